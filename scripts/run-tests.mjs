@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Runs every test/**/*.test.ts file with node's own test runner (TypeScript through tsx).
+// Usage: node scripts/run-tests.mjs [path-filter ...]
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+function walk(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...walk(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const files = walk('test').sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files];
+const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
+process.exit(r.status ?? 1);

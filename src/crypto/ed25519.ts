@@ -1,0 +1,63 @@
+/**
+ * Ed25519 (ledger-rules.md §1.6). Verification runs through node:crypto with a cache of parsed public keys;
+ * a signature node:crypto refuses is re-checked under ZIP-215 rules (@noble/curves), so the verdict is the
+ * ZIP-215 one the deployed chain uses, while valid signatures stay on the fast path.
+ */
+import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
+
+const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const KEY_CACHE_MAX = 10_000;
+const keyCache = new Map<string, KeyObject>();
+
+function publicKeyObject(publicKey: Uint8Array): KeyObject {
+  const id = Buffer.from(publicKey).toString('hex');
+  let k = keyCache.get(id);
+  if (!k) {
+    k = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+    if (keyCache.size >= KEY_CACHE_MAX) keyCache.delete(keyCache.keys().next().value as string);
+    keyCache.set(id, k);
+  }
+  return k;
+}
+
+/** True iff `signature` (exactly 64 bytes) is a valid Ed25519 signature of `message` by `publicKey` (32 bytes). */
+export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  try {
+    if (nodeVerify(null, message, publicKeyObject(publicKey), signature)) return true;
+  } catch {
+    // a key node:crypto cannot parse (non-canonical point) — ZIP-215 decides below
+  }
+  try {
+    return ed25519.verify(signature, message, publicKey, { zip215: true });
+  } catch {
+    return false;
+  }
+}
+
+/** An Ed25519 key pair held by a client (never by a server, except its own node and attestor keys). */
+export interface Ed25519KeyPair {
+  readonly publicKey: Uint8Array;
+  sign(message: Uint8Array): Uint8Array;
+}
+
+export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
+  if (seed.length !== 32) throw new RangeError('Ed25519 seed must be 32 bytes');
+  const priv = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const spki = createPublicKey(priv).export({ format: 'der', type: 'spki' });
+  const publicKey = new Uint8Array(spki.subarray(spki.length - 32));
+  return {
+    publicKey,
+    sign: (message) => new Uint8Array(nodeSign(null, message, priv)),
+  };
+}
+
+export function keyPairFromPrivateKey(priv: KeyObject): Ed25519KeyPair {
+  const spki = createPublicKey(priv).export({ format: 'der', type: 'spki' });
+  return {
+    publicKey: new Uint8Array(spki.subarray(spki.length - 32)),
+    sign: (message) => new Uint8Array(nodeSign(null, message, priv)),
+  };
+}

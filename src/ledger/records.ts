@@ -1,0 +1,94 @@
+/** Typed access to the ledger state (ledger-rules.md §3.2, §6). Keys are strings; values immutable. */
+import type { DidDocument } from '../protocol/document.js';
+import type { Overlay, StateReader } from './state.js';
+
+export interface DeviceInfo {
+  deviceId: string;
+  addedAt: number;
+  tombstoned: boolean;
+}
+
+export interface DidRecord {
+  aliases: string[] | null;
+  devices: DeviceInfo[] | null;
+  document: DidDocument | null;
+  version: number;
+  updatedAt: number;
+  rootPubkey: Uint8Array;
+  deactivated: boolean;
+  /** Registration tx hash (`0x…`), ddn metadata for `tx_id`; not part of consensus. */
+  registrationTx?: string;
+}
+
+export type NonceDomain =
+  | 'alias_nonce'
+  | 'document_nonce'
+  | 'root_pubkey_nonce'
+  | 'control_nonce'
+  | 'policy_nonce'
+  | 'policy_v3_nonce'
+  | 'operator_nonce'
+  | 'persona_nonce'
+  | 'application_nonce';
+
+/** Nonce domains `DeleteDid` removes (ledger-rules.md §6). */
+export const DID_SCOPED_NONCES: readonly NonceDomain[] = [
+  'alias_nonce',
+  'document_nonce',
+  'root_pubkey_nonce',
+  'control_nonce',
+  'policy_nonce',
+  'policy_v3_nonce',
+  'operator_nonce',
+];
+
+export const keys = {
+  did: (did: string) => `did/${did}`,
+  alias: (alias: string) => `alias/${alias}`,
+  nonce: (domain: NonceDomain, id: string) => `nonce/${domain}/${id}`,
+  meta: (name: string) => `meta/${name}`,
+} as const;
+
+export function getDidRecord(s: StateReader, did: string): DidRecord | undefined {
+  return s.get(keys.did(did)) as DidRecord | undefined;
+}
+
+export function putDidRecord(s: Overlay, did: string, rec: DidRecord | undefined): void {
+  s.set(keys.did(did), rec);
+}
+
+export function getNonce(s: StateReader, domain: NonceDomain, id: string): bigint {
+  return (s.get(keys.nonce(domain, id)) as bigint | undefined) ?? 0n;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** Sets the nonce to `used + 1` (saturating at u64::MAX). */
+export function bumpNonce(s: Overlay, domain: NonceDomain, id: string, used: bigint): void {
+  s.set(keys.nonce(domain, id), used >= U64_MAX ? U64_MAX : used + 1n);
+}
+
+export function getAliasOwner(s: StateReader, alias: string): string | undefined {
+  return s.get(keys.alias(alias)) as string | undefined;
+}
+
+/** "Active DID" (§3.2): at most 128 bytes, has a record, not deactivated. */
+export function didExists(s: StateReader, did: string): boolean {
+  if (Buffer.byteLength(did, 'utf8') > 128) return false;
+  const r = getDidRecord(s, did);
+  return !!r && !r.deactivated;
+}
+
+/** Keys owned by the policy and application modules that DID deletion and the retirement guard touch. */
+export const policyKeys = {
+  didConstraints: (did: string) => `constraints/did/${did}`,
+  policyV2Did: (did: string) => `policy2/did/${did}`,
+  policyV3Did: (did: string) => `policy3/did/${did}`,
+  applicationsOfControlDid: (did: string) => `appidx/${did}`,
+} as const;
+
+/** Retirement guard (§5.4): the DID controls at least one application that is not tombstoned. */
+export function controlsApplication(s: StateReader, did: string): boolean {
+  const ids = s.get(policyKeys.applicationsOfControlDid(did)) as string[] | undefined;
+  return !!ids && ids.length > 0;
+}

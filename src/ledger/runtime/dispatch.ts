@@ -1,0 +1,58 @@
+/** Routes a decoded call to its module (ledger-rules.md §5). Each extrinsic runs atomically in a child overlay. */
+import { LedgerFailure } from '../errors.js';
+import type { Call } from '../extrinsic.js';
+import type { Overlay } from '../state.js';
+import type { ExecContext } from './context.js';
+import {
+  executeAliasCall,
+  executeControlCall,
+  executeDocumentReplacement,
+  executePatchCall,
+  executeRegistration,
+  executeRootKeyCall,
+  isPatchCall,
+} from './did-registry.js';
+
+/** Handlers for the modules that plug in beside the DID registry (policies, personas, applications). */
+export type CallHandler = (s: Overlay, ctx: ExecContext, call: Call) => void;
+export type ModuleHandlers = Partial<Record<Call['name'], CallHandler>>;
+
+export function executeCall(s: Overlay, ctx: ExecContext, call: Call, extra: ModuleHandlers = {}): void {
+  switch (call.name) {
+    case 'add_alias':
+    case 'update_alias':
+    case 'remove_alias':
+      return executeAliasCall(s, ctx, call);
+    case 'update_root_pubkey':
+      return executeRootKeyCall(s, ctx, call);
+    case 'apply_control_with_proof':
+      return executeControlCall(s, ctx, call);
+    case 'register_with_proof_v2':
+      return executeRegistration(s, ctx, call);
+    case 'set_document_with_proof_v2':
+      return executeDocumentReplacement(s, ctx, call);
+    default:
+      if (isPatchCall(call.name)) return executePatchCall(s, ctx, call as Parameters<typeof executePatchCall>[2]);
+  }
+  const handler = extra[call.name];
+  if (!handler) throw new LedgerFailure('MalformedExtrinsic', 'Ledger', 'call_not_supported');
+  handler(s, ctx, call);
+}
+
+/** Runs `call` against `s` atomically: on failure nothing is written and the failure is returned. */
+export function applyAtomically(
+  s: Overlay,
+  ctx: ExecContext,
+  call: Call,
+  extra?: ModuleHandlers,
+): LedgerFailure | null {
+  const child = s.child();
+  try {
+    executeCall(child, ctx, call, extra);
+  } catch (e) {
+    if (e instanceof LedgerFailure) return e;
+    throw e;
+  }
+  child.commitInto(s);
+  return null;
+}

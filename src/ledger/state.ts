@@ -1,0 +1,68 @@
+/**
+ * Ledger state as a key → value map. Values are JSON-like (plus bigint and Uint8Array) and treated as
+ * immutable: writers always store a new value. An `Overlay` layers pending writes over a base reader; block
+ * execution, the pool state and each extrinsic's atomic execution are overlays.
+ */
+
+export type StateValue = unknown;
+
+export interface StateReader {
+  get(key: string): StateValue | undefined;
+}
+
+const DELETED = Symbol('deleted');
+
+export class Overlay implements StateReader {
+  private readonly writes = new Map<string, StateValue | typeof DELETED>();
+  constructor(private readonly base: StateReader) {}
+
+  get(key: string): StateValue | undefined {
+    const v = this.writes.get(key);
+    if (v === undefined) return this.base.get(key);
+    return v === DELETED ? undefined : v;
+  }
+  set(key: string, value: StateValue | undefined): void {
+    this.writes.set(key, value === undefined ? DELETED : value);
+  }
+  delete(key: string): void {
+    this.writes.set(key, DELETED);
+  }
+  child(): Overlay {
+    return new Overlay(this);
+  }
+  /** Copies this overlay's writes into `target` (used to commit a child into its parent). */
+  commitInto(target: Overlay): void {
+    for (const [k, v] of this.writes) target.writes.set(k, v);
+  }
+  /** The writes, `undefined` meaning deleted. */
+  changes(): Map<string, StateValue | undefined> {
+    const out = new Map<string, StateValue | undefined>();
+    for (const [k, v] of this.writes) out.set(k, v === DELETED ? undefined : v);
+    return out;
+  }
+  get size(): number {
+    return this.writes.size;
+  }
+}
+
+export const EMPTY_STATE: StateReader = { get: () => undefined };
+
+/** JSON text for a state value: bigint → {"$n":"…"}, Uint8Array → {"$x":"hex"}. */
+export function serializeStateValue(v: StateValue): string {
+  return JSON.stringify(v, (_k, x: unknown) => {
+    if (typeof x === 'bigint') return { $n: x.toString() };
+    if (x instanceof Uint8Array) return { $x: Buffer.from(x).toString('hex') };
+    return x;
+  });
+}
+
+export function deserializeStateValue(s: string): StateValue {
+  return JSON.parse(s, (_k, x: unknown) => {
+    if (x !== null && typeof x === 'object' && !Array.isArray(x)) {
+      const o = x as Record<string, unknown>;
+      if (typeof o.$n === 'string' && Object.keys(o).length === 1) return BigInt(o.$n);
+      if (typeof o.$x === 'string' && Object.keys(o).length === 1) return new Uint8Array(Buffer.from(o.$x, 'hex'));
+    }
+    return x;
+  });
+}

@@ -1,0 +1,63 @@
+/** The ledger's persistence port (blocks, transactions, versioned state). Implementations live in src/store/. */
+import type { BlockHeader } from './block.js';
+import type { StateValue } from './state.js';
+
+export type TxStatus = 'pending' | 'included' | 'failed';
+
+export interface TxError {
+  name: string;
+  module: string;
+  reason?: string;
+}
+
+/** What the Directory wants to know about a pooled change besides its bytes. */
+export interface TxMeta {
+  /** The DID (or persona, application) the change is about. */
+  subject: string;
+  action: string;
+  nonceDomain?: string;
+  nonce?: string;
+  /** Pool limit key: (subject, nonce domain). */
+  limitKey: string;
+}
+
+export interface TxRecord {
+  txHash: string;
+  extrinsic: string;
+  status: TxStatus;
+  submittedAtMs: number;
+  meta: TxMeta;
+  bytes?: Uint8Array;
+  blockNumber?: number;
+  blockIndex?: number;
+  error?: TxError;
+  finishedAtMs?: number;
+}
+
+export interface StoredBlock {
+  header: BlockHeader;
+  hash: Uint8Array;
+}
+
+export interface LedgerStore {
+  /** Stored genesis hash, if the chain was initialised before. */
+  genesisHash(): Uint8Array | undefined;
+  /** Writes block 0 (empty state). */
+  initGenesis(block: StoredBlock): void;
+  headNumber(): number;
+  getBlock(number: number): StoredBlock | undefined;
+  blockTxs(number: number): TxRecord[];
+  /** The value of `key` as of block `atBlock` (latest version at or below it). */
+  readState(key: string, atBlock: number): StateValue | undefined;
+  /** Atomically: the block, its state writes, its transactions' outcomes. */
+  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): void;
+  putPendingTx(tx: TxRecord): void;
+  /** Pool rebuild dropped a pending transaction. */
+  markDropped(tx: TxRecord): void;
+  pendingTxs(): TxRecord[];
+  /** Most recent occurrence of a tx hash. */
+  getTx(txHash: string): TxRecord | undefined;
+  /** Most recent failed transaction of `extrinsic` about `subject` finished at or after `sinceMs`. */
+  lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined;
+  close(): void;
+}

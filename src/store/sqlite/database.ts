@@ -1,0 +1,39 @@
+/** Opens a SQLite file in WAL mode and applies numbered migrations once. */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type SqliteDb = Database.Database;
+
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export function openSqlite(path: string, migrations: readonly Migration[], namespace: string): SqliteDb {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db, migrations, namespace);
+  return db;
+}
+
+export function migrate(db: SqliteDb, migrations: readonly Migration[], namespace: string): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))');
+  const done = new Set(
+    (db.prepare('SELECT version FROM schema_migrations WHERE namespace = ?').all(namespace) as { version: number }[]).map(
+      (r) => r.version,
+    ),
+  );
+  const record = db.prepare('INSERT INTO schema_migrations (namespace, version) VALUES (?, ?)');
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (done.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(namespace, m.version);
+    })();
+  }
+}

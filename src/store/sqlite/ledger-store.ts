@@ -1,0 +1,219 @@
+/** SQLite implementation of the ledger store: blocks, transactions and versioned state in one WAL database. */
+import type { BlockHeader } from '../../ledger/block.js';
+import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
+import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
+import type { SqliteDb } from './database.js';
+import type { Migration } from './database.js';
+
+export const LEDGER_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE ledger_meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
+      CREATE TABLE ledger_blocks (
+        number INTEGER PRIMARY KEY, hash BLOB NOT NULL, parent_hash BLOB NOT NULL, timestamp_ms INTEGER NOT NULL,
+        extrinsics_root BLOB NOT NULL, results_root BLOB NOT NULL);
+      CREATE TABLE ledger_txs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, tx_hash TEXT NOT NULL, extrinsic TEXT NOT NULL, status TEXT NOT NULL,
+        subject TEXT NOT NULL, submitted_at_ms INTEGER NOT NULL, meta TEXT NOT NULL, bytes BLOB,
+        block_number INTEGER, block_index INTEGER, error_name TEXT, error_module TEXT, error_reason TEXT,
+        finished_at_ms INTEGER);
+      CREATE INDEX ledger_txs_hash ON ledger_txs (tx_hash, seq);
+      CREATE INDEX ledger_txs_subject ON ledger_txs (subject, extrinsic, seq);
+      CREATE INDEX ledger_txs_block ON ledger_txs (block_number, block_index);
+      CREATE INDEX ledger_txs_pending ON ledger_txs (status) WHERE status = 'pending';
+      CREATE TABLE ledger_state (key TEXT NOT NULL, block INTEGER NOT NULL, value TEXT, PRIMARY KEY (key, block)) WITHOUT ROWID;
+    `,
+  },
+];
+
+interface TxRow {
+  seq: number;
+  tx_hash: string;
+  extrinsic: string;
+  status: string;
+  subject: string;
+  submitted_at_ms: number;
+  meta: string;
+  bytes: Buffer | null;
+  block_number: number | null;
+  block_index: number | null;
+  error_name: string | null;
+  error_module: string | null;
+  error_reason: string | null;
+  finished_at_ms: number | null;
+}
+
+interface BlockRow {
+  number: number;
+  hash: Buffer;
+  parent_hash: Buffer;
+  timestamp_ms: number;
+  extrinsics_root: Buffer;
+  results_root: Buffer;
+}
+
+const u8 = (b: Buffer): Uint8Array => new Uint8Array(b);
+
+function toTx(r: TxRow): TxRecord {
+  const tx: TxRecord = {
+    txHash: r.tx_hash,
+    extrinsic: r.extrinsic,
+    status: r.status as TxRecord['status'],
+    submittedAtMs: r.submitted_at_ms,
+    meta: JSON.parse(r.meta) as TxRecord['meta'],
+  };
+  if (r.bytes) tx.bytes = u8(r.bytes);
+  if (r.block_number !== null) tx.blockNumber = r.block_number;
+  if (r.block_index !== null) tx.blockIndex = r.block_index;
+  if (r.error_name !== null) {
+    tx.error = { name: r.error_name, module: r.error_module ?? '' };
+    if (r.error_reason) tx.error.reason = r.error_reason;
+  }
+  if (r.finished_at_ms !== null) tx.finishedAtMs = r.finished_at_ms;
+  return tx;
+}
+
+export class SqliteLedgerStore implements LedgerStore {
+  private readonly q;
+
+  constructor(private readonly db: SqliteDb) {
+    this.q = {
+      meta: db.prepare('SELECT v FROM ledger_meta WHERE k = ?'),
+      setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
+      head: db.prepare('SELECT MAX(number) AS n FROM ledger_blocks'),
+      block: db.prepare('SELECT * FROM ledger_blocks WHERE number = ?'),
+      insertBlock: db.prepare(
+        'INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      blockTxs: db.prepare('SELECT * FROM ledger_txs WHERE block_number = ? ORDER BY block_index'),
+      readState: db.prepare('SELECT value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1'),
+      writeState: db.prepare('INSERT OR REPLACE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
+      insertTx: db.prepare(
+        `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, block_number,
+           block_index, error_name, error_module, error_reason, finished_at_ms)
+         VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
+           @error_name, @error_module, @error_reason, @finished_at_ms)`,
+      ),
+      finishTx: db.prepare(
+        `UPDATE ledger_txs SET status = @status, bytes = NULL, block_number = @block_number, block_index = @block_index,
+           error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
+           finished_at_ms = @finished_at_ms
+         WHERE seq = (SELECT MAX(seq) FROM ledger_txs WHERE tx_hash = @tx_hash AND status = 'pending')`,
+      ),
+      pending: db.prepare("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
+      getTx: db.prepare('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
+      lastFailure: db.prepare(
+        `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
+         ORDER BY seq DESC LIMIT 1`,
+      ),
+    };
+  }
+
+  genesisHash(): Uint8Array | undefined {
+    const r = this.q.meta.get('genesis_hash') as { v: Buffer } | undefined;
+    return r ? u8(r.v) : undefined;
+  }
+
+  initGenesis(block: StoredBlock): void {
+    this.db.transaction(() => {
+      this.insertBlock(block);
+      this.q.setMeta.run('genesis_hash', Buffer.from(block.hash));
+    })();
+  }
+
+  private insertBlock(b: StoredBlock): void {
+    const h = b.header;
+    this.q.insertBlock.run(h.number, Buffer.from(b.hash), Buffer.from(h.parentHash), h.timestampMs,
+      Buffer.from(h.extrinsicsRoot), Buffer.from(h.resultsRoot));
+  }
+
+  headNumber(): number {
+    return ((this.q.head.get() as { n: number | null }).n ?? -1);
+  }
+
+  getBlock(number: number): StoredBlock | undefined {
+    const r = this.q.block.get(number) as BlockRow | undefined;
+    if (!r) return undefined;
+    const header: BlockHeader = {
+      parentHash: u8(r.parent_hash),
+      number: r.number,
+      timestampMs: r.timestamp_ms,
+      extrinsicsRoot: u8(r.extrinsics_root),
+      resultsRoot: u8(r.results_root),
+    };
+    return { header, hash: u8(r.hash) };
+  }
+
+  blockTxs(number: number): TxRecord[] {
+    return (this.q.blockTxs.all(number) as TxRow[]).map(toTx);
+  }
+
+  readState(key: string, atBlock: number): StateValue | undefined {
+    const r = this.q.readState.get(key, atBlock) as { value: string | null } | undefined;
+    return r && r.value !== null ? deserializeStateValue(r.value) : undefined;
+  }
+
+  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): void {
+    this.db.transaction(() => {
+      this.insertBlock(block);
+      const n = block.header.number;
+      for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
+      for (const tx of txs) {
+        const row = this.finishRow(tx);
+        const changed = this.q.finishTx.run(row).changes;
+        if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
+      }
+    })();
+  }
+
+  private finishRow(tx: TxRecord) {
+    return {
+      tx_hash: tx.txHash,
+      status: tx.status,
+      block_number: tx.blockNumber ?? null,
+      block_index: tx.blockIndex ?? null,
+      error_name: tx.error?.name ?? null,
+      error_module: tx.error?.module ?? null,
+      error_reason: tx.error?.reason ?? null,
+      finished_at_ms: tx.finishedAtMs ?? null,
+    };
+  }
+
+  private insertRow(tx: TxRecord) {
+    return {
+      ...this.finishRow(tx),
+      extrinsic: tx.extrinsic,
+      subject: tx.meta.subject,
+      submitted_at_ms: tx.submittedAtMs,
+      meta: JSON.stringify(tx.meta),
+      bytes: tx.status === 'pending' && tx.bytes ? Buffer.from(tx.bytes) : null,
+    };
+  }
+
+  putPendingTx(tx: TxRecord): void {
+    this.q.insertTx.run(this.insertRow(tx));
+  }
+
+  markDropped(tx: TxRecord): void {
+    this.q.finishTx.run(this.finishRow(tx));
+  }
+
+  pendingTxs(): TxRecord[] {
+    return (this.q.pending.all() as TxRow[]).map(toTx);
+  }
+
+  getTx(txHash: string): TxRecord | undefined {
+    const r = this.q.getTx.get(txHash) as TxRow | undefined;
+    return r ? toTx(r) : undefined;
+  }
+
+  lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
+    const r = this.q.lastFailure.get(subject, extrinsic, sinceMs) as TxRow | undefined;
+    return r ? toTx(r) : undefined;
+  }
+
+  close(): void {
+    // the database handle is owned by whoever opened it
+  }
+}
