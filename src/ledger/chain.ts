@@ -168,6 +168,11 @@ export class Ledger {
     return { txHash, duplicate: false };
   }
 
+  /** True when an identical extrinsic is waiting in the pool. */
+  isPending(call: Call): boolean {
+    return this.poolIndex.has(to0x(txHashOf(encodeExtrinsic(call))));
+  }
+
   /** Executes up to `maxExtrinsicsPerBlock` pooled extrinsics into a new block. Null when the pool is empty. */
   produceBlock(): BlockRef | null {
     if (this.pool.length === 0) return null;

@@ -1,0 +1,63 @@
+/** The resolve response (http-api.md §3.1) built from a finalized record plus pool markers (§2.3). */
+import { isoMs } from '../base/clock.js';
+import { to0x } from '../base/bytes.js';
+import type { BlockRef, PoolEntry } from '../ledger/chain.js';
+import type { DidRecord } from '../ledger/records.js';
+import { documentToJson } from '../protocol/document.js';
+
+export interface PendingOperation {
+  action: string;
+  nonce_domain: string | null;
+  nonce: string | null;
+  tx_hash: string;
+  submitted_at: string;
+}
+
+export function pendingOperationsOf(entries: readonly PoolEntry[], subject: string): PendingOperation[] {
+  return entries
+    .filter((e) => e.tx.meta.subject === subject)
+    .map((e) => ({
+      action: e.tx.meta.action,
+      nonce_domain: e.tx.meta.nonceDomain ?? null,
+      nonce: e.tx.meta.nonce ?? null,
+      tx_hash: e.tx.txHash,
+      submitted_at: isoMs(e.tx.submittedAtMs),
+    }));
+}
+
+export function renderDidRecord(
+  did: string,
+  rec: DidRecord,
+  documentNonce: bigint,
+  pending: PendingOperation[],
+  block: BlockRef,
+): Record<string, unknown> {
+  const docPending = pending.filter((p) => p.nonce_domain === 'document_nonce');
+  const latest = docPending[docPending.length - 1];
+  const out: Record<string, unknown> = {
+    did,
+    owner: null,
+    aliases: rec.aliases ? [...rec.aliases] : [],
+    devices: (rec.devices ?? []).map((d) => ({ deviceId: d.deviceId, addedAt: d.addedAt, tombstoned: d.tombstoned })),
+    version: rec.version,
+    document: rec.document ? documentToJson(rec.document) : null,
+    updatedAt: rec.updatedAt,
+    freshness: 'finalized',
+    registration_status: 'confirmed',
+    root_pubkey: to0x(rec.rootPubkey),
+    deactivated: rec.deactivated,
+    document_nonce: documentNonce.toString(),
+    pending_document_action: latest !== undefined,
+  };
+  if (rec.registrationTx) out.tx_id = rec.registrationTx;
+  if (latest) {
+    out.pending_document_nonce = latest.nonce;
+    out.pending_document_action_name = latest.action;
+    out.pending_extrinsic_hash = latest.tx_hash;
+    out.pending_document_submitted_at = latest.submitted_at;
+  }
+  out.pending_operations = pending;
+  out.block_number = block.number;
+  out.block_hash = block.hash;
+  return out;
+}

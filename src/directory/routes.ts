@@ -1,0 +1,26 @@
+/** Directory routes (http-api.md §3–§5): thin handlers over DirectoryService. */
+import { json, type HttpServer } from '../http/server.js';
+import type { JsonObject } from '../http/json-body.js';
+import { ACTIONS } from './actions.js';
+import type { DirectoryService } from './service.js';
+
+const body = (b: JsonObject | undefined): JsonObject => b ?? {};
+
+export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService): void {
+  server.route('GET', '/resolve/:did', ({ params }) => json(200, service.resolve(params.did)));
+  server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));
+  server.route('GET', '/dids/:did/nonces', ({ params }) => json(200, service.nonces(params.did)));
+  server.route('GET', '/transactions/:tx_hash', ({ params }) => json(200, service.transaction(params.tx_hash)));
+  server.route('GET', '/blocks/:number', ({ params }) => json(200, service.block(params.number)));
+  server.route('GET', '/aliases/:alias', ({ params }) => json(200, service.aliasLookup(params.alias)));
+
+  server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
+  server.route('POST', '/register-did', (ctx) => json(202, service.submitRegistration(body(ctx.body))));
+
+  server.route('POST', '/dids/:did/prepare', (ctx) => json(200, service.prepareMutation(ctx.params.did, body(ctx.body))));
+  for (const spec of ACTIONS) {
+    server.route(spec.method, spec.pattern, (ctx) =>
+      json(202, service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))),
+    );
+  }
+}

@@ -1,0 +1,32 @@
+/** Error responses: the §0.6 body shape and the mapping of any thrown value to a `DdnError`. */
+import { DdnError } from '../base/errors.js';
+
+/** The error body of http-api.md §0.6 (Directory and Cache). */
+export interface ErrorBody {
+  code: string;
+  /** Identical to `code`; deployed clients read `error`. */
+  error: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Builds the §0.6 body for `err`. */
+export function errorBody(err: DdnError): ErrorBody {
+  const body: ErrorBody = { code: err.code, error: err.code, message: err.message };
+  if (err.details !== undefined) body.details = err.details;
+  return body;
+}
+
+/** `err` itself when it is a `DdnError`, else a generic `internal_error` that reveals nothing of `err`. */
+export function toDdnError(err: unknown): DdnError {
+  return err instanceof DdnError ? err : new DdnError('internal_error', 'internal error');
+}
+
+/**
+ * The `Retry-After` value (whole seconds, at least 1) for a 429/503 error: `details.retry_after_seconds` when
+ * it is a positive number, else 1 (http-api.md §0.5).
+ */
+export function retryAfterSeconds(err: DdnError): number {
+  const v = err.details?.retry_after_seconds;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.ceil(v) : 1;
+}

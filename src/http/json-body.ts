@@ -1,0 +1,65 @@
+/** Request body decoding (http-api.md §0.3): JSON objects only, `application/json` only, UTF-8 only. */
+import { DdnError } from '../base/errors.js';
+
+/** A parsed JSON object body. */
+export type JsonObject = Record<string, unknown>;
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+const SUSPICIOUS_RE = /__proto__|constructor|\\u/;
+
+/** True iff the media type of a `Content-Type` value is `application/json` (parameters allowed). */
+export function isJsonContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const semi = contentType.indexOf(';');
+  const mediaType = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  return mediaType === 'application/json';
+}
+
+/**
+ * Rejects what would poison prototypes if the object were later merged with `Object.assign`: a `__proto__`
+ * key anywhere, or a `constructor` object with a `prototype` key (the rules of fastify's secure-json-parse).
+ */
+function assertNoPoison(root: unknown): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const obj = v as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      const child = obj[key];
+      if (key === '__proto__') throw new DdnError('invalid_json', 'body contains a forbidden "__proto__" key');
+      if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')) {
+        throw new DdnError('invalid_json', 'body contains a forbidden "constructor.prototype" key');
+      }
+      stack.push(child);
+    }
+  }
+}
+
+/**
+ * Decodes a request body. No body (absent or zero bytes) → `undefined`. Otherwise the media type must be
+ * `application/json` (415 `unsupported_media_type`) and the bytes a UTF-8 JSON object (400 `invalid_json`).
+ */
+export function parseJsonBody(rawBody: Uint8Array | undefined, contentType: string | undefined): JsonObject | undefined {
+  if (rawBody === undefined || rawBody.length === 0) return undefined;
+  if (!isJsonContentType(contentType)) {
+    throw new DdnError('unsupported_media_type', 'request body must be sent as Content-Type: application/json');
+  }
+  let value: unknown;
+  try {
+    const text = fatalUtf8.decode(rawBody);
+    value = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && SUSPICIOUS_RE.test(text)) assertNoPoison(value);
+  } catch (err) {
+    if (err instanceof DdnError) throw err;
+    throw new DdnError('invalid_json', 'request body is not valid UTF-8 JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new DdnError('invalid_json', 'request body must be a JSON object');
+  }
+  return value as JsonObject;
+}

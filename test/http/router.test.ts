@@ -1,0 +1,200 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DdnError } from '../../src/base/errors.js';
+import { Router } from '../../src/http/router.js';
+import { decodePathSegments, parseQuery, percentDecode, splitTarget } from '../../src/http/url.js';
+
+function throwsCode(fn: () => unknown, code: string): DdnError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof DdnError, `expected DdnError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code);
+  return caught;
+}
+
+function directoryRouter(basePath?: string): Router<string> {
+  const r = new Router<string>({ basePath });
+  r.add('GET', '/health', 'health');
+  r.add('GET', '/resolve/:did', 'resolve');
+  r.add('GET', '/blocks/latest', 'latest');
+  r.add('GET', '/blocks/:number', 'block');
+  r.add('PUT', '/dids/:did/document/services/:serviceId', 'put-service');
+  r.add('DELETE', '/dids/:did/document/services/:id', 'delete-service');
+  r.add('DELETE', '/dids/:did/devices/:device_id', 'delete-device');
+  r.add('POST', '/dids/:did/devices/:device_id/tombstone', 'tombstone');
+  r.add('GET', '/personas/:persona/nonces', 'persona-nonces');
+  r.add('GET', '/personas/special/:x', 'special');
+  return r;
+}
+
+describe('percent-decoding of path segments (§0.4)', () => {
+  const r = directoryRouter();
+
+  it('decodes %3A %23 %40 and keeps a literal plus', () => {
+    const m = r.match('GET', '/resolve/did%3Aplatform%3Aabc%23key-1%40x+y');
+    assert.equal(m.value, 'resolve');
+    assert.deepEqual(m.params, { did: 'did:platform:abc#key-1@x+y' });
+  });
+
+  it('treats %2F as a literal slash inside one segment', () => {
+    const m = r.match('DELETE', '/dids/did%3Ap%3Aq/devices/phone%2Fmain');
+    assert.equal(m.value, 'delete-device');
+    assert.deepEqual(m.params, { did: 'did:p:q', device_id: 'phone/main' });
+  });
+
+  it('decodes exactly once (%252F stays %2F)', () => {
+    assert.deepEqual(r.match('GET', '/resolve/a%252Fb').params, { did: 'a%2Fb' });
+  });
+
+  it('decodes multi-byte UTF-8', () => {
+    assert.deepEqual(r.match('GET', '/resolve/caf%C3%A9').params, { did: 'café' });
+  });
+
+  for (const bad of ['/resolve/%zz', '/resolve/%4', '/resolve/abc%', '/resolve/%C3%28', '/resolve/%FF', '/resolve/%ED%A0%80']) {
+    it(`rejects ${bad} with invalid_path`, () => {
+      throwsCode(() => r.match('GET', bad), 'invalid_path');
+    });
+  }
+
+  it('rejects bad encoding even on unknown routes (decoding precedes matching)', () => {
+    throwsCode(() => r.match('GET', '/unknown/%zz'), 'invalid_path');
+  });
+
+  it('percentDecode leaves plain strings untouched and reads raw octets as bytes', () => {
+    assert.equal(percentDecode('abc+def'), 'abc+def');
+    assert.equal(percentDecode('caf\u00c3\u00a9'), 'café');
+    assert.equal(percentDecode('\u00ff'), undefined);
+  });
+});
+
+describe('route matching', () => {
+  const r = directoryRouter();
+
+  it('ignores one trailing slash', () => {
+    assert.equal(r.match('GET', '/health/').value, 'health');
+    assert.equal(r.match('GET', '/resolve/x/').value, 'resolve');
+  });
+
+  it('does not collapse empty segments', () => {
+    throwsCode(() => r.match('GET', '//health'), 'not_found');
+    throwsCode(() => r.match('GET', '/health//'), 'not_found');
+    throwsCode(() => r.match('GET', '/resolve/'), 'not_found');
+  });
+
+  it('unknown route → not_found', () => {
+    throwsCode(() => r.match('GET', '/nope'), 'not_found');
+    throwsCode(() => r.match('GET', '/'), 'not_found');
+    throwsCode(() => r.match('GET', '/resolve/a/b'), 'not_found');
+  });
+
+  it('known path, wrong method → method_not_allowed with the allowed methods', () => {
+    const e = throwsCode(() => r.match('POST', '/health'), 'method_not_allowed');
+    assert.deepEqual(e.details, { allow: ['GET', 'HEAD'] });
+    const e2 = throwsCode(() => r.match('GET', '/dids/d/document/services/s'), 'method_not_allowed');
+    assert.deepEqual(e2.details, { allow: ['DELETE', 'PUT'] });
+  });
+
+  it('HEAD is served by GET routes', () => {
+    assert.equal(r.match('HEAD', '/health').value, 'health');
+  });
+
+  it('static segments win over params', () => {
+    assert.equal(r.match('GET', '/blocks/latest').value, 'latest');
+    assert.deepEqual(r.match('GET', '/blocks/12').params, { number: '12' });
+    assert.equal(r.match('GET', '/personas/special/1').value, 'special');
+  });
+
+  it('backtracks to a param branch when the static branch does not complete', () => {
+    const x = new Router<string>();
+    x.add('GET', '/personas/special/foo', 'special-foo');
+    x.add('GET', '/personas/:persona/nonces', 'persona-nonces');
+    const m = x.match('GET', '/personas/special/nonces');
+    assert.deepEqual([m.value, m.params], ['persona-nonces', { persona: 'special' }]);
+    assert.equal(x.match('GET', '/personas/special/foo').value, 'special-foo');
+  });
+
+  it('tries lower-precedence branches for the method before answering 405', () => {
+    const x = new Router<string>();
+    x.add('GET', '/blocks/latest', 'latest');
+    x.add('DELETE', '/blocks/:number', 'delete');
+    assert.deepEqual(x.match('DELETE', '/blocks/latest').params, { number: 'latest' });
+  });
+
+  it('keeps per-method param names on the same shape', () => {
+    assert.deepEqual(r.match('PUT', '/dids/d/document/services/s1').params, { did: 'd', serviceId: 's1' });
+    assert.deepEqual(r.match('DELETE', '/dids/d/document/services/s1').params, { did: 'd', id: 's1' });
+  });
+
+  it('matches a static pattern segment against the decoded segment', () => {
+    assert.equal(r.match('GET', '/%68ealth').value, 'health');
+  });
+
+  it('rejects duplicate routes and malformed patterns', () => {
+    const x = new Router<string>();
+    x.add('GET', '/a/:b', 'one');
+    assert.throws(() => x.add('GET', '/a/:c', 'two'));
+    assert.throws(() => x.add('GET', 'a', 'x'));
+    assert.throws(() => x.add('GET', '/a/:b/:b', 'x'));
+    assert.throws(() => x.add('GET', '/a//b', 'x'));
+  });
+});
+
+describe('base path', () => {
+  const r = directoryRouter('/api/v1/');
+
+  it('routes under the prefix', () => {
+    assert.equal(r.match('GET', '/api/v1/health').value, 'health');
+    assert.deepEqual(r.match('GET', '/api/v1/resolve/a%2Fb').params, { did: 'a/b' });
+  });
+
+  it('answers not_found outside the prefix', () => {
+    throwsCode(() => r.match('GET', '/health'), 'not_found');
+    throwsCode(() => r.match('GET', '/api/health'), 'not_found');
+    throwsCode(() => r.match('GET', '/api/v1'), 'not_found');
+  });
+
+  it('accepts a prefix without a leading slash', () => {
+    const x = new Router<string>({ basePath: 'dir' });
+    x.add('GET', '/health', 'h');
+    assert.equal(x.match('GET', '/dir/health').value, 'h');
+  });
+});
+
+describe('request target splitting and query decoding', () => {
+  it('splits origin-form and absolute-form targets', () => {
+    assert.deepEqual(splitTarget('/a/b?x=1'), { path: '/a/b', query: 'x=1' });
+    assert.deepEqual(splitTarget('/a'), { path: '/a', query: '' });
+    assert.deepEqual(splitTarget('http://h:1/a%2Fb?q'), { path: '/a%2Fb', query: 'q' });
+    assert.deepEqual(splitTarget('http://h?q'), { path: '/', query: 'q' });
+  });
+
+  it('decodePathSegments splits before decoding', () => {
+    assert.deepEqual(decodePathSegments('/a%2Fb/c'), ['a/b', 'c']);
+    assert.deepEqual(decodePathSegments('/'), []);
+  });
+
+  it('form-decodes: + is a space, then percent-decoding', () => {
+    const q = parseQuery('a=b+c&d=%2B&e=%3A%23&flag&=empty&x=1&x=2&caf%C3%A9=%C3%A9');
+    assert.deepEqual({ ...q }, { a: 'b c', d: '+', e: ':#', flag: '', '': 'empty', x: '1', 'café': 'é' });
+  });
+
+  it('returns an empty object for an empty query', () => {
+    assert.deepEqual({ ...parseQuery('') }, {});
+  });
+
+  it('does not let __proto__ touch the prototype', () => {
+    const q = parseQuery('__proto__=x');
+    assert.equal(q.__proto__, 'x');
+    assert.equal(Object.getPrototypeOf(q), null);
+  });
+
+  it('rejects bad query encoding with invalid_request', () => {
+    const e = throwsCode(() => parseQuery('a=%zz'), 'invalid_request');
+    assert.deepEqual(e.details, { field: 'query' });
+    throwsCode(() => parseQuery('a=%C3'), 'invalid_request');
+  });
+});
