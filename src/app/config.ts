@@ -1,0 +1,336 @@
+/**
+ * Node configuration (http-api.md §0.1): command-line flags and matching `DDN_*` environment variables, read
+ * once into a typed, deeply frozen {@link Config}. Flags win over the environment. Pure: the caller passes
+ * `argv` and `env`; nothing here touches `process`.
+ */
+
+/** The three HTTP roles a node can run. */
+export type Role = 'directory' | 'relay' | 'cache';
+/** All roles, in their canonical order. */
+export const ROLES: readonly Role[] = Object.freeze(['directory', 'relay', 'cache'] as const);
+
+/** Built-in network profiles (http-api.md §0.2). */
+export type ProfileName = 'platform' | 'openpayload';
+const PROFILES: readonly ProfileName[] = ['platform', 'openpayload'];
+
+/** pino log levels. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The validated configuration of one node. Every nested object and array is frozen. */
+export interface Config {
+  /** Directory holding `ledger.sqlite`, `attestor.key` and `genesis.json`. */
+  readonly dataDir: string;
+  /** Interface every role listens on (without IPv6 brackets). */
+  readonly host: string;
+  /** Enabled roles, canonical order, at least one. */
+  readonly roles: readonly Role[];
+  /** Listening port per role; 0 picks a free port. */
+  readonly ports: Readonly<Record<Role, number>>;
+  readonly profile: ProfileName;
+  readonly chainId: string;
+  /** `block_interval_ms`. */
+  readonly blockIntervalMs: number;
+  /** `finality_depth`. */
+  readonly finalityDepth: number;
+  readonly logLevel: LogLevel;
+  /** `public_urls.*`; empty means "the role's own listening base URL" (resolved when the node listens). */
+  readonly publicUrls: { readonly relay: readonly string[]; readonly cache: readonly string[] };
+  /** `proof_clock_skew_seconds`. */
+  readonly proofClockSkewSeconds: number;
+  readonly policy: { readonly allowPrivateEndpoints: boolean };
+  readonly directory: { readonly maxBodyBytes: number };
+  readonly relay: {
+    /** Body limit of the Relay and the Cache (http-api.md §0.3). */
+    readonly maxHttpEnvelopeBytes: number;
+    readonly stagingWindowSeconds: number;
+    readonly maxSessionsPerDid: number;
+  };
+  readonly cache: {
+    readonly maxRetentionSeconds: number;
+    readonly chunkStagingWindowSeconds: number;
+    readonly allowPlaintext: boolean;
+  };
+}
+
+/** An invalid flag or environment value. `option` is the flag it concerns, e.g. `--directory-port`. */
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly option: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type OptionKind = 'value' | 'list' | 'switch';
+
+interface OptionSpec {
+  readonly name: string;
+  readonly kind: OptionKind;
+  readonly arg: string;
+  readonly defaultText: string;
+  readonly help: string;
+}
+
+const MAX_BODY_LIMIT = 1 << 30;
+const YEAR_SECONDS = 31_536_000;
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+const OPTIONS: readonly OptionSpec[] = [
+  { name: 'data-dir', kind: 'value', arg: 'PATH', defaultText: './.ddn-data', help: 'ledger database and node keys' },
+  { name: 'host', kind: 'value', arg: 'HOST', defaultText: '127.0.0.1', help: 'interface every role listens on' },
+  { name: 'roles', kind: 'list', arg: 'LIST', defaultText: 'directory,relay,cache', help: 'roles to run' },
+  { name: 'directory-port', kind: 'value', arg: 'PORT', defaultText: '8080', help: 'Directory port (0: any free port)' },
+  { name: 'relay-port', kind: 'value', arg: 'PORT', defaultText: '8081', help: 'Relay port (0: any free port)' },
+  { name: 'cache-port', kind: 'value', arg: 'PORT', defaultText: '8082', help: 'Cache port (0: any free port)' },
+  { name: 'profile', kind: 'value', arg: 'NAME', defaultText: 'platform', help: 'network profile: platform | openpayload' },
+  { name: 'chain-id', kind: 'value', arg: 'ID', defaultText: 'ddn-dev', help: 'chain id written into the genesis' },
+  { name: 'block-time-ms', kind: 'value', arg: 'MS', defaultText: '1000', help: 'block interval, at least 1' },
+  { name: 'finality-depth', kind: 'value', arg: 'N', defaultText: '0', help: 'blocks behind the head that are final' },
+  {
+    name: 'public-relay-url',
+    kind: 'list',
+    arg: 'URL',
+    defaultText: 'the Relay listening URL',
+    help: 'Relay URL DID documents publish (repeatable or comma-separated)',
+  },
+  {
+    name: 'public-cache-url',
+    kind: 'list',
+    arg: 'URL',
+    defaultText: 'the Cache listening URL',
+    help: 'Cache URL DID documents publish (repeatable or comma-separated)',
+  },
+  { name: 'proof-clock-skew-seconds', kind: 'value', arg: 'S', defaultText: '300', help: 'retrieval-proof clock skew' },
+  {
+    name: 'allow-private-endpoints',
+    kind: 'switch',
+    arg: '',
+    defaultText: 'false',
+    help: 'let delivery policies name private/loopback endpoints',
+  },
+  { name: 'log-level', kind: 'value', arg: 'LEVEL', defaultText: 'info', help: LOG_LEVELS.join(' | ') },
+  { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
+  { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
+  { name: 'relay-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Relay chunk staging window' },
+  { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', defaultText: '8', help: 'live sessions per DID' },
+  { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
+  { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
+  { name: 'cache-allow-plaintext', kind: 'switch', arg: '', defaultText: 'true', help: 'accept plaintext envelopes' },
+];
+
+/** The environment variable matching flag `--name`, e.g. `DDN_DIRECTORY_PORT`. */
+export function envNameOf(name: string): string {
+  return `DDN_${name.toUpperCase().replace(/-/g, '_')}`;
+}
+
+/** Help text of every configuration flag (used by `ddn serve --help`). */
+export function configHelp(): string {
+  const rows = OPTIONS.map((o) => {
+    const flag = o.kind === 'switch' ? `--${o.name}[=BOOL]` : `--${o.name} ${o.arg}`;
+    return `  ${flag.padEnd(44)}${o.help} [${o.defaultText}]\n  ${''.padEnd(44)}env ${envNameOf(o.name)}`;
+  });
+  return `Options (each also read from its DDN_* environment variable; flags win):\n${rows.join('\n')}\n`;
+}
+
+interface RawValue {
+  readonly values: readonly string[];
+  /** Where the value came from, for messages: `--host` or `DDN_HOST (--host)`. */
+  readonly source: string;
+}
+
+function specOf(name: string): OptionSpec | undefined {
+  return OPTIONS.find((o) => o.name === name);
+}
+
+/** Collects the raw strings of every option: environment first, then flags replace them. */
+function collect(argv: readonly string[], env: NodeJS.ProcessEnv): Map<string, RawValue> {
+  const raw = new Map<string, RawValue>();
+  for (const o of OPTIONS) {
+    const v = env[envNameOf(o.name)];
+    if (v !== undefined && v !== '') raw.set(o.name, { values: [v], source: `${envNameOf(o.name)} (--${o.name})` });
+  }
+  const fromFlags = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}'`, arg);
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+    const flag = `--${name}`;
+    const spec = specOf(name);
+    if (spec === undefined) throw new ConfigError(`unknown option ${flag}`, flag);
+    let value: string;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else if (spec.kind === 'switch') value = 'true';
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new ConfigError(`${flag}: missing value`, flag);
+      value = next;
+      i++;
+    }
+    // A repeated list flag adds items; a repeated single-valued flag overrides (the last one wins).
+    const prior = fromFlags.has(name) && spec.kind === 'list' ? raw.get(name)!.values : [];
+    raw.set(name, { values: [...prior, value], source: flag });
+    fromFlags.add(name);
+  }
+  return raw;
+}
+
+class Reader {
+  constructor(private readonly raw: Map<string, RawValue>) {}
+
+  private fail(name: string, problem: string): never {
+    const source = this.raw.get(name)?.source ?? `--${name}`;
+    throw new ConfigError(`${source}: ${problem}`, `--${name}`);
+  }
+
+  string(name: string, fallback: string): string {
+    const v = this.raw.get(name)?.values[0];
+    if (v === undefined) return fallback;
+    if (v.trim() === '') this.fail(name, 'must not be empty');
+    return v;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const v = this.string(name, fallback);
+    if (!(allowed as readonly string[]).includes(v)) this.fail(name, `must be one of ${allowed.join(', ')}, got '${v}'`);
+    return v as T;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const v = this.raw.get(name)?.values[0];
+    if (v === undefined) return fallback;
+    const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      this.fail(name, `must be an integer from ${min} to ${max}, got '${v}'`);
+    }
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const v = this.raw.get(name)?.values[0];
+    if (v === undefined) return fallback;
+    const s = v.trim().toLowerCase();
+    if (s === '1' || s === 'true' || s === 'yes') return true;
+    if (s === '0' || s === 'false' || s === 'no') return false;
+    return this.fail(name, `must be true/false or 1/0, got '${v}'`);
+  }
+
+  /** Repeated and comma-separated values, trimmed; `undefined` when the option was not given. */
+  list(name: string): string[] | undefined {
+    const r = this.raw.get(name);
+    if (r === undefined) return undefined;
+    const items = r.values.flatMap((v) => v.split(',')).map((s) => s.trim());
+    if (items.some((s) => s === '')) this.fail(name, `empty item in '${r.values.join(',')}'`);
+    return items;
+  }
+
+  roles(): Role[] {
+    const items = this.list('roles');
+    if (items === undefined) return [...ROLES];
+    for (const r of items) {
+      if (!(ROLES as readonly string[]).includes(r)) this.fail('roles', `unknown role '${r}' (use ${ROLES.join(', ')})`);
+    }
+    return ROLES.filter((r) => items.includes(r));
+  }
+
+  host(): string {
+    const v = this.string('host', '127.0.0.1').trim();
+    const bare = v.startsWith('[') && v.endsWith(']') ? v.slice(1, -1) : v;
+    try {
+      const u = new URL(`http://${hostForUrl(bare)}:1/`);
+      if (u.pathname !== '/' || u.username !== '' || /[\s/@?#]/.test(bare)) throw new Error('not a host');
+    } catch {
+      this.fail('host', `not a host name or IP address: '${v}'`);
+    }
+    return bare;
+  }
+
+  urls(name: string): string[] {
+    const out: string[] = [];
+    for (const item of this.list(name) ?? []) {
+      let u: URL;
+      try {
+        u = new URL(item);
+      } catch {
+        return this.fail(name, `not a URL: '${item}'`);
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') this.fail(name, `must be an http(s) URL, got '${item}'`);
+      if (u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '') {
+        this.fail(name, `must not carry credentials, a query or a fragment: '${item}'`);
+      }
+      const normal = `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+      if (!out.includes(normal)) out.push(normal);
+    }
+    return out;
+  }
+}
+
+/** `host` as it appears in a URL: IPv6 addresses in brackets. */
+export function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * Parses flags (`--name value` or `--name=value`; list flags may repeat and add up, other flags repeated: the
+ * last wins) over the matching `DDN_*` variables
+ * of `env` (empty variables count as unset) into a frozen {@link Config}. Throws {@link ConfigError} naming the
+ * flag on any unknown option or invalid value.
+ */
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
+  const r = new Reader(collect(argv, env));
+  const roles = r.roles();
+  const ports: Record<Role, number> = {
+    directory: r.int('directory-port', 8080, 0, 65535),
+    relay: r.int('relay-port', 8081, 0, 65535),
+    cache: r.int('cache-port', 8082, 0, 65535),
+  };
+  for (const [i, a] of roles.entries()) {
+    for (const b of roles.slice(i + 1)) {
+      if (ports[a] !== 0 && ports[a] === ports[b]) {
+        throw new ConfigError(`--${b}-port: port ${ports[b]} is already used by --${a}-port`, `--${b}-port`);
+      }
+    }
+  }
+  const chainId = r.string('chain-id', 'ddn-dev');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(chainId)) {
+    throw new ConfigError(`--chain-id: must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${chainId}'`, '--chain-id');
+  }
+  const config: Config = {
+    dataDir: r.string('data-dir', './.ddn-data'),
+    host: r.host(),
+    roles,
+    ports,
+    profile: r.oneOf('profile', PROFILES, 'platform'),
+    chainId,
+    blockIntervalMs: r.int('block-time-ms', 1000, 1, MAX_TIMER_MS),
+    finalityDepth: r.int('finality-depth', 0, 0, 0xffff_ffff),
+    logLevel: r.oneOf('log-level', LOG_LEVELS, 'info'),
+    publicUrls: { relay: r.urls('public-relay-url'), cache: r.urls('public-cache-url') },
+    proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
+    policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
+    directory: { maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT) },
+    relay: {
+      maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 26_214_400, 1, MAX_BODY_LIMIT),
+      stagingWindowSeconds: r.int('relay-staging-window-seconds', 3600, 1, YEAR_SECONDS),
+      maxSessionsPerDid: r.int('relay-max-sessions-per-did', 8, 1, 1024),
+    },
+    cache: {
+      maxRetentionSeconds: r.int('cache-max-retention-seconds', 172_800, 1, YEAR_SECONDS),
+      chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 3600, 1, YEAR_SECONDS),
+      allowPlaintext: r.bool('cache-allow-plaintext', true),
+    },
+  };
+  return deepFreeze(config);
+}

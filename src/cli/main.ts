@@ -1,0 +1,30 @@
+/** The `ddn` command dispatcher. Each subcommand lives in its own file and is listed in {@link COMMANDS}. */
+import { processIo, type CliCommand, type CliIo } from './io.js';
+import { serveCommand } from './serve.js';
+
+/** Every subcommand by name. */
+export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({ serve: serveCommand });
+
+/** The top-level usage text. */
+export function usage(): string {
+  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`);
+  return `usage: ddn <command> [options]\n\ncommands:\n${rows.join('\n')}\n\nrun 'ddn <command> --help' for a command's options\n`;
+}
+
+/**
+ * Runs `ddn` with `argv` (the arguments after the program name) and resolves to the exit code: 0 on success,
+ * 2 on misuse (no or unknown command, bad options), 1 on other failures.
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    io.stderr(usage());
+    return 0;
+  }
+  const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (command === undefined) {
+    io.stderr(`${name === undefined ? '' : `ddn: unknown command '${name}'\n`}${usage()}`);
+    return 2;
+  }
+  return command.run(rest, io);
+}

@@ -1,0 +1,54 @@
+/** `ddn serve`: runs a node until SIGTERM/SIGINT. */
+import { ConfigError, configHelp, loadConfig, type Role } from '../app/config.js';
+import { DataDirError } from '../app/node-keys.js';
+import { startNode } from '../app/node.js';
+import type { CliCommand, CliIo } from './io.js';
+
+const USAGE = 'usage: ddn serve [options]\n\nRuns the enabled roles (Directory, Relay, Cache) over an embedded ledger.\n';
+
+/** The single stdout line `ddn serve` prints once every role listens. */
+export function listeningLine(urls: Readonly<Partial<Record<Role, string>>>): string {
+  const line: Record<string, string> = { event: 'listening' };
+  for (const role of ['directory', 'relay', 'cache'] as const) {
+    const url = urls[role];
+    if (url !== undefined) line[`${role}_url`] = url;
+  }
+  return `${JSON.stringify(line)}\n`;
+}
+
+/** An operating-system failure (port in use, permission denied, …): its message says it all, no stack needed. */
+function isSystemError(err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+}
+
+async function serve(args: string[], io: CliIo): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stderr(`${USAGE}\n${configHelp()}`);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadConfig(args, io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.stderr(`ddn serve: ${err.message}\nrun 'ddn serve --help' for the options\n`);
+    return 2;
+  }
+  // Listen for signals before starting so one arriving during start-up still shuts the node down cleanly.
+  const signal = io.shutdownSignal();
+  let node;
+  try {
+    node = await startNode(config);
+  } catch (err) {
+    if (!(err instanceof DataDirError) && !isSystemError(err)) throw err;
+    io.stderr(`ddn serve: ${err.message}\n`);
+    return 1;
+  }
+  io.stdout(listeningLine(node.urls));
+  await signal;
+  await node.close();
+  return 0;
+}
+
+/** The `serve` command. */
+export const serveCommand: CliCommand = { summary: 'run a node (Directory, Relay, Cache)', run: serve };

@@ -1,0 +1,52 @@
+/** The DirectoryPort answered in-process from the ledger's finalized state (combined node). */
+import type { Clock } from '../base/clock.js';
+import type { Ledger } from '../ledger/chain.js';
+import { getAliasOwner, getDidRecord } from '../ledger/records.js';
+import { activePersona, addressedConstraints } from '../ledger/runtime/resolution.js';
+import type { DeliveryView, DidView, DirectoryPort, PersonaState } from '../ports/directory-port.js';
+
+const PERSONA_STATES: Record<string, PersonaState> = {
+  PersonaNotFound: 'persona_not_found',
+  InvalidPersona: 'persona_not_found',
+  PersonaInactive: 'persona_inactive',
+  PersonaVerificationExpired: 'persona_verification_expired',
+};
+
+export class LocalDirectoryPort implements DirectoryPort {
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly clock: Clock,
+  ) {}
+
+  async getDid(did: string): Promise<DidView | null> {
+    const rec = getDidRecord(this.ledger.finalizedView(), did);
+    return rec ? { did, deactivated: rec.deactivated, document: rec.document, rootPubkey: rec.rootPubkey } : null;
+  }
+
+  async lookupAlias(alias: string): Promise<string | null> {
+    return getAliasOwner(this.ledger.finalizedView(), alias) ?? null;
+  }
+
+  async resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+    void tag;
+    const view = this.ledger.finalizedView();
+    const block = this.ledger.finalizedRefNow();
+    const rec = getDidRecord(view, did);
+    if (!rec) return null;
+    const now = this.clock.nowMs();
+    let personaState: PersonaState | null = null;
+    if (persona !== null) {
+      const live = activePersona(view, now, persona);
+      personaState = live.ok ? 'ok' : PERSONA_STATES[live.error]!;
+    }
+    return {
+      recipient: { did, deactivated: rec.deactivated, document: rec.document, rootPubkey: rec.rootPubkey },
+      persona,
+      personaState,
+      policy: null,
+      effectiveConstraints: addressedConstraints(view, now, did, persona),
+      blockNumber: block.number,
+      blockHash: block.hash,
+    };
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * What the Relay and the Cache ask of the Directory (DESIGN.md: roles never import each other). Wired
+ * in-process (src/directory/local-port.ts) or over HTTP (src/client/directory-port-http.ts). Every method
+ * reads finalized state. A lookup that cannot be answered throws DdnError `policy_lookup_failed` — never
+ * "not found", never "no policy".
+ */
+import type { DeliveryConstraints } from '../protocol/constraints.js';
+import type { DidDocument } from '../protocol/document.js';
+
+export interface DidView {
+  did: string;
+  deactivated: boolean;
+  document: DidDocument | null;
+  rootPubkey: Uint8Array;
+}
+
+export interface PolicyView {
+  source: 'did' | 'persona';
+  sourceId: string;
+  policyId: string;
+  policyRevision: number;
+  ruleId: string;
+  rulePriority: number;
+  /** The winning action in its JSON form (http-api.md §8.1). */
+  action: Record<string, unknown>;
+  effectiveConstraints: DeliveryConstraints;
+  policyTtlSeconds: number;
+}
+
+export type PersonaState = 'ok' | 'persona_not_found' | 'persona_inactive' | 'persona_verification_expired';
+
+export interface DeliveryView {
+  recipient: DidView;
+  persona: string | null;
+  /** Liveness of the addressed persona; null when none was addressed. */
+  personaState: PersonaState | null;
+  policy: PolicyView | null;
+  /** The winner's effective constraints, or the addressed constraints when no rule wins. */
+  effectiveConstraints: DeliveryConstraints;
+  blockNumber: number;
+  blockHash: string;
+}
+
+export interface DirectoryPort {
+  /** A DID's finalized record, or null when it has none. */
+  getDid(did: string): Promise<DidView | null>;
+  /** The DID an alias (already normalised) points to, or null. */
+  lookupAlias(alias: string): Promise<string | null>;
+  /**
+   * Resolution for delivering to `did` (optionally addressed through `persona`, with `tag`): the record, persona
+   * liveness, the winning policy rule and the effective constraints. Null when the DID has no record.
+   */
+  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null>;
+}

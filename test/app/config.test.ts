@@ -1,0 +1,241 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, configHelp, envNameOf, loadConfig } from '../../src/app/config.js';
+
+function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
+  try {
+    loadConfig(argv, env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail(`expected ${JSON.stringify(argv)} / ${JSON.stringify(env)} to be rejected`);
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig([], {});
+    assert.equal(c.dataDir, './.ddn-data');
+    assert.equal(c.host, '127.0.0.1');
+    assert.deepEqual(c.roles, ['directory', 'relay', 'cache']);
+    assert.deepEqual(c.ports, { directory: 8080, relay: 8081, cache: 8082 });
+    assert.equal(c.blockIntervalMs, 1000);
+    assert.equal(c.finalityDepth, 0);
+    assert.equal(c.profile, 'platform');
+    assert.equal(c.chainId, 'ddn-dev');
+    assert.equal(c.policy.allowPrivateEndpoints, false);
+    assert.deepEqual(c.publicUrls, { relay: [], cache: [] });
+    assert.equal(c.proofClockSkewSeconds, 300);
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.directory.maxBodyBytes, 1_048_576);
+    assert.equal(c.relay.maxHttpEnvelopeBytes, 26_214_400);
+    assert.equal(c.relay.stagingWindowSeconds, 3600);
+    assert.equal(c.relay.maxSessionsPerDid, 8);
+    assert.equal(c.cache.maxRetentionSeconds, 172_800);
+    assert.equal(c.cache.chunkStagingWindowSeconds, 3600);
+    assert.equal(c.cache.allowPlaintext, true);
+  });
+
+  it('is deeply frozen', () => {
+    const c = loadConfig([], {});
+    assert.ok(Object.isFrozen(c));
+    assert.ok(Object.isFrozen(c.ports));
+    assert.ok(Object.isFrozen(c.roles));
+    assert.ok(Object.isFrozen(c.publicUrls.relay));
+    assert.ok(Object.isFrozen(c.relay));
+    assert.throws(() => {
+      (c.ports as { directory: number }).directory = 1;
+    }, TypeError);
+  });
+
+  it('reads flags in both --name value and --name=value forms', () => {
+    const c = loadConfig(
+      [
+        '--data-dir', '/tmp/x',
+        '--host=0.0.0.0',
+        '--directory-port', '0',
+        '--relay-port=9001',
+        '--cache-port', '9002',
+        '--block-time-ms', '250',
+        '--finality-depth', '2',
+        '--profile', 'openpayload',
+        '--chain-id', 'test-chain.1',
+        '--allow-private-endpoints',
+        '--roles', 'cache,directory',
+        '--proof-clock-skew-seconds', '60',
+        '--log-level', 'debug',
+        '--directory-max-body-bytes', '2048',
+        '--relay-max-envelope-bytes', '4096',
+        '--cache-allow-plaintext=false',
+      ],
+      {},
+    );
+    assert.equal(c.dataDir, '/tmp/x');
+    assert.equal(c.host, '0.0.0.0');
+    assert.deepEqual(c.ports, { directory: 0, relay: 9001, cache: 9002 });
+    assert.equal(c.blockIntervalMs, 250);
+    assert.equal(c.finalityDepth, 2);
+    assert.equal(c.profile, 'openpayload');
+    assert.equal(c.chainId, 'test-chain.1');
+    assert.equal(c.policy.allowPrivateEndpoints, true);
+    assert.deepEqual(c.roles, ['directory', 'cache'], 'canonical order');
+    assert.equal(c.proofClockSkewSeconds, 60);
+    assert.equal(c.logLevel, 'debug');
+    assert.equal(c.directory.maxBodyBytes, 2048);
+    assert.equal(c.relay.maxHttpEnvelopeBytes, 4096);
+    assert.equal(c.cache.allowPlaintext, false);
+  });
+
+  it('reads the matching DDN_* environment variables', () => {
+    const c = loadConfig([], {
+      DDN_DATA_DIR: '/var/ddn',
+      DDN_HOST: '::1',
+      DDN_DIRECTORY_PORT: '7000',
+      DDN_RELAY_PORT: '7001',
+      DDN_CACHE_PORT: '7002',
+      DDN_BLOCK_TIME_MS: '10',
+      DDN_FINALITY_DEPTH: '3',
+      DDN_PROFILE: 'openpayload',
+      DDN_CHAIN_ID: 'envchain',
+      DDN_ALLOW_PRIVATE_ENDPOINTS: '1',
+      DDN_ROLES: 'relay',
+      DDN_PUBLIC_RELAY_URL: 'https://relay.example/a/, https://relay2.example',
+      DDN_PUBLIC_CACHE_URL: 'https://cache.example',
+      DDN_PROOF_CLOCK_SKEW_SECONDS: '30',
+      DDN_LOG_LEVEL: 'warn',
+      DDN_DIRECTORY_MAX_BODY_BYTES: '100',
+      DDN_RELAY_MAX_ENVELOPE_BYTES: '200',
+    });
+    assert.equal(c.dataDir, '/var/ddn');
+    assert.equal(c.host, '::1');
+    assert.deepEqual(c.ports, { directory: 7000, relay: 7001, cache: 7002 });
+    assert.equal(c.blockIntervalMs, 10);
+    assert.equal(c.finalityDepth, 3);
+    assert.equal(c.profile, 'openpayload');
+    assert.equal(c.chainId, 'envchain');
+    assert.equal(c.policy.allowPrivateEndpoints, true);
+    assert.deepEqual(c.roles, ['relay']);
+    assert.deepEqual(c.publicUrls.relay, ['https://relay.example/a', 'https://relay2.example']);
+    assert.deepEqual(c.publicUrls.cache, ['https://cache.example']);
+    assert.equal(c.proofClockSkewSeconds, 30);
+    assert.equal(c.logLevel, 'warn');
+    assert.equal(c.directory.maxBodyBytes, 100);
+    assert.equal(c.relay.maxHttpEnvelopeBytes, 200);
+  });
+
+  it('accepts true/false spellings of switches, and treats empty variables as unset', () => {
+    assert.equal(loadConfig([], { DDN_ALLOW_PRIVATE_ENDPOINTS: 'true' }).policy.allowPrivateEndpoints, true);
+    assert.equal(loadConfig([], { DDN_ALLOW_PRIVATE_ENDPOINTS: '0' }).policy.allowPrivateEndpoints, false);
+    assert.equal(loadConfig([], { DDN_ALLOW_PRIVATE_ENDPOINTS: 'FALSE' }).policy.allowPrivateEndpoints, false);
+    assert.equal(loadConfig(['--allow-private-endpoints=1'], {}).policy.allowPrivateEndpoints, true);
+    assert.equal(loadConfig([], { DDN_HOST: '' }).host, '127.0.0.1');
+  });
+
+  it('lets flags win over the environment', () => {
+    const env = { DDN_DIRECTORY_PORT: '7000', DDN_PROFILE: 'openpayload', DDN_ALLOW_PRIVATE_ENDPOINTS: '1' };
+    const c = loadConfig(['--directory-port', '7100', '--profile', 'platform', '--allow-private-endpoints=false'], env);
+    assert.equal(c.ports.directory, 7100);
+    assert.equal(c.profile, 'platform');
+    assert.equal(c.policy.allowPrivateEndpoints, false);
+    const urls = loadConfig(['--public-cache-url', 'http://a.example'], { DDN_PUBLIC_CACHE_URL: 'http://b.example' });
+    assert.deepEqual(urls.publicUrls.cache, ['http://a.example'], 'a list flag replaces the variable, not appends');
+  });
+
+  it('takes repeated and comma-separated public URLs, deduplicated', () => {
+    const c = loadConfig(
+      ['--public-relay-url', 'http://r1.example:9000/', '--public-relay-url=http://r2.example,http://r1.example:9000'],
+      {},
+    );
+    assert.deepEqual(c.publicUrls.relay, ['http://r1.example:9000', 'http://r2.example']);
+  });
+
+  it('takes the last of a repeated single-valued flag', () => {
+    assert.equal(loadConfig(['--directory-port', '1000', '--directory-port', '2000'], {}).ports.directory, 2000);
+  });
+
+  it('accepts a bracketed IPv6 host', () => {
+    assert.equal(loadConfig(['--host', '[::1]'], {}).host, '::1');
+  });
+
+  const invalid: [string, string[]][] = [
+    ['--data-dir', ['--data-dir', ' ']],
+    ['--host', ['--host', 'a b']],
+    ['--host', ['--host', 'a/b']],
+    ['--directory-port', ['--directory-port', '65536']],
+    ['--directory-port', ['--directory-port', 'http']],
+    ['--relay-port', ['--relay-port', '-1']],
+    ['--cache-port', ['--cache-port', '1.5']],
+    ['--relay-port', ['--directory-port', '9000', '--relay-port', '9000']],
+    ['--block-time-ms', ['--block-time-ms', '0']],
+    ['--block-time-ms', ['--block-time-ms', '1e3']],
+    ['--finality-depth', ['--finality-depth', '-2']],
+    ['--profile', ['--profile', 'Platform']],
+    ['--chain-id', ['--chain-id', 'has space']],
+    ['--chain-id', ['--chain-id', 'x'.repeat(65)]],
+    ['--allow-private-endpoints', ['--allow-private-endpoints=maybe']],
+    ['--roles', ['--roles', 'directory,archive']],
+    ['--roles', ['--roles', 'directory,,relay']],
+    ['--public-relay-url', ['--public-relay-url', 'not a url']],
+    ['--public-relay-url', ['--public-relay-url', 'ftp://relay.example']],
+    ['--public-cache-url', ['--public-cache-url', 'https://cache.example/?q=1']],
+    ['--public-cache-url', ['--public-cache-url', 'https://user:pw@cache.example']],
+    ['--proof-clock-skew-seconds', ['--proof-clock-skew-seconds', '0']],
+    ['--log-level', ['--log-level', 'verbose']],
+    ['--directory-max-body-bytes', ['--directory-max-body-bytes', '0']],
+    ['--relay-max-envelope-bytes', ['--relay-max-envelope-bytes', 'lots']],
+    ['--relay-staging-window-seconds', ['--relay-staging-window-seconds', '0']],
+    ['--relay-max-sessions-per-did', ['--relay-max-sessions-per-did', '0']],
+    ['--cache-max-retention-seconds', ['--cache-max-retention-seconds', 'x']],
+    ['--cache-chunk-staging-window-seconds', ['--cache-chunk-staging-window-seconds', '']],
+    ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],
+    ['--host', ['--host']],
+    ['--directory-port', ['--directory-port', '--relay-port', '1']],
+    ['--nope', ['--nope']],
+  ];
+  for (const [flag, argv] of invalid) {
+    it(`rejects ${JSON.stringify(argv).slice(0, 70)} naming ${flag}`, () => {
+      const err = configError(argv);
+      assert.equal(err.option, flag);
+      assert.ok(err.message.includes(flag), err.message);
+    });
+  }
+
+  it('rejects an invalid environment value naming both the variable and the flag', () => {
+    const err = configError([], { DDN_BLOCK_TIME_MS: 'soon' });
+    assert.equal(err.option, '--block-time-ms');
+    assert.match(err.message, /DDN_BLOCK_TIME_MS/);
+    assert.match(err.message, /--block-time-ms/);
+    assert.match(err.message, /soon/);
+    for (const [name, value] of [
+      ['directory-port', '99999'],
+      ['profile', 'other'],
+      ['allow-private-endpoints', 'on'],
+      ['roles', 'mailbox'],
+      ['log-level', 'loud'],
+    ] as const) {
+      const e = configError([], { [envNameOf(name)]: value });
+      assert.equal(e.option, `--${name}`);
+      assert.ok(e.message.includes(envNameOf(name)) && e.message.includes(`--${name}`), e.message);
+    }
+  });
+
+  it('ignores port clashes between disabled roles', () => {
+    const c = loadConfig(['--roles', 'directory', '--relay-port', '8080'], {});
+    assert.deepEqual(c.roles, ['directory']);
+  });
+
+  it('rejects positional arguments', () => {
+    assert.match(configError(['extra']).message, /unexpected argument 'extra'/);
+  });
+
+  it('documents every flag and its variable in the help text', () => {
+    const help = configHelp();
+    for (const flag of ['--data-dir', '--host', '--directory-port', '--relay-port', '--cache-port', '--block-time-ms',
+      '--finality-depth', '--profile', '--chain-id', '--allow-private-endpoints', '--roles', '--public-relay-url',
+      '--public-cache-url', '--proof-clock-skew-seconds', '--log-level', '--directory-max-body-bytes',
+      '--relay-max-envelope-bytes']) {
+      assert.ok(help.includes(flag), flag);
+      assert.ok(help.includes(envNameOf(flag.slice(2))), envNameOf(flag.slice(2)));
+    }
+  });
+});

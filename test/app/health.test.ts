@@ -1,0 +1,53 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DdnError } from '../../src/base/errors.js';
+import { healthBody, registerHealthRoute, type HealthSource } from '../../src/app/health.js';
+import { createHttpServer } from '../../src/http/server.js';
+
+const ref = (number: number, byte: string) => ({ number, hash: `0x${byte.repeat(32)}`, timestampMs: 1 });
+
+function source(over: Partial<HealthSource> = {}): HealthSource {
+  return {
+    roles: ['relay', 'cache'],
+    profile: 'openpayload',
+    chainId: 'c1',
+    ledger: { genesisHash: new Uint8Array(32).fill(0xaa), headRef: () => ref(7, 'bb'), finalizedRefNow: () => ref(5, 'cc') },
+    isReady: () => true,
+    ...over,
+  };
+}
+
+describe('GET /health', () => {
+  it('reports roles, profile, chain and the head and finalized blocks', () => {
+    assert.deepEqual(healthBody(source()), {
+      status: 'ok',
+      roles: ['relay', 'cache'],
+      profile: 'openpayload',
+      chain_id: 'c1',
+      genesis_hash: `0x${'aa'.repeat(32)}`,
+      head: { number: 7, hash: `0x${'bb'.repeat(32)}` },
+      finalized: { number: 5, hash: `0x${'cc'.repeat(32)}` },
+    });
+  });
+
+  it('answers 503 ledger_unavailable with Retry-After when not ready', async () => {
+    const server = createHttpServer({ name: 'relay', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
+    let ready = false;
+    registerHealthRoute(server, source({ isReady: () => ready }));
+    const down = await server.fastify.inject({ method: 'GET', url: '/health' });
+    assert.equal(down.statusCode, 503);
+    assert.equal(down.json<{ code: string }>().code, 'ledger_unavailable');
+    assert.ok(down.headers['retry-after'] !== undefined);
+    ready = true;
+    const up = await server.fastify.inject({ method: 'GET', url: '/health' });
+    assert.equal(up.statusCode, 200);
+    await server.fastify.close();
+  });
+
+  it('answers ledger_unavailable when the ledger cannot be read', () => {
+    const broken = source({
+      ledger: { genesisHash: new Uint8Array(32), headRef: () => { throw new Error('db closed'); }, finalizedRefNow: () => ref(0, '00') },
+    });
+    assert.throws(() => healthBody(broken), (e: unknown) => e instanceof DdnError && e.code === 'ledger_unavailable');
+  });
+});

@@ -1,0 +1,78 @@
+/** A Directory over a real SQLite ledger in a temp dir, served by the real fastify server, driven by inject(). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../../src/base/clock.js';
+import { keyPairFromSeed, type Ed25519KeyPair } from '../../src/crypto/ed25519.js';
+import { Ledger } from '../../src/ledger/chain.js';
+import { registerDirectoryRoutes } from '../../src/directory/routes.js';
+import { DirectoryService } from '../../src/directory/service.js';
+import { createHttpServer, type HttpServer } from '../../src/http/server.js';
+import { makeProfile, type Profile } from '../../src/protocol/profile.js';
+import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
+import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+
+export const T0 = 1_800_000_000_000;
+
+export interface DirectoryHarness {
+  dir: string;
+  clock: ManualClock;
+  profile: Profile;
+  ledger: Ledger;
+  server: HttpServer;
+  attestor: Ed25519KeyPair;
+  call(method: string, url: string, payload?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Produces blocks until the pool is empty. */
+  settle(): void;
+  /** Closes the server and database; `keepDir` leaves the files for a restart. */
+  close(keepDir?: boolean): Promise<void>;
+}
+
+export function openLedger(dir: string, clock: ManualClock, profile: Profile, attestor: Ed25519KeyPair): { db: SqliteDb; ledger: Ledger } {
+  const db = openSqlite(join(dir, 'ledger.sqlite'), LEDGER_MIGRATIONS, 'ledger');
+  const ledger = new Ledger(new SqliteLedgerStore(db), {
+    profile,
+    genesis: { profile: profile.p, chainId: 'ddn-test', genesisTimeMs: T0, personaAttestors: [attestor.publicKey] },
+    blockIntervalMs: 1000,
+    finalityDepth: 0,
+    clock,
+    autoProduce: false,
+  });
+  return { db, ledger };
+}
+
+export async function startDirectory(opts: { dir?: string; profile?: string; clock?: ManualClock } = {}): Promise<DirectoryHarness> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ddn-dir-'));
+  const clock = opts.clock ?? new ManualClock(T0 + 1000);
+  const profile = makeProfile(opts.profile ?? 'platform');
+  const attestor = keyPairFromSeed(new Uint8Array(32).fill(9));
+  const { db, ledger } = openLedger(dir, clock, profile, attestor);
+  const server = createHttpServer({ name: 'directory', logger: false, bodyLimitBytes: 1_048_576, tooLargeCode: 'payload_too_large' });
+  registerDirectoryRoutes(server, new DirectoryService({ ledger, profile, clock }));
+  await server.fastify.ready();
+  return {
+    dir,
+    clock,
+    profile,
+    ledger,
+    server,
+    attestor,
+    async call(method, url, payload) {
+      const res = await server.fastify.inject({
+        method: method as 'GET',
+        url,
+        ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
+      });
+      return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+    },
+    settle() {
+      while (ledger.produceBlock()) clock.advance(1);
+    },
+    async close(keepDir = false) {
+      ledger.stop();
+      await server.fastify.close();
+      db.close();
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
