@@ -1,0 +1,182 @@
+/**
+ * Wire shapes of the Directory routes the SDK uses (http-api.md §2.4, §2.6, §3, §4, §5). Response types describe
+ * what the server sends; the SDK does not validate read responses beyond JSON parsing.
+ */
+
+/** A verification method or key agreement in JSON form (http-api.md §2.6, ledger-rules.md §3.3). */
+export interface VerificationMethodJson {
+  id: string;
+  type: string;
+  controller: string;
+  publicKeyMultibase: string;
+}
+
+/** A key agreement has the same JSON shape as a verification method. */
+export type KeyAgreementJson = VerificationMethodJson;
+
+/** A service in JSON form (http-api.md §2.6). */
+export interface ServiceJson {
+  id: string;
+  type: string;
+  serviceEndpoint: string | string[];
+  authorization?: string[] | null;
+  priority?: number | null;
+}
+
+/** A DID document in JSON form; keys limited to these five (http-api.md §2.6). */
+export interface DidDocumentJson {
+  id: string;
+  verificationMethod?: VerificationMethodJson[];
+  authentication?: string[] | null;
+  keyAgreement?: KeyAgreementJson[];
+  service?: ServiceJson[] | null;
+}
+
+/** A `u64` given by the caller: bigint, safe integer or decimal string. Sent as a decimal string. */
+export type U64Input = bigint | number | string;
+
+/** `GET /resolve/{did}` (§3.1). */
+export interface DidRecordResponse {
+  did: string;
+  owner: null;
+  aliases: string[];
+  devices: { deviceId: string; addedAt: number; tombstoned: boolean }[];
+  version: number;
+  document: DidDocumentJson | null;
+  updatedAt: number;
+  freshness: string;
+  registration_status: string;
+  root_pubkey: string;
+  deactivated: boolean;
+  tx_id?: string;
+  document_nonce: string;
+  pending_document_nonce?: string;
+  pending_document_action: boolean;
+  pending_document_action_name?: string;
+  pending_extrinsic_hash?: string;
+  pending_document_submitted_at?: string;
+  pending_operations: { action: string; nonce_domain: string; nonce: string; tx_hash: string; submitted_at: string }[];
+  block_number: number;
+  block_hash: string;
+}
+
+/** `GET /registration-status/{did}` (§3.2). */
+export interface RegistrationStatusResponse {
+  did: string;
+  registration_status: 'pending' | 'confirmed' | 'missing';
+  version: number;
+  deactivated: boolean;
+  tx_id?: string;
+  tx_hash?: string;
+  last_error?: { code: string; message: string };
+}
+
+/** `GET /dids/{did}/nonces` (§3.3): next usable values, decimal strings. */
+export interface NoncesResponse {
+  did: string;
+  alias_nonce: string;
+  document_nonce: string;
+  root_pubkey_nonce: string;
+  control_nonce: string;
+  policy_nonce: string;
+  policy_v3_nonce: string;
+  operator_nonce: string;
+  application_nonce: string;
+}
+
+/** A nonce domain of the DID registry (§5.1 table). */
+export type DidNonceDomain = 'alias_nonce' | 'document_nonce' | 'root_pubkey_nonce' | 'control_nonce';
+
+/** A failed transaction's or block extrinsic's error (§3.4, §3.5). */
+export interface LedgerErrorJson {
+  code: string;
+  message: string;
+  ledger_error: string;
+}
+
+/** `GET /transactions/{tx_hash}` (§3.4). */
+export interface TransactionResponse {
+  tx_hash: string;
+  status: 'pending' | 'in_block' | 'finalized' | 'failed';
+  extrinsic: string;
+  submitted_at: string;
+  block_number?: number;
+  block_hash?: string;
+  error?: LedgerErrorJson;
+}
+
+/** `GET /blocks/latest`, `GET /blocks/{number}` (§3.5). */
+export interface BlockResponse {
+  number: number;
+  hash: string;
+  parent_hash: string;
+  timestamp: number;
+  timestamp_iso: string;
+  extrinsics_root: string;
+  results_root: string;
+  finalized: boolean;
+  finalized_number: number;
+  extrinsics: { tx_hash: string; extrinsic: string; success: boolean; error?: LedgerErrorJson }[];
+}
+
+/** `GET /aliases/{alias}` (§3.6). */
+export interface AliasResponse {
+  alias: string;
+  did: string;
+}
+
+/** `GET /health` (§3.7). */
+export interface HealthResponse {
+  status: 'ok';
+  roles: string[];
+  profile: string;
+  chain_id: string;
+  genesis_hash: string;
+  head: { number: number; hash: string };
+  finalized: { number: number; hash: string };
+}
+
+/** The `request` of a registration preparation (§4.1): exactly these keys. */
+export interface RegistrationRequest {
+  did: string;
+  root_pubkey: string;
+  did_document: DidDocumentJson;
+  timestamp: string;
+  alias?: string;
+}
+
+/** `POST /register-did/prepare` 200 (§4.1). */
+export interface RegistrationPrepareResponse {
+  request: RegistrationRequest;
+  payload_to_sign: string;
+  canonical_payload: string;
+  document_hash: string;
+  expiry_ms: string;
+  extrinsic: string;
+}
+
+/** `POST /register-did` 202 (§4.2). */
+export interface RegistrationSubmitResponse {
+  status: 'accepted';
+  did: string;
+  registration_status: 'pending';
+  extrinsic: string;
+  tx_hash: string;
+  tx_id: string;
+  message: string;
+  duplicate?: boolean;
+}
+
+/** The 202 body of a Directory change (§2.4). */
+export interface SubmitResponse {
+  status: 'accepted';
+  tx_hash: string;
+  tx_id: string;
+  extrinsic: string;
+  did?: string;
+  action?: string;
+  nonce_domain?: string;
+  nonce?: string;
+  duplicate?: boolean;
+  message?: string;
+}
