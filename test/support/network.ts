@@ -1,0 +1,28 @@
+/** Starts real nodes (the composition root, real sockets on port 0) in temp data dirs for network tests. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/app/config.js';
+import { startNode, type RunningNode } from '../../src/app/node.js';
+
+export interface TestNode extends RunningNode {
+  dataDir: string;
+  /** Closes the node and removes its data dir unless `keep`. */
+  stop(keep?: boolean): Promise<void>;
+}
+
+export async function startTestNode(args: string[] = [], dataDir = mkdtempSync(join(tmpdir(), 'ddn-node-'))): Promise<TestNode> {
+  const config = loadConfig(
+    ['--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '10', ...args],
+    {},
+  );
+  const node = await startNode(config, { logger: pino({ level: 'silent' }) });
+  return Object.assign(node, {
+    dataDir,
+    async stop(keep = false) {
+      await node.close();
+      if (!keep) rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
