@@ -1,8 +1,12 @@
 /** Directory routes (http-api.md §3–§5): thin handlers over DirectoryService. */
 import { json, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
+import { DdnError } from '../base/errors.js';
+import { deliveryViewToJson } from '../ports/directory-port-json.js';
+import { canonicalPersona } from '../protocol/persona-name.js';
 import { ACTIONS } from './actions.js';
-import type { DirectoryService } from './service.js';
+import { LocalDirectoryPort } from './local-port.js';
+import { assertDid, type DirectoryService } from './service.js';
 
 const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
@@ -13,6 +17,20 @@ export function registerDirectoryRoutes(server: HttpServer, service: DirectorySe
   server.route('GET', '/transactions/:tx_hash', ({ params }) => json(200, service.transaction(params.tx_hash)));
   server.route('GET', '/blocks/:number', ({ params }) => json(200, service.block(params.number)));
   server.route('GET', '/aliases/:alias', ({ params }) => json(200, service.aliasLookup(params.alias)));
+
+  // ddn-internal: what a Relay or Cache in another process asks through HttpDirectoryPort (src/ports).
+  const port = new LocalDirectoryPort(service.deps.ledger, service.deps.clock);
+  server.route('GET', '/delivery-view/:did', async ({ params, query }) => {
+    assertDid(params.did);
+    let persona: string | null = null;
+    if (query.persona !== undefined) {
+      persona = canonicalPersona(query.persona) ?? null;
+      if (persona === null) throw new DdnError('invalid_persona', 'invalid persona');
+    }
+    const view = await port.resolveDelivery(params.did, persona, query.tag ?? null);
+    if (!view) throw new DdnError('did_not_found', 'DID not found', { did: params.did });
+    return json(200, deliveryViewToJson(view));
+  });
 
   server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
   server.route('POST', '/register-did', (ctx) => json(202, service.submitRegistration(body(ctx.body))));
