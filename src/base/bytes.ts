@@ -1,7 +1,8 @@
 /** Byte helpers shared by every layer. */
 
 const textEncoder = new TextEncoder();
-const fatalDecoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading U+FEFF is text like any other; dropping it would break byte-for-byte comparison.
+const fatalDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function utf8(s: string): Uint8Array {
   return textEncoder.encode(s);

@@ -139,8 +139,15 @@ export class Ledger {
 
   /** Runs the call against the pool state without keeping anything (prepare routes, pre-checks). */
   check(call: Call, opts: { skipSignatures?: boolean } = {}): LedgerFailure | null {
+    let canon: { bytes: Uint8Array; call: Call };
+    try {
+      canon = canonicalCall(call);
+    } catch (e) {
+      if (e instanceof LedgerFailure) return e;
+      throw e;
+    }
     const probe = this.poolState.child();
-    return applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, '0x', opts.skipSignatures), call,
+    return applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, '0x', opts.skipSignatures), canon.call,
       this.opts.handlers);
   }
 
@@ -148,8 +155,8 @@ export class Ledger {
    * Pool admission (§2.5): identical pending extrinsic → same hash, `duplicate`; otherwise limits, then a dry run
    * against the pool state. Throws LedgerFailure on rejection.
    */
-  submit(call: Call, meta: TxMeta): { txHash: string; duplicate: boolean } {
-    const bytes = encodeExtrinsic(call);
+  submit(submitted: Call, meta: TxMeta): { txHash: string; duplicate: boolean } {
+    const { bytes, call } = canonicalCall(submitted);
     const txHash = to0x(txHashOf(bytes));
     if (this.poolIndex.has(txHash)) return { txHash, duplicate: true };
     if (this.pool.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
@@ -237,7 +244,7 @@ export class Ledger {
 
   private schedule(): void {
     if (!this.opts.autoProduce || this.stopped || this.timer || this.pool.length === 0) return;
-    const delay = Math.max(0, this.lastBlockWallMs + this.opts.blockIntervalMs - Date.now());
+    const delay = Math.max(0, this.lastBlockWallMs + this.opts.blockIntervalMs - this.opts.clock.nowMs());
     this.timer = setTimeout(() => {
       this.timer = null;
       try {
@@ -304,6 +311,23 @@ export class Ledger {
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
     return this.store.lastFailure(subject, extrinsic, sinceMs);
   }
+}
+
+/**
+ * The extrinsic bytes of `call` and the call decoded back from them (§2.4): an argument outside its bound, or one
+ * that does not encode, is `MalformedExtrinsic` before any other check, and execution sees exactly the arguments
+ * `tx_hash` covers (also after a restart, when pending calls are decoded from their stored bytes).
+ */
+function canonicalCall(call: Call): { bytes: Uint8Array; call: Call } {
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeExtrinsic(call);
+  } catch {
+    throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
+  }
+  const decoded = decodeExtrinsic(bytes);
+  if (!decoded) throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
+  return { bytes, call: decoded };
 }
 
 function failureToTxError(f: LedgerFailure): TxRecord['error'] {

@@ -14,7 +14,8 @@ interface Codec<T> {
 const str = (max = Number.MAX_SAFE_INTEGER): Codec<string> => ({ write: (w, v) => w.str(v), read: (r) => r.str(max) });
 const bin = (max = Number.MAX_SAFE_INTEGER): Codec<Uint8Array> => ({ write: (w, v) => w.bytes(v), read: (r) => r.bytes(max) });
 const u64: Codec<bigint> = { write: (w, v) => w.u64(v), read: (r) => r.u64() };
-const u8: Codec<number> = { write: (w, v) => w.u8(v), read: (r) => r.u8() };
+/** A field-less enum (`ApplicationStatus`): one byte, index below the number of variants. */
+const variant = (count: number): Codec<number> => ({ write: (w, v) => w.u8(v), read: (r) => r.variant(count) });
 const bool: Codec<boolean> = { write: (w, v) => w.bool(v), read: (r) => r.bool() };
 const vm: Codec<VerificationMethod> = { write: writeVm, read: readVm };
 const service: Codec<Service> = { write: writeService, read: readService };
@@ -145,7 +146,7 @@ const SPECS: { [K in CallName]: Spec<CallArgs[K]> } = {
   set_application_status: {
     module: 13,
     index: 2,
-    fields: [['applicationId', str(64)], ['status', u8], ['signerKeyId', str(96)], ['signature', bin(128)]],
+    fields: [['applicationId', str(64)], ['status', variant(3)], ['signerKeyId', str(96)], ['signature', bin(128)]],
   },
   set_application_domain: {
     module: 13,

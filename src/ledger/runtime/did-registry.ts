@@ -3,6 +3,7 @@
  * Pure over the state overlay it is given; throws LedgerFailure on the first failed check.
  */
 import { bytesEqual, utf8Length } from '../../base/bytes.js';
+import { ScaleWriter } from '../../codec/scale.js';
 import { didGrammarError } from '../../protocol/did.js';
 import { normalizeAlias } from '../../protocol/alias.js';
 import {
@@ -12,6 +13,8 @@ import {
   emptyDocument,
   isValidService,
   isValidVm,
+  writeService,
+  writeVm,
   type DidDocument,
 } from '../../protocol/document.js';
 import { decodeAliasPayload, type AliasPayload } from '../../protocol/payloads/alias.js';
@@ -196,8 +199,10 @@ function expectedPatchFields(call: PatchCall): Pick<DocumentPatchPayload, 'verif
   return out;
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** Byte equality of two optional structs under their SCALE encoding (§5.2 step 5 compares values, not JS objects). */
+function sameEncoded<T>(a: T | null, b: T | null, write: (w: ScaleWriter, v: T) => void): boolean {
+  const enc = (v: T | null) => new ScaleWriter().option(v, write).finish();
+  return bytesEqual(enc(a), enc(b));
 }
 
 export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall): void {
@@ -210,9 +215,9 @@ export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall):
   if (
     p.did !== a.did ||
     p.action !== PATCH_CALLS[call.name] ||
-    !sameJson(p.verificationMethod, expected.verificationMethod) ||
-    !sameJson(p.keyAgreement, expected.keyAgreement) ||
-    !sameJson(p.service, expected.service) ||
+    !sameEncoded(p.verificationMethod, expected.verificationMethod, writeVm) ||
+    !sameEncoded(p.keyAgreement, expected.keyAgreement, writeVm) ||
+    !sameEncoded(p.service, expected.service, writeService) ||
     p.id !== expected.id ||
     p.signerKeyId !== a.signerKeyId
   ) {
