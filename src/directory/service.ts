@@ -203,7 +203,10 @@ export class DirectoryService {
 
   private assertRegistrable(did: string, alias: string | null): void {
     const pool = this.ledger.poolView();
-    if (alias !== null && getAliasOwner(pool, alias) !== undefined) throw new DdnError('alias_taken', 'alias is taken', { alias });
+    // An alias held by this very DID means the DID exists: that is did_already_exists (§2.2: a registration
+    // resubmitted after inclusion fails with did_already_exists), not a lost alias race.
+    const owner = alias === null ? undefined : getAliasOwner(pool, alias);
+    if (owner !== undefined && owner !== did) throw new DdnError('alias_taken', 'alias is taken', { alias });
     if (getDidRecord(pool, did)) throw new DdnError('did_already_exists', 'DID already registered or pending', { did });
   }
 
@@ -248,10 +251,18 @@ export class DirectoryService {
     const token = parseV2Token(ts);
     if (!token || token.nonce !== 0n) throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:0:<expiry_ms>', { field: 'timestamp' });
     const { did, rootPubkey, blob, alias } = this.registrationInputs(body);
-    const signature = parseSignature(body.signature);
+    // §4.2 order: every prepare check (alias_taken, did_already_exists included) before the signature encoding;
+    // an identical pending submission skips them (it is answered as a duplicate).
+    let signature: Uint8Array;
+    try {
+      signature = parseSignature(body.signature);
+    } catch (e) {
+      this.assertRegistrable(did, alias);
+      throw e;
+    }
     const call: Call = {
       name: 'register_with_proof_v2',
-      args: { did, alias: typeof body.alias === 'string' ? alias : null, rootPubkey, expiryMs: token.ms, docBlob: blob, signature },
+      args: { did, alias, rootPubkey, expiryMs: token.ms, docBlob: blob, signature },
     };
     if (!this.isPending(call)) this.assertRegistrable(did, alias);
     const { txHash, duplicate } = this.submitCall(call, { subject: did, action: 'register_did', limitKey: `${did}|registration` },
@@ -302,8 +313,9 @@ export class DirectoryService {
     const fieldsBody = spec.action === 'UpdateService' ? withServiceId(body) : body;
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
     const signerKeyId = this.signerKeyId(body);
-    const signerKey = this.signerKey(did, rec, signerKeyId);
+    // valid_until is field syntax: checked before the signer resolves (§5.1 order)
     const validUntil = body.valid_until === undefined ? this.nowMs() + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until);
+    const signerKey = this.signerKey(did, rec, signerKeyId);
     const nonce = getNonce(pool, spec.nonceDomain, did);
     const p: SignParams = { nonce, validUntil, signerKeyId };
     const payload = parsed.payload(p);

@@ -361,3 +361,45 @@ export function localSubmission(
 export async function nonceFor(h: DirectoryHarness, did: string, action: string): Promise<bigint> {
   return BigInt((await nonces(h, did))[nonceDomainOf(action)] as string);
 }
+
+// ---------------------------------------------------------------- a DID with one of everything
+
+export interface Fixture extends Registered {
+  /** Second key, held by VM `#key-2` (not in `authentication`). */
+  key2: Ed25519KeyPair;
+  alias: string;
+  deviceId: string;
+}
+
+/**
+ * A document with VMs `#key-1` (the root key, in `authentication`) and `#key-2`, key agreement `#ka-1` and
+ * service `#svc-1`.
+ */
+export function richDocOf(did: string, key: Ed25519KeyPair, key2: Ed25519KeyPair): Body {
+  return {
+    id: did,
+    verificationMethod: [vmOf(did, 'key-1', key), vmOf(did, 'key-2', key2)],
+    authentication: [kid(did, 'key-1')],
+    keyAgreement: [kaOf(did, 'ka-1', 1)],
+    service: [
+      {
+        id: kid(did, 'svc-1'),
+        type: 'PlatformRelayService',
+        serviceEndpoint: ['https://relay.example/1'],
+        authorization: [kid(did, 'key-1')],
+        priority: 1,
+      },
+    ],
+  };
+}
+
+/** Registers `seed` with the rich document and alias `fx<seed>`, then adds device `dev-1`; all settled. */
+export async function registerFixture(h: DirectoryHarness, seed: number): Promise<Fixture> {
+  const did = didOf(seed, h.profile.p);
+  const key = keyOf(seed);
+  const key2 = keyOf((seed + 100) % 256);
+  const alias = `fx${seed}`;
+  const r = await registerDid(h, seed, { did, key, document: richDocOf(did, key, key2), alias });
+  await mutate(h, did, key, 'add_device', { device_id: 'dev-1' });
+  return { ...r, key2, alias, deviceId: 'dev-1' };
+}
