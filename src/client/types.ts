@@ -32,6 +32,15 @@ export interface DidDocumentJson {
   service?: ServiceJson[] | null;
 }
 
+/** A document as the Directory renders it (ledger-rules.md §3.3): all five keys, arrays always. */
+export interface RenderedDidDocumentJson {
+  id: string;
+  verificationMethod: VerificationMethodJson[];
+  authentication: string[];
+  keyAgreement: KeyAgreementJson[];
+  service: ServiceJson[];
+}
+
 /** A `u64` given by the caller: bigint, safe integer or decimal string. Sent as a decimal string. */
 export type U64Input = bigint | number | string;
 
@@ -42,7 +51,7 @@ export interface DidRecordResponse {
   aliases: string[];
   devices: { deviceId: string; addedAt: number; tombstoned: boolean }[];
   version: number;
-  document: DidDocumentJson | null;
+  document: RenderedDidDocumentJson | null;
   updatedAt: number;
   freshness: string;
   registration_status: string;
