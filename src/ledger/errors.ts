@@ -2,11 +2,19 @@
 
 export type LedgerModule = 'DidRegistry' | 'DeliveryPolicy' | 'ApplicationRegistry' | 'Ledger';
 
+/** Where in a delivery policy a validation error was found (http-api.md §1.1: `details.rule_id` / `step_id`). */
+export interface LedgerFailureDetail {
+  ruleId?: string;
+  stepId?: string;
+}
+
 export class LedgerFailure extends Error {
   constructor(
     readonly errorName: string,
     readonly module: LedgerModule,
     readonly reason?: string,
+    /** Not part of the consensus result (`results_root` carries only the name). */
+    readonly detail?: LedgerFailureDetail,
   ) {
     super(errorName);
     this.name = 'LedgerFailure';
@@ -22,4 +30,14 @@ export function failer(module: LedgerModule) {
   return (errorName: string, reason?: string): never => {
     throw new LedgerFailure(errorName, module, reason);
   };
+}
+
+/** Runs `fn`; a LedgerFailure escaping it gains `detail` (inner detail wins, so the innermost location is kept). */
+export function withDetail<T>(detail: LedgerFailureDetail, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof LedgerFailure) throw new LedgerFailure(e.errorName, e.module, e.reason, { ...detail, ...e.detail });
+    throw e;
+  }
 }

@@ -194,10 +194,10 @@ test('retirement guard: DeactivateDid and DeleteDid fail DidControlsApplication;
   assertRejected(h, controlCall(A, { kind: 'DeleteDid' }, root7), 'DidControlsApplication');
   assert.equal(h.poolNonce('control_nonce', A), 0n);
   assert.equal(h.record(A)!.deactivated, false);
-  // an unplugged module's call is MalformedExtrinsic
+  // without injected handlers the built-in modules run (module 9: a payload that does not decode, §5.8 step 1)
   const bare = new Harness();
   t.after(() => bare.close());
-  assert.equal(bare.ledger.check({ name: 'apply_policy_v3_with_proof', args: { signedPayload: new Uint8Array(1), signature: new Uint8Array(64), signerKeyId: 'root' } })?.errorName, 'MalformedExtrinsic');
+  assert.equal(bare.ledger.check({ name: 'apply_policy_v3_with_proof', args: { signedPayload: new Uint8Array(1), signature: new Uint8Array(64), signerKeyId: 'root' } })?.errorName, 'InvalidPolicyV3Payload');
 });
 
 // ---- deletion and re-registration ----
