@@ -26,6 +26,11 @@ const DOCUMENT_STRUCTURE = new Set([
   'KeyAgreementAlreadyExists', 'ServiceAlreadyExists',
 ]);
 
+const SCOPE_CAUSES = new Set([
+  'did_not_found', 'did_deactivated', 'persona_not_found', 'persona_inactive', 'persona_verification_expired',
+  'application_not_found', 'application_inactive',
+]);
+
 const DIRECT: Record<string, ErrorCode> = {
   MalformedExtrinsic: 'invalid_request',
   PoolFull: 'too_many_pending',
@@ -126,6 +131,9 @@ export function codeForLedgerError(name: string, reason?: string, ctx: LedgerErr
   if (name === 'DidNotFound' && ctx.didIsDeactivated) return 'did_deactivated';
   if (name === 'InvalidPolicyScope') {
     if (reason === 'application_rule_forbidden') return 'invalid_delivery_policy';
+    // scope_unavailable:<cause> — the Directory reports the cause (http-api.md §1.1)
+    const cause = reason?.startsWith('scope_unavailable:') ? reason.slice('scope_unavailable:'.length) : undefined;
+    if (cause && SCOPE_CAUSES.has(cause)) return cause as ErrorCode;
     return 'invalid_policy_scope';
   }
   return DIRECT[name] ?? 'chain_submission_rejected';

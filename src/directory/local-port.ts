@@ -2,8 +2,9 @@
 import type { Clock } from '../base/clock.js';
 import type { Ledger } from '../ledger/chain.js';
 import { getAliasOwner, getDidRecord } from '../ledger/records.js';
-import { activePersona, addressedConstraints } from '../ledger/runtime/resolution.js';
-import type { DeliveryView, DidView, DirectoryPort, PersonaState } from '../ports/directory-port.js';
+import { activePersona, addressedConstraints, resolveDeliveryPolicy } from '../ledger/runtime/resolution.js';
+import { actionToJson } from '../protocol/policy/json-render.js';
+import type { DeliveryView, DidView, DirectoryPort, PersonaState, PolicyView } from '../ports/directory-port.js';
 
 const PERSONA_STATES: Record<string, PersonaState> = {
   PersonaNotFound: 'persona_not_found',
@@ -28,7 +29,6 @@ export class LocalDirectoryPort implements DirectoryPort {
   }
 
   async resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
-    void tag;
     const view = this.ledger.finalizedView();
     const block = this.ledger.finalizedRefNow();
     const rec = getDidRecord(view, did);
@@ -39,12 +39,26 @@ export class LocalDirectoryPort implements DirectoryPort {
       const live = activePersona(view, now, persona);
       personaState = live.ok ? 'ok' : PERSONA_STATES[live.error]!;
     }
+    const won = resolveDeliveryPolicy(view, now, did, persona, tag);
+    const policy: PolicyView | null = won
+      ? {
+          source: won.source,
+          sourceId: won.sourceId,
+          policyId: won.policyId,
+          policyRevision: Number(won.policyRevision),
+          ruleId: won.ruleId,
+          rulePriority: won.rulePriority,
+          action: actionToJson(won.action),
+          effectiveConstraints: won.effectiveConstraints,
+          policyTtlSeconds: won.policyTtlSeconds,
+        }
+      : null;
     return {
       recipient: { did, deactivated: rec.deactivated, document: rec.document, rootPubkey: rec.rootPubkey },
       persona,
       personaState,
-      policy: null,
-      effectiveConstraints: addressedConstraints(view, now, did, persona),
+      policy,
+      effectiveConstraints: policy ? policy.effectiveConstraints : addressedConstraints(view, now, did, persona),
       blockNumber: block.number,
       blockHash: block.hash,
     };
