@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { bytesEqual, to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
+import { LocalDirectoryPort } from '../directory/local-port.js';
 import { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
@@ -15,6 +16,7 @@ import { Ledger } from '../ledger/chain.js';
 import { makeProfile } from '../protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, type Config, type Role } from './config.js';
 import { registerHealthRoute } from './health.js';
 import { createLogger } from './logger.js';
@@ -26,6 +28,8 @@ export interface NodeOverrides {
   logger?: Logger;
   /** Produce blocks on a timer (default true); tests pass false and call `node.ledger.produceBlock()`. */
   autoProduce?: boolean;
+  /** Interval of the Cache's background purge (default 30 s). */
+  cacheSweepIntervalMs?: number;
 }
 
 /** A started node. */
@@ -37,6 +41,8 @@ export interface RunningNode {
   readonly publicUrls: { readonly relay: readonly string[]; readonly cache: readonly string[] };
   readonly ledger: Ledger;
   readonly directoryService?: DirectoryService;
+  /** The Cache role (service, `CacheStored` events, `sweep()`, `settle()`), when enabled. */
+  readonly cache?: CacheRole;
   /**
    * Stops accepting connections, lets in-flight requests finish, stops the ledger at a block boundary and
    * closes the database. Idempotent.
@@ -99,6 +105,23 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       ? new DirectoryService({ ledger, profile, clock })
       : undefined;
 
+    // Known once the Cache listens (its own URL is the default public URL).
+    let publicCache: readonly string[] = config.publicUrls.cache;
+    let cache: CacheRole | undefined;
+    if (config.roles.includes('cache')) {
+      const role = createCacheRole({
+        config,
+        profile,
+        clock,
+        directory: new LocalDirectoryPort(ledger, clock),
+        publicCacheUrls: () => publicCache,
+        logger,
+        ...(overrides.cacheSweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.cacheSweepIntervalMs }),
+      });
+      cache = role;
+      cleanups.push(() => role.close());
+    }
+
     const servers: HttpServer[] = [];
     cleanups.push(async () => {
       ready = false;
@@ -110,9 +133,11 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       servers.push(server);
       registerHealthRoute(server, health);
       if (role === 'directory' && directoryService !== undefined) registerDirectoryRoutes(server, directoryService);
+      if (role === 'cache' && cache !== undefined) cache.register(server);
       await server.fastify.listen({ host: config.host, port: config.ports[role] });
       const { port } = server.fastify.server.address() as AddressInfo;
       urls[role] = `http://${hostForUrl(config.host)}:${port}`;
+      if (role === 'cache' && publicCache.length === 0) publicCache = Object.freeze([urls[role]]);
     }
     ready = true;
 
@@ -124,6 +149,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       relay: Object.freeze(config.publicUrls.relay.length > 0 ? [...config.publicUrls.relay] : own('relay')),
       cache: Object.freeze(config.publicUrls.cache.length > 0 ? [...config.publicUrls.cache] : own('cache')),
     });
+    cache?.start();
     logger.info(
       { roles: config.roles, urls, profile: config.profile, chain_id: config.chainId, genesis_hash: to0x(ledger.genesisHash) },
       'node started',
@@ -136,6 +162,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       publicUrls,
       ledger,
       ...(directoryService === undefined ? {} : { directoryService }),
+      ...(cache === undefined ? {} : { cache }),
       close: () => {
         closing ??= cleanup().then(() => logger.info('node stopped'));
         return closing;

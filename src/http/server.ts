@@ -23,13 +23,24 @@ export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 
 /** What a route handler returns; the body is always serialised as a JSON object. */
 export interface HttpResponse {
   status: number;
+  /** Serialised with `JSON.stringify`, unless `payload` is set. */
   body: object;
+  /**
+   * A JSON object already serialised, sent as is instead of `body` — for bodies that embed large stored
+   * texts (the Cache's envelopes) which should not be parsed and serialised again.
+   */
+  payload?: Buffer | string;
   headers?: Record<string, string>;
 }
 
 /** Builds an {@link HttpResponse}. */
 export function json(status: number, body: object, headers?: Record<string, string>): HttpResponse {
   return headers === undefined ? { status, body } : { status, body, headers };
+}
+
+/** An {@link HttpResponse} whose body is the pre-serialised JSON object `payload`. */
+export function jsonPayload(status: number, payload: Buffer | string, headers?: Record<string, string>): HttpResponse {
+  return headers === undefined ? { status, body: {}, payload } : { status, body: {}, payload, headers };
 }
 
 /** Everything a route handler sees of a request. */
@@ -197,7 +208,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       };
       const res = await route.handler(ctx);
       if (reply.sent) return reply;
-      sendJson(reply, res.status, JSON.stringify(res.body), res.headers);
+      sendJson(reply, res.status, res.payload ?? JSON.stringify(res.body), res.headers);
     } catch (err) {
       sendError(request, reply, err, route);
     }
@@ -219,7 +230,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   };
 }
 
-function sendJson(reply: FastifyReply, status: number, payload: string, headers?: Record<string, string>): void {
+function sendJson(reply: FastifyReply, status: number, payload: Buffer | string, headers?: Record<string, string>): void {
   reply.code(status);
   if (headers !== undefined) for (const name of Object.keys(headers)) reply.header(name, headers[name]);
   if ((status === 429 || status === 503) && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');

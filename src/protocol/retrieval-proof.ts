@@ -30,9 +30,18 @@ export function retrievalProofText(profile: Profile, f: ProofFields): string {
   ].join('\n');
 }
 
-/** Ack subject: ids deduplicated, sorted ascending by code point, joined by `,`. */
+/** Orders strings by Unicode code point (not UTF-16 code unit: they differ above U+FFFF). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.codePointAt(i)! < b.codePointAt(i)! ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** Ack subject (§11.4): ids deduplicated, sorted ascending by code point, joined by `,`. */
 export function ackSubject(messageIds: readonly string[]): string {
-  return [...new Set(messageIds)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(',');
+  return [...new Set(messageIds)].sort(compareCodePoints).join(',');
 }
 
 /** One trailing `/` removed (endpoint comparison, §11.4 step 6). */

@@ -10,11 +10,25 @@ export interface Migration {
   sql: string;
 }
 
-export function openSqlite(path: string, migrations: readonly Migration[], namespace: string): SqliteDb {
+/** Options of {@link openSqlite}. */
+export interface SqliteOpenOptions {
+  /**
+   * `NORMAL` (default) may lose the last transactions on power loss; `FULL` syncs the WAL on every commit, for
+   * stores whose writes are acknowledged as durable (the Cache's 202, DESIGN.md principle 8).
+   */
+  synchronous?: 'NORMAL' | 'FULL';
+}
+
+export function openSqlite(
+  path: string,
+  migrations: readonly Migration[],
+  namespace: string,
+  options: SqliteOpenOptions = {},
+): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db, migrations, namespace);

@@ -1,0 +1,91 @@
+/**
+ * Builds the Cache role of a node (http-api.md §11): its SQLite mailbox (`<data-dir>/cache.sqlite`), service,
+ * event hub and sweeper; registers its routes on the Cache server. Part of the composition root.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
+import { CacheEventHub, type CacheEvents } from '../cache/events.js';
+import type { SweepResult } from '../cache/mailbox-store.js';
+import { registerCacheRoutes } from '../cache/routes.js';
+import { CacheService } from '../cache/service.js';
+import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
+import { CacheSweeper, DEFAULT_SWEEP_INTERVAL_MS } from '../cache/sweeper.js';
+import type { HttpServer } from '../http/server.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
+import type { Profile } from '../protocol/profile.js';
+import { SqliteMailboxStore, type SqliteMailboxOptions } from '../store/sqlite/mailbox-store.js';
+import type { Config } from './config.js';
+
+/** The Cache file inside the data directory. */
+export const CACHE_DB_FILE = 'cache.sqlite';
+
+/** Inputs of {@link createCacheRole}. */
+export interface CacheRoleOptions {
+  config: Config;
+  profile: Profile;
+  clock: Clock;
+  directory: DirectoryPort;
+  /** `public_urls.cache` once known (the listening URL by default). */
+  publicCacheUrls(): readonly string[];
+  logger?: Logger;
+  sweepIntervalMs?: number;
+  store?: SqliteMailboxOptions;
+}
+
+/** A built Cache role. */
+export interface CacheRole {
+  readonly service: CacheService;
+  readonly events: CacheEvents;
+  readonly store: SqliteMailboxStore;
+  /** Adds the routes to the Cache server. */
+  register(server: HttpServer): void;
+  /** Starts the background purge. */
+  start(): void;
+  /** One purge now. */
+  sweep(): Promise<SweepResult>;
+  /** Resolves once every accepted write is committed. */
+  settle(): Promise<void>;
+  /** Stops the purge, commits queued writes and closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the Cache's database and wires its parts. */
+export function createCacheRole(o: CacheRoleOptions): CacheRole {
+  const c = o.config;
+  const settings: CacheSettings = Object.freeze({
+    profile: o.profile,
+    publicCacheUrls: o.publicCacheUrls,
+    maxEnvelopeBytes: c.relay.maxHttpEnvelopeBytes,
+    maxRetentionSeconds: c.cache.maxRetentionSeconds,
+    chunkStagingWindowSeconds: c.cache.chunkStagingWindowSeconds,
+    allowPlaintext: c.cache.allowPlaintext,
+    proofClockSkewSeconds: c.proofClockSkewSeconds,
+    maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
+  });
+  const logger = o.logger?.child({ role: 'cache' });
+  const store = SqliteMailboxStore.open(join(c.dataDir, CACHE_DB_FILE), {
+    ...o.store,
+    writer: { onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'), ...o.store?.writer },
+  });
+  const events = new CacheEventHub(logger);
+  const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
+  const sweeper = new CacheSweeper(() => service.sweep(), o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS, logger);
+  return {
+    service,
+    events,
+    store,
+    register(server) {
+      registerCacheRoutes(server, service, {
+        nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock, lookupFailureCode: 'policy_lookup_failed' },
+      });
+    },
+    start: () => sweeper.start(),
+    sweep: () => sweeper.sweep(),
+    settle: () => store.settle(),
+    async close() {
+      await sweeper.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The pure rules a store applies against what the Cache already holds (http-api.md §11.1 steps 10–11,
+ * §11.3). Store implementations call them inside their write transaction so check and insert are atomic.
+ */
+import { DdnError } from '../base/errors.js';
+import type { ChunkRef, ChunkSetState } from './mailbox-store.js';
+
+/** Step 10: `'new'` when nothing live holds the id, `'dedupe'` for identical content, else `message_id_conflict`. */
+export function checkDuplicate(
+  existing: { contentHash: string; messageId: string } | null,
+  contentHash: string,
+): 'new' | 'dedupe' {
+  if (existing === null) return 'new';
+  if (existing.contentHash === contentHash) return 'dedupe';
+  throw new DdnError('message_id_conflict', 'this message_id is already held with different content', {
+    message_id: existing.messageId,
+  });
+}
+
+/**
+ * Step 11 for a new chunk: the set (if any) must declare the same `total_chunks` (`chunk_set_conflict`) and
+ * the sequence must not be held by another entry (`chunk_conflict`; an identical retry was deduplicated at
+ * step 10 already, so any holder here has different content).
+ */
+export function checkChunk(set: { total: number } | null, sequenceHeldBy: string | null, chunk: ChunkRef): void {
+  if (set !== null && set.total !== chunk.total) {
+    throw new DdnError('chunk_set_conflict', 'total_chunks differs from the set', {
+      message_group_id: chunk.groupId,
+      expected: set.total,
+      received: chunk.total,
+    });
+  }
+  if (sequenceHeldBy !== null) {
+    throw new DdnError('chunk_conflict', 'this sequence of the set is already held with different content', {
+      message_group_id: chunk.groupId,
+      sequence_number: chunk.sequence,
+    });
+  }
+}
+
+/** `retry_until` of an incomplete set (§11.3): min(first chunk time + window, earliest `expires_at`). */
+export function chunkRetryUntil(firstAtMs: number, windowMs: number, minExpiresAtMs: number): number {
+  return Math.min(firstAtMs + windowMs, minExpiresAtMs);
+}
+
+/** The set's state once `received` sequences are held; completeness is sticky. */
+export function chunkSetState(
+  groupId: string,
+  total: number,
+  received: number,
+  wasComplete: boolean,
+  retryUntilMs: number,
+): ChunkSetState {
+  const complete = wasComplete || received >= total;
+  return { groupId, total, received, complete, retryUntilMs: complete ? null : retryUntilMs };
+}

@@ -1,0 +1,124 @@
+/**
+ * The `CacheStored` event (http-api.md §10.9): emitted after the store committed, for new entries only (never
+ * for a deduplicated store). Event processing (policy rules, Send/Call) subscribes here; it is best-effort
+ * and can never change a Cache response.
+ */
+import type { Logger } from 'pino';
+import { isoMs } from '../base/clock.js';
+import type { Envelope } from '../protocol/envelope.js';
+import type { CacheDestination } from './destination.js';
+import type { EntryMeta } from './mailbox-store.js';
+
+/** The public envelope fields an event template may point at (`/envelope/…`, §10.9); never payload or headers. */
+export interface EventEnvelopeContext {
+  message_id: string;
+  to: string;
+  recipient_did: string;
+  tag: string | null;
+  application_id: string | null;
+  timestamp: string;
+  ttl: string | null;
+  delivery_hint: string | null;
+  message_group_id: string | null;
+  sequence_number: number | null;
+  total_chunks: number | null;
+  sender: string | null;
+}
+
+/** A Cache stored a new, non-deduplicated entry. */
+export interface CacheStoredEvent {
+  type: 'CacheStored';
+  message_id: string;
+  recipient_did: string;
+  /** Canonical persona when the envelope was addressed `…@persona`. */
+  persona: string | null;
+  tag: string | null;
+  application_id: string | null;
+  /** ISO time of the store. */
+  occurred_at: string;
+  chunked: boolean;
+  message_group_id: string | null;
+  /** ISO expiry of the stored copy. */
+  expires_at: string;
+  /** The recipient's (or the Store step target's) service through which the store reached this Cache. */
+  service_id?: string;
+  /** This Cache's endpoint as that service publishes it. */
+  endpoint: string;
+  /** The envelope's public fields for `/envelope/…` template pointers. */
+  envelope: EventEnvelopeContext;
+}
+
+/** Every Cache event. */
+export type CacheEvent = CacheStoredEvent;
+
+/** A subscriber. Called synchronously after the commit; must not throw (errors are logged and dropped). */
+export type CacheEventListener = (event: CacheEvent) => void;
+
+/** What the Cache emits through. */
+export interface CacheEventSink {
+  emit(event: CacheEvent): void;
+}
+
+/** Subscribe side of the hook. */
+export interface CacheEvents {
+  /** Adds a listener; returns its removal. */
+  on(type: CacheEvent['type'], listener: CacheEventListener): () => void;
+}
+
+/** An in-process event hub: the Cache emits, event processing subscribes. */
+export class CacheEventHub implements CacheEventSink, CacheEvents {
+  private readonly listeners = new Set<CacheEventListener>();
+
+  constructor(private readonly logger?: Logger) {}
+
+  on(type: CacheEvent['type'], listener: CacheEventListener): () => void {
+    void type;
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  emit(event: CacheEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.logger?.error({ err, event_type: event.type, message_id: event.message_id }, 'cache event listener failed');
+      }
+    }
+  }
+}
+
+/** The `CacheStored` event of a new entry stored from `env` through `destination`. */
+export function cacheStoredEvent(env: Envelope, persona: string | null, destination: CacheDestination, e: EntryMeta): CacheStoredEvent {
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  return {
+    type: 'CacheStored',
+    message_id: e.messageId,
+    recipient_did: e.recipientDid,
+    persona,
+    tag: e.tag,
+    application_id: e.applicationId,
+    occurred_at: isoMs(e.storedAtMs),
+    chunked: e.chunk !== null,
+    message_group_id: e.chunk?.groupId ?? null,
+    expires_at: isoMs(e.expiresAtMs),
+    service_id: destination.serviceId,
+    endpoint: destination.endpoint,
+    envelope: {
+      message_id: env.messageId,
+      to: env.to,
+      recipient_did: e.recipientDid,
+      tag: env.tag,
+      application_id: env.applicationId,
+      timestamp: env.timestampText,
+      ttl: text(env.fields.ttl),
+      delivery_hint: text(env.fields.delivery_hint),
+      message_group_id: env.chunk?.groupId ?? null,
+      sequence_number: env.chunk?.sequence ?? null,
+      total_chunks: env.chunk?.total ?? null,
+      sender: env.sender?.did ?? null,
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The Cache's storage port (DESIGN.md: ports are named for what they do). Implementations keep every rule
+ * that must be atomic with the write — deduplication (http-api.md §11.1 step 10), chunk-set rules (§11.3),
+ * nonce single-use (§11.4 step 9, §10.6) — inside one transaction, using the pure rules of `admission.ts`.
+ */
+import type { NonceClaim, NonceRegistry } from '../ports/nonce-registry.js';
+
+/** Chunk metadata of an entry (§10.1). `groupId` is lower-case. */
+export interface ChunkRef {
+  groupId: string;
+  sequence: number;
+  total: number;
+}
+
+/** The provenance echoed in store responses (§11.1 response table). */
+export interface StoredProvenance {
+  policyId: string;
+  policyRevision: number;
+  ruleId: string;
+  blockHash: string;
+}
+
+/** Everything about a stored envelope but its bytes. */
+export interface EntryMeta {
+  /** As sent by the first store. */
+  messageId: string;
+  recipientDid: string;
+  /** sha256 hex of the canonical JSON of the client fields (identical-content test). */
+  contentHash: string;
+  storedAtMs: number;
+  expiresAtMs: number;
+  maxTtlSeconds: number;
+  appliedTtlSeconds: number;
+  tag: string | null;
+  applicationId: string | null;
+  chunk: ChunkRef | null;
+  /** Bytes of the stored envelope text. */
+  sizeBytes: number;
+  provenance: StoredProvenance | null;
+}
+
+/** A new entry: its metadata and the envelope JSON text as received (a JSON object, no surrounding space). */
+export interface NewEntry extends EntryMeta {
+  envelope: Uint8Array;
+}
+
+/** A stored entry with its envelope text. */
+export interface EntryWithEnvelope {
+  meta: EntryMeta;
+  envelope: Uint8Array;
+}
+
+/** The state of a chunk set after a store (§11.3). */
+export interface ChunkSetState {
+  groupId: string;
+  total: number;
+  /** Sequences currently held. */
+  received: number;
+  /** Sticky once every sequence was present. */
+  complete: boolean;
+  /** While incomplete: min(first chunk time + staging window, earliest `expires_at` of the set). */
+  retryUntilMs: number | null;
+}
+
+/** One store (§11.1 steps 10–12). */
+export interface PutRequest {
+  entry: NewEntry;
+  nowMs: number;
+  /** `cache.chunk_staging_window_seconds` in ms. */
+  chunkWindowMs: number;
+  /** A node request's nonce, recorded atomically with the entry. */
+  claim: NonceClaim | null;
+}
+
+/** The outcome of a store. */
+export interface PutResult {
+  /** True when an entry with this `message_id` and identical content was already held; `entry` is that one. */
+  deduped: boolean;
+  entry: EntryMeta;
+  chunkSet: ChunkSetState | null;
+}
+
+/** One `GET /cache/messages` page. */
+export interface MessagePage {
+  entries: EntryWithEnvelope[];
+  /** More visible entries remain beyond the byte budget. */
+  truncated: boolean;
+}
+
+/** A complete chunk set's visible entries, in sequence order. */
+export interface ChunkSetView {
+  total: number;
+  entries: EntryWithEnvelope[];
+}
+
+/** What one purge removed (§11.7). */
+export interface SweepResult {
+  expiredEntries: number;
+  purgedChunkSets: number;
+  purgedChunks: number;
+  expiredNonces: number;
+}
+
+/**
+ * The Cache's mailbox. Every write is durable when its promise resolves. Reads see only *visible* entries:
+ * unexpired at `nowMs`, and unchunked or in a complete set (§11.5).
+ */
+export interface MailboxStore extends NonceRegistry {
+  /**
+   * Stores an entry: a live entry with the same `message_id` (case-insensitive) and the same content hash →
+   * `deduped`; a different hash → `message_id_conflict`; chunk rules (§11.3) → `chunk_set_conflict`,
+   * `chunk_conflict`. A live `claim` → `proof_nonce_replayed` (nothing is written). Storage failure →
+   * `insufficient_storage`; a full write queue → `rate_limited`.
+   */
+  put(req: PutRequest): Promise<PutResult>;
+  /** Records a nonce durably; false when it is already recorded and live. */
+  claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean>;
+  /** Visible entries of `did` in store order (sets together, by sequence) up to `maxEnvelopeBytes`. */
+  listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage>;
+  /** Metadata of every visible entry of `did`, in the same order. */
+  listSummary(did: string, nowMs: number): Promise<EntryMeta[]>;
+  /** The visible entries of a complete set; null when absent, incomplete or empty. */
+  getChunkSet(did: string, groupId: string, nowMs: number): Promise<ChunkSetView | null>;
+  /** One visible entry by `message_id` (case-insensitive). */
+  getMessage(did: string, messageId: string, nowMs: number): Promise<EntryWithEnvelope | null>;
+  /**
+   * Records `claim` (a live one → `proof_nonce_replayed`) and deletes the listed live entries of `did`, in one
+   * durable write. Returns the ids deleted, as requested, without duplicates.
+   */
+  ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]>;
+  /** Deletes expired entries, incomplete sets past `retry_until`, emptied sets and expired nonces. */
+  sweep(nowMs: number): Promise<SweepResult>;
+  /** Resolves once every write queued so far is committed. */
+  settle(): Promise<void>;
+  /** Commits what is queued, then refuses further writes. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,130 @@
+/**
+ * Reading a retrieval proof off a request (http-api.md §11.4 step 1, §11.6): the `X-…` headers of the
+ * retrieval routes, or the body fields of `POST /cache/ack` with optional agreeing headers.
+ */
+import { utf8Length } from '../base/bytes.js';
+import { DdnError } from '../base/errors.js';
+import { isDid } from '../protocol/did.js';
+
+/** The proof fields of one request, as sent. */
+export interface ProofInput {
+  did: string;
+  /** Empty when not sent. */
+  deviceId: string;
+  serviceId: string;
+  cacheEndpoint: string;
+  keyId: string;
+  timestamp: string;
+  nonce: string;
+  /** Base64 (standard or URL-safe). */
+  signature: string;
+}
+
+type RequiredKey = 'serviceId' | 'cacheEndpoint' | 'keyId' | 'timestamp' | 'nonce' | 'signature';
+
+/** Required proof headers, in the order their absence is reported, with the ack body field of each. */
+const REQUIRED: readonly { key: RequiredKey; header: string; field: string }[] = [
+  { key: 'serviceId', header: 'X-Service-Id', field: 'service_id' },
+  { key: 'cacheEndpoint', header: 'X-Cache-Endpoint', field: 'cache_endpoint' },
+  { key: 'keyId', header: 'X-Key-Id', field: 'key_id' },
+  { key: 'timestamp', header: 'X-Timestamp', field: 'timestamp' },
+  { key: 'nonce', header: 'X-Nonce', field: 'nonce' },
+  { key: 'signature', header: 'X-Signature', field: 'signature_b64' },
+];
+
+const RECIPIENT_HEADER = 'X-Recipient-DID';
+const DEVICE_HEADER = 'X-Device-Id';
+
+type HeaderReader = (name: string) => string | undefined;
+
+function missing(header: string, field?: string): DdnError {
+  return new DdnError('missing_proof_header', `missing proof header ${header}`, field === undefined ? { header } : { header, field });
+}
+
+function mismatch(header: string, field?: string): DdnError {
+  return new DdnError(
+    'proof_header_mismatch',
+    `${header} does not agree with the ${field === undefined ? 'path' : 'body'}`,
+    field === undefined ? { header } : { header, field },
+  );
+}
+
+/**
+ * The proof of a retrieval route from its headers. `route.device` is the path device of
+ * `/cache/summary/{did}/{device}`; `X-Recipient-DID` and `X-Device-Id`, when sent, must agree with the path.
+ */
+export function proofFromHeaders(header: HeaderReader, route: { did: string; device?: string }): ProofInput {
+  const values = {} as Record<RequiredKey, string>;
+  for (const r of REQUIRED) {
+    const v = header(r.header);
+    if (v === undefined || v === '') throw missing(r.header);
+    values[r.key] = v;
+  }
+  const recipient = header(RECIPIENT_HEADER);
+  if (recipient !== undefined && recipient !== route.did) throw mismatch(RECIPIENT_HEADER);
+  const device = header(DEVICE_HEADER);
+  if (route.device !== undefined && device !== undefined && device !== route.device) throw mismatch(DEVICE_HEADER);
+  return { did: route.did, deviceId: route.device ?? device ?? '', ...values };
+}
+
+/** An acknowledgement request (§11.6). */
+export interface AckRequest {
+  proof: ProofInput;
+  /** As sent (duplicates included; the subject and the deletion deduplicate). */
+  messageIds: string[];
+}
+
+const MAX_ACK_IDS = 1000;
+const MAX_ID_BYTES = 128;
+
+function bodyText(body: Record<string, unknown>, field: string, allowNumber = false): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') {
+    if (/[\r\n]/.test(v)) {
+      throw new DdnError('invalid_proof_header', `${field} must not contain line breaks`, { field });
+    }
+    return v;
+  }
+  if (allowNumber && typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
+  throw new DdnError('invalid_request', `${field} must be a string`, { field });
+}
+
+/** Body value of `field`, or the header; both present → they must be equal. */
+function agreed(body: Record<string, unknown>, field: string, header: HeaderReader, name: string, allowNumber = false): string | undefined {
+  const b = bodyText(body, field, allowNumber);
+  const h = header(name);
+  if (b !== undefined && h !== undefined && b !== h) throw mismatch(name, field);
+  return b ?? h;
+}
+
+/** `message_ids`: 1–1000 strings of at most 128 bytes (400 `invalid_request`). */
+export function parseAckMessageIds(v: unknown): string[] {
+  if (!Array.isArray(v) || v.length < 1 || v.length > MAX_ACK_IDS) {
+    throw new DdnError('invalid_request', `message_ids must be an array of 1 to ${MAX_ACK_IDS} strings`, { field: 'message_ids' });
+  }
+  for (const id of v) {
+    if (typeof id !== 'string' || id.length === 0 || utf8Length(id) > MAX_ID_BYTES || /[,\r\n]/.test(id)) {
+      throw new DdnError('invalid_request', `each message id must be a string of 1 to ${MAX_ID_BYTES} bytes`, {
+        field: 'message_ids',
+      });
+    }
+  }
+  return v as string[];
+}
+
+/** The proof and ids of `POST /cache/ack`: proof fields from the body, headers optional and agreeing. */
+export function ackFromBody(body: Record<string, unknown>, header: HeaderReader): AckRequest {
+  const messageIds = parseAckMessageIds(body.message_ids);
+  const did = agreed(body, 'did', header, RECIPIENT_HEADER);
+  if (did === undefined || did === '') throw new DdnError('invalid_request', 'missing field "did"', { field: 'did' });
+  if (!isDid(did)) throw new DdnError('invalid_did', 'did is not a valid DID', { field: 'did' });
+  const deviceId = agreed(body, 'device_id', header, DEVICE_HEADER) ?? '';
+  const values = {} as Record<RequiredKey, string>;
+  for (const r of REQUIRED) {
+    const v = agreed(body, r.field, header, r.header, r.key === 'timestamp');
+    if (v === undefined || v === '') throw missing(r.header, r.field);
+    values[r.key] = v;
+  }
+  return { proof: { did, deviceId, ...values }, messageIds };
+}

@@ -1,0 +1,131 @@
+/**
+ * Retrieval-proof verification (http-api.md §11.4 steps 2–8), pure: the recipient's finalized record, the
+ * Cache's settings and `now` are parameters. Step 9 (nonce single-use) is the store's: the result is the
+ * claim to record.
+ */
+import { parseBase64, utf8 } from '../base/bytes.js';
+import { DdnError } from '../base/errors.js';
+import { parseTimestampMs } from '../codec/timestamp.js';
+import { verifyEd25519 } from '../crypto/ed25519.js';
+import type { NonceClaim } from '../ports/nonce-registry.js';
+import type { DidDocument } from '../protocol/document.js';
+import type { Profile } from '../protocol/profile.js';
+import { normalizeEndpoint, retrievalProofText, type ProofOperation } from '../protocol/retrieval-proof.js';
+import { authorizedServiceKey, findService } from '../protocol/service-keys.js';
+import type { ProofInput } from './proof-request.js';
+
+const NONCE_RE = /^[\x20-\x7e]{1,128}$/;
+
+/** The parts of the recipient's record the checks read (a `DidView` fits). */
+export interface ProofDidRecord {
+  deactivated: boolean;
+  document: DidDocument | null;
+}
+
+/** Inputs of {@link verifyRetrievalProof}. */
+export interface ProofCheck {
+  profile: Profile;
+  operation: ProofOperation;
+  /** `*`, the group id, the message id, or the ack subject (§11.4 table). */
+  subject: string;
+  proof: ProofInput;
+  /** The recipient's finalized record; null when it has none. */
+  record: ProofDidRecord | null;
+  /** This node's `public_urls.cache`. */
+  publicCacheUrls: readonly string[];
+  nowMs: number;
+  skewSeconds: number;
+}
+
+/** The nonce scope of a proof operation. */
+export function proofNonceScope(operation: ProofOperation): string {
+  return `proof:${operation}`;
+}
+
+/**
+ * Steps 2–3, which need no lookup: `X-Timestamp` parses (`invalid_proof_header`) and lies within ± skew of now
+ * (403 `proof_timestamp_out_of_window`); `X-Nonce` is 1–128 printable ASCII characters. Returns the timestamp
+ * in ms.
+ */
+export function checkProofTiming(proof: ProofInput, nowMs: number, skewSeconds: number): number {
+  const tsMs = parseTimestampMs(proof.timestamp);
+  if (tsMs === undefined) {
+    throw new DdnError('invalid_proof_header', 'X-Timestamp is not ISO-8601, epoch ms or epoch s', { header: 'X-Timestamp' });
+  }
+  if (Math.abs(tsMs - nowMs) > skewSeconds * 1000) {
+    throw new DdnError('proof_timestamp_out_of_window', `proof timestamp is more than ${skewSeconds} s from now`, {
+      header: 'X-Timestamp',
+    });
+  }
+  if (!NONCE_RE.test(proof.nonce)) {
+    throw new DdnError('invalid_proof_header', 'X-Nonce must be 1 to 128 printable ASCII characters', { header: 'X-Nonce' });
+  }
+  return tsMs;
+}
+
+function proofText(c: ProofCheck, cacheEndpoint: string): Uint8Array {
+  const p = c.proof;
+  return utf8(
+    retrievalProofText(c.profile, {
+      operation: c.operation,
+      did: p.did,
+      deviceId: p.deviceId,
+      serviceId: p.serviceId,
+      cacheEndpoint,
+      keyId: p.keyId,
+      timestamp: p.timestamp,
+      nonce: p.nonce,
+      subject: c.subject,
+    }),
+  );
+}
+
+/**
+ * Steps 2–8 in order; throws the step's code. Returns the nonce claim: (operation, DID, key id, nonce),
+ * remembered until max(proof timestamp, now) + skew.
+ */
+export function verifyRetrievalProof(c: ProofCheck): NonceClaim {
+  const p = c.proof;
+  const tsMs = checkProofTiming(p, c.nowMs, c.skewSeconds);
+  if (c.record === null) throw new DdnError('did_not_found', 'the DID has no record', { did: p.did });
+  if (c.record.deactivated) throw new DdnError('did_deactivated', 'the DID is deactivated', { did: p.did });
+  const document = c.record.document;
+  const service = findService(document, p.serviceId, c.profile.cacheServiceType);
+  if (document === null || service === undefined) {
+    throw new DdnError('cache_service_not_found', `X-Service-Id is not a ${c.profile.cacheServiceType} of the DID`, {
+      header: 'X-Service-Id',
+    });
+  }
+  const endpoint = normalizeEndpoint(p.cacheEndpoint);
+  const published = service.serviceEndpoint.some((e) => normalizeEndpoint(e) === endpoint);
+  const ours = c.publicCacheUrls.some((u) => normalizeEndpoint(u) === endpoint);
+  if (!published || !ours) {
+    throw new DdnError(
+      'cache_endpoint_mismatch',
+      published ? 'X-Cache-Endpoint is not an endpoint of this Cache' : 'X-Cache-Endpoint is not published by the service',
+      { header: 'X-Cache-Endpoint' },
+    );
+  }
+  const key = authorizedServiceKey(p.did, document, service, p.keyId, { requireAuthentication: true });
+  if (key === undefined) {
+    throw new DdnError('key_not_authorized', 'X-Key-Id is not an authorised Ed25519 key of the Cache service', {
+      header: 'X-Key-Id',
+    });
+  }
+  const signature = parseBase64(p.signature);
+  if (signature === undefined || signature.length !== 64) {
+    throw new DdnError('invalid_proof_header', 'X-Signature must be 64 bytes in Base64', { header: 'X-Signature' });
+  }
+  // The text carries the endpoint without its trailing `/`; a client that signed it as sent is accepted too.
+  const ok =
+    verifyEd25519(key, proofText(c, endpoint), signature) ||
+    (endpoint !== p.cacheEndpoint && verifyEd25519(key, proofText(c, p.cacheEndpoint), signature));
+  if (!ok) throw new DdnError('invalid_signature', 'the retrieval proof signature does not verify');
+  return {
+    scope: proofNonceScope(c.operation),
+    did: p.did,
+    keyId: p.keyId,
+    nonce: p.nonce,
+    expiresAtMs: Math.max(tsMs, c.nowMs) + c.skewSeconds * 1000,
+  };
+}

@@ -1,0 +1,345 @@
+/**
+ * The Cache's use-cases (http-api.md §11): store, retrieve, acknowledge, purge. Transport-free: routes hand
+ * over parsed bodies, raw bytes and proof fields; everything fails with coded `DdnError`s.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
+import { DdnError, type ErrorCode } from '../base/errors.js';
+import { verifyEd25519 } from '../crypto/ed25519.js';
+import type { AuthenticatedNode } from '../http/node-auth.js';
+import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
+import type { NonceClaim } from '../ports/nonce-registry.js';
+import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';
+import { resolveSigningKey } from '../protocol/keys.js';
+import { nodeSignatureError } from '../protocol/node-signature.js';
+import type { ProofOperation } from '../protocol/retrieval-proof.js';
+import { ackSubject } from '../protocol/retrieval-proof.js';
+import { senderSigningBytes } from '../protocol/sender-signature.js';
+import {
+  namedStoreStep,
+  publishedDestination,
+  targetDestination,
+  type CacheDestination,
+} from './destination.js';
+import { trimJsonObject } from './envelope-text.js';
+import { cacheStoredEvent, type CacheEventSink } from './events.js';
+import type {
+  ChunkSetView,
+  EntryMeta,
+  EntryWithEnvelope,
+  MailboxStore,
+  MessagePage,
+  NewEntry,
+  PutResult,
+  SweepResult,
+} from './mailbox-store.js';
+import type { AckRequest, ProofInput } from './proof-request.js';
+import { checkProofTiming, verifyRetrievalProof } from './proof-verifier.js';
+import { computeRetention } from './retention.js';
+import type { CacheSettings } from './settings.js';
+
+/** What the Cache is built from. */
+export interface CacheServiceDeps {
+  store: MailboxStore;
+  directory: DirectoryPort;
+  clock: Clock;
+  settings: CacheSettings;
+  events?: CacheEventSink;
+  logger?: Logger;
+}
+
+/** One `POST /cache/store`. */
+export interface StoreRequest {
+  /** The parsed JSON object body. */
+  body: Record<string, unknown>;
+  /** The body bytes exactly as received. */
+  rawBody: Buffer;
+  /** The verified node of a node-signed request (§10.6), else null. */
+  node: AuthenticatedNode | null;
+}
+
+/** A retrieval result with the instant it was read at (for the items' `proof.timestamp`). */
+export interface Retrieved<T> {
+  value: T;
+  nowMs: number;
+}
+
+type LookupFailure = Extract<ErrorCode, 'policy_lookup_failed' | 'ledger_unavailable'>;
+
+/** The Cache role. */
+export class CacheService {
+  constructor(private readonly deps: CacheServiceDeps) {}
+
+  get settings(): CacheSettings {
+    return this.deps.settings;
+  }
+
+  /** `GET /cache/limits` (§11.7). */
+  limits(): Record<string, unknown> {
+    const s = this.deps.settings;
+    return {
+      max_http_envelope_bytes: s.maxEnvelopeBytes,
+      max_metadata_bytes: MAX_METADATA_BYTES,
+      max_retention_seconds: s.maxRetentionSeconds,
+      chunk_staging_window_seconds: s.chunkStagingWindowSeconds,
+      proof_clock_skew_seconds: s.proofClockSkewSeconds,
+      allow_plaintext: s.allowPlaintext,
+    };
+  }
+
+  // ------------------------------------------------------------------ store (§11.1)
+
+  /**
+   * `POST /cache/store` steps 3–12 (the route did 1–2). A node request's nonce is recorded with the entry, or
+   * on its own when the store fails, so a signed request is never accepted twice.
+   */
+  async store(req: StoreRequest): Promise<PutResult> {
+    try {
+      return await this.storeChecked(req);
+    } catch (err) {
+      if (req.node !== null && !(err instanceof DdnError && err.code === 'invalid_node_signature')) {
+        await this.deps.store.claimNonce(req.node.claim, this.deps.clock.nowMs()).catch(() => false);
+      }
+      throw err;
+    }
+  }
+
+  private async storeChecked(req: StoreRequest): Promise<PutResult> {
+    const { settings, clock } = this.deps;
+    const nowMs = clock.nowMs();
+    // 3. envelope and metadata
+    const env = parseEnvelope(req.body, {
+      nowMs,
+      clockSkewSeconds: settings.proofClockSkewSeconds,
+      allowPlaintext: settings.allowPlaintext,
+      allowProvenance: req.node !== null,
+    });
+    if (env.metadataBytes > MAX_METADATA_BYTES) {
+      throw new DdnError('metadata_too_large', `envelope metadata exceeds ${MAX_METADATA_BYTES} bytes`, {
+        limit_bytes: MAX_METADATA_BYTES,
+        received: env.metadataBytes,
+      });
+    }
+    // 4. sender signature
+    if (env.sender !== null) await this.verifySender(env);
+    // 5. recipient
+    const view = await this.resolveRecipient(env);
+    // 6–7. destination and policy
+    const destination = await this.checkDestination(env, view);
+    // 8. limits
+    const c = view.effectiveConstraints;
+    if (req.rawBody.length > c.maxHttpEnvelopeBytes) {
+      throw new DdnError('payload_too_large', 'the envelope exceeds the effective max_http_envelope_bytes', {
+        limit_bytes: c.maxHttpEnvelopeBytes,
+      });
+    }
+    const payloadLimit = env.chunk === null ? c.maxUnchunkedMessageBytes : c.maxChunkBytes;
+    if (env.payloadBytes > payloadLimit) {
+      throw new DdnError(
+        'payload_too_large',
+        `the payload exceeds the effective ${env.chunk === null ? 'max_unchunked_message_bytes' : 'max_chunk_bytes'}`,
+        { limit_bytes: payloadLimit, received: env.payloadBytes },
+      );
+    }
+    // 9. retention
+    const retention = computeRetention(env.requestedExpiryMs, c.effectiveTtlSeconds, settings.maxRetentionSeconds, nowMs);
+    // 10–12. dedupe, chunk rules, durable write
+    const envelope = trimJsonObject(req.rawBody);
+    const p = env.provenance;
+    const entry: NewEntry = {
+      messageId: env.messageId,
+      recipientDid: view.recipient.did,
+      contentHash: env.contentHash,
+      storedAtMs: nowMs,
+      expiresAtMs: retention.expiresAtMs,
+      maxTtlSeconds: retention.maxTtlSeconds,
+      appliedTtlSeconds: retention.appliedTtlSeconds,
+      tag: env.tag,
+      applicationId: env.applicationId,
+      chunk: env.chunk,
+      sizeBytes: envelope.length,
+      provenance: p === null ? null : { policyId: p.policyId, policyRevision: p.policyRevision, ruleId: p.ruleId, blockHash: p.blockHash },
+      envelope,
+    };
+    let result: PutResult;
+    try {
+      result = await this.deps.store.put({
+        entry,
+        nowMs,
+        chunkWindowMs: settings.chunkStagingWindowSeconds * 1000,
+        claim: req.node?.claim ?? null,
+      });
+    } catch (err) {
+      if (err instanceof DdnError && err.code === 'proof_nonce_replayed') throw nodeSignatureError('nonce_replayed');
+      throw err;
+    }
+    this.deps.logger?.debug(
+      { message_id: result.entry.messageId, recipient: result.entry.recipientDid, deduped: result.deduped, bytes: envelope.length },
+      'cache store',
+    );
+    if (!result.deduped) this.deps.events?.emit(cacheStoredEvent(env, view.persona, destination, result.entry));
+    return result;
+  }
+
+  private async lookup<T>(fn: () => Promise<T>, code: LookupFailure): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof DdnError && err.code === code) throw err;
+      this.deps.logger?.warn({ err }, 'directory lookup failed');
+      throw new DdnError(code, 'the Directory could not answer; try again later', { retry_after_seconds: 1 });
+    }
+  }
+
+  /** Step 4 (§10.2): sender active, key resolved, signature verifies → else 403 `invalid_sender_signature`. */
+  private async verifySender(env: Envelope): Promise<void> {
+    const sender = env.sender!;
+    const rec = await this.lookup(() => this.deps.directory.getDid(sender.did), 'policy_lookup_failed');
+    const refuse = (reason: string) =>
+      new DdnError('invalid_sender_signature', `sender signature refused: ${reason.replace(/_/g, ' ')}`, { reason });
+    if (rec === null || rec.deactivated) throw refuse('sender_not_found');
+    const key = resolveSigningKey(sender.did, rec.rootPubkey, rec.document, sender.keyId);
+    if (key === undefined) throw refuse('key_not_found');
+    if (!verifyEd25519(key, senderSigningBytes(this.deps.settings.profile, env.fields), sender.signature)) {
+      throw refuse('bad_signature');
+    }
+  }
+
+  /** Step 5: the DID (directly or through its alias) must have an active record; a failed lookup is 503. */
+  private async resolveRecipient(env: Envelope): Promise<DeliveryView> {
+    const { directory } = this.deps;
+    let did = env.target;
+    if (!env.targetIsDid) {
+      const owner = await this.lookup(() => directory.lookupAlias(env.target), 'policy_lookup_failed');
+      if (owner === null) throw new DdnError('recipient_not_found', 'no DID holds this alias', { field: 'to' });
+      did = owner;
+    }
+    const view = await this.lookup(() => directory.resolveDelivery(did, env.persona, env.tag), 'policy_lookup_failed');
+    if (view === null || view.recipient.deactivated) {
+      throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
+    }
+    return view;
+  }
+
+  /**
+   * Steps 6–7. Plain stores: the recipient publishes this Cache (422 `cache_not_published`), and no policy rule
+   * wins (422 `policy_applies`). Provenance stores: the resolution names the same policy, revision and rule
+   * (else 409 `policy_provenance_stale` — a stale provenance cannot name a step of the current policy, so the
+   * step check is only meaningful once it matches) and its named Store/Archive step targets a service of this
+   * Cache (or the winner is `BaseDidDelivery/v1` and the plain-store rule holds).
+   */
+  private async checkDestination(env: Envelope, view: DeliveryView): Promise<CacheDestination> {
+    const { profile } = this.deps.settings;
+    const own = this.deps.settings.publicCacheUrls();
+    const policy = view.policy;
+    const prov = env.provenance;
+    const notPublished = () =>
+      new DdnError('cache_not_published', 'the recipient does not publish this Cache', { recipient: view.recipient.did });
+    if (prov === null) {
+      const dest = publishedDestination(view.recipient.document, profile.cacheServiceType, own);
+      if (dest === undefined) throw notPublished();
+      if (policy !== null) {
+        throw new DdnError('policy_applies', 'a delivery policy applies: send the envelope through a Relay', {
+          policy_id: policy.policyId,
+          rule_id: policy.ruleId,
+        });
+      }
+      return dest;
+    }
+    if (
+      policy === null ||
+      policy.policyId !== prov.policyId ||
+      policy.policyRevision !== prov.policyRevision ||
+      policy.ruleId !== prov.ruleId
+    ) {
+      throw new DdnError('policy_provenance_stale', 'the policy provenance does not match the current resolution', {
+        expected: policy === null ? null : { policy_id: policy.policyId, policy_revision: policy.policyRevision, rule_id: policy.ruleId },
+        received: { policy_id: prov.policyId, policy_revision: prov.policyRevision, rule_id: prov.ruleId },
+      });
+    }
+    if (policy.action.type === 'BaseDidDelivery/v1') {
+      const dest = publishedDestination(view.recipient.document, profile.cacheServiceType, own);
+      if (dest === undefined) throw notPublished();
+      return dest;
+    }
+    const step = namedStoreStep(policy.action, prov.context.step_id);
+    if (step === undefined) throw notPublished();
+    const type = step.operation === 'Store' ? profile.cacheServiceType : profile.archiveServiceType;
+    for (const t of step.targets) {
+      const rec = await this.lookup(() => this.deps.directory.getDid(t.serviceDid), 'policy_lookup_failed');
+      if (rec === null || rec.deactivated) continue;
+      const dest = targetDestination(rec.document, t.serviceId, type, own);
+      if (dest !== undefined) return dest;
+    }
+    throw notPublished();
+  }
+
+  // ------------------------------------------------------------------ retrieval (§11.4–§11.6)
+
+  /** Proof steps 2–8; returns the nonce claim (step 9 is recorded by the caller's write). */
+  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput): Promise<NonceClaim> {
+    const { settings, clock, directory } = this.deps;
+    checkProofTiming(proof, clock.nowMs(), settings.proofClockSkewSeconds);
+    const record = await this.lookup(() => directory.getDid(proof.did), 'ledger_unavailable');
+    return verifyRetrievalProof({
+      profile: settings.profile,
+      operation,
+      subject,
+      proof,
+      record,
+      publicCacheUrls: settings.publicCacheUrls(),
+      nowMs: clock.nowMs(),
+      skewSeconds: settings.proofClockSkewSeconds,
+    });
+  }
+
+  /** Verifies the proof and records its nonce durably (409 `proof_nonce_replayed` when already used). */
+  private async admit(operation: ProofOperation, subject: string, proof: ProofInput): Promise<number> {
+    const claim = await this.authorize(operation, subject, proof);
+    if (!(await this.deps.store.claimNonce(claim, this.deps.clock.nowMs()))) {
+      throw new DdnError('proof_nonce_replayed', 'this proof nonce was already used', { header: 'X-Nonce' });
+    }
+    return this.deps.clock.nowMs();
+  }
+
+  /** `GET /cache/messages/{did}` (operation `pull`). */
+  async messages(proof: ProofInput): Promise<Retrieved<MessagePage>> {
+    const nowMs = await this.admit('pull', '*', proof);
+    return { value: await this.deps.store.listMessages(proof.did, nowMs, this.deps.settings.maxResponseEnvelopeBytes), nowMs };
+  }
+
+  /** `GET /cache/summary/{did}[/{device}]` (operation `summary`). */
+  async summary(proof: ProofInput): Promise<Retrieved<EntryMeta[]>> {
+    const nowMs = await this.admit('summary', '*', proof);
+    return { value: await this.deps.store.listSummary(proof.did, nowMs), nowMs };
+  }
+
+  /** `GET /cache/chunks/{did}/{group}` (operation `chunks`); absent or incomplete → 404 `chunk_set_not_found`. */
+  async chunks(proof: ProofInput, groupId: string): Promise<Retrieved<ChunkSetView>> {
+    const nowMs = await this.admit('chunks', groupId, proof);
+    const set = await this.deps.store.getChunkSet(proof.did, groupId, nowMs);
+    if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
+    return { value: set, nowMs };
+  }
+
+  /** `GET /cache/message/{did}/{id}` (operation `pull_message`); not visible → 404 `message_not_found`. */
+  async message(proof: ProofInput, messageId: string): Promise<Retrieved<EntryWithEnvelope>> {
+    const nowMs = await this.admit('pull_message', messageId, proof);
+    const e = await this.deps.store.getMessage(proof.did, messageId, nowMs);
+    if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
+    return { value: e, nowMs };
+  }
+
+  /** `POST /cache/ack` (operation `ack`): deletes the listed entries; returns the ids actually deleted. */
+  async ack(req: AckRequest): Promise<string[]> {
+    const claim = await this.authorize('ack', ackSubject(req.messageIds), req.proof);
+    return this.deps.store.ack(req.proof.did, req.messageIds, this.deps.clock.nowMs(), claim);
+  }
+
+  // ------------------------------------------------------------------ purge (§11.7)
+
+  /** Deletes what expired by now. */
+  sweep(): Promise<SweepResult> {
+    return this.deps.store.sweep(this.deps.clock.nowMs());
+  }
+}

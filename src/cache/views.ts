@@ -1,0 +1,144 @@
+/**
+ * Response bodies of the Cache (http-api.md §11.1, §11.5–§11.6). Bodies that embed stored envelopes are built
+ * as bytes around the stored text (see `envelope-text.ts`); the rest are plain objects.
+ */
+import { isoMs } from '../base/clock.js';
+import { formatIsoDuration } from '../codec/duration.js';
+import { envelopeWithExpiry } from './envelope-text.js';
+import type { ChunkSetView, EntryMeta, EntryWithEnvelope, MessagePage, PutResult } from './mailbox-store.js';
+
+/** Accumulates a JSON text as buffers. */
+class JsonBytes {
+  private readonly parts: Buffer[] = [];
+  private size = 0;
+
+  raw(s: string): this {
+    return this.bytes(Buffer.from(s, 'utf8'));
+  }
+
+  bytes(b: Buffer): this {
+    this.parts.push(b);
+    this.size += b.length;
+    return this;
+  }
+
+  /** An object's members without the closing brace, to append more members after. */
+  openObject(o: object): this {
+    const s = JSON.stringify(o);
+    return this.raw(s.slice(0, -1));
+  }
+
+  toBuffer(): Buffer {
+    return Buffer.concat(this.parts, this.size);
+  }
+}
+
+/** `proof` of store responses (`delivery`) and retrieval items (`retrieval`). */
+function proofObject(eventType: 'delivery' | 'retrieval', meta: EntryMeta, atMs: number): Record<string, unknown> {
+  return { event_type: eventType, message_id: meta.messageId, recipient_did: meta.recipientDid, timestamp: isoMs(atMs) };
+}
+
+/** The 202 body of `POST /cache/store` (§11.1). */
+export function storeResponse(r: PutResult): Record<string, unknown> {
+  const e = r.entry;
+  const body: Record<string, unknown> = {
+    accepted: true,
+    deduped: r.deduped,
+    message_id: e.messageId,
+    recipient: e.recipientDid,
+    expires_at: isoMs(e.expiresAtMs),
+    max_ttl: formatIsoDuration(e.maxTtlSeconds),
+    applied_ttl: formatIsoDuration(e.appliedTtlSeconds),
+    chunked: e.chunk !== null,
+  };
+  const set = r.chunkSet;
+  if (set !== null) {
+    body.code = set.complete ? 'chunk_set_complete' : 'chunk_staged';
+    body.complete = set.complete;
+    body.received_chunks = set.received;
+    body.expected_chunks = set.total;
+    if (!set.complete && set.retryUntilMs !== null) body.retry_until = isoMs(set.retryUntilMs);
+  }
+  body.proof = proofObject('delivery', e, e.storedAtMs);
+  if (e.provenance !== null) {
+    body.policy_id = e.provenance.policyId;
+    body.policy_revision = e.provenance.policyRevision;
+    body.rule_id = e.provenance.ruleId;
+    body.policy_block_hash = e.provenance.blockHash;
+  }
+  return body;
+}
+
+function chunkFields(meta: EntryMeta): Record<string, unknown> {
+  return meta.chunk === null
+    ? {}
+    : { message_group_id: meta.chunk.groupId, sequence_number: meta.chunk.sequence, total_chunks: meta.chunk.total };
+}
+
+/** One message item (§11.5) appended to `w`. */
+function writeMessageItem(w: JsonBytes, e: EntryWithEnvelope, nowMs: number): void {
+  const m = e.meta;
+  w.openObject({
+    message_id: m.messageId,
+    recipient: m.recipientDid,
+    expires_at: isoMs(m.expiresAtMs),
+    chunked: m.chunk !== null,
+    ...chunkFields(m),
+  });
+  w.raw(',"envelope":');
+  for (const part of envelopeWithExpiry(e.envelope, isoMs(m.expiresAtMs))) w.bytes(part);
+  w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowMs))}}`);
+}
+
+/** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
+export function messagesBody(did: string, page: MessagePage, nowMs: number): Buffer {
+  const w = new JsonBytes().openObject({ did, count: page.entries.length }).raw(',"messages":[');
+  page.entries.forEach((e, i) => {
+    if (i > 0) w.raw(',');
+    writeMessageItem(w, e, nowMs);
+  });
+  return w.raw(`],"truncated":${page.truncated}}`).toBuffer();
+}
+
+/** `GET /cache/message/{did}/{id}`: `{state: "active", message}`. */
+export function messageBody(e: EntryWithEnvelope, nowMs: number): Buffer {
+  const w = new JsonBytes().raw('{"state":"active","message":');
+  writeMessageItem(w, e, nowMs);
+  return w.raw('}').toBuffer();
+}
+
+/** `GET /cache/chunks/{did}/{group}`: the complete set in sequence order. */
+export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowMs: number): Buffer {
+  const w = new JsonBytes()
+    .openObject({ did, message_group_id: groupId, complete: true, total_chunks: set.total, count: set.entries.length })
+    .raw(',"chunks":[');
+  set.entries.forEach((e, i) => {
+    const m = e.meta;
+    if (i > 0) w.raw(',');
+    w.openObject({ message_id: m.messageId, sequence_number: m.chunk?.sequence ?? 0, expires_at: isoMs(m.expiresAtMs) });
+    w.raw(',"envelope":');
+    for (const part of envelopeWithExpiry(e.envelope, isoMs(m.expiresAtMs))) w.bytes(part);
+    w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowMs))}}`);
+  });
+  return w.raw(']}').toBuffer();
+}
+
+/** One summary item (§11.5). */
+export function summaryItem(m: EntryMeta): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    message_id: m.messageId,
+    chunked: m.chunk !== null,
+    ...chunkFields(m),
+    expires_at: isoMs(m.expiresAtMs),
+    stored_at: isoMs(m.storedAtMs),
+    size_bytes: m.sizeBytes,
+  };
+  if (m.tag !== null) item.tag = m.tag;
+  if (m.applicationId !== null) item.application_id = m.applicationId;
+  return item;
+}
+
+/** `GET /cache/summary/{did}[/{device}]`: `{did, count, messages}`. */
+export function summaryBody(did: string, entries: readonly EntryMeta[]): Record<string, unknown> {
+  return { did, count: entries.length, messages: entries.map(summaryItem) };
+}

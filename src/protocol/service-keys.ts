@@ -1,0 +1,47 @@
+/**
+ * Keys a DID authorises for one of its services: Cache retrieval proofs (http-api.md §11.4 steps 5–7) and
+ * node-to-node requests (§10.6) both name a service of the DID and a verification method listed in that
+ * service's `authorization`.
+ */
+import type { DidDocument, Service } from './document.js';
+import { decodeSigningKeyMultibase } from './keys.js';
+
+/** Verification-method types that carry an Ed25519 key (§11.4 step 7). */
+export const ED25519_VM_TYPES: readonly string[] = Object.freeze([
+  'Ed25519VerificationKey2020',
+  'Ed25519VerificationKey2018',
+  'Multikey',
+]);
+
+/** The service of `document` with id `serviceId` and type `type`, if any. */
+export function findService(document: DidDocument | null, serviceId: string, type: string): Service | undefined {
+  return document?.service?.find((s) => s.id === serviceId && s.type === type);
+}
+
+/** Options of {@link authorizedServiceKey}. */
+export interface ServiceKeyRules {
+  /** Also require the key in the document's `authentication` list when that list is non-empty (§11.4 step 7). */
+  requireAuthentication: boolean;
+}
+
+/**
+ * The Ed25519 public key of `keyId` when it is listed in `service.authorization`, is a verification method of
+ * `did` with `controller` = `did` and an Ed25519 type, and its key decodes as in ledger-rules.md §3.5;
+ * `undefined` otherwise.
+ */
+export function authorizedServiceKey(
+  did: string,
+  document: DidDocument,
+  service: Service,
+  keyId: string,
+  rules: ServiceKeyRules,
+): Uint8Array | undefined {
+  if (!(service.authorization ?? []).includes(keyId)) return undefined;
+  const vm = document.verificationMethod.find((v) => v.id === keyId && v.controller === did);
+  if (vm === undefined || !ED25519_VM_TYPES.includes(vm.type)) return undefined;
+  if (rules.requireAuthentication) {
+    const auth = document.authentication ?? [];
+    if (auth.length > 0 && !auth.includes(keyId)) return undefined;
+  }
+  return decodeSigningKeyMultibase(vm.publicKeyMultibase);
+}

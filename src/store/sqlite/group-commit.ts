@@ -1,0 +1,196 @@
+/**
+ * Group commit for one SQLite connection: write operations queued during one event-loop turn run in a single
+ * transaction (each inside its own savepoint, so one failing operation does not undo the others) and are
+ * answered once that transaction committed — one fsync per batch instead of one per request. The queue is
+ * bounded by operation count and by bytes (request bodies are held until their batch commits).
+ */
+import { DdnError } from '../../base/errors.js';
+import type { SqliteDb } from './database.js';
+
+/** Limits of a {@link GroupCommitWriter}. */
+export interface GroupCommitOptions {
+  /** Queued operations beyond which new ones are refused with 429 `rate_limited` (default 10 000). */
+  maxQueuedOps?: number;
+  /** Queued bytes beyond which new ones are refused (default 512 MiB). */
+  maxQueuedBytes?: number;
+  /** Operations per transaction (default 2 000). */
+  maxBatchOps?: number;
+  /** Bytes per transaction; a single larger operation still runs alone (default 64 MiB). */
+  maxBatchBytes?: number;
+  /** Called with a failure of the transaction as a whole (a COMMIT that failed). */
+  onBatchError?: (err: unknown) => void;
+}
+
+interface Pending {
+  run: () => unknown;
+  bytes: number;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** True for errors better-sqlite3 raises from SQLite itself (disk full, I/O error, …). */
+function isSqliteError(err: unknown): boolean {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('SQLITE_');
+}
+
+/** A storage failure becomes 507 `insufficient_storage`; coded errors pass through. */
+export function toStorageError(err: unknown): unknown {
+  if (err instanceof DdnError || !isSqliteError(err)) return err;
+  return new DdnError('insufficient_storage', 'the write could not be persisted');
+}
+
+/** Serialises and batches the writes of one connection. */
+export class GroupCommitWriter {
+  private queue: Pending[] = [];
+  private queuedBytes = 0;
+  private scheduled = false;
+  private closed = false;
+  private idle: (() => void)[] = [];
+  private readonly begin;
+  private readonly commit;
+  private readonly rollback;
+  private readonly savepoint;
+  private readonly release;
+  private readonly rollbackTo;
+  private readonly maxQueuedOps: number;
+  private readonly maxQueuedBytes: number;
+  private readonly maxBatchOps: number;
+  private readonly maxBatchBytes: number;
+
+  constructor(
+    private readonly db: SqliteDb,
+    private readonly options: GroupCommitOptions = {},
+  ) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+    this.savepoint = db.prepare('SAVEPOINT op');
+    this.release = db.prepare('RELEASE op');
+    this.rollbackTo = db.prepare('ROLLBACK TO op');
+    this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
+    this.maxBatchOps = options.maxBatchOps ?? 2_000;
+    this.maxBatchBytes = options.maxBatchBytes ?? 64 * 1024 * 1024;
+  }
+
+  /** Committed transactions and the operations they carried (observability; tests check batching with it). */
+  readonly stats = { commits: 0, operations: 0 };
+
+  /** Operations waiting for their batch. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Queues `run` (synchronous, executed inside the batch transaction) and resolves with its result once the
+   * batch committed. `bytes` counts toward the queue and batch byte limits.
+   */
+  submit<T>(run: () => T, bytes = 0): Promise<T> {
+    if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
+    if (this.queue.length >= this.maxQueuedOps || (this.queue.length > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
+      return Promise.reject(new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 }));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, bytes, resolve: resolve as (v: unknown) => void, reject });
+      this.queuedBytes += bytes;
+      this.schedule();
+    });
+  }
+
+  /** Resolves once everything queued so far is committed (or failed). */
+  settle(): Promise<void> {
+    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /** Commits what is queued now and refuses later submissions. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.queue.length > 0) this.flush();
+    this.scheduled = false;
+    this.notifyIdle();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+      if (this.queue.length > 0) this.schedule();
+      else this.notifyIdle();
+    });
+  }
+
+  private notifyIdle(): void {
+    if (this.queue.length > 0 || this.scheduled) return;
+    for (const f of this.idle.splice(0)) f();
+  }
+
+  private takeBatch(): Pending[] {
+    let n = 0;
+    let bytes = 0;
+    while (n < this.queue.length && n < this.maxBatchOps) {
+      const next = this.queue[n].bytes;
+      if (n > 0 && bytes + next > this.maxBatchBytes) break;
+      bytes += next;
+      n++;
+    }
+    this.queuedBytes -= bytes;
+    return this.queue.splice(0, n);
+  }
+
+  /** Runs one batch in one transaction. */
+  private flush(): void {
+    const batch = this.takeBatch();
+    if (batch.length === 0) return;
+    const outcomes: Outcome[] = [];
+    try {
+      this.begin.run();
+    } catch (err) {
+      for (const p of batch) p.reject(toStorageError(err));
+      this.options.onBatchError?.(err);
+      return;
+    }
+    for (const p of batch) {
+      try {
+        this.savepoint.run();
+        const value = p.run();
+        this.release.run();
+        outcomes.push({ ok: true, value });
+      } catch (error) {
+        try {
+          this.rollbackTo.run();
+          this.release.run();
+        } catch {
+          // the savepoint is gone only if the transaction itself failed; COMMIT below reports that
+        }
+        outcomes.push({ ok: false, error: toStorageError(error) });
+      }
+    }
+    try {
+      this.commit.run();
+    } catch (err) {
+      try {
+        if (this.db.inTransaction) this.rollback.run();
+      } catch {
+        // nothing more to undo
+      }
+      this.options.onBatchError?.(err);
+      const failure = toStorageError(err);
+      const coded = failure instanceof DdnError ? failure : new DdnError('insufficient_storage', 'the write could not be persisted');
+      for (const p of batch) p.reject(coded);
+      return;
+    }
+    this.stats.commits++;
+    this.stats.operations += batch.length;
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    });
+  }
+}

@@ -1,0 +1,170 @@
+/** The SQLite mailbox's write path: group commit, isolation of failing operations, bounds, durability pragmas. */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DdnError } from '../../src/base/errors.js';
+import type { NewEntry } from '../../src/cache/mailbox-store.js';
+import { GroupCommitWriter } from '../../src/store/sqlite/group-commit.js';
+import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { startCache } from './harness.js';
+
+const DID = 'did:platform:2222222222222222';
+const NOW = 1_800_000_000_000;
+
+function entry(over: Partial<NewEntry> = {}): NewEntry {
+  const messageId = over.messageId ?? randomUUID();
+  const envelope = Buffer.from(JSON.stringify({ message_id: messageId, to: DID }));
+  return {
+    messageId,
+    recipientDid: DID,
+    contentHash: `hash-${messageId}`,
+    storedAtMs: NOW,
+    expiresAtMs: NOW + 3_600_000,
+    maxTtlSeconds: 172_800,
+    appliedTtlSeconds: 3_600,
+    tag: null,
+    applicationId: null,
+    chunk: null,
+    sizeBytes: envelope.length,
+    provenance: null,
+    envelope,
+    ...over,
+  };
+}
+
+const put = (s: SqliteMailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null });
+const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+
+describe('SqliteMailboxStore write path', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ddn-cache-gc-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('opens its own WAL file with synchronous = FULL', async () => {
+    const store = SqliteMailboxStore.open(join(dir, 'pragmas.sqlite'));
+    await store.close();
+    const db = new Database(join(dir, 'pragmas.sqlite'));
+    try {
+      assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    } finally {
+      db.close();
+    }
+    const again = SqliteMailboxStore.open(join(dir, 'pragmas.sqlite'));
+    const inner = (again as unknown as { db: Database.Database }).db;
+    assert.equal(inner.pragma('synchronous', { simple: true }), 2, 'FULL');
+    await again.close();
+  });
+
+  it('commits concurrent stores in one transaction and answers each after the commit', async () => {
+    const store = SqliteMailboxStore.open(join(dir, 'batch.sqlite'));
+    try {
+      const entries = Array.from({ length: 200 }, () => entry());
+      const before = store.writeStats.commits;
+      const results = await Promise.all(entries.map((e) => put(store, e)));
+      assert.equal(store.writeStats.commits - before, 1);
+      assert.equal(results.filter((r) => !r.deduped).length, 200);
+      assert.equal((await store.listSummary(DID, NOW)).length, 200);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('isolates a failing operation of a batch', async () => {
+    const store = SqliteMailboxStore.open(join(dir, 'isolate.sqlite'));
+    try {
+      const a = entry();
+      const clash = entry({ messageId: a.messageId, contentHash: 'different' });
+      const b = entry();
+      const same = entry({ messageId: a.messageId });
+      const settled = await Promise.allSettled([put(store, a), put(store, clash), put(store, b), put(store, same)]);
+      assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      assert.ok(isCode('message_id_conflict')((settled[1] as PromiseRejectedResult).reason));
+      assert.equal((settled[3] as PromiseFulfilledResult<{ deduped: boolean }>).value.deduped, true);
+      assert.equal((await store.listSummary(DID, NOW)).length, 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('bounds its queue (429 rate_limited) and refuses writes once closed', async () => {
+    const store = SqliteMailboxStore.open(join(dir, 'bounded.sqlite'), { writer: { maxQueuedOps: 3 } });
+    const first = [put(store, entry()), put(store, entry()), put(store, entry())];
+    await assert.rejects(put(store, entry()), isCode('rate_limited'));
+    await Promise.all(first);
+    await put(store, entry());
+    await store.close();
+    await assert.rejects(put(store, entry()), isCode('service_unavailable'));
+  });
+
+  it('bounds its queue by bytes', async () => {
+    const store = SqliteMailboxStore.open(join(dir, 'bytes.sqlite'), { writer: { maxQueuedBytes: 1_000 } });
+    try {
+      const big = () => entry({ envelope: Buffer.from(JSON.stringify({ pad: 'x'.repeat(600) })) });
+      const ok = put(store, big());
+      await assert.rejects(put(store, big()), isCode('rate_limited'));
+      await ok;
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails every operation of a batch whose COMMIT fails (507 insufficient_storage)', async () => {
+    const db = new Database(join(dir, 'commit-fail.sqlite'));
+    db.pragma('foreign_keys = ON');
+    db.exec(`CREATE TABLE parent (id INTEGER PRIMARY KEY);
+      CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);`);
+    const writer = new GroupCommitWriter(db);
+    const ins = db.prepare('INSERT INTO child (parent) VALUES (?)');
+    const good = writer.submit(() => ins.run(null));
+    const bad = writer.submit(() => ins.run(42)); // deferred: only COMMIT notices
+    await assert.rejects(good, isCode('insufficient_storage'));
+    await assert.rejects(bad, isCode('insufficient_storage'));
+    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM child').get() as { n: number }).n, 0);
+    assert.equal(db.inTransaction, false);
+    await writer.submit(() => ins.run(null));
+    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM child').get() as { n: number }).n, 1);
+    db.close();
+  });
+
+  it('remembers proof nonces across a reopen until they expire', async () => {
+    const path = join(dir, 'nonces.sqlite');
+    const claim = { scope: 'proof:pull', did: DID, keyId: `${DID}#k`, nonce: 'n-1', expiresAtMs: NOW + 300_000 };
+    const store = SqliteMailboxStore.open(path);
+    assert.equal(await store.claimNonce(claim, NOW), true);
+    assert.equal(await store.claimNonce(claim, NOW), false);
+    await store.close();
+    const reopened = SqliteMailboxStore.open(path);
+    try {
+      assert.equal(reopened.isNonceClaimed(claim, NOW + 299_999), true);
+      assert.equal(await reopened.claimNonce(claim, NOW + 299_999), false);
+      assert.equal(await reopened.claimNonce({ ...claim, keyId: `${DID}#other` }, NOW), true);
+      assert.equal(reopened.isNonceClaimed(claim, NOW + 300_000), false);
+      assert.equal(await reopened.claimNonce({ ...claim, expiresAtMs: NOW + 900_000 }, NOW + 300_000), true);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+describe('group commit over HTTP', () => {
+  it('batches concurrent store requests into fewer transactions than requests', async () => {
+    const h = await startCache();
+    try {
+      const r = await h.registerRecipient(61);
+      const before = h.store.writeStats.commits;
+      const replies = await Promise.all(Array.from({ length: 50 }, () => h.storeRaw(h.envelope(r.did))));
+      assert.ok(replies.every((x) => x.status === 202));
+      const commits = h.store.writeStats.commits - before;
+      assert.ok(commits < 50, `${commits} commits for 50 stores`);
+      assert.equal((await h.summary(r)).body.count, 50);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,125 @@
+/** The Cache's pure rules: retention (§11.2), chunk admission (§11.3), destinations (§11.1 step 6), stored text. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DdnError } from '../../src/base/errors.js';
+import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../src/cache/admission.js';
+import { namedStoreStep, publishedDestination, targetDestination } from '../../src/cache/destination.js';
+import { envelopeWithExpiry, trimJsonObject } from '../../src/cache/envelope-text.js';
+import { computeRetention } from '../../src/cache/retention.js';
+import { CacheSweeper } from '../../src/cache/sweeper.js';
+import type { SweepResult } from '../../src/cache/mailbox-store.js';
+import { formatIsoDuration } from '../../src/codec/duration.js';
+import type { DidDocument } from '../../src/protocol/document.js';
+
+const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+const NOW = 1_800_000_000_000;
+
+describe('retention', () => {
+  it('expires at min(requested, now + max_ttl) with max_ttl = min(effective, configured)', () => {
+    assert.deepEqual(computeRetention(NOW + 86_400_000, 172_800, 172_800, NOW), {
+      maxTtlSeconds: 172_800,
+      expiresAtMs: NOW + 86_400_000,
+      appliedTtlSeconds: 86_400,
+    });
+    assert.deepEqual(computeRetention(NOW + 86_400_000, 3_600, 172_800, NOW), { maxTtlSeconds: 3_600, expiresAtMs: NOW + 3_600_000, appliedTtlSeconds: 3_600 });
+    assert.deepEqual(computeRetention(NOW + 86_400_000, 172_800, 60, NOW), { maxTtlSeconds: 60, expiresAtMs: NOW + 60_000, appliedTtlSeconds: 60 });
+    assert.equal(computeRetention(NOW + 1_500, 172_800, 172_800, NOW).appliedTtlSeconds, 1, 'whole seconds');
+    assert.throws(() => computeRetention(NOW, 172_800, 172_800, NOW), isCode('envelope_expired'));
+    assert.equal(formatIsoDuration(172_800), 'PT48H');
+    assert.equal(formatIsoDuration(86_398), 'PT23H59M58S');
+    assert.equal(formatIsoDuration(0), 'PT0S');
+  });
+});
+
+describe('chunk admission', () => {
+  it('dedupes identical content and refuses conflicts', () => {
+    assert.equal(checkDuplicate(null, 'h'), 'new');
+    assert.equal(checkDuplicate({ contentHash: 'h', messageId: 'm' }, 'h'), 'dedupe');
+    assert.throws(() => checkDuplicate({ contentHash: 'h', messageId: 'm' }, 'x'), isCode('message_id_conflict'));
+    const chunk = { groupId: 'g', sequence: 1, total: 3 };
+    checkChunk(null, null, chunk);
+    checkChunk({ total: 3 }, null, chunk);
+    assert.throws(() => checkChunk({ total: 2 }, null, chunk), isCode('chunk_set_conflict'));
+    assert.throws(() => checkChunk({ total: 3 }, 'other-id', chunk), isCode('chunk_conflict'));
+    assert.equal(chunkRetryUntil(NOW, 3_600_000, NOW + 60_000), NOW + 60_000);
+    assert.equal(chunkRetryUntil(NOW, 3_600_000, NOW + 7_200_000), NOW + 3_600_000);
+    assert.deepEqual(chunkSetState('g', 3, 2, false, NOW), { groupId: 'g', total: 3, received: 2, complete: false, retryUntilMs: NOW });
+    assert.deepEqual(chunkSetState('g', 3, 3, false, NOW), { groupId: 'g', total: 3, received: 3, complete: true, retryUntilMs: null });
+    assert.equal(chunkSetState('g', 3, 1, true, NOW).complete, true, 'sticky');
+  });
+});
+
+describe('destinations', () => {
+  const did = 'did:platform:2222222222222222';
+  const doc: DidDocument = {
+    id: did,
+    verificationMethod: [],
+    authentication: null,
+    keyAgreement: [],
+    service: [
+      { id: `${did}#relay`, type: 'PlatformRelayService', serviceEndpoint: ['https://c.example'], authorization: null, priority: null },
+      { id: `${did}#cache`, type: 'PlatformCacheService', serviceEndpoint: ['https://a.example', 'https://c.example/'], authorization: null, priority: null },
+    ],
+  };
+  it('matches a published Cache service endpoint against this node\'s URLs', () => {
+    assert.deepEqual(publishedDestination(doc, 'PlatformCacheService', ['https://c.example']), { serviceId: `${did}#cache`, endpoint: 'https://c.example' });
+    assert.equal(publishedDestination(doc, 'PlatformCacheService', ['https://b.example']), undefined);
+    assert.equal(publishedDestination(null, 'PlatformCacheService', ['https://c.example']), undefined);
+    assert.deepEqual(targetDestination(doc, `${did}#cache`, 'PlatformCacheService', ['https://a.example/']), { serviceId: `${did}#cache`, endpoint: 'https://a.example' });
+    assert.equal(targetDestination(doc, `${did}#relay`, 'PlatformCacheService', ['https://c.example']), undefined);
+  });
+  it('finds the named Store/Archive step of a plan', () => {
+    const action = {
+      type: 'DeliveryPlan/v1',
+      entry_step: 's',
+      steps: [
+        { id: 's', operation: 'Store', targets: [{ service_did: did, service_id: `${did}#cache` }, { bad: true }] },
+        { id: 'f', operation: 'Forward', targets: [] },
+      ],
+      transitions: [],
+    };
+    assert.deepEqual(namedStoreStep(action, 's'), { operation: 'Store', targets: [{ serviceDid: did, serviceId: `${did}#cache` }] });
+    assert.equal(namedStoreStep(action, 'f'), undefined);
+    assert.equal(namedStoreStep(action, 'x'), undefined);
+    assert.equal(namedStoreStep({ type: 'BaseDidDelivery/v1' }, 's'), undefined);
+  });
+});
+
+describe('stored envelope text', () => {
+  it('trims a BOM and JSON whitespace without copying, and splices expires_at', () => {
+    const raw = Buffer.from('\ufeff \n{"a": 1 , "b":[2]}\r\n\t');
+    const t = trimJsonObject(raw);
+    assert.equal(t.toString(), '{"a": 1 , "b":[2]}');
+    assert.equal(t.buffer, raw.buffer);
+    const spliced = Buffer.concat(envelopeWithExpiry(t, '2026-01-01T00:00:00.000Z')).toString();
+    assert.deepEqual(JSON.parse(spliced), { a: 1, b: [2], expires_at: '2026-01-01T00:00:00.000Z' });
+    assert.throws(() => trimJsonObject(Buffer.from('[1]')));
+  });
+});
+
+describe('CacheSweeper', () => {
+  it('shares a run in progress, and stops cleanly', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const result: SweepResult = { expiredEntries: 1, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 2 };
+    const sweeper = new CacheSweeper(() => {
+      runs++;
+      return new Promise((resolve) => {
+        release = () => resolve(result);
+      });
+    }, 60_000);
+    sweeper.start();
+    sweeper.start();
+    const a = sweeper.sweep();
+    const b = sweeper.sweep();
+    assert.equal(runs, 1);
+    const stopped = sweeper.stop();
+    release();
+    assert.deepEqual(await a, result);
+    assert.equal(await b, await a);
+    await stopped;
+    void sweeper.sweep();
+    assert.equal(runs, 2, 'a new run after the first finished');
+    release();
+  });
+});
