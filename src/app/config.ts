@@ -3,6 +3,7 @@
  * once into a typed, deeply frozen {@link Config}. Flags win over the environment. Pure: the caller passes
  * `argv` and `env`; nothing here touches `process`.
  */
+import { isIP } from 'node:net';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -39,11 +40,25 @@ export interface Config {
   /** `proof_clock_skew_seconds`. */
   readonly proofClockSkewSeconds: number;
   readonly policy: { readonly allowPrivateEndpoints: boolean };
-  readonly directory: { readonly maxBodyBytes: number };
+  /**
+   * Base URL of a Directory in another process (`--directory-url`). When set and this node does not run the
+   * Directory role, the Relay and the Cache ask it over HTTP and the node identity is registered there;
+   * otherwise they read this node's own ledger.
+   */
+  readonly directoryUrl: string | null;
+  readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
   readonly relay: {
     /** Body limit of the Relay and the Cache (http-api.md §0.3). */
     readonly maxHttpEnvelopeBytes: number;
+    /** This Relay's advertised payload limit of unchunked envelopes (§10.3 step 11). */
+    readonly maxUnchunkedMessageBytes: number;
+    /** This Relay's advertised payload limit of one chunk (§10.3 step 11). */
+    readonly maxChunkBytes: number;
     readonly stagingWindowSeconds: number;
+    /** Chunk staging capacity of the node, in envelope bytes (§10.4.3). */
+    readonly stagingMaxBytes: number;
+    /** Chunk sets staged at once per recipient DID (§10.4.3). */
+    readonly stagingMaxSetsPerRecipient: number;
     readonly maxSessionsPerDid: number;
   };
   readonly cache: {
@@ -112,10 +127,34 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'false',
     help: 'let delivery policies name private/loopback endpoints',
   },
+  {
+    name: 'directory-url',
+    kind: 'value',
+    arg: 'URL',
+    defaultText: 'this node\'s own ledger',
+    help: 'Directory the Relay and Cache ask when this process does not run the Directory role',
+  },
+  {
+    name: 'dns-server',
+    kind: 'list',
+    arg: 'HOST[:PORT]',
+    defaultText: 'the system resolvers',
+    help: 'DNS server the Directory asks for Persona TXT records (repeatable or comma-separated)',
+  },
   { name: 'log-level', kind: 'value', arg: 'LEVEL', defaultText: 'info', help: LOG_LEVELS.join(' | ') },
   { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
   { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
+  { name: 'relay-max-unchunked-bytes', kind: 'value', arg: 'N', defaultText: '16777216', help: 'Relay payload limit (unchunked)' },
+  { name: 'relay-max-chunk-bytes', kind: 'value', arg: 'N', defaultText: '2097152', help: 'Relay payload limit (one chunk)' },
   { name: 'relay-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Relay chunk staging window' },
+  { name: 'relay-staging-max-bytes', kind: 'value', arg: 'N', defaultText: '1073741824', help: 'Relay chunk staging capacity' },
+  {
+    name: 'relay-staging-max-sets-per-recipient',
+    kind: 'value',
+    arg: 'N',
+    defaultText: '64',
+    help: 'chunk sets staged at once per recipient',
+  },
   { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', defaultText: '8', help: 'live sessions per DID' },
   { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
   { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
@@ -249,6 +288,19 @@ class Reader {
     return bare;
   }
 
+  /** `host`, `host:port`, `[v6]` or `[v6]:port` entries, as node:dns `setServers` takes them. */
+  dnsServers(name: string): string[] {
+    const items = this.list(name) ?? [];
+    for (const item of items) {
+      const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+))(?::(\d{1,5}))?$/.exec(item);
+      const port = m?.[3] === undefined ? 53 : Number(m[3]);
+      if (!m || port < 1 || port > 65535 || (m[2] !== undefined && isIP(m[2]) === 0)) {
+        this.fail(name, `must be an IP address with an optional port, got '${item}'`);
+      }
+    }
+    return items;
+  }
+
   urls(name: string): string[] {
     const out: string[] = [];
     for (const item of this.list(name) ?? []) {
@@ -320,10 +372,18 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     publicUrls: { relay: r.urls('public-relay-url'), cache: r.urls('public-cache-url') },
     proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
-    directory: { maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT) },
+    directoryUrl: r.urls('directory-url')[0] ?? null,
+    directory: {
+      maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),
+      dnsServers: r.dnsServers('dns-server'),
+    },
     relay: {
       maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 26_214_400, 1, MAX_BODY_LIMIT),
+      maxUnchunkedMessageBytes: r.int('relay-max-unchunked-bytes', 16_777_216, 1, MAX_BODY_LIMIT),
+      maxChunkBytes: r.int('relay-max-chunk-bytes', 2_097_152, 1, MAX_BODY_LIMIT),
       stagingWindowSeconds: r.int('relay-staging-window-seconds', 3600, 1, YEAR_SECONDS),
+      stagingMaxBytes: r.int('relay-staging-max-bytes', 1_073_741_824, 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', 64, 1, 1_000_000),
       maxSessionsPerDid: r.int('relay-max-sessions-per-did', 8, 1, 1024),
     },
     cache: {

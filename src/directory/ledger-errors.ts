@@ -157,6 +157,9 @@ export function ledgerError(f: LedgerFailure, ctx: LedgerErrorContext = {}): Ddn
   if (code === 'invalid_delivery_policy' && !f.reason) {
     details.reason = f.errorName.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
   }
+  // §1.1: where in the policy the validation failed, when the ledger knows it
+  if (f.detail?.ruleId !== undefined) details.rule_id = f.detail.ruleId;
+  if (f.detail?.stepId !== undefined) details.step_id = f.detail.stepId;
   return new DdnError(code, message, details);
 }
 

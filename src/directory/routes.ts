@@ -1,11 +1,14 @@
-/** Directory routes (http-api.md §3–§5): thin handlers over DirectoryService. */
+/** Directory routes (http-api.md §3–§9): thin handlers over DirectoryService and its use-cases. */
 import { json, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
 import { DdnError } from '../base/errors.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { ACTIONS } from './actions.js';
+import { registerApplicationRoutes } from './application-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
+import { registerPersonaRoutes } from './persona-routes.js';
+import { registerPolicyRoutes } from './policy-routes.js';
 import { assertDid, type DirectoryService } from './service.js';
 
 const body = (b: JsonObject | undefined): JsonObject => b ?? {};
@@ -31,6 +34,14 @@ export function registerDirectoryRoutes(server: HttpServer, service: DirectorySe
     if (!view) throw new DdnError('did_not_found', 'DID not found', { did: params.did });
     return json(200, deliveryViewToJson(view));
   });
+
+  server.route('GET', '/delivery-resolution/:did', ({ params, query }) => {
+    const r = service.deliveryResolution(params.did, query);
+    return json(200, r.body, { 'cache-control': r.cacheControl });
+  });
+  registerPersonaRoutes(server, service);
+  registerPolicyRoutes(server, service);
+  registerApplicationRoutes(server, service);
 
   server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
   server.route('POST', '/register-did', (ctx) => json(202, service.submitRegistration(body(ctx.body))));

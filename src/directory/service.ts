@@ -24,7 +24,18 @@ import {
   parseU64Field,
   parseValidUntil,
 } from '../http/request-fields.js';
+import type { Ed25519KeyPair } from '../crypto/ed25519.js';
+import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { ACTIONS_BY_NAME, type ActionSpec, type SignParams } from './actions.js';
+import { ApplicationService } from './applications.js';
+import { resolveDelivery, type DeliveryResolution } from './delivery-resolution.js';
+import type { DnsChallengeStore } from './dns-challenges.js';
+import { createTxtLookup } from './dns-verifier.js';
+import { PolicyV2Service } from './policies-v2.js';
+import { PolicyV3Service } from './policies-v3.js';
+import { PersonaChallenges } from './persona-challenges.js';
+import { PersonaService } from './personas.js';
+import { assertDid } from './submission.js';
 import { ledgerError, txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 
@@ -34,6 +45,19 @@ export interface DirectoryDeps {
   ledger: Ledger;
   profile: Profile;
   clock: Clock;
+  /**
+   * The persona attestor key (one of the genesis `persona_attestors`, ledger-rules.md §4.9.2). Without it DNS
+   * challenge verification answers 503 `service_unavailable`.
+   */
+  attestor?: Ed25519KeyPair;
+  /** Where persona DNS challenges live (http-api.md §7.2); default: a private in-memory SQLite store. */
+  challenges?: DnsChallengeStore;
+  /** DNS servers for the persona TXT lookup (`ip` or `ip:port`); default: the system's resolvers. */
+  dnsServers?: readonly string[];
+  /** Per-attempt DNS timeout; default 3000 ms (2 tries). */
+  dnsTimeoutMs?: number;
+  /** Disables the public-endpoint rule of policy writes (http-api.md §8.1; development only). Default false. */
+  allowPrivateEndpoints?: boolean;
 }
 
 const NONCE_FIELDS: readonly NonceDomain[] = [
@@ -51,12 +75,36 @@ const DEFAULT_VALIDITY_MS = 300_000n;
 const REGISTRATION_WINDOW_MS = 3_600_000n;
 const ACCEPTED_MESSAGE = 'accepted for processing; not final';
 
-export function assertDid(did: string): void {
-  if (!isDid(did)) throw new DdnError('invalid_did', 'malformed DID', { did });
-}
+export { assertDid };
 
 export class DirectoryService {
-  constructor(readonly deps: DirectoryDeps) {}
+  /** Personas (§7). */
+  readonly personas: PersonaService;
+  /** Persona DNS challenges (§7.2, §7.3). */
+  readonly personaChallenges: PersonaChallenges;
+  /** Delivery policies v2 (§8.2). */
+  readonly policiesV2: PolicyV2Service;
+  /** Delivery policies v3 (§8.3). */
+  readonly policiesV3: PolicyV3Service;
+  /** Applications (§9). */
+  readonly applications: ApplicationService;
+
+  constructor(readonly deps: DirectoryDeps) {
+    const lookup = createTxtLookup({
+      ...(deps.dnsServers ? { servers: deps.dnsServers } : {}),
+      ...(deps.dnsTimeoutMs !== undefined ? { timeoutMs: deps.dnsTimeoutMs } : {}),
+    });
+    this.personaChallenges = new PersonaChallenges(deps, deps.challenges ?? SqliteDnsChallengeStore.inMemory(), lookup);
+    this.personas = new PersonaService(deps, this.personaChallenges);
+    this.policiesV2 = new PolicyV2Service(deps);
+    this.policiesV3 = new PolicyV3Service(deps);
+    this.applications = new ApplicationService(deps);
+  }
+
+  /** `GET /delivery-resolution/{did}` (§6). */
+  deliveryResolution(did: string, query: Record<string, string>): DeliveryResolution {
+    return resolveDelivery(this.deps, did, query);
+  }
 
   private get ledger(): Ledger {
     return this.deps.ledger;

@@ -6,7 +6,8 @@ import { ManualClock } from '../../src/base/clock.js';
 import { keyPairFromSeed, type Ed25519KeyPair } from '../../src/crypto/ed25519.js';
 import { Ledger } from '../../src/ledger/chain.js';
 import { registerDirectoryRoutes } from '../../src/directory/routes.js';
-import { DirectoryService } from '../../src/directory/service.js';
+import { DirectoryService, type DirectoryDeps } from '../../src/directory/service.js';
+import { SqliteDnsChallengeStore } from '../../src/store/sqlite/dns-challenge-store.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
@@ -20,6 +21,7 @@ export interface DirectoryHarness {
   profile: Profile;
   ledger: Ledger;
   server: HttpServer;
+  service: DirectoryService;
   attestor: Ed25519KeyPair;
   call(method: string, url: string, payload?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Produces blocks until the pool is empty. */
@@ -41,14 +43,21 @@ export function openLedger(dir: string, clock: ManualClock, profile: Profile, at
   return { db, ledger };
 }
 
-export async function startDirectory(opts: { dir?: string; profile?: string; clock?: ManualClock } = {}): Promise<DirectoryHarness> {
+/** Optional Directory dependencies a test sets (DNS servers, private endpoints, no attestor, …). */
+export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' | 'clock'>>;
+
+export async function startDirectory(
+  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions } = {},
+): Promise<DirectoryHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ddn-dir-'));
   const clock = opts.clock ?? new ManualClock(T0 + 1000);
   const profile = makeProfile(opts.profile ?? 'platform');
   const attestor = keyPairFromSeed(new Uint8Array(32).fill(9));
   const { db, ledger } = openLedger(dir, clock, profile, attestor);
   const server = createHttpServer({ name: 'directory', logger: false, bodyLimitBytes: 1_048_576, tooLargeCode: 'payload_too_large' });
-  registerDirectoryRoutes(server, new DirectoryService({ ledger, profile, clock }));
+  // The genesis attestor signs persona attestations; DNS challenges live in the ledger database.
+  const service = new DirectoryService({ ledger, profile, clock, attestor, challenges: new SqliteDnsChallengeStore(db), ...opts.deps });
+  registerDirectoryRoutes(server, service);
   await server.fastify.ready();
   return {
     dir,
@@ -56,6 +65,7 @@ export async function startDirectory(opts: { dir?: string; profile?: string; clo
     profile,
     ledger,
     server,
+    service,
     attestor,
     async call(method, url, payload) {
       const res = await server.fastify.inject({

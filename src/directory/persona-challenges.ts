@@ -1,0 +1,327 @@
+/**
+ * Persona DNS challenges (http-api.md §7.2, §7.3): creation bound to (persona, operator DID, action), reading,
+ * and verification — the TXT lookup, `dns_proof_hash`, the attestation signed with the Directory's attestor key
+ * (ledger-rules.md §4.9.2) and the payload to sign (register / renew) or the transfer acceptance payload (§4.9.3).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { to0x } from '../base/bytes.js';
+import { DdnError } from '../base/errors.js';
+import type { Ed25519KeyPair } from '../crypto/ed25519.js';
+import { getPersona, personaLiveness } from '../ledger/runtime/persona-state.js';
+import { operatorNonce, personaNonce } from '../ledger/runtime/nonces.js';
+import {
+  dnsProofHash,
+  ed25519MultiSignature,
+  encodePersonaAttestationPayload,
+  encodePersonaTransferAcceptancePayload,
+  personaAttestationPayload,
+  type PersonaOperation,
+} from '../protocol/payloads/persona.js';
+import { parseU64Field } from '../http/request-fields.js';
+import {
+  CHALLENGE_ACTIONS,
+  CHALLENGE_RETENTION_MS,
+  CHALLENGE_TTL_MS,
+  challengeStatus,
+  OPERATION_OF,
+  type ChallengeAction,
+  type DnsChallenge,
+  type DnsChallengeStore,
+  type VerifiedIntent,
+} from './dns-challenges.js';
+import { checkTxtRecord, type TxtLookup } from './dns-verifier.js';
+import {
+  assertControllerSet,
+  assertSignerInSet,
+  challengeToJson,
+  controllerThresholdOf,
+  dnsPersonaOf,
+  encodePersona,
+  optionalConstraints,
+  optionalControllerKeys,
+  personaCall,
+  verificationToJson,
+} from './persona-fields.js';
+import type { DirectoryDeps } from './service.js';
+import {
+  activeDidRecord,
+  bindBodyPersona,
+  dryRun,
+  errorForLedgerName,
+  NO_SIGNATURE,
+  nonceMismatch,
+  parseSignerKeyId,
+  requireDid,
+  resolveSigner,
+  validUntilOrDefault,
+  type Body,
+} from './submission.js';
+
+const DAY_MS = 86_400_000;
+const DEFAULT_VERIFICATION_DAYS = 365;
+
+/** Unpadded base64url of 32 random bytes (§7.2 token). */
+function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export class PersonaChallenges {
+  constructor(
+    private readonly deps: DirectoryDeps,
+    private readonly store: DnsChallengeStore,
+    private readonly lookup: TxtLookup,
+  ) {}
+
+  private get ledger() {
+    return this.deps.ledger;
+  }
+
+  /**
+   * The challenge `id` for `persona`, checked in §7.3 order: exists (404 `challenge_not_found`), not expired (410
+   * `challenge_expired`), bound to this persona (403 `challenge_mismatch`). Whether a used challenge is an error is
+   * the caller's decision (an identical pending resubmission is a duplicate, not a reuse).
+   */
+  load(persona: string, id: unknown, nowMs: number): DnsChallenge {
+    const c = typeof id === 'string' && id.length > 0 && id.length <= 64 ? this.store.get(id) : undefined;
+    if (!c) throw new DdnError('challenge_not_found', 'unknown DNS challenge', { challenge_id: id ?? null });
+    const status = challengeStatus(c, nowMs);
+    if (status === 'expired') throw new DdnError('challenge_expired', 'the DNS challenge expired; request a new one', { challenge_id: c.id });
+    if (c.persona !== persona) throw new DdnError('challenge_mismatch', 'the challenge is bound to another persona', { field: 'persona' });
+    return c;
+  }
+
+  markUsed(id: string, txHash: string): void {
+    this.store.markUsed(id, txHash);
+  }
+
+  // ---------------------------------------------------------------- POST /personas/{p}/dns-challenges
+
+  create(rawPersona: string, body: Body, directoryUrl: string | undefined): Body {
+    const persona = dnsPersonaOf(rawPersona);
+    bindBodyPersona(body, persona);
+    const operatorDid = requireDid(body, 'operator_did');
+    const action = body.action;
+    if (typeof action !== 'string' || !(CHALLENGE_ACTIONS as readonly string[]).includes(action)) {
+      throw new DdnError('unsupported_action', `action must be one of ${CHALLENGE_ACTIONS.join(', ')}`, { field: 'action' });
+    }
+    const a = action as ChallengeAction;
+    const pool = this.ledger.poolView();
+    const now = this.deps.clock.nowMs();
+    activeDidRecord(pool, operatorDid, 'operator_did');
+    const rec = getPersona(pool, persona);
+    let currentOperator: string | null = null;
+    if (a === 'register_persona') {
+      if (rec) throw new DdnError('persona_already_exists', 'the persona is registered or its registration is pending', { persona });
+    } else if (a === 'renew_persona') {
+      if (!rec) throw new DdnError('persona_not_found', 'persona not found', { persona });
+      if (rec.named) throw new DdnError('persona_not_dns', 'a named persona has no DNS proof to renew', { persona });
+      if (rec.operatorDid !== operatorDid) {
+        throw new DdnError('invalid_persona_controller', 'operator_did is not the persona’s operator', { field: 'operator_did' });
+      }
+    } else {
+      const live = personaLiveness(pool, now, persona);
+      if (!live.ok) throw errorForLedgerName(live.error, { persona });
+      if (live.record.operatorDid === operatorDid) {
+        throw new DdnError('invalid_request', 'operator_did must be the new operator, not the current one', { field: 'operator_did' });
+      }
+      currentOperator = live.record.operatorDid;
+    }
+    const c: DnsChallenge = {
+      id: randomUUID(),
+      persona,
+      operatorDid,
+      action: a,
+      challengeNonce: personaNonce(pool, persona).toString(),
+      operatorNonce: operatorNonce(pool, currentOperator ?? operatorDid).toString(),
+      currentOperatorDid: currentOperator,
+      recordName: `${this.deps.profile.personaTxtPrefix}${persona}`,
+      recordValue: `${this.deps.profile.personaTxtValuePrefix}${newToken()}`,
+      createdAtMs: now,
+      expiresAtMs: now + CHALLENGE_TTL_MS,
+      status: 'pending',
+      intent: null,
+      usedTxHash: null,
+    };
+    this.store.purgeExpiredBefore(now - CHALLENGE_RETENTION_MS);
+    this.store.insert(c);
+    return challengeToJson(c, directoryUrl);
+  }
+
+  // ---------------------------------------------------------------- GET /personas/{p}/dns-challenges/{id}
+
+  get(rawPersona: string, id: string, directoryUrl: string | undefined): Body {
+    const persona = dnsPersonaOf(rawPersona);
+    const c = this.store.get(id);
+    if (!c || c.persona !== persona) throw new DdnError('challenge_not_found', 'unknown DNS challenge', { challenge_id: id });
+    const out: Body = { ...challengeToJson(c, directoryUrl), status: challengeStatus(c, this.deps.clock.nowMs()) };
+    if (c.intent) Object.assign(out, verificationToJson(c, c.intent), { status: out.status });
+    if (c.usedTxHash !== null) out.tx_hash = c.usedTxHash;
+    return out;
+  }
+
+  // ---------------------------------------------------------------- POST …/{id}/verify
+
+  async verify(rawPersona: string, id: string, body: Body): Promise<Body> {
+    const persona = dnsPersonaOf(rawPersona);
+    bindBodyPersona(body, persona);
+    if (body.challenge_id !== undefined && body.challenge_id !== null && body.challenge_id !== id) {
+      throw new DdnError('path_body_mismatch', 'challenge_id differs from the path', { field: 'challenge_id' });
+    }
+    const c = this.load(persona, id, this.deps.clock.nowMs());
+    if (c.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
+    const operatorDid = requireDid(body, 'operator_did');
+    if (operatorDid !== c.operatorDid) throw new DdnError('challenge_mismatch', 'the challenge is bound to another operator', { field: 'operator_did' });
+    if (body.action !== c.action) throw new DdnError('challenge_mismatch', 'the challenge is bound to another action', { field: 'action' });
+
+    this.checkIntent(c, body);
+    if (!this.deps.attestor) throw new DdnError('service_unavailable', 'this Directory has no persona attestor key');
+    const dns = await checkTxtRecord(this.lookup, c.recordName, c.recordValue);
+    if (!dns.ok) {
+      throw new DdnError('dns_verification_failed', `TXT record ${c.recordName}: ${dns.reason.replace(/_/g, ' ')}`, {
+        reason: dns.reason,
+        record_name: c.recordName,
+        ...(dns.dnsError ? { dns_error: dns.dnsError } : {}),
+      });
+    }
+    // The lookup awaited: the checks that read state run again on the state as it is now.
+    const fresh = this.load(persona, id, this.deps.clock.nowMs());
+    if (fresh.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
+    const checked = this.checkIntent(fresh, body);
+    const verified = this.attest(fresh, checked, this.deps.attestor);
+    if (!this.store.markVerified(fresh.id, verified)) {
+      throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
+    }
+    return verificationToJson(fresh, verified);
+  }
+
+  /** §7.3 checks from the nonces to the signer, against the pool state; returns the intent (without outputs). */
+  private checkIntent(c: DnsChallenge, body: Body) {
+    const pool = this.ledger.poolView();
+    const now = this.deps.clock.nowMs();
+    const personaNow = personaNonce(pool, c.persona);
+    if (personaNow !== BigInt(c.challengeNonce)) {
+      const e = nonceMismatch('persona_nonce', personaNow, BigInt(c.challengeNonce));
+      throw new DdnError('nonce_mismatch', 'the persona nonce moved since the challenge was created; request a new challenge', e.details);
+    }
+    const nonce = parseU64Field(body.nonce, 'nonce');
+    const nonceOwner = c.currentOperatorDid ?? c.operatorDid;
+    const expected = operatorNonce(pool, nonceOwner);
+    if (nonce !== expected) throw nonceMismatch('operator_nonce', expected, nonce);
+
+    let verificationDays = DEFAULT_VERIFICATION_DAYS;
+    if (body.verification_days !== undefined && body.verification_days !== null) {
+      const d = body.verification_days;
+      if (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > 365) {
+        throw new DdnError('invalid_request', 'verification_days must be an integer from 1 to 365', { field: 'verification_days' });
+      }
+      verificationDays = d;
+    }
+    const signerKeyId = parseSignerKeyId(body);
+    const validUntil = validUntilOrDefault(body, now);
+    const constraints = optionalConstraints(body);
+    const threshold = controllerThresholdOf(body);
+    const given = optionalControllerKeys(body);
+    let controllerKeys: string[];
+    if (c.action === 'renew_persona') {
+      const rec = getPersona(pool, c.persona);
+      if (!rec) throw new DdnError('persona_not_found', 'persona not found', { persona: c.persona });
+      controllerKeys = [...rec.controllerKeyIds];
+      if (given !== undefined && (given.length !== controllerKeys.length || given.some((k, i) => k !== controllerKeys[i]))) {
+        throw new DdnError('invalid_request', 'renewal keeps the controller set: omit controller_keys or repeat the stored set', {
+          field: 'controller_keys',
+        });
+      }
+      if (threshold !== 1) assertControllerSet(controllerKeys, threshold, 'controller_threshold');
+    } else {
+      controllerKeys = given ?? [signerKeyId];
+      assertControllerSet(controllerKeys, threshold);
+    }
+    // Register / renew: a key of the operator; transfer: a key of the new operator (it signs the acceptance).
+    const signerRec = activeDidRecord(pool, c.operatorDid, 'operator_did');
+    resolveSigner(c.operatorDid, signerRec, signerKeyId);
+    assertSignerInSet(controllerKeys, signerKeyId, c.action === 'renew_persona' ? 'current' : 'proposed');
+    return { nonce, validUntil, signerKeyId, controllerKeys, controllerThreshold: threshold, constraints, verificationDays, now };
+  }
+
+  /** The Directory's outputs: proof hash, expiry, attestation, and the payload to sign (§7.3). */
+  private attest(c: DnsChallenge, i: ReturnType<PersonaChallenges['checkIntent']>, attestor: Ed25519KeyPair): VerifiedIntent {
+    const { profile } = this.deps;
+    const proofHash = dnsProofHash(c.recordName, c.recordValue);
+    const expiresAt = BigInt(i.now) + BigInt(i.verificationDays) * BigInt(DAY_MS);
+    const challengeNonce = BigInt(c.challengeNonce);
+    const genesisHash = this.ledger.genesisHash;
+    const message = encodePersonaAttestationPayload(
+      personaAttestationPayload(profile, {
+        genesisHash,
+        persona: c.persona,
+        operatorDid: c.operatorDid,
+        dnsProofHash: proofHash,
+        challengeNonce,
+        verificationExpiresAt: expiresAt,
+      }),
+    );
+    const attestationSignature = ed25519MultiSignature(attestor.sign(message));
+    const attestation = {
+      dnsProofHash: proofHash,
+      challengeNonce,
+      verificationExpiresAt: expiresAt,
+      attestor: attestor.publicKey,
+      attestationSignature,
+    };
+    let canonicalPayload: string | null = null;
+    let acceptancePayload: string | null = null;
+    const kind = OPERATION_OF[c.action];
+    if (kind === 'Transfer') {
+      acceptancePayload = to0x(
+        encodePersonaTransferAcceptancePayload({
+          domain: profile.personaTransferDomain,
+          genesisHash,
+          persona: c.persona,
+          currentOperatorDid: c.currentOperatorDid!,
+          newOperatorDid: c.operatorDid,
+          newControllerKeyIds: i.controllerKeys,
+          newControllerThreshold: i.controllerThreshold,
+          constraints: i.constraints,
+          dnsProofHash: proofHash,
+          challengeNonce,
+          verificationExpiresAt: expiresAt,
+          newOperatorSignerKeyId: i.signerKeyId,
+        }),
+      );
+    } else {
+      const operation: PersonaOperation =
+        kind === 'Register'
+          ? {
+              kind,
+              persona: c.persona,
+              controllerKeyIds: i.controllerKeys,
+              controllerThreshold: i.controllerThreshold,
+              constraints: i.constraints,
+              attestation,
+            }
+          : { kind, persona: c.persona, constraints: i.constraints, attestation };
+      const payload = encodePersona(c.operatorDid, operation, i.nonce, i.validUntil, i.signerKeyId);
+      dryRun(this.ledger, personaCall(payload, NO_SIGNATURE, i.signerKeyId), {
+        expectedNonce: operatorNonce(this.ledger.poolView(), c.operatorDid),
+        receivedNonce: i.nonce,
+      });
+      canonicalPayload = to0x(payload);
+    }
+    return {
+      nonce: i.nonce.toString(),
+      validUntil: i.validUntil.toString(),
+      signerKeyId: i.signerKeyId,
+      controllerKeys: i.controllerKeys,
+      controllerThreshold: i.controllerThreshold,
+      constraints: i.constraints,
+      verificationDays: i.verificationDays,
+      dnsProofHash: to0x(proofHash),
+      verificationExpiresAt: Number(expiresAt),
+      attestor: to0x(attestor.publicKey),
+      attestationSignature: to0x(attestationSignature),
+      canonicalPayload,
+      acceptancePayload,
+      verifiedAtMs: i.now,
+    };
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * What v2 and v3 policy writes share (http-api.md §8): signed fields, the Directory pre-checks (operator active,
+ * signer resolvable, persona controller gate, public endpoints) and the prepare / submit response pieces.
+ */
+import { DdnError } from '../base/errors.js';
+import type { Ledger } from '../ledger/chain.js';
+import { getPersona } from '../ledger/runtime/persona-state.js';
+import { parseSignature, parseU64Field, parseValidUntil } from '../http/request-fields.js';
+import type { PolicyRule } from '../protocol/policy/types.js';
+import { assertPublicEndpoints } from './policy-endpoints.js';
+import { activeDidRecord, parseSignerKeyId, requireCanonicalPayload, resolveSigner, type Body } from './submission.js';
+
+export interface SignedFields {
+  nonce: bigint;
+  validUntil: bigint;
+  signerKeyId: string;
+  signature: Uint8Array;
+  canonical: Uint8Array;
+}
+
+/** §2.2 step 2 for a policy submission. */
+export function policySignedFields(body: Body): SignedFields {
+  return {
+    nonce: parseU64Field(body.nonce, 'nonce'),
+    validUntil: parseValidUntil(body.valid_until),
+    signerKeyId: parseSignerKeyId(body),
+    signature: parseSignature(body.signature),
+    canonical: requireCanonicalPayload(body),
+  };
+}
+
+export interface PolicyPrecheck {
+  operatorDid: string;
+  signerKeyId: string;
+  /** The persona whose active controller must sign (persona-scoped writes), or null. */
+  persona: string | null;
+  /** The ruleset of a SetPolicy, for the public-endpoint rule; null for other operations. */
+  ruleset: readonly PolicyRule[] | null;
+}
+
+/**
+ * §2.2 step 5 for policy writes, against the pool state: the operator DID is active (404 / 409), the signer
+ * resolves (403 `signer_not_authorized`), a persona-scoped write is signed by a controller of the persona as its
+ * operator (404 `persona_not_found`, 403 `invalid_persona_controller`), and route endpoints are public (§8.1).
+ */
+export function policyPrechecks(ledger: Ledger, allowPrivateEndpoints: boolean, p: PolicyPrecheck): void {
+  const pool = ledger.poolView();
+  const rec = activeDidRecord(pool, p.operatorDid, 'operator_did');
+  resolveSigner(p.operatorDid, rec, p.signerKeyId);
+  if (p.persona !== null) {
+    const persona = getPersona(pool, p.persona);
+    if (!persona) throw new DdnError('persona_not_found', 'persona not found', { persona: p.persona });
+    if (persona.operatorDid !== p.operatorDid || persona.controllerThreshold !== 1 || !persona.controllerKeyIds.includes(p.signerKeyId)) {
+      throw new DdnError('invalid_persona_controller', 'persona-scoped writes are signed by an active controller of the persona’s operator', {
+        persona: p.persona,
+        signer_key_id: p.signerKeyId,
+      });
+    }
+  }
+  if (p.ruleset !== null && !allowPrivateEndpoints) assertPublicEndpoints(pool, p.ruleset);
+}

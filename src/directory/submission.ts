@@ -1,0 +1,172 @@
+/**
+ * Pieces of the §2.2 submission pipeline shared by the persona, policy and application use-cases
+ * (http-api.md §2): field syntax, Directory pre-checks that give better codes than the ledger, the pool dry run
+ * of prepare routes and pool admission of submit routes, with ledger errors mapped per §1.1.
+ */
+import { bytesEqual, utf8Length } from '../base/bytes.js';
+import { DdnError, type ErrorCode } from '../base/errors.js';
+import type { Ledger } from '../ledger/chain.js';
+import { LedgerFailure } from '../ledger/errors.js';
+import type { Call } from '../ledger/extrinsic.js';
+import { getDidRecord, type DidRecord } from '../ledger/records.js';
+import type { StateReader } from '../ledger/state.js';
+import type { TxMeta } from '../ledger/store.js';
+import { isDid } from '../protocol/did.js';
+import { resolveSigningKey } from '../protocol/keys.js';
+import { canonicalPersona } from '../protocol/persona-name.js';
+import { POLICY_BOUNDS } from '../protocol/policy/types.js';
+import { parseCanonicalPayload, parseValidUntil } from '../http/request-fields.js';
+import { codeForLedgerError, ledgerError, type LedgerErrorContext } from './ledger-errors.js';
+
+export type Body = Record<string, unknown>;
+
+/** Default authorization validity of prepare routes (http-api.md §5.1). */
+export const DEFAULT_VALIDITY_MS = 300_000n;
+export const ACCEPTED_MESSAGE = 'accepted for processing; not final';
+/** A 64-byte placeholder signature for dry runs that skip signature checks. */
+export const NO_SIGNATURE = new Uint8Array(64);
+
+/** A DID from a path (`invalid_did`). */
+export function assertDid(did: string): void {
+  if (!isDid(did)) throw new DdnError('invalid_did', 'malformed DID', { did });
+}
+
+/** A DID field of the body (`invalid_did` when malformed, `invalid_request` when missing). */
+export function requireDid(body: Body, field: string): string {
+  const v = body[field];
+  if (v === undefined || v === null) throw new DdnError('invalid_request', `missing field "${field}"`, { field });
+  if (typeof v !== 'string' || !isDid(v)) throw new DdnError('invalid_did', `${field} is not a valid DID`, { field });
+  return v;
+}
+
+/** An optional DID field (`invalid_did` when present and malformed). */
+export function optionalDid(body: Body, field: string): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || !isDid(v)) throw new DdnError('invalid_did', `${field} is not a valid DID`, { field });
+  return v;
+}
+
+/** A canonical persona name from a path or body value (`invalid_persona`). */
+export function parsePersonaName(raw: unknown, field = 'persona'): string {
+  const p = typeof raw === 'string' ? canonicalPersona(raw) : undefined;
+  if (!p) throw new DdnError('invalid_persona', `${field} is not a valid persona name`, { field });
+  return p;
+}
+
+/** A body copy of the path persona must canonicalise to the same name (§0.4). */
+export function bindBodyPersona(body: Body, persona: string, field = 'persona'): void {
+  const v = body[field];
+  if (v === undefined || v === null) return;
+  const p = typeof v === 'string' ? canonicalPersona(v) : undefined;
+  if (p !== persona) throw new DdnError('path_body_mismatch', `${field} differs from the path`, { field });
+}
+
+/** A body DID repeating the path must equal it (§0.4). */
+export function bindBodyDid(body: Body, did: string, field = 'did'): void {
+  const v = body[field];
+  if (v !== undefined && v !== null && v !== did) throw new DdnError('path_body_mismatch', `${field} differs from the path`, { field });
+}
+
+/** The body `action` must be the route's action (`action_mismatch`). */
+export function requireAction<A extends string>(body: Body, ...expected: A[]): A {
+  const a = body.action;
+  if (typeof a === 'string' && (expected as string[]).includes(a)) return a as A;
+  throw new DdnError('action_mismatch', `action must be ${expected.join(' or ')}`, { expected });
+}
+
+/** `signer_key_id`: `root` by default, else a non-empty id within the payload bound (≤ 256 bytes). */
+export function parseSignerKeyId(body: Body, field = 'signer_key_id', maxBytes: number = POLICY_BOUNDS.signerKeyIdBytes): string {
+  const v = body[field] ?? 'root';
+  if (typeof v !== 'string' || v.length === 0 || utf8Length(v) > maxBytes) {
+    throw new DdnError('invalid_request', `${field} must be root or a verification-method id of at most ${maxBytes} bytes`, { field });
+  }
+  return v;
+}
+
+/** `valid_until` of a prepare request: given (§0.3 forms) or now + 5 min. */
+export function validUntilOrDefault(body: Body, nowMs: number): bigint {
+  return body.valid_until === undefined || body.valid_until === null ? BigInt(nowMs) + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until);
+}
+
+/** A required `canonical_payload` (400 `invalid_canonical_payload` when absent or not hex/Base64). */
+export function requireCanonicalPayload(body: Body): Uint8Array {
+  return parseCanonicalPayload(body.canonical_payload);
+}
+
+/**
+ * §2.2 steps 3–4: the submitted bytes strictly decode as the route's payload type (`invalid_canonical_payload`)
+ * and equal the payload rebuilt from the body fields (`canonical_payload_mismatch`).
+ */
+export function assertCanonical(canonical: Uint8Array, rebuilt: Uint8Array, decodes: (b: Uint8Array) => boolean): void {
+  if (!decodes(canonical)) throw new DdnError('invalid_canonical_payload', 'canonical_payload does not decode as this route’s payload');
+  if (!bytesEqual(canonical, rebuilt)) {
+    throw new DdnError('canonical_payload_mismatch', 'canonical_payload differs from the payload rebuilt from the body');
+  }
+}
+
+/** The DID's record in `state`, which must exist (404 `did_not_found`) and be active (409 `did_deactivated`). */
+export function activeDidRecord(state: StateReader, did: string, field?: string): DidRecord {
+  const rec = getDidRecord(state, did);
+  if (!rec) throw new DdnError('did_not_found', 'DID not found', field ? { did, field } : { did });
+  if (rec.deactivated) throw new DdnError('did_deactivated', 'DID is deactivated', field ? { did, field } : { did });
+  return rec;
+}
+
+/** The key `signerKeyId` names on the DID (ledger-rules.md §3.5), else 403 `signer_not_authorized`. */
+export function resolveSigner(did: string, rec: DidRecord, signerKeyId: string, field = 'signer_key_id'): Uint8Array {
+  const key = resolveSigningKey(did, rec.rootPubkey, rec.document, signerKeyId);
+  if (!key) throw new DdnError('signer_not_authorized', `${field} does not name a key of ${did}`, { field, signer_key_id: signerKeyId });
+  return key;
+}
+
+/** A ledger error name → the Directory code (for pre-checks that reuse the ledger's own predicates). */
+export function errorForLedgerName(name: string, details?: Record<string, unknown>): DdnError {
+  return new DdnError(codeForLedgerError(name), name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase(), { ledger_error: name, ...details });
+}
+
+/** Throws the 409 `nonce_mismatch` of §0.6 for a nonce that is not the current one. */
+export function nonceMismatch(domain: string, expected: bigint, received: bigint): DdnError {
+  return new DdnError('nonce_mismatch', `${domain} is ${expected}, request used ${received}`, {
+    nonce_domain: domain,
+    expected: expected.toString(),
+    received: received.toString(),
+  });
+}
+
+/** Prepare routes: the ledger's checks for `call` against the pool state, without signature checks (§5.1). */
+export function dryRun(ledger: Ledger, call: Call, ctx: LedgerErrorContext = {}): void {
+  const failure = ledger.check(call, { skipSignatures: true });
+  if (failure) throw ledgerError(failure, ctx);
+}
+
+/** §2.2 steps 6–7: pool admission; an identical pending extrinsic is a duplicate (same `tx_hash`). */
+export function submitToLedger(ledger: Ledger, call: Call, meta: TxMeta, ctx: LedgerErrorContext = {}): { txHash: string; duplicate: boolean } {
+  try {
+    return ledger.submit(call, meta);
+  } catch (e) {
+    if (e instanceof LedgerFailure) throw ledgerError(e, ctx);
+    throw e;
+  }
+}
+
+/** The common 202 fields (§2.4). */
+export function accepted(txHash: string, duplicate: boolean, fields: Body): Body {
+  return {
+    status: 'accepted',
+    ...fields,
+    tx_hash: txHash,
+    tx_id: txHash,
+    ...(duplicate ? { duplicate: true } : {}),
+    message: ACCEPTED_MESSAGE,
+  };
+}
+
+/** A bigint as a JSON integer (application nonces, §9); the values are small in practice. */
+export function jsonInteger(v: bigint): number {
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new DdnError('nonce_overflow', 'value exceeds the JSON safe-integer range');
+  return Number(v);
+}
+
+/** A code of the error registry, for callers building errors from names. */
+export type { ErrorCode };
