@@ -14,6 +14,8 @@ import type { GenesisConfig } from '../ledger/block.js';
 
 /** File names inside the data directory. */
 export const ATTESTOR_KEY_FILE = 'attestor.key';
+/** The node identity key (http-api.md §0.1, §10.6): signs node-to-node requests as the node DID. */
+export const NODE_KEY_FILE = 'node.key';
 export const GENESIS_FILE = 'genesis.json';
 
 /** The data directory is unusable or belongs to another chain. The message says why and what to do. */
@@ -73,8 +75,8 @@ function readIfExists(path: string): string | undefined {
   }
 }
 
-function loadAttestor(dataDir: string): Ed25519KeyPair {
-  const path = join(dataDir, ATTESTOR_KEY_FILE);
+/** The Ed25519 key in `path` (PKCS#8 PEM), created with mode 0600 when absent, never overwritten. */
+function loadOrCreateKey(path: string): Ed25519KeyPair {
   let pem = readIfExists(path);
   if (pem === undefined) {
     const fresh = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
@@ -89,6 +91,19 @@ function loadAttestor(dataDir: string): Ed25519KeyPair {
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new DataDirError(`${path} is not an Ed25519 key`);
   return keyPairFromPrivateKey(key);
+}
+
+function loadAttestor(dataDir: string): Ed25519KeyPair {
+  return loadOrCreateKey(join(dataDir, ATTESTOR_KEY_FILE));
+}
+
+/**
+ * The node identity key `<data-dir>/node.key` (Ed25519, PKCS#8 PEM, mode 0600), created on first start and
+ * never overwritten. Throws {@link DataDirError} when the file is not an Ed25519 private key.
+ */
+export function loadNodeKey(dataDir: string): Ed25519KeyPair {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  return loadOrCreateKey(join(dataDir, NODE_KEY_FILE));
 }
 
 function parseGenesisFile(path: string, text: string): GenesisConfig {

@@ -7,20 +7,29 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { bytesEqual, to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
+import { DirectoryClient } from '../client/directory-client.js';
+import { HttpDirectoryPort } from '../client/directory-port-http.js';
 import { LocalDirectoryPort } from '../directory/local-port.js';
+import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
 import { blockHash, genesisHeader } from '../ledger/block.js';
 import { Ledger } from '../ledger/chain.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
 import { makeProfile } from '../protocol/profile.js';
+import type { StoreRetryPolicy } from '../relay/cache-store-client.js';
+import { nodeIdentityOf } from '../relay/node-identity.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, type Config, type Role } from './config.js';
 import { registerHealthRoute } from './health.js';
 import { createLogger } from './logger.js';
-import { DataDirError, GENESIS_FILE, loadNodeKeys } from './node-keys.js';
+import { localCachePort } from './local-cache.js';
+import { DataDirError, GENESIS_FILE, loadNodeKey, loadNodeKeys } from './node-keys.js';
+import { injectFetch, startNodeRegistration, type NodeRegistration } from './node-registration.js';
+import { createRelayRole, type RelayRole } from './relay-role.js';
 
 /** Test seams of {@link startNode}. */
 export interface NodeOverrides {
@@ -30,6 +39,17 @@ export interface NodeOverrides {
   autoProduce?: boolean;
   /** Interval of the Cache's background purge (default 30 s). */
   cacheSweepIntervalMs?: number;
+  /** Interval of the Relay's background purge (default 30 s). */
+  relaySweepIntervalMs?: number;
+  /** Timeouts and retries of the Relay's outbound Cache stores. */
+  relayStoreRetry?: Partial<StoreRetryPolicy>;
+}
+
+/** The node identity (http-api.md §0.1, §10.6). */
+export interface NodeIdentityInfo {
+  readonly did: string;
+  /** Resolves once the node DID is confirmed with its current document (registration runs in the background). */
+  readonly ready: Promise<void>;
 }
 
 /** A started node. */
@@ -43,12 +63,19 @@ export interface RunningNode {
   readonly directoryService?: DirectoryService;
   /** The Cache role (service, `CacheStored` events, `sweep()`, `settle()`), when enabled. */
   readonly cache?: CacheRole;
+  /** The Relay role (service, staging store, live sessions, `sweep()`), when enabled. */
+  readonly relay?: RelayRole;
+  /** The node DID the Relay signs node-to-node requests as. */
+  readonly identity: NodeIdentityInfo;
   /**
    * Stops accepting connections, lets in-flight requests finish, stops the ledger at a block boundary and
    * closes the database. Idempotent.
    */
   close(): Promise<void>;
 }
+
+/** Per-request timeout of the node identity registration at a remote Directory. */
+const REGISTRATION_TIMEOUT_MS = 10_000;
 
 const BODY_LIMITS: Record<Role, (c: Config) => Pick<HttpServerOptions, 'bodyLimitBytes' | 'tooLargeCode'>> = {
   directory: (c) => ({ bodyLimitBytes: c.directory.maxBodyBytes, tooLargeCode: 'payload_too_large' }),
@@ -62,6 +89,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const profile = makeProfile(config.profile);
   const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
+  const identity = nodeIdentityOf(profile, loadNodeKey(config.dataDir));
 
   const cleanups: (() => void | Promise<void>)[] = [];
   /** Runs the teardown steps in reverse order of setup; every step runs, the first failure is rethrown. */
@@ -102,18 +130,31 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let ready = false;
     const health = { roles: config.roles, profile: config.profile, chainId: config.chainId, ledger, isReady: () => ready };
     const directoryService = config.roles.includes('directory')
-      ? new DirectoryService({ ledger, profile, clock })
+      ? new DirectoryService({
+          ledger,
+          profile,
+          clock,
+          attestor: keys.attestor,
+          challenges: new SqliteDnsChallengeStore(db),
+          allowPrivateEndpoints: config.policy.allowPrivateEndpoints,
+          dnsServers: [...config.directory.dnsServers],
+        })
       : undefined;
 
-    // Known once the Cache listens (its own URL is the default public URL).
+    // The Relay and the Cache ask a remote Directory when one is configured and this node does not run it.
+    const remoteDirectory = config.directoryUrl !== null && !config.roles.includes('directory') ? config.directoryUrl : null;
+    const directory: DirectoryPort = remoteDirectory === null ? new LocalDirectoryPort(ledger, clock) : new HttpDirectoryPort(remoteDirectory);
+
+    // Known once the role listens (its own URL is the default public URL).
     let publicCache: readonly string[] = config.publicUrls.cache;
+    let publicRelay: readonly string[] = config.publicUrls.relay;
     let cache: CacheRole | undefined;
     if (config.roles.includes('cache')) {
       const role = createCacheRole({
         config,
         profile,
         clock,
-        directory: new LocalDirectoryPort(ledger, clock),
+        directory,
         publicCacheUrls: () => publicCache,
         logger,
         ...(overrides.cacheSweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.cacheSweepIntervalMs }),
@@ -121,10 +162,29 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       cache = role;
       cleanups.push(() => role.close());
     }
+    let relay: RelayRole | undefined;
+    if (config.roles.includes('relay')) {
+      const role = createRelayRole({
+        config,
+        profile,
+        clock,
+        directory,
+        identity,
+        publicRelayUrls: () => publicRelay,
+        publicCacheUrls: () => publicCache,
+        ...(cache === undefined ? {} : { localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds) }),
+        logger,
+        ...(overrides.relaySweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.relaySweepIntervalMs }),
+        ...(overrides.relayStoreRetry === undefined ? {} : { storeRetry: overrides.relayStoreRetry }),
+      });
+      relay = role;
+      cleanups.push(() => role.close());
+    }
 
     const servers: HttpServer[] = [];
     cleanups.push(async () => {
       ready = false;
+      await relay?.closeSessions();
       await Promise.all(servers.map((s) => s.fastify.close()));
     });
     const urls: Partial<Record<Role, string>> = {};
@@ -134,10 +194,12 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       registerHealthRoute(server, health);
       if (role === 'directory' && directoryService !== undefined) registerDirectoryRoutes(server, directoryService);
       if (role === 'cache' && cache !== undefined) cache.register(server);
+      if (role === 'relay' && relay !== undefined) relay.register(server);
       await server.fastify.listen({ host: config.host, port: config.ports[role] });
       const { port } = server.fastify.server.address() as AddressInfo;
       urls[role] = `http://${hostForUrl(config.host)}:${port}`;
       if (role === 'cache' && publicCache.length === 0) publicCache = Object.freeze([urls[role]]);
+      if (role === 'relay' && publicRelay.length === 0) publicRelay = Object.freeze([urls[role]]);
     }
     ready = true;
 
@@ -150,8 +212,44 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       cache: Object.freeze(config.publicUrls.cache.length > 0 ? [...config.publicUrls.cache] : own('cache')),
     });
     cache?.start();
+    relay?.start();
+
+    // The node identity: registered in this node's ledger (through an in-process Directory server that never
+    // listens) or at the remote Directory; idempotent across restarts.
+    let client: DirectoryClient;
+    const stopRequests = new AbortController();
+    if (remoteDirectory !== null) {
+      client = new DirectoryClient(remoteDirectory, {
+        profile,
+        fetch: (url, init) =>
+          globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+      });
+    } else {
+      const internal = createHttpServer({ name: 'directory', logger: false, ...BODY_LIMITS.directory(config) });
+      registerDirectoryRoutes(internal, directoryService ?? new DirectoryService({ ledger, profile, clock, attestor: keys.attestor }));
+      cleanups.push(() => internal.fastify.close());
+      client = new DirectoryClient('http://in-process', { profile, fetch: injectFetch(internal) });
+    }
+    const registration: NodeRegistration = startNodeRegistration({
+      client,
+      profile,
+      identity,
+      relayUrls: publicUrls.relay,
+      logger: logger.child({ role: 'node' }),
+    });
+    cleanups.push(() => {
+      stopRequests.abort();
+      return registration.stop();
+    });
     logger.info(
-      { roles: config.roles, urls, profile: config.profile, chain_id: config.chainId, genesis_hash: to0x(ledger.genesisHash) },
+      {
+        roles: config.roles,
+        urls,
+        profile: config.profile,
+        chain_id: config.chainId,
+        genesis_hash: to0x(ledger.genesisHash),
+        node_did: identity.did,
+      },
       'node started',
     );
 
@@ -163,6 +261,8 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       ledger,
       ...(directoryService === undefined ? {} : { directoryService }),
       ...(cache === undefined ? {} : { cache }),
+      ...(relay === undefined ? {} : { relay }),
+      identity: { did: identity.did, ready: registration.ready },
       close: () => {
         closing ??= cleanup().then(() => logger.info('node stopped'));
         return closing;

@@ -5,16 +5,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
-import { verifyEd25519 } from '../crypto/ed25519.js';
 import type { AuthenticatedNode } from '../http/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
 import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';
-import { resolveSigningKey } from '../protocol/keys.js';
 import { nodeSignatureError } from '../protocol/node-signature.js';
 import type { ProofOperation } from '../protocol/retrieval-proof.js';
 import { ackSubject } from '../protocol/retrieval-proof.js';
-import { senderSigningBytes } from '../protocol/sender-signature.js';
+import { verifySenderSignature } from '../protocol/sender-signature.js';
 import {
   namedStoreStep,
   publishedDestination,
@@ -195,14 +193,7 @@ export class CacheService {
   private async verifySender(env: Envelope): Promise<void> {
     const sender = env.sender!;
     const rec = await this.lookup(() => this.deps.directory.getDid(sender.did), 'policy_lookup_failed');
-    const refuse = (reason: string) =>
-      new DdnError('invalid_sender_signature', `sender signature refused: ${reason.replace(/_/g, ' ')}`, { reason });
-    if (rec === null || rec.deactivated) throw refuse('sender_not_found');
-    const key = resolveSigningKey(sender.did, rec.rootPubkey, rec.document, sender.keyId);
-    if (key === undefined) throw refuse('key_not_found');
-    if (!verifyEd25519(key, senderSigningBytes(this.deps.settings.profile, env.fields), sender.signature)) {
-      throw refuse('bad_signature');
-    }
+    verifySenderSignature(this.deps.settings.profile, env.fields, sender, rec);
   }
 
   /** Step 5: the DID (directly or through its alias) must have an active record; a failed lookup is 503. */

@@ -26,6 +26,7 @@ interface Session {
 export class LiveSessions {
   private readonly byDid = new Map<string, Set<Session>>();
   private readonly pinger: NodeJS.Timeout;
+  private closing = false;
 
   constructor(readonly limits: LiveSessionLimits = DEFAULT_LIVE_LIMITS) {
     this.pinger = setInterval(() => this.pingAll(), limits.pingIntervalMs);
@@ -38,6 +39,10 @@ export class LiveSessions {
 
   /** Registers an open socket; it is removed when it closes. Sends the welcome frame first. */
   add(did: string, device: string, socket: WebSocket): void {
+    if (this.closing) {
+      socket.close(1001, 'server shutting down');
+      return;
+    }
     const session: Session = { did, device, socket };
     let set = this.byDid.get(did);
     if (!set) this.byDid.set(did, (set = new Set()));
@@ -69,10 +74,28 @@ export class LiveSessions {
     for (const set of this.byDid.values()) for (const s of set) if (s.socket.readyState === s.socket.OPEN) s.socket.ping();
   }
 
-  /** Closes every session with 1001 (going away); clients reconnect. */
-  closeAll(): void {
+  /**
+   * Closes every session with 1001 (going away); clients reconnect. Resolves once every socket is closed;
+   * one that has not completed the closing handshake after `graceMs` is terminated.
+   */
+  async closeAll(graceMs = 1000): Promise<void> {
+    this.closing = true;
     clearInterval(this.pinger);
-    for (const set of this.byDid.values()) for (const s of set) s.socket.close(1001, 'server shutting down');
+    const sockets = [...this.byDid.values()].flatMap((set) => [...set].map((s) => s.socket));
     this.byDid.clear();
+    await Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<void>((resolve) => {
+            if (socket.readyState === socket.CLOSED) return resolve();
+            const timer = setTimeout(() => socket.terminate(), graceMs);
+            socket.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            socket.close(1001, 'server shutting down');
+          }),
+      ),
+    );
   }
 }

@@ -1,0 +1,46 @@
+/**
+ * The Relay's in-process path to this node's own Cache (http-api.md §10.4.1 step 2: "in-process when the
+ * endpoint is one of this node's `public_urls.cache`"). The store runs through the Cache's own use-case with
+ * the node identity, exactly as a node-signed request that passed §10.6 — no socket, no address guard.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../base/clock.js';
+import { isDdnError } from '../base/errors.js';
+import { storeResponse } from '../cache/views.js';
+import type { CacheService } from '../cache/service.js';
+import { errorBody, toDdnError } from '../http/error-body.js';
+import { nodeNonceClaim, type AuthenticatedNode } from '../http/node-auth.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
+import type { LocalCachePort } from '../relay/cache-store-client.js';
+
+/** A {@link LocalCachePort} over `cache`; each store carries a fresh node nonce. */
+export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: number): LocalCachePort {
+  return {
+    async store(rawBody: Buffer, node: NodeIdentity) {
+      let body: unknown;
+      try {
+        body = JSON.parse(rawBody.toString('utf8'));
+      } catch {
+        return { status: 400, body: { code: 'invalid_json', error: 'invalid_json', message: 'not JSON' } };
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return { status: 400, body: { code: 'invalid_json', error: 'invalid_json', message: 'not a JSON object' } };
+      }
+      const verified = {
+        nodeDid: node.did,
+        serviceId: node.serviceId,
+        keyId: node.keyId,
+        nonce: randomUUID(),
+        nonceExpiresAtMs: clock.nowMs() + skewSeconds * 1000,
+      };
+      const authenticated: AuthenticatedNode = { ...verified, claim: nodeNonceClaim(verified) };
+      try {
+        const r = await cache.store({ body: body as Record<string, unknown>, rawBody, node: authenticated });
+        return { status: 202, body: storeResponse(r) };
+      } catch (err) {
+        const e = isDdnError(err) ? err : toDdnError(err);
+        return { status: e.status, body: { ...errorBody(e) } };
+      }
+    },
+  };
+}

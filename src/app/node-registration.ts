@@ -1,0 +1,168 @@
+/**
+ * Registers the node identity (http-api.md §0.1, §10.6) through the Directory SDK: in this node's own ledger
+ * (the SDK's fetch served in-process by a Directory server that never listens) or at a remote Directory
+ * (`--directory-url`). Idempotent across restarts: a confirmed DID is left alone unless its `#relay` service no
+ * longer lists the node's public Relay URLs, which are then updated. Runs in the background with backoff
+ * until the DID is confirmed with the wanted service, or until stopped.
+ */
+import type { Logger } from 'pino';
+import { DirectoryApiError, type FetchLike } from '../client/http.js';
+import type { DirectoryClient } from '../client/directory-client.js';
+import type { DidDocumentJson, ServiceJson } from '../client/types.js';
+import type { HttpServer } from '../http/server.js';
+import type { Service } from '../protocol/document.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import { nodeDocument, relayServiceOf, serviceMatches } from '../relay/node-identity.js';
+
+/** Options of {@link startNodeRegistration}. */
+export interface NodeRegistrationOptions {
+  client: DirectoryClient;
+  profile: Profile;
+  identity: NodeIdentity;
+  /** The public Relay URLs the `#relay` service must list (none: no service). */
+  relayUrls: readonly string[];
+  logger?: Logger;
+  /** Pause while a registration or change waits for finality (default 200 ms). */
+  pollMs?: number;
+  /** First pause after a failure, doubled up to `maxRetryMs` (defaults 500 ms, 30 s). */
+  retryMs?: number;
+  maxRetryMs?: number;
+}
+
+/** A running registration. */
+export interface NodeRegistration {
+  /** Resolves once the DID is confirmed with the wanted document (never rejects; stays pending if stopped). */
+  readonly ready: Promise<void>;
+  /** Stops retrying; resolves when the loop has ended. */
+  stop(): Promise<void>;
+}
+
+type Step = 'done' | 'wait';
+
+function toServiceJson(s: Service): ServiceJson {
+  return { id: s.id, type: s.type, serviceEndpoint: [...s.serviceEndpoint], authorization: [...(s.authorization ?? [])] };
+}
+
+function fromServiceJson(s: ServiceJson): Service {
+  return {
+    id: s.id,
+    type: s.type,
+    serviceEndpoint: Array.isArray(s.serviceEndpoint) ? s.serviceEndpoint : [s.serviceEndpoint],
+    authorization: s.authorization ?? null,
+    priority: s.priority ?? null,
+  };
+}
+
+/** What the loop remembers between passes. */
+interface LoopState {
+  /** A registration was submitted and has not been seen pending or confirmed since. */
+  submitted: boolean;
+}
+
+/** One pass: registers, waits, or updates the `#relay` service; 'done' when nothing is left to do. */
+async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step> {
+  const { client, identity } = o;
+  const status = await client.registrationStatus(identity.did);
+  if (status.registration_status === 'pending') return 'wait';
+  if (status.registration_status !== 'confirmed') {
+    if (state.submitted) {
+      // Our registration left the pool without confirming: back off before submitting again.
+      state.submitted = false;
+      throw new Error(`the node DID registration failed: ${status.last_error?.code ?? 'not included'}`);
+    }
+    const doc = nodeDocument(o.profile, identity, o.relayUrls);
+    const didDocument: DidDocumentJson = {
+      id: doc.id,
+      verificationMethod: doc.verificationMethod,
+      authentication: doc.authentication ?? [],
+      ...(doc.service === null ? {} : { service: doc.service.map(toServiceJson) }),
+    };
+    await client.register({ did: identity.did, key: identity.key, didDocument });
+    state.submitted = true;
+    o.logger?.info({ node_did: identity.did }, 'node identity registration submitted');
+    return 'wait';
+  }
+  if (status.deactivated) {
+    o.logger?.error({ node_did: identity.did }, 'the node DID is deactivated; node-signed requests will be refused');
+    return 'done';
+  }
+  const wanted = relayServiceOf(o.profile, identity.did, o.relayUrls);
+  if (wanted === null) return 'done';
+  const record = await client.resolve(identity.did);
+  const current = record.document?.service.find((s) => s.id === wanted.id);
+  if (serviceMatches(current === undefined ? undefined : fromServiceJson(current), wanted)) return 'done';
+  if (record.pending_document_action === true) return 'wait';
+  const action = current === undefined ? 'AddService' : 'UpdateService';
+  await client.mutate(identity.did, identity.key, 'root', action, { service: toServiceJson(wanted) });
+  o.logger?.info({ node_did: identity.did, endpoints: wanted.serviceEndpoint }, 'node relay service update submitted');
+  return 'wait';
+}
+
+/** Starts the background registration of `o.identity`. */
+export function startNodeRegistration(o: NodeRegistrationOptions): NodeRegistration {
+  const pollMs = o.pollMs ?? 200;
+  const retryMs = o.retryMs ?? 500;
+  const maxRetryMs = o.maxRetryMs ?? 30_000;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      timer = setTimeout(resolve, ms);
+    });
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const loop = (async () => {
+    const state: LoopState = { submitted: false };
+    let backoff = retryMs;
+    while (!stopped) {
+      let next: Step;
+      try {
+        next = await step(o, state);
+        backoff = retryMs;
+      } catch (err) {
+        if (stopped) return;
+        const code = err instanceof DirectoryApiError ? err.code : undefined;
+        const reason = err instanceof Error ? err.message : String(err);
+        o.logger?.warn({ node_did: o.identity.did, code, reason }, 'node identity registration failed; retrying');
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, maxRetryMs);
+        continue;
+      }
+      if (next === 'done') {
+        markReady();
+        return;
+      }
+      await sleep(pollMs);
+    }
+  })();
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      wake?.();
+      await loop;
+    },
+  };
+}
+
+/** A {@link FetchLike} answered by `server.fastify.inject` — the SDK talking to an in-process role, no socket. */
+export function injectFetch(server: HttpServer): FetchLike {
+  return async (url, init) => {
+    const u = new URL(url);
+    const res = await server.fastify.inject({
+      method: init.method as 'GET',
+      url: `${u.pathname}${u.search}`,
+      headers: init.headers,
+      ...(init.body === undefined ? {} : { payload: init.body }),
+    });
+    const header = (name: string): string | null => {
+      const v = res.headers[name.toLowerCase()];
+      return v === undefined ? null : String(v);
+    };
+    return { status: res.statusCode, headers: { get: header }, text: async () => res.body };
+  };
+}

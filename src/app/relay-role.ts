@@ -1,0 +1,150 @@
+/**
+ * Builds the Relay role of a node (http-api.md §10): its SQLite staging store (`<data-dir>/relay.sqlite`),
+ * outbound Cache stores (node-signed, in-process for this node's own Cache), executors, live sessions and the
+ * `/ws/{did}/{device}` upgrade handler, the service and its sweeper. Part of the composition root.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { WebSocketServer } from 'ws';
+import type { Clock } from '../base/clock.js';
+import type { HttpServer } from '../http/server.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import { HttpCacheStorer, type LocalCachePort, type StoreRetryPolicy } from '../relay/cache-store-client.js';
+import { BaseDidDeliveryExecutor, UnavailablePlanExecutor, type DeliveryExecutor } from '../relay/executor.js';
+import { DEFAULT_LIVE_LIMITS, LiveSessions } from '../relay/live-sessions.js';
+import { OutboundHttp } from '../relay/outbound-http.js';
+import { registerRelayRoutes } from '../relay/routes.js';
+import { RelayService, type RelayEvent } from '../relay/service.js';
+import type { RelaySettings } from '../relay/settings.js';
+import type { RelaySweepResult } from '../relay/staging-store.js';
+import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.js';
+import { attachWebSocketRoute } from '../relay/websocket-route.js';
+import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
+import type { Config } from './config.js';
+
+/** The Relay file inside the data directory. */
+export const RELAY_DB_FILE = 'relay.sqlite';
+
+/** Inputs of {@link createRelayRole}. */
+export interface RelayRoleOptions {
+  config: Config;
+  profile: Profile;
+  clock: Clock;
+  directory: DirectoryPort;
+  /** Who the Relay signs node requests as. */
+  identity: NodeIdentity;
+  /** `public_urls.relay` once known. */
+  publicRelayUrls(): readonly string[];
+  /** `public_urls.cache` of this node (stores to them are in-process). */
+  publicCacheUrls(): readonly string[];
+  /** This node's Cache, when it runs one. */
+  localCache?: LocalCachePort;
+  logger?: Logger;
+  sweepIntervalMs?: number;
+  /** Outbound store timeouts and retries (tests shorten them). */
+  storeRetry?: Partial<StoreRetryPolicy>;
+  /** Replaces the plan executor (the next issue's implementation plugs in here). */
+  planExecutor?: DeliveryExecutor;
+  events?: (e: RelayEvent) => void;
+  store?: SqliteRelayStagingOptions;
+}
+
+/** A built Relay role. */
+export interface RelayRole {
+  readonly service: RelayService;
+  readonly store: SqliteRelayStagingStore;
+  readonly sessions: LiveSessions;
+  readonly settings: RelaySettings;
+  /** Adds the routes and the WebSocket upgrade handler to the Relay server. */
+  register(server: HttpServer): void;
+  /** Starts the background purge. */
+  start(): void;
+  sweep(): Promise<RelaySweepResult>;
+  /** Resolves once every accepted write is committed. */
+  settle(): Promise<void>;
+  /** Closes every live session with 1001 (before the HTTP server closes: upgraded sockets keep it open). */
+  closeSessions(): Promise<void>;
+  /** Stops the purge, closes outbound connections, commits queued writes and closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the Relay's database and wires its parts. */
+export function createRelayRole(o: RelayRoleOptions): RelayRole {
+  const c = o.config;
+  const logger = o.logger?.child({ role: 'relay' });
+  const settings: RelaySettings = Object.freeze({
+    profile: o.profile,
+    publicRelayUrls: o.publicRelayUrls,
+    maxHttpEnvelopeBytes: c.relay.maxHttpEnvelopeBytes,
+    maxUnchunkedMessageBytes: c.relay.maxUnchunkedMessageBytes,
+    maxChunkBytes: c.relay.maxChunkBytes,
+    stagingWindowSeconds: c.relay.stagingWindowSeconds,
+    stagingMaxBytes: c.relay.stagingMaxBytes,
+    stagingMaxSetsPerRecipient: c.relay.stagingMaxSetsPerRecipient,
+    proofClockSkewSeconds: c.proofClockSkewSeconds,
+    allowPlaintext: c.cache.allowPlaintext,
+  });
+  const store = SqliteRelayStagingStore.open(join(c.dataDir, RELAY_DB_FILE), {
+    ...o.store,
+    writer: { onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'), ...o.store?.writer },
+  });
+  const outbound = new OutboundHttp({ allowPrivate: c.policy.allowPrivateEndpoints });
+  const storer = new HttpCacheStorer({
+    profile: o.profile,
+    clock: o.clock,
+    identity: o.identity,
+    outbound,
+    ownCacheUrls: o.publicCacheUrls,
+    ...(o.localCache === undefined ? {} : { local: o.localCache }),
+    ...(o.storeRetry === undefined ? {} : { retry: o.storeRetry }),
+    ...(logger === undefined ? {} : { logger }),
+  });
+  const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, maxSessionsPerDid: c.relay.maxSessionsPerDid });
+  const service = new RelayService({
+    settings,
+    directory: o.directory,
+    store,
+    clock: o.clock,
+    executors: {
+      base: new BaseDidDeliveryExecutor({ profile: o.profile, identity: o.identity, storer, live: sessions }),
+      plan: o.planExecutor ?? new UnavailablePlanExecutor(),
+    },
+    ...(o.events === undefined ? {} : { events: o.events }),
+    ...(logger === undefined ? {} : { logger }),
+  });
+  const sweeper = new RelaySweeper(() => service.sweep(), o.sweepIntervalMs ?? DEFAULT_RELAY_SWEEP_INTERVAL_MS, logger);
+  let wss: WebSocketServer | undefined;
+  return {
+    service,
+    store,
+    sessions,
+    settings,
+    register(server) {
+      registerRelayRoutes(server, service, {
+        nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
+      });
+      wss = attachWebSocketRoute({
+        server: server.fastify.server,
+        basePath: '',
+        directory: o.directory,
+        sessions,
+        ...(logger === undefined ? {} : { logger }),
+      });
+    },
+    start: () => sweeper.start(),
+    sweep: () => sweeper.sweep(),
+    settle: () => store.settle(),
+    async closeSessions() {
+      await sessions.closeAll();
+      wss?.close();
+    },
+    async close() {
+      await sessions.closeAll();
+      await sweeper.stop();
+      outbound.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Base-DID delivery (http-api.md §10.4.1): the recipient's `<P>CacheService` services by `priority` (absent
+ * last) then document order, their endpoints in listed order; stored until `max_replicas` Caches accepted or
+ * every endpoint was tried; live push after the durable store.
+ */
+import type { DidDocument } from '../protocol/document.js';
+import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
+import type { CacheStorer } from './cache-store-client.js';
+
+/** A Cache service of the recipient and its endpoints, in delivery order. */
+export interface CacheServiceTarget {
+  serviceId: string;
+  endpoints: readonly string[];
+}
+
+/** §10.4.1 step 1: the `<P>CacheService` services ordered by `priority` ascending (absent last), then document order. */
+export function cacheServicesOf(document: DidDocument | null, cacheServiceType: string): CacheServiceTarget[] {
+  const services = (document?.service ?? [])
+    .map((s, index) => ({ s, index }))
+    .filter(({ s }) => s.type === cacheServiceType && s.serviceEndpoint.length > 0);
+  services.sort((a, b) => {
+    const pa = a.s.priority ?? Number.POSITIVE_INFINITY;
+    const pb = b.s.priority ?? Number.POSITIVE_INFINITY;
+    return pa === pb ? a.index - b.index : pa - pb;
+  });
+  return services.map(({ s }) => ({ serviceId: s.id, endpoints: [...s.serviceEndpoint] }));
+}
+
+/** What the store loop did. Endpoints are reported as published, one trailing `/` removed. */
+export interface StoreReport {
+  /** Endpoints that accepted every envelope (one per service at most). */
+  accepted: string[];
+  /** Endpoints tried, in order, each once. */
+  attempted: string[];
+  /** Downstream requests made (every attempt counts). */
+  attempts: number;
+  /** `cache_result` of the last failure (null when nothing failed). */
+  lastFailure: string | null;
+}
+
+/**
+ * §10.4.1 step 2. Each service is one Cache: its endpoints are alternatives tried in order until one accepts,
+ * which counts as one replica; services are used in order until `maxReplicas` accepted. `bodies` are the
+ * envelopes to store — one, or a chunk set in sequence order: the whole set goes to the same endpoint, and a
+ * failure at any chunk moves to the next endpoint, starting again at sequence 0.
+ */
+export async function storeInCaches(
+  services: readonly CacheServiceTarget[],
+  bodies: readonly Buffer[],
+  maxReplicas: number,
+  storer: CacheStorer,
+): Promise<StoreReport> {
+  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null };
+  const wanted = Math.max(1, maxReplicas);
+  for (const service of services) {
+    if (report.accepted.length >= wanted) break;
+    for (const endpoint of service.endpoints) {
+      const shown = normalizeEndpoint(endpoint);
+      if (!report.attempted.includes(shown)) report.attempted.push(shown);
+      let ok = true;
+      for (const body of bodies) {
+        const outcome = await storer.store(endpoint, body);
+        report.attempts += outcome.attempts;
+        if (!outcome.ok) {
+          report.lastFailure = outcome.cacheResult;
+          ok = false;
+          break;
+        }
+      }
+      if (ok) {
+        if (!report.accepted.includes(shown)) report.accepted.push(shown);
+        break;
+      }
+    }
+  }
+  return report;
+}
+
+/**
+ * §10.8: an envelope is pushed live only when unchunked and its `to` field (not `recipient`) equals the
+ * recipient DID byte for byte — anything else would make the deployed receiver exit.
+ */
+export function isLivePushEligible(fields: Record<string, unknown>, recipientDid: string): boolean {
+  return fields.message_group_id === undefined && typeof fields.to === 'string' && fields.to === recipientDid;
+}

@@ -1,0 +1,150 @@
+/**
+ * One Cache store by the Relay (http-api.md §10.4.1 step 2): `POST {endpoint}/cache/store`, node-signed
+ * (§10.6), over keep-alive HTTP with a timeout and bounded retries with backoff — or in-process when the
+ * endpoint is one of this node's `public_urls.cache` (not an outbound request, so no address guard applies).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
+import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
+import { OutboundError, type OutboundHttp } from './outbound-http.js';
+
+/** The answer of a Cache to one store. */
+export interface CacheAnswer {
+  status: number;
+  /** The parsed JSON body, or null when it was not a JSON object. */
+  body: Record<string, unknown> | null;
+}
+
+/**
+ * This node's own Cache, called in-process (wired by the composition root; roles never import each other).
+ * `node` is the identity the store is made as, exactly as if it had been node-signed.
+ */
+export interface LocalCachePort {
+  store(rawBody: Buffer, node: NodeIdentity): Promise<CacheAnswer>;
+}
+
+/** The outcome of storing one envelope at one endpoint. */
+export type StoreOutcome =
+  | { ok: true; attempts: number }
+  | {
+      ok: false;
+      attempts: number;
+      /** `failed`, `attempted` (outcome unknown), or the Cache's error code. */
+      cacheResult: string;
+    };
+
+/** Stores envelopes at Cache endpoints. */
+export interface CacheStorer {
+  store(endpoint: string, body: Buffer): Promise<StoreOutcome>;
+}
+
+/** Timeouts and retries of outbound stores. */
+export interface StoreRetryPolicy {
+  /** Attempts per endpoint, the first included (default 3). */
+  attempts: number;
+  /** Pause before the second attempt, doubled for each further one (default 200 ms). */
+  backoffMs: number;
+  /** Per-attempt timeout (default 10 s). */
+  timeoutMs: number;
+}
+
+export const DEFAULT_STORE_RETRY: Readonly<StoreRetryPolicy> = Object.freeze({ attempts: 3, backoffMs: 200, timeoutMs: 10_000 });
+
+/** Statuses worth retrying at the same endpoint (§0.5 and the deployed sender's list). */
+const RETRYABLE = new Set([429, 500, 502, 503, 504, 507]);
+
+/** What {@link HttpCacheStorer} needs. */
+export interface CacheStorerDeps {
+  profile: Profile;
+  clock: Clock;
+  identity: NodeIdentity;
+  outbound: OutboundHttp;
+  /** `public_urls.cache` of this node: endpoints equal to one of them are stored in-process. */
+  ownCacheUrls(): readonly string[];
+  local?: LocalCachePort;
+  retry?: Partial<StoreRetryPolicy>;
+  /** Waits between attempts (tests pass an instant one). */
+  sleep?: (ms: number) => Promise<void>;
+  logger?: Logger;
+}
+
+/** ISO-8601, seconds precision, `Z` (§10.6). */
+function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+function parseBody(b: Buffer): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(b.toString('utf8')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The Cache's error text for `cache_result`: its `error` (= `code`) field, else `http_<status>`. */
+function errorText(a: CacheAnswer): string {
+  const e = a.body?.error ?? a.body?.code;
+  return typeof e === 'string' && e.length > 0 && e.length <= 128 ? e : `http_${a.status}`;
+}
+
+/** The Relay's {@link CacheStorer}: in-process for its own Cache, node-signed HTTP otherwise. */
+export class HttpCacheStorer implements CacheStorer {
+  private readonly retry: StoreRetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly deps: CacheStorerDeps) {
+    this.retry = { ...DEFAULT_STORE_RETRY, ...deps.retry };
+    this.sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+  }
+
+  /** True when `endpoint` is one of this node's public Cache URLs. */
+  isOwn(endpoint: string): boolean {
+    const n = normalizeEndpoint(endpoint);
+    return this.deps.ownCacheUrls().some((u) => normalizeEndpoint(u) === n);
+  }
+
+  async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
+    if (this.deps.local !== undefined && this.isOwn(endpoint)) {
+      const a = await this.deps.local.store(body, this.deps.identity);
+      return a.status === 202 ? { ok: true, attempts: 1 } : { ok: false, attempts: 1, cacheResult: errorText(a) };
+    }
+    const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;
+    let attempts = 0;
+    let last = 'failed';
+    while (attempts < this.retry.attempts) {
+      if (attempts > 0) await this.sleep(this.retry.backoffMs * 2 ** (attempts - 1));
+      attempts++;
+      const headers = signNodeRequest(this.deps.profile, this.deps.identity, {
+        method: 'POST',
+        url,
+        body,
+        timestamp: isoSeconds(this.deps.clock.nowMs()),
+        nonce: randomUUID(),
+      });
+      try {
+        const res = await this.deps.outbound.request({
+          method: 'POST',
+          url,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body,
+          timeoutMs: this.retry.timeoutMs,
+        });
+        const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
+        if (answer.status === 202) return { ok: true, attempts };
+        last = errorText(answer);
+        this.deps.logger?.debug({ endpoint, status: answer.status, code: last }, 'cache store refused');
+        if (!RETRYABLE.has(answer.status)) break;
+      } catch (err) {
+        if (!(err instanceof OutboundError)) throw err;
+        last = err.maybeDelivered ? 'attempted' : 'failed';
+        this.deps.logger?.debug({ endpoint, kind: err.kind }, 'cache store failed');
+        if (err.kind === 'blocked_address' || err.kind === 'invalid_url') break;
+      }
+    }
+    return { ok: false, attempts, cacheResult: last };
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The DeliveryResult (http-api.md §10.5): the body of every Relay response, success and failure alike.
+ * `http_status` always equals the HTTP status it is sent with.
+ */
+import { DdnError, type ErrorCode, type ErrorDetails } from '../base/errors.js';
+
+/** `delivery_mode` values (§10.5). */
+export type DeliveryMode = 'direct' | 'cache_fallback' | 'policy_delivery' | 'policy_handoff' | 'staged' | 'failed';
+
+/** Success codes of the §10.5 table. */
+export type SuccessCode = 'delivered' | 'cached' | 'policy_applied' | 'chunk_staged' | 'chunk_set_delivered';
+
+/** The Relay's response body (§10.5). */
+export interface DeliveryResult {
+  success: boolean;
+  delivery_mode: DeliveryMode;
+  http_status: number;
+  code: string;
+  message: string;
+  /** Downstream attempts represented, including the first; 0 when none was made. */
+  retry_count: number;
+  /** An actual Cache store attempt was made. */
+  cache_attempted: boolean;
+  /** `accepted`, `attempted`, `failed`, `no_cache_endpoints`, a failing Cache's error text, or null. */
+  cache_result: string | null;
+  details: Record<string, unknown>;
+}
+
+/** What the downstream side of a delivery did (the three attempt fields of §10.5). */
+export interface AttemptSummary {
+  retryCount: number;
+  cacheAttempted: boolean;
+  cacheResult: string | null;
+}
+
+/** No downstream request was made. */
+export const NO_ATTEMPT: Readonly<AttemptSummary> = Object.freeze({ retryCount: 0, cacheAttempted: false, cacheResult: null });
+
+/** A coded failure that also reports the downstream attempts made before it (e.g. 502 after every Cache failed). */
+export class DeliveryFailure extends DdnError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails,
+    readonly attempts: AttemptSummary,
+  ) {
+    super(code, message, details);
+    this.name = 'DeliveryFailure';
+  }
+}
+
+/** A successful DeliveryResult (always 202, §10.5 table). */
+export function successResult(
+  code: SuccessCode,
+  mode: Exclude<DeliveryMode, 'failed'>,
+  message: string,
+  attempts: AttemptSummary,
+  details: Record<string, unknown> = {},
+): DeliveryResult {
+  return {
+    success: true,
+    delivery_mode: mode,
+    http_status: 202,
+    code,
+    message,
+    retry_count: attempts.retryCount,
+    cache_attempted: attempts.cacheAttempted,
+    cache_result: attempts.cacheResult,
+    details,
+  };
+}
+
+/** The DeliveryResult of a failure: `success: false`, mode `failed`, the code's status, the error's details. */
+export function failureResult(err: DdnError): DeliveryResult {
+  const attempts = err instanceof DeliveryFailure ? err.attempts : NO_ATTEMPT;
+  return {
+    success: false,
+    delivery_mode: 'failed',
+    http_status: err.status,
+    code: err.code,
+    message: err.message,
+    retry_count: attempts.retryCount,
+    cache_attempted: attempts.cacheAttempted,
+    cache_result: attempts.cacheResult,
+    details: { ...(err.details ?? {}) },
+  };
+}
+
+/** `Retry-After` seconds for a 429/503 result (`details.retry_after_seconds`, at least 1), else undefined. */
+export function retryAfterOf(result: DeliveryResult): number | undefined {
+  if (result.http_status !== 429 && result.http_status !== 503) return undefined;
+  const v = result.details.retry_after_seconds;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.ceil(v) : 1;
+}

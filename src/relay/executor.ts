@@ -1,0 +1,137 @@
+/**
+ * The delivery seam of the Relay pipeline (http-api.md §10.3 step 14): the winning action picks a
+ * {@link DeliveryExecutor}. No winning rule or `BaseDidDelivery/v1` → base-DID delivery (§10.4.1);
+ * `DeliveryPlan/v1` → a plan executor (§10.4.2). `Reject/v1` never gets here (step 12).
+ */
+import { DdnError } from '../base/errors.js';
+import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
+import type { Envelope } from '../protocol/envelope.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import { cacheServicesOf, isLivePushEligible, storeInCaches } from './base-delivery.js';
+import type { CacheStorer } from './cache-store-client.js';
+import { DeliveryFailure, successResult, type DeliveryResult } from './delivery-result.js';
+
+/** One delivery to run: a single envelope, or a complete chunk set in sequence order. */
+export interface DeliveryJob {
+  /** The envelope of the request that triggered the delivery (for a set: the completing chunk). */
+  env: Envelope;
+  /** The client envelope texts (JSON objects as submitted, no provenance), in sequence order. */
+  envelopes: readonly Buffer[];
+  chunked: boolean;
+  /** The resolution (recipient, persona, winning rule, effective constraints) the delivery runs under. */
+  view: DeliveryView;
+}
+
+/** Runs a delivery and reports it; throws a coded error (a {@link DeliveryFailure} when downstream was tried). */
+export interface DeliveryExecutor {
+  execute(job: DeliveryJob): Promise<DeliveryResult>;
+}
+
+/** Sends an envelope to live sessions of a DID on this node; returns how many received it. */
+export interface LivePush {
+  push(did: string, envelopeJson: string): number;
+}
+
+/** The provenance details of a winning rule (§10.5 `details`). */
+export function provenanceDetails(policy: PolicyView, view: DeliveryView): Record<string, unknown> {
+  return {
+    policy_id: policy.policyId,
+    policy_revision: policy.policyRevision,
+    rule_id: policy.ruleId,
+    policy_source: policy.source,
+    block_hash: view.blockHash,
+    block_number: view.blockNumber,
+  };
+}
+
+/** The provenance fields attached to stored envelopes (§10.4.2 last item; base delivery has no step). */
+export function provenanceFields(policy: PolicyView, view: DeliveryView, node: NodeIdentity): Record<string, unknown> {
+  return {
+    policy_id: policy.policyId,
+    policy_revision: policy.policyRevision,
+    policy_rule_id: policy.ruleId,
+    policy_block_hash: view.blockHash,
+    policy_block_number: view.blockNumber,
+    policy_context: { source: policy.source, source_id: policy.sourceId, relay_did: node.did, relay_service_id: node.serviceId },
+  };
+}
+
+/** `text` (a JSON object) with `extra`'s members appended; the client's bytes are kept as they are. */
+export function appendMembers(text: Buffer, extra: Record<string, unknown>): Buffer {
+  const members = JSON.stringify(extra).slice(1, -1);
+  if (members === '') return text;
+  return Buffer.concat([text.subarray(0, text.length - 1), Buffer.from(`,${members}}`, 'utf8')]);
+}
+
+/** What base-DID delivery needs. */
+export interface BaseDeliveryDeps {
+  profile: Profile;
+  identity: NodeIdentity;
+  storer: CacheStorer;
+  live?: LivePush;
+}
+
+/**
+ * Base-DID delivery (§10.4.1), plain (no winning rule) or under a `BaseDidDelivery/v1` winner (provenance
+ * attached to the stores, reported as `policy_delivery` / `policy_applied`).
+ */
+export class BaseDidDeliveryExecutor implements DeliveryExecutor {
+  constructor(private readonly deps: BaseDeliveryDeps) {}
+
+  async execute(job: DeliveryJob): Promise<DeliveryResult> {
+    const { view } = job;
+    const policy = view.policy;
+    const services = cacheServicesOf(view.recipient.document, this.deps.profile.cacheServiceType);
+    if (services.length === 0) {
+      throw new DeliveryFailure('no_delivery_service', 'the recipient publishes no Cache service', { recipient: view.recipient.did }, {
+        retryCount: 0,
+        cacheAttempted: false,
+        cacheResult: 'no_cache_endpoints',
+      });
+    }
+    const extra = policy === null ? null : provenanceFields(policy, view, this.deps.identity);
+    const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
+    const report = await storeInCaches(services, bodies, view.effectiveConstraints.maxReplicas, this.deps.storer);
+    const attempted = { attempted_caches: report.attempted };
+    if (report.accepted.length === 0) {
+      throw new DeliveryFailure('upstream_unavailable', 'every Cache endpoint of the recipient failed', attempted, {
+        retryCount: report.attempts,
+        cacheAttempted: report.attempts > 0,
+        cacheResult: report.lastFailure ?? 'failed',
+      });
+    }
+    const attempts = { retryCount: report.attempts, cacheAttempted: true, cacheResult: 'accepted' };
+    const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted };
+    // §10.7: the live push is a duplicate sent only after the durable store; never for chunks.
+    let live = 0;
+    const first = job.envelopes[0];
+    if (!job.chunked && first !== undefined && this.deps.live !== undefined && isLivePushEligible(job.env.fields, view.recipient.did)) {
+      live = this.deps.live.push(view.recipient.did, first.toString('utf8'));
+    }
+    if (live > 0) details.live_sessions = live;
+    if (policy !== null) {
+      return successResult('policy_applied', 'policy_delivery', 'delivered by the winning BaseDidDelivery/v1 rule', attempts, {
+        ...provenanceDetails(policy, view),
+        ...details,
+      });
+    }
+    return live > 0
+      ? successResult('delivered', 'direct', 'stored in a recipient Cache and pushed live', attempts, details)
+      : successResult('cached', 'cache_fallback', 'stored in a recipient Cache', attempts, details);
+  }
+}
+
+/**
+ * The `DeliveryPlan/v1` executor (§10.4.2) is not implemented yet: every plan answers 422
+ * `plan_not_deliverable` with `details.reason` `plan_execution_unavailable`, nothing is stored.
+ */
+export class UnavailablePlanExecutor implements DeliveryExecutor {
+  async execute(job: DeliveryJob): Promise<DeliveryResult> {
+    const policy = job.view.policy;
+    throw new DdnError('plan_not_deliverable', 'this Relay cannot execute delivery plans yet', {
+      reason: 'plan_execution_unavailable',
+      ...(policy === null ? {} : provenanceDetails(policy, job.view)),
+    });
+  }
+}

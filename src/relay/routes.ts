@@ -1,0 +1,51 @@
+/**
+ * The Relay routes (http-api.md §10.3, §10.5): thin handlers that read the request, authenticate node-signed
+ * requests (step 2, §10.6) and call {@link RelayService}. Every answer — errors raised before the handler runs
+ * included (413, 415, `invalid_json`) — is a DeliveryResult whose `http_status` equals the HTTP status.
+ */
+import { DdnError, isDdnError } from '../base/errors.js';
+import { authenticateNodeRequest, type NodeAuthDeps } from '../http/node-auth.js';
+import { json, type HttpResponse, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
+import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
+import type { RelayService } from './service.js';
+
+/** What the routes need besides the service. */
+export interface RelayRouteOptions {
+  /** Node-request authentication (§10.6); the service type, own URLs and skew come from the settings. */
+  nodeAuth: Omit<NodeAuthDeps, 'serviceType' | 'ownBaseUrls' | 'skewSeconds'>;
+}
+
+function respond(result: DeliveryResult): HttpResponse {
+  const retryAfter = retryAfterOf(result);
+  return json(result.http_status, result, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
+}
+
+const asDeliveryResult: RouteOptions = { errorBody: (err) => failureResult(err) };
+
+/** Registers `POST /relay`, `POST /relay/{recipientDid}` and `GET /relay/limits` on `server`. */
+export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+  const s = service.settings;
+  const nodeAuth: NodeAuthDeps = {
+    ...options.nodeAuth,
+    serviceType: s.profile.relayServiceType,
+    skewSeconds: s.proofClockSkewSeconds,
+    ownBaseUrls: () => s.publicRelayUrls(),
+    lookupFailureCode: 'policy_lookup_failed',
+  };
+
+  const relay = async (ctx: RequestContext<Record<string, string>>, pathRecipient: string | null): Promise<HttpResponse> => {
+    if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
+    let node;
+    try {
+      node = await authenticateNodeRequest({ method: ctx.method, rawUrl: ctx.rawUrl, rawBody: ctx.rawBody, header: ctx.header }, nodeAuth);
+    } catch (err) {
+      if (isDdnError(err)) return respond(failureResult(err));
+      throw err;
+    }
+    return respond(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node }));
+  };
+
+  server.route('POST', '/relay', (ctx) => relay(ctx, null), asDeliveryResult);
+  server.route('POST', '/relay/:recipientDid', (ctx) => relay(ctx, ctx.params.recipientDid), asDeliveryResult);
+  server.route('GET', '/relay/limits', () => json(200, service.limits()));
+}

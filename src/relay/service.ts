@@ -1,0 +1,248 @@
+/**
+ * The Relay's use-cases (http-api.md §10.3): one envelope in, one DeliveryResult out. Steps 3–5 and 7–12 are
+ * in `pipeline.ts`; this file adds step 2's nonce record, idempotency (6), chunk staging (13, §10.4.3),
+ * delivery through the {@link DeliveryExecutor} the winning action selects (14) and the events (15).
+ * Transport-free: the routes hand over parsed bodies and raw bytes.
+ */
+import type { Logger } from 'pino';
+import { isoMs, type Clock } from '../base/clock.js';
+import { DdnError, isDdnError } from '../base/errors.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
+import { nodeSignatureError } from '../protocol/node-signature.js';
+import { failureResult, NO_ATTEMPT, successResult, type DeliveryResult } from './delivery-result.js';
+import type { DeliveryExecutor, DeliveryJob } from './executor.js';
+import { admit, checkDeliverable, type RelayRequest, type Resolved } from './pipeline.js';
+import { limitsBody, type RelaySettings } from './settings.js';
+import type { RelayStagingStore, RelaySweepResult, StageOutcome } from './staging-store.js';
+
+/** §10.9 events the Relay emits (delivery is never changed by them). */
+export interface RelayEvent {
+  type: 'RelayAccepted' | 'RelayDelivered';
+  message_id: string;
+  recipient_did: string;
+  persona: string | null;
+  tag: string | null;
+  application_id: string | null;
+  chunked: boolean;
+  message_group_id: string | null;
+  occurred_at: string;
+}
+
+/** The executors step 14 chooses from. */
+export interface RelayExecutors {
+  /** No winning rule, or `BaseDidDelivery/v1` (§10.4.1). */
+  base: DeliveryExecutor;
+  /** `DeliveryPlan/v1` (§10.4.2). */
+  plan: DeliveryExecutor;
+}
+
+/** What the Relay is built from. */
+export interface RelayServiceDeps {
+  settings: RelaySettings;
+  directory: DirectoryPort;
+  store: RelayStagingStore;
+  clock: Clock;
+  executors: RelayExecutors;
+  events?: (e: RelayEvent) => void;
+  logger?: Logger;
+}
+
+/** The Relay role. */
+export class RelayService {
+  /** Unchunked deliveries in progress, by message key: a concurrent identical request waits for the first. */
+  private readonly inFlight = new Map<string, { hash: string; result: Promise<DeliveryResult> }>();
+  /** Chunk sets being delivered, by (recipient, group): one delivery of a set at a time. */
+  private readonly setLocks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: RelayServiceDeps) {}
+
+  get settings(): RelaySettings {
+    return this.deps.settings;
+  }
+
+  /** `GET /relay/limits` (§10.5). */
+  limits(): Record<string, number> {
+    return limitsBody(this.deps.settings);
+  }
+
+  /** `POST /relay[/{recipientDid}]` after step 1 (body read) and step 2 (node signature verified by the route). */
+  async relay(req: RelayRequest): Promise<DeliveryResult> {
+    try {
+      return await this.process(req);
+    } catch (err) {
+      if (!isDdnError(err)) {
+        this.deps.logger?.error({ err }, 'relay failed');
+        return failureResult(new DdnError('internal_error', 'internal error'));
+      }
+      return failureResult(err);
+    }
+  }
+
+  /** Drops staged sets past `retry_until`, results older than 24 h and expired nonces. */
+  sweep(): Promise<RelaySweepResult> {
+    return this.deps.store.sweep(this.deps.clock.nowMs());
+  }
+
+  private async process(req: RelayRequest): Promise<DeliveryResult> {
+    const { store, clock, settings } = this.deps;
+    // 2. a node request's nonce is single-use
+    if (req.node !== null && !(await store.claimNonce(req.node.claim, clock.nowMs()))) throw nodeSignatureError('nonce_replayed');
+    const r = await admit(req, clock.nowMs(), this.deps);
+    const { env } = r;
+    const key = env.messageId.toLowerCase();
+    // 6. idempotency: a delivered message id within 24 h
+    const prior = await store.findResult(key, clock.nowMs());
+    if (prior !== null) {
+      if (prior.contentHash === env.contentHash) return prior.result;
+      throw conflict(env.messageId);
+    }
+    if (env.chunk === null) {
+      const staged = await store.findStagedMessage(key, clock.nowMs());
+      if (staged !== null) throw conflict(env.messageId);
+      const running = this.inFlight.get(key);
+      if (running !== undefined) {
+        if (running.hash !== env.contentHash) throw conflict(env.messageId);
+        return running.result;
+      }
+    }
+    checkDeliverable(r, req.rawBody.length, clock.nowMs(), settings);
+    if (env.chunk !== null) return this.stageChunk(r);
+    return this.deliverOnce(key, r);
+  }
+
+  /** Step 14 for an unchunked envelope; a success is remembered for 24 h. */
+  private deliverOnce(key: string, r: Resolved): Promise<DeliveryResult> {
+    const run = (async () => {
+      const result = await this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view });
+      if (result.success) await this.remember(() => this.deps.store.saveResult(key, r.env.contentHash, result, this.deps.clock.nowMs()));
+      return result;
+    })();
+    const entry = { hash: r.env.contentHash, result: run };
+    this.inFlight.set(key, entry);
+    return run.finally(() => {
+      if (this.inFlight.get(key) === entry) this.inFlight.delete(key);
+    });
+  }
+
+  /** Runs the executor of the winning action and emits the events; failures become results. */
+  private async deliver(r: Resolved, job: DeliveryJob): Promise<DeliveryResult> {
+    const action = r.view.policy?.action.type;
+    const executor = action === 'DeliveryPlan/v1' ? this.deps.executors.plan : this.deps.executors.base;
+    this.emit('RelayAccepted', r);
+    let result: DeliveryResult;
+    try {
+      result = await executor.execute(job);
+    } catch (err) {
+      if (!isDdnError(err)) throw err;
+      this.deps.logger?.info({ message_id: r.env.messageId, code: err.code }, 'relay delivery failed');
+      return failureResult(err);
+    }
+    this.emit('RelayDelivered', r);
+    return result;
+  }
+
+  /** Step 13 (§10.4.3): stage durably; once every sequence is staged, deliver the set as a whole. */
+  private async stageChunk(r: Resolved): Promise<DeliveryResult> {
+    const { env, view } = r;
+    const chunk = env.chunk!;
+    const { settings, clock, store } = this.deps;
+    const nowMs = clock.nowMs();
+    const outcome = await store.stage({
+      recipientDid: view.recipient.did,
+      groupId: chunk.groupId,
+      sequence: chunk.sequence,
+      messageKey: env.messageId.toLowerCase(),
+      contentHash: env.contentHash,
+      set: { total: chunk.total, to: env.to, tag: env.tag, applicationId: env.applicationId, sender: env.sender?.did ?? null },
+      envelope: r.clientEnvelope,
+      nowMs,
+      retryUntilMs: nowMs + settings.stagingWindowSeconds * 1000,
+      maxBytes: settings.stagingMaxBytes,
+      maxSetsPerRecipient: settings.stagingMaxSetsPerRecipient,
+    });
+    if (!outcome.complete) return stagedResult(chunk.groupId, outcome);
+    return this.withSetLock(`${view.recipient.did}\n${chunk.groupId}`, () => this.deliverSet(r, outcome));
+  }
+
+  /** Delivers a complete staged set (chunks in sequence order); on failure the set stays staged. */
+  private async deliverSet(r: Resolved, outcome: StageOutcome): Promise<DeliveryResult> {
+    const { env, view } = r;
+    const chunk = env.chunk!;
+    const { store, clock } = this.deps;
+    // A concurrent request may have delivered the set while this one waited for the lock.
+    const prior = await store.findResult(env.messageId.toLowerCase(), clock.nowMs());
+    if (prior !== null && prior.contentHash === env.contentHash) return prior.result;
+    const chunks = await store.loadSet(view.recipient.did, chunk.groupId);
+    if (chunks.length < outcome.total) return stagedResult(chunk.groupId, { ...outcome, received: chunks.length });
+    const envelopes = chunks.map((c) => Buffer.from(c.envelope.buffer, c.envelope.byteOffset, c.envelope.byteLength));
+    const result = await this.deliver(r, { env, envelopes, chunked: true, view });
+    if (!result.success) {
+      result.details = { ...result.details, message_group_id: chunk.groupId, retry_until: isoMs(outcome.retryUntilMs) };
+      return result;
+    }
+    const delivered: DeliveryResult = {
+      ...result,
+      code: 'chunk_set_delivered',
+      message: `chunk set delivered (${result.message})`,
+      details: { ...result.details, message_group_id: chunk.groupId, received_chunks: outcome.total, expected_chunks: outcome.total },
+    };
+    await this.remember(() => store.finishSet(view.recipient.did, chunk.groupId, chunks, delivered, clock.nowMs()));
+    return delivered;
+  }
+
+  private async withSetLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.setLocks.get(key) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.setLocks.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.setLocks.get(key) === tail) this.setLocks.delete(key);
+    }
+  }
+
+  /** A bookkeeping write after a delivery succeeded: its failure must not turn the success into an error. */
+  private async remember(write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      this.deps.logger?.warn({ err }, 'could not record a delivered result; an identical retry will deliver again');
+    }
+  }
+
+  private emit(type: RelayEvent['type'], r: Resolved): void {
+    const sink = this.deps.events;
+    if (sink === undefined) return;
+    const { env, view } = r;
+    try {
+      sink({
+        type,
+        message_id: env.messageId,
+        recipient_did: view.recipient.did,
+        persona: env.persona,
+        tag: env.tag,
+        application_id: env.applicationId,
+        chunked: env.chunk !== null,
+        message_group_id: env.chunk?.groupId ?? null,
+        occurred_at: isoMs(this.deps.clock.nowMs()),
+      });
+    } catch (err) {
+      this.deps.logger?.warn({ err }, 'relay event handler failed');
+    }
+  }
+}
+
+function conflict(messageId: string): DdnError {
+  return new DdnError('message_id_conflict', 'this message_id was already used with different content', { message_id: messageId });
+}
+
+/** 202 `chunk_staged` (§10.5): the set is incomplete. */
+function stagedResult(groupId: string, o: StageOutcome): DeliveryResult {
+  return successResult('chunk_staged', 'staged', 'chunk staged; the set is incomplete', NO_ATTEMPT, {
+    message_group_id: groupId,
+    received_chunks: o.received,
+    expected_chunks: o.total,
+    retry_until: isoMs(o.retryUntilMs),
+  });
+}

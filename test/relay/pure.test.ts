@@ -1,0 +1,190 @@
+/** The Relay's pure rules: Cache service order, the store loop, live-push eligibility, provenance, node identity, results. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DdnError } from '../../src/base/errors.js';
+import type { DidDocument, Service } from '../../src/protocol/document.js';
+import { PLATFORM } from '../../src/protocol/profile.js';
+import { cacheServicesOf, isLivePushEligible, storeInCaches } from '../../src/relay/base-delivery.js';
+import type { CacheStorer, StoreOutcome } from '../../src/relay/cache-store-client.js';
+import { DeliveryFailure, failureResult, retryAfterOf } from '../../src/relay/delivery-result.js';
+import { appendMembers } from '../../src/relay/executor.js';
+import { nodeDidFor, nodeDocument, nodeIdentityOf, relayServiceOf, serviceMatches } from '../../src/relay/node-identity.js';
+import { checkCapacity, checkSequence, checkSetValues } from '../../src/relay/staging-rules.js';
+import { isDid } from '../../src/protocol/did.js';
+import { keyOf } from '../support/directory-flows.js';
+
+const DID = 'did:platform:8DfbjXLth7APvt3qQPgtf';
+
+function svc(frag: string, endpoints: string[], priority: number | null = null, type = 'PlatformCacheService'): Service {
+  return { id: `${DID}#${frag}`, type, serviceEndpoint: endpoints, authorization: null, priority };
+}
+
+function doc(services: Service[]): DidDocument {
+  return { id: DID, verificationMethod: [], authentication: null, keyAgreement: [], service: services };
+}
+
+/** A storer whose answers are scripted per endpoint: a list of outcomes per call (the last one repeats). */
+class ScriptedStorer implements CacheStorer {
+  readonly calls: { endpoint: string; body: string }[] = [];
+  constructor(private readonly script: Record<string, boolean[]>) {}
+  async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
+    this.calls.push({ endpoint, body: body.toString() });
+    const list = this.script[endpoint] ?? [true];
+    const ok = list.length > 1 ? list.shift()! : list[0]!;
+    return ok ? { ok: true, attempts: 1 } : { ok: false, attempts: 2, cacheResult: `no at ${endpoint}` };
+  }
+}
+
+const bodies = (...names: string[]) => names.map((n) => Buffer.from(n));
+
+describe('base-DID delivery order and store loop (§10.4.1)', () => {
+  it('orders Cache services by priority (absent last), then document order; other types are ignored', () => {
+    const services = cacheServicesOf(
+      doc([
+        svc('a', ['https://a']),
+        svc('relay', ['https://r'], 0, 'PlatformRelayService'),
+        svc('b', ['https://b1', 'https://b2'], 5),
+        svc('c', ['https://c'], 1),
+        svc('d', ['https://d']),
+        svc('e', ['https://e'], 5),
+      ]),
+      'PlatformCacheService',
+    );
+    assert.deepEqual(services.map((s) => s.serviceId.split('#')[1]), ['c', 'b', 'e', 'a', 'd']);
+    assert.deepEqual(services[1]!.endpoints, ['https://b1', 'https://b2']);
+    assert.deepEqual(cacheServicesOf(null, 'PlatformCacheService'), []);
+  });
+
+  it('stores one replica per service up to max_replicas; endpoints of a service are alternatives', async () => {
+    const services = cacheServicesOf(doc([svc('a', ['https://a1', 'https://a2']), svc('b', ['https://b/']), svc('c', ['https://c'])]), 'PlatformCacheService');
+    const storer = new ScriptedStorer({ 'https://a1': [false] });
+    const report = await storeInCaches(services, bodies('env'), 2, storer);
+    assert.deepEqual(report.accepted, ['https://a2', 'https://b']);
+    assert.deepEqual(report.attempted, ['https://a1', 'https://a2', 'https://b']);
+    assert.equal(report.attempts, 4);
+    assert.equal(report.lastFailure, 'no at https://a1');
+    const one = await storeInCaches(services, bodies('env'), 1, new ScriptedStorer({}));
+    assert.deepEqual(one.accepted, ['https://a1'], 'at least one, stopping at max_replicas');
+  });
+
+  it('stores a chunk set whole at one Cache; a failure moves to the next Cache from sequence 0', async () => {
+    const services = cacheServicesOf(doc([svc('a', ['https://a']), svc('b', ['https://b'])]), 'PlatformCacheService');
+    const storer = new ScriptedStorer({ 'https://a': [true, false] });
+    const report = await storeInCaches(services, bodies('c0', 'c1', 'c2'), 1, storer);
+    assert.deepEqual(storer.calls.map((c) => `${c.endpoint} ${c.body}`), [
+      'https://a c0',
+      'https://a c1',
+      'https://b c0',
+      'https://b c1',
+      'https://b c2',
+    ]);
+    assert.deepEqual(report.accepted, ['https://b']);
+  });
+
+  it('reports every endpoint failing', async () => {
+    const services = cacheServicesOf(doc([svc('a', ['https://a']), svc('b', ['https://b'])]), 'PlatformCacheService');
+    const report = await storeInCaches(services, bodies('x'), 4, new ScriptedStorer({ 'https://a': [false], 'https://b': [false] }));
+    assert.deepEqual(report.accepted, []);
+    assert.deepEqual(report.attempted, ['https://a', 'https://b']);
+    assert.equal(report.attempts, 4);
+    assert.equal(report.lastFailure, 'no at https://b');
+  });
+
+  it('pushes live only unchunked envelopes whose `to` is the DID byte for byte', () => {
+    assert.equal(isLivePushEligible({ to: DID }, DID), true);
+    assert.equal(isLivePushEligible({ to: `${DID}@acme` }, DID), false);
+    assert.equal(isLivePushEligible({ recipient: DID }, DID), false);
+    assert.equal(isLivePushEligible({ to: 'alias' }, DID), false);
+    assert.equal(isLivePushEligible({ to: DID, message_group_id: 'g' }, DID), false);
+  });
+
+  it('appends provenance members without touching the client bytes', () => {
+    const text = Buffer.from('{"b":1,  "a":"x"}');
+    assert.equal(appendMembers(text, { policy_id: '0x1', policy_context: { source: 'did' } }).toString(), '{"b":1,  "a":"x","policy_id":"0x1","policy_context":{"source":"did"}}');
+    assert.equal(appendMembers(text, {}).toString(), text.toString());
+  });
+});
+
+describe('node identity document', () => {
+  it('derives a stable DID from the key and builds the #node / #relay document', () => {
+    const key = keyOf(3);
+    const id = nodeIdentityOf(PLATFORM, key);
+    assert.equal(id.did, nodeDidFor(PLATFORM, key.publicKey));
+    assert.ok(isDid(id.did));
+    assert.notEqual(id.did, nodeDidFor(PLATFORM, keyOf(4).publicKey));
+    assert.equal(id.serviceId, `${id.did}#relay`);
+    assert.equal(id.keyId, `${id.did}#node`);
+    const d = nodeDocument(PLATFORM, id, ['https://relay.example']);
+    assert.deepEqual(d.verificationMethod.map((v) => [v.id, v.type, v.controller]), [[id.keyId, 'Ed25519VerificationKey2020', id.did]]);
+    assert.deepEqual(d.service, [
+      { id: id.serviceId, type: 'PlatformRelayService', serviceEndpoint: ['https://relay.example'], authorization: [id.keyId], priority: null },
+    ]);
+    assert.equal(nodeDocument(PLATFORM, id, []).service, null, 'no public Relay URL, no service');
+    const wanted = relayServiceOf(PLATFORM, id.did, ['https://relay.example'])!;
+    assert.equal(serviceMatches(wanted, wanted), true);
+    assert.equal(serviceMatches({ ...wanted, serviceEndpoint: ['https://old.example'] }, wanted), false);
+    assert.equal(serviceMatches(undefined, wanted), false);
+  });
+});
+
+describe('staging rules and results', () => {
+  const values = { total: 3, to: DID, tag: 't', applicationId: null, sender: null };
+  it('checks the fixed set values, sequences and capacity', () => {
+    checkSetValues('g', values, { ...values });
+    for (const [k, v, field] of [['total', 4, 'total_chunks'], ['to', 'x', 'to'], ['tag', null, 'tag'], ['applicationId', 'app', 'application_id'], ['sender', DID, 'sender']] as const) {
+      assert.throws(
+        () => checkSetValues('g', values, { ...values, [k]: v }),
+        (e: unknown) => e instanceof DdnError && e.code === 'chunk_set_conflict' && e.details?.field === field,
+      );
+    }
+    assert.equal(checkSequence('g', 0, null, 'h'), 'new');
+    assert.equal(checkSequence('g', 0, 'h', 'h'), 'replay');
+    assert.throws(() => checkSequence('g', 0, 'h', 'other'), (e: unknown) => e instanceof DdnError && e.code === 'chunk_conflict');
+    const cap = { newSet: true, setsOfRecipient: 1, maxSetsPerRecipient: 2, stagedBytes: 10, addBytes: 5, maxBytes: 15 };
+    checkCapacity(cap);
+    checkCapacity({ ...cap, newSet: false, setsOfRecipient: 2 });
+    for (const over of [{ setsOfRecipient: 2 }, { addBytes: 6 }]) {
+      assert.throws(() => checkCapacity({ ...cap, ...over }), (e: unknown) => e instanceof DdnError && e.code === 'staging_capacity_full');
+    }
+  });
+
+  it('renders failures with their attempts and Retry-After', () => {
+    const r = failureResult(new DeliveryFailure('upstream_unavailable', 'down', { attempted_caches: ['https://a'] }, { retryCount: 3, cacheAttempted: true, cacheResult: 'failed' }));
+    assert.deepEqual(r, {
+      success: false,
+      delivery_mode: 'failed',
+      http_status: 502,
+      code: 'upstream_unavailable',
+      message: 'down',
+      retry_count: 3,
+      cache_attempted: true,
+      cache_result: 'failed',
+      details: { attempted_caches: ['https://a'] },
+    });
+    assert.equal(retryAfterOf(r), undefined);
+    assert.equal(retryAfterOf(failureResult(new DdnError('policy_lookup_failed'))), 1);
+    assert.equal(retryAfterOf(failureResult(new DdnError('staging_capacity_full', 'x', { retry_after_seconds: 30 }))), 30);
+  });
+});
+
+describe('relay configuration', () => {
+  it('reads the Relay limits, staging capacity and the remote Directory URL', async () => {
+    const { loadConfig } = await import('../../src/app/config.js');
+    const defaults = loadConfig([], {});
+    assert.equal(defaults.directoryUrl, null);
+    assert.deepEqual(
+      [defaults.relay.maxUnchunkedMessageBytes, defaults.relay.maxChunkBytes, defaults.relay.stagingMaxBytes, defaults.relay.stagingMaxSetsPerRecipient],
+      [16_777_216, 2_097_152, 1_073_741_824, 64],
+    );
+    const c = loadConfig(
+      ['--directory-url', 'http://dir.example:8080/', '--relay-max-unchunked-bytes', '1000', '--relay-max-chunk-bytes', '500',
+        '--relay-staging-max-bytes', '9000', '--relay-staging-max-sets-per-recipient', '3'],
+      {},
+    );
+    assert.equal(c.directoryUrl, 'http://dir.example:8080');
+    assert.deepEqual([c.relay.maxUnchunkedMessageBytes, c.relay.maxChunkBytes, c.relay.stagingMaxBytes, c.relay.stagingMaxSetsPerRecipient], [1000, 500, 9000, 3]);
+    assert.equal(loadConfig([], { DDN_DIRECTORY_URL: 'https://d.example' }).directoryUrl, 'https://d.example');
+    assert.throws(() => loadConfig(['--directory-url', 'ftp://x'], {}), /--directory-url/);
+    assert.throws(() => loadConfig(['--relay-staging-max-sets-per-recipient', '0'], {}), /--relay-staging-max-sets-per-recipient/);
+  });
+});
