@@ -124,6 +124,33 @@ describe('Directory, Relay and Cache as separate nodes', () => {
     assert.deepEqual((set.body.chunks as Body[]).map((c) => c.message_id), chunks.map((c) => c.message_id));
   });
 
+  it('sends an 18-chunk set out of order: nothing is retrievable before its last chunk, then the whole set', async () => {
+    const group = randomUUID();
+    const chunks = Array.from({ length: 18 }, (_v, seq) => envelope(r.did, { message_group_id: group, sequence_number: seq, total_chunks: 18 }));
+    const order = [17, 3, 9, 0, 12, 5, 16, 1, 8, 14, 2, 11, 6, 15, 4, 13, 10, 7];
+    const chunksOf = () => fetchJson(`${cache.urls.cache}/cache/chunks/${enc(r.did)}/${group}`, { headers: proof('chunks', group) });
+    for (const [i, seq] of order.entries()) {
+      const res = await send(chunks[seq]!);
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      if (i < order.length - 1) {
+        assert.equal(res.body.code, 'chunk_staged');
+        assert.equal(details(res).received_chunks, i + 1);
+        assert.equal(details(res).expected_chunks, 18);
+      } else {
+        assert.equal(res.body.code, 'chunk_set_delivered');
+      }
+      if (i === order.length - 2) {
+        assert.equal((await chunksOf()).status, 404, 'an incomplete set is not retrievable');
+        assert.ok(!ids(await pull()).some((id) => chunks.some((c) => c.message_id === id)));
+      }
+    }
+    const set = await chunksOf();
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.equal(set.body.complete, true);
+    assert.deepEqual((set.body.chunks as Body[]).map((c) => c.sequence_number), [...Array(18).keys()]);
+    assert.deepEqual((set.body.chunks as Body[]).map((c) => c.message_id), chunks.map((c) => c.message_id));
+  });
+
   it('answers 502 while the Cache is down and redelivers the staged set once it is back', async () => {
     await cache.stop(true);
     const group = randomUUID();
