@@ -7,6 +7,10 @@ export interface CliIo {
   /** Writes to stderr (usage, human messages). */
   stderr(text: string): void;
   readonly env: NodeJS.ProcessEnv;
+  /** Standard input, for commands that read data from `-` (absent in tests that give none). */
+  readonly stdin?: NodeJS.ReadableStream;
+  /** True when stderr is a terminal: progress bars are drawn only then. */
+  readonly stderrIsTTY?: boolean;
   /** Resolves with the signal name at the first SIGTERM or SIGINT; a second one then terminates the process. */
   shutdownSignal(): Promise<NodeJS.Signals>;
 }
@@ -17,6 +21,8 @@ export function processIo(): CliIo {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     env: process.env,
+    stdin: process.stdin,
+    stderrIsTTY: process.stderr.isTTY === true,
     shutdownSignal: () =>
       new Promise((resolve) => {
         const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];

@@ -1,9 +1,25 @@
 /** The `ddn` command dispatcher. Each subcommand lives in its own file and is listed in {@link COMMANDS}. */
 import { processIo, type CliCommand, type CliIo } from './io.js';
+import { appCommand } from './app.js';
+import { didCommand } from './did.js';
+import { keyCommand } from './key.js';
+import { personaCommand } from './persona.js';
+import { policyCommand } from './policy.js';
+import { receiveCommand } from './receive.js';
+import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
 
 /** Every subcommand by name. */
-export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({ serve: serveCommand });
+export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
+  serve: serveCommand,
+  key: keyCommand,
+  did: didCommand,
+  send: sendCommand,
+  receive: receiveCommand,
+  persona: personaCommand,
+  policy: policyCommand,
+  app: appCommand,
+});
 
 /** The top-level usage text. */
 export function usage(): string {

@@ -25,6 +25,7 @@ import type {
   TransactionResponse,
   U64Input,
 } from './types.js';
+import type { DeliveryResolutionResponse } from './transfer-types.js';
 import { checkPreparedMutation, checkPreparedRegistration, type ExpectedMutation, type PreparedMutation } from './verify-prepared.js';
 
 /** Options of {@link DirectoryClient}. */
@@ -124,6 +125,14 @@ export class DirectoryClient {
   /** `GET /health`. */
   health(): Promise<HealthResponse> {
     return this.call('GET', '/health');
+  }
+  /** `GET /delivery-resolution/{did}[?tag=…&persona=…]` (§6): the recipient's key agreement, policy and limits. */
+  deliveryResolution(did: string, opts: { tag?: string; persona?: string } = {}): Promise<DeliveryResolutionResponse> {
+    const query = new URLSearchParams();
+    if (opts.tag !== undefined) query.set('tag', opts.tag);
+    if (opts.persona !== undefined) query.set('persona', opts.persona);
+    const qs = query.toString();
+    return this.call('GET', encodePath`/delivery-resolution/${did}` + (qs === '' ? '' : `?${qs}`));
   }
 
   // ---- registration (§4) ----

@@ -114,6 +114,7 @@ export const globalFetch: FetchLike = (url, init) => globalThis.fetch(url, init)
  * A body, when given, is sent as `application/json` on any method (DELETE included, §5.2).
  * Resolves with `{status, body}` on 2xx; throws {@link DirectoryApiError} otherwise (and with code
  * `invalid_response` when a 2xx body is not JSON). Network failures propagate as thrown by `fetchImpl`.
+ * `headers` are added to the request (the Cache's retrieval-proof headers).
  */
 export async function requestJson<T = unknown>(
   baseUrl: string,
@@ -121,8 +122,9 @@ export async function requestJson<T = unknown>(
   path: string,
   body?: unknown,
   fetchImpl: FetchLike = globalFetch,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<JsonResponse<T>> {
-  const init: FetchInitLike = { method, headers: { accept: 'application/json' } };
+  const init: FetchInitLike = { method, headers: { accept: 'application/json', ...headers } };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);

@@ -1,0 +1,97 @@
+/** Options and helpers shared by the user commands: which Directory, which profile, waiting, key ids. */
+import { readFileSync } from 'node:fs';
+import { DirectoryClient } from '../client/directory-client.js';
+import type { FetchLike } from '../client/http.js';
+import { makeProfile, type Profile } from '../protocol/profile.js';
+import { UsageError, type OptionDef } from './command.js';
+
+/** Longest wait for one HTTP request. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+/** The global fetch with a per-request deadline (a deadline that passes is a timeout: exit code 2). */
+export function timedFetch(timeoutMs = REQUEST_TIMEOUT_MS): FetchLike {
+  return (url, init) => globalThis.fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+}
+
+export const DIRECTORY_OPTIONS = {
+  directory: { type: 'string', arg: 'URL', help: 'Directory base URL', env: 'DDN_DIRECTORY_URL', default: 'http://127.0.0.1:8080' },
+  profile: { type: 'string', arg: 'NAME', help: "network profile (default: the Directory's, from GET /health)", env: 'DDN_PROFILE' },
+} as const satisfies Record<string, OptionDef>;
+
+export const WAIT_OPTIONS = {
+  'no-wait': { type: 'boolean', help: 'return once the change is accepted (202) instead of waiting for finality' },
+  timeout: { type: 'string', arg: 'SECONDS', help: 'how long to wait for finality', default: '60' },
+} as const satisfies Record<string, OptionDef>;
+
+/** A Directory client and the profile to build payloads with. */
+export interface DirectoryContext {
+  client: DirectoryClient;
+  profile: Profile;
+  fetch: FetchLike;
+}
+
+/** The Directory of `--directory`, with the profile of `--profile` or, when absent, the one it reports. */
+export async function directoryContext(opts: { directory?: string; profile?: string }): Promise<DirectoryContext> {
+  const url = opts.directory ?? 'http://127.0.0.1:8080';
+  const fetch = timedFetch();
+  let name = opts.profile;
+  if (name === undefined) name = (await new DirectoryClient(url, { fetch }).health()).profile;
+  let profile: Profile;
+  try {
+    profile = makeProfile(name);
+  } catch {
+    throw new UsageError(`invalid profile '${name}'`);
+  }
+  return { client: new DirectoryClient(url, { fetch, profile }), profile, fetch };
+}
+
+/** `--timeout` in milliseconds. */
+export function timeoutMs(seconds: string | undefined): number {
+  const n = Number(seconds ?? '60');
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError('--timeout must be a positive number of seconds');
+  return Math.round(n * 1000);
+}
+
+/** A positive integer option. */
+export function positiveInt(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[1-9][0-9]*$/.test(v) || !Number.isSafeInteger(Number(v))) throw new UsageError(`--${name} must be a positive integer`);
+  return Number(v);
+}
+
+/** A full DID URL from `frag`, `#frag` or `did:…#frag`; `root` stays `root` when `allowRoot`. */
+export function didUrl(did: string, id: string, allowRoot = false): string {
+  if (allowRoot && id === 'root') return id;
+  if (id.startsWith('did:')) return id;
+  return `${did}#${id.startsWith('#') ? id.slice(1) : id}`;
+}
+
+/** `relay`, `cache`, `archive`, `application-control` → the profile's service type; anything else as given. */
+export function serviceType(profile: Profile, t: string): string {
+  const known: Record<string, string> = {
+    relay: profile.relayServiceType,
+    cache: profile.cacheServiceType,
+    archive: profile.archiveServiceType,
+    'application-control': profile.applicationControlServiceType,
+  };
+  return known[t] ?? t;
+}
+
+/** Exactly one DID, from `--did` or the first positional. */
+export function oneDid(flag: string | undefined, positionals: readonly string[]): string {
+  const did = flag ?? positionals[0];
+  if (did === undefined) throw new UsageError('a DID is required');
+  return did;
+}
+
+/** Reads a JSON object from a file (`-` is not accepted: keys and policies are files you keep). */
+export function readJsonObject(path: string, what: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} from ${path}: ${(e as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UsageError(`${path}: ${what} must be a JSON object`);
+  return v as Record<string, unknown>;
+}

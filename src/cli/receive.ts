@@ -1,0 +1,118 @@
+/** `ddn receive`: fetch, decrypt, verify and write every message waiting for a DID, then acknowledge it. */
+import { statSync } from 'node:fs';
+import { CacheClient } from '../client/cache-client.js';
+import { cacheTargetsFor } from '../client/cache-targets.js';
+import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFile } from '../client/file-receiver.js';
+import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
+import { LiveReceiver } from '../client/live-receiver.js';
+import { leaf, UsageError, type CommandContext } from './command.js';
+import { directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
+import { directorySink } from './file-output.js';
+
+/** The aggregated result of a run (one sweep, or a whole `--follow` session). */
+interface ReceiveResult {
+  did: string;
+  received: number;
+  files: ReceivedFile[];
+  errors: ReceiveFailure[];
+  caches: ReceiveReport['caches'];
+}
+
+function merge(into: ReceiveResult, r: ReceiveReport): void {
+  into.files.push(...r.files);
+  into.received = into.files.length;
+  for (const e of r.errors) {
+    if (!into.errors.some((x) => JSON.stringify(x) === JSON.stringify(e))) into.errors.push(e);
+  }
+  if (r.caches.length > 0) into.caches = r.caches;
+}
+
+function errorOf(e: unknown): ReceiveFailure {
+  const code = (e as { code?: unknown })?.code;
+  return { code: typeof code === 'string' ? code : 'receive_failed', message: e instanceof Error ? e.message : String(e) };
+}
+
+function report(ctx: CommandContext, r: ReceiveReport): void {
+  for (const e of r.errors) ctx.info(`error ${e.code}${e.message_key ? ` (${e.message_key})` : ''}${e.endpoint ? ` at ${e.endpoint}` : ''}: ${e.message}`);
+}
+
+/** The `receive` command. */
+export const receiveCommand = leaf('ddn receive', {
+  summary: 'receive, decrypt and acknowledge the messages waiting for a DID',
+  synopsis: '--did DID --key FILE --decryption-key FILE [--output-dir DIR] [--follow]',
+  description:
+    'Asks every Cache service of the DID that authorizes --key for a summary (signed retrieval proofs), downloads\n' +
+    'each message once (a chunk set as a whole), decrypts and checks every part and the whole file (size and\n' +
+    'SHA-256), writes it into --output-dir without replacing anything, and only then acknowledges it at every\n' +
+    'Cache holding a copy. A copy that fails to decrypt or verify is neither written nor acknowledged.\n' +
+    "--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n" +
+    '--interval seconds, until SIGINT or SIGTERM.',
+  options: {
+    did: { type: 'string', arg: 'DID', help: 'the recipient DID', required: true },
+    key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file that signs retrieval proofs', required: true },
+    'decryption-key': { type: 'string', arg: 'FILE', help: 'X25519 private key file of the key agreement (needed for encrypted messages)' },
+    'key-id': { type: 'string', arg: 'ID', help: 'the verification method of --key (default: found in the document)' },
+    device: { type: 'string', arg: 'ID', help: 'device id bound into the proofs and the live session', default: '' },
+    'output-dir': { type: 'string', arg: 'DIR', help: 'where files are written', default: '.' },
+    follow: { type: 'boolean', help: 'stay connected: live delivery over WebSocket plus periodic Cache sweeps' },
+    relay: { type: 'string', arg: 'URL', help: "Relay for --follow (default: the DID's relay service)", env: 'DDN_RELAY_URL' },
+    interval: { type: 'string', arg: 'SECONDS', help: 'Cache sweep interval with --follow', default: '10' },
+    ...DIRECTORY_OPTIONS,
+  },
+  exitCode: (r) => ((r as ReceiveResult).errors.length > 0 ? 1 : 0),
+  async run(ctx, o) {
+    try {
+      if (!statSync(o['output-dir']!).isDirectory()) throw new Error('not a directory');
+    } catch {
+      throw new UsageError(`--output-dir ${o['output-dir']} is not a directory`);
+    }
+    const dir = await directoryContext(o);
+    const signer = readEd25519KeyFile(o.key);
+    const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
+    const record = await dir.client.resolve(o.did);
+    if (record.document === null || record.deactivated) throw Object.assign(new Error(`${o.did} has no active document`), { code: 'did_deactivated' });
+    const device = o.device ?? '';
+    const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
+      ...(o['key-id'] === undefined ? {} : { keyId: didUrl(o.did, o['key-id']) }), deviceId: device,
+    });
+    if (targets.length === 0) throw Object.assign(new Error(`no Cache service of ${o.did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+    const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: dir.fetch }));
+    const receiver = new FileReceiver(dir.profile, caches, decryption, directorySink(o['output-dir']!), (l) => ctx.info(l));
+    const result: ReceiveResult = { did: o.did, received: 0, files: [], errors: [], caches: [] };
+    ctx.info(`checking ${caches.length} Cache endpoint(s) for ${o.did}`);
+    const first = await receiver.sweep();
+    report(ctx, first);
+    merge(result, first);
+    if (!o.follow) return result;
+
+    const relayUrl = o.relay ?? record.document.service.filter((s) => s.type === dir.profile.relayServiceType).flatMap((s) => (typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint))[0];
+    if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${o.did} publishes no relay service`);
+    const stop = ctx.io.shutdownSignal();
+    const onReport = (r: ReceiveReport): void => {
+      report(ctx, r);
+      merge(result, r);
+    };
+    const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
+    const live = new LiveReceiver({
+      relayUrl, did: o.did, device: device === '' ? 'cli' : device,
+      onStatus: (l) => ctx.info(l),
+      onEnvelope: (env) => void receiver.acceptLive(env).then(onReport, onFailure),
+    });
+    try {
+      await live.start();
+    } catch (e) {
+      // Files already written stay reported; the run fails.
+      onFailure(Object.assign(e instanceof Error ? e : new Error(String(e)), { code: 'live_session_failed' }));
+      return result;
+    }
+    const intervalMs = (positiveInt('interval', o.interval) ?? 10) * 1000;
+    const timer = setInterval(() => void receiver.sweep().then(onReport, onFailure), intervalMs);
+    ctx.info('following; stop with Ctrl-C');
+    await stop;
+    clearInterval(timer);
+    await live.stop();
+    // Lets a live message still being handled finish, and picks up what arrived meanwhile.
+    onReport(await receiver.sweep());
+    return result;
+  },
+});

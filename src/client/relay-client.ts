@@ -1,0 +1,129 @@
+/**
+ * The Relay SDK (http-api.md §10.3, §10.5): `POST /relay` with retries of the identical bytes on the statuses
+ * deployed senders retry (429, 502, 503, 507), honouring `Retry-After`. A retry is safe because the Relay is
+ * idempotent per `message_id` and content (§10.3 step 6).
+ */
+import { globalFetch, joinUrl, type FetchLike, type FetchResponseLike } from './http.js';
+import { realTiming, type PollTiming } from './poll.js';
+import type { DeliveryResult, RelayLimitsResponse } from './transfer-types.js';
+
+/** Statuses after which the same body is sent again (§0.5, §12 item 9). */
+export const RELAY_RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 507]);
+
+/** The Relay refused an envelope, or every attempt failed. `result` is the DeliveryResult when one was returned. */
+export class RelayError extends Error {
+  readonly code: string;
+  readonly status: number | undefined;
+  readonly result: DeliveryResult | undefined;
+  readonly attempts: number;
+  constructor(code: string, message: string, attempts: number, status?: number, result?: DeliveryResult) {
+    super(message);
+    this.name = 'RelayError';
+    this.code = code;
+    this.status = status;
+    this.result = result;
+    this.attempts = attempts;
+  }
+}
+
+/** Options of {@link RelayClient}. */
+export interface RelayClientOptions {
+  fetch?: FetchLike;
+  timing?: PollTiming;
+  /** Attempts per envelope, the first included; default 8. */
+  maxAttempts?: number;
+  /** First back-off when no `Retry-After` came; doubles per attempt; default 500 ms. */
+  backoffMs?: number;
+  /** Longest single wait; default 30 000 ms. */
+  maxWaitMs?: number;
+}
+
+/** A successful post: the Relay's result and how many attempts it took. */
+export interface RelayPostOutcome {
+  result: DeliveryResult;
+  attempts: number;
+}
+
+function parseResult(text: string): DeliveryResult | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v === 'object' && v !== null && typeof (v as DeliveryResult).success === 'boolean') return v as DeliveryResult;
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+function errorCode(text: string, status: number): { code: string; message: string } {
+  try {
+    const v = JSON.parse(text) as Record<string, unknown>;
+    const code = typeof v.code === 'string' ? v.code : typeof v.error === 'string' ? v.error : `http_${status}`;
+    return { code, message: typeof v.message === 'string' ? v.message : `HTTP ${status} ${code}` };
+  } catch {
+    return { code: `http_${status}`, message: `HTTP ${status}` };
+  }
+}
+
+function retryAfterMs(res: FetchResponseLike): number | undefined {
+  const v = res.headers.get('retry-after');
+  return v !== null && /^\d+$/.test(v.trim()) ? Number(v.trim()) * 1000 : undefined;
+}
+
+/** A client of one Relay base URL. */
+export class RelayClient {
+  readonly baseUrl: string;
+  private readonly fetchImpl: FetchLike;
+  private readonly timing: PollTiming;
+  private readonly maxAttempts: number;
+  private readonly backoffMs: number;
+  private readonly maxWaitMs: number;
+
+  constructor(baseUrl: string, opts: RelayClientOptions = {}) {
+    this.baseUrl = baseUrl;
+    this.fetchImpl = opts.fetch ?? globalFetch;
+    this.timing = opts.timing ?? realTiming;
+    this.maxAttempts = opts.maxAttempts ?? 8;
+    this.backoffMs = opts.backoffMs ?? 500;
+    this.maxWaitMs = opts.maxWaitMs ?? 30_000;
+  }
+
+  /** `GET /relay/limits`, or undefined when this Relay does not publish them. */
+  async limits(): Promise<RelayLimitsResponse | undefined> {
+    try {
+      const res = await this.fetchImpl(joinUrl(this.baseUrl, '/relay/limits'), { method: 'GET', headers: { accept: 'application/json' } });
+      if (res.status !== 200) return undefined;
+      return JSON.parse(await res.text()) as RelayLimitsResponse;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Posts `body` (the envelope's exact JSON text) to `POST /relay`, or to `POST /relay/{recipientDid}` when given.
+   * Success is a 2xx with `success: true` (§12 item 14). 429/502/503/507 and network failures are retried with
+   * the same bytes, waiting `Retry-After` or an exponential back-off; any other answer throws {@link RelayError}.
+   */
+  async post(body: string, recipientDid?: string): Promise<RelayPostOutcome> {
+    const url = joinUrl(this.baseUrl, recipientDid === undefined ? '/relay' : `/relay/${encodeURIComponent(recipientDid)}`);
+    let last: RelayError | undefined;
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      let waitMs = Math.min(this.backoffMs * 2 ** (attempt - 1), this.maxWaitMs);
+      try {
+        const res = await this.fetchImpl(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body });
+        const text = await res.text();
+        const result = parseResult(text);
+        if (res.status >= 200 && res.status < 300 && result?.success === true) return { result, attempts: attempt };
+        const { code, message } = result ? { code: result.code, message: result.message } : errorCode(text, res.status);
+        last = new RelayError(code, `Relay answered ${res.status} ${code}: ${message}`, attempt, res.status, result);
+        if (!RELAY_RETRY_STATUSES.has(res.status)) throw last;
+        const after = retryAfterMs(res);
+        if (after !== undefined) waitMs = Math.min(Math.max(after, 0), this.maxWaitMs);
+      } catch (e) {
+        if (e instanceof RelayError) throw e;
+        last = new RelayError('relay_unreachable', `Relay request failed: ${e instanceof Error ? e.message : String(e)}`, attempt);
+      }
+      if (attempt < this.maxAttempts) await this.timing.sleep(waitMs);
+    }
+    throw new RelayError(last?.code ?? 'relay_unreachable', `${last?.message ?? 'Relay failed'} (gave up after ${this.maxAttempts} attempts)`, this.maxAttempts, last?.status, last?.result);
+  }
+}

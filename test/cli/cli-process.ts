@@ -1,0 +1,94 @@
+/** Runs `ddn` as a child process (TypeScript through tsx, no build) and a `ddn serve` node for CLI tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+const ENTRY = fileURLToPath(new URL('../../src/cli/entry-dev.ts', import.meta.url));
+
+/** A running `ddn` child. */
+export interface DdnChild {
+  proc: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exit: Promise<number | null>;
+  /** Resolves when stderr contains `text`; rejects if the child exits first. */
+  waitForStderr(text: string): Promise<void>;
+}
+
+/** Starts `ddn …args` in `cwd` (default the repository root). */
+export function spawnDdn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer } = {}): DdnChild {
+  const proc = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  if (opts.stdin) proc.stdin!.end(opts.stdin);
+  let out = '';
+  let err = '';
+  const waiters: { text: string; resolve(): void }[] = [];
+  proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+  proc.stderr!.setEncoding('utf8').on('data', (s: string) => {
+    err += s;
+    for (const w of waiters.splice(0)) (err.includes(w.text) ? w.resolve() : waiters.push(w));
+  });
+  const exit = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
+  return {
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    exit,
+    waitForStderr: (text) =>
+      new Promise<void>((resolve, reject) => {
+        if (err.includes(text)) return resolve();
+        waiters.push({ text, resolve });
+        void exit.then((code) => reject(new Error(`ddn exited ${code} before printing '${text}':\n${err}`)));
+      }),
+  };
+}
+
+/** The outcome of a finished `ddn` command: exit code, its one JSON result, and stderr. */
+export interface DdnResult {
+  code: number | null;
+  json: Record<string, unknown>;
+  stderr: string;
+}
+
+/** Runs `ddn …args` to completion and parses its single stdout line. */
+export async function ddn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer } = {}): Promise<DdnResult> {
+  const child = spawnDdn(args, opts);
+  const code = await child.exit;
+  const lines = child.stdout().split('\n').filter((l) => l !== '');
+  if (lines.length !== 1) throw new Error(`expected one JSON line from ddn ${args.join(' ')}, got ${lines.length}:\n${child.stdout()}\n${child.stderr()}`);
+  return { code, json: JSON.parse(lines[0]!) as Record<string, unknown>, stderr: child.stderr() };
+}
+
+/** A `ddn serve` child on ports 0 and its URLs. */
+export interface ServeNode {
+  directory: string;
+  relay: string;
+  cache: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `ddn serve` on free ports with `extra` flags and waits for its listening line. */
+export async function startServe(dataDir: string, extra: string[] = []): Promise<ServeNode> {
+  const child = spawnDdn(['serve', '--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn', ...extra]);
+  const line = await new Promise<string>((resolve, reject) => {
+    child.proc.stdout!.on('data', () => {
+      const nl = child.stdout().indexOf('\n');
+      if (nl >= 0) resolve(child.stdout().slice(0, nl));
+    });
+    void child.exit.then((code) => reject(new Error(`ddn serve exited ${code}:\n${child.stderr()}`)));
+  });
+  const urls = JSON.parse(line) as Record<string, string>;
+  return {
+    directory: urls.directory_url!,
+    relay: urls.relay_url!,
+    cache: urls.cache_url!,
+    async stop() {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+    },
+  };
+}
