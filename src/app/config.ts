@@ -40,6 +40,8 @@ export interface Config {
   /** `proof_clock_skew_seconds`. */
   readonly proofClockSkewSeconds: number;
   readonly policy: { readonly allowPrivateEndpoints: boolean };
+  /** Event processing (http-api.md §10.9): the Relays a Send step posts its control envelope to. */
+  readonly events: { readonly relayUrls: readonly string[] };
   /**
    * Base URL of a Directory in another process (`--directory-url`). When set and this node does not run the
    * Directory role, the Relay and the Cache ask it over HTTP and the node identity is registered there;
@@ -133,6 +135,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'URL',
     defaultText: 'this node\'s own ledger',
     help: 'Directory the Relay and Cache ask when this process does not run the Directory role',
+  },
+  {
+    name: 'event-relay-url',
+    kind: 'list',
+    arg: 'URL',
+    defaultText: 'this node\'s Relay, else the recipient\'s',
+    help: 'Relay that event Send steps post control envelopes to (repeatable or comma-separated)',
   },
   {
     name: 'dns-server',
@@ -372,6 +381,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     publicUrls: { relay: r.urls('public-relay-url'), cache: r.urls('public-cache-url') },
     proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
+    events: { relayUrls: r.urls('event-relay-url') },
     directoryUrl: r.urls('directory-url')[0] ?? null,
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),

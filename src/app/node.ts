@@ -30,6 +30,8 @@ import { localCachePort } from './local-cache.js';
 import { DataDirError, GENESIS_FILE, loadNodeKey, loadNodeKeys } from './node-keys.js';
 import { injectFetch, startNodeRegistration, type NodeRegistration } from './node-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
+import { startEventProcessing } from './event-processing.js';
+import type { EventDispatcher } from '../events/dispatcher.js';
 
 /** Test seams of {@link startNode}. */
 export interface NodeOverrides {
@@ -43,6 +45,8 @@ export interface NodeOverrides {
   relaySweepIntervalMs?: number;
   /** Timeouts and retries of the Relay's outbound Cache stores. */
   relayStoreRetry?: Partial<StoreRetryPolicy>;
+  /** Outbound TLS trust and fixed host answers of event Send/Call requests (tests with a self-signed server). */
+  eventOutbound?: { extraCa?: string[]; hosts?: Record<string, string> };
 }
 
 /** The node identity (http-api.md §0.1, §10.6). */
@@ -65,6 +69,8 @@ export interface RunningNode {
   readonly cache?: CacheRole;
   /** The Relay role (service, staging store, live sessions, `sweep()`), when enabled. */
   readonly relay?: RelayRole;
+  /** Event processing of the Cache's `CacheStored` events (http-api.md §10.9), when the Cache role runs. */
+  readonly events?: EventDispatcher;
   /** The node DID the Relay signs node-to-node requests as. */
   readonly identity: NodeIdentityInfo;
   /**
@@ -181,6 +187,24 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       cleanups.push(() => role.close());
     }
 
+    const events =
+      cache === undefined
+        ? undefined
+        : startEventProcessing({
+            config,
+            profile,
+            clock,
+            identity,
+            directory,
+            ledger,
+            remoteDirectory,
+            cache,
+            ownRelayUrls: () => (relay === undefined ? [] : publicRelay),
+            logger,
+            ...(overrides.eventOutbound === undefined ? {} : { outbound: overrides.eventOutbound }),
+          });
+    if (events !== undefined) cleanups.push(() => events.close());
+
     const servers: HttpServer[] = [];
     cleanups.push(async () => {
       ready = false;
@@ -262,6 +286,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       ...(directoryService === undefined ? {} : { directoryService }),
       ...(cache === undefined ? {} : { cache }),
       ...(relay === undefined ? {} : { relay }),
+      ...(events === undefined ? {} : { events: events.dispatcher }),
       identity: { did: identity.did, ready: registration.ready },
       close: () => {
         closing ??= cleanup().then(() => logger.info('node stopped'));

@@ -12,7 +12,10 @@ import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { HttpCacheStorer, type LocalCachePort, type StoreRetryPolicy } from '../relay/cache-store-client.js';
-import { BaseDidDeliveryExecutor, UnavailablePlanExecutor, type DeliveryExecutor } from '../relay/executor.js';
+import { BaseDidDeliveryExecutor, type DeliveryExecutor } from '../relay/executor.js';
+import { HttpRelayForwarder } from '../relay/plan/forward.js';
+import { PlanExecutor } from '../relay/plan/executor.js';
+import { PolicyCachingDirectory } from '../relay/policy-cache.js';
 import { DEFAULT_LIVE_LIMITS, LiveSessions } from '../relay/live-sessions.js';
 import { OutboundHttp } from '../relay/outbound-http.js';
 import { registerRelayRoutes } from '../relay/routes.js';
@@ -45,7 +48,7 @@ export interface RelayRoleOptions {
   sweepIntervalMs?: number;
   /** Outbound store timeouts and retries (tests shorten them). */
   storeRetry?: Partial<StoreRetryPolicy>;
-  /** Replaces the plan executor (the next issue's implementation plugs in here). */
+  /** Replaces the `DeliveryPlan/v1` executor (tests). */
   planExecutor?: DeliveryExecutor;
   events?: (e: RelayEvent) => void;
   store?: SqliteRelayStagingOptions;
@@ -101,15 +104,36 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     ...(o.storeRetry === undefined ? {} : { retry: o.storeRetry }),
     ...(logger === undefined ? {} : { logger }),
   });
+  // §10.4.2: plan steps make one attempt per endpoint with a 10 s timeout
+  const planStorer = new HttpCacheStorer({
+    profile: o.profile,
+    clock: o.clock,
+    identity: o.identity,
+    outbound,
+    ownCacheUrls: o.publicCacheUrls,
+    ...(o.localCache === undefined ? {} : { local: o.localCache }),
+    retry: { attempts: 1, timeoutMs: o.storeRetry?.timeoutMs ?? 10_000 },
+    ...(logger === undefined ? {} : { logger }),
+  });
+  const directory = new PolicyCachingDirectory(o.directory, o.clock);
+  const planExecutor =
+    o.planExecutor ??
+    new PlanExecutor({
+      profile: o.profile,
+      identity: o.identity,
+      directory,
+      storer: planStorer,
+      forwarder: new HttpRelayForwarder({ profile: o.profile, clock: o.clock, identity: o.identity, outbound, ...(logger === undefined ? {} : { logger }) }),
+    });
   const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, maxSessionsPerDid: c.relay.maxSessionsPerDid });
   const service = new RelayService({
     settings,
-    directory: o.directory,
+    directory,
     store,
     clock: o.clock,
     executors: {
       base: new BaseDidDeliveryExecutor({ profile: o.profile, identity: o.identity, storer, live: sessions }),
-      plan: o.planExecutor ?? new UnavailablePlanExecutor(),
+      plan: planExecutor,
     },
     ...(o.events === undefined ? {} : { events: o.events }),
     ...(logger === undefined ? {} : { logger }),

@@ -3,7 +3,6 @@
  * {@link DeliveryExecutor}. No winning rule or `BaseDidDelivery/v1` → base-DID delivery (§10.4.1);
  * `DeliveryPlan/v1` → a plan executor (§10.4.2). `Reject/v1` never gets here (step 12).
  */
-import { DdnError } from '../base/errors.js';
 import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
 import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
@@ -119,19 +118,5 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     return live > 0
       ? successResult('delivered', 'direct', 'stored in a recipient Cache and pushed live', attempts, details)
       : successResult('cached', 'cache_fallback', 'stored in a recipient Cache', attempts, details);
-  }
-}
-
-/**
- * The `DeliveryPlan/v1` executor (§10.4.2) is not implemented yet: every plan answers 422
- * `plan_not_deliverable` with `details.reason` `plan_execution_unavailable`, nothing is stored.
- */
-export class UnavailablePlanExecutor implements DeliveryExecutor {
-  async execute(job: DeliveryJob): Promise<DeliveryResult> {
-    const policy = job.view.policy;
-    throw new DdnError('plan_not_deliverable', 'this Relay cannot execute delivery plans yet', {
-      reason: 'plan_execution_unavailable',
-      ...(policy === null ? {} : provenanceDetails(policy, job.view)),
-    });
   }
 }

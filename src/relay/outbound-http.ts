@@ -7,6 +7,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import tls from 'node:tls';
 import { isSpecialAddress } from '../protocol/public-endpoint.js';
 
 export type OutboundFailure = 'blocked_address' | 'timeout' | 'network' | 'invalid_url';
@@ -40,6 +41,10 @@ export interface OutboundHttpOptions {
   allowPrivate: boolean;
   /** Response bodies larger than this are cut off (protects the Relay from a hostile endpoint). */
   maxResponseBytes?: number;
+  /** Extra trusted CA certificates (PEM) besides the system store — tests with a self-signed server only. */
+  extraCa?: readonly string[];
+  /** Fixed host → address answers before DNS (tests only); the address guard still applies. */
+  hosts?: Readonly<Record<string, string>>;
 }
 
 export class OutboundHttp {
@@ -50,14 +55,21 @@ export class OutboundHttp {
   constructor(private readonly opts: OutboundHttpOptions) {
     const lookup = this.guardedLookup();
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, lookup });
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64, lookup });
+    const ca = opts.extraCa !== undefined && opts.extraCa.length > 0 ? [...tls.rootCertificates, ...opts.extraCa] : undefined;
+    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64, lookup, ...(ca === undefined ? {} : { ca }) });
     this.maxResponseBytes = opts.maxResponseBytes ?? 1024 * 1024;
   }
 
   private guardedLookup(): LookupFunction {
     const allowPrivate = this.opts.allowPrivate;
+    const hosts = this.opts.hosts ?? {};
     return (hostname, options, callback) => {
-      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      const fixed = hosts[hostname.toLowerCase()];
+      const resolve = fixed === undefined
+        ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
+            dnsLookup(hostname, { ...options, all: true }, (e, a) => cb(e, a as unknown as LookupAddress[]))
+        : (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
+      resolve((err, addresses) => {
         if (err) return callback(err, '', 4);
         const list = addresses as unknown as LookupAddress[];
         const usable = allowPrivate ? list : list.filter((a) => !isSpecialAddress(a.address));

@@ -16,7 +16,9 @@ import { signNodeRequest, type NodeIdentity } from '../../src/protocol/node-sign
 import type { Profile } from '../../src/protocol/profile.js';
 import { HttpCacheStorer, type StoreRetryPolicy } from '../../src/relay/cache-store-client.js';
 import type { DeliveryResult } from '../../src/relay/delivery-result.js';
-import { BaseDidDeliveryExecutor, UnavailablePlanExecutor, type DeliveryExecutor, type LivePush } from '../../src/relay/executor.js';
+import { BaseDidDeliveryExecutor, type DeliveryExecutor, type LivePush } from '../../src/relay/executor.js';
+import { HttpRelayForwarder } from '../../src/relay/plan/forward.js';
+import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeDocument, nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { OutboundHttp } from '../../src/relay/outbound-http.js';
 import { registerRelayRoutes } from '../../src/relay/routes.js';
@@ -166,7 +168,15 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     clock,
     executors: {
       base: new BaseDidDeliveryExecutor({ profile, identity, storer, live }),
-      plan: o.plan ?? new UnavailablePlanExecutor(),
+      plan:
+        o.plan ??
+        new PlanExecutor({
+          profile,
+          identity,
+          directory: port,
+          storer,
+          forwarder: new HttpRelayForwarder({ profile, clock, identity, outbound, timeoutMs: 2000 }),
+        }),
     },
     events: (e) => events.push(e),
   });

@@ -10,7 +10,7 @@ import { getNonce } from '../../src/ledger/records.js';
 import { encodePersonaPayload } from '../../src/protocol/payloads/persona.js';
 import { encodePolicyV3Payload } from '../../src/protocol/payloads/policy-v3.js';
 import { policyIdV3 } from '../../src/protocol/policy/policy-id.js';
-import type { DeliveryPlanV1, PolicyAction, PolicyRule } from '../../src/protocol/policy/types.js';
+import type { DeliveryPlanV1, PolicyAction, PolicyRule, PolicyScopeV3 } from '../../src/protocol/policy/types.js';
 import type { Profile } from '../../src/protocol/profile.js';
 
 /** Far enough ahead that no test clock reaches it. */
@@ -56,9 +56,24 @@ export function storePlan(serviceDid: string, serviceId: string): PolicyAction {
   return { kind: 'DeliveryPlanV1', plan };
 }
 
+/** A persona plan: `RequireProfile` (entry) → on Success → Store at `target`. */
+export function releasePlan(serviceDid: string, serviceId: string): PolicyAction {
+  const store = storePlan(serviceDid, serviceId) as { kind: 'DeliveryPlanV1'; plan: DeliveryPlanV1 };
+  const plan: DeliveryPlanV1 = {
+    entryStep: 'profile',
+    steps: [{ id: 'profile', operation: { kind: 'RequireProfile' } }, ...store.plan.steps],
+    transitions: [{ from: 'profile', to: 'store', trigger: 'Success', mode: 'Next' }],
+  };
+  return { kind: 'DeliveryPlanV1', plan };
+}
+
 /** Submits a v3 policy on the owner's DID scope (revision 1); the caller produces the block. Returns the policy id. */
 export function setDidPolicy(ledger: Ledger, profile: Profile, owner: Owner, rules: PolicyRule[]): string {
-  const scope = { kind: 'Did', id: owner.did } as const;
+  return setScopePolicy(ledger, profile, owner, { kind: 'Did', id: owner.did }, rules);
+}
+
+/** Submits a v3 policy (revision 1) on a scope `owner` owns (its DID, or a persona it operates with `root`). */
+export function setScopePolicy(ledger: Ledger, profile: Profile, owner: Owner, scope: PolicyScopeV3, rules: PolicyRule[]): string {
   const policyId = policyIdV3(profile, scope);
   const payload = encodePolicyV3Payload({
     operatorDid: owner.did,

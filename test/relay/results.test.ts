@@ -10,7 +10,7 @@ import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { nodeIdentityOf } from '../../src/relay/node-identity.js';
 import type { Recipient } from '../cache/harness.js';
 import { keyOf, mutate } from '../support/directory-flows.js';
-import { BASE_ACTION, rejectAction, ruleOf, setDidPolicy, storePlan } from './ledger-setup.js';
+import { BASE_ACTION, registerNamedPersona, rejectAction, releasePlan, ruleOf, setDidPolicy, setScopePolicy, storePlan } from './ledger-setup.js';
 import { CACHE_URL, expectFailure, expectSuccess, startRelay, type RelayHarness, type Reply } from './harness.js';
 
 type Body = Record<string, unknown>;
@@ -42,6 +42,9 @@ describe('POST /relay: DeliveryResult for every status', () => {
     basePolicyId = setDidPolicy(h.dir.ledger, h.profile, based, [ruleOf('base', BASE_ACTION)]);
     setDidPolicy(h.dir.ledger, h.profile, rejecting, [ruleOf('no', rejectAction(7))]);
     setDidPolicy(h.dir.ledger, h.profile, planned, [ruleOf('plan', storePlan(planned.did, planned.serviceId))]);
+    registerNamedPersona(h.dir.ledger, planned, 'vip');
+    h.dir.settle();
+    setScopePolicy(h.dir.ledger, h.profile, planned, { kind: 'Persona', id: 'vip' }, [ruleOf('release', releasePlan(planned.did, planned.serviceId))]);
     h.dir.settle();
   });
   after(() => h.close());
@@ -241,17 +244,24 @@ describe('POST /relay: DeliveryResult for every status', () => {
     expectFailure(await h.post(h.envelope(r.did, { context: { pad: 'x'.repeat(70_000) } })), 413, 'metadata_too_large');
   });
 
-  it('422 envelope_expired, persona_not_deliverable, plan_not_deliverable', async () => {
+  it('422 envelope_expired, persona_not_deliverable, release_profile_required', async () => {
     const old = h.envelope(r.did, { timestamp: new Date(h.clock.nowMs() - 7_200_000).toISOString(), ttl: '1h' });
     expectFailure(await h.post(old), 422, 'envelope_expired');
     const persona = await h.post(h.envelope(`${r.did}@nobody`));
     expectFailure(persona, 422, 'persona_not_deliverable');
     assert.equal(details(persona).reason, 'persona_not_found');
-    const plan = await h.post(h.envelope(planned.did));
-    expectFailure(plan, 422, 'plan_not_deliverable');
-    assert.equal(details(plan).reason, 'plan_execution_unavailable');
+    const profiled = await h.post(h.envelope(`${planned.did}@vip`));
+    expectFailure(profiled, 422, 'release_profile_required');
+    assert.equal(details(profiled).rule_id, 'release');
+    assert.deepEqual(details(profiled).failed_steps, [{ step_id: 'profile', reason: `payload.profile is not ${h.profile.personaReleaseProfile}` }]);
+    assert.equal(profiled.body.cache_attempted, false, 'nothing was stored');
+    const sent = h.envelope(planned.did);
+    const plan = await h.post(sent);
+    expectSuccess(plan, 'policy_applied', 'policy_delivery');
     assert.equal(details(plan).rule_id, 'plan');
-    assert.deepEqual(await h.cached(planned.did), [], 'nothing was stored');
+    assert.equal(details(plan).policy_source, 'did');
+    assert.deepEqual(details(plan).accepted_caches, [CACHE_URL]);
+    assert.deepEqual(await h.cached(planned.did), [sent.message_id], 'stored by the plan\'s Store step');
   });
 
   it('502 upstream_unavailable when every Cache endpoint fails; nothing is pushed live', async () => {

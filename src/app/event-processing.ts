@@ -1,0 +1,74 @@
+/**
+ * Wires event processing (http-api.md §10.9) into a node running the Cache role: the dispatcher subscribes to
+ * the Cache's `CacheStored` events, reads policies from this node's ledger or the remote Directory, records its
+ * runs in `<data-dir>/events.sqlite`, and sends through its own outbound HTTP (address guard as configured).
+ * Part of the composition root.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
+import { EventDispatcher } from '../events/dispatcher.js';
+import { HttpPolicySource, LedgerPolicySource } from '../events/policy-source.js';
+import { SqliteEventRunStore } from '../events/run-store.js';
+import type { Ledger } from '../ledger/chain.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import { OutboundHttp } from '../relay/outbound-http.js';
+import type { CacheRole } from './cache-role.js';
+import type { Config } from './config.js';
+
+export const EVENTS_DB_FILE = 'events.sqlite';
+
+export interface EventProcessingOptions {
+  config: Config;
+  profile: Profile;
+  clock: Clock;
+  identity: NodeIdentity;
+  directory: DirectoryPort;
+  ledger: Ledger;
+  /** The Directory URL when it runs in another process, else null. */
+  remoteDirectory: string | null;
+  cache: CacheRole;
+  /** This node's public Relay URLs when it runs the Relay role. */
+  ownRelayUrls(): readonly string[];
+  logger?: Logger;
+  outbound?: { extraCa?: string[]; hosts?: Record<string, string> };
+}
+
+export interface EventProcessing {
+  readonly dispatcher: EventDispatcher;
+  /** Unsubscribes, lets queued events finish, closes the run store and outbound connections. */
+  close(): Promise<void>;
+}
+
+export function startEventProcessing(o: EventProcessingOptions): EventProcessing {
+  const logger = o.logger?.child({ role: 'events' });
+  const runs = SqliteEventRunStore.open(join(o.config.dataDir, EVENTS_DB_FILE));
+  const outbound = new OutboundHttp({
+    allowPrivate: o.config.policy.allowPrivateEndpoints,
+    ...(o.outbound?.extraCa === undefined ? {} : { extraCa: o.outbound.extraCa }),
+    ...(o.outbound?.hosts === undefined ? {} : { hosts: o.outbound.hosts }),
+  });
+  const dispatcher = new EventDispatcher({
+    profile: o.profile,
+    clock: o.clock,
+    identity: o.identity,
+    directory: o.directory,
+    policies: o.remoteDirectory === null ? new LedgerPolicySource(o.ledger) : new HttpPolicySource(o.remoteDirectory),
+    runs,
+    outbound,
+    relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),
+    ...(logger === undefined ? {} : { logger }),
+  });
+  const off = o.cache.events.on('CacheStored', (e) => dispatcher.onCacheStored(e));
+  return {
+    dispatcher,
+    async close() {
+      off();
+      await dispatcher.idle();
+      outbound.close();
+      runs.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The Call step (http-api.md §10.9): `POST` the rendered JSON to the first endpoint of `(service_did,
+ * service_id)` — which must be `https` with a host equal to `registered_domain` or a subdomain of it — signed as a
+ * node request (§10.6; `service_id` = this node's own service), 10 s timeout, no retry. The receiver verifies the
+ * `X-DDN-Node-*` headers against the node DID's document like any node-to-node request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
+import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import { OutboundError, type OutboundHttp } from '../relay/outbound-http.js';
+
+/** What a Call needs. */
+export interface CallDeps {
+  profile: Profile;
+  clock: Clock;
+  identity: NodeIdentity;
+  directory: DirectoryPort;
+  outbound: OutboundHttp;
+  logger?: Logger;
+}
+
+/** The Call step's fields (JSON form, §8.1). */
+export interface CallTarget {
+  serviceDid: string;
+  serviceId: string;
+  registeredDomain: string;
+}
+
+/** True when `url` is https and its host is `domain` or a subdomain of it. */
+export function endpointUnderDomain(url: string, domain: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  const host = u.hostname.toLowerCase();
+  const d = domain.toLowerCase();
+  return u.protocol === 'https:' && (host === d || host.endsWith(`.${d}`));
+}
+
+function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Runs a Call; true on a 2xx answer. */
+export async function runCall(deps: CallDeps, t: CallTarget, rendered: unknown): Promise<boolean> {
+  const rec = await deps.directory.getDid(t.serviceDid);
+  const service = rec?.deactivated === false ? rec.document?.service?.find((s) => s.id === t.serviceId) : undefined;
+  const endpoint = service?.serviceEndpoint[0];
+  if (endpoint === undefined || !endpointUnderDomain(endpoint, t.registeredDomain)) {
+    deps.logger?.info({ service_id: t.serviceId, endpoint }, 'Call skipped: no https endpoint under the registered domain');
+    return false;
+  }
+  const body = Buffer.from(JSON.stringify(rendered), 'utf8');
+  const headers = signNodeRequest(deps.profile, deps.identity, {
+    method: 'POST',
+    url: endpoint,
+    body,
+    timestamp: isoSeconds(deps.clock.nowMs()),
+    nonce: randomUUID(),
+  });
+  try {
+    const res = await deps.outbound.request({
+      method: 'POST',
+      url: endpoint,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+      timeoutMs: 10_000,
+    });
+    if (res.status >= 200 && res.status < 300) return true;
+    deps.logger?.info({ endpoint, status: res.status }, 'Call refused');
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err;
+    deps.logger?.info({ endpoint, kind: err.kind, err: err.message }, 'Call failed');
+  }
+  return false;
+}

@@ -1,0 +1,140 @@
+/**
+ * Event processing (http-api.md §10.9) for `CacheStored`: after a Cache stored a new entry, the policies
+ * consulted are the v3 policy of `Application(application_id)` (when the envelope names an `Active`
+ * application), the recipient's v3 `Did` policy, and the addressed persona's v3 policy (when deliverable). In
+ * each, the eligible rules are those with an `EventEquals` condition for the event whose conditions all match
+ * (tag and recipient as in resolution); the highest priority wins (first on ties), and its plan's Send and Call
+ * steps run with the transition rules of §10.4.2 (any other step counts as a Failure). At most once per (event,
+ * message_id, policy_id, rule_id), durably; skipped for `<p>:control` envelopes (loop guard); asynchronous
+ * (events are queued and processed one at a time), best-effort, never changing a Cache response.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
+import type { CacheStoredEvent } from '../cache/events.js';
+import { ruleMatches } from '../ledger/runtime/conditions.js';
+import type { DirectoryPort } from '../ports/directory-port.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
+import { parseRuleJson } from '../protocol/policy/json-parse.js';
+import type { Profile } from '../protocol/profile.js';
+import type { OutboundHttp } from '../relay/outbound-http.js';
+import { walkPlan, type PlanEdge } from '../relay/plan/graph.js';
+import { runCall } from './call.js';
+import type { EventPolicySource, EventScope } from './policy-source.js';
+import type { EventRunStore } from './run-store.js';
+import { runSend } from './send.js';
+import { renderTemplate, type TemplateContext } from './templates.js';
+
+/** What the dispatcher is built from. */
+export interface EventDispatcherDeps {
+  profile: Profile;
+  clock: Clock;
+  identity: NodeIdentity;
+  directory: DirectoryPort;
+  policies: EventPolicySource;
+  runs: EventRunStore;
+  outbound: OutboundHttp;
+  /** Relays Send steps post to (see send.ts). */
+  relayUrls(): readonly string[];
+  logger?: Logger;
+}
+
+type Json = Record<string, unknown>;
+
+function isRecord(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The winning event-bound rule of `policy` (JSON form) for `event`, or null. */
+export function eventWinner(policy: Json, event: 'CacheStored' | 'RelayAccepted' | 'RelayDelivered', recipient: string, tag: string | null): Json | null {
+  let winner: { json: Json; priority: number } | null = null;
+  const rules = Array.isArray(policy.ruleset) ? policy.ruleset : [];
+  for (const [i, json] of rules.entries()) {
+    if (!isRecord(json)) continue;
+    let rule;
+    try {
+      rule = parseRuleJson(json, `ruleset[${i}]`);
+    } catch {
+      continue;
+    }
+    const bound = rule.conditions.some((c) => c.kind === 'EventEquals' && c.event === event);
+    if (!bound || !ruleMatches(rule, { recipient, tag, event })) continue;
+    if (winner === null || rule.priority > winner.priority) winner = { json, priority: rule.priority };
+  }
+  return winner?.json ?? null;
+}
+
+/** Runs event-bound rules for `CacheStored` events. */
+export class EventDispatcher {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: EventDispatcherDeps) {}
+
+  /** Queues the event; returns at once (the Cache response is never delayed or changed). */
+  onCacheStored(e: CacheStoredEvent): void {
+    if (e.tag === this.deps.profile.controlTag) return;
+    this.queue = this.queue
+      .then(() => this.process(e))
+      .catch((err: unknown) => this.deps.logger?.warn({ err, message_id: e.message_id }, 'event processing failed'));
+  }
+
+  /** Resolves once every queued event was processed (tests and shutdown). */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  private async scopes(e: CacheStoredEvent): Promise<EventScope[]> {
+    const scopes: EventScope[] = [];
+    if (e.application_id !== null) scopes.push({ type: 'APPLICATION', id: e.application_id });
+    scopes.push({ type: 'DID', id: e.recipient_did });
+    if (e.persona !== null) {
+      const view = await this.deps.directory.resolveDelivery(e.recipient_did, e.persona, e.tag);
+      if (view?.personaState === 'ok') scopes.push({ type: 'PERSONA', id: e.persona });
+    }
+    return scopes;
+  }
+
+  private async process(e: CacheStoredEvent): Promise<void> {
+    const { deps } = this;
+    for (const scope of await this.scopes(e)) {
+      const policy = await deps.policies.policy(scope);
+      if (policy === null) continue;
+      const rule = eventWinner(policy, e.type, e.recipient_did, e.tag);
+      if (rule === null) continue;
+      const policyId = String(policy.policy_id);
+      const ruleId = String(rule.id);
+      if (!deps.runs.claim(e.type, e.message_id, policyId, ruleId, deps.clock.nowMs())) continue;
+      const { envelope, ...event } = e;
+      const context: TemplateContext = {
+        event: { ...event },
+        envelope: { ...envelope },
+        policy: { policy_id: policyId, policy_revision: policy.revision, rule_id: ruleId, scope: policy.scope, operator_did: policy.operator_did },
+        node: { did: deps.identity.did, role: 'cache', service_id: e.service_id ?? null, endpoint: e.endpoint },
+      };
+      const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id);
+      deps.logger?.info({ message_id: e.message_id, policy_id: policyId, rule_id: ruleId, ok }, 'event rule ran');
+    }
+  }
+
+  private async runPlan(action: Json, context: TemplateContext, applicationId: string | null): Promise<boolean> {
+    const steps = new Map<string, Json>();
+    for (const s of Array.isArray(action.steps) ? action.steps : []) if (isRecord(s) && typeof s.id === 'string') steps.set(s.id, s);
+    const edges: PlanEdge[] = (Array.isArray(action.transitions) ? action.transitions : []).filter(isRecord).map((t) => ({
+      from: String(t.from),
+      to: String(t.to),
+      trigger: t.trigger === 'Failure' || t.trigger === 'Always' ? t.trigger : 'Success',
+      mode: t.mode === 'Fork' ? 'Fork' : 'Next',
+    }));
+    const walk = await walkPlan(edges, String(action.entry_step), async (id) => {
+      const step = steps.get(id);
+      if (step === undefined) return { ok: false };
+      const rendered = renderTemplate(step.payload_template ?? {}, context);
+      if (step.operation === 'Send') return { ok: await runSend(this.deps, String(step.recipient_did), rendered, applicationId) };
+      if (step.operation === 'Call') {
+        const target = { serviceDid: String(step.service_did), serviceId: String(step.service_id), registeredDomain: String(step.registered_domain) };
+        return { ok: await runCall(this.deps, target, rendered) };
+      }
+      return { ok: false };
+    });
+    return walk.ok;
+  }
+}

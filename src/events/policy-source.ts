@@ -1,0 +1,56 @@
+/**
+ * Where event processing reads the v3 policies it consults (http-api.md §10.9) — in the JSON form of §8.1, from
+ * finalized state: in-process from this node's ledger, or over HTTP from the Directory (`GET
+ * /applications/{id}/policy`, `GET /policies/v3/{scope}/{id}`). An application's policy is returned only while
+ * the application is `Active`. A failed lookup throws (the event is then skipped and logged).
+ */
+import { DdnError } from '../base/errors.js';
+import type { Ledger } from '../ledger/chain.js';
+import { activeControlDid } from '../ledger/runtime/application-state.js';
+import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
+import { policyToJson } from '../protocol/policy/json-render.js';
+import type { PolicyScopeV3 } from '../protocol/policy/types.js';
+
+/** A v3 scope as the events name it. */
+export type EventScope = { type: 'DID' | 'PERSONA' | 'APPLICATION'; id: string };
+
+/** Reads v3 policies (JSON form) for event processing. */
+export interface EventPolicySource {
+  /** The scope's v3 policy, or null when it has none (or, for an application, when it is not `Active`). */
+  policy(scope: EventScope): Promise<Record<string, unknown> | null>;
+}
+
+const KINDS = { DID: 'Did', PERSONA: 'Persona', APPLICATION: 'Application' } as const;
+
+/** Policies from this node's ledger. */
+export class LedgerPolicySource implements EventPolicySource {
+  constructor(private readonly ledger: Ledger) {}
+
+  async policy(scope: EventScope): Promise<Record<string, unknown> | null> {
+    const view = this.ledger.finalizedView();
+    if (scope.type === 'APPLICATION' && activeControlDid(view, scope.id) === null) return null;
+    const p = getPolicyV3(view, { kind: KINDS[scope.type], id: scope.id } as PolicyScopeV3);
+    return p === undefined ? null : policyToJson(p);
+  }
+}
+
+/** Policies from a Directory over HTTP. */
+export class HttpPolicySource implements EventPolicySource {
+  private readonly base: string;
+
+  constructor(directoryUrl: string, private readonly timeoutMs = 5000) {
+    this.base = directoryUrl.replace(/\/+$/, '');
+  }
+
+  async policy(scope: EventScope): Promise<Record<string, unknown> | null> {
+    const id = encodeURIComponent(scope.id);
+    const path = scope.type === 'APPLICATION' ? `/applications/${id}/policy` : `/policies/v3/${scope.type === 'DID' ? 'did' : 'persona'}/${id}`;
+    const res = await fetch(`${this.base}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
+    const body = (await res.json()) as Record<string, unknown>;
+    if (res.status === 404) return null;
+    if (res.status !== 200 || typeof body.policy !== 'object' || body.policy === null) {
+      throw new DdnError('policy_lookup_failed', 'the Directory could not answer a policy lookup', { status: res.status, code: body.code });
+    }
+    return body.policy as Record<string, unknown>;
+  }
+}

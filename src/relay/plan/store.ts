@@ -1,0 +1,81 @@
+/**
+ * Store and Archive steps (http-api.md §10.4.2). Store: candidates in selection order, stored (provenance and
+ * node signature) until `desired_replicas` Caches accepted or the candidates are exhausted; Success iff at least
+ * `required_replicas` accepted. Both are capped by the winner's effective `max_replicas` (the constraints bound
+ * replication, §10.3 step 11). Archive: every target; Success iff at least one accepted. Each target's endpoints
+ * are alternatives (one replica per target); a chunk set goes whole to one endpoint.
+ */
+import type { DirectoryPort } from '../../ports/directory-port.js';
+import { storeInCaches } from '../base-delivery.js';
+import type { CacheStorer } from '../cache-store-client.js';
+import { PlanRunState } from './run-state.js';
+import { priorityOrder, resolveTarget, targetsOf, weightedOrder, type ResolvedTarget } from './targets.js';
+import type { StepOutcome } from './graph.js';
+
+/** What a Store/Archive step reads. */
+export interface StoreStepDeps {
+  directory: DirectoryPort;
+  storer: CacheStorer;
+  random?: () => number;
+}
+
+/** Resolves the targets of `step` in order; unresolvable ones are reported through `problems`. */
+async function resolvedTargets(deps: StoreStepDeps, step: Record<string, unknown>, serviceType: string, problems: string[]): Promise<ResolvedTarget[]> {
+  const targets = targetsOf(step);
+  const ordered = step.selection === 'Weighted' ? weightedOrder(targets, deps.random) : priorityOrder(targets);
+  const out: ResolvedTarget[] = [];
+  for (const t of ordered) {
+    const r = await resolveTarget(deps.directory, t, serviceType);
+    if (typeof r === 'string') problems.push(`${t.serviceDid} ${t.serviceId}: ${r}`);
+    else out.push(r);
+  }
+  return out;
+}
+
+const toServices = (targets: readonly ResolvedTarget[]) => targets.map((t) => ({ serviceId: t.serviceId, endpoints: t.endpoints }));
+
+/** Runs a Store step with `bodies` (the envelopes with this step's provenance). */
+export async function runStoreStep(
+  deps: StoreStepDeps,
+  step: Record<string, unknown>,
+  bodies: readonly Buffer[],
+  maxReplicas: number,
+  cacheServiceType: string,
+  state: PlanRunState,
+): Promise<StepOutcome> {
+  const id = String(step.id);
+  const problems: string[] = [];
+  const targets = await resolvedTargets(deps, step, cacheServiceType, problems);
+  const desired = Math.max(1, Math.min(Number(step.desired_replicas ?? 1), maxReplicas));
+  const required = Math.max(1, Math.min(Number(step.required_replicas ?? 1), desired));
+  const report = await storeInCaches(toServices(targets), bodies, desired, deps.storer);
+  state.attempts += report.attempts;
+  if (report.attempts > 0) state.cacheAttempted = true;
+  if (report.lastFailure !== null) state.lastCacheFailure = report.lastFailure;
+  PlanRunState.addAll(state.attemptedCaches, report.attempted);
+  PlanRunState.addAll(state.acceptedCaches, report.accepted);
+  if (report.accepted.length >= required) return { ok: true };
+  const reason = `${report.accepted.length} of ${required} required replicas accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
+  return state.fail(id, report.attempts > 0 ? 'downstream' : 'not_deliverable', reason);
+}
+
+/** Runs an Archive step: every target; Success iff one accepted. */
+export async function runArchiveStep(
+  deps: StoreStepDeps,
+  step: Record<string, unknown>,
+  bodies: readonly Buffer[],
+  archiveServiceType: string,
+  state: PlanRunState,
+): Promise<StepOutcome> {
+  const id = String(step.id);
+  const problems: string[] = [];
+  const targets = await resolvedTargets(deps, { ...step, selection: 'Priority' }, archiveServiceType, problems);
+  const report = await storeInCaches(toServices(targets), bodies, targets.length, deps.storer);
+  state.attempts += report.attempts;
+  if (report.attempts > 0) state.cacheAttempted = true;
+  if (report.lastFailure !== null) state.lastCacheFailure = report.lastFailure;
+  PlanRunState.addAll(state.acceptedArchives, report.accepted);
+  if (report.accepted.length > 0) return { ok: true };
+  const reason = `no Archive accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
+  return state.fail(id, report.attempts > 0 ? 'downstream' : 'not_deliverable', reason);
+}
