@@ -9,7 +9,7 @@ import type { Profile } from '../protocol/profile.js';
 import { encodePath, globalFetch, requestJson, type FetchLike, type HttpMethod } from './http.js';
 import type { Signer } from './persona-client.js';
 import { checkApplicationPayload, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { SubmitResponse } from './types.js';
+import type { ApplicationSubmitResponse } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -67,7 +67,7 @@ export class ApplicationClient {
   }
 
   /** Registration: prepare, check the `register` tuple, sign with the control DID's key, submit. */
-  async register(id: string, a: { controlDid: string; signer: Signer }): Promise<SubmitResponse> {
+  async register(id: string, a: { controlDid: string; signer: Signer }): Promise<ApplicationSubmitResponse> {
     const prepared = await this.call<PreparedApplication>('POST', encodePath`/applications/${id}/registration/prepare`, { control_did: a.controlDid, signer_key_id: a.signer.keyId });
     const bytes = preparedBytes(prepared);
     checkApplicationPayload(this.profile, bytes, { action: 'register', applicationId: id, controlDid: a.controlDid, nonce: BigInt(prepared.nonce) });
@@ -75,7 +75,7 @@ export class ApplicationClient {
   }
 
   /** An authorization change signed by the control DID (and by the linked DID for link/unlink). */
-  async authorize(id: string, change: ApplicationChange, control: Signer): Promise<SubmitResponse> {
+  async authorize(id: string, change: ApplicationChange, control: Signer): Promise<ApplicationSubmitResponse> {
     const body: Json = { action: change.action, control_signer_key_id: control.keyId };
     if (change.action === 'set_domain') body.domain = change.domain;
     if (change.action === 'set_status') body.status = change.status;

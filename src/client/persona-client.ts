@@ -8,7 +8,7 @@ import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import type { Profile } from '../protocol/profile.js';
 import { encodePath, globalFetch, requestJson, type FetchLike, type HttpMethod } from './http.js';
 import { checkPersonaPayload, checkTransferAcceptance, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { SubmitResponse } from './types.js';
+import type { PersonaSubmitResponse } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -81,7 +81,7 @@ export class PersonaClient {
   }
 
   /** DNS registration or renewal (§7.3, §7.4): verify the published TXT record, check, sign, `PUT /personas/{persona}`. */
-  async registerDns(persona: string, a: { challengeId: string; operatorDid: string; renew?: boolean; signer: Signer } & PersonaIntent): Promise<SubmitResponse> {
+  async registerDns(persona: string, a: { challengeId: string; operatorDid: string; renew?: boolean; signer: Signer } & PersonaIntent): Promise<PersonaSubmitResponse> {
     const action = a.renew ? 'renew_persona' : 'register_persona';
     const prepared = await this.verify(persona, a.challengeId, a.operatorDid, action, a.signer, a);
     checkPersonaPayload(preparedBytes(prepared), {
@@ -91,7 +91,7 @@ export class PersonaClient {
   }
 
   /** Named persona (§7.5): prepare, check, sign, `PUT /personas/{persona}/named`. */
-  async registerNamed(persona: string, a: { operatorDid: string; signer: Signer; controllerKeys: string[]; deliveryConstraints?: Json }): Promise<SubmitResponse> {
+  async registerNamed(persona: string, a: { operatorDid: string; signer: Signer; controllerKeys: string[]; deliveryConstraints?: Json }): Promise<PersonaSubmitResponse> {
     const body: Json = {
       operator_did: a.operatorDid, persona, action: 'register_named_persona', signer_key_id: a.signer.keyId, controller_keys: a.controllerKeys, controller_threshold: 1,
     };
@@ -102,7 +102,7 @@ export class PersonaClient {
   }
 
   /** Revocation (§7.6): prepare, check, sign, `DELETE /personas/{persona}`. */
-  async revoke(persona: string, a: { operatorDid?: string; signer: Signer }): Promise<SubmitResponse> {
+  async revoke(persona: string, a: { operatorDid?: string; signer: Signer }): Promise<PersonaSubmitResponse> {
     const body: Json = { action: 'revoke_persona', signer_key_id: a.signer.keyId, ...(a.operatorDid === undefined ? {} : { operator_did: a.operatorDid }) };
     const prepared = await this.call<PreparedPersona>('POST', encodePath`/personas/${persona}/prepare`, body);
     checkPersonaPayload(preparedBytes(prepared), { persona, kind: 'Revoke', operatorDid: a.operatorDid, signerKeyId: a.signer.keyId });
@@ -110,7 +110,7 @@ export class PersonaClient {
   }
 
   /** Controller rotation (§7.6): the signer must be in the current and the new set. */
-  async rotateControllers(persona: string, a: { operatorDid?: string; signer: Signer; controllerKeys: string[] }): Promise<SubmitResponse> {
+  async rotateControllers(persona: string, a: { operatorDid?: string; signer: Signer; controllerKeys: string[] }): Promise<PersonaSubmitResponse> {
     const body: Json = {
       action: 'rotate_persona_controllers', signer_key_id: a.signer.keyId, controller_keys: a.controllerKeys, controller_threshold: 1,
       ...(a.operatorDid === undefined ? {} : { operator_did: a.operatorDid }),
@@ -132,7 +132,7 @@ export class PersonaClient {
   }
 
   /** Transfer, current operator's half (§7.7 steps 3–4): prepare with the new operator's signature, check, sign, submit. */
-  async completeTransfer(persona: string, a: { challengeId: string; operatorDid: string; newOperatorSignature: string; signer: Signer }): Promise<SubmitResponse> {
+  async completeTransfer(persona: string, a: { challengeId: string; operatorDid: string; newOperatorSignature: string; signer: Signer }): Promise<PersonaSubmitResponse> {
     const body: Json = { operator_did: a.operatorDid, challenge_id: a.challengeId, new_operator_signature: a.newOperatorSignature, signer_key_id: a.signer.keyId };
     const prepared = await this.call<PreparedPersona>('POST', encodePath`/personas/${persona}/transfer/prepare`, body);
     checkPersonaPayload(preparedBytes(prepared), { persona, kind: 'Transfer', operatorDid: a.operatorDid, signerKeyId: a.signer.keyId });

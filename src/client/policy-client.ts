@@ -10,7 +10,7 @@ import type { Profile } from '../protocol/profile.js';
 import { encodePath, globalFetch, requestJson, type FetchLike, type HttpMethod } from './http.js';
 import type { Signer } from './persona-client.js';
 import { checkPolicyV2Payload, checkPolicyV3Payload, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { SubmitResponse } from './types.js';
+import type { PolicySubmitResponse } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -73,7 +73,7 @@ export class PolicyClient {
   }
 
   /** Sets (policy given) or clears (policy undefined) the v3 policy of `scope`. */
-  async writeV3(scope: ScopeRef, a: { policy?: Json; signer: Signer; operatorDid?: string }): Promise<SubmitResponse> {
+  async writeV3(scope: ScopeRef, a: { policy?: Json; signer: Signer; operatorDid?: string }): Promise<PolicySubmitResponse> {
     const action = a.policy === undefined ? 'clear_policy_v3' : 'set_policy_v3';
     const body: Json = { action, signer_key_id: a.signer.keyId, ...(a.policy === undefined ? {} : { policy: a.policy }) };
     const prepared = await this.call<PreparedPolicy>('POST', this.v3Path(scope, '/prepare'), body);
@@ -85,7 +85,7 @@ export class PolicyClient {
   }
 
   /** A v2 write (§8.2): `policy` for the set actions, `constraints` for the constraint actions. */
-  async writeV2(action: PolicyV2Action, id: string, a: { policy?: Json; constraints?: Json; operatorDid?: string; signer: Signer }): Promise<SubmitResponse> {
+  async writeV2(action: PolicyV2Action, id: string, a: { policy?: Json; constraints?: Json; operatorDid?: string; signer: Signer }): Promise<PolicySubmitResponse> {
     const route = V2_ROUTES[action];
     const body: Json = { action, [route.scope]: id, signer_key_id: a.signer.keyId };
     if (a.operatorDid !== undefined) body.operator_did = a.operatorDid;

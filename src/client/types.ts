@@ -189,3 +189,29 @@ export interface SubmitResponse {
   duplicate?: boolean;
   message?: string;
 }
+
+/** 202 of a persona write (http-api.md §7.4–§7.7). */
+export interface PersonaSubmitResponse extends SubmitResponse {
+  persona: string;
+  operation: 'Register' | 'Renew' | 'RegisterNamed' | 'Revoke' | 'RotateControllers' | 'Transfer';
+  /** Absent on revocation. */
+  operator_did?: string;
+  /** Transfer only. */
+  new_operator_did?: string;
+}
+
+/** 202 of a delivery-policy write (http-api.md §8.2, §8.3); `did` carries the DID or persona on v2 routes. */
+export interface PolicySubmitResponse extends SubmitResponse {
+  operation: string;
+  /** v3: the scope as the Directory renders it. */
+  scope?: { type: string; id: string };
+  operator_did?: string;
+  /** SetPolicy only. */
+  policy_id?: string;
+  revision?: number;
+}
+
+/** 202 of an application registration or authorization (http-api.md §9). */
+export interface ApplicationSubmitResponse extends SubmitResponse {
+  application_id: string;
+}
