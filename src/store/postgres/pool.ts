@@ -1,0 +1,62 @@
+/** PostgreSQL connections: one pg Pool per process, every query scoped to the configured schema. */
+import pg from 'pg';
+
+export interface PgOptions {
+  url: string;
+  /** Schema holding ddn's tables (created if absent); default `public`. */
+  schema?: string;
+  max?: number;
+}
+
+export type PgPool = pg.Pool;
+
+/** Opens a pool whose connections use `schema` first on their search path. */
+export async function openPgPool(opts: PgOptions): Promise<PgPool> {
+  const schema = opts.schema ?? 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10 });
+  pool.on('connect', (client) => {
+    client.query(`SET search_path TO "${schema}"`).catch(() => undefined);
+  });
+  await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  return pool;
+}
+
+export interface PgMigration {
+  version: number;
+  sql: string;
+}
+
+/** Applies numbered migrations once per (schema, namespace), serialised across processes by an advisory lock. */
+export async function migratePg(pool: PgPool, migrations: readonly PgMigration[], namespace: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`ddn-migrate:${namespace}`]);
+    try {
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))',
+      );
+      const done = new Set(
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations WHERE namespace = $1', [namespace])).rows.map(
+          (r) => r.version,
+        ),
+      );
+      for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+        if (done.has(m.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query('INSERT INTO schema_migrations (namespace, version) VALUES ($1, $2)', [namespace, m.version]);
+          await client.query('COMMIT');
+        } catch (e) {
+          await client.query('ROLLBACK');
+          throw e;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`ddn-migrate:${namespace}`]);
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * PostgreSQL for tests: suites run when DDN_TEST_PG_URL is set (.ci/run sets it). Each test gets its own schema,
+ * dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openPgPool, type PgPool } from '../../src/store/postgres/pool.js';
+
+export const PG_URL = process.env.DDN_TEST_PG_URL;
+
+/** A fresh schema and a pool on it; `drop()` closes the pool and drops the schema. */
+export async function freshPgSchema(): Promise<{ pool: PgPool; schema: string; url: string; drop(): Promise<void> }> {
+  if (!PG_URL) throw new Error('DDN_TEST_PG_URL is not set');
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const pool = await openPgPool({ url: PG_URL, schema });
+  return {
+    pool,
+    schema,
+    url: PG_URL,
+    async drop() {
+      await pool.end();
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    },
+  };
+}
