@@ -6,6 +6,8 @@ export interface PgOptions {
   /** Schema holding ddn's tables (created if absent); default `public`. */
   schema?: string;
   max?: number;
+  /** Told about errors of idle pooled connections. */
+  onError?: (err: Error) => void;
 }
 
 export type PgPool = pg.Pool;
@@ -15,6 +17,8 @@ export async function openPgPool(opts: PgOptions): Promise<PgPool> {
   const schema = opts.schema ?? 'public';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10 });
+  // An idle client losing its connection (server restart) must not crash the process; the next query reconnects.
+  pool.on('error', (err) => opts.onError?.(err));
   pool.on('connect', (client) => {
     client.query(`SET search_path TO "${schema}"`).catch(() => undefined);
   });

@@ -1,0 +1,157 @@
+/**
+ * The RelayStagingStore contract (src/relay/staging-store.ts), run on every implementation (DESIGN.md
+ * principle 5): staging rules inside the write, capacity accounting released by delivery and purge, results,
+ * nonces, durability across a reopen. Each test gets its own fresh backing store (file or schema).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DdnError } from '../../src/base/errors.js';
+import { successResult, NO_ATTEMPT } from '../../src/relay/delivery-result.js';
+import type { RelayStagingStore, StageRequest } from '../../src/relay/staging-store.js';
+
+export const T = 1_800_000_000_000;
+export const R = 'did:platform:8DfbjXLth7APvt3qQPgtf';
+
+/** One backing store (a SQLite file, a PostgreSQL schema): `open()` may be called again after `close()`. */
+export interface StagingTarget {
+  open(): Promise<RelayStagingStore>;
+  /** Removes the backing store. */
+  dispose(): Promise<void>;
+}
+
+export const req = (group: string, seq: number, over: Partial<StageRequest> = {}): StageRequest => ({
+  recipientDid: R,
+  groupId: group,
+  sequence: seq,
+  messageKey: `${group}-${seq}`,
+  contentHash: `hash-${group}-${seq}`,
+  set: { total: 2, to: R, tag: null, applicationId: null, sender: null },
+  envelope: Buffer.from(`{"seq":${seq},"pad":"${'x'.repeat(500)}"}`),
+  nowMs: T,
+  retryUntilMs: T + 1000,
+  maxBytes: 1200,
+  maxSetsPerRecipient: 2,
+  ...over,
+});
+
+export const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+
+/** Registers the contract every RelayStagingStore implementation passes. */
+export function stagingContract(name: string, target: () => Promise<StagingTarget>): void {
+  /** Runs `body` on a store of a fresh target, closing and disposing it afterwards. */
+  const withStore = async (body: (s: RelayStagingStore, t: StagingTarget) => Promise<void>): Promise<void> => {
+    const t = await target();
+    try {
+      const s = await t.open();
+      try {
+        await body(s, t);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await t.dispose();
+    }
+  };
+
+  describe(`RelayStagingStore contract: ${name}`, () => {
+    it('stages, replays, refuses conflicts and message id reuse, and reports completeness', () =>
+      withStore(async (s) => {
+        assert.deepEqual(await s.stage(req('g', 0)), { replayed: false, received: 1, total: 2, retryUntilMs: T + 1000, complete: false });
+        assert.deepEqual(await s.stage(req('g', 0, { retryUntilMs: T + 5000 })), { replayed: true, received: 1, total: 2, retryUntilMs: T + 1000, complete: false });
+        await assert.rejects(s.stage(req('g', 0, { contentHash: 'other' })), isCode('chunk_conflict'));
+        await assert.rejects(s.stage(req('g', 1, { set: { total: 2, to: R, tag: 't', applicationId: null, sender: null } })), isCode('chunk_set_conflict'));
+        await assert.rejects(s.stage(req('g', 1, { set: { total: 3, to: R, tag: null, applicationId: null, sender: null } })), (e: unknown) =>
+          isCode('chunk_set_conflict')(e) && (e as DdnError).details?.field === 'total_chunks' && (e as DdnError).details?.expected === 2);
+        await assert.rejects(s.stage(req('g', 1, { messageKey: 'g-0' })), isCode('message_id_conflict'));
+        assert.deepEqual(await s.findStagedMessage('g-0', T), { recipientDid: R, groupId: 'g', sequence: 0, contentHash: 'hash-g-0' });
+        assert.equal(await s.findStagedMessage('g-0', T + 1000), null, 'a set past retry_until no longer holds its message ids');
+        assert.equal(await s.findStagedMessage('nope', T), null);
+        const done = await s.stage(req('g', 1));
+        assert.deepEqual(done, { replayed: false, received: 2, total: 2, retryUntilMs: T + 1000, complete: true });
+        const chunks = await s.loadSet(R, 'g');
+        assert.deepEqual(chunks.map((c) => [c.sequence, c.messageKey, c.contentHash]), [[0, 'g-0', 'hash-g-0'], [1, 'g-1', 'hash-g-1']]);
+        assert.deepEqual(Buffer.from(chunks[1]!.envelope), req('g', 1).envelope, 'the envelope bytes come back unchanged');
+        assert.deepEqual(await s.loadSet(R, 'none'), []);
+      }));
+
+    it('drops a set past retry_until when a chunk arrives for it, and frees a message id held by an expired set', () =>
+      withStore(async (s) => {
+        await s.stage(req('g', 0));
+        const again = await s.stage(req('g', 0, { contentHash: 'new', nowMs: T + 1000, retryUntilMs: T + 2000 }));
+        assert.deepEqual(again, { replayed: false, received: 1, total: 2, retryUntilMs: T + 2000, complete: false });
+        await s.stage(req('h', 0, { messageKey: 'k', nowMs: T + 1000, retryUntilMs: T + 1500 }));
+        const moved = await s.stage(req('g', 1, { messageKey: 'k', nowMs: T + 1500, retryUntilMs: T + 3000 }));
+        assert.equal(moved.received, 2, 'the expired set h released message id k');
+        assert.deepEqual(await s.loadSet(R, 'h'), []);
+        // a third chunk fit only because the dropped sets' bytes were released (3 × ~510 > maxBytes)
+        const swept = await s.sweep(T + 3000);
+        assert.deepEqual([swept.purgedSets, swept.purgedChunks], [1, 2], 'only g is left to purge');
+      }));
+
+    it('counts capacity and releases it when a set is delivered or purged', () =>
+      withStore(async (s) => {
+        await s.stage(req('a', 0));
+        await s.stage(req('b', 0));
+        await assert.rejects(s.stage(req('c', 0)), (e: unknown) => isCode('staging_capacity_full')(e) && (e as DdnError).details?.limit === 'sets_per_recipient');
+        await assert.rejects(s.stage(req('a', 1)), (e: unknown) => isCode('staging_capacity_full')(e) && (e as DdnError).details?.limit === 'bytes');
+        const chunks = await s.loadSet(R, 'a');
+        const result = successResult('chunk_set_delivered', 'cache_fallback', 'ok', NO_ATTEMPT);
+        await s.finishSet(R, 'a', chunks, result, T);
+        assert.deepEqual(await s.loadSet(R, 'a'), []);
+        assert.deepEqual((await s.findResult('a-0', T))?.result, result);
+        assert.equal((await s.findResult('a-0', T))?.contentHash, 'hash-a-0');
+        assert.equal(await s.findResult('never', T), null);
+        await s.stage(req('c', 0));
+        const swept = await s.sweep(T + 1000);
+        assert.deepEqual([swept.purgedSets, swept.purgedChunks], [2, 2]);
+        await s.stage(req('d', 0, { nowMs: T + 1000, retryUntilMs: T + 2000 }));
+        await s.stage(req('d', 1, { nowMs: T + 1000, retryUntilMs: T + 2000 }));
+        assert.equal(await s.findResult('a-0', T + 86_400_000), null, 'results are remembered for 24 h');
+        assert.equal((await s.sweep(T + 86_400_000)).expiredResults, 1);
+      }));
+
+    it('remembers the latest result saved for a message id', () =>
+      withStore(async (s) => {
+        await s.saveResult('m', 'h1', successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);
+        await s.saveResult('m', 'h2', successResult('delivered', 'direct', 'ok', NO_ATTEMPT), T + 10);
+        const r = await s.findResult('m', T + 86_400_000);
+        assert.equal(r?.contentHash, 'h2');
+        assert.equal(r?.result.code, 'delivered');
+      }));
+
+    it('records node nonces once while live', () =>
+      withStore(async (s) => {
+        const claim = { scope: 'node-request', did: R, keyId: `${R}#node`, nonce: 'n', expiresAtMs: T + 300_000 };
+        assert.equal(await s.isNonceClaimed(claim, T), false);
+        assert.equal(await s.claimNonce(claim, T), true);
+        assert.equal(await s.isNonceClaimed(claim, T), true);
+        assert.equal(await s.claimNonce(claim, T + 1), false);
+        assert.equal(await s.claimNonce({ ...claim, scope: 'proof:get' }, T + 1), true, 'scopes are separate');
+        assert.equal(await s.isNonceClaimed(claim, T + 300_000), false);
+        assert.equal(await s.claimNonce({ ...claim, expiresAtMs: T + 600_000 }, T + 300_000), true, 'an expired nonce can be claimed again');
+        assert.equal(await s.claimNonce(claim, T + 300_001), false);
+        assert.equal((await s.sweep(T + 600_000)).expiredNonces, 2);
+      }));
+
+    it('keeps staged chunks and results across a reopen', async () => {
+      const t = await target();
+      try {
+        const a = await t.open();
+        await a.stage(req('g', 0));
+        await a.saveResult('m', 'h', successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);
+        await a.close();
+        const b = await t.open();
+        try {
+          assert.equal((await b.stage(req('g', 0))).replayed, true);
+          assert.equal((await b.findResult('m', T))?.result.code, 'cached');
+          await b.stage(req('z', 0));
+          await assert.rejects(b.stage(req('z', 1)), isCode('staging_capacity_full'), 'bytes staged before the reopen still count');
+        } finally {
+          await b.close();
+        }
+      } finally {
+        await t.dispose();
+      }
+    });
+  });
+}

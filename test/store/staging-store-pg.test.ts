@@ -1,0 +1,123 @@
+/**
+ * The RelayStagingStore contract on PostgreSQL (each test on a fresh schema, dropped afterwards), plus what only
+ * a shared database has: two processes (separate pools) staging one set and claiming one nonce concurrently.
+ * Registered only when DDN_TEST_PG_URL is set.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { PgRelayStagingStore, openPgRelayStagingStore } from '../../src/store/postgres/relay-staging-store.js';
+import type { StageRequest } from '../../src/relay/staging-store.js';
+import { successResult, NO_ATTEMPT } from '../../src/relay/delivery-result.js';
+import { PG_URL, freshPgSchema } from '../support/pg.js';
+import { R, T, isCode, req, stagingContract } from './staging-contract.js';
+
+if (PG_URL) {
+  const url = PG_URL;
+  stagingContract('postgres', async () => {
+    const fresh = await freshPgSchema();
+    return {
+      open: () => openPgRelayStagingStore(url, fresh.schema),
+      dispose: () => fresh.drop(),
+    };
+  });
+
+  /** Two stores on one fresh schema, each with its own pool: two Relay processes sharing the database. */
+  const twoProcesses = async (body: (a: PgRelayStagingStore, b: PgRelayStagingStore, schema: string) => Promise<void>): Promise<void> => {
+    const fresh = await freshPgSchema();
+    try {
+      const [a, b] = await Promise.all([openPgRelayStagingStore(url, fresh.schema), openPgRelayStagingStore(url, fresh.schema)]);
+      try {
+        assert.notEqual(a.pool, b.pool);
+        await body(a, b, fresh.schema);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    } finally {
+      await fresh.drop();
+    }
+  };
+
+  const roomy: Partial<StageRequest> = { maxBytes: 10_000_000, maxSetsPerRecipient: 1_000 };
+
+  describe('PgRelayStagingStore across processes', () => {
+    it('two processes adding the last two chunks of a set concurrently: exactly one observes completion', () =>
+      twoProcesses(async (a, b) => {
+        const set = { total: 3, to: R, tag: null, applicationId: null, sender: null };
+        const groups = Array.from({ length: 12 }, (_, i) => `g${i}`);
+        for (const g of groups) await a.stage(req(g, 0, { ...roomy, set }));
+        const outcomes = await Promise.all(groups.map((g) => Promise.all([a.stage(req(g, 1, { ...roomy, set })), b.stage(req(g, 2, { ...roomy, set }))])));
+        for (const [x, y] of outcomes) {
+          assert.deepEqual([x.received, y.received].sort(), [2, 3]);
+          assert.equal([x, y].filter((o) => o.complete).length, 1);
+        }
+        for (const g of groups) assert.deepEqual((await b.loadSet(R, g)).map((c) => c.sequence), [0, 1, 2]);
+      }));
+
+    it('two processes creating one set concurrently: both chunks are staged, exactly one completes it', () =>
+      twoProcesses(async (a, b) => {
+        const groups = Array.from({ length: 12 }, (_, i) => `n${i}`);
+        const outcomes = await Promise.all(groups.map((g) => Promise.all([a.stage(req(g, 0, roomy)), b.stage(req(g, 1, roomy))])));
+        for (const [x, y] of outcomes) {
+          assert.deepEqual([x.received, y.received].sort(), [1, 2]);
+          assert.equal([x, y].filter((o) => o.complete).length, 1);
+        }
+      }));
+
+    it('two processes claiming the same nonce concurrently: exactly one wins', () =>
+      twoProcesses(async (a, b) => {
+        const claims = Array.from({ length: 20 }, (_, i) => ({ scope: 'node-request', did: R, keyId: `${R}#node`, nonce: `n${i}`, expiresAtMs: T + 300_000 }));
+        const wins = await Promise.all(claims.map((c) => Promise.all([a.claimNonce(c, T), b.claimNonce(c, T)])));
+        for (const w of wins) assert.equal(w.filter(Boolean).length, 1);
+        for (const c of claims) assert.equal(await b.isNonceClaimed(c, T), true);
+      }));
+
+    it('capacity is exact across processes: concurrent new sets of one recipient never exceed the limit', () =>
+      twoProcesses(async (a, b) => {
+        const limits: Partial<StageRequest> = { maxBytes: 10_000_000, maxSetsPerRecipient: 3 };
+        const tries = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).stage(req(`c${i}`, 0, limits)));
+        const settled = await Promise.allSettled(tries);
+        assert.equal(settled.filter((r) => r.status === 'fulfilled').length, 3);
+        for (const r of settled) if (r.status === 'rejected') assert.ok(isCode('staging_capacity_full')(r.reason));
+      }));
+
+    it('a chunk set staged by one process is delivered by the other', () =>
+      twoProcesses(async (a, b) => {
+        await a.stage(req('g', 0));
+        assert.equal((await b.stage(req('g', 1))).complete, true);
+        const chunks = await a.loadSet(R, 'g');
+        await a.finishSet(R, 'g', chunks, successResult('chunk_set_delivered', 'direct', 'ok', NO_ATTEMPT), T);
+        assert.equal((await b.findResult('g-1', T))?.contentHash, 'hash-g-1');
+        assert.deepEqual(await b.loadSet(R, 'g'), []);
+        await b.stage(req('x', 0));
+        await b.stage(req('y', 0)); // fits only because a's delivery released the bytes of g
+      }));
+  });
+
+  describe('PgRelayStagingStore failures', () => {
+    it('a failed durable write is 507 staging_persist_failed (stage) / insufficient_storage (other writes), and the next write succeeds', async () => {
+      const fresh = await freshPgSchema();
+      const s = await openPgRelayStagingStore(url, fresh.schema);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const q = (sql: string) => admin.query(`SET search_path TO "${fresh.schema}"; ${sql}`);
+        await q(`CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$
+                   BEGIN RAISE EXCEPTION 'no space left' USING ERRCODE = 'disk_full'; END $$`);
+        await q('CREATE TRIGGER chunks_full BEFORE INSERT ON relay_chunks FOR EACH ROW EXECUTE FUNCTION full_disk()');
+        await q('CREATE TRIGGER results_full BEFORE INSERT ON relay_results FOR EACH ROW EXECUTE FUNCTION full_disk()');
+        await assert.rejects(s.stage(req('g', 0)), isCode('staging_persist_failed'));
+        await assert.rejects(s.saveResult('m', 'h', successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T), isCode('insufficient_storage'));
+        assert.deepEqual(await s.loadSet(R, 'g'), [], 'the failed stage left nothing behind');
+        await q('DROP TRIGGER chunks_full ON relay_chunks; DROP TRIGGER results_full ON relay_results');
+        assert.equal((await s.stage(req('g', 0))).received, 1);
+        await s.stage(req('h', 0));
+        await assert.rejects(s.stage(req('i', 0, { maxSetsPerRecipient: 10 })), isCode('staging_capacity_full'), 'the failed stage added no bytes');
+      } finally {
+        await admin.end();
+        await s.close();
+        await fresh.drop();
+      }
+    });
+  });
+}
