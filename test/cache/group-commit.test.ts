@@ -131,25 +131,6 @@ describe('SqliteMailboxStore write path', () => {
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM child').get() as { n: number }).n, 1);
     db.close();
   });
-
-  it('remembers proof nonces across a reopen until they expire', async () => {
-    const path = join(dir, 'nonces.sqlite');
-    const claim = { scope: 'proof:pull', did: DID, keyId: `${DID}#k`, nonce: 'n-1', expiresAtMs: NOW + 300_000 };
-    const store = SqliteMailboxStore.open(path);
-    assert.equal(await store.claimNonce(claim, NOW), true);
-    assert.equal(await store.claimNonce(claim, NOW), false);
-    await store.close();
-    const reopened = SqliteMailboxStore.open(path);
-    try {
-      assert.equal(reopened.isNonceClaimed(claim, NOW + 299_999), true);
-      assert.equal(await reopened.claimNonce(claim, NOW + 299_999), false);
-      assert.equal(await reopened.claimNonce({ ...claim, keyId: `${DID}#other` }, NOW), true);
-      assert.equal(reopened.isNonceClaimed(claim, NOW + 300_000), false);
-      assert.equal(await reopened.claimNonce({ ...claim, expiresAtMs: NOW + 900_000 }, NOW + 300_000), true);
-    } finally {
-      await reopened.close();
-    }
-  });
 });
 
 describe('group commit over HTTP', () => {

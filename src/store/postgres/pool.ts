@@ -16,12 +16,9 @@ export type PgPool = pg.Pool;
 export async function openPgPool(opts: PgOptions): Promise<PgPool> {
   const schema = opts.schema ?? 'public';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
-  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10 });
+  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path="${schema}"` });
   // An idle client losing its connection (server restart) must not crash the process; the next query reconnects.
   pool.on('error', (err) => opts.onError?.(err));
-  pool.on('connect', (client) => {
-    client.query(`SET search_path TO "${schema}"`).catch(() => undefined);
-  });
   await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   return pool;
 }

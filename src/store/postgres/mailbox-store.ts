@@ -1,0 +1,590 @@
+/**
+ * The Cache's mailbox on PostgreSQL: the same tables and rules as the SQLite mailbox
+ * (`../sqlite/mailbox-store.ts`), for several Cache processes sharing one database.
+ *
+ * Every write (store, nonce claim, acknowledgement, sweep step) is one SERIALIZABLE transaction with
+ * `synchronous_commit = on`, so its promise resolves only after the commit is durable, and concurrent
+ * transactions — from this process or another — behave as if they ran one after another, exactly like the
+ * single SQLite writer. A transaction that loses a serialization race (40001, 40P01, or a unique violation
+ * raced by a concurrent insert) is retried from the start; nonce single-use additionally rests on the
+ * primary key of `cache_nonces` (`INSERT … ON CONFLICT`), so two processes claiming one nonce never both win.
+ *
+ * Errors mirror the SQLite store: rule violations are `DdnError`s; a database failure becomes 507
+ * `insufficient_storage`; too many writes in flight here (or a transaction still losing races after every
+ * retry) is 429 `rate_limited`; a closed store answers 503 `service_unavailable`.
+ */
+import pg from 'pg';
+import { DdnError } from '../../base/errors.js';
+import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
+import type {
+  ChunkSetState,
+  ChunkSetView,
+  EntryMeta,
+  EntryWithEnvelope,
+  MailboxStore,
+  MessagePage,
+  PutRequest,
+  PutResult,
+  StoredProvenance,
+  SweepResult,
+} from '../../cache/mailbox-store.js';
+import type { NonceClaim } from '../../ports/nonce-registry.js';
+import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
+
+export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE cache_entries (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        message_key TEXT NOT NULL UNIQUE,
+        message_id TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        stored_at_ms BIGINT NOT NULL,
+        expires_at_ms BIGINT NOT NULL,
+        max_ttl_s BIGINT NOT NULL,
+        applied_ttl_s BIGINT NOT NULL,
+        tag TEXT,
+        application_id TEXT,
+        group_id TEXT,
+        sequence_number INTEGER,
+        total_chunks INTEGER,
+        sort_key BIGINT,
+        size_bytes BIGINT NOT NULL,
+        provenance TEXT,
+        envelope BYTEA NOT NULL);
+      CREATE INDEX cache_entries_recipient ON cache_entries (recipient);
+      CREATE INDEX cache_entries_expiry ON cache_entries (expires_at_ms);
+      CREATE UNIQUE INDEX cache_entries_chunk ON cache_entries (recipient, group_id, sequence_number)
+        WHERE group_id IS NOT NULL;
+      CREATE TABLE cache_chunk_sets (
+        recipient TEXT NOT NULL,
+        group_id TEXT NOT NULL,
+        total_chunks INTEGER NOT NULL,
+        first_at_ms BIGINT NOT NULL,
+        first_seq BIGINT NOT NULL,
+        retry_until_ms BIGINT NOT NULL,
+        complete BOOLEAN NOT NULL,
+        PRIMARY KEY (recipient, group_id));
+      CREATE INDEX cache_chunk_sets_retry ON cache_chunk_sets (complete, retry_until_ms);
+      CREATE TABLE cache_nonces (
+        scope TEXT NOT NULL,
+        did TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        expires_at_ms BIGINT NOT NULL,
+        PRIMARY KEY (scope, did, key_id, nonce));
+      CREATE INDEX cache_nonces_expiry ON cache_nonces (expires_at_ms);
+    `,
+  },
+];
+
+/** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
+const SWEEP_CHUNK = 2_000;
+
+const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e.stored_at_ms, e.expires_at_ms, e.max_ttl_s,
+  e.applied_ttl_s, e.tag, e.application_id, e.group_id, e.sequence_number, e.total_chunks, e.size_bytes, e.provenance`;
+
+/** Visible = unexpired and (unchunked or in a complete set), §11.5. `$2` is now. */
+const VISIBLE = `e.expires_at_ms > $2 AND (e.group_id IS NULL OR EXISTS (SELECT 1 FROM cache_chunk_sets s
+  WHERE s.recipient = e.recipient AND s.group_id = e.group_id AND s.complete))`;
+
+/** Store order (sets together, by sequence), as in the SQLite store (whose NULLs sort first). */
+const STORE_ORDER = 'COALESCE(e.sort_key, e.seq), e.sequence_number NULLS FIRST, e.seq';
+
+/** BIGINT columns arrive as strings (pg does not narrow them); every value here fits a JS number. */
+type Num = string | number;
+
+interface MetaRow {
+  seq: Num;
+  message_id: string;
+  recipient: string;
+  content_hash: string;
+  stored_at_ms: Num;
+  expires_at_ms: Num;
+  max_ttl_s: Num;
+  applied_ttl_s: Num;
+  tag: string | null;
+  application_id: string | null;
+  group_id: string | null;
+  sequence_number: number | null;
+  total_chunks: number | null;
+  size_bytes: Num;
+  provenance: string | null;
+}
+
+interface SetRow {
+  total_chunks: number;
+  first_at_ms: Num;
+  first_seq: Num;
+  retry_until_ms: Num;
+  complete: boolean;
+}
+
+function toMeta(r: MetaRow): EntryMeta {
+  return {
+    messageId: r.message_id,
+    recipientDid: r.recipient,
+    contentHash: r.content_hash,
+    storedAtMs: Number(r.stored_at_ms),
+    expiresAtMs: Number(r.expires_at_ms),
+    maxTtlSeconds: Number(r.max_ttl_s),
+    appliedTtlSeconds: Number(r.applied_ttl_s),
+    tag: r.tag,
+    applicationId: r.application_id,
+    chunk:
+      r.group_id === null
+        ? null
+        : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
+    sizeBytes: Number(r.size_bytes),
+    provenance: r.provenance === null ? null : (JSON.parse(r.provenance) as StoredProvenance),
+  };
+}
+
+const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+/** SQLSTATEs after which the whole transaction is retried: it lost a race, nothing was written. */
+const RETRYABLE = new Set(['40001', '40P01', '23505']);
+
+/** Errors raised by pg itself (server SQLSTATEs, lost connections, pool timeouts) are storage failures. */
+function isDatabaseError(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError) return true;
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^(E[A-Z]+|[0-9A-Z]{5})$/.test(code)) return true;
+  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/.test(
+    err.message,
+  );
+}
+
+/** A storage failure becomes 507 `insufficient_storage`; coded errors (and programming errors) pass through. */
+export function toPgStorageError(err: unknown): unknown {
+  if (err instanceof DdnError || !isDatabaseError(err)) return err;
+  return new DdnError('insufficient_storage', 'the write could not be persisted');
+}
+
+function sqlState(err: unknown): string | undefined {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Options of {@link PgMailboxStore}. */
+export interface PgMailboxOptions {
+  /** Writes in flight beyond which new ones are refused with 429 `rate_limited` (default 10 000). */
+  maxQueuedOps?: number;
+  /** Bytes of writes in flight beyond which new ones are refused (default 512 MiB). */
+  maxQueuedBytes?: number;
+  /** Attempts of one transaction that keeps losing serialization races (default 12). */
+  maxAttempts?: number;
+}
+
+/** {@link MailboxStore} on PostgreSQL. */
+export class PgMailboxStore implements MailboxStore {
+  private inFlight = 0;
+  private inFlightBytes = 0;
+  private closed = false;
+  private idle: (() => void)[] = [];
+  private readonly maxQueuedOps: number;
+  private readonly maxQueuedBytes: number;
+  private readonly maxAttempts: number;
+
+  /** Migrates the `cache` namespace of `pool`'s schema and returns a store on it. */
+  static async open(pool: PgPool, options: PgMailboxOptions = {}, ownsPool = false): Promise<PgMailboxStore> {
+    await migratePg(pool, PG_MAILBOX_MIGRATIONS, 'cache');
+    return new PgMailboxStore(pool, options, ownsPool);
+  }
+
+  private constructor(
+    private readonly pool: PgPool,
+    options: PgMailboxOptions,
+    private readonly ownsPool: boolean,
+  ) {
+    this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
+    this.maxAttempts = options.maxAttempts ?? 12;
+  }
+
+  // ------------------------------------------------------------------ writes
+
+  put(req: PutRequest): Promise<PutResult> {
+    return this.write((c) => this.putNow(c, req), req.entry.envelope.byteLength);
+  }
+
+  claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean> {
+    return this.write((c) => this.claimNow(c, claim, nowMs));
+  }
+
+  ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]> {
+    return this.write(async (c) => {
+      if (!(await this.claimNow(c, claim, nowMs))) throw replayed();
+      const seen = new Set<string>();
+      const deleted: string[] = [];
+      for (const id of messageIds) {
+        const key = id.toLowerCase();
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const r = await c.query(
+          'DELETE FROM cache_entries WHERE message_key = $1 AND recipient = $2 AND expires_at_ms > $3',
+          [key, did, nowMs],
+        );
+        if ((r.rowCount ?? 0) > 0) deleted.push(id);
+      }
+      return deleted;
+    });
+  }
+
+  async sweep(nowMs: number): Promise<SweepResult> {
+    const total: SweepResult = { expiredEntries: 0, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 0 };
+    for (;;) {
+      const r = await this.write((c) => this.sweepStep(c, nowMs));
+      total.expiredEntries += r.expiredEntries;
+      total.purgedChunkSets += r.purgedChunkSets;
+      total.purgedChunks += r.purgedChunks;
+      total.expiredNonces += r.expiredNonces;
+      if (!r.more) return total;
+    }
+  }
+
+  settle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.settle();
+    if (this.ownsPool && !this.pool.ended) await this.pool.end();
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  async isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
+    const r = await this.pool.query(
+      'SELECT 1 FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5',
+      [claim.scope, claim.did, claim.keyId, claim.nonce, nowMs],
+    );
+    return r.rows.length > 0;
+  }
+
+  async listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage> {
+    // One statement (one snapshot): the visible entries in store order with their running byte total; the
+    // first entry is always returned, later ones while the total stays within the budget.
+    const r = await this.pool.query<MetaRow & { rn: Num; cum: Num; envelope: Buffer | null; n: Num }>(
+      `WITH v AS (
+         SELECT ${META_COLUMNS},
+           row_number() OVER (ORDER BY ${STORE_ORDER}) AS rn,
+           sum(e.size_bytes) OVER (ORDER BY ${STORE_ORDER} ROWS UNBOUNDED PRECEDING) AS cum
+         FROM cache_entries e WHERE e.recipient = $1 AND ${VISIBLE})
+       SELECT v.*, x.envelope, (SELECT count(*) FROM v) AS n
+       FROM v JOIN cache_entries x ON x.seq = v.seq
+       WHERE v.rn = 1 OR v.cum <= $3
+       ORDER BY v.rn`,
+      [did, nowMs, maxEnvelopeBytes],
+    );
+    const entries: EntryWithEnvelope[] = r.rows.map((row) => ({ meta: toMeta(row), envelope: asBytes(row.envelope as Buffer) }));
+    const visible = r.rows.length === 0 ? 0 : Number(r.rows[0].n);
+    return { entries, truncated: entries.length < visible };
+  }
+
+  async listSummary(did: string, nowMs: number): Promise<EntryMeta[]> {
+    const r = await this.pool.query<MetaRow>(
+      `SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = $1 AND ${VISIBLE} ORDER BY ${STORE_ORDER}`,
+      [did, nowMs],
+    );
+    return r.rows.map(toMeta);
+  }
+
+  async getChunkSet(did: string, groupId: string, nowMs: number): Promise<ChunkSetView | null> {
+    const r = await this.pool.query<MetaRow & { set_total: number; envelope: Buffer }>(
+      `SELECT s.total_chunks AS set_total, ${META_COLUMNS}, e.envelope
+       FROM cache_chunk_sets s JOIN cache_entries e ON e.recipient = s.recipient AND e.group_id = s.group_id
+       WHERE s.recipient = $1 AND s.group_id = $3 AND s.complete AND e.expires_at_ms > $2
+       ORDER BY e.sequence_number`,
+      [did, nowMs, groupId.toLowerCase()],
+    );
+    if (r.rows.length === 0) return null;
+    return {
+      total: r.rows[0].set_total,
+      entries: r.rows.map((row) => ({ meta: toMeta(row), envelope: asBytes(row.envelope) })),
+    };
+  }
+
+  async getMessage(did: string, messageId: string, nowMs: number): Promise<EntryWithEnvelope | null> {
+    const r = await this.pool.query<MetaRow & { envelope: Buffer }>(
+      `SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
+       WHERE e.message_key = $3 AND e.recipient = $1 AND ${VISIBLE}`,
+      [did, nowMs, messageId.toLowerCase()],
+    );
+    const row = r.rows[0];
+    return row === undefined ? null : { meta: toMeta(row), envelope: asBytes(row.envelope) };
+  }
+
+  // ------------------------------------------------------------------ transactions
+
+  /** Runs `body` in its own durable SERIALIZABLE transaction, retried while it loses races. */
+  private async write<T>(body: (c: pg.PoolClient) => Promise<T>, bytes = 0): Promise<T> {
+    if (this.closed) throw new DdnError('service_unavailable', 'the store is closing');
+    if (
+      this.inFlight >= this.maxQueuedOps ||
+      (this.inFlight > 0 && this.inFlightBytes + bytes > this.maxQueuedBytes)
+    ) {
+      throw new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 });
+    }
+    this.inFlight++;
+    this.inFlightBytes += bytes;
+    try {
+      return await this.transaction(body);
+    } finally {
+      this.inFlight--;
+      this.inFlightBytes -= bytes;
+      if (this.inFlight === 0) for (const f of this.idle.splice(0)) f();
+    }
+  }
+
+  private async transaction<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw toPgStorageError(err);
+      }
+      let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+      let discard: Error | undefined;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit TO on');
+        const value = await body(client);
+        await client.query('COMMIT');
+        outcome = { ok: true, value };
+      } catch (error) {
+        outcome = { ok: false, error };
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackErr) {
+          discard = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+        }
+      }
+      client.release(discard);
+      if (outcome.ok) return outcome.value;
+      const state = sqlState(outcome.error);
+      if (state !== undefined && RETRYABLE.has(state)) {
+        if (attempt >= this.maxAttempts) {
+          throw new DdnError('rate_limited', 'too much contention on the mailbox; retry', { retry_after_seconds: 1 });
+        }
+        await sleep(Math.random() * Math.min(50, 2 ** attempt));
+        continue;
+      }
+      throw toPgStorageError(outcome.error);
+    }
+  }
+
+  // ------------------------------------------------------------------ inside a write transaction
+
+  private async claimNow(c: pg.PoolClient, claim: NonceClaim, nowMs: number): Promise<boolean> {
+    const r = await c.query(
+      `INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms
+       WHERE cache_nonces.expires_at_ms <= $6`,
+      [claim.scope, claim.did, claim.keyId, claim.nonce, claim.expiresAtMs, nowMs],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  private async getSet(c: pg.PoolClient, recipient: string, groupId: string): Promise<SetRow | undefined> {
+    const r = await c.query<SetRow>(
+      `SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets
+       WHERE recipient = $1 AND group_id = $2`,
+      [recipient, groupId],
+    );
+    return r.rows[0];
+  }
+
+  private async setCount(c: pg.PoolClient, recipient: string, groupId: string, nowMs: number): Promise<number> {
+    const r = await c.query<{ n: Num }>(
+      'SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = $1 AND group_id = $2 AND expires_at_ms > $3',
+      [recipient, groupId, nowMs],
+    );
+    return Number(r.rows[0].n);
+  }
+
+  private async deleteSet(c: pg.PoolClient, recipient: string, groupId: string): Promise<number> {
+    const r = await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND group_id = $2', [recipient, groupId]);
+    await c.query('DELETE FROM cache_chunk_sets WHERE recipient = $1 AND group_id = $2', [recipient, groupId]);
+    return r.rowCount ?? 0;
+  }
+
+  /** Deletes an incomplete set past its `retry_until` (entries included); returns whether it did. */
+  private async purgeIfStale(
+    c: pg.PoolClient,
+    recipient: string,
+    groupId: string,
+    set: SetRow | undefined,
+    nowMs: number,
+  ): Promise<boolean> {
+    if (set === undefined || set.complete || Number(set.retry_until_ms) > nowMs) return false;
+    await this.deleteSet(c, recipient, groupId);
+    return true;
+  }
+
+  private async setState(c: pg.PoolClient, recipient: string, groupId: string, nowMs: number): Promise<ChunkSetState | null> {
+    const set = await this.getSet(c, recipient, groupId);
+    if (set === undefined) return null;
+    const received = await this.setCount(c, recipient, groupId, nowMs);
+    return chunkSetState(groupId, set.total_chunks, received, set.complete, Number(set.retry_until_ms));
+  }
+
+  private async putNow(c: pg.PoolClient, req: PutRequest): Promise<PutResult> {
+    const { entry, nowMs } = req;
+    if (req.claim !== null && !(await this.claimNow(c, req.claim, nowMs))) throw replayed();
+    const key = entry.messageId.toLowerCase();
+    const chunk = entry.chunk;
+
+    let existing: MetaRow | undefined = (
+      await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = $1`, [key])
+    ).rows[0];
+    if (existing !== undefined && existing.group_id !== null) {
+      const set = await this.getSet(c, existing.recipient, existing.group_id);
+      if (await this.purgeIfStale(c, existing.recipient, existing.group_id, set, nowMs)) existing = undefined;
+    }
+    if (existing !== undefined && Number(existing.expires_at_ms) <= nowMs) {
+      await c.query('DELETE FROM cache_entries WHERE seq = $1', [existing.seq]);
+      existing = undefined;
+    }
+    const meta = existing === undefined ? null : toMeta(existing);
+    if (checkDuplicate(meta, entry.contentHash) === 'dedupe' && meta !== null) {
+      return {
+        deduped: true,
+        entry: meta,
+        chunkSet: meta.chunk === null ? null : await this.setState(c, meta.recipientDid, meta.chunk.groupId, nowMs),
+      };
+    }
+
+    let sortKey: number | null = null;
+    let set: SetRow | undefined;
+    if (chunk !== null) {
+      set = await this.getSet(c, entry.recipientDid, chunk.groupId);
+      if (await this.purgeIfStale(c, entry.recipientDid, chunk.groupId, set, nowMs)) set = undefined;
+      let held: { seq: Num; message_id: string; expires_at_ms: Num } | undefined = (
+        await c.query<{ seq: Num; message_id: string; expires_at_ms: Num }>(
+          `SELECT seq, message_id, expires_at_ms FROM cache_entries
+           WHERE recipient = $1 AND group_id = $2 AND sequence_number = $3`,
+          [entry.recipientDid, chunk.groupId, chunk.sequence],
+        )
+      ).rows[0];
+      if (held !== undefined && Number(held.expires_at_ms) <= nowMs) {
+        await c.query('DELETE FROM cache_entries WHERE seq = $1', [held.seq]);
+        held = undefined;
+      }
+      checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
+      if (set !== undefined) sortKey = Number(set.first_seq);
+    }
+
+    const inserted = await c.query<{ seq: Num }>(
+      `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms,
+         max_ttl_s, applied_ttl_s, tag, application_id, group_id, sequence_number, total_chunks, sort_key, size_bytes,
+         provenance, envelope)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING seq`,
+      [
+        key,
+        entry.messageId,
+        entry.recipientDid,
+        entry.contentHash,
+        entry.storedAtMs,
+        entry.expiresAtMs,
+        entry.maxTtlSeconds,
+        entry.appliedTtlSeconds,
+        entry.tag,
+        entry.applicationId,
+        chunk?.groupId ?? null,
+        chunk?.sequence ?? null,
+        chunk?.total ?? null,
+        sortKey,
+        entry.sizeBytes,
+        entry.provenance === null ? null : JSON.stringify(entry.provenance),
+        Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength),
+      ],
+    );
+
+    let chunkSet: ChunkSetState | null = null;
+    if (chunk !== null) {
+      const seq = Number(inserted.rows[0].seq);
+      if (set === undefined) {
+        const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
+        await c.query(
+          `INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
+           VALUES ($1, $2, $3, $4, $5, $6, FALSE)`,
+          [entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry],
+        );
+        set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: false };
+      }
+      const agg = await c.query<{ m: Num; n: Num }>(
+        `SELECT MIN(expires_at_ms) AS m, COUNT(*) FILTER (WHERE expires_at_ms > $3) AS n FROM cache_entries
+         WHERE recipient = $1 AND group_id = $2`,
+        [entry.recipientDid, chunk.groupId, nowMs],
+      );
+      const retry = chunkRetryUntil(Number(set.first_at_ms), req.chunkWindowMs, Number(agg.rows[0].m));
+      chunkSet = chunkSetState(chunk.groupId, chunk.total, Number(agg.rows[0].n), set.complete, retry);
+      await c.query('UPDATE cache_chunk_sets SET retry_until_ms = $1, complete = $2 WHERE recipient = $3 AND group_id = $4', [
+        retry,
+        chunkSet.complete,
+        entry.recipientDid,
+        chunk.groupId,
+      ]);
+    }
+    const { envelope, ...stored } = entry;
+    void envelope;
+    return { deduped: false, entry: stored, chunkSet };
+  }
+
+  private async sweepStep(c: pg.PoolClient, nowMs: number): Promise<SweepResult & { more: boolean }> {
+    let purgedChunks = 0;
+    const stale = (
+      await c.query<{ recipient: string; group_id: string }>(
+        `SELECT recipient, group_id FROM cache_chunk_sets WHERE NOT complete AND retry_until_ms <= $1 LIMIT ${SWEEP_CHUNK}`,
+        [nowMs],
+      )
+    ).rows;
+    for (const s of stale) purgedChunks += await this.deleteSet(c, s.recipient, s.group_id);
+    const expiredEntries =
+      (
+        await c.query(
+          `DELETE FROM cache_entries WHERE seq IN
+             (SELECT seq FROM cache_entries WHERE expires_at_ms <= $1 LIMIT ${SWEEP_CHUNK})`,
+          [nowMs],
+        )
+      ).rowCount ?? 0;
+    await c.query(`DELETE FROM cache_chunk_sets s WHERE s.complete AND NOT EXISTS
+      (SELECT 1 FROM cache_entries e WHERE e.recipient = s.recipient AND e.group_id = s.group_id)`);
+    const expiredNonces =
+      (
+        await c.query(
+          `DELETE FROM cache_nonces WHERE (scope, did, key_id, nonce) IN
+             (SELECT scope, did, key_id, nonce FROM cache_nonces WHERE expires_at_ms <= $1 LIMIT ${SWEEP_CHUNK})`,
+          [nowMs],
+        )
+      ).rowCount ?? 0;
+    const more = stale.length === SWEEP_CHUNK || expiredEntries === SWEEP_CHUNK || expiredNonces === SWEEP_CHUNK;
+    return { expiredEntries, purgedChunkSets: stale.length, purgedChunks, expiredNonces, more };
+  }
+}
+
+/**
+ * Opens the Cache's mailbox on PostgreSQL: a pool on `schema` (created if absent, default `public`), migrated,
+ * owned by the store (closed by `close()`).
+ */
+export async function openPgMailboxStore(url: string, schema?: string, options: PgMailboxOptions = {}): Promise<PgMailboxStore> {
+  const pool = await openPgPool({ url, schema });
+  try {
+    return await PgMailboxStore.open(pool, options, true);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}
+
+function replayed(): DdnError {
+  return new DdnError('proof_nonce_replayed', 'this nonce was already used');
+}

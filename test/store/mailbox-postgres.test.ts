@@ -1,0 +1,128 @@
+/**
+ * The MailboxStore contract on PostgreSQL, plus what only PostgreSQL has (error mapping of server failures,
+ * contention retries). Each test on a fresh schema, dropped afterwards. Registers no tests when
+ * DDN_TEST_PG_URL is unset (.ci/run sets it when a server answers).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { DdnError } from '../../src/base/errors.js';
+import type { MailboxStore, NewEntry } from '../../src/cache/mailbox-store.js';
+import { openPgPool } from '../../src/store/postgres/pool.js';
+import { openPgMailboxStore, PgMailboxStore, type PgMailboxOptions } from '../../src/store/postgres/mailbox-store.js';
+import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { mailboxContract } from './mailbox-contract.js';
+
+const DID = 'did:platform:2222222222222222';
+const NOW = 1_800_000_000_000;
+
+function entry(): NewEntry {
+  const messageId = randomUUID();
+  const envelope = Buffer.from(JSON.stringify({ message_id: messageId, to: DID }));
+  return {
+    messageId,
+    recipientDid: DID,
+    contentHash: `hash-${messageId}`,
+    storedAtMs: NOW,
+    expiresAtMs: NOW + 3_600_000,
+    maxTtlSeconds: 172_800,
+    appliedTtlSeconds: 3_600,
+    tag: null,
+    applicationId: null,
+    chunk: null,
+    sizeBytes: envelope.length,
+    provenance: null,
+    envelope,
+  };
+}
+
+const put = (s: MailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null });
+const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+
+/** A trigger that makes every insert into `table` fail with SQLSTATE `state`. */
+const failInserts = (table: string, state: string) => `
+  CREATE FUNCTION ddn_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'injected failure' USING ERRCODE = '${state}'; END $$;
+  CREATE TRIGGER ddn_fail BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ddn_fail();`;
+const healInserts = (table: string) => `DROP TRIGGER ddn_fail ON ${table}; DROP FUNCTION ddn_fail();`;
+
+async function withPg(options: PgMailboxOptions, fn: (store: PgMailboxStore, sql: (q: string) => Promise<void>) => Promise<void>) {
+  const db = await freshPgSchema();
+  const store = await PgMailboxStore.open(db.pool, options);
+  try {
+    await fn(store, async (q) => void (await db.pool.query(q)));
+  } finally {
+    await store.close();
+    await db.drop();
+  }
+}
+
+if (PG_URL) {
+  mailboxContract('postgres', async () => {
+    const db = await freshPgSchema();
+    const stores: MailboxStore[] = [await PgMailboxStore.open(db.pool)];
+    return {
+      store: stores[0],
+      async another() {
+        // A second pool on the same schema: its own connections, as another process would have.
+        const pool = await openPgPool({ url: db.url, schema: db.schema });
+        const s = await PgMailboxStore.open(pool, {}, true);
+        stores.push(s);
+        return s;
+      },
+      async close() {
+        for (const s of stores) await s.close();
+        await db.drop();
+      },
+    };
+  });
+
+  describe('PgMailboxStore specifics', () => {
+    it('maps a failing database write to 507 insufficient_storage, writes nothing, and recovers', () =>
+      withPg({}, async (store, sql) => {
+        await sql(failInserts('cache_entries', '53100')); // disk_full
+        const e = entry();
+        await assert.rejects(put(store, e), isCode('insufficient_storage'));
+        const claim = { scope: 'proof:ack', did: DID, keyId: 'k', nonce: 'n', expiresAtMs: NOW + 1 };
+        assert.deepEqual(await store.ack(DID, [e.messageId], NOW, claim), [], 'other tables still commit');
+        assert.equal(await store.getMessage(DID, e.messageId, NOW), null);
+        await sql(healInserts('cache_entries'));
+        assert.equal((await put(store, e)).deduped, false);
+      }));
+
+    it('retries a transaction that loses a serialization race, then answers 429 rate_limited', () =>
+      withPg({ maxAttempts: 3 }, async (store, sql) => {
+        await sql(failInserts('cache_nonces', '40001'));
+        const claim = { scope: 'proof:pull', did: DID, keyId: 'k', nonce: 'n', expiresAtMs: NOW + 1 };
+        await assert.rejects(store.claimNonce(claim, NOW), isCode('rate_limited'));
+        await sql(healInserts('cache_nonces'));
+        assert.equal(await store.claimNonce(claim, NOW), true);
+      }));
+
+    it('bounds the writes it has in flight (429 rate_limited)', () =>
+      withPg({ maxQueuedOps: 2 }, async (store) => {
+        const first = [put(store, entry()), put(store, entry())];
+        await assert.rejects(put(store, entry()), isCode('rate_limited'));
+        await Promise.all(first);
+        await put(store, entry());
+        assert.equal((await store.listSummary(DID, NOW)).length, 3);
+      }));
+
+    it('opens by URL and schema, migrating once, and owns its pool', async () => {
+      const db = await freshPgSchema();
+      try {
+        const a = await openPgMailboxStore(db.url, db.schema);
+        const e = entry();
+        await put(a, e);
+        await a.close();
+        const b = await openPgMailboxStore(db.url, db.schema);
+        assert.equal((await b.getMessage(DID, e.messageId, NOW))?.meta.messageId, e.messageId);
+        await b.close();
+        const versions = await db.pool.query("SELECT version FROM schema_migrations WHERE namespace = 'cache'");
+        assert.deepEqual(versions.rows, [{ version: 1 }]);
+      } finally {
+        await db.drop();
+      }
+    });
+  });
+}
