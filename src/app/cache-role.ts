@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { CacheEventHub, type CacheEvents } from '../cache/events.js';
-import type { SweepResult } from '../cache/mailbox-store.js';
+import type { MailboxStore, SweepResult } from '../cache/mailbox-store.js';
 import { registerCacheRoutes } from '../cache/routes.js';
 import { CacheService } from '../cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
@@ -31,13 +31,15 @@ export interface CacheRoleOptions {
   logger?: Logger;
   sweepIntervalMs?: number;
   store?: SqliteMailboxOptions;
+  /** An already opened mailbox (PostgreSQL with `--db`); default: the SQLite file in the data directory. */
+  mailbox?: MailboxStore;
 }
 
 /** A built Cache role. */
 export interface CacheRole {
   readonly service: CacheService;
   readonly events: CacheEvents;
-  readonly store: SqliteMailboxStore;
+  readonly store: MailboxStore;
   /** Adds the routes to the Cache server. */
   register(server: HttpServer): void;
   /** Starts the background purge. */
@@ -64,10 +66,12 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
   });
   const logger = o.logger?.child({ role: 'cache' });
-  const store = SqliteMailboxStore.open(join(c.dataDir, CACHE_DB_FILE), {
-    ...o.store,
-    writer: { onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'), ...o.store?.writer },
-  });
+  const store: MailboxStore =
+    o.mailbox ??
+    SqliteMailboxStore.open(join(c.dataDir, CACHE_DB_FILE), {
+      ...o.store,
+      writer: { onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'), ...o.store?.writer },
+    });
   const events = new CacheEventHub(logger);
   const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
   const sweeper = new CacheSweeper(() => service.sweep(), o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS, logger);

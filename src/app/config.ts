@@ -48,6 +48,8 @@ export interface Config {
    * otherwise they read this node's own ledger.
    */
   readonly directoryUrl: string | null;
+  /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
+  readonly db: { readonly url: string; readonly schema: string } | null;
   readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
   readonly relay: {
     /** Body limit of the Relay and the Cache (http-api.md §0.3). */
@@ -143,6 +145,14 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'this node\'s Relay, else the recipient\'s',
     help: 'Relay that event Send steps post control envelopes to (repeatable or comma-separated)',
   },
+  {
+    name: 'db',
+    kind: 'value',
+    arg: 'URL',
+    defaultText: 'SQLite files in the data directory',
+    help: 'postgres://… database for the Cache mailbox and the Relay staging (several processes per role)',
+  },
+  { name: 'db-schema', kind: 'value', arg: 'NAME', defaultText: 'public', help: 'PostgreSQL schema holding ddn\'s tables' },
   {
     name: 'dns-server',
     kind: 'list',
@@ -297,6 +307,16 @@ class Reader {
     return bare;
   }
 
+  /** `--db postgres://…` and `--db-schema`. */
+  database(): { url: string; schema: string } | null {
+    const url = this.string('db', '');
+    const schema = this.string('db-schema', 'public');
+    if (url === '') return null;
+    if (!/^postgres(ql)?:\/\//.test(url)) this.fail('db', `must be a postgres:// URL, got '${url}'`);
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) this.fail('db-schema', `must be a lowercase SQL identifier, got '${schema}'`);
+    return { url, schema };
+  }
+
   /** `host`, `host:port`, `[v6]` or `[v6]:port` entries, as node:dns `setServers` takes them. */
   dnsServers(name: string): string[] {
     const items = this.list(name) ?? [];
@@ -383,6 +403,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
     events: { relayUrls: r.urls('event-relay-url') },
     directoryUrl: r.urls('directory-url')[0] ?? null,
+    db: r.database(),
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),
       dnsServers: r.dnsServers('dns-server'),

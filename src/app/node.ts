@@ -22,6 +22,8 @@ import type { StoreRetryPolicy } from '../relay/cache-store-client.js';
 import { nodeIdentityOf } from '../relay/node-identity.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import { openPgMailboxStore } from '../store/postgres/mailbox-store.js';
+import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
 import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, type Config, type Role } from './config.js';
 import { registerHealthRoute } from './health.js';
@@ -156,11 +158,13 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let publicRelay: readonly string[] = config.publicUrls.relay;
     let cache: CacheRole | undefined;
     if (config.roles.includes('cache')) {
+      const mailbox = config.db === null ? undefined : await openPgMailboxStore(config.db.url, config.db.schema);
       const role = createCacheRole({
         config,
         profile,
         clock,
         directory,
+        ...(mailbox === undefined ? {} : { mailbox }),
         publicCacheUrls: () => publicCache,
         logger,
         ...(overrides.cacheSweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.cacheSweepIntervalMs }),
@@ -170,11 +174,13 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     }
     let relay: RelayRole | undefined;
     if (config.roles.includes('relay')) {
+      const staging = config.db === null ? undefined : await openPgRelayStagingStore(config.db.url, config.db.schema);
       const role = createRelayRole({
         config,
         profile,
         clock,
         directory,
+        ...(staging === undefined ? {} : { staging }),
         identity,
         publicRelayUrls: () => publicRelay,
         publicCacheUrls: () => publicCache,

@@ -21,7 +21,7 @@ import { OutboundHttp } from '../relay/outbound-http.js';
 import { registerRelayRoutes } from '../relay/routes.js';
 import { RelayService, type RelayEvent } from '../relay/service.js';
 import type { RelaySettings } from '../relay/settings.js';
-import type { RelaySweepResult } from '../relay/staging-store.js';
+import type { RelayStagingStore, RelaySweepResult } from '../relay/staging-store.js';
 import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.js';
 import { attachWebSocketRoute } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
@@ -52,12 +52,14 @@ export interface RelayRoleOptions {
   planExecutor?: DeliveryExecutor;
   events?: (e: RelayEvent) => void;
   store?: SqliteRelayStagingOptions;
+  /** An already opened staging store (PostgreSQL with `--db`); default: the SQLite file in the data directory. */
+  staging?: RelayStagingStore;
 }
 
 /** A built Relay role. */
 export interface RelayRole {
   readonly service: RelayService;
-  readonly store: SqliteRelayStagingStore;
+  readonly store: RelayStagingStore;
   readonly sessions: LiveSessions;
   readonly settings: RelaySettings;
   /** Adds the routes and the WebSocket upgrade handler to the Relay server. */
@@ -89,10 +91,12 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     proofClockSkewSeconds: c.proofClockSkewSeconds,
     allowPlaintext: c.cache.allowPlaintext,
   });
-  const store = SqliteRelayStagingStore.open(join(c.dataDir, RELAY_DB_FILE), {
-    ...o.store,
-    writer: { onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'), ...o.store?.writer },
-  });
+  const store: RelayStagingStore =
+    o.staging ??
+    SqliteRelayStagingStore.open(join(c.dataDir, RELAY_DB_FILE), {
+      ...o.store,
+      writer: { onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'), ...o.store?.writer },
+    });
   const outbound = new OutboundHttp({ allowPrivate: c.policy.allowPrivateEndpoints });
   const storer = new HttpCacheStorer({
     profile: o.profile,
