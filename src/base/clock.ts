@@ -22,3 +22,8 @@ export class ManualClock implements Clock {
 export function isoMs(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/** ISO-8601 UTC with seconds precision and `Z` (node-request and retrieval-proof timestamps). */
+export function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -3,6 +3,7 @@
  * recipient's Ed25519 key — seconds-precision ISO timestamp with `Z` and a lowercase UUID v4 nonce, as deployed
  * clients send them. The key never leaves the caller; only signatures do.
  */
+import { isoSeconds } from '../base/clock.js';
 import { randomUUID } from 'node:crypto';
 import { toBase64, utf8 } from '../base/bytes.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
@@ -36,10 +37,7 @@ export interface CacheClientOptions {
 /** Most message ids per acknowledgement (§11.6). */
 export const MAX_ACK_IDS = 1000;
 
-/** ISO-8601 UTC with seconds precision and `Z`. */
-export function isoSeconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
+export { isoSeconds };
 
 /** A client of one Cache endpoint for one recipient. */
 export class CacheClient {

@@ -4,11 +4,11 @@
  * node request (§10.6; `service_id` = this node's own service), 10 s timeout, no retry. The receiver verifies the
  * `X-DDN-Node-*` headers against the node DID's document like any node-to-node request.
  */
-import { randomUUID } from 'node:crypto';
+import { postNodeSigned } from '../relay/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
-import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { OutboundError, type OutboundHttp } from '../relay/outbound-http.js';
 
@@ -42,10 +42,6 @@ export function endpointUnderDomain(url: string, domain: string): boolean {
   return u.protocol === 'https:' && (host === d || host.endsWith(`.${d}`));
 }
 
-function isoSeconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** Runs a Call; true on a 2xx answer. */
 export async function runCall(deps: CallDeps, t: CallTarget, rendered: unknown): Promise<boolean> {
   const rec = await deps.directory.getDid(t.serviceDid);
@@ -56,21 +52,8 @@ export async function runCall(deps: CallDeps, t: CallTarget, rendered: unknown):
     return false;
   }
   const body = Buffer.from(JSON.stringify(rendered), 'utf8');
-  const headers = signNodeRequest(deps.profile, deps.identity, {
-    method: 'POST',
-    url: endpoint,
-    body,
-    timestamp: isoSeconds(deps.clock.nowMs()),
-    nonce: randomUUID(),
-  });
   try {
-    const res = await deps.outbound.request({
-      method: 'POST',
-      url: endpoint,
-      headers: { ...headers, 'content-type': 'application/json' },
-      body,
-      timeoutMs: 10_000,
-    });
+    const res = await postNodeSigned(deps, endpoint, body, 10_000);
     if (res.status >= 200 && res.status < 300) return true;
     deps.logger?.info({ endpoint, status: res.status }, 'Call refused');
   } catch (err) {

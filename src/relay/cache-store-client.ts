@@ -3,10 +3,10 @@
  * (§10.6), over keep-alive HTTP with a timeout and bounded retries with backoff — or in-process when the
  * endpoint is one of this node's `public_urls.cache` (not an outbound request, so no address guard applies).
  */
-import { randomUUID } from 'node:crypto';
+import { postNodeSigned } from './node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
-import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
+import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from './outbound-http.js';
@@ -71,11 +71,6 @@ export interface CacheStorerDeps {
   logger?: Logger;
 }
 
-/** ISO-8601, seconds precision, `Z` (§10.6). */
-function isoSeconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 function parseBody(b: Buffer): Record<string, unknown> | null {
   try {
     const v = JSON.parse(b.toString('utf8')) as unknown;
@@ -118,21 +113,8 @@ export class HttpCacheStorer implements CacheStorer {
     while (attempts < this.retry.attempts) {
       if (attempts > 0) await this.sleep(this.retry.backoffMs * 2 ** (attempts - 1));
       attempts++;
-      const headers = signNodeRequest(this.deps.profile, this.deps.identity, {
-        method: 'POST',
-        url,
-        body,
-        timestamp: isoSeconds(this.deps.clock.nowMs()),
-        nonce: randomUUID(),
-      });
       try {
-        const res = await this.deps.outbound.request({
-          method: 'POST',
-          url,
-          headers: { ...headers, 'content-type': 'application/json' },
-          body,
-          timeoutMs: this.retry.timeoutMs,
-        });
+        const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs);
         const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
         if (answer.status === 202) return { ok: true, attempts };
         last = errorText(answer);

@@ -5,10 +5,10 @@
  * Relay continues with this step's successors (mode `policy_handoff`). Downstream: one attempt per endpoint,
  * 10 s timeout. A chunk set is forwarded whole, in sequence order, to the same endpoint.
  */
-import { randomUUID } from 'node:crypto';
+import { postNodeSigned } from '../node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../base/clock.js';
-import { signNodeRequest, type NodeIdentity } from '../../protocol/node-signature.js';
+import type { NodeIdentity } from '../../protocol/node-signature.js';
 import type { Profile } from '../../protocol/profile.js';
 import { normalizeEndpoint } from '../../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from '../outbound-http.js';
@@ -28,31 +28,14 @@ export interface ForwarderDeps {
   logger?: Logger;
 }
 
-function isoSeconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** Node-signed `POST {endpoint}/relay`. */
 export class HttpRelayForwarder implements RelayForwarder {
   constructor(private readonly deps: ForwarderDeps) {}
 
   async forward(endpoint: string, body: Buffer): Promise<boolean> {
     const url = `${endpoint.replace(/\/+$/, '')}/relay`;
-    const headers = signNodeRequest(this.deps.profile, this.deps.identity, {
-      method: 'POST',
-      url,
-      body,
-      timestamp: isoSeconds(this.deps.clock.nowMs()),
-      nonce: randomUUID(),
-    });
     try {
-      const res = await this.deps.outbound.request({
-        method: 'POST',
-        url,
-        headers: { ...headers, 'content-type': 'application/json' },
-        body,
-        timeoutMs: this.deps.timeoutMs ?? 10_000,
-      });
+      const res = await postNodeSigned(this.deps, url, body, this.deps.timeoutMs ?? 10_000);
       let parsed: unknown = null;
       try {
         parsed = JSON.parse(res.body.toString('utf8'));

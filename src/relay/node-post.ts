@@ -1,0 +1,25 @@
+/** A node-signed JSON `POST` (http-api.md §10.6) to an endpoint taken from a DID document, through OutboundHttp. */
+import { randomUUID } from 'node:crypto';
+import { isoSeconds, type Clock } from '../base/clock.js';
+import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
+import type { Profile } from '../protocol/profile.js';
+import type { OutboundHttp, OutboundResponse } from './outbound-http.js';
+
+export interface NodePostDeps {
+  profile: Profile;
+  clock: Clock;
+  identity: NodeIdentity;
+  outbound: OutboundHttp;
+}
+
+/** Signs and sends `body` to `url`; rejects with OutboundError on a transport failure (never on a status). */
+export function postNodeSigned(deps: NodePostDeps, url: string, body: Buffer, timeoutMs: number): Promise<OutboundResponse> {
+  const headers = signNodeRequest(deps.profile, deps.identity, {
+    method: 'POST',
+    url,
+    body,
+    timestamp: isoSeconds(deps.clock.nowMs()),
+    nonce: randomUUID(),
+  });
+  return deps.outbound.request({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, body, timeoutMs });
+}
