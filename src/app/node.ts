@@ -23,6 +23,7 @@ import { nodeIdentityOf } from '../relay/node-identity.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { openPgMailboxStore } from '../store/postgres/mailbox-store.js';
+import { PgLiveFanout } from '../store/postgres/live-fanout.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
 import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, type Config, type Role } from './config.js';
@@ -175,12 +176,21 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let relay: RelayRole | undefined;
     if (config.roles.includes('relay')) {
       const staging = config.db === null ? undefined : await openPgRelayStagingStore(config.db.url, config.db.schema);
+      // With --db, live pushes reach the sessions of every Relay process on the database (LISTEN/NOTIFY).
+      const pgLive =
+        config.db === null || staging === undefined
+          ? undefined
+          : await PgLiveFanout.open({ url: config.db.url, schema: config.db.schema, pool: staging.pool, logger }).catch(async (e: unknown) => {
+              await staging.close();
+              throw e;
+            });
       const role = createRelayRole({
         config,
         profile,
         clock,
         directory,
         ...(staging === undefined ? {} : { staging }),
+        ...(pgLive === undefined ? {} : { liveFanout: (sessions) => pgLive.attach(sessions) }),
         identity,
         publicRelayUrls: () => publicRelay,
         publicCacheUrls: () => publicCache,

@@ -16,6 +16,7 @@ import { BaseDidDeliveryExecutor, type DeliveryExecutor } from '../relay/executo
 import { HttpRelayForwarder } from '../relay/plan/forward.js';
 import { PlanExecutor } from '../relay/plan/executor.js';
 import { PolicyCachingDirectory } from '../relay/policy-cache.js';
+import { InProcessLiveFanout, type LiveFanout, type LiveFanoutFactory } from '../relay/live-fanout.js';
 import { DEFAULT_LIVE_LIMITS, LiveSessions } from '../relay/live-sessions.js';
 import { OutboundHttp } from '../relay/outbound-http.js';
 import { registerRelayRoutes } from '../relay/routes.js';
@@ -54,6 +55,8 @@ export interface RelayRoleOptions {
   store?: SqliteRelayStagingOptions;
   /** An already opened staging store (PostgreSQL with `--db`); default: the SQLite file in the data directory. */
   staging?: RelayStagingStore;
+  /** Reaches live sessions of other Relay processes (PostgreSQL with `--db`); default: this process only. */
+  liveFanout?: LiveFanoutFactory;
 }
 
 /** A built Relay role. */
@@ -61,6 +64,7 @@ export interface RelayRole {
   readonly service: RelayService;
   readonly store: RelayStagingStore;
   readonly sessions: LiveSessions;
+  readonly live: LiveFanout;
   readonly settings: RelaySettings;
   /** Adds the routes and the WebSocket upgrade handler to the Relay server. */
   register(server: HttpServer): void;
@@ -130,13 +134,14 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
       forwarder: new HttpRelayForwarder({ profile: o.profile, clock: o.clock, identity: o.identity, outbound, ...(logger === undefined ? {} : { logger }) }),
     });
   const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, maxSessionsPerDid: c.relay.maxSessionsPerDid });
+  const live = o.liveFanout === undefined ? new InProcessLiveFanout(sessions) : o.liveFanout(sessions);
   const service = new RelayService({
     settings,
     directory,
     store,
     clock: o.clock,
     executors: {
-      base: new BaseDidDeliveryExecutor({ profile: o.profile, identity: o.identity, storer, live: sessions }),
+      base: new BaseDidDeliveryExecutor({ profile: o.profile, identity: o.identity, storer, live }),
       plan: planExecutor,
     },
     ...(o.events === undefined ? {} : { events: o.events }),
@@ -148,6 +153,7 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     service,
     store,
     sessions,
+    live,
     settings,
     register(server) {
       registerRelayRoutes(server, service, {
@@ -172,6 +178,7 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
       await sessions.closeAll();
       await sweeper.stop();
       outbound.close();
+      await live.close();
       await store.close();
     },
   };

@@ -27,9 +27,12 @@ export interface DeliveryExecutor {
   execute(job: DeliveryJob): Promise<DeliveryResult>;
 }
 
-/** Sends an envelope to live sessions of a DID on this node; returns how many received it. */
+/**
+ * Sends an envelope to live sessions of a DID; returns how many sessions of this process received it (a
+ * {@link import('./live-fanout.js').LiveFanout} also reaches other Relay processes sharing the database).
+ */
 export interface LivePush {
-  push(did: string, envelopeJson: string): number;
+  push(did: string, envelopeJson: string): number | Promise<number>;
 }
 
 /** The provenance details of a winning rule (§10.5 `details`). */
@@ -106,8 +109,9 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     let live = 0;
     const first = job.envelopes[0];
     if (!job.chunked && first !== undefined && this.deps.live !== undefined && isLivePushEligible(job.env.fields, view.recipient.did)) {
-      live = this.deps.live.push(view.recipient.did, first.toString('utf8'));
+      live = await this.deps.live.push(view.recipient.did, first.toString('utf8'));
     }
+    // live_sessions counts the sessions of this process only (other Relay processes push to theirs unseen).
     if (live > 0) details.live_sessions = live;
     if (policy !== null) {
       return successResult('policy_applied', 'policy_delivery', 'delivered by the winning BaseDidDelivery/v1 rule', attempts, {

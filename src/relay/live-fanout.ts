@@ -1,0 +1,46 @@
+/**
+ * The live-push fan-out (http-api.md §10.7–§10.8): how an envelope the Relay has durably stored reaches the live
+ * WebSocket sessions of its recipient — on this process only (one node, SQLite), or on every Relay process
+ * sharing one PostgreSQL database (`--db`, src/store/postgres/live-fanout.ts).
+ *
+ * Contract of every implementation:
+ * - the caller has already decided the envelope is eligible (base-delivery.ts `isLivePushEligible`, only after
+ *   the durable store, unchunked, `to` equal to the DID); a fan-out never re-checks and never stores a copy the
+ *   recipient depends on — it is notification-grade, the Cache copy remains;
+ * - the origin process pushes to its own sessions directly, exactly once; other processes push to theirs when
+ *   told, and skip announcements that came from themselves (by a per-process id);
+ * - `push` resolves with the number of sessions of THIS process that received the envelope (what the
+ *   DeliveryResult reports as `details.live_sessions`; sessions on other processes are not counted), and never
+ *   rejects: a failed announcement is logged and costs only the remote notification.
+ */
+import type { LivePush } from './executor.js';
+
+/** The sessions of this process a fan-out delivers to (implemented by {@link LiveSessions}). */
+export interface LocalLiveSessions {
+  /** Sends the bare envelope text to every open session of `did` here; returns how many received it. */
+  push(did: string, envelopeJson: string): number;
+  /** How many sessions of `did` are open here. */
+  count(did: string): number;
+}
+
+/** Sends an eligible, durably stored envelope to every live session of its recipient that the fan-out reaches. */
+export interface LiveFanout extends LivePush {
+  /** Pushes locally and announces to the other processes; resolves with the local receiver count. Never rejects. */
+  push(did: string, envelopeJson: string): Promise<number>;
+  /** Stops announcing and listening (pending announcements finish first). */
+  close(): Promise<void>;
+}
+
+/** Builds the fan-out over this process's sessions (the Relay role creates its sessions, then its fan-out). */
+export type LiveFanoutFactory = (sessions: LocalLiveSessions) => LiveFanout;
+
+/** Today's behaviour: only the sessions held by this process. */
+export class InProcessLiveFanout implements LiveFanout {
+  constructor(private readonly sessions: LocalLiveSessions) {}
+
+  push(did: string, envelopeJson: string): Promise<number> {
+    return Promise.resolve(this.sessions.push(did, envelopeJson));
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,236 @@
+/**
+ * The live-push fan-out across Relay processes sharing one PostgreSQL database (`--db`; port:
+ * src/relay/live-fanout.ts). The origin pushes to its own sessions, then announces the envelope with NOTIFY on
+ * one channel per schema; every process LISTENs on one dedicated connection (reconnecting after errors) and
+ * pushes to its own sessions of the DID, skipping announcements that carry its own process id.
+ *
+ * A NOTIFY payload must stay under 8000 bytes: a larger envelope is written to `relay_live_bodies` (id, did,
+ * body, created_at_ms) in the same statement as the NOTIFY, which then carries only the id and the DID; a
+ * listener with a session of that DID fetches the body by id. Rows older than {@link LIVE_BODY_RETENTION_MS}
+ * are swept. Notification-grade throughout: an announcement lost while a listener reconnects is not replayed
+ * (the Cache copy remains), and nothing here is ever the only copy of an envelope.
+ *
+ * Announcements are handled one at a time in arrival order, so a process pushes envelopes in the order their
+ * NOTIFYs committed, inline or not.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
+import { migratePg, type PgMigration, type PgPool } from './pool.js';
+
+export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE relay_live_bodies (
+        id TEXT PRIMARY KEY,
+        did TEXT NOT NULL,
+        body BYTEA NOT NULL,
+        created_at_ms BIGINT NOT NULL);
+      CREATE INDEX relay_live_bodies_created ON relay_live_bodies (created_at_ms);
+    `,
+  },
+];
+
+/** The migration namespace in `schema_migrations`. */
+export const PG_LIVE_NAMESPACE = 'relay_live';
+/** A NOTIFY payload must be shorter than 8000 bytes. */
+export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
+/** How long a large envelope's row is kept for listeners to fetch. */
+export const LIVE_BODY_RETENTION_MS = 5 * 60_000;
+const SWEEP_INTERVAL_MS = 60_000;
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+
+/** An announcement: origin process, DID, and the envelope text inline (`e`) or the id of its row (`id`). */
+interface Announcement {
+  o: string;
+  d: string;
+  e?: string;
+  id?: string;
+}
+
+/** The NOTIFY channel of a schema (one per schema, at most 63 bytes). */
+export function liveChannel(schema: string): string {
+  const plain = `ddn_live_${schema}`;
+  return plain.length <= 63 ? plain : `ddn_live_${createHash('sha256').update(schema).digest('hex').slice(0, 40)}`;
+}
+
+export interface PgLiveFanoutOptions {
+  /** Where the dedicated LISTEN connection goes (the `--db` URL). */
+  url: string;
+  schema: string;
+  /** The pool (scoped to `schema`) used to announce, fetch and sweep; stays the caller's. */
+  pool: PgPool;
+  logger?: Logger;
+  nowMs?: () => number;
+  /** The process id announcements carry (default: random per instance). */
+  processId?: string;
+}
+
+export class PgLiveFanout implements LiveFanout {
+  readonly processId: string;
+  readonly channel: string;
+  private sessions: LocalLiveSessions | undefined;
+  private client: pg.Client | undefined;
+  private closed = false;
+  private reconnectMs = RECONNECT_MIN_MS;
+  private listens = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly sweeper: NodeJS.Timeout;
+  /** Announcements are handled in arrival order. */
+  private inbound: Promise<void> = Promise.resolve();
+  private readonly outbound = new Set<Promise<void>>();
+  private readonly nowMs: () => number;
+
+  /** Migrates `relay_live_bodies`, connects the listener and LISTENs before resolving. */
+  static async open(o: PgLiveFanoutOptions): Promise<PgLiveFanout> {
+    await migratePg(o.pool, PG_LIVE_MIGRATIONS, PG_LIVE_NAMESPACE);
+    const f = new PgLiveFanout(o);
+    try {
+      await f.connect();
+    } catch (e) {
+      await f.close();
+      throw e;
+    }
+    return f;
+  }
+
+  private constructor(private readonly o: PgLiveFanoutOptions) {
+    this.processId = o.processId ?? randomUUID();
+    this.channel = liveChannel(o.schema);
+    this.nowMs = o.nowMs ?? Date.now;
+    this.sweeper = setInterval(() => void this.sweep().catch((err: unknown) => o.logger?.warn({ err }, 'live body sweep failed')), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  /** Delivers announcements to these sessions from now on (before: they are dropped — no sessions exist yet). */
+  attach(sessions: LocalLiveSessions): this {
+    this.sessions = sessions;
+    return this;
+  }
+
+  async push(did: string, envelopeJson: string): Promise<number> {
+    const local = this.sessions?.push(did, envelopeJson) ?? 0;
+    if (this.closed) return local;
+    const sent = this.announce(did, envelopeJson).catch((err: unknown) => {
+      this.o.logger?.warn({ err, did }, 'live announcement failed (the Cache copy remains)');
+    });
+    this.outbound.add(sent);
+    try {
+      await sent;
+    } finally {
+      this.outbound.delete(sent);
+    }
+    return local;
+  }
+
+  private async announce(did: string, envelopeJson: string): Promise<void> {
+    const inline = JSON.stringify({ o: this.processId, d: did, e: envelopeJson } satisfies Announcement);
+    if (Buffer.byteLength(inline, 'utf8') <= MAX_NOTIFY_PAYLOAD_BYTES) {
+      await this.o.pool.query('SELECT pg_notify($1, $2)', [this.channel, inline]);
+      return;
+    }
+    const id = randomUUID();
+    const byRef = JSON.stringify({ o: this.processId, d: did, id } satisfies Announcement);
+    // One statement, one transaction: the row is committed when the notification is delivered.
+    await this.o.pool.query(
+      `WITH ins AS (INSERT INTO relay_live_bodies (id, did, body, created_at_ms) VALUES ($1, $2, $3, $4) RETURNING id)
+       SELECT pg_notify($5, $6) FROM ins`,
+      [id, did, Buffer.from(envelopeJson, 'utf8'), this.nowMs(), this.channel, byRef],
+    );
+  }
+
+  /** Deletes large-envelope rows older than the retention; returns how many. */
+  async sweep(): Promise<number> {
+    const r = await this.o.pool.query('DELETE FROM relay_live_bodies WHERE created_at_ms < $1', [this.nowMs() - LIVE_BODY_RETENTION_MS]);
+    return r.rowCount ?? 0;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.o.url });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (msg) => {
+      if (msg.channel !== this.channel || msg.payload === undefined) return;
+      const payload = msg.payload;
+      this.inbound = this.inbound.then(() => this.receive(payload)).catch((err: unknown) => {
+        this.o.logger?.warn({ err }, 'live announcement could not be delivered');
+      });
+    });
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.channel}"`);
+      if (this.client === client) this.listens++;
+    } catch (e) {
+      this.client = undefined;
+      await client.end().catch(() => undefined);
+      throw e;
+    }
+    this.reconnectMs = RECONNECT_MIN_MS;
+  }
+
+  /** The listening connection failed or ended: reconnect with backoff (announcements meanwhile are lost). */
+  private lost(client: pg.Client, err?: Error): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.end().catch(() => undefined);
+    if (this.closed) return;
+    this.o.logger?.warn({ err }, 'live listener connection lost; reconnecting');
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer !== undefined) return;
+    const delay = this.reconnectMs;
+    this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (this.closed) return;
+      this.connect().catch((err: unknown) => {
+        this.o.logger?.warn({ err }, 'live listener reconnect failed');
+        this.scheduleReconnect();
+      });
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  private async receive(payload: string): Promise<void> {
+    const a = JSON.parse(payload) as Announcement;
+    if (a.o === this.processId || typeof a.d !== 'string') return; // the origin already pushed to its own sessions
+    const sessions = this.sessions;
+    if (sessions === undefined || sessions.count(a.d) === 0) return;
+    if (typeof a.e === 'string') {
+      sessions.push(a.d, a.e);
+      return;
+    }
+    if (typeof a.id !== 'string') return;
+    const r = await this.o.pool.query<{ body: Buffer }>('SELECT body FROM relay_live_bodies WHERE id = $1 AND did = $2', [a.id, a.d]);
+    const row = r.rows[0];
+    if (row !== undefined) sessions.push(a.d, row.body.toString('utf8'));
+  }
+
+  /** How many times a listening connection was established (1 after open; more after reconnects). */
+  get listenCount(): number {
+    return this.listens;
+  }
+
+  /** The backend pid of the listening connection, when connected (tests: to cut it). */
+  get listenerPid(): number | undefined {
+    return (this.client as (pg.Client & { processID?: number }) | undefined)?.processID;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweeper);
+    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    await Promise.all([...this.outbound]);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+    await this.inbound;
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Live WebSocket delivery across Relay processes sharing one PostgreSQL database (`--db`): a session held by
+ * Relay A receives, exactly once and byte for byte, an envelope posted to Relay B — small (inline NOTIFY) and
+ * over 8000 bytes (by reference through `relay_live_bodies`) — and the origin never pushes twice to its own
+ * sessions. Plus the PgLiveFanout itself: self-skip, the large-body table and its sweep, and reconnection.
+ * Registers only when DDN_TEST_PG_URL is set.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import type { LocalLiveSessions } from '../../src/relay/live-fanout.js';
+import { LIVE_BODY_RETENTION_MS, PgLiveFanout } from '../../src/store/postgres/live-fanout.js';
+import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { fetchJson, httpDirectory } from '../cache/http-support.js';
+import { startTestNode, type TestNode } from '../support/network.js';
+import { freshPgSchema, PG_URL } from '../support/pg.js';
+
+type Body = Record<string, unknown>;
+
+interface Session {
+  ws: WebSocket;
+  frames: string[];
+  /** Resolves once frame number `i` (0 = welcome) has arrived. */
+  frame(i: number): Promise<string>;
+}
+
+function connect(url: string): Promise<Session> {
+  const ws = new WebSocket(url);
+  const frames: string[] = [];
+  const waiters: { i: number; resolve: (s: string) => void }[] = [];
+  ws.on('message', (d: Buffer) => {
+    frames.push(d.toString('utf8'));
+    for (const w of waiters.splice(0)) {
+      if (frames.length > w.i) w.resolve(frames[w.i]!);
+      else waiters.push(w);
+    }
+  });
+  const frame = (i: number) =>
+    new Promise<string>((resolve) => {
+      if (frames.length > i) resolve(frames[i]!);
+      else waiters.push({ i, resolve });
+    });
+  return new Promise((resolve, reject) => {
+    ws.once('message', () => resolve({ ws, frames, frame }));
+    ws.once('error', reject);
+    ws.once('unexpected-response', (_req, res: IncomingMessage) => reject(new Error(`HTTP ${res.statusCode}`)));
+  });
+}
+
+/** Fake local sessions of one DID: records pushes. */
+class Recorder implements LocalLiveSessions {
+  readonly pushed: { did: string; text: string }[] = [];
+  private waiters: (() => void)[] = [];
+  constructor(private readonly did: string) {}
+  count(did: string): number {
+    return did === this.did ? 1 : 0;
+  }
+  push(did: string, text: string): number {
+    if (did !== this.did) return 0;
+    this.pushed.push({ did, text });
+    for (const w of this.waiters.splice(0)) w();
+    return 1;
+  }
+  async received(n: number): Promise<void> {
+    while (this.pushed.length < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
+}
+
+if (PG_URL) {
+  describe('live delivery across Relay processes sharing one PostgreSQL database', () => {
+    let dir: TestNode;
+    let cache: TestNode;
+    let relayA: TestNode;
+    let relayB: TestNode;
+    let r: Recipient;
+    let drop: () => Promise<void>;
+
+    before(async () => {
+      const pg = await freshPgSchema();
+      drop = pg.drop;
+      const db = ['--db', pg.url, '--db-schema', pg.schema];
+      dir = await startTestNode(['--roles', 'directory']);
+      cache = await startTestNode(['--roles', 'cache', '--directory-url', dir.urls.directory!, ...db]);
+      const relayArgs = ['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints', ...db];
+      relayA = await startTestNode(relayArgs);
+      relayB = await startTestNode(relayArgs);
+      await Promise.all([relayA.identity.ready, relayB.identity.ready]);
+      r = await registerRecipientAt(httpDirectory(dir), 83, { cacheEndpoints: [cache.urls.cache!] });
+    });
+    after(async () => {
+      for (const n of [relayA, relayB, cache, dir]) await n?.stop();
+      await drop?.();
+    });
+
+    const envelope = (payloadBytes = 16): Body => ({
+      message_id: randomUUID(),
+      to: r.did,
+      timestamp: isoSeconds(Date.now()),
+      payload: { ciphertext_b64: randomBytes(payloadBytes).toString('base64') },
+    });
+    const wsUrl = (relay: TestNode, device: string) =>
+      `${relay.urls.relay!.replace('http://', 'ws://')}/ws/${encodeURIComponent(r.did)}/${device}`;
+
+    it('pushes an envelope posted to one Relay to the sessions of both, exactly once, small and large', { timeout: 60_000 }, async () => {
+      const a = await connect(wsUrl(relayA, 'at-a'));
+      const b = await connect(wsUrl(relayB, 'at-b'));
+      const expected: string[] = [];
+      /** Posts to `relay`, then waits until both sessions have the text as their next frame. */
+      const post = async (relay: TestNode, env: Body) => {
+        const text = JSON.stringify(env);
+        const i = expected.length + 1;
+        const res = await fetchJson(`${relay.urls.relay}/relay`, { body: env });
+        assert.equal(res.status, 202, JSON.stringify(res.body));
+        // live_sessions counts the origin process's own sessions only
+        assert.equal((res.body.details as Body).live_sessions, 1);
+        assert.equal(await a.frame(i), text);
+        assert.equal(await b.frame(i), text);
+        expected.push(text);
+        return text;
+      };
+
+      const small = await post(relayB, envelope());
+      const large = await post(relayB, envelope(9000));
+      assert.ok(Buffer.byteLength(large) > 8000 && Buffer.byteLength(small) < 8000);
+      await post(relayA, envelope(9000));
+      await post(relayA, envelope());
+      // Markers from the other process: any duplicate of an earlier push (an origin also acting on its own
+      // announcement) would have arrived before them, announcements being delivered in commit order.
+      await post(relayB, envelope());
+      await post(relayA, envelope());
+
+      assert.deepEqual(a.frames.slice(1), expected);
+      assert.deepEqual(b.frames.slice(1), expected);
+      for (const s of [a, b]) s.ws.close();
+    });
+
+    it('PgLiveFanout: skips its own announcements, carries large bodies by reference, sweeps them, reconnects', { timeout: 60_000 }, async () => {
+      const pg = await freshPgSchema();
+      let now = 1_000_000;
+      const nowMs = () => now;
+      const did = 'did:platform:1234';
+      const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool, nowMs });
+      const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool, nowMs });
+      try {
+        const s1 = new Recorder(did);
+        const s2 = new Recorder(did);
+        f1.attach(s1);
+        f2.attach(s2);
+        const rows = async () => Number((await pg.pool.query<{ n: string }>('SELECT count(*) AS n FROM relay_live_bodies')).rows[0]!.n);
+
+        const small = JSON.stringify({ to: did, payload: 'é'.repeat(100) });
+        assert.equal(await f1.push(did, small), 1);
+        assert.equal(await rows(), 0, 'a small envelope travels inline');
+        const large = JSON.stringify({ to: did, payload: 'é'.repeat(6000) });
+        assert.equal(await f1.push(did, large), 1);
+        assert.equal(await rows(), 1, 'a large envelope is stored by reference');
+        // Each fan-out pushes to its own sessions at once and to the other's through the database: a local push
+        // may overtake a remote one, so each recorder is checked against what the other process announced.
+        const marker = JSON.stringify({ to: did, marker: 1 });
+        assert.equal(await f2.push(did, marker), 1);
+        await s1.received(3);
+        // f1's own announcements of small and large reached its listener before f2's marker (commit order):
+        // they were skipped, not pushed again.
+        assert.deepEqual(s1.pushed.map((p) => p.text), [small, large, marker]);
+        const marker2 = JSON.stringify({ to: did, marker: 2 });
+        assert.equal(await f1.push(did, marker2), 1);
+        await s2.received(4);
+        const s2Texts = s2.pushed.map((p) => p.text);
+        assert.deepEqual(s2Texts.filter((t) => t !== marker), [small, large, marker2], 'f1\'s announcements, in order, once each');
+        assert.equal(s2Texts.filter((t) => t === marker).length, 1);
+
+        now += LIVE_BODY_RETENTION_MS - 1;
+        assert.equal(await f1.sweep(), 0);
+        now += 2;
+        assert.equal(await f1.sweep(), 1);
+        assert.equal(await rows(), 0);
+
+        // Cut f2's listening connection: it reconnects and receives later announcements.
+        const pid = f2.listenerPid;
+        assert.ok(pid !== undefined);
+        await pg.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+        while (f2.listenCount < 2) await new Promise((res) => setTimeout(res, 20));
+        const after = JSON.stringify({ to: did, after: 'reconnect' });
+        await f1.push(did, after);
+        await s2.received(5);
+        assert.equal(s2.pushed[4]!.text, after);
+        const final = JSON.stringify({ to: did, marker: 'final' });
+        await f2.push(did, final);
+        await s1.received(6);
+        assert.deepEqual(s1.pushed.map((p) => p.text), [small, large, marker, marker2, after, final]);
+      } finally {
+        await f1.close();
+        await f2.close();
+        await pg.drop();
+      }
+    });
+  });
+}
