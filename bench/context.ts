@@ -1,0 +1,82 @@
+/** What every figure gets: the settings of this run, the load generator, the running service and the recipients. */
+import type { BenchRecipient } from './fixtures.js';
+import type { LoadGenerator } from './loadgen-client.js';
+import type { LoadJob, LoadResult } from './jobs.js';
+import type { ServiceProcess } from './service.js';
+
+export interface Settings {
+  quick: boolean;
+  /** Extra runs of a measurement during which other work used more than `otherCpuLimit` cores. */
+  retries: number;
+  otherCpuLimit: number;
+  /** Measured seconds per load figure. */
+  durationS: number;
+  warmupS: number;
+  /** Concurrent connections of the small-request figures (and the hello-world reference). */
+  connections: number;
+  /** Concurrent connections of the 1 MiB store figure. */
+  bigConnections: number;
+  /** Envelopes already stored for the growth figure. */
+  prefillRows: number;
+  /** Seconds of each single-thread micro reference. */
+  microSeconds: number;
+  /** Envelopes in the mailbox that the retrieval figures read. */
+  mailboxSize: number;
+  envelopeBytes: number;
+  bigEnvelopeBytes: number;
+  largeEnvelopeBytes: number;
+}
+
+export interface Recipients {
+  store: BenchRecipient;
+  retrieval: BenchRecipient;
+  relay: BenchRecipient;
+  large: BenchRecipient;
+}
+
+export interface BenchContext {
+  settings: Settings;
+  gen: LoadGenerator;
+  /** The service now running (the growth figure restarts it). */
+  service: ServiceProcess;
+  profile: string;
+  recipients: Recipients;
+  log(msg: string): void;
+  /** Waits (bounded) for other work on the machine to finish before a measurement, and records how busy it was. */
+  settle(what: string): Promise<void>;
+  /**
+   * Runs a load job, counting the CPU of `pids` (the processes under test). A run during which other work used
+   * the machine noticeably is repeated (full mode), and the quietest run is kept.
+   */
+  load(job: LoadJob, pids: number | readonly number[]): Promise<LoadResult>;
+}
+
+/** Which same-run reference a figure is divided by. */
+export type ReferenceId = 'hello_world_rps' | 'sqlite_commits_per_s' | 'ed25519_verifies_per_s' | 'envelope_bytes' | 'empty_store';
+
+export interface Target {
+  op: '>=' | '<=';
+  ratio: number;
+}
+
+/** One reported figure. `value` null = unavailable (with the reason). */
+export interface Figure {
+  id: string;
+  title: string;
+  value: number | null;
+  unit: string;
+  unavailable?: string;
+  /** The reference the ratio is taken against, and the target on that ratio (when the issue sets one). */
+  reference?: ReferenceId;
+  /** For `empty_store`: the reference value itself (the same workload on an empty store). */
+  referenceValue?: number;
+  target?: Target;
+  ratio?: number;
+  pass?: boolean;
+  /** Other numbers worth reading beside the value (latency, CPU, …). */
+  extra?: Record<string, number | string>;
+  load?: LoadResult;
+  details?: Record<string, unknown>;
+}
+
+export const enc = encodeURIComponent;

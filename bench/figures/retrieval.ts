@@ -1,0 +1,56 @@
+/**
+ * Signed retrieval (http-api.md §11.4–§11.5): `GET /cache/summary/{did}` and `GET /cache/messages/{did}`, each
+ * request with its own freshly signed proof (new nonce) — proof checks, a DID lookup, one Ed25519 verification
+ * and a durable nonce claim per request, over a mailbox of `mailboxSize` 1 KiB envelopes.
+ */
+import { enc, type BenchContext, type Figure } from '../context.js';
+import type { LoadResult } from '../jobs.js';
+import { checkAllAccepted } from './cache-store.js';
+
+export async function retrievalLoad(ctx: BenchContext, operation: 'summary' | 'pull', name: string): Promise<LoadResult> {
+  const { settings: s, service } = ctx;
+  const r = ctx.recipients.retrieval;
+  const path = operation === 'summary' ? `/cache/summary/${enc(r.did)}` : `/cache/messages/${enc(r.did)}`;
+  const load = await ctx.load(
+    {
+      name,
+      url: service.urls.cache,
+      connections: s.connections,
+      durationS: s.durationS,
+      warmupS: s.warmupS,
+      request: {
+        kind: 'proof',
+        path,
+        operation,
+        profile: ctx.profile,
+        did: r.did,
+        seedHex: r.seedHex,
+        keyId: r.keyId,
+        serviceId: r.serviceId,
+        endpoint: service.urls.cache,
+      },
+    },
+    service.pid,
+  );
+  checkAllAccepted(load, name);
+  return load;
+}
+
+export async function retrievalFigures(ctx: BenchContext): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  for (const op of ['summary', 'pull'] as const) {
+    if (op === 'pull') await ctx.settle('retrieval_pull');
+    const load = await retrievalLoad(ctx, op, `retrieval-${op}`);
+    figures.push({
+      id: `retrieval_${op}`,
+      title: `Cache: signed retrieval, ${op === 'summary' ? 'summary' : 'pull'} (${ctx.settings.mailboxSize} × 1 KiB in the mailbox)`,
+      value: load.rate,
+      unit: 'req/s',
+      reference: 'ed25519_verifies_per_s',
+      target: { op: '>=', ratio: 0.6 },
+      extra: { p50_ms: load.latency_ms.p50, p99_ms: load.latency_ms.p99 },
+      load,
+    });
+  }
+  return figures;
+}

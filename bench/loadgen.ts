@@ -1,0 +1,189 @@
+/**
+ * The load generator: a child process of the orchestrator (`fork`), driving autocannon against the service
+ * child. Per-request envelopes and retrieval proofs are built here with the project's protocol code; proofs are
+ * signed before the measured window so signing does not compete with the service for the CPU during it. It
+ * reports its own CPU use over each measured window.
+ */
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import { keyPairFromSeed } from '../src/crypto/ed25519.js';
+import { envelopeTemplate, proofHeaders, type ProofSigner } from './envelopes.js';
+import type { LatencyMs, LoadgenMessage, LoadgenReply, LoadJob, LoadResult, ProofRequest } from './jobs.js';
+import { round } from './proc.js';
+
+/** A 2xx latency recorder (ms, float) with exact percentiles. */
+class Latencies {
+  private data = new Float64Array(1 << 16);
+  private n = 0;
+  add(ms: number): void {
+    if (this.n === this.data.length) {
+      const next = new Float64Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.n++] = ms;
+  }
+  summary(): LatencyMs {
+    const s = this.data.subarray(0, this.n).sort();
+    const at = (q: number) => (s.length === 0 ? 0 : round(s[Math.min(s.length - 1, Math.floor(q * s.length))], 2));
+    let sum = 0;
+    for (const v of s) sum += v;
+    return { mean: s.length === 0 ? 0 : round(sum / s.length, 2), p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1) };
+  }
+}
+
+function proofSigner(spec: ProofRequest): () => Record<string, string> {
+  const r: ProofSigner = { did: spec.did, key: keyPairFromSeed(Buffer.from(spec.seedHex, 'hex')), keyId: spec.keyId, serviceId: spec.serviceId };
+  return () => proofHeaders(spec.profile, r, spec.endpoint, spec.operation, '*');
+}
+
+type RequestSetup = (req: autocannon.Request) => autocannon.Request;
+
+interface Phase {
+  durationS: number;
+  amount?: number;
+  setup?: RequestSetup;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+interface PhaseOutcome {
+  result: autocannon.Result;
+  latency: LatencyMs;
+  wallS: number;
+  cpuMs: number;
+}
+
+function runPhase(job: LoadJob, phase: Phase): Promise<PhaseOutcome> {
+  const lat = new Latencies();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const request: autocannon.Request = { method: phase.method, path: phase.path, headers: phase.headers };
+    if (phase.body !== undefined) request.body = phase.body;
+    if (phase.setup) request.setupRequest = phase.setup;
+    const opts: autocannon.Options = {
+      url: job.url,
+      connections: job.connections,
+      pipelining: 1,
+      timeout: job.timeoutS ?? 30,
+      requests: [request],
+      ...(phase.amount === undefined ? { duration: phase.durationS } : { amount: phase.amount }),
+    };
+    const inst = autocannon(opts, (err, result) => {
+      clearTimeout(guard);
+      if (err) return reject(err instanceof Error ? err : new Error(String(err)));
+      const cpu = process.cpuUsage(cpu0);
+      resolve({ result, latency: lat.summary(), wallS: (performance.now() - t0) / 1000, cpuMs: (cpu.user + cpu.system) / 1000 });
+    });
+    // an amount-bounded phase against a service slower than expected still stops by itself
+    const guard = setTimeout(() => inst.stop(), Math.max(10, phase.durationS * 3) * 1000);
+    inst.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status < 300) lat.add(ms);
+    });
+  });
+}
+
+function phaseFor(job: LoadJob, durationS: number, proofs?: Record<string, string>[]): Phase {
+  const r = job.request;
+  switch (r.kind) {
+    case 'static':
+      return {
+        durationS,
+        method: r.method,
+        path: r.path,
+        headers: { ...(r.body === undefined ? {} : { 'content-type': 'application/json' }), ...r.headers },
+        ...(r.body === undefined ? {} : { body: r.body }),
+      };
+    case 'envelope': {
+      const t = envelopeTemplate(r.to, r.bodyBytes);
+      return {
+        durationS,
+        method: 'POST',
+        path: r.path,
+        headers: { 'content-type': 'application/json' },
+        body: t.buf,
+        setup: (req) => {
+          t.buf.write(randomUUID(), t.idOffset, 'latin1');
+          req.body = t.buf;
+          return req;
+        },
+      };
+    }
+    case 'proof': {
+      const sign = proofSigner(r);
+      let i = 0;
+      return {
+        durationS,
+        method: 'GET',
+        path: r.path,
+        headers: {},
+        ...(proofs === undefined ? {} : { amount: proofs.length }),
+        setup: (req) => {
+          // past the pre-signed ones (never expected) or during warm-up: sign now
+          req.headers = proofs !== undefined && i < proofs.length ? proofs[i++] : sign();
+          return req;
+        },
+      };
+    }
+  }
+}
+
+async function run(job: LoadJob): Promise<LoadResult> {
+  let presigned: Record<string, string>[] | undefined;
+  if (job.warmupS > 0) {
+    const w = await runPhase(job, phaseFor(job, job.warmupS));
+    if (job.request.kind === 'proof') {
+      // enough proofs for the measured window at the warm-up rate (signed inline there, so a lower bound) + 60 %
+      const rate = w.result['2xx'] / Math.max(0.1, w.wallS);
+      const sign = proofSigner(job.request);
+      const n = Math.min(600_000, Math.max(2_000, Math.ceil(rate * job.durationS * 1.6)));
+      presigned = Array.from({ length: n }, sign);
+    }
+  }
+  if (job.request.kind === 'proof' && presigned === undefined) {
+    const sign = proofSigner(job.request);
+    presigned = Array.from({ length: 20_000 * job.durationS }, sign);
+  }
+  reply({ type: 'measuring' });
+  const m = await runPhase(job, phaseFor(job, job.durationS, presigned));
+  const r = m.result;
+  const duration = Math.max(0.001, r.duration || m.wallS);
+  const statuses: Record<string, number> = {};
+  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (s as { count: number }).count;
+  const bodyBytes = job.request.kind === 'envelope' ? job.request.bodyBytes : 0;
+  return {
+    name: job.name,
+    connections: job.connections,
+    rate: round(r['2xx'] / duration, 1),
+    ok: r['2xx'],
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    statuses,
+    duration_s: round(duration, 2),
+    latency_ms: m.latency,
+    sent_bytes_per_s: Math.round((r['2xx'] * bodyBytes) / duration),
+    loadgen_cpu: { cpu_ms: Math.round(m.cpuMs), wall_ms: Math.round(m.wallS * 1000), cores: round(m.cpuMs / (m.wallS * 1000), 2) },
+    ...(presigned === undefined ? {} : { presigned: presigned.length }),
+  };
+}
+
+function reply(msg: LoadgenReply): void {
+  process.send?.(msg);
+}
+
+// the orchestrator gone (crashed or interrupted): nothing left to report to
+process.on('disconnect', () => process.exit(0));
+
+process.on('message', (msg: LoadgenMessage) => {
+  if (msg.type === 'exit') {
+    process.exit(0);
+  }
+  run(msg.job).then(
+    (result) => reply({ type: 'result', result }),
+    (err: unknown) => reply({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+  );
+});

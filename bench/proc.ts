@@ -1,0 +1,138 @@
+/** Linux /proc readings of another process: CPU time, resident memory and its peak (reset through clear_refs). */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux build we run on). */
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU milliseconds used so far by `pid` (its threads included, children not). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // the command name (field 2) may hold spaces: fields are counted after its closing parenthesis
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+}
+
+function statusKiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (m === null) throw new Error(`no ${key} in /proc/${pid}/status`);
+  return Number(m[1]);
+}
+
+/** Resident set size now, bytes. */
+export function rssBytes(pid: number): number {
+  return statusKiB(pid, 'VmRSS') * 1024;
+}
+
+/** Peak resident set size since start or since the last {@link resetPeakRss}, bytes. */
+export function peakRssBytes(pid: number): number {
+  return statusKiB(pid, 'VmHWM') * 1024;
+}
+
+/** Resets the peak RSS counter of `pid` to its current RSS (Linux ≥ 4.0); false when not permitted. */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Busy CPU milliseconds of the whole machine so far, all cores summed (/proc/stat: all but idle and iowait). */
+export function machineBusyMs(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user)
+  const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  return (busy * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU time of processes (summed) over a window, as a share of one core. */
+export class CpuWindow {
+  private readonly startCpu: number;
+  private readonly startWall = performance.now();
+  constructor(private readonly pids: readonly number[]) {
+    this.startCpu = this.total();
+  }
+  private total(): number {
+    return this.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  }
+  /** `{cpu_ms, wall_ms, cores}`: cores = CPU time / wall time (1.0 = one core busy all the time). */
+  end(): CpuUse {
+    const cpu = this.total() - this.startCpu;
+    const wall = performance.now() - this.startWall;
+    return { cpu_ms: Math.round(cpu), wall_ms: Math.round(wall), cores: round(cpu / wall, 2) };
+  }
+}
+
+export interface CpuUse {
+  cpu_ms: number;
+  wall_ms: number;
+  /** CPU time / wall time: 1.0 is one core fully busy. */
+  cores: number;
+}
+
+/** The machine line of the report. */
+export interface MachineInfo {
+  cpu_model: string;
+  cores: number;
+  memory_gib: number;
+  node: string;
+  platform: string;
+}
+
+export function machineInfo(): MachineInfo {
+  const c = cpus();
+  return {
+    cpu_model: c[0]?.model.trim() ?? 'unknown',
+    cores: c.length,
+    memory_gib: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+export function round(x: number, digits = 0): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+export interface Quiet {
+  /** Seconds spent waiting for the machine to calm down. */
+  waited_s: number;
+  /** Cores used by other work than ours over the last sample. */
+  busy_cores: number;
+  quiet: boolean;
+}
+
+/**
+ * Waits (at most `maxWaitS`) until work other than our own processes (`ownPids`: the orchestrator, the load
+ * generator, the services) keeps the machine busy less than `threshold` cores over `sampleS` seconds — other work
+ * on a shared machine skews every figure. Returns what it saw.
+ */
+export async function waitForQuiet(maxWaitS: number, sampleS: number, ownPids: () => readonly number[], threshold = 0.3): Promise<Quiet> {
+  const t0 = performance.now();
+  const ownCpu = (pids: readonly number[]) =>
+    pids.reduce((sum, pid) => {
+      try {
+        return sum + cpuMs(pid);
+      } catch {
+        return sum; // exited meanwhile
+      }
+    }, 0);
+  for (;;) {
+    const pids = ownPids();
+    const b0 = machineBusyMs();
+    const o0 = ownCpu(pids);
+    const w0 = performance.now();
+    await new Promise((r) => setTimeout(r, sampleS * 1000));
+    const busy = (machineBusyMs() - b0 - (ownCpu(pids) - o0)) / (performance.now() - w0);
+    const waited = (performance.now() - t0) / 1000 - sampleS;
+    if (busy < threshold || waited + sampleS >= maxWaitS) {
+      return { waited_s: round(Math.max(0, waited), 1), busy_cores: round(busy, 2), quiet: busy < threshold };
+    }
+  }
+}

@@ -1,0 +1,179 @@
+/** Ratios against the same-run references, and the report files: bench/results/latest.json and latest.md. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Figure, ReferenceId, Settings } from './context.js';
+import type { LoadResult } from './jobs.js';
+import { round, type MachineInfo, type Quiet } from './proc.js';
+import type { Disturbance, Ed25519Reference, SqliteReference } from './references.js';
+
+export interface References {
+  hello_world: { start: LoadResult; end: LoadResult | null; rps: number; drift_pct: number | null };
+  sqlite: SqliteReference & Disturbance;
+  ed25519: Ed25519Reference & Disturbance;
+}
+
+export interface Report {
+  generated_at: string;
+  source: { commit: string; uncommitted_files: number };
+  mode: 'full' | 'quick';
+  machine: MachineInfo;
+  commands: Record<string, string>;
+  settings: Settings;
+  references: References;
+  figures: Figure[];
+  summary: { met: string[]; missed: string[]; unavailable: string[] };
+  notes: string[];
+  /** Per measurement: how busy the machine was before it (other work), and how long we waited for quiet. */
+  quiet: Record<string, Quiet>;
+  duration_s: number;
+}
+
+export function referenceValue(refs: References, id: ReferenceId, f: Figure): number | undefined {
+  switch (id) {
+    case 'hello_world_rps':
+      return refs.hello_world.rps;
+    case 'sqlite_commits_per_s':
+      return refs.sqlite.full.per_s;
+    case 'ed25519_verifies_per_s':
+      return refs.ed25519.per_s;
+    case 'envelope_bytes':
+    case 'empty_store':
+      return f.referenceValue;
+  }
+}
+
+/** Fills `ratio` and `pass` of every figure that has a reference. */
+export function applyRatios(refs: References, figures: Figure[]): void {
+  for (const f of figures) {
+    if (f.value === null || f.reference === undefined) continue;
+    const ref = referenceValue(refs, f.reference, f);
+    if (ref === undefined || ref === 0) continue;
+    f.ratio = round(f.value / ref, 3);
+    if (f.target) f.pass = f.target.op === '>=' ? f.ratio >= f.target.ratio : f.ratio <= f.target.ratio;
+  }
+}
+
+export function summarize(figures: Figure[]): Report['summary'] {
+  return {
+    met: figures.filter((f) => f.pass === true).map((f) => f.id),
+    missed: figures.filter((f) => f.pass === false).map((f) => f.id),
+    unavailable: figures.filter((f) => f.value === null).map((f) => f.id),
+  };
+}
+
+const REF_LABEL: Record<ReferenceId, string> = {
+  hello_world_rps: 'hello-world req/s',
+  sqlite_commits_per_s: 'SQLite commits/s',
+  ed25519_verifies_per_s: 'Ed25519 verifies/s',
+  envelope_bytes: 'envelope size, MiB',
+  empty_store: 'same on an empty store, req/s',
+};
+
+const num = (x: number): string => (Number.isInteger(x) ? x.toLocaleString('en') : x.toLocaleString('en', { maximumFractionDigits: 2 }));
+
+function cell(s: string): string {
+  return s.replace(/\|/g, '\\|');
+}
+
+export function toMarkdown(r: Report): string {
+  const m = r.machine;
+  const refs = r.references;
+  const out: string[] = [];
+  out.push(`# ddn benchmark (${r.mode}${r.mode === 'quick' ? ' mode' : ''})`, '');
+  out.push(
+    `Generated ${r.generated_at} in ${Math.round(r.duration_s)} s, at commit ${r.source.commit}` +
+      `${r.source.uncommitted_files > 0 ? ` with ${r.source.uncommitted_files} uncommitted files` : ''}.`,
+    '',
+  );
+  out.push(`**Machine:** ${m.cpu_model}, ${m.cores} cores, ${m.memory_gib} GiB memory, ${m.platform}. **Node** ${m.node}.`, '');
+  out.push(
+    'Every figure is divided by a reference measured in the same run on the same machine; the ratios are what',
+    'to compare between runs and machines, the absolute numbers drift.',
+    '',
+  );
+  const withTarget = r.figures.filter((f) => f.target !== undefined);
+  out.push(
+    `**Targets met: ${r.summary.met.length} of ${withTarget.length}**` +
+      (r.summary.missed.length > 0 ? ` — missed: ${r.summary.missed.join(', ')}` : '') +
+      (r.summary.unavailable.length > 0 ? ` — unavailable: ${r.summary.unavailable.join(', ')}` : '') +
+      '.',
+    '',
+  );
+  out.push('## Figures', '');
+  out.push('| Figure | Value | Reference (same run) | Ratio | Target | Result |', '|---|---:|---|---:|---:|---|');
+  for (const f of r.figures) {
+    const refVal = f.reference === undefined ? undefined : referenceValue(refs, f.reference, f);
+    const value = f.value === null ? `unavailable: ${f.unavailable ?? ''}` : `${num(f.value)} ${f.unit}`;
+    const extra = f.extra
+      ? Object.entries(f.extra)
+          .filter(([k]) => k.startsWith('p50') || k.startsWith('p99') || k === 'req_per_s')
+          .map(([k, v]) => `${k.replace(/_ms$/, '').replace('_per_s', '/s')} ${typeof v === 'number' ? num(v) : v}${k.endsWith('_ms') ? ' ms' : ''}`)
+          .join(', ')
+      : '';
+    const ref = f.reference === undefined ? '—' : `${REF_LABEL[f.reference]}: ${refVal === undefined ? '?' : num(round(refVal, 1))}`;
+    const target = f.target ? `${f.target.op} ${f.target.ratio}` : '—';
+    const result = f.value === null ? 'unavailable' : f.pass === undefined ? 'info' : f.pass ? 'met' : '**missed**';
+    out.push(`| ${cell(f.title)} | ${cell(value)}${extra ? `<br>${extra}` : ''} | ${ref} | ${f.ratio ?? '—'} | ${target} | ${result} |`);
+  }
+  out.push('');
+  out.push('## References', '');
+  const h = refs.hello_world;
+  out.push('| Reference | Value | How |', '|---|---:|---|');
+  out.push(
+    `| hello-world HTTP | ${num(h.rps)} req/s | node:http JSON server in its own process, ${h.start.connections} connections; runs at the start (${num(h.start.rate)}) and at the end (${h.end ? num(h.end.rate) : 'not run'})${h.drift_pct === null ? '' : `, drift ${h.drift_pct} %`}; the mean of the undisturbed ones |`,
+  );
+  out.push(
+    `| SQLite commits | ${num(refs.sqlite.full.per_s)} /s | raw better-sqlite3, WAL, synchronous=FULL (as the Cache), one 1 KiB row per transaction; synchronous=NORMAL: ${num(refs.sqlite.normal.per_s)} /s; other CPU ${refs.sqlite.other_cpu_cores} |`,
+  );
+  out.push(
+    `| Ed25519 verifications | ${num(refs.ed25519.per_s)} /s | node:crypto verify, parsed KeyObject, ${refs.ed25519.message_bytes}-byte message, one thread; other CPU ${refs.ed25519.other_cpu_cores} |`,
+  );
+  out.push('');
+  out.push('## Load details', '');
+  out.push(
+    '| Run | Conns | Seconds | 2xx | non-2xx / errors | p50 ms | p90 ms | p99 ms | Load generator CPU | Server CPU | Other CPU | Runs |',
+    '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  const loads: LoadResult[] = [h.start, ...(h.end ? [h.end] : [])];
+  for (const f of r.figures) {
+    if (f.load) loads.push(f.load);
+    const empty = (f.details?.empty as LoadResult | undefined) ?? undefined;
+    if (empty) loads.push(empty);
+  }
+  for (const l of loads) {
+    const bad = Object.entries(l.statuses)
+      .filter(([c]) => !c.startsWith('2'))
+      .map(([c, n]) => `${c}×${n}`)
+      .join(' ');
+    out.push(
+      `| ${l.name} | ${l.connections} | ${l.duration_s} | ${num(l.ok)} | ${bad || '0'} / ${l.errors + l.timeouts} | ${l.latency_ms.p50} | ${l.latency_ms.p90} | ${l.latency_ms.p99} | ${l.loadgen_cpu.cores} cores | ${l.target_cpu ? `${l.target_cpu.cores} cores` : '—'} | ${l.other_cpu_cores ?? '—'} | ${l.attempts ?? 1} |`,
+    );
+  }
+  out.push(
+    '',
+    'CPU is CPU time ÷ wall time of the measured window (1.0 = one core busy); the machine has',
+    `${m.cores} cores shared by the server and the load generator. "Other CPU" is what everything else on the`,
+    'machine used meanwhile: well above 0 means the run shared the machine and its figures are skewed. In full',
+    'mode a run disturbed by more than 0.3 cores is repeated (up to twice) and the quietest run is kept ("Runs").',
+    '',
+  );
+  out.push('## Commands', '');
+  for (const [k, v] of Object.entries(r.commands)) out.push(`- ${k}: \`${v}\``);
+  out.push('');
+  if (r.notes.length > 0) {
+    out.push('## Notes', '');
+    for (const n of r.notes) out.push(`- ${n}`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** Writes `<base>.json` and `<base>.md` (`latest` for a whole run). */
+export function writeReport(dir: string, r: Report, base = 'latest'): { json: string; md: string } {
+  mkdirSync(dir, { recursive: true });
+  const json = join(dir, `${base}.json`);
+  const md = join(dir, `${base}.md`);
+  writeFileSync(json, `${JSON.stringify(r, null, 2)}\n`);
+  writeFileSync(md, toMarkdown(r));
+  return { json, md };
+}

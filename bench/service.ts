@@ -1,0 +1,144 @@
+/**
+ * The service under test as its own child process: the compiled `ddn serve` (dist/, not tsx) on fixed loopback
+ * ports, so a restart on the same data directory keeps the URLs the registered DID documents publish.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = fileURLToPath(new URL('../bin/ddn.js', import.meta.url));
+
+export interface Ports {
+  directory: number;
+  relay: number;
+  cache: number;
+}
+
+export interface ServiceUrls {
+  directory: string;
+  relay: string;
+  cache: string;
+}
+
+const ROLE_ORDER: readonly (keyof Ports)[] = ['directory', 'relay', 'cache'];
+
+export interface ServiceOptions {
+  dataDir: string;
+  /** Ports of the roles this process runs (all three by default). */
+  ports: Partial<Ports>;
+  /** `--roles` (default: all three, the combined node). */
+  roles?: (keyof Ports)[];
+  /** `--directory-url`: the Directory a process without that role asks. */
+  directoryUrl?: string;
+  blockTimeMs: number;
+  /** Service stderr (its warn/error logs) is appended here. */
+  logFile: string;
+  /** Write a V8 CPU profile of the whole service life into this directory (`node --cpu-prof`). */
+  cpuProfDir?: string;
+}
+
+/** A free loopback TCP port (the OS picks; released before use, so a tiny race is possible). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => (typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function freePorts(): Promise<Ports> {
+  return { directory: await freePort(), relay: await freePort(), cache: await freePort() };
+}
+
+/** The command line used to start the service (for the report). */
+export function serviceCommand(o: ServiceOptions): string[] {
+  return [
+    'node',
+    ...(o.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir]),
+    'bin/ddn.js',
+    'serve',
+    '--data-dir',
+    o.dataDir,
+    ...(o.roles === undefined ? [] : ['--roles', o.roles.join(',')]),
+    ...ROLE_ORDER.flatMap((r) => (o.ports[r] === undefined ? [] : [`--${r}-port`, String(o.ports[r])])),
+    ...(o.directoryUrl === undefined ? [] : ['--directory-url', o.directoryUrl]),
+    '--block-time-ms',
+    String(o.blockTimeMs),
+    '--allow-private-endpoints',
+    '--log-level',
+    'warn',
+  ];
+}
+
+export class ServiceProcess {
+  /** Every service child still running, so an interrupted run can stop them all. */
+  private static readonly running = new Set<ServiceProcess>();
+
+  /** Process ids of the service children running now. */
+  static pids(): number[] {
+    return [...ServiceProcess.running].map((s) => s.pid);
+  }
+
+  /** Stops every service child still running. */
+  static async stopAll(): Promise<void> {
+    await Promise.allSettled([...ServiceProcess.running].map((s) => s.stop()));
+  }
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly urls: ServiceUrls,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** Starts `ddn serve` and resolves once it printed its listening line (rejects after 30 s or on exit). */
+  static async start(o: ServiceOptions): Promise<ServiceProcess> {
+    const [, ...args] = serviceCommand(o);
+    args[args.indexOf('bin/ddn.js')] = CLI;
+    const log = openSync(o.logFile, 'a');
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', log] });
+    closeSync(log);
+    const urls = await new Promise<ServiceUrls>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`service did not start within 30 s (see ${o.logFile})`));
+      }, 30_000);
+      const lines = createInterface({ input: child.stdout! });
+      lines.once('line', (line) => {
+        clearTimeout(timer);
+        try {
+          const j = JSON.parse(line) as { directory_url?: string; relay_url?: string; cache_url?: string };
+          resolve({ directory: j.directory_url ?? '', relay: j.relay_url ?? '', cache: j.cache_url ?? '' });
+        } catch {
+          reject(new Error(`unexpected service output: ${line}`));
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`service exited with ${code} before listening (see ${o.logFile})`));
+      });
+    });
+    const svc = new ServiceProcess(child, urls);
+    ServiceProcess.running.add(svc);
+    child.once('exit', () => ServiceProcess.running.delete(svc));
+    return svc;
+  }
+
+  /** SIGTERM (clean shutdown: in-flight requests finish, databases close); SIGKILL after 30 s. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
