@@ -48,3 +48,13 @@ export class PeriodicSweeper<R extends object> {
     await this.running?.catch(() => undefined);
   }
 }
+
+/** Runs `step` (one bounded batch) until it reports no `more`, summing its numeric counts into `zero`. */
+export async function sweepInBatches<R extends Record<keyof R, number>>(step: () => Promise<R & { more: boolean }>, zero: R): Promise<R> {
+  const total = { ...zero };
+  for (;;) {
+    const r = await step();
+    for (const k of Object.keys(zero) as (keyof R)[]) (total[k] as number) += r[k];
+    if (!r.more) return total;
+  }
+}

@@ -87,6 +87,17 @@ function signedFields(body: Body): Signed {
   };
 }
 
+
+/** The authorization fields a prepared `request` carries (§7.5–§7.7). */
+function requestAuth(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
+  return { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex };
+}
+
+/** The common tail of every persona prepare response: the operator nonce and the bytes to sign. */
+function preparedTail(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
+  return { nonce_domain: 'operator_nonce', ...requestAuth(nonce, validUntil, signerKeyId, hex), payload_to_sign: hex };
+}
+
 export class PersonaService {
   constructor(
     private readonly deps: DirectoryDeps,
@@ -293,19 +304,14 @@ export class PersonaService {
       controller_threshold: op.controllerThreshold,
     };
     if (op.constraints) request.delivery_constraints = requestedConstraintsToJson(op.constraints);
-    Object.assign(request, { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex });
+    Object.assign(request, requestAuth(nonce, validUntil, signerKeyId, hex));
     return {
       persona,
       operator_did: operatorDid,
       action: 'register_named_persona',
       operation: 'RegisterNamed',
       extrinsic: EXTRINSIC,
-      nonce_domain: 'operator_nonce',
-      nonce: nonce.toString(),
-      valid_until: validUntil.toString(),
-      signer_key_id: signerKeyId,
-      canonical_payload: hex,
-      payload_to_sign: hex,
+      ...preparedTail(nonce, validUntil, signerKeyId, hex),
       request,
     };
   }
@@ -378,19 +384,14 @@ export class PersonaService {
       request.controller_keys = [...op.controllerKeyIds];
       request.controller_threshold = op.controllerThreshold;
     }
-    Object.assign(request, { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex });
+    Object.assign(request, requestAuth(nonce, validUntil, signerKeyId, hex));
     return {
       persona,
       operator_did: operatorDid,
       action,
       operation: op.kind,
       extrinsic: EXTRINSIC,
-      nonce_domain: 'operator_nonce',
-      nonce: nonce.toString(),
-      valid_until: validUntil.toString(),
-      signer_key_id: signerKeyId,
-      canonical_payload: hex,
-      payload_to_sign: hex,
+      ...preparedTail(nonce, validUntil, signerKeyId, hex),
       request,
     };
   }
@@ -491,10 +492,7 @@ export class PersonaService {
       new_operator_signature: to0x(newSig),
       attestor: i.attestor,
       attestation_signature: i.attestationSignature,
-      nonce: nonce.toString(),
-      valid_until: validUntil.toString(),
-      signer_key_id: signerKeyId,
-      canonical_payload: hex,
+      ...requestAuth(nonce, validUntil, signerKeyId, hex),
     });
     return {
       persona,
@@ -503,12 +501,7 @@ export class PersonaService {
       action: 'transfer_persona',
       operation: 'Transfer',
       extrinsic: EXTRINSIC,
-      nonce_domain: 'operator_nonce',
-      nonce: nonce.toString(),
-      valid_until: validUntil.toString(),
-      signer_key_id: signerKeyId,
-      canonical_payload: hex,
-      payload_to_sign: hex,
+      ...preparedTail(nonce, validUntil, signerKeyId, hex),
       request,
     };
   }

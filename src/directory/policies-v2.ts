@@ -17,7 +17,7 @@ import { policyToJson } from '../protocol/policy/json-render.js';
 import { policyIdV2 } from '../protocol/policy/policy-id.js';
 import type { Call } from '../ledger/extrinsic.js';
 import type { DirectoryDeps } from './service.js';
-import { policyPrechecks, policySignedFields } from './policy-writes.js';
+import { assertPolicyMatchesPath, policyPrechecks, policySignedFields } from './policy-writes.js';
 import {
   accepted,
   assertCanonical,
@@ -80,13 +80,7 @@ export class PolicyV2Service {
     switch (spec.operation) {
       case 'SetPolicy': {
         const draft = parsePolicyJsonV2(body.policy);
-        if (draft.scope.kind !== scope.kind || draft.scope.id !== scope.id) {
-          throw new DdnError('path_body_mismatch', 'policy.scope differs from the path', { field: 'policy.scope' });
-        }
-        const given = optionalDid(body, 'operator_did');
-        if (given !== undefined && given !== draft.operatorDid) {
-          throw new DdnError('path_body_mismatch', 'operator_did differs from policy.operator_did', { field: 'operator_did' });
-        }
+        assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
         const stored = getPolicyV2(pool, scope);
         const policy = completePolicy(draft, { policyId: policyIdV2(this.deps.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
         operatorDid = persona === null ? subject : policy.operatorDid;

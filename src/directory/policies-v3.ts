@@ -16,7 +16,7 @@ import { completePolicy, parsePolicyJsonV3 } from '../protocol/policy/json-parse
 import { policyToJson, scopeToJson } from '../protocol/policy/json-render.js';
 import { policyIdV3 } from '../protocol/policy/policy-id.js';
 import type { PolicyScopeV3 } from '../protocol/policy/types.js';
-import { policyPrechecks, policySignedFields } from './policy-writes.js';
+import { assertPolicyMatchesPath, policyPrechecks, policySignedFields } from './policy-writes.js';
 import type { DirectoryDeps } from './service.js';
 import {
   accepted,
@@ -96,13 +96,7 @@ export class PolicyV3Service {
     const request: Body = { action };
     if (action === 'set_policy_v3') {
       const draft = parsePolicyJsonV3(body.policy);
-      if (draft.scope.kind !== scope.kind || draft.scope.id !== scope.id) {
-        throw new DdnError('path_body_mismatch', 'policy.scope differs from the path', { field: 'policy.scope' });
-      }
-      const given = optionalDid(body, 'operator_did');
-      if (given !== undefined && given !== draft.operatorDid) {
-        throw new DdnError('path_body_mismatch', 'operator_did differs from policy.operator_did', { field: 'operator_did' });
-      }
+      assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
       const stored = getPolicyV3(pool, scope);
       const policy = completePolicy(draft, { policyId: policyIdV3(this.deps.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
       request.operator_did = policy.operatorDid;

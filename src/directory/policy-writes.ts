@@ -59,3 +59,17 @@ export function policyPrechecks(ledger: Ledger, allowPrivateEndpoints: boolean, 
   }
   if (p.ruleset !== null && !allowPrivateEndpoints) assertPublicEndpoints(pool, p.ruleset);
 }
+
+/** A policy body's scope and `operator_did` must agree with the path (http-api.md §8.2–§8.3, 400 `path_body_mismatch`). */
+export function assertPolicyMatchesPath(
+  draft: { scope: { kind: string; id: string }; operatorDid: string },
+  scope: { kind: string; id: string },
+  givenOperatorDid: string | undefined,
+): void {
+  if (draft.scope.kind !== scope.kind || draft.scope.id !== scope.id) {
+    throw new DdnError('path_body_mismatch', 'policy.scope differs from the path', { field: 'policy.scope' });
+  }
+  if (givenOperatorDid !== undefined && givenOperatorDid !== draft.operatorDid) {
+    throw new DdnError('path_body_mismatch', 'operator_did differs from policy.operator_did', { field: 'operator_did' });
+  }
+}

@@ -13,6 +13,7 @@
  * `insufficient_storage`; too many writes in flight here (or a transaction still losing races after every
  * retry) is 429 `rate_limited`; a closed store answers 503 `service_unavailable`.
  */
+import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
 import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
@@ -236,16 +237,8 @@ export class PgMailboxStore implements MailboxStore {
     });
   }
 
-  async sweep(nowMs: number): Promise<SweepResult> {
-    const total: SweepResult = { expiredEntries: 0, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 0 };
-    for (;;) {
-      const r = await this.write((c) => this.sweepStep(c, nowMs));
-      total.expiredEntries += r.expiredEntries;
-      total.purgedChunkSets += r.purgedChunkSets;
-      total.purgedChunks += r.purgedChunks;
-      total.expiredNonces += r.expiredNonces;
-      if (!r.more) return total;
-    }
+  sweep(nowMs: number): Promise<SweepResult> {
+    return sweepInBatches(() => this.write((c) => this.sweepStep(c, nowMs)), { expiredEntries: 0, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 0 });
   }
 
   settle(): Promise<void> {

@@ -13,6 +13,7 @@
  * - a nonce is claimed by one `INSERT … ON CONFLICT … DO UPDATE … WHERE expired` statement: the primary key
  *   makes it single-use across processes.
  */
+import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
@@ -232,16 +233,8 @@ export class PgRelayStagingStore implements RelayStagingStore {
     );
   }
 
-  async sweep(nowMs: number): Promise<RelaySweepResult> {
-    const total: RelaySweepResult = { purgedSets: 0, purgedChunks: 0, expiredResults: 0, expiredNonces: 0 };
-    for (;;) {
-      const r = await this.write((db) => this.sweepStep(db, nowMs));
-      total.purgedSets += r.purgedSets;
-      total.purgedChunks += r.purgedChunks;
-      total.expiredResults += r.expiredResults;
-      total.expiredNonces += r.expiredNonces;
-      if (!r.more) return total;
-    }
+  sweep(nowMs: number): Promise<RelaySweepResult> {
+    return sweepInBatches(() => this.write((db) => this.sweepStep(db, nowMs)), { purgedSets: 0, purgedChunks: 0, expiredResults: 0, expiredNonces: 0 });
   }
 
   async settle(): Promise<void> {

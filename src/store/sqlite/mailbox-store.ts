@@ -3,6 +3,7 @@
  * as received (BLOB, last column so metadata reads never touch it), chunk sets, and proof/node nonces. Every
  * write goes through one {@link GroupCommitWriter}, so concurrent stores share a transaction and an fsync.
  */
+import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import { DdnError } from '../../base/errors.js';
 import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
 import type {
@@ -225,16 +226,8 @@ export class SqliteMailboxStore implements MailboxStore {
     });
   }
 
-  async sweep(nowMs: number): Promise<SweepResult> {
-    const total: SweepResult = { expiredEntries: 0, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 0 };
-    for (;;) {
-      const r = await this.writer.submit(() => this.sweepStep(nowMs));
-      total.expiredEntries += r.expiredEntries;
-      total.purgedChunkSets += r.purgedChunkSets;
-      total.purgedChunks += r.purgedChunks;
-      total.expiredNonces += r.expiredNonces;
-      if (!r.more) return total;
-    }
+  sweep(nowMs: number): Promise<SweepResult> {
+    return sweepInBatches(() => this.writer.submit(() => this.sweepStep(nowMs)), { expiredEntries: 0, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 0 });
   }
 
   settle(): Promise<void> {

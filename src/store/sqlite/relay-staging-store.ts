@@ -4,6 +4,7 @@
  * (§10.6). Every write goes through one {@link GroupCommitWriter}: concurrent chunks share a transaction and
  * an fsync, and each 202 waits for its batch.
  */
+import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import { DdnError } from '../../base/errors.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { DeliveryResult } from '../../relay/delivery-result.js';
@@ -225,16 +226,8 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     return this.writer.submit(() => this.claimNow(claim, nowMs));
   }
 
-  async sweep(nowMs: number): Promise<RelaySweepResult> {
-    const total: RelaySweepResult = { purgedSets: 0, purgedChunks: 0, expiredResults: 0, expiredNonces: 0 };
-    for (;;) {
-      const r = await this.writer.submit(() => this.sweepStep(nowMs));
-      total.purgedSets += r.purgedSets;
-      total.purgedChunks += r.purgedChunks;
-      total.expiredResults += r.expiredResults;
-      total.expiredNonces += r.expiredNonces;
-      if (!r.more) return total;
-    }
+  sweep(nowMs: number): Promise<RelaySweepResult> {
+    return sweepInBatches(() => this.writer.submit(() => this.sweepStep(nowMs)), { purgedSets: 0, purgedChunks: 0, expiredResults: 0, expiredNonces: 0 });
   }
 
   settle(): Promise<void> {
