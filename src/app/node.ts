@@ -3,9 +3,8 @@
  * one HTTP server per enabled role), starts listening, and tears it all down in order on `close()`.
  */
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { bytesEqual, to0x } from '../base/bytes.js';
+import { to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import { HttpDirectoryPort } from '../client/directory-port-http.js';
@@ -14,14 +13,11 @@ import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js'
 import { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
-import { blockHash, genesisHeader } from '../ledger/block.js';
-import { Ledger } from '../ledger/chain.js';
+import type { Ledger } from '../ledger/chain.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import { makeProfile } from '../protocol/profile.js';
 import type { StoreRetryPolicy } from '../relay/cache-store-client.js';
 import { nodeIdentityOf } from '../relay/node-identity.js';
-import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
-import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { openPgMailboxStore } from '../store/postgres/mailbox-store.js';
 import { PgLiveFanout } from '../store/postgres/live-fanout.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
@@ -30,7 +26,8 @@ import { hostForUrl, type Config, type Role } from './config.js';
 import { registerHealthRoute } from './health.js';
 import { createLogger } from './logger.js';
 import { localCachePort } from './local-cache.js';
-import { DataDirError, GENESIS_FILE, loadNodeKey, loadNodeKeys } from './node-keys.js';
+import { openLedgerBackend } from './ledger-backend.js';
+import { loadNodeKey, loadNodeKeys } from './node-keys.js';
 import { injectFetch, startNodeRegistration, type NodeRegistration } from './node-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
 import { startEventProcessing } from './event-processing.js';
@@ -114,27 +111,15 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     if (failure !== undefined) throw failure;
   };
   try {
-    const dbPath = join(config.dataDir, 'ledger.sqlite');
-    const db: SqliteDb = openSqlite(dbPath, LEDGER_MIGRATIONS, 'ledger');
-    cleanups.push(() => void db.close());
-    const store = new SqliteLedgerStore(db);
-    const storedGenesis = store.genesisHash();
-    if (storedGenesis !== undefined && !bytesEqual(storedGenesis, blockHash(genesisHeader(keys.genesis)))) {
-      throw new DataDirError(
-        `${dbPath} holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}; ` +
-          'restore the original genesis.json or use another --data-dir',
-      );
-    }
-    const ledger = new Ledger(store, {
+    const backend = await openLedgerBackend(config, {
       profile,
       genesis: keys.genesis,
-      blockIntervalMs: config.blockIntervalMs,
-      finalityDepth: config.finalityDepth,
       clock,
       autoProduce: overrides.autoProduce ?? true,
-      onError: (err) => logger.error({ err }, 'block production failed'),
+      logger,
     });
-    cleanups.push(() => ledger.stop());
+    cleanups.push(() => backend.close());
+    const { ledger, db } = backend;
 
     let ready = false;
     const health = { roles: config.roles, profile: config.profile, chainId: config.chainId, ledger, isReady: () => ready };

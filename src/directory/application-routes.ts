@@ -12,13 +12,13 @@ export function registerApplicationRoutes(server: HttpServer, service: Directory
   server.route('POST', '/applications/:application_id/registration/prepare', (ctx) =>
     json(200, apps.prepareRegistration(ctx.params.application_id, bodyOf(ctx))),
   );
-  server.route('PUT', '/applications/:application_id/registration', (ctx) =>
-    json(202, apps.submitRegistration(ctx.params.application_id, bodyOf(ctx))),
+  server.route('PUT', '/applications/:application_id/registration', async (ctx) =>
+    json(202, await apps.submitRegistration(ctx.params.application_id, bodyOf(ctx))),
   );
   server.route('POST', '/applications/:application_id/authorization/prepare', (ctx) =>
     json(200, apps.prepareAuthorization(ctx.params.application_id, bodyOf(ctx))),
   );
-  server.route('PUT', '/applications/:application_id/authorization', (ctx) =>
-    json(202, apps.submitAuthorization(ctx.params.application_id, bodyOf(ctx))),
+  server.route('PUT', '/applications/:application_id/authorization', async (ctx) =>
+    json(202, await apps.submitAuthorization(ctx.params.application_id, bodyOf(ctx))),
   );
 }

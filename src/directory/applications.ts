@@ -173,7 +173,7 @@ export class ApplicationService {
     };
   }
 
-  submitRegistration(id: string, body: Body): Body {
+  async submitRegistration(id: string, body: Body): Promise<Body> {
     assertApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
     if (body.signer_key_id === undefined) throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
@@ -190,7 +190,7 @@ export class ApplicationService {
       if (!bytesEqual(canonical, rebuilt)) throw stale('canonical_payload differs from the payload rebuilt with the current nonce');
       this.registrationPrechecks(id, controlDid, signerKeyId);
     }
-    const { txHash, duplicate } = submitToLedger(this.ledger, call, {
+    const { txHash, duplicate } = await submitToLedger(this.ledger, call, {
       subject: id,
       action: 'register_application',
       nonceDomain: 'application_nonce',
@@ -333,7 +333,7 @@ export class ApplicationService {
     };
   }
 
-  submitAuthorization(id: string, body: Body): Body {
+  async submitAuthorization(id: string, body: Body): Promise<Body> {
     assertApplicationId(id);
     const app = this.poolApplication(id);
     const i = this.authIntent(id, app, body);
@@ -352,7 +352,7 @@ export class ApplicationService {
       if (!bytesEqual(canonical, this.encode(i.tuple(current)))) throw stale('canonical_payload differs from the payload rebuilt with the current state');
       this.authPrechecks(i);
     }
-    const { txHash, duplicate } = submitToLedger(this.ledger, call, {
+    const { txHash, duplicate } = await submitToLedger(this.ledger, call, {
       subject: id,
       action: i.action,
       nonceDomain: 'application_nonce',

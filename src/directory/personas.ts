@@ -164,10 +164,10 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- shared submission tail
 
-  private submit(persona: string, action: string, operatorDid: string, s: Signed, extra: Body = {}, extrinsicName = EXTRINSIC): Body {
+  private async submit(persona: string, action: string, operatorDid: string, s: Signed, extra: Body = {}, extrinsicName = EXTRINSIC): Promise<Body> {
     const call = personaCall(s.canonical, s.signature, s.signerKeyId);
     const pool = this.ledger.poolView();
-    const { txHash, duplicate } = submitToLedger(
+    const { txHash, duplicate } = await submitToLedger(
       this.ledger,
       call,
       { subject: persona, action, nonceDomain: 'operator_nonce', nonce: s.nonce.toString(), limitKey: `${operatorDid}|operator_nonce` },
@@ -204,7 +204,7 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- PUT /personas/{p} (§7.4)
 
-  submitRegistration(raw: string, body: Body): Body {
+  async submitRegistration(raw: string, body: Body): Promise<Body> {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);
     const action = requireAction(body, 'register_persona', 'renew_persona');
@@ -245,7 +245,7 @@ export class PersonaService {
       this.precheckSigner(operatorDid, s.signerKeyId);
       if (action === 'renew_persona') assertSignerInSet(this.poolPersona(persona).controllerKeyIds, s.signerKeyId, 'current');
     }
-    const res = this.submit(persona, action, operatorDid, s);
+    const res = await this.submit(persona, action, operatorDid, s);
     this.challenges.markUsed(c.id, res.tx_hash as string);
     return res;
   }
@@ -316,7 +316,7 @@ export class PersonaService {
     };
   }
 
-  submitNamed(raw: string, body: Body): Body {
+  async submitNamed(raw: string, body: Body): Promise<Body> {
     const persona = namedPersonaOf(raw);
     bindBodyPersona(body, persona);
     requireAction(body, 'register_named_persona');
@@ -397,7 +397,7 @@ export class PersonaService {
   }
 
   /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-  submitControl(raw: string, body: Body, action: 'revoke_persona' | 'rotate_persona_controllers'): Body {
+  async submitControl(raw: string, body: Body, action: 'revoke_persona' | 'rotate_persona_controllers'): Promise<Body> {
     const persona = parsePersonaName(raw);
     bindBodyPersona(body, persona);
     requireAction(body, action);
@@ -506,7 +506,7 @@ export class PersonaService {
     };
   }
 
-  submitTransfer(raw: string, body: Body): Body {
+  async submitTransfer(raw: string, body: Body): Promise<Body> {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);
     requireAction(body, 'transfer_persona');
@@ -534,7 +534,7 @@ export class PersonaService {
       this.transferPrechecks(persona, operatorDid, s.signerKeyId);
       this.checkAcceptance(c, i, newSig);
     }
-    const res = this.submit(persona, 'transfer_persona', operatorDid, s, { new_operator_did: c.operatorDid });
+    const res = await this.submit(persona, 'transfer_persona', operatorDid, s, { new_operator_did: c.operatorDid });
     this.challenges.markUsed(c.id, res.tx_hash as string);
     return res;
   }

@@ -177,7 +177,7 @@ export class PolicyV2Service {
   // ---------------------------------------------------------------- submit routes (§8.2)
 
   /** `PUT` / `DELETE /delivery-policies/{dids|personas}/{id}[/constraints]` with the route's action. */
-  submit(action: V2Action, pathId: string, body: Body): Body {
+  async submit(action: V2Action, pathId: string, body: Body): Promise<Body> {
     let subject: string;
     if (V2_ACTIONS[action].scope === 'did') {
       assertDid(pathId);
@@ -194,7 +194,7 @@ export class PolicyV2Service {
     const call = this.call(s.canonical, s.signature, s.signerKeyId);
     if (!this.ledger.isPending(call)) this.prechecks(i, s.signerKeyId);
     const expected = policyNonce(this.ledger.poolView(), i.operatorDid);
-    const { txHash, duplicate } = submitToLedger(
+    const { txHash, duplicate } = await submitToLedger(
       this.ledger,
       call,
       { subject, action, nonceDomain: 'policy_nonce', nonce: s.nonce.toString(), limitKey: `${i.operatorDid}|policy_nonce` },

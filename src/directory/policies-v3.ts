@@ -165,7 +165,7 @@ export class PolicyV3Service {
   }
 
   /** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
-  submit(action: V3Action, scopeSeg: string, id: string, body: Body): Body {
+  async submit(action: V3Action, scopeSeg: string, id: string, body: Body): Promise<Body> {
     const scope = parseV3Scope(scopeSeg, id);
     requireAction(body, action);
     const s = policySignedFields(body);
@@ -174,7 +174,7 @@ export class PolicyV3Service {
     const call = this.call(s.canonical, s.signature, s.signerKeyId);
     if (!this.ledger.isPending(call)) this.prechecks(i, s.signerKeyId);
     const expected = policyV3Nonce(this.ledger.poolView(), i.operatorDid);
-    const { txHash, duplicate } = submitToLedger(
+    const { txHash, duplicate } = await submitToLedger(
       this.ledger,
       call,
       { subject: scope.id, action, nonceDomain: 'policy_v3_nonce', nonce: s.nonce.toString(), limitKey: `${i.operatorDid}|policy_v3_nonce` },

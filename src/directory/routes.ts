@@ -44,12 +44,12 @@ export function registerDirectoryRoutes(server: HttpServer, service: DirectorySe
   registerApplicationRoutes(server, service);
 
   server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
-  server.route('POST', '/register-did', (ctx) => json(202, service.submitRegistration(body(ctx.body))));
+  server.route('POST', '/register-did', async (ctx) => json(202, await service.submitRegistration(body(ctx.body))));
 
   server.route('POST', '/dids/:did/prepare', (ctx) => json(200, service.prepareMutation(ctx.params.did, body(ctx.body))));
   for (const spec of ACTIONS) {
-    server.route(spec.method, spec.pattern, (ctx) =>
-      json(202, service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))),
+    server.route(spec.method, spec.pattern, async (ctx) =>
+      json(202, await service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))),
     );
   }
 }

@@ -6,7 +6,6 @@ import { bytesEqual, parseHex, to0x, utf8Length } from '../base/bytes.js';
 import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
-import { LedgerFailure } from '../ledger/errors.js';
 import type { Call } from '../ledger/extrinsic.js';
 import { getAliasOwner, getDidRecord, getNonce, type DidRecord, type NonceDomain } from '../ledger/records.js';
 import type { StateReader } from '../ledger/state.js';
@@ -35,7 +34,7 @@ import { PolicyV2Service } from './policies-v2.js';
 import { PolicyV3Service } from './policies-v3.js';
 import { PersonaChallenges } from './persona-challenges.js';
 import { PersonaService } from './personas.js';
-import { assertDid } from './submission.js';
+import { assertDid, submitToLedger } from './submission.js';
 import { ledgerError, txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 
@@ -288,7 +287,7 @@ export class DirectoryService {
     };
   }
 
-  submitRegistration(body: Body): Body {
+  async submitRegistration(body: Body): Promise<Body> {
     const ts = body.timestamp;
     if (typeof ts !== 'string' || !ts.startsWith('v2:')) {
       if (typeof ts === 'string' && ts.length > 0) {
@@ -313,7 +312,7 @@ export class DirectoryService {
       args: { did, alias, rootPubkey, expiryMs: token.ms, docBlob: blob, signature },
     };
     if (!this.isPending(call)) this.assertRegistrable(did, alias);
-    const { txHash, duplicate } = this.submitCall(call, { subject: did, action: 'register_did', limitKey: `${did}|registration` },
+    const { txHash, duplicate } = await this.submitCall(call, { subject: did, action: 'register_did', limitKey: `${did}|registration` },
       { fullDocument: true });
     return {
       status: 'accepted',
@@ -393,7 +392,7 @@ export class DirectoryService {
     };
   }
 
-  submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Body {
+  async submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<Body> {
     const did = params.did!;
     assertDid(did);
     if (body.did !== undefined && body.did !== did) throw new DdnError('path_body_mismatch', 'body did differs from the path', { field: 'did' });
@@ -429,7 +428,7 @@ export class DirectoryService {
       }
     }
     const expected = getNonce(pool, spec.nonceDomain, did);
-    const { txHash, duplicate } = this.submitCall(
+    const { txHash, duplicate } = await this.submitCall(
       call,
       { subject: did, action: spec.action, nonceDomain: spec.nonceDomain, nonce: nonce.toString(), limitKey: `${did}|${spec.nonceDomain}` },
       { fullDocument: spec.action === 'replace_document', expectedNonce: expected, receivedNonce: nonce },
@@ -460,12 +459,7 @@ export class DirectoryService {
   }
 
   private submitCall(call: Call, meta: Parameters<Ledger['submit']>[1], ctx: Parameters<typeof ledgerError>[1]) {
-    try {
-      return this.ledger.submit(call, meta);
-    } catch (e) {
-      if (e instanceof LedgerFailure) throw ledgerError(e, ctx);
-      throw e;
-    }
+    return submitToLedger(this.ledger, call, meta, ctx);
   }
 }
 

@@ -141,9 +141,14 @@ export function dryRun(ledger: Ledger, call: Call, ctx: LedgerErrorContext = {})
 }
 
 /** §2.2 steps 6–7: pool admission; an identical pending extrinsic is a duplicate (same `tx_hash`). */
-export function submitToLedger(ledger: Ledger, call: Call, meta: TxMeta, ctx: LedgerErrorContext = {}): { txHash: string; duplicate: boolean } {
+export async function submitToLedger(
+  ledger: Ledger,
+  call: Call,
+  meta: TxMeta,
+  ctx: LedgerErrorContext = {},
+): Promise<{ txHash: string; duplicate: boolean }> {
   try {
-    return ledger.submit(call, meta);
+    return await ledger.admit(call, meta);
   } catch (e) {
     if (e instanceof LedgerFailure) throw ledgerError(e, ctx);
     throw e;

@@ -33,8 +33,8 @@ export interface HttpResponse {
   headers?: Record<string, string>;
 }
 
-/** Builds an {@link HttpResponse}. */
-export function json(status: number, body: object, headers?: Record<string, string>): HttpResponse {
+/** Builds an {@link HttpResponse}; a promise as body (an un-awaited use-case result) is a type error. */
+export function json<T extends object>(status: number, body: T extends PromiseLike<unknown> ? never : T, headers?: Record<string, string>): HttpResponse {
   return headers === undefined ? { status, body } : { status, body, headers };
 }
 

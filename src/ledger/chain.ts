@@ -35,6 +35,37 @@ export interface PoolEntry {
   readonly bytes: Uint8Array;
 }
 
+/** A pool admission checked and not yet applied (see {@link Ledger.submit}). */
+export interface Admission {
+  readonly result: { txHash: string; duplicate: boolean };
+  /** The pending transaction to persist; absent for a duplicate. */
+  readonly tx?: TxRecord;
+  /** Adds the transaction to this process's pool (after `tx` is persisted). */
+  accept(): void;
+}
+
+/** Serialises pool admissions of several processes sharing one database (src/store/postgres/ledger-sync.ts). */
+export interface PoolCoordinator {
+  /**
+   * Brings the ledger up to date with every other process, then runs `prepare` serialised with their admissions
+   * and block production; persists the admission's `tx` and accepts it; rejects with what `prepare` throws.
+   */
+  admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }>;
+}
+
+/** A block built from the pool and not yet stored (see {@link Ledger.buildBlock}). */
+export interface BuiltBlock {
+  readonly block: StoredBlock;
+  readonly writes: Map<string, StateValue | undefined>;
+  /** The block's transactions with their outcome. */
+  readonly records: TxRecord[];
+  /** Pooled transactions that no longer pass on the new head. */
+  readonly dropped: TxRecord[];
+  /** The pool on the new head, and its state writes. */
+  readonly pool: PoolEntry[];
+  readonly poolWrites: Overlay;
+}
+
 export interface BlockRef {
   number: number;
   hash: string;
@@ -77,6 +108,7 @@ export class Ledger {
   private readonly maxPerBlock: number;
   private readonly maxPerKey: number;
   private readonly maxPool: number;
+  private coordinator: PoolCoordinator | null = null;
 
   constructor(
     private readonly store: LedgerStore,
@@ -95,6 +127,17 @@ export class Ledger {
     this.loadHead();
     this.rebuildPool(store.pendingTxs().map((tx) => this.entryFromStored(tx)).filter((e): e is PoolEntry => !!e));
     if (this.pool.length > 0) this.schedule();
+  }
+
+  /** Hands pool admission to `coordinator` (processes sharing one database); blocks then come from outside. */
+  coordinateWith(coordinator: PoolCoordinator): void {
+    this.coordinator = coordinator;
+    this.stop();
+  }
+
+  /** Head block number of this process's view. */
+  get headNumber(): number {
+    return this.head.number;
   }
 
   get profile(): Profile {
@@ -153,26 +196,70 @@ export class Ledger {
 
   /**
    * Pool admission (§2.5): identical pending extrinsic → same hash, `duplicate`; otherwise limits, then a dry run
-   * against the pool state. Throws LedgerFailure on rejection.
+   * against the pool state. Rejects with LedgerFailure. With a {@link PoolCoordinator} (several processes on one
+   * database) the admission runs serialised with every other process's, on a pool brought up to date first.
    */
+  async admit(submitted: Call, meta: TxMeta): Promise<{ txHash: string; duplicate: boolean }> {
+    if (!this.coordinator) return this.submit(submitted, meta);
+    const canon = canonicalCall(submitted);
+    return this.coordinator.admit(() => this.prepareAdmission(canon, meta));
+  }
+
+  /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */
   submit(submitted: Call, meta: TxMeta): { txHash: string; duplicate: boolean } {
-    const { bytes, call } = canonicalCall(submitted);
+    if (this.coordinator) throw new Error('a coordinated ledger admits through admit()');
+    const admission = this.prepareAdmission(canonicalCall(submitted), meta);
+    if (admission.tx) {
+      this.store.putPendingTx(admission.tx);
+      admission.accept();
+    }
+    return admission.result;
+  }
+
+  /** Checks an admission without changing anything; `accept()` adds it to the pool once `tx` is persisted. */
+  private prepareAdmission(canon: { bytes: Uint8Array; call: Call }, meta: TxMeta): Admission {
+    const { bytes, call } = canon;
     const txHash = to0x(txHashOf(bytes));
-    if (this.poolIndex.has(txHash)) return { txHash, duplicate: true };
+    if (this.poolIndex.has(txHash)) return { result: { txHash, duplicate: true }, accept: () => {} };
     if (this.pool.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
     if (this.pool.filter((e) => e.tx.meta.limitKey === meta.limitKey).length >= this.maxPerKey) {
       throw new LedgerFailure('PoolFull', 'Ledger');
     }
-    const now = this.poolNowMs();
-    const failure = applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, txHash), call, this.opts.handlers);
+    const probe = this.poolState.child();
+    const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash), call, this.opts.handlers);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
-    this.store.putPendingTx(tx);
-    const entry: PoolEntry = { tx, call, bytes };
+    const poolState = this.poolState;
+    return {
+      result: { txHash, duplicate: false },
+      tx,
+      accept: () => {
+        if (this.poolState !== poolState) throw new Error('the pool changed between admission check and acceptance');
+        probe.commitInto(poolState);
+        this.addToPool({ tx, call, bytes });
+      },
+    };
+  }
+
+  private addToPool(entry: PoolEntry): void {
     this.pool.push(entry);
-    this.poolIndex.set(txHash, entry);
+    this.poolIndex.set(entry.tx.txHash, entry);
     this.schedule();
-    return { txHash, duplicate: false };
+  }
+
+  /**
+   * Pending transactions another process admitted (shared pool): each joins the pool if it passes against the
+   * pool state; one that no longer does is left for the block producer to drop.
+   */
+  adoptPending(txs: readonly TxRecord[]): void {
+    for (const tx of txs) {
+      if (this.poolIndex.has(tx.txHash)) continue;
+      const entry = this.entryFromStored(tx);
+      if (!entry) continue;
+      const failure = applyAtomically(this.poolState, this.ctx(this.poolNowMs(), this.head.number + 1, tx.txHash), entry.call,
+        this.opts.handlers);
+      if (!failure) this.addToPool(entry);
+    }
   }
 
   /** True when an identical extrinsic is waiting in the pool. */
@@ -182,6 +269,15 @@ export class Ledger {
 
   /** Executes up to `maxExtrinsicsPerBlock` pooled extrinsics into a new block. Null when the pool is empty. */
   produceBlock(): BlockRef | null {
+    const built = this.buildBlock();
+    return built ? this.commitBuilt(built) : null;
+  }
+
+  /**
+   * The next block out of the pool, not yet stored: its header, state writes, the outcome of each extrinsic, and
+   * the pooled transactions the new head invalidates (dropped as failed).
+   */
+  buildBlock(): BuiltBlock | null {
     if (this.pool.length === 0) return null;
     const number = this.head.number + 1;
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
@@ -214,32 +310,71 @@ export class Ledger {
       if (r.failure) rec.error = failureToTxError(r.failure);
       return rec;
     });
-    this.store.commitBlock(block, overlay.changes(), records);
+    const next = this.validatePool(new Overlay(overlay), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), number + 1);
+    return { block, writes: overlay.changes(), records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
+  }
+
+  /** Stores a {@link BuiltBlock} (built on the current head) and makes it the head; the pool keeps what still passes. */
+  commitBuilt(built: BuiltBlock): BlockRef {
+    if (built.block.header.number !== this.head.number + 1) throw new Error('the head moved since the block was built');
+    this.store.commitBlock(built.block, built.writes, [...built.records, ...built.dropped]);
     this.lastBlockWallMs = this.opts.clock.nowMs();
-    for (const e of taken) this.poolIndex.delete(e.tx.txHash);
     this.loadHead();
-    this.rebuildPool(this.pool.slice(taken.length));
+    this.poolState = new Overlay(this.headState);
+    built.poolWrites.commitInto(this.poolState);
+    this.pool = [];
+    this.poolIndex.clear();
+    for (const e of built.pool) this.addToPool(e);
+    return this.announce();
+  }
+
+  /**
+   * A block another process produced, with its state writes and the transactions it finished (included, failed
+   * or dropped): stored in this process's replica, then the pool is rebuilt on the new head without them.
+   */
+  applyReplicatedBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): BlockRef {
+    if (block.header.number !== this.head.number + 1 || to0x(block.header.parentHash) !== this.head.hash) {
+      throw new Error(`replicated block ${block.header.number} does not extend the local head ${this.head.number}`);
+    }
+    this.store.commitBlock(block, writes, txs);
+    const finished = new Set(txs.map((t) => t.txHash));
+    this.loadHead();
+    this.rebuildPool(this.pool.filter((e) => !finished.has(e.tx.txHash)), false);
+    return this.announce();
+  }
+
+  private announce(): BlockRef {
     const ref = this.head;
     for (const l of this.listeners) l(ref);
     return ref;
   }
 
   /** Rebuilds the pool state from the head; a remaining extrinsic that no longer passes is dropped as failed. */
-  private rebuildPool(entries: PoolEntry[]): void {
-    this.poolState = new Overlay(this.headState);
+  private rebuildPool(entries: PoolEntry[], persistDrops = true): void {
+    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1);
+    this.poolState = next.state;
     this.pool = [];
     this.poolIndex.clear();
-    const now = this.poolNowMs();
-    for (const e of entries) {
-      const failure = applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, e.tx.txHash), e.call,
-        this.opts.handlers);
-      if (failure) {
-        this.store.markDropped({ ...e.tx, status: 'failed', error: failureToTxError(failure), finishedAtMs: now });
-        continue;
-      }
+    for (const e of next.pool) {
       this.pool.push(e);
       this.poolIndex.set(e.tx.txHash, e);
     }
+    if (persistDrops) for (const d of next.dropped) this.store.markDropped(d);
+  }
+
+  /** Applies `entries` in order onto `state`; those that fail are returned as dropped records. */
+  private validatePool(state: Overlay, entries: readonly PoolEntry[], nowMs: number, blockNumber: number) {
+    const pool: PoolEntry[] = [];
+    const dropped: TxRecord[] = [];
+    for (const e of entries) {
+      const failure = applyAtomically(state, this.ctx(nowMs, blockNumber, e.tx.txHash), e.call, this.opts.handlers);
+      if (failure) {
+        const rec: TxRecord = { ...e.tx, status: 'failed', error: failureToTxError(failure), finishedAtMs: nowMs };
+        delete rec.bytes;
+        dropped.push(rec);
+      } else pool.push(e);
+    }
+    return { state, pool, dropped };
   }
 
   private schedule(): void {

@@ -1,0 +1,116 @@
+/**
+ * Where the ledger lives: embedded in the data directory (SQLite, this process produces the blocks), or shared
+ * on PostgreSQL by several Directory processes (`--db` with the directory role): then the data directory holds
+ * only a replica, rebuilt from the database whenever it does not match it.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { bytesEqual } from '../base/bytes.js';
+import type { Clock } from '../base/clock.js';
+import { blockHash, genesisHeader, type GenesisConfig } from '../ledger/block.js';
+import { Ledger } from '../ledger/chain.js';
+import type { Profile } from '../protocol/profile.js';
+import { PgLedgerSync, preparePgLedger, replicaMatches } from '../store/postgres/ledger-sync.js';
+import { openPgPool, type PgPool } from '../store/postgres/pool.js';
+import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
+import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import type { Config } from './config.js';
+import { DataDirError, GENESIS_FILE } from './node-keys.js';
+
+export const LEDGER_FILE = 'ledger.sqlite';
+export const REPLICA_FILE = 'ledger-replica.sqlite';
+
+export interface LedgerBackend {
+  readonly ledger: Ledger;
+  /** The ledger's SQLite database (embedded: the ledger itself; shared: the replica). */
+  readonly db: SqliteDb;
+  /** The shared ledger's follower/leader, when on PostgreSQL. */
+  readonly sync?: PgLedgerSync;
+  /** The Directory's connection pool, when on PostgreSQL. */
+  readonly pgPool?: PgPool;
+  close(): Promise<void>;
+}
+
+export interface LedgerBackendDeps {
+  profile: Profile;
+  genesis: GenesisConfig;
+  clock: Clock;
+  autoProduce: boolean;
+  logger: Logger;
+}
+
+/** Opens the ledger `config` asks for. */
+export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps): Promise<LedgerBackend> {
+  const options = {
+    profile: deps.profile,
+    genesis: deps.genesis,
+    blockIntervalMs: config.blockIntervalMs,
+    finalityDepth: config.finalityDepth,
+    clock: deps.clock,
+    onError: (err: unknown) => deps.logger.error({ err }, 'block production failed'),
+  };
+  const header = genesisHeader(deps.genesis);
+  const genesis = { header, hash: blockHash(header) };
+
+  if (config.db === null || !config.roles.includes('directory')) {
+    const path = join(config.dataDir, LEDGER_FILE);
+    const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+    try {
+      const store = new SqliteLedgerStore(db);
+      const stored = store.genesisHash();
+      if (stored !== undefined && !bytesEqual(stored, genesis.hash)) {
+        throw new DataDirError(
+          `${path} holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}; ` +
+            'restore the original genesis.json or use another --data-dir',
+        );
+      }
+      const ledger = new Ledger(store, { ...options, autoProduce: deps.autoProduce });
+      return { ledger, db, close: async () => void (ledger.stop(), db.close()) };
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  const pool = await openPgPool({ url: config.db.url, schema: config.db.schema, onError: (err) => deps.logger.warn({ err }, 'PostgreSQL connection error') });
+  try {
+    await preparePgLedger(pool, genesis);
+    const path = join(config.dataDir, REPLICA_FILE);
+    let db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+    if (!(await replicaMatches(pool, new SqliteLedgerStore(db)))) {
+      deps.logger.info({ path }, 'the ledger replica does not match the database; rebuilding it');
+      db.close();
+      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+      db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+    }
+    const ledger = new Ledger(new SqliteLedgerStore(db), { ...options, autoProduce: false });
+    const sync = await PgLedgerSync.open({
+      pool,
+      url: config.db.url,
+      schema: config.db.schema,
+      ledger,
+      blockIntervalMs: config.blockIntervalMs,
+      produce: deps.autoProduce,
+      logger: deps.logger.child({ component: 'ledger-sync' }),
+    }).catch((e: unknown) => {
+      db.close();
+      throw e;
+    });
+    return {
+      ledger,
+      db,
+      sync,
+      pgPool: pool,
+      close: async () => {
+        await sync.close();
+        ledger.stop();
+        db.close();
+        await pool.end();
+      },
+    };
+  } catch (e) {
+    await pool.end();
+    throw e;
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The ledger's contract as the Directory relies on it, for any backend: a change admitted at one node is pending
+ * at every node, an identical resubmission anywhere is a duplicate with the same hash, a conflicting one is
+ * refused, blocks include it with the same hash everywhere, and pending changes and blocks survive a restart.
+ * SQLite runs it on one node (admitting and reading node are the same); PostgreSQL on two processes' worth of
+ * ledgers sharing one schema.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Ledger } from '../../src/ledger/chain.js';
+import { LedgerFailure } from '../../src/ledger/errors.js';
+import { getDidRecord } from '../../src/ledger/records.js';
+import { didOf, metaOf, registerCall, seedKey } from '../ledger/harness.js';
+
+export interface ContractNode {
+  readonly ledger: Ledger;
+}
+
+/** Nodes of one deployment; `nodes[0]` admits, the last one reads (the same node on a single-node backend). */
+export interface ContractCluster {
+  readonly nodes: readonly ContractNode[];
+  /** Until every pending change is in a block and every node sees the same head. */
+  settle(): Promise<void>;
+  /** Until every node has seen every admission (no blocks produced meanwhile on manual backends). */
+  sync(): Promise<void>;
+  /** Closes every node and opens them again on the same data. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function ledgerContract(name: string, open: () => Promise<ContractCluster>): void {
+  const key = seedKey(21);
+  const did = didOf(601);
+
+  describe(`ledger contract (${name})`, () => {
+    it('admits once, answers duplicates with the same hash everywhere, refuses a conflicting change while pending', async () => {
+      const c = await open();
+      try {
+        const first = c.nodes[0]!.ledger;
+        const last = c.nodes[c.nodes.length - 1]!.ledger;
+        const call = registerCall(did, key);
+        const admitted = await first.admit(call, metaOf(call));
+        assert.equal(admitted.duplicate, false);
+        await c.sync();
+        assert.equal(last.txView(admitted.txHash)?.status, 'pending');
+        const again = await last.admit(call, metaOf(call));
+        assert.deepEqual(again, { txHash: admitted.txHash, duplicate: true });
+        const other = registerCall(did, key, { alias: 'someone-else' });
+        await assert.rejects(last.admit(other, metaOf(other)), (e: unknown) => e instanceof LedgerFailure);
+        assert.equal(last.pendingEntries().length, 1, 'the refused change left nothing behind');
+      } finally {
+        await c.close();
+      }
+    });
+
+    it('includes admitted changes in one chain that every node reads alike', async () => {
+      const c = await open();
+      try {
+        const hashes: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const call = registerCall(didOf(610 + i), seedKey(30 + i));
+          hashes.push((await c.nodes[i % c.nodes.length]!.ledger.admit(call, metaOf(call))).txHash);
+        }
+        await c.settle();
+        const heads = c.nodes.map((n) => n.ledger.headRef());
+        assert.ok(heads[0]!.number >= 1);
+        for (const h of heads) assert.deepEqual(h, heads[0], 'every node has the same head');
+        for (const n of c.nodes) {
+          for (const h of hashes) assert.equal(n.ledger.txView(h)?.status, 'finalized');
+          for (let i = 0; i < 3; i++) assert.ok(getDidRecord(n.ledger.finalizedView(), didOf(610 + i)), 'the DID reads back');
+          for (let b = 1; b <= heads[0]!.number; b++) {
+            assert.deepEqual(n.ledger.block(b)?.block.hash, c.nodes[0]!.ledger.block(b)?.block.hash, `block ${b}`);
+          }
+        }
+      } finally {
+        await c.close();
+      }
+    });
+
+    it('keeps pending changes and blocks across a restart', async () => {
+      const c = await open();
+      try {
+        const one = registerCall(didOf(620), seedKey(40));
+        await c.nodes[0]!.ledger.admit(one, metaOf(one));
+        await c.settle();
+        const block1 = c.nodes[0]!.ledger.block(1)!.block.hash;
+        const two = registerCall(didOf(621), seedKey(41));
+        const pending = await c.nodes[0]!.ledger.admit(two, metaOf(two));
+        await c.sync();
+        await c.restart();
+        const last = c.nodes[c.nodes.length - 1]!.ledger;
+        assert.deepEqual(last.block(1)?.block.hash, block1);
+        assert.equal(last.txView(pending.txHash)?.status, 'pending');
+        await c.settle();
+        for (const n of c.nodes) assert.equal(n.ledger.txView(pending.txHash)?.status, 'finalized');
+      } finally {
+        await c.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * The ledger on PostgreSQL: the contract on two processes sharing one schema, and what only a shared ledger
+ * has — one block producer at a time, taken over when it dies or leaves, and a pool shared by every process.
+ * Registers only when DDN_TEST_PG_URL is set.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { metaOf, registerCall, didOf, seedKey } from '../ledger/harness.js';
+import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { PG_URL } from '../support/pg.js';
+import { ledgerContract, type ContractCluster } from './ledger-contract.js';
+
+if (PG_URL) {
+  ledgerContract('PostgreSQL, two processes', async () => {
+    // Neither process produces on its own, so pending states hold still; `settle` makes the last one produce.
+    const d = await pgLedgerDeployment();
+    const open = () => Promise.all([d.start(0, false), d.start(1, false)]);
+    let procs: PgLedgerProcess[] = await open();
+    const settled = () =>
+      procs.every((p) => p.ledger.pendingEntries().length === 0 && p.ledger.headRef().hash === procs[0]!.ledger.headRef().hash);
+    const cluster: ContractCluster = {
+      get nodes() {
+        return procs;
+      },
+      async settle() {
+        const producer = procs[procs.length - 1]!;
+        await producer.sync.refresh();
+        while (producer.ledger.pendingEntries().length > 0) assert.ok(await producer.sync.produceOnce(), 'the producer leads');
+        await eventually(procs, settled, 'every change in a block on every process');
+      },
+      async sync() {
+        for (const p of procs) await p.sync.refresh();
+      },
+      async restart() {
+        for (const p of procs) await p.close();
+        procs = await open();
+      },
+      async close() {
+        for (const p of procs) await p.close();
+        await d.drop();
+      },
+    };
+    return cluster;
+  });
+
+  describe('ledger on PostgreSQL: block production', () => {
+    const leaders = (procs: PgLedgerProcess[]) => procs.filter((p) => p.sync.isLeader);
+
+    it('has exactly one producer at a time, also after the producer\'s connection dies', async () => {
+      const d = await pgLedgerDeployment();
+      const procs = [await d.start(0), await d.start(1), await d.start(2)];
+      try {
+        await eventually(procs, () => leaders(procs).length === 1, 'one leader');
+        const first = leaders(procs)[0]!;
+        const a = registerCall(didOf(701), seedKey(51));
+        const viaFollower = procs.find((p) => p !== first)!;
+        const ra = await viaFollower.ledger.admit(a, metaOf(a));
+        await eventually(procs, () => procs.every((p) => p.ledger.txView(ra.txHash)?.status === 'finalized'), 'a in a block everywhere');
+
+        // Kill the leader's session from outside, as a SIGKILL of its process would end it.
+        const pid = (first.sync as unknown as { session: { processID: number } }).session.processID;
+        await first.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+        // The lock went with the connection; whoever takes it (the old leader reconnecting, or another) is alone.
+        await eventually(procs, () => leaders(procs).length === 1, 'one leader again');
+        const head = procs[0]!.ledger.headRef().number;
+        const b = registerCall(didOf(702), seedKey(52));
+        const rb = await first.ledger.admit(b, metaOf(b));
+        await eventually(procs, () => procs.every((p) => p.ledger.txView(rb.txHash)?.status === 'finalized'), 'b in a block everywhere');
+        assert.ok(procs[0]!.ledger.headRef().number > head, 'blocks continue under the new leader');
+        assert.equal(leaders(procs).length, 1);
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('hands production over when the leader closes, and never produces on a process that does not compete', async () => {
+      const d = await pgLedgerDeployment();
+      const reader = await d.start(0, false);
+      const a = await d.start(1);
+      try {
+        await eventually([a, reader], () => a.sync.isLeader, 'a leads');
+        const b = await d.start(2);
+        await a.close();
+        await eventually([reader, b], () => b.sync.isLeader, 'b leads after a closed');
+        assert.equal(reader.sync.isLeader, false);
+        const call = registerCall(didOf(703), seedKey(53));
+        const r = await reader.ledger.admit(call, metaOf(call));
+        await eventually([reader, b], () => reader.ledger.txView(r.txHash)?.status === 'finalized', 'included by b');
+        await b.close();
+      } finally {
+        await reader.close();
+        await d.drop();
+      }
+    });
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Ledgers of several "processes" on one PostgreSQL schema, in one test process: each with its own SQLite
+ * replica file and its own {@link PgLedgerSync} (own pool, own session), exactly as `ddn serve --db` opens them.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { ManualClock } from '../../src/base/clock.js';
+import { blockHash, genesisHeader } from '../../src/ledger/block.js';
+import { Ledger } from '../../src/ledger/chain.js';
+import { PgLedgerSync, preparePgLedger } from '../../src/store/postgres/ledger-sync.js';
+import { openPgPool, type PgPool } from '../../src/store/postgres/pool.js';
+import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
+import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { genesisConfig, T0 } from '../ledger/harness.js';
+import { PLATFORM } from '../../src/protocol/profile.js';
+import { freshPgSchema } from './pg.js';
+
+export interface PgLedgerProcess {
+  readonly ledger: Ledger;
+  readonly sync: PgLedgerSync;
+  readonly pool: PgPool;
+  close(): Promise<void>;
+}
+
+/** One schema; `start(i)` opens "process" i (its replica file survives close, as a data dir would). */
+export async function pgLedgerDeployment(opts: { blockIntervalMs?: number } = {}) {
+  const pg = await freshPgSchema();
+  const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
+  const clock = new ManualClock(T0 + 1_000);
+  const genesis = genesisConfig();
+  const header = genesisHeader(genesis);
+  const logger = pino({ level: 'silent' });
+
+  async function start(i: number, produce = true): Promise<PgLedgerProcess> {
+    const pool = await openPgPool({ url: pg.url, schema: pg.schema, max: 4 });
+    await preparePgLedger(pool, { header, hash: blockHash(header) });
+    const db: SqliteDb = openSqlite(join(dir, `replica-${i}.sqlite`), LEDGER_MIGRATIONS, 'ledger');
+    const ledger = new Ledger(new SqliteLedgerStore(db), {
+      profile: PLATFORM,
+      genesis,
+      blockIntervalMs: opts.blockIntervalMs ?? 10,
+      finalityDepth: 0,
+      clock,
+      autoProduce: false,
+    });
+    const sync = await PgLedgerSync.open({
+      pool,
+      url: pg.url,
+      schema: pg.schema,
+      ledger,
+      blockIntervalMs: opts.blockIntervalMs ?? 10,
+      pollMs: 50,
+      produce,
+      logger,
+    });
+    return {
+      ledger,
+      sync,
+      pool,
+      async close() {
+        await sync.close();
+        db.close();
+        await pool.end();
+      },
+    };
+  }
+
+  return {
+    schema: pg.schema,
+    url: pg.url,
+    clock,
+    start,
+    async drop() {
+      await pg.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `done` (refreshing every process's view first) until it holds; fails after `maxTries`. */
+export async function eventually(procs: readonly PgLedgerProcess[], done: () => boolean, what: string, maxTries = 400): Promise<void> {
+  for (let i = 0; i < maxTries; i++) {
+    for (const p of procs) await p.sync.refresh();
+    if (done()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never happened: ${what}`);
+}
