@@ -3,6 +3,7 @@ import { processIo, type CliCommand, type CliIo } from './io.js';
 import { appCommand } from './app.js';
 import { didCommand } from './did.js';
 import { keyCommand } from './key.js';
+import { migrateCommand } from './migrate.js';
 import { personaCommand } from './persona.js';
 import { policyCommand } from './policy.js';
 import { receiveCommand } from './receive.js';
@@ -12,6 +13,7 @@ import { serveCommand } from './serve.js';
 /** Every subcommand by name. */
 export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
   serve: serveCommand,
+  migrate: migrateCommand,
   key: keyCommand,
   did: didCommand,
   send: sendCommand,

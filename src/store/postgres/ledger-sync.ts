@@ -14,6 +14,7 @@
  *   over within one poll interval;
  * - followers learn of new blocks and admissions by NOTIFY, and poll as a fallback.
  */
+import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { bytesEqual } from '../../base/bytes.js';
@@ -196,7 +197,11 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   private async connectSession(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.o.url, options: `-c search_path="${this.o.schema}"` });
+    const client = new pg.Client({
+      connectionString: this.o.url,
+      options: `-c search_path="${this.o.schema}"`,
+      application_name: this.applicationName('ddn-ledger'),
+    });
     client.on('error', (err) => this.lostSession(client, err));
     client.on('end', () => this.lostSession(client));
     client.on('notification', (msg) => {
@@ -240,6 +245,11 @@ export class PgLedgerSync implements PoolCoordinator {
     }
   }
 
+  /** `<role> <schema> <pid>@<host>` (PostgreSQL keeps the first 63 bytes). */
+  private applicationName(role: string): string {
+    return `${role} ${this.o.schema} ${process.pid}@${hostname()}`.replace(/[^\w@. -]/g, '_');
+  }
+
   /** Takes the leader lock if it is free; true when this process leads. */
   private async compete(): Promise<boolean> {
     const session = this.session;
@@ -247,6 +257,8 @@ export class PgLedgerSync implements PoolCoordinator {
     const r = await session.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${LEADER_LOCK}) AS ok`);
     if (r.rows[0]?.ok === true && this.session === session) {
       this.leader = true;
+      // Operators (and the deployment test) find the producer in pg_stat_activity.
+      await session.query(`SET application_name = '${this.applicationName('ddn-ledger-leader')}'`);
       this.o.logger?.info({ head: this.o.ledger.headNumber }, 'this process now produces the ledger blocks');
     }
     return this.leader;

@@ -1,0 +1,36 @@
+/** `ddn migrate`: applies the store migrations of the configured roles and exits (see src/app/migrations.ts). */
+import { ConfigError, configHelp, loadConfig } from '../app/config.js';
+import { migrateStores } from '../app/migrations.js';
+import type { CliCommand, CliIo } from './io.js';
+
+const USAGE =
+  'usage: ddn migrate [--db postgres://… [--db-schema S]] [--data-dir DIR] [--roles …]\n\n' +
+  "Brings the stores of the given roles to the current schema version (PostgreSQL with --db, else the data\n" +
+  "directory's SQLite files) and prints one JSON line. `ddn serve` migrates on start too; run this first when\n" +
+  'several processes start at once on a new database, or to migrate ahead of an upgrade.\n';
+
+async function migrate(args: string[], io: CliIo): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stderr(`${USAGE}\n${configHelp()}`);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadConfig(args, io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.stderr(`ddn migrate: ${err.message}\nrun 'ddn migrate --help' for the options\n`);
+    return 2;
+  }
+  try {
+    const report = await migrateStores(config);
+    io.stdout(`${JSON.stringify({ event: 'migrated', ...report })}\n`);
+    return 0;
+  } catch (err) {
+    io.stderr(`ddn migrate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+/** The `migrate` command. */
+export const migrateCommand: CliCommand = { summary: 'apply the store migrations and exit', run: migrate };

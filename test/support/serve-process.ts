@@ -1,0 +1,48 @@
+/**
+ * `ddn serve` as a real child process (TypeScript through tsx, no build), for tests that kill processes: resolves
+ * once the node prints its listening line, with the URL of each role and the child's pid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServeProcess {
+  readonly proc: ChildProcess;
+  readonly pid: number;
+  readonly urls: { directory?: string; relay?: string; cache?: string };
+  /** Resolves when the child has exited (for any reason). */
+  readonly exited: Promise<unknown>;
+  /** What the child wrote to stderr so far. */
+  stderr(): string;
+}
+
+/** Starts `ddn serve …args`; DDN_* variables of this process are not passed on. */
+export function serveProcess(args: string[]): Promise<ServeProcess> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_')) env[k] = v;
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', 'serve', ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((resolve) => proc.on('close', resolve));
+  let err = '';
+  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      const line = JSON.parse(out.slice(0, nl)) as { directory_url?: string; relay_url?: string; cache_url?: string };
+      const urls = {
+        ...(line.directory_url === undefined ? {} : { directory: line.directory_url }),
+        ...(line.relay_url === undefined ? {} : { relay: line.relay_url }),
+        ...(line.cache_url === undefined ? {} : { cache: line.cache_url }),
+      };
+      resolve({ proc, pid: proc.pid!, urls, exited, stderr: () => err });
+    });
+    void exited.then(() => reject(new Error(`ddn serve exited before listening:\n${err}`)));
+  });
+}
