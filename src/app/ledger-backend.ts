@@ -75,7 +75,12 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
 
   const pool = await openPgPool({ url: config.db.url, schema: config.db.schema, onError: (err) => deps.logger.warn({ err }, 'PostgreSQL connection error') });
   try {
-    await preparePgLedger(pool, genesis);
+    if (!(await preparePgLedger(pool, genesis))) {
+      throw new DataDirError(
+        `the database holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}: copy genesis.json ` +
+          "and attestor.key from the first Directory's data directory into this one, or use another --db-schema",
+      );
+    }
     const path = join(config.dataDir, REPLICA_FILE);
     let db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
     if (!(await replicaMatches(pool, new SqliteLedgerStore(db)))) {

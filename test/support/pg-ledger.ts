@@ -2,6 +2,7 @@
  * Ledgers of several "processes" on one PostgreSQL schema, in one test process: each with its own SQLite
  * replica file and its own {@link PgLedgerSync} (own pool, own session), exactly as `ddn serve --db` opens them.
  */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ export async function pgLedgerDeployment(opts: { blockIntervalMs?: number } = {}
 
   async function start(i: number, produce = true): Promise<PgLedgerProcess> {
     const pool = await openPgPool({ url: pg.url, schema: pg.schema, max: 4 });
-    await preparePgLedger(pool, { header, hash: blockHash(header) });
+    assert.ok(await preparePgLedger(pool, { header, hash: blockHash(header) }), "same genesis");
     const db: SqliteDb = openSqlite(join(dir, `replica-${i}.sqlite`), LEDGER_MIGRATIONS, 'ledger');
     const ledger = new Ledger(new SqliteLedgerStore(db), {
       profile: PLATFORM,

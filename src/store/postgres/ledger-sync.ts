@@ -58,17 +58,15 @@ export interface PgLedgerSyncOptions {
 
 /**
  * Migrates the ledger tables and writes the genesis block, or checks that the database holds this genesis.
- * Throws when it holds another chain.
+ * False when it holds another chain.
  */
-export async function preparePgLedger(pool: PgPool, genesis: StoredBlock): Promise<void> {
+export async function preparePgLedger(pool: PgPool, genesis: StoredBlock): Promise<boolean> {
   await migratePg(pool, LEDGER_PG_MIGRATIONS, LEDGER_MIGRATION_NAMESPACE);
-  await inTransaction(pool, async (c) => {
+  return inTransaction(pool, async (c) => {
     await c.query(`SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
     const stored = await genesisHashOf(c);
     if (stored === undefined) await initGenesis(c, genesis);
-    else if (!bytesEqual(stored, genesis.hash)) {
-      throw new Error('the database holds a chain with another genesis (profile, chain id or attestor key differ)');
-    }
+    return stored === undefined || bytesEqual(stored, genesis.hash);
   });
 }
 
