@@ -103,7 +103,7 @@ if (PG_URL) {
         const r: Recipient = await registerRecipientAt(directory, 91, { cacheEndpoints: [c1.urls.cache!, c2.urls.cache!] });
         for (const d of [d1, d2]) {
           await waitFor('the recipient resolves at every Directory', async () =>
-            (await fetch(`${d.urls.directory!}/dids/${encodeURIComponent(r.did)}`)).status === 200 ? true : undefined,
+            (await fetch(`${d.urls.directory!}/resolve/${encodeURIComponent(r.did)}`)).status === 200 ? true : undefined,
           );
         }
 
@@ -161,7 +161,7 @@ if (PG_URL) {
         const headBefore = await fetchJson(`${survivorDir.urls.directory!}/health`);
         const late = await registerRecipientAt(directory, 92, { cacheEndpoints: [c2.urls.cache!] });
         await waitFor('a DID registered after the leader died is final', async () =>
-          (await fetch(`${survivorDir.urls.directory!}/dids/${encodeURIComponent(late.did)}`)).status === 200 ? true : undefined,
+          (await fetch(`${survivorDir.urls.directory!}/resolve/${encodeURIComponent(late.did)}`)).status === 200 ? true : undefined,
         );
         const headAfter = await fetchJson(`${survivorDir.urls.directory!}/health`);
         assert.ok(
