@@ -9,6 +9,7 @@ import { bytesEqual, to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import { HttpDirectoryPort } from '../client/directory-port-http.js';
+import { failoverFetch } from '../client/failover-fetch.js';
 import { LocalDirectoryPort } from '../directory/local-port.js';
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { DirectoryService } from '../directory/service.js';
@@ -151,8 +152,9 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       : undefined;
 
     // The Relay and the Cache ask a remote Directory when one is configured and this node does not run it.
-    const remoteDirectory = config.directoryUrl !== null && !config.roles.includes('directory') ? config.directoryUrl : null;
-    const directory: DirectoryPort = remoteDirectory === null ? new LocalDirectoryPort(ledger, clock) : new HttpDirectoryPort(remoteDirectory);
+    const remoteDirectory = config.directoryUrl.length > 0 && !config.roles.includes('directory') ? config.directoryUrl : null;
+    const directory: DirectoryPort =
+      remoteDirectory === null ? new LocalDirectoryPort(ledger, clock) : new HttpDirectoryPort(remoteDirectory, { logger });
 
     // Known once the role listens (its own URL is the default public URL).
     let publicCache: readonly string[] = config.publicUrls.cache;
@@ -259,10 +261,14 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let client: DirectoryClient;
     const stopRequests = new AbortController();
     if (remoteDirectory !== null) {
-      client = new DirectoryClient(remoteDirectory, {
+      client = new DirectoryClient(remoteDirectory[0]!, {
         profile,
-        fetch: (url, init) =>
-          globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+        fetch: failoverFetch(
+          remoteDirectory,
+          (url, init) =>
+            globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+          logger,
+        ),
       });
     } else {
       const internal = createHttpServer({ name: 'directory', logger: false, ...BODY_LIMITS.directory(config) });

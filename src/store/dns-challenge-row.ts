@@ -21,6 +21,18 @@ export interface DnsChallengeRow {
   used_tx_hash: string | null;
 }
 
+/** Migration 1 of both stores (never edit it; a change is a new migration). `int`: the dialect's 64-bit integer type. */
+export function dnsChallengeTableSql(int: 'INTEGER' | 'BIGINT'): string {
+  return `
+    CREATE TABLE directory_dns_challenges (
+      id TEXT PRIMARY KEY, persona TEXT NOT NULL, operator_did TEXT NOT NULL, action TEXT NOT NULL,
+      challenge_nonce TEXT NOT NULL, operator_nonce TEXT NOT NULL, current_operator_did TEXT,
+      record_name TEXT NOT NULL, record_value TEXT NOT NULL, created_at_ms ${int} NOT NULL,
+      expires_at_ms ${int} NOT NULL, status TEXT NOT NULL, intent TEXT, used_tx_hash TEXT);
+    CREATE INDEX directory_dns_challenges_expiry ON directory_dns_challenges (expires_at_ms);
+  `;
+}
+
 /** Column names in insert order. */
 export const DNS_CHALLENGE_COLUMNS = [
   'id',

@@ -4,20 +4,13 @@
  * twin is ../postgres/dns-challenge-store.ts.
  */
 import type { DnsChallenge, DnsChallengeStore, VerifiedIntent } from '../../directory/dns-challenges.js';
-import { challengeFromRow, challengeToRow, DNS_CHALLENGE_COLUMNS, type DnsChallengeRow } from '../dns-challenge-row.js';
+import { challengeFromRow, challengeToRow, DNS_CHALLENGE_COLUMNS, dnsChallengeTableSql, type DnsChallengeRow } from '../dns-challenge-row.js';
 import { migrate, openSqlite, type Migration, type SqliteDb } from './database.js';
 
 export const DNS_CHALLENGE_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    sql: `
-      CREATE TABLE directory_dns_challenges (
-        id TEXT PRIMARY KEY, persona TEXT NOT NULL, operator_did TEXT NOT NULL, action TEXT NOT NULL,
-        challenge_nonce TEXT NOT NULL, operator_nonce TEXT NOT NULL, current_operator_did TEXT,
-        record_name TEXT NOT NULL, record_value TEXT NOT NULL, created_at_ms INTEGER NOT NULL,
-        expires_at_ms INTEGER NOT NULL, status TEXT NOT NULL, intent TEXT, used_tx_hash TEXT);
-      CREATE INDEX directory_dns_challenges_expiry ON directory_dns_challenges (expires_at_ms);
-    `,
+    sql: dnsChallengeTableSql('INTEGER'),
   },
 ];
 
