@@ -31,7 +31,7 @@ export class HttpDirectoryPort implements DirectoryPort {
 
   /** `directoryUrls`: one base URL or several of the same Directory, tried in order. */
   constructor(directoryUrls: string | readonly string[], opts: HttpDirectoryPortOptions = {}) {
-    this.failover = new BaseFailover(directoryUrls, opts.logger);
+    this.failover = new BaseFailover(directoryUrls, opts.logger?.child({ component: 'directory-port' }));
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.fetchImpl = opts.fetch ?? fetch;
   }

@@ -16,7 +16,7 @@ async function buffered(res: FetchResponseLike): Promise<FetchResponseLike> {
 }
 
 export function failoverFetch(urls: string | readonly string[], fetchImpl: FetchLike = globalFetch, logger?: Logger): FetchLike {
-  const failover = new BaseFailover(urls, logger);
+  const failover = new BaseFailover(urls, logger?.child({ component: 'directory-client' }));
   const first = failover.bases[0]!;
   return async (url, init) => {
     if (!url.startsWith(first) || !['', '/', '?'].includes(url.charAt(first.length))) return fetchImpl(url, init);

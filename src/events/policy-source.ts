@@ -45,7 +45,7 @@ export class HttpPolicySource implements EventPolicySource {
     private readonly timeoutMs = 5000,
     logger?: Logger,
   ) {
-    this.failover = new BaseFailover(directoryUrls, logger);
+    this.failover = new BaseFailover(directoryUrls, logger?.child({ component: 'directory-policies' }));
   }
 
   async policy(scope: EventScope): Promise<Record<string, unknown> | null> {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { isDdnError } from '../../src/base/errors.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
 import { HttpDirectoryPort } from '../../src/client/directory-port-http.js';
@@ -97,7 +98,9 @@ describe('Directory failover over several base URLs', () => {
 
   it('moves past a refusing and a failing base to one that answers, then starts there', async () => {
     reset();
-    const port = new HttpDirectoryPort([refused, `${error.url}/`, good.url]);
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const port = new HttpDirectoryPort([refused, `${error.url}/`, good.url], { logger });
     assert.equal(port.currentBase, refused);
     assert.equal(await port.lookupAlias('known'), DID);
     assert.deepEqual([error.hits, good.hits], [1, 1]);
@@ -105,6 +108,14 @@ describe('Directory failover over several base URLs', () => {
     assert.equal(await port.lookupAlias('known'), DID);
     assert.equal(await port.lookupAlias('unknown'), null);
     assert.deepEqual([error.hits, good.hits], [1, 3], 'the remembered base is asked first');
+    assert.deepEqual(
+      lines.map((l) => [l.component, l.msg, (l.failed as { base?: string } | undefined)?.base ?? l.base]),
+      [
+        ['directory-port', 'base URL failed; trying the next', refused],
+        ['directory-port', 'base URL failed; trying the next', error.url],
+        ['directory-port', 'switched to another base URL', good.url],
+      ],
+    );
   });
 
   it('moves on from a base that times out or answers without JSON', async () => {
