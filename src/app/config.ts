@@ -43,11 +43,12 @@ export interface Config {
   /** Event processing (http-api.md §10.9): the Relays a Send step posts its control envelope to. */
   readonly events: { readonly relayUrls: readonly string[] };
   /**
-   * Base URL of a Directory in another process (`--directory-url`). When set and this node does not run the
-   * Directory role, the Relay and the Cache ask it over HTTP and the node identity is registered there;
-   * otherwise they read this node's own ledger.
+   * Base URLs of a Directory in other processes (`--directory-url`, repeatable or comma-separated), in order;
+   * empty: none. When given and this node does not run the Directory role, the Relay and the Cache ask it over
+   * HTTP — starting at the URL that last answered, moving to the next when one fails — and the node identity is
+   * registered there; otherwise they read this node's own ledger.
    */
-  readonly directoryUrl: string | null;
+  readonly directoryUrl: readonly string[];
   /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
   readonly db: { readonly url: string; readonly schema: string } | null;
   readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
@@ -133,10 +134,10 @@ const OPTIONS: readonly OptionSpec[] = [
   },
   {
     name: 'directory-url',
-    kind: 'value',
+    kind: 'list',
     arg: 'URL',
     defaultText: 'this node\'s own ledger',
-    help: 'Directory the Relay and Cache ask when this process does not run the Directory role',
+    help: 'Directory the Relay and Cache ask when this process does not run it (repeatable or comma-separated: tried in turn)',
   },
   {
     name: 'event-relay-url',
@@ -402,7 +403,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
     events: { relayUrls: r.urls('event-relay-url') },
-    directoryUrl: r.urls('directory-url')[0] ?? null,
+    directoryUrl: r.urls('directory-url'),
     db: r.database(),
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),

@@ -27,8 +27,8 @@ export interface EventProcessingOptions {
   identity: NodeIdentity;
   directory: DirectoryPort;
   ledger: Ledger;
-  /** The Directory URL when it runs in another process, else null. */
-  remoteDirectory: string | null;
+  /** The Directory's base URLs when it runs in other processes (tried in turn), else null. */
+  remoteDirectory: readonly string[] | null;
   cache: CacheRole;
   /** This node's public Relay URLs when it runs the Relay role. */
   ownRelayUrls(): readonly string[];
@@ -55,7 +55,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     clock: o.clock,
     identity: o.identity,
     directory: o.directory,
-    policies: o.remoteDirectory === null ? new LedgerPolicySource(o.ledger) : new HttpPolicySource(o.remoteDirectory),
+    policies: o.remoteDirectory === null ? new LedgerPolicySource(o.ledger) : new HttpPolicySource(o.remoteDirectory, undefined, logger),
     runs,
     outbound,
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),

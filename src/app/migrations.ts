@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { EVENT_MIGRATIONS } from '../events/run-store.js';
+import { DNS_CHALLENGE_PG_MIGRATIONS, DNS_CHALLENGE_PG_NAMESPACE } from '../store/postgres/dns-challenge-store.js';
 import { LEDGER_MIGRATION_NAMESPACE, LEDGER_PG_MIGRATIONS } from '../store/postgres/ledger-tables.js';
 import { PG_LIVE_MIGRATIONS, PG_LIVE_NAMESPACE } from '../store/postgres/live-fanout.js';
 import { PG_MAILBOX_MIGRATIONS } from '../store/postgres/mailbox-store.js';
@@ -51,7 +52,10 @@ function sqliteSteps(roles: readonly Role[]): Step<Migration>[] {
 
 function pgSteps(roles: readonly Role[]): Step<PgMigration>[] {
   const steps: Step<PgMigration>[] = [];
-  if (roles.includes('directory')) steps.push({ namespace: LEDGER_MIGRATION_NAMESPACE, migrations: LEDGER_PG_MIGRATIONS });
+  if (roles.includes('directory')) {
+    steps.push({ namespace: LEDGER_MIGRATION_NAMESPACE, migrations: LEDGER_PG_MIGRATIONS });
+    steps.push({ namespace: DNS_CHALLENGE_PG_NAMESPACE, migrations: DNS_CHALLENGE_PG_MIGRATIONS });
+  }
   if (roles.includes('cache')) steps.push({ namespace: 'cache', migrations: PG_MAILBOX_MIGRATIONS });
   if (roles.includes('relay')) {
     steps.push({ namespace: PG_RELAY_NAMESPACE, migrations: PG_RELAY_MIGRATIONS });

@@ -8,8 +8,10 @@ import { to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import { HttpDirectoryPort } from '../client/directory-port-http.js';
+import { failoverFetch } from '../client/failover-fetch.js';
 import { LocalDirectoryPort } from '../directory/local-port.js';
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
+import { PgDnsChallengeStore } from '../store/postgres/dns-challenge-store.js';
 import { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
@@ -129,15 +131,17 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
           profile,
           clock,
           attestor: keys.attestor,
-          challenges: new SqliteDnsChallengeStore(db),
+          // Shared by every Directory process on PostgreSQL (the replica database is only a cache of the ledger).
+          challenges: backend.pgPool === undefined ? new SqliteDnsChallengeStore(db) : await PgDnsChallengeStore.open(backend.pgPool),
           allowPrivateEndpoints: config.policy.allowPrivateEndpoints,
           dnsServers: [...config.directory.dnsServers],
         })
       : undefined;
 
     // The Relay and the Cache ask a remote Directory when one is configured and this node does not run it.
-    const remoteDirectory = config.directoryUrl !== null && !config.roles.includes('directory') ? config.directoryUrl : null;
-    const directory: DirectoryPort = remoteDirectory === null ? new LocalDirectoryPort(ledger, clock) : new HttpDirectoryPort(remoteDirectory);
+    const remoteDirectory = config.directoryUrl.length > 0 && !config.roles.includes('directory') ? config.directoryUrl : null;
+    const directory: DirectoryPort =
+      remoteDirectory === null ? new LocalDirectoryPort(ledger, clock) : new HttpDirectoryPort(remoteDirectory, { logger });
 
     // Known once the role listens (its own URL is the default public URL).
     let publicCache: readonly string[] = config.publicUrls.cache;
@@ -244,10 +248,14 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let client: DirectoryClient;
     const stopRequests = new AbortController();
     if (remoteDirectory !== null) {
-      client = new DirectoryClient(remoteDirectory, {
+      client = new DirectoryClient(remoteDirectory[0]!, {
         profile,
-        fetch: (url, init) =>
-          globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+        fetch: failoverFetch(
+          remoteDirectory,
+          (url, init) =>
+            globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+          logger,
+        ),
       });
     } else {
       const internal = createHttpServer({ name: 'directory', logger: false, ...BODY_LIMITS.directory(config) });

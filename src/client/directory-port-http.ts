@@ -1,44 +1,71 @@
 /**
- * The DirectoryPort over HTTP, for a Relay or Cache process that does not host the Directory. Any answer other
- * than a clean 200/404 — connection refused, timeout, 5xx — is `policy_lookup_failed` (503): a failed lookup
- * is never taken as "not found" or "no policy".
+ * The DirectoryPort over HTTP, for a Relay or Cache process that does not host the Directory. It may be given
+ * several base URLs (scaled-out Directory processes): a lookup starts at the one that last answered and moves to
+ * the next on a connection failure, a timeout, a 5xx or an answer that is not JSON (src/base/failover.ts). A clean
+ * 200/404 from any of them is the answer. When every base fails the lookup is `policy_lookup_failed` (503): a
+ * failed lookup is never taken as "not found" or "no policy".
  */
+import type { Logger } from 'pino';
 import { DdnError } from '../base/errors.js';
+import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../ports/directory-port.js';
-import { deliveryViewFromJson, didViewFromJson } from '../ports/directory-port-json.js';
+import { deliveryViewFromJson } from '../ports/directory-port-json.js';
 
 export interface HttpDirectoryPortOptions {
+  /** Per attempt (one base), default 5 s. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Told when a base fails and another is tried. */
+  logger?: Logger;
+}
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
 }
 
 export class HttpDirectoryPort implements DirectoryPort {
-  private readonly base: string;
+  private readonly failover: BaseFailover;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
 
-  constructor(directoryUrl: string, opts: HttpDirectoryPortOptions = {}) {
-    this.base = directoryUrl.replace(/\/+$/, '');
+  /** `directoryUrls`: one base URL or several of the same Directory, tried in order. */
+  constructor(directoryUrls: string | readonly string[], opts: HttpDirectoryPortOptions = {}) {
+    this.failover = new BaseFailover(directoryUrls, opts.logger?.child({ component: 'directory-port' }));
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.fetchImpl = opts.fetch ?? fetch;
   }
 
-  private async get(path: string, notFoundCodes: readonly string[]): Promise<Record<string, unknown> | null> {
-    let res: Response;
+  /** The base URL the next lookup starts at (the last one that answered). */
+  get currentBase(): string {
+    return this.failover.current;
+  }
+
+  private async fetchJson(url: string): Promise<Answer> {
+    const res = await this.fetchImpl(url, { signal: AbortSignal.timeout(this.timeoutMs) });
+    let body: unknown;
     try {
-      res = await this.fetchImpl(`${this.base}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
-    } catch (e) {
-      throw new DdnError('policy_lookup_failed', 'the Directory is unreachable', { reason: e instanceof Error ? e.message : String(e) });
-    }
-    let body: Record<string, unknown>;
-    try {
-      body = (await res.json()) as Record<string, unknown>;
+      body = await res.json();
     } catch {
-      throw new DdnError('policy_lookup_failed', 'the Directory answered without JSON', { status: res.status });
+      throw new Error(`HTTP ${res.status} without a JSON body`);
     }
-    if (res.status === 200) return body;
-    if (res.status === 404 && notFoundCodes.includes(String(body.code))) return null;
-    throw new DdnError('policy_lookup_failed', 'the Directory could not answer', { status: res.status, code: body.code });
+    if (typeof body !== 'object' || body === null) throw new Error(`HTTP ${res.status} without a JSON object`);
+    return { status: res.status, body: body as Record<string, unknown> };
+  }
+
+  private async get(path: string, notFoundCodes: readonly string[]): Promise<Record<string, unknown> | null> {
+    let a: Answer;
+    try {
+      a = await this.failover.send((base) => this.fetchJson(`${base}${path}`));
+    } catch (e) {
+      if (!(e instanceof FailoverExhausted)) throw e;
+      const last = 'answer' in e.last ? (e.last.answer as Answer) : undefined;
+      const details = { attempts: e.attempts, ...(last === undefined ? {} : { status: last.status, code: last.body.code }) };
+      throw new DdnError('policy_lookup_failed', last === undefined ? 'the Directory is unreachable' : 'the Directory could not answer', details);
+    }
+    if (a.status === 200) return a.body;
+    if (a.status === 404 && notFoundCodes.includes(String(a.body.code))) return null;
+    throw new DdnError('policy_lookup_failed', 'the Directory could not answer', { status: a.status, code: a.body.code });
   }
 
   async getDid(did: string): Promise<DidView | null> {

@@ -70,16 +70,21 @@ export interface DnsChallenge {
   usedTxHash: string | null;
 }
 
-/** Where challenges live (SQLite: src/store/sqlite/dns-challenge-store.ts). */
+/**
+ * Where challenges live (SQLite: src/store/sqlite/dns-challenge-store.ts, PostgreSQL:
+ * src/store/postgres/dns-challenge-store.ts). Asynchronous, so several Directory processes can share one
+ * database; the status changes are single conditional writes, never read-then-write, so the single-use rule
+ * holds across processes.
+ */
 export interface DnsChallengeStore {
-  insert(c: DnsChallenge): void;
-  get(id: string): DnsChallenge | undefined;
+  insert(c: DnsChallenge): Promise<void>;
+  get(id: string): Promise<DnsChallenge | undefined>;
   /** Stores the verified intent unless the challenge is already used; false when it was. */
-  markVerified(id: string, intent: VerifiedIntent): boolean;
-  /** Marks the challenge used by an accepted submission. */
-  markUsed(id: string, txHash: string): void;
+  markVerified(id: string, intent: VerifiedIntent): Promise<boolean>;
+  /** Marks the challenge used by an accepted submission; false when it was already used (the first use stays). */
+  markUsed(id: string, txHash: string): Promise<boolean>;
   /** Deletes challenges that expired before `ms`; returns how many. */
-  purgeExpiredBefore(ms: number): number;
+  purgeExpiredBefore(ms: number): Promise<number>;
 }
 
 /** The status a client sees: a challenge not used by its expiry is `expired`. */

@@ -81,8 +81,8 @@ export class PersonaChallenges {
    * `challenge_expired`), bound to this persona (403 `challenge_mismatch`). Whether a used challenge is an error is
    * the caller's decision (an identical pending resubmission is a duplicate, not a reuse).
    */
-  load(persona: string, id: unknown, nowMs: number): DnsChallenge {
-    const c = typeof id === 'string' && id.length > 0 && id.length <= 64 ? this.store.get(id) : undefined;
+  async load(persona: string, id: unknown, nowMs: number): Promise<DnsChallenge> {
+    const c = typeof id === 'string' && id.length > 0 && id.length <= 64 ? await this.store.get(id) : undefined;
     if (!c) throw new DdnError('challenge_not_found', 'unknown DNS challenge', { challenge_id: id ?? null });
     const status = challengeStatus(c, nowMs);
     if (status === 'expired') throw new DdnError('challenge_expired', 'the DNS challenge expired; request a new one', { challenge_id: c.id });
@@ -90,13 +90,14 @@ export class PersonaChallenges {
     return c;
   }
 
-  markUsed(id: string, txHash: string): void {
-    this.store.markUsed(id, txHash);
+  /** Marks the challenge used; false when it already was (the first use stays recorded). */
+  markUsed(id: string, txHash: string): Promise<boolean> {
+    return this.store.markUsed(id, txHash);
   }
 
   // ---------------------------------------------------------------- POST /personas/{p}/dns-challenges
 
-  create(rawPersona: string, body: Body, directoryUrl: string | undefined): Body {
+  async create(rawPersona: string, body: Body, directoryUrl: string | undefined): Promise<Body> {
     const persona = dnsPersonaOf(rawPersona);
     bindBodyPersona(body, persona);
     const operatorDid = requireDid(body, 'operator_did');
@@ -142,16 +143,16 @@ export class PersonaChallenges {
       intent: null,
       usedTxHash: null,
     };
-    this.store.purgeExpiredBefore(now - CHALLENGE_RETENTION_MS);
-    this.store.insert(c);
+    await this.store.purgeExpiredBefore(now - CHALLENGE_RETENTION_MS);
+    await this.store.insert(c);
     return challengeToJson(c, directoryUrl);
   }
 
   // ---------------------------------------------------------------- GET /personas/{p}/dns-challenges/{id}
 
-  get(rawPersona: string, id: string, directoryUrl: string | undefined): Body {
+  async get(rawPersona: string, id: string, directoryUrl: string | undefined): Promise<Body> {
     const persona = dnsPersonaOf(rawPersona);
-    const c = this.store.get(id);
+    const c = await this.store.get(id);
     if (!c || c.persona !== persona) throw new DdnError('challenge_not_found', 'unknown DNS challenge', { challenge_id: id });
     const out: Body = { ...challengeToJson(c, directoryUrl), status: challengeStatus(c, this.deps.clock.nowMs()) };
     if (c.intent) Object.assign(out, verificationToJson(c, c.intent), { status: out.status });
@@ -167,7 +168,7 @@ export class PersonaChallenges {
     if (body.challenge_id !== undefined && body.challenge_id !== null && body.challenge_id !== id) {
       throw new DdnError('path_body_mismatch', 'challenge_id differs from the path', { field: 'challenge_id' });
     }
-    const c = this.load(persona, id, this.deps.clock.nowMs());
+    const c = await this.load(persona, id, this.deps.clock.nowMs());
     if (c.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
     const operatorDid = requireDid(body, 'operator_did');
     if (operatorDid !== c.operatorDid) throw new DdnError('challenge_mismatch', 'the challenge is bound to another operator', { field: 'operator_did' });
@@ -184,11 +185,11 @@ export class PersonaChallenges {
       });
     }
     // The lookup awaited: the checks that read state run again on the state as it is now.
-    const fresh = this.load(persona, id, this.deps.clock.nowMs());
+    const fresh = await this.load(persona, id, this.deps.clock.nowMs());
     if (fresh.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
     const checked = this.checkIntent(fresh, body);
     const verified = this.attest(fresh, checked, this.deps.attestor);
-    if (!this.store.markVerified(fresh.id, verified)) {
+    if (!(await this.store.markVerified(fresh.id, verified))) {
       throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
     }
     return verificationToJson(fresh, verified);

@@ -35,11 +35,11 @@ export function registerPersonaRoutes(server: HttpServer, service: DirectoryServ
     return json(200, personas.operatorNonce(params.did));
   });
 
-  server.route('POST', '/personas/:persona/dns-challenges', (ctx) =>
-    json(201, challenges.create(ctx.params.persona, bodyOf(ctx), directoryUrlOf(ctx))),
+  server.route('POST', '/personas/:persona/dns-challenges', async (ctx) =>
+    json(201, await challenges.create(ctx.params.persona, bodyOf(ctx), directoryUrlOf(ctx))),
   );
-  server.route('GET', '/personas/:persona/dns-challenges/:challenge_id', (ctx) =>
-    json(200, challenges.get(ctx.params.persona, ctx.params.challenge_id, directoryUrlOf(ctx))),
+  server.route('GET', '/personas/:persona/dns-challenges/:challenge_id', async (ctx) =>
+    json(200, await challenges.get(ctx.params.persona, ctx.params.challenge_id, directoryUrlOf(ctx))),
   );
   server.route('POST', '/personas/:persona/dns-challenges/:challenge_id/verify', async (ctx) =>
     json(200, await challenges.verify(ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx))),
@@ -55,8 +55,8 @@ export function registerPersonaRoutes(server: HttpServer, service: DirectoryServ
   server.route('PUT', '/personas/:persona/controllers', async (ctx) =>
     json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'rotate_persona_controllers')),
   );
-  server.route('POST', '/personas/:persona/transfer/prepare', (ctx) =>
-    json(200, personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))),
+  server.route('POST', '/personas/:persona/transfer/prepare', async (ctx) =>
+    json(200, await personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))),
   );
   server.route('PUT', '/personas/:persona/transfer', async (ctx) => json(202, await personas.submitTransfer(ctx.params.persona, bodyOf(ctx))));
 }

@@ -211,7 +211,7 @@ export class PersonaService {
     const operatorDid = requireDid(body, 'operator_did');
     const challengeId = requireString(body, 'challenge_id');
     const s = signedFields(body);
-    const c = this.challenges.load(persona, challengeId, this.now());
+    const c = await this.challenges.load(persona, challengeId, this.now());
     const call = personaCall(s.canonical, s.signature, s.signerKeyId);
     const duplicate = c.status === 'used' && this.isPending(call);
     if (c.status === 'used' && !duplicate) throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
@@ -246,7 +246,7 @@ export class PersonaService {
       if (action === 'renew_persona') assertSignerInSet(this.poolPersona(persona).controllerKeyIds, s.signerKeyId, 'current');
     }
     const res = await this.submit(persona, action, operatorDid, s);
-    this.challenges.markUsed(c.id, res.tx_hash as string);
+    await this.challenges.markUsed(c.id, res.tx_hash as string);
     return res;
   }
 
@@ -413,8 +413,13 @@ export class PersonaService {
   // ---------------------------------------------------------------- transfer (§7.7)
 
   /** A verified transfer challenge for `persona` whose current operator is `operatorDid`. */
-  private transferChallenge(persona: string, body: Body, operatorDid: string, allowUsed: boolean): { c: DnsChallenge; i: VerifiedIntent } {
-    const c = this.challenges.load(persona, requireString(body, 'challenge_id'), this.now());
+  private async transferChallenge(
+    persona: string,
+    body: Body,
+    operatorDid: string,
+    allowUsed: boolean,
+  ): Promise<{ c: DnsChallenge; i: VerifiedIntent }> {
+    const c = await this.challenges.load(persona, requireString(body, 'challenge_id'), this.now());
     if (c.status === 'used' && !allowUsed) throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
     if (c.action !== 'transfer_persona') throw new DdnError('challenge_mismatch', 'the challenge is not a transfer challenge', { field: 'action' });
     if (!c.intent) throw new DdnError('challenge_not_verified', 'the new operator must verify the challenge first', { challenge_id: c.id });
@@ -461,11 +466,11 @@ export class PersonaService {
     }
   }
 
-  prepareTransfer(raw: string, body: Body): Body {
+  async prepareTransfer(raw: string, body: Body): Promise<Body> {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);
     const operatorDid = requireDid(body, 'operator_did');
-    const { c, i } = this.transferChallenge(persona, body, operatorDid, false);
+    const { c, i } = await this.transferChallenge(persona, body, operatorDid, false);
     const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
     const signerKeyId = parseSignerKeyId(body);
     const validUntil = validUntilOrDefault(body, this.now());
@@ -513,7 +518,7 @@ export class PersonaService {
     const operatorDid = requireDid(body, 'operator_did');
     const s = signedFields(body);
     const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
-    const { c, i } = this.transferChallenge(persona, body, operatorDid, true);
+    const { c, i } = await this.transferChallenge(persona, body, operatorDid, true);
     const call = personaCall(s.canonical, s.signature, s.signerKeyId);
     const duplicate = c.status === 'used' && this.isPending(call);
     if (c.status === 'used' && !duplicate) throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
@@ -535,7 +540,7 @@ export class PersonaService {
       this.checkAcceptance(c, i, newSig);
     }
     const res = await this.submit(persona, 'transfer_persona', operatorDid, s, { new_operator_did: c.operatorDid });
-    this.challenges.markUsed(c.id, res.tx_hash as string);
+    await this.challenges.markUsed(c.id, res.tx_hash as string);
     return res;
   }
 }

@@ -4,7 +4,9 @@
  * /applications/{id}/policy`, `GET /policies/v3/{scope}/{id}`). An application's policy is returned only while
  * the application is `Active`. A failed lookup throws (the event is then skipped and logged).
  */
+import type { Logger } from 'pino';
 import { DdnError } from '../base/errors.js';
+import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import type { Ledger } from '../ledger/chain.js';
 import { activeControlDid } from '../ledger/runtime/application-state.js';
 import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
@@ -34,22 +36,35 @@ export class LedgerPolicySource implements EventPolicySource {
   }
 }
 
-/** Policies from a Directory over HTTP. */
+/** Policies from a Directory over HTTP: one base URL or several (tried in turn, src/base/failover.ts). */
 export class HttpPolicySource implements EventPolicySource {
-  private readonly base: string;
+  private readonly failover: BaseFailover;
 
-  constructor(directoryUrl: string, private readonly timeoutMs = 5000) {
-    this.base = directoryUrl.replace(/\/+$/, '');
+  constructor(
+    directoryUrls: string | readonly string[],
+    private readonly timeoutMs = 5000,
+    logger?: Logger,
+  ) {
+    this.failover = new BaseFailover(directoryUrls, logger?.child({ component: 'directory-policies' }));
   }
 
   async policy(scope: EventScope): Promise<Record<string, unknown> | null> {
     const id = encodeURIComponent(scope.id);
     const path = scope.type === 'APPLICATION' ? `/applications/${id}/policy` : `/policies/v3/${scope.type === 'DID' ? 'did' : 'persona'}/${id}`;
-    const res = await fetch(`${this.base}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
-    const body = (await res.json()) as Record<string, unknown>;
-    if (res.status === 404) return null;
-    if (res.status !== 200 || typeof body.policy !== 'object' || body.policy === null) {
-      throw new DdnError('policy_lookup_failed', 'the Directory could not answer a policy lookup', { status: res.status, code: body.code });
+    let res: { status: number; body: Record<string, unknown> };
+    try {
+      res = await this.failover.send(async (base) => {
+        const r = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
+        return { status: r.status, body: ((await r.json()) ?? {}) as Record<string, unknown> };
+      });
+    } catch (e) {
+      if (!(e instanceof FailoverExhausted)) throw e;
+      throw new DdnError('policy_lookup_failed', 'no Directory answered a policy lookup', { attempts: e.attempts });
+    }
+    const { status, body } = res;
+    if (status === 404) return null;
+    if (status !== 200 || typeof body.policy !== 'object' || body.policy === null) {
+      throw new DdnError('policy_lookup_failed', 'the Directory could not answer a policy lookup', { status, code: body.code });
     }
     return body.policy as Record<string, unknown>;
   }

@@ -149,6 +149,18 @@ describe('loadConfig', () => {
     assert.deepEqual(c.publicUrls.relay, ['http://r1.example:9000', 'http://r2.example']);
   });
 
+  it('takes several Directory URLs, repeated or comma-separated, in order and deduplicated', () => {
+    assert.deepEqual(loadConfig([], {}).directoryUrl, []);
+    const c = loadConfig(['--directory-url', 'http://d1.example:8080/,http://d2.example', '--directory-url=http://d1.example:8080,https://d3.example/base/'], {});
+    assert.deepEqual(c.directoryUrl, ['http://d1.example:8080', 'http://d2.example', 'https://d3.example/base']);
+    assert.ok(Object.isFrozen(c.directoryUrl));
+    const env = loadConfig([], { DDN_DIRECTORY_URL: 'http://e1.example, http://e2.example' });
+    assert.deepEqual(env.directoryUrl, ['http://e1.example', 'http://e2.example']);
+    assert.deepEqual(loadConfig(['--directory-url', 'http://f.example'], { DDN_DIRECTORY_URL: 'http://e1.example' }).directoryUrl, ['http://f.example']);
+    assert.match(configError(['--directory-url', 'http://d1.example,ftp://d2.example']).message, /--directory-url: must be an http\(s\) URL, got 'ftp:\/\/d2.example'/);
+    assert.equal(configError(['--directory-url', 'http://d1.example,,http://d2.example']).option, '--directory-url');
+  });
+
   it('takes the last of a repeated single-valued flag', () => {
     assert.equal(loadConfig(['--directory-port', '1000', '--directory-port', '2000'], {}).ports.directory, 2000);
   });

@@ -1,6 +1,7 @@
 /**
  * The three roles as separate nodes with real HTTP between them: a Directory, a Cache and a Relay, the latter
- * two asking the Directory through HttpDirectoryPort (`--directory-url`); loopback endpoints allowed with
+ * two asking the Directory through HttpDirectoryPort (`--directory-url`; the Relay is given a dead Directory URL
+ * first and fails over to the live one, for lookups and for its node registration); loopback endpoints allowed with
  * `--allow-private-endpoints`. A sender posts to the Relay, the recipient retrieves from the Cache with signed
  * proofs and acknowledges; chunk sets; a Cache outage and recovery; a live WebSocket session; alias and persona
  * recipients; the Directory going away.
@@ -21,6 +22,8 @@ import { registerNamedPersona } from './ledger-setup.js';
 type Body = Record<string, unknown>;
 const profile = makeProfile('platform');
 const enc = encodeURIComponent;
+/** Nothing listens on the discard port: connections are refused. */
+const DEAD_DIRECTORY = 'http://127.0.0.1:9';
 
 describe('Directory, Relay and Cache as separate nodes', () => {
   let dir: TestNode;
@@ -38,7 +41,7 @@ describe('Directory, Relay and Cache as separate nodes', () => {
     cache = await startTestNode(['--roles', 'cache', '--directory-url', dir.urls.directory!]);
     cacheDataDir = cache.dataDir;
     cachePort = Number(new URL(cache.urls.cache!).port);
-    relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints']);
+    relay = await startTestNode(['--roles', 'relay', '--directory-url', `${DEAD_DIRECTORY},${dir.urls.directory!}`, '--allow-private-endpoints']);
     await relay.identity.ready;
     r = await registerRecipientAt(httpDirectory(dir), 61, { cacheEndpoints: [cache.urls.cache!] });
   });

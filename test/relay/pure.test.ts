@@ -171,7 +171,7 @@ describe('relay configuration', () => {
   it('reads the Relay limits, staging capacity and the remote Directory URL', async () => {
     const { loadConfig } = await import('../../src/app/config.js');
     const defaults = loadConfig([], {});
-    assert.equal(defaults.directoryUrl, null);
+    assert.deepEqual(defaults.directoryUrl, []);
     assert.deepEqual(
       [defaults.relay.maxUnchunkedMessageBytes, defaults.relay.maxChunkBytes, defaults.relay.stagingMaxBytes, defaults.relay.stagingMaxSetsPerRecipient],
       [16_777_216, 2_097_152, 1_073_741_824, 64],
@@ -181,9 +181,9 @@ describe('relay configuration', () => {
         '--relay-staging-max-bytes', '9000', '--relay-staging-max-sets-per-recipient', '3'],
       {},
     );
-    assert.equal(c.directoryUrl, 'http://dir.example:8080');
+    assert.deepEqual(c.directoryUrl, ['http://dir.example:8080']);
     assert.deepEqual([c.relay.maxUnchunkedMessageBytes, c.relay.maxChunkBytes, c.relay.stagingMaxBytes, c.relay.stagingMaxSetsPerRecipient], [1000, 500, 9000, 3]);
-    assert.equal(loadConfig([], { DDN_DIRECTORY_URL: 'https://d.example' }).directoryUrl, 'https://d.example');
+    assert.deepEqual(loadConfig([], { DDN_DIRECTORY_URL: 'https://d.example' }).directoryUrl, ['https://d.example']);
     assert.throws(() => loadConfig(['--directory-url', 'ftp://x'], {}), /--directory-url/);
     assert.throws(() => loadConfig(['--relay-staging-max-sets-per-recipient', '0'], {}), /--relay-staging-max-sets-per-recipient/);
   });
