@@ -249,17 +249,22 @@ export class Ledger {
 
   /**
    * Pending transactions another process admitted (shared pool): each joins the pool if it passes against the
-   * pool state; one that no longer does is left for the block producer to drop.
+   * pool state. Returns those that do not (undecodable, or no longer valid), as failed records for the block
+   * producer to drop.
    */
-  adoptPending(txs: readonly TxRecord[]): void {
+  adoptPending(txs: readonly TxRecord[]): TxRecord[] {
+    const rejected: TxRecord[] = [];
+    const now = this.poolNowMs();
     for (const tx of txs) {
       if (this.poolIndex.has(tx.txHash)) continue;
       const entry = this.entryFromStored(tx);
-      if (!entry) continue;
-      const failure = applyAtomically(this.poolState, this.ctx(this.poolNowMs(), this.head.number + 1, tx.txHash), entry.call,
-        this.opts.handlers);
-      if (!failure) this.addToPool(entry);
+      const failure = entry
+        ? applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, tx.txHash), entry.call, this.opts.handlers)
+        : new LedgerFailure('MalformedExtrinsic', 'Ledger');
+      if (entry && !failure) this.addToPool(entry);
+      else if (failure) rejected.push(droppedRecord(tx, failure, now));
     }
+    return rejected;
   }
 
   /** True when an identical extrinsic is waiting in the pool. */
@@ -275,10 +280,11 @@ export class Ledger {
 
   /**
    * The next block out of the pool, not yet stored: its header, state writes, the outcome of each extrinsic, and
-   * the pooled transactions the new head invalidates (dropped as failed).
+   * the pooled transactions the new head invalidates (dropped as failed). Null when the pool is empty, unless
+   * `allowEmpty` (a shared pool's producer recording drops).
    */
-  buildBlock(): BuiltBlock | null {
-    if (this.pool.length === 0) return null;
+  buildBlock(opts: { allowEmpty?: boolean } = {}): BuiltBlock | null {
+    if (this.pool.length === 0 && opts.allowEmpty !== true) return null;
     const number = this.head.number + 1;
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
     const taken = this.pool.slice(0, this.maxPerBlock);
@@ -368,11 +374,8 @@ export class Ledger {
     const dropped: TxRecord[] = [];
     for (const e of entries) {
       const failure = applyAtomically(state, this.ctx(nowMs, blockNumber, e.tx.txHash), e.call, this.opts.handlers);
-      if (failure) {
-        const rec: TxRecord = { ...e.tx, status: 'failed', error: failureToTxError(failure), finishedAtMs: nowMs };
-        delete rec.bytes;
-        dropped.push(rec);
-      } else pool.push(e);
+      if (failure) dropped.push(droppedRecord(e.tx, failure, nowMs));
+      else pool.push(e);
     }
     return { state, pool, dropped };
   }
@@ -463,6 +466,13 @@ function canonicalCall(call: Call): { bytes: Uint8Array; call: Call } {
   const decoded = decodeExtrinsic(bytes);
   if (!decoded) throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
   return { bytes, call: decoded };
+}
+
+/** A pooled transaction that failed without being included: `failed`, with its error, bytes no longer kept. */
+function droppedRecord(tx: TxRecord, failure: LedgerFailure, nowMs: number): TxRecord {
+  const rec: TxRecord = { ...tx, status: 'failed', error: failureToTxError(failure), finishedAtMs: nowMs };
+  delete rec.bytes;
+  return rec;
 }
 
 function failureToTxError(f: LedgerFailure): TxRecord['error'] {

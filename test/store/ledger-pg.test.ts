@@ -5,7 +5,10 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { metaOf, registerCall, didOf, seedKey } from '../ledger/harness.js';
+import { to0x } from '../../src/base/bytes.js';
+import { encodeExtrinsic, txHashOf } from '../../src/ledger/extrinsic.js';
+import { insertPending } from '../../src/store/postgres/ledger-tables.js';
+import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
 import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 import { ledgerContract, type ContractCluster } from './ledger-contract.js';
@@ -68,6 +71,35 @@ if (PG_URL) {
         await eventually(procs, () => procs.every((p) => p.ledger.txView(rb.txHash)?.status === 'finalized'), 'b in a block everywhere');
         assert.ok(procs[0]!.ledger.headRef().number > head, 'blocks continue under the new leader');
         assert.equal(leaders(procs).length, 1);
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('drops, as failed, pending rows no process can adopt (invalid by now, or undecodable)', async () => {
+      const d = await pgLedgerDeployment();
+      const procs = [await d.start(0), await d.start(1)];
+      try {
+        const did = didOf(704);
+        const first = registerCall(did, seedKey(54));
+        const r = await procs[0]!.ledger.admit(first, metaOf(first));
+        await eventually(procs, () => procs.every((p) => p.ledger.txView(r.txHash)?.status === 'finalized'), 'registered');
+        // Rows written past the admission checks (as a buggy or older process might): both must leave the pool.
+        const again = registerCall(did, seedKey(54), { alias: 'late-comer' });
+        const stale = { txHash: to0x(txHashOf(encodeExtrinsic(again))), extrinsic: again.name, status: 'pending' as const,
+          submittedAtMs: T0, meta: metaOf(again), bytes: encodeExtrinsic(again) };
+        const garbage = { ...stale, txHash: `0x${'ab'.repeat(32)}`, bytes: new Uint8Array([0xff, 0x00, 0x01]) };
+        await insertPending(procs[0]!.pool, stale);
+        await insertPending(procs[0]!.pool, garbage);
+        await eventually(procs, () => procs.every((p) => p.ledger.txView(stale.txHash)?.status === 'failed'), 'the stale row failed');
+        for (const p of procs) {
+          assert.equal(p.ledger.txView(stale.txHash)?.tx.error?.name, 'DidAlreadyExists');
+          assert.equal(p.ledger.txView(garbage.txHash)?.tx.error?.name, 'MalformedExtrinsic');
+          assert.equal(p.ledger.pendingEntries().length, 0);
+        }
+        const left = await procs[0]!.pool.query("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
+        assert.equal(left.rows[0].n, 0);
       } finally {
         for (const p of procs) await p.close();
         await d.drop();

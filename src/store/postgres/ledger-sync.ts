@@ -22,7 +22,7 @@ import { DdnError } from '../../base/errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
 import type { Admission, Ledger, PoolCoordinator } from '../../ledger/chain.js';
 import { LedgerFailure } from '../../ledger/errors.js';
-import type { LedgerStore, StoredBlock } from '../../ledger/store.js';
+import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
 import {
   ADMISSION_LOCK,
   blockHashAt,
@@ -103,6 +103,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private session: pg.Client | undefined;
   private leader = false;
   private lastPendingSeq = 0;
+  /** Pending rows this process could not adopt; the producer drops them with its next block. */
+  private readonly unadoptable = new Map<string, TxRecord>();
   private lastCatchUpMs = 0;
   private catchUpQueued = false;
   private timer: NodeJS.Timeout | undefined;
@@ -173,11 +175,14 @@ export class PgLedgerSync implements PoolCoordinator {
   private async catchUp(c: pg.ClientBase): Promise<void> {
     for (;;) {
       const batch = await blocksFrom(c, this.o.ledger.headNumber + 1, CATCH_UP_BATCH);
-      for (const b of batch) this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
+      for (const b of batch) {
+        this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
+        for (const t of b.txs) this.unadoptable.delete(t.txHash);
+      }
       if (batch.length < CATCH_UP_BATCH) break;
     }
     const pending = await pendingAfter(c, this.lastPendingSeq);
-    this.o.ledger.adoptPending(pending.txs);
+    for (const t of this.o.ledger.adoptPending(pending.txs)) this.unadoptable.set(t.txHash, t);
     this.lastPendingSeq = pending.lastSeq;
     this.lastCatchUpMs = Date.now();
   }
@@ -236,7 +241,7 @@ export class PgLedgerSync implements PoolCoordinator {
       if (this.session === undefined) await this.connectSession();
       const session = this.session;
       const produce = (this.o.produce ?? true) && (await this.compete());
-      if (produce && this.o.ledger.pendingEntries().length > 0) await this.queue.run(() => this.produceBlock());
+      if (produce && (this.o.ledger.pendingEntries().length > 0 || this.unadoptable.size > 0)) await this.queue.run(() => this.produceBlock());
       else if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp();
     } catch (err) {
       if (!this.closed) this.o.logger?.warn({ err }, 'ledger tick failed');
@@ -281,15 +286,18 @@ export class PgLedgerSync implements PoolCoordinator {
     try {
       await c.query(`SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
       await this.catchUp(c);
-      const built = this.o.ledger.buildBlock();
-      if (!built) {
+      const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
+      if (!next) {
         await c.query('ROLLBACK');
         return;
       }
+      // Rows this process could not adopt leave the shared pool with this block, as failed.
+      const built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
       await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped]);
       await c.query('SELECT pg_notify($1, $2)', [this.channel, 'block']);
       await c.query('COMMIT');
       this.o.ledger.commitBuilt(built);
+      this.unadoptable.clear();
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw e;
