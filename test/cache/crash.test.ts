@@ -5,20 +5,18 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startNode } from '../../src/app/node.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from './harness.js';
+import { serveProcess, type ServeProcess } from '../support/serve-process.js';
 import { fetchJson, httpDirectory } from './http-support.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PUBLIC_CACHE = 'https://cache.crash.example';
 const ACCEPTED_BEFORE_KILL = 300;
 const WORKERS = 16;
@@ -28,34 +26,11 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-interface Server {
-  proc: ChildProcess;
-  url: string;
-  exited: Promise<unknown>;
-}
-
-/** `ddn serve --roles cache` on `dataDir`; resolves once it prints its listening line. */
-function serveCache(dataDir: string): Promise<Server> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_')) env[k] = v;
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/entry-dev.ts', 'serve', '--data-dir', dataDir, '--roles', 'cache', '--cache-port', '0',
-      '--public-cache-url', PUBLIC_CACHE, '--log-level', 'silent'],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const exited = new Promise((resolve) => proc.on('close', resolve));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-    proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
-      out += s;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve({ proc, url: (JSON.parse(out.slice(0, nl)) as { cache_url: string }).cache_url, exited });
-    });
-    void exited.then(() => reject(new Error(`ddn serve exited before listening:\n${err}`)));
-  });
+/** `ddn serve --roles cache` on `dataDir`, with the Cache's URL. */
+async function serveCache(dataDir: string): Promise<ServeProcess & { url: string }> {
+  const p = await serveProcess(['--data-dir', dataDir, '--roles', 'cache', '--cache-port', '0', '--public-cache-url', PUBLIC_CACHE,
+    '--log-level', 'silent']);
+  return Object.assign(p, { url: p.urls.cache! });
 }
 
 describe('crash durability', () => {

@@ -5,55 +5,32 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadNodeKey } from '../../src/app/node-keys.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { nodeDidFor } from '../../src/relay/node-identity.js';
 import { isoSeconds, proofHeaders, registerRecipientAt } from '../cache/harness.js';
+import { serveProcess, type ServeProcess } from '../support/serve-process.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { startTestNode } from '../support/network.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const profile = makeProfile('platform');
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  exited: Promise<unknown>;
-}
+/** `ddn serve --roles relay` against a remote Directory, with the Relay's URL. */
+type Child = ServeProcess & { url: string };
 
-/** `ddn serve --roles relay` against a remote Directory; resolves once it prints its listening line. */
-function serveRelay(dataDir: string, directoryUrl: string): Promise<Child> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_')) env[k] = v;
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/entry-dev.ts', 'serve', '--data-dir', dataDir, '--roles', 'relay', '--relay-port', '0',
-      '--directory-url', directoryUrl, '--allow-private-endpoints', '--log-level', 'silent'],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const exited = new Promise((resolve) => proc.on('close', resolve));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-    proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
-      out += s;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve({ proc, url: (JSON.parse(out.slice(0, nl)) as { relay_url: string }).relay_url, exited });
-    });
-    void exited.then(() => reject(new Error(`ddn serve exited before listening:\n${err}`)));
-  });
+async function serveRelay(dataDir: string, directoryUrl: string): Promise<Child> {
+  const p = await serveProcess(['--data-dir', dataDir, '--roles', 'relay', '--relay-port', '0', '--directory-url', directoryUrl,
+    '--allow-private-endpoints', '--log-level', 'silent']);
+  return Object.assign(p, { url: p.urls.relay! });
 }
 
 describe('relay staging crash durability', () => {
