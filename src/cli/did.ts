@@ -62,38 +62,23 @@ const create = leaf('ddn did create', {
 
 const DID_ARG = { did: { type: 'string', arg: 'DID', help: 'the DID (or give it as the argument)' }, ...DIRECTORY_OPTIONS } as const;
 
-const resolve = leaf('ddn did resolve', {
-  summary: 'print the finalized DID record',
-  synopsis: 'DID',
-  options: DID_ARG,
-  positionals: ['DID'],
-  async run(_ctx, o, p) {
-    const did = oneDid(o.did, p);
-    return (await directoryContext(o)).client.resolve(did);
-  },
-});
+/** A read of one DID through the SDK's DirectoryClient. */
+function didRead(name: string, summary: string, read: 'resolve' | 'registrationStatus' | 'nonces') {
+  return leaf(`ddn did ${name}`, {
+    summary,
+    synopsis: 'DID',
+    options: DID_ARG,
+    positionals: ['DID'],
+    async run(_ctx, o, p) {
+      const did = oneDid(o.did, p);
+      return (await directoryContext(o)).client[read](did);
+    },
+  });
+}
 
-const status = leaf('ddn did status', {
-  summary: 'print the registration status (pending, confirmed, missing)',
-  synopsis: 'DID',
-  options: DID_ARG,
-  positionals: ['DID'],
-  async run(_ctx, o, p) {
-    const did = oneDid(o.did, p);
-    return (await directoryContext(o)).client.registrationStatus(did);
-  },
-});
-
-const nonces = leaf('ddn did nonces', {
-  summary: 'print the next usable nonce of every domain',
-  synopsis: 'DID',
-  options: DID_ARG,
-  positionals: ['DID'],
-  async run(_ctx, o, p) {
-    const did = oneDid(o.did, p);
-    return (await directoryContext(o)).client.nonces(did);
-  },
-});
+const resolve = didRead('resolve', 'print the finalized DID record', 'resolve');
+const status = didRead('status', 'print the registration status (pending, confirmed, missing)', 'registrationStatus');
+const nonces = didRead('nonces', 'print the next usable nonce of every domain', 'nonces');
 
 /** The `did` command. */
 export const didCommand = group('ddn did', 'create, read and change DIDs (keys stay on this machine)', { create, resolve, status, nonces, ...DID_MUTATIONS });
