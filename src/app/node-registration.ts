@@ -1,8 +1,8 @@
 /**
  * Registers the node identity (http-api.md §0.1, §10.6) through the Directory SDK: in this node's own ledger
  * (the SDK's fetch served in-process by a Directory server that never listens) or at a remote Directory
- * (`--directory-url`). Idempotent across restarts: a confirmed DID is left alone unless its `#relay` service no
- * longer lists the node's public Relay URLs, which are then updated. Runs in the background with backoff
+ * (`--directory-url`). Idempotent across restarts: a confirmed DID is left alone unless its service (`#relay`,
+ * or `#cache` on a Cache-only node) no longer lists the node's public URLs, which are then updated. Runs in the background with backoff
  * until the DID is confirmed with the wanted service, or until stopped.
  */
 import type { Logger } from 'pino';
@@ -13,15 +13,15 @@ import type { HttpServer } from '../http/server.js';
 import type { Service } from '../protocol/document.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { nodeDocument, relayServiceOf, serviceMatches } from '../relay/node-identity.js';
+import { nodeDocument, nodeServiceOf, serviceMatches } from '../relay/node-identity.js';
 
 /** Options of {@link startNodeRegistration}. */
 export interface NodeRegistrationOptions {
   client: DirectoryClient;
   profile: Profile;
   identity: NodeIdentity;
-  /** The public Relay URLs the `#relay` service must list (none: no service). */
-  relayUrls: readonly string[];
+  /** The public URLs the node's service must list (none: no service). */
+  serviceUrls: readonly string[];
   logger?: Logger;
   /** Pause while a registration or change waits for finality (default 200 ms). */
   pollMs?: number;
@@ -60,7 +60,7 @@ interface LoopState {
   submitted: boolean;
 }
 
-/** One pass: registers, waits, or updates the `#relay` service; 'done' when nothing is left to do. */
+/** One pass: registers, waits, or updates the node's service; 'done' when nothing is left to do. */
 async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step> {
   const { client, identity } = o;
   const status = await client.registrationStatus(identity.did);
@@ -71,7 +71,7 @@ async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step>
       state.submitted = false;
       throw new Error(`the node DID registration failed: ${status.last_error?.code ?? 'not included'}`);
     }
-    const doc = nodeDocument(o.profile, identity, o.relayUrls);
+    const doc = nodeDocument(o.profile, identity, o.serviceUrls);
     const didDocument: DidDocumentJson = {
       id: doc.id,
       verificationMethod: doc.verificationMethod,
@@ -87,7 +87,7 @@ async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step>
     o.logger?.error({ node_did: identity.did }, 'the node DID is deactivated; node-signed requests will be refused');
     return 'done';
   }
-  const wanted = relayServiceOf(o.profile, identity.did, o.relayUrls);
+  const wanted = nodeServiceOf(o.profile, identity, o.serviceUrls);
   if (wanted === null) return 'done';
   const record = await client.resolve(identity.did);
   const current = record.document?.service.find((s) => s.id === wanted.id);
@@ -95,7 +95,7 @@ async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step>
   if (record.pending_document_action === true) return 'wait';
   const action = current === undefined ? 'AddService' : 'UpdateService';
   await client.mutate(identity.did, identity.key, 'root', action, { service: toServiceJson(wanted) });
-  o.logger?.info({ node_did: identity.did, endpoints: wanted.serviceEndpoint }, 'node relay service update submitted');
+  o.logger?.info({ node_did: identity.did, endpoints: wanted.serviceEndpoint }, 'node service update submitted');
   return 'wait';
 }
 

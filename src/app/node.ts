@@ -97,7 +97,9 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const profile = makeProfile(config.profile);
   const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
-  const identity = nodeIdentityOf(profile, loadNodeKey(config.dataDir));
+  // A node acts under its Relay service, or, without a Relay, under its Cache service (event Calls).
+  const acting = config.roles.includes('relay') || !config.roles.includes('cache') ? 'relay' : 'cache';
+  const identity = nodeIdentityOf(profile, loadNodeKey(config.dataDir), acting);
 
   const cleanups: (() => void | Promise<void>)[] = [];
   /** Runs the teardown steps in reverse order of setup; every step runs, the first failure is rethrown. */
@@ -267,7 +269,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       client,
       profile,
       identity,
-      relayUrls: publicUrls.relay,
+      serviceUrls: acting === 'relay' ? publicUrls.relay : publicUrls.cache,
       logger: logger.child({ role: 'node' }),
     });
     cleanups.push(() => {

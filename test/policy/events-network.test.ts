@@ -198,6 +198,14 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     const nodeKey = loadNodeKey(cacheDir).publicKey;
     assert.equal(headers.keyId, `${cache.identity.did}#node`);
     assert.ok(verifyEd25519(nodeKey, utf8(text), parseBase64(headers.signature)!), 'the §10.6 signature verifies with the node key');
+    // A Cache-only node acts under its own, published Cache service, which authorizes the node key (§10.6, §10.9).
+    assert.equal(headers.serviceId, `${cache.identity.did}#cache`);
+    await cache.identity.ready;
+    const nodeRecord = await fetchJson(`${dir.urls.directory!}/resolve/${encodeURIComponent(cache.identity.did)}`);
+    const services = (nodeRecord.body.document as { service: { id: string; type: string; serviceEndpoint: string[]; authorization: string[] }[] }).service;
+    assert.deepEqual(services, [
+      { id: headers.serviceId, type: 'PlatformCacheService', serviceEndpoint: [cacheUrl], authorization: [headers.keyId] },
+    ]);
 
     // the identical store again is deduplicated: no second event; the control envelope itself triggered nothing
     await cache.events!.idle();

@@ -8,7 +8,7 @@ import { cacheServicesOf, isLivePushEligible, storeInCaches } from '../../src/re
 import type { CacheStorer, StoreOutcome } from '../../src/relay/cache-store-client.js';
 import { DeliveryFailure, failureResult, retryAfterOf } from '../../src/relay/delivery-result.js';
 import { appendMembers } from '../../src/relay/executor.js';
-import { nodeDidFor, nodeDocument, nodeIdentityOf, relayServiceOf, serviceMatches } from '../../src/relay/node-identity.js';
+import { nodeDidFor, nodeDocument, nodeIdentityOf, nodeServiceOf, serviceMatches } from '../../src/relay/node-identity.js';
 import { checkCapacity, checkSequence, checkSetValues } from '../../src/relay/staging-rules.js';
 import { isDid } from '../../src/protocol/did.js';
 import { keyOf } from '../support/directory-flows.js';
@@ -120,10 +120,19 @@ describe('node identity document', () => {
       { id: id.serviceId, type: 'PlatformRelayService', serviceEndpoint: ['https://relay.example'], authorization: [id.keyId], priority: null },
     ]);
     assert.equal(nodeDocument(PLATFORM, id, []).service, null, 'no public Relay URL, no service');
-    const wanted = relayServiceOf(PLATFORM, id.did, ['https://relay.example'])!;
+    const wanted = nodeServiceOf(PLATFORM, id, ['https://relay.example'])!;
     assert.equal(serviceMatches(wanted, wanted), true);
     assert.equal(serviceMatches({ ...wanted, serviceEndpoint: ['https://old.example'] }, wanted), false);
     assert.equal(serviceMatches(undefined, wanted), false);
+  });
+
+  it('a Cache-only node acts under its own #cache service (event Calls are signed as it)', () => {
+    const id = nodeIdentityOf(PLATFORM, keyOf(3), 'cache');
+    assert.equal(id.did, nodeIdentityOf(PLATFORM, keyOf(3)).did, 'the same DID whatever the service');
+    assert.equal(id.serviceId, `${id.did}#cache`);
+    assert.deepEqual(nodeDocument(PLATFORM, id, ['https://cache.example']).service, [
+      { id: id.serviceId, type: 'PlatformCacheService', serviceEndpoint: ['https://cache.example'], authorization: [id.keyId], priority: null },
+    ]);
   });
 });
 
