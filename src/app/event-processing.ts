@@ -1,6 +1,6 @@
 /**
- * Wires event processing (http-api.md §10.9) into a node running the Cache role: the dispatcher subscribes to
- * the Cache's `CacheStored` events, reads policies from this node's ledger or the remote Directory, records its
+ * Wires event processing (http-api.md §10.9) into a node running the Cache or the Relay role: the dispatcher
+ * takes the Cache's `CacheStored` events and the Relay's `RelayAccepted` / `RelayDelivered` events, reads policies from this node's ledger or the remote Directory, records its
  * runs in `<data-dir>/events.sqlite`, and sends through its own outbound HTTP (address guard as configured).
  * Part of the composition root.
  */
@@ -15,6 +15,7 @@ import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { OutboundHttp } from '../relay/outbound-http.js';
+import type { RelayEvent } from '../relay/service.js';
 import type { CacheRole } from './cache-role.js';
 import type { Config } from './config.js';
 
@@ -29,7 +30,8 @@ export interface EventProcessingOptions {
   ledger: Ledger;
   /** The Directory's base URLs when it runs in other processes (tried in turn), else null. */
   remoteDirectory: readonly string[] | null;
-  cache: CacheRole;
+  /** The Cache role, whose `CacheStored` events are processed, when the node runs it. */
+  cache?: CacheRole;
   /** This node's public Relay URLs when it runs the Relay role. */
   ownRelayUrls(): readonly string[];
   logger?: Logger;
@@ -38,6 +40,8 @@ export interface EventProcessingOptions {
 
 export interface EventProcessing {
   readonly dispatcher: EventDispatcher;
+  /** Hands over a Relay event (ignored once closing). */
+  relayEvent(e: RelayEvent): void;
   /** Unsubscribes, lets queued events finish, closes the run store and outbound connections. */
   close(): Promise<void>;
 }
@@ -59,13 +63,19 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     runs,
     outbound,
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),
+    relayEndpoint: () => o.ownRelayUrls()[0] ?? null,
     ...(logger === undefined ? {} : { logger }),
   });
-  const off = o.cache.events.on('CacheStored', (e) => dispatcher.onCacheStored(e));
+  const off = o.cache?.events.on('CacheStored', (e) => dispatcher.onEvent(e));
+  let closing = false;
   return {
     dispatcher,
+    relayEvent(e) {
+      if (!closing) dispatcher.onEvent(e);
+    },
     async close() {
-      off();
+      closing = true;
+      off?.();
       await dispatcher.idle();
       outbound.close();
       runs.close();

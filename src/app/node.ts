@@ -32,7 +32,7 @@ import { openLedgerBackend } from './ledger-backend.js';
 import { loadNodeKey, loadNodeKeys } from './node-keys.js';
 import { injectFetch, startNodeRegistration, type NodeRegistration } from './node-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
-import { startEventProcessing } from './event-processing.js';
+import { startEventProcessing, type EventProcessing } from './event-processing.js';
 import type { EventDispatcher } from '../events/dispatcher.js';
 
 /** Test seams of {@link startNode}. */
@@ -71,7 +71,7 @@ export interface RunningNode {
   readonly cache?: CacheRole;
   /** The Relay role (service, staging store, live sessions, `sweep()`), when enabled. */
   readonly relay?: RelayRole;
-  /** Event processing of the Cache's `CacheStored` events (http-api.md §10.9), when the Cache role runs. */
+  /** Event processing of the Cache's and the Relay's events (http-api.md §10.9), when either role runs. */
   readonly events?: EventDispatcher;
   /** The node DID the Relay signs node-to-node requests as. */
   readonly identity: NodeIdentityInfo;
@@ -165,6 +165,8 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       cleanups.push(() => role.close());
     }
     let relay: RelayRole | undefined;
+    // Set once event processing starts (below); the Relay's events before that are not processed.
+    let events: EventProcessing | undefined;
     if (config.roles.includes('relay')) {
       const staging = config.db === null ? undefined : await openPgRelayStagingStore(config.db.url, config.db.schema);
       // With --db, live pushes reach the sessions of every Relay process on the database (LISTEN/NOTIFY).
@@ -183,6 +185,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         ...(staging === undefined ? {} : { staging }),
         ...(pgLive === undefined ? {} : { liveFanout: (sessions) => pgLive.attach(sessions) }),
         identity,
+        events: (e) => events?.relayEvent(e),
         publicRelayUrls: () => publicRelay,
         publicCacheUrls: () => publicCache,
         ...(cache === undefined ? {} : { localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds) }),
@@ -194,8 +197,8 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       cleanups.push(() => role.close());
     }
 
-    const events =
-      cache === undefined
+    events =
+      cache === undefined && relay === undefined
         ? undefined
         : startEventProcessing({
             config,
@@ -205,7 +208,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
             directory,
             ledger,
             remoteDirectory,
-            cache,
+            ...(cache === undefined ? {} : { cache }),
             ownRelayUrls: () => (relay === undefined ? [] : publicRelay),
             logger,
             ...(overrides.eventOutbound === undefined ? {} : { outbound: overrides.eventOutbound }),

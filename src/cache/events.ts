@@ -6,24 +6,9 @@
 import type { Logger } from 'pino';
 import { isoMs } from '../base/clock.js';
 import type { Envelope } from '../protocol/envelope.js';
+import { eventEnvelopeContext, type EventEnvelopeContext } from '../protocol/event-envelope.js';
 import type { CacheDestination } from './destination.js';
 import type { EntryMeta } from './mailbox-store.js';
-
-/** The public envelope fields an event template may point at (`/envelope/…`, §10.9); never payload or headers. */
-export interface EventEnvelopeContext {
-  message_id: string;
-  to: string;
-  recipient_did: string;
-  tag: string | null;
-  application_id: string | null;
-  timestamp: string;
-  ttl: string | null;
-  delivery_hint: string | null;
-  message_group_id: string | null;
-  sequence_number: number | null;
-  total_chunks: number | null;
-  sender: string | null;
-}
 
 /** A Cache stored a new, non-deduplicated entry. */
 export interface CacheStoredEvent {
@@ -92,7 +77,6 @@ export class CacheEventHub implements CacheEventSink, CacheEvents {
 
 /** The `CacheStored` event of a new entry stored from `env` through `destination`. */
 export function cacheStoredEvent(env: Envelope, persona: string | null, destination: CacheDestination, e: EntryMeta): CacheStoredEvent {
-  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
     type: 'CacheStored',
     message_id: e.messageId,
@@ -106,19 +90,6 @@ export function cacheStoredEvent(env: Envelope, persona: string | null, destinat
     expires_at: isoMs(e.expiresAtMs),
     service_id: destination.serviceId,
     endpoint: destination.endpoint,
-    envelope: {
-      message_id: env.messageId,
-      to: env.to,
-      recipient_did: e.recipientDid,
-      tag: env.tag,
-      application_id: env.applicationId,
-      timestamp: env.timestampText,
-      ttl: text(env.fields.ttl),
-      delivery_hint: text(env.fields.delivery_hint),
-      message_group_id: env.chunk?.groupId ?? null,
-      sequence_number: env.chunk?.sequence ?? null,
-      total_chunks: env.chunk?.total ?? null,
-      sender: env.sender?.did ?? null,
-    },
+    envelope: eventEnvelopeContext(env, e.recipientDid),
   };
 }

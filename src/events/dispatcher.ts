@@ -1,6 +1,7 @@
 /**
- * Event processing (http-api.md §10.9) for `CacheStored`: after a Cache stored a new entry, the policies
- * consulted are the v3 policy of `Application(application_id)` (when the envelope names an `Active`
+ * Event processing (http-api.md §10.9) for `CacheStored` (a Cache stored a new entry), `RelayAccepted` (a Relay
+ * answered 202 for an unchunked envelope or a completed set) and `RelayDelivered` (that delivery succeeded): the
+ * policies consulted are the v3 policy of `Application(application_id)` (when the envelope names an `Active`
  * application), the recipient's v3 `Did` policy, and the addressed persona's v3 policy (when deliverable). In
  * each, the eligible rules are those with an `EventEquals` condition for the event whose conditions all match
  * (tag and recipient as in resolution); the highest priority wins (first on ties), and its plan's Send and Call
@@ -11,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import type { CacheStoredEvent } from '../cache/events.js';
+import type { RelayEvent } from '../relay/service.js';
 import { ruleMatches } from '../ledger/runtime/conditions.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
@@ -35,6 +37,8 @@ export interface EventDispatcherDeps {
   outbound: OutboundHttp;
   /** Relays Send steps post to (see send.ts). */
   relayUrls(): readonly string[];
+  /** This node's public Relay URL (`/node/endpoint` of Relay events), when it runs the Relay. */
+  relayEndpoint(): string | null;
   logger?: Logger;
 }
 
@@ -63,14 +67,17 @@ export function eventWinner(policy: Json, event: 'CacheStored' | 'RelayAccepted'
   return winner?.json ?? null;
 }
 
-/** Runs event-bound rules for `CacheStored` events. */
+/** An event of this node's Cache or Relay. */
+export type NodeEvent = CacheStoredEvent | RelayEvent;
+
+/** Runs event-bound rules for the events of this node's roles. */
 export class EventDispatcher {
   private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: EventDispatcherDeps) {}
 
-  /** Queues the event; returns at once (the Cache response is never delayed or changed). */
-  onCacheStored(e: CacheStoredEvent): void {
+  /** Queues the event; returns at once (the Cache or Relay response is never delayed or changed). */
+  onEvent(e: NodeEvent): void {
     if (e.tag === this.deps.profile.controlTag) return;
     this.queue = this.queue
       .then(() => this.process(e))
@@ -82,7 +89,7 @@ export class EventDispatcher {
     return this.queue;
   }
 
-  private async scopes(e: CacheStoredEvent): Promise<EventScope[]> {
+  private async scopes(e: NodeEvent): Promise<EventScope[]> {
     const scopes: EventScope[] = [];
     if (e.application_id !== null) scopes.push({ type: 'APPLICATION', id: e.application_id });
     scopes.push({ type: 'DID', id: e.recipient_did });
@@ -93,7 +100,14 @@ export class EventDispatcher {
     return scopes;
   }
 
-  private async process(e: CacheStoredEvent): Promise<void> {
+  /** `/node/…`: the Cache's service and endpoint the store came through, or the Relay's own. */
+  private nodeContext(e: NodeEvent): Record<string, unknown> {
+    const did = this.deps.identity.did;
+    if (e.type === 'CacheStored') return { did, role: 'cache', service_id: e.service_id ?? null, endpoint: e.endpoint };
+    return { did, role: 'relay', service_id: this.deps.identity.serviceId, endpoint: this.deps.relayEndpoint() };
+  }
+
+  private async process(e: NodeEvent): Promise<void> {
     const { deps } = this;
     for (const scope of await this.scopes(e)) {
       const policy = await deps.policies.policy(scope);
@@ -108,7 +122,7 @@ export class EventDispatcher {
         event: { ...event },
         envelope: { ...envelope },
         policy: { policy_id: policyId, policy_revision: policy.revision, rule_id: ruleId, scope: policy.scope, operator_did: policy.operator_did },
-        node: { did: deps.identity.did, role: 'cache', service_id: e.service_id ?? null, endpoint: e.endpoint },
+        node: this.nodeContext(e),
       };
       const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id);
       deps.logger?.info({ message_id: e.message_id, policy_id: policyId, rule_id: ruleId, ok }, 'event rule ran');

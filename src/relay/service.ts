@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
+import { eventEnvelopeContext, type EventEnvelopeContext } from '../protocol/event-envelope.js';
 import { nodeSignatureError } from '../protocol/node-signature.js';
 import { failureResult, NO_ATTEMPT, successResult, type DeliveryResult } from './delivery-result.js';
 import type { DeliveryExecutor, DeliveryJob } from './executor.js';
@@ -26,6 +27,8 @@ export interface RelayEvent {
   chunked: boolean;
   message_group_id: string | null;
   occurred_at: string;
+  /** The envelope's public fields for `/envelope/…` template pointers. */
+  envelope: EventEnvelopeContext;
 }
 
 /** The executors step 14 chooses from. */
@@ -226,6 +229,7 @@ export class RelayService {
         chunked: env.chunk !== null,
         message_group_id: env.chunk?.groupId ?? null,
         occurred_at: isoMs(this.deps.clock.nowMs()),
+        envelope: eventEnvelopeContext(env, view.recipient.did),
       });
     } catch (err) {
       this.deps.logger?.warn({ err }, 'relay event handler failed');

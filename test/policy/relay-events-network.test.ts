@@ -1,0 +1,121 @@
+/**
+ * Relay events (http-api.md §10.9) on separate Directory, Relay and Cache nodes: a recipient's v3 DID policy binds
+ * one rule to `RelayAccepted` and one to `RelayDelivered`; relaying one envelope runs each rule's Send step once,
+ * on the Relay node, with the `/node/…` context of the Relay (its role, service and endpoint), and the control
+ * envelopes they send trigger nothing further (loop guard).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
+import { decodeFileRecord } from '../../src/protocol/file-record.js';
+import { multibaseX25519 } from '../../src/protocol/keys.js';
+import { aadFieldsOf, openPayload } from '../../src/protocol/payload-crypto.js';
+import { registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
+import type { TestNode } from '../support/network.js';
+import {
+  directoryOf,
+  envelope,
+  profile,
+  pullFrom,
+  relayPost,
+  setPolicy,
+  startCacheNode,
+  startDirectoryNode,
+  startRelayNode,
+  type Body,
+} from './network-support.js';
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay', () => {
+  let dir: TestNode;
+  let cache: TestNode;
+  let relay: TestNode;
+  let r: Recipient;
+  const controlSeed = 93;
+  const controlDid = didOf(controlSeed, profile.p);
+  const controlKey = keyOf(controlSeed);
+  const ka = generateX25519KeyPair();
+  const control = { did: controlDid, key: controlKey, keyId: kid(controlDid, 'key-1'), serviceId: kid(controlDid, 'cache') };
+
+  before(async () => {
+    dir = await startDirectoryNode();
+    cache = await startCacheNode(dir);
+    relay = await startRelayNode(dir);
+    const h = directoryOf(dir);
+    await registerDid(h, controlSeed, {
+      did: controlDid,
+      key: controlKey,
+      document: {
+        id: controlDid,
+        verificationMethod: [vmOf(controlDid, 'key-1', controlKey)],
+        authentication: [kid(controlDid, 'key-1')],
+        keyAgreement: [{ id: kid(controlDid, 'ka-1'), type: 'X25519KeyAgreementKey2020', controller: controlDid, publicKeyMultibase: multibaseX25519(ka.publicKey) }],
+        service: [{ id: kid(controlDid, 'cache'), type: 'PlatformCacheService', serviceEndpoint: [cache.urls.cache!], authorization: [kid(controlDid, 'key-1')] }],
+      },
+    });
+    r = await registerRecipientAt(h, 94, { cacheEndpoints: [cache.urls.cache!] });
+    const template = (kind: string) => ({
+      kind,
+      message: { $from: '/envelope/message_id' },
+      event: { $from: '/event/type' },
+      role: { $from: '/node/role' },
+      service: { $from: '/node/service_id' },
+      endpoint: { $from: '/node/endpoint' },
+    });
+    const sendRule = (id: string, event: string, priority: number) => ({
+      id,
+      priority,
+      conditions: [{ type: 'EventEquals', value: event }],
+      action: {
+        type: 'DeliveryPlan/v1',
+        entry_step: 'notify',
+        steps: [{ id: 'notify', operation: 'Send', recipient_did: controlDid, payload_template: template(id) }],
+        transitions: [],
+      },
+    });
+    await setPolicy(dir, { did: r.did, key: r.key }, 'did', r.did, [sendRule('accepted', 'RelayAccepted', 1), sendRule('delivered', 'RelayDelivered', 2)]);
+  });
+  after(async () => {
+    await relay?.stop();
+    await cache?.stop();
+    await dir?.stop();
+  });
+
+  it('sends one control envelope per event, rendered with the Relay node context', async () => {
+    const env = envelope(r.did);
+    const res = await relayPost(relay, env);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'cached', 'event-bound rules do not change delivery');
+    assert.ok((await pullFrom(cache.urls.cache!, r)).some((m) => m.message_id === env.message_id), 'the envelope itself is delivered');
+
+    const controls = await until('both control envelopes', async () => {
+      const got = (await pullFrom(cache.urls.cache!, control)).filter((m) => (m.envelope as Body).tag === profile.controlTag);
+      return got.length >= 2 ? got : undefined;
+    });
+    const rendered = controls.map((m) => {
+      const e = m.envelope as Body;
+      const record = decodeFileRecord(profile, openPayload(profile, e.payload, aadFieldsOf(e), ka.privateKey));
+      return JSON.parse(Buffer.from(record.data).toString('utf8')) as Body;
+    });
+    const node = { role: 'relay', service: relay.identity.did + '#relay', endpoint: relay.urls.relay };
+    assert.deepEqual(
+      rendered.sort((a, b) => String(a.kind).localeCompare(String(b.kind))),
+      [
+        { kind: 'accepted', message: env.message_id, event: 'RelayAccepted', ...node },
+        { kind: 'delivered', message: env.message_id, event: 'RelayDelivered', ...node },
+      ],
+    );
+    await relay.events!.idle();
+    const after = (await pullFrom(cache.urls.cache!, control)).filter((m) => (m.envelope as Body).tag === profile.controlTag);
+    assert.equal(after.length, 2, 'the control envelopes themselves trigger no rule');
+  });
+});
