@@ -44,6 +44,10 @@ function tooLarge(limits: BodyLimits): BodyError {
   return new BodyError(e, true);
 }
 
+function malformed(): BodyError {
+  return new BodyError(new DdnError('invalid_request', 'malformed request'), true);
+}
+
 /**
  * The body bytes of `req`, or `undefined` for a bodyless method or a request that announces no body. Rejects
  * with a {@link BodyError}.
@@ -64,6 +68,9 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
   const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
   if (declared > limits.limitBytes) return Promise.reject(tooLarge(limits));
   return new Promise((resolve, reject) => {
+    // With a Content-Length the bytes go straight into one buffer of that size (allocated when the first bytes
+    // arrive), so a large body is held once, not as chunks plus their concatenation.
+    let into: Buffer | undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     const detach = () => {
@@ -71,28 +78,29 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
       req.removeListener('end', onEnd);
       req.removeListener('error', onError);
     };
+    const fail = (e: BodyError) => {
+      detach();
+      reject(e);
+    };
     const onData = (chunk: Buffer | string) => {
       const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      received += b.length;
-      if (received > limits.limitBytes) {
-        detach();
-        reject(tooLarge(limits));
-        return;
+      if (received + b.length > limits.limitBytes) return fail(tooLarge(limits));
+      if (Number.isNaN(declared)) {
+        chunks.push(b);
+      } else {
+        if (received + b.length > declared) return fail(malformed());
+        into ??= Buffer.allocUnsafe(declared);
+        b.copy(into, received);
       }
-      chunks.push(b);
+      received += b.length;
     };
     const onEnd = () => {
       detach();
-      if (!Number.isNaN(declared) && received !== declared) {
-        reject(new BodyError(new DdnError('invalid_request', 'malformed request'), true));
-        return;
-      }
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+      if (Number.isNaN(declared)) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+      else if (received !== declared) reject(malformed());
+      else resolve(into ?? Buffer.alloc(0));
     };
-    const onError = () => {
-      detach();
-      reject(new BodyError(new DdnError('invalid_request', 'malformed request'), true));
-    };
+    const onError = () => fail(malformed());
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
