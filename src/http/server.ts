@@ -32,9 +32,12 @@ export interface HttpResponse {
    * A JSON object already serialised, sent as is instead of `body` — for bodies that embed large stored
    * texts (the Cache's envelopes) which should not be parsed and serialised again.
    */
-  payload?: Buffer | string;
+  payload?: JsonPayload;
   headers?: Record<string, string>;
 }
+
+/** A serialised JSON object: text, bytes, or bytes in parts sent in order (large stored envelopes, uncopied). */
+export type JsonPayload = Buffer | string | readonly Buffer[];
 
 /** Builds an {@link HttpResponse}. */
 export function json(status: number, body: object, headers?: Record<string, string>): HttpResponse {
@@ -42,7 +45,7 @@ export function json(status: number, body: object, headers?: Record<string, stri
 }
 
 /** An {@link HttpResponse} whose body is the pre-serialised JSON object `payload`. */
-export function jsonPayload(status: number, payload: Buffer | string, headers?: Record<string, string>): HttpResponse {
+export function jsonPayload(status: number, payload: JsonPayload, headers?: Record<string, string>): HttpResponse {
   return headers === undefined ? { status, body: {}, payload } : { status, body: {}, payload, headers };
 }
 
@@ -120,7 +123,7 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
 interface Outgoing {
   status: number;
   headers: Record<string, string> | undefined;
-  payload: Buffer | string;
+  payload: JsonPayload;
   /** Close the connection after the response (unread body bytes may follow). */
   close: boolean;
 }
@@ -137,9 +140,20 @@ function writeOutgoing(res: ServerResponse, out: Outgoing): void {
   if ((out.status === 429 || out.status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = '1';
   if (out.close) headers.connection = 'close';
   headers['content-type'] = CONTENT_TYPE;
-  headers['content-length'] = typeof out.payload === 'string' ? Buffer.byteLength(out.payload) : out.payload.length;
+  const payload = out.payload;
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+    headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+    res.writeHead(out.status, headers);
+    res.end(payload);
+    return;
+  }
+  let length = 0;
+  for (const part of payload) length += part.length;
+  headers['content-length'] = length;
   res.writeHead(out.status, headers);
-  res.end(out.payload);
+  res.cork();
+  for (const part of payload) res.write(part);
+  res.end();
 }
 
 /**

@@ -22,6 +22,9 @@ import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type Migration, type SqliteDb } from './database.js';
 import { GroupCommitWriter, type GroupCommitOptions } from './group-commit.js';
 
+/** Bytes of each stored part of a large envelope. */
+export const ENVELOPE_PART_BYTES = 1024 * 1024;
+
 export const MAILBOX_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -69,7 +72,22 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cache_nonces_expiry ON cache_nonces (expires_at_ms);
     `,
   },
+  {
+    // Envelopes above ENVELOPE_PART_BYTES keep their first part in cache_entries.envelope and the rest here, so
+    // no statement binds or reads one whole large envelope at once (each would copy it twice in memory).
+    version: 2,
+    sql: `
+      CREATE TABLE cache_envelope_parts (
+        seq INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        bytes BLOB NOT NULL,
+        PRIMARY KEY (seq, part));
+      CREATE TRIGGER cache_entries_parts_delete AFTER DELETE ON cache_entries WHEN old.size_bytes > ${ENVELOPE_PART_BYTES}
+      BEGIN DELETE FROM cache_envelope_parts WHERE seq = old.seq; END;
+    `,
+  },
 ];
+
 
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
 const SWEEP_CHUNK = 2_000;
@@ -177,6 +195,8 @@ export class SqliteMailboxStore implements MailboxStore {
       visibleMeta: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
         ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
       envelopeOf: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
+      partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
+      insertPart: p('INSERT INTO cache_envelope_parts (seq, part, bytes) VALUES (?, ?, ?)'),
       visibleByKey: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`),
       setEntries: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
@@ -252,7 +272,7 @@ export class SqliteMailboxStore implements MailboxStore {
     for (const r of rows) {
       if (entries.length > 0 && bytes + r.size_bytes > maxEnvelopeBytes) return { entries, truncated: true };
       bytes += r.size_bytes;
-      entries.push({ meta: toMeta(r), envelope: asBytes(this.q.envelopeOf.get(r.seq) as Buffer) });
+      entries.push({ meta: toMeta(r), envelope: this.envelopeBytes(r, this.q.envelopeOf.get(r.seq) as Buffer) });
     }
     return { entries, truncated: false };
   }
@@ -267,14 +287,24 @@ export class SqliteMailboxStore implements MailboxStore {
     if (set === undefined || set.complete !== 1) return null;
     const rows = this.q.setEntries.all(did, key, nowMs) as (MetaRow & { envelope: Buffer })[];
     if (rows.length === 0) return null;
-    return { total: set.total_chunks, entries: rows.map((r) => ({ meta: toMeta(r), envelope: asBytes(r.envelope) })) };
+    return { total: set.total_chunks, entries: rows.map((r) => ({ meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) })) };
   }
 
   async getMessage(did: string, messageId: string, nowMs: number): Promise<EntryWithEnvelope | null> {
     const r = this.q.visibleByKey.get({ key: messageId.toLowerCase(), did, now: nowMs }) as
       | (MetaRow & { envelope: Buffer })
       | undefined;
-    return r === undefined ? null : { meta: toMeta(r), envelope: asBytes(r.envelope) };
+    return r === undefined ? null : { meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) };
+  }
+
+  /** The whole envelope of a row: its first part, plus the stored parts of a large one. */
+  private envelopeBytes(r: MetaRow, first: Buffer): Uint8Array {
+    if (r.size_bytes <= first.length) return asBytes(first);
+    const out = Buffer.allocUnsafe(r.size_bytes);
+    let at = first.copy(out, 0);
+    for (const part of this.q.partsOf.all(r.seq) as Buffer[]) at += part.copy(out, at);
+    if (at !== r.size_bytes) throw new Error(`stored envelope ${r.seq} is ${at} bytes, expected ${r.size_bytes}`);
+    return asBytes(out);
   }
 
   // ------------------------------------------------------------------ inside the write transaction
@@ -346,6 +376,7 @@ export class SqliteMailboxStore implements MailboxStore {
       if (set !== undefined) sortKey = set.first_seq;
     }
 
+    const bytes = Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength);
     const info = this.q.insert.run({
       message_key: key,
       message_id: entry.messageId,
@@ -363,12 +394,15 @@ export class SqliteMailboxStore implements MailboxStore {
       sort_key: sortKey,
       size_bytes: entry.sizeBytes,
       provenance: entry.provenance === null ? null : JSON.stringify(entry.provenance),
-      envelope: entry.envelope,
+      envelope: bytes.subarray(0, ENVELOPE_PART_BYTES),
     });
+    const seq = Number(info.lastInsertRowid);
+    for (let at = ENVELOPE_PART_BYTES, part = 1; at < bytes.length; at += ENVELOPE_PART_BYTES, part++) {
+      this.q.insertPart.run(seq, part, bytes.subarray(at, at + ENVELOPE_PART_BYTES));
+    }
 
     let chunkSet: ChunkSetState | null = null;
     if (chunk !== null) {
-      const seq = Number(info.lastInsertRowid);
       if (set === undefined) {
         const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
         this.q.insertSet.run(entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry);
