@@ -28,6 +28,11 @@ export class BodyError extends Error {
   }
 }
 
+/** True for the methods whose body is never read (`GET`, `HEAD`, `TRACE`). */
+export function isBodyless(method: string): boolean {
+  return BODYLESS.has(method);
+}
+
 /** True iff `value` is a syntactically valid media type (parameters are not checked). */
 export function isValidMediaType(value: string): boolean {
   const semi = value.indexOf(';');

@@ -14,7 +14,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { DdnError, type ErrorCode } from '../base/errors.js';
-import { BodyError, readRequestBody } from './body-reader.js';
+import { BodyError, isBodyless, readRequestBody } from './body-reader.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import { Router, type PathParams } from './router.js';
@@ -268,15 +268,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
 
   /** One request, from Node's request and response to the route handler and back. Never rejects. */
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = `req-${(nextRequestId++).toString(36)}`;
-    if (logger?.isLevelEnabled('info') === true) logCompleted(req, res, requestId, performance.now());
+    const requestNumber = nextRequestId++;
+    const requestId = () => `req-${requestNumber.toString(36)}`;
+    if (logger?.isLevelEnabled('info') === true) logCompleted(req, res, requestId(), performance.now());
     const method = req.method ?? 'GET';
     const rawUrl = req.url ?? '/';
     let route: Route | undefined;
     let out: Outgoing;
     try {
       const target = splitTarget(rawUrl);
-      const body = await readRequestBody(req, limits);
+      // a GET (most reads) neither waits for a body nor, with a synchronous handler, for a promise at all
+      const body = isBodyless(method) ? undefined : await readRequestBody(req, limits);
       const match = router.match(method, target.path);
       route = match.value;
       const rawBody = body !== undefined && body.length > 0 ? body : undefined;
@@ -292,11 +294,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         header: (name) => headerValue(headers, name),
         protocol: (req.socket as TLSSocket | undefined)?.encrypted === true ? 'https' : 'http',
       };
-      const r = await route.handler(ctx);
+      const answer = route.handler(ctx);
+      const r = answer instanceof Promise ? await answer : answer;
       out = { status: r.status, headers: r.headers, payload: r.payload ?? JSON.stringify(r.body), close: false };
     } catch (err) {
       const bodyFailure = err instanceof BodyError;
-      out = errorOutgoing(bodyFailure ? err.error : err, route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined), requestId, bodyFailure && err.closeConnection);
+      out = errorOutgoing(bodyFailure ? err.error : err, route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined), requestId(), bodyFailure && err.closeConnection);
     }
     if (res.headersSent || res.destroyed) return;
     if (nodeServer !== undefined && !nodeServer.listening) out.close = true;
