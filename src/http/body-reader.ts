@@ -8,6 +8,11 @@ import type { IncomingMessage } from 'node:http';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 
 const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
+/**
+ * Bodies from this size on are read into shared memory, so that handing them to another thread (the Cache's
+ * mailbox writer) shares them instead of copying a 25 MiB envelope once more.
+ */
+const SHARED_BODY_MIN_BYTES = 1024 * 1024;
 // RFC 9110 §8.3.1: media-type = type "/" subtype parameters; the same token rules fastify applies
 const TYPE_RE = /^[\w!#$%&'*+.^`|~-]+$/;
 const SUBTYPE_RE = /^[\w!#$%&'*+.^`|~-]+\s*$/;
@@ -94,7 +99,7 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
         chunks.push(b);
       } else {
         if (received + b.length > declared) return fail(malformed());
-        into ??= Buffer.allocUnsafe(declared);
+        into ??= declared >= SHARED_BODY_MIN_BYTES ? Buffer.from(new SharedArrayBuffer(declared)) : Buffer.allocUnsafe(declared);
         b.copy(into, received);
       }
       received += b.length;
