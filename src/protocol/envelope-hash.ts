@@ -4,7 +4,7 @@
  * not copied into one more string (and then into its UTF-8 bytes) just to be hashed. The bytes hashed are
  * exactly `canonicalJson(value)`'s; the tests check both agree.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 
 /** Text gathered before one `update` (most envelopes hash in a single call). */
 const FLUSH_CHARS = 16 * 1024;
@@ -15,12 +15,18 @@ const SLICE_CHARS = 1024 * 1024;
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 class CanonicalHasher {
-  private readonly hash: Hash = createHash('sha256');
+  /** Created once the text outgrows one piece; most envelopes are hashed in one call without it. */
+  private hash: Hash | undefined;
   private text = '';
 
   put(piece: string): void {
     this.text += piece;
     if (this.text.length >= FLUSH_CHARS) this.flush();
+  }
+
+  private stream(): Hash {
+    this.hash ??= createHash('sha256');
+    return this.hash;
   }
 
   /** A JSON string value: long ones without escapes go to the hash in slices. */
@@ -31,7 +37,7 @@ class CanonicalHasher {
     }
     this.put('"');
     this.flush();
-    for (let i = 0; i < s.length; i += SLICE_CHARS) this.hash.update(s.slice(i, i + SLICE_CHARS), 'utf8');
+    for (let i = 0; i < s.length; i += SLICE_CHARS) this.stream().update(s.slice(i, i + SLICE_CHARS), 'utf8');
     this.put('"');
   }
 
@@ -67,11 +73,12 @@ class CanonicalHasher {
 
   flush(): void {
     if (this.text.length === 0) return;
-    this.hash.update(this.text, 'utf8');
+    this.stream().update(this.text, 'utf8');
     this.text = '';
   }
 
   digestHex(): string {
+    if (this.hash === undefined) return oneShotHash('sha256', this.text, 'hex');
     this.flush();
     return this.hash.digest('hex');
   }
