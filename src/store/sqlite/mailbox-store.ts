@@ -57,6 +57,7 @@ export class SqliteMailboxStore implements MailboxStore {
       nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
       visibleMeta: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
         ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
+      visibleBytes: p(`SELECT COALESCE(SUM(e.size_bytes), 0) FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}`).pluck(),
       visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
         ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
       envelopeOf: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
@@ -114,14 +115,12 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   private listMessagesNow(did: string, nowMs: number, maxEnvelopeBytes: number): MessagePage {
-    // one query for the usual small mailbox; the envelope column is read per row only past the byte budget
-    const rows = this.q.visibleMeta.all({ did, now: nowMs }) as MetaRow[];
-    let total = 0;
-    for (const r of rows) total += r.size_bytes;
-    if (total <= maxEnvelopeBytes) {
+    // the usual mailbox fits the byte budget: one query reads it whole; past the budget, envelopes row by row
+    if ((this.q.visibleBytes.get({ did, now: nowMs }) as number) <= maxEnvelopeBytes) {
       const withEnvelopes = this.q.visibleWithEnvelope.all({ did, now: nowMs }) as (MetaRow & { envelope: Buffer })[];
       return { entries: withEnvelopes.map((r) => ({ meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) })), truncated: false };
     }
+    const rows = this.q.visibleMeta.all({ did, now: nowMs }) as MetaRow[];
     const entries: EntryWithEnvelope[] = [];
     let bytes = 0;
     for (const r of rows) {
