@@ -7,6 +7,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
@@ -176,7 +177,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     ...(logger === undefined ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
     bodyLimit: opts.bodyLimitBytes,
     exposeHeadRoutes: false,
-    disableRequestLogging: true,
+    // request lines are logged by handle(); fastify's own would repeat them for inject()ed requests
+    logController: new LogController({ disableRequestLogging: true }),
     // Requests on kept-alive connections during close are served normally instead of fastify's own 503 body.
     return503OnClosing: false,
     serverFactory: () => {
