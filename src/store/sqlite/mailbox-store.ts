@@ -170,7 +170,7 @@ export class SqliteMailboxStore implements MailboxStore {
     if (r.size_bytes <= first.length) return asBytes(first);
     const out = Buffer.allocUnsafe(r.size_bytes);
     let at = first.copy(out, 0);
-    for (const part of this.q.partsOf.all(r.seq) as Buffer[]) at += part.copy(out, at);
+    for (const part of this.q.partsOf.iterate(r.seq) as IterableIterator<Buffer>) at += part.copy(out, at);
     if (at !== r.size_bytes) throw new Error(`stored envelope ${r.seq} is ${at} bytes, expected ${r.size_bytes}`);
     return asBytes(out);
   }
