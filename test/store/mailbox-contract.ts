@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
-import type { ChunkRef, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import type { ChunkRef, EnvelopeBytes, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 
 /** A store under test; `another()` opens a second, independent handle on the same storage (another process). */
@@ -62,7 +63,7 @@ const claimOf = (nonce: string, over: Partial<NonceClaim> = {}): NonceClaim => (
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 const ids = async (s: MailboxStore, did = DID, now = NOW) => (await s.listSummary(did, now)).map((m) => m.messageId);
-const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+const text = (b: EnvelopeBytes) => envelopeBuffer(b).toString('utf8');
 
 export function mailboxContract(name: string, open: () => Promise<MailboxHandle>): void {
   /** Runs `fn` on a fresh store, closed (and its storage removed) afterwards. */
@@ -101,7 +102,7 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       const c1 = chunkOf(group, 1, 2, { messageId: 'big-c1', body: big('big-c1', 2) });
       for (const e of [a, c0, c1]) await put(store, e);
       const one = await store.getMessage(DID, 'BIG-A', NOW);
-      assert.ok(one !== null && Buffer.from(one.envelope).equals(Buffer.from(a.envelope)));
+      assert.ok(one !== null && text(one.envelope) === text(a.envelope));
       const page = await store.listMessages(DID, NOW, 100 * 1024 * 1024);
       assert.deepEqual(page.entries.map((e) => text(e.envelope)), [a, c0, c1].map((e) => text(e.envelope)));
       const set = await store.getChunkSet(DID, group, NOW);

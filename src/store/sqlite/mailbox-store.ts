@@ -8,6 +8,7 @@
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import type {
   ChunkSetView,
+  EnvelopeBytes,
   EntryMeta,
   EntryWithEnvelope,
   MailboxStore,
@@ -165,13 +166,13 @@ export class SqliteMailboxStore implements MailboxStore {
     return this.db.transaction(read)();
   }
 
-  /** The whole envelope of a row: its first part, plus the stored parts of a large one. */
-  private envelopeBytes(r: MetaRow, first: Buffer): Uint8Array {
+  /** The whole envelope of a row: its first part, plus the stored parts of a large one (as parts, uncopied). */
+  private envelopeBytes(r: MetaRow, first: Buffer): EnvelopeBytes {
     if (r.size_bytes <= first.length) return asBytes(first);
-    const out = Buffer.allocUnsafe(r.size_bytes);
-    let at = first.copy(out, 0);
-    for (const part of this.q.partsOf.iterate(r.seq) as IterableIterator<Buffer>) at += part.copy(out, at);
+    const parts = [first, ...(this.q.partsOf.all(r.seq) as Buffer[])];
+    let at = 0;
+    for (const p of parts) at += p.length;
     if (at !== r.size_bytes) throw new Error(`stored envelope ${r.seq} is ${at} bytes, expected ${r.size_bytes}`);
-    return asBytes(out);
+    return parts;
   }
 }
