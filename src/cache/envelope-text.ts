@@ -4,6 +4,8 @@
  * received, plus `expires_at`").
  */
 
+import type { EnvelopeBytes } from './mailbox-store.js';
+
 export { trimJsonObject } from '../base/json-text.js';
 
 /**
@@ -11,7 +13,18 @@ export { trimJsonObject } from '../base/json-text.js';
  * text up to its closing brace, then the new member and the brace. An envelope never carries `expires_at`
  * itself (closed field set, §10.1).
  */
-export function envelopeWithExpiry(envelope: Uint8Array, expiresAtIso: string): Buffer[] {
-  const b = Buffer.from(envelope.buffer, envelope.byteOffset, envelope.byteLength);
-  return [b.subarray(0, b.length - 1), Buffer.from(`,"expires_at":${JSON.stringify(expiresAtIso)}}`)];
+export function envelopeWithExpiry(envelope: EnvelopeBytes, expiresAtIso: string): Buffer[] {
+  const parts = (envelope instanceof Uint8Array ? [envelope] : envelope)
+    .filter((p) => p.byteLength > 0)
+    .map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength));
+  const last = parts.length - 1;
+  parts[last] = parts[last].subarray(0, parts[last].length - 1);
+  parts.push(Buffer.from(`,"expires_at":${JSON.stringify(expiresAtIso)}}`));
+  return parts;
+}
+
+/** The envelope bytes as one buffer (a copy only when they are in parts). */
+export function envelopeBuffer(envelope: EnvelopeBytes): Buffer {
+  if (envelope instanceof Uint8Array) return Buffer.from(envelope.buffer, envelope.byteOffset, envelope.byteLength);
+  return Buffer.concat(envelope);
 }

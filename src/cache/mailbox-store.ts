@@ -44,10 +44,13 @@ export interface NewEntry extends EntryMeta {
   envelope: Uint8Array;
 }
 
+/** An envelope's bytes: one buffer, or consecutive parts (a large envelope as stored) that make it in order. */
+export type EnvelopeBytes = Uint8Array | readonly Uint8Array[];
+
 /** A stored entry with its envelope text. */
 export interface EntryWithEnvelope {
   meta: EntryMeta;
-  envelope: Uint8Array;
+  envelope: EnvelopeBytes;
 }
 
 /** The state of a chunk set after a store (§11.3). */

@@ -6,7 +6,7 @@
 import { parseBase64, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
-import { verifyEd25519 } from '../crypto/ed25519.js';
+import { verifyEd25519, verifyEd25519Async } from '../crypto/ed25519.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
 import type { DidDocument } from '../protocol/document.js';
 import type { Profile } from '../protocol/profile.js';
@@ -80,11 +80,17 @@ function proofText(c: ProofCheck, cacheEndpoint: string): Uint8Array {
   );
 }
 
-/**
- * Steps 2–8 in order; throws the step's code. Returns the nonce claim: (operation, DID, key id, nonce),
- * remembered until max(proof timestamp, now) + skew.
- */
-export function verifyRetrievalProof(c: ProofCheck): NonceClaim {
+/** A proof that passed steps 2–7: what its signature must verify against (step 8), and the claim to record. */
+interface CheckedProof {
+  claim: NonceClaim;
+  key: Uint8Array;
+  signature: Uint8Array;
+  /** The texts the signature may cover, in order: the endpoint normalised, then as sent when that differs. */
+  texts: Uint8Array[];
+}
+
+/** Steps 2–7 in order; throws the step's code. */
+function checkRetrievalProof(c: ProofCheck): CheckedProof {
   const p = c.proof;
   const tsMs = checkProofTiming(p, c.nowMs, c.skewSeconds);
   if (c.record === null) throw new DdnError('did_not_found', 'the DID has no record', { did: p.did });
@@ -117,15 +123,33 @@ export function verifyRetrievalProof(c: ProofCheck): NonceClaim {
     throw new DdnError('invalid_proof_header', 'X-Signature must be 64 bytes in Base64', { header: 'X-Signature' });
   }
   // The text carries the endpoint without its trailing `/`; a client that signed it as sent is accepted too.
-  const ok =
-    verifyEd25519(key, proofText(c, endpoint), signature) ||
-    (endpoint !== p.cacheEndpoint && verifyEd25519(key, proofText(c, p.cacheEndpoint), signature));
-  if (!ok) throw new DdnError('invalid_signature', 'the retrieval proof signature does not verify');
-  return {
+  const texts = [proofText(c, endpoint)];
+  if (endpoint !== p.cacheEndpoint) texts.push(proofText(c, p.cacheEndpoint));
+  const claim: NonceClaim = {
     scope: proofNonceScope(c.operation),
     did: p.did,
     keyId: p.keyId,
     nonce: p.nonce,
     expiresAtMs: Math.max(tsMs, c.nowMs) + c.skewSeconds * 1000,
   };
+  return { claim, key, signature, texts };
+}
+
+const badSignature = () => new DdnError('invalid_signature', 'the retrieval proof signature does not verify');
+
+/**
+ * Steps 2–8 in order; throws the step's code. Returns the nonce claim: (operation, DID, key id, nonce),
+ * remembered until max(proof timestamp, now) + skew.
+ */
+export function verifyRetrievalProof(c: ProofCheck): NonceClaim {
+  const p = checkRetrievalProof(c);
+  if (!p.texts.some((t) => verifyEd25519(p.key, t, p.signature))) throw badSignature();
+  return p.claim;
+}
+
+/** {@link verifyRetrievalProof} with the signature checked off the event loop (the same verdict). */
+export async function verifyRetrievalProofAsync(c: ProofCheck): Promise<NonceClaim> {
+  const p = checkRetrievalProof(c);
+  for (const t of p.texts) if (await verifyEd25519Async(p.key, t, p.signature)) return p.claim;
+  throw badSignature();
 }

@@ -32,7 +32,7 @@ import type {
   SweepResult,
 } from './mailbox-store.js';
 import type { AckRequest, ProofInput } from './proof-request.js';
-import { checkProofTiming, verifyRetrievalProof } from './proof-verifier.js';
+import { checkProofTiming, verifyRetrievalProofAsync } from './proof-verifier.js';
 import { computeRetention } from './retention.js';
 import type { CacheSettings } from './settings.js';
 
@@ -272,7 +272,7 @@ export class CacheService {
     const { settings, clock, directory } = this.deps;
     checkProofTiming(proof, clock.nowMs(), settings.proofClockSkewSeconds);
     const record = await this.lookup(() => directory.getDid(proof.did), 'ledger_unavailable');
-    return verifyRetrievalProof({
+    return verifyRetrievalProofAsync({
       profile: settings.profile,
       operation,
       subject,

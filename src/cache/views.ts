@@ -28,10 +28,33 @@ class JsonBytes {
     return this.raw(s.slice(0, -1));
   }
 
-  toBuffer(): Buffer {
-    return Buffer.concat(this.parts, this.size);
+  /**
+   * The text as one buffer, or — when it embeds large stored envelopes — as buffers to send in order: runs of
+   * small parts are joined, large ones are passed by reference rather than copied into one more buffer.
+   */
+  toPayload(): Buffer | Buffer[] {
+    if (this.size < LARGE_PART_BYTES) return Buffer.concat(this.parts, this.size);
+    const out: Buffer[] = [];
+    let run: Buffer[] = [];
+    const endRun = () => {
+      if (run.length > 0) out.push(run.length === 1 ? run[0] : Buffer.concat(run));
+      run = [];
+    };
+    for (const p of this.parts) {
+      if (p.length < LARGE_PART_BYTES) {
+        run.push(p);
+        continue;
+      }
+      endRun();
+      out.push(p);
+    }
+    endRun();
+    return out;
   }
 }
+
+/** Parts at least this large are not copied into the response buffer. */
+const LARGE_PART_BYTES = 64 * 1024;
 
 /** `proof` of store responses (`delivery`) and retrieval items (`retrieval`). */
 function proofObject(eventType: 'delivery' | 'retrieval', meta: EntryMeta, atMs: number): Record<string, unknown> {
@@ -91,24 +114,24 @@ function writeMessageItem(w: JsonBytes, e: EntryWithEnvelope, nowMs: number): vo
 }
 
 /** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
-export function messagesBody(did: string, page: MessagePage, nowMs: number): Buffer {
+export function messagesBody(did: string, page: MessagePage, nowMs: number): Buffer | Buffer[] {
   const w = new JsonBytes().openObject({ did, count: page.entries.length }).raw(',"messages":[');
   page.entries.forEach((e, i) => {
     if (i > 0) w.raw(',');
     writeMessageItem(w, e, nowMs);
   });
-  return w.raw(`],"truncated":${page.truncated}}`).toBuffer();
+  return w.raw(`],"truncated":${page.truncated}}`).toPayload();
 }
 
 /** `GET /cache/message/{did}/{id}`: `{state: "active", message}`. */
-export function messageBody(e: EntryWithEnvelope, nowMs: number): Buffer {
+export function messageBody(e: EntryWithEnvelope, nowMs: number): Buffer | Buffer[] {
   const w = new JsonBytes().raw('{"state":"active","message":');
   writeMessageItem(w, e, nowMs);
-  return w.raw('}').toBuffer();
+  return w.raw('}').toPayload();
 }
 
 /** `GET /cache/chunks/{did}/{group}`: the complete set in sequence order. */
-export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowMs: number): Buffer {
+export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowMs: number): Buffer | Buffer[] {
   const w = new JsonBytes()
     .openObject({ did, message_group_id: groupId, complete: true, total_chunks: set.total, count: set.entries.length })
     .raw(',"chunks":[');
@@ -120,7 +143,7 @@ export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowM
     for (const part of envelopeWithExpiry(e.envelope, isoMs(m.expiresAtMs))) w.bytes(part);
     w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowMs))}}`);
   });
-  return w.raw(']}').toBuffer();
+  return w.raw(']}').toPayload();
 }
 
 /** One summary item (§11.5). */

@@ -22,6 +22,15 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject {
   return k;
 }
 
+/** The ZIP-215 verdict, for what node:crypto refused or could not parse. */
+function verifyZip215(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  try {
+    return ed25519.verify(signature, message, publicKey, { zip215: true });
+  } catch {
+    return false;
+  }
+}
+
 /** True iff `signature` (exactly 64 bytes) is a valid Ed25519 signature of `message` by `publicKey` (32 bytes). */
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
@@ -30,11 +39,26 @@ export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signat
   } catch {
     // a key node:crypto cannot parse (non-canonical point) — ZIP-215 decides below
   }
+  return verifyZip215(publicKey, message, signature);
+}
+
+/**
+ * {@link verifyEd25519} with the same verdict, verified on the libuv thread pool (node:crypto's callback
+ * form), so a server's event loop keeps serving while signatures are checked in parallel.
+ */
+export function verifyEd25519Async(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+  if (publicKey.length !== 32 || signature.length !== 64) return Promise.resolve(false);
+  let key: KeyObject;
   try {
-    return ed25519.verify(signature, message, publicKey, { zip215: true });
+    key = publicKeyObject(publicKey);
   } catch {
-    return false;
+    return Promise.resolve(verifyZip215(publicKey, message, signature));
   }
+  return new Promise((resolve) => {
+    nodeVerify(null, message, key, signature, (err, ok) => {
+      resolve((err === null && ok) || verifyZip215(publicKey, message, signature));
+    });
+  });
 }
 
 /** An Ed25519 key pair held by a client (never by a server, except its own node and attestor keys). */

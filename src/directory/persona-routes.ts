@@ -18,7 +18,7 @@ function firstValue(v: string | undefined): string | undefined {
 export function directoryUrlOf(ctx: RequestContext<object>): string | undefined {
   const host = firstValue(ctx.header('x-forwarded-host')) ?? ctx.header('host');
   if (!host) return undefined;
-  const proto = firstValue(ctx.header('x-forwarded-proto')) ?? ctx.request.protocol;
+  const proto = firstValue(ctx.header('x-forwarded-proto')) ?? ctx.protocol;
   const path = splitTarget(ctx.rawUrl).path;
   const at = path.lastIndexOf('/personas/');
   return `${proto}://${host}${at > 0 ? path.slice(0, at) : ''}`;

@@ -1,5 +1,5 @@
 /** Directory routes (http-api.md §3–§9): thin handlers over DirectoryService and its use-cases. */
-import { json, type HttpServer } from '../http/server.js';
+import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
 import { DdnError } from '../base/errors.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
@@ -9,12 +9,14 @@ import { registerApplicationRoutes } from './application-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
 import { registerPersonaRoutes } from './persona-routes.js';
 import { registerPolicyRoutes } from './policy-routes.js';
+import { ResolveCache } from './resolve-cache.js';
 import { assertDid, type DirectoryService } from './service.js';
 
 const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
 export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService): void {
-  server.route('GET', '/resolve/:did', ({ params }) => json(200, service.resolve(params.did)));
+  const resolved = new ResolveCache(service.deps.ledger, (did) => service.resolve(did));
+  server.route('GET', '/resolve/:did', ({ params }) => jsonPayload(200, resolved.body(params.did)));
   server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));
   server.route('GET', '/dids/:did/nonces', ({ params }) => json(200, service.nonces(params.did)));
   server.route('GET', '/transactions/:tx_hash', ({ params }) => json(200, service.transaction(params.tx_hash)));

@@ -1,11 +1,14 @@
 /** Request body decoding (http-api.md §0.3): JSON objects only, `application/json` only, UTF-8 only. */
 import { DdnError } from '../base/errors.js';
+import { elideLongStrings } from './large-json.js';
 
 /** A parsed JSON object body. */
 export type JsonObject = Record<string, unknown>;
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 const SUSPICIOUS_RE = /__proto__|constructor|\\u/;
+/** Bodies from this size on are parsed with their long Base64-like values read from the bytes (`large-json.ts`). */
+const LARGE_BODY_BYTES = 1024 * 1024;
 
 /** True iff the media type of a `Content-Type` value is `application/json` (parameters allowed). */
 export function isJsonContentType(contentType: string | undefined): boolean {
@@ -51,9 +54,12 @@ export function parseJsonBody(rawBody: Uint8Array | undefined, contentType: stri
   }
   let value: unknown;
   try {
-    const text = fatalUtf8.decode(rawBody);
+    const elided =
+      rawBody.length >= LARGE_BODY_BYTES ? elideLongStrings(Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)) : undefined;
+    const text = fatalUtf8.decode(elided?.text ?? rawBody);
     value = JSON.parse(text);
     if (typeof value === 'object' && value !== null && SUSPICIOUS_RE.test(text)) assertNoPoison(value);
+    if (elided !== undefined) value = elided.restore(value);
   } catch (err) {
     if (err instanceof DdnError) throw err;
     throw new DdnError('invalid_json', 'request body is not valid UTF-8 JSON');

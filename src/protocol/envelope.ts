@@ -4,12 +4,12 @@
  */
 import { parseStdBase64, utf8Length } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
-import { canonicalJson } from '../codec/canonical-json.js';
 import { parseDurationSeconds } from '../codec/duration.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
-import { sha256 } from '../crypto/hash.js';
 import { normalizeAlias } from './alias.js';
 import { isDid } from './did.js';
+import { isStdBase64, stdBase64DecodedLength } from './envelope-base64.js';
+import { canonicalJsonSha256Hex } from './envelope-hash.js';
 import { canonicalPersona } from './persona-name.js';
 
 export const CLIENT_FIELDS = [
@@ -206,11 +206,11 @@ export function parseEnvelope(body: Record<string, unknown>, opts: EnvelopeOptio
   let payloadBytes: number;
   let plaintext = false;
   if (payload.ciphertext_b64 !== undefined) {
-    const c = typeof payload.ciphertext_b64 === 'string' ? parseStdBase64(payload.ciphertext_b64) : undefined;
-    if (!c) bad('invalid_payload', 'payload.ciphertext_b64');
-    payloadBytes = c.length;
+    const n = typeof payload.ciphertext_b64 === 'string' ? stdBase64DecodedLength(payload.ciphertext_b64) : undefined;
+    if (n === undefined) bad('invalid_payload', 'payload.ciphertext_b64');
+    payloadBytes = n;
   } else if (payload.cbor_b64 !== undefined) {
-    if (typeof payload.cbor_b64 !== 'string' || !parseStdBase64(payload.cbor_b64)) bad('invalid_payload', 'payload.cbor_b64');
+    if (typeof payload.cbor_b64 !== 'string' || !isStdBase64(payload.cbor_b64)) bad('invalid_payload', 'payload.cbor_b64');
     if (!opts.allowPlaintext) throw new DdnError('plaintext_not_allowed', 'plaintext payloads are refused by this node');
     plaintext = true;
     payloadBytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
@@ -246,7 +246,7 @@ export function parseEnvelope(body: Record<string, unknown>, opts: EnvelopeOptio
     chunk,
     sender,
     provenance,
-    contentHash: Buffer.from(sha256(canonicalJson(fields))).toString('hex'),
+    contentHash: canonicalJsonSha256Hex(fields),
   };
 }
 
@@ -257,8 +257,8 @@ function parseHeader(body: Record<string, unknown>): void {
     if (hn !== undefined || hk !== undefined) bad('invalid_header', hn !== undefined ? 'header_nonce' : 'header_key_id', 'header fields need encrypted_header');
     return;
   }
-  if (typeof eh !== 'string' || !parseStdBase64(eh)) bad('invalid_header', 'encrypted_header');
-  if (typeof hn !== 'string' || !parseStdBase64(hn)) bad('invalid_header', 'header_nonce');
+  if (typeof eh !== 'string' || !isStdBase64(eh)) bad('invalid_header', 'encrypted_header');
+  if (typeof hn !== 'string' || !isStdBase64(hn)) bad('invalid_header', 'header_nonce');
   if (typeof hk !== 'string' || hk.length === 0 || utf8Length(hk) > 128) bad('invalid_header', 'header_key_id');
   if (sv === undefined) bad('invalid_header', 'schema_version');
 }

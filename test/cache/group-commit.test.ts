@@ -75,6 +75,34 @@ describe('SqliteMailboxStore write path', () => {
     }
   });
 
+  it('answers a write only once it is committed: another connection already sees it', async () => {
+    const path = join(dir, 'durable.sqlite');
+    const store = SqliteMailboxStore.open(path);
+    const other = new Database(path, { readonly: true });
+    const count = other.prepare('SELECT COUNT(*) AS n FROM cache_entries WHERE message_key = ?').pluck();
+    try {
+      const entries = Array.from({ length: 50 }, () => entry());
+      const seen = await Promise.all(entries.map((e) => put(store, e).then(() => count.get(e.messageId.toLowerCase()))));
+      assert.deepEqual(seen, entries.map(() => 1));
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('writes on a thread of its own by default, on the caller\'s thread when asked', async () => {
+    for (const inThreadWriter of [false, true]) {
+      const store = SqliteMailboxStore.open(join(dir, `thread-${inThreadWriter}.sqlite`), { inThreadWriter });
+      try {
+        const writer = (store as unknown as { writer: object }).writer;
+        assert.equal(writer.constructor.name, inThreadWriter ? 'InThreadMailboxWriter' : 'WorkerMailboxWriter');
+        assert.equal((await put(store, entry())).deduped, false);
+      } finally {
+        await store.close();
+      }
+    }
+  });
+
   it('isolates a failing operation of a batch', async () => {
     const store = SqliteMailboxStore.open(join(dir, 'isolate.sqlite'));
     try {

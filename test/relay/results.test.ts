@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { toBase64 } from '../../src/base/bytes.js';
 import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { nodeIdentityOf } from '../../src/relay/node-identity.js';
+import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import type { Recipient } from '../cache/harness.js';
 import { keyOf, mutate } from '../support/directory-flows.js';
 import { BASE_ACTION, registerNamedPersona, rejectAction, releasePlan, ruleOf, setDidPolicy, setScopePolicy, storePlan } from './ledger-setup.js';
@@ -100,7 +101,7 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.deepEqual(d.accepted_caches, [CACHE_URL]);
     const stored = await h.mailbox.getMessage(based.did, env.message_id as string, h.clock.nowMs());
     assert.equal(stored?.meta.provenance?.policyId, basePolicyId, 'the store carried provenance');
-    const text = Buffer.from(stored!.envelope).toString('utf8');
+    const text = envelopeBuffer(stored!.envelope).toString('utf8');
     assert.ok(text.startsWith(JSON.stringify(env).slice(0, -1)), 'client fields kept byte for byte, provenance appended');
     assert.match(text, /"policy_context":\{"source":"did"/);
   });

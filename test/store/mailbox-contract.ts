@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
-import type { ChunkRef, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import type { ChunkRef, EnvelopeBytes, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 
 /** A store under test; `another()` opens a second, independent handle on the same storage (another process). */
@@ -45,7 +46,7 @@ function entry(over: Partial<NewEntry> & { body?: string } = {}): NewEntry {
   };
 }
 
-const chunkOf = (groupId: string, sequence: number, total: number, over: Partial<NewEntry> = {}): NewEntry =>
+const chunkOf = (groupId: string, sequence: number, total: number, over: Partial<NewEntry> & { body?: string } = {}): NewEntry =>
   entry({ chunk: { groupId, sequence, total } satisfies ChunkRef, ...over });
 
 const put = (s: MailboxStore, e: NewEntry, nowMs = NOW, claim: NonceClaim | null = null): Promise<PutResult> =>
@@ -62,7 +63,7 @@ const claimOf = (nonce: string, over: Partial<NonceClaim> = {}): NonceClaim => (
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 const ids = async (s: MailboxStore, did = DID, now = NOW) => (await s.listSummary(did, now)).map((m) => m.messageId);
-const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+const text = (b: EnvelopeBytes) => envelopeBuffer(b).toString('utf8');
 
 export function mailboxContract(name: string, open: () => Promise<MailboxHandle>): void {
   /** Runs `fn` on a fresh store, closed (and its storage removed) afterwards. */
@@ -90,6 +91,28 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.equal(text(got.envelope), text(envelope));
       assert.equal(await store.getMessage(OTHER, 'abc-1', NOW), null, 'another recipient does not see it');
       assert.equal(await store.getMessage(DID, 'nope', NOW), null);
+    }));
+
+    it('keeps a multi-MiB envelope byte-identical through every read, and deletes it whole', withStore(async ({ store }) => {
+      const big = (id: string, fill: number) =>
+        JSON.stringify({ message_id: id, payload: { ciphertext_b64: Buffer.alloc(3 * 1024 * 1024 + 123, fill).toString('base64') } });
+      const a = entry({ messageId: 'big-a', body: big('big-a', 7) });
+      const group = randomUUID();
+      const c0 = chunkOf(group, 0, 2, { messageId: 'big-c0', body: big('big-c0', 1) });
+      const c1 = chunkOf(group, 1, 2, { messageId: 'big-c1', body: big('big-c1', 2) });
+      for (const e of [a, c0, c1]) await put(store, e);
+      const one = await store.getMessage(DID, 'BIG-A', NOW);
+      assert.ok(one !== null && text(one.envelope) === text(a.envelope));
+      const page = await store.listMessages(DID, NOW, 100 * 1024 * 1024);
+      assert.deepEqual(page.entries.map((e) => text(e.envelope)), [a, c0, c1].map((e) => text(e.envelope)));
+      const set = await store.getChunkSet(DID, group, NOW);
+      assert.deepEqual(set?.entries.map((e) => text(e.envelope)), [c0, c1].map((e) => text(e.envelope)));
+      assert.deepEqual(await store.ack(DID, ['big-a'], NOW, claimOf('n-big')), ['big-a']);
+      assert.equal(await store.getMessage(DID, 'big-a', NOW), null);
+      await put(store, entry({ messageId: 'big-a', body: big('big-a', 9) }));
+      assert.equal(text((await store.getMessage(DID, 'big-a', NOW))!.envelope), big('big-a', 9));
+      await store.sweep(NOW + 2 * HOUR);
+      assert.deepEqual(await ids(store, DID, NOW), []);
     }));
 
     it('deduplicates identical content under the same message_id, whatever its case', withStore(async ({ store }) => {

@@ -1,0 +1,100 @@
+/**
+ * A short-lived cache of Directory answers in front of a Relay's remote Directory (`--directory-url`): a Relay in
+ * its own process otherwise asks the Directory over HTTP for every envelope. Answers are reused for at most
+ * `ttlMs` (default 2 s) and at most `maxEntries` are held (the oldest is dropped first); concurrent identical
+ * lookups share one request. Failures and "no record" answers are never kept, so a lookup that failed is asked
+ * again and a newly registered DID is seen at once. The cost is bounded staleness: a Directory change (a new
+ * policy, a rotated key) reaches this Relay up to `ttlMs` after it was finalized — the receiving Cache still
+ * checks its own finalized view before it stores (http-api.md §11.1 steps 5–7).
+ */
+import type { Clock } from '../base/clock.js';
+import type { DeliveryView, DidView, DirectoryPort } from '../ports/directory-port.js';
+
+/** Bounds of a {@link DirectoryViewCache}. */
+export interface DirectoryViewCacheOptions {
+  /** How long an answer is reused (default 2 000 ms). */
+  ttlMs?: number;
+  /** Answers held at most (default 10 000). */
+  maxEntries?: number;
+}
+
+export const DEFAULT_DIRECTORY_VIEW_TTL_MS = 2_000;
+export const DEFAULT_DIRECTORY_VIEW_MAX_ENTRIES = 10_000;
+
+/** A DirectoryPort that can drop one resolution (src/relay/policy-cache.ts and this cache). */
+interface Forgetting {
+  forget(did: string, persona: string | null, tag: string | null): void;
+}
+
+function canForget(d: DirectoryPort): d is DirectoryPort & Forgetting {
+  return typeof (d as Partial<Forgetting>).forget === 'function';
+}
+
+interface Entry {
+  answer: Promise<unknown>;
+  expiresAtMs: number;
+}
+
+/** Wraps a DirectoryPort; every method answers from the cache while the answer is younger than the TTL. */
+export class DirectoryViewCache implements DirectoryPort {
+  private readonly entries = new Map<string, Entry>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(
+    private readonly inner: DirectoryPort,
+    private readonly clock: Clock,
+    options: DirectoryViewCacheOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? DEFAULT_DIRECTORY_VIEW_TTL_MS;
+    this.maxEntries = options.maxEntries ?? DEFAULT_DIRECTORY_VIEW_MAX_ENTRIES;
+  }
+
+  /** Answers held now (observability, tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  getDid(did: string): Promise<DidView | null> {
+    return this.cached(`did\n${did}`, () => this.inner.getDid(did));
+  }
+
+  lookupAlias(alias: string): Promise<string | null> {
+    return this.cached(`alias\n${alias}`, () => this.inner.lookupAlias(alias));
+  }
+
+  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+    return this.cached(resolutionKey(did, persona, tag), () => this.inner.resolveDelivery(did, persona, tag));
+  }
+
+  /** Drops the cached resolution of (did, persona, tag), here and in the wrapped port. */
+  forget(did: string, persona: string | null, tag: string | null): void {
+    this.entries.delete(resolutionKey(did, persona, tag));
+    if (canForget(this.inner)) this.inner.forget(did, persona, tag);
+  }
+
+  private cached<T>(key: string, load: () => Promise<T | null>): Promise<T | null> {
+    const now = this.clock.nowMs();
+    const hit = this.entries.get(key);
+    if (hit !== undefined && hit.expiresAtMs > now) return hit.answer as Promise<T | null>;
+    if (hit !== undefined) this.entries.delete(key);
+    const answer = load();
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+    const entry: Entry = { answer, expiresAtMs: now + this.ttlMs };
+    this.entries.set(key, entry);
+    const drop = () => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    };
+    answer.then((v) => {
+      if (v === null) drop();
+    }, drop);
+    return answer;
+  }
+}
+
+function resolutionKey(did: string, persona: string | null, tag: string | null): string {
+  return `resolve\n${JSON.stringify([did, persona, tag])}`;
+}

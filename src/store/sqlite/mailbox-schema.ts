@@ -1,0 +1,130 @@
+/**
+ * The Cache mailbox's SQLite schema (`<data-dir>/cache.sqlite`) and its row shapes, shared by the store's reads
+ * (main thread) and its writes (the writer thread, `mailbox-writes.ts`).
+ */
+import type { EntryMeta, StoredProvenance } from '../../cache/mailbox-store.js';
+import type { Migration } from './database.js';
+
+/** Bytes of each stored part of a large envelope. */
+export const ENVELOPE_PART_BYTES = 1024 * 1024;
+
+export const MAILBOX_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE cache_entries (
+        seq INTEGER PRIMARY KEY,
+        message_key TEXT NOT NULL UNIQUE,
+        message_id TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        stored_at_ms INTEGER NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        max_ttl_s INTEGER NOT NULL,
+        applied_ttl_s INTEGER NOT NULL,
+        tag TEXT,
+        application_id TEXT,
+        group_id TEXT,
+        sequence_number INTEGER,
+        total_chunks INTEGER,
+        sort_key INTEGER,
+        size_bytes INTEGER NOT NULL,
+        provenance TEXT,
+        envelope BLOB NOT NULL);
+      CREATE INDEX cache_entries_recipient ON cache_entries (recipient);
+      CREATE INDEX cache_entries_expiry ON cache_entries (expires_at_ms);
+      CREATE UNIQUE INDEX cache_entries_chunk ON cache_entries (recipient, group_id, sequence_number)
+        WHERE group_id IS NOT NULL;
+      CREATE TABLE cache_chunk_sets (
+        recipient TEXT NOT NULL,
+        group_id TEXT NOT NULL,
+        total_chunks INTEGER NOT NULL,
+        first_at_ms INTEGER NOT NULL,
+        first_seq INTEGER NOT NULL,
+        retry_until_ms INTEGER NOT NULL,
+        complete INTEGER NOT NULL,
+        PRIMARY KEY (recipient, group_id)) WITHOUT ROWID;
+      CREATE INDEX cache_chunk_sets_retry ON cache_chunk_sets (complete, retry_until_ms);
+      CREATE TABLE cache_nonces (
+        scope TEXT NOT NULL,
+        did TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (scope, did, key_id, nonce)) WITHOUT ROWID;
+      CREATE INDEX cache_nonces_expiry ON cache_nonces (expires_at_ms);
+    `,
+  },
+  {
+    // Envelopes above ENVELOPE_PART_BYTES keep their first part in cache_entries.envelope and the rest here, so
+    // no statement binds or reads one whole large envelope at once (each would copy it twice in memory).
+    version: 2,
+    sql: `
+      CREATE TABLE cache_envelope_parts (
+        seq INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        bytes BLOB NOT NULL,
+        PRIMARY KEY (seq, part));
+      CREATE TRIGGER cache_entries_parts_delete AFTER DELETE ON cache_entries WHEN old.size_bytes > ${ENVELOPE_PART_BYTES}
+      BEGIN DELETE FROM cache_envelope_parts WHERE seq = old.seq; END;
+    `,
+  },
+];
+
+/** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
+export const SWEEP_CHUNK = 2_000;
+
+export const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e.stored_at_ms, e.expires_at_ms, e.max_ttl_s,
+  e.applied_ttl_s, e.tag, e.application_id, e.group_id, e.sequence_number, e.total_chunks, e.size_bytes, e.provenance`;
+
+/** Visible = unexpired and (unchunked or in a complete set), §11.5. */
+export const VISIBLE = `e.expires_at_ms > @now AND (e.group_id IS NULL OR EXISTS (SELECT 1 FROM cache_chunk_sets s
+  WHERE s.recipient = e.recipient AND s.group_id = e.group_id AND s.complete = 1))`;
+
+export interface MetaRow {
+  seq: number;
+  message_id: string;
+  recipient: string;
+  content_hash: string;
+  stored_at_ms: number;
+  expires_at_ms: number;
+  max_ttl_s: number;
+  applied_ttl_s: number;
+  tag: string | null;
+  application_id: string | null;
+  group_id: string | null;
+  sequence_number: number | null;
+  total_chunks: number | null;
+  size_bytes: number;
+  provenance: string | null;
+}
+
+export interface SetRow {
+  total_chunks: number;
+  first_at_ms: number;
+  first_seq: number;
+  retry_until_ms: number;
+  complete: number;
+}
+
+export function toMeta(r: MetaRow): EntryMeta {
+  return {
+    messageId: r.message_id,
+    recipientDid: r.recipient,
+    contentHash: r.content_hash,
+    storedAtMs: r.stored_at_ms,
+    expiresAtMs: r.expires_at_ms,
+    maxTtlSeconds: r.max_ttl_s,
+    appliedTtlSeconds: r.applied_ttl_s,
+    tag: r.tag,
+    applicationId: r.application_id,
+    chunk:
+      r.group_id === null
+        ? null
+        : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
+    sizeBytes: r.size_bytes,
+    provenance: r.provenance === null ? null : (JSON.parse(r.provenance) as StoredProvenance),
+  };
+}
+
+export const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);

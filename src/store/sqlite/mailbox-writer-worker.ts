@@ -1,0 +1,72 @@
+/**
+ * The Cache mailbox's writer thread: its own connection to the mailbox file (WAL, `synchronous = FULL`) runs
+ * every write through a {@link GroupCommitWriter}, so the main thread keeps reading requests while a commit and
+ * its fsync are in progress. Operations arrive in batches from `worker-writer.ts`; each answer is posted only
+ * after the transaction holding it committed.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openSqlite } from './database.js';
+import { GroupCommitWriter } from './group-commit.js';
+import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
+import { runMailboxWriteOp, toWireError, type WriterAnswer, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
+import { MailboxWrites } from './mailbox-writes.js';
+
+/** What the main thread passes at start. */
+export interface MailboxWriterData {
+  path: string;
+  maxBatchOps?: number;
+  maxBatchBytes?: number;
+}
+
+/**
+ * The writer's page cache (SQLite's default is 2 MiB): every store looks up and inserts into four indexes, and
+ * with a million envelopes held their pages no longer fit the default.
+ */
+const WRITER_CACHE_KIB = 32 * 1024;
+/** A batch writing this much runs with SQLite's default cache of {@link SMALL_CACHE_KIB}. */
+const LARGE_WRITE_BYTES = 1024 * 1024;
+const SMALL_CACHE_KIB = 2 * 1024;
+
+const port = parentPort;
+if (port === null) throw new Error('mailbox-writer-worker runs as a worker thread');
+const data = workerData as MailboxWriterData;
+const db = openSqlite(data.path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
+db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+const writes = new MailboxWrites(db);
+const post = (m: WriterReply) => port.postMessage(m);
+// the main thread bounds the queue; here every operation it sent is taken
+const writer = new GroupCommitWriter(db, {
+  maxQueuedOps: Number.MAX_SAFE_INTEGER,
+  maxQueuedBytes: Number.MAX_SAFE_INTEGER,
+  ...(data.maxBatchOps === undefined ? {} : { maxBatchOps: data.maxBatchOps }),
+  ...(data.maxBatchBytes === undefined ? {} : { maxBatchBytes: data.maxBatchBytes }),
+  onBatchError: (err) => post({ type: 'batch_error', error: toWireError(err) }),
+});
+
+port.on('message', (m: WriterRequest) => {
+  if (m.type === 'close') {
+    void writer.close().then(() => {
+      db.close();
+      post({ type: 'closed' });
+      port.close();
+    });
+    return;
+  }
+  let bytes = 0;
+  for (const { op } of m.ops) if (op.kind === 'put') bytes += op.req.entry.envelope.byteLength;
+  // a large envelope's pages must not fill the page cache (and the process's memory): a small cache spills them
+  // to the WAL as they are written; the index pages are read back on demand afterwards
+  const large = bytes >= LARGE_WRITE_BYTES;
+  if (large) db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
+  const answers = m.ops.map(({ id, op }) => {
+    const opBytes = op.kind === 'put' ? op.req.entry.envelope.byteLength : 0;
+    return writer.submit(() => runMailboxWriteOp(writes, op), opBytes).then(
+      (value): WriterAnswer => ({ id, ok: true, value }),
+      (err: unknown): WriterAnswer => ({ id, ok: false, error: toWireError(err) }),
+    );
+  });
+  void Promise.all(answers).then((a) => {
+    post({ type: 'done', answers: a, stats: { ...writer.stats } });
+    if (large) db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * The Cache mailbox's writes, each run inside the writer's transaction (one savepoint per operation, see
+ * `group-commit.ts`): stores with their deduplication and chunk-set rules (http-api.md §11.1 steps 10–12,
+ * §11.3), nonce claims (§11.4 step 9, §10.6), acknowledgements and purges. Synchronous; the connection is the
+ * writer's own (on the writer thread, `mailbox-writer-worker.ts`).
+ */
+import { DdnError } from '../../base/errors.js';
+import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
+import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
+import type { NonceClaim } from '../../ports/nonce-registry.js';
+import type { SqliteDb } from './database.js';
+import { ENVELOPE_PART_BYTES, META_COLUMNS, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
+
+export function replayed(): DdnError {
+  return new DdnError('proof_nonce_replayed', 'this nonce was already used');
+}
+
+/** The write statements of one connection. */
+export class MailboxWrites {
+  private readonly q;
+
+  constructor(db: SqliteDb) {
+    const p = (sql: string) => db.prepare(sql);
+    this.q = {
+      byKey: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ?`),
+      deleteSeq: p('DELETE FROM cache_entries WHERE seq = ?'),
+      chunkAt: p(`SELECT e.seq, e.message_id, e.expires_at_ms FROM cache_entries e
+        WHERE e.recipient = ? AND e.group_id = ? AND e.sequence_number = ?`),
+      set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
+      setCount: p('SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = ? AND group_id = ? AND expires_at_ms > ?'),
+      setMinExpiry: p('SELECT MIN(expires_at_ms) AS m FROM cache_entries WHERE recipient = ? AND group_id = ?'),
+      insertSet: p(`INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
+        VALUES (?, ?, ?, ?, ?, ?, 0)`),
+      updateSet: p('UPDATE cache_chunk_sets SET retry_until_ms = ?, complete = ? WHERE recipient = ? AND group_id = ?'),
+      deleteSet: p('DELETE FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
+      deleteSetEntries: p('DELETE FROM cache_entries WHERE recipient = ? AND group_id = ?'),
+      insert: p(`INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms,
+        max_ttl_s, applied_ttl_s, tag, application_id, group_id, sequence_number, total_chunks, sort_key, size_bytes,
+        provenance, envelope) VALUES (@message_key, @message_id, @recipient, @content_hash, @stored_at_ms, @expires_at_ms,
+        @max_ttl_s, @applied_ttl_s, @tag, @application_id, @group_id, @sequence_number, @total_chunks, @sort_key,
+        @size_bytes, @provenance, @envelope)`),
+      insertPart: p('INSERT INTO cache_envelope_parts (seq, part, bytes) VALUES (?, ?, ?)'),
+      claimNonce: p(`INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (@scope, @did, @key_id, @nonce, @expires)
+        ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
+        WHERE cache_nonces.expires_at_ms <= @now`),
+      ackTarget: p('SELECT seq FROM cache_entries WHERE message_key = ? AND recipient = ? AND expires_at_ms > ?').pluck(),
+      expiredEntries: p(`DELETE FROM cache_entries WHERE seq IN
+        (SELECT seq FROM cache_entries WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
+      staleSets: p(`SELECT recipient, group_id FROM cache_chunk_sets WHERE complete = 0 AND retry_until_ms <= ?
+        LIMIT ${SWEEP_CHUNK}`),
+      emptySets: p(`DELETE FROM cache_chunk_sets WHERE complete = 1 AND NOT EXISTS (SELECT 1 FROM cache_entries e
+        WHERE e.recipient = cache_chunk_sets.recipient AND e.group_id = cache_chunk_sets.group_id)`),
+      expiredNonces: p(`DELETE FROM cache_nonces WHERE (scope, did, key_id, nonce) IN
+        (SELECT scope, did, key_id, nonce FROM cache_nonces WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
+    };
+  }
+
+  /** Records `claim` (a live one → `proof_nonce_replayed`) and deletes the listed live entries of `did`. */
+  ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): string[] {
+    if (!this.claim(claim, nowMs)) throw replayed();
+    const seen = new Set<string>();
+    const deleted: string[] = [];
+    for (const id of messageIds) {
+      const key = id.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const seq = this.q.ackTarget.get(key, did, nowMs) as number | undefined;
+      if (seq === undefined) continue;
+      this.q.deleteSeq.run(seq);
+      deleted.push(id);
+    }
+    return deleted;
+  }
+
+  claim(claim: NonceClaim, nowMs: number): boolean {
+    const r = this.q.claimNonce.run({
+      scope: claim.scope,
+      did: claim.did,
+      key_id: claim.keyId,
+      nonce: claim.nonce,
+      expires: claim.expiresAtMs,
+      now: nowMs,
+    });
+    return r.changes > 0;
+  }
+
+  /** Deletes an incomplete set past its `retry_until` (entries included); returns whether it did. */
+  private purgeIfStale(recipient: string, groupId: string, set: SetRow | undefined, nowMs: number): boolean {
+    if (set === undefined || set.complete === 1 || set.retry_until_ms > nowMs) return false;
+    this.q.deleteSetEntries.run(recipient, groupId);
+    this.q.deleteSet.run(recipient, groupId);
+    return true;
+  }
+
+  private setState(recipient: string, groupId: string, nowMs: number): ChunkSetState | null {
+    const set = this.q.set.get(recipient, groupId) as SetRow | undefined;
+    if (set === undefined) return null;
+    const received = (this.q.setCount.get(recipient, groupId, nowMs) as { n: number }).n;
+    return chunkSetState(groupId, set.total_chunks, received, set.complete === 1, set.retry_until_ms);
+  }
+
+  put(req: PutRequest): PutResult {
+    const { entry, nowMs } = req;
+    if (req.claim !== null && !this.claim(req.claim, nowMs)) throw replayed();
+    const key = entry.messageId.toLowerCase();
+    const chunk = entry.chunk;
+
+    let existing = this.q.byKey.get(key) as MetaRow | undefined;
+    if (existing !== undefined && existing.group_id !== null) {
+      const set = this.q.set.get(existing.recipient, existing.group_id) as SetRow | undefined;
+      if (this.purgeIfStale(existing.recipient, existing.group_id, set, nowMs)) existing = undefined;
+    }
+    if (existing !== undefined && existing.expires_at_ms <= nowMs) {
+      this.q.deleteSeq.run(existing.seq);
+      existing = undefined;
+    }
+    const meta = existing === undefined ? null : toMeta(existing);
+    if (checkDuplicate(meta, entry.contentHash) === 'dedupe' && meta !== null) {
+      return {
+        deduped: true,
+        entry: meta,
+        chunkSet: meta.chunk === null ? null : this.setState(meta.recipientDid, meta.chunk.groupId, nowMs),
+      };
+    }
+
+    let sortKey: number | null = null;
+    let set: SetRow | undefined;
+    if (chunk !== null) {
+      set = this.q.set.get(entry.recipientDid, chunk.groupId) as SetRow | undefined;
+      if (this.purgeIfStale(entry.recipientDid, chunk.groupId, set, nowMs)) set = undefined;
+      let held = this.q.chunkAt.get(entry.recipientDid, chunk.groupId, chunk.sequence) as
+        | { seq: number; message_id: string; expires_at_ms: number }
+        | undefined;
+      if (held !== undefined && held.expires_at_ms <= nowMs) {
+        this.q.deleteSeq.run(held.seq);
+        held = undefined;
+      }
+      checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
+      if (set !== undefined) sortKey = set.first_seq;
+    }
+
+    const bytes = Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength);
+    const info = this.q.insert.run({
+      message_key: key,
+      message_id: entry.messageId,
+      recipient: entry.recipientDid,
+      content_hash: entry.contentHash,
+      stored_at_ms: entry.storedAtMs,
+      expires_at_ms: entry.expiresAtMs,
+      max_ttl_s: entry.maxTtlSeconds,
+      applied_ttl_s: entry.appliedTtlSeconds,
+      tag: entry.tag,
+      application_id: entry.applicationId,
+      group_id: chunk?.groupId ?? null,
+      sequence_number: chunk?.sequence ?? null,
+      total_chunks: chunk?.total ?? null,
+      sort_key: sortKey,
+      size_bytes: entry.sizeBytes,
+      provenance: entry.provenance === null ? null : JSON.stringify(entry.provenance),
+      envelope: bytes.subarray(0, ENVELOPE_PART_BYTES),
+    });
+    const seq = Number(info.lastInsertRowid);
+    for (let at = ENVELOPE_PART_BYTES, part = 1; at < bytes.length; at += ENVELOPE_PART_BYTES, part++) {
+      this.q.insertPart.run(seq, part, bytes.subarray(at, at + ENVELOPE_PART_BYTES));
+    }
+
+    let chunkSet: ChunkSetState | null = null;
+    if (chunk !== null) {
+      if (set === undefined) {
+        const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
+        this.q.insertSet.run(entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry);
+        set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: 0 };
+      }
+      const minExpiry = (this.q.setMinExpiry.get(entry.recipientDid, chunk.groupId) as { m: number }).m;
+      const received = (this.q.setCount.get(entry.recipientDid, chunk.groupId, nowMs) as { n: number }).n;
+      const retry = chunkRetryUntil(set.first_at_ms, req.chunkWindowMs, minExpiry);
+      chunkSet = chunkSetState(chunk.groupId, chunk.total, received, set.complete === 1, retry);
+      this.q.updateSet.run(retry, chunkSet.complete ? 1 : 0, entry.recipientDid, chunk.groupId);
+    }
+    const { envelope, ...stored } = entry;
+    void envelope;
+    return { deduped: false, entry: stored, chunkSet };
+  }
+
+  sweepStep(nowMs: number): SweepResult & { more: boolean } {
+    let purgedChunks = 0;
+    const stale = this.q.staleSets.all(nowMs) as { recipient: string; group_id: string }[];
+    for (const s of stale) {
+      purgedChunks += this.q.deleteSetEntries.run(s.recipient, s.group_id).changes;
+      this.q.deleteSet.run(s.recipient, s.group_id);
+    }
+    const expiredEntries = this.q.expiredEntries.run(nowMs).changes;
+    this.q.emptySets.run();
+    const expiredNonces = this.q.expiredNonces.run(nowMs).changes;
+    const more = stale.length === SWEEP_CHUNK || expiredEntries === SWEEP_CHUNK || expiredNonces === SWEEP_CHUNK;
+    return { expiredEntries, purgedChunkSets: stale.length, purgedChunks, expiredNonces, more };
+  }
+}
