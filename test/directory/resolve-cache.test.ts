@@ -28,7 +28,7 @@ function setup(maxEntries?: number) {
   return { ledger, renders, cache };
 }
 
-const parse = (b: Buffer) => JSON.parse(b.toString('utf8')) as Record<string, unknown>;
+const parse = (b: string) => JSON.parse(b) as Record<string, unknown>;
 
 describe('ResolveCache', () => {
   it('renders a DID once per finalized block', () => {
