@@ -1,7 +1,7 @@
 /** `ddn migrate`: applies the store migrations of the configured roles and exits (see src/app/migrations.ts). */
-import { ConfigError, configHelp, loadConfig } from '../app/config.js';
 import { migrateStores } from '../app/migrations.js';
 import type { CliCommand, CliIo } from './io.js';
+import { nodeConfigOrExit } from './node-config.js';
 
 const USAGE =
   'usage: ddn migrate [--db postgres://… [--db-schema S]] [--data-dir DIR] [--roles …]\n\n' +
@@ -10,18 +10,8 @@ const USAGE =
   'several processes start at once on a new database, or to migrate ahead of an upgrade.\n';
 
 async function migrate(args: string[], io: CliIo): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.stderr(`${USAGE}\n${configHelp()}`);
-    return 0;
-  }
-  let config;
-  try {
-    config = loadConfig(args, io.env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    io.stderr(`ddn migrate: ${err.message}\nrun 'ddn migrate --help' for the options\n`);
-    return 2;
-  }
+  const config = nodeConfigOrExit('migrate', USAGE, args, io);
+  if (typeof config === 'number') return config;
   try {
     const report = await migrateStores(config);
     io.stdout(`${JSON.stringify({ event: 'migrated', ...report })}\n`);

@@ -1,8 +1,9 @@
 /** `ddn serve`: runs a node until SIGTERM/SIGINT. */
-import { ConfigError, configHelp, loadConfig, type Role } from '../app/config.js';
+import type { Role } from '../app/config.js';
 import { DataDirError } from '../app/node-keys.js';
 import { startNode } from '../app/node.js';
 import type { CliCommand, CliIo } from './io.js';
+import { nodeConfigOrExit } from './node-config.js';
 
 const USAGE = 'usage: ddn serve [options]\n\nRuns the enabled roles (Directory, Relay, Cache) over an embedded ledger.\n';
 
@@ -22,18 +23,8 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.stderr(`${USAGE}\n${configHelp()}`);
-    return 0;
-  }
-  let config;
-  try {
-    config = loadConfig(args, io.env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    io.stderr(`ddn serve: ${err.message}\nrun 'ddn serve --help' for the options\n`);
-    return 2;
-  }
+  const config = nodeConfigOrExit('serve', USAGE, args, io);
+  if (typeof config === 'number') return config;
   // Listen for signals before starting so one arriving during start-up still shuts the node down cleanly.
   const signal = io.shutdownSignal();
   let node;

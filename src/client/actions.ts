@@ -4,7 +4,7 @@
  */
 import { DID_ACTION_ROUTES, isDidAction as isSharedDidAction, submitPath, type DidActionRoute } from '../protocol/did-actions.js';
 import type { HttpMethod } from './http.js';
-import type { DidDocumentJson, DidNonceDomain, KeyAgreementJson, ServiceJson, VerificationMethodJson } from './types.js';
+import type { DidDocumentJson, KeyAgreementJson, ServiceJson, VerificationMethodJson } from './types.js';
 
 /** The action fields of each action, as sent in the prepare request and the submit body (§5.1). */
 export interface ActionFields {

@@ -15,16 +15,9 @@ import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '.
 import { fetchJson } from '../cache/http-support.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { startTestNode, type TestNode } from '../support/network.js';
+import { waitFor } from '../support/wait.js';
 
 const profile = makeProfile('platform');
-
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 if (PG_URL) {
   describe('two combined nodes on one PostgreSQL schema', () => {
@@ -53,8 +46,8 @@ if (PG_URL) {
         },
       };
       r = await registerRecipientAt(viaA, 97, { cacheEndpoints: [a.urls.cache!, b.urls.cache!] });
-      await until('the recipient resolves at both nodes', async () =>
-        (await Promise.all([a, b].map((n) => fetch(`${n.urls.directory!}/resolve/${encodeURIComponent(r.did)}`)))).every((x) => x.status === 200),
+      await waitFor('the recipient resolves at both nodes', async () =>
+        (await Promise.all([a, b].map((n) => fetch(`${n.urls.directory!}/resolve/${encodeURIComponent(r.did)}`)))).every((x) => x.status === 200) || undefined,
       );
     });
     after(async () => {
@@ -63,7 +56,7 @@ if (PG_URL) {
     });
 
     it('shares one chain: the same blocks at both nodes', async () => {
-      await until('both nodes at the same head', async () => a.ledger.headRef().hash === b.ledger.headRef().hash);
+      await waitFor('both nodes at the same head', async () => a.ledger.headRef().hash === b.ledger.headRef().hash || undefined);
       const head = a.ledger.headRef().number;
       for (let n = 1; n <= head; n++) assert.deepEqual(a.ledger.block(n)?.block.hash, b.ledger.block(n)?.block.hash);
     });

@@ -18,6 +18,9 @@ import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '.
 import { fetchJson } from '../cache/http-support.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { serveProcess, type ServeProcess } from '../support/serve-process.js';
+import { waitFor as poll } from '../support/wait.js';
+
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, { everyMs: 50, ignoreErrors: true });
 
 const profile = makeProfile('platform');
 const BEFORE_KILL = 60;
@@ -36,16 +39,6 @@ const tempDir = (): string => {
   return d;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it returns a value; fails after `tries`. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tries = 400): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    await sleep(50);
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 if (PG_URL) {
   describe('every role scaled out on one PostgreSQL, under SIGKILL', () => {

@@ -31,6 +31,7 @@ import { authorize, registerApplication } from '../support/application-flows.js'
 import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import type { TestNode } from '../support/network.js';
+import { waitFor } from '../support/wait.js';
 import { registerDnsPersona } from '../support/persona-flows.js';
 import { directoryOf, envelope, profile, pullFrom, relayPost, setPolicy, startDirectoryNode, startRelayNode, type Body } from './network-support.js';
 
@@ -56,15 +57,6 @@ function throwawayCertificate(): { key: string; cert: string } {
   } finally {
     rmSync(d, { recursive: true, force: true });
   }
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
 }
 
 describe('CacheStored events: Send and Call of an Application policy', () => {
@@ -166,7 +158,7 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     assert.equal(res.body.code, 'cached');
 
     const controlRecipient = { did: controlDid, key: controlKey, keyId: kid(controlDid, 'key-1'), serviceId: kid(controlDid, 'cache') };
-    const item = await until('the control envelope', async () => (await pullFrom(cacheUrl, controlRecipient)).find((m) => (m.envelope as Body).tag === profile.controlTag));
+    const item = await waitFor('the control envelope', async () => (await pullFrom(cacheUrl, controlRecipient)).find((m) => (m.envelope as Body).tag === profile.controlTag));
     const control = item.envelope as Body;
     assert.equal(control.to, controlDid);
     assert.equal(control.ttl, '24h');
@@ -179,7 +171,7 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     assert.equal(typeof sent.expires, 'string');
     assert.deepEqual({ ...sent, expires: undefined }, { ...expected, expires: undefined });
 
-    const call = await until('the Call', async () => received[0]);
+    const call = await waitFor('the Call', async () => received[0]);
     assert.equal(call.url, '/hook');
     assert.deepEqual(JSON.parse(call.body), sent, 'the same rendered template');
     const headers = readNodeHeaders((n) => call.headers[n.toLowerCase()]);

@@ -13,6 +13,7 @@ import { aadFieldsOf, openPayload } from '../../src/protocol/payload-crypto.js';
 import { registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
 import type { TestNode } from '../support/network.js';
+import { waitFor } from '../support/wait.js';
 import {
   directoryOf,
   envelope,
@@ -25,15 +26,6 @@ import {
   startRelayNode,
   type Body,
 } from './network-support.js';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay', () => {
   let dir: TestNode;
@@ -97,7 +89,7 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
     assert.equal(res.body.code, 'cached', 'event-bound rules do not change delivery');
     assert.ok((await pullFrom(cache.urls.cache!, r)).some((m) => m.message_id === env.message_id), 'the envelope itself is delivered');
 
-    const controls = await until('both control envelopes', async () => {
+    const controls = await waitFor('both control envelopes', async () => {
       const got = (await pullFrom(cache.urls.cache!, control)).filter((m) => (m.envelope as Body).tag === profile.controlTag);
       return got.length >= 2 ? got : undefined;
     });

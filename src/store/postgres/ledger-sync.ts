@@ -242,7 +242,6 @@ export class PgLedgerSync implements PoolCoordinator {
   private async tick(): Promise<void> {
     try {
       if (this.session === undefined) await this.connectSession();
-      const session = this.session;
       const produce = (this.o.produce ?? true) && (await this.compete());
       if (produce && (this.o.ledger.pendingEntries().length > 0 || this.unadoptable.size > 0)) await this.queue.run(() => this.produceBlock());
       else if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp();
