@@ -64,6 +64,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     allowPlaintext: c.cache.allowPlaintext,
     proofClockSkewSeconds: c.proofClockSkewSeconds,
     maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
+    maxBytesPerRecipient: c.cache.maxBytesPerRecipient === 0 ? null : c.cache.maxBytesPerRecipient,
   });
   const logger = o.logger?.child({ role: 'cache' });
   const store: MailboxStore =

@@ -70,6 +70,8 @@ export interface Config {
     readonly maxRetentionSeconds: number;
     readonly chunkStagingWindowSeconds: number;
     readonly allowPlaintext: boolean;
+    /** Unexpired envelope bytes a Cache holds per recipient DID (0: no quota). */
+    readonly maxBytesPerRecipient: number;
   };
 }
 
@@ -179,6 +181,13 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
   { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
   { name: 'cache-allow-plaintext', kind: 'switch', arg: '', defaultText: 'true', help: 'accept plaintext envelopes' },
+  {
+    name: 'cache-max-bytes-per-recipient',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '1073741824',
+    help: 'unexpired envelope bytes held per recipient (429 storage_quota_exceeded beyond; 0: no quota)',
+  },
 ];
 
 /** The environment variable matching flag `--name`, e.g. `DDN_DIRECTORY_PORT`. */
@@ -422,6 +431,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       maxRetentionSeconds: r.int('cache-max-retention-seconds', 172_800, 1, YEAR_SECONDS),
       chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 3600, 1, YEAR_SECONDS),
       allowPlaintext: r.bool('cache-allow-plaintext', true),
+      maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
     },
   };
   return deepFreeze(config);

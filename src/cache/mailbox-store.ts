@@ -73,6 +73,8 @@ export interface PutRequest {
   chunkWindowMs: number;
   /** A node request's nonce, recorded atomically with the entry. */
   claim: NonceClaim | null;
+  /** Unexpired bytes the recipient may hold, this entry included; null: no quota. */
+  quotaBytes: number | null;
 }
 
 /** The outcome of a store. */

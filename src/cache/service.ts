@@ -166,6 +166,7 @@ export class CacheService {
         nowMs,
         chunkWindowMs: settings.chunkStagingWindowSeconds * 1000,
         claim: req.node?.claim ?? null,
+        quotaBytes: settings.maxBytesPerRecipient,
       });
     } catch (err) {
       if (err instanceof DdnError && err.code === 'proof_nonce_replayed') throw nodeSignatureError('nonce_replayed');

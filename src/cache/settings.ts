@@ -24,4 +24,6 @@ export interface CacheSettings {
   readonly proofClockSkewSeconds: number;
   /** Envelope bytes per messages response (default {@link MAX_RESPONSE_ENVELOPE_BYTES}). */
   readonly maxResponseEnvelopeBytes: number;
+  /** Unexpired envelope bytes held per recipient DID; null: no quota (429 `storage_quota_exceeded`, §11.4 step 12). */
+  readonly maxBytesPerRecipient: number | null;
 }

@@ -34,6 +34,8 @@ describe('loadConfig', () => {
     assert.equal(c.cache.maxRetentionSeconds, 172_800);
     assert.equal(c.cache.chunkStagingWindowSeconds, 3600);
     assert.equal(c.cache.allowPlaintext, true);
+    assert.equal(c.cache.maxBytesPerRecipient, 1_073_741_824);
+    assert.equal(loadConfig(['--cache-max-bytes-per-recipient', '0'], {}).cache.maxBytesPerRecipient, 0, '0: no quota');
   });
 
   it('is deeply frozen', () => {
@@ -200,6 +202,7 @@ describe('loadConfig', () => {
     ['--cache-max-retention-seconds', ['--cache-max-retention-seconds', 'x']],
     ['--cache-chunk-staging-window-seconds', ['--cache-chunk-staging-window-seconds', '']],
     ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],
+    ['--cache-max-bytes-per-recipient', ['--cache-max-bytes-per-recipient', '-1']],
     ['--host', ['--host']],
     ['--directory-port', ['--directory-port', '--relay-port', '1']],
     ['--nope', ['--nope']],

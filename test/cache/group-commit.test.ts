@@ -36,7 +36,7 @@ function entry(over: Partial<NewEntry> = {}): NewEntry {
   };
 }
 
-const put = (s: SqliteMailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null });
+const put = (s: SqliteMailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 
 describe('SqliteMailboxStore write path', () => {

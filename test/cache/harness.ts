@@ -188,6 +188,7 @@ export interface HarnessOptions {
   proofClockSkewSeconds?: number;
   maxResponseEnvelopeBytes?: number;
   bodyLimitBytes?: number;
+  maxBytesPerRecipient?: number;
 }
 
 /** Registers a recipient through any Directory harness-like object (in-process or over HTTP). */
@@ -217,6 +218,7 @@ export async function startCache(o: HarnessOptions = {}): Promise<CacheHarness> 
     allowPlaintext: o.allowPlaintext ?? true,
     proofClockSkewSeconds: o.proofClockSkewSeconds ?? 300,
     maxResponseEnvelopeBytes: o.maxResponseEnvelopeBytes ?? MAX_RESPONSE_ENVELOPE_BYTES,
+    maxBytesPerRecipient: o.maxBytesPerRecipient ?? null,
   };
   const hub = new CacheEventHub();
   const events: CacheStoredEvent[] = [];

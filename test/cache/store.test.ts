@@ -148,6 +148,22 @@ describe('POST /cache/store', () => {
     }
   });
 
+  it('keeps each recipient within cache.max_bytes_per_recipient (429 storage_quota_exceeded), other recipients unaffected', async () => {
+    const small = await startCache({ maxBytesPerRecipient: 2_000 });
+    try {
+      const [r1, r2] = [await small.registerRecipient(14), await small.registerRecipient(15)];
+      const padded = (did: string) => small.envelope(did, { payload: { ciphertext_b64: toBase64(new Uint8Array(900)) } });
+      assert.equal((await small.storeRaw(padded(r1.did))).status, 202);
+      const full = await small.storeRaw(padded(r1.did));
+      expectError(full, 429, 'storage_quota_exceeded');
+      assert.equal((full.body.details as Record<string, unknown>).limit_bytes, 2_000);
+      assert.equal(full.headers['retry-after'], '1');
+      assert.equal((await small.storeRaw(padded(r2.did))).status, 202, 'another recipient has its own quota');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('verifies a sender signature when present (403 invalid_sender_signature with details.reason)', async () => {
     const signed = (over: Record<string, unknown> = {}, signer = sender.key, keyId = kid(sender.did, 'key-1')) => {
       const env = h.envelope(r.did, over);

@@ -126,6 +126,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     allowPlaintext: true,
     proofClockSkewSeconds: 300,
     maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
+    maxBytesPerRecipient: null,
   };
   const cacheService = new CacheService({ store: mailbox, directory: port, clock, settings: cacheSettings });
 

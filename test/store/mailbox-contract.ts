@@ -49,8 +49,8 @@ function entry(over: Partial<NewEntry> & { body?: string } = {}): NewEntry {
 const chunkOf = (groupId: string, sequence: number, total: number, over: Partial<NewEntry> & { body?: string } = {}): NewEntry =>
   entry({ chunk: { groupId, sequence, total } satisfies ChunkRef, ...over });
 
-const put = (s: MailboxStore, e: NewEntry, nowMs = NOW, claim: NonceClaim | null = null): Promise<PutResult> =>
-  s.put({ entry: e, nowMs, chunkWindowMs: WINDOW, claim });
+const put = (s: MailboxStore, e: NewEntry, nowMs = NOW, claim: NonceClaim | null = null, quotaBytes: number | null = null): Promise<PutResult> =>
+  s.put({ entry: e, nowMs, chunkWindowMs: WINDOW, claim, quotaBytes });
 
 const claimOf = (nonce: string, over: Partial<NonceClaim> = {}): NonceClaim => ({
   scope: 'proof:pull',
@@ -139,6 +139,21 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       const r = await put(store, entry({ messageId: 'm-x', contentHash: 'h2', storedAtMs: later, expiresAtMs: later + HOUR }), later);
       assert.equal(r.deduped, false);
       assert.equal((await store.getMessage(DID, 'm-x', later))?.meta.contentHash, 'h2');
+    }));
+
+    it('keeps a recipient within its quota of unexpired bytes (storage_quota_exceeded), counting nothing else', withStore(async ({ store }) => {
+      const a = entry({ sizeBytes: 600 });
+      const quota = 1_000;
+      await put(store, a, NOW, null, quota);
+      await put(store, entry({ recipientDid: OTHER, sizeBytes: 900 }), NOW, null, quota); // another recipient's bytes
+      const over = entry({ sizeBytes: 401 });
+      await assert.rejects(put(store, over, NOW, null, quota), (e: unknown) =>
+        e instanceof DdnError && e.code === 'storage_quota_exceeded' && e.details?.used_bytes === 600 && e.details?.limit_bytes === quota);
+      assert.equal(await store.getMessage(DID, over.messageId, NOW), null, 'nothing written');
+      assert.equal((await put(store, entry({ sizeBytes: 400 }), NOW, null, quota)).deduped, false, 'up to the quota exactly');
+      assert.equal((await put(store, a, NOW, null, quota)).deduped, true, 'an identical re-store is not new bytes');
+      // once the first entries expire their bytes no longer count
+      assert.equal((await put(store, entry({ sizeBytes: 900, expiresAtMs: NOW + 3 * HOUR }), NOW + 2 * HOUR, null, quota)).deduped, false);
     }));
 
     it('refuses a live claim on put (proof_nonce_replayed) and writes nothing', withStore(async ({ store }) => {

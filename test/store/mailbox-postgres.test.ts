@@ -36,7 +36,7 @@ function entry(): NewEntry {
   };
 }
 
-const put = (s: MailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null });
+const put = (s: MailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 
 /** A trigger that makes every insert into `table` fail with SQLSTATE `state`. */

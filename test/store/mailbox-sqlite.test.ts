@@ -46,6 +46,7 @@ describe('SqliteMailboxStore: large envelopes in parts', () => {
         nowMs: now,
         chunkWindowMs: 1_000,
         claim: null,
+        quotaBytes: null,
       });
       assert.equal(parts(), 2);
       await store.sweep(now + 2_000);

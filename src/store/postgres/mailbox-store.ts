@@ -16,7 +16,7 @@
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
-import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
+import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
 import type {
   ChunkSetState,
   ChunkSetView,
@@ -473,6 +473,13 @@ export class PgMailboxStore implements MailboxStore {
       }
       checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
       if (set !== undefined) sortKey = Number(set.first_seq);
+    }
+    if (req.quotaBytes !== null) {
+      const held = await c.query<{ b: Num }>(
+        'SELECT COALESCE(SUM(size_bytes), 0) AS b FROM cache_entries WHERE recipient = $1 AND expires_at_ms > $2',
+        [entry.recipientDid, nowMs],
+      );
+      checkQuota(Number(held.rows[0]!.b), entry.sizeBytes, req.quotaBytes);
     }
 
     const inserted = await c.query<{ seq: Num }>(

@@ -5,7 +5,7 @@
  * writer's own (on the writer thread, `mailbox-writer-worker.ts`).
  */
 import { DdnError } from '../../base/errors.js';
-import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
+import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
 import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
@@ -28,6 +28,7 @@ export class MailboxWrites {
         WHERE e.recipient = ? AND e.group_id = ? AND e.sequence_number = ?`),
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       setCount: p('SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = ? AND group_id = ? AND expires_at_ms > ?'),
+      heldBytes: p('SELECT COALESCE(SUM(size_bytes), 0) AS b FROM cache_entries WHERE recipient = ? AND expires_at_ms > ?'),
       setMinExpiry: p('SELECT MIN(expires_at_ms) AS m FROM cache_entries WHERE recipient = ? AND group_id = ?'),
       insertSet: p(`INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
         VALUES (?, ?, ?, ?, ?, ?, 0)`),
@@ -137,6 +138,9 @@ export class MailboxWrites {
       }
       checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
       if (set !== undefined) sortKey = set.first_seq;
+    }
+    if (req.quotaBytes !== null) {
+      checkQuota((this.q.heldBytes.get(entry.recipientDid, nowMs) as { b: number }).b, entry.sizeBytes, req.quotaBytes);
     }
 
     const bytes = Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength);
