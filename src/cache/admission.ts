@@ -55,12 +55,17 @@ export function chunkSetState(
   return { groupId, total, received, complete, retryUntilMs: complete ? null : retryUntilMs };
 }
 
+/** True when `addBytes` more keep the recipient within `quotaBytes` (null: no quota). */
+export function withinQuota(usedBytes: number, addBytes: number, quotaBytes: number | null): boolean {
+  return quotaBytes === null || usedBytes + addBytes <= quotaBytes;
+}
+
 /**
  * Step 12's quota: a new entry may not take the recipient's unexpired envelope bytes above `quotaBytes`
  * (`storage_quota_exceeded`, 429). Deduplicated stores never reach it.
  */
 export function checkQuota(usedBytes: number, addBytes: number, quotaBytes: number | null): void {
-  if (quotaBytes === null || usedBytes + addBytes <= quotaBytes) return;
+  if (withinQuota(usedBytes, addBytes, quotaBytes)) return;
   throw new DdnError('storage_quota_exceeded', "the recipient's Cache storage quota is full", {
     limit_bytes: quotaBytes,
     used_bytes: usedBytes,

@@ -153,7 +153,12 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.equal((await put(store, entry({ sizeBytes: 400 }), NOW, null, quota)).deduped, false, 'up to the quota exactly');
       assert.equal((await put(store, a, NOW, null, quota)).deduped, true, 'an identical re-store is not new bytes');
       // once the first entries expire their bytes no longer count
-      assert.equal((await put(store, entry({ sizeBytes: 900, expiresAtMs: NOW + 3 * HOUR }), NOW + 2 * HOUR, null, quota)).deduped, false);
+      const late = entry({ sizeBytes: 900, expiresAtMs: NOW + 3 * HOUR });
+      assert.equal((await put(store, late, NOW + 2 * HOUR, null, quota)).deduped, false);
+      // an acknowledged entry's bytes are freed at once
+      await assert.rejects(put(store, entry({ sizeBytes: 200, expiresAtMs: NOW + 3 * HOUR }), NOW + 2 * HOUR, null, quota), isCode('storage_quota_exceeded'));
+      assert.deepEqual(await store.ack(DID, [late.messageId], NOW + 2 * HOUR, claimOf(randomUUID(), { expiresAtMs: NOW + 3 * HOUR })), [late.messageId]);
+      assert.equal((await put(store, entry({ sizeBytes: 1_000, expiresAtMs: NOW + 3 * HOUR }), NOW + 2 * HOUR, null, quota)).deduped, false);
     }));
 
     it('refuses a live claim on put (proof_nonce_replayed) and writes nothing', withStore(async ({ store }) => {

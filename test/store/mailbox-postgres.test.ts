@@ -118,8 +118,8 @@ if (PG_URL) {
         const b = await openPgMailboxStore(db.url, db.schema);
         assert.equal((await b.getMessage(DID, e.messageId, NOW))?.meta.messageId, e.messageId);
         await b.close();
-        const versions = await db.pool.query("SELECT version FROM schema_migrations WHERE namespace = 'cache'");
-        assert.deepEqual(versions.rows, [{ version: 1 }]);
+        const versions = await db.pool.query("SELECT version FROM schema_migrations WHERE namespace = 'cache' ORDER BY version");
+        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }]);
       } finally {
         await db.drop();
       }

@@ -16,7 +16,7 @@
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
-import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
+import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
 import type {
   ChunkSetState,
   ChunkSetView,
@@ -79,6 +79,27 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX cache_nonces_expiry ON cache_nonces (expires_at_ms);
     `,
   },
+  {
+    // Envelope bytes held per recipient, kept by triggers on every insert and delete (store, replace, ack,
+    // sweep), so the storage quota is one indexed read.
+    version: 2,
+    sql: `
+      CREATE TABLE cache_recipient_bytes (recipient TEXT PRIMARY KEY, bytes BIGINT NOT NULL);
+      INSERT INTO cache_recipient_bytes (recipient, bytes) SELECT recipient, SUM(size_bytes) FROM cache_entries GROUP BY recipient;
+      CREATE FUNCTION cache_recipient_bytes_track() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO cache_recipient_bytes (recipient, bytes) VALUES (NEW.recipient, NEW.size_bytes)
+          ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes + EXCLUDED.bytes;
+        ELSE
+          UPDATE cache_recipient_bytes SET bytes = bytes - OLD.size_bytes WHERE recipient = OLD.recipient;
+        END IF;
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER cache_entries_bytes AFTER INSERT OR DELETE ON cache_entries
+        FOR EACH ROW EXECUTE FUNCTION cache_recipient_bytes_track();
+    `,
+  }
 ];
 
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
@@ -475,11 +496,13 @@ export class PgMailboxStore implements MailboxStore {
       if (set !== undefined) sortKey = Number(set.first_seq);
     }
     if (req.quotaBytes !== null) {
-      const held = await c.query<{ b: Num }>(
-        'SELECT COALESCE(SUM(size_bytes), 0) AS b FROM cache_entries WHERE recipient = $1 AND expires_at_ms > $2',
-        [entry.recipientDid, nowMs],
-      );
-      checkQuota(Number(held.rows[0]!.b), entry.sizeBytes, req.quotaBytes);
+      const held = async () =>
+        Number((await c.query<{ b: Num }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = $1', [entry.recipientDid])).rows[0]?.b ?? 0);
+      // Expired copies count until removed: only when they would make the difference are they removed here.
+      if (!withinQuota(await held(), entry.sizeBytes, req.quotaBytes)) {
+        await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND expires_at_ms <= $2', [entry.recipientDid, nowMs]);
+      }
+      checkQuota(await held(), entry.sizeBytes, req.quotaBytes);
     }
 
     const inserted = await c.query<{ seq: Num }>(

@@ -69,6 +69,24 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
       BEGIN DELETE FROM cache_envelope_parts WHERE seq = old.seq; END;
     `,
   },
+  {
+    // Envelope bytes held per recipient, kept by triggers on every insert and delete (store, replace, ack,
+    // sweep), so the storage quota is one indexed read.
+    version: 3,
+    sql: `
+      CREATE TABLE cache_recipient_bytes (recipient TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO cache_recipient_bytes (recipient, bytes) SELECT recipient, SUM(size_bytes) FROM cache_entries GROUP BY recipient;
+      CREATE TRIGGER cache_entries_bytes_insert AFTER INSERT ON cache_entries
+      BEGIN
+        INSERT INTO cache_recipient_bytes (recipient, bytes) VALUES (new.recipient, new.size_bytes)
+        ON CONFLICT (recipient) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER cache_entries_bytes_delete AFTER DELETE ON cache_entries
+      BEGIN
+        UPDATE cache_recipient_bytes SET bytes = bytes - old.size_bytes WHERE recipient = old.recipient;
+      END;
+    `,
+  },
 ];
 
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */

@@ -5,7 +5,7 @@
  * writer's own (on the writer thread, `mailbox-writer-worker.ts`).
  */
 import { DdnError } from '../../base/errors.js';
-import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState } from '../../cache/admission.js';
+import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
 import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
@@ -28,7 +28,8 @@ export class MailboxWrites {
         WHERE e.recipient = ? AND e.group_id = ? AND e.sequence_number = ?`),
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       setCount: p('SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = ? AND group_id = ? AND expires_at_ms > ?'),
-      heldBytes: p('SELECT COALESCE(SUM(size_bytes), 0) AS b FROM cache_entries WHERE recipient = ? AND expires_at_ms > ?'),
+      heldBytes: p('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = ?'),
+      deleteExpiredOf: p('DELETE FROM cache_entries WHERE recipient = ? AND expires_at_ms <= ?'),
       setMinExpiry: p('SELECT MIN(expires_at_ms) AS m FROM cache_entries WHERE recipient = ? AND group_id = ?'),
       insertSet: p(`INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
         VALUES (?, ?, ?, ?, ?, ?, 0)`),
@@ -140,7 +141,10 @@ export class MailboxWrites {
       if (set !== undefined) sortKey = set.first_seq;
     }
     if (req.quotaBytes !== null) {
-      checkQuota((this.q.heldBytes.get(entry.recipientDid, nowMs) as { b: number }).b, entry.sizeBytes, req.quotaBytes);
+      const held = () => (this.q.heldBytes.get(entry.recipientDid) as { b: number } | undefined)?.b ?? 0;
+      // Expired copies count until removed: only when they would make the difference are they removed here.
+      if (!withinQuota(held(), entry.sizeBytes, req.quotaBytes)) this.q.deleteExpiredOf.run(entry.recipientDid, nowMs);
+      checkQuota(held(), entry.sizeBytes, req.quotaBytes);
     }
 
     const bytes = Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength);
