@@ -71,6 +71,9 @@ export function serviceCommand(o: ServiceOptions): string[] {
     '--block-time-ms',
     String(o.blockTimeMs),
     '--allow-private-endpoints',
+    // A full run sends one recipient more than the default 1 GiB quota; the quota check still runs on every store.
+    '--cache-max-bytes-per-recipient',
+    String(2 ** 40),
     '--log-level',
     'warn',
   ];
