@@ -19,7 +19,6 @@ import { loadConfig } from '../../src/app/config.js';
 import { startNode } from '../../src/app/node.js';
 import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
 import { decodeFileRecord } from '../../src/protocol/file-record.js';
-import { multibaseX25519 } from '../../src/protocol/keys.js';
 import { bodySha256Hex, nodeRequestText, readNodeHeaders } from '../../src/protocol/node-signature.js';
 import { loadNodeKey } from '../../src/app/node-keys.js';
 import { parseBase64, utf8 } from '../../src/base/bytes.js';
@@ -28,12 +27,12 @@ import { verifyEd25519 } from '../../src/crypto/ed25519.js';
 import { registerRecipientAt } from '../cache/harness.js';
 import { fetchJson } from '../cache/http-support.js';
 import { authorize, registerApplication } from '../support/application-flows.js';
-import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
+import { didOf, keyOf, kid } from '../support/directory-flows.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import type { TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import { registerDnsPersona } from '../support/persona-flows.js';
-import { directoryOf, envelope, profile, pullFrom, relayPost, setPolicy, startDirectoryNode, startRelayNode, type Body } from './network-support.js';
+import { directoryOf, envelope, profile, pullFrom, registerControlDid, relayPost, setPolicy, startDirectoryNode, startRelayNode, type Body } from './network-support.js';
 
 const DOMAIN = 'apps.example.org';
 const HOOK_HOST = `hooks.${DOMAIN}`;
@@ -98,20 +97,9 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     cacheUrl = cache.urls.cache!;
 
     const h = directoryOf(dir);
-    await registerDid(h, controlSeed, {
-      did: controlDid,
-      key: controlKey,
-      document: {
-        id: controlDid,
-        verificationMethod: [vmOf(controlDid, 'key-1', controlKey)],
-        authentication: [kid(controlDid, 'key-1')],
-        keyAgreement: [{ id: kid(controlDid, 'ka-1'), type: 'X25519KeyAgreementKey2020', controller: controlDid, publicKeyMultibase: multibaseX25519(ka.publicKey) }],
-        service: [
-          { id: kid(controlDid, 'cache'), type: 'PlatformCacheService', serviceEndpoint: [cacheUrl], authorization: [kid(controlDid, 'key-1')] },
-          { id: kid(controlDid, 'control'), type: 'PlatformApplicationControlService', serviceEndpoint: [hookUrl] },
-        ],
-      },
-    });
+    await registerControlDid(dir, controlSeed, ka.publicKey, cacheUrl, [
+      { id: kid(controlDid, 'control'), type: 'PlatformApplicationControlService', serviceEndpoint: [hookUrl] },
+    ]);
     const control = { did: controlDid, key: controlKey };
     await registerDnsPersona({ h, dns, close: async () => undefined }, DOMAIN, control);
     await registerApplication(h, 'acme.app', control);

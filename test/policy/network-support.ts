@@ -12,6 +12,8 @@ import { fetchJson, httpDirectory, type FetchReply } from '../cache/http-support
 import type { DirectoryHarness } from '../support/directory-harness.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { policyJson, writeV3 } from '../support/policy-flows.js';
+import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
+import { multibaseX25519 } from '../../src/protocol/keys.js';
 
 export type Body = Record<string, unknown>;
 export const profile = makeProfile('platform');
@@ -68,4 +70,24 @@ export async function pullFrom(cacheUrl: string, r: Pick<Recipient, 'did' | 'key
 export async function pulledEnvelope(cacheUrl: string, r: Pick<Recipient, 'did' | 'key' | 'keyId' | 'serviceId'>, messageId: unknown): Promise<Body | undefined> {
   const m = (await pullFrom(cacheUrl, r)).find((x) => x.message_id === messageId);
   return m === undefined ? undefined : (m.envelope as Body);
+}
+
+/**
+ * Registers `seed`'s DID as a control recipient: key `#key-1`, X25519 key agreement `#ka-1` (so Send steps can
+ * encrypt to it), a `#cache` service on `cacheUrl`, and any `extraServices`.
+ */
+export async function registerControlDid(dir: TestNode, seed: number, kaPublicKey: Uint8Array, cacheUrl: string, extraServices: Body[] = []): Promise<void> {
+  const did = didOf(seed, profile.p);
+  const key = keyOf(seed);
+  await registerDid(directoryOf(dir), seed, {
+    did,
+    key,
+    document: {
+      id: did,
+      verificationMethod: [vmOf(did, 'key-1', key)],
+      authentication: [kid(did, 'key-1')],
+      keyAgreement: [{ id: kid(did, 'ka-1'), type: 'X25519KeyAgreementKey2020', controller: did, publicKeyMultibase: multibaseX25519(kaPublicKey) }],
+      service: [{ id: kid(did, 'cache'), type: 'PlatformCacheService', serviceEndpoint: [cacheUrl], authorization: [kid(did, 'key-1')] }, ...extraServices],
+    },
+  });
 }

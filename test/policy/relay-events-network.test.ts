@@ -8,10 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
 import { decodeFileRecord } from '../../src/protocol/file-record.js';
-import { multibaseX25519 } from '../../src/protocol/keys.js';
 import { aadFieldsOf, openPayload } from '../../src/protocol/payload-crypto.js';
 import { registerRecipientAt, type Recipient } from '../cache/harness.js';
-import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
+import { didOf, keyOf, kid } from '../support/directory-flows.js';
 import type { TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -19,6 +18,7 @@ import {
   envelope,
   profile,
   pullFrom,
+  registerControlDid,
   relayPost,
   setPolicy,
   startCacheNode,
@@ -43,17 +43,7 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
     cache = await startCacheNode(dir);
     relay = await startRelayNode(dir);
     const h = directoryOf(dir);
-    await registerDid(h, controlSeed, {
-      did: controlDid,
-      key: controlKey,
-      document: {
-        id: controlDid,
-        verificationMethod: [vmOf(controlDid, 'key-1', controlKey)],
-        authentication: [kid(controlDid, 'key-1')],
-        keyAgreement: [{ id: kid(controlDid, 'ka-1'), type: 'X25519KeyAgreementKey2020', controller: controlDid, publicKeyMultibase: multibaseX25519(ka.publicKey) }],
-        service: [{ id: kid(controlDid, 'cache'), type: 'PlatformCacheService', serviceEndpoint: [cache.urls.cache!], authorization: [kid(controlDid, 'key-1')] }],
-      },
-    });
+    await registerControlDid(dir, controlSeed, ka.publicKey, cache.urls.cache!);
     r = await registerRecipientAt(h, 94, { cacheEndpoints: [cache.urls.cache!] });
     const template = (kind: string) => ({
       kind,
