@@ -9,6 +9,7 @@ import { blake2_256 } from '../../crypto/hash.js';
 import { readRequestedConstraints, writeRequestedConstraints } from '../policy/codec.js';
 import { POLICY_BOUNDS as B, type RequestedDeliveryConstraints } from '../policy/types.js';
 import type { Profile } from '../profile.js';
+import { encodeOperatorSigned, readOperatorSigned } from './operator-signed.js';
 
 export const MAX_PERSONA_CONTROLLERS = 8;
 const DOMAIN_BYTES = 64;
@@ -159,20 +160,10 @@ function readOperation(r: ScaleReader): PersonaOperation {
 }
 
 export function encodePersonaPayload(p: PersonaPayload): Uint8Array {
-  const w = new ScaleWriter().str(p.operatorDid);
-  writeOperation(w, p.operation);
-  return w.u64(p.nonce).u64(p.validUntil).str(p.signerKeyId).finish();
+  return encodeOperatorSigned(p, writeOperation);
 }
 
-function read(r: ScaleReader): PersonaPayload {
-  return {
-    operatorDid: r.str(B.didBytes),
-    operation: readOperation(r),
-    nonce: r.u64(),
-    validUntil: r.u64(),
-    signerKeyId: r.str(B.signerKeyIdBytes),
-  };
-}
+const read = (r: ScaleReader): PersonaPayload => readOperatorSigned(r, readOperation);
 
 /** Strict decode (§1.4); undefined on any failure (`InvalidPersonaPayload`). */
 export function decodePersonaPayload(b: Uint8Array): PersonaPayload | undefined {

@@ -8,6 +8,7 @@ import {
   writeRequestedConstraints,
   writeScope,
 } from '../policy/codec.js';
+import { encodeOperatorSigned, readOperatorSigned } from './operator-signed.js';
 import {
   POLICY_BOUNDS as B,
   type DeliveryPolicyV2,
@@ -67,20 +68,10 @@ function readOperation(r: ScaleReader): PolicyV2Operation {
 }
 
 export function encodePolicyV2Payload(p: PolicyV2Payload): Uint8Array {
-  const w = new ScaleWriter().str(p.operatorDid);
-  writeOperation(w, p.operation);
-  return w.u64(p.nonce).u64(p.validUntil).str(p.signerKeyId).finish();
+  return encodeOperatorSigned(p, writeOperation);
 }
 
-function read(r: ScaleReader): PolicyV2Payload {
-  return {
-    operatorDid: r.str(B.didBytes),
-    operation: readOperation(r),
-    nonce: r.u64(),
-    validUntil: r.u64(),
-    signerKeyId: r.str(B.signerKeyIdBytes),
-  };
-}
+const read = (r: ScaleReader): PolicyV2Payload => readOperatorSigned(r, readOperation);
 
 /** Strict decode (§1.4); undefined on any failure (`InvalidPolicyV2Payload`). */
 export function decodePolicyV2Payload(b: Uint8Array): PolicyV2Payload | undefined {

@@ -1,7 +1,8 @@
 /** `PolicyV3AuthorizationPayload` (ledger-rules.md §4.8): signed by a key of the scope owner. */
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { tryDecodeStrict, type ScaleReader } from '../../codec/scale.js';
+import { encodeOperatorSigned, readOperatorSigned } from './operator-signed.js';
 import { readPolicyV3, readScopeV3, writePolicy, writeScope } from '../policy/codec.js';
-import { POLICY_BOUNDS as B, type DeliveryPolicyV3, type PolicyScopeV3 } from '../policy/types.js';
+import type { DeliveryPolicyV3, PolicyScopeV3 } from '../policy/types.js';
 
 export type PolicyV3Operation =
   | { kind: 'SetPolicy'; policy: DeliveryPolicyV3 }
@@ -17,18 +18,16 @@ export interface PolicyV3Payload {
 }
 
 export function encodePolicyV3Payload(p: PolicyV3Payload): Uint8Array {
-  const w = new ScaleWriter().str(p.operatorDid);
-  if (p.operation.kind === 'SetPolicy') writePolicy(w.u8(0), p.operation.policy);
-  else writeScope(w.u8(1), p.operation.scope);
-  return w.u64(p.nonce).u64(p.validUntil).str(p.signerKeyId).finish();
+  return encodeOperatorSigned(p, (w, op) => {
+    if (op.kind === 'SetPolicy') writePolicy(w.u8(0), op.policy);
+    else writeScope(w.u8(1), op.scope);
+  });
 }
 
-function read(r: ScaleReader): PolicyV3Payload {
-  const operatorDid = r.str(B.didBytes);
-  const operation: PolicyV3Operation =
-    r.variant(2) === 0 ? { kind: 'SetPolicy', policy: readPolicyV3(r) } : { kind: 'ClearPolicy', scope: readScopeV3(r) };
-  return { operatorDid, operation, nonce: r.u64(), validUntil: r.u64(), signerKeyId: r.str(B.signerKeyIdBytes) };
-}
+const read = (r: ScaleReader): PolicyV3Payload =>
+  readOperatorSigned<PolicyV3Operation>(r, (x) =>
+    x.variant(2) === 0 ? { kind: 'SetPolicy', policy: readPolicyV3(x) } : { kind: 'ClearPolicy', scope: readScopeV3(x) },
+  );
 
 /** Strict decode (§1.4); undefined on any failure (`InvalidPolicyV3Payload`). */
 export function decodePolicyV3Payload(b: Uint8Array): PolicyV3Payload | undefined {
