@@ -5,8 +5,8 @@
  */
 import { toBase64 } from '../base/bytes.js';
 import type { ApplicationAuthorization } from '../protocol/payloads/application.js';
-import type { Profile } from '../protocol/profile.js';
-import { encodePath, globalFetch, requestJson, type FetchLike, type HttpMethod } from './http.js';
+import { DirectoryApi } from './directory-api.js';
+import { encodePath } from './http.js';
 import type { Signer } from './persona-client.js';
 import { checkApplicationPayload, preparedBytes, type PreparedBytes } from './signed-checks.js';
 import type { ApplicationSubmitResponse } from './types.js';
@@ -46,17 +46,7 @@ function expectedTuple(c: ApplicationChange): Partial<ApplicationAuthorization> 
   }
 }
 
-export class ApplicationClient {
-  constructor(
-    readonly baseUrl: string,
-    private readonly profile: Profile,
-    private readonly fetchImpl: FetchLike = globalFetch,
-  ) {}
-
-  private async call<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
-    return (await requestJson<T>(this.baseUrl, method, path, body, this.fetchImpl)).body;
-  }
-
+export class ApplicationClient extends DirectoryApi {
   /** `GET /applications/{id}`. */
   read(id: string): Promise<Json> {
     return this.call('GET', encodePath`/applications/${id}`);

@@ -5,8 +5,8 @@
  */
 import { toBase64 } from '../base/bytes.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import type { Profile } from '../protocol/profile.js';
-import { encodePath, globalFetch, requestJson, type FetchLike, type HttpMethod } from './http.js';
+import { DirectoryApi } from './directory-api.js';
+import { encodePath } from './http.js';
 import { checkPersonaPayload, checkTransferAcceptance, preparedBytes, type PreparedBytes } from './signed-checks.js';
 import type { PersonaSubmitResponse } from './types.js';
 
@@ -32,17 +32,7 @@ export interface PersonaIntent {
   deliveryConstraints?: Json;
 }
 
-export class PersonaClient {
-  constructor(
-    readonly baseUrl: string,
-    private readonly profile: Profile,
-    private readonly fetchImpl: FetchLike = globalFetch,
-  ) {}
-
-  private async call<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
-    return (await requestJson<T>(this.baseUrl, method, path, body, this.fetchImpl)).body;
-  }
-
+export class PersonaClient extends DirectoryApi {
   /** `GET /personas/{persona}`. */
   read(persona: string): Promise<Json> {
     return this.call('GET', encodePath`/personas/${persona}`);

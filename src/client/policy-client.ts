@@ -6,8 +6,8 @@
  */
 import { toBase64 } from '../base/bytes.js';
 import { didOfUrl } from '../protocol/did.js';
-import type { Profile } from '../protocol/profile.js';
-import { encodePath, globalFetch, requestJson, type FetchLike, type HttpMethod } from './http.js';
+import { DirectoryApi } from './directory-api.js';
+import { encodePath, type HttpMethod } from './http.js';
 import type { Signer } from './persona-client.js';
 import { checkPolicyV2Payload, checkPolicyV3Payload, preparedBytes, type PreparedBytes } from './signed-checks.js';
 import type { PolicySubmitResponse } from './types.js';
@@ -44,17 +44,7 @@ function operatorOf(signer: Signer, operatorDid: string | undefined, scope: Scop
   return scope.type === 'did' ? scope.id : undefined;
 }
 
-export class PolicyClient {
-  constructor(
-    readonly baseUrl: string,
-    private readonly profile: Profile,
-    private readonly fetchImpl: FetchLike = globalFetch,
-  ) {}
-
-  private async call<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
-    return (await requestJson<T>(this.baseUrl, method, path, body, this.fetchImpl)).body;
-  }
-
+export class PolicyClient extends DirectoryApi {
   private v3Path(scope: ScopeRef, suffix = ''): string {
     return encodePath`/policies/v3/${scope.type}/${scope.id}` + suffix;
   }
