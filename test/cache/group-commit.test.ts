@@ -1,7 +1,6 @@
 /** The SQLite mailbox's write path: group commit, isolation of failing operations, bounds, durability pragmas. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,30 +10,7 @@ import type { NewEntry } from '../../src/cache/mailbox-store.js';
 import { GroupCommitWriter } from '../../src/store/sqlite/group-commit.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { startCache } from './harness.js';
-
-const DID = 'did:platform:2222222222222222';
-const NOW = 1_800_000_000_000;
-
-function entry(over: Partial<NewEntry> = {}): NewEntry {
-  const messageId = over.messageId ?? randomUUID();
-  const envelope = Buffer.from(JSON.stringify({ message_id: messageId, to: DID }));
-  return {
-    messageId,
-    recipientDid: DID,
-    contentHash: `hash-${messageId}`,
-    storedAtMs: NOW,
-    expiresAtMs: NOW + 3_600_000,
-    maxTtlSeconds: 172_800,
-    appliedTtlSeconds: 3_600,
-    tag: null,
-    applicationId: null,
-    chunk: null,
-    sizeBytes: envelope.length,
-    provenance: null,
-    envelope,
-    ...over,
-  };
-}
+import { DID, entry, NOW } from '../store/mailbox-fixtures.js';
 
 const put = (s: SqliteMailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;

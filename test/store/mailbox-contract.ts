@@ -9,6 +9,7 @@ import { DdnError } from '../../src/base/errors.js';
 import type { ChunkRef, EnvelopeBytes, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
+import { DID, entry, HOUR, NOW, OTHER } from './mailbox-fixtures.js';
 
 /** A store under test; `another()` opens a second, independent handle on the same storage (another process). */
 export interface MailboxHandle {
@@ -18,33 +19,7 @@ export interface MailboxHandle {
   close(): Promise<void>;
 }
 
-const DID = 'did:platform:2222222222222222';
-const OTHER = 'did:platform:3333333333333333';
-const NOW = 1_800_000_000_000;
-const HOUR = 3_600_000;
 const WINDOW = HOUR;
-
-function entry(over: Partial<NewEntry> & { body?: string } = {}): NewEntry {
-  const { body, ...rest } = over;
-  const messageId = rest.messageId ?? randomUUID();
-  const envelope = Buffer.from(body ?? JSON.stringify({ message_id: messageId, to: rest.recipientDid ?? DID }));
-  return {
-    messageId,
-    recipientDid: DID,
-    contentHash: `hash-${messageId.toLowerCase()}`,
-    storedAtMs: NOW,
-    expiresAtMs: NOW + HOUR,
-    maxTtlSeconds: 172_800,
-    appliedTtlSeconds: 3_600,
-    tag: null,
-    applicationId: null,
-    chunk: null,
-    sizeBytes: envelope.length,
-    provenance: null,
-    envelope,
-    ...rest,
-  };
-}
 
 const chunkOf = (groupId: string, sequence: number, total: number, over: Partial<NewEntry> & { body?: string } = {}): NewEntry =>
   entry({ chunk: { groupId, sequence, total } satisfies ChunkRef, ...over });

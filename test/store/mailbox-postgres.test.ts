@@ -5,36 +5,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
 import type { MailboxStore, NewEntry } from '../../src/cache/mailbox-store.js';
 import { openPgPool } from '../../src/store/postgres/pool.js';
 import { openPgMailboxStore, PgMailboxStore, type PgMailboxOptions } from '../../src/store/postgres/mailbox-store.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { mailboxContract } from './mailbox-contract.js';
-
-const DID = 'did:platform:2222222222222222';
-const NOW = 1_800_000_000_000;
-
-function entry(): NewEntry {
-  const messageId = randomUUID();
-  const envelope = Buffer.from(JSON.stringify({ message_id: messageId, to: DID }));
-  return {
-    messageId,
-    recipientDid: DID,
-    contentHash: `hash-${messageId}`,
-    storedAtMs: NOW,
-    expiresAtMs: NOW + 3_600_000,
-    maxTtlSeconds: 172_800,
-    appliedTtlSeconds: 3_600,
-    tag: null,
-    applicationId: null,
-    chunk: null,
-    sizeBytes: envelope.length,
-    provenance: null,
-    envelope,
-  };
-}
+import { DID, entry, NOW } from './mailbox-fixtures.js';
 
 const put = (s: MailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
