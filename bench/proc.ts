@@ -5,9 +5,12 @@ import { cpus, totalmem } from 'node:os';
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux build we run on). */
 const TICKS_PER_SECOND = 100;
 
-/** User + system CPU milliseconds used so far by `pid` (its threads included, children not). */
-export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * User + system CPU milliseconds used so far by `pid` (its threads included, children not), or with `thread`
+ * by that one thread of it (`thread === pid` is its main thread: the event loop of a Node process).
+ */
+export function cpuMs(pid: number, thread?: number): number {
+  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   // the command name (field 2) may hold spaces: fields are counted after its closing parenthesis
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const utime = Number(fields[11]);
@@ -50,21 +53,30 @@ export function machineBusyMs(): number {
   return (busy * 1000) / TICKS_PER_SECOND;
 }
 
-/** CPU time of processes (summed) over a window, as a share of one core. */
+/**
+ * CPU time of processes (summed) over a window, as a share of one core; also of their main threads alone — a
+ * Node server whose event loop is near 1.0 is bound by that one thread, whatever the other threads do.
+ */
 export class CpuWindow {
   private readonly startCpu: number;
+  private readonly startMain: number;
   private readonly startWall = performance.now();
   constructor(private readonly pids: readonly number[]) {
     this.startCpu = this.total();
+    this.startMain = this.mainThreads();
   }
   private total(): number {
     return this.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
   }
-  /** `{cpu_ms, wall_ms, cores}`: cores = CPU time / wall time (1.0 = one core busy all the time). */
+  private mainThreads(): number {
+    return this.pids.reduce((sum, pid) => sum + cpuMs(pid, pid), 0);
+  }
+  /** `{cpu_ms, wall_ms, cores, main_thread_cores}`: cores = CPU time / wall time (1.0 = one core busy all the time). */
   end(): CpuUse {
     const cpu = this.total() - this.startCpu;
+    const main = this.mainThreads() - this.startMain;
     const wall = performance.now() - this.startWall;
-    return { cpu_ms: Math.round(cpu), wall_ms: Math.round(wall), cores: round(cpu / wall, 2) };
+    return { cpu_ms: Math.round(cpu), wall_ms: Math.round(wall), cores: round(cpu / wall, 2), main_thread_cores: round(main / wall, 2) };
   }
 }
 
@@ -73,6 +85,8 @@ export interface CpuUse {
   wall_ms: number;
   /** CPU time / wall time: 1.0 is one core fully busy. */
   cores: number;
+  /** The same for the processes' main threads only (Node: the event loops), summed. */
+  main_thread_cores?: number;
 }
 
 /** The machine line of the report. */

@@ -28,6 +28,11 @@ export interface Report {
   duration_s: number;
 }
 
+/** Server CPU microseconds per 2xx answer of a measured window. */
+function cpuPerRequest(l: LoadResult): string {
+  return l.target_cpu === undefined || l.ok === 0 ? '—' : `${num(Math.round((l.target_cpu.cpu_ms * 1000) / l.ok))} µs`;
+}
+
 export function referenceValue(refs: References, id: ReferenceId, f: Figure): number | undefined {
   switch (id) {
     case 'hello_world_rps':
@@ -131,8 +136,8 @@ export function toMarkdown(r: Report): string {
   out.push('');
   out.push('## Load details', '');
   out.push(
-    '| Run | Conns | Seconds | 2xx | non-2xx / errors | p50 ms | p90 ms | p99 ms | Load generator CPU | Server CPU | Other CPU | Runs |',
-    '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| Run | Conns | Seconds | 2xx | non-2xx / errors | p50 ms | p90 ms | p99 ms | Load generator CPU | Server CPU | Server main thread | Server CPU per request | Other CPU | Runs |',
+    '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   const loads: LoadResult[] = [h.start, ...(h.end ? [h.end] : [])];
   for (const f of r.figures) {
@@ -146,7 +151,7 @@ export function toMarkdown(r: Report): string {
       .map(([c, n]) => `${c}×${n}`)
       .join(' ');
     out.push(
-      `| ${l.name} | ${l.connections} | ${l.duration_s} | ${num(l.ok)} | ${bad || '0'} / ${l.errors + l.timeouts} | ${l.latency_ms.p50} | ${l.latency_ms.p90} | ${l.latency_ms.p99} | ${l.loadgen_cpu.cores} cores | ${l.target_cpu ? `${l.target_cpu.cores} cores` : '—'} | ${l.other_cpu_cores ?? '—'} | ${l.attempts ?? 1} |`,
+      `| ${l.name} | ${l.connections} | ${l.duration_s} | ${num(l.ok)} | ${bad || '0'} / ${l.errors + l.timeouts} | ${l.latency_ms.p50} | ${l.latency_ms.p90} | ${l.latency_ms.p99} | ${l.loadgen_cpu.cores} cores | ${l.target_cpu ? `${l.target_cpu.cores} cores` : '—'} | ${l.target_cpu?.main_thread_cores === undefined ? '—' : `${l.target_cpu.main_thread_cores} cores`} | ${cpuPerRequest(l)} | ${l.other_cpu_cores ?? '—'} | ${l.attempts ?? 1} |`,
     );
   }
   out.push(
@@ -155,6 +160,8 @@ export function toMarkdown(r: Report): string {
     `${m.cores} cores shared by the server and the load generator. "Other CPU" is what everything else on the`,
     'machine used meanwhile: well above 0 means the run shared the machine and its figures are skewed. In full',
     'mode a run disturbed by more than 0.3 cores is repeated (up to twice) and the quietest run is kept ("Runs").',
+    '"Server main thread" is the CPU of the server processes\' main threads (their event loops) alone: near 1.0',
+    'per process, that thread is the bound. "Server CPU per request" is the server CPU time of the window ÷ its 2xx.',
     '',
   );
   out.push('## Commands', '');
