@@ -120,6 +120,11 @@ export interface MailboxStore extends NonceRegistry {
   put(req: PutRequest): Promise<PutResult>;
   /** Records a nonce durably; false when it is already recorded and live. */
   claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean>;
+  /**
+   * Forgets a nonce this caller recorded with {@link claimNonce} (true answer), for a request refused after all:
+   * the row of exactly that claim (same expiry) is deleted, durably.
+   */
+  releaseNonce(claim: NonceClaim): Promise<void>;
   /** Visible entries of `did` in store order (sets together, by sequence) up to `maxEnvelopeBytes`. */
   listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage>;
   /** Metadata of every visible entry of `did`, in the same order. */

@@ -32,7 +32,14 @@ import type {
   SweepResult,
 } from './mailbox-store.js';
 import type { AckRequest, ProofInput } from './proof-request.js';
-import { checkProofTiming, verifyRetrievalProofAsync } from './proof-verifier.js';
+import {
+  badProofSignature,
+  checkProofTiming,
+  checkRetrievalProof,
+  proofSignatureVerifies,
+  type CheckedProof,
+  type ProofCheck,
+} from './proof-verifier.js';
 import { computeRetention } from './retention.js';
 import type { CacheSettings } from './settings.js';
 
@@ -268,12 +275,12 @@ export class CacheService {
 
   // ------------------------------------------------------------------ retrieval (§11.4–§11.6)
 
-  /** Proof steps 2–8; returns the nonce claim (step 9 is recorded by the caller's write). */
-  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput): Promise<NonceClaim> {
+  /** Proof steps 2–7 (the recipient's record looked up for 4–7); step 8 is the caller's. */
+  private async checkProof(operation: ProofOperation, subject: string, proof: ProofInput): Promise<CheckedProof> {
     const { settings, clock, directory } = this.deps;
     checkProofTiming(proof, clock.nowMs(), settings.proofClockSkewSeconds);
     const record = await this.lookup(() => directory.getDid(proof.did), 'ledger_unavailable');
-    return verifyRetrievalProofAsync({
+    const check: ProofCheck = {
       profile: settings.profile,
       operation,
       subject,
@@ -282,16 +289,45 @@ export class CacheService {
       publicCacheUrls: settings.publicCacheUrls(),
       nowMs: clock.nowMs(),
       skewSeconds: settings.proofClockSkewSeconds,
-    });
+    };
+    return checkRetrievalProof(check);
   }
 
-  /** Verifies the proof and records its nonce durably (409 `proof_nonce_replayed` when already used). */
+  /** Proof steps 2–8; returns the nonce claim (step 9 is recorded by the caller's write). */
+  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput): Promise<NonceClaim> {
+    const checked = await this.checkProof(operation, subject, proof);
+    if (!(await proofSignatureVerifies(checked))) throw badProofSignature();
+    return checked.claim;
+  }
+
+  /**
+   * Proof steps 2–9 for a read: the signature (8) is checked on the thread pool while the nonce (9) is being
+   * recorded by the writer — both wait on other threads, and one after the other they were most of a
+   * retrieval's latency. The answer keeps the spec's order: a bad signature is 403 `invalid_signature` whatever
+   * the nonce, and the claim made for it is released again, so a refused proof leaves nothing behind; then a
+   * used nonce is 409 `proof_nonce_replayed`.
+   */
   private async admit(operation: ProofOperation, subject: string, proof: ProofInput): Promise<number> {
-    const claim = await this.authorize(operation, subject, proof);
-    if (!(await this.deps.store.claimNonce(claim, this.deps.clock.nowMs()))) {
-      throw new DdnError('proof_nonce_replayed', 'this proof nonce was already used', { header: 'X-Nonce' });
+    const { store, clock } = this.deps;
+    const checked = await this.checkProof(operation, subject, proof);
+    const claimed = store.claimNonce(checked.claim, clock.nowMs()).then(
+      (fresh) => ({ fresh }),
+      (error: unknown) => ({ error }),
+    );
+    const valid = await proofSignatureVerifies(checked);
+    const claim = await claimed;
+    if (!valid) {
+      if ('fresh' in claim && claim.fresh) {
+        await store.releaseNonce(checked.claim).catch((err: unknown) => {
+          // the claim then simply expires with the proof's window
+          this.deps.logger?.warn({ err }, 'releasing the nonce of a refused proof failed');
+        });
+      }
+      throw badProofSignature();
     }
-    return this.deps.clock.nowMs();
+    if ('error' in claim) throw claim.error;
+    if (!claim.fresh) throw new DdnError('proof_nonce_replayed', 'this proof nonce was already used', { header: 'X-Nonce' });
+    return clock.nowMs();
   }
 
   /** `GET /cache/messages/{did}` (operation `pull`). */

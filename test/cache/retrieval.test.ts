@@ -235,6 +235,24 @@ describe('retrieval routes', () => {
     expectError(await h.get(path, { ...signed, 'X-Timestamp': isoSeconds(now + 1000) }), 403, 'invalid_signature');
   });
 
+  it('a refused signature leaves its nonce unused (the claim recorded meanwhile is released)', async () => {
+    for (const [operation, path] of [
+      ['pull', `/cache/messages/${enc(r.did)}`],
+      ['summary', `/cache/summary/${enc(r.did)}`],
+    ] as const) {
+      const nonce = randomUUID();
+      expectError(await h.get(path, h.proof(r, operation, '*', { nonce, key: r.key2 })), 403, 'invalid_signature');
+      // refused twice: the first refusal did not use the nonce up either
+      expectError(await h.get(path, h.proof(r, operation, '*', { nonce, key: r.key2 })), 403, 'invalid_signature');
+      const good = h.proof(r, operation, '*', { nonce });
+      assert.equal((await h.get(path, good)).status, 200, `${operation}: the nonce of the refused proofs is still usable`);
+      expectError(await h.get(path, good), 409, 'proof_nonce_replayed');
+      // step 8 before step 9: a bad signature over a used nonce is still 403, and does not free the nonce
+      expectError(await h.get(path, h.proof(r, operation, '*', { nonce, key: r.key2 })), 403, 'invalid_signature');
+      expectError(await h.get(path, good), 409, 'proof_nonce_replayed');
+    }
+  });
+
   it('accepts a nonce once per (operation, DID, key id) and remembers it (409 proof_nonce_replayed)', async () => {
     const nonce = randomUUID();
     const headers = h.proof(r, 'pull', '*', { nonce });

@@ -310,6 +310,21 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.equal(await store.claimNonce(c, NOW + 899_999), false, 'the renewed claim holds until its new expiry');
     }));
 
+    it('releases exactly the claim it made, so the nonce can be claimed again', withStore(async ({ store }) => {
+      const c = claimOf('n-release');
+      assert.equal(await store.claimNonce(c, NOW), true);
+      await store.releaseNonce({ ...c, expiresAtMs: c.expiresAtMs + 1 });
+      assert.equal(await store.isNonceClaimed(c, NOW), true, 'a release naming another expiry leaves the claim alone');
+      await store.releaseNonce({ ...c, keyId: `${DID}#other` });
+      assert.equal(await store.isNonceClaimed(c, NOW), true, 'a release of another key leaves the claim alone');
+      await store.releaseNonce(c);
+      assert.equal(await store.isNonceClaimed(c, NOW), false);
+      assert.equal(await store.claimNonce(c, NOW + 1), true);
+      assert.equal(await store.claimNonce(c, NOW + 2), false);
+      await store.releaseNonce(claimOf('never-claimed'));
+      assert.equal(await store.isNonceClaimed(claimOf('never-claimed'), NOW), false);
+    }));
+
     it('keeps what it wrote for another handle on the same storage (a restart or another process)', withStore(async (h) => {
       const c = claimOf('n-durable');
       const e = entry({ messageId: 'durable' });

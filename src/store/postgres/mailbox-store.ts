@@ -239,6 +239,18 @@ export class PgMailboxStore implements MailboxStore {
     return this.write((c) => this.claimNow(c, claim, nowMs));
   }
 
+  async releaseNonce(claim: NonceClaim): Promise<void> {
+    await this.write((c) =>
+      c.query('DELETE FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms = $5', [
+        claim.scope,
+        claim.did,
+        claim.keyId,
+        claim.nonce,
+        claim.expiresAtMs,
+      ]),
+    );
+  }
+
   ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]> {
     return this.write(async (c) => {
       if (!(await this.claimNow(c, claim, nowMs))) throw replayed();

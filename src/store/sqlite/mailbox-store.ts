@@ -85,6 +85,10 @@ export class SqliteMailboxStore implements MailboxStore {
     return this.writer.submit({ kind: 'claim', claim, nowMs }, 0) as Promise<boolean>;
   }
 
+  async releaseNonce(claim: NonceClaim): Promise<void> {
+    await this.writer.submit({ kind: 'release', claim }, 0);
+  }
+
   ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]> {
     return this.writer.submit({ kind: 'ack', did, messageIds, nowMs, claim }, 0) as Promise<string[]>;
   }

@@ -11,6 +11,7 @@ import type { MailboxWrites } from './mailbox-writes.js';
 export type MailboxWriteOp =
   | { kind: 'put'; req: PutRequest }
   | { kind: 'claim'; claim: NonceClaim; nowMs: number }
+  | { kind: 'release'; claim: NonceClaim }
   | { kind: 'ack'; did: string; messageIds: readonly string[]; nowMs: number; claim: NonceClaim }
   | { kind: 'sweep'; nowMs: number };
 
@@ -21,6 +22,8 @@ export function runMailboxWriteOp(writes: MailboxWrites, op: MailboxWriteOp): un
       return writes.put(op.req);
     case 'claim':
       return writes.claim(op.claim, op.nowMs);
+    case 'release':
+      return writes.release(op.claim);
     case 'ack':
       return writes.ack(op.did, op.messageIds, op.nowMs, op.claim);
     case 'sweep':

@@ -45,6 +45,8 @@ export class MailboxWrites {
       claimNonce: p(`INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (@scope, @did, @key_id, @nonce, @expires)
         ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
         WHERE cache_nonces.expires_at_ms <= @now`),
+      releaseNonce: p(`DELETE FROM cache_nonces WHERE scope = @scope AND did = @did AND key_id = @key_id AND nonce = @nonce
+        AND expires_at_ms = @expires`),
       ackTarget: p('SELECT seq FROM cache_entries WHERE message_key = ? AND recipient = ? AND expires_at_ms > ?').pluck(),
       expiredEntries: p(`DELETE FROM cache_entries WHERE seq IN
         (SELECT seq FROM cache_entries WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
@@ -84,6 +86,10 @@ export class MailboxWrites {
       now: nowMs,
     });
     return r.changes > 0;
+  }
+
+  release(claim: NonceClaim): void {
+    this.q.releaseNonce.run({ scope: claim.scope, did: claim.did, key_id: claim.keyId, nonce: claim.nonce, expires: claim.expiresAtMs });
   }
 
   /** Deletes an incomplete set past its `retry_until` (entries included); returns whether it did. */
