@@ -80,6 +80,9 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.ok(one !== null && text(one.envelope) === text(a.envelope));
       const page = await store.listMessages(DID, NOW, 100 * 1024 * 1024);
       assert.deepEqual(page.entries.map((e) => text(e.envelope)), [a, c0, c1].map((e) => text(e.envelope)));
+      const first = await store.listMessages(DID, NOW, a.sizeBytes + c0.sizeBytes - 1);
+      assert.equal(first.truncated, true);
+      assert.deepEqual(first.entries.map((e) => text(e.envelope)), [text(a.envelope)], 'a budget ending inside a large envelope stops before it');
       const set = await store.getChunkSet(DID, group, NOW);
       assert.deepEqual(set?.entries.map((e) => text(e.envelope)), [c0, c1].map((e) => text(e.envelope)));
       assert.deepEqual(await store.ack(DID, ['big-a'], NOW, claimOf('n-big')), ['big-a']);

@@ -58,10 +58,8 @@ export class SqliteMailboxStore implements MailboxStore {
       nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
       visibleMeta: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
         ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
-      visibleBytes: p(`SELECT COALESCE(SUM(e.size_bytes), 0) FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}`).pluck(),
       visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
         ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
-      envelopeOf: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
       partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
       visibleByKey: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`),
@@ -120,20 +118,21 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   private listMessagesNow(did: string, nowMs: number, maxEnvelopeBytes: number): MessagePage {
-    // the usual mailbox fits the byte budget: one query reads it whole; past the budget, envelopes row by row
-    if ((this.q.visibleBytes.get({ did, now: nowMs }) as number) <= maxEnvelopeBytes) {
-      const withEnvelopes = this.q.visibleWithEnvelope.all({ did, now: nowMs }) as (MetaRow & { envelope: Buffer })[];
-      return { entries: withEnvelopes.map((r) => ({ meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) })), truncated: false };
-    }
-    const rows = this.q.visibleMeta.all({ did, now: nowMs }) as MetaRow[];
-    const entries: EntryWithEnvelope[] = [];
+    // one statement, stepped row by row: it stops at the first entry past the byte budget (whose first part,
+    // at most one ENVELOPE_PART_BYTES, is the only envelope read beyond it); the further parts of large
+    // envelopes are read after it, as the connection runs one statement at a time
+    const rows: (MetaRow & { envelope: Buffer })[] = [];
     let bytes = 0;
-    for (const r of rows) {
-      if (entries.length > 0 && bytes + r.size_bytes > maxEnvelopeBytes) return { entries, truncated: true };
+    let truncated = false;
+    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs }) as IterableIterator<MetaRow & { envelope: Buffer }>) {
+      if (rows.length > 0 && bytes + r.size_bytes > maxEnvelopeBytes) {
+        truncated = true;
+        break;
+      }
       bytes += r.size_bytes;
-      entries.push({ meta: toMeta(r), envelope: this.envelopeBytes(r, this.q.envelopeOf.get(r.seq) as Buffer) });
+      rows.push(r);
     }
-    return { entries, truncated: false };
+    return { entries: rows.map((r) => ({ meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) })), truncated };
   }
 
   async listSummary(did: string, nowMs: number): Promise<EntryMeta[]> {
