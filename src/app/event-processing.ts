@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { EventDispatcher } from '../events/dispatcher.js';
-import { HttpPolicySource, LedgerPolicySource } from '../events/policy-source.js';
+import { CachedPolicySource, HttpPolicySource, LedgerPolicySource } from '../events/policy-source.js';
 import { SqliteEventRunStore } from '../events/run-store.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
@@ -59,7 +59,10 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     clock: o.clock,
     identity: o.identity,
     directory: o.directory,
-    policies: o.remoteDirectory === null ? new LedgerPolicySource(o.ledger) : new HttpPolicySource(o.remoteDirectory, undefined, logger),
+    policies:
+      o.remoteDirectory === null
+        ? new LedgerPolicySource(o.ledger)
+        : new CachedPolicySource(new HttpPolicySource(o.remoteDirectory, undefined, logger), o.clock),
     runs,
     outbound,
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),

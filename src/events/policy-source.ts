@@ -5,8 +5,10 @@
  * the application is `Active`. A failed lookup throws (the event is then skipped and logged).
  */
 import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import { BaseFailover, FailoverExhausted } from '../base/failover.js';
+import { TtlAnswers } from '../base/ttl-answers.js';
 import type { Ledger } from '../ledger/chain.js';
 import { activeControlDid } from '../ledger/runtime/application-state.js';
 import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
@@ -67,5 +69,31 @@ export class HttpPolicySource implements EventPolicySource {
       throw new DdnError('policy_lookup_failed', 'the Directory could not answer a policy lookup', { status, code: body.code });
     }
     return body.policy as Record<string, unknown>;
+  }
+}
+
+/** How long a {@link CachedPolicySource} reuses an answer: the Relay's Directory-answer window. */
+export const EVENT_POLICY_TTL_MS = 2_000;
+
+/**
+ * A remote policy source whose answers are reused for {@link EVENT_POLICY_TTL_MS} (at most 10,000 scopes;
+ * concurrent lookups share one request; failures are asked again). A Relay in its own process otherwise asks the
+ * Directory once per scope for each of its two events of every envelope — more requests than the deliveries
+ * themselves. "No policy" answers are reused too (most recipients have none): a new or changed policy drives the
+ * events of this node at most that long after the Directory serves it.
+ */
+export class CachedPolicySource implements EventPolicySource {
+  private readonly answers: TtlAnswers;
+
+  constructor(
+    private readonly inner: EventPolicySource,
+    clock: Clock,
+    ttlMs = EVENT_POLICY_TTL_MS,
+  ) {
+    this.answers = new TtlAnswers(clock, { ttlMs, maxEntries: 10_000, keepNull: true });
+  }
+
+  policy(scope: EventScope): Promise<Record<string, unknown> | null> {
+    return this.answers.get(`${scope.type}\n${scope.id}`, () => this.inner.policy(scope));
   }
 }

@@ -8,6 +8,7 @@
  * checks its own finalized view before it stores (http-api.md §11.1 steps 5–7).
  */
 import type { Clock } from '../base/clock.js';
+import { TtlAnswers } from '../base/ttl-answers.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../ports/directory-port.js';
 
 /** Bounds of a {@link DirectoryViewCache}. */
@@ -30,68 +31,42 @@ function canForget(d: DirectoryPort): d is DirectoryPort & Forgetting {
   return typeof (d as Partial<Forgetting>).forget === 'function';
 }
 
-interface Entry {
-  answer: Promise<unknown>;
-  expiresAtMs: number;
-}
-
 /** Wraps a DirectoryPort; every method answers from the cache while the answer is younger than the TTL. */
 export class DirectoryViewCache implements DirectoryPort {
-  private readonly entries = new Map<string, Entry>();
-  private readonly ttlMs: number;
-  private readonly maxEntries: number;
+  private readonly answers: TtlAnswers;
 
   constructor(
     private readonly inner: DirectoryPort,
-    private readonly clock: Clock,
+    clock: Clock,
     options: DirectoryViewCacheOptions = {},
   ) {
-    this.ttlMs = options.ttlMs ?? DEFAULT_DIRECTORY_VIEW_TTL_MS;
-    this.maxEntries = options.maxEntries ?? DEFAULT_DIRECTORY_VIEW_MAX_ENTRIES;
+    this.answers = new TtlAnswers(clock, {
+      ttlMs: options.ttlMs ?? DEFAULT_DIRECTORY_VIEW_TTL_MS,
+      maxEntries: options.maxEntries ?? DEFAULT_DIRECTORY_VIEW_MAX_ENTRIES,
+    });
   }
 
   /** Answers held now (observability, tests). */
   get size(): number {
-    return this.entries.size;
+    return this.answers.size;
   }
 
   getDid(did: string): Promise<DidView | null> {
-    return this.cached(`did\n${did}`, () => this.inner.getDid(did));
+    return this.answers.get(`did\n${did}`, () => this.inner.getDid(did));
   }
 
   lookupAlias(alias: string): Promise<string | null> {
-    return this.cached(`alias\n${alias}`, () => this.inner.lookupAlias(alias));
+    return this.answers.get(`alias\n${alias}`, () => this.inner.lookupAlias(alias));
   }
 
   resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
-    return this.cached(resolutionKey(did, persona, tag), () => this.inner.resolveDelivery(did, persona, tag));
+    return this.answers.get(resolutionKey(did, persona, tag), () => this.inner.resolveDelivery(did, persona, tag));
   }
 
   /** Drops the cached resolution of (did, persona, tag), here and in the wrapped port. */
   forget(did: string, persona: string | null, tag: string | null): void {
-    this.entries.delete(resolutionKey(did, persona, tag));
+    this.answers.delete(resolutionKey(did, persona, tag));
     if (canForget(this.inner)) this.inner.forget(did, persona, tag);
-  }
-
-  private cached<T>(key: string, load: () => Promise<T | null>): Promise<T | null> {
-    const now = this.clock.nowMs();
-    const hit = this.entries.get(key);
-    if (hit !== undefined && hit.expiresAtMs > now) return hit.answer as Promise<T | null>;
-    if (hit !== undefined) this.entries.delete(key);
-    const answer = load();
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
-    const entry: Entry = { answer, expiresAtMs: now + this.ttlMs };
-    this.entries.set(key, entry);
-    const drop = () => {
-      if (this.entries.get(key) === entry) this.entries.delete(key);
-    };
-    answer.then((v) => {
-      if (v === null) drop();
-    }, drop);
-    return answer;
   }
 }
 

@@ -1,0 +1,63 @@
+/**
+ * Answers of a remote source reused for a short time: while an answer is younger than the TTL, the same key gets
+ * the same promise (so concurrent lookups share one request); failures are never kept, and `null` ("no such
+ * thing") answers only when asked to. Bounded: past `maxEntries` the oldest entry goes.
+ */
+import type { Clock } from './clock.js';
+
+/** Options of {@link TtlAnswers}. */
+export interface TtlAnswersOptions {
+  /** How long an answer is reused. */
+  ttlMs: number;
+  /** Answers held at most. */
+  maxEntries: number;
+  /** Reuse `null` answers too (default: only real answers). */
+  keepNull?: boolean;
+}
+
+interface Entry {
+  answer: Promise<unknown>;
+  expiresAtMs: number;
+}
+
+/** A TTL-bounded map from keys to pending or settled answers. */
+export class TtlAnswers {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly options: TtlAnswersOptions,
+  ) {}
+
+  /** Answers held now (observability, tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The reused answer of `key`, or `load()`'s, kept for the TTL unless it fails (or is null, unless kept). */
+  get<T>(key: string, load: () => Promise<T | null>): Promise<T | null> {
+    const now = this.clock.nowMs();
+    const hit = this.entries.get(key);
+    if (hit !== undefined && hit.expiresAtMs > now) return hit.answer as Promise<T | null>;
+    if (hit !== undefined) this.entries.delete(key);
+    const answer = load();
+    if (this.entries.size >= this.options.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+    const entry: Entry = { answer, expiresAtMs: now + this.options.ttlMs };
+    this.entries.set(key, entry);
+    const drop = () => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    };
+    answer.then((v) => {
+      if (v === null && this.options.keepNull !== true) drop();
+    }, drop);
+    return answer;
+  }
+
+  /** Forgets `key`'s answer. */
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}
