@@ -15,7 +15,7 @@ export interface GeneratedKeyPair extends Ed25519KeyPair {
 export function generateKeyPair(): GeneratedKeyPair {
   const seed = new Uint8Array(randomBytes(32));
   const kp = keyPairFromSeed(seed);
-  return { seed, publicKey: kp.publicKey, sign: kp.sign };
+  return { seed, ...kp };
 }
 
 /** An `Ed25519VerificationKey2020` method `<did>#<fragment>` whose key is `z` + base58(`ed01` ‖ key). */

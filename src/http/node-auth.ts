@@ -14,7 +14,7 @@ import {
   candidateRequestUrls,
   nodeSignatureError,
   readNodeHeaders,
-  verifyNodeRequest,
+  verifyNodeRequestAsync,
   type VerifiedNodeRequest,
 } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
@@ -72,7 +72,7 @@ export async function authenticateNodeRequest(req: NodeAuthRequest, deps: NodeAu
       retry_after_seconds: 1,
     });
   }
-  const verified = verifyNodeRequest({
+  const verified = await verifyNodeRequestAsync({
     profile: deps.profile,
     headers,
     nodeRecord: record,

@@ -7,7 +7,7 @@ import { parseBase64, toBase64, toHex, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import { verifyEd25519 } from '../crypto/ed25519.js';
+import { signEd25519Async, verifyEd25519, verifyEd25519Async } from '../crypto/ed25519.js';
 import { sha256 } from '../crypto/hash.js';
 import type { DidDocument } from './document.js';
 import type { Profile } from './profile.js';
@@ -82,26 +82,41 @@ export interface NodeRequestToSign {
   nonce: string;
 }
 
-/** The six `X-DDN-Node-*` headers for `req` signed by `identity`. */
-export function signNodeRequest(profile: Profile, identity: NodeIdentity, req: NodeRequestToSign): Record<string, string> {
-  const text = nodeRequestText(profile, {
-    method: req.method.toUpperCase(),
-    url: req.url,
-    nodeDid: identity.did,
-    serviceId: identity.serviceId,
-    keyId: identity.keyId,
-    timestamp: req.timestamp,
-    nonce: req.nonce,
-    bodySha256Hex: bodySha256Hex(req.body),
-  });
+/** The bytes `identity` signs for `req`. */
+function textToSign(profile: Profile, identity: NodeIdentity, req: NodeRequestToSign): Uint8Array {
+  return utf8(
+    nodeRequestText(profile, {
+      method: req.method.toUpperCase(),
+      url: req.url,
+      nodeDid: identity.did,
+      serviceId: identity.serviceId,
+      keyId: identity.keyId,
+      timestamp: req.timestamp,
+      nonce: req.nonce,
+      bodySha256Hex: bodySha256Hex(req.body),
+    }),
+  );
+}
+
+function signedHeaders(identity: NodeIdentity, req: NodeRequestToSign, signature: Uint8Array): Record<string, string> {
   return {
     [NODE_HEADERS.did]: identity.did,
     [NODE_HEADERS.serviceId]: identity.serviceId,
     [NODE_HEADERS.keyId]: identity.keyId,
     [NODE_HEADERS.timestamp]: req.timestamp,
     [NODE_HEADERS.nonce]: req.nonce,
-    [NODE_HEADERS.signature]: toBase64(identity.key.sign(utf8(text))),
+    [NODE_HEADERS.signature]: toBase64(signature),
   };
+}
+
+/** The six `X-DDN-Node-*` headers for `req` signed by `identity`. */
+export function signNodeRequest(profile: Profile, identity: NodeIdentity, req: NodeRequestToSign): Record<string, string> {
+  return signedHeaders(identity, req, identity.key.sign(textToSign(profile, identity, req)));
+}
+
+/** {@link signNodeRequest} with the signature computed on the thread pool (the same headers). */
+export async function signNodeRequestAsync(profile: Profile, identity: NodeIdentity, req: NodeRequestToSign): Promise<Record<string, string>> {
+  return signedHeaders(identity, req, await signEd25519Async(identity.key, textToSign(profile, identity, req)));
 }
 
 /** The header values of a node-signed request. */
@@ -194,13 +209,17 @@ export function checkNodeRequestTiming(h: NodeRequestHeaders, nowMs: number, ske
   return tsMs;
 }
 
-/**
- * The receiver's checks of §10.6, in order: timestamp (parses; within ± skew), nonce (UUID v4), node DID
- * active, service of type `serviceType`, key listed in that service's `authorization` and a decodable Ed25519
- * VM of the DID, signature over the text rebuilt for one of `candidateUrls` with the hash of the exact body.
- * Throws 403 `invalid_node_signature` with `details.reason`.
- */
-export function verifyNodeRequest(c: NodeRequestCheck): VerifiedNodeRequest {
+/** A node request that passed every check before the signature's: what the signature must verify against. */
+interface CheckedNodeRequest {
+  verified: VerifiedNodeRequest;
+  key: Uint8Array;
+  signature: Uint8Array;
+  /** The signed text rebuilt for each candidate URL, in order. */
+  texts: Uint8Array[];
+}
+
+/** Every check of {@link verifyNodeRequest} before the signature's, in order. */
+function checkNodeRequest(c: NodeRequestCheck): CheckedNodeRequest {
   const h = c.headers;
   const tsMs = checkNodeRequestTiming(h, c.nowMs, c.skewSeconds);
   if (c.nodeRecord === null) throw nodeSignatureError('node_not_found');
@@ -214,32 +233,47 @@ export function verifyNodeRequest(c: NodeRequestCheck): VerifiedNodeRequest {
   if (signature === undefined || signature.length !== 64) throw nodeSignatureError('invalid_signature_encoding');
   const bodyHash = bodySha256Hex(c.body);
   const method = c.method.toUpperCase();
-  const ok = c.candidateUrls.some((url) =>
-    verifyEd25519(
-      key,
-      utf8(
-        nodeRequestText(c.profile, {
-          method,
-          url,
-          nodeDid: h.nodeDid,
-          serviceId: h.serviceId,
-          keyId: h.keyId,
-          timestamp: h.timestamp,
-          nonce: h.nonce,
-          bodySha256Hex: bodyHash,
-        }),
-      ),
-      signature,
+  const texts = c.candidateUrls.map((url) =>
+    utf8(
+      nodeRequestText(c.profile, {
+        method,
+        url,
+        nodeDid: h.nodeDid,
+        serviceId: h.serviceId,
+        keyId: h.keyId,
+        timestamp: h.timestamp,
+        nonce: h.nonce,
+        bodySha256Hex: bodyHash,
+      }),
     ),
   );
-  if (!ok) throw nodeSignatureError('bad_signature');
-  return {
+  const verified = {
     nodeDid: h.nodeDid,
     serviceId: h.serviceId,
     keyId: h.keyId,
     nonce: h.nonce,
     nonceExpiresAtMs: Math.max(tsMs, c.nowMs) + c.skewSeconds * 1000,
   };
+  return { verified, key, signature, texts };
+}
+
+/**
+ * The receiver's checks of §10.6, in order: timestamp (parses; within ± skew), nonce (UUID v4), node DID
+ * active, service of type `serviceType`, key listed in that service's `authorization` and a decodable Ed25519
+ * VM of the DID, signature over the text rebuilt for one of `candidateUrls` with the hash of the exact body.
+ * Throws 403 `invalid_node_signature` with `details.reason`.
+ */
+export function verifyNodeRequest(c: NodeRequestCheck): VerifiedNodeRequest {
+  const p = checkNodeRequest(c);
+  if (!p.texts.some((t) => verifyEd25519(p.key, t, p.signature))) throw nodeSignatureError('bad_signature');
+  return p.verified;
+}
+
+/** {@link verifyNodeRequest} with the signature checked on the thread pool (the same verdict). */
+export async function verifyNodeRequestAsync(c: NodeRequestCheck): Promise<VerifiedNodeRequest> {
+  const p = checkNodeRequest(c);
+  for (const t of p.texts) if (await verifyEd25519Async(p.key, t, p.signature)) return p.verified;
+  throw nodeSignatureError('bad_signature');
 }
 
 /**

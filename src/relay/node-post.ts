@@ -1,7 +1,7 @@
 /** A node-signed JSON `POST` (http-api.md §10.6) to an endpoint taken from a DID document, through OutboundHttp. */
 import { randomUUID } from 'node:crypto';
 import { isoSeconds, type Clock } from '../base/clock.js';
-import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
+import { signNodeRequestAsync, type NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import type { OutboundHttp, OutboundResponse } from './outbound-http.js';
 
@@ -13,8 +13,8 @@ export interface NodePostDeps {
 }
 
 /** Signs and sends `body` to `url`; rejects with OutboundError on a transport failure (never on a status). */
-export function postNodeSigned(deps: NodePostDeps, url: string, body: Buffer, timeoutMs: number): Promise<OutboundResponse> {
-  const headers = signNodeRequest(deps.profile, deps.identity, {
+export async function postNodeSigned(deps: NodePostDeps, url: string, body: Buffer, timeoutMs: number): Promise<OutboundResponse> {
+  const headers = await signNodeRequestAsync(deps.profile, deps.identity, {
     method: 'POST',
     url,
     body,

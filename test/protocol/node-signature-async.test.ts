@@ -1,0 +1,107 @@
+/**
+ * The thread-pool forms of node-request signing and verification (src/protocol/node-signature.ts, §10.6) give
+ * exactly the synchronous forms' headers and verdicts.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { keyPairFromSeed, signEd25519Async, type Ed25519KeyPair } from '../../src/crypto/ed25519.js';
+import type { DidDocument } from '../../src/protocol/document.js';
+import { multibaseEd25519 } from '../../src/protocol/keys.js';
+import {
+  signNodeRequest,
+  signNodeRequestAsync,
+  verifyNodeRequest,
+  verifyNodeRequestAsync,
+  type NodeIdentity,
+  type NodeRequestCheck,
+} from '../../src/protocol/node-signature.js';
+import { PLATFORM } from '../../src/protocol/profile.js';
+
+const DID = 'did:platform:node1';
+const key = keyPairFromSeed(new Uint8Array(32).fill(9));
+const other = keyPairFromSeed(new Uint8Array(32).fill(10));
+const identity: NodeIdentity = { did: DID, serviceId: `${DID}#relay`, keyId: `${DID}#key-1`, key };
+const document: DidDocument = {
+  id: DID,
+  verificationMethod: [
+    { id: `${DID}#key-1`, type: 'Ed25519VerificationKey2020', controller: DID, publicKeyMultibase: multibaseEd25519(key.publicKey) },
+  ],
+  authentication: null,
+  keyAgreement: [],
+  service: [{ id: `${DID}#relay`, type: PLATFORM.relayServiceType, serviceEndpoint: ['https://relay.example'], authorization: [`${DID}#key-1`], priority: null }],
+};
+const URL_ = 'https://cache.example/cache/store';
+const NOW = Date.parse('2026-11-24T10:00:00Z');
+const body = new TextEncoder().encode('{"to":"did:platform:bob"}');
+const request = { method: 'POST', url: URL_, body, timestamp: '2026-11-24T10:00:00Z', nonce: '6f1c0f8e-6c2a-4b9e-9a35-2f0f7b3c1d2e' };
+
+function check(headers: Record<string, string>, over: Partial<NodeRequestCheck> = {}): NodeRequestCheck {
+  return {
+    profile: PLATFORM,
+    headers: {
+      nodeDid: headers['X-DDN-Node-DID'],
+      serviceId: headers['X-DDN-Node-Service-Id'],
+      keyId: headers['X-DDN-Node-Key-Id'],
+      timestamp: headers['X-DDN-Node-Timestamp'],
+      nonce: headers['X-DDN-Node-Nonce'],
+      signature: headers['X-DDN-Node-Signature'],
+    },
+    nodeRecord: { deactivated: false, document },
+    method: 'POST',
+    candidateUrls: [URL_],
+    body,
+    nowMs: NOW,
+    skewSeconds: 300,
+    serviceType: PLATFORM.relayServiceType,
+    ...over,
+  };
+}
+
+/** The sync verdict: the verified request, or the refusal's `details.reason`. */
+function verdict(run: () => unknown): unknown {
+  try {
+    return run();
+  } catch (err) {
+    return (err as { details?: { reason?: string } }).details?.reason ?? err;
+  }
+}
+
+async function verdictAsync(run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await run();
+  } catch (err) {
+    return (err as { details?: { reason?: string } }).details?.reason ?? err;
+  }
+}
+
+describe('node requests signed and verified on the thread pool', () => {
+  it('signs the same bytes as the synchronous form', async () => {
+    const msg = new TextEncoder().encode('text');
+    assert.deepEqual(await signEd25519Async(key, msg), key.sign(msg));
+    const syncOnly: Ed25519KeyPair = { publicKey: key.publicKey, sign: key.sign };
+    assert.deepEqual(await signEd25519Async(syncOnly, msg), key.sign(msg), 'a key pair without signAsync signs in place');
+    assert.deepEqual(await signNodeRequestAsync(PLATFORM, identity, request), signNodeRequest(PLATFORM, identity, request));
+  });
+
+  it('gives the synchronous verdict for a valid request and for each refusal', async () => {
+    const good = signNodeRequest(PLATFORM, identity, request);
+    const forged = signNodeRequest(PLATFORM, { ...identity, key: other }, request);
+    const cases: NodeRequestCheck[] = [
+      check(good),
+      check(good, { candidateUrls: ['https://other.example/cache/store', URL_] }),
+      check(good, { candidateUrls: ['https://other.example/cache/store'] }),
+      check(good, { body: new TextEncoder().encode('{"to":"did:platform:eve"}') }),
+      check(forged),
+      check({ ...good, 'X-DDN-Node-Signature': 'AAAA' }),
+      check(good, { nodeRecord: null }),
+      check(good, { nowMs: NOW + 301_000 }),
+    ];
+    const expected = ['ok', 'ok', 'bad_signature', 'bad_signature', 'bad_signature', 'invalid_signature_encoding', 'node_not_found', 'timestamp_out_of_window'];
+    for (const [i, c] of cases.entries()) {
+      const sync = verdict(() => verifyNodeRequest(c));
+      const async = await verdictAsync(() => verifyNodeRequestAsync(c));
+      assert.deepEqual(async, sync, `case ${i}`);
+      assert.equal(typeof sync === 'object' ? 'ok' : sync, expected[i], `case ${i}`);
+    }
+  });
+});
