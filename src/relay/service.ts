@@ -113,18 +113,23 @@ export class RelayService {
     return this.deliverOnce(key, r);
   }
 
-  /** Step 14 for an unchunked envelope; a success is remembered for 24 h. */
+  /**
+   * Step 14 for an unchunked envelope; a success is remembered for 24 h. The answer does not wait for that
+   * record (bookkeeping, see `remember`): until it is written, an identical request gets this delivery's result
+   * from the in-flight entry.
+   */
   private deliverOnce(key: string, r: Resolved): Promise<DeliveryResult> {
-    const run = (async () => {
-      const result = await this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view });
-      if (result.success) await this.remember(() => this.deps.store.saveResult(key, r.env.contentHash, result, this.deps.clock.nowMs()));
-      return result;
-    })();
+    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view });
     const entry = { hash: r.env.contentHash, result: run };
     this.inFlight.set(key, entry);
-    return run.finally(() => {
+    const recorded = run.then(
+      (result) => (result.success ? this.remember(() => this.deps.store.saveResult(key, r.env.contentHash, result, this.deps.clock.nowMs())) : undefined),
+      () => undefined,
+    );
+    void recorded.finally(() => {
       if (this.inFlight.get(key) === entry) this.inFlight.delete(key);
     });
+    return run;
   }
 
   /** Runs the executor of the winning action and emits the events; failures become results. */

@@ -118,6 +118,26 @@ describe('SqliteMailboxStore write path', () => {
     }
   });
 
+  it('commits a batch of unsynced operations only without an fsync, and every other batch with one', async () => {
+    const db = new Database(join(dir, 'modes.sqlite'));
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.exec('CREATE TABLE t (v INTEGER)');
+      const writer = new GroupCommitWriter(db);
+      const mode = () => db.pragma('synchronous', { simple: true });
+      const write = (sync: boolean) => writer.submit(() => (db.prepare('INSERT INTO t (v) VALUES (1)').run(), mode()), 0, sync);
+      assert.deepEqual(await Promise.all([write(false), write(false)]), [1, 1], 'NORMAL: no fsync at COMMIT');
+      assert.deepEqual(await Promise.all([write(false), write(true)]), [2, 2], 'one synced operation makes the batch FULL');
+      assert.deepEqual(await Promise.all([write(false)]), [1]);
+      assert.deepEqual(await Promise.all([write(true)]), [2], 'FULL again after a relaxed batch');
+      assert.equal(db.prepare('SELECT COUNT(*) FROM t').pluck().get(), 6);
+      await writer.close();
+    } finally {
+      db.close();
+    }
+  });
+
   it('fails every operation of a batch whose COMMIT fails (507 insufficient_storage)', async () => {
     const db = new Database(join(dir, 'commit-fail.sqlite'));
     db.pragma('foreign_keys = ON');

@@ -111,9 +111,14 @@ describe('chunk staging', () => {
 
   it('remembers delivered results for 24 h', async () => {
     const env = h.envelope(r.did);
-    expectSuccess(await h.post(env), 'cached', 'cache_fallback');
+    const first = await h.post(env);
+    expectSuccess(first, 'cached', 'cache_fallback');
+    // the record is written after the answer; an identical request meanwhile gets the in-flight result
+    assert.deepEqual((await h.post(env)).body, first.body);
+    await h.store.settle();
     const key = String(env.message_id).toLowerCase();
     assert.ok(await h.store.findResult(key, h.clock.nowMs()));
+    assert.deepEqual((await h.post(env)).body, first.body, 'and later the recorded one');
     h.clock.advance(24 * HOUR);
     assert.equal(await h.store.findResult(key, h.clock.nowMs()), null);
     assert.ok((await h.service.sweep()).expiredResults >= 1);

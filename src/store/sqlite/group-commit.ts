@@ -7,6 +7,9 @@
 import { DdnError } from '../../base/errors.js';
 import type { SqliteDb } from './database.js';
 
+/** `PRAGMA synchronous` as SQLite reports it: 2 is FULL. */
+const FULL = 2;
+
 /** Limits of a {@link GroupCommitWriter}. */
 export interface GroupCommitOptions {
   /** Queued operations beyond which new ones are refused with 429 `rate_limited` (default 10 000). */
@@ -24,6 +27,8 @@ export interface GroupCommitOptions {
 interface Pending {
   run: () => unknown;
   bytes: number;
+  /** The operation must be on stable storage when answered (else a commit without fsync will do). */
+  sync: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -59,6 +64,8 @@ export class GroupCommitWriter {
   private readonly maxQueuedBytes: number;
   private readonly maxBatchOps: number;
   private readonly maxBatchBytes: number;
+  /** On a `synchronous = FULL` connection: whether it is relaxed to NORMAL now. */
+  private readonly modes: { relaxed: boolean } | undefined;
 
   constructor(
     private readonly db: SqliteDb,
@@ -74,6 +81,8 @@ export class GroupCommitWriter {
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
     this.maxBatchOps = options.maxBatchOps ?? 2_000;
     this.maxBatchBytes = options.maxBatchBytes ?? 64 * 1024 * 1024;
+    const full = db.pragma('synchronous', { simple: true }) === FULL;
+    this.modes = full ? { relaxed: false } : undefined;
   }
 
   /** Committed transactions and the operations they carried (observability; tests check batching with it). */
@@ -86,15 +95,17 @@ export class GroupCommitWriter {
 
   /**
    * Queues `run` (synchronous, executed inside the batch transaction) and resolves with its result once the
-   * batch committed. `bytes` counts toward the queue and batch byte limits.
+   * batch committed. `bytes` counts toward the queue and batch byte limits. With `sync: false` (bookkeeping whose
+   * loss on power failure is harmless) a batch of only such operations commits without an fsync; it is still
+   * atomic, and durable once any later synced commit is.
    */
-  submit<T>(run: () => T, bytes = 0): Promise<T> {
+  submit<T>(run: () => T, bytes = 0, sync = true): Promise<T> {
     if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
     if (this.queue.length >= this.maxQueuedOps || (this.queue.length > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
       return Promise.reject(new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 }));
     }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, bytes, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ run, bytes, sync, resolve: resolve as (v: unknown) => void, reject });
       this.queuedBytes += bytes;
       this.schedule();
     });
@@ -143,12 +154,22 @@ export class GroupCommitWriter {
     return this.queue.splice(0, n);
   }
 
+  /** Before a batch (outside any transaction): NORMAL for a batch of unsynced operations only, else FULL. */
+  private setMode(relaxed: boolean): void {
+    const m = this.modes;
+    if (m === undefined || m.relaxed === relaxed) return;
+    // executed anew each time: SQLite applies this pragma when the statement is compiled, not when it runs
+    this.db.pragma(`synchronous = ${relaxed ? 'NORMAL' : 'FULL'}`);
+    m.relaxed = relaxed;
+  }
+
   /** Runs one batch in one transaction. */
   private flush(): void {
     const batch = this.takeBatch();
     if (batch.length === 0) return;
     const outcomes: Outcome[] = [];
     try {
+      this.setMode(batch.every((p) => !p.sync));
       this.begin.run();
     } catch (err) {
       for (const p of batch) p.reject(toStorageError(err));

@@ -203,9 +203,16 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   // ------------------------------------------------------------------ writes
 
   saveResult(messageKey: string, contentHash: string, result: DeliveryResult, nowMs: number): Promise<void> {
-    return this.writer.submit(() => {
-      this.q.saveResult.run(messageKey, contentHash, JSON.stringify(result), nowMs);
-    });
+    // bookkeeping: a result lost to a power failure only means an identical retry delivers again (and the Cache
+    // deduplicates it), so these commits need no fsync of their own
+    const text = JSON.stringify(result);
+    return this.writer.submit(
+      () => {
+        this.q.saveResult.run(messageKey, contentHash, text, nowMs);
+      },
+      0,
+      false,
+    );
   }
 
   stage(req: StageRequest): Promise<StageOutcome> {
