@@ -70,18 +70,43 @@ export function eventWinner(policy: Json, event: 'CacheStored' | 'RelayAccepted'
 /** An event of this node's Cache or Relay. */
 export type NodeEvent = CacheStoredEvent | RelayEvent;
 
+/** Events waiting at most (each holds its envelope); later ones are dropped while the queue is full. */
+export const MAX_QUEUED_EVENTS = 10_000;
+
 /** Runs event-bound rules for the events of this node's roles. */
 export class EventDispatcher {
   private queue: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private dropped = 0;
 
-  constructor(private readonly deps: EventDispatcherDeps) {}
+  constructor(
+    private readonly deps: EventDispatcherDeps,
+    private readonly maxQueued = MAX_QUEUED_EVENTS,
+  ) {}
 
-  /** Queues the event; returns at once (the Cache or Relay response is never delayed or changed). */
+  /** Events dropped so far because the queue was full (observability, tests). */
+  get droppedEvents(): number {
+    return this.dropped;
+  }
+
+  /**
+   * Queues the event; returns at once (the Cache or Relay response is never delayed or changed). Processing is
+   * best-effort: while {@link MAX_QUEUED_EVENTS} wait (a Directory that answers slowly or not at all), further
+   * events are dropped and counted rather than held in memory without bound.
+   */
   onEvent(e: NodeEvent): void {
     if (e.tag === this.deps.profile.controlTag) return;
+    if (this.queued >= this.maxQueued) {
+      if (this.dropped++ % 1000 === 0) this.deps.logger?.warn({ dropped: this.dropped, queued: this.queued }, 'event queue full: events dropped');
+      return;
+    }
+    this.queued++;
     this.queue = this.queue
       .then(() => this.process(e))
-      .catch((err: unknown) => this.deps.logger?.warn({ err, message_id: e.message_id }, 'event processing failed'));
+      .catch((err: unknown) => this.deps.logger?.warn({ err, message_id: e.message_id }, 'event processing failed'))
+      .finally(() => {
+        this.queued--;
+      });
   }
 
   /** Resolves once every queued event was processed (tests and shutdown). */
