@@ -284,16 +284,18 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const match = router.match(method, target.path);
       route = match.value;
       const rawBody = body !== undefined && body.length > 0 ? body : undefined;
-      const headers = req.headers;
+      // Node builds `req.headers` from the raw list on first use: a read that needs none (resolve) never pays it
       const ctx: RequestContext = {
         method,
         rawUrl,
         params: match.params,
         query: parseQuery(target.query),
-        body: parseJsonBody(rawBody, headers['content-type']),
+        body: rawBody === undefined ? undefined : parseJsonBody(rawBody, req.headers['content-type']),
         rawBody,
-        headers,
-        header: (name) => headerValue(headers, name),
+        get headers() {
+          return req.headers;
+        },
+        header: (name) => headerValue(req.headers, name),
         protocol: (req.socket as TLSSocket | undefined)?.encrypted === true ? 'https' : 'http',
       };
       const answer = route.handler(ctx);
