@@ -72,6 +72,7 @@ port.on('message', (m: WriterRequest) => {
   void Promise.all(answers).then((a) => {
     post({ type: 'done', answers: a, stats: { ...writer.stats } });
     if (large) db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+    checkpointer.afterCommit(db);
     boundWal(db, data.path);
   });
 });

@@ -1,8 +1,7 @@
 /**
  * The WAL checkpointer's thread (see `wal-checkpointer.ts`): its own connection copies committed WAL frames into
- * the database file every `intervalMs`, concurrently with the writer. A passive checkpoint never resets the WAL
- * while the writer keeps committing, so past `restartFrames` it first catches up passively, then runs a RESTART
- * checkpoint, which holds the writer back only for the frames left and lets its next transaction rewind the WAL.
+ * the database file every `intervalMs`, concurrently with the writer. Past `rewindFrames` it runs a second pass
+ * at once and tells its parent, the writer, that the WAL is due to rewind (see `WalCheckpointer.afterCommit`).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -18,27 +17,21 @@ const port = parentPort;
 if (port === null) throw new Error('wal-checkpointer-worker runs as a worker thread');
 const data = workerData as CheckpointerData;
 const db = new Database(data.path);
-// a RESTART waits for the writer's transaction in progress, and for readers of older snapshots
-db.pragma('busy_timeout = 5000');
 db.pragma('synchronous = FULL');
 
-const checkpoint = (mode: 'PASSIVE' | 'RESTART') => (db.pragma(`wal_checkpoint(${mode})`) as CheckpointRow[])[0];
+const checkpoint = () => (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[])[0];
 
 let lastCheckpointed = -1;
 
 const pass = (): void => {
-  let row = checkpoint('PASSIVE');
-  let restarted = false;
-  if (row.log >= data.restartFrames) {
-    // what the writer committed during the first pass, copied without blocking it, leaves RESTART a short tail
-    checkpoint('PASSIVE');
-    row = checkpoint('RESTART');
-    restarted = row.busy === 0;
-  }
+  let row = checkpoint();
+  const rewindDue = row.log >= data.rewindFrames;
+  // what the writer committed during the first pass, copied now without blocking it, leaves the writer a short tail
+  if (rewindDue) row = checkpoint();
   // an idle WAL reports the same frames every pass: the parent hears only of progress
-  if (!restarted && row.checkpointed === lastCheckpointed) return;
+  if (!rewindDue && row.checkpointed === lastCheckpointed) return;
   lastCheckpointed = row.checkpointed;
-  const report: CheckpointerReport = { type: 'pass', log: row.log, checkpointed: row.checkpointed, restarted };
+  const report: CheckpointerReport = { type: 'pass', log: row.log, checkpointed: row.checkpointed, rewindDue };
   port.postMessage(report);
 };
 

@@ -6,8 +6,9 @@
  * ({@link detachCheckpoints}) and a {@link WalCheckpointer} thread runs them on its own connection.
  *
  * Durability is unchanged: a commit is synced to the WAL before it is answered, whoever copies it later. The WAL
- * stays bounded: the checkpointer rewinds it past {@link CheckpointerOptions.restartFrames}, and should the thread
- * fall behind or fail, the writer checkpoints itself past {@link WAL_WRITER_LIMIT_BYTES} ({@link boundWal}).
+ * stays bounded: past {@link CheckpointerOptions.rewindFrames} the writer copies the short tail the thread left
+ * ({@link WalCheckpointer.afterCommit}) so that its next transaction rewinds the WAL, and should the thread fall
+ * behind or fail, the writer checkpoints itself past {@link WAL_WRITER_LIMIT_BYTES} ({@link boundWal}).
  */
 import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
@@ -18,20 +19,20 @@ import { startSiblingWorker } from './sibling-worker.js';
 export interface CheckpointerOptions {
   /** Time between passes (default 100 ms): longer passes copy a page written many times once. */
   intervalMs?: number;
-  /** WAL frames past which a pass rewinds the WAL (default 16 384, 64 MiB of 4 KiB pages). */
-  restartFrames?: number;
+  /** WAL frames past which the WAL is rewound (default 16 384, 64 MiB of 4 KiB pages). */
+  rewindFrames?: number;
 }
 
 /** What the checkpointer thread is started with. */
 export interface CheckpointerData {
   path: string;
   intervalMs: number;
-  restartFrames: number;
+  rewindFrames: number;
 }
 
 /** Checkpointer thread → its parent. */
 export type CheckpointerReport =
-  | { type: 'pass'; log: number; checkpointed: number; restarted: boolean }
+  | { type: 'pass'; log: number; checkpointed: number; rewindDue: boolean }
   | { type: 'failed'; message: string };
 
 /** The WAL is truncated back to this size when it rewinds, so one burst does not keep a large file. */
@@ -58,11 +59,12 @@ export class WalCheckpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<void>;
   private readonly listeners: ((r: CheckpointerReport) => void)[] = [];
+  private rewindDue = false;
   /** Passes that copied frames, rewinds of the WAL, failed passes (observability; tests wait on them). */
-  readonly stats = { passes: 0, restarts: 0, failures: 0 };
+  readonly stats = { passes: 0, rewinds: 0, failures: 0 };
 
   constructor(path: string, options: CheckpointerOptions = {}) {
-    const data: CheckpointerData = { path, intervalMs: options.intervalMs ?? 100, restartFrames: options.restartFrames ?? 16_384 };
+    const data: CheckpointerData = { path, intervalMs: options.intervalMs ?? 100, rewindFrames: options.rewindFrames ?? 16_384 };
     this.worker = startSiblingWorker('wal-checkpointer-worker', data);
     // a checkpointer never keeps its process alive
     this.worker.unref();
@@ -70,7 +72,7 @@ export class WalCheckpointer {
       if (r.type === 'failed') this.stats.failures++;
       else {
         this.stats.passes++;
-        if (r.restarted) this.stats.restarts++;
+        if (r.rewindDue) this.rewindDue = true;
       }
       for (const f of this.listeners) f(r);
     });
@@ -82,6 +84,21 @@ export class WalCheckpointer {
   /** Calls `f` with every report of the thread. */
   onReport(f: (r: CheckpointerReport) => void): void {
     this.listeners.push(f);
+  }
+
+  /**
+   * Called by the writer between its transactions. A passive checkpoint never rewinds the WAL while the writer keeps
+   * committing (the writer rewinds it only when every frame was copied as its transaction starts), so once the WAL
+   * is large the writer copies the few frames committed since the thread's last pass itself: unlike a RESTART
+   * checkpoint from the thread, this neither holds the writer's lock nor leaves it sleeping in its busy handler.
+   */
+  afterCommit(db: SqliteDb): void {
+    if (!this.rewindDue) return;
+    const row = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[])[0];
+    // busy: the thread's pass is in progress; the next batch tries again
+    if (row.busy !== 0) return;
+    this.rewindDue = false;
+    this.stats.rewinds++;
   }
 
   /** Stops the thread after its pass in progress and closes its connection. */
