@@ -2,7 +2,7 @@
  * The Cache mailbox's writer thread: its own connection to the mailbox file (WAL, `synchronous = FULL`) runs
  * every write through a {@link GroupCommitWriter}, so the main thread keeps reading requests while a commit and
  * its fsync are in progress. Operations arrive in batches from `worker-writer.ts`; each answer is posted only
- * after the transaction holding it committed.
+ * after the transaction holding it committed. Checkpoints run on a thread of their own (`wal-checkpointer.ts`).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqlite } from './database.js';
@@ -10,6 +10,7 @@ import { GroupCommitWriter } from './group-commit.js';
 import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 import { runMailboxWriteOp, toWireError, type WriterAnswer, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
+import { boundWal, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 
 /** What the main thread passes at start. */
 export interface MailboxWriterData {
@@ -32,6 +33,8 @@ if (port === null) throw new Error('mailbox-writer-worker runs as a worker threa
 const data = workerData as MailboxWriterData;
 const db = openSqlite(data.path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
 db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+detachCheckpoints(db);
+const checkpointer = new WalCheckpointer(data.path);
 const writes = new MailboxWrites(db);
 const post = (m: WriterReply) => port.postMessage(m);
 // the main thread bounds the queue; here every operation it sent is taken
@@ -45,7 +48,8 @@ const writer = new GroupCommitWriter(db, {
 
 port.on('message', (m: WriterRequest) => {
   if (m.type === 'close') {
-    void writer.close().then(() => {
+    void writer.close().then(async () => {
+      await checkpointer.stop();
       db.close();
       post({ type: 'closed' });
       port.close();
@@ -68,5 +72,7 @@ port.on('message', (m: WriterRequest) => {
   void Promise.all(answers).then((a) => {
     post({ type: 'done', answers: a, stats: { ...writer.stats } });
     if (large) db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+    checkpointer.afterCommit(db);
+    boundWal(db, data.path);
   });
 });

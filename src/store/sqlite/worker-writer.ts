@@ -4,24 +4,19 @@
  * operation's transaction committed — never before (DESIGN.md principle 8: a 202 means durably written). The
  * queue is bounded here, by operations and bytes in flight (429 `rate_limited`, as the in-thread writer).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../../base/errors.js';
 import type { GroupCommitOptions } from './group-commit.js';
 import type { MailboxWriter } from './mailbox-writer.js';
 import type { MailboxWriterData } from './mailbox-writer-worker.js';
 import { fromWireError, type MailboxWriteOp, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
+import { startSiblingWorker } from './sibling-worker.js';
 
 interface InFlight {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
   bytes: number;
 }
-
-/** Running from TypeScript sources (tests, `tsx`) rather than compiled `dist/`. */
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-
-/** The worker's module next to this one. */
-const WORKER_URL = new URL(`./mailbox-writer-worker.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url);
 
 /** Mailbox writes on a writer thread with its own connection to `path`. */
 export class WorkerMailboxWriter implements MailboxWriter {
@@ -50,13 +45,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
       ...(options.maxBatchOps === undefined ? {} : { maxBatchOps: options.maxBatchOps }),
       ...(options.maxBatchBytes === undefined ? {} : { maxBatchBytes: options.maxBatchBytes }),
     };
-    this.worker = FROM_SOURCE
-      ? // from sources the thread first registers the TypeScript loader its parent runs with
-        new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`, {
-          eval: true,
-          workerData,
-        })
-      : new Worker(WORKER_URL, { workerData });
+    this.worker = startSiblingWorker('mailbox-writer-worker', workerData);
     // an idle writer never keeps the process alive; pending writes do
     this.worker.unref();
     this.worker.on('message', (m: WriterReply) => this.onReply(m));

@@ -1,0 +1,167 @@
+/** The mailbox's WAL checkpointer thread: checkpoints while writes go on, bounds the WAL, stops cleanly. */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { boundWal, detachCheckpoints, WalCheckpointer, type CheckpointerReport } from '../../src/store/sqlite/wal-checkpointer.js';
+import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { DID, entry, NOW } from './mailbox-fixtures.js';
+
+/** Fails instead of hanging when the awaited report never comes. */
+const LIMIT = { timeout: 60_000 };
+
+interface Writer {
+  db: Database.Database;
+  rows: number;
+  write(): void;
+}
+
+function openWriter(path: string): Writer {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
+  detachCheckpoints(db);
+  const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+  const w: Writer = {
+    db,
+    rows: 0,
+    write: () => {
+      insert.run(Buffer.alloc(4096, w.rows));
+      w.rows++;
+    },
+  };
+  return w;
+}
+
+/** Commits one transaction per event-loop turn until a report of `c` satisfies `want`. */
+function writeUntil(w: Writer, c: WalCheckpointer, want: (r: CheckpointerReport) => boolean): Promise<CheckpointerReport> {
+  let found: CheckpointerReport | undefined;
+  c.onReport((r) => {
+    if (found === undefined && want(r)) found = r;
+  });
+  return (async () => {
+    while (found === undefined) {
+      w.write();
+      await turn();
+    }
+    return found;
+  })();
+}
+
+const framesInWal = (db: Database.Database) => (db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0].log;
+
+describe('WalCheckpointer', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ddn-wal-ckpt-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('leaves the writer connection without automatic checkpoints', () => {
+    const w = openWriter(join(dir, 'pragma.sqlite'));
+    try {
+      assert.equal(w.db.pragma('wal_autocheckpoint', { simple: true }), 0);
+    } finally {
+      w.db.close();
+    }
+  });
+
+  it('copies committed frames into the database file while writes go on', LIMIT, async () => {
+    const w = openWriter(join(dir, 'passive.sqlite'));
+    const c = new WalCheckpointer(join(dir, 'passive.sqlite'), { intervalMs: 5 });
+    try {
+      const r = await writeUntil(w, c, (x) => x.type === 'pass' && x.checkpointed > 0);
+      assert.ok(r.type === 'pass' && r.checkpointed > 0);
+    } finally {
+      await c.stop();
+      w.db.close();
+    }
+  });
+
+  it('past its bound the writer rewinds the WAL while writes go on', LIMIT, async () => {
+    const w = openWriter(join(dir, 'rewind.sqlite'));
+    const c = new WalCheckpointer(join(dir, 'rewind.sqlite'), { intervalMs: 5, rewindFrames: 32 });
+    try {
+      await writeUntil(w, c, (x) => x.type === 'pass' && x.rewindDue);
+      // a pass of the thread may hold the checkpoint lock: the writer tries again after its next transaction
+      while (c.stats.rewinds === 0) {
+        c.afterCommit(w.db);
+        if (c.stats.rewinds === 0) {
+          w.write();
+          await turn();
+        }
+      }
+      // no pass in progress can hold a read mark then: the first transaction writes from the start of the WAL again
+      await c.stop();
+      w.write();
+      assert.ok(framesInWal(w.db) < 32, 'the WAL was rewound');
+    } finally {
+      await c.stop();
+      w.db.close();
+    }
+  });
+
+  it('stops: its connection is closed and the file is whole, with every committed row', LIMIT, async () => {
+    const path = join(dir, 'stop.sqlite');
+    const w = openWriter(path);
+    const c = new WalCheckpointer(path, { intervalMs: 5 });
+    await writeUntil(w, c, (x) => x.type === 'pass' && x.checkpointed > 0);
+    for (let i = 0; i < 10; i++) w.write();
+    await c.stop();
+    const rows = w.rows;
+    w.db.close();
+    // SQLite removes the WAL only when the last connection closes: the checkpointer's is gone too
+    assert.equal(existsSync(`${path}-wal`), false);
+    const again = new Database(path, { readonly: true });
+    try {
+      assert.equal(again.pragma('integrity_check', { simple: true }), 'ok');
+      assert.equal(again.prepare('SELECT COUNT(*) FROM t').pluck().get(), rows);
+    } finally {
+      again.close();
+    }
+  });
+
+  it('the writer checkpoints on its own past the WAL limit', () => {
+    const w = openWriter(join(dir, 'bound.sqlite'));
+    try {
+      for (let i = 0; i < 20; i++) w.write();
+      assert.equal(boundWal(w.db, join(dir, 'bound.sqlite')), false, 'under the default limit');
+      assert.equal(boundWal(w.db, join(dir, 'bound.sqlite'), 0), true);
+      const row = (w.db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[])[0];
+      assert.equal(row.checkpointed, row.log, 'every frame was copied');
+    } finally {
+      w.db.close();
+    }
+  });
+});
+
+describe('SqliteMailboxStore with its checkpointer', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ddn-wal-store-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('close and reopen: every acknowledged store is there', LIMIT, async () => {
+    const path = join(dir, 'cache.sqlite');
+    const store = SqliteMailboxStore.open(path);
+    let acknowledged = 0;
+    for (let round = 0; round < 20; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 25 }, () => store.put({ entry: entry(), nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null })),
+      );
+      acknowledged += results.filter((r) => !r.deduped).length;
+    }
+    await store.close();
+    const again = SqliteMailboxStore.open(path);
+    try {
+      assert.equal((await again.listSummary(DID, NOW)).length, acknowledged);
+    } finally {
+      await again.close();
+    }
+  });
+});
