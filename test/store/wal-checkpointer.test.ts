@@ -146,9 +146,25 @@ describe('SqliteMailboxStore with its checkpointer', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('a small mailbox keeps SQLite\'s own checkpoints; past the size bound the thread takes them over', LIMIT, async () => {
+    const put = (s: SqliteMailboxStore) => s.put({ entry: entry(), nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
+    const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: { checkpointerThread: boolean } }).writer;
+    const small = SqliteMailboxStore.open(join(dir, 'small.sqlite'));
+    const big = SqliteMailboxStore.open(join(dir, 'big.sqlite'), { checkpointerFromBytes: 0 });
+    try {
+      await put(small);
+      await put(big);
+      assert.equal(writerOf(small).checkpointerThread, false);
+      assert.equal(writerOf(big).checkpointerThread, true);
+    } finally {
+      await small.close();
+      await big.close();
+    }
+  });
+
   it('close and reopen: every acknowledged store is there', LIMIT, async () => {
     const path = join(dir, 'cache.sqlite');
-    const store = SqliteMailboxStore.open(path);
+    const store = SqliteMailboxStore.open(path, { checkpointerFromBytes: 0 });
     let acknowledged = 0;
     for (let round = 0; round < 20; round++) {
       const results = await Promise.all(

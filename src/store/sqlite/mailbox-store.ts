@@ -31,6 +31,8 @@ export interface SqliteMailboxOptions {
   writer?: GroupCommitOptions;
   /** Run writes on the calling thread instead of a writer thread (always so for `:memory:`). */
   inThreadWriter?: boolean;
+  /** Writer thread: database size from which checkpoints run on a thread of their own (tests lower it). */
+  checkpointerFromBytes?: number;
 }
 
 /** {@link MailboxStore} on SQLite with group commit. */
@@ -42,7 +44,7 @@ export class SqliteMailboxStore implements MailboxStore {
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
     const db = openSqlite(path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
     const inThread = options.inThreadWriter === true || path === ':memory:';
-    const writer = inThread ? new InThreadMailboxWriter(db, options.writer) : new WorkerMailboxWriter(path, options.writer);
+    const writer = inThread ? new InThreadMailboxWriter(db, options.writer) : new WorkerMailboxWriter(path, options.writer, options.checkpointerFromBytes);
     return new SqliteMailboxStore(db, { ...options, writerInstance: writer }, true);
   }
 

@@ -2,7 +2,8 @@
  * The Cache mailbox's writer thread: its own connection to the mailbox file (WAL, `synchronous = FULL`) runs
  * every write through a {@link GroupCommitWriter}, so the main thread keeps reading requests while a commit and
  * its fsync are in progress. Operations arrive in batches from `worker-writer.ts`; each answer is posted only
- * after the transaction holding it committed. Checkpoints run on a thread of their own (`wal-checkpointer.ts`).
+ * after the transaction holding it committed. Checkpoints of a large mailbox run on a thread of their own
+ * (`wal-checkpointer.ts`).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqlite } from './database.js';
@@ -17,7 +18,16 @@ export interface MailboxWriterData {
   path: string;
   maxBatchOps?: number;
   maxBatchBytes?: number;
+  /** Database size from which checkpoints move to their own thread (default {@link CHECKPOINTER_FROM_BYTES}). */
+  checkpointerFromBytes?: number;
 }
+
+/**
+ * Below this size SQLite's own checkpoints, inside a commit every 1,000 WAL pages, are short (the pages written
+ * are few and hot) and no thread is spent on them; past it — a million envelopes is about 1.1 GB — each one
+ * copies many scattered index pages and stalls every write behind it, so they move to a thread of their own.
+ */
+export const CHECKPOINTER_FROM_BYTES = 256 * 1024 * 1024;
 
 /**
  * The writer's page cache (SQLite's default is 2 MiB): every store looks up and inserts into four indexes, and
@@ -33,8 +43,17 @@ if (port === null) throw new Error('mailbox-writer-worker runs as a worker threa
 const data = workerData as MailboxWriterData;
 const db = openSqlite(data.path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
 db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-detachCheckpoints(db);
-const checkpointer = new WalCheckpointer(data.path);
+const pageBytes = db.pragma('page_size', { simple: true }) as number;
+let checkpointer: WalCheckpointer | null = null;
+/** Starts the checkpointer thread once the database is large enough to need it (checked after every batch). */
+function checkpointsForSize(): void {
+  if (checkpointer !== null) return;
+  const bytes = (db.pragma('page_count', { simple: true }) as number) * pageBytes;
+  if (bytes < (data.checkpointerFromBytes ?? CHECKPOINTER_FROM_BYTES)) return;
+  detachCheckpoints(db);
+  checkpointer = new WalCheckpointer(data.path);
+}
+checkpointsForSize();
 const writes = new MailboxWrites(db);
 const post = (m: WriterReply) => port.postMessage(m);
 // the main thread bounds the queue; here every operation it sent is taken
@@ -49,7 +68,7 @@ const writer = new GroupCommitWriter(db, {
 port.on('message', (m: WriterRequest) => {
   if (m.type === 'close') {
     void writer.close().then(async () => {
-      await checkpointer.stop();
+      await checkpointer?.stop();
       db.close();
       post({ type: 'closed' });
       port.close();
@@ -70,9 +89,12 @@ port.on('message', (m: WriterRequest) => {
     );
   });
   void Promise.all(answers).then((a) => {
-    post({ type: 'done', answers: a, stats: { ...writer.stats } });
+    post({ type: 'done', answers: a, stats: { ...writer.stats, checkpointerThread: checkpointer !== null } });
     if (large) db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-    checkpointer.afterCommit(db);
-    boundWal(db, data.path);
+    checkpointsForSize();
+    if (checkpointer !== null) {
+      checkpointer.afterCommit(db);
+      boundWal(db, data.path);
+    }
   });
 });

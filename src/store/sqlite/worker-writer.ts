@@ -32,11 +32,12 @@ export class WorkerMailboxWriter implements MailboxWriter {
   private readonly exited: Promise<void>;
   private readonly maxQueuedOps: number;
   private readonly maxQueuedBytes: number;
-  private statsNow = { commits: 0, operations: 0 };
+  private statsNow = { commits: 0, operations: 0, checkpointerThread: false };
 
   constructor(
     path: string,
     private readonly options: GroupCommitOptions = {},
+    checkpointerFromBytes?: number,
   ) {
     this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
@@ -44,6 +45,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
       path,
       ...(options.maxBatchOps === undefined ? {} : { maxBatchOps: options.maxBatchOps }),
       ...(options.maxBatchBytes === undefined ? {} : { maxBatchBytes: options.maxBatchBytes }),
+      ...(checkpointerFromBytes === undefined ? {} : { checkpointerFromBytes }),
     };
     this.worker = startSiblingWorker('mailbox-writer-worker', workerData);
     // an idle writer never keeps the process alive; pending writes do
@@ -58,6 +60,11 @@ export class WorkerMailboxWriter implements MailboxWriter {
 
   get stats(): { readonly commits: number; readonly operations: number } {
     return this.statsNow;
+  }
+
+  /** Whether the thread's checkpoints run on a checkpointer thread (as of its last answer). */
+  get checkpointerThread(): boolean {
+    return this.statsNow.checkpointerThread;
   }
 
   submit(op: MailboxWriteOp, bytes: number): Promise<unknown> {
