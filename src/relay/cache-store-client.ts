@@ -115,8 +115,9 @@ export class HttpCacheStorer implements CacheStorer {
       attempts++;
       try {
         const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs);
+        // an accepted store's body is not needed: only a refusal's error code is read
+        if (res.status === 202) return { ok: true, attempts };
         const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
-        if (answer.status === 202) return { ok: true, attempts };
         last = errorText(answer);
         this.deps.logger?.debug({ endpoint, status: answer.status, code: last }, 'cache store refused');
         if (!RETRYABLE.has(answer.status)) break;
