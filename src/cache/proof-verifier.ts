@@ -6,7 +6,7 @@
 import { parseBase64, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
-import { verifyEd25519, verifyEd25519Async } from '../crypto/ed25519.js';
+import { verifyAnyEd25519, verifyAnyEd25519Async } from '../crypto/ed25519.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
 import type { DidDocument } from '../protocol/document.js';
 import type { Profile } from '../protocol/profile.js';
@@ -139,9 +139,8 @@ export function checkRetrievalProof(c: ProofCheck): CheckedProof {
 export const badProofSignature = () => new DdnError('invalid_signature', 'the retrieval proof signature does not verify');
 
 /** Step 8 of a checked proof, on the thread pool: true when the signature verifies over one of its texts. */
-export async function proofSignatureVerifies(p: CheckedProof): Promise<boolean> {
-  for (const t of p.texts) if (await verifyEd25519Async(p.key, t, p.signature)) return true;
-  return false;
+export function proofSignatureVerifies(p: CheckedProof): Promise<boolean> {
+  return verifyAnyEd25519Async(p.key, p.texts, p.signature);
 }
 
 /**
@@ -150,13 +149,6 @@ export async function proofSignatureVerifies(p: CheckedProof): Promise<boolean> 
  */
 export function verifyRetrievalProof(c: ProofCheck): NonceClaim {
   const p = checkRetrievalProof(c);
-  if (!p.texts.some((t) => verifyEd25519(p.key, t, p.signature))) throw badProofSignature();
-  return p.claim;
-}
-
-/** {@link verifyRetrievalProof} with the signature checked off the event loop (the same verdict). */
-export async function verifyRetrievalProofAsync(c: ProofCheck): Promise<NonceClaim> {
-  const p = checkRetrievalProof(c);
-  if (!(await proofSignatureVerifies(p))) throw badProofSignature();
+  if (!verifyAnyEd25519(p.key, p.texts, p.signature)) throw badProofSignature();
   return p.claim;
 }

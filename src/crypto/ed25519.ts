@@ -61,6 +61,17 @@ export function verifyEd25519Async(publicKey: Uint8Array, message: Uint8Array, s
   });
 }
 
+/** True iff `signature` verifies over one of `messages` (a signed text that may have been built in several ways). */
+export function verifyAnyEd25519(publicKey: Uint8Array, messages: readonly Uint8Array[], signature: Uint8Array): boolean {
+  return messages.some((m) => verifyEd25519(publicKey, m, signature));
+}
+
+/** {@link verifyAnyEd25519} on the thread pool, one message after the other. */
+export async function verifyAnyEd25519Async(publicKey: Uint8Array, messages: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {
+  for (const m of messages) if (await verifyEd25519Async(publicKey, m, signature)) return true;
+  return false;
+}
+
 /** An Ed25519 key pair held by a client (never by a server, except its own node and attestor keys). */
 export interface Ed25519KeyPair {
   readonly publicKey: Uint8Array;

@@ -7,7 +7,7 @@ import { parseBase64, toBase64, toHex, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import { signEd25519Async, verifyEd25519, verifyEd25519Async } from '../crypto/ed25519.js';
+import { signEd25519Async, verifyAnyEd25519, verifyAnyEd25519Async } from '../crypto/ed25519.js';
 import { sha256 } from '../crypto/hash.js';
 import type { DidDocument } from './document.js';
 import type { Profile } from './profile.js';
@@ -265,15 +265,15 @@ function checkNodeRequest(c: NodeRequestCheck): CheckedNodeRequest {
  */
 export function verifyNodeRequest(c: NodeRequestCheck): VerifiedNodeRequest {
   const p = checkNodeRequest(c);
-  if (!p.texts.some((t) => verifyEd25519(p.key, t, p.signature))) throw nodeSignatureError('bad_signature');
+  if (!verifyAnyEd25519(p.key, p.texts, p.signature)) throw nodeSignatureError('bad_signature');
   return p.verified;
 }
 
 /** {@link verifyNodeRequest} with the signature checked on the thread pool (the same verdict). */
 export async function verifyNodeRequestAsync(c: NodeRequestCheck): Promise<VerifiedNodeRequest> {
   const p = checkNodeRequest(c);
-  for (const t of p.texts) if (await verifyEd25519Async(p.key, t, p.signature)) return p.verified;
-  throw nodeSignatureError('bad_signature');
+  if (!(await verifyAnyEd25519Async(p.key, p.texts, p.signature))) throw nodeSignatureError('bad_signature');
+  return p.verified;
 }
 
 /**

@@ -64,8 +64,8 @@ export class GroupCommitWriter {
   private readonly maxQueuedBytes: number;
   private readonly maxBatchOps: number;
   private readonly maxBatchBytes: number;
-  /** On a `synchronous = FULL` connection: whether it is relaxed to NORMAL now. */
-  private readonly modes: { relaxed: boolean } | undefined;
+  /** Whether the connection is relaxed to NORMAL now; undefined when it does not run under FULL. */
+  private relaxed: boolean | undefined;
 
   constructor(
     private readonly db: SqliteDb,
@@ -81,8 +81,7 @@ export class GroupCommitWriter {
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
     this.maxBatchOps = options.maxBatchOps ?? 2_000;
     this.maxBatchBytes = options.maxBatchBytes ?? 64 * 1024 * 1024;
-    const full = db.pragma('synchronous', { simple: true }) === FULL;
-    this.modes = full ? { relaxed: false } : undefined;
+    this.relaxed = db.pragma('synchronous', { simple: true }) === FULL ? false : undefined;
   }
 
   /** Committed transactions and the operations they carried (observability; tests check batching with it). */
@@ -156,11 +155,10 @@ export class GroupCommitWriter {
 
   /** Before a batch (outside any transaction): NORMAL for a batch of unsynced operations only, else FULL. */
   private setMode(relaxed: boolean): void {
-    const m = this.modes;
-    if (m === undefined || m.relaxed === relaxed) return;
+    if (this.relaxed === undefined || this.relaxed === relaxed) return;
     // executed anew each time: SQLite applies this pragma when the statement is compiled, not when it runs
     this.db.pragma(`synchronous = ${relaxed ? 'NORMAL' : 'FULL'}`);
-    m.relaxed = relaxed;
+    this.relaxed = relaxed;
   }
 
   /** Runs one batch in one transaction. */
