@@ -92,6 +92,7 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
 export const SWEEP_CHUNK = 2_000;
 
+/** The metadata columns of an entry, read as a {@link MetaRow} (statements using them run in `.raw()` mode). */
 export const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e.stored_at_ms, e.expires_at_ms, e.max_ttl_s,
   e.applied_ttl_s, e.tag, e.application_id, e.group_id, e.sequence_number, e.total_chunks, e.size_bytes, e.provenance`;
 
@@ -99,23 +100,33 @@ export const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e
 export const VISIBLE = `e.expires_at_ms > @now AND (e.group_id IS NULL OR EXISTS (SELECT 1 FROM cache_chunk_sets s
   WHERE s.recipient = e.recipient AND s.group_id = e.group_id AND s.complete = 1))`;
 
-export interface MetaRow {
-  seq: number;
-  message_id: string;
-  recipient: string;
-  content_hash: string;
-  stored_at_ms: number;
-  expires_at_ms: number;
-  max_ttl_s: number;
-  applied_ttl_s: number;
-  tag: string | null;
-  application_id: string | null;
-  group_id: string | null;
-  sequence_number: number | null;
-  total_chunks: number | null;
-  size_bytes: number;
-  provenance: string | null;
-}
+/**
+ * A {@link META_COLUMNS} row as read with better-sqlite3's `.raw()`: the columns in that order, as an array. Keyed
+ * row objects cost a property-name lookup per column and row, which made up most of a summary's read.
+ */
+export type MetaRow = readonly [
+  seq: number,
+  message_id: string,
+  recipient: string,
+  content_hash: string,
+  stored_at_ms: number,
+  expires_at_ms: number,
+  max_ttl_s: number,
+  applied_ttl_s: number,
+  tag: string | null,
+  application_id: string | null,
+  group_id: string | null,
+  sequence_number: number | null,
+  total_chunks: number | null,
+  size_bytes: number,
+  provenance: string | null,
+];
+
+/** A {@link MetaRow} followed by `e.envelope`. */
+export type MetaEnvelopeRow = readonly [...MetaRow, envelope: Buffer];
+
+/** Positions in a {@link MetaRow} read by name. */
+export const COL = { seq: 0, recipient: 2, expiresAtMs: 5, groupId: 10, sizeBytes: 13, envelope: 15 } as const;
 
 export interface SetRow {
   total_chunks: number;
@@ -125,23 +136,22 @@ export interface SetRow {
   complete: number;
 }
 
-export function toMeta(r: MetaRow): EntryMeta {
+export function toMeta(r: MetaRow | MetaEnvelopeRow): EntryMeta {
+  const groupId = r[10];
+  const provenance = r[14];
   return {
-    messageId: r.message_id,
-    recipientDid: r.recipient,
-    contentHash: r.content_hash,
-    storedAtMs: r.stored_at_ms,
-    expiresAtMs: r.expires_at_ms,
-    maxTtlSeconds: r.max_ttl_s,
-    appliedTtlSeconds: r.applied_ttl_s,
-    tag: r.tag,
-    applicationId: r.application_id,
-    chunk:
-      r.group_id === null
-        ? null
-        : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
-    sizeBytes: r.size_bytes,
-    provenance: r.provenance === null ? null : (JSON.parse(r.provenance) as StoredProvenance),
+    messageId: r[1],
+    recipientDid: r[2],
+    contentHash: r[3],
+    storedAtMs: r[4],
+    expiresAtMs: r[5],
+    maxTtlSeconds: r[6],
+    appliedTtlSeconds: r[7],
+    tag: r[8],
+    applicationId: r[9],
+    chunk: groupId === null ? null : { groupId, sequence: r[11] ?? 0, total: r[12] ?? 1 },
+    sizeBytes: r[13],
+    provenance: provenance === null ? null : (JSON.parse(provenance) as StoredProvenance),
   };
 }
 

@@ -20,7 +20,7 @@ import type {
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type SqliteDb } from './database.js';
 import type { GroupCommitOptions } from './group-commit.js';
-import { asBytes, MAILBOX_MIGRATIONS, META_COLUMNS, toMeta, VISIBLE, type MetaRow, type SetRow } from './mailbox-schema.js';
+import { asBytes, COL, MAILBOX_MIGRATIONS, META_COLUMNS, toMeta, VISIBLE, type MetaEnvelopeRow, type MetaRow, type SetRow } from './mailbox-schema.js';
 import { InThreadMailboxWriter, type MailboxWriter } from './mailbox-writer.js';
 import { WorkerMailboxWriter } from './worker-writer.js';
 
@@ -59,14 +59,14 @@ export class SqliteMailboxStore implements MailboxStore {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
       visibleMeta: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
-        ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
+        ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`).raw(),
       visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
-        ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`),
+        ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`).raw(),
       partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
       visibleByKey: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
-        WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`),
+        WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`).raw(),
       setEntries: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
-        WHERE e.recipient = ? AND e.group_id = ? AND e.expires_at_ms > ? ORDER BY e.sequence_number`),
+        WHERE e.recipient = ? AND e.group_id = ? AND e.expires_at_ms > ? ORDER BY e.sequence_number`).raw(),
     };
   }
 
@@ -123,18 +123,19 @@ export class SqliteMailboxStore implements MailboxStore {
     // one statement, stepped row by row: it stops at the first entry past the byte budget (whose first part,
     // at most one ENVELOPE_PART_BYTES, is the only envelope read beyond it); the further parts of large
     // envelopes are read after it, as the connection runs one statement at a time
-    const rows: (MetaRow & { envelope: Buffer })[] = [];
+    const rows: MetaEnvelopeRow[] = [];
     let bytes = 0;
     let truncated = false;
-    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs }) as IterableIterator<MetaRow & { envelope: Buffer }>) {
-      if (rows.length > 0 && bytes + r.size_bytes > maxEnvelopeBytes) {
+    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs }) as IterableIterator<MetaEnvelopeRow>) {
+      const size = r[COL.sizeBytes];
+      if (rows.length > 0 && bytes + size > maxEnvelopeBytes) {
         truncated = true;
         break;
       }
-      bytes += r.size_bytes;
+      bytes += size;
       rows.push(r);
     }
-    return { entries: rows.map((r) => ({ meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) })), truncated };
+    return { entries: rows.map((r) => this.withEnvelope(r)), truncated };
   }
 
   async listSummary(did: string, nowMs: number): Promise<EntryMeta[]> {
@@ -149,17 +150,15 @@ export class SqliteMailboxStore implements MailboxStore {
     const key = groupId.toLowerCase();
     const set = this.q.set.get(did, key) as SetRow | undefined;
     if (set === undefined || set.complete !== 1) return null;
-    const rows = this.q.setEntries.all(did, key, nowMs) as (MetaRow & { envelope: Buffer })[];
+    const rows = this.q.setEntries.all(did, key, nowMs) as MetaEnvelopeRow[];
     if (rows.length === 0) return null;
-    return { total: set.total_chunks, entries: rows.map((r) => ({ meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) })) };
+    return { total: set.total_chunks, entries: rows.map((r) => this.withEnvelope(r)) };
   }
 
   async getMessage(did: string, messageId: string, nowMs: number): Promise<EntryWithEnvelope | null> {
     return this.snapshot(() => {
-      const r = this.q.visibleByKey.get({ key: messageId.toLowerCase(), did, now: nowMs }) as
-        | (MetaRow & { envelope: Buffer })
-        | undefined;
-      return r === undefined ? null : { meta: toMeta(r), envelope: this.envelopeBytes(r, r.envelope) };
+      const r = this.q.visibleByKey.get({ key: messageId.toLowerCase(), did, now: nowMs }) as MetaEnvelopeRow | undefined;
+      return r === undefined ? null : this.withEnvelope(r);
     });
   }
 
@@ -171,13 +170,20 @@ export class SqliteMailboxStore implements MailboxStore {
     return this.db.transaction(read)();
   }
 
-  /** The whole envelope of a row: its first part, plus the stored parts of a large one (as parts, uncopied). */
-  private envelopeBytes(r: MetaRow, first: Buffer): EnvelopeBytes {
-    if (r.size_bytes <= first.length) return asBytes(first);
-    const parts = [first, ...(this.q.partsOf.all(r.seq) as Buffer[])];
+  /** A row's entry with its whole envelope: the first part, plus the stored parts of a large one (uncopied). */
+  private withEnvelope(r: MetaEnvelopeRow): EntryWithEnvelope {
+    return { meta: toMeta(r), envelope: this.envelopeBytes(r) };
+  }
+
+  private envelopeBytes(r: MetaEnvelopeRow): EnvelopeBytes {
+    const first = r[COL.envelope];
+    const size = r[COL.sizeBytes];
+    if (size <= first.length) return asBytes(first);
+    const seq = r[COL.seq];
+    const parts = [first, ...(this.q.partsOf.all(seq) as Buffer[])];
     let at = 0;
     for (const p of parts) at += p.length;
-    if (at !== r.size_bytes) throw new Error(`stored envelope ${r.seq} is ${at} bytes, expected ${r.size_bytes}`);
+    if (at !== size) throw new Error(`stored envelope ${seq} is ${at} bytes, expected ${size}`);
     return parts;
   }
 }

@@ -9,7 +9,7 @@ import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState,
 import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
-import { ENVELOPE_PART_BYTES, META_COLUMNS, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
+import { COL, ENVELOPE_PART_BYTES, META_COLUMNS, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
 
 export function replayed(): DdnError {
   return new DdnError('proof_nonce_replayed', 'this nonce was already used');
@@ -22,7 +22,7 @@ export class MailboxWrites {
   constructor(db: SqliteDb) {
     const p = (sql: string) => db.prepare(sql);
     this.q = {
-      byKey: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ?`),
+      byKey: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ?`).raw(),
       deleteSeq: p('DELETE FROM cache_entries WHERE seq = ?'),
       chunkAt: p(`SELECT e.seq, e.message_id, e.expires_at_ms FROM cache_entries e
         WHERE e.recipient = ? AND e.group_id = ? AND e.sequence_number = ?`),
@@ -114,12 +114,14 @@ export class MailboxWrites {
     const chunk = entry.chunk;
 
     let existing = this.q.byKey.get(key) as MetaRow | undefined;
-    if (existing !== undefined && existing.group_id !== null) {
-      const set = this.q.set.get(existing.recipient, existing.group_id) as SetRow | undefined;
-      if (this.purgeIfStale(existing.recipient, existing.group_id, set, nowMs)) existing = undefined;
+    const existingGroup = existing?.[COL.groupId] ?? null;
+    if (existing !== undefined && existingGroup !== null) {
+      const recipient = existing[COL.recipient];
+      const set = this.q.set.get(recipient, existingGroup) as SetRow | undefined;
+      if (this.purgeIfStale(recipient, existingGroup, set, nowMs)) existing = undefined;
     }
-    if (existing !== undefined && existing.expires_at_ms <= nowMs) {
-      this.q.deleteSeq.run(existing.seq);
+    if (existing !== undefined && existing[COL.expiresAtMs] <= nowMs) {
+      this.q.deleteSeq.run(existing[COL.seq]);
       existing = undefined;
     }
     const meta = existing === undefined ? null : toMeta(existing);
