@@ -11,6 +11,8 @@ export interface Settings {
   otherCpuLimit: number;
   /** Measured seconds per load figure. */
   durationS: number;
+  /** Measured seconds of a hello-world reference run beside a figure. */
+  pairedS: number;
   warmupS: number;
   /** Concurrent connections of the small-request figures (and the hello-world reference). */
   connections: number;
@@ -54,6 +56,22 @@ export interface BenchContext {
 /** Which same-run reference a figure is divided by. */
 export type ReferenceId = 'hello_world_rps' | 'sqlite_commits_per_s' | 'ed25519_verifies_per_s' | 'envelope_bytes' | 'empty_store';
 
+/** A reference measured beside one figure (or a group of figures measured together). */
+export interface PairedReference {
+  before: number;
+  after: number;
+  /** The hello-world loads, for the load details. */
+  loads?: LoadResult[];
+}
+
+/** A floor reference (`floors.ts`) measured beside a figure: the same load against the least work it needs. */
+export interface Floor {
+  rate: number;
+  /** What the floor server does per request. */
+  what: string;
+  load: LoadResult;
+}
+
 export interface Target {
   op: '>=' | '<=';
   ratio: number;
@@ -71,6 +89,13 @@ export interface Figure {
   /** For `empty_store`: the reference value itself (the same workload on an empty store). */
   referenceValue?: number;
   target?: Target;
+  /**
+   * Its reference measured again right before and right after it: the machine's speed drifts within a run (a
+   * shared host), so the ratio is taken against the mean of these two instead of the run-wide value.
+   */
+  paired?: PairedReference;
+  /** The floor of this figure, measured right after it (same load job). */
+  floor?: Floor;
   ratio?: number;
   pass?: boolean;
   /** Other numbers worth reading beside the value (latency, CPU, …). */

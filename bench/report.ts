@@ -34,6 +34,7 @@ function cpuPerRequest(l: LoadResult): string {
 }
 
 export function referenceValue(refs: References, id: ReferenceId, f: Figure): number | undefined {
+  if (f.paired !== undefined) return (f.paired.before + f.paired.after) / 2;
   switch (id) {
     case 'hello_world_rps':
       return refs.hello_world.rps;
@@ -105,7 +106,13 @@ export function toMarkdown(r: Report): string {
     '',
   );
   out.push('## Figures', '');
-  out.push('| Figure | Value | Reference (same run) | Ratio | Target | Result |', '|---|---:|---|---:|---:|---|');
+  out.push(
+    'A ratio is taken against its reference measured right before and right after the figure (the mean of the two,',
+    '"beside it"): on a shared machine the speed drifts within minutes, so the run-wide references below are',
+    'for orientation only.',
+    '',
+  );
+  out.push('| Figure | Value | Reference (beside it) | Ratio | Target | Result |', '|---|---:|---|---:|---:|---|');
   for (const f of r.figures) {
     const refVal = f.reference === undefined ? undefined : referenceValue(refs, f.reference, f);
     const value = f.value === null ? `unavailable: ${f.unavailable ?? ''}` : `${num(f.value)} ${f.unit}`;
@@ -115,23 +122,45 @@ export function toMarkdown(r: Report): string {
           .map(([k, v]) => `${k.replace(/_ms$/, '').replace('_per_s', '/s')} ${typeof v === 'number' ? num(v) : v}${k.endsWith('_ms') ? ' ms' : ''}`)
           .join(', ')
       : '';
-    const ref = f.reference === undefined ? '—' : `${REF_LABEL[f.reference]}: ${refVal === undefined ? '?' : num(round(refVal, 1))}`;
+    const paired = f.paired === undefined ? '' : `<br>beside it: before ${num(f.paired.before)}, after ${num(f.paired.after)}`;
+    const ref = f.reference === undefined ? '—' : `${REF_LABEL[f.reference]}: ${refVal === undefined ? '?' : num(round(refVal, 1))}${paired}`;
     const target = f.target ? `${f.target.op} ${f.target.ratio}` : '—';
     const result = f.value === null ? 'unavailable' : f.pass === undefined ? 'info' : f.pass ? 'met' : '**missed**';
     out.push(`| ${cell(f.title)} | ${cell(value)}${extra ? `<br>${extra}` : ''} | ${ref} | ${f.ratio ?? '—'} | ${target} | ${result} |`);
   }
   out.push('');
+  const floored = r.figures.filter((f) => f.floor !== undefined && f.value !== null);
+  if (floored.length > 0) {
+    out.push('## Floors', '');
+    out.push(
+      'A floor is the same load against a server that does only the work the figure cannot skip (below), measured',
+      'right after the figure. Its own ratio is the most any server doing that work reaches on this machine; the',
+      'share is how much of that the service keeps.',
+      '',
+      '| Figure | Floor | Floor ratio | Target | Share of floor | Floor server CPU per request | What the floor does |',
+      '|---|---:|---:|---:|---:|---:|---|',
+    );
+    for (const f of floored) {
+      const fl = f.floor!;
+      const refVal = f.reference === undefined ? undefined : referenceValue(refs, f.reference, f);
+      const floorRatio = refVal === undefined || refVal === 0 ? '—' : String(round(fl.rate / refVal, 3));
+      const target = f.target ? `${f.target.op} ${f.target.ratio}` : '—';
+      const share = fl.rate === 0 ? '—' : `${Math.round(((f.value as number) / fl.rate) * 100)} %`;
+      out.push(`| ${cell(f.title)} | ${num(fl.rate)} req/s | ${floorRatio} | ${target} | ${share} | ${cpuPerRequest(fl.load)} | ${cell(fl.what)} |`);
+    }
+    out.push('');
+  }
   out.push('## References', '');
   const h = refs.hello_world;
   out.push('| Reference | Value | How |', '|---|---:|---|');
   out.push(
-    `| hello-world HTTP | ${num(h.rps)} req/s | node:http JSON server in its own process, ${h.start.connections} connections; runs at the start (${num(h.start.rate)}) and at the end (${h.end ? num(h.end.rate) : 'not run'})${h.drift_pct === null ? '' : `, drift ${h.drift_pct} %`}; the mean of the undisturbed ones |`,
+    `| hello-world HTTP | ${num(h.rps)} req/s | node:http JSON server in its own process, ${h.start.connections} connections; runs at the start (${num(h.start.rate)}) and at the end (${h.end ? num(h.end.rate) : 'not run'})${h.drift_pct === null ? '' : `, drift ${h.drift_pct} %`}; figures use the runs beside them |`,
   );
   out.push(
     `| SQLite commits | ${num(refs.sqlite.full.per_s)} /s | raw better-sqlite3, WAL, synchronous=FULL (as the Cache), one 1 KiB row per transaction; synchronous=NORMAL: ${num(refs.sqlite.normal.per_s)} /s; other CPU ${refs.sqlite.other_cpu_cores} |`,
   );
   out.push(
-    `| Ed25519 verifications | ${num(refs.ed25519.per_s)} /s | node:crypto verify, parsed KeyObject, ${refs.ed25519.message_bytes}-byte message, one thread; other CPU ${refs.ed25519.other_cpu_cores} |`,
+    `| Ed25519 verifications | ${num(refs.ed25519.per_s)} /s | node:crypto verify, parsed KeyObject, ${refs.ed25519.message_bytes}-byte message, one thread; other CPU ${refs.ed25519.other_cpu_cores}; figures use the runs beside them |`,
   );
   out.push('');
   out.push('## Load details', '');
@@ -140,8 +169,14 @@ export function toMarkdown(r: Report): string {
     '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   const loads: LoadResult[] = [h.start, ...(h.end ? [h.end] : [])];
+  const pairedSeen = new Set<LoadResult[]>();
   for (const f of r.figures) {
+    if (f.paired?.loads !== undefined && !pairedSeen.has(f.paired.loads)) {
+      pairedSeen.add(f.paired.loads);
+      loads.push(...f.paired.loads);
+    }
     if (f.load) loads.push(f.load);
+    if (f.floor !== undefined && !loads.includes(f.floor.load)) loads.push(f.floor.load);
     const empty = (f.details?.empty as LoadResult | undefined) ?? undefined;
     if (empty) loads.push(empty);
   }

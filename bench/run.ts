@@ -4,8 +4,9 @@
  * Builds dist/ when src/ changed since the last build, measures the references (hello-world HTTP, raw SQLite
  * commits, Ed25519 verifications), starts the service (`ddn serve`, combined roles, SQLite) as its own child
  * process on loopback, registers recipients through the SDK, runs each figure with the load generator in a third
- * process, and writes bench/results/latest.json and latest.md. Every loop is bounded; everything it starts it
- * stops.
+ * process, and writes bench/results/latest.json and latest.md. A figure with a hello-world or Ed25519 target
+ * has that reference measured again right before and right after it, and its ratio is taken against their mean
+ * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
  * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth)
@@ -16,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BenchContext, Figure, Settings } from './context.js';
+import type { BenchContext, Figure, ReferenceId, Settings } from './context.js';
 import type { LoadJob, LoadResult } from './jobs.js';
 import { registerRecipients, storeEnvelopes } from './fixtures.js';
 import { store1KiBFigure, store1MiBFigure } from './figures/cache-store.js';
@@ -34,6 +35,10 @@ import { freePorts, ROOT, serviceCommand, ServiceProcess, type ServiceOptions } 
 
 const FIGURES = ['large', 'resolve', 'store1k', 'store1m', 'retrieval', 'relay', 'growth'] as const;
 type FigureName = (typeof FIGURES)[number];
+
+/** References measured again beside the figures that use them. */
+type PairedKind = 'hello' | 'ed25519';
+const PAIRED_REFERENCE: Record<PairedKind, ReferenceId> = { hello: 'hello_world_rps', ed25519: 'ed25519_verifies_per_s' };
 
 interface Args {
   quick: boolean;
@@ -66,6 +71,7 @@ function settingsFor(quick: boolean): Settings {
     retries: quick ? 0 : 2,
     otherCpuLimit: 0.3,
     durationS: quick ? 2 : 10,
+    pairedS: quick ? 2 : 5,
     warmupS: quick ? 1 : 2,
     connections: 32,
     bigConnections: 4,
@@ -164,24 +170,42 @@ async function main(): Promise<void> {
     const [store, retrieval, relay, large] = await registerRecipients(service.urls.directory, service.urls.cache, health.profile, 4);
     const ctx: BenchContext = { settings, gen, service, profile: health.profile, recipients: { store, retrieval, relay, large }, log, settle, load };
     const figures: Figure[] = [];
-    const step = async (name: FigureName, label: string, fn: () => Promise<Figure | Figure[]>) => {
+    /** The reference of `kind` measured once more now, beside a figure. */
+    const besideRun = async (kind: PairedKind, label: string): Promise<{ value: number; load?: LoadResult }> => {
+      await settle(`${kind} ${label}`);
+      if (kind === 'ed25519') {
+        const r = await quietest(() => ed25519Verifies(settings.microSeconds, work), settings.retries, settings.otherCpuLimit, () => settle(`ed25519 ${label} (again)`));
+        log(`  ed25519 ${label}: ${r.per_s}/s`);
+        return { value: r.per_s };
+      }
+      const r = await helloWorld(load, settings.connections, settings.pairedS, settings.warmupS);
+      log(`  hello-world ${label}: ${r.rate} req/s`);
+      return { value: r.rate, load: { ...r, name: `hello-world ${label}` } };
+    };
+    const step = async (name: FigureName, label: string, fn: () => Promise<Figure | Figure[]>, paired?: PairedKind) => {
       if (!args.only.has(name)) return;
+      const before = paired === undefined ? undefined : await besideRun(paired, `before ${name}`);
       await settle(name);
       log(label);
       const got = await fn();
-      for (const f of Array.isArray(got) ? got : [got]) {
-        figures.push(f);
-        log(`  ${f.id}: ${f.value === null ? `unavailable — ${f.unavailable}` : `${f.value} ${f.unit}`}`);
+      const list = Array.isArray(got) ? got : [got];
+      for (const f of list) log(`  ${f.id}: ${f.value === null ? `unavailable — ${f.unavailable}` : `${f.value} ${f.unit}`}`);
+      if (paired !== undefined && before !== undefined) {
+        const after = await besideRun(paired, `after ${name}`);
+        const loads = [before.load, after.load].filter((l): l is LoadResult => l !== undefined);
+        const pair = { before: before.value, after: after.value, ...(loads.length > 0 ? { loads } : {}) };
+        for (const f of list) if (f.reference === PAIRED_REFERENCE[paired]) f.paired = pair;
       }
+      figures.push(...list);
     };
     await step('large', '25 MiB envelope: store + retrieve, peak RSS', () => largeEnvelopeFigure(ctx));
-    await step('resolve', 'resolve', () => resolveFigure(ctx));
-    await step('store1k', 'cache store 1 KiB', () => store1KiBFigure(ctx));
+    await step('resolve', 'resolve', () => resolveFigure(ctx), 'hello');
+    await step('store1k', 'cache store 1 KiB', () => store1KiBFigure(ctx), 'hello');
     await step('store1m', 'cache store 1 MiB', () => store1MiBFigure(ctx));
     if (args.only.has('retrieval') || args.only.has('growth')) {
       await storeEnvelopes(service.urls.cache, retrieval.did, settings.mailboxSize, settings.envelopeBytes);
     }
-    await step('retrieval', 'signed retrieval (summary, pull)', () => retrievalFigures(ctx));
+    await step('retrieval', 'signed retrieval (summary, pull)', () => retrievalFigures(ctx), 'ed25519');
     await step('relay', 'relay → cache', () =>
       relayFigures(ctx, async () => {
         return ServiceProcess.start({
@@ -194,6 +218,7 @@ async function main(): Promise<void> {
           ...(args.cpuProf ? { cpuProfDir: profDir } : {}),
         });
       }),
+      'hello',
     );
     await step('growth', 'growth of cost', () =>
       growthFigures(ctx, async (rows) => {
