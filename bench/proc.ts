@@ -58,25 +58,31 @@ export function machineBusyMs(): number {
  * Node server whose event loop is near 1.0 is bound by that one thread, whatever the other threads do.
  */
 export class CpuWindow {
-  private readonly startCpu: number;
-  private readonly startMain: number;
+  private readonly startCpu: number[];
+  private readonly startMain: number[];
   private readonly startWall = performance.now();
   constructor(private readonly pids: readonly number[]) {
-    this.startCpu = this.total();
-    this.startMain = this.mainThreads();
+    this.startCpu = pids.map((pid) => cpuMs(pid));
+    this.startMain = pids.map((pid) => cpuMs(pid, pid));
   }
-  private total(): number {
-    return this.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
-  }
-  private mainThreads(): number {
-    return this.pids.reduce((sum, pid) => sum + cpuMs(pid, pid), 0);
-  }
-  /** `{cpu_ms, wall_ms, cores, main_thread_cores}`: cores = CPU time / wall time (1.0 = one core busy all the time). */
+  /**
+   * `{cpu_ms, wall_ms, cores, main_thread_cores}`: cores = CPU time / wall time (1.0 = one core busy all the
+   * time); with several processes, also each one's share in `processes` (in the order of the pids given).
+   */
   end(): CpuUse {
-    const cpu = this.total() - this.startCpu;
-    const main = this.mainThreads() - this.startMain;
     const wall = performance.now() - this.startWall;
-    return { cpu_ms: Math.round(cpu), wall_ms: Math.round(wall), cores: round(cpu / wall, 2), main_thread_cores: round(main / wall, 2) };
+    const each = this.pids.map((pid, i) => ({ cpu: cpuMs(pid) - this.startCpu[i]!, main: cpuMs(pid, pid) - this.startMain[i]! }));
+    const cpu = each.reduce((sum, e) => sum + e.cpu, 0);
+    const main = each.reduce((sum, e) => sum + e.main, 0);
+    return {
+      cpu_ms: Math.round(cpu),
+      wall_ms: Math.round(wall),
+      cores: round(cpu / wall, 2),
+      main_thread_cores: round(main / wall, 2),
+      ...(each.length > 1
+        ? { processes: each.map((e) => ({ cpu_ms: Math.round(e.cpu), cores: round(e.cpu / wall, 2), main_thread_cores: round(e.main / wall, 2) })) }
+        : {}),
+    };
   }
 }
 
@@ -87,6 +93,8 @@ export interface CpuUse {
   cores: number;
   /** The same for the processes' main threads only (Node: the event loops), summed. */
   main_thread_cores?: number;
+  /** With several processes: each one's own figures, in the order they were given. */
+  processes?: { cpu_ms: number; cores: number; main_thread_cores: number }[];
 }
 
 /** The machine line of the report. */

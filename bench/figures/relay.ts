@@ -13,6 +13,8 @@
  */
 import { enc, type BenchContext, type Figure } from '../context.js';
 import { envelopeTemplate, freshEnvelope, proofHeaders } from '../envelopes.js';
+import { measureFloor } from '../floors.js';
+import type { LoadJob } from '../jobs.js';
 import type { ServiceProcess } from '../service.js';
 
 interface Probe {
@@ -48,20 +50,21 @@ async function cacheCopies(ctx: BenchContext): Promise<number> {
   return sum.status === 200 ? ((await sum.json()) as { count: number }).count : -1;
 }
 
-async function measure(ctx: BenchContext, name: string, relayUrl: string, pids: number[], p: Probe): Promise<Pick<Figure, 'value' | 'extra' | 'load' | 'details'>> {
+function relayJob(ctx: BenchContext, name: string, relayUrl: string): LoadJob {
   const { settings: s } = ctx;
+  return {
+    name,
+    url: relayUrl,
+    connections: s.connections,
+    durationS: s.durationS,
+    warmupS: s.warmupS,
+    request: { kind: 'envelope', path: '/relay', to: ctx.recipients.relay.did, bodyBytes: s.envelopeBytes },
+  };
+}
+
+async function measure(ctx: BenchContext, name: string, relayUrl: string, pids: number[], p: Probe): Promise<Pick<Figure, 'value' | 'extra' | 'load' | 'details'>> {
   const before = await cacheCopies(ctx);
-  const load = await ctx.load(
-    {
-      name,
-      url: relayUrl,
-      connections: s.connections,
-      durationS: s.durationS,
-      warmupS: s.warmupS,
-      request: { kind: 'envelope', path: '/relay', to: ctx.recipients.relay.did, bodyBytes: s.envelopeBytes },
-    },
-    pids,
-  );
+  const load = await ctx.load(relayJob(ctx, name, relayUrl), pids);
   const after = await cacheCopies(ctx);
   return {
     value: load.ok === 0 ? null : load.rate,
@@ -113,11 +116,23 @@ export async function relayFigures(ctx: BenchContext, startSplitRelay: () => Pro
       else {
         await ctx.settle('relay_split');
         Object.assign(split, await measure(ctx, 'relay-to-cache-2-hops', relay.urls.relay, [relay.pid, ctx.service.pid], p));
-        split.details = { ...split.details, processes: 'Relay process + combined node (Directory, Cache), CPU summed' };
+        const [relayCpu, nodeCpu] = split.load?.target_cpu?.processes ?? [];
+        const perRequest = (cpuMs: number | undefined) =>
+          cpuMs === undefined || !split.load?.ok ? undefined : Math.round((cpuMs * 1000) / split.load.ok);
+        split.details = {
+          ...split.details,
+          processes: 'Relay process + combined node (Directory, Cache), CPU summed',
+          relay_process: { ...relayCpu, cpu_per_request_us: perRequest(relayCpu?.cpu_ms) },
+          cache_node: { ...nodeCpu, cpu_per_request_us: perRequest(nodeCpu?.cpu_ms) },
+        };
       }
     } finally {
       await relay.stop();
     }
+  }
+  if (split.value !== null) {
+    await ctx.settle('relay_floor');
+    split.floor = await measureFloor(ctx, 'relay', relayJob(ctx, 'relay-to-cache-2-hops', ''));
   }
   out.push(split);
 
