@@ -10,6 +10,28 @@ const run = promisify(execFile);
 const HELLO = fileURLToPath(new URL('./references/hello-server.mjs', import.meta.url));
 const MICRO = fileURLToPath(new URL('./references/micro.ts', import.meta.url));
 
+/** A reference server child that prints `{"port":…}` on its first line of output; stopped with SIGTERM. */
+export interface PortServer {
+  pid: number;
+  url: string;
+  stop(): void;
+}
+
+/** Starts `node <args>` and waits for the port line. */
+export async function startPortServer(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<PortServer> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env, cwd: fileURLToPath(new URL('..', import.meta.url)) });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', (l) => resolve((JSON.parse(l) as { port: number }).port));
+      child.once('exit', (c) => reject(new Error(`${args.join(' ')} exited ${c}`)));
+    });
+    return { pid: child.pid!, url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+  } catch (err) {
+    child.kill('SIGTERM');
+    throw err;
+  }
+}
+
 /** A node:http hello-world JSON server in its own process, loaded like the service. */
 export async function helloWorld(
   load: (job: LoadJob, pids: number) => Promise<LoadResult>,
@@ -17,25 +39,14 @@ export async function helloWorld(
   durationS: number,
   warmupS: number,
 ): Promise<LoadResult> {
-  const child = spawn(process.execPath, [HELLO], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = await startPortServer([HELLO]);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', (l) => resolve((JSON.parse(l) as { port: number }).port));
-      child.once('exit', (c) => reject(new Error(`hello server exited ${c}`)));
-    });
     return await load(
-      {
-        name: 'hello-world',
-        url: `http://127.0.0.1:${port}`,
-        connections,
-        durationS,
-        warmupS,
-        request: { kind: 'static', method: 'GET', path: '/' },
-      },
-      child.pid!,
+      { name: 'hello-world', url: server.url, connections, durationS, warmupS, request: { kind: 'static', method: 'GET', path: '/' } },
+      server.pid,
     );
   } finally {
-    child.kill('SIGTERM');
+    server.stop();
   }
 }
 

@@ -4,34 +4,36 @@
  * and a durable nonce claim per request, over a mailbox of `mailboxSize` 1 KiB envelopes.
  */
 import { enc, type BenchContext, type Figure } from '../context.js';
-import type { LoadResult } from '../jobs.js';
+import { measureFloor } from '../floors.js';
+import type { LoadJob, LoadResult } from '../jobs.js';
 import { checkAllAccepted } from './cache-store.js';
 
-export async function retrievalLoad(ctx: BenchContext, operation: 'summary' | 'pull', name: string): Promise<LoadResult> {
+function retrievalJob(ctx: BenchContext, operation: 'summary' | 'pull', name: string): LoadJob {
   const { settings: s, service } = ctx;
   const r = ctx.recipients.retrieval;
   const path = operation === 'summary' ? `/cache/summary/${enc(r.did)}` : `/cache/messages/${enc(r.did)}`;
-  const load = await ctx.load(
-    {
-      name,
-      url: service.urls.cache,
-      connections: s.connections,
-      durationS: s.durationS,
-      warmupS: s.warmupS,
-      request: {
-        kind: 'proof',
-        path,
-        operation,
-        profile: ctx.profile,
-        did: r.did,
-        seedHex: r.seedHex,
-        keyId: r.keyId,
-        serviceId: r.serviceId,
-        endpoint: service.urls.cache,
-      },
+  return {
+    name,
+    url: service.urls.cache,
+    connections: s.connections,
+    durationS: s.durationS,
+    warmupS: s.warmupS,
+    request: {
+      kind: 'proof',
+      path,
+      operation,
+      profile: ctx.profile,
+      did: r.did,
+      seedHex: r.seedHex,
+      keyId: r.keyId,
+      serviceId: r.serviceId,
+      endpoint: service.urls.cache,
     },
-    service.pid,
-  );
+  };
+}
+
+export async function retrievalLoad(ctx: BenchContext, operation: 'summary' | 'pull', name: string): Promise<LoadResult> {
+  const load = await ctx.load(retrievalJob(ctx, operation, name), ctx.service.pid);
   checkAllAccepted(load, name);
   return load;
 }
@@ -52,5 +54,9 @@ export async function retrievalFigures(ctx: BenchContext): Promise<Figure[]> {
       load,
     });
   }
+  // one floor for both: the proof check and the nonce claim are what neither can skip
+  await ctx.settle('retrieval_floor');
+  const floor = await measureFloor(ctx, 'retrieval', retrievalJob(ctx, 'summary', 'retrieval'));
+  for (const f of figures) f.floor = floor;
   return figures;
 }
