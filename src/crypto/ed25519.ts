@@ -76,13 +76,6 @@ export async function verifyAnyEd25519Async(publicKey: Uint8Array, messages: rea
 export interface Ed25519KeyPair {
   readonly publicKey: Uint8Array;
   sign(message: Uint8Array): Uint8Array;
-  /** The same signature computed off the calling thread, where the key pair can (a server's own keys). */
-  signAsync?(message: Uint8Array): Promise<Uint8Array>;
-}
-
-/** The signature of `message` by `key`, on the thread pool (Ed25519 is deterministic: the same bytes as `sign`). */
-export function signEd25519Async(key: Ed25519KeyPair, message: Uint8Array): Promise<Uint8Array> {
-  return key.signAsync === undefined ? Promise.resolve(key.sign(message)) : key.signAsync(message);
 }
 
 export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
@@ -95,9 +88,5 @@ export function keyPairFromPrivateKey(priv: KeyObject): Ed25519KeyPair {
   return {
     publicKey: new Uint8Array(spki.subarray(spki.length - 32)),
     sign: (message) => new Uint8Array(nodeSign(null, message, priv)),
-    signAsync: (message) =>
-      new Promise((resolve, reject) =>
-        nodeSign(null, message, priv, (err, signature) => (err === null ? resolve(new Uint8Array(signature)) : reject(err))),
-      ),
   };
 }

@@ -7,7 +7,7 @@ import { parseBase64, toBase64, toHex, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import { signEd25519Async, verifyAnyEd25519, verifyAnyEd25519Async } from '../crypto/ed25519.js';
+import { verifyAnyEd25519 } from '../crypto/ed25519.js';
 import { sha256 } from '../crypto/hash.js';
 import type { DidDocument } from './document.js';
 import type { Profile } from './profile.js';
@@ -112,11 +112,6 @@ function signedHeaders(identity: NodeIdentity, req: NodeRequestToSign, signature
 /** The six `X-DDN-Node-*` headers for `req` signed by `identity`. */
 export function signNodeRequest(profile: Profile, identity: NodeIdentity, req: NodeRequestToSign): Record<string, string> {
   return signedHeaders(identity, req, identity.key.sign(textToSign(profile, identity, req)));
-}
-
-/** {@link signNodeRequest} with the signature computed on the thread pool (the same headers). */
-export async function signNodeRequestAsync(profile: Profile, identity: NodeIdentity, req: NodeRequestToSign): Promise<Record<string, string>> {
-  return signedHeaders(identity, req, await signEd25519Async(identity.key, textToSign(profile, identity, req)));
 }
 
 /** The header values of a node-signed request. */
@@ -266,13 +261,6 @@ function checkNodeRequest(c: NodeRequestCheck): CheckedNodeRequest {
 export function verifyNodeRequest(c: NodeRequestCheck): VerifiedNodeRequest {
   const p = checkNodeRequest(c);
   if (!verifyAnyEd25519(p.key, p.texts, p.signature)) throw nodeSignatureError('bad_signature');
-  return p.verified;
-}
-
-/** {@link verifyNodeRequest} with the signature checked on the thread pool (the same verdict). */
-export async function verifyNodeRequestAsync(c: NodeRequestCheck): Promise<VerifiedNodeRequest> {
-  const p = checkNodeRequest(c);
-  if (!(await verifyAnyEd25519Async(p.key, p.texts, p.signature))) throw nodeSignatureError('bad_signature');
   return p.verified;
 }
 

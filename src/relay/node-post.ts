@@ -1,7 +1,7 @@
 /** A node-signed JSON `POST` (http-api.md §10.6) to an endpoint taken from a DID document, through OutboundHttp. */
 import { randomUUID } from 'node:crypto';
 import { isoSeconds, type Clock } from '../base/clock.js';
-import { signNodeRequestAsync, type NodeIdentity } from '../protocol/node-signature.js';
+import { signNodeRequest, type NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import type { OutboundHttp, OutboundResponse } from './outbound-http.js';
 
@@ -12,9 +12,13 @@ export interface NodePostDeps {
   outbound: OutboundHttp;
 }
 
-/** Signs and sends `body` to `url`; rejects with OutboundError on a transport failure (never on a status). */
+/**
+ * Signs and sends `body` to `url`; rejects with OutboundError on a transport failure (never on a status). The
+ * signature is computed on the event loop: one Ed25519 signing (~35 µs) costs the loop less than handing it to
+ * the thread pool and taking the answer back (measured: the Relay's CPU per two-hop delivery −20 %).
+ */
 export async function postNodeSigned(deps: NodePostDeps, url: string, body: Buffer, timeoutMs: number): Promise<OutboundResponse> {
-  const headers = await signNodeRequestAsync(deps.profile, deps.identity, {
+  const headers = signNodeRequest(deps.profile, deps.identity, {
     method: 'POST',
     url,
     body,

@@ -1,17 +1,12 @@
-/**
- * The thread-pool forms of node-request signing and verification (src/protocol/node-signature.ts, §10.6) give
- * exactly the synchronous forms' headers and verdicts.
- */
+/** Node-request verification (src/protocol/node-signature.ts, §10.6): a valid request and each refusal's reason. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { keyPairFromSeed, signEd25519Async, type Ed25519KeyPair } from '../../src/crypto/ed25519.js';
+import { keyPairFromSeed } from '../../src/crypto/ed25519.js';
 import type { DidDocument } from '../../src/protocol/document.js';
 import { multibaseEd25519 } from '../../src/protocol/keys.js';
 import {
   signNodeRequest,
-  signNodeRequestAsync,
   verifyNodeRequest,
-  verifyNodeRequestAsync,
   type NodeIdentity,
   type NodeRequestCheck,
 } from '../../src/protocol/node-signature.js';
@@ -66,24 +61,8 @@ function verdict(run: () => unknown): unknown {
   }
 }
 
-async function verdictAsync(run: () => Promise<unknown>): Promise<unknown> {
-  try {
-    return await run();
-  } catch (err) {
-    return (err as { details?: { reason?: string } }).details?.reason ?? err;
-  }
-}
-
-describe('node requests signed and verified on the thread pool', () => {
-  it('signs the same bytes as the synchronous form', async () => {
-    const msg = new TextEncoder().encode('text');
-    assert.deepEqual(await signEd25519Async(key, msg), key.sign(msg));
-    const syncOnly: Ed25519KeyPair = { publicKey: key.publicKey, sign: key.sign };
-    assert.deepEqual(await signEd25519Async(syncOnly, msg), key.sign(msg), 'a key pair without signAsync signs in place');
-    assert.deepEqual(await signNodeRequestAsync(PLATFORM, identity, request), signNodeRequest(PLATFORM, identity, request));
-  });
-
-  it('gives the synchronous verdict for a valid request and for each refusal', async () => {
+describe('verifyNodeRequest', () => {
+  it('accepts a valid request and refuses each fault with its reason', () => {
     const good = signNodeRequest(PLATFORM, identity, request);
     const forged = signNodeRequest(PLATFORM, { ...identity, key: other }, request);
     const cases: NodeRequestCheck[] = [
@@ -98,10 +77,8 @@ describe('node requests signed and verified on the thread pool', () => {
     ];
     const expected = ['ok', 'ok', 'bad_signature', 'bad_signature', 'bad_signature', 'invalid_signature_encoding', 'node_not_found', 'timestamp_out_of_window'];
     for (const [i, c] of cases.entries()) {
-      const sync = verdict(() => verifyNodeRequest(c));
-      const async = await verdictAsync(() => verifyNodeRequestAsync(c));
-      assert.deepEqual(async, sync, `case ${i}`);
-      assert.equal(typeof sync === 'object' ? 'ok' : sync, expected[i], `case ${i}`);
+      const got = verdict(() => verifyNodeRequest(c));
+      assert.equal(typeof got === 'object' ? 'ok' : got, expected[i], `case ${i}`);
     }
   });
 });
