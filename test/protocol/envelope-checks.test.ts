@@ -31,6 +31,8 @@ describe('canonicalJsonSha256Hex', () => {
       'x',
       { b: 1, a: [1, 'two', null, { d: true, c: false }], '10': 'int-like', '2': 'key' },
       { s: 'quote " backslash \\ newline \n tab \t nul \u0000 emoji 😀 lone \ud800 end', n: -1.5e-7, z: 0 },
+      // characters JSON.stringify leaves unescaped: the hasher must not escape them either
+      { plain: 'DEL \u007f line \u2028 para \u2029 é ü ~', 'k\u007f': 'v' },
       { payload: { ciphertext_b64: long }, to: 'did:ddn:x', skip: undefined, arr: [undefined, 1] },
       { big: `${'é'.repeat(40_000)}😀${'a'.repeat(40_000)}` },
       { big: `${'a'.repeat(20_000)}"${'b'.repeat(20_000)}` },
