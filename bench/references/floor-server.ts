@@ -48,17 +48,18 @@ function groupCommit(path: string, table: string): (key: string, value: Buffer |
   db.pragma('synchronous = FULL');
   db.exec(`CREATE TABLE IF NOT EXISTS ${table} (k TEXT PRIMARY KEY, v BLOB)`);
   const insert = db.prepare(`INSERT INTO ${table} (k, v) VALUES (?, ?)`);
-  const batch = db.transaction((rows: [string, Buffer | null][]) => {
+  type Row = [key: string, value: Buffer | null, done: () => void];
+  const batch = db.transaction((rows: Row[]) => {
     for (const [k, v] of rows) insert.run(k, v);
   });
-  let queue: [string, Buffer | null, () => void][] = [];
+  let queue: Row[] = [];
   return (key, value, done) => {
     if (queue.length === 0) {
       setImmediate(() => {
         const rows = queue;
         queue = [];
-        batch(rows.map(([k, v]) => [k, v]));
-        for (const r of rows) r[2]();
+        batch(rows);
+        for (const [, , answered] of rows) answered();
       });
     }
     queue.push([key, value, done]);
