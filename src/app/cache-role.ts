@@ -71,7 +71,12 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     o.mailbox ??
     SqliteMailboxStore.open(join(c.dataDir, CACHE_DB_FILE), {
       ...o.store,
-      writer: { onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'), ...o.store?.writer },
+      writer: {
+        onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'),
+        onThreadExit: (err, restarted) =>
+          logger?.error({ err, restarted }, restarted ? 'cache writer thread died; a new one took over' : 'cache writer thread keeps dying; writes are refused until restart'),
+        ...o.store?.writer,
+      },
     });
   const events = new CacheEventHub(logger);
   const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });

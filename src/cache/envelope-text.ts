@@ -9,18 +9,22 @@ import type { EnvelopeBytes } from './mailbox-store.js';
 export { trimJsonObject } from '../base/json-text.js';
 
 /**
- * The stored envelope with `"expires_at": "<iso>"` added as its last member, as buffers to concatenate: the
- * text up to its closing brace, then the new member and the brace. An envelope never carries `expires_at`
- * itself (closed field set, §10.1).
+ * A stored envelope gets `"expires_at": "<iso>"` as its last member in retrieval answers: its text up to the
+ * closing brace ({@link openEnvelope}), then the new member and the brace ({@link expiryMember}). An envelope
+ * never carries `expires_at` itself (closed field set, §10.1).
  */
-export function envelopeWithExpiry(envelope: EnvelopeBytes, expiresAtIso: string): Buffer[] {
+export function openEnvelope(envelope: EnvelopeBytes): Buffer[] {
   const parts = (envelope instanceof Uint8Array ? [envelope] : envelope)
     .filter((p) => p.byteLength > 0)
     .map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength));
   const last = parts.length - 1;
   parts[last] = parts[last].subarray(0, parts[last].length - 1);
-  parts.push(Buffer.from(`,"expires_at":${JSON.stringify(expiresAtIso)}}`));
   return parts;
+}
+
+/** The text that closes an {@link openEnvelope} with its `expires_at` member. */
+export function expiryMember(expiresAtIso: string): string {
+  return `,"expires_at":${JSON.stringify(expiresAtIso)}}`;
 }
 
 /** The envelope bytes as one buffer (a copy only when they are in parts). */

@@ -4,22 +4,39 @@
  */
 import { isoMs } from '../base/clock.js';
 import { formatIsoDuration } from '../codec/duration.js';
-import { envelopeWithExpiry } from './envelope-text.js';
-import type { ChunkSetView, EntryMeta, EntryWithEnvelope, MessagePage, PutResult } from './mailbox-store.js';
+import { expiryMember, openEnvelope } from './envelope-text.js';
+import type { ChunkSetView, EntryMeta, EntryWithEnvelope, EnvelopeBytes, MessagePage, PutResult } from './mailbox-store.js';
 
-/** Accumulates a JSON text as buffers. */
+/** Accumulates a JSON text as buffers; consecutive strings are encoded together, once. */
 class JsonBytes {
   private readonly parts: Buffer[] = [];
   private size = 0;
+  private text = '';
 
   raw(s: string): this {
-    return this.bytes(Buffer.from(s, 'utf8'));
+    this.text += s;
+    return this;
   }
 
   bytes(b: Buffer): this {
+    this.endText();
     this.parts.push(b);
     this.size += b.length;
     return this;
+  }
+
+  private endText(): void {
+    if (this.text === '') return;
+    const b = Buffer.from(this.text, 'utf8');
+    this.text = '';
+    this.parts.push(b);
+    this.size += b.length;
+  }
+
+  /** A stored envelope with its `expires_at` member (the stored bytes are not copied here). */
+  envelope(envelope: EnvelopeBytes, expiresAtIso: string): this {
+    for (const part of openEnvelope(envelope)) this.bytes(part);
+    return this.raw(expiryMember(expiresAtIso));
   }
 
   /** An object's members without the closing brace, to append more members after. */
@@ -33,6 +50,7 @@ class JsonBytes {
    * small parts are joined, large ones are passed by reference rather than copied into one more buffer.
    */
   toPayload(): Buffer | Buffer[] {
+    this.endText();
     if (this.size < LARGE_PART_BYTES) return Buffer.concat(this.parts, this.size);
     const out: Buffer[] = [];
     let run: Buffer[] = [];
@@ -57,8 +75,8 @@ class JsonBytes {
 const LARGE_PART_BYTES = 64 * 1024;
 
 /** `proof` of store responses (`delivery`) and retrieval items (`retrieval`). */
-function proofObject(eventType: 'delivery' | 'retrieval', meta: EntryMeta, atMs: number): Record<string, unknown> {
-  return { event_type: eventType, message_id: meta.messageId, recipient_did: meta.recipientDid, timestamp: isoMs(atMs) };
+function proofObject(eventType: 'delivery' | 'retrieval', meta: EntryMeta, atIso: string): Record<string, unknown> {
+  return { event_type: eventType, message_id: meta.messageId, recipient_did: meta.recipientDid, timestamp: atIso };
 }
 
 /** The 202 body of `POST /cache/store` (§11.1). */
@@ -82,7 +100,7 @@ export function storeResponse(r: PutResult): Record<string, unknown> {
     body.expected_chunks = set.total;
     if (!set.complete && set.retryUntilMs !== null) body.retry_until = isoMs(set.retryUntilMs);
   }
-  body.proof = proofObject('delivery', e, e.storedAtMs);
+  body.proof = proofObject('delivery', e, isoMs(e.storedAtMs));
   if (e.provenance !== null) {
     body.policy_id = e.provenance.policyId;
     body.policy_revision = e.provenance.policyRevision;
@@ -98,27 +116,28 @@ function chunkFields(meta: EntryMeta): Record<string, unknown> {
     : { message_group_id: meta.chunk.groupId, sequence_number: meta.chunk.sequence, total_chunks: meta.chunk.total };
 }
 
-/** One message item (§11.5) appended to `w`. */
-function writeMessageItem(w: JsonBytes, e: EntryWithEnvelope, nowMs: number): void {
+/** One message item (§11.5) appended to `w`; `nowIso` is the retrieval proof's timestamp. */
+function writeMessageItem(w: JsonBytes, e: EntryWithEnvelope, nowIso: string): void {
   const m = e.meta;
+  const expiresAt = isoMs(m.expiresAtMs);
   w.openObject({
     message_id: m.messageId,
     recipient: m.recipientDid,
-    expires_at: isoMs(m.expiresAtMs),
+    expires_at: expiresAt,
     chunked: m.chunk !== null,
     ...chunkFields(m),
   });
-  w.raw(',"envelope":');
-  for (const part of envelopeWithExpiry(e.envelope, isoMs(m.expiresAtMs))) w.bytes(part);
-  w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowMs))}}`);
+  w.raw(',"envelope":').envelope(e.envelope, expiresAt);
+  w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowIso))}}`);
 }
 
 /** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
 export function messagesBody(did: string, page: MessagePage, nowMs: number): Buffer | Buffer[] {
   const w = new JsonBytes().openObject({ did, count: page.entries.length }).raw(',"messages":[');
+  const nowIso = isoMs(nowMs);
   page.entries.forEach((e, i) => {
     if (i > 0) w.raw(',');
-    writeMessageItem(w, e, nowMs);
+    writeMessageItem(w, e, nowIso);
   });
   return w.raw(`],"truncated":${page.truncated}}`).toPayload();
 }
@@ -126,7 +145,7 @@ export function messagesBody(did: string, page: MessagePage, nowMs: number): Buf
 /** `GET /cache/message/{did}/{id}`: `{state: "active", message}`. */
 export function messageBody(e: EntryWithEnvelope, nowMs: number): Buffer | Buffer[] {
   const w = new JsonBytes().raw('{"state":"active","message":');
-  writeMessageItem(w, e, nowMs);
+  writeMessageItem(w, e, isoMs(nowMs));
   return w.raw('}').toPayload();
 }
 
@@ -135,13 +154,14 @@ export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowM
   const w = new JsonBytes()
     .openObject({ did, message_group_id: groupId, complete: true, total_chunks: set.total, count: set.entries.length })
     .raw(',"chunks":[');
+  const nowIso = isoMs(nowMs);
   set.entries.forEach((e, i) => {
     const m = e.meta;
+    const expiresAt = isoMs(m.expiresAtMs);
     if (i > 0) w.raw(',');
-    w.openObject({ message_id: m.messageId, sequence_number: m.chunk?.sequence ?? 0, expires_at: isoMs(m.expiresAtMs) });
-    w.raw(',"envelope":');
-    for (const part of envelopeWithExpiry(e.envelope, isoMs(m.expiresAtMs))) w.bytes(part);
-    w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowMs))}}`);
+    w.openObject({ message_id: m.messageId, sequence_number: m.chunk?.sequence ?? 0, expires_at: expiresAt });
+    w.raw(',"envelope":').envelope(e.envelope, expiresAt);
+    w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowIso))}}`);
   });
   return w.raw(']}').toPayload();
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { DdnError } from '../../src/base/errors.js';
 import { checkChunk, checkDuplicate, chunkRetryUntil, chunkSetState } from '../../src/cache/admission.js';
 import { namedStoreStep, publishedDestination, targetDestination } from '../../src/cache/destination.js';
-import { envelopeWithExpiry, trimJsonObject } from '../../src/cache/envelope-text.js';
+import { expiryMember, openEnvelope, trimJsonObject } from '../../src/cache/envelope-text.js';
 import { computeRetention } from '../../src/cache/retention.js';
 import { CacheSweeper } from '../../src/cache/sweeper.js';
 import type { SweepResult } from '../../src/cache/mailbox-store.js';
@@ -91,8 +91,13 @@ describe('stored envelope text', () => {
     const t = trimJsonObject(raw);
     assert.equal(t.toString(), '{"a": 1 , "b":[2]}');
     assert.equal(t.buffer, raw.buffer);
-    const spliced = Buffer.concat(envelopeWithExpiry(t, '2026-01-01T00:00:00.000Z')).toString();
+    const open = openEnvelope(t);
+    assert.equal(open[0].buffer, raw.buffer, 'the stored bytes are not copied');
+    const spliced = Buffer.concat([...open, Buffer.from(expiryMember('2026-01-01T00:00:00.000Z'))]).toString();
     assert.deepEqual(JSON.parse(spliced), { a: 1, b: [2], expires_at: '2026-01-01T00:00:00.000Z' });
+    // an envelope held in parts (a large one) loses only the last part's closing brace
+    const parts = openEnvelope([Buffer.from('{"a":'), Buffer.from(''), Buffer.from('"x"}')]);
+    assert.equal(Buffer.concat(parts).toString(), '{"a":"x"');
     assert.throws(() => trimJsonObject(Buffer.from('[1]')));
   });
 });

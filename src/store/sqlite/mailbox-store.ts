@@ -19,16 +19,15 @@ import type {
 } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type SqliteDb } from './database.js';
-import type { GroupCommitOptions } from './group-commit.js';
 import { asBytes, COL, MAILBOX_MIGRATIONS, META_COLUMNS, toMeta, VISIBLE, type MetaEnvelopeRow, type MetaRow, type SetRow } from './mailbox-schema.js';
 import { InThreadMailboxWriter, type MailboxWriter } from './mailbox-writer.js';
-import { WorkerMailboxWriter } from './worker-writer.js';
+import { WorkerMailboxWriter, type WorkerWriterOptions } from './worker-writer.js';
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 
 /** Options of {@link SqliteMailboxStore.open}. */
 export interface SqliteMailboxOptions {
-  writer?: GroupCommitOptions;
+  writer?: WorkerWriterOptions;
   /** Run writes on the calling thread instead of a writer thread (always so for `:memory:`). */
   inThreadWriter?: boolean;
   /** Writer thread: database size from which checkpoints run on a thread of their own (tests lower it). */

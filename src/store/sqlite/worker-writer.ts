@@ -3,6 +3,11 @@
  * one event-loop turn go to the thread as one message, and each promise settles when the thread reports the
  * operation's transaction committed — never before (DESIGN.md principle 8: a 202 means durably written). The
  * queue is bounded here, by operations and bytes in flight (429 `rate_limited`, as the in-thread writer).
+ *
+ * A thread that dies is replaced: the operations it had been sent fail with 507 `insufficient_storage` (whether
+ * their transaction committed is unknown; a client's identical retry is deduplicated), the ones not yet sent go to
+ * the new thread. More than {@link MAX_RESTARTS} deaths within {@link RESTART_WINDOW_MS} leave the writer failed
+ * (503 `service_unavailable` until the process restarts), so a thread that cannot start is not restarted forever.
  */
 import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../../base/errors.js';
@@ -12,6 +17,16 @@ import type { MailboxWriterData } from './mailbox-writer-worker.js';
 import { fromWireError, type MailboxWriteOp, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
 import { startSiblingWorker } from './sibling-worker.js';
 
+/** Thread deaths tolerated within {@link RESTART_WINDOW_MS}; one more leaves the writer failed. */
+export const MAX_RESTARTS = 5;
+export const RESTART_WINDOW_MS = 60_000;
+
+/** What the writer thread's owner may want to hear of its restarts. */
+export interface WorkerWriterOptions extends GroupCommitOptions {
+  /** A writer thread died: `restarted` tells whether a new one took over (else writes fail from now on). */
+  onThreadExit?: (err: unknown, restarted: boolean) => void;
+}
+
 interface InFlight {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -20,8 +35,11 @@ interface InFlight {
 
 /** Mailbox writes on a writer thread with its own connection to `path`. */
 export class WorkerMailboxWriter implements MailboxWriter {
-  private readonly worker: Worker;
+  private worker: Worker;
+  private readonly workerData: MailboxWriterData;
   private readonly inFlight = new Map<number, InFlight>();
+  /** Operations posted to the current thread (the rest of {@link inFlight} waits in {@link outbox}). */
+  private readonly posted = new Set<number>();
   private outbox: { id: number; op: MailboxWriteOp }[] = [];
   private nextId = 0;
   private queuedBytes = 0;
@@ -29,37 +47,33 @@ export class WorkerMailboxWriter implements MailboxWriter {
   private closed = false;
   private failure: unknown;
   private idle: (() => void)[] = [];
-  private readonly exited: Promise<void>;
+  private exited!: Promise<void>;
+  private readonly deaths: number[] = [];
   private readonly maxQueuedOps: number;
   private readonly maxQueuedBytes: number;
   private statsNow = { commits: 0, operations: 0, checkpointerThread: false };
+  /** Counts of the threads before the current one, so {@link stats} keep growing across restarts. */
+  private statsBase = { commits: 0, operations: 0 };
+  private restartsNow = 0;
 
   constructor(
     path: string,
-    private readonly options: GroupCommitOptions = {},
+    private readonly options: WorkerWriterOptions = {},
     checkpointerFromBytes?: number,
   ) {
     this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
-    const workerData: MailboxWriterData = {
+    this.workerData = {
       path,
       ...(options.maxBatchOps === undefined ? {} : { maxBatchOps: options.maxBatchOps }),
       ...(options.maxBatchBytes === undefined ? {} : { maxBatchBytes: options.maxBatchBytes }),
       ...(checkpointerFromBytes === undefined ? {} : { checkpointerFromBytes }),
     };
-    this.worker = startSiblingWorker('mailbox-writer-worker', workerData);
-    // an idle writer never keeps the process alive; pending writes do
-    this.worker.unref();
-    this.worker.on('message', (m: WriterReply) => this.onReply(m));
-    this.worker.on('error', (err) => this.fail(err));
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => {
-      this.fail(new Error('the mailbox writer thread exited'));
-      resolve();
-    }));
+    this.worker = this.start();
   }
 
   get stats(): { readonly commits: number; readonly operations: number } {
-    return this.statsNow;
+    return { commits: this.statsBase.commits + this.statsNow.commits, operations: this.statsBase.operations + this.statsNow.operations };
   }
 
   /** Whether the thread's checkpoints run on a checkpointer thread (as of its last answer). */
@@ -67,8 +81,14 @@ export class WorkerMailboxWriter implements MailboxWriter {
     return this.statsNow.checkpointerThread;
   }
 
+  /** Writer threads started to replace one that died. */
+  get restarts(): number {
+    return this.restartsNow;
+  }
+
   submit(op: MailboxWriteOp, bytes: number): Promise<unknown> {
-    if (this.closed || this.failure !== undefined) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
+    if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
+    if (this.failure !== undefined) return Promise.reject(new DdnError('service_unavailable', 'the mailbox writer failed; writes are refused until restart'));
     const n = this.inFlight.size;
     if (n >= this.maxQueuedOps || (n > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
       return Promise.reject(new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 }));
@@ -97,6 +117,27 @@ export class WorkerMailboxWriter implements MailboxWriter {
     await this.exited;
   }
 
+  /** A writer thread, answering to this object while it is the current one. */
+  private start(): Worker {
+    const worker = startSiblingWorker('mailbox-writer-worker', this.workerData);
+    // an idle writer never keeps the process alive; pending writes do
+    if (this.inFlight.size === 0) worker.unref();
+    let cause: unknown;
+    worker.on('message', (m: WriterReply) => {
+      if (worker === this.worker) this.onReply(m);
+    });
+    worker.on('error', (err) => {
+      cause = err;
+    });
+    this.exited = new Promise((resolve) =>
+      worker.once('exit', () => {
+        if (worker === this.worker) this.onExit(cause ?? new Error('the mailbox writer thread exited'));
+        resolve();
+      }),
+    );
+    return worker;
+  }
+
   private post(m: WriterRequest): void {
     this.worker.postMessage(m);
   }
@@ -108,7 +149,9 @@ export class WorkerMailboxWriter implements MailboxWriter {
       this.scheduled = false;
       const ops = this.outbox;
       this.outbox = [];
-      if (ops.length > 0 && this.failure === undefined) this.post({ type: 'batch', ops });
+      if (ops.length === 0 || this.failure !== undefined) return;
+      for (const { id } of ops) this.posted.add(id);
+      this.post({ type: 'batch', ops });
     });
   }
 
@@ -123,6 +166,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
       const p = this.inFlight.get(a.id);
       if (p === undefined) continue;
       this.inFlight.delete(a.id);
+      this.posted.delete(a.id);
       this.queuedBytes -= p.bytes;
       if (a.ok) p.resolve(a.value);
       else p.reject(fromWireError(a.error));
@@ -130,17 +174,42 @@ export class WorkerMailboxWriter implements MailboxWriter {
     this.afterAnswers();
   }
 
-  /** The thread failed or exited: every operation still waiting fails, as a failed commit would. */
-  private fail(err: unknown): void {
-    if (this.failure !== undefined) return;
-    this.failure = err;
-    if (this.inFlight.size > 0) this.options.onBatchError?.(err);
-    const failed = new DdnError('insufficient_storage', 'the write could not be persisted');
-    for (const p of this.inFlight.values()) p.reject(failed);
-    this.inFlight.clear();
-    this.queuedBytes = 0;
-    this.outbox = [];
+  /**
+   * The current thread is gone. After `close()` that is the end; otherwise what it had been sent fails as a failed
+   * commit would, and a new thread takes the rest — unless threads keep dying.
+   */
+  private onExit(cause: unknown): void {
+    if (this.closed && this.inFlight.size === 0) return;
+    const now = Date.now();
+    this.deaths.push(now);
+    while (this.deaths.length > 0 && this.deaths[0] <= now - RESTART_WINDOW_MS) this.deaths.shift();
+    const restart = !this.closed && this.deaths.length <= MAX_RESTARTS;
+    this.options.onThreadExit?.(cause, restart);
+    this.failPosted(restart ? this.posted : new Set(this.inFlight.keys()));
+    if (!restart) {
+      this.failure = cause;
+      this.outbox = [];
+      this.afterAnswers();
+      return;
+    }
+    this.statsBase = this.stats;
+    this.statsNow = { commits: 0, operations: 0, checkpointerThread: false };
+    this.restartsNow++;
+    this.worker = this.start();
     this.afterAnswers();
+  }
+
+  /** Rejects `ids` with 507: whether their transaction committed is unknown. */
+  private failPosted(ids: ReadonlySet<number>): void {
+    const failed = new DdnError('insufficient_storage', 'the write could not be persisted');
+    for (const id of [...ids]) {
+      const p = this.inFlight.get(id);
+      if (p === undefined) continue;
+      this.inFlight.delete(id);
+      this.queuedBytes -= p.bytes;
+      p.reject(failed);
+    }
+    this.posted.clear();
   }
 
   private afterAnswers(): void {
