@@ -273,15 +273,29 @@ export function candidateRequestUrls(publicBaseUrls: readonly string[], rawUrl: 
   const base = serverBasePath.replace(/\/+$/, '');
   const relative = base !== '' && rawUrl.startsWith(base) ? rawUrl.slice(base.length) : rawUrl;
   const out = new Set<string>();
-  for (const p of publicBaseUrls) {
-    let origin: string;
-    try {
-      origin = new URL(p).origin;
-    } catch {
-      continue;
-    }
+  const origins = originsOf(publicBaseUrls);
+  publicBaseUrls.forEach((p, i) => {
+    const origin = origins[i];
+    if (origin === null) return;
     out.add(`${origin}${rawUrl}`);
     out.add(`${p.replace(/\/+$/, '')}${relative}`);
-  }
+  });
   return [...out];
+}
+
+/** The origin of each base URL (null: not a URL), parsed once per list — a node's own list is fixed at start. */
+const originsByList = new WeakMap<readonly string[], readonly (string | null)[]>();
+function originsOf(urls: readonly string[]): readonly (string | null)[] {
+  let origins = originsByList.get(urls);
+  if (origins === undefined) {
+    origins = urls.map((u) => {
+      try {
+        return new URL(u).origin;
+      } catch {
+        return null;
+      }
+    });
+    originsByList.set(urls, origins);
+  }
+  return origins;
 }
