@@ -20,6 +20,13 @@ const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: WorkerMai
 /** Ends the current writer thread the way a fatal error in it would. */
 const killThread = (s: SqliteMailboxStore) => (writerOf(s) as unknown as { worker: Worker }).worker.terminate();
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+/** Resolves once the writer has started its `n`-th replacement thread. */
+async function restarted(s: SqliteMailboxStore, n: number): Promise<void> {
+  for (const until = Date.now() + 10_000; writerOf(s).restarts < n; ) {
+    if (Date.now() > until) throw new Error(`no restart ${n} within 10 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('mailbox writer thread restart', () => {
   let dir: string;
@@ -36,9 +43,10 @@ describe('mailbox writer thread restart', () => {
       await put(store, first);
       await killThread(store);
       assert.deepEqual(exits, [true]);
-      assert.equal(writerOf(store).restarts, 1);
+      // submitted before the new thread is up: it waits for it
       const second = entry();
       assert.equal((await put(store, second)).deduped, false);
+      assert.equal(writerOf(store).restarts, 1);
       // the identical first envelope is recognised by the new thread: it was committed before the death
       assert.equal((await put(store, first)).deduped, true);
       const ids = (await store.listSummary(DID, NOW)).map((m) => m.messageId).sort();
@@ -47,6 +55,16 @@ describe('mailbox writer thread restart', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('closes cleanly between a death and the restart, and starts no thread after closing', async () => {
+    const store = SqliteMailboxStore.open(join(dir, 'close.sqlite'));
+    await put(store, entry());
+    await killThread(store);
+    await store.close();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(writerOf(store).restarts, 0);
+    await assert.rejects(put(store, entry()), isCode('service_unavailable'));
   });
 
   it('fails with 507 exactly the writes the dead thread had not answered; every 202 is stored', async () => {
@@ -76,7 +94,10 @@ describe('mailbox writer thread restart', () => {
     const exits: boolean[] = [];
     const store = SqliteMailboxStore.open(join(dir, 'loop.sqlite'), { writer: { onThreadExit: (_err, restarted) => exits.push(restarted) } });
     try {
-      for (let i = 0; i < MAX_RESTARTS; i++) await killThread(store);
+      for (let i = 1; i <= MAX_RESTARTS; i++) {
+        await killThread(store);
+        await restarted(store, i);
+      }
       const e = entry();
       await put(store, e);
       await killThread(store);

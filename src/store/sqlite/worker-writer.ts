@@ -4,9 +4,9 @@
  * operation's transaction committed — never before (DESIGN.md principle 8: a 202 means durably written). The
  * queue is bounded here, by operations and bytes in flight (429 `rate_limited`, as the in-thread writer).
  *
- * A thread that dies is replaced: the operations it had been sent fail with 507 `insufficient_storage` (whether
- * their transaction committed is unknown; a client's identical retry is deduplicated), the ones not yet sent go to
- * the new thread. More than {@link MAX_RESTARTS} deaths within {@link RESTART_WINDOW_MS} leave the writer failed
+ * A thread that dies is replaced after a short pause: the operations it had been sent fail with 507
+ * `insufficient_storage` (whether their transaction committed is unknown; a client's identical retry is
+ * deduplicated), the ones not yet sent wait for the new thread. More than {@link MAX_RESTARTS} deaths within {@link RESTART_WINDOW_MS} leave the writer failed
  * (503 `service_unavailable` until the process restarts), so a thread that cannot start is not restarted forever.
  */
 import type { Worker } from 'node:worker_threads';
@@ -20,6 +20,8 @@ import { startSiblingWorker } from './sibling-worker.js';
 /** Thread deaths tolerated within {@link RESTART_WINDOW_MS}; one more leaves the writer failed. */
 export const MAX_RESTARTS = 5;
 export const RESTART_WINDOW_MS = 60_000;
+/** Pause before the first restart in a window; it doubles with each further death (50, 100, … 800 ms). */
+export const RESTART_DELAY_MS = 50;
 
 /** What the writer thread's owner may want to hear of its restarts. */
 export interface WorkerWriterOptions extends GroupCommitOptions {
@@ -55,6 +57,8 @@ export class WorkerMailboxWriter implements MailboxWriter {
   /** Counts of the threads before the current one, so {@link stats} keep growing across restarts. */
   private statsBase = { commits: 0, operations: 0 };
   private restartsNow = 0;
+  /** Between a thread's death and its replacement's start: operations wait in {@link outbox}. */
+  private down = false;
 
   constructor(
     path: string,
@@ -147,6 +151,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      if (this.down) return;
       const ops = this.outbox;
       this.outbox = [];
       if (ops.length === 0 || this.failure !== undefined) return;
@@ -194,9 +199,15 @@ export class WorkerMailboxWriter implements MailboxWriter {
     }
     this.statsBase = this.stats;
     this.statsNow = { commits: 0, operations: 0, checkpointerThread: false };
-    this.restartsNow++;
-    this.worker = this.start();
+    this.down = true;
     this.afterAnswers();
+    setTimeout(() => {
+      this.down = false;
+      if (this.closed && this.inFlight.size === 0) return;
+      this.restartsNow++;
+      this.worker = this.start();
+      if (this.outbox.length > 0) this.schedule();
+    }, RESTART_DELAY_MS * 2 ** (this.deaths.length - 1));
   }
 
   /** Rejects `ids` with 507: whether their transaction committed is unknown. */
