@@ -116,8 +116,10 @@ export class WorkerMailboxWriter implements MailboxWriter {
     if (this.closed) return this.exited;
     this.closed = true;
     await this.settle();
+    // no thread to close when the last one failed, or died and (with nothing left to write) is not replaced
+    if (this.failure !== undefined || this.down) return this.exited;
     this.worker.ref();
-    if (this.failure === undefined) this.post({ type: 'close' });
+    this.post({ type: 'close' });
     await this.exited;
   }
 
