@@ -102,6 +102,14 @@ export interface Figure {
   extra?: Record<string, number | string>;
   load?: LoadResult;
   details?: Record<string, unknown>;
+  /** With `--repeat N`: every run's value and ratio, in run order (this figure is the median run). */
+  repeats?: RepeatedRuns;
+}
+
+/** The runs of a repeated figure (`bench/repeats.ts`). */
+export interface RepeatedRuns {
+  values: (number | null)[];
+  ratios: (number | null)[];
 }
 
 export const enc = encodeURIComponent;

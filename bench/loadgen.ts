@@ -5,6 +5,7 @@
  * reports its own CPU use over each measured window.
  */
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { keyPairFromSeed } from '../src/crypto/ed25519.js';
 import { envelopeTemplate, proofHeaders, type ProofSigner } from './envelopes.js';
@@ -148,7 +149,9 @@ async function run(job: LoadJob): Promise<LoadResult> {
     presigned = Array.from({ length: 20_000 * job.durationS }, sign);
   }
   reply({ type: 'measuring' });
+  mark(job.name, 'start');
   const m = await runPhase(job, phaseFor(job, job.durationS, presigned));
+  mark(job.name, 'end');
   const r = m.result;
   const duration = Math.max(0.001, r.duration || m.wallS);
   const statuses: Record<string, number> = {};
@@ -169,6 +172,16 @@ async function run(job: LoadJob): Promise<LoadResult> {
     loadgen_cpu: { cpu_ms: Math.round(m.cpuMs), wall_ms: Math.round(m.wallS * 1000), cores: round(m.cpuMs / (m.wallS * 1000), 2) },
     ...(presigned === undefined ? {} : { presigned: presigned.length }),
   };
+}
+
+/**
+ * With `DDN_BENCH_MARKS=<file>`, each measured window's start and end go to that file as CLOCK_MONOTONIC seconds
+ * (`<name> start|end <s>`), the clock `perf record -k CLOCK_MONOTONIC` stamps its samples with: a whole run
+ * can be profiled once and its samples cut to one figure's window.
+ */
+function mark(name: string, edge: 'start' | 'end'): void {
+  const file = process.env.DDN_BENCH_MARKS;
+  if (file !== undefined) appendFileSync(file, `${name} ${edge} ${(Number(process.hrtime.bigint()) / 1e9).toFixed(6)}\n`);
 }
 
 function reply(msg: LoadgenReply): void {

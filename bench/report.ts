@@ -126,7 +126,8 @@ export function toMarkdown(r: Report): string {
     const ref = f.reference === undefined ? '—' : `${REF_LABEL[f.reference]}: ${refVal === undefined ? '?' : num(round(refVal, 1))}${paired}`;
     const target = f.target ? `${f.target.op} ${f.target.ratio}` : '—';
     const result = f.value === null ? 'unavailable' : f.pass === undefined ? 'info' : f.pass ? 'met' : '**missed**';
-    out.push(`| ${cell(f.title)} | ${cell(value)}${extra ? `<br>${extra}` : ''} | ${ref} | ${f.ratio ?? '—'} | ${target} | ${result} |`);
+    const runs = f.repeats === undefined ? '' : `<br>median of ${f.repeats.ratios.length}: ${f.repeats.ratios.map((x) => x ?? '—').join(', ')}`;
+    out.push(`| ${cell(f.title)} | ${cell(value)}${extra ? `<br>${extra}` : ''} | ${ref} | ${f.ratio ?? '—'}${runs} | ${target} | ${result} |`);
   }
   out.push('');
   const floored = r.figures.filter((f) => f.floor !== undefined && f.value !== null);

@@ -10,6 +10,7 @@
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
  * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth)
+ * --repeat N  each figure N times (references and floor beside every run); the median run is reported
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
  * A subset or a profiled run writes bench/results/partial.{json,md}, never latest.
  */
@@ -28,6 +29,7 @@ import { resolveFigure } from './figures/resolve.js';
 import { retrievalFigures } from './figures/retrieval.js';
 import { LoadGenerator } from './loadgen-client.js';
 import { prefillMailbox, removeDatabase } from './prefill.js';
+import { medianRuns } from './repeats.js';
 import { machineInfo, round, waitForQuiet, type Quiet } from './proc.js';
 import { ed25519Verifies, helloWorld, quietest, sqliteCommits } from './references.js';
 import { applyRatios, summarize, writeReport, type References, type Report } from './report.js';
@@ -46,21 +48,27 @@ interface Args {
   cpuProf: boolean;
   build: boolean;
   keep: boolean;
+  /** Runs of each figure; the median run is reported (`bench/repeats.ts`). */
+  repeat: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(FIGURES), cpuProf: false, build: true, keep: false };
+  const a: Args = { quick: false, only: new Set(FIGURES), cpuProf: false, build: true, keep: false, repeat: 1 };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
     if (x === '--quick') a.quick = true;
     else if (x === '--cpu-prof') a.cpuProf = true;
     else if (x === '--no-build') a.build = false;
     else if (x === '--keep') a.keep = true;
-    else if (x === '--only') {
+    else if (x === '--repeat') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error('--repeat: a whole number of runs from 1 to 9');
+      a.repeat = n;
+    } else if (x === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       for (const n of names) if (!(FIGURES as readonly string[]).includes(n)) throw new Error(`--only: unknown figure ${n} (${FIGURES.join(', ')})`);
       a.only = new Set(names as FigureName[]);
-    } else throw new Error(`unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--cpu-prof] [--no-build] [--keep]`);
+    } else throw new Error(`unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--cpu-prof] [--no-build] [--keep]`);
   }
   return a;
 }
@@ -182,8 +190,8 @@ async function main(): Promise<void> {
       log(`  hello-world ${label}: ${r.rate} req/s`);
       return { value: r.rate, load: { ...r, name: `hello-world ${label}` } };
     };
-    const step = async (name: FigureName, label: string, fn: () => Promise<Figure | Figure[]>, paired?: PairedKind) => {
-      if (!args.only.has(name)) return;
+    /** One run of a figure (or of the figures one measurement yields), with its references beside it. */
+    const runOnce = async (name: FigureName, label: string, fn: () => Promise<Figure | Figure[]>, paired?: PairedKind) => {
       const before = paired === undefined ? undefined : await besideRun(paired, `before ${name}`);
       await settle(name);
       log(label);
@@ -196,7 +204,13 @@ async function main(): Promise<void> {
         const pair = { before: before.value, after: after.value, ...(loads.length > 0 ? { loads } : {}) };
         for (const f of list) if (f.reference === PAIRED_REFERENCE[paired]) f.paired = pair;
       }
-      figures.push(...list);
+      return list;
+    };
+    const step = async (name: FigureName, label: string, fn: () => Promise<Figure | Figure[]>, paired?: PairedKind) => {
+      if (!args.only.has(name)) return;
+      const runs: Figure[][] = [];
+      for (let i = 1; i <= args.repeat; i++) runs.push(await runOnce(name, args.repeat > 1 ? `${label} (run ${i} of ${args.repeat})` : label, fn, paired));
+      figures.push(...medianRuns(runs));
     };
     await step('large', '25 MiB envelope: store + retrieve, peak RSS', () => largeEnvelopeFigure(ctx));
     await step('resolve', 'resolve', () => resolveFigure(ctx), 'hello');
@@ -255,6 +269,7 @@ async function main(): Promise<void> {
     for (const f of figures) {
       if (f.id === 'cache_store_1kib' && f.value !== null) f.extra = { ...f.extra, ratio_to_sqlite_commits: round(f.value / sqlite.full.per_s, 2) };
     }
+    if (args.repeat > 1) notes.push(`--repeat ${args.repeat}: each figure ran ${args.repeat} times, each run with its own references beside it and its own floor; the run with the median ratio (the lower middle for an even count) is reported, with every run's ratio beside it.`);
     if (settings.quick) notes.push(`--quick: ${settings.durationS} s per figure after ${settings.warmupS} s of warm-up; the growth figure pre-fills ${settings.prefillRows.toLocaleString('en')} envelopes instead of 1,000,000.`);
     notes.push(
       `The growth pre-fill writes directly into cache.sqlite through the mailbox's own migrations (1 KiB envelopes, unexpired, over 10,000 synthetic recipients), before the service starts.`,
