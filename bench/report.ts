@@ -1,7 +1,7 @@
 /** Ratios against the same-run references, and the report files: bench/results/latest.json and latest.md. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Figure, ReferenceId, Settings } from './context.js';
+import type { Figure, ReferenceId, RepeatedRuns, Settings } from './context.js';
 import type { LoadResult } from './jobs.js';
 import { round, type MachineInfo, type Quiet } from './proc.js';
 import type { Disturbance, Ed25519Reference, SqliteReference } from './references.js';
@@ -77,6 +77,12 @@ const REF_LABEL: Record<ReferenceId, string> = {
 
 const num = (x: number): string => (Number.isInteger(x) ? x.toLocaleString('en') : x.toLocaleString('en', { maximumFractionDigits: 2 }));
 
+/** Every run's ratio, or for a figure without one, every run's value. */
+function repeatedRuns(r: RepeatedRuns, unit: string): string {
+  if (r.ratios.some((x) => x !== null)) return r.ratios.map((x) => x ?? '—').join(', ');
+  return r.values.map((v) => (v === null ? '—' : `${num(v)} ${unit}`)).join(', ');
+}
+
 function cell(s: string): string {
   return s.replace(/\|/g, '\\|');
 }
@@ -126,7 +132,7 @@ export function toMarkdown(r: Report): string {
     const ref = f.reference === undefined ? '—' : `${REF_LABEL[f.reference]}: ${refVal === undefined ? '?' : num(round(refVal, 1))}${paired}`;
     const target = f.target ? `${f.target.op} ${f.target.ratio}` : '—';
     const result = f.value === null ? 'unavailable' : f.pass === undefined ? 'info' : f.pass ? 'met' : '**missed**';
-    const runs = f.repeats === undefined ? '' : `<br>median of ${f.repeats.ratios.length}: ${f.repeats.ratios.map((x) => x ?? '—').join(', ')}`;
+    const runs = f.repeats === undefined ? '' : `<br>median of ${f.repeats.ratios.length}: ${repeatedRuns(f.repeats, f.unit)}`;
     out.push(`| ${cell(f.title)} | ${cell(value)}${extra ? `<br>${extra}` : ''} | ${ref} | ${f.ratio ?? '—'}${runs} | ${target} | ${result} |`);
   }
   out.push('');
