@@ -146,16 +146,24 @@ describe('SqliteMailboxStore with its checkpointer', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a small mailbox keeps SQLite\'s own checkpoints; past the size bound the thread takes them over', LIMIT, async () => {
-    const put = (s: SqliteMailboxStore) => s.put({ entry: entry(), nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
-    const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: { checkpointerThread: boolean } }).writer;
+  it('a small mailbox keeps SQLite\'s own checkpoints and a smaller cache; past the size bound the thread takes them over', LIMIT, async () => {
+    const put = (s: SqliteMailboxStore, envelopeBytes?: number) =>
+      s.put({ entry: entry(envelopeBytes === undefined ? {} : { body: JSON.stringify({ payload: 'x'.repeat(envelopeBytes) }) }), nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
+    const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: { checkpointerThread: boolean; cacheKib: number } }).writer;
     const small = SqliteMailboxStore.open(join(dir, 'small.sqlite'));
     const big = SqliteMailboxStore.open(join(dir, 'big.sqlite'), { checkpointerFromBytes: 0 });
     try {
       await put(small);
       await put(big);
       assert.equal(writerOf(small).checkpointerThread, false);
+      assert.equal(writerOf(small).cacheKib, 8 * 1024);
       assert.equal(writerOf(big).checkpointerThread, true);
+      assert.equal(writerOf(big).cacheKib, 32 * 1024);
+      // a large write runs with SQLite's default cache, and the next batch has the mailbox's own again
+      await put(big, 1024 * 1024 + 1);
+      assert.equal(writerOf(big).cacheKib, 2 * 1024);
+      await put(big);
+      assert.equal(writerOf(big).cacheKib, 32 * 1024);
     } finally {
       await small.close();
       await big.close();

@@ -57,6 +57,6 @@ export type WriterAnswer = { id: number; ok: true; value: unknown } | { id: numb
 
 /** Writer thread → main thread. */
 export type WriterReply =
-  | { type: 'done'; answers: WriterAnswer[]; stats: { commits: number; operations: number; checkpointerThread: boolean } }
+  | { type: 'done'; answers: WriterAnswer[]; stats: { commits: number; operations: number; checkpointerThread: boolean; cacheKib: number } }
   | { type: 'batch_error'; error: WireError }
   | { type: 'closed' };

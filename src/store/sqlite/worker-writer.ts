@@ -53,7 +53,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
   private readonly deaths: number[] = [];
   private readonly maxQueuedOps: number;
   private readonly maxQueuedBytes: number;
-  private statsNow = { commits: 0, operations: 0, checkpointerThread: false };
+  private statsNow = { commits: 0, operations: 0, checkpointerThread: false, cacheKib: 0 };
   /** Counts of the threads before the current one, so {@link stats} keep growing across restarts. */
   private statsBase = { commits: 0, operations: 0 };
   private restartsNow = 0;
@@ -83,6 +83,11 @@ export class WorkerMailboxWriter implements MailboxWriter {
   /** Whether the thread's checkpoints run on a checkpointer thread (as of its last answer). */
   get checkpointerThread(): boolean {
     return this.statsNow.checkpointerThread;
+  }
+
+  /** The writer connection's page cache, KiB, as its last answer reported it (0 before the first). */
+  get cacheKib(): number {
+    return this.statsNow.cacheKib;
   }
 
   /** Writer threads started to replace one that died. */
@@ -200,7 +205,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
       return;
     }
     this.statsBase = this.stats;
-    this.statsNow = { commits: 0, operations: 0, checkpointerThread: false };
+    this.statsNow = { commits: 0, operations: 0, checkpointerThread: false, cacheKib: 0 };
     this.down = true;
     this.afterAnswers();
     setTimeout(() => {
