@@ -5,11 +5,12 @@
  */
 import type { Figure, RepeatedRuns } from './context.js';
 import { round } from './proc.js';
+import { pairedMean } from './report.js';
 
 /** A run's ratio as far as it is known beside it: against its paired reference or its own reference value. */
 export function runRatio(f: Figure): number | null {
   if (f.value === null) return null;
-  const ref = f.paired !== undefined ? (f.paired.before + f.paired.after) / 2 : f.referenceValue;
+  const ref = pairedMean(f) ?? f.referenceValue;
   return ref === undefined || ref === 0 ? null : round(f.value / ref, 3);
 }
 

@@ -33,8 +33,14 @@ function cpuPerRequest(l: LoadResult): string {
   return l.target_cpu === undefined || l.ok === 0 ? '—' : `${num(Math.round((l.target_cpu.cpu_ms * 1000) / l.ok))} µs`;
 }
 
+/** The mean of a figure's reference measured right before and right after it, when it was. */
+export function pairedMean(f: Figure): number | undefined {
+  return f.paired === undefined ? undefined : (f.paired.before + f.paired.after) / 2;
+}
+
 export function referenceValue(refs: References, id: ReferenceId, f: Figure): number | undefined {
-  if (f.paired !== undefined) return (f.paired.before + f.paired.after) / 2;
+  const beside = pairedMean(f);
+  if (beside !== undefined) return beside;
   switch (id) {
     case 'hello_world_rps':
       return refs.hello_world.rps;
