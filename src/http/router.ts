@@ -100,28 +100,21 @@ export class Router<R> {
    * path) or `method_not_allowed` (`details.allow` lists the methods the path has).
    */
   match(method: string, rawPath: string): RouteMatch<R> {
-    const all = decodePathSegments(rawPath);
-    const segs = this.stripBase(all);
+    const segs = this.stripBase(decodePathSegments(rawPath));
     if (segs === undefined) throw new DdnError('not_found', 'no such route');
     const upper = method.toUpperCase();
-    const fallback = upper === 'HEAD' ? 'GET' : undefined;
+    const values: string[] = [];
+    const ep = this.find(this.root, segs, 0, values, upper, upper === 'HEAD' ? 'GET' : undefined);
+    if (ep === undefined) return this.noMatch(upper, segs);
+    const params: Record<string, string> = {};
+    for (let i = 0; i < ep.paramNames.length; i++) params[ep.paramNames[i]] = values[i];
+    return { value: ep.value, pattern: ep.pattern, params };
+  }
 
-    let found: RouteMatch<R> | undefined;
-    this.walk(this.root, segs, 0, [], (endpoints, values) => {
-      const ep = endpoints.get(upper) ?? (fallback === undefined ? undefined : endpoints.get(fallback));
-      if (ep === undefined) return false;
-      const params: Record<string, string> = {};
-      for (let i = 0; i < ep.paramNames.length; i++) params[ep.paramNames[i]] = values[i];
-      found = { value: ep.value, pattern: ep.pattern, params };
-      return true;
-    });
-    if (found !== undefined) return found;
-
+  /** The failure for a path without an endpoint for the method: `not_found` or `method_not_allowed`. */
+  private noMatch(upper: string, segs: readonly string[]): never {
     const allow = new Set<string>();
-    this.walk(this.root, segs, 0, [], (endpoints) => {
-      for (const m of endpoints.keys()) allow.add(m);
-      return false;
-    });
+    this.collect(this.root, segs, 0, allow);
     if (allow.size === 0) throw new DdnError('not_found', 'no such route');
     if (allow.has('GET')) allow.add('HEAD');
     throw new DdnError('method_not_allowed', `method ${upper} not allowed`, { allow: [...allow].sort() });
@@ -134,23 +127,46 @@ export class Router<R> {
     return segs.slice(this.base.length);
   }
 
-  /** Depth-first over matching nodes, static children first; stops when `visit` returns true. */
-  private walk(
+  /**
+   * The endpoint for `method` (or `fallback`) of the first matching path, depth-first with static segments
+   * before parameters; the parameter values of that path are left in `values`.
+   */
+  private find(
     node: Node<R>,
     segs: readonly string[],
     i: number,
     values: string[],
-    visit: (endpoints: Map<string, Endpoint<R>>, values: readonly string[]) => boolean,
-  ): boolean {
-    if (i === segs.length) return node.endpoints !== undefined && visit(node.endpoints, values);
+    method: string,
+    fallback: string | undefined,
+  ): Endpoint<R> | undefined {
+    if (i === segs.length) {
+      const eps = node.endpoints;
+      if (eps === undefined) return undefined;
+      return eps.get(method) ?? (fallback === undefined ? undefined : eps.get(fallback));
+    }
     const seg = segs[i];
     const child = node.statics.get(seg);
-    if (child !== undefined && this.walk(child, segs, i + 1, values, visit)) return true;
+    if (child !== undefined) {
+      const ep = this.find(child, segs, i + 1, values, method, fallback);
+      if (ep !== undefined) return ep;
+    }
     if (node.param !== undefined && seg.length > 0) {
       values.push(seg);
-      if (this.walk(node.param, segs, i + 1, values, visit)) return true;
+      const ep = this.find(node.param, segs, i + 1, values, method, fallback);
+      if (ep !== undefined) return ep;
       values.pop();
     }
-    return false;
+    return undefined;
+  }
+
+  /** Adds the methods of every path matching `segs` to `allow`. */
+  private collect(node: Node<R>, segs: readonly string[], i: number, allow: Set<string>): void {
+    if (i === segs.length) {
+      if (node.endpoints !== undefined) for (const m of node.endpoints.keys()) allow.add(m);
+      return;
+    }
+    const child = node.statics.get(segs[i]);
+    if (child !== undefined) this.collect(child, segs, i + 1, allow);
+    if (node.param !== undefined && segs[i].length > 0) this.collect(node.param, segs, i + 1, allow);
   }
 }

@@ -19,7 +19,7 @@ import { BodyError, isBodyless, readRequestBody } from './body-reader.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import { Router, type PathParams } from './router.js';
-import { invalidPath, parseQuery, splitTarget } from './url.js';
+import { invalidPath, parseQuery, splitTarget, type RawTarget } from './url.js';
 
 /** Methods a route can be added for (`HEAD` is served by `GET` routes). */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -129,6 +129,44 @@ interface Outgoing {
   close: boolean;
 }
 
+/** A request's id in log lines: fastify's own (`inject`) as is, or the server's count. */
+function requestIdOf(id: number | string): string {
+  return typeof id === 'string' ? id : `req-${id.toString(36)}`;
+}
+
+/** The request as a route handler sees it: one object per request, headers read from Node's only on use. */
+class Context implements RequestContext {
+  constructor(
+    private readonly req: IncomingMessage,
+    readonly method: string,
+    readonly rawUrl: string,
+    readonly params: Record<string, string>,
+    readonly query: Record<string, string>,
+    readonly body: JsonObject | undefined,
+    readonly rawBody: Buffer | undefined,
+  ) {}
+
+  /** Node builds `req.headers` from the raw list on first use: a route that reads none (resolve) never pays it. */
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+
+  /** A function value, so routes can pass it on (`proofFromHeaders(ctx.header, …)`); made on use. */
+  get header(): (name: string) => string | undefined {
+    const headers = this.req.headers;
+    return (name) => headerValue(headers, name);
+  }
+
+  get protocol(): 'http' | 'https' {
+    return (this.req.socket as TLSSocket | undefined)?.encrypted === true ? 'https' : 'http';
+  }
+}
+
+/** The response of a handler's answer. */
+function outgoingOf(r: HttpResponse): Outgoing {
+  return { status: r.status, headers: r.headers, payload: r.payload ?? JSON.stringify(r.body), close: false };
+}
+
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
@@ -182,7 +220,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     // Requests on kept-alive connections during close are served normally instead of fastify's own 503 body.
     return503OnClosing: false,
     serverFactory: () => {
-      nodeServer = createServer((req, res) => void handle(req, res));
+      nodeServer = createServer(handle);
       // fastify's defaults for a server it creates itself
       nodeServer.keepAliveTimeout = 72_000;
       nodeServer.requestTimeout = 0;
@@ -231,16 +269,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   }
 
   /** The error response of `err`; logs what the client must not see. */
-  function errorOutgoing(err: unknown, route: Route | undefined, requestId: string, close: boolean): Outgoing {
+  function errorOutgoing(err: unknown, route: Route | undefined, requestId: number | string, close: boolean): Outgoing {
     const e = toDdnError(err);
-    if (e !== err) logger?.error({ reqId: requestId, err }, 'unhandled error');
-    else if (e.status >= 500) logger?.warn({ reqId: requestId, code: e.code, reason: e.message }, 'server-side failure');
+    if (e !== err) logger?.error({ reqId: requestIdOf(requestId), err }, 'unhandled error');
+    else if (e.status >= 500) logger?.warn({ reqId: requestIdOf(requestId), code: e.code, reason: e.message }, 'server-side failure');
     let body: object = errorBody(e);
     if (route?.options.errorBody !== undefined) {
       try {
         body = route.options.errorBody(e);
       } catch (bodyErr) {
-        logger?.error({ reqId: requestId, err: bodyErr }, 'errorBody failed');
+        logger?.error({ reqId: requestIdOf(requestId), err: bodyErr }, 'errorBody failed');
       }
     }
     const headers: Record<string, string> = {};
@@ -259,55 +297,88 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     writeOutgoing(reply.raw, out);
   }
 
-  function logCompleted(req: IncomingMessage, res: ServerResponse, requestId: string, startedAt: number): void {
+  function logCompleted(req: IncomingMessage, res: ServerResponse, requestNumber: number, startedAt: number): void {
     res.once('finish', () => {
       logger?.info(
-        { reqId: requestId, req: { method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: performance.now() - startedAt },
+        { reqId: requestIdOf(requestNumber), req: { method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: performance.now() - startedAt },
         'request completed',
       );
     });
   }
 
-  /** One request, from Node's request and response to the route handler and back. Never rejects. */
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestNumber = nextRequestId++;
-    const requestId = () => `req-${requestNumber.toString(36)}`;
-    if (logger?.isLevelEnabled('info') === true) logCompleted(req, res, requestId(), performance.now());
-    const method = req.method ?? 'GET';
-    const rawUrl = req.url ?? '/';
-    let route: Route | undefined;
-    let out: Outgoing;
-    try {
-      const target = splitTarget(rawUrl);
-      // a GET (most reads) neither waits for a body nor, with a synchronous handler, for a promise at all
-      const body = isBodyless(method) ? undefined : await readRequestBody(req, limits);
-      const match = router.match(method, target.path);
-      route = match.value;
-      const rawBody = body !== undefined && body.length > 0 ? body : undefined;
-      // Node builds `req.headers` from the raw list on first use: a read that needs none (resolve) never pays it
-      const ctx: RequestContext = {
-        method,
-        rawUrl,
-        params: match.params,
-        query: parseQuery(target.query),
-        body: rawBody === undefined ? undefined : parseJsonBody(rawBody, req.headers['content-type']),
-        rawBody,
-        get headers() {
-          return req.headers;
-        },
-        header: (name) => headerValue(req.headers, name),
-        protocol: (req.socket as TLSSocket | undefined)?.encrypted === true ? 'https' : 'http',
-      };
-      const answer = route.handler(ctx);
-      const r = answer instanceof Promise ? await answer : answer;
-      out = { status: r.status, headers: r.headers, payload: r.payload ?? JSON.stringify(r.body), close: false };
-    } catch (err) {
-      const bodyFailure = err instanceof BodyError;
-      out = errorOutgoing(bodyFailure ? err.error : err, route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined), requestId(), bodyFailure && err.closeConnection);
-    }
+  /** Writes `out` unless the response is already gone; closes the connection once the server is closing. */
+  function send(res: ServerResponse, out: Outgoing): void {
     if (res.headersSent || res.destroyed) return;
     if (nodeServer !== undefined && !nodeServer.listening) out.close = true;
     writeOutgoing(res, out);
+  }
+
+  /** Sends a handler's answer, now or when its promise settles. */
+  function answer(res: ServerResponse, route: Route, r: HttpResponse | Promise<HttpResponse>, requestNumber: number): void {
+    if (r instanceof Promise) {
+      r.then(
+        (v) => answer(res, route, v, requestNumber),
+        (err: unknown) => send(res, errorOutgoing(err, route, requestNumber, false)),
+      );
+      return;
+    }
+    let out: Outgoing;
+    try {
+      out = outgoingOf(r);
+    } catch (err) {
+      out = errorOutgoing(err, route, requestNumber, false);
+    }
+    send(res, out);
+  }
+
+  /**
+   * One request, from Node's request and response to the route handler and back. Never throws. A request
+   * without a body (most reads) is routed and, with a synchronous handler, answered in this same call.
+   */
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const requestNumber = nextRequestId++;
+    if (logger?.isLevelEnabled('info') === true) logCompleted(req, res, requestNumber, performance.now());
+    const method = req.method ?? 'GET';
+    const rawUrl = req.url ?? '/';
+    let route: Route | undefined;
+    try {
+      const target = splitTarget(rawUrl);
+      if (!isBodyless(method)) {
+        void handleWithBody(req, res, method, rawUrl, target, requestNumber);
+        return;
+      }
+      const match = router.match(method, target.path);
+      route = match.value;
+      const query = parseQuery(target.query);
+      answer(res, route, route.handler(new Context(req, method, rawUrl, match.params, query, undefined, undefined)), requestNumber);
+    } catch (err) {
+      send(res, errorOutgoing(err, route, requestNumber, false));
+    }
+  }
+
+  /** {@link handle} for a method with a body: the body is read (and bounded) before routing. Never rejects. */
+  async function handleWithBody(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    rawUrl: string,
+    target: RawTarget,
+    requestNumber: number,
+  ): Promise<void> {
+    let route: Route | undefined;
+    try {
+      const body = await readRequestBody(req, limits);
+      const match = router.match(method, target.path);
+      route = match.value;
+      const rawBody = body !== undefined && body.length > 0 ? body : undefined;
+      const query = parseQuery(target.query);
+      const parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, req.headers['content-type']);
+      answer(res, route, route.handler(new Context(req, method, rawUrl, match.params, query, parsed, rawBody)), requestNumber);
+    } catch (err) {
+      const bodyFailure = err instanceof BodyError;
+      const routeOfFailure = route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined);
+      send(res, errorOutgoing(bodyFailure ? err.error : err, routeOfFailure, requestNumber, bodyFailure && err.closeConnection));
+    }
   }
 
   fastify.removeAllContentTypeParsers();
@@ -316,7 +387,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   fastify.setErrorHandler((err, request, reply) => replyError(request, reply, fromFramework(err)));
   const viaFastify = (request: FastifyRequest, reply: FastifyReply): void => {
     reply.hijack();
-    void handle(request.raw, reply.raw);
+    handle(request.raw, reply.raw);
   };
   fastify.setNotFoundHandler(viaFastify);
   fastify.all('/*', viaFastify);

@@ -48,15 +48,22 @@ function hexValue(c: number): number {
  * taken as octets. `+` is left alone.
  */
 export function percentDecode(s: string): string | undefined {
-  let plain = true;
+  let ascii = true;
+  let escaped = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c === 0x25 || c > 0x7f) {
-      plain = false;
-      break;
+    if (c === 0x25) escaped = true;
+    else if (c > 0x7f) ascii = false;
+  }
+  if (!escaped && ascii) return s;
+  // ASCII input (the usual `%3A` of a DID): the engine's own decoder applies the same rules, UTF-8 included
+  if (ascii) {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return undefined;
     }
   }
-  if (plain) return s;
   const bytes = Buffer.allocUnsafe(s.length);
   let n = 0;
   for (let i = 0; i < s.length; i++) {
@@ -104,13 +111,16 @@ export function decodePathSegments(rawPath: string): string[] {
   return out;
 }
 
+/** The query of a request without one, shared: a prototype-less object created once, frozen. */
+const NO_QUERY: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
+
 /**
  * Form-decodes a raw query string (`+` is a space, then percent-decoding). The first occurrence of a repeated
  * key wins. Throws `code` (default `invalid_request`) with `details.field = "query"` on bad encoding.
  */
 export function parseQuery(rawQuery: string, code: ErrorCode = 'invalid_request'): Record<string, string> {
+  if (rawQuery.length === 0) return NO_QUERY;
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  if (rawQuery.length === 0) return out;
   for (const part of rawQuery.split('&')) {
     if (part.length === 0) continue;
     const eq = part.indexOf('=');

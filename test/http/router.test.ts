@@ -64,6 +64,24 @@ describe('percent-decoding of path segments (§0.4)', () => {
     throwsCode(() => r.match('GET', '/unknown/%zz'), 'invalid_path');
   });
 
+  it('decodes escapes and raw octets of the same bytes alike (ASCII input takes another path)', () => {
+    const rawOctets = (s: string) => s.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+    const cases: [string, string | undefined][] = [
+      ['did%3Aplatform%3Aabc', 'did:platform:abc'],
+      ['%F0%9F%98%80x', '\u{1F600}x'],
+      ['%e2%82%ac', '\u20ac'],
+      ['%C0%80', undefined], // overlong
+      ['%ED%A0%80', undefined], // surrogate
+      ['%F4%90%80%80', undefined], // above U+10FFFF
+      ['%E2%82', undefined], // truncated
+      ['%80', undefined], // lone continuation byte
+    ];
+    for (const [escaped, want] of cases) {
+      assert.equal(percentDecode(escaped), want, escaped);
+      assert.equal(percentDecode(rawOctets(escaped)), want, `raw octets of ${escaped}`);
+    }
+  });
+
   it('percentDecode leaves plain strings untouched and reads raw octets as bytes', () => {
     assert.equal(percentDecode('abc+def'), 'abc+def');
     assert.equal(percentDecode('caf\u00c3\u00a9'), 'café');

@@ -39,6 +39,11 @@ function build(opts: { tooLargeCode?: 'payload_too_large' | 'envelope_too_large'
     throw new Error('secret internal detail');
   });
   server.route('GET', '/bigint', () => json(200, { n: 1n }));
+  server.route('GET', '/bigint-later', async () => json(200, { n: 1n }));
+  server.route('GET', '/crash-later', async () => {
+    await Promise.resolve();
+    throw new Error('secret later detail');
+  });
   server.route('GET', '/rate-limited', async () => {
     throw new DdnError('rate_limited');
   });
@@ -275,10 +280,20 @@ describe('createHttpServer: error mapping (§0.6)', () => {
     assert.ok(logLines.some((l) => l.includes('secret internal detail') && l.includes('"role":"test-role"')));
   });
 
-  it('an unserialisable response body → 500', async () => {
-    const res = await app.inject({ method: 'GET', url: '/bigint' });
+  it('an unserialisable response body → 500, from a synchronous or an async handler', async () => {
+    for (const url of ['/bigint', '/bigint-later']) {
+      const res = await app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 500, url);
+      assert.equal(bodyOf(res).code, 'internal_error', url);
+    }
+  });
+
+  it('an async handler that rejects → 500 internal_error, logged, not leaked', async () => {
+    const res = await app.inject({ method: 'GET', url: '/crash-later' });
     assert.equal(res.statusCode, 500);
     assert.equal(bodyOf(res).code, 'internal_error');
+    assert.doesNotMatch(res.body, /secret/);
+    assert.ok(logLines.some((l) => l.includes('secret later detail')));
   });
 
   it('429 and 503 carry Retry-After (default 1, or details.retry_after_seconds)', async () => {
