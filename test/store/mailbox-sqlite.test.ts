@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MailboxStore } from '../../src/cache/mailbox-store.js';
 import { ENVELOPE_PART_BYTES, SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import { mailboxContract } from './mailbox-contract.js';
 
 mailboxContract('sqlite', async () => {
@@ -53,6 +54,57 @@ describe('SqliteMailboxStore: large envelopes in parts', () => {
       assert.equal(parts(), 0);
     } finally {
       peek.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a pull page reads whole envelopes, and one that holds a large envelope, byte for byte and in order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-mailbox-pages-'));
+    const store = SqliteMailboxStore.open(join(dir, 'cache.sqlite'));
+    try {
+      const now = 1_800_000_000_000;
+      const put = async (did: string, id: string, envelope: Buffer, at: number) => {
+        await store.put({
+          entry: {
+            messageId: id, recipientDid: did, contentHash: `h-${id}`, storedAtMs: at, expiresAtMs: now + 60_000, maxTtlSeconds: 60,
+            appliedTtlSeconds: 60, tag: null, applicationId: null, chunk: null, sizeBytes: envelope.length, provenance: null, envelope,
+          },
+          nowMs: at,
+          chunkWindowMs: 1_000,
+          claim: null,
+          quotaBytes: null,
+        });
+      };
+      const text = (id: string, padBytes: number) => Buffer.from(JSON.stringify({ message_id: id, pad: 'y'.repeat(padBytes) }));
+      const small = 'did:platform:3333333333333333';
+      const mixed = 'did:platform:4444444444444444';
+      const sent = new Map<string, Buffer>([
+        ['s1', text('s1', 100)],
+        ['s2', text('s2', 200)],
+        ['m1', text('m1', 300)],
+        ['big', text('big', ENVELOPE_PART_BYTES + 17)],
+        ['m2', text('m2', 50)],
+      ]);
+      await put(small, 's1', sent.get('s1')!, now);
+      await put(small, 's2', sent.get('s2')!, now + 1);
+      await put(mixed, 'm1', sent.get('m1')!, now + 2);
+      await put(mixed, 'big', sent.get('big')!, now + 3);
+      await put(mixed, 'm2', sent.get('m2')!, now + 4);
+      const read = async (did: string, budget: number) => {
+        const page = await store.listMessages(did, now + 10, budget);
+        return { ids: page.entries.map((e) => e.meta.messageId), bytes: page.entries.map((e) => envelopeBuffer(e.envelope)), truncated: page.truncated };
+      };
+      for (const [did, ids] of [[small, ['s1', 's2']], [mixed, ['m1', 'big', 'm2']]] as const) {
+        const got = await read(did, 64 * 1024 * 1024);
+        assert.deepEqual(got.ids, ids);
+        assert.deepEqual(got.bytes, ids.map((id) => sent.get(id)));
+        assert.equal(got.truncated, false);
+      }
+      // the budget still cuts a page after its first entry, on either path
+      assert.deepEqual(await read(small, 150), { ids: ['s1'], bytes: [sent.get('s1')], truncated: true });
+      assert.deepEqual(await read(mixed, 400), { ids: ['m1'], bytes: [sent.get('m1')], truncated: true });
+    } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
