@@ -6,7 +6,8 @@
 import { parseBase64, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { parseTimestampMs } from '../codec/timestamp.js';
-import { verifyAnyEd25519, verifyAnyEd25519Async } from '../crypto/ed25519.js';
+import { verifyAnyEd25519 } from '../crypto/ed25519.js';
+import { verifyOnThread } from '../crypto/verify-thread.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
 import type { DidDocument } from '../protocol/document.js';
 import type { Profile } from '../protocol/profile.js';
@@ -138,9 +139,9 @@ export function checkRetrievalProof(c: ProofCheck): CheckedProof {
 /** Step 8's failure. */
 export const badProofSignature = () => new DdnError('invalid_signature', 'the retrieval proof signature does not verify');
 
-/** Step 8 of a checked proof, on the thread pool: true when the signature verifies over one of its texts. */
+/** Step 8 of a checked proof, on the verifier thread (`crypto/verify-thread.ts`): true when the signature verifies over one of its texts. */
 export function proofSignatureVerifies(p: CheckedProof): Promise<boolean> {
-  return verifyAnyEd25519Async(p.key, p.texts, p.signature);
+  return verifyOnThread(p.key, p.texts, p.signature);
 }
 
 /**

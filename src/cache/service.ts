@@ -301,7 +301,7 @@ export class CacheService {
   }
 
   /**
-   * Proof steps 2–9 for a read: the signature (8) is checked on the thread pool while the nonce (9) is being
+   * Proof steps 2–9 for a read: the signature (8) is checked on the verifier thread while the nonce (9) is being
    * recorded by the writer — both wait on other threads, and one after the other they were most of a
    * retrieval's latency. The answer keeps the spec's order: a bad signature is 403 `invalid_signature` whatever
    * the nonce, and the claim made for it is released again, so a refused proof leaves nothing behind; then a

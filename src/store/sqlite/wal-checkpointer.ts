@@ -13,7 +13,7 @@
 import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import type { SqliteDb } from './database.js';
-import { startSiblingWorker } from './sibling-worker.js';
+import { startModuleWorker } from '../../base/module-worker.js';
 
 /** Tuning of a {@link WalCheckpointer}. */
 export interface CheckpointerOptions {
@@ -65,7 +65,7 @@ export class WalCheckpointer {
 
   constructor(path: string, options: CheckpointerOptions = {}) {
     const data: CheckpointerData = { path, intervalMs: options.intervalMs ?? 100, rewindFrames: options.rewindFrames ?? 16_384 };
-    this.worker = startSiblingWorker('wal-checkpointer-worker', data);
+    this.worker = startModuleWorker(import.meta.url, 'wal-checkpointer-worker', data);
     // a checkpointer never keeps its process alive
     this.worker.unref();
     this.worker.on('message', (r: CheckpointerReport) => {

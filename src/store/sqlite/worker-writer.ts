@@ -15,7 +15,7 @@ import type { GroupCommitOptions } from './group-commit.js';
 import type { MailboxWriter } from './mailbox-writer.js';
 import type { MailboxWriterData } from './mailbox-writer-worker.js';
 import { fromWireError, type MailboxWriteOp, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
-import { startSiblingWorker } from './sibling-worker.js';
+import { startModuleWorker } from '../../base/module-worker.js';
 
 /** Thread deaths tolerated within {@link RESTART_WINDOW_MS}; one more leaves the writer failed. */
 export const MAX_RESTARTS = 5;
@@ -130,7 +130,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
 
   /** A writer thread, answering to this object while it is the current one. */
   private start(): Worker {
-    const worker = startSiblingWorker('mailbox-writer-worker', this.workerData);
+    const worker = startModuleWorker(import.meta.url, 'mailbox-writer-worker', this.workerData);
     // an idle writer never keeps the process alive; pending writes do
     if (this.inFlight.size === 0) worker.unref();
     let cause: unknown;

@@ -1,0 +1,134 @@
+/**
+ * Ed25519 verifications off the event loop, on one verifier thread (`verify-worker.ts`): the signatures asked for
+ * during one event-loop turn go to the thread as one message and come back as one. node:crypto's callback form
+ * queues a libuv pool job per signature, and each job's wake-up of a pool thread cost the event loop more than
+ * the rest of a retrieval's work there; a batch costs one wake-up (README, benchmark round 8).
+ *
+ * The verdict is {@link verifyAnyEd25519}'s. A thread that dies is replaced for the next batch, and what it held
+ * is verified on the pool instead; more than {@link MAX_THREAD_DEATHS} deaths within {@link DEATH_WINDOW_MS}
+ * leave every later verification on the pool, so a thread that cannot start is not started forever.
+ */
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../base/module-worker.js';
+import { verifyAnyEd25519Async } from './ed25519.js';
+import { MAX_BATCH_TEXTS, packBatch, type VerifyBatchReply, type VerifyItem } from './verify-batch.js';
+
+export const MAX_THREAD_DEATHS = 5;
+export const DEATH_WINDOW_MS = 60_000;
+
+interface Waiting extends VerifyItem {
+  resolve(ok: boolean): void;
+}
+
+export class VerifierThread {
+  private worker: Worker | null = null;
+  private queue: Waiting[] = [];
+  private readonly sent = new Map<number, Waiting[]>();
+  private nextId = 0;
+  private scheduled = false;
+  private readonly deaths: number[] = [];
+  private onPool = false;
+  private startedNow = 0;
+
+  /** `start` makes a new verifier thread (tests pass one that fails). */
+  constructor(private readonly start: () => Worker = () => startModuleWorker(import.meta.url, 'verify-worker', null)) {}
+
+  /** Threads started so far (the first one included). */
+  get started(): number {
+    return this.startedNow;
+  }
+
+  /** Batches sent to a thread so far. */
+  get batches(): number {
+    return this.nextId;
+  }
+
+  /** Whether verifications have moved to the pool for good, after too many thread deaths. */
+  get fellBackToPool(): boolean {
+    return this.onPool;
+  }
+
+  /** True iff `signature` verifies over one of `texts` by `publicKey`. */
+  verify(publicKey: Uint8Array, texts: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {
+    if (publicKey.length !== 32 || signature.length !== 64 || texts.length === 0) return Promise.resolve(false);
+    if (this.onPool || texts.length > MAX_BATCH_TEXTS) return verifyAnyEd25519Async(publicKey, texts, signature);
+    return new Promise((resolve) => {
+      this.queue.push({ publicKey, texts, signature, resolve });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    });
+  }
+
+  /** Stops the current thread (a later batch starts another); what it held is verified on the pool. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker === null) return;
+    this.worker = null;
+    const held = [...this.sent.values()].flat();
+    this.sent.clear();
+    onPool(held);
+    await worker.terminate();
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (this.onPool) {
+      onPool(batch);
+      return;
+    }
+    const id = this.nextId++;
+    this.sent.set(id, batch);
+    const packed = packBatch(batch);
+    const worker = this.thread();
+    // an idle thread never keeps the process alive; a batch in flight does
+    if (this.sent.size === 1) worker.ref();
+    worker.postMessage({ id, packed }, [packed]);
+  }
+
+  private thread(): Worker {
+    if (this.worker !== null) return this.worker;
+    const worker = this.start();
+    this.startedNow++;
+    worker.on('message', (m: VerifyBatchReply) => this.onReply(worker, m));
+    // the thread's end is what counts; its error is not the verdict of any signature
+    worker.on('error', () => undefined);
+    worker.once('exit', () => this.onExit(worker));
+    this.worker = worker;
+    return worker;
+  }
+
+  private onReply(worker: Worker, m: VerifyBatchReply): void {
+    const batch = this.sent.get(m.id);
+    if (batch === undefined) return;
+    this.sent.delete(m.id);
+    if (this.sent.size === 0) worker.unref();
+    const verdicts = new Uint8Array(m.verdicts);
+    for (let i = 0; i < batch.length; i++) batch[i].resolve(verdicts[i] === 1);
+  }
+
+  private onExit(worker: Worker): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    const now = Date.now();
+    this.deaths.push(now);
+    while (this.deaths.length > 0 && this.deaths[0] <= now - DEATH_WINDOW_MS) this.deaths.shift();
+    if (this.deaths.length > MAX_THREAD_DEATHS) this.onPool = true;
+    const lost = [...this.sent.values()].flat();
+    this.sent.clear();
+    onPool(lost);
+  }
+}
+
+function onPool(items: readonly Waiting[]): void {
+  for (const it of items) void verifyAnyEd25519Async(it.publicKey, it.texts, it.signature).then(it.resolve);
+}
+
+const shared = new VerifierThread();
+
+/** {@link VerifierThread.verify} on the process's one verifier thread. */
+export function verifyOnThread(publicKey: Uint8Array, texts: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {
+  return shared.verify(publicKey, texts, signature);
+}
