@@ -19,7 +19,7 @@ export type FloorKind = 'store' | 'retrieval' | 'relay';
 
 const WHAT: Record<FloorKind, string> = {
   store: 'node:http + JSON.parse + one group-committed SQLite insert (WAL, FULL) per request',
-  retrieval: 'node:http + the proof text + one Ed25519 verification (thread pool) + one group-committed nonce insert per request',
+  retrieval: 'node:http + the proof text + one Ed25519 verification (a verifier thread, batched per turn) + one group-committed nonce insert per request',
   relay: 'two node:http processes: parse, Ed25519 sign, keep-alive POST; the other verifies, parses and inserts (group commit, FULL)',
 };
 

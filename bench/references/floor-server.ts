@@ -10,7 +10,7 @@
  * - `store`: `POST` a JSON envelope → parse it, insert it (`message_id`, raw body) into SQLite (WAL,
  *   `synchronous = FULL`), group-committed per event-loop turn → `202`.
  * - `retrieval`: `GET` with signed retrieval-proof headers (http-api.md §11.4) → verify the Ed25519 signature
- *   over the proof text (on the thread pool), record the nonce (group-committed as above) → `200` with a small JSON body.
+ *   over the proof text (on the verifier thread, as the Cache), record the nonce (group-committed as above) → `200` with a small JSON body.
  * - `relay`: `POST` a JSON envelope → parse it, sign a node-request text (SHA-256 of the body) with Ed25519 (the
  *   PKCS#8 PEM key in `DDN_FLOOR_KEY`), forward the body over a keep-alive connection to a `store-signed` floor
  *   (`config.next`) → its status.
@@ -21,6 +21,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { utf8 } from '../../src/base/bytes.js';
+import { verifyOnThread } from '../../src/crypto/verify-thread.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { retrievalProofText, type ProofOperation } from '../../src/protocol/retrieval-proof.js';
 
@@ -39,7 +40,6 @@ interface FloorConfig {
 const [modeArg, dir, configText] = process.argv.slice(2);
 const mode = modeArg as Mode;
 const config = (configText === undefined ? {} : JSON.parse(configText)) as FloorConfig;
-const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** Group commit on the event loop: rows queued during one turn are inserted and committed (one fsync) together. */
 function groupCommit(path: string, table: string): (key: string, value: Buffer | null, done: () => void) => void {
@@ -94,7 +94,7 @@ function storeHandler(verifySigner: KeyObject | null): http.RequestListener {
 
 function retrievalHandler(): http.RequestListener {
   const profile = makeProfile(config.profile!);
-  const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(config.publicKeyHex!, 'hex')]), format: 'der', type: 'spki' });
+  const publicKey = Buffer.from(config.publicKeyHex!, 'hex');
   const write = groupCommit(join(dir!, 'floor-nonces.sqlite'), 'nonces');
   return (req, res) => {
     const h = (name: string) => String(req.headers[name] ?? '');
@@ -114,8 +114,8 @@ function retrievalHandler(): http.RequestListener {
       if (!ok) return answer(res, 403, '{"code":"invalid_signature"}');
       write(h('x-nonce'), null, () => answer(res, 200, '{"count":0,"messages":[]}'));
     };
-    // on the thread pool, as the Cache does: measured faster here than verifying on the event loop
-    verify(null, utf8(text), key, Buffer.from(h('x-signature'), 'base64'), (e, ok) => then(e === null && ok));
+    // off the event loop as the Cache does it, a turn's signatures in one message to one thread
+    void verifyOnThread(publicKey, [utf8(text)], Buffer.from(h('x-signature'), 'base64')).then(then);
   };
 }
 
