@@ -11,6 +11,7 @@ import { registerCacheRoutes } from '../cache/routes.js';
 import { CacheService } from '../cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
 import { CacheSweeper, DEFAULT_SWEEP_INTERVAL_MS } from '../cache/sweeper.js';
+import { startVerifierThread } from '../crypto/verify-thread.js';
 import type { HttpServer } from '../http/server.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { Profile } from '../protocol/profile.js';
@@ -90,7 +91,13 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
         nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock, lookupFailureCode: 'policy_lookup_failed' },
       });
     },
-    start: () => sweeper.start(),
+    start() {
+      // proofs are verified on this thread; started now, so its memory is part of the idle Cache
+      startVerifierThread((onPool) =>
+        logger?.error(onPool ? 'the verifier thread keeps dying; signatures are verified on the thread pool from now on' : 'the verifier thread died; a new one takes over'),
+      );
+      sweeper.start();
+    },
     sweep: () => sweeper.sweep(),
     settle: () => store.settle(),
     async close() {

@@ -48,6 +48,14 @@ export class VerifierThread {
     return this.onPool;
   }
 
+  /** Told when a thread dies: `onPool` when verifications stay on the pool from now on. */
+  onThreadExit: ((onPool: boolean) => void) | undefined;
+
+  /** Starts the thread now rather than on the first batch (its memory is then part of the idle process). */
+  warm(): void {
+    if (!this.onPool) this.thread();
+  }
+
   /** True iff `signature` verifies over one of `texts` by `publicKey`. */
   verify(publicKey: Uint8Array, texts: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {
     if (publicKey.length !== 32 || signature.length !== 64 || texts.length === 0) return Promise.resolve(false);
@@ -83,7 +91,6 @@ export class VerifierThread {
     this.sent.set(id, batch);
     const packed = packBatch(batch);
     const worker = this.thread();
-    // an idle thread never keeps the process alive; a batch in flight does
     if (this.sent.size === 1) worker.ref();
     worker.postMessage({ id, packed }, [packed]);
   }
@@ -96,6 +103,9 @@ export class VerifierThread {
     // the thread's end is what counts; its error is not the verdict of any signature
     worker.on('error', () => undefined);
     worker.once('exit', () => this.onExit(worker));
+    // an idle thread never keeps the process alive; a batch in flight does (after the listeners: adding a
+    // 'message' listener refs the thread again)
+    worker.unref();
     this.worker = worker;
     return worker;
   }
@@ -116,6 +126,7 @@ export class VerifierThread {
     this.deaths.push(now);
     while (this.deaths.length > 0 && this.deaths[0] <= now - DEATH_WINDOW_MS) this.deaths.shift();
     if (this.deaths.length > MAX_THREAD_DEATHS) this.onPool = true;
+    this.onThreadExit?.(this.onPool);
     const lost = [...this.sent.values()].flat();
     this.sent.clear();
     onPool(lost);
@@ -127,6 +138,12 @@ function onPool(items: readonly Waiting[]): void {
 }
 
 const shared = new VerifierThread();
+
+/** Starts the process's verifier thread; `onThreadExit` hears of its deaths. */
+export function startVerifierThread(onThreadExit?: (onPool: boolean) => void): void {
+  shared.onThreadExit = onThreadExit;
+  shared.warm();
+}
 
 /** {@link VerifierThread.verify} on the process's one verifier thread. */
 export function verifyOnThread(publicKey: Uint8Array, texts: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {

@@ -4,6 +4,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { keyPairFromSeed, verifyAnyEd25519 } from '../../src/crypto/ed25519.js';
 import { packBatch, unpackBatch, type VerifyItem } from '../../src/crypto/verify-batch.js';
@@ -105,12 +106,35 @@ describe('VerifierThread', () => {
 
   it('stays on the pool once threads keep dying', async () => {
     const t = make(() => new Worker('process.exit(1)', { eval: true }));
+    const exits: boolean[] = [];
+    t.onThreadExit = (onPool) => exits.push(onPool);
     for (let i = 0; i <= MAX_THREAD_DEATHS; i++) assert.equal(await t.verify(kp.publicKey, [text], sig), true);
     assert.equal(t.fellBackToPool, true);
+    assert.deepEqual(exits, [...Array<boolean>(MAX_THREAD_DEATHS).fill(false), true]);
     const started = t.started;
     assert.equal(started, MAX_THREAD_DEATHS + 1);
     assert.deepEqual(await Promise.all(cases().map((c) => t.verify(c.publicKey, c.texts, c.signature))), expected);
     assert.equal(t.started, started);
+  });
+
+  it('starts its thread on warm(), before any signature', async () => {
+    const t = make();
+    t.warm();
+    assert.equal(t.started, 1);
+    assert.equal(await t.verify(kp.publicKey, [text], sig), true);
+    assert.equal(t.started, 1);
+  });
+
+  it('does not keep an idle process alive, warmed or after a batch', () => {
+    const url = new URL('../../src/crypto/verify-thread.ts', import.meta.url).href;
+    const script = `const { VerifierThread, verifyOnThread } = await import(${JSON.stringify(url)});
+      new VerifierThread().warm();
+      const ok = await verifyOnThread(new Uint8Array(32), [new Uint8Array(1)], new Uint8Array(64));
+      console.log(String(ok));`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.signal, null, 'the process had to be killed: a thread kept it alive');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), String(verifyAnyEd25519(new Uint8Array(32), [new Uint8Array(1)], new Uint8Array(64))));
   });
 
   it('answers what it held when closed', async () => {
