@@ -6,6 +6,7 @@
 
 /** Texts per signature the one-byte count holds. */
 export const MAX_BATCH_TEXTS = 255;
+
 export interface VerifyItem {
   readonly publicKey: Uint8Array;
   readonly signature: Uint8Array;

@@ -73,9 +73,7 @@ export class VerifierThread {
     const worker = this.worker;
     if (worker === null) return;
     this.worker = null;
-    const held = [...this.sent.values()].flat();
-    this.sent.clear();
-    onPool(held);
+    this.handToPool();
     await worker.terminate();
   }
 
@@ -84,7 +82,7 @@ export class VerifierThread {
     const batch = this.queue;
     this.queue = [];
     if (this.onPool) {
-      onPool(batch);
+      verifyOnPool(batch);
       return;
     }
     const id = this.nextId++;
@@ -127,13 +125,18 @@ export class VerifierThread {
     while (this.deaths.length > 0 && this.deaths[0] <= now - DEATH_WINDOW_MS) this.deaths.shift();
     if (this.deaths.length > MAX_THREAD_DEATHS) this.onPool = true;
     this.onThreadExit?.(this.onPool);
-    const lost = [...this.sent.values()].flat();
+    this.handToPool();
+  }
+
+  /** What the current thread was sent and has not answered, verified on the pool instead. */
+  private handToPool(): void {
+    const held = [...this.sent.values()].flat();
     this.sent.clear();
-    onPool(lost);
+    verifyOnPool(held);
   }
 }
 
-function onPool(items: readonly Waiting[]): void {
+function verifyOnPool(items: readonly Waiting[]): void {
   for (const it of items) void verifyAnyEd25519Async(it.publicKey, it.texts, it.signature).then(it.resolve);
 }
 
