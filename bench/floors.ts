@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keyPairFromSeed } from '../src/crypto/ed25519.js';
+import { keyPairFromPrivateKey, keyPairFromSeed } from '../src/crypto/ed25519.js';
 import { toHex } from '../src/base/bytes.js';
 import type { BenchContext, Floor } from './context.js';
 import type { LoadJob } from './jobs.js';
@@ -20,7 +20,7 @@ export type FloorKind = 'store' | 'retrieval' | 'relay';
 const WHAT: Record<FloorKind, string> = {
   store: 'node:http + JSON.parse + one group-committed SQLite insert (WAL, FULL) per request',
   retrieval: 'node:http + the proof text + one Ed25519 verification (a verifier thread, batched per turn) + one group-committed nonce insert per request',
-  relay: 'two node:http processes: parse, Ed25519 sign, keep-alive POST; the other verifies, parses and inserts (group commit, FULL)',
+  relay: 'two node:http processes: parse, Ed25519 sign (libsodium), keep-alive POST; the other verifies (libsodium), parses and inserts (group commit, FULL)',
 };
 
 const floorServer = (mode: string, dir: string, config: object = {}, env: NodeJS.ProcessEnv = process.env) =>
@@ -36,8 +36,8 @@ export async function measureFloor(ctx: BenchContext, kind: FloorKind, job: Load
   try {
     let front: PortServer;
     if (kind === 'relay') {
-      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-      const back = await floorServer('store-signed', dir, { signerSpkiHex: publicKey.export({ format: 'der', type: 'spki' }).toString('hex') });
+      const { privateKey } = generateKeyPairSync('ed25519');
+      const back = await floorServer('store-signed', dir, { signerKeyHex: toHex(keyPairFromPrivateKey(privateKey).publicKey) });
       servers.push(back);
       const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
       front = await floorServer('relay', dir, { next: `${back.url}/store` }, { ...process.env, DDN_FLOOR_KEY: pem });

@@ -80,7 +80,7 @@ export class CpuWindow {
       cores: round(cpu / wall, 2),
       main_thread_cores: round(main / wall, 2),
       ...(each.length > 1
-        ? { processes: each.map((e) => ({ cpu_ms: Math.round(e.cpu), cores: round(e.cpu / wall, 2), main_thread_cores: round(e.main / wall, 2) })) }
+        ? { processes: each.map((e, i) => ({ pid: this.pids[i]!, cpu_ms: Math.round(e.cpu), cores: round(e.cpu / wall, 2), main_thread_cores: round(e.main / wall, 2) })) }
         : {}),
     };
   }
@@ -94,7 +94,7 @@ export interface CpuUse {
   /** The same for the processes' main threads only (Node: the event loops), summed. */
   main_thread_cores?: number;
   /** With several processes: each one's own figures, in the order they were given. */
-  processes?: { cpu_ms: number; cores: number; main_thread_cores: number }[];
+  processes?: { pid: number; cpu_ms: number; cores: number; main_thread_cores: number }[];
 }
 
 /** The machine line of the report. */

@@ -60,6 +60,8 @@ export interface Ed25519Reference {
   n: number;
   message_bytes: number;
   key: string;
+  /** libsodium's verifications/s over the same message (null where sodium-native does not load). */
+  libsodium_per_s: number | null;
 }
 
 /** What other work used the machine while a micro reference ran (cores beyond its own CPU). */

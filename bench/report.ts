@@ -84,6 +84,12 @@ const REF_LABEL: Record<ReferenceId, string> = {
 const num = (x: number): string => (Number.isInteger(x) ? x.toLocaleString('en') : x.toLocaleString('en', { maximumFractionDigits: 2 }));
 
 /** Every run's ratio, or for a figure without one, every run's value. */
+/** The libsodium rate beside node:crypto's: the service verifies with libsodium, the targets divide by node:crypto. */
+function libsodiumNote(e: Ed25519Reference): string {
+  if (e.libsodium_per_s === null) return '; libsodium not loaded';
+  return `; libsodium, which the service verifies with: ${num(e.libsodium_per_s)} /s (${(e.libsodium_per_s / e.per_s).toFixed(2)} ×)`;
+}
+
 function repeatedRuns(r: RepeatedRuns, unit: string): string {
   if (r.ratios.some((x) => x !== null)) return r.ratios.map((x) => x ?? '—').join(', ');
   return r.values.map((v) => (v === null ? '—' : `${num(v)} ${unit}`)).join(', ');
@@ -173,7 +179,7 @@ export function toMarkdown(r: Report): string {
     `| SQLite commits | ${num(refs.sqlite.full.per_s)} /s | raw better-sqlite3, WAL, synchronous=FULL (as the Cache), one 1 KiB row per transaction; synchronous=NORMAL: ${num(refs.sqlite.normal.per_s)} /s; other CPU ${refs.sqlite.other_cpu_cores} |`,
   );
   out.push(
-    `| Ed25519 verifications | ${num(refs.ed25519.per_s)} /s | node:crypto verify, parsed KeyObject, ${refs.ed25519.message_bytes}-byte message, one thread; other CPU ${refs.ed25519.other_cpu_cores}; figures use the runs beside them |`,
+    `| Ed25519 verifications | ${num(refs.ed25519.per_s)} /s | node:crypto verify, parsed KeyObject, ${refs.ed25519.message_bytes}-byte message, one thread; other CPU ${refs.ed25519.other_cpu_cores}; figures use the runs beside them${libsodiumNote(refs.ed25519)} |`,
   );
   out.push('');
   out.push('## Load details', '');

@@ -1,7 +1,7 @@
 /**
  * Floor references: the least a server must do for a figure's request — the same durable write, signature or
- * verification, and HTTP hops — with nothing else (no validation, no lookups, no routing), on node:http and
- * better-sqlite3 as the service uses them. A figure measured beside its floor tells how much of the machine's
+ * verification, and HTTP hops — with nothing else (no validation, no lookups, no routing), on node:http,
+ * better-sqlite3 and the service's Ed25519 module (libsodium where it loads) as the service uses them. A figure measured beside its floor tells how much of the machine's
  * reachable rate the service keeps; a floor whose own ratio misses a target shows the target out of reach for
  * any server doing that work on this machine.
  *
@@ -16,11 +16,12 @@
  *   (`config.next`) → its status.
  * - `store-signed`: `store`, after verifying that signature.
  */
-import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import http from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { utf8 } from '../../src/base/bytes.js';
+import { keyPairFromPrivateKey, verifyEd25519 } from '../../src/crypto/ed25519.js';
 import { verifyOnThread } from '../../src/crypto/verify-thread.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { retrievalProofText, type ProofOperation } from '../../src/protocol/retrieval-proof.js';
@@ -33,8 +34,8 @@ interface FloorConfig {
   did?: string;
   publicKeyHex?: string;
   next?: string;
-  /** `store-signed`: the relay floor's public key (SPKI DER, hex). */
-  signerSpkiHex?: string;
+  /** `store-signed`: the relay floor's public key (32 bytes, hex). */
+  signerKeyHex?: string;
 }
 
 const [modeArg, dir, configText] = process.argv.slice(2);
@@ -79,13 +80,13 @@ function answer(res: http.ServerResponse, status: number, body: string): void {
 
 const bodyHashHex = (body: Buffer) => createHash('sha256').update(body).digest('hex');
 
-function storeHandler(verifySigner: KeyObject | null): http.RequestListener {
+function storeHandler(verifySigner: Uint8Array | null): http.RequestListener {
   const write = groupCommit(join(dir!, 'floor-store.sqlite'), 'envelopes');
   return (req, res) =>
     readBody(req, (body) => {
       if (verifySigner !== null) {
         const text = `${String(req.headers['x-node-timestamp'])}\n${bodyHashHex(body)}`;
-        if (!verify(null, utf8(text), verifySigner, Buffer.from(String(req.headers['x-node-signature']), 'base64'))) return answer(res, 403, '{"code":"invalid_node_signature"}');
+        if (!verifyEd25519(verifySigner, utf8(text), Buffer.from(String(req.headers['x-node-signature']), 'base64'))) return answer(res, 403, '{"code":"invalid_node_signature"}');
       }
       const env = JSON.parse(body.toString('utf8')) as { message_id: string };
       write(env.message_id, body, () => answer(res, 202, '{"status":"stored"}'));
@@ -120,14 +121,14 @@ function retrievalHandler(): http.RequestListener {
 }
 
 function relayHandler(): http.RequestListener {
-  const privateKey = createPrivateKey(process.env.DDN_FLOOR_KEY ?? '');
+  const key = keyPairFromPrivateKey(createPrivateKey(process.env.DDN_FLOOR_KEY ?? ''));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const next = new URL(config.next!);
   return (req, res) =>
     readBody(req, (body) => {
       JSON.parse(body.toString('utf8'));
       const timestamp = new Date().toISOString();
-      const signature = sign(null, utf8(`${timestamp}\n${bodyHashHex(body)}`), privateKey).toString('base64');
+      const signature = Buffer.from(key.sign(utf8(`${timestamp}\n${bodyHashHex(body)}`))).toString('base64');
       const out = http.request(
         next,
         {
@@ -150,7 +151,7 @@ function relayHandler(): http.RequestListener {
     mode === 'store'
       ? storeHandler(null)
       : mode === 'store-signed'
-        ? storeHandler(createPublicKey({ key: Buffer.from(config.signerSpkiHex!, 'hex'), format: 'der', type: 'spki' }))
+        ? storeHandler(Buffer.from(config.signerKeyHex!, 'hex'))
         : mode === 'retrieval'
           ? retrievalHandler()
           : relayHandler();

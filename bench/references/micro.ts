@@ -1,12 +1,14 @@
 /**
  * Single-thread reference rates, run in a fresh child process (`node --import tsx bench/references/micro.ts
  * <which> <seconds> <dir>`), printing one JSON line: raw better-sqlite3 single-row commits in WAL mode, and
- * node:crypto Ed25519 verifications.
+ * Ed25519 verifications — node:crypto's (the targets' reference) and libsodium's (what the service verifies
+ * with, for information), each for the whole time given.
  */
 import { generateKeyPairSync, randomUUID, sign, verify } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { sodium } from '../../src/crypto/ed25519-sodium.js';
 
 /** Calls `op` in a loop for `seconds` (after a quarter of that as warm-up); operations per second. */
 function rate(seconds: number, op: () => void): { per_s: number; n: number } {
@@ -50,7 +52,15 @@ function ed25519Verifications(seconds: number) {
   const r = rate(seconds, () => {
     if (!verify(null, msg, publicKey, sig)) throw new Error('verify failed');
   });
-  return { ...r, message_bytes: msg.length, key: 'parsed KeyObject' };
+  const lib = sodium;
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(12);
+  const libsodium =
+    lib === null
+      ? null
+      : rate(seconds, () => {
+          if (!lib.crypto_sign_verify_detached(sig, msg, raw)) throw new Error('libsodium verify failed');
+        }).per_s;
+  return { ...r, message_bytes: msg.length, key: 'parsed KeyObject', libsodium_per_s: libsodium };
 }
 
 const [which, secondsText, dir = '.'] = process.argv.slice(2);

@@ -1,10 +1,13 @@
 /**
- * Ed25519 (ledger-rules.md §1.6). Verification runs through node:crypto with a cache of parsed public keys;
- * a signature node:crypto refuses is re-checked under ZIP-215 rules (@noble/curves), so the verdict is the
- * ZIP-215 one the deployed chain uses, while valid signatures stay on the fast path.
+ * Ed25519 (ledger-rules.md §1.6). A signature is checked first by libsodium (`ed25519-sodium.ts`), or by
+ * node:crypto with a cache of parsed public keys where libsodium is not loaded; a signature the fast path refuses
+ * is re-checked under ZIP-215 rules (@noble/curves), so the verdict is the ZIP-215 one the deployed chain uses,
+ * while valid signatures stay on the fast path. Both fast paths accept only signatures ZIP-215 accepts (the
+ * cofactorless equation with canonical encodings), so which one runs never changes a verdict.
  */
 import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { sodium } from './ed25519-sodium.js';
 
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -22,7 +25,7 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject {
   return k;
 }
 
-/** The ZIP-215 verdict, for what node:crypto refused or could not parse. */
+/** The ZIP-215 verdict, for what the fast path refused or could not parse. */
 function verifyZip215(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   try {
     return ed25519.verify(signature, message, publicKey, { zip215: true });
@@ -31,20 +34,26 @@ function verifyZip215(publicKey: Uint8Array, message: Uint8Array, signature: Uin
   }
 }
 
+/** The fast path: true only for a signature that verifies (a refusal is not final, see {@link verifyZip215}). */
+function verifyFast(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (sodium !== null) return sodium.crypto_sign_verify_detached(signature, message, publicKey);
+  try {
+    return nodeVerify(null, message, publicKeyObject(publicKey), signature);
+  } catch {
+    return false; // a key node:crypto cannot parse (non-canonical point)
+  }
+}
+
 /** True iff `signature` (exactly 64 bytes) is a valid Ed25519 signature of `message` by `publicKey` (32 bytes). */
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
-  try {
-    if (nodeVerify(null, message, publicKeyObject(publicKey), signature)) return true;
-  } catch {
-    // a key node:crypto cannot parse (non-canonical point) — ZIP-215 decides below
-  }
-  return verifyZip215(publicKey, message, signature);
+  return verifyFast(publicKey, message, signature) || verifyZip215(publicKey, message, signature);
 }
 
 /**
  * {@link verifyEd25519} with the same verdict, verified on the libuv thread pool (node:crypto's callback
- * form), so a server's event loop keeps serving while signatures are checked in parallel.
+ * form, whichever backend is loaded), so a server's event loop keeps serving while signatures are checked in
+ * parallel.
  */
 export function verifyEd25519Async(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (publicKey.length !== 32 || signature.length !== 64) return Promise.resolve(false);
@@ -61,9 +70,13 @@ export function verifyEd25519Async(publicKey: Uint8Array, message: Uint8Array, s
   });
 }
 
-/** True iff `signature` verifies over one of `messages` (a signed text that may have been built in several ways). */
+/**
+ * True iff `signature` verifies over one of `messages` (a signed text that may have been built in several ways):
+ * every text on the fast path first, so a match on a later text does not pay for ZIP-215 checks of the earlier.
+ */
 export function verifyAnyEd25519(publicKey: Uint8Array, messages: readonly Uint8Array[], signature: Uint8Array): boolean {
-  return messages.some((m) => verifyEd25519(publicKey, m, signature));
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  return messages.some((m) => verifyFast(publicKey, m, signature)) || messages.some((m) => verifyZip215(publicKey, m, signature));
 }
 
 /** {@link verifyAnyEd25519} on the thread pool, one message after the other. */
@@ -84,6 +97,22 @@ export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
 }
 
 export function keyPairFromPrivateKey(priv: KeyObject): Ed25519KeyPair {
+  const pkcs8 = sodium !== null && priv.asymmetricKeyType === 'ed25519' ? priv.export({ format: 'der', type: 'pkcs8' }) : null;
+  if (sodium !== null && pkcs8 !== null && pkcs8.length === PKCS8_PREFIX.length + 32 && pkcs8.subarray(0, PKCS8_PREFIX.length).equals(PKCS8_PREFIX)) {
+    const lib = sodium;
+    const publicKey = new Uint8Array(32);
+    const secretKey = new Uint8Array(64);
+    lib.crypto_sign_seed_keypair(publicKey, secretKey, pkcs8.subarray(pkcs8.length - 32));
+    pkcs8.fill(0);
+    return {
+      publicKey,
+      sign: (message) => {
+        const signature = new Uint8Array(64);
+        lib.crypto_sign_detached(signature, message, secretKey);
+        return signature;
+      },
+    };
+  }
   const spki = createPublicKey(priv).export({ format: 'der', type: 'spki' });
   return {
     publicKey: new Uint8Array(spki.subarray(spki.length - 32)),
