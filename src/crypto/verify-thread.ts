@@ -7,14 +7,20 @@
  * The verdict is {@link verifyAnyEd25519}'s. A thread that dies is replaced for the next batch, and what it held
  * is verified on the pool instead; more than {@link MAX_THREAD_DEATHS} deaths within {@link DEATH_WINDOW_MS}
  * leave every later verification on the pool, so a thread that cannot start is not started forever.
+ *
+ * Signatures waiting for a verdict are bounded ({@link MAX_PENDING_SIGNATURES}, as the mailbox writer bounds its
+ * queue): beyond it a request is refused with 429 `rate_limited` rather than held in memory behind the others.
  */
 import type { Worker } from 'node:worker_threads';
+import { DdnError } from '../base/errors.js';
 import { startModuleWorker } from '../base/module-worker.js';
 import { verifyAnyEd25519Async } from './ed25519.js';
 import { MAX_BATCH_TEXTS, packBatch, type VerifyBatchReply, type VerifyItem } from './verify-batch.js';
 
 export const MAX_THREAD_DEATHS = 5;
 export const DEATH_WINDOW_MS = 60_000;
+/** Signatures waiting for a verdict (queued, on the thread or on the pool) beyond which new ones are refused. */
+export const MAX_PENDING_SIGNATURES = 10_000;
 
 interface Waiting extends VerifyItem {
   resolve(ok: boolean): void;
@@ -29,9 +35,18 @@ export class VerifierThread {
   private readonly deaths: number[] = [];
   private onPool = false;
   private startedNow = 0;
+  private waiting = 0;
 
   /** `start` makes a new verifier thread (tests pass one that fails). */
-  constructor(private readonly start: () => Worker = () => startModuleWorker(import.meta.url, 'verify-worker', null)) {}
+  constructor(
+    private readonly start: () => Worker = () => startModuleWorker(import.meta.url, 'verify-worker', null),
+    private readonly maxPending = MAX_PENDING_SIGNATURES,
+  ) {}
+
+  /** Signatures waiting for a verdict now. */
+  get pending(): number {
+    return this.waiting;
+  }
 
   /** Threads started so far (the first one included). */
   get started(): number {
@@ -56,12 +71,23 @@ export class VerifierThread {
     if (!this.onPool) this.thread();
   }
 
-  /** True iff `signature` verifies over one of `texts` by `publicKey`. */
+  /**
+   * True iff `signature` verifies over one of `texts` by `publicKey`. Rejects with 429 `rate_limited` while
+   * `maxPending` signatures are waiting.
+   */
   verify(publicKey: Uint8Array, texts: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {
     if (publicKey.length !== 32 || signature.length !== 64 || texts.length === 0) return Promise.resolve(false);
-    if (this.onPool || texts.length > MAX_BATCH_TEXTS) return verifyAnyEd25519Async(publicKey, texts, signature);
+    if (this.waiting >= this.maxPending) {
+      return Promise.reject(new DdnError('rate_limited', 'too many signatures are waiting for verification', { retry_after_seconds: 1 }));
+    }
+    this.waiting++;
+    const answered = (ok: boolean) => {
+      this.waiting--;
+      return ok;
+    };
+    if (this.onPool || texts.length > MAX_BATCH_TEXTS) return verifyAnyEd25519Async(publicKey, texts, signature).then(answered);
     return new Promise((resolve) => {
-      this.queue.push({ publicKey, texts, signature, resolve });
+      this.queue.push({ publicKey, texts, signature, resolve: (ok) => resolve(answered(ok)) });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => this.flush());

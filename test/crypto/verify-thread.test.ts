@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { keyPairFromSeed, verifyAnyEd25519 } from '../../src/crypto/ed25519.js';
 import { packBatch, unpackBatch, type VerifyItem } from '../../src/crypto/verify-batch.js';
 import { MAX_THREAD_DEATHS, VerifierThread } from '../../src/crypto/verify-thread.js';
+import { DdnError } from '../../src/base/errors.js';
 
 const te = new TextEncoder();
 const kp = keyPairFromSeed(new Uint8Array(32).fill(7));
@@ -76,8 +77,8 @@ describe('verify batch packing', () => {
 describe('VerifierThread', () => {
   const threads: VerifierThread[] = [];
   after(() => Promise.all(threads.map((t) => t.close())));
-  const make = (start?: () => Worker) => {
-    const t = new VerifierThread(start);
+  const make = (start?: () => Worker, maxPending?: number) => {
+    const t = new VerifierThread(start, maxPending);
     threads.push(t);
     return t;
   };
@@ -115,6 +116,34 @@ describe('VerifierThread', () => {
     assert.equal(started, MAX_THREAD_DEATHS + 1);
     assert.deepEqual(await Promise.all(cases().map((c) => t.verify(c.publicKey, c.texts, c.signature))), expected);
     assert.equal(t.started, started);
+  });
+
+  it('refuses signatures beyond its bound with 429 rate_limited, and takes them again once verdicts are out', async () => {
+    const t = make(undefined, 2);
+    const first = [t.verify(kp.publicKey, [text], sig), t.verify(kp.publicKey, [text, alt], altSig)];
+    assert.equal(t.pending, 2);
+    await assert.rejects(t.verify(kp.publicKey, [text], sig), (err: unknown) => {
+      assert.ok(err instanceof DdnError);
+      assert.equal(err.code, 'rate_limited');
+      assert.equal(err.details?.retry_after_seconds, 1);
+      return true;
+    });
+    assert.deepEqual(await Promise.all(first), [true, true]);
+    assert.equal(t.pending, 0);
+    assert.equal(await t.verify(kp.publicKey, [text], sig), true);
+    // malformed input is answered at once and never counted
+    assert.equal(await t.verify(kp.publicKey.subarray(0, 31), [text], sig), false);
+    assert.equal(t.pending, 0);
+  });
+
+  it('counts what waits on the pool too', async () => {
+    const t = make(() => new Worker('process.exit(1)', { eval: true }), 1);
+    for (let i = 0; i <= MAX_THREAD_DEATHS; i++) assert.equal(await t.verify(kp.publicKey, [text], sig), true);
+    assert.equal(t.fellBackToPool, true);
+    const held = t.verify(kp.publicKey, [text], sig);
+    await assert.rejects(t.verify(kp.publicKey, [text], sig), { code: 'rate_limited' });
+    assert.equal(await held, true);
+    assert.equal(t.pending, 0);
   });
 
   it('starts its thread on warm(), before any signature', async () => {
