@@ -83,13 +83,13 @@ const REF_LABEL: Record<ReferenceId, string> = {
 
 const num = (x: number): string => (Number.isInteger(x) ? x.toLocaleString('en') : x.toLocaleString('en', { maximumFractionDigits: 2 }));
 
-/** Every run's ratio, or for a figure without one, every run's value. */
 /** The libsodium rate beside node:crypto's: the service verifies with libsodium, the targets divide by node:crypto. */
 function libsodiumNote(e: Ed25519Reference): string {
   if (e.libsodium_per_s === null) return '; libsodium not loaded';
   return `; libsodium, which the service verifies with: ${num(e.libsodium_per_s)} /s (${(e.libsodium_per_s / e.per_s).toFixed(2)} ×)`;
 }
 
+/** Every run's ratio, or for a figure without one, every run's value. */
 function repeatedRuns(r: RepeatedRuns, unit: string): string {
   if (r.ratios.some((x) => x !== null)) return r.ratios.map((x) => x ?? '—').join(', ');
   return r.values.map((v) => (v === null ? '—' : `${num(v)} ${unit}`)).join(', ');

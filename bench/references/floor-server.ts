@@ -1,9 +1,9 @@
 /**
  * Floor references: the least a server must do for a figure's request — the same durable write, signature or
  * verification, and HTTP hops — with nothing else (no validation, no lookups, no routing), on node:http,
- * better-sqlite3 and the service's Ed25519 module (libsodium where it loads) as the service uses them. A figure measured beside its floor tells how much of the machine's
- * reachable rate the service keeps; a floor whose own ratio misses a target shows the target out of reach for
- * any server doing that work on this machine.
+ * better-sqlite3 and the service's Ed25519 module (libsodium where it loads) as the service uses them. A figure
+ * measured beside its floor tells how much of the machine's reachable rate the service keeps; a floor whose own
+ * ratio misses a target shows the target out of reach for any server doing that work on this machine.
  *
  * `node --import tsx bench/references/floor-server.ts <mode> <data dir> [<config JSON>]` prints `{"port":…}` and
  * runs until SIGTERM. Modes:

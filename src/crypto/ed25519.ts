@@ -7,7 +7,7 @@
  */
 import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { sodium } from './ed25519-sodium.js';
+import { sodium, type SodiumEd25519 } from './ed25519-sodium.js';
 
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -51,9 +51,9 @@ export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signat
 }
 
 /**
- * {@link verifyEd25519} with the same verdict, verified on the libuv thread pool (node:crypto's callback
- * form, whichever backend is loaded), so a server's event loop keeps serving while signatures are checked in
- * parallel.
+ * {@link verifyEd25519} with the same verdict, verified on the libuv thread pool (node:crypto's callback form,
+ * whichever backend the synchronous path uses), so a server's event loop keeps serving while signatures are
+ * checked in parallel.
  */
 export function verifyEd25519Async(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (publicKey.length !== 32 || signature.length !== 64) return Promise.resolve(false);
@@ -96,23 +96,34 @@ export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
   return keyPairFromPrivateKey(createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' }));
 }
 
+/** The 32-byte seed of an Ed25519 private key (its PKCS#8 form is the fixed prefix and the seed), else null. */
+function seedOf(priv: KeyObject): Uint8Array | null {
+  if (priv.asymmetricKeyType !== 'ed25519') return null;
+  const pkcs8 = priv.export({ format: 'der', type: 'pkcs8' });
+  const ok = pkcs8.length === PKCS8_PREFIX.length + 32 && pkcs8.subarray(0, PKCS8_PREFIX.length).equals(PKCS8_PREFIX);
+  const seed = ok ? Uint8Array.from(pkcs8.subarray(PKCS8_PREFIX.length)) : null;
+  pkcs8.fill(0);
+  return seed;
+}
+
+function sodiumKeyPair(lib: SodiumEd25519, seed: Uint8Array): Ed25519KeyPair {
+  const publicKey = new Uint8Array(32);
+  const secretKey = new Uint8Array(64);
+  lib.crypto_sign_seed_keypair(publicKey, secretKey, seed);
+  seed.fill(0);
+  return {
+    publicKey,
+    sign: (message) => {
+      const signature = new Uint8Array(64);
+      lib.crypto_sign_detached(signature, message, secretKey);
+      return signature;
+    },
+  };
+}
+
 export function keyPairFromPrivateKey(priv: KeyObject): Ed25519KeyPair {
-  const pkcs8 = sodium !== null && priv.asymmetricKeyType === 'ed25519' ? priv.export({ format: 'der', type: 'pkcs8' }) : null;
-  if (sodium !== null && pkcs8 !== null && pkcs8.length === PKCS8_PREFIX.length + 32 && pkcs8.subarray(0, PKCS8_PREFIX.length).equals(PKCS8_PREFIX)) {
-    const lib = sodium;
-    const publicKey = new Uint8Array(32);
-    const secretKey = new Uint8Array(64);
-    lib.crypto_sign_seed_keypair(publicKey, secretKey, pkcs8.subarray(pkcs8.length - 32));
-    pkcs8.fill(0);
-    return {
-      publicKey,
-      sign: (message) => {
-        const signature = new Uint8Array(64);
-        lib.crypto_sign_detached(signature, message, secretKey);
-        return signature;
-      },
-    };
-  }
+  const seed = sodium === null ? null : seedOf(priv);
+  if (sodium !== null && seed !== null) return sodiumKeyPair(sodium, seed);
   const spki = createPublicKey(priv).export({ format: 'der', type: 'spki' });
   return {
     publicKey: new Uint8Array(spki.subarray(spki.length - 32)),
