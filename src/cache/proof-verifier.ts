@@ -139,7 +139,10 @@ export function checkRetrievalProof(c: ProofCheck): CheckedProof {
 /** Step 8's failure. */
 export const badProofSignature = () => new DdnError('invalid_signature', 'the retrieval proof signature does not verify');
 
-/** Step 8 of a checked proof, on the verifier thread (`crypto/verify-thread.ts`): true when the signature verifies over one of its texts. */
+/**
+ * Step 8 of a checked proof, on the verifier thread (`crypto/verify-thread.ts`): true when the signature verifies
+ * over one of its texts.
+ */
 export function proofSignatureVerifies(p: CheckedProof): Promise<boolean> {
   return verifyOnThread(p.key, p.texts, p.signature);
 }
