@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
@@ -38,6 +39,8 @@ export interface ServiceOptions {
   logFile: string;
   /** Write a V8 CPU profile of the whole service life into this directory (`node --cpu-prof`). */
   cpuProfDir?: string;
+  /** The built tree whose `bin/ddn.js` runs (default: this checkout; `bench/ab.ts` starts another one beside it). */
+  root?: string;
 }
 
 /** A free loopback TCP port (the OS picks; released before use, so a tiny race is possible). */
@@ -105,9 +108,10 @@ export class ServiceProcess {
   /** Starts `ddn serve` and resolves once it printed its listening line (rejects after 30 s or on exit). */
   static async start(o: ServiceOptions): Promise<ServiceProcess> {
     const [, ...args] = serviceCommand(o);
-    args[args.indexOf('bin/ddn.js')] = CLI;
+    const root = o.root ?? ROOT;
+    args[args.indexOf('bin/ddn.js')] = o.root === undefined ? CLI : join(root, 'bin', 'ddn.js');
     const log = openSync(o.logFile, 'a');
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', log] });
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', log] });
     closeSync(log);
     const urls = await new Promise<ServiceUrls>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -5,30 +5,25 @@
  */
 import { enc, type BenchContext, type Figure } from '../context.js';
 import { measureFloor } from '../floors.js';
-import type { LoadJob, LoadResult } from '../jobs.js';
+import type { BenchRecipient } from '../fixtures.js';
+import type { LoadJob, LoadResult, ProofRequest } from '../jobs.js';
 import { checkAllAccepted } from './cache-store.js';
+
+/** The signed `operation` request (a fresh proof each) of recipient `r` against the Cache at `cacheUrl`. */
+export function retrievalRequest(cacheUrl: string, r: BenchRecipient, profile: string, operation: 'summary' | 'pull'): ProofRequest {
+  const path = operation === 'summary' ? `/cache/summary/${enc(r.did)}` : `/cache/messages/${enc(r.did)}`;
+  return { kind: 'proof', path, operation, profile, did: r.did, seedHex: r.seedHex, keyId: r.keyId, serviceId: r.serviceId, endpoint: cacheUrl };
+}
 
 function retrievalJob(ctx: BenchContext, operation: 'summary' | 'pull', name: string): LoadJob {
   const { settings: s, service } = ctx;
-  const r = ctx.recipients.retrieval;
-  const path = operation === 'summary' ? `/cache/summary/${enc(r.did)}` : `/cache/messages/${enc(r.did)}`;
   return {
     name,
     url: service.urls.cache,
     connections: s.connections,
     durationS: s.durationS,
     warmupS: s.warmupS,
-    request: {
-      kind: 'proof',
-      path,
-      operation,
-      profile: ctx.profile,
-      did: r.did,
-      seedHex: r.seedHex,
-      keyId: r.keyId,
-      serviceId: r.serviceId,
-      endpoint: service.urls.cache,
-    },
+    request: retrievalRequest(service.urls.cache, ctx.recipients.retrieval, ctx.profile, operation),
   };
 }
 

@@ -1,0 +1,102 @@
+/**
+ * Interleaved A/B comparison of two builds, for deciding whether a change is faster (not part of the report).
+ *
+ *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull] [--rounds 8] [--seconds 5]
+ *
+ * A is this checkout, B the other tree (its own `bin/ddn.js`, `dist/` and `node_modules/`, e.g. a `git worktree`
+ * after `npm ci && npm run build`). Both run as combined nodes at once, each on its own data directory; the same
+ * load job alternates between them in short windows (A B, B A, A B, …). On a shared machine the speed drifts over
+ * minutes, so one bench run per side, minutes apart, compares the drift; windows seconds apart see the same one.
+ * Prints each round's rates and the median of the per-round ratios B ÷ A.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { summariseAb, type SideRun } from './ab-summary.js';
+import { registerRecipients, storeEnvelopes } from './fixtures.js';
+import { retrievalRequest } from './figures/retrieval.js';
+import type { LoadJob, LoadResult } from './jobs.js';
+import { LoadGenerator } from './loadgen-client.js';
+import { freePorts, ServiceProcess } from './service.js';
+
+const JOBS = ['store1k', 'summary', 'pull'] as const;
+type JobName = (typeof JOBS)[number];
+const CONNECTIONS = 32;
+const ENVELOPE_BYTES = 1024;
+const MAILBOX_SIZE = 10;
+
+const { values } = parseArgs({
+  options: {
+    other: { type: 'string' },
+    job: { type: 'string', default: 'store1k' },
+    rounds: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '5' },
+  },
+});
+if (values.other === undefined) throw new Error('--other <built tree> is required');
+const jobName = values.job as JobName;
+if (!JOBS.includes(jobName)) throw new Error(`--job is one of ${JOBS.join(', ')}`);
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+
+interface Side {
+  name: 'A' | 'B';
+  service: ServiceProcess;
+  job: LoadJob;
+  runs: SideRun[];
+}
+
+async function startSide(name: 'A' | 'B', root: string | undefined, work: string): Promise<Side> {
+  const dataDir = join(work, name);
+  const service = await ServiceProcess.start({
+    dataDir,
+    ports: await freePorts(),
+    blockTimeMs: 50,
+    logFile: join(work, `${name}.log`),
+    ...(root === undefined ? {} : { root }),
+  });
+  const { profile } = (await (await fetch(`${service.urls.directory}/health`)).json()) as { profile: string };
+  const [r] = await registerRecipients(service.urls.directory, service.urls.cache, profile, 1);
+  const cache = service.urls.cache;
+  const base = { name: `${jobName}-${name}`, url: cache, connections: CONNECTIONS, durationS: seconds, warmupS: 1 };
+  if (jobName === 'store1k') {
+    return { name, service, runs: [], job: { ...base, request: { kind: 'envelope', path: '/cache/store', to: r.did, bodyBytes: ENVELOPE_BYTES } } };
+  }
+  await storeEnvelopes(cache, r.did, MAILBOX_SIZE, ENVELOPE_BYTES);
+  return { name, service, runs: [], job: { ...base, request: retrievalRequest(cache, r, profile, jobName) } };
+}
+
+function sideRun(r: LoadResult): SideRun {
+  return { rate: r.rate, cpuPerRequestUs: r.target_cpu === undefined || r.ok === 0 ? NaN : (r.target_cpu.cpu_ms * 1000) / r.ok };
+}
+
+const work = mkdtempSync(join(tmpdir(), 'ddn-ab-'));
+const gen = LoadGenerator.start();
+try {
+  const a = await startSide('A', undefined, work);
+  const b = await startSide('B', resolve(values.other), work);
+  console.log(`job ${jobName}, ${rounds} rounds of ${seconds} s per side, ${CONNECTIONS} connections; B = ${resolve(values.other)}`);
+  for (let i = 0; i < rounds; i++) {
+    for (const side of i % 2 === 0 ? [a, b] : [b, a]) {
+      const r = await gen.run(side.job, side.service.pid);
+      if (r.ok === 0) throw new Error(`${side.name}: no request succeeded (${JSON.stringify(r.statuses)})`);
+      side.runs.push(sideRun(r));
+    }
+    const [ra, rb] = [a.runs[i], b.runs[i]];
+    console.log(
+      `round ${i + 1}: A ${Math.round(ra.rate)} req/s (${Math.round(ra.cpuPerRequestUs)} µs CPU), ` +
+        `B ${Math.round(rb.rate)} req/s (${Math.round(rb.cpuPerRequestUs)} µs CPU), B/A ${(rb.rate / ra.rate).toFixed(3)}`,
+    );
+  }
+  const s = summariseAb(a.runs, b.runs);
+  console.log(
+    `median: A ${s.medianRateA} req/s, B ${s.medianRateB} req/s; B/A per round: median ${s.ratio.median}, ` +
+      `min ${s.ratio.min}, max ${s.ratio.max}; B faster in ${s.bFaster} of ${s.rounds}; ` +
+      `CPU per request A ${s.medianCpuUsA} µs, B ${s.medianCpuUsB} µs`,
+  );
+} finally {
+  await ServiceProcess.stopAll();
+  await gen.stop();
+  rmSync(work, { recursive: true, force: true });
+}
