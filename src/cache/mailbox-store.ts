@@ -39,6 +39,9 @@ export interface EntryMeta {
   provenance: StoredProvenance | null;
 }
 
+/** What a summary item shows of an entry (§11.5). */
+export type SummaryEntry = Pick<EntryMeta, 'messageId' | 'storedAtMs' | 'expiresAtMs' | 'tag' | 'applicationId' | 'chunk' | 'sizeBytes'>;
+
 /** A new entry: its metadata and the envelope JSON text as received (a JSON object, no surrounding space). */
 export interface NewEntry extends EntryMeta {
   envelope: Uint8Array;
@@ -127,8 +130,8 @@ export interface MailboxStore extends NonceRegistry {
   releaseNonce(claim: NonceClaim): Promise<void>;
   /** Visible entries of `did` in store order (sets together, by sequence) up to `maxEnvelopeBytes`. */
   listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage>;
-  /** Metadata of every visible entry of `did`, in the same order. */
-  listSummary(did: string, nowMs: number): Promise<EntryMeta[]>;
+  /** What the summary shows of every visible entry of `did`, in the same order. */
+  listSummary(did: string, nowMs: number): Promise<SummaryEntry[]>;
   /** The visible entries of a complete set; null when absent, incomplete or empty. */
   getChunkSet(did: string, groupId: string, nowMs: number): Promise<ChunkSetView | null>;
   /** One visible entry by `message_id` (case-insensitive). */

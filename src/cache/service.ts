@@ -23,12 +23,12 @@ import { trimJsonObject } from './envelope-text.js';
 import { cacheStoredEvent, type CacheEventSink } from './events.js';
 import type {
   ChunkSetView,
-  EntryMeta,
   EntryWithEnvelope,
   MailboxStore,
   MessagePage,
   NewEntry,
   PutResult,
+  SummaryEntry,
   SweepResult,
 } from './mailbox-store.js';
 import type { AckRequest, ProofInput } from './proof-request.js';
@@ -337,7 +337,7 @@ export class CacheService {
   }
 
   /** `GET /cache/summary/{did}[/{device}]` (operation `summary`). */
-  async summary(proof: ProofInput): Promise<Retrieved<EntryMeta[]>> {
+  async summary(proof: ProofInput): Promise<Retrieved<SummaryEntry[]>> {
     const nowMs = await this.admit('summary', '*', proof);
     return { value: await this.deps.store.listSummary(proof.did, nowMs), nowMs };
   }

@@ -5,7 +5,7 @@
 import { isoMs } from '../base/clock.js';
 import { formatIsoDuration } from '../codec/duration.js';
 import { expiryMember, openEnvelope } from './envelope-text.js';
-import type { ChunkSetView, EntryMeta, EntryWithEnvelope, EnvelopeBytes, MessagePage, PutResult } from './mailbox-store.js';
+import type { ChunkSetView, EntryMeta, EntryWithEnvelope, EnvelopeBytes, MessagePage, PutResult, SummaryEntry } from './mailbox-store.js';
 
 /** Accumulates a JSON text as buffers; consecutive strings are encoded together, once. */
 class JsonBytes {
@@ -110,7 +110,7 @@ export function storeResponse(r: PutResult): Record<string, unknown> {
   return body;
 }
 
-function chunkFields(meta: EntryMeta): Record<string, unknown> {
+function chunkFields(meta: Pick<EntryMeta, 'chunk'>): Record<string, unknown> {
   return meta.chunk === null
     ? {}
     : { message_group_id: meta.chunk.groupId, sequence_number: meta.chunk.sequence, total_chunks: meta.chunk.total };
@@ -167,7 +167,7 @@ export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowM
 }
 
 /** One summary item (§11.5). */
-export function summaryItem(m: EntryMeta): Record<string, unknown> {
+export function summaryItem(m: SummaryEntry): Record<string, unknown> {
   const item: Record<string, unknown> = {
     message_id: m.messageId,
     chunked: m.chunk !== null,
@@ -182,6 +182,6 @@ export function summaryItem(m: EntryMeta): Record<string, unknown> {
 }
 
 /** `GET /cache/summary/{did}[/{device}]`: `{did, count, messages}`. */
-export function summaryBody(did: string, entries: readonly EntryMeta[]): Record<string, unknown> {
+export function summaryBody(did: string, entries: readonly SummaryEntry[]): Record<string, unknown> {
   return { did, count: entries.length, messages: entries.map(summaryItem) };
 }

@@ -2,7 +2,7 @@
  * The Cache mailbox's SQLite schema (`<data-dir>/cache.sqlite`) and its row shapes, shared by the store's reads
  * (main thread) and its writes (the writer thread, `mailbox-writes.ts`).
  */
-import type { EntryMeta, StoredProvenance } from '../../cache/mailbox-store.js';
+import type { ChunkRef, EntryMeta, StoredProvenance, SummaryEntry } from '../../cache/mailbox-store.js';
 import type { Migration } from './database.js';
 
 /** Bytes of each stored part of a large envelope. */
@@ -96,9 +96,29 @@ export const SWEEP_CHUNK = 2_000;
 export const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e.stored_at_ms, e.expires_at_ms, e.max_ttl_s,
   e.applied_ttl_s, e.tag, e.application_id, e.group_id, e.sequence_number, e.total_chunks, e.size_bytes, e.provenance`;
 
+/**
+ * The columns a summary item shows (§11.5), read as a {@link SummaryRow}: a summary reads no more, since building
+ * each value of a row is most of the read (the recipient and content hash alone were a quarter of it).
+ */
+export const SUMMARY_COLUMNS = `e.message_id, e.stored_at_ms, e.expires_at_ms, e.tag, e.application_id, e.group_id,
+  e.sequence_number, e.total_chunks, e.size_bytes`;
+
 /** Visible = unexpired and (unchunked or in a complete set), §11.5. */
 export const VISIBLE = `e.expires_at_ms > @now AND (e.group_id IS NULL OR EXISTS (SELECT 1 FROM cache_chunk_sets s
   WHERE s.recipient = e.recipient AND s.group_id = e.group_id AND s.complete = 1))`;
+
+/** The run of columns a {@link MetaRow} and a {@link SummaryRow} share, in this order. */
+type ItemColumns = [
+  tag: string | null,
+  application_id: string | null,
+  group_id: string | null,
+  sequence_number: number | null,
+  total_chunks: number | null,
+  size_bytes: number,
+];
+
+/** Store order of a recipient's entries: a chunk set together (at its first chunk), by sequence within it. */
+export const STORE_ORDER = 'ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq';
 
 /**
  * A {@link META_COLUMNS} row as read with better-sqlite3's `.raw()`: the columns in that order, as an array. Keyed
@@ -113,14 +133,12 @@ export type MetaRow = readonly [
   expires_at_ms: number,
   max_ttl_s: number,
   applied_ttl_s: number,
-  tag: string | null,
-  application_id: string | null,
-  group_id: string | null,
-  sequence_number: number | null,
-  total_chunks: number | null,
-  size_bytes: number,
+  ...ItemColumns,
   provenance: string | null,
 ];
+
+/** A {@link SUMMARY_COLUMNS} row, read with `.raw()`. */
+export type SummaryRow = readonly [message_id: string, stored_at_ms: number, expires_at_ms: number, ...ItemColumns];
 
 /** A {@link MetaRow} followed by `e.envelope`. */
 export type MetaEnvelopeRow = readonly [...MetaRow, envelope: Buffer];
@@ -136,6 +154,11 @@ export interface SetRow {
   complete: number;
 }
 
+/** An entry's chunk position from its three columns (none without a group). */
+function chunkOf(groupId: string | null, sequence: number | null, total: number | null): ChunkRef | null {
+  return groupId === null ? null : { groupId, sequence: sequence ?? 0, total: total ?? 1 };
+}
+
 export function toMeta(r: MetaRow | MetaEnvelopeRow): EntryMeta {
   const groupId = r[10];
   const provenance = r[14];
@@ -149,9 +172,22 @@ export function toMeta(r: MetaRow | MetaEnvelopeRow): EntryMeta {
     appliedTtlSeconds: r[7],
     tag: r[8],
     applicationId: r[9],
-    chunk: groupId === null ? null : { groupId, sequence: r[11] ?? 0, total: r[12] ?? 1 },
+    chunk: chunkOf(groupId, r[11], r[12]),
     sizeBytes: r[13],
     provenance: provenance === null ? null : (JSON.parse(provenance) as StoredProvenance),
+  };
+}
+
+export function toSummary(r: SummaryRow): SummaryEntry {
+  const groupId = r[5];
+  return {
+    messageId: r[0],
+    storedAtMs: r[1],
+    expiresAtMs: r[2],
+    tag: r[3],
+    applicationId: r[4],
+    chunk: chunkOf(groupId, r[6], r[7]),
+    sizeBytes: r[8],
   };
 }
 

@@ -9,17 +9,30 @@ import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import type {
   ChunkSetView,
   EnvelopeBytes,
-  EntryMeta,
   EntryWithEnvelope,
   MailboxStore,
   MessagePage,
   PutRequest,
   PutResult,
+  SummaryEntry,
   SweepResult,
 } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type SqliteDb } from './database.js';
-import { asBytes, COL, MAILBOX_MIGRATIONS, META_COLUMNS, toMeta, VISIBLE, type MetaEnvelopeRow, type MetaRow, type SetRow } from './mailbox-schema.js';
+import {
+  asBytes,
+  COL,
+  MAILBOX_MIGRATIONS,
+  META_COLUMNS,
+  STORE_ORDER,
+  SUMMARY_COLUMNS,
+  toMeta,
+  toSummary,
+  VISIBLE,
+  type MetaEnvelopeRow,
+  type SetRow,
+  type SummaryRow,
+} from './mailbox-schema.js';
 import { InThreadMailboxWriter, type MailboxWriter } from './mailbox-writer.js';
 import { WorkerMailboxWriter, type WorkerWriterOptions } from './worker-writer.js';
 
@@ -57,10 +70,8 @@ export class SqliteMailboxStore implements MailboxStore {
     this.q = {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
-      visibleMeta: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
-        ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`).raw(),
-      visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE}
-        ORDER BY COALESCE(e.sort_key, e.seq), e.sequence_number, e.seq`).raw(),
+      visibleSummary: p(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
+      visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
       partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
       visibleByKey: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`).raw(),
@@ -137,8 +148,8 @@ export class SqliteMailboxStore implements MailboxStore {
     return { entries: rows.map((r) => this.withEnvelope(r)), truncated };
   }
 
-  async listSummary(did: string, nowMs: number): Promise<EntryMeta[]> {
-    return (this.q.visibleMeta.all({ did, now: nowMs }) as MetaRow[]).map(toMeta);
+  async listSummary(did: string, nowMs: number): Promise<SummaryEntry[]> {
+    return (this.q.visibleSummary.all({ did, now: nowMs }) as SummaryRow[]).map(toSummary);
   }
 
   async getChunkSet(did: string, groupId: string, nowMs: number): Promise<ChunkSetView | null> {
