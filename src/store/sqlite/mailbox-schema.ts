@@ -159,8 +159,8 @@ function chunkOf(groupId: string | null, sequence: number | null, total: number 
   return groupId === null ? null : { groupId, sequence: sequence ?? 0, total: total ?? 1 };
 }
 
+/** An entry's metadata from its {@link MetaRow} (or one with its envelope after it). */
 export function toMeta(r: MetaRow | MetaEnvelopeRow): EntryMeta {
-  const groupId = r[10];
   const provenance = r[14];
   return {
     messageId: r[1],
@@ -172,21 +172,21 @@ export function toMeta(r: MetaRow | MetaEnvelopeRow): EntryMeta {
     appliedTtlSeconds: r[7],
     tag: r[8],
     applicationId: r[9],
-    chunk: chunkOf(groupId, r[11], r[12]),
+    chunk: chunkOf(r[10], r[11], r[12]),
     sizeBytes: r[13],
     provenance: provenance === null ? null : (JSON.parse(provenance) as StoredProvenance),
   };
 }
 
+/** A summary item's entry from its {@link SummaryRow}. */
 export function toSummary(r: SummaryRow): SummaryEntry {
-  const groupId = r[5];
   return {
     messageId: r[0],
     storedAtMs: r[1],
     expiresAtMs: r[2],
     tag: r[3],
     applicationId: r[4],
-    chunk: chunkOf(groupId, r[6], r[7]),
+    chunk: chunkOf(r[5], r[6], r[7]),
     sizeBytes: r[8],
   };
 }
