@@ -39,6 +39,7 @@ const jobName = values.job as JobName;
 if (!JOBS.includes(jobName)) throw new Error(`--job is one of ${JOBS.join(', ')}`);
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
+if (!Number.isInteger(rounds) || rounds < 1 || !(seconds > 0)) throw new Error('--rounds is a whole number ≥ 1 and --seconds a number > 0');
 
 interface Side {
   name: 'A' | 'B';

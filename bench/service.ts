@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = fileURLToPath(new URL('../bin/ddn.js', import.meta.url));
 
 export interface Ports {
   directory: number;
@@ -109,7 +108,7 @@ export class ServiceProcess {
   static async start(o: ServiceOptions): Promise<ServiceProcess> {
     const [, ...args] = serviceCommand(o);
     const root = o.root ?? ROOT;
-    args[args.indexOf('bin/ddn.js')] = o.root === undefined ? CLI : join(root, 'bin', 'ddn.js');
+    args[args.indexOf('bin/ddn.js')] = join(root, 'bin', 'ddn.js');
     const log = openSync(o.logFile, 'a');
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', log] });
     closeSync(log);
