@@ -48,29 +48,29 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
 
   server.route('GET', '/cache/messages/:did', async (ctx) => {
     const did = pathDid(ctx.params.did);
-    const r = await service.messages(proofFromHeaders(ctx.header, { did }));
-    return jsonPayload(200, messagesBody(did, r.value, r.nowMs));
+    const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs));
+    return jsonPayload(200, body);
   });
 
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
-    const r = await service.summary(proofFromHeaders(ctx.header, { did, device: ctx.params.device }));
-    return json(200, summaryBody(did, r.value));
+    const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
+    return jsonPayload(200, await service.summary(proof, (entries) => JSON.stringify(summaryBody(did, entries))));
   };
   server.route('GET', '/cache/summary/:did', summary);
   server.route('GET', '/cache/summary/:did/:device', summary);
 
   server.route('GET', '/cache/chunks/:did/:group', async (ctx) => {
     const did = pathDid(ctx.params.did);
-    const r = await service.chunks(proofFromHeaders(ctx.header, { did }), ctx.params.group);
-    const groupId = r.value.entries[0]?.meta.chunk?.groupId ?? ctx.params.group;
-    return jsonPayload(200, chunksBody(did, groupId, r.value, r.nowMs));
+    const body = await service.chunks(proofFromHeaders(ctx.header, { did }), ctx.params.group, (set, nowMs) =>
+      chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
+    );
+    return jsonPayload(200, body);
   });
 
   server.route('GET', '/cache/message/:did/:id', async (ctx) => {
     const did = pathDid(ctx.params.did);
-    const r = await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id);
-    return jsonPayload(200, messageBody(r.value, r.nowMs));
+    return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody));
   });
 
   server.route('POST', '/cache/ack', async (ctx) => {

@@ -63,10 +63,20 @@ export interface StoreRequest {
   node: AuthenticatedNode | null;
 }
 
-/** A retrieval result with the instant it was read at (for the items' `proof.timestamp`). */
-export interface Retrieved<T> {
-  value: T;
-  nowMs: number;
+/**
+ * Renders what a retrieval read into its answer; `nowMs` is the instant it was read at (the items'
+ * `proof.timestamp`).
+ */
+export type Present<T, R> = (value: T, nowMs: number) => R;
+
+/** A promise's outcome as a value, to await later without leaving a rejection unhandled in between. */
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function capture<T>(p: Promise<T>): Promise<Outcome<T>> {
+  return p.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
 }
 
 type LookupFailure = Extract<ErrorCode, 'policy_lookup_failed' | 'ledger_unavailable'>;
@@ -301,23 +311,27 @@ export class CacheService {
   }
 
   /**
-   * Proof steps 2–9 for a read: the signature (8) is checked on the verifier thread while the nonce (9) is being
-   * recorded by the writer — both wait on other threads, and one after the other they were most of a
-   * retrieval's latency. The answer keeps the spec's order: a bad signature is 403 `invalid_signature` whatever
-   * the nonce, and the claim made for it is released again, so a refused proof leaves nothing behind; then a
-   * used nonce is 409 `proof_nonce_replayed`.
+   * Proof steps 2–9 for a read, then the read and its answer. The signature (8) is checked on the verifier thread
+   * while the nonce (9) is being recorded by the writer; once the signature holds, the mailbox is read and the
+   * answer rendered while the nonce's commit is still on its way. Each of the three used to wait for the one before
+   * it, and that was most of a retrieval's latency. The answer keeps the spec's order: a bad signature is 403
+   * `invalid_signature` whatever the nonce (nothing is read), and the claim made for it is released again, so a
+   * refused proof leaves nothing behind; then a used nonce is 409 `proof_nonce_replayed`, and what was read for it
+   * is dropped; then the read's own errors (404s). The read is taken at the instant the signature held, so the
+   * answer is the mailbox as it was within the request.
    */
-  private async admit(operation: ProofOperation, subject: string, proof: ProofInput): Promise<number> {
+  private async admitAndRead<R>(
+    operation: ProofOperation,
+    subject: string,
+    proof: ProofInput,
+    read: (nowMs: number) => Promise<R>,
+  ): Promise<R> {
     const { store, clock } = this.deps;
     const checked = await this.checkProof(operation, subject, proof);
-    const claimed = store.claimNonce(checked.claim, clock.nowMs()).then(
-      (fresh) => ({ fresh }),
-      (error: unknown) => ({ error }),
-    );
-    const valid = await proofSignatureVerifies(checked);
-    const claim = await claimed;
-    if (!valid) {
-      if ('fresh' in claim && claim.fresh) {
+    const claimed = capture(store.claimNonce(checked.claim, clock.nowMs()));
+    if (!(await proofSignatureVerifies(checked))) {
+      const claim = await claimed;
+      if (claim.ok && claim.value) {
         await store.releaseNonce(checked.claim).catch((err: unknown) => {
           // the claim then simply expires with the proof's window
           this.deps.logger?.warn({ err }, 'releasing the nonce of a refused proof failed');
@@ -325,37 +339,44 @@ export class CacheService {
       }
       throw badProofSignature();
     }
-    if ('error' in claim) throw claim.error;
-    if (!claim.fresh) throw new DdnError('proof_nonce_replayed', 'this proof nonce was already used', { header: 'X-Nonce' });
-    return clock.nowMs();
+    const answer = capture(read(clock.nowMs()));
+    const claim = await claimed;
+    if (!claim.ok) throw claim.error;
+    if (!claim.value) throw new DdnError('proof_nonce_replayed', 'this proof nonce was already used', { header: 'X-Nonce' });
+    const got = await answer;
+    if (!got.ok) throw got.error;
+    return got.value;
   }
 
   /** `GET /cache/messages/{did}` (operation `pull`). */
-  async messages(proof: ProofInput): Promise<Retrieved<MessagePage>> {
-    const nowMs = await this.admit('pull', '*', proof);
-    return { value: await this.deps.store.listMessages(proof.did, nowMs, this.deps.settings.maxResponseEnvelopeBytes), nowMs };
+  messages<R>(proof: ProofInput, present: Present<MessagePage, R>): Promise<R> {
+    const { store, settings } = this.deps;
+    return this.admitAndRead('pull', '*', proof, async (nowMs) =>
+      present(await store.listMessages(proof.did, nowMs, settings.maxResponseEnvelopeBytes), nowMs),
+    );
   }
 
   /** `GET /cache/summary/{did}[/{device}]` (operation `summary`). */
-  async summary(proof: ProofInput): Promise<Retrieved<SummaryEntry[]>> {
-    const nowMs = await this.admit('summary', '*', proof);
-    return { value: await this.deps.store.listSummary(proof.did, nowMs), nowMs };
+  summary<R>(proof: ProofInput, present: Present<SummaryEntry[], R>): Promise<R> {
+    return this.admitAndRead('summary', '*', proof, async (nowMs) => present(await this.deps.store.listSummary(proof.did, nowMs), nowMs));
   }
 
   /** `GET /cache/chunks/{did}/{group}` (operation `chunks`); absent or incomplete → 404 `chunk_set_not_found`. */
-  async chunks(proof: ProofInput, groupId: string): Promise<Retrieved<ChunkSetView>> {
-    const nowMs = await this.admit('chunks', groupId, proof);
-    const set = await this.deps.store.getChunkSet(proof.did, groupId, nowMs);
-    if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
-    return { value: set, nowMs };
+  chunks<R>(proof: ProofInput, groupId: string, present: Present<ChunkSetView, R>): Promise<R> {
+    return this.admitAndRead('chunks', groupId, proof, async (nowMs) => {
+      const set = await this.deps.store.getChunkSet(proof.did, groupId, nowMs);
+      if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
+      return present(set, nowMs);
+    });
   }
 
   /** `GET /cache/message/{did}/{id}` (operation `pull_message`); not visible → 404 `message_not_found`. */
-  async message(proof: ProofInput, messageId: string): Promise<Retrieved<EntryWithEnvelope>> {
-    const nowMs = await this.admit('pull_message', messageId, proof);
-    const e = await this.deps.store.getMessage(proof.did, messageId, nowMs);
-    if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
-    return { value: e, nowMs };
+  message<R>(proof: ProofInput, messageId: string, present: Present<EntryWithEnvelope, R>): Promise<R> {
+    return this.admitAndRead('pull_message', messageId, proof, async (nowMs) => {
+      const e = await this.deps.store.getMessage(proof.did, messageId, nowMs);
+      if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
+      return present(e, nowMs);
+    });
   }
 
   /** `POST /cache/ack` (operation `ack`): deletes the listed entries; returns the ids actually deleted. */

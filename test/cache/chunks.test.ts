@@ -95,6 +95,10 @@ describe('chunk sets', () => {
     assert.deepEqual(chunks[1].envelope, { ...c1, expires_at: chunks[1].expires_at });
     expectError(await h.get(`/cache/chunks/${enc(r.did)}/${group}`, h.proof(r, 'chunks', '*')), 403, 'invalid_signature');
     expectError(await chunksOf(randomUUID()), 404, 'chunk_set_not_found');
+    const unknown = randomUUID();
+    const unknownProof = h.proof(r, 'chunks', unknown);
+    expectError(await h.get(`/cache/chunks/${enc(r.did)}/${unknown}`, unknownProof), 404, 'chunk_set_not_found');
+    expectError(await h.get(`/cache/chunks/${enc(r.did)}/${unknown}`, unknownProof), 409, 'proof_nonce_replayed');
 
     // completeness is sticky: acknowledging some chunks leaves the rest visible
     const acked = await h.ack(r, [c0.message_id as string]);

@@ -177,7 +177,10 @@ describe('retrieval routes', () => {
     assert.equal((one.body.message as Body).message_id, id);
     expectError(await h.get(`/cache/message/${enc(r.did)}/${id}`, h.proof(r, 'pull_message', '*')), 403, 'invalid_signature');
     const missing = randomUUID();
-    expectError(await h.get(`/cache/message/${enc(r.did)}/${missing}`, h.proof(r, 'pull_message', missing)), 404, 'message_not_found');
+    const missingProof = h.proof(r, 'pull_message', missing);
+    expectError(await h.get(`/cache/message/${enc(r.did)}/${missing}`, missingProof), 404, 'message_not_found');
+    // the 404 used the nonce up (step 9 comes before the lookup), and a replay is refused as one before it 404s
+    expectError(await h.get(`/cache/message/${enc(r.did)}/${missing}`, missingProof), 409, 'proof_nonce_replayed');
     // another DID's message by id
     const { env: theirs } = await store(other);
     const tid = theirs.message_id as string;
