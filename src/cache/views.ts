@@ -7,9 +7,12 @@ import { formatIsoDuration } from '../codec/duration.js';
 import { expiryMember, openEnvelope } from './envelope-text.js';
 import type { ChunkSetView, EntryMeta, EntryWithEnvelope, EnvelopeBytes, MessagePage, PutResult, SummaryEntry } from './mailbox-store.js';
 
-/** Accumulates a JSON text as buffers; consecutive strings are encoded together, once. */
+/**
+ * Accumulates a JSON text of strings and stored bytes, and writes it out once: consecutive strings are joined as
+ * strings, and the answer is one buffer the parts are written into (no buffer per string in between).
+ */
 class JsonBytes {
-  private readonly parts: Buffer[] = [];
+  private readonly parts: (string | Buffer)[] = [];
   private size = 0;
   private text = '';
 
@@ -27,10 +30,9 @@ class JsonBytes {
 
   private endText(): void {
     if (this.text === '') return;
-    const b = Buffer.from(this.text, 'utf8');
+    this.parts.push(this.text);
+    this.size += Buffer.byteLength(this.text);
     this.text = '';
-    this.parts.push(b);
-    this.size += b.length;
   }
 
   /** A stored envelope with its `expires_at` member (the stored bytes are not copied here). */
@@ -51,32 +53,48 @@ class JsonBytes {
    */
   toPayload(): Buffer | Buffer[] {
     this.endText();
-    if (this.size < LARGE_PART_BYTES) return Buffer.concat(this.parts, this.size);
+    if (this.size < LARGE_PART_BYTES) return joinParts(this.parts, this.size);
     const out: Buffer[] = [];
-    let run: Buffer[] = [];
+    let run: (string | Buffer)[] = [];
+    let runSize = 0;
     const endRun = () => {
-      if (run.length > 0) out.push(run.length === 1 ? run[0] : Buffer.concat(run));
+      if (run.length > 0) out.push(joinParts(run, runSize));
       run = [];
+      runSize = 0;
     };
     for (const p of this.parts) {
-      if (p.length < LARGE_PART_BYTES) {
+      const size = typeof p === 'string' ? Buffer.byteLength(p) : p.length;
+      if (size < LARGE_PART_BYTES) {
         run.push(p);
+        runSize += size;
         continue;
       }
       endRun();
-      out.push(p);
+      out.push(typeof p === 'string' ? Buffer.from(p) : p);
     }
     endRun();
     return out;
   }
 }
 
+/** `parts` written into one new buffer of `size` bytes (their UTF-8 length together). */
+function joinParts(parts: readonly (string | Buffer)[], size: number): Buffer {
+  if (parts.length === 1 && typeof parts[0] !== 'string') return parts[0];
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const p of parts) {
+    if (typeof p === 'string') at += out.write(p, at);
+    else at += p.copy(out, at);
+  }
+  return out;
+}
+
 /** Parts at least this large are not copied into the response buffer. */
 const LARGE_PART_BYTES = 64 * 1024;
 
-/** `proof` of store responses (`delivery`) and retrieval items (`retrieval`). */
-function proofObject(eventType: 'delivery' | 'retrieval', meta: EntryMeta, atIso: string): Record<string, unknown> {
-  return { event_type: eventType, message_id: meta.messageId, recipient_did: meta.recipientDid, timestamp: atIso };
+/** `proof` of store responses (retrieved items get {@link retrievalProof}). */
+function deliveryProof(meta: EntryMeta, atIso: string): Record<string, unknown> {
+  return { event_type: 'delivery', message_id: meta.messageId, recipient_did: meta.recipientDid, timestamp: atIso };
 }
 
 /** The 202 body of `POST /cache/store` (§11.1). */
@@ -100,7 +118,7 @@ export function storeResponse(r: PutResult): Record<string, unknown> {
     body.expected_chunks = set.total;
     if (!set.complete && set.retryUntilMs !== null) body.retry_until = isoMs(set.retryUntilMs);
   }
-  body.proof = proofObject('delivery', e, isoMs(e.storedAtMs));
+  body.proof = deliveryProof(e, isoMs(e.storedAtMs));
   if (e.provenance !== null) {
     body.policy_id = e.provenance.policyId;
     body.policy_revision = e.provenance.policyRevision;
@@ -116,19 +134,27 @@ function chunkFields(meta: Pick<EntryMeta, 'chunk'>): Record<string, unknown> {
     : { message_group_id: meta.chunk.groupId, sequence_number: meta.chunk.sequence, total_chunks: meta.chunk.total };
 }
 
-/** One message item (§11.5) appended to `w`; `nowIso` is the retrieval proof's timestamp. */
+/**
+ * One message item (§11.5) appended to `w`; `nowIso` is the retrieval proof's timestamp. Written as text around
+ * the stored envelope: a pull answers with many items, and building an object per item and member, only to
+ * serialise it again, cost more than the rest of the answer.
+ */
 function writeMessageItem(w: JsonBytes, e: EntryWithEnvelope, nowIso: string): void {
   const m = e.meta;
   const expiresAt = isoMs(m.expiresAtMs);
-  w.openObject({
-    message_id: m.messageId,
-    recipient: m.recipientDid,
-    expires_at: expiresAt,
-    chunked: m.chunk !== null,
-    ...chunkFields(m),
-  });
-  w.raw(',"envelope":').envelope(e.envelope, expiresAt);
-  w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowIso))}}`);
+  const id = JSON.stringify(m.messageId);
+  const recipient = JSON.stringify(m.recipientDid);
+  const c = m.chunk;
+  const chunk =
+    c === null ? '' : `,"message_group_id":${JSON.stringify(c.groupId)},"sequence_number":${c.sequence},"total_chunks":${c.total}`;
+  w.raw(`{"message_id":${id},"recipient":${recipient},"expires_at":"${expiresAt}","chunked":${c !== null}${chunk},"envelope":`);
+  w.envelope(e.envelope, expiresAt);
+  w.raw(`,${retrievalProof(id, recipient, nowIso)}}`);
+}
+
+/** The `proof` member of a retrieved item, from its JSON-quoted message id and recipient. */
+function retrievalProof(idJson: string, recipientJson: string, nowIso: string): string {
+  return `"proof":{"event_type":"retrieval","message_id":${idJson},"recipient_did":${recipientJson},"timestamp":"${nowIso}"}`;
 }
 
 /** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
@@ -158,10 +184,10 @@ export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowM
   set.entries.forEach((e, i) => {
     const m = e.meta;
     const expiresAt = isoMs(m.expiresAtMs);
-    if (i > 0) w.raw(',');
-    w.openObject({ message_id: m.messageId, sequence_number: m.chunk?.sequence ?? 0, expires_at: expiresAt });
-    w.raw(',"envelope":').envelope(e.envelope, expiresAt);
-    w.raw(`,"proof":${JSON.stringify(proofObject('retrieval', m, nowIso))}}`);
+    const id = JSON.stringify(m.messageId);
+    w.raw(`${i > 0 ? ',' : ''}{"message_id":${id},"sequence_number":${m.chunk?.sequence ?? 0},"expires_at":"${expiresAt}","envelope":`);
+    w.envelope(e.envelope, expiresAt);
+    w.raw(`,${retrievalProof(id, JSON.stringify(m.recipientDid), nowIso)}}`);
   });
   return w.raw(']}').toPayload();
 }

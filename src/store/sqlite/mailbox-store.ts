@@ -51,6 +51,8 @@ export interface SqliteMailboxOptions {
 export class SqliteMailboxStore implements MailboxStore {
   private readonly writer: MailboxWriter;
   private readonly q;
+  /** Runs its argument in a read transaction; made once, as making one per read cost more than a pull's query. */
+  private readonly inTransaction: (read: () => unknown) => unknown;
 
   /** Opens (creating and migrating) `path` with WAL and `synchronous = FULL`. */
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
@@ -66,6 +68,7 @@ export class SqliteMailboxStore implements MailboxStore {
     private readonly ownsDb = false,
   ) {
     this.writer = options.writerInstance ?? new InThreadMailboxWriter(db, options.writer);
+    this.inTransaction = db.transaction((read: () => unknown) => read());
     const p = (sql: string) => db.prepare(sql);
     this.q = {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
@@ -177,7 +180,7 @@ export class SqliteMailboxStore implements MailboxStore {
    * each statement outside a transaction its own.
    */
   private snapshot<T>(read: () => T): T {
-    return this.db.transaction(read)();
+    return this.inTransaction(read) as T;
   }
 
   /** A row's entry with its whole envelope: the first part, plus the stored parts of a large one (uncopied). */
