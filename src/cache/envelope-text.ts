@@ -11,9 +11,9 @@ export { trimJsonObject } from '../base/json-text.js';
 /**
  * A stored envelope gets `"expires_at": "<iso>"` as its last member in retrieval answers: its text up to the
  * closing brace ({@link openEnvelope}), then the new member and the brace ({@link expiryMember}). An envelope
- * never carries `expires_at` itself (closed field set, §10.1).
+ * never carries `expires_at` itself (closed field set, §10.1). (An envelope read as text is opened as text.)
  */
-export function openEnvelope(envelope: EnvelopeBytes): Buffer[] {
+export function openEnvelope(envelope: Exclude<EnvelopeBytes, string>): Buffer[] {
   const parts = (envelope instanceof Uint8Array ? [envelope] : envelope)
     .filter((p) => p.byteLength > 0)
     .map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength));
@@ -27,8 +27,9 @@ export function expiryMember(expiresAtIso: string): string {
   return `,"expires_at":${JSON.stringify(expiresAtIso)}}`;
 }
 
-/** The envelope bytes as one buffer (a copy only when they are in parts). */
+/** The envelope bytes as one buffer (a copy only when they are in parts or text). */
 export function envelopeBuffer(envelope: EnvelopeBytes): Buffer {
+  if (typeof envelope === 'string') return Buffer.from(envelope, 'utf8');
   if (envelope instanceof Uint8Array) return Buffer.from(envelope.buffer, envelope.byteOffset, envelope.byteLength);
   return Buffer.concat(envelope);
 }

@@ -47,8 +47,12 @@ export interface NewEntry extends EntryMeta {
   envelope: Uint8Array;
 }
 
-/** An envelope's bytes: one buffer, or consecutive parts (a large envelope as stored) that make it in order. */
-export type EnvelopeBytes = Uint8Array | readonly Uint8Array[];
+/**
+ * An envelope's bytes: one buffer, consecutive parts (a large envelope as stored) that make it in order, or its
+ * text — a string whose UTF-8 encoding is exactly the stored bytes (a store may read a small envelope so, since
+ * a string costs less to make than a buffer; the bytes are UTF-8 as the body parser admits no other).
+ */
+export type EnvelopeBytes = string | Uint8Array | readonly Uint8Array[];
 
 /** A stored entry with its envelope text. */
 export interface EntryWithEnvelope {

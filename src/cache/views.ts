@@ -37,7 +37,8 @@ class JsonBytes {
 
   /** A stored envelope with its `expires_at` member (the stored bytes are not copied here). */
   envelope(envelope: EnvelopeBytes, expiresAtIso: string): this {
-    for (const part of openEnvelope(envelope)) this.bytes(part);
+    if (typeof envelope === 'string') this.raw(envelope.slice(0, -1));
+    else for (const part of openEnvelope(envelope)) this.bytes(part);
     return this.raw(expiryMember(expiresAtIso));
   }
 

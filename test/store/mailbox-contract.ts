@@ -10,6 +10,7 @@ import type { ChunkRef, EnvelopeBytes, MailboxStore, NewEntry, PutResult } from 
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 import { DID, entry, HOUR, NOW, OTHER } from './mailbox-fixtures.js';
+import { ENVELOPE_PART_BYTES } from '../../src/store/sqlite/mailbox-schema.js';
 
 /** A store under test; `another()` opens a second, independent handle on the same storage (another process). */
 export interface MailboxHandle {
@@ -66,6 +67,22 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.equal(text(got.envelope), text(envelope));
       assert.equal(await store.getMessage(OTHER, 'abc-1', NOW), null, 'another recipient does not see it');
       assert.equal(await store.getMessage(DID, 'nope', NOW), null);
+    }));
+
+    it('returns the stored bytes exactly: multi-byte text, across a part boundary, and bytes that are not UTF-8', withStore(async ({ store }) => {
+      // "é" (2 bytes) straddles the boundary of the first 1 MiB part where a store keeps large envelopes in parts
+      const head = '{"message_id":"utf-big","pad":"';
+      const big = Buffer.from(`${head}${'x'.repeat(ENVELOPE_PART_BYTES - Buffer.byteLength(head) - 1)}é€😀\ufffd"}`);
+      const notUtf8 = Buffer.concat([Buffer.from('{"message_id":"raw","x":"'), Buffer.from([0xf0, 0x9f, 0x98, 0xff, 0xed, 0xa0, 0x80]), Buffer.from('"}')]);
+      const written = [
+        entry({ messageId: 'utf-small', body: '{"message_id":"utf-small","x":"é€😀\ufffd"}' }),
+        { ...entry({ messageId: 'utf-big' }), envelope: big, sizeBytes: big.length },
+        { ...entry({ messageId: 'raw' }), envelope: notUtf8, sizeBytes: notUtf8.length },
+      ];
+      for (const e of written) await put(store, e);
+      const page = await store.listMessages(DID, NOW, 100 * 1024 * 1024);
+      assert.deepEqual(page.entries.map((e) => envelopeBuffer(e.envelope)), written.map((e) => Buffer.from(e.envelope)));
+      for (const e of written) assert.ok(envelopeBuffer((await store.getMessage(DID, e.messageId, NOW))!.envelope).equals(e.envelope), e.messageId);
     }));
 
     it('keeps a multi-MiB envelope byte-identical through every read, and deletes it whole', withStore(async ({ store }) => {

@@ -140,8 +140,15 @@ export type MetaRow = readonly [
 /** A {@link SUMMARY_COLUMNS} row, read with `.raw()`. */
 export type SummaryRow = readonly [message_id: string, stored_at_ms: number, expires_at_ms: number, ...ItemColumns];
 
-/** A {@link MetaRow} followed by `e.envelope`. */
-export type MetaEnvelopeRow = readonly [...MetaRow, envelope: Buffer];
+/**
+ * An envelope read with its metadata: as text when it is stored whole (a string costs far less to make than a
+ * buffer: a pull of ten 1 KiB envelopes read 25 µs as buffers, 11 µs as text), nothing for a large one, whose
+ * parts are read as bytes on their own (a part may end inside a character).
+ */
+export const ENVELOPE_TEXT = `CASE WHEN e.size_bytes <= ${ENVELOPE_PART_BYTES} THEN CAST(e.envelope AS TEXT) END`;
+
+/** A {@link MetaRow} followed by {@link ENVELOPE_TEXT}. */
+export type MetaEnvelopeRow = readonly [...MetaRow, envelopeText: string | null];
 
 /** Positions in a {@link MetaRow} read by name. */
 export const COL = { seq: 0, recipient: 2, expiresAtMs: 5, groupId: 10, sizeBytes: 13, envelope: 15 } as const;

@@ -22,6 +22,7 @@ import { openSqlite, type SqliteDb } from './database.js';
 import {
   asBytes,
   COL,
+  ENVELOPE_TEXT,
   MAILBOX_MIGRATIONS,
   META_COLUMNS,
   STORE_ORDER,
@@ -74,11 +75,12 @@ export class SqliteMailboxStore implements MailboxStore {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
       visibleSummary: p(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
-      visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
+      visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
+      firstPart: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
       partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
-      visibleByKey: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
+      visibleByKey: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`).raw(),
-      setEntries: p(`SELECT ${META_COLUMNS}, e.envelope FROM cache_entries e
+      setEntries: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e
         WHERE e.recipient = ? AND e.group_id = ? AND e.expires_at_ms > ? ORDER BY e.sequence_number`).raw(),
     };
   }
@@ -133,9 +135,9 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   private listMessagesNow(did: string, nowMs: number, maxEnvelopeBytes: number): MessagePage {
-    // one statement, stepped row by row: it stops at the first entry past the byte budget (whose first part,
-    // at most one ENVELOPE_PART_BYTES, is the only envelope read beyond it); the further parts of large
-    // envelopes are read after it, as the connection runs one statement at a time
+    // one statement, stepped row by row: it stops at the first entry past the byte budget (whose text, at most
+    // ENVELOPE_PART_BYTES, is the only envelope read beyond it); large envelopes are read after it, as the
+    // connection runs one statement at a time
     const rows: MetaEnvelopeRow[] = [];
     let bytes = 0;
     let truncated = false;
@@ -183,16 +185,21 @@ export class SqliteMailboxStore implements MailboxStore {
     return this.inTransaction(read) as T;
   }
 
-  /** A row's entry with its whole envelope: the first part, plus the stored parts of a large one (uncopied). */
+  /** A row's entry with its whole envelope: its text, or the stored bytes of a large one (its parts, uncopied). */
   private withEnvelope(r: MetaEnvelopeRow): EntryWithEnvelope {
-    return { meta: toMeta(r), envelope: this.envelopeBytes(r) };
+    return { meta: toMeta(r), envelope: this.envelopeOf(r) };
   }
 
-  private envelopeBytes(r: MetaEnvelopeRow): EnvelopeBytes {
-    const first = r[COL.envelope];
+  private envelopeOf(r: MetaEnvelopeRow): EnvelopeBytes {
+    const text = r[COL.envelope];
     const size = r[COL.sizeBytes];
-    if (size <= first.length) return asBytes(first);
+    // bytes that are not UTF-8 come back as text with U+FFFD in their place: the body parser admits none, but
+    // the answer stays byte-exact whatever the file holds, as such an envelope (or one with a real U+FFFD, which
+    // costs nothing but the bytes' read) is read as bytes (the search is immediate in a one-byte string)
+    if (text !== null && !text.includes('\uFFFD')) return text;
     const seq = r[COL.seq];
+    const first = this.q.firstPart.get(seq) as Buffer;
+    if (size <= first.length) return asBytes(first);
     const parts = [first, ...(this.q.partsOf.all(seq) as Buffer[])];
     let at = 0;
     for (const p of parts) at += p.length;
