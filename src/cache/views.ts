@@ -49,10 +49,12 @@ class JsonBytes {
   }
 
   /**
-   * The text as one buffer, or — when it embeds large stored envelopes — as buffers to send in order: runs of
-   * small parts are joined, large ones are passed by reference rather than copied into one more buffer.
+   * The text as one string or buffer, or — when it embeds large stored envelopes — as buffers to send in order:
+   * runs of small parts are joined, large ones are passed by reference rather than copied into one more buffer.
    */
-  toPayload(): Buffer | Buffer[] {
+  toPayload(): string | Buffer | Buffer[] {
+    // all text (envelopes read as text): the string itself, encoded once as it is sent
+    if (this.parts.length === 0) return this.text;
     this.endText();
     if (this.size < LARGE_PART_BYTES) return joinParts(this.parts, this.size);
     const out: Buffer[] = [];
@@ -159,7 +161,7 @@ function retrievalProof(idJson: string, recipientJson: string, nowIso: string): 
 }
 
 /** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
-export function messagesBody(did: string, page: MessagePage, nowMs: number): Buffer | Buffer[] {
+export function messagesBody(did: string, page: MessagePage, nowMs: number): string | Buffer | Buffer[] {
   const w = new JsonBytes().openObject({ did, count: page.entries.length }).raw(',"messages":[');
   const nowIso = isoMs(nowMs);
   page.entries.forEach((e, i) => {
@@ -170,14 +172,14 @@ export function messagesBody(did: string, page: MessagePage, nowMs: number): Buf
 }
 
 /** `GET /cache/message/{did}/{id}`: `{state: "active", message}`. */
-export function messageBody(e: EntryWithEnvelope, nowMs: number): Buffer | Buffer[] {
+export function messageBody(e: EntryWithEnvelope, nowMs: number): string | Buffer | Buffer[] {
   const w = new JsonBytes().raw('{"state":"active","message":');
   writeMessageItem(w, e, isoMs(nowMs));
   return w.raw('}').toPayload();
 }
 
 /** `GET /cache/chunks/{did}/{group}`: the complete set in sequence order. */
-export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowMs: number): Buffer | Buffer[] {
+export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowMs: number): string | Buffer | Buffer[] {
   const w = new JsonBytes()
     .openObject({ did, message_group_id: groupId, complete: true, total_chunks: set.total, count: set.entries.length })
     .raw(',"chunks":[');
