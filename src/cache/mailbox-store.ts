@@ -54,10 +54,21 @@ export interface NewEntry extends EntryMeta {
  */
 export type EnvelopeBytes = string | Uint8Array | readonly Uint8Array[];
 
-/** A stored entry with its envelope text. */
-export interface EntryWithEnvelope {
-  meta: EntryMeta;
+/** What a retrieved item (§11.5) shows of an entry besides its envelope. */
+export type RetrievedMeta = Pick<EntryMeta, 'messageId' | 'recipientDid' | 'expiresAtMs' | 'chunk'>;
+
+/**
+ * A stored entry as a page or chunk set returns it: its envelope and what the item shows (a store may return full
+ * {@link EntryMeta}, a supertype; SQLite reads no more, since each value read costs).
+ */
+export interface RetrievedEntry {
+  meta: RetrievedMeta;
   envelope: EnvelopeBytes;
+}
+
+/** A stored entry with all its metadata and its envelope. */
+export interface EntryWithEnvelope extends RetrievedEntry {
+  meta: EntryMeta;
 }
 
 /** The state of a chunk set after a store (§11.3). */
@@ -94,7 +105,7 @@ export interface PutResult {
 
 /** One `GET /cache/messages` page. */
 export interface MessagePage {
-  entries: EntryWithEnvelope[];
+  entries: RetrievedEntry[];
   /** More visible entries remain beyond the byte budget. */
   truncated: boolean;
 }
@@ -102,7 +113,7 @@ export interface MessagePage {
 /** A complete chunk set's visible entries, in sequence order. */
 export interface ChunkSetView {
   total: number;
-  entries: EntryWithEnvelope[];
+  entries: RetrievedEntry[];
 }
 
 /** What one purge removed (§11.7). */

@@ -5,7 +5,7 @@
 import { isoMs } from '../base/clock.js';
 import { formatIsoDuration } from '../codec/duration.js';
 import { expiryMember, openEnvelope } from './envelope-text.js';
-import type { ChunkSetView, EntryMeta, EntryWithEnvelope, EnvelopeBytes, MessagePage, PutResult, SummaryEntry } from './mailbox-store.js';
+import type { ChunkSetView, EntryMeta, EnvelopeBytes, MessagePage, PutResult, RetrievedEntry, SummaryEntry } from './mailbox-store.js';
 
 /**
  * Accumulates a JSON text of strings and stored bytes, and writes it out once: consecutive strings are joined as
@@ -142,7 +142,7 @@ function chunkFields(meta: Pick<EntryMeta, 'chunk'>): Record<string, unknown> {
  * the stored envelope: a pull answers with many items, and building an object per item and member, only to
  * serialise it again, cost more than the rest of the answer.
  */
-function writeMessageItem(w: JsonBytes, e: EntryWithEnvelope, nowIso: string): void {
+function writeMessageItem(w: JsonBytes, e: RetrievedEntry, nowIso: string): void {
   const m = e.meta;
   const expiresAt = isoMs(m.expiresAtMs);
   const id = JSON.stringify(m.messageId);
@@ -172,7 +172,7 @@ export function messagesBody(did: string, page: MessagePage, nowMs: number): str
 }
 
 /** `GET /cache/message/{did}/{id}`: `{state: "active", message}`. */
-export function messageBody(e: EntryWithEnvelope, nowMs: number): string | Buffer | Buffer[] {
+export function messageBody(e: RetrievedEntry, nowMs: number): string | Buffer | Buffer[] {
   const w = new JsonBytes().raw('{"state":"active","message":');
   writeMessageItem(w, e, isoMs(nowMs));
   return w.raw('}').toPayload();

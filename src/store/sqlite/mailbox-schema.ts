@@ -2,7 +2,7 @@
  * The Cache mailbox's SQLite schema (`<data-dir>/cache.sqlite`) and its row shapes, shared by the store's reads
  * (main thread) and its writes (the writer thread, `mailbox-writes.ts`).
  */
-import type { ChunkRef, EntryMeta, StoredProvenance, SummaryEntry } from '../../cache/mailbox-store.js';
+import type { ChunkRef, EntryMeta, RetrievedMeta, StoredProvenance, SummaryEntry } from '../../cache/mailbox-store.js';
 import type { Migration } from './database.js';
 
 /** Bytes of each stored part of a large envelope. */
@@ -150,6 +150,29 @@ export const ENVELOPE_TEXT = `CASE WHEN e.size_bytes <= ${ENVELOPE_PART_BYTES} T
 /** A {@link MetaRow} followed by {@link ENVELOPE_TEXT}. */
 export type MetaEnvelopeRow = readonly [...MetaRow, envelopeText: string | null];
 
+/**
+ * The columns of a retrieved item (§11.5) and its envelope, read as a {@link RetrievedRow}: a page of ten entries
+ * read in 17 µs so, against 27 µs with all of {@link META_COLUMNS}.
+ */
+export const RETRIEVED_COLUMNS = `e.seq, e.message_id, e.recipient, e.expires_at_ms, e.group_id, e.sequence_number, e.total_chunks,
+  e.size_bytes, ${ENVELOPE_TEXT}`;
+
+/** A {@link RETRIEVED_COLUMNS} row, read with `.raw()`. */
+export type RetrievedRow = readonly [
+  seq: number,
+  message_id: string,
+  recipient: string,
+  expires_at_ms: number,
+  group_id: string | null,
+  sequence_number: number | null,
+  total_chunks: number | null,
+  size_bytes: number,
+  envelopeText: string | null,
+];
+
+/** Positions in a {@link RetrievedRow} read by name. */
+export const RETRIEVED_COL = { seq: 0, sizeBytes: 7, envelope: 8 } as const;
+
 /** Positions in a {@link MetaRow} read by name. */
 export const COL = { seq: 0, recipient: 2, expiresAtMs: 5, groupId: 10, sizeBytes: 13, envelope: 15 } as const;
 
@@ -183,6 +206,11 @@ export function toMeta(r: MetaRow | MetaEnvelopeRow): EntryMeta {
     sizeBytes: r[13],
     provenance: provenance === null ? null : (JSON.parse(provenance) as StoredProvenance),
   };
+}
+
+/** A retrieved item's metadata from its {@link RetrievedRow}. */
+export function toRetrieved(r: RetrievedRow): RetrievedMeta {
+  return { messageId: r[1], recipientDid: r[2], expiresAtMs: r[3], chunk: chunkOf(r[4], r[5], r[6]) };
 }
 
 /** A summary item's entry from its {@link SummaryRow}. */

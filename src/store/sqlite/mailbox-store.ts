@@ -13,6 +13,7 @@ import type {
   MailboxStore,
   MessagePage,
   PutRequest,
+  RetrievedEntry,
   PutResult,
   SummaryEntry,
   SweepResult,
@@ -25,12 +26,16 @@ import {
   ENVELOPE_TEXT,
   MAILBOX_MIGRATIONS,
   META_COLUMNS,
+  RETRIEVED_COL,
+  RETRIEVED_COLUMNS,
   STORE_ORDER,
   SUMMARY_COLUMNS,
   toMeta,
+  toRetrieved,
   toSummary,
   VISIBLE,
   type MetaEnvelopeRow,
+  type RetrievedRow,
   type SetRow,
   type SummaryRow,
 } from './mailbox-schema.js';
@@ -75,12 +80,12 @@ export class SqliteMailboxStore implements MailboxStore {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
       visibleSummary: p(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
-      visibleWithEnvelope: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
+      visibleWithEnvelope: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
       firstPart: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
       partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
       visibleByKey: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`).raw(),
-      setEntries: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e
+      setEntries: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e
         WHERE e.recipient = ? AND e.group_id = ? AND e.expires_at_ms > ? ORDER BY e.sequence_number`).raw(),
     };
   }
@@ -138,11 +143,11 @@ export class SqliteMailboxStore implements MailboxStore {
     // one statement, stepped row by row: it stops at the first entry past the byte budget (whose text, at most
     // ENVELOPE_PART_BYTES, is the only envelope read beyond it); large envelopes are read after it, as the
     // connection runs one statement at a time
-    const rows: MetaEnvelopeRow[] = [];
+    const rows: RetrievedRow[] = [];
     let bytes = 0;
     let truncated = false;
-    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs }) as IterableIterator<MetaEnvelopeRow>) {
-      const size = r[COL.sizeBytes];
+    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs }) as IterableIterator<RetrievedRow>) {
+      const size = r[RETRIEVED_COL.sizeBytes];
       if (rows.length > 0 && bytes + size > maxEnvelopeBytes) {
         truncated = true;
         break;
@@ -150,7 +155,7 @@ export class SqliteMailboxStore implements MailboxStore {
       bytes += size;
       rows.push(r);
     }
-    return { entries: rows.map((r) => this.withEnvelope(r)), truncated };
+    return { entries: rows.map((r) => this.retrieved(r)), truncated };
   }
 
   async listSummary(did: string, nowMs: number): Promise<SummaryEntry[]> {
@@ -165,15 +170,15 @@ export class SqliteMailboxStore implements MailboxStore {
     const key = groupId.toLowerCase();
     const set = this.q.set.get(did, key) as SetRow | undefined;
     if (set === undefined || set.complete !== 1) return null;
-    const rows = this.q.setEntries.all(did, key, nowMs) as MetaEnvelopeRow[];
+    const rows = this.q.setEntries.all(did, key, nowMs) as RetrievedRow[];
     if (rows.length === 0) return null;
-    return { total: set.total_chunks, entries: rows.map((r) => this.withEnvelope(r)) };
+    return { total: set.total_chunks, entries: rows.map((r) => this.retrieved(r)) };
   }
 
   async getMessage(did: string, messageId: string, nowMs: number): Promise<EntryWithEnvelope | null> {
     return this.snapshot(() => {
       const r = this.q.visibleByKey.get({ key: messageId.toLowerCase(), did, now: nowMs }) as MetaEnvelopeRow | undefined;
-      return r === undefined ? null : this.withEnvelope(r);
+      return r === undefined ? null : { meta: toMeta(r), envelope: this.envelopeOf(r[COL.seq], r[COL.sizeBytes], r[COL.envelope]) };
     });
   }
 
@@ -185,19 +190,17 @@ export class SqliteMailboxStore implements MailboxStore {
     return this.inTransaction(read) as T;
   }
 
-  /** A row's entry with its whole envelope: its text, or the stored bytes of a large one (its parts, uncopied). */
-  private withEnvelope(r: MetaEnvelopeRow): EntryWithEnvelope {
-    return { meta: toMeta(r), envelope: this.envelopeOf(r) };
+  /** A row's item with its whole envelope. */
+  private retrieved(r: RetrievedRow): RetrievedEntry {
+    return { meta: toRetrieved(r), envelope: this.envelopeOf(r[RETRIEVED_COL.seq], r[RETRIEVED_COL.sizeBytes], r[RETRIEVED_COL.envelope]) };
   }
 
-  private envelopeOf(r: MetaEnvelopeRow): EnvelopeBytes {
-    const text = r[COL.envelope];
-    const size = r[COL.sizeBytes];
+  /** An entry's whole envelope: its text (`text`, when read so), or its stored bytes (a large one's parts, uncopied). */
+  private envelopeOf(seq: number, size: number, text: string | null): EnvelopeBytes {
     // bytes that are not UTF-8 come back as text with U+FFFD in their place: the body parser admits none, but
     // the answer stays byte-exact whatever the file holds, as such an envelope (or one with a real U+FFFD, which
     // costs nothing but the bytes' read) is read as bytes (the search is immediate in a one-byte string)
     if (text !== null && !text.includes('\uFFFD')) return text;
-    const seq = r[COL.seq];
     const first = this.q.firstPart.get(seq) as Buffer;
     if (size <= first.length) return asBytes(first);
     const parts = [first, ...(this.q.partsOf.all(seq) as Buffer[])];
