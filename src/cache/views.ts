@@ -9,7 +9,8 @@ import type { ChunkSetView, EntryMeta, EnvelopeBytes, MessagePage, PutResult, Re
 
 /**
  * Accumulates a JSON text of strings and stored bytes, and writes it out once: consecutive strings are joined as
- * strings, and the answer is one buffer the parts are written into (no buffer per string in between).
+ * strings; an answer of text alone is that string, else one buffer the parts are written into (no buffer per
+ * string in between).
  */
 class JsonBytes {
   private readonly parts: (string | Buffer)[] = [];

@@ -6,7 +6,9 @@ import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MailboxStore } from '../../src/cache/mailbox-store.js';
-import { ENVELOPE_PART_BYTES, SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS, SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { migrate } from '../../src/store/sqlite/database.js';
+import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import { mailboxContract } from './mailbox-contract.js';
 
@@ -105,6 +107,38 @@ describe('SqliteMailboxStore: large envelopes in parts', () => {
       assert.deepEqual(await read(small, 150), { ids: ['s1'], bytes: [sent.get('s1')], truncated: true });
       assert.deepEqual(await read(mixed, 400), { ids: ['m1'], bytes: [sent.get('m1')], truncated: true });
     } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SqliteMailboxStore: nonce keys (migration 4)', () => {
+  it('carries the nonces of a file written before it over, still refused as replays, and drops the old table', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-mailbox-nonces-'));
+    const path = join(dir, 'cache.sqlite');
+    const now = 1_800_000_000_000;
+    const did = 'did:platform:2222222222222222';
+    const live: NonceClaim = { scope: 'proof:pull', did, keyId: `${did}#key-1`, nonce: 'live-nonce', expiresAtMs: now + 300_000 };
+    const expired: NonceClaim = { ...live, nonce: 'expired-nonce', expiresAtMs: now - 1 };
+    const old = new Database(path);
+    migrate(old, MAILBOX_MIGRATIONS.filter((m) => m.version <= 3), 'cache');
+    const insert = old.prepare('INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (?, ?, ?, ?, ?)');
+    for (const c of [live, expired]) insert.run(c.scope, c.did, c.keyId, c.nonce, c.expiresAtMs);
+    old.close();
+    const store = SqliteMailboxStore.open(path);
+    const peek = new Database(path, { readonly: true });
+    try {
+      const tables = (peek.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+      assert.ok(tables.includes('cache_nonce_keys') && !tables.includes('cache_nonces'));
+      assert.equal(store.isNonceClaimed(live, now), true);
+      assert.equal(await store.claimNonce(live, now), false, 'a nonce claimed before the migration is still used');
+      assert.equal(store.isNonceClaimed(expired, now), false);
+      assert.equal(await store.claimNonce({ ...expired, expiresAtMs: now + 300_000 }, now), true, 'an expired one is free again');
+      // the four fields are told apart: the same texts in other fields are another claim
+      assert.equal(await store.claimNonce({ ...live, nonce: 'x', keyId: `${live.keyId}","live-nonce` }, now), true);
+    } finally {
+      peek.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,6 +8,8 @@ export type SqliteDb = Database.Database;
 export interface Migration {
   version: number;
   sql: string;
+  /** Runs after `sql`, in the same transaction: a step SQL cannot express (e.g. rewriting rows in JavaScript). */
+  then?: (db: SqliteDb) => void;
 }
 
 /** Options of {@link openSqlite}. */
@@ -47,6 +49,7 @@ export function migrate(db: SqliteDb, migrations: readonly Migration[], namespac
     if (done.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sql);
+      m.then?.(db);
       record.run(namespace, m.version);
     })();
   }

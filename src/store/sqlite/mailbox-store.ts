@@ -26,6 +26,7 @@ import {
   ENVELOPE_TEXT,
   MAILBOX_MIGRATIONS,
   META_COLUMNS,
+  nonceKey,
   RETRIEVED_COL,
   RETRIEVED_COLUMNS,
   STORE_ORDER,
@@ -78,7 +79,7 @@ export class SqliteMailboxStore implements MailboxStore {
     const p = (sql: string) => db.prepare(sql);
     this.q = {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
-      nonceLive: p('SELECT 1 FROM cache_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
+      nonceLive: p('SELECT 1 FROM cache_nonce_keys WHERE key = ? AND expires_at_ms > ?'),
       visibleSummary: p(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
       visibleWithEnvelope: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
       firstPart: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
@@ -132,7 +133,7 @@ export class SqliteMailboxStore implements MailboxStore {
   // ------------------------------------------------------------------ reads
 
   isNonceClaimed(claim: NonceClaim, nowMs: number): boolean {
-    return this.q.nonceLive.get(claim.scope, claim.did, claim.keyId, claim.nonce, nowMs) !== undefined;
+    return this.q.nonceLive.get(nonceKey(claim), nowMs) !== undefined;
   }
 
   async listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage> {

@@ -9,7 +9,7 @@ import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState,
 import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
-import { COL, ENVELOPE_PART_BYTES, META_COLUMNS, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
+import { COL, ENVELOPE_PART_BYTES, META_COLUMNS, nonceKey, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
 
 export function replayed(): DdnError {
   return new DdnError('proof_nonce_replayed', 'this nonce was already used');
@@ -42,11 +42,9 @@ export class MailboxWrites {
         @max_ttl_s, @applied_ttl_s, @tag, @application_id, @group_id, @sequence_number, @total_chunks, @sort_key,
         @size_bytes, @provenance, @envelope)`),
       insertPart: p('INSERT INTO cache_envelope_parts (seq, part, bytes) VALUES (?, ?, ?)'),
-      claimNonce: p(`INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (@scope, @did, @key_id, @nonce, @expires)
-        ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
-        WHERE cache_nonces.expires_at_ms <= @now`),
-      releaseNonce: p(`DELETE FROM cache_nonces WHERE scope = @scope AND did = @did AND key_id = @key_id AND nonce = @nonce
-        AND expires_at_ms = @expires`),
+      claimNonce: p(`INSERT INTO cache_nonce_keys (key, expires_at_ms) VALUES (@key, @expires)
+        ON CONFLICT (key) DO UPDATE SET expires_at_ms = excluded.expires_at_ms WHERE cache_nonce_keys.expires_at_ms <= @now`),
+      releaseNonce: p('DELETE FROM cache_nonce_keys WHERE key = @key AND expires_at_ms = @expires'),
       ackTarget: p('SELECT seq FROM cache_entries WHERE message_key = ? AND recipient = ? AND expires_at_ms > ?').pluck(),
       expiredEntries: p(`DELETE FROM cache_entries WHERE seq IN
         (SELECT seq FROM cache_entries WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
@@ -54,8 +52,8 @@ export class MailboxWrites {
         LIMIT ${SWEEP_CHUNK}`),
       emptySets: p(`DELETE FROM cache_chunk_sets WHERE complete = 1 AND NOT EXISTS (SELECT 1 FROM cache_entries e
         WHERE e.recipient = cache_chunk_sets.recipient AND e.group_id = cache_chunk_sets.group_id)`),
-      expiredNonces: p(`DELETE FROM cache_nonces WHERE (scope, did, key_id, nonce) IN
-        (SELECT scope, did, key_id, nonce FROM cache_nonces WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
+      expiredNonces: p(`DELETE FROM cache_nonce_keys WHERE key IN
+        (SELECT key FROM cache_nonce_keys WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
     };
   }
 
@@ -77,19 +75,11 @@ export class MailboxWrites {
   }
 
   claim(claim: NonceClaim, nowMs: number): boolean {
-    const r = this.q.claimNonce.run({
-      scope: claim.scope,
-      did: claim.did,
-      key_id: claim.keyId,
-      nonce: claim.nonce,
-      expires: claim.expiresAtMs,
-      now: nowMs,
-    });
-    return r.changes > 0;
+    return this.q.claimNonce.run({ key: nonceKey(claim), expires: claim.expiresAtMs, now: nowMs }).changes > 0;
   }
 
   release(claim: NonceClaim): void {
-    this.q.releaseNonce.run({ scope: claim.scope, did: claim.did, key_id: claim.keyId, nonce: claim.nonce, expires: claim.expiresAtMs });
+    this.q.releaseNonce.run({ key: nonceKey(claim), expires: claim.expiresAtMs });
   }
 
   /** Deletes an incomplete set past its `retry_until` (entries included); returns whether it did. */
