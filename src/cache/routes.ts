@@ -55,7 +55,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
     const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
-    return jsonPayload(200, await service.summary(proof, (entries) => JSON.stringify(summaryBody(did, entries))));
+    return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries)));
   };
   server.route('GET', '/cache/summary/:did', summary);
   server.route('GET', '/cache/summary/:did/:device', summary);

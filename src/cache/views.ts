@@ -5,7 +5,7 @@
 import { isoMs } from '../base/clock.js';
 import { formatIsoDuration } from '../codec/duration.js';
 import { expiryMember, openEnvelope } from './envelope-text.js';
-import type { ChunkSetView, EntryMeta, EnvelopeBytes, MessagePage, PutResult, RetrievedEntry, SummaryEntry } from './mailbox-store.js';
+import type { ChunkRef, ChunkSetView, EntryMeta, EnvelopeBytes, MessagePage, PutResult, RetrievedEntry, SummaryEntry } from './mailbox-store.js';
 
 /**
  * Accumulates a JSON text of strings and stored bytes, and writes it out once: consecutive strings are joined as
@@ -132,10 +132,9 @@ export function storeResponse(r: PutResult): Record<string, unknown> {
   return body;
 }
 
-function chunkFields(meta: Pick<EntryMeta, 'chunk'>): Record<string, unknown> {
-  return meta.chunk === null
-    ? {}
-    : { message_group_id: meta.chunk.groupId, sequence_number: meta.chunk.sequence, total_chunks: meta.chunk.total };
+/** An item's chunk members as JSON text, each after a comma (none for an unchunked entry). */
+function chunkMembers(c: ChunkRef | null): string {
+  return c === null ? '' : `,"message_group_id":${JSON.stringify(c.groupId)},"sequence_number":${c.sequence},"total_chunks":${c.total}`;
 }
 
 /**
@@ -148,10 +147,7 @@ function writeMessageItem(w: JsonBytes, e: RetrievedEntry, nowIso: string): void
   const expiresAt = isoMs(m.expiresAtMs);
   const id = JSON.stringify(m.messageId);
   const recipient = JSON.stringify(m.recipientDid);
-  const c = m.chunk;
-  const chunk =
-    c === null ? '' : `,"message_group_id":${JSON.stringify(c.groupId)},"sequence_number":${c.sequence},"total_chunks":${c.total}`;
-  w.raw(`{"message_id":${id},"recipient":${recipient},"expires_at":"${expiresAt}","chunked":${c !== null}${chunk},"envelope":`);
+  w.raw(`{"message_id":${id},"recipient":${recipient},"expires_at":"${expiresAt}","chunked":${m.chunk !== null}${chunkMembers(m.chunk)},"envelope":`);
   w.envelope(e.envelope, expiresAt);
   w.raw(`,${retrievalProof(id, recipient, nowIso)}}`);
 }
@@ -196,22 +192,19 @@ export function chunksBody(did: string, groupId: string, set: ChunkSetView, nowM
   return w.raw(']}').toPayload();
 }
 
-/** One summary item (§11.5). */
-export function summaryItem(m: SummaryEntry): Record<string, unknown> {
-  const item: Record<string, unknown> = {
-    message_id: m.messageId,
-    chunked: m.chunk !== null,
-    ...chunkFields(m),
-    expires_at: isoMs(m.expiresAtMs),
-    stored_at: isoMs(m.storedAtMs),
-    size_bytes: m.sizeBytes,
-  };
-  if (m.tag !== null) item.tag = m.tag;
-  if (m.applicationId !== null) item.application_id = m.applicationId;
-  return item;
-}
-
-/** `GET /cache/summary/{did}[/{device}]`: `{did, count, messages}`. */
-export function summaryBody(did: string, entries: readonly SummaryEntry[]): Record<string, unknown> {
-  return { did, count: entries.length, messages: entries.map(summaryItem) };
+/**
+ * `GET /cache/summary/{did}[/{device}]`: `{did, count, messages}`, written as text as a pull's items are (§11.5:
+ * `message_id`, `chunked`, the chunk members, `expires_at`, `stored_at`, `size_bytes`, then `tag` and
+ * `application_id` when set).
+ */
+export function summaryBody(did: string, entries: readonly SummaryEntry[]): string {
+  let s = `{"did":${JSON.stringify(did)},"count":${entries.length},"messages":[`;
+  entries.forEach((m, i) => {
+    s += `${i > 0 ? ',' : ''}{"message_id":${JSON.stringify(m.messageId)},"chunked":${m.chunk !== null}${chunkMembers(m.chunk)}`;
+    s += `,"expires_at":"${isoMs(m.expiresAtMs)}","stored_at":"${isoMs(m.storedAtMs)}","size_bytes":${m.sizeBytes}`;
+    if (m.tag !== null) s += `,"tag":${JSON.stringify(m.tag)}`;
+    if (m.applicationId !== null) s += `,"application_id":${JSON.stringify(m.applicationId)}`;
+    s += '}';
+  });
+  return `${s}]}`;
 }

@@ -7,6 +7,7 @@ import { namedStoreStep, publishedDestination, targetDestination } from '../../s
 import { expiryMember, openEnvelope, trimJsonObject } from '../../src/cache/envelope-text.js';
 import { computeRetention } from '../../src/cache/retention.js';
 import { CacheSweeper } from '../../src/cache/sweeper.js';
+import { messagesBody, summaryBody } from '../../src/cache/views.js';
 import type { SweepResult } from '../../src/cache/mailbox-store.js';
 import { formatIsoDuration } from '../../src/codec/duration.js';
 import type { DidDocument } from '../../src/protocol/document.js';
@@ -99,6 +100,50 @@ describe('stored envelope text', () => {
     const parts = openEnvelope([Buffer.from('{"a":'), Buffer.from(''), Buffer.from('"x"}')]);
     assert.equal(Buffer.concat(parts).toString(), '{"a":"x"');
     assert.throws(() => trimJsonObject(Buffer.from('[1]')));
+  });
+});
+
+describe('retrieval bodies, written as text', () => {
+  const at = Date.UTC(2026, 10, 25, 12, 0, 0, 5);
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  it('a summary: its members in order, chunk members, tag and application id only when set, strings escaped', () => {
+    const body = summaryBody('did:platform:a', [
+      { messageId: 'm1', storedAtMs: at, expiresAtMs: at + 1000, tag: null, applicationId: null, chunk: null, sizeBytes: 10 },
+      { messageId: 'm2', storedAtMs: at, expiresAtMs: at + 2000, tag: 'in"voice\\n', applicationId: 'app', chunk: { groupId: 'g', sequence: 1, total: 3 }, sizeBytes: 20 },
+    ]);
+    const parsed = JSON.parse(body) as { messages: Record<string, unknown>[] };
+    assert.deepEqual(parsed, {
+      did: 'did:platform:a',
+      count: 2,
+      messages: [
+        { message_id: 'm1', chunked: false, expires_at: iso(at + 1000), stored_at: iso(at), size_bytes: 10 },
+        { message_id: 'm2', chunked: true, message_group_id: 'g', sequence_number: 1, total_chunks: 3, expires_at: iso(at + 2000), stored_at: iso(at), size_bytes: 20, tag: 'in"voice\\n', application_id: 'app' },
+      ],
+    });
+    assert.deepEqual(Object.keys(parsed.messages[1]), ['message_id', 'chunked', 'message_group_id', 'sequence_number', 'total_chunks', 'expires_at', 'stored_at', 'size_bytes', 'tag', 'application_id']);
+    assert.deepEqual(JSON.parse(summaryBody('did:platform:a', [])), { did: 'did:platform:a', count: 0, messages: [] });
+  });
+
+  it('a page of envelopes read as text, as bytes and in parts gives the same answer', () => {
+    const text = '{"message_id":"m1","x":"é"}';
+    const meta = { messageId: 'm1', recipientDid: 'did:platform:a', expiresAtMs: at + 1000, chunk: null };
+    const answers = [text, Buffer.from(text), [Buffer.from(text.slice(0, 5)), Buffer.from(text.slice(5))]].map((envelope) => {
+      const payload = messagesBody('did:platform:a', { entries: [{ meta, envelope }], truncated: false }, at);
+      return Buffer.from(typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload : Buffer.concat(payload)).toString();
+    });
+    assert.equal(answers[1], answers[0]);
+    assert.equal(answers[2], answers[0]);
+    assert.deepEqual(JSON.parse(answers[0]), {
+      did: 'did:platform:a',
+      count: 1,
+      messages: [{
+        message_id: 'm1', recipient: 'did:platform:a', expires_at: iso(at + 1000), chunked: false,
+        envelope: { message_id: 'm1', x: 'é', expires_at: iso(at + 1000) },
+        proof: { event_type: 'retrieval', message_id: 'm1', recipient_did: 'did:platform:a', timestamp: iso(at) },
+      }],
+      truncated: false,
+    });
   });
 });
 
