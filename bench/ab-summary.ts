@@ -4,6 +4,7 @@
  * which side is faster and how consistently.
  */
 import { round } from './proc.js';
+import type { ThreadCpu } from './thread-cpu.js';
 
 /** One side's result in one round. */
 export interface SideRun {
@@ -11,6 +12,15 @@ export interface SideRun {
   rate: number;
   /** CPU of the service per answered request, µs (NaN when not measured). */
   cpuPerRequestUs: number;
+  /** The same per thread name, user and system apart (empty where there is no /proc). */
+  threads?: readonly ThreadPerRequest[];
+}
+
+/** One thread name's CPU per answered request, µs. */
+export interface ThreadPerRequest {
+  name: string;
+  userUs: number;
+  systemUs: number;
 }
 
 export interface AbSummary {
@@ -46,4 +56,26 @@ export function summariseAb(a: readonly SideRun[], b: readonly SideRun[]): AbSum
     medianCpuUsA: Math.round(median(a.map((r) => r.cpuPerRequestUs))),
     medianCpuUsB: Math.round(median(b.map((r) => r.cpuPerRequestUs))),
   };
+}
+
+/** A round's thread CPU per answered request (`requests` 2xx answers in the window). */
+export function threadsPerRequest(threads: readonly ThreadCpu[], requests: number): ThreadPerRequest[] {
+  return threads.map((t) => ({ name: t.name, userUs: (t.user_ms * 1000) / requests, systemUs: (t.system_ms * 1000) / requests }));
+}
+
+/**
+ * Each thread name's median CPU per request over one side's rounds (a round without the name counts as 0),
+ * largest first, names under 0.5 µs left out, rounded to 0.1 µs.
+ */
+export function medianThreads(runs: readonly SideRun[]): ThreadPerRequest[] {
+  const names = new Set(runs.flatMap((r) => (r.threads ?? []).map((t) => t.name)));
+  const of = (r: SideRun, name: string) => r.threads?.find((t) => t.name === name);
+  return [...names]
+    .map((name) => ({
+      name,
+      userUs: round(median(runs.map((r) => of(r, name)?.userUs ?? 0)), 1),
+      systemUs: round(median(runs.map((r) => of(r, name)?.systemUs ?? 0)), 1),
+    }))
+    .filter((t) => t.userUs + t.systemUs >= 0.5)
+    .sort((x, y) => y.userUs + y.systemUs - (x.userUs + x.systemUs));
 }

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { summariseAb, type SideRun } from './ab-summary.js';
+import { medianThreads, summariseAb, threadsPerRequest, type SideRun } from './ab-summary.js';
 import { registerRecipients, storeEnvelopes } from './fixtures.js';
 import { retrievalRequest } from './figures/retrieval.js';
 import type { LoadJob, LoadResult } from './jobs.js';
@@ -69,7 +69,16 @@ async function startSide(name: 'A' | 'B', root: string | undefined, work: string
 }
 
 function sideRun(r: LoadResult): SideRun {
-  return { rate: r.rate, cpuPerRequestUs: r.target_cpu === undefined || r.ok === 0 ? NaN : (r.target_cpu.cpu_ms * 1000) / r.ok };
+  const cpu = r.target_cpu;
+  if (cpu === undefined || r.ok === 0) return { rate: r.rate, cpuPerRequestUs: NaN };
+  return { rate: r.rate, cpuPerRequestUs: (cpu.cpu_ms * 1000) / r.ok, threads: threadsPerRequest(cpu.threads ?? [], r.ok) };
+}
+
+/** `main 69+15, ddn-verify 59+1 …`: each thread's median µs per request, user+system. */
+function threadLine(runs: readonly SideRun[]): string {
+  return medianThreads(runs)
+    .map((t) => `${t.name} ${t.userUs}+${t.systemUs}`)
+    .join(', ');
 }
 
 const work = mkdtempSync(join(tmpdir(), 'ddn-ab-'));
@@ -96,6 +105,8 @@ try {
       `min ${s.ratio.min}, max ${s.ratio.max}; B faster in ${s.bFaster} of ${s.rounds}; ` +
       `CPU per request A ${s.medianCpuUsA} µs, B ${s.medianCpuUsB} µs`,
   );
+  console.log(`threads, µs per request (user+system), A: ${threadLine(a.runs)}`);
+  console.log(`threads, µs per request (user+system), B: ${threadLine(b.runs)}`);
 } finally {
   await ServiceProcess.stopAll();
   await gen.stop();

@@ -1,21 +1,16 @@
 /** Linux /proc readings of another process: CPU time, resident memory and its peak (reset through clear_refs). */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { parseThreadStat, readThreadTicks, threadCpu, TICKS_PER_SECOND, type ThreadCpu, type ThreadTicks } from './thread-cpu.js';
 
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on every Linux build we run on). */
-const TICKS_PER_SECOND = 100;
 
 /**
  * User + system CPU milliseconds used so far by `pid` (its threads included, children not), or with `thread`
  * by that one thread of it (`thread === pid` is its main thread: the event loop of a Node process).
  */
 export function cpuMs(pid: number, thread?: number): number {
-  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
-  // the command name (field 2) may hold spaces: fields are counted after its closing parenthesis
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  const t = parseThreadStat(readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8'));
+  return ((t.user + t.system) * 1000) / TICKS_PER_SECOND;
 }
 
 function statusKiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
@@ -60,10 +55,12 @@ export function machineBusyMs(): number {
 export class CpuWindow {
   private readonly startCpu: number[];
   private readonly startMain: number[];
+  private readonly startThreads: Map<number, ThreadTicks>;
   private readonly startWall = performance.now();
   constructor(private readonly pids: readonly number[]) {
     this.startCpu = pids.map((pid) => cpuMs(pid));
     this.startMain = pids.map((pid) => cpuMs(pid, pid));
+    this.startThreads = pids.length === 1 ? readThreadTicks(pids[0]!) : new Map();
   }
   /**
    * `{cpu_ms, wall_ms, cores, main_thread_cores}`: cores = CPU time / wall time (1.0 = one core busy all the
@@ -79,6 +76,7 @@ export class CpuWindow {
       wall_ms: Math.round(wall),
       cores: round(cpu / wall, 2),
       main_thread_cores: round(main / wall, 2),
+      ...(each.length === 1 ? { threads: threadCpu(this.startThreads, readThreadTicks(this.pids[0]!)) } : {}),
       ...(each.length > 1
         ? { processes: each.map((e, i) => ({ pid: this.pids[i]!, cpu_ms: Math.round(e.cpu), cores: round(e.cpu / wall, 2), main_thread_cores: round(e.main / wall, 2) })) }
         : {}),
@@ -93,6 +91,8 @@ export interface CpuUse {
   cores: number;
   /** The same for the processes' main threads only (Node: the event loops), summed. */
   main_thread_cores?: number;
+  /** With one process: the CPU of each of its threads by name (the event loop is `main`), largest first. */
+  threads?: ThreadCpu[];
   /** With several processes: each one's own figures, in the order they were given. */
   processes?: { pid: number; cpu_ms: number; cores: number; main_thread_cores: number }[];
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { median, summariseAb, type SideRun } from '../../bench/ab-summary.js';
+import { median, medianThreads, summariseAb, threadsPerRequest, type SideRun } from '../../bench/ab-summary.js';
 
 const run = (rate: number, cpuPerRequestUs = 100): SideRun => ({ rate, cpuPerRequestUs });
 
@@ -36,5 +36,22 @@ describe('summariseAb', () => {
   it('refuses sides with different round counts', () => {
     assert.throws(() => summariseAb([run(1)], [run(1), run(2)]), /same/);
     assert.throws(() => summariseAb([], []), /non-zero/);
+  });
+});
+
+describe('thread CPU per request', () => {
+  it('divides a window by its answers, and takes the median of each name over the rounds (absent = 0)', () => {
+    assert.deepEqual(threadsPerRequest([{ name: 'main', user_ms: 700, system_ms: 150 }], 10_000), [{ name: 'main', userUs: 70, systemUs: 15 }]);
+    const r = (threads: SideRun['threads']): SideRun => ({ rate: 1, cpuPerRequestUs: 1, threads });
+    const runs = [
+      r([{ name: 'main', userUs: 70, systemUs: 15 }, { name: 'ddn-verify', userUs: 60, systemUs: 1 }]),
+      r([{ name: 'main', userUs: 80, systemUs: 13 }, { name: 'ddn-verify', userUs: 58, systemUs: 1 }, { name: 'tiny', userUs: 0.2, systemUs: 0 }]),
+      r([{ name: 'main', userUs: 74, systemUs: 14 }]),
+    ];
+    assert.deepEqual(medianThreads(runs), [
+      { name: 'main', userUs: 74, systemUs: 14 },
+      { name: 'ddn-verify', userUs: 58, systemUs: 1 },
+    ]);
+    assert.deepEqual(medianThreads([{ rate: 1, cpuPerRequestUs: NaN }]), []);
   });
 });

@@ -5,6 +5,7 @@
  * after the transaction holding it committed. Checkpoints of a large mailbox run on a thread of their own
  * (`wal-checkpointer.ts`).
  */
+import { nameThisThread } from '../../base/module-worker.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqlite } from './database.js';
 import { GroupCommitWriter } from './group-commit.js';
@@ -48,6 +49,7 @@ const LARGE_WRITE_CACHE_KIB = 2 * 1024;
 
 const port = parentPort;
 if (port === null) throw new Error('mailbox-writer-worker runs as a worker thread');
+nameThisThread('ddn-mailbox-w');
 const data = workerData as MailboxWriterData;
 const db = openSqlite(data.path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
 const pageBytes = db.pragma('page_size', { simple: true }) as number;

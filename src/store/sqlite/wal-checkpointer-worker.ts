@@ -3,6 +3,7 @@
  * the database file every `intervalMs`, concurrently with the writer. Past `rewindFrames` it runs a second pass
  * at once and tells its parent, the writer, that the WAL is due to rewind (see `WalCheckpointer.afterCommit`).
  */
+import { nameThisThread } from '../../base/module-worker.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { CheckpointerData, CheckpointerReport } from './wal-checkpointer.js';
@@ -15,6 +16,7 @@ interface CheckpointRow {
 
 const port = parentPort;
 if (port === null) throw new Error('wal-checkpointer-worker runs as a worker thread');
+nameThisThread('ddn-checkpoint');
 const data = workerData as CheckpointerData;
 const db = new Database(data.path);
 db.pragma('synchronous = FULL');
