@@ -40,6 +40,8 @@ export interface ServiceOptions {
   cpuProfDir?: string;
   /** The built tree whose `bin/ddn.js` runs (default: this checkout; `bench/ab.ts` starts another one beside it). */
   root?: string;
+  /** More `ddn serve` flags. */
+  serveArgs?: readonly string[];
 }
 
 /** A free loopback TCP port (the OS picks; released before use, so a tiny race is possible). */
@@ -78,6 +80,7 @@ export function serviceCommand(o: ServiceOptions): string[] {
     String(2 ** 40),
     '--log-level',
     'warn',
+    ...(o.serveArgs ?? []),
   ];
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { CacheEventHub, type CacheEvents } from '../cache/events.js';
 import type { MailboxStore, SweepResult } from '../cache/mailbox-store.js';
+import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 import { registerCacheRoutes } from '../cache/routes.js';
 import { CacheService } from '../cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
@@ -71,6 +72,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
   const store: MailboxStore =
     o.mailbox ??
     SqliteMailboxStore.open(join(c.dataDir, CACHE_DB_FILE), {
+      readCache: { ...DEFAULT_READ_CACHE_LIMITS, maxBytes: c.cache.readCacheBytes },
       ...o.store,
       writer: {
         onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'),

@@ -4,6 +4,7 @@
  * `argv` and `env`; nothing here touches `process`.
  */
 import { isIP } from 'node:net';
+import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -72,6 +73,8 @@ export interface Config {
     readonly allowPlaintext: boolean;
     /** Unexpired envelope bytes a Cache holds per recipient DID (0: no quota). */
     readonly maxBytesPerRecipient: number;
+    /** Memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: none). */
+    readonly readCacheBytes: number;
   };
 }
 
@@ -187,6 +190,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'BYTES',
     defaultText: '1073741824',
     help: 'unexpired envelope bytes held per recipient (429 storage_quota_exceeded beyond; 0: no quota)',
+  },
+  {
+    name: 'cache-read-cache-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '33554432',
+    help: 'memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: off)',
   },
 ];
 
@@ -432,6 +442,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 3600, 1, YEAR_SECONDS),
       allowPlaintext: r.bool('cache-allow-plaintext', true),
       maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
+      readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
     },
   };
   return deepFreeze(config);

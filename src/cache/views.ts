@@ -159,13 +159,60 @@ function retrievalProof(idJson: string, recipientJson: string, nowIso: string): 
 
 /** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
 export function messagesBody(did: string, page: MessagePage, nowMs: number): string | Buffer | Buffer[] {
-  const w = new JsonBytes().openObject({ did, count: page.entries.length }).raw(',"messages":[');
   const nowIso = isoMs(nowMs);
+  const template = pageTemplate(did, page, nowIso.length);
+  if (template === null) return renderMessages(did, page, nowIso);
+  const out = Buffer.allocUnsafe(template.bytes.length);
+  template.bytes.copy(out);
+  for (const at of template.stamps) out.write(nowIso, at, 'latin1');
+  return out;
+}
+
+function renderMessages(did: string, page: MessagePage, nowIso: string): string | Buffer | Buffer[] {
+  const w = new JsonBytes().openObject({ did, count: page.entries.length }).raw(',"messages":[');
   page.entries.forEach((e, i) => {
     if (i > 0) w.raw(',');
     writeMessageItem(w, e, nowIso);
   });
   return w.raw(`],"truncated":${page.truncated}}`).toPayload();
+}
+
+/**
+ * A pull's answer as bytes with the items' proof timestamps left open, so that answering the same page again is a
+ * copy and a few small writes: no rendering, and no UTF-8 length scan and encoding of the whole text.
+ */
+interface PageTemplate {
+  readonly did: string;
+  readonly bytes: Buffer;
+  /** Byte offsets of the timestamps, each {@link stampLength} bytes. */
+  readonly stamps: readonly number[];
+  readonly stampLength: number;
+}
+
+/**
+ * Templates by page object: the store's read cache hands the same page object to every pull of an unchanged
+ * mailbox (pages read afresh get one each, and it goes with them).
+ */
+const pageTemplates = new WeakMap<MessagePage, PageTemplate>();
+
+/**
+ * The template of `page` for timestamps of `stampLength` characters, rendered with NUL characters where each goes:
+ * a JSON text holds no raw NUL (a string escapes it), so they mark exactly the timestamps. Null for a page answered
+ * in parts (a large envelope), which is rendered each time, as is one whose stored bytes hold a NUL after all.
+ */
+function pageTemplate(did: string, page: MessagePage, stampLength: number): PageTemplate | null {
+  const kept = pageTemplates.get(page);
+  if (kept !== undefined && kept.did === did && kept.stampLength === stampLength) return kept;
+  const rendered = renderMessages(did, page, '\0'.repeat(stampLength));
+  if (Array.isArray(rendered)) return null;
+  const bytes = typeof rendered === 'string' ? Buffer.from(rendered, 'utf8') : rendered;
+  const stamps: number[] = [];
+  for (let at = bytes.indexOf(0); at !== -1; at = bytes.indexOf(0, at + stampLength)) stamps.push(at);
+  // one per item; anything else means stored bytes with a NUL in them (a damaged file): render each time
+  if (stamps.length !== page.entries.length) return null;
+  const template: PageTemplate = { did, bytes, stamps, stampLength };
+  pageTemplates.set(page, template);
+  return template;
 }
 
 /** `GET /cache/message/{did}/{id}`: `{state: "active", message}`. */

@@ -36,6 +36,8 @@ describe('loadConfig', () => {
     assert.equal(c.cache.allowPlaintext, true);
     assert.equal(c.cache.maxBytesPerRecipient, 1_073_741_824);
     assert.equal(loadConfig(['--cache-max-bytes-per-recipient', '0'], {}).cache.maxBytesPerRecipient, 0, '0: no quota');
+    assert.equal(c.cache.readCacheBytes, 33_554_432);
+    assert.equal(loadConfig([], { DDN_CACHE_READ_CACHE_BYTES: '0' }).cache.readCacheBytes, 0, '0: no read cache');
   });
 
   it('is deeply frozen', () => {
@@ -203,6 +205,7 @@ describe('loadConfig', () => {
     ['--cache-chunk-staging-window-seconds', ['--cache-chunk-staging-window-seconds', '']],
     ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],
     ['--cache-max-bytes-per-recipient', ['--cache-max-bytes-per-recipient', '-1']],
+    ['--cache-read-cache-bytes', ['--cache-read-cache-bytes', '2147483648']],
     ['--host', ['--host']],
     ['--directory-port', ['--directory-port', '--relay-port', '1']],
     ['--nope', ['--nope']],

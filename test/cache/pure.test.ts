@@ -147,6 +147,49 @@ describe('retrieval bodies, written as text', () => {
   });
 });
 
+describe('a pull answer answered again (the page template)', () => {
+  const at = Date.UTC(2026, 10, 25, 12, 0, 0, 5);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const text = (p: string | Buffer | Buffer[]) => (typeof p === 'string' ? p : Buffer.isBuffer(p) ? p : Buffer.concat(p)).toString();
+  const did = 'did:platform:a';
+  const page = {
+    entries: [
+      { meta: { messageId: 'm"1', recipientDid: did, expiresAtMs: at + 1000, chunk: null }, envelope: '{"message_id":"m\\"1","x":"é😀"}' },
+      { meta: { messageId: 'c1', recipientDid: did, expiresAtMs: at + 2000, chunk: { groupId: 'g', sequence: 1, total: 1 } }, envelope: '{"message_id":"c1"}' },
+    ],
+    truncated: true,
+  };
+
+  it('gives each answer of the same page its own timestamps and is otherwise the same text as a fresh page', () => {
+    const first = text(messagesBody(did, page, at));
+    const later = text(messagesBody(did, page, at + 60_000));
+    assert.equal(later, first.replaceAll(iso(at), iso(at + 60_000)));
+    assert.equal(text(messagesBody(did, structuredClone(page), at + 60_000)), later);
+    const parsed = JSON.parse(later) as { messages: { proof: { timestamp: string }; envelope: Record<string, unknown> }[] };
+    assert.deepEqual(parsed.messages.map((m) => m.proof.timestamp), [iso(at + 60_000), iso(at + 60_000)]);
+    assert.deepEqual(parsed.messages[0].envelope, { message_id: 'm"1', x: 'é😀', expires_at: iso(at + 1000) });
+    assert.deepEqual(Object.keys(parsed.messages[1]), ['message_id', 'recipient', 'expires_at', 'chunked', 'message_group_id', 'sequence_number', 'total_chunks', 'envelope', 'proof']);
+    assert.equal((JSON.parse(later) as { truncated: boolean }).truncated, true);
+  });
+
+  it('hands out a copy: changing one answer changes no later one', () => {
+    const a = messagesBody(did, page, at);
+    assert.ok(Buffer.isBuffer(a));
+    a.fill(0);
+    assert.equal(JSON.parse(text(messagesBody(did, page, at))).count, 2);
+  });
+
+  it('answers a page whose stored text holds a NUL (a damaged file) exactly, rendered each time', () => {
+    const damaged = { entries: [{ meta: { messageId: 'n', recipientDid: did, expiresAtMs: at + 1000, chunk: null }, envelope: '{"a":"\0\0"}' }], truncated: false };
+    for (const t of [at, at + 1]) {
+      const answer = text(messagesBody(did, damaged, t));
+      assert.ok(answer.includes('{"a":"\0\0","expires_at":'), 'the stored text as it is');
+      assert.ok(answer.endsWith(`"timestamp":"${iso(t)}"}}],"truncated":false}`));
+      assert.equal(answer.split('\0').length - 1, 2);
+    }
+  });
+});
+
 describe('CacheSweeper', () => {
   it('shares a run in progress, and stops cleanly', async () => {
     let runs = 0;

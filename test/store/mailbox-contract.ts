@@ -6,10 +6,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
-import type { ChunkRef, EnvelopeBytes, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import type { EnvelopeBytes, MailboxStore, NewEntry } from '../../src/cache/mailbox-store.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
-import { DID, entry, HOUR, NOW, OTHER } from './mailbox-fixtures.js';
+import { chunkOf, claimOf, DID, entry, HOUR, NOW, OTHER, put, WINDOW } from './mailbox-fixtures.js';
 import { ENVELOPE_PART_BYTES } from '../../src/store/sqlite/mailbox-schema.js';
 
 /** A store under test; `another()` opens a second, independent handle on the same storage (another process). */
@@ -19,23 +19,6 @@ export interface MailboxHandle {
   /** Closes every handle and removes the storage. */
   close(): Promise<void>;
 }
-
-const WINDOW = HOUR;
-
-const chunkOf = (groupId: string, sequence: number, total: number, over: Partial<NewEntry> & { body?: string } = {}): NewEntry =>
-  entry({ chunk: { groupId, sequence, total } satisfies ChunkRef, ...over });
-
-const put = (s: MailboxStore, e: NewEntry, nowMs = NOW, claim: NonceClaim | null = null, quotaBytes: number | null = null): Promise<PutResult> =>
-  s.put({ entry: e, nowMs, chunkWindowMs: WINDOW, claim, quotaBytes });
-
-const claimOf = (nonce: string, over: Partial<NonceClaim> = {}): NonceClaim => ({
-  scope: 'proof:pull',
-  did: DID,
-  keyId: `${DID}#k1`,
-  nonce,
-  expiresAtMs: NOW + 300_000,
-  ...over,
-});
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 const ids = async (s: MailboxStore, did = DID, now = NOW) => (await s.listSummary(did, now)).map((m) => m.messageId);

@@ -1,6 +1,7 @@
 /** Mailbox entries for store tests: one recipient, a fixed clock, 1-hour expiry by default. */
 import { randomUUID } from 'node:crypto';
-import type { NewEntry } from '../../src/cache/mailbox-store.js';
+import type { ChunkRef, MailboxStore, NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 
 export const DID = 'did:platform:2222222222222222';
 export const OTHER = 'did:platform:3333333333333333';
@@ -29,3 +30,24 @@ export function entry(over: Partial<NewEntry> & { body?: string } = {}): NewEntr
     ...rest,
   };
 }
+
+/** The chunk staging window the tests store with. */
+export const WINDOW = HOUR;
+
+/** Chunk `sequence` of `total` in set `groupId`. */
+export const chunkOf = (groupId: string, sequence: number, total: number, over: Partial<NewEntry> & { body?: string } = {}): NewEntry =>
+  entry({ chunk: { groupId, sequence, total } satisfies ChunkRef, ...over });
+
+/** Stores `e` in `s` at `nowMs`. */
+export const put = (s: MailboxStore, e: NewEntry, nowMs = NOW, claim: NonceClaim | null = null, quotaBytes: number | null = null): Promise<PutResult> =>
+  s.put({ entry: e, nowMs, chunkWindowMs: WINDOW, claim, quotaBytes });
+
+/** A pull proof's nonce claim for {@link DID}. */
+export const claimOf = (nonce: string, over: Partial<NonceClaim> = {}): NonceClaim => ({
+  scope: 'proof:pull',
+  did: DID,
+  keyId: `${DID}#k1`,
+  nonce,
+  expiresAtMs: NOW + 300_000,
+  ...over,
+});

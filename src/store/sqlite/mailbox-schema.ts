@@ -110,6 +110,39 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
         DROP TABLE cache_nonces;`);
     },
   },
+  {
+    // A version per recipient that every change of its entries or chunk sets moves, in the changing transaction
+    // (triggers, so every process's writes count): the read cache (cache/read-cache.ts) serves a kept answer only
+    // while the version is the one read before it. Rows of cache_recipient_bytes are never deleted, so a
+    // version never goes back.
+    version: 5,
+    sql: `
+      ALTER TABLE cache_recipient_bytes ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+      DROP TRIGGER cache_entries_bytes_insert;
+      DROP TRIGGER cache_entries_bytes_delete;
+      CREATE TRIGGER cache_entries_bytes_insert AFTER INSERT ON cache_entries
+      BEGIN
+        INSERT INTO cache_recipient_bytes (recipient, bytes) VALUES (new.recipient, new.size_bytes)
+        ON CONFLICT (recipient) DO UPDATE SET bytes = bytes + excluded.bytes, version = version + 1;
+      END;
+      CREATE TRIGGER cache_entries_bytes_delete AFTER DELETE ON cache_entries
+      BEGIN
+        UPDATE cache_recipient_bytes SET bytes = bytes - old.size_bytes, version = version + 1 WHERE recipient = old.recipient;
+      END;
+      CREATE TRIGGER cache_chunk_sets_version_insert AFTER INSERT ON cache_chunk_sets
+      BEGIN
+        UPDATE cache_recipient_bytes SET version = version + 1 WHERE recipient = new.recipient;
+      END;
+      CREATE TRIGGER cache_chunk_sets_version_update AFTER UPDATE ON cache_chunk_sets
+      BEGIN
+        UPDATE cache_recipient_bytes SET version = version + 1 WHERE recipient = new.recipient;
+      END;
+      CREATE TRIGGER cache_chunk_sets_version_delete AFTER DELETE ON cache_chunk_sets
+      BEGIN
+        UPDATE cache_recipient_bytes SET version = version + 1 WHERE recipient = old.recipient;
+      END;
+    `,
+  },
 ];
 
 /**

@@ -18,6 +18,13 @@ import type {
   SummaryEntry,
   SweepResult,
 } from '../../cache/mailbox-store.js';
+import {
+  DEFAULT_READ_CACHE_LIMITS,
+  RecipientReadCache,
+  type MailboxVersion,
+  type ReadCacheLimits,
+  type ReadCacheStats,
+} from '../../cache/read-cache.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type SqliteDb } from './database.js';
 import {
@@ -52,11 +59,15 @@ export interface SqliteMailboxOptions {
   inThreadWriter?: boolean;
   /** Writer thread: database size from which checkpoints run on a thread of their own (tests lower it). */
   checkpointerFromBytes?: number;
+  /** Bounds of the per-recipient read cache (`maxBytes` 0: none); default {@link DEFAULT_READ_CACHE_LIMITS}. */
+  readCache?: ReadCacheLimits;
 }
 
 /** {@link MailboxStore} on SQLite with group commit. */
 export class SqliteMailboxStore implements MailboxStore {
   private readonly writer: MailboxWriter;
+  /** Pages and summaries of unchanged mailboxes, checked against the recipient's version on every read. */
+  private readonly reads: RecipientReadCache;
   private readonly q;
   /** Runs its argument in a read transaction; made once, as making one per read cost more than a pull's query. */
   private readonly inTransaction: (read: () => unknown) => unknown;
@@ -75,11 +86,13 @@ export class SqliteMailboxStore implements MailboxStore {
     private readonly ownsDb = false,
   ) {
     this.writer = options.writerInstance ?? new InThreadMailboxWriter(db, options.writer);
+    this.reads = new RecipientReadCache(options.readCache ?? DEFAULT_READ_CACHE_LIMITS);
     this.inTransaction = db.transaction((read: () => unknown) => read());
     const p = (sql: string) => db.prepare(sql);
     this.q = {
       set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       nonceLive: p('SELECT 1 FROM cache_nonce_keys WHERE key = ? AND expires_at_ms > ?'),
+      version: p('SELECT version FROM cache_recipient_bytes WHERE recipient = ?').pluck(),
       visibleSummary: p(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
       visibleWithEnvelope: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
       firstPart: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
@@ -94,6 +107,11 @@ export class SqliteMailboxStore implements MailboxStore {
   /** Committed write transactions and the operations they carried. */
   get writeStats(): { readonly commits: number; readonly operations: number } {
     return this.writer.stats;
+  }
+
+  /** What the read cache has served and holds. */
+  get readCacheStats(): ReadCacheStats {
+    return this.reads.stats;
   }
 
   // ------------------------------------------------------------------ writes
@@ -137,7 +155,9 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   async listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage> {
-    return this.snapshot(() => this.listMessagesNow(did, nowMs, maxEnvelopeBytes));
+    return this.reads.page(did, this.versionOf(did), nowMs, maxEnvelopeBytes, () =>
+      this.snapshot(() => this.listMessagesNow(did, nowMs, maxEnvelopeBytes)),
+    );
   }
 
   private listMessagesNow(did: string, nowMs: number, maxEnvelopeBytes: number): MessagePage {
@@ -160,7 +180,14 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   async listSummary(did: string, nowMs: number): Promise<SummaryEntry[]> {
-    return (this.q.visibleSummary.all({ did, now: nowMs }) as SummaryRow[]).map(toSummary);
+    return this.reads.summary(did, this.versionOf(did), nowMs, () =>
+      (this.q.visibleSummary.all({ did, now: nowMs }) as SummaryRow[]).map(toSummary),
+    );
+  }
+
+  /** `did`'s mailbox version (migration 5), read before the answer it validates (see `RecipientReadCache`). */
+  private versionOf(did: string): MailboxVersion {
+    return (this.q.version.get(did) as number | undefined) ?? null;
   }
 
   async getChunkSet(did: string, groupId: string, nowMs: number): Promise<ChunkSetView | null> {
