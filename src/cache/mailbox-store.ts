@@ -108,6 +108,11 @@ export interface MessagePage {
   entries: RetrievedEntry[];
   /** More visible entries remain beyond the byte budget. */
   truncated: boolean;
+  /**
+   * Set on a page a read cache keeps (`read-cache.ts`): the store may hand this very object out again, so what is
+   * made of it once (its answer's bytes, `views.ts`) is worth keeping with it.
+   */
+  readonly kept?: true;
 }
 
 /** A complete chunk set's visible entries, in sequence order. */
@@ -143,9 +148,12 @@ export interface MailboxStore extends NonceRegistry {
    * the row of exactly that claim (same expiry) is deleted, durably.
    */
   releaseNonce(claim: NonceClaim): Promise<void>;
-  /** Visible entries of `did` in store order (sets together, by sequence) up to `maxEnvelopeBytes`. */
+  /**
+   * Visible entries of `did` in store order (sets together, by sequence) up to `maxEnvelopeBytes`. The page may be
+   * one answered before (a read cache, `read-cache.ts`): callers read it and never change it.
+   */
   listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage>;
-  /** What the summary shows of every visible entry of `did`, in the same order. */
+  /** What the summary shows of every visible entry of `did`, in the same order (shared as {@link listMessages}). */
   listSummary(did: string, nowMs: number): Promise<SummaryEntry[]>;
   /** The visible entries of a complete set; null when absent, incomplete or empty. */
   getChunkSet(did: string, groupId: string, nowMs: number): Promise<ChunkSetView | null>;

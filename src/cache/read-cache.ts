@@ -13,7 +13,8 @@
  * - An answer is served only while every entry it shows is unexpired (`nowMs` below the earliest `expires_at`),
  *   and never to a clock that went back before its read. Entries it does not show stay hidden as time goes on:
  *   expired ones stay expired, and a chunk set completes only through a store, which moves the version.
- * - Kept answers are shared between requests: callers render them and never change them.
+ * - Kept answers are shared between requests: callers render them and never change them. A kept page is marked
+ *   `kept`, so a caller may keep what it makes of it with it (`views.ts` keeps the answer's bytes).
  *
  * Memory is bounded by bytes (envelope text, and an estimate per entry) and by recipients; the least recently
  * used recipient goes first, and one recipient takes an eighth of the bytes at most. A page with an envelope read
@@ -99,15 +100,15 @@ export class RecipientReadCache {
       return this.hit(did, r, r.page.value);
     }
     this.misses++;
-    const page = read();
+    const fresh = read();
     let bytes = 0;
-    for (const e of page.entries) {
-      if (typeof e.envelope !== 'string') return page;
+    for (const e of fresh.entries) {
+      if (typeof e.envelope !== 'string') return fresh;
       bytes += e.envelope.length + ENTRY_OVERHEAD_BYTES;
     }
+    const page: MessagePage = { ...fresh, kept: true };
     const validUntilMs = earliest(page.entries.map((e) => e.meta.expiresAtMs));
-    this.keep(did, { ...r, page: { value: page, version, readAtMs: nowMs, validUntilMs, bytes, maxEnvelopeBytes } });
-    return page;
+    return this.keep(did, { ...r, page: { value: page, version, readAtMs: nowMs, validUntilMs, bytes, maxEnvelopeBytes } }) ? page : fresh;
   }
 
   /** `did`'s summary at `nowMs`, its mailbox at `version`: as {@link page}. */
@@ -129,10 +130,13 @@ export class RecipientReadCache {
     return value;
   }
 
-  /** Replaces what is kept for `did` with `next`, then drops the least recently used beyond the bounds. */
-  private keep(did: string, next: RecipientReads): void {
+  /**
+   * Replaces what is kept for `did` with `next`, then drops the least recently used beyond the bounds; false when
+   * `next` is too large to keep.
+   */
+  private keep(did: string, next: RecipientReads): boolean {
     const size = bytesOf(next);
-    if (this.limits.maxBytes === 0 || size > this.limits.maxBytes / 8) return;
+    if (this.limits.maxBytes === 0 || size > this.limits.maxBytes / 8) return false;
     this.drop(did);
     this.kept.set(did, next);
     this.bytes += size;
@@ -140,6 +144,7 @@ export class RecipientReadCache {
       if (this.bytes <= this.limits.maxBytes && this.kept.size <= this.limits.maxRecipients) break;
       this.drop(oldest);
     }
+    return true;
   }
 
   private drop(did: string): void {

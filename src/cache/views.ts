@@ -160,7 +160,8 @@ function retrievalProof(idJson: string, recipientJson: string, nowIso: string): 
 /** `GET /cache/messages/{did}`: `{did, count, messages, truncated}`. */
 export function messagesBody(did: string, page: MessagePage, nowMs: number): string | Buffer | Buffer[] {
   const nowIso = isoMs(nowMs);
-  const template = pageTemplate(did, page, nowIso.length);
+  // a page read for this request alone is rendered as text: a template is worth making only for one answered again
+  const template = page.kept === true ? pageTemplate(did, page, nowIso.length) : null;
   if (template === null) return renderMessages(did, page, nowIso);
   const out = Buffer.allocUnsafe(template.bytes.length);
   template.bytes.copy(out);
@@ -190,8 +191,9 @@ interface PageTemplate {
 }
 
 /**
- * Templates by page object: the store's read cache hands the same page object to every pull of an unchanged
- * mailbox (pages read afresh get one each, and it goes with them).
+ * Templates by page object, for pages a read cache keeps (`MessagePage.kept`): the store hands the same page object
+ * to every pull of an unchanged mailbox, and the template goes when the page does. (Pages read afresh get none: an
+ * entry per request here cost more in garbage collection than the template saved.)
  */
 const pageTemplates = new WeakMap<MessagePage, PageTemplate>();
 

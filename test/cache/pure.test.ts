@@ -158,6 +158,7 @@ describe('a pull answer answered again (the page template)', () => {
       { meta: { messageId: 'c1', recipientDid: did, expiresAtMs: at + 2000, chunk: { groupId: 'g', sequence: 1, total: 1 } }, envelope: '{"message_id":"c1"}' },
     ],
     truncated: true,
+    kept: true as const,
   };
 
   it('gives each answer of the same page its own timestamps and is otherwise the same text as a fresh page', () => {
@@ -165,6 +166,7 @@ describe('a pull answer answered again (the page template)', () => {
     const later = text(messagesBody(did, page, at + 60_000));
     assert.equal(later, first.replaceAll(iso(at), iso(at + 60_000)));
     assert.equal(text(messagesBody(did, structuredClone(page), at + 60_000)), later);
+    assert.equal(text(messagesBody(did, { entries: page.entries, truncated: true }, at + 60_000)), later, 'as a page read afresh, rendered as text');
     const parsed = JSON.parse(later) as { messages: { proof: { timestamp: string }; envelope: Record<string, unknown> }[] };
     assert.deepEqual(parsed.messages.map((m) => m.proof.timestamp), [iso(at + 60_000), iso(at + 60_000)]);
     assert.deepEqual(parsed.messages[0].envelope, { message_id: 'm"1', x: 'é😀', expires_at: iso(at + 1000) });
@@ -180,7 +182,7 @@ describe('a pull answer answered again (the page template)', () => {
   });
 
   it('answers a page whose stored text holds a NUL (a damaged file) exactly, rendered each time', () => {
-    const damaged = { entries: [{ meta: { messageId: 'n', recipientDid: did, expiresAtMs: at + 1000, chunk: null }, envelope: '{"a":"\0\0"}' }], truncated: false };
+    const damaged = { entries: [{ meta: { messageId: 'n', recipientDid: did, expiresAtMs: at + 1000, chunk: null }, envelope: '{"a":"\0\0"}' }], truncated: false, kept: true as const };
     for (const t of [at, at + 1]) {
       const answer = text(messagesBody(did, damaged, t));
       assert.ok(answer.includes('{"a":"\0\0","expires_at":'), 'the stored text as it is');

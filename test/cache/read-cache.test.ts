@@ -39,6 +39,8 @@ describe('RecipientReadCache', () => {
     let current = page(item('m1', NOW + 60_000));
     const pages = counted(() => current);
     const first = cache.page(A, 1, NOW, BUDGET, pages.read);
+    assert.equal(first.kept, true, 'marked as kept');
+    assert.deepEqual(first.entries, current.entries);
     assert.equal(cache.page(A, 1, NOW + 5, BUDGET, pages.read), first, 'the kept page object itself');
     assert.equal(pages.reads, 1);
     current = page(item('m1', NOW + 60_000), item('m2', NOW + 60_000));
@@ -98,7 +100,7 @@ describe('RecipientReadCache', () => {
   it('does not keep a page holding an envelope read as bytes', () => {
     const cache = new RecipientReadCache();
     const pages = counted(() => page(item('text', NOW + 60_000), item('bytes', NOW + 60_000, Buffer.from('{"a":1}'))));
-    cache.page(A, 1, NOW, BUDGET, pages.read);
+    assert.equal(cache.page(A, 1, NOW, BUDGET, pages.read).kept, undefined, 'not marked: it is not kept');
     cache.page(A, 1, NOW, BUDGET, pages.read);
     assert.equal(pages.reads, 2);
     assert.equal(cache.stats.recipients, 0);
@@ -129,7 +131,7 @@ describe('RecipientReadCache', () => {
   it('keeps no recipient larger than an eighth of its bytes, and nothing at all with 0 bytes', () => {
     const cache = new RecipientReadCache({ maxBytes: 8 * 1024, maxRecipients: 10 });
     const large = counted(() => page(item('m', NOW + 60_000, `{"pad":"${'x'.repeat(2_000)}"}`)));
-    cache.page(A, 1, NOW, BUDGET, large.read);
+    assert.equal(cache.page(A, 1, NOW, BUDGET, large.read).kept, undefined);
     cache.page(A, 1, NOW, BUDGET, large.read);
     assert.equal(large.reads, 2);
 

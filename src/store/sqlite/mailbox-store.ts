@@ -66,8 +66,8 @@ export interface SqliteMailboxOptions {
 /** {@link MailboxStore} on SQLite with group commit. */
 export class SqliteMailboxStore implements MailboxStore {
   private readonly writer: MailboxWriter;
-  /** Pages and summaries of unchanged mailboxes, checked against the recipient's version on every read. */
-  private readonly reads: RecipientReadCache;
+  /** Pages and summaries of unchanged mailboxes, checked against the recipient's version on every read; null: off. */
+  private readonly reads: RecipientReadCache | null;
   private readonly q;
   /** Runs its argument in a read transaction; made once, as making one per read cost more than a pull's query. */
   private readonly inTransaction: (read: () => unknown) => unknown;
@@ -86,7 +86,8 @@ export class SqliteMailboxStore implements MailboxStore {
     private readonly ownsDb = false,
   ) {
     this.writer = options.writerInstance ?? new InThreadMailboxWriter(db, options.writer);
-    this.reads = new RecipientReadCache(options.readCache ?? DEFAULT_READ_CACHE_LIMITS);
+    const limits = options.readCache ?? DEFAULT_READ_CACHE_LIMITS;
+    this.reads = limits.maxBytes > 0 ? new RecipientReadCache(limits) : null;
     this.inTransaction = db.transaction((read: () => unknown) => read());
     const p = (sql: string) => db.prepare(sql);
     this.q = {
@@ -111,7 +112,7 @@ export class SqliteMailboxStore implements MailboxStore {
 
   /** What the read cache has served and holds. */
   get readCacheStats(): ReadCacheStats {
-    return this.reads.stats;
+    return this.reads?.stats ?? { hits: 0, misses: 0, recipients: 0, bytes: 0 };
   }
 
   // ------------------------------------------------------------------ writes
@@ -155,9 +156,8 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   async listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage> {
-    return this.reads.page(did, this.versionOf(did), nowMs, maxEnvelopeBytes, () =>
-      this.snapshot(() => this.listMessagesNow(did, nowMs, maxEnvelopeBytes)),
-    );
+    const read = () => this.snapshot(() => this.listMessagesNow(did, nowMs, maxEnvelopeBytes));
+    return this.reads === null ? read() : this.reads.page(did, this.versionOf(did), nowMs, maxEnvelopeBytes, read);
   }
 
   private listMessagesNow(did: string, nowMs: number, maxEnvelopeBytes: number): MessagePage {
@@ -180,9 +180,8 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   async listSummary(did: string, nowMs: number): Promise<SummaryEntry[]> {
-    return this.reads.summary(did, this.versionOf(did), nowMs, () =>
-      (this.q.visibleSummary.all({ did, now: nowMs }) as SummaryRow[]).map(toSummary),
-    );
+    const read = () => (this.q.visibleSummary.all({ did, now: nowMs }) as SummaryRow[]).map(toSummary);
+    return this.reads === null ? read() : this.reads.summary(did, this.versionOf(did), nowMs, read);
   }
 
   /** `did`'s mailbox version (migration 5), read before the answer it validates (see `RecipientReadCache`). */
