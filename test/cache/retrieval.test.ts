@@ -127,6 +127,28 @@ describe('retrieval routes', () => {
     assert.equal(theirs.body.count, 1);
   });
 
+  it('answers repeated polls from the read cache, each with its own proof time, and sees every store and ack at once', async () => {
+    const ids = async () => ((await h.pull(r)).body.messages as Body[]).map((m) => m.message_id as string);
+    const summaryIds = async () => ((await h.summary(r)).body.messages as Body[]).map((m) => m.message_id as string);
+    const before = await ids();
+    const hits = h.store.readCacheStats.hits;
+    h.clock.advance(1_234);
+    const again = await h.pull(r);
+    assert.equal(again.status, 200, again.text);
+    assert.ok(h.store.readCacheStats.hits > hits, 'the unchanged mailbox was answered from memory');
+    const stamp = new Date(h.clock.nowMs()).toISOString();
+    for (const m of again.body.messages as Body[]) assert.equal((m.proof as Body).timestamp, stamp);
+    assert.deepEqual((again.body.messages as Body[]).map((m) => m.message_id), before);
+    await summaryIds();
+    const added = await store(r);
+    const id = added.env.message_id as string;
+    assert.deepEqual(await ids(), [...before, id], 'a store shows on the next pull');
+    assert.deepEqual(await summaryIds(), [...before, id], 'and on the next summary');
+    assert.equal((await h.ack(r, [id])).status, 200);
+    assert.deepEqual(await ids(), before, 'an acknowledged copy is gone from the next pull');
+    assert.deepEqual(await summaryIds(), before, 'and from the next summary');
+  });
+
   it('never returns another DID\'s messages, whatever the headers say', async () => {
     // other's key signing a proof for r's DID
     const forged = h.proof(r, 'pull', '*', { keyId: other.keyId, key: other.key });
