@@ -76,6 +76,11 @@ function servable<T>(k: Kept<T> | undefined, version: MailboxVersion, nowMs: num
   return k !== undefined && k.version === version && nowMs >= k.readAtMs && nowMs < k.validUntilMs;
 }
 
+/** `k` while it is of `version` (a kept answer of an older version can never be served again). */
+function current<K extends Kept<unknown>>(k: K | undefined, version: MailboxVersion): K | undefined {
+  return k !== undefined && k.version === version ? k : undefined;
+}
+
 /** See the file comment. */
 export class RecipientReadCache {
   /** Kept answers by recipient DID, least recently used first (a hit moves its recipient to the end). */
@@ -108,7 +113,8 @@ export class RecipientReadCache {
     }
     const page: MessagePage = { ...fresh, kept: true };
     const validUntilMs = earliest(page.entries.map((e) => e.meta.expiresAtMs));
-    return this.keep(did, { ...r, page: { value: page, version, readAtMs: nowMs, validUntilMs, bytes, maxEnvelopeBytes } }) ? page : fresh;
+    const kept = { summary: current(r?.summary, version), page: { value: page, version, readAtMs: nowMs, validUntilMs, bytes, maxEnvelopeBytes } };
+    return this.keep(did, kept) ? page : fresh;
   }
 
   /** `did`'s summary at `nowMs`, its mailbox at `version`: as {@link page}. */
@@ -119,7 +125,7 @@ export class RecipientReadCache {
     const entries = read();
     const validUntilMs = earliest(entries.map((e) => e.expiresAtMs));
     const bytes = entries.length * ENTRY_OVERHEAD_BYTES;
-    this.keep(did, { ...r, summary: { value: entries, version, readAtMs: nowMs, validUntilMs, bytes } });
+    this.keep(did, { page: current(r?.page, version), summary: { value: entries, version, readAtMs: nowMs, validUntilMs, bytes } });
     return entries;
   }
 

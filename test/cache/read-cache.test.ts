@@ -87,6 +87,18 @@ describe('RecipientReadCache', () => {
     assert.equal(summaries.reads, 2);
   });
 
+  it('drops the other answer of a recipient once a newer version is read', () => {
+    const cache = new RecipientReadCache();
+    const summaries = counted(() => [summaryItem('m1', NOW + 60_000), summaryItem('m2', NOW + 60_000)]);
+    cache.summary(A, 1, NOW, summaries.read);
+    assert.equal(cache.stats.bytes, 2 * 256);
+    const envelope = '{"message_id":"m1"}';
+    cache.page(A, 2, NOW, BUDGET, () => page(item('m1', NOW + 60_000, envelope)));
+    assert.equal(cache.stats.bytes, envelope.length + 256, 'the summary of version 1 is gone');
+    cache.summary(A, 2, NOW, summaries.read);
+    assert.equal(cache.stats.bytes, envelope.length + 256 + 2 * 256, 'both of version 2 are kept');
+  });
+
   it('keeps recipients apart', () => {
     const cache = new RecipientReadCache();
     const a = counted(() => page(item('a', NOW + 60_000)));
