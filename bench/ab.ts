@@ -1,7 +1,7 @@
 /**
  * Interleaved A/B comparison of two builds, for deciding whether a change is faster (not part of the report).
  *
- *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull] [--rounds 8] [--seconds 5]
+ *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay] [--rounds 8] [--seconds 5]
  *
  * A is this checkout, B the other tree (its own `bin/ddn.js`, `dist/` and `node_modules/`, e.g. a `git worktree`
  * after `npm ci && npm run build`). Both run as combined nodes at once, each on its own data directory; the same
@@ -20,7 +20,7 @@ import type { LoadJob, LoadResult } from './jobs.js';
 import { LoadGenerator } from './loadgen-client.js';
 import { freePorts, ServiceProcess } from './service.js';
 
-const JOBS = ['store1k', 'summary', 'pull'] as const;
+const JOBS = ['store1k', 'summary', 'pull', 'relay'] as const;
 type JobName = (typeof JOBS)[number];
 const CONNECTIONS = 32;
 const ENVELOPE_BYTES = 1024;
@@ -63,6 +63,11 @@ async function startSide(name: 'A' | 'B', root: string | undefined, work: string
   const base = { name: `${jobName}-${name}`, url: cache, connections: CONNECTIONS, durationS: seconds, warmupS: 1 };
   if (jobName === 'store1k') {
     return { name, service, runs: [], job: { ...base, request: { kind: 'envelope', path: '/cache/store', to: r.did, bodyBytes: ENVELOPE_BYTES } } };
+  }
+  if (jobName === 'relay') {
+    // base-DID delivery on the combined node: its Relay stores into its own Cache in-process
+    const request = { kind: 'envelope', path: '/relay', to: r.did, bodyBytes: ENVELOPE_BYTES } as const;
+    return { name, service, runs: [], job: { ...base, name: `relay-${name}`, url: service.urls.relay, request } };
   }
   await storeEnvelopes(cache, r.did, MAILBOX_SIZE, ENVELOPE_BYTES);
   return { name, service, runs: [], job: { ...base, request: retrievalRequest(cache, r, profile, jobName) } };

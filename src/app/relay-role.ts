@@ -101,7 +101,12 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     o.staging ??
     SqliteRelayStagingStore.open(join(c.dataDir, RELAY_DB_FILE), {
       ...o.store,
-      writer: { onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'), ...o.store?.writer },
+      writer: {
+        onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'),
+        onThreadExit: (err, restarted) =>
+          logger?.error({ err, restarted }, restarted ? 'relay writer thread died; a new one took over' : 'relay writer thread keeps dying; writes are refused until restart'),
+        ...o.store?.writer,
+      },
     });
   const outbound = new OutboundHttp({ allowPrivate: c.policy.allowPrivateEndpoints });
   const storer = new HttpCacheStorer({

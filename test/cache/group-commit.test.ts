@@ -71,7 +71,7 @@ describe('SqliteMailboxStore write path', () => {
       const store = SqliteMailboxStore.open(join(dir, `thread-${inThreadWriter}.sqlite`), { inThreadWriter });
       try {
         const writer = (store as unknown as { writer: object }).writer;
-        assert.equal(writer.constructor.name, inThreadWriter ? 'InThreadMailboxWriter' : 'WorkerMailboxWriter');
+        assert.equal(writer.constructor.name, inThreadWriter ? 'InThreadOpWriter' : 'WorkerWriter');
         assert.equal((await put(store, entry())).deduped, false);
       } finally {
         await store.close();

@@ -355,11 +355,11 @@ describe('POST /relay: limits and failures of a configured node', () => {
       const chunk = (seq: number) =>
         h.envelope(r.did, { message_group_id: group, sequence_number: seq, total_chunks: 3, context: { pad: 'p'.repeat(20_000) } });
       expectSuccess(await h.post(chunk(0)), 'chunk_staged', 'staged');
-      // The database may not grow any more: the insert fails with SQLITE_FULL inside the write transaction.
-      const pages = h.store.db.pragma('page_count', { simple: true }) as number;
-      h.store.db.pragma(`max_page_count = ${pages}`);
+      // The insert fails inside the write transaction, on the writer thread's own connection (a trigger is in the
+      // file, so every connection has it): SQLite refuses it as it would refuse a write to a full disk.
+      h.store.db.exec(`CREATE TRIGGER full_disk BEFORE INSERT ON relay_chunks BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
       expectFailure(await h.post(chunk(1)), 507, 'staging_persist_failed');
-      h.store.db.pragma('max_page_count = 1073741823');
+      h.store.db.exec('DROP TRIGGER full_disk');
       const retried = await h.post(chunk(1));
       expectSuccess(retried, 'chunk_staged', 'staged');
       assert.equal((retried.body.details as Body).received_chunks, 2, 'the failed write left nothing behind');

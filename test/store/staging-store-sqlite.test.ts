@@ -1,15 +1,80 @@
-/** The RelayStagingStore contract on SQLite: a fresh file per test. */
-import { mkdtempSync, rmSync } from 'node:fs';
+/**
+ * The RelayStagingStore contract on SQLite, a fresh file per test, with its writes on the writer thread (the
+ * default for a file) and on the store's own connection; and what the writer thread adds: writes leave the event
+ * loop, and a thread that dies is replaced without losing a staged chunk.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteRelayStagingStore } from '../../src/store/sqlite/relay-staging-store.js';
-import { stagingContract } from './staging-contract.js';
+import type { Worker } from 'node:worker_threads';
+import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../../src/store/sqlite/relay-staging-store.js';
+import type { WorkerWriter } from '../../src/store/sqlite/worker-writer.js';
+import { isCode, R, req, stagingContract, T } from './staging-contract.js';
 
-stagingContract('sqlite', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'ddn-relay-store-'));
-  const path = join(dir, 'relay.sqlite');
-  return {
-    open: async () => SqliteRelayStagingStore.open(path),
-    dispose: async () => rmSync(dir, { recursive: true, force: true }),
-  };
+for (const [name, options] of [
+  ['sqlite, writer thread', {}],
+  ['sqlite, writes on the calling thread', { inThreadWriter: true }],
+] as [string, SqliteRelayStagingOptions][]) {
+  stagingContract(name, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-relay-store-'));
+    const path = join(dir, 'relay.sqlite');
+    return {
+      open: async () => SqliteRelayStagingStore.open(path, options),
+      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  });
+}
+
+const writerOf = (s: SqliteRelayStagingStore) => (s as unknown as { writer: WorkerWriter<unknown> }).writer;
+const threadNames = () => readdirSync('/proc/self/task').map((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim());
+
+describe('the Relay store\'s writer thread', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ddn-relay-writer-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes a file\'s store on a thread of its own, named ddn-relay-w', async () => {
+    const s = SqliteRelayStagingStore.open(join(dir, 'named.sqlite'));
+    try {
+      await s.stage(req('g', 0));
+      assert.equal(writerOf(s).constructor.name, 'WorkerWriter');
+      if (process.platform === 'linux') assert.ok(threadNames().includes('ddn-relay-w'), threadNames().join(', '));
+      // the main connection reads what the thread committed
+      assert.equal((await s.loadSet(R, 'g')).length, 1);
+      assert.ok(s.writeStats.commits >= 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a thread that dies is replaced: what it was sent fails with 507 staging_persist_failed, every staged chunk is kept', async () => {
+    const exits: boolean[] = [];
+    const s = SqliteRelayStagingStore.open(join(dir, 'restart.sqlite'), { writer: { onThreadExit: (_e, restarted) => exits.push(restarted) } });
+    try {
+      const big = { maxBytes: 1e9, maxSetsPerRecipient: 1e6 };
+      await s.stage(req('kept', 0, big));
+      const groups = Array.from({ length: 2000 }, (_, i) => `g${i}`);
+      const outcomes = groups.map((g) => s.stage(req(g, 0, big)).then(() => 'staged', (e: unknown) => e));
+      // the batch is posted at the end of this turn; the thread is ended while it works on it
+      await new Promise((r) => setImmediate(r));
+      await (writerOf(s) as unknown as { worker: Worker }).worker.terminate();
+      const settled = await Promise.all(outcomes);
+      assert.deepEqual(exits, [true]);
+      assert.ok(settled.some((o) => o !== 'staged'), 'the thread ended before its batch committed');
+      for (const o of settled) if (o !== 'staged') assert.ok(isCode('staging_persist_failed')(o), String(o));
+      for (const [i, g] of groups.entries()) {
+        if (settled[i] === 'staged') assert.equal((await s.loadSet(R, g)).length, 1, `answered as staged but missing: ${g}`);
+      }
+      // the new thread takes the next writes; the chunk staged before the death is still there
+      const again = await s.stage(req('kept', 1, big));
+      assert.deepEqual({ received: again.received, complete: again.complete }, { received: 2, complete: true });
+      assert.equal(await s.claimNonce({ scope: 'relay', did: R, keyId: 'k', nonce: 'n', expiresAtMs: T + 1000 }, T), true);
+    } finally {
+      await s.close();
+    }
+  });
 });

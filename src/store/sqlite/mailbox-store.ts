@@ -1,7 +1,7 @@
 /**
  * The Cache's mailbox in its own SQLite file (`<data-dir>/cache.sqlite`, WAL, `synchronous = FULL`): envelopes
  * as received (BLOB, last column so metadata reads never touch it; large ones in 1 MiB parts), chunk sets, and
- * proof/node nonces. Reads run on this connection; every write goes through one {@link MailboxWriter} — a writer
+ * proof/node nonces. Reads run on this connection; every write goes through one {@link OpWriter} — a writer
  * thread with its own connection for a mailbox file — so concurrent stores share a transaction and an fsync,
  * and the event loop keeps serving while that fsync is in progress.
  */
@@ -47,8 +47,18 @@ import {
   type SetRow,
   type SummaryRow,
 } from './mailbox-schema.js';
-import { InThreadMailboxWriter, type MailboxWriter } from './mailbox-writer.js';
-import { WorkerMailboxWriter, type WorkerWriterOptions } from './worker-writer.js';
+import { runMailboxWriteOp, type MailboxWriteOp } from './mailbox-write-ops.js';
+import { MailboxWrites } from './mailbox-writes.js';
+import { InThreadOpWriter, type OpWriter } from './op-writer.js';
+import { WorkerWriter, type WorkerWriterOptions } from './worker-writer.js';
+
+type MailboxWriter = OpWriter<MailboxWriteOp>;
+
+/** Mailbox writes on the calling thread's connection. */
+function inThreadWriter(db: SqliteDb, options: WorkerWriterOptions | undefined): MailboxWriter {
+  const writes = new MailboxWrites(db);
+  return new InThreadOpWriter(db, { run: (op: MailboxWriteOp) => runMailboxWriteOp(writes, op) }, options);
+}
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 
@@ -76,7 +86,14 @@ export class SqliteMailboxStore implements MailboxStore {
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
     const db = openSqlite(path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
     const inThread = options.inThreadWriter === true || path === ':memory:';
-    const writer = inThread ? new InThreadMailboxWriter(db, options.writer) : new WorkerMailboxWriter(path, options.writer, options.checkpointerFromBytes);
+    const { checkpointerFromBytes } = options;
+    const writer = inThread
+      ? inThreadWriter(db, options.writer)
+      : new WorkerWriter<MailboxWriteOp>(
+          { name: 'mailbox-writer-worker', label: 'mailbox' },
+          { path, ...(checkpointerFromBytes === undefined ? {} : { checkpointerFromBytes }) },
+          options.writer,
+        );
     return new SqliteMailboxStore(db, { ...options, writerInstance: writer }, true);
   }
 
@@ -85,7 +102,7 @@ export class SqliteMailboxStore implements MailboxStore {
     options: SqliteMailboxOptions & { writerInstance?: MailboxWriter } = {},
     private readonly ownsDb = false,
   ) {
-    this.writer = options.writerInstance ?? new InThreadMailboxWriter(db, options.writer);
+    this.writer = options.writerInstance ?? inThreadWriter(db, options.writer);
     const limits = options.readCache ?? DEFAULT_READ_CACHE_LIMITS;
     this.reads = limits.maxBytes > 0 ? new RecipientReadCache(limits) : null;
     this.inTransaction = db.transaction((read: () => unknown) => read());

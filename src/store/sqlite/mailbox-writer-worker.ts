@@ -1,24 +1,18 @@
 /**
- * The Cache mailbox's writer thread: its own connection to the mailbox file (WAL, `synchronous = FULL`) runs
- * every write through a {@link GroupCommitWriter}, so the main thread keeps reading requests while a commit and
- * its fsync are in progress. Operations arrive in batches from `worker-writer.ts`; each answer is posted only
- * after the transaction holding it committed. Checkpoints of a large mailbox run on a thread of their own
- * (`wal-checkpointer.ts`).
+ * The Cache mailbox's writer thread (`writer-thread.ts` serves it): its own connection to the mailbox file (WAL,
+ * `synchronous = FULL`). Checkpoints of a large mailbox run on a thread of their own (`wal-checkpointer.ts`).
  */
 import { nameThisThread } from '../../base/module-worker.js';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { openSqlite } from './database.js';
-import { GroupCommitWriter } from './group-commit.js';
 import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
-import { runMailboxWriteOp, toWireError, type WriterAnswer, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
+import { mailboxOpBytes, runMailboxWriteOp, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import { boundWal, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { serveWriterThread, type WriterThreadData } from './writer-thread.js';
 
 /** What the main thread passes at start. */
-export interface MailboxWriterData {
-  path: string;
-  maxBatchOps?: number;
-  maxBatchBytes?: number;
+export interface MailboxWriterData extends WriterThreadData {
   /** Database size from which checkpoints move to their own thread (default {@link CHECKPOINTER_FROM_BYTES}). */
   checkpointerFromBytes?: number;
 }
@@ -47,8 +41,6 @@ const SMALL_MAILBOX_CACHE_KIB = 8 * 1024;
 const LARGE_WRITE_BYTES = 1024 * 1024;
 const LARGE_WRITE_CACHE_KIB = 2 * 1024;
 
-const port = parentPort;
-if (port === null) throw new Error('mailbox-writer-worker runs as a worker thread');
 nameThisThread('ddn-mailbox-w');
 const data = workerData as MailboxWriterData;
 const db = openSqlite(data.path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
@@ -77,46 +69,27 @@ function checkpointsForSize(): void {
 checkpointsForSize();
 setCache(steadyCacheKib());
 const writes = new MailboxWrites(db);
-const post = (m: WriterReply) => port.postMessage(m);
-// the main thread bounds the queue; here every operation it sent is taken
-const writer = new GroupCommitWriter(db, {
-  maxQueuedOps: Number.MAX_SAFE_INTEGER,
-  maxQueuedBytes: Number.MAX_SAFE_INTEGER,
-  ...(data.maxBatchOps === undefined ? {} : { maxBatchOps: data.maxBatchOps }),
-  ...(data.maxBatchBytes === undefined ? {} : { maxBatchBytes: data.maxBatchBytes }),
-  onBatchError: (err) => post({ type: 'batch_error', error: toWireError(err) }),
-});
 
-port.on('message', (m: WriterRequest) => {
-  if (m.type === 'close') {
-    void writer.close().then(async () => {
-      await checkpointer?.stop();
-      db.close();
-      post({ type: 'closed' });
-      port.close();
-    });
-    return;
-  }
-  let bytes = 0;
-  for (const { op } of m.ops) if (op.kind === 'put') bytes += op.req.entry.envelope.byteLength;
+serveWriterThread<MailboxWriteOp>({
+  db,
+  data,
+  runner: { run: (op) => runMailboxWriteOp(writes, op) },
+  bytesOf: mailboxOpBytes,
   // a large envelope's pages must not fill the page cache (and the process's memory): a small cache spills them
   // to the WAL as they are written; the index pages are read back on demand afterwards
-  const large = bytes >= LARGE_WRITE_BYTES;
-  if (large) setCache(LARGE_WRITE_CACHE_KIB);
-  const answers = m.ops.map(({ id, op }) => {
-    const opBytes = op.kind === 'put' ? op.req.entry.envelope.byteLength : 0;
-    return writer.submit(() => runMailboxWriteOp(writes, op), opBytes).then(
-      (value): WriterAnswer => ({ id, ok: true, value }),
-      (err: unknown): WriterAnswer => ({ id, ok: false, error: toWireError(err) }),
-    );
-  });
-  void Promise.all(answers).then((a) => {
-    post({ type: 'done', answers: a, stats: { ...writer.stats, checkpointerThread: checkpointer !== null, cacheKib } });
-    if (large) setCache(steadyCacheKib());
+  beforeBatch: (bytes) => {
+    if (bytes >= LARGE_WRITE_BYTES) setCache(LARGE_WRITE_CACHE_KIB);
+  },
+  afterBatch: (bytes) => {
+    if (bytes >= LARGE_WRITE_BYTES) setCache(steadyCacheKib());
     checkpointsForSize();
     if (checkpointer !== null) {
       checkpointer.afterCommit(db);
       boundWal(db, data.path);
     }
-  });
+  },
+  info: () => ({ checkpointerThread: checkpointer !== null, cacheKib }),
+  beforeClose: async () => {
+    await checkpointer?.stop();
+  },
 });

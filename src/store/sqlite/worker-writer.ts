@@ -1,8 +1,10 @@
 /**
- * The main thread's side of the mailbox writer thread (`mailbox-writer-worker.ts`): operations submitted during
+ * The owner's side of a store's writer thread (`writer-thread.ts` is the thread's): operations submitted during
  * one event-loop turn go to the thread as one message, and each promise settles when the thread reports the
  * operation's transaction committed — never before (DESIGN.md principle 8: a 202 means durably written). The
  * queue is bounded here, by operations and bytes in flight (429 `rate_limited`, as the in-thread writer).
+ * The Cache's mailbox (`mailbox-writer-worker.ts`) and the Relay's staging store (`relay-writer-worker.ts`) each
+ * have one.
  *
  * A thread that dies is replaced after a short pause: the operations it had been sent fail with 507
  * `insufficient_storage` (whether their transaction committed is unknown; a client's identical retry is
@@ -11,11 +13,11 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../../base/errors.js';
-import type { GroupCommitOptions } from './group-commit.js';
-import type { MailboxWriter } from './mailbox-writer.js';
-import type { MailboxWriterData } from './mailbox-writer-worker.js';
-import { fromWireError, type MailboxWriteOp, type WriterReply, type WriterRequest } from './mailbox-write-ops.js';
 import { startModuleWorker } from '../../base/module-worker.js';
+import type { GroupCommitOptions } from './group-commit.js';
+import type { OpWriter } from './op-writer.js';
+import type { WriterThreadData } from './writer-thread.js';
+import { fromWireError, type WriterReply, type WriterRequest, type WriterThreadStats } from './writer-wire.js';
 
 /** Thread deaths tolerated within {@link RESTART_WINDOW_MS}; one more leaves the writer failed. */
 export const MAX_RESTARTS = 5;
@@ -35,14 +37,24 @@ interface InFlight {
   bytes: number;
 }
 
-/** Mailbox writes on a writer thread with its own connection to `path`. */
-export class WorkerMailboxWriter implements MailboxWriter {
+/** Which writer module a {@link WorkerWriter} runs, and for what. */
+export interface WriterModule {
+  /** The module beside this one (`mailbox-writer-worker`, `relay-writer-worker`). */
+  name: string;
+  /** What it writes, for messages: `mailbox`, `relay staging store`. */
+  label: string;
+}
+
+const NO_STATS: WriterThreadStats = { commits: 0, operations: 0, info: {} };
+
+/** A store's writes on a writer thread with its own connection to the store's file. */
+export class WorkerWriter<Op> implements OpWriter<Op> {
   private worker: Worker;
-  private readonly workerData: MailboxWriterData;
+  private readonly workerData: WriterThreadData;
   private readonly inFlight = new Map<number, InFlight>();
   /** Operations posted to the current thread (the rest of {@link inFlight} waits in {@link outbox}). */
   private readonly posted = new Set<number>();
-  private outbox: { id: number; op: MailboxWriteOp }[] = [];
+  private outbox: { id: number; op: Op }[] = [];
   private nextId = 0;
   private queuedBytes = 0;
   private scheduled = false;
@@ -53,7 +65,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
   private readonly deaths: number[] = [];
   private readonly maxQueuedOps: number;
   private readonly maxQueuedBytes: number;
-  private statsNow = { commits: 0, operations: 0, checkpointerThread: false, cacheKib: 0 };
+  private statsNow = NO_STATS;
   /** Counts of the threads before the current one, so {@link stats} keep growing across restarts. */
   private statsBase = { commits: 0, operations: 0 };
   private restartsNow = 0;
@@ -61,17 +73,16 @@ export class WorkerMailboxWriter implements MailboxWriter {
   private down = false;
 
   constructor(
-    path: string,
+    private readonly module: WriterModule,
+    data: WriterThreadData,
     private readonly options: WorkerWriterOptions = {},
-    checkpointerFromBytes?: number,
   ) {
     this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
     this.workerData = {
-      path,
+      ...data,
       ...(options.maxBatchOps === undefined ? {} : { maxBatchOps: options.maxBatchOps }),
       ...(options.maxBatchBytes === undefined ? {} : { maxBatchBytes: options.maxBatchBytes }),
-      ...(checkpointerFromBytes === undefined ? {} : { checkpointerFromBytes }),
     };
     this.worker = this.start();
   }
@@ -80,14 +91,9 @@ export class WorkerMailboxWriter implements MailboxWriter {
     return { commits: this.statsBase.commits + this.statsNow.commits, operations: this.statsBase.operations + this.statsNow.operations };
   }
 
-  /** Whether the thread's checkpoints run on a checkpointer thread (as of its last answer). */
-  get checkpointerThread(): boolean {
-    return this.statsNow.checkpointerThread;
-  }
-
-  /** The writer connection's page cache, KiB, as its last answer reported it (0 before the first). */
-  get cacheKib(): number {
-    return this.statsNow.cacheKib;
+  /** What the thread's store reported of itself with its last answer (empty before the first). */
+  get info(): Readonly<Record<string, number | boolean>> {
+    return this.statsNow.info;
   }
 
   /** Writer threads started to replace one that died. */
@@ -95,9 +101,9 @@ export class WorkerMailboxWriter implements MailboxWriter {
     return this.restartsNow;
   }
 
-  submit(op: MailboxWriteOp, bytes: number): Promise<unknown> {
+  submit(op: Op, bytes: number): Promise<unknown> {
     if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
-    if (this.failure !== undefined) return Promise.reject(new DdnError('service_unavailable', 'the mailbox writer failed; writes are refused until restart'));
+    if (this.failure !== undefined) return Promise.reject(new DdnError('service_unavailable', `the ${this.module.label} writer failed; writes are refused until restart`));
     const n = this.inFlight.size;
     if (n >= this.maxQueuedOps || (n > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
       return Promise.reject(new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 }));
@@ -130,7 +136,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
 
   /** A writer thread, answering to this object while it is the current one. */
   private start(): Worker {
-    const worker = startModuleWorker(import.meta.url, 'mailbox-writer-worker', this.workerData);
+    const worker = startModuleWorker(import.meta.url, this.module.name, this.workerData);
     // an idle writer never keeps the process alive; pending writes do
     if (this.inFlight.size === 0) worker.unref();
     let cause: unknown;
@@ -142,14 +148,14 @@ export class WorkerMailboxWriter implements MailboxWriter {
     });
     this.exited = new Promise((resolve) =>
       worker.once('exit', () => {
-        if (worker === this.worker) this.onExit(cause ?? new Error('the mailbox writer thread exited'));
+        if (worker === this.worker) this.onExit(cause ?? new Error(`the ${this.module.label} writer thread exited`));
         resolve();
       }),
     );
     return worker;
   }
 
-  private post(m: WriterRequest): void {
+  private post(m: WriterRequest<Op>): void {
     this.worker.postMessage(m);
   }
 
@@ -205,7 +211,7 @@ export class WorkerMailboxWriter implements MailboxWriter {
       return;
     }
     this.statsBase = this.stats;
-    this.statsNow = { commits: 0, operations: 0, checkpointerThread: false, cacheKib: 0 };
+    this.statsNow = NO_STATS;
     this.down = true;
     this.afterAnswers();
     setTimeout(() => {

@@ -1,0 +1,47 @@
+/** The Relay's SQLite file (`<data-dir>/relay.sqlite`): staged chunk sets, remembered results, node nonces. */
+import type { Migration } from './database.js';
+
+export const RELAY_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE relay_chunk_sets (
+        recipient TEXT NOT NULL,
+        group_id TEXT NOT NULL,
+        total_chunks INTEGER NOT NULL,
+        to_value TEXT NOT NULL,
+        tag TEXT,
+        application_id TEXT,
+        sender TEXT,
+        created_at_ms INTEGER NOT NULL,
+        retry_until_ms INTEGER NOT NULL,
+        PRIMARY KEY (recipient, group_id)) WITHOUT ROWID;
+      CREATE INDEX relay_chunk_sets_retry ON relay_chunk_sets (retry_until_ms);
+      CREATE TABLE relay_chunks (
+        recipient TEXT NOT NULL,
+        group_id TEXT NOT NULL,
+        sequence_number INTEGER NOT NULL,
+        message_key TEXT NOT NULL UNIQUE,
+        content_hash TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        envelope BLOB NOT NULL,
+        PRIMARY KEY (recipient, group_id, sequence_number));
+      CREATE TABLE relay_usage (id INTEGER PRIMARY KEY CHECK (id = 1), staged_bytes INTEGER NOT NULL);
+      INSERT INTO relay_usage (id, staged_bytes) VALUES (1, 0);
+      CREATE TABLE relay_results (
+        message_key TEXT PRIMARY KEY,
+        content_hash TEXT NOT NULL,
+        result TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE INDEX relay_results_created ON relay_results (created_at_ms);
+      CREATE TABLE relay_nonces (
+        scope TEXT NOT NULL,
+        did TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (scope, did, key_id, nonce)) WITHOUT ROWID;
+      CREATE INDEX relay_nonces_expiry ON relay_nonces (expires_at_ms);
+    `,
+  },
+];

@@ -1,0 +1,169 @@
+/**
+ * The writes of the Relay's SQLite store (`relay-staging-store.ts`), each run inside the writer's transaction — on
+ * the Relay's writer thread (`relay-writer-worker.ts`) or on the store's own connection. Staging rules are the pure
+ * ones of `relay/staging-rules.ts`; this file only reads and writes rows.
+ */
+import type { NonceClaim } from '../../ports/nonce-registry.js';
+import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
+import { RESULT_RETENTION_MS, type ChunkSetKeyValues, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
+import type { SqliteDb } from './database.js';
+
+/** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
+const SWEEP_CHUNK = 1_000;
+
+/** A staged set's row. */
+export interface SetRow {
+  total_chunks: number;
+  to_value: string;
+  tag: string | null;
+  application_id: string | null;
+  sender: string | null;
+  retry_until_ms: number;
+}
+
+/** The key columns of a staged chunk. */
+export interface ChunkRow {
+  recipient: string;
+  group_id: string;
+  sequence_number: number;
+  message_key: string;
+  content_hash: string;
+}
+
+export const SELECT_SET = 'SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?';
+export const SELECT_CHUNK_BY_KEY = 'SELECT recipient, group_id, sequence_number, message_key, content_hash FROM relay_chunks WHERE message_key = ?';
+
+const valuesOf = (s: SetRow): ChunkSetKeyValues => ({
+  total: s.total_chunks,
+  to: s.to_value,
+  tag: s.tag,
+  applicationId: s.application_id,
+  sender: s.sender,
+});
+
+/** A delivered chunk whose result is remembered. */
+export interface DeliveredKey {
+  messageKey: string;
+  contentHash: string;
+}
+
+/** The Relay store's write statements. */
+export class RelayWrites {
+  private readonly q;
+
+  constructor(db: SqliteDb) {
+    const p = (sql: string) => db.prepare(sql);
+    this.q = {
+      saveResult: p(`INSERT INTO relay_results (message_key, content_hash, result, created_at_ms) VALUES (?, ?, ?, ?)
+        ON CONFLICT (message_key) DO UPDATE SET content_hash = excluded.content_hash, result = excluded.result,
+        created_at_ms = excluded.created_at_ms`),
+      set: p(SELECT_SET),
+      insertSet: p(`INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender,
+        created_at_ms, retry_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      deleteSet: p('DELETE FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?'),
+      setBytes: p('SELECT COALESCE(SUM(size_bytes), 0) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
+      deleteSetChunks: p('DELETE FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
+      setsOf: p('SELECT COUNT(*) AS n FROM relay_chunk_sets WHERE recipient = ?'),
+      received: p('SELECT COUNT(*) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
+      chunkAt: p('SELECT content_hash FROM relay_chunks WHERE recipient = ? AND group_id = ? AND sequence_number = ?').pluck(),
+      byKey: p(SELECT_CHUNK_BY_KEY),
+      insertChunk: p(`INSERT INTO relay_chunks (recipient, group_id, sequence_number, message_key, content_hash, size_bytes, envelope)
+        VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      usage: p('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
+      addUsage: p('UPDATE relay_usage SET staged_bytes = MAX(0, staged_bytes + ?) WHERE id = 1'),
+      claimNonce: p(`INSERT INTO relay_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (@scope, @did, @key_id, @nonce, @expires)
+        ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
+        WHERE relay_nonces.expires_at_ms <= @now`),
+      staleSets: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE retry_until_ms <= ? LIMIT ${SWEEP_CHUNK}`),
+      oldResults: p(`DELETE FROM relay_results WHERE message_key IN
+        (SELECT message_key FROM relay_results WHERE created_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
+      expiredNonces: p(`DELETE FROM relay_nonces WHERE (scope, did, key_id, nonce) IN
+        (SELECT scope, did, key_id, nonce FROM relay_nonces WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
+    };
+  }
+
+  saveResult(messageKey: string, contentHash: string, resultText: string, nowMs: number): void {
+    this.q.saveResult.run(messageKey, contentHash, resultText, nowMs);
+  }
+
+  /** A delivered set: its chunks are dropped and each chunk's message id remembers the set's result. */
+  finishSet(recipient: string, groupId: string, delivered: readonly DeliveredKey[], resultText: string, nowMs: number): void {
+    this.dropSet(recipient, groupId);
+    for (const c of delivered) this.q.saveResult.run(c.messageKey, c.contentHash, resultText, nowMs);
+  }
+
+  claim(claim: NonceClaim, nowMs: number): boolean {
+    const r = this.q.claimNonce.run({
+      scope: claim.scope,
+      did: claim.did,
+      key_id: claim.keyId,
+      nonce: claim.nonce,
+      expires: claim.expiresAtMs,
+      now: nowMs,
+    });
+    return r.changes > 0;
+  }
+
+  stage(req: StageRequest): StageOutcome {
+    const { recipientDid: recipient, groupId, nowMs } = req;
+    let set = this.q.set.get(recipient, groupId) as SetRow | undefined;
+    if (set !== undefined && set.retry_until_ms <= nowMs) {
+      this.dropSet(recipient, groupId);
+      set = undefined;
+    }
+    if (set !== undefined) {
+      checkSetValues(groupId, valuesOf(set), req.set);
+      const held = (this.q.chunkAt.get(recipient, groupId, req.sequence) as string | undefined) ?? null;
+      if (checkSequence(groupId, req.sequence, held, req.contentHash) === 'replay') return this.state(recipient, groupId, set, true);
+    }
+    const other = this.q.byKey.get(req.messageKey) as ChunkRow | undefined;
+    if (other !== undefined) {
+      const otherSet = this.q.set.get(other.recipient, other.group_id) as SetRow | undefined;
+      if (otherSet !== undefined && otherSet.retry_until_ms <= nowMs) this.dropSet(other.recipient, other.group_id);
+      else throw messageIdConflict(req.messageKey);
+    }
+    checkCapacity({
+      newSet: set === undefined,
+      setsOfRecipient: (this.q.setsOf.get(recipient) as { n: number }).n,
+      maxSetsPerRecipient: req.maxSetsPerRecipient,
+      stagedBytes: this.q.usage.get() as number,
+      addBytes: req.envelope.byteLength,
+      maxBytes: req.maxBytes,
+    });
+    if (set === undefined) {
+      const s = req.set;
+      this.q.insertSet.run(recipient, groupId, s.total, s.to, s.tag, s.applicationId, s.sender, nowMs, req.retryUntilMs);
+      set = { total_chunks: s.total, to_value: s.to, tag: s.tag, application_id: s.applicationId, sender: s.sender, retry_until_ms: req.retryUntilMs };
+    }
+    // a plain Uint8Array once it crossed to the writer thread: SQLite binds a Buffer
+    const e = req.envelope;
+    const bytes = Buffer.isBuffer(e) ? e : Buffer.from(e.buffer, e.byteOffset, e.byteLength);
+    this.q.insertChunk.run(recipient, groupId, req.sequence, req.messageKey, req.contentHash, bytes.byteLength, bytes);
+    this.q.addUsage.run(bytes.byteLength);
+    return this.state(recipient, groupId, set, false);
+  }
+
+  sweepStep(nowMs: number): RelaySweepResult & { more: boolean } {
+    const stale = this.q.staleSets.all(nowMs) as { recipient: string; group_id: string }[];
+    let purgedChunks = 0;
+    for (const s of stale) purgedChunks += this.dropSet(s.recipient, s.group_id);
+    const expiredResults = this.q.oldResults.run(nowMs - RESULT_RETENTION_MS).changes;
+    const expiredNonces = this.q.expiredNonces.run(nowMs).changes;
+    const more = stale.length === SWEEP_CHUNK || expiredResults === SWEEP_CHUNK || expiredNonces === SWEEP_CHUNK;
+    return { purgedSets: stale.length, purgedChunks, expiredResults, expiredNonces, more };
+  }
+
+  /** Deletes a set and its chunks; returns the chunks deleted. */
+  private dropSet(recipient: string, groupId: string): number {
+    const bytes = (this.q.setBytes.get(recipient, groupId) as { n: number }).n;
+    const n = this.q.deleteSetChunks.run(recipient, groupId).changes;
+    this.q.deleteSet.run(recipient, groupId);
+    this.q.addUsage.run(-bytes);
+    return n;
+  }
+
+  private state(recipient: string, groupId: string, set: SetRow, replayed: boolean): StageOutcome {
+    const received = (this.q.received.get(recipient, groupId) as { n: number }).n;
+    return { replayed, received, total: set.total_chunks, retryUntilMs: set.retry_until_ms, complete: received >= set.total_chunks };
+  }
+}
