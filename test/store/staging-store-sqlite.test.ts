@@ -9,7 +9,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../../src/store/sqlite/relay-staging-store.js';
+import Database from 'better-sqlite3';
+import type { NonceClaim } from '../../src/ports/nonce-registry.js';
+import { migrate } from '../../src/store/sqlite/database.js';
+import { RELAY_MIGRATIONS, SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../../src/store/sqlite/relay-staging-store.js';
 import type { WorkerWriter } from '../../src/store/sqlite/worker-writer.js';
 import { isCode, R, req, stagingContract, T } from './staging-contract.js';
 
@@ -75,6 +78,39 @@ describe('the Relay store\'s writer thread', () => {
       assert.equal(await s.claimNonce({ scope: 'relay', did: R, keyId: 'k', nonce: 'n', expiresAtMs: T + 1000 }, T), true);
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('SqliteRelayStagingStore: nonce keys (migration 2)', () => {
+  it('carries the node nonces of a file written before it over, still refused as replays, and drops the old table', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-relay-nonces-'));
+    const path = join(dir, 'relay.sqlite');
+    const live: NonceClaim = { scope: 'node', did: R, keyId: `${R}#node`, nonce: 'live-nonce', expiresAtMs: T + 300_000 };
+    const expired: NonceClaim = { ...live, nonce: 'expired-nonce', expiresAtMs: T - 1 };
+    const old = new Database(path);
+    migrate(old, RELAY_MIGRATIONS.filter((m) => m.version <= 1), 'relay');
+    const insert = old.prepare('INSERT INTO relay_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (?, ?, ?, ?, ?)');
+    for (const c of [live, expired]) insert.run(c.scope, c.did, c.keyId, c.nonce, c.expiresAtMs);
+    old.close();
+    const store = SqliteRelayStagingStore.open(path);
+    const peek = new Database(path, { readonly: true });
+    try {
+      const tables = peek.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+      assert.ok(tables.includes('relay_nonce_keys') && !tables.includes('relay_nonces'), tables.join(', '));
+      assert.equal(store.isNonceClaimed(live, T), true);
+      assert.equal(await store.claimNonce(live, T), false, 'a nonce claimed before the migration is still used');
+      assert.equal(store.isNonceClaimed(expired, T), false);
+      assert.equal(await store.claimNonce({ ...expired, expiresAtMs: T + 300_000 }, T), true, 'an expired one is free again');
+      // the four fields are told apart: the same texts in other fields are another claim
+      assert.equal(await store.claimNonce({ ...live, nonce: 'x', keyId: `${live.keyId}","live-nonce` }, T), true);
+      // the sweep drops expired keys
+      assert.equal((await store.sweep(T + 400_000)).expiredNonces, 3);
+      assert.equal(store.isNonceClaimed(live, T), false);
+    } finally {
+      peek.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -2,9 +2,8 @@
  * The Cache mailbox's SQLite schema (`<data-dir>/cache.sqlite`) and its row shapes, shared by the store's reads
  * (main thread) and its writes (the writer thread, `mailbox-writes.ts`).
  */
-import { createHash } from 'node:crypto';
 import type { ChunkRef, EntryMeta, RetrievedMeta, StoredProvenance, SummaryEntry } from '../../cache/mailbox-store.js';
-import type { NonceClaim } from '../../ports/nonce-registry.js';
+import { carryNonceClaims } from './nonce-key.js';
 import type { Migration } from './database.js';
 
 /** Bytes of each stored part of a large envelope. */
@@ -100,15 +99,7 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
       CREATE TABLE cache_nonce_keys (key BLOB PRIMARY KEY, expires_at_ms INTEGER NOT NULL) WITHOUT ROWID;
       CREATE INDEX cache_nonce_keys_expiry ON cache_nonce_keys (expires_at_ms);
     `,
-    then: (db) => {
-      db.function('ddn_nonce_key', { deterministic: true }, (scope, did, keyId, nonce) =>
-        nonceKey({ scope: String(scope), did: String(did), keyId: String(keyId), nonce: String(nonce) }),
-      );
-      db.exec(`INSERT INTO cache_nonce_keys (key, expires_at_ms)
-        SELECT ddn_nonce_key(scope, did, key_id, nonce), expires_at_ms FROM cache_nonces WHERE true
-        ON CONFLICT (key) DO UPDATE SET expires_at_ms = max(expires_at_ms, excluded.expires_at_ms);
-        DROP TABLE cache_nonces;`);
-    },
+    then: (db) => carryNonceClaims(db, 'cache_nonces', 'cache_nonce_keys'),
   },
   {
     // A version per recipient that every change of its entries or chunk sets moves, in the changing transaction
@@ -144,15 +135,6 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
-
-/**
- * The stored key of a nonce claim: the first 16 bytes of SHA-256 over its scope, DID, key id and nonce (as a JSON
- * array, so no two claims share a text). A replay has the same four and so the same key; two different claims
- * sharing a key (a collision, 2^64 work to find on purpose) would only refuse the second as replayed.
- */
-export function nonceKey(c: Pick<NonceClaim, 'scope' | 'did' | 'keyId' | 'nonce'>): Buffer {
-  return createHash('sha256').update(JSON.stringify([c.scope, c.did, c.keyId, c.nonce])).digest().subarray(0, 16);
-}
 
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
 export const SWEEP_CHUNK = 2_000;

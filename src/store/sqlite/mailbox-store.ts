@@ -27,13 +27,13 @@ import {
 } from '../../cache/read-cache.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type SqliteDb } from './database.js';
+import { nonceKey } from './nonce-key.js';
 import {
   asBytes,
   COL,
   ENVELOPE_TEXT,
   MAILBOX_MIGRATIONS,
   META_COLUMNS,
-  nonceKey,
   RETRIEVED_COL,
   RETRIEVED_COLUMNS,
   STORE_ORDER,

@@ -9,7 +9,8 @@ import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState,
 import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
-import { COL, ENVELOPE_PART_BYTES, META_COLUMNS, nonceKey, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
+import { COL, ENVELOPE_PART_BYTES, META_COLUMNS, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
+import { nonceKey } from './nonce-key.js';
 
 export function replayed(): DdnError {
   return new DdnError('proof_nonce_replayed', 'this nonce was already used');

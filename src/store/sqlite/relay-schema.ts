@@ -1,5 +1,6 @@
 /** The Relay's SQLite file (`<data-dir>/relay.sqlite`): staged chunk sets, remembered results, node nonces. */
 import type { Migration } from './database.js';
+import { carryNonceClaims } from './nonce-key.js';
 
 export const RELAY_MIGRATIONS: readonly Migration[] = [
   {
@@ -43,5 +44,15 @@ export const RELAY_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (scope, did, key_id, nonce)) WITHOUT ROWID;
       CREATE INDEX relay_nonces_expiry ON relay_nonces (expires_at_ms);
     `,
+  },
+  {
+    // Node-request nonces keyed by 16 bytes (`nonce-key.ts`), as the Cache's since its migration 4; the claims held
+    // are carried over.
+    version: 2,
+    sql: `
+      CREATE TABLE relay_nonce_keys (key BLOB PRIMARY KEY, expires_at_ms INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE INDEX relay_nonce_keys_expiry ON relay_nonce_keys (expires_at_ms);
+    `,
+    then: (db) => carryNonceClaims(db, 'relay_nonces', 'relay_nonce_keys'),
   },
 ];

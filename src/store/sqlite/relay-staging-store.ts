@@ -20,6 +20,7 @@ import {
   type StoredResult,
 } from '../../relay/staging-store.js';
 import { openSqlite, type SqliteDb } from './database.js';
+import { nonceKey } from './nonce-key.js';
 import { InThreadOpWriter, type OpWriter } from './op-writer.js';
 import { RELAY_MIGRATIONS } from './relay-schema.js';
 import { relayOpBytes, relayOpRunner, type RelayWriteOp } from './relay-write-ops.js';
@@ -77,7 +78,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
       byKey: p(SELECT_CHUNK_BY_KEY),
       chunksOf: p(`SELECT sequence_number, message_key, content_hash, envelope FROM relay_chunks
         WHERE recipient = ? AND group_id = ? ORDER BY sequence_number`),
-      nonceLive: p('SELECT 1 FROM relay_nonces WHERE scope = ? AND did = ? AND key_id = ? AND nonce = ? AND expires_at_ms > ?'),
+      nonceLive: p('SELECT 1 FROM relay_nonce_keys WHERE key = ? AND expires_at_ms > ?'),
     };
   }
 
@@ -118,7 +119,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   }
 
   isNonceClaimed(claim: NonceClaim, nowMs: number): boolean {
-    return this.q.nonceLive.get(claim.scope, claim.did, claim.keyId, claim.nonce, nowMs) !== undefined;
+    return this.q.nonceLive.get(nonceKey(claim), nowMs) !== undefined;
   }
 
   // ------------------------------------------------------------------ writes

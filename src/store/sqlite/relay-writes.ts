@@ -7,6 +7,7 @@ import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
 import { RESULT_RETENTION_MS, type ChunkSetKeyValues, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
 import type { SqliteDb } from './database.js';
+import { nonceKey } from './nonce-key.js';
 
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
 const SWEEP_CHUNK = 1_000;
@@ -71,14 +72,13 @@ export class RelayWrites {
         VALUES (?, ?, ?, ?, ?, ?, ?)`),
       usage: p('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
       addUsage: p('UPDATE relay_usage SET staged_bytes = MAX(0, staged_bytes + ?) WHERE id = 1'),
-      claimNonce: p(`INSERT INTO relay_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (@scope, @did, @key_id, @nonce, @expires)
-        ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
-        WHERE relay_nonces.expires_at_ms <= @now`),
+      claimNonce: p(`INSERT INTO relay_nonce_keys (key, expires_at_ms) VALUES (@key, @expires)
+        ON CONFLICT (key) DO UPDATE SET expires_at_ms = excluded.expires_at_ms WHERE relay_nonce_keys.expires_at_ms <= @now`),
       staleSets: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE retry_until_ms <= ? LIMIT ${SWEEP_CHUNK}`),
       oldResults: p(`DELETE FROM relay_results WHERE message_key IN
         (SELECT message_key FROM relay_results WHERE created_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
-      expiredNonces: p(`DELETE FROM relay_nonces WHERE (scope, did, key_id, nonce) IN
-        (SELECT scope, did, key_id, nonce FROM relay_nonces WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
+      expiredNonces: p(`DELETE FROM relay_nonce_keys WHERE key IN
+        (SELECT key FROM relay_nonce_keys WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
     };
   }
 
@@ -93,15 +93,7 @@ export class RelayWrites {
   }
 
   claim(claim: NonceClaim, nowMs: number): boolean {
-    const r = this.q.claimNonce.run({
-      scope: claim.scope,
-      did: claim.did,
-      key_id: claim.keyId,
-      nonce: claim.nonce,
-      expires: claim.expiresAtMs,
-      now: nowMs,
-    });
-    return r.changes > 0;
+    return this.q.claimNonce.run({ key: nonceKey(claim), expires: claim.expiresAtMs, now: nowMs }).changes > 0;
   }
 
   stage(req: StageRequest): StageOutcome {
