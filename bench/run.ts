@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import type { BenchContext, Figure, ReferenceId, Settings } from './context.js';
 import type { LoadJob, LoadResult } from './jobs.js';
 import { registerRecipients, storeEnvelopes } from './fixtures.js';
-import { store1KiBFigure, store1MiBFigure } from './figures/cache-store.js';
+import { store1KiBFigure, store1MiBFigure, storeSplitFigure } from './figures/cache-store.js';
 import { growthFigures } from './figures/growth.js';
 import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
@@ -38,7 +38,7 @@ import { freePorts, ROOT, serviceCommand, ServiceProcess, type ServiceOptions } 
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1m', 'retrieval', 'relay', 'growth'] as const;
+const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** References measured again beside the figures that use them. */
@@ -220,25 +220,24 @@ async function main(): Promise<void> {
     await step('large', '25 MiB envelope: store + retrieve, peak RSS', () => largeEnvelopeFigure(ctx));
     await step('resolve', 'resolve', () => resolveFigure(ctx), 'hello');
     await step('store1k', 'cache store 1 KiB', () => store1KiBFigure(ctx), 'hello');
+    /** A process of one role asking the combined node's Directory over HTTP (`--roles <role> --directory-url`). */
+    const startSplit = (role: 'cache' | 'relay') => () =>
+      ServiceProcess.start({
+        dataDir: join(work, `${role}-data`),
+        roles: [role],
+        ports: { [role]: 0 },
+        directoryUrl: ctx.service.urls.directory,
+        blockTimeMs: 50,
+        logFile: join(work, `${role}.log`),
+        ...(args.cpuProf ? { cpuProfDir: profDir } : {}),
+      });
+    await step('store1k_split', 'cache store 1 KiB, Cache-only process', () => storeSplitFigure(ctx, startSplit('cache')), 'hello');
     await step('store1m', 'cache store 1 MiB', () => store1MiBFigure(ctx));
     if (args.only.has('retrieval') || args.only.has('growth')) {
       await storeEnvelopes(service.urls.cache, retrieval.did, settings.mailboxSize, settings.envelopeBytes);
     }
     await step('retrieval', 'signed retrieval (summary, pull)', () => retrievalFigures(ctx), 'ed25519');
-    await step('relay', 'relay → cache', () =>
-      relayFigures(ctx, async () => {
-        return ServiceProcess.start({
-          dataDir: join(work, 'relay-data'),
-          roles: ['relay'],
-          ports: { relay: 0 },
-          directoryUrl: ctx.service.urls.directory,
-          blockTimeMs: 50,
-          logFile: join(work, 'relay.log'),
-          ...(args.cpuProf ? { cpuProfDir: profDir } : {}),
-        });
-      }),
-      'hello',
-    );
+    await step('relay', 'relay → cache', () => relayFigures(ctx, startSplit('relay')), 'hello');
     await step('growth', 'growth of cost', () =>
       growthFigures(ctx, async (rows) => {
         await ctx.service.stop();
@@ -305,6 +304,7 @@ async function main(): Promise<void> {
         service: serviceCommand({ ...svcOptions, dataDir: '<tmp>/data' }).join(' '),
         growth_service: serviceCommand({ ...svcOptions, dataDir: '<tmp>/data', serveArgs: GROWTH_SERVE_ARGS }).join(' '),
         split_relay: serviceCommand({ dataDir: '<tmp>/relay-data', roles: ['relay'], ports: { relay: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }).join(' '),
+        split_cache: serviceCommand({ dataDir: '<tmp>/cache-data', roles: ['cache'], ports: { cache: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }).join(' '),
         load_generator: 'node --import tsx bench/loadgen.ts (forked; autocannon, pipelining 1)',
         hello_world_reference: 'node bench/references/hello-server.mjs',
         micro_references: `node --import tsx bench/references/micro.ts sqlite|ed25519 ${settings.microSeconds}`,

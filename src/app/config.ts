@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
+import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../client/directory-view-cache.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -50,6 +51,11 @@ export interface Config {
    * registered there; otherwise they read this node's own ledger.
    */
   readonly directoryUrl: readonly string[];
+  /**
+   * How long the Relay and the Cache reuse a remote Directory's answers (`--directory-view-ttl-ms`; a winning
+   * policy's `policy_ttl_seconds` shortens it; 0: ask every time). Unused without `--directory-url`.
+   */
+  readonly directoryViewTtlMs: number;
   /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
   readonly db: { readonly url: string; readonly schema: string } | null;
   readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
@@ -143,6 +149,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'URL',
     defaultText: 'this node\'s own ledger',
     help: 'Directory the Relay and Cache ask when this process does not run it (repeatable or comma-separated: tried in turn)',
+  },
+  {
+    name: 'directory-view-ttl-ms',
+    kind: 'value',
+    arg: 'MS',
+    defaultText: '2000',
+    help: 'how long the Relay and Cache reuse answers of the --directory-url Directory (0: ask every time)',
   },
   {
     name: 'event-relay-url',
@@ -423,6 +436,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
     events: { relayUrls: r.urls('event-relay-url') },
     directoryUrl: r.urls('directory-url'),
+    directoryViewTtlMs: r.int('directory-view-ttl-ms', DEFAULT_DIRECTORY_VIEW_TTL_MS, 0, 300_000),
     db: r.database(),
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),

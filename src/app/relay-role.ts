@@ -17,7 +17,7 @@ import { BaseDidDeliveryExecutor, type DeliveryExecutor } from '../relay/executo
 import { HttpRelayForwarder } from '../relay/plan/forward.js';
 import { PlanExecutor } from '../relay/plan/executor.js';
 import { PolicyCachingDirectory } from '../relay/policy-cache.js';
-import { DirectoryViewCache } from '../relay/directory-view-cache.js';
+import { DirectoryViewCache } from '../client/directory-view-cache.js';
 import { InProcessLiveFanout, type LiveFanout, type LiveFanoutFactory } from '../relay/live-fanout.js';
 import { DEFAULT_LIVE_LIMITS, LiveSessions } from '../relay/live-sessions.js';
 import { OutboundHttp } from '../relay/outbound-http.js';
@@ -130,9 +130,10 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     retry: { attempts: 1, timeoutMs: o.storeRetry?.timeoutMs ?? 10_000 },
     ...(logger === undefined ? {} : { logger }),
   });
-  // A Relay asking a remote Directory reuses its answers for a few seconds (src/relay/directory-view-cache.ts).
+  // A Relay asking a remote Directory reuses its answers for a few seconds (src/client/directory-view-cache.ts).
   const policies = new PolicyCachingDirectory(o.directory, o.clock);
-  const directory: DirectoryPort = o.directory instanceof HttpDirectoryPort ? new DirectoryViewCache(policies, o.clock) : policies;
+  const directory: DirectoryPort =
+    o.directory instanceof HttpDirectoryPort && c.directoryViewTtlMs > 0 ? new DirectoryViewCache(policies, o.clock, { ttlMs: c.directoryViewTtlMs }) : policies;
   const planExecutor =
     o.planExecutor ??
     new PlanExecutor({

@@ -34,8 +34,11 @@ export class TtlAnswers {
     return this.entries.size;
   }
 
-  /** The reused answer of `key`, or `load()`'s, kept for the TTL unless it fails (or is null, unless kept). */
-  get<T>(key: string, load: () => Promise<T | null>): Promise<T | null> {
+  /**
+   * The reused answer of `key`, or `load()`'s, kept for the TTL unless it fails (or is null, unless kept).
+   * `maxTtlMsOf` may shorten the TTL of one answer once it arrived (an answer that says how long it may be reused).
+   */
+  get<T>(key: string, load: () => Promise<T | null>, maxTtlMsOf?: (answer: T) => number | undefined): Promise<T | null> {
     const now = this.clock.nowMs();
     const hit = this.entries.get(key);
     if (hit !== undefined && hit.expiresAtMs > now) return hit.answer as Promise<T | null>;
@@ -51,7 +54,12 @@ export class TtlAnswers {
       if (this.entries.get(key) === entry) this.entries.delete(key);
     };
     answer.then((v) => {
-      if (v === null && this.options.keepNull !== true) drop();
+      if (v === null) {
+        if (this.options.keepNull !== true) drop();
+        return;
+      }
+      const max = maxTtlMsOf?.(v);
+      if (max !== undefined) entry.expiresAtMs = Math.min(entry.expiresAtMs, now + max);
     }, drop);
     return answer;
   }

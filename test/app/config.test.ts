@@ -38,6 +38,9 @@ describe('loadConfig', () => {
     assert.equal(loadConfig(['--cache-max-bytes-per-recipient', '0'], {}).cache.maxBytesPerRecipient, 0, '0: no quota');
     assert.equal(c.cache.readCacheBytes, 33_554_432);
     assert.equal(loadConfig([], { DDN_CACHE_READ_CACHE_BYTES: '0' }).cache.readCacheBytes, 0, '0: no read cache');
+    assert.equal(c.directoryViewTtlMs, 2_000);
+    assert.equal(loadConfig(['--directory-view-ttl-ms', '0'], {}).directoryViewTtlMs, 0, '0: ask the Directory every time');
+    assert.equal(loadConfig([], { DDN_DIRECTORY_VIEW_TTL_MS: '300000' }).directoryViewTtlMs, 300_000);
   });
 
   it('is deeply frozen', () => {
@@ -206,6 +209,8 @@ describe('loadConfig', () => {
     ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],
     ['--cache-max-bytes-per-recipient', ['--cache-max-bytes-per-recipient', '-1']],
     ['--cache-read-cache-bytes', ['--cache-read-cache-bytes', '2147483648']],
+    ['--directory-view-ttl-ms', ['--directory-view-ttl-ms', '300001']],
+    ['--directory-view-ttl-ms', ['--directory-view-ttl-ms', '-1']],
     ['--host', ['--host']],
     ['--directory-port', ['--directory-port', '--relay-port', '1']],
     ['--nope', ['--nope']],

@@ -1,11 +1,13 @@
 /**
- * A short-lived cache of Directory answers in front of a Relay's remote Directory (`--directory-url`): a Relay in
- * its own process otherwise asks the Directory over HTTP for every envelope. Answers are reused for at most
- * `ttlMs` (default 2 s) and at most `maxEntries` are held (the oldest is dropped first); concurrent identical
- * lookups share one request. Failures and "no record" answers are never kept, so a lookup that failed is asked
- * again and a newly registered DID is seen at once. The cost is bounded staleness: a Directory change (a new
- * policy, a rotated key) reaches this Relay up to `ttlMs` after it was finalized — the receiving Cache still
- * checks its own finalized view before it stores (http-api.md §11.1 steps 5–7).
+ * A short-lived cache of Directory answers in front of a remote Directory (`--directory-url`): a Relay or a Cache
+ * in a process without the Directory role otherwise asks the Directory over HTTP for every envelope, every node
+ * signature and every retrieval proof. Answers are reused for at most `ttlMs` (`--directory-view-ttl-ms`, default
+ * 2 s), and a resolution whose policy rule won for no longer than its `policy_ttl_seconds` (ledger-rules §7: how
+ * long a client or Cache may reuse the lookup). At most `maxEntries` are held (the oldest is dropped first);
+ * concurrent identical lookups share one request. Failures and "no record" answers are never kept, so a lookup
+ * that failed is asked again and a newly registered DID is seen at once. The cost is bounded staleness: a
+ * Directory change (a new policy, a rotated or removed key, a Cache removed from a document) reaches this process
+ * up to `ttlMs` after the Directory serves it.
  */
 import type { Clock } from '../base/clock.js';
 import { TtlAnswers } from '../base/ttl-answers.js';
@@ -60,7 +62,11 @@ export class DirectoryViewCache implements DirectoryPort {
   }
 
   resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
-    return this.answers.get(resolutionKey(did, persona, tag), () => this.inner.resolveDelivery(did, persona, tag));
+    return this.answers.get(
+      resolutionKey(did, persona, tag),
+      () => this.inner.resolveDelivery(did, persona, tag),
+      (view) => (view.policy === null ? undefined : view.policy.policyTtlSeconds * 1000),
+    );
   }
 
   /** Drops the cached resolution of (did, persona, tag), here and in the wrapped port. */

@@ -1,10 +1,10 @@
-/** The Relay's short-lived Directory answer cache (src/relay/directory-view-cache.ts). */
+/** The short-lived cache of a remote Directory's answers in a Relay or Cache process (src/client/directory-view-cache.ts). */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/base/clock.js';
 import { DdnError } from '../../src/base/errors.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../../src/ports/directory-port.js';
-import { DirectoryViewCache } from '../../src/relay/directory-view-cache.js';
+import { DirectoryViewCache } from '../../src/client/directory-view-cache.js';
 
 function didView(did: string): DidView {
   return { did, deactivated: false, document: null, rootPubkey: new Uint8Array(32) };
@@ -93,6 +93,31 @@ describe('DirectoryViewCache', () => {
     await cache.getDid('did:x:c');
     await cache.getDid('did:x:a');
     assert.deepEqual(calls, ['did did:x:a', 'did did:x:b', 'did did:x:c', 'did did:x:a']);
+  });
+
+  it('reuses a resolution whose policy rule won no longer than its policy_ttl_seconds', async () => {
+    const clock = new ManualClock(0);
+    const calls: string[] = [];
+    const port: DirectoryPort = {
+      getDid: async (did) => didView(did),
+      lookupAlias: async () => null,
+      resolveDelivery: async (did, persona, tag) => {
+        calls.push(`${did} ${tag}`);
+        const policy = tag === 'short' ? { policyTtlSeconds: 1 } : tag === 'long' ? { policyTtlSeconds: 300 } : null;
+        return { recipient: didView(did), persona, personaState: null, policy } as unknown as DeliveryView;
+      },
+    };
+    const cache = new DirectoryViewCache(port, clock, { ttlMs: 2_000 });
+    for (const tag of ['short', 'long', null]) await cache.resolveDelivery('did:x:a', null, tag);
+    clock.advance(999);
+    for (const tag of ['short', 'long', null]) await cache.resolveDelivery('did:x:a', null, tag);
+    assert.deepEqual(calls, ['did:x:a short', 'did:x:a long', 'did:x:a null'], 'all three reused within a second');
+    clock.advance(1);
+    for (const tag of ['short', 'long', null]) await cache.resolveDelivery('did:x:a', null, tag);
+    assert.deepEqual(calls.slice(3), ['did:x:a short'], 'a policy_ttl_seconds of 1 ends reuse after 1 s');
+    clock.advance(1_000);
+    for (const tag of ['long', null]) await cache.resolveDelivery('did:x:a', null, tag);
+    assert.deepEqual(calls.slice(4), ['did:x:a long', 'did:x:a null'], 'a longer policy TTL never extends the cache\'s own');
   });
 
   it('forget drops the resolution here and in the wrapped port', async () => {

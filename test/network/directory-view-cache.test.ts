@@ -1,0 +1,96 @@
+/**
+ * A Cache in its own process asks the Directory over HTTP (`--directory-url`) and reuses the answers for
+ * `--directory-view-ttl-ms` (default 2 s; src/client/directory-view-cache.ts): the Directory sits behind a loopback
+ * proxy here that counts what it is asked. One Cache keeps the default, the other asks every time (`0`).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { makeProfile } from '../../src/protocol/profile.js';
+import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { fetchJson, httpDirectory } from '../cache/http-support.js';
+import { startTestNode, type TestNode } from '../support/network.js';
+
+const profile = makeProfile('platform');
+const enc = encodeURIComponent;
+
+/** A proxy in front of `target` that counts the requests for each path. */
+async function countingProxy(target: string): Promise<{ url: string; asked: (prefix: string) => number; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const to = new URL(target);
+  const server = http.createServer((req, res) => {
+    seen.push(req.url ?? '');
+    const out = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    asked: (prefix) => seen.filter((p) => p.startsWith(prefix)).length,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-ms', () => {
+  let dir: TestNode;
+  let proxy: Awaited<ReturnType<typeof countingProxy>>;
+  let reusing: TestNode;
+  let asking: TestNode;
+  let a: Recipient;
+  let b: Recipient;
+
+  before(async () => {
+    dir = await startTestNode(['--roles', 'directory']);
+    proxy = await countingProxy(dir.urls.directory!);
+    reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url]);
+    asking = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0']);
+    a = await registerRecipientAt(httpDirectory(dir), 81, { cacheEndpoints: [reusing.urls.cache!] });
+    b = await registerRecipientAt(httpDirectory(dir), 82, { cacheEndpoints: [asking.urls.cache!] });
+  });
+  after(async () => {
+    await reusing.stop();
+    await asking.stop();
+    await proxy.close();
+    await dir.stop();
+  });
+
+  const store = async (cache: TestNode, r: Recipient) => {
+    const body = { message_id: randomUUID(), to: r.did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') } };
+    const res = await fetchJson(`${cache.urls.cache}/cache/store`, { body });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+  };
+  const summary = async (cache: TestNode, r: Recipient) => {
+    const headers = proofHeaders(profile, r, 'summary', '*', { endpoint: cache.urls.cache!, nowMs: Date.now() });
+    const res = await fetchJson(`${cache.urls.cache}/cache/summary/${enc(r.did)}`, { headers });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.count;
+  };
+  const askedFor = (r: Recipient) => proxy.asked(`/delivery-view/${enc(r.did)}`);
+
+  it('stores and checks proofs against one answer while it is fresh, and asks again once it is not', async () => {
+    for (let i = 0; i < 3; i++) await store(reusing, a);
+    assert.equal(await summary(reusing, a), 3);
+    assert.equal(await summary(reusing, a), 3);
+    // one resolution for the stores, one DID record for the proofs
+    assert.equal(askedFor(a), 2);
+    await new Promise((r) => setTimeout(r, 2_100));
+    await store(reusing, a);
+    assert.equal(await summary(reusing, a), 4);
+    assert.equal(askedFor(a), 4, 'both answers were asked for again after 2 s');
+  });
+
+  it('with --directory-view-ttl-ms 0 asks the Directory for every store and every proof', async () => {
+    for (let i = 0; i < 3; i++) await store(asking, b);
+    const afterStores = askedFor(b);
+    assert.ok(afterStores >= 3, `asked ${afterStores} times for 3 stores`);
+    assert.equal(await summary(asking, b), 3);
+    assert.equal(await summary(asking, b), 3);
+    assert.ok(askedFor(b) >= afterStores + 2, 'each proof asked again');
+  });
+});
