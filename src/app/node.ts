@@ -142,8 +142,12 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
 
     // The Relay and the Cache ask a remote Directory when one is configured and this node does not run it.
     const remoteDirectory = config.directoryUrl.length > 0 && !config.roles.includes('directory') ? config.directoryUrl : null;
-    const directory: DirectoryPort =
-      remoteDirectory === null ? new LocalDirectoryPort(ledger, clock) : new HttpDirectoryPort(remoteDirectory, { logger });
+    let directory: DirectoryPort = new LocalDirectoryPort(ledger, clock);
+    if (remoteDirectory !== null) {
+      const remote = new HttpDirectoryPort(remoteDirectory, { logger });
+      cleanups.push(() => remote.close());
+      directory = remote;
+    }
 
     // Known once the role listens (its own URL is the default public URL).
     let publicCache: readonly string[] = config.publicUrls.cache;

@@ -10,11 +10,11 @@ import { DdnError } from '../base/errors.js';
 import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../ports/directory-port.js';
 import { deliveryViewFromJson } from '../ports/directory-port-json.js';
+import { KeepAliveJson } from './keepalive-json.js';
 
 export interface HttpDirectoryPortOptions {
   /** Per attempt (one base), default 5 s. */
   timeoutMs?: number;
-  fetch?: typeof fetch;
   /** Told when a base fails and another is tried. */
   logger?: Logger;
 }
@@ -27,13 +27,12 @@ interface Answer {
 export class HttpDirectoryPort implements DirectoryPort {
   private readonly failover: BaseFailover;
   private readonly timeoutMs: number;
-  private readonly fetchImpl: typeof fetch;
+  private readonly http = new KeepAliveJson();
 
   /** `directoryUrls`: one base URL or several of the same Directory, tried in order. */
   constructor(directoryUrls: string | readonly string[], opts: HttpDirectoryPortOptions = {}) {
     this.failover = new BaseFailover(directoryUrls, opts.logger?.child({ component: 'directory-port' }));
     this.timeoutMs = opts.timeoutMs ?? 5000;
-    this.fetchImpl = opts.fetch ?? fetch;
   }
 
   /** The base URL the next lookup starts at (the last one that answered). */
@@ -42,15 +41,14 @@ export class HttpDirectoryPort implements DirectoryPort {
   }
 
   private async fetchJson(url: string): Promise<Answer> {
-    const res = await this.fetchImpl(url, { signal: AbortSignal.timeout(this.timeoutMs) });
-    let body: unknown;
-    try {
-      body = await res.json();
-    } catch {
-      throw new Error(`HTTP ${res.status} without a JSON body`);
-    }
-    if (typeof body !== 'object' || body === null) throw new Error(`HTTP ${res.status} without a JSON object`);
-    return { status: res.status, body: body as Record<string, unknown> };
+    const { status, body } = await this.http.get(url, this.timeoutMs);
+    if (typeof body !== 'object' || body === null) throw new Error(`HTTP ${status} without a JSON object`);
+    return { status, body: body as Record<string, unknown> };
+  }
+
+  /** Closes its idle keep-alive connections. */
+  close(): void {
+    this.http.close();
   }
 
   private async get(path: string, notFoundCodes: readonly string[]): Promise<Record<string, unknown> | null> {
