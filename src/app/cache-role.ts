@@ -12,8 +12,6 @@ import { registerCacheRoutes } from '../cache/routes.js';
 import { CacheService } from '../cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
 import { CacheSweeper, DEFAULT_SWEEP_INTERVAL_MS } from '../cache/sweeper.js';
-import { DirectoryViewCache } from '../client/directory-view-cache.js';
-import { HttpDirectoryPort } from '../client/directory-port-http.js';
 import { startVerifierThread } from '../crypto/verify-thread.js';
 import type { HttpServer } from '../http/server.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
@@ -84,10 +82,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
       },
     });
   const events = new CacheEventHub(logger);
-  // A Cache asking a remote Directory reuses its answers for a few seconds (src/client/directory-view-cache.ts).
-  const directory: DirectoryPort =
-    o.directory instanceof HttpDirectoryPort && c.directoryViewTtlMs > 0 ? new DirectoryViewCache(o.directory, o.clock, { ttlMs: c.directoryViewTtlMs }) : o.directory;
-  const service = new CacheService({ store, directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
+  const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
   const sweeper = new CacheSweeper(() => service.sweep(), o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS, logger);
   return {
     service,
@@ -95,7 +90,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     store,
     register(server) {
       registerCacheRoutes(server, service, {
-        nodeAuth: { profile: o.profile, directory, nonces: store, clock: o.clock, lookupFailureCode: 'policy_lookup_failed' },
+        nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock, lookupFailureCode: 'policy_lookup_failed' },
       });
     },
     start() {

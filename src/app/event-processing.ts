@@ -54,15 +54,20 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     ...(o.outbound?.extraCa === undefined ? {} : { extraCa: o.outbound.extraCa }),
     ...(o.outbound?.hosts === undefined ? {} : { hosts: o.outbound.hosts }),
   });
+  // a remote Directory's policies reused as its other answers are (--directory-view-ttl-ms)
+  const remotePolicies = o.remoteDirectory === null ? null : new HttpPolicySource(o.remoteDirectory, undefined, logger);
+  const ttlMs = o.config.directoryViewTtlMs;
   const dispatcher = new EventDispatcher({
     profile: o.profile,
     clock: o.clock,
     identity: o.identity,
     directory: o.directory,
     policies:
-      o.remoteDirectory === null
+      remotePolicies === null
         ? new LedgerPolicySource(o.ledger)
-        : new CachedPolicySource(new HttpPolicySource(o.remoteDirectory, undefined, logger), o.clock),
+        : ttlMs > 0
+          ? new CachedPolicySource(remotePolicies, o.clock, ttlMs)
+          : remotePolicies,
     runs,
     outbound,
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),
@@ -81,6 +86,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
       off?.();
       await dispatcher.idle();
       outbound.close();
+      remotePolicies?.close();
       runs.close();
     },
   };

@@ -8,6 +8,7 @@ import { to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import { HttpDirectoryPort } from '../client/directory-port-http.js';
+import { DirectoryViewCache } from '../client/directory-view-cache.js';
 import { failoverFetch } from '../client/failover-fetch.js';
 import { LocalDirectoryPort } from '../directory/local-port.js';
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
@@ -146,7 +147,9 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     if (remoteDirectory !== null) {
       const remote = new HttpDirectoryPort(remoteDirectory, { logger });
       cleanups.push(() => remote.close());
-      directory = remote;
+      // answers reused for a few seconds by every role of this process (src/client/directory-view-cache.ts)
+      const ttlMs = config.directoryViewTtlMs;
+      directory = ttlMs > 0 ? new DirectoryViewCache(remote, clock, { ttlMs }) : remote;
     }
 
     // Known once the role listens (its own URL is the default public URL).

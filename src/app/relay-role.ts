@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import type { WebSocketServer } from 'ws';
 import type { Clock } from '../base/clock.js';
 import type { HttpServer } from '../http/server.js';
-import { HttpDirectoryPort } from '../client/directory-port-http.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
@@ -17,7 +16,6 @@ import { BaseDidDeliveryExecutor, type DeliveryExecutor } from '../relay/executo
 import { HttpRelayForwarder } from '../relay/plan/forward.js';
 import { PlanExecutor } from '../relay/plan/executor.js';
 import { PolicyCachingDirectory } from '../relay/policy-cache.js';
-import { DirectoryViewCache } from '../client/directory-view-cache.js';
 import { InProcessLiveFanout, type LiveFanout, type LiveFanoutFactory } from '../relay/live-fanout.js';
 import { DEFAULT_LIVE_LIMITS, LiveSessions } from '../relay/live-sessions.js';
 import { OutboundHttp } from '../relay/outbound-http.js';
@@ -130,10 +128,8 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     retry: { attempts: 1, timeoutMs: o.storeRetry?.timeoutMs ?? 10_000 },
     ...(logger === undefined ? {} : { logger }),
   });
-  // A Relay asking a remote Directory reuses its answers for a few seconds (src/client/directory-view-cache.ts).
-  const policies = new PolicyCachingDirectory(o.directory, o.clock);
-  const directory: DirectoryPort =
-    o.directory instanceof HttpDirectoryPort && c.directoryViewTtlMs > 0 ? new DirectoryViewCache(policies, o.clock, { ttlMs: c.directoryViewTtlMs }) : policies;
+  // winning-rule lookups reused for their policy_ttl_seconds (a remote Directory's answers are reused by the node)
+  const directory = new PolicyCachingDirectory(o.directory, o.clock);
   const planExecutor =
     o.planExecutor ??
     new PlanExecutor({

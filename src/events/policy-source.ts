@@ -9,6 +9,7 @@ import type { Clock } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import { TtlAnswers } from '../base/ttl-answers.js';
+import { KeepAliveJson } from '../client/keepalive-json.js';
 import type { Ledger } from '../ledger/chain.js';
 import { activeControlDid } from '../ledger/runtime/application-state.js';
 import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
@@ -42,6 +43,8 @@ export class LedgerPolicySource implements EventPolicySource {
 export class HttpPolicySource implements EventPolicySource {
   private readonly failover: BaseFailover;
 
+  private readonly http = new KeepAliveJson();
+
   constructor(
     directoryUrls: string | readonly string[],
     private readonly timeoutMs = 5000,
@@ -50,14 +53,19 @@ export class HttpPolicySource implements EventPolicySource {
     this.failover = new BaseFailover(directoryUrls, logger?.child({ component: 'directory-policies' }));
   }
 
+  /** Closes its idle keep-alive connections. */
+  close(): void {
+    this.http.close();
+  }
+
   async policy(scope: EventScope): Promise<Record<string, unknown> | null> {
     const id = encodeURIComponent(scope.id);
     const path = scope.type === 'APPLICATION' ? `/applications/${id}/policy` : `/policies/v3/${scope.type === 'DID' ? 'did' : 'persona'}/${id}`;
     let res: { status: number; body: Record<string, unknown> };
     try {
       res = await this.failover.send(async (base) => {
-        const r = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
-        return { status: r.status, body: ((await r.json()) ?? {}) as Record<string, unknown> };
+        const r = await this.http.get(`${base}${path}`, this.timeoutMs);
+        return { status: r.status, body: (r.body ?? {}) as Record<string, unknown> };
       });
     } catch (e) {
       if (!(e instanceof FailoverExhausted)) throw e;
@@ -72,7 +80,7 @@ export class HttpPolicySource implements EventPolicySource {
   }
 }
 
-/** How long a {@link CachedPolicySource} reuses an answer: the Relay's Directory-answer window. */
+/** How long a {@link CachedPolicySource} reuses an answer by default: the window of `--directory-view-ttl-ms`. */
 export const EVENT_POLICY_TTL_MS = 2_000;
 
 /**

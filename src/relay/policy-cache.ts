@@ -46,8 +46,10 @@ export class PolicyCachingDirectory implements DirectoryPort {
     return view;
   }
 
-  /** Forgets the cached lookup of (did, persona, tag), e.g. before re-checking a newer provenance. */
+  /** Forgets the cached lookup of (did, persona, tag) here and below, e.g. before re-checking a newer provenance. */
   forget(did: string, persona: string | null, tag: string | null): void {
     this.entries.delete(JSON.stringify([did, persona, tag]));
+    const inner = this.inner as DirectoryPort & { forget?: (did: string, persona: string | null, tag: string | null) => void };
+    inner.forget?.(did, persona, tag);
   }
 }

@@ -119,4 +119,16 @@ describe('the Relay policy cache', () => {
     cached.forget('did:x', null, null);
     await assert.rejects(cached.resolveDelivery('did:x', null, null), /down/);
   });
+
+  it('forget reaches a forgetting port below it (a remote Directory\'s answer cache)', () => {
+    const forgotten: string[] = [];
+    const inner = {
+      getDid: async () => null,
+      lookupAlias: async () => null,
+      resolveDelivery: async () => null,
+      forget: (did: string, persona: string | null, tag: string | null) => void forgotten.push(JSON.stringify([did, persona, tag])),
+    };
+    new PolicyCachingDirectory(inner, new ManualClock(0)).forget('did:x', 'brand', 'vip');
+    assert.deepEqual(forgotten, ['["did:x","brand","vip"]']);
+  });
 });
