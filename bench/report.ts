@@ -192,7 +192,8 @@ export function toMarkdown(r: Report): string {
   for (const f of r.figures) {
     if (f.paired?.loads !== undefined && !pairedSeen.has(f.paired.loads)) {
       pairedSeen.add(f.paired.loads);
-      loads.push(...f.paired.loads);
+      // a run after one figure is the run before the next when nothing came between: listed once
+      for (const l of f.paired.loads) if (!loads.includes(l)) loads.push(l);
     }
     if (f.load) loads.push(f.load);
     if (f.floor !== undefined && !loads.includes(f.floor.load)) loads.push(f.floor.load);

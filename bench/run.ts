@@ -181,8 +181,18 @@ async function main(): Promise<void> {
     const [store, retrieval, relay, large] = await registerRecipients(service.urls.directory, service.urls.cache, health.profile, 4);
     const ctx: BenchContext = { settings, gen, service, profile: health.profile, recipients: { store, retrieval, relay, large }, log, settle, load };
     const figures: Figure[] = [];
+    /**
+     * The last reference measured after a figure, and the work done since: a figure that follows with nothing in
+     * between takes it as its "before" (it was measured right before it), instead of measuring the same again.
+     */
+    let lastAfter: { kind: PairedKind; beside: { value: number; load?: LoadResult }; figuresAt: number } | undefined;
+    let figuresRun = 0;
     /** The reference of `kind` measured once more now, beside a figure. */
     const besideRun = async (kind: PairedKind, label: string): Promise<{ value: number; load?: LoadResult }> => {
+      if (label.startsWith('before ') && lastAfter?.kind === kind && lastAfter.figuresAt === figuresRun) {
+        log(`  ${kind === 'ed25519' ? 'ed25519' : 'hello-world'} ${label}: the run after the figure before it`);
+        return lastAfter.beside;
+      }
       await settle(`${kind} ${label}`);
       if (kind === 'ed25519') {
         const r = await quietest(() => ed25519Verifies(settings.microSeconds, work), settings.retries, settings.otherCpuLimit, () => settle(`ed25519 ${label} (again)`));
@@ -198,11 +208,13 @@ async function main(): Promise<void> {
       const before = paired === undefined ? undefined : await besideRun(paired, `before ${name}`);
       await settle(name);
       log(label);
+      figuresRun++;
       const got = await fn();
       const list = Array.isArray(got) ? got : [got];
       for (const f of list) log(`  ${f.id}: ${f.value === null ? `unavailable — ${f.unavailable}` : `${f.value} ${f.unit}`}`);
       if (paired !== undefined && before !== undefined) {
         const after = await besideRun(paired, `after ${name}`);
+        lastAfter = { kind: paired, beside: after, figuresAt: figuresRun };
         const loads = [before.load, after.load].filter((l): l is LoadResult => l !== undefined);
         const pair = { before: before.value, after: after.value, ...(loads.length > 0 ? { loads } : {}) };
         for (const f of list) if (f.reference === PAIRED_REFERENCE[paired]) f.paired = pair;
