@@ -8,7 +8,7 @@ import { to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import { HttpDirectoryPort } from '../client/directory-port-http.js';
-import { DirectoryViewCache } from '../client/directory-view-cache.js';
+import { DirectoryViewCache, FreshDidRecords } from '../client/directory-view-cache.js';
 import { failoverFetch } from '../client/failover-fetch.js';
 import { LocalDirectoryPort } from '../directory/local-port.js';
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
@@ -144,12 +144,15 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     // The Relay and the Cache ask a remote Directory when one is configured and this node does not run it.
     const remoteDirectory = config.directoryUrl.length > 0 && !config.roles.includes('directory') ? config.directoryUrl : null;
     let directory: DirectoryPort = new LocalDirectoryPort(ledger, clock);
+    // the Cache's: DID records, which authenticate requests, never reused
+    let cacheDirectory = directory;
     if (remoteDirectory !== null) {
       const remote = new HttpDirectoryPort(remoteDirectory, { logger });
       cleanups.push(() => remote.close());
       // answers reused for a few seconds by every role of this process (src/client/directory-view-cache.ts)
       const ttlMs = config.directoryViewTtlMs;
       directory = ttlMs > 0 ? new DirectoryViewCache(remote, clock, { ttlMs }) : remote;
+      cacheDirectory = ttlMs > 0 ? new FreshDidRecords(directory, remote) : remote;
     }
 
     // Known once the role listens (its own URL is the default public URL).
@@ -162,7 +165,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         config,
         profile,
         clock,
-        directory,
+        directory: cacheDirectory,
         ...(mailbox === undefined ? {} : { mailbox }),
         publicCacheUrls: () => publicCache,
         logger,

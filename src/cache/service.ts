@@ -53,6 +53,9 @@ export interface CacheServiceDeps {
   logger?: Logger;
 }
 
+/** Refusals of steps 6–7 a resolution older than the sender's can cause (see `storeChecked`). */
+const STALE_VIEW_REFUSALS: ReadonlySet<string> = new Set(['cache_not_published', 'policy_applies', 'policy_provenance_stale']);
+
 /** One `POST /cache/store`. */
 export interface StoreRequest {
   /** The parsed JSON object body. */
@@ -138,9 +141,20 @@ export class CacheService {
     // 4. sender signature
     if (env.sender !== null) await this.verifySender(env);
     // 5. recipient
-    const view = await this.resolveRecipient(env);
+    let view = await this.resolveRecipient(env);
     // 6–7. destination and policy
-    const destination = await this.checkDestination(env, view);
+    let destination: CacheDestination;
+    try {
+      destination = await this.checkDestination(env, view);
+    } catch (err) {
+      // A reused resolution (a Cache in its own process) may be older than the sender's: a policy or a document
+      // changed within the reuse window. It is asked anew once before the store is refused.
+      const { directory } = this.deps;
+      if (!(err instanceof DdnError && STALE_VIEW_REFUSALS.has(err.code)) || directory.forget === undefined) throw err;
+      directory.forget(view.recipient.did, env.persona, env.tag);
+      view = await this.resolveRecipient(env);
+      destination = await this.checkDestination(env, view);
+    }
     // 8. limits
     const c = view.effectiveConstraints;
     if (req.rawBody.length > c.maxHttpEnvelopeBytes) {

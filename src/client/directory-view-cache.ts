@@ -24,15 +24,6 @@ export interface DirectoryViewCacheOptions {
 export const DEFAULT_DIRECTORY_VIEW_TTL_MS = 2_000;
 export const DEFAULT_DIRECTORY_VIEW_MAX_ENTRIES = 10_000;
 
-/** A DirectoryPort that can drop one resolution (src/relay/policy-cache.ts and this cache). */
-interface Forgetting {
-  forget(did: string, persona: string | null, tag: string | null): void;
-}
-
-function canForget(d: DirectoryPort): d is DirectoryPort & Forgetting {
-  return typeof (d as Partial<Forgetting>).forget === 'function';
-}
-
 /** Wraps a DirectoryPort; every method answers from the cache while the answer is younger than the TTL. */
 export class DirectoryViewCache implements DirectoryPort {
   private readonly answers: TtlAnswers;
@@ -72,10 +63,38 @@ export class DirectoryViewCache implements DirectoryPort {
   /** Drops the cached resolution of (did, persona, tag), here and in the wrapped port. */
   forget(did: string, persona: string | null, tag: string | null): void {
     this.answers.delete(resolutionKey(did, persona, tag));
-    if (canForget(this.inner)) this.inner.forget(did, persona, tag);
+    this.inner.forget?.(did, persona, tag);
   }
 }
 
 function resolutionKey(did: string, persona: string | null, tag: string | null): string {
   return `resolve\n${JSON.stringify([did, persona, tag])}`;
+}
+
+/**
+ * The Cache's view of a remote Directory: delivery resolutions and aliases reused from `cached` (the reuse ledger-rules
+ * §7 allows a Cache), DID records always asked of `fresh` — they authenticate retrieval proofs, sender signatures
+ * and node requests, so a key removed from a document stops working at the Cache as soon as the Directory serves it.
+ */
+export class FreshDidRecords implements DirectoryPort {
+  constructor(
+    private readonly cached: DirectoryPort,
+    private readonly fresh: DirectoryPort,
+  ) {}
+
+  getDid(did: string): Promise<DidView | null> {
+    return this.fresh.getDid(did);
+  }
+
+  lookupAlias(alias: string): Promise<string | null> {
+    return this.cached.lookupAlias(alias);
+  }
+
+  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+    return this.cached.resolveDelivery(did, persona, tag);
+  }
+
+  forget(did: string, persona: string | null, tag: string | null): void {
+    this.cached.forget?.(did, persona, tag);
+  }
 }

@@ -51,4 +51,9 @@ export interface DirectoryPort {
    * liveness, the winning policy rule and the effective constraints. Null when the DID has no record.
    */
   resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null>;
+  /**
+   * Drops a resolution of (did, persona, tag) a port reuses (src/client/directory-view-cache.ts,
+   * src/relay/policy-cache.ts), so the next one is asked anew; absent where nothing is reused.
+   */
+  forget?(did: string, persona: string | null, tag: string | null): void;
 }

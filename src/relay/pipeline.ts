@@ -53,15 +53,6 @@ async function lookup<T>(deps: AdmissionDeps, fn: () => Promise<T>): Promise<T> 
   }
 }
 
-/** A DirectoryPort that caches resolutions and can drop one (src/relay/policy-cache.ts). */
-interface RefreshableDirectory extends DirectoryPort {
-  forget(did: string, persona: string | null, tag: string | null): void;
-}
-
-function isRefreshable(d: DirectoryPort): d is RefreshableDirectory {
-  return typeof (d as Partial<RefreshableDirectory>).forget === 'function';
-}
-
 /** The provenance names the resolution's winning policy, revision and rule (§10.3 step 10). */
 function namesWinner(view: DeliveryView, p: NonNullable<Envelope['provenance']>): boolean {
   const w = view.policy;
@@ -100,7 +91,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
   let view = await lookup(deps, () => directory.resolveDelivery(did, env.persona, env.tag));
   // a provenance naming another rule than a cached winner: the cache may be behind the sender (policy-cache.ts)
   const p = env.provenance;
-  if (p !== null && view !== null && isRefreshable(directory) && !namesWinner(view, p)) {
+  if (p !== null && view !== null && directory.forget !== undefined && !namesWinner(view, p)) {
     directory.forget(did, env.persona, env.tag);
     view = await lookup(deps, () => directory.resolveDelivery(did, env.persona, env.tag));
   }

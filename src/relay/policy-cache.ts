@@ -49,7 +49,6 @@ export class PolicyCachingDirectory implements DirectoryPort {
   /** Forgets the cached lookup of (did, persona, tag) here and below, e.g. before re-checking a newer provenance. */
   forget(did: string, persona: string | null, tag: string | null): void {
     this.entries.delete(JSON.stringify([did, persona, tag]));
-    const inner = this.inner as DirectoryPort & { forget?: (did: string, persona: string | null, tag: string | null) => void };
-    inner.forget?.(did, persona, tag);
+    this.inner.forget?.(did, persona, tag);
   }
 }

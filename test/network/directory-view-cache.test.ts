@@ -1,7 +1,9 @@
 /**
- * A Cache in its own process asks the Directory over HTTP (`--directory-url`) and reuses the answers for
- * `--directory-view-ttl-ms` (default 2 s; src/client/directory-view-cache.ts): the Directory sits behind a loopback
- * proxy here that counts what it is asked. One Cache keeps the default, the other asks every time (`0`).
+ * A Cache in its own process asks the Directory over HTTP (`--directory-url`) and reuses delivery resolutions for
+ * `--directory-view-ttl-ms` (default 2 s; src/client/directory-view-cache.ts), never the DID records that
+ * authenticate proofs: the Directory sits behind a loopback proxy here that counts what it is asked. One Cache keeps
+ * the default, one asks every time (`0`), one reuses for 5 minutes (a store the reused resolution would refuse is
+ * asked anew).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +11,9 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeProfile } from '../../src/protocol/profile.js';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { isoSeconds, proofHeaders, recipientDocument, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import type { DirectoryHarness } from '../support/directory-harness.js';
+import { mutate } from '../support/directory-flows.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 
@@ -42,6 +46,7 @@ describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-
   let proxy: Awaited<ReturnType<typeof countingProxy>>;
   let reusing: TestNode;
   let asking: TestNode;
+  let long: TestNode;
   let a: Recipient;
   let b: Recipient;
 
@@ -50,19 +55,24 @@ describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-
     proxy = await countingProxy(dir.urls.directory!);
     reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url]);
     asking = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0']);
+    long = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '300000']);
     a = await registerRecipientAt(httpDirectory(dir), 81, { cacheEndpoints: [reusing.urls.cache!] });
     b = await registerRecipientAt(httpDirectory(dir), 82, { cacheEndpoints: [asking.urls.cache!] });
   });
   after(async () => {
     await reusing.stop();
     await asking.stop();
+    await long.stop();
     await proxy.close();
     await dir.stop();
   });
 
-  const store = async (cache: TestNode, r: Recipient) => {
+  const post = (cache: TestNode, r: Recipient) => {
     const body = { message_id: randomUUID(), to: r.did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') } };
-    const res = await fetchJson(`${cache.urls.cache}/cache/store`, { body });
+    return fetchJson(`${cache.urls.cache}/cache/store`, { body });
+  };
+  const store = async (cache: TestNode, r: Recipient) => {
+    const res = await post(cache, r);
     assert.equal(res.status, 202, JSON.stringify(res.body));
   };
   const summary = async (cache: TestNode, r: Recipient) => {
@@ -73,16 +83,30 @@ describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-
   };
   const askedFor = (r: Recipient) => proxy.asked(`/delivery-view/${enc(r.did)}`);
 
-  it('stores and checks proofs against one answer while it is fresh, and asks again once it is not', async () => {
+  it('stores against one resolution while it is fresh and asks again once it is not; proofs always read the DID record anew', async () => {
     for (let i = 0; i < 3; i++) await store(reusing, a);
+    assert.equal(askedFor(a), 1, 'one resolution for three stores');
     assert.equal(await summary(reusing, a), 3);
     assert.equal(await summary(reusing, a), 3);
-    // one resolution for the stores, one DID record for the proofs
-    assert.equal(askedFor(a), 2);
+    assert.equal(askedFor(a), 3, 'each proof asked for the DID record');
     await new Promise((r) => setTimeout(r, 2_100));
     await store(reusing, a);
-    assert.equal(await summary(reusing, a), 4);
-    assert.equal(askedFor(a), 4, 'both answers were asked for again after 2 s');
+    assert.equal(askedFor(a), 4, 'the resolution was asked for again after 2 s');
+  });
+
+  it('asks anew once before refusing a store its reused resolution would refuse (the document changed meanwhile)', async () => {
+    const c = await registerRecipientAt(httpDirectory(dir), 83, { cacheEndpoints: [reusing.urls.cache!] });
+    const refused = await post(long, c);
+    assert.equal(refused.status, 422, JSON.stringify(refused.body));
+    assert.equal(refused.body.code, 'cache_not_published');
+    // the recipient now publishes this Cache; the resolution kept for 5 minutes still says it does not
+    const h = httpDirectory(dir) as DirectoryHarness;
+    await mutate(h, c.did, c.key, 'replace_document', { document: recipientDocument(c.did, c, { cacheEndpoints: [long.urls.cache!] }) });
+    const before = askedFor(c);
+    await store(long, c);
+    assert.equal(askedFor(c), before + 1, 'asked anew once');
+    await store(long, c);
+    assert.equal(askedFor(c), before + 1, 'and reused again');
   });
 
   it('with --directory-view-ttl-ms 0 asks the Directory for every store and every proof', async () => {
