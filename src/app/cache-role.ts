@@ -28,6 +28,11 @@ export interface CacheRoleOptions {
   profile: Profile;
   clock: Clock;
   directory: DirectoryPort;
+  /**
+   * Where node requests' DIDs are looked up (default `directory`): a Cache in its own process reuses these records for
+   * `--directory-view-ttl-ms`, as a Relay's every store would otherwise cost a lookup.
+   */
+  nodeDirectory?: DirectoryPort;
   /** `public_urls.cache` once known (the listening URL by default). */
   publicCacheUrls(): readonly string[];
   logger?: Logger;
@@ -90,7 +95,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     store,
     register(server) {
       registerCacheRoutes(server, service, {
-        nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock, lookupFailureCode: 'policy_lookup_failed' },
+        nodeAuth: { profile: o.profile, directory: o.nodeDirectory ?? o.directory, nonces: store, clock: o.clock, lookupFailureCode: 'policy_lookup_failed' },
       });
     },
     start() {

@@ -144,7 +144,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     // The Relay and the Cache ask a remote Directory when one is configured and this node does not run it.
     const remoteDirectory = config.directoryUrl.length > 0 && !config.roles.includes('directory') ? config.directoryUrl : null;
     let directory: DirectoryPort = new LocalDirectoryPort(ledger, clock);
-    // the Cache's: DID records, which authenticate requests, never reused
+    // the Cache's: DID records, which authenticate proofs and sender signatures, never reused (node DIDs may be)
     let cacheDirectory = directory;
     if (remoteDirectory !== null) {
       const remote = new HttpDirectoryPort(remoteDirectory, { logger });
@@ -166,6 +166,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         profile,
         clock,
         directory: cacheDirectory,
+        nodeDirectory: directory,
         ...(mailbox === undefined ? {} : { mailbox }),
         publicCacheUrls: () => publicCache,
         logger,

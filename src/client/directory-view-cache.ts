@@ -73,8 +73,9 @@ function resolutionKey(did: string, persona: string | null, tag: string | null):
 
 /**
  * The Cache's view of a remote Directory: delivery resolutions and aliases reused from `cached` (the reuse ledger-rules
- * §7 allows a Cache), DID records always asked of `fresh` — they authenticate retrieval proofs, sender signatures
- * and node requests, so a key removed from a document stops working at the Cache as soon as the Directory serves it.
+ * §7 allows a Cache), DID records always asked of `fresh` — they authenticate retrieval proofs and sender signatures,
+ * so a key removed from a document stops working at the Cache as soon as the Directory serves it. (Node requests are
+ * checked against the reused records: a Relay's every store would otherwise cost a lookup.)
  */
 export class FreshDidRecords implements DirectoryPort {
   constructor(

@@ -109,6 +109,24 @@ describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-
     assert.equal(askedFor(c), before + 1, 'and reused again');
   });
 
+  it('checks a Relay\'s node-signed stores against its reused node record', async () => {
+    const relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints']);
+    try {
+      await relay.identity.ready;
+      const d = await registerRecipientAt(httpDirectory(dir), 84, { cacheEndpoints: [reusing.urls.cache!] });
+      for (let i = 0; i < 3; i++) {
+        const body = { message_id: randomUUID(), to: d.did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') } };
+        const res = await fetchJson(`${relay.urls.relay}/relay`, { body });
+        assert.equal(res.status, 202, JSON.stringify(res.body));
+        assert.equal(res.body.code, 'cached');
+      }
+      assert.equal(askedFor({ did: relay.identity.did } as Recipient), 1, 'the Relay\'s node DID asked for once');
+      assert.equal(await summary(reusing, d), 3);
+    } finally {
+      await relay.stop();
+    }
+  });
+
   it('with --directory-view-ttl-ms 0 asks the Directory for every store and every proof', async () => {
     for (let i = 0; i < 3; i++) await store(asking, b);
     const afterStores = askedFor(b);
