@@ -15,13 +15,13 @@
  */
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
+import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import { DdnError } from '../../base/errors.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { DeliveryResult } from '../../relay/delivery-result.js';
 import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
 import {
   RESULT_RETENTION_MS,
-  type ChunkSetKeyValues,
   type RelayStagingStore,
   type RelaySweepResult,
   type StageOutcome,
@@ -91,22 +91,7 @@ const RETRYABLE = new Set(['23505', '40001', '40P01']);
 
 type Db = pg.PoolClient;
 
-interface SetRow {
-  total_chunks: number;
-  to_value: string;
-  tag: string | null;
-  application_id: string | null;
-  sender: string | null;
-  retry_until_ms: string;
-}
-
-const valuesOf = (s: SetRow): ChunkSetKeyValues => ({
-  total: s.total_chunks,
-  to: s.to_value,
-  tag: s.tag,
-  applicationId: s.application_id,
-  sender: s.sender,
-});
+type SetRow = RelaySetRow & { retry_until_ms: string };
 
 const sqlstateOf = (err: unknown): string | undefined => {
   const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
@@ -309,7 +294,7 @@ export class PgRelayStagingStore implements RelayStagingStore {
       set = undefined;
     }
     if (set !== undefined) {
-      checkSetValues(groupId, valuesOf(set), req.set);
+      checkSetValues(groupId, setValuesOf(set), req.set);
       const held = await db.query<{ content_hash: string }>(
         'SELECT content_hash FROM relay_chunks WHERE recipient = $1 AND group_id = $2 AND sequence_number = $3',
         [recipient, groupId, req.sequence],

@@ -5,22 +5,16 @@
  */
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
-import { RESULT_RETENTION_MS, type ChunkSetKeyValues, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
+import { RESULT_RETENTION_MS, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
+import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import type { SqliteDb } from './database.js';
 import { nonceKey } from './nonce-key.js';
 
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */
 const SWEEP_CHUNK = 1_000;
 
-/** A staged set's row. */
-export interface SetRow {
-  total_chunks: number;
-  to_value: string;
-  tag: string | null;
-  application_id: string | null;
-  sender: string | null;
-  retry_until_ms: number;
-}
+/** A staged set's row (SQLite gives its integers as numbers). */
+export type SetRow = RelaySetRow & { retry_until_ms: number };
 
 /** The key columns of a staged chunk. */
 export interface ChunkRow {
@@ -33,14 +27,6 @@ export interface ChunkRow {
 
 export const SELECT_SET = 'SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?';
 export const SELECT_CHUNK_BY_KEY = 'SELECT recipient, group_id, sequence_number, message_key, content_hash FROM relay_chunks WHERE message_key = ?';
-
-const valuesOf = (s: SetRow): ChunkSetKeyValues => ({
-  total: s.total_chunks,
-  to: s.to_value,
-  tag: s.tag,
-  applicationId: s.application_id,
-  sender: s.sender,
-});
 
 /** A delivered chunk whose result is remembered. */
 export interface DeliveredKey {
@@ -104,7 +90,7 @@ export class RelayWrites {
       set = undefined;
     }
     if (set !== undefined) {
-      checkSetValues(groupId, valuesOf(set), req.set);
+      checkSetValues(groupId, setValuesOf(set), req.set);
       const held = (this.q.chunkAt.get(recipient, groupId, req.sequence) as string | undefined) ?? null;
       if (checkSequence(groupId, req.sequence, held, req.contentHash) === 'replay') return this.state(recipient, groupId, set, true);
     }
