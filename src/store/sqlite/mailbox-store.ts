@@ -47,18 +47,10 @@ import {
   type SetRow,
   type SummaryRow,
 } from './mailbox-schema.js';
-import { runMailboxWriteOp, type MailboxWriteOp } from './mailbox-write-ops.js';
+import { mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
-import { InThreadOpWriter, type OpWriter } from './op-writer.js';
-import { WorkerWriter, type WorkerWriterOptions } from './worker-writer.js';
-
-type MailboxWriter = OpWriter<MailboxWriteOp>;
-
-/** Mailbox writes on the calling thread's connection. */
-function inThreadWriter(db: SqliteDb, options: WorkerWriterOptions | undefined): MailboxWriter {
-  const writes = new MailboxWrites(db);
-  return new InThreadOpWriter(db, { run: (op: MailboxWriteOp) => runMailboxWriteOp(writes, op) }, options);
-}
+import type { OpWriter } from './op-writer.js';
+import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 
@@ -75,7 +67,6 @@ export interface SqliteMailboxOptions {
 
 /** {@link MailboxStore} on SQLite with group commit. */
 export class SqliteMailboxStore implements MailboxStore {
-  private readonly writer: MailboxWriter;
   /** Pages and summaries of unchanged mailboxes, checked against the recipient's version on every read; null: off. */
   private readonly reads: RecipientReadCache | null;
   private readonly q;
@@ -85,24 +76,22 @@ export class SqliteMailboxStore implements MailboxStore {
   /** Opens (creating and migrating) `path` with WAL and `synchronous = FULL`. */
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
     const db = openSqlite(path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
-    const inThread = options.inThreadWriter === true || path === ':memory:';
     const { checkpointerFromBytes } = options;
-    const writer = inThread
-      ? inThreadWriter(db, options.writer)
-      : new WorkerWriter<MailboxWriteOp>(
-          { name: 'mailbox-writer-worker', label: 'mailbox' },
-          { path, ...(checkpointerFromBytes === undefined ? {} : { checkpointerFromBytes }) },
-          options.writer,
-        );
-    return new SqliteMailboxStore(db, { ...options, writerInstance: writer }, true);
+    const writer = storeWriter<MailboxWriteOp>(db, path, {
+      ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
+      runner: (d) => mailboxOpRunner(new MailboxWrites(d)),
+      module: { name: 'mailbox-writer-worker', label: 'mailbox' },
+      ...(checkpointerFromBytes === undefined ? {} : { data: { checkpointerFromBytes } }),
+      ...(options.writer === undefined ? {} : { options: options.writer }),
+    });
+    return new SqliteMailboxStore(db, writer, options);
   }
 
-  constructor(
+  private constructor(
     private readonly db: SqliteDb,
-    options: SqliteMailboxOptions & { writerInstance?: MailboxWriter } = {},
-    private readonly ownsDb = false,
+    private readonly writer: OpWriter<MailboxWriteOp>,
+    options: SqliteMailboxOptions,
   ) {
-    this.writer = options.writerInstance ?? inThreadWriter(db, options.writer);
     const limits = options.readCache ?? DEFAULT_READ_CACHE_LIMITS;
     this.reads = limits.maxBytes > 0 ? new RecipientReadCache(limits) : null;
     this.inTransaction = db.transaction((read: () => unknown) => read());
@@ -163,7 +152,7 @@ export class SqliteMailboxStore implements MailboxStore {
 
   async close(): Promise<void> {
     await this.writer.close();
-    if (this.ownsDb && this.db.open) this.db.close();
+    if (this.db.open) this.db.close();
   }
 
   // ------------------------------------------------------------------ reads

@@ -1,10 +1,11 @@
 /**
  * The Cache mailbox's write operations as plain data, so they can be handed to the writer thread
- * (`mailbox-writer-worker.ts`) and run there by {@link runMailboxWriteOp}.
+ * (`mailbox-writer-worker.ts`) and run there by {@link mailboxOpRunner}.
  */
 import type { PutRequest } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { MailboxWrites } from './mailbox-writes.js';
+import type { OpRunner } from './op-writer.js';
 
 /** One write of the mailbox. */
 export type MailboxWriteOp =
@@ -14,20 +15,24 @@ export type MailboxWriteOp =
   | { kind: 'ack'; did: string; messageIds: readonly string[]; nowMs: number; claim: NonceClaim }
   | { kind: 'sweep'; nowMs: number };
 
-/** Runs `op` on `writes` (inside the writer's transaction). */
-export function runMailboxWriteOp(writes: MailboxWrites, op: MailboxWriteOp): unknown {
-  switch (op.kind) {
-    case 'put':
-      return writes.put(op.req);
-    case 'claim':
-      return writes.claim(op.claim, op.nowMs);
-    case 'release':
-      return writes.release(op.claim);
-    case 'ack':
-      return writes.ack(op.did, op.messageIds, op.nowMs, op.claim);
-    case 'sweep':
-      return writes.sweepStep(op.nowMs);
-  }
+/** How the operations run on `writes` (inside the writer's transaction); every one is synced. */
+export function mailboxOpRunner(writes: MailboxWrites): OpRunner<MailboxWriteOp> {
+  return {
+    run(op) {
+      switch (op.kind) {
+        case 'put':
+          return writes.put(op.req);
+        case 'claim':
+          return writes.claim(op.claim, op.nowMs);
+        case 'release':
+          return writes.release(op.claim);
+        case 'ack':
+          return writes.ack(op.did, op.messageIds, op.nowMs, op.claim);
+        case 'sweep':
+          return writes.sweepStep(op.nowMs);
+      }
+    },
+  };
 }
 
 /** The bytes an operation holds (they count toward the writer's queue and batch bounds). */

@@ -6,7 +6,7 @@ import { nameThisThread } from '../../base/module-worker.js';
 import { workerData } from 'node:worker_threads';
 import { openSqlite } from './database.js';
 import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
-import { mailboxOpBytes, runMailboxWriteOp, type MailboxWriteOp } from './mailbox-write-ops.js';
+import { mailboxOpBytes, mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import { boundWal, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 import { serveWriterThread, type WriterThreadData } from './writer-thread.js';
@@ -73,7 +73,7 @@ const writes = new MailboxWrites(db);
 serveWriterThread<MailboxWriteOp>({
   db,
   data,
-  runner: { run: (op) => runMailboxWriteOp(writes, op) },
+  runner: mailboxOpRunner(writes),
   bytesOf: mailboxOpBytes,
   // a large envelope's pages must not fill the page cache (and the process's memory): a small cache spills them
   // to the WAL as they are written; the index pages are read back on demand afterwards

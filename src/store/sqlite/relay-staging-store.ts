@@ -21,11 +21,11 @@ import {
 } from '../../relay/staging-store.js';
 import { openSqlite, type SqliteDb } from './database.js';
 import { nonceKey } from './nonce-key.js';
-import { InThreadOpWriter, type OpWriter } from './op-writer.js';
+import type { OpWriter } from './op-writer.js';
 import { RELAY_MIGRATIONS } from './relay-schema.js';
 import { relayOpBytes, relayOpRunner, type RelayWriteOp } from './relay-write-ops.js';
 import { RelayWrites, SELECT_CHUNK_BY_KEY, SELECT_SET, type ChunkRow, type SetRow } from './relay-writes.js';
-import { WorkerWriter, type WorkerWriterOptions } from './worker-writer.js';
+import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 
 export { RELAY_MIGRATIONS } from './relay-schema.js';
 
@@ -44,33 +44,27 @@ function toStagingError(err: unknown): unknown {
   return err;
 }
 
-type RelayWriter = OpWriter<RelayWriteOp>;
-
-const inThreadWriter = (db: SqliteDb, options: WorkerWriterOptions | undefined): RelayWriter =>
-  new InThreadOpWriter(db, relayOpRunner(new RelayWrites(db)), options);
-
 /** {@link RelayStagingStore} on SQLite with group commit. */
 export class SqliteRelayStagingStore implements RelayStagingStore {
-  private readonly writer: RelayWriter;
   private readonly q;
 
   /** Opens (creating and migrating) `path` with WAL and `synchronous = FULL`. */
   static open(path: string, options: SqliteRelayStagingOptions = {}): SqliteRelayStagingStore {
     const db = openSqlite(path, RELAY_MIGRATIONS, 'relay', { synchronous: 'FULL' });
-    const inThread = options.inThreadWriter === true || path === ':memory:';
-    const writer = inThread
-      ? inThreadWriter(db, options.writer)
-      : new WorkerWriter<RelayWriteOp>({ name: 'relay-writer-worker', label: 'relay staging store' }, { path }, options.writer);
-    return new SqliteRelayStagingStore(db, { ...options, writerInstance: writer }, true);
+    const writer = storeWriter<RelayWriteOp>(db, path, {
+      ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
+      runner: (d) => relayOpRunner(new RelayWrites(d)),
+      module: { name: 'relay-writer-worker', label: 'relay staging store' },
+      ...(options.writer === undefined ? {} : { options: options.writer }),
+    });
+    return new SqliteRelayStagingStore(db, writer);
   }
 
-  constructor(
+  private constructor(
     /** The connection reads run on. */
     readonly db: SqliteDb,
-    options: SqliteRelayStagingOptions & { writerInstance?: RelayWriter } = {},
-    private readonly ownsDb = false,
+    private readonly writer: OpWriter<RelayWriteOp>,
   ) {
-    this.writer = options.writerInstance ?? inThreadWriter(db, options.writer);
     const p = (sql: string) => db.prepare(sql);
     this.q = {
       result: p('SELECT content_hash, result, created_at_ms FROM relay_results WHERE message_key = ?'),
@@ -160,7 +154,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
 
   async close(): Promise<void> {
     await this.writer.close();
-    if (this.ownsDb && this.db.open) this.db.close();
+    if (this.db.open) this.db.close();
   }
 
   private submit(op: RelayWriteOp): Promise<unknown> {

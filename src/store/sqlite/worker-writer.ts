@@ -15,7 +15,8 @@ import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../../base/errors.js';
 import { startModuleWorker } from '../../base/module-worker.js';
 import type { GroupCommitOptions } from './group-commit.js';
-import type { OpWriter } from './op-writer.js';
+import type { SqliteDb } from './database.js';
+import { InThreadOpWriter, type OpRunner, type OpWriter } from './op-writer.js';
 import type { WriterThreadData } from './writer-thread.js';
 import { fromWireError, type WriterReply, type WriterRequest, type WriterThreadStats } from './writer-wire.js';
 
@@ -241,4 +242,22 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
     if (!this.closed) this.worker.unref();
     for (const f of this.idle.splice(0)) f();
   }
+}
+
+/** How {@link storeWriter} builds a store's writer. */
+export interface StoreWriterSpec<Op> {
+  /** Write on the calling thread's connection instead of a thread of its own (always so for `:memory:`). */
+  inThread?: boolean;
+  /** How the operations run on a connection (this one, or the thread's). */
+  runner(db: SqliteDb): OpRunner<Op>;
+  module: WriterModule;
+  /** More of the thread's start data than the path. */
+  data?: Omit<WriterThreadData, 'path'> & Record<string, unknown>;
+  options?: WorkerWriterOptions;
+}
+
+/** The writer of the store file `path` opened as `db`: a thread of its own with its own connection, unless asked otherwise. */
+export function storeWriter<Op>(db: SqliteDb, path: string, spec: StoreWriterSpec<Op>): OpWriter<Op> {
+  if (spec.inThread === true || path === ':memory:') return new InThreadOpWriter(db, spec.runner(db), spec.options);
+  return new WorkerWriter<Op>(spec.module, { ...spec.data, path }, spec.options);
 }

@@ -60,11 +60,11 @@ export function serveWriterThread<Op>(spec: WriterThreadSpec<Op>): void {
       });
       return;
     }
-    let bytes = 0;
-    for (const { op } of m.ops) bytes += spec.bytesOf(op);
+    const sizes = m.ops.map(({ op }) => spec.bytesOf(op));
+    const bytes = sizes.reduce((a, b) => a + b, 0);
     spec.beforeBatch?.(bytes);
-    const answers = m.ops.map(({ id, op }) =>
-      writer.submit(() => runner.run(op), spec.bytesOf(op), runner.sync?.(op) ?? true).then(
+    const answers = m.ops.map(({ id, op }, i) =>
+      writer.submit(() => runner.run(op), sizes[i]!, runner.sync?.(op) ?? true).then(
         (value): WriterAnswer => ({ id, ok: true, value }),
         (err: unknown): WriterAnswer => ({ id, ok: false, error: toWireError(err) }),
       ),
