@@ -34,7 +34,7 @@ import { PolicyV2Service } from './policies-v2.js';
 import { PolicyV3Service } from './policies-v3.js';
 import { PersonaChallenges } from './persona-challenges.js';
 import { PersonaService } from './personas.js';
-import { assertDid, submitToLedger } from './submission.js';
+import { assertDid, invalidDid, submitToLedger } from './submission.js';
 import { ledgerError, txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 
@@ -230,7 +230,7 @@ export class DirectoryService {
 
   private registrationInputs(body: Body) {
     const did = body.did;
-    if (typeof did !== 'string' || !isDid(did)) throw new DdnError('invalid_did', 'did is missing or malformed', { field: 'did' });
+    if (typeof did !== 'string' || !isDid(did)) throw invalidDid(did, 'did');
     const rootRaw = body.root_pubkey;
     const rootPubkey = typeof rootRaw === 'string' ? parseRootPubkey(rootRaw) : undefined;
     if (!rootPubkey) throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
