@@ -29,6 +29,7 @@ import {
   dryRun,
   jsonInteger,
   NO_SIGNATURE,
+  optionalDid,
   parseSignerKeyId,
   requireDid,
   resolveSigner,
@@ -188,7 +189,9 @@ export class ApplicationService {
   async submitRegistration(id: string, body: Body): Promise<Body> {
     assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
-    if (body.signer_key_id === undefined) throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
+    if (body.signer_key_id === undefined || body.signer_key_id === null) {
+      throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
+    }
     const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
     const nonce = parseIntegerNonce(body.nonce);
     const canonical = parseHexPayload(body.canonical_payload);
@@ -355,8 +358,9 @@ export class ApplicationService {
     const controlSignature = parseSignature(body[sigField], sigField);
     const linkedSignature = i.linked !== null ? parseSignature(body.linked_signature, 'linked_signature') : null;
     const call = i.call(controlSignature, linkedSignature);
+    const givenControlDid = optionalDid(body, 'control_did');
     if (!this.ledger.isPending(call)) {
-      if (body.control_did !== undefined && body.control_did !== i.controlDid) {
+      if (givenControlDid !== undefined && givenControlDid !== i.controlDid) {
         throw stale('control_did is no longer the application’s control DID', { field: 'control_did' });
       }
       const current = applicationNonce(this.ledger.poolView(), i.controlDid);

@@ -18,6 +18,7 @@ import { parseV2Token, registrationSigningBytes, registrationToken } from '../pr
 import { documentReplacementToken } from '../protocol/payloads/document-replacement.js';
 import type { Profile } from '../protocol/profile.js';
 import {
+  optionalString,
   parseCanonicalPayload,
   parseSignature,
   parseU64Field,
@@ -405,6 +406,8 @@ export class DirectoryService {
     const canonical = body.canonical_payload === undefined ? undefined : parseCanonicalPayload(body.canonical_payload);
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
     const p: SignParams = { nonce, validUntil, signerKeyId };
+    // `pubkey` of a replacement: a string when present (any other JSON type is refused, never ignored)
+    const claimedPubkey = spec.action === 'replace_document' ? optionalString(body, 'pubkey') : undefined;
     if (spec.action === 'replace_document') this.checkReplacementToken(body, nonce, validUntil);
     const payload = parsed.payload(p);
     if (canonical) {
@@ -420,8 +423,8 @@ export class DirectoryService {
     if (!this.isPending(call)) {
       const rec = this.activeRecord(pool, did);
       const key = this.signerKey(did, rec, signerKeyId);
-      if (spec.action === 'replace_document' && typeof body.pubkey === 'string') {
-        const claimed = parseHex(body.pubkey);
+      if (claimedPubkey !== undefined) {
+        const claimed = parseHex(claimedPubkey);
         if (!claimed || !bytesEqual(claimed, key)) {
           throw new DdnError('signer_not_authorized', 'pubkey is not the signer’s current key', { field: 'pubkey' });
         }

@@ -7,8 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
-import { assertAccepted, assertError, prepareSigned, registerDid, submit } from '../support/directory-flows.js';
+import { assertAccepted, assertError, docOf, prepareSigned, registerDid, signHex, submit } from '../support/directory-flows.js';
 import { appUrl, prepareApplication } from '../support/application-flows.js';
+import { forwardPlan, policyJson, registerServiceDid, rule, target, writeV2 } from '../support/policy-flows.js';
+import { registerNamed } from '../support/persona-flows.js';
+import { LocalDirectoryPort } from '../../src/directory/local-port.js';
 
 type Body = Record<string, unknown>;
 
@@ -67,7 +70,76 @@ describe('Directory conformance', () => {
     }
     assertError(await h.call('GET', appUrl('x', '')), 404, 'application_not_found');
   });
+
+  it('a v2-written policy has one policy_id: the write, GET /delivery-policies, the resolution and the Relay’s port agree', async () => {
+    const relay = await registerServiceDid(h, 41, [{ fragment: 'relay', kind: 'Relay' }]);
+    const recipient = await registerServiceDid(h, 42, []);
+    const written = await writeV2(h, recipient.key, {
+      action: 'set_did_policy_v2',
+      did: recipient.did,
+      policy: policyJson('DID', recipient.did, recipient.did, [rule('r', 1, forwardPlan([target(relay, 'relay')]))]),
+    });
+    const id = written.policy_id as string;
+    assert.match(id, /^0x[0-9a-f]{64}$/);
+    const read = await h.call('GET', `/delivery-policies/dids/${encodeURIComponent(recipient.did)}`);
+    assert.equal((read.body.policy as Body).policy_id, id);
+    const resolved = await h.call('GET', `/delivery-resolution/${encodeURIComponent(recipient.did)}`);
+    assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+    assert.equal((resolved.body.policy as Body).policy_id, id);
+    // The Relay's DeliveryResult `details.policy_id` comes from this port.
+    const view = await new LocalDirectoryPort(h.ledger, h.clock).resolveDelivery(recipient.did, null, null);
+    assert.equal(view?.policy?.policyId, id);
+  });
+
+  it('GET /personas/{p} of a named persona is one flat record a client reading result.get("persona", result) can use', async () => {
+    const op = await registerDid(h, 45);
+    await registerNamed(h, 'flat', { did: op.did, key: op.key });
+    const res = await h.call('GET', '/personas/flat');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.name, 'flat');
+    assert.equal('persona' in res.body, false);
+    // What the deployed register / renew / resume client does with the answer:
+    const record = (Object.hasOwn(res.body, 'persona') ? res.body.persona : res.body) as Body;
+    assert.equal(typeof record, 'object');
+    assert.equal(record.operator_did, op.did);
+    assert.equal(record.kind, 'named');
+    assert.equal(record.active, true);
+  });
+
+  it('PUT /dids/{did}/document/proof: a pubkey of the wrong JSON type is 400, never ignored', async () => {
+    const r = await registerDid(h, 43);
+    const p = await prepareSigned(h, r.did, r.key, 'replace_document', { document: docOf(r.did, r.key) });
+    for (const pubkey of [true, 0, {}, [], 1.5]) {
+      const res = await submit(h, p, { ...p.body, pubkey });
+      assertError(res, 400, 'invalid_request');
+      assert.equal((res.body.details as Body).field, 'pubkey');
+    }
+    assertError(await submit(h, p, { ...p.body, pubkey: '0x' + '00'.repeat(32) }), 403, 'signer_not_authorized');
+    assertAccepted(await submit(h, p));
+    h.settle();
+  });
+
+  it('PUT /applications/{id}/authorization: a control_did that is not a DID string is 400 invalid_did', async () => {
+    const control = await registerDid(h, 44);
+    const prep = await prepareApplication(h, 'types.app', { control_did: control.did, signer_key_id: 'root' });
+    assert.equal(prep.status, 200, JSON.stringify(prep.body));
+    const body = { ...(prep.body.request as Body), signature: signHexOf(control, prep.body.payload_to_sign as string) };
+    assertError(await h.call('PUT', appUrl('types.app', '/registration'), { ...body, signer_key_id: null }), 400, 'invalid_request');
+    assertAccepted(await h.call('PUT', appUrl('types.app', '/registration'), body));
+    h.settle();
+    const auth = await h.call('POST', appUrl('types.app', '/authorization/prepare'), { action: 'set_status', status: 'suspended', control_signer_key_id: 'root' });
+    assert.equal(auth.status, 200, JSON.stringify(auth.body));
+    const signed = { ...(auth.body.request as Body), control_signature: signHexOf(control, auth.body.payload_to_sign as string) };
+    for (const controlDid of [7, true, ['x'], 'not-a-did']) {
+      const res = await h.call('PUT', appUrl('types.app', '/authorization'), { ...signed, control_did: controlDid });
+      assertError(res, 400, 'invalid_did');
+      assert.equal((res.body.details as Body).field, 'control_did');
+    }
+    assertAccepted(await h.call('PUT', appUrl('types.app', '/authorization'), signed));
+  });
 });
+
+const signHexOf = (r: { key: Parameters<typeof signHex>[0] }, hex: string): string => signHex(r.key, hex);
 
 /** One HTTP request with the path sent exactly as given (no URL normalisation). */
 function rawRequest(base: string, method: string, path: string, body: string): Promise<{ status: number; text: string }> {

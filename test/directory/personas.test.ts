@@ -65,7 +65,9 @@ describe('DNS persona lifecycle over HTTP', () => {
     assert.equal(reg.submitted.operator_did, op.did);
     assertAccepted({ status: 202, body: reg.submitted });
     let rec = await readPersona(h, P);
-    assert.equal(rec.persona, p);
+    // The record's name is `name`; no top-level `persona` (deployed clients read `persona` as the record).
+    assert.equal(rec.name, p);
+    assert.equal('persona' in rec, false);
     assert.equal(rec.kind, 'dns');
     assert.equal(rec.dns_required, true);
     assert.equal(rec.operator_did, op.did);
