@@ -218,7 +218,7 @@ export class PersonaChallenges {
       verificationDays = d;
     }
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, now);
+    const validUntil = validUntilOrDefault(body, now, this.deps.profile);
     const constraints = optionalConstraints(body);
     const threshold = controllerThresholdOf(body);
     const given = optionalControllerKeys(body);

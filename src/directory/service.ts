@@ -362,7 +362,7 @@ export class DirectoryService {
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
     const signerKeyId = this.signerKeyId(body);
     // valid_until is field syntax: checked before the signer resolves (§5.1 order)
-    const validUntil = body.valid_until === undefined ? this.nowMs() + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until);
+    const validUntil = body.valid_until === undefined ? this.nowMs() + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until, this.deps.profile.acceptsDeployedClientForms);
     const signerKey = this.signerKey(did, rec, signerKeyId);
     const nonce = getNonce(pool, spec.nonceDomain, did);
     const p: SignParams = { nonce, validUntil, signerKeyId };
@@ -400,9 +400,14 @@ export class DirectoryService {
     if (body.action !== spec.action) throw new DdnError('action_mismatch', `action must be ${spec.action}`, { expected: spec.action });
     const fieldsBody = bindPathField(spec, params, spec.action === 'UpdateService' ? withServiceId(body, params.serviceId) : body);
     const nonce = parseU64Field(body.nonce, 'nonce');
-    const validUntil = parseValidUntil(body.valid_until);
+    const validUntil = parseValidUntil(body.valid_until, this.deps.profile.acceptsDeployedClientForms);
     const signerKeyId = this.signerKeyId(body);
     const signature = parseSignature(body.signature);
+    // `canonical_payload` is required (product spec); profile `openpayload` also takes a body without it, as deployed
+    // clients may send (http-api.md §2.1): the payload is then rebuilt and the signature checked over it.
+    if (body.canonical_payload === undefined && !this.deps.profile.acceptsDeployedClientForms) {
+      throw new DdnError('invalid_canonical_payload', 'missing field "canonical_payload"', { field: 'canonical_payload' });
+    }
     const canonical = body.canonical_payload === undefined ? undefined : parseCanonicalPayload(body.canonical_payload);
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
     const p: SignParams = { nonce, validUntil, signerKeyId };

@@ -15,6 +15,7 @@ import { didProblem, isDid } from '../protocol/did.js';
 import { resolveSigningKey } from '../protocol/keys.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { POLICY_BOUNDS } from '../protocol/policy/types.js';
+import type { Profile } from '../protocol/profile.js';
 import { parseCanonicalPayload, parseValidUntil } from '../http/request-fields.js';
 import { codeForLedgerError, ledgerError, type LedgerErrorContext } from './ledger-errors.js';
 
@@ -95,9 +96,11 @@ export function parseSignerKeyId(body: Body, field = 'signer_key_id', maxBytes: 
   return v;
 }
 
-/** `valid_until` of a prepare request: given (§0.3 forms) or now + 5 min. */
-export function validUntilOrDefault(body: Body, nowMs: number): bigint {
-  return body.valid_until === undefined || body.valid_until === null ? BigInt(nowMs) + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until);
+/** `valid_until` of a prepare request: given (ms; ISO-8601 too where the profile accepts it) or now + 5 min. */
+export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile): bigint {
+  return body.valid_until === undefined || body.valid_until === null
+    ? BigInt(nowMs) + DEFAULT_VALIDITY_MS
+    : parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms);
 }
 
 /** A required `canonical_payload` (400 `invalid_canonical_payload` when absent or not hex/Base64). */

@@ -10,7 +10,7 @@ import { startDirectory, type DirectoryHarness } from '../support/directory-harn
 import { assertAccepted, assertError, docOf, prepareSigned, registerDid, signHex, submit } from '../support/directory-flows.js';
 import { appUrl, prepareApplication } from '../support/application-flows.js';
 import { forwardPlan, policyJson, registerServiceDid, rule, target, writeV2 } from '../support/policy-flows.js';
-import { registerNamed } from '../support/persona-flows.js';
+import { prepareNamed, registerNamed, signedRequest } from '../support/persona-flows.js';
 import { LocalDirectoryPort } from '../../src/directory/local-port.js';
 
 type Body = Record<string, unknown>;
@@ -104,6 +104,32 @@ describe('Directory conformance', () => {
     assert.equal(record.operator_did, op.did);
     assert.equal(record.kind, 'named');
     assert.equal(record.active, true);
+  });
+
+  it('PUT /personas/{p}/named requires controller_keys and controller_threshold on platform; openpayload keeps the defaults', async () => {
+    const op = await registerDid(h, 46);
+    const prep = await prepareNamed(h, 'strict', { operator_did: op.did });
+    assert.equal(prep.status, 200, JSON.stringify(prep.body));
+    const body = signedRequest(prep.body, op.key);
+    for (const field of ['controller_keys', 'controller_threshold']) {
+      const { [field]: _omitted, ...rest } = body;
+      const res = await h.call('PUT', '/personas/strict/named', rest);
+      assertError(res, 400, 'invalid_request');
+      assert.equal((res.body.details as Body).field, field);
+    }
+    assertAccepted(await h.call('PUT', '/personas/strict/named', body));
+    h.settle();
+
+    const o = await startDirectory({ profile: 'openpayload' });
+    try {
+      const oop = await registerDid(o, 46);
+      const oprep = await prepareNamed(o, 'lenient', { operator_did: oop.did });
+      assert.equal(oprep.status, 200, JSON.stringify(oprep.body));
+      const { controller_keys: _k, controller_threshold: _t, ...rest } = signedRequest(oprep.body, oop.key);
+      assertAccepted(await o.call('PUT', '/personas/lenient/named', rest));
+    } finally {
+      await o.close();
+    }
   });
 
   it('PUT /dids/{did}/document/proof: a pubkey of the wrong JSON type is 400, never ignored', async () => {
