@@ -540,7 +540,7 @@ export class PersonaService {
     if (controllerThresholdOf(body, 'new_controller_threshold') !== i.controllerThreshold) throw intentMismatch('new_controller_threshold');
     const constraints: RequestedDeliveryConstraints | null = optionalConstraints(body);
     if (!constraintsEqual(constraints, i.constraints)) throw intentMismatch('delivery_constraints');
-    if (body.new_operator_signer_key_id !== i.signerKeyId) throw intentMismatch('new_operator_signer_key_id');
+    if (requireString(body, 'new_operator_signer_key_id') !== i.signerKeyId) throw intentMismatch('new_operator_signer_key_id');
     this.compareAttestationFields(body, i);
     const rebuilt = encodePersona(operatorDid, this.transferOperation(c, i, newSig), s.nonce, s.validUntil, s.signerKeyId);
     assertCanonical(s.canonical, rebuilt, decodesAsPersona);

@@ -294,6 +294,9 @@ describe('persona submissions: error codes', () => {
     const url = `/personas/${enc(p)}/transfer`;
     assertError(await h.call('PUT', url, { ...body, new_controller_keys: ['other'] }), 403, 'canonical_payload_mismatch');
     assertError(await h.call('PUT', url, { ...body, new_operator_signer_key_id: 'x' }), 403, 'canonical_payload_mismatch');
+    for (const wrong of [7, null, ['root'], {}]) {
+      assertError(await h.call('PUT', url, { ...body, new_operator_signer_key_id: wrong }), 400, 'invalid_request');
+    }
     assertError(await h.call('PUT', url, { ...body, canonical_payload: prep.body.canonical_payload + '00' }), 400, 'invalid_canonical_payload');
     const res = await h.call('PUT', url, body);
     assertAccepted(res);
