@@ -403,13 +403,13 @@ export class DirectoryService {
     const validUntil = parseValidUntil(body.valid_until, this.deps.profile.acceptsDeployedClientForms);
     const signerKeyId = this.signerKeyId(body);
     const signature = parseSignature(body.signature);
-    // `canonical_payload` is required (product spec); profile `openpayload` also takes a body without it, as deployed
-    // clients may send (http-api.md §2.1): the payload is then rebuilt and the signature checked over it.
-    if (body.canonical_payload === undefined && !this.deps.profile.acceptsDeployedClientForms) {
-      throw new DdnError('invalid_canonical_payload', 'missing field "canonical_payload"', { field: 'canonical_payload' });
-    }
     const canonical = body.canonical_payload === undefined ? undefined : parseCanonicalPayload(body.canonical_payload);
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
+    // `canonical_payload` is required (product spec); profile `openpayload` also takes a body without it, as deployed
+    // clients may send (http-api.md §2.1): the payload is then rebuilt and the signature checked over it.
+    if (canonical === undefined && !this.deps.profile.acceptsDeployedClientForms) {
+      throw new DdnError('invalid_canonical_payload', 'missing field "canonical_payload"', { field: 'canonical_payload' });
+    }
     const p: SignParams = { nonce, validUntil, signerKeyId };
     // `pubkey` of a replacement: a string when present (any other JSON type is refused, never ignored)
     const claimedPubkey = spec.action === 'replace_document' ? optionalString(body, 'pubkey') : undefined;
