@@ -8,7 +8,7 @@ import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import { DirectoryApi } from './directory-api.js';
 import { encodePath } from './http.js';
 import { checkPersonaPayload, checkTransferAcceptance, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { PersonaSubmitResponse } from './types.js';
+import type { PersonaRecordResponse, PersonaSubmitResponse } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,8 +33,8 @@ export interface PersonaIntent {
 }
 
 export class PersonaClient extends DirectoryApi {
-  /** `GET /personas/{persona}`. */
-  read(persona: string): Promise<Json> {
+  /** `GET /personas/{persona}`: the flat record, its canonical name in `name`. */
+  read(persona: string): Promise<PersonaRecordResponse> {
     return this.call('GET', encodePath`/personas/${persona}`);
   }
   /** `GET /personas/{persona}/nonces`. */

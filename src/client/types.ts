@@ -200,6 +200,30 @@ export interface PersonaSubmitResponse extends SubmitResponse {
   new_operator_did?: string;
 }
 
+/**
+ * `GET /personas/{persona}` (http-api.md §7.1): one flat record for DNS and named personas. The canonical name is
+ * `name`; there is no top-level `persona` key (a deployed client reads `persona`, when present, as the record).
+ */
+export interface PersonaRecordResponse {
+  name: string;
+  kind: 'dns' | 'named';
+  dns_required: boolean;
+  operator_did: string;
+  controller_keys: string[];
+  controller_threshold: number;
+  delivery_constraints: Record<string, number> | null;
+  dns_proof_hash: string | null;
+  verified_at: number;
+  verification_expires_at: number;
+  revision: number;
+  active: boolean;
+  expired: boolean;
+  deliverable: boolean;
+  block_number: number;
+  block_hash: string;
+  pending_operations: { operation: string; action: string; nonce: string | null; tx_hash: string; submitted_at: string }[];
+}
+
 /** 202 of a delivery-policy write (http-api.md §8.2, §8.3); `did` carries the DID or persona on v2 routes. */
 export interface PolicySubmitResponse extends SubmitResponse {
   operation: string;

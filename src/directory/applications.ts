@@ -15,6 +15,7 @@ import {
   APPLICATION_STATUSES,
   decodeApplicationAuthorization,
   encodeApplicationAuthorization,
+  isAddressableApplicationId,
   isApplicationId,
   type ApplicationAuthorization,
   type ApplicationStatus,
@@ -28,6 +29,7 @@ import {
   dryRun,
   jsonInteger,
   NO_SIGNATURE,
+  optionalDid,
   parseSignerKeyId,
   requireDid,
   resolveSigner,
@@ -46,6 +48,17 @@ const statusName = (s: ApplicationStatus) => s.toLowerCase();
 
 function assertApplicationId(id: string): void {
   if (!isApplicationId(id)) throw new DdnError('invalid_application_id', 'application id must be 1–64 characters of [a-z0-9._-]', { application_id: id });
+}
+
+/** Registration refuses ids no HTTP client can address (`.`, `..`): 400 `invalid_application_id`. */
+function assertRegistrableApplicationId(id: string): void {
+  assertApplicationId(id);
+  if (!isAddressableApplicationId(id)) {
+    throw new DdnError('invalid_application_id', 'application id must not be a dot segment (. or ..): HTTP clients cannot address it', {
+      application_id: id,
+      reason: 'unaddressable',
+    });
+  }
 }
 
 /** Application `nonce`: a JSON integer (product spec), else 400 `invalid_nonce`. */
@@ -152,7 +165,7 @@ export class ApplicationService {
   }
 
   prepareRegistration(id: string, body: Body): Body {
-    assertApplicationId(id);
+    assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
     const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
     this.registrationPrechecks(id, controlDid, signerKeyId);
@@ -174,9 +187,11 @@ export class ApplicationService {
   }
 
   async submitRegistration(id: string, body: Body): Promise<Body> {
-    assertApplicationId(id);
+    assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
-    if (body.signer_key_id === undefined) throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
+    if (body.signer_key_id === undefined || body.signer_key_id === null) {
+      throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
+    }
     const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
     const nonce = parseIntegerNonce(body.nonce);
     const canonical = parseHexPayload(body.canonical_payload);
@@ -343,8 +358,9 @@ export class ApplicationService {
     const controlSignature = parseSignature(body[sigField], sigField);
     const linkedSignature = i.linked !== null ? parseSignature(body.linked_signature, 'linked_signature') : null;
     const call = i.call(controlSignature, linkedSignature);
+    const givenControlDid = optionalDid(body, 'control_did');
     if (!this.ledger.isPending(call)) {
-      if (body.control_did !== undefined && body.control_did !== i.controlDid) {
+      if (givenControlDid !== undefined && givenControlDid !== i.controlDid) {
         throw stale('control_did is no longer the application’s control DID', { field: 'control_did' });
       }
       const current = applicationNonce(this.ledger.poolView(), i.controlDid);

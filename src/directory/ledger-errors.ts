@@ -1,6 +1,7 @@
 /** Ledger error name → HTTP code (http-api.md §1.1). The Directory adds context the ledger does not carry. */
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import type { LedgerFailure } from '../ledger/errors.js';
+import { MAX_DID_BYTES } from '../protocol/did.js';
 
 const NONCE_DOMAINS: Record<string, string> = {
   InvalidAliasNonce: 'alias_nonce',
@@ -144,6 +145,7 @@ export function ledgerError(f: LedgerFailure, ctx: LedgerErrorContext = {}): Ddn
   const code = codeForLedgerError(f.errorName, f.reason, ctx);
   const details: Record<string, unknown> = { ledger_error: f.errorName };
   if (f.reason) details.reason = f.reason;
+  if (f.errorName === 'DidTooLong') Object.assign(details, { reason: 'too_long', max_bytes: MAX_DID_BYTES });
   const domain = NONCE_DOMAINS[f.errorName];
   let message = `ledger rejected the change: ${f.errorName}`;
   if (domain) {

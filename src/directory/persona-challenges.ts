@@ -172,6 +172,7 @@ export class PersonaChallenges {
     if (c.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
     const operatorDid = requireDid(body, 'operator_did');
     if (operatorDid !== c.operatorDid) throw new DdnError('challenge_mismatch', 'the challenge is bound to another operator', { field: 'operator_did' });
+    if (typeof body.action !== 'string') throw new DdnError('invalid_request', 'action must be a string', { field: 'action' });
     if (body.action !== c.action) throw new DdnError('challenge_mismatch', 'the challenge is bound to another action', { field: 'action' });
 
     this.checkIntent(c, body);
@@ -218,7 +219,7 @@ export class PersonaChallenges {
       verificationDays = d;
     }
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, now);
+    const validUntil = validUntilOrDefault(body, now, this.deps.profile);
     const constraints = optionalConstraints(body);
     const threshold = controllerThresholdOf(body);
     const given = optionalControllerKeys(body);

@@ -98,10 +98,14 @@ export function encodePersona(operatorDid: string, operation: PersonaOperation, 
 
 export const decodesAsPersona = (b: Uint8Array): boolean => decodePersonaPayload(b) !== undefined;
 
-/** The persona record as `GET /personas/{persona}` renders it (§7.1), without block and pending fields. */
+/**
+ * The persona record as `GET /personas/{persona}` renders it (§7.1), without block and pending fields: one flat
+ * record for DNS and named personas, its canonical name in `name`. There is no top-level `persona` key: the deployed
+ * persona client reads `result.get("persona", result)` as the record, so a `persona` string there broke it.
+ */
 export function personaRecordToJson(persona: string, rec: PersonaRecord, nowMs: number, deliverable: boolean): Body {
   return {
-    persona,
+    name: persona,
     kind: rec.named ? 'named' : 'dns',
     dns_required: !rec.named,
     operator_did: rec.operatorDid,

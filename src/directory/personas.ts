@@ -12,6 +12,7 @@ import { getDidRecord } from '../ledger/records.js';
 import { operatorNonce, personaNonce, policyNonce, policyV3Nonce } from '../ledger/runtime/nonces.js';
 import { getPersona, personaLiveness, type PersonaRecord } from '../ledger/runtime/persona-state.js';
 import type { PersonaOperation } from '../protocol/payloads/persona.js';
+import type { Profile } from '../protocol/profile.js';
 import { requestedConstraintsToJson } from '../protocol/policy/constraints-json.js';
 import type { RequestedDeliveryConstraints } from '../protocol/policy/types.js';
 import { resolveSigningKey } from '../protocol/keys.js';
@@ -77,10 +78,10 @@ interface Signed {
   canonical: Uint8Array;
 }
 
-function signedFields(body: Body): Signed {
+function signedFields(body: Body, profile: Profile): Signed {
   return {
     nonce: parseU64Field(body.nonce, 'nonce'),
-    validUntil: parseValidUntil(body.valid_until),
+    validUntil: parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms),
     signerKeyId: parseSignerKeyId(body),
     signature: parseSignature(body.signature),
     canonical: requireCanonicalPayload(body),
@@ -210,7 +211,7 @@ export class PersonaService {
     const action = requireAction(body, 'register_persona', 'renew_persona');
     const operatorDid = requireDid(body, 'operator_did');
     const challengeId = requireString(body, 'challenge_id');
-    const s = signedFields(body);
+    const s = signedFields(body, this.deps.profile);
     const c = await this.challenges.load(persona, challengeId, this.now());
     const call = personaCall(s.canonical, s.signature, s.signerKeyId);
     const duplicate = c.status === 'used' && this.isPending(call);
@@ -266,8 +267,17 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- named personas (§7.5)
 
-  /** The named-persona operation from body fields (shared by prepare and submit). */
-  private namedOperation(persona: string, body: Body, signerKeyId: string): PersonaOperation & { kind: 'RegisterNamed' } {
+  /**
+   * The named-persona operation from body fields (shared by prepare and submit). Prepare defaults the controller
+   * set to the signer and the threshold to 1 and echoes both in `request`; the submit route requires both (product
+   * spec), except on profile `openpayload`, which keeps the defaults for deployed clients building their own body.
+   */
+  private namedOperation(persona: string, body: Body, signerKeyId: string, submit = false): PersonaOperation & { kind: 'RegisterNamed' } {
+    if (submit && !this.deps.profile.acceptsDeployedClientForms) {
+      for (const field of ['controller_keys', 'controller_threshold']) {
+        if (body[field] === undefined || body[field] === null) throw new DdnError('invalid_request', `missing field "${field}"`, { field });
+      }
+    }
     const keys = optionalControllerKeys(body) ?? [signerKeyId];
     const threshold = controllerThresholdOf(body);
     return { kind: 'RegisterNamed', persona, controllerKeyIds: keys, controllerThreshold: threshold, constraints: optionalConstraints(body) };
@@ -289,7 +299,7 @@ export class PersonaService {
     if (body.action !== undefined) requireAction(body, 'register_named_persona');
     const operatorDid = requireDid(body, 'operator_did');
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, this.now());
+    const validUntil = validUntilOrDefault(body, this.now(), this.deps.profile);
     const op = this.namedOperation(persona, body, signerKeyId);
     this.namedPrechecks(persona, operatorDid, op, signerKeyId);
     const nonce = operatorNonce(this.ledger.poolView(), operatorDid);
@@ -321,8 +331,8 @@ export class PersonaService {
     bindBodyPersona(body, persona);
     requireAction(body, 'register_named_persona');
     const operatorDid = requireDid(body, 'operator_did');
-    const s = signedFields(body);
-    const op = this.namedOperation(persona, body, s.signerKeyId);
+    const s = signedFields(body, this.deps.profile);
+    const op = this.namedOperation(persona, body, s.signerKeyId, true);
     assertCanonical(s.canonical, encodePersona(operatorDid, op, s.nonce, s.validUntil, s.signerKeyId), decodesAsPersona);
     if (!this.isPending(personaCall(s.canonical, s.signature, s.signerKeyId))) {
       this.namedPrechecks(persona, operatorDid, op, s.signerKeyId);
@@ -372,7 +382,7 @@ export class PersonaService {
     }
     const operatorDid = this.controlOperator(persona, body);
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, this.now());
+    const validUntil = validUntilOrDefault(body, this.now(), this.deps.profile);
     const op = this.controlOperation(persona, action, body);
     this.controlPrechecks(persona, operatorDid, op, signerKeyId);
     const nonce = operatorNonce(this.ledger.poolView(), operatorDid);
@@ -401,7 +411,7 @@ export class PersonaService {
     const persona = parsePersonaName(raw);
     bindBodyPersona(body, persona);
     requireAction(body, action);
-    const s = signedFields(body);
+    const s = signedFields(body, this.deps.profile);
     const op = this.controlOperation(persona, action, body);
     const operatorDid = this.controlOperator(persona, body);
     assertCanonical(s.canonical, encodePersona(operatorDid, op, s.nonce, s.validUntil, s.signerKeyId), decodesAsPersona);
@@ -473,7 +483,7 @@ export class PersonaService {
     const { c, i } = await this.transferChallenge(persona, body, operatorDid, false);
     const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, this.now());
+    const validUntil = validUntilOrDefault(body, this.now(), this.deps.profile);
     this.transferPrechecks(persona, operatorDid, signerKeyId);
     this.checkAcceptance(c, i, newSig);
     const nonce = operatorNonce(this.ledger.poolView(), operatorDid);
@@ -516,7 +526,7 @@ export class PersonaService {
     bindBodyPersona(body, persona);
     requireAction(body, 'transfer_persona');
     const operatorDid = requireDid(body, 'operator_did');
-    const s = signedFields(body);
+    const s = signedFields(body, this.deps.profile);
     const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
     const { c, i } = await this.transferChallenge(persona, body, operatorDid, true);
     const call = personaCall(s.canonical, s.signature, s.signerKeyId);
@@ -530,7 +540,7 @@ export class PersonaService {
     if (controllerThresholdOf(body, 'new_controller_threshold') !== i.controllerThreshold) throw intentMismatch('new_controller_threshold');
     const constraints: RequestedDeliveryConstraints | null = optionalConstraints(body);
     if (!constraintsEqual(constraints, i.constraints)) throw intentMismatch('delivery_constraints');
-    if (body.new_operator_signer_key_id !== i.signerKeyId) throw intentMismatch('new_operator_signer_key_id');
+    if (requireString(body, 'new_operator_signer_key_id') !== i.signerKeyId) throw intentMismatch('new_operator_signer_key_id');
     this.compareAttestationFields(body, i);
     const rebuilt = encodePersona(operatorDid, this.transferOperation(c, i, newSig), s.nonce, s.validUntil, s.signerKeyId);
     assertCanonical(s.canonical, rebuilt, decodesAsPersona);

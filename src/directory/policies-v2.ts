@@ -147,7 +147,7 @@ export class PolicyV2Service {
     const subject = V2_ACTIONS[a].scope === 'did' ? requireDid(body, 'did') : parsePersonaName(body.persona);
     const i = this.intent(a, subject, body);
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, this.deps.clock.nowMs());
+    const validUntil = validUntilOrDefault(body, this.deps.clock.nowMs(), this.deps.profile);
     this.prechecks(i, signerKeyId);
     const nonce = policyNonce(this.ledger.poolView(), i.operatorDid);
     const payload = this.encode(i, nonce, validUntil, signerKeyId);
@@ -188,7 +188,7 @@ export class PolicyV2Service {
       bindBodyPersona(body, subject);
     }
     requireAction(body, action);
-    const s = policySignedFields(body);
+    const s = policySignedFields(body, this.deps.profile);
     const i = this.intent(action, subject, body);
     assertCanonical(s.canonical, this.encode(i, s.nonce, s.validUntil, s.signerKeyId), decodesV2);
     const call = this.call(s.canonical, s.signature, s.signerKeyId);

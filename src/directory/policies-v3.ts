@@ -138,7 +138,7 @@ export class PolicyV3Service {
     }
     const i = this.intent(action, scope, body);
     const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, this.deps.clock.nowMs());
+    const validUntil = validUntilOrDefault(body, this.deps.clock.nowMs(), this.deps.profile);
     this.prechecks(i, signerKeyId);
     const nonce = policyV3Nonce(this.ledger.poolView(), i.operatorDid);
     const payload = this.encode(i, nonce, validUntil, signerKeyId);
@@ -168,7 +168,7 @@ export class PolicyV3Service {
   async submit(action: V3Action, scopeSeg: string, id: string, body: Body): Promise<Body> {
     const scope = parseV3Scope(scopeSeg, id);
     requireAction(body, action);
-    const s = policySignedFields(body);
+    const s = policySignedFields(body, this.deps.profile);
     const i = this.intent(action, scope, body);
     assertCanonical(s.canonical, this.encode(i, s.nonce, s.validUntil, s.signerKeyId), decodesV3);
     const call = this.call(s.canonical, s.signature, s.signerKeyId);

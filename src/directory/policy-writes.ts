@@ -7,6 +7,7 @@ import type { Ledger } from '../ledger/chain.js';
 import { getPersona } from '../ledger/runtime/persona-state.js';
 import { parseSignature, parseU64Field, parseValidUntil } from '../http/request-fields.js';
 import type { PolicyRule } from '../protocol/policy/types.js';
+import type { Profile } from '../protocol/profile.js';
 import { assertPublicEndpoints } from './policy-endpoints.js';
 import { activeDidRecord, parseSignerKeyId, requireCanonicalPayload, resolveSigner, type Body } from './submission.js';
 
@@ -19,10 +20,10 @@ export interface SignedFields {
 }
 
 /** §2.2 step 2 for a policy submission. */
-export function policySignedFields(body: Body): SignedFields {
+export function policySignedFields(body: Body, profile: Profile): SignedFields {
   return {
     nonce: parseU64Field(body.nonce, 'nonce'),
-    validUntil: parseValidUntil(body.valid_until),
+    validUntil: parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms),
     signerKeyId: parseSignerKeyId(body),
     signature: parseSignature(body.signature),
     canonical: requireCanonicalPayload(body),

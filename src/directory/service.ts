@@ -18,6 +18,7 @@ import { parseV2Token, registrationSigningBytes, registrationToken } from '../pr
 import { documentReplacementToken } from '../protocol/payloads/document-replacement.js';
 import type { Profile } from '../protocol/profile.js';
 import {
+  optionalString,
   parseCanonicalPayload,
   parseSignature,
   parseU64Field,
@@ -34,7 +35,7 @@ import { PolicyV2Service } from './policies-v2.js';
 import { PolicyV3Service } from './policies-v3.js';
 import { PersonaChallenges } from './persona-challenges.js';
 import { PersonaService } from './personas.js';
-import { assertDid, submitToLedger } from './submission.js';
+import { assertDid, invalidDid, submitToLedger } from './submission.js';
 import { ledgerError, txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 
@@ -230,7 +231,7 @@ export class DirectoryService {
 
   private registrationInputs(body: Body) {
     const did = body.did;
-    if (typeof did !== 'string' || !isDid(did)) throw new DdnError('invalid_did', 'did is missing or malformed', { field: 'did' });
+    if (typeof did !== 'string' || !isDid(did)) throw invalidDid(did, 'did');
     const rootRaw = body.root_pubkey;
     const rootPubkey = typeof rootRaw === 'string' ? parseRootPubkey(rootRaw) : undefined;
     if (!rootPubkey) throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
@@ -361,7 +362,7 @@ export class DirectoryService {
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
     const signerKeyId = this.signerKeyId(body);
     // valid_until is field syntax: checked before the signer resolves (§5.1 order)
-    const validUntil = body.valid_until === undefined ? this.nowMs() + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until);
+    const validUntil = body.valid_until === undefined ? this.nowMs() + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until, this.deps.profile.acceptsDeployedClientForms);
     const signerKey = this.signerKey(did, rec, signerKeyId);
     const nonce = getNonce(pool, spec.nonceDomain, did);
     const p: SignParams = { nonce, validUntil, signerKeyId };
@@ -399,12 +400,19 @@ export class DirectoryService {
     if (body.action !== spec.action) throw new DdnError('action_mismatch', `action must be ${spec.action}`, { expected: spec.action });
     const fieldsBody = bindPathField(spec, params, spec.action === 'UpdateService' ? withServiceId(body, params.serviceId) : body);
     const nonce = parseU64Field(body.nonce, 'nonce');
-    const validUntil = parseValidUntil(body.valid_until);
+    const validUntil = parseValidUntil(body.valid_until, this.deps.profile.acceptsDeployedClientForms);
     const signerKeyId = this.signerKeyId(body);
     const signature = parseSignature(body.signature);
     const canonical = body.canonical_payload === undefined ? undefined : parseCanonicalPayload(body.canonical_payload);
     const parsed = spec.parse(fieldsBody, did, this.deps.profile);
+    // `canonical_payload` is required (product spec); profile `openpayload` also takes a body without it, as deployed
+    // clients may send (http-api.md §2.1): the payload is then rebuilt and the signature checked over it.
+    if (canonical === undefined && !this.deps.profile.acceptsDeployedClientForms) {
+      throw new DdnError('invalid_canonical_payload', 'missing field "canonical_payload"', { field: 'canonical_payload' });
+    }
     const p: SignParams = { nonce, validUntil, signerKeyId };
+    // `pubkey` of a replacement: a string when present (any other JSON type is refused, never ignored)
+    const claimedPubkey = spec.action === 'replace_document' ? optionalString(body, 'pubkey') : undefined;
     if (spec.action === 'replace_document') this.checkReplacementToken(body, nonce, validUntil);
     const payload = parsed.payload(p);
     if (canonical) {
@@ -420,8 +428,8 @@ export class DirectoryService {
     if (!this.isPending(call)) {
       const rec = this.activeRecord(pool, did);
       const key = this.signerKey(did, rec, signerKeyId);
-      if (spec.action === 'replace_document' && typeof body.pubkey === 'string') {
-        const claimed = parseHex(body.pubkey);
+      if (claimedPubkey !== undefined) {
+        const claimed = parseHex(claimedPubkey);
         if (!claimed || !bytesEqual(claimed, key)) {
           throw new DdnError('signer_not_authorized', 'pubkey is not the signer’s current key', { field: 'pubkey' });
         }

@@ -11,10 +11,11 @@ import type { Call } from '../ledger/extrinsic.js';
 import { getDidRecord, type DidRecord } from '../ledger/records.js';
 import type { StateReader } from '../ledger/state.js';
 import type { TxMeta } from '../ledger/store.js';
-import { isDid } from '../protocol/did.js';
+import { didProblem, isDid } from '../protocol/did.js';
 import { resolveSigningKey } from '../protocol/keys.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { POLICY_BOUNDS } from '../protocol/policy/types.js';
+import type { Profile } from '../protocol/profile.js';
 import { parseCanonicalPayload, parseValidUntil } from '../http/request-fields.js';
 import { codeForLedgerError, ledgerError, type LedgerErrorContext } from './ledger-errors.js';
 
@@ -26,16 +27,27 @@ export const ACCEPTED_MESSAGE = 'accepted for processing; not final';
 /** A 64-byte placeholder signature for dry runs that skip signature checks. */
 export const NO_SIGNATURE = new Uint8Array(64);
 
+/**
+ * 400 `invalid_did` for a value that is not a DID; `details` names the field and, for a DID over the 128-byte cap,
+ * `max_bytes` (`{field, reason: "too_long", max_bytes: 128}`).
+ */
+export function invalidDid(value: unknown, field: string): DdnError {
+  const problem = didProblem(value) ?? { reason: 'invalid_format' };
+  const message =
+    problem.reason === 'too_long' ? `${field} is longer than ${problem.max_bytes} bytes` : `${field} is not a valid DID`;
+  return new DdnError('invalid_did', message, { field, ...(typeof value === 'string' ? { did: value } : {}), ...problem });
+}
+
 /** A DID from a path (`invalid_did`). */
-export function assertDid(did: string): void {
-  if (!isDid(did)) throw new DdnError('invalid_did', 'malformed DID', { did });
+export function assertDid(did: string, field = 'did'): void {
+  if (!isDid(did)) throw invalidDid(did, field);
 }
 
 /** A DID field of the body (`invalid_did` when malformed, `invalid_request` when missing). */
 export function requireDid(body: Body, field: string): string {
   const v = body[field];
   if (v === undefined || v === null) throw new DdnError('invalid_request', `missing field "${field}"`, { field });
-  if (typeof v !== 'string' || !isDid(v)) throw new DdnError('invalid_did', `${field} is not a valid DID`, { field });
+  if (typeof v !== 'string' || !isDid(v)) throw invalidDid(v, field);
   return v;
 }
 
@@ -43,7 +55,7 @@ export function requireDid(body: Body, field: string): string {
 export function optionalDid(body: Body, field: string): string | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || !isDid(v)) throw new DdnError('invalid_did', `${field} is not a valid DID`, { field });
+  if (typeof v !== 'string' || !isDid(v)) throw invalidDid(v, field);
   return v;
 }
 
@@ -84,9 +96,11 @@ export function parseSignerKeyId(body: Body, field = 'signer_key_id', maxBytes: 
   return v;
 }
 
-/** `valid_until` of a prepare request: given (§0.3 forms) or now + 5 min. */
-export function validUntilOrDefault(body: Body, nowMs: number): bigint {
-  return body.valid_until === undefined || body.valid_until === null ? BigInt(nowMs) + DEFAULT_VALIDITY_MS : parseValidUntil(body.valid_until);
+/** `valid_until` of a prepare request: given (ms; ISO-8601 too where the profile accepts it) or now + 5 min. */
+export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile): bigint {
+  return body.valid_until === undefined || body.valid_until === null
+    ? BigInt(nowMs) + DEFAULT_VALIDITY_MS
+    : parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms);
 }
 
 /** A required `canonical_payload` (400 `invalid_canonical_payload` when absent or not hex/Base64). */

@@ -84,15 +84,15 @@ function isoToMs(s: string): bigint | undefined {
 }
 
 /**
- * `valid_until` (§0.3): a decimal string of Unix ms or a safe JSON integer, or an ISO-8601 timestamp with `Z` or
- * an offset (fractional seconds truncated to ms) → Unix ms. Failure → `invalid_valid_until`.
+ * `valid_until`: the product spec's u64 of Unix ms, as a decimal string or a safe JSON integer (§0.3). With
+ * `acceptIso` (profile `openpayload`, whose deployed persona client sends ISO) also an ISO-8601 timestamp with `Z` or
+ * an offset (fractional seconds truncated to ms). Failure → `invalid_valid_until`.
  */
-export function parseValidUntil(value: unknown): bigint {
-  const n = toU64(value) ?? (typeof value === 'string' ? isoToMs(value) : undefined);
+export function parseValidUntil(value: unknown, acceptIso: boolean): bigint {
+  const n = toU64(value) ?? (acceptIso && typeof value === 'string' ? isoToMs(value) : undefined);
   if (n !== undefined) return n;
-  throw new DdnError('invalid_valid_until', '"valid_until" must be decimal milliseconds or ISO-8601', {
-    field: 'valid_until',
-  });
+  const forms = acceptIso ? 'decimal milliseconds or ISO-8601' : 'decimal milliseconds (a u64)';
+  throw new DdnError('invalid_valid_until', `"valid_until" must be ${forms}`, { field: 'valid_until' });
 }
 
 /**

@@ -18,6 +18,18 @@ export function didGrammarError(s: string): 'DidTooLong' | 'InvalidDidFormat' | 
   return DID_RE.test(s) ? null : 'InvalidDidFormat';
 }
 
+/**
+ * Why `s` is not a DID, for an error's `details`: `{reason: "too_long", max_bytes: 128}` when it exceeds the
+ * 128-byte cap (the grammar alone allows 5 + 32 + 96 = 133 characters; the deployed chain caps DIDs at 128 bytes),
+ * else `{reason: "invalid_format"}`; null for a DID.
+ */
+export function didProblem(s: unknown): { reason: 'too_long'; max_bytes: number } | { reason: 'invalid_format' } | null {
+  if (typeof s !== 'string') return { reason: 'invalid_format' };
+  const e = didGrammarError(s);
+  if (e === null) return null;
+  return e === 'DidTooLong' ? { reason: 'too_long', max_bytes: MAX_DID_BYTES } : { reason: 'invalid_format' };
+}
+
 /** `did:<p>:` + base58 of 16 random bytes. */
 export function generateDid(profile: Profile, bytes: Uint8Array = randomBytes(16)): string {
   return `did:${profile.p}:${base58.encode(bytes)}`;

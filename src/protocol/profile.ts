@@ -25,6 +25,13 @@ export interface Profile {
   readonly controlPayloadProfile: string;
   readonly controlRecordFormat: string;
   readonly controlTag: string;
+  /**
+   * Whether the Directory also accepts the request forms deployed clients send where they differ from the product
+   * spec (http-api.md §12): ISO-8601 `valid_until`, a DID change without `canonical_payload`, a named persona
+   * without `controller_keys` / `controller_threshold`, `policy_ttl_seconds` in a v2 policy. True for `openpayload`
+   * (the deployed clients' profile), false otherwise: the spec's forms only.
+   */
+  readonly acceptsDeployedClientForms: boolean;
 }
 
 const BUILT_IN: Record<string, string> = { platform: 'Platform', openpayload: 'OpenPayload' };
@@ -56,6 +63,7 @@ export function makeProfile(p: string, P?: string): Profile {
     controlPayloadProfile: `${p}:cbor-chunk:x25519-hkdf-sha256-chacha20poly1305:v1`,
     controlRecordFormat: `${p}:binary-chunk:v1`,
     controlTag: `${p}:control`,
+    acceptsDeployedClientForms: p === 'openpayload',
   });
 }
 

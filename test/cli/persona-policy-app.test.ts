@@ -91,6 +91,8 @@ describe('ddn persona / policy / app end to end', () => {
     assert.equal(reg.operation, 'Register');
     assert.equal(typeof reg.block_number, 'number');
     let rec = await ok(['persona', 'show', PERSONA]);
+    assert.equal(rec.name, PERSONA);
+    assert.equal('persona' in rec, false, 'the record has no top-level persona key');
     assert.equal(rec.kind, 'dns');
     assert.equal(rec.operator_did, op);
     assert.deepEqual(rec.controller_keys, ['root']);

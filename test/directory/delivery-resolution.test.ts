@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { base58 } from '@scure/base';
 import { to0x } from '../../src/base/bytes.js';
-import { policyIdV3 } from '../../src/protocol/policy/policy-id.js';
+import { policyIdV2 } from '../../src/protocol/policy/policy-id.js';
 import { assertError, didOf, kid, keyOf, mutate, registerDid, vmOf } from '../support/directory-flows.js';
 import {
   controlPersona,
@@ -71,7 +71,7 @@ describe('GET /delivery-resolution/{did}', () => {
   });
   after(() => n.close());
 
-  it('the DID rule without persona: response shape, v3 policy id, Cache-Control, no deprecated fields', async () => {
+  it('the DID rule without persona: response shape, the policy’s own id, Cache-Control, no deprecated fields', async () => {
     const r = await resolve(recipient.did);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.target, recipient.did);
@@ -81,7 +81,7 @@ describe('GET /delivery-resolution/{did}', () => {
     const p = r.body.policy as Body;
     assert.equal(p.source, 'did');
     assert.equal(p.source_id, recipient.did);
-    assert.equal(p.policy_id, to0x(policyIdV3(n.h.profile, { kind: 'Did', id: recipient.did })), 'v2 policies are served with their v3 id');
+    assert.equal(p.policy_id, to0x(policyIdV2(n.h.profile, { kind: 'Did', id: recipient.did })), 'v2 policies are served with the v2 id they were written with');
     assert.equal(p.policy_revision, 1);
     assert.equal(p.rule_id, 'did-first', 'equal priority keeps the first rule');
     assert.equal(p.rule_priority, 1);

@@ -200,6 +200,10 @@ describe('DNS challenges over HTTP', () => {
     assertError(await h.call('POST', `/personas/${enc('other.example.net')}/dns-challenges/${c.challenge_id as string}/verify`, ok), 403, 'challenge_mismatch');
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, operator_did: other.did }), 403, 'challenge_mismatch');
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, action: 'renew_persona' }), 403, 'challenge_mismatch');
+    // Another JSON type is a malformed request, not another action.
+    for (const action of [1, true, ['register_persona'], { a: 1 }]) {
+      assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, action }), 400, 'invalid_request');
+    }
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, challenge_id: 'x' }), 400, 'path_body_mismatch');
     const stale = await h.call('POST', url(c.challenge_id as string), { ...ok, nonce: '99' });
     assertError(stale, 409, 'nonce_mismatch');

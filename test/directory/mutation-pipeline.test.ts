@@ -265,9 +265,9 @@ describe('DID mutations: prepare → sign → submit on every route, with every 
       const staleCanonical = localSubmission(h.profile, f.did, f.key, action, fields, { nonce: nonce + 1n, validUntil: now + 300_000n });
       assertError(await send({ ...b, canonical_payload: staleCanonical.body.canonical_payload }), 403, 'canonical_payload_mismatch');
 
-      const { canonical_payload: _c, ...noCanonical } = b;
       for (const signer of [kid(f.did, 'missing'), kid(f.did, 'ka-1'), kid(other, 'key-1')]) {
-        const res = await send({ ...noCanonical, signer_key_id: signer });
+        const signed = localSubmission(h.profile, f.did, f.key, action, fields, { nonce, validUntil: BigInt(b.valid_until as string), signerKeyId: signer });
+        const res = await send(signed.body);
         assertError(res, 403, 'signer_not_authorized');
       }
       assertError(await prepare(h, f.did, action, { ...fields, signer_key_id: kid(f.did, 'missing') }), 403, 'signer_not_authorized');
@@ -344,12 +344,39 @@ function swapIds(request: Body, x: string): Body {
 
 describe('DID mutations: request forms', () => {
   let h: DirectoryHarness;
+  /** Profile `openpayload`: also the forms deployed clients send (http-api.md §12). */
+  let op: DirectoryHarness;
   before(async () => {
     h = await startDirectory();
+    op = await startDirectory({ profile: 'openpayload' });
   });
-  after(() => h.close());
+  after(async () => {
+    await h.close();
+    await op.close();
+  });
 
-  it('accepts a body without canonical_payload (the Directory rebuilds it) on every payload family', async () => {
+  it('platform: a body without canonical_payload is 400 invalid_canonical_payload (the product spec requires it)', async () => {
+    const f = await registerFixture(h, 46);
+    const p = await prepareSigned(h, f.did, f.key, 'add_alias', { alias: 'required' });
+    const { canonical_payload: _c, ...body } = p.body;
+    const res = await submit(h, p, body);
+    assertError(res, 400, 'invalid_canonical_payload');
+    assert.equal((res.body.details as Body).field, 'canonical_payload');
+    assertAccepted(await submit(h, p), 'add_alias');
+    h.settle();
+  });
+
+  it('platform: an ISO-8601 valid_until is 400 invalid_valid_until at prepare and submit (u64 milliseconds only)', async () => {
+    const f = await registerFixture(h, 47);
+    const vu = h.clock.nowMs() + 600_000;
+    assertError(await prepare(h, f.did, 'add_alias', { alias: 'iso', valid_until: isoMs(vu) }), 400, 'invalid_valid_until');
+    const p = await prepareSigned(h, f.did, f.key, 'add_alias', { alias: 'iso', valid_until: String(vu) });
+    assertError(await submit(h, p, { ...p.body, valid_until: isoMs(vu) }), 400, 'invalid_valid_until');
+    assertAccepted(await submit(h, p, { ...p.body, valid_until: vu }), 'add_alias');
+  });
+
+  it('openpayload: accepts a body without canonical_payload (the Directory rebuilds it) on every payload family', async () => {
+    const h = op;
     const f = await registerFixture(h, 40);
     const cases: [string, Body][] = [
       ['add_alias', { alias: 'rebuilt' }],
@@ -371,7 +398,8 @@ describe('DID mutations: request forms', () => {
     assert.equal(rec.version, 2 + cases.length);
   });
 
-  it('accepts a hex signature, a JSON-integer nonce and an ISO-8601 valid_until', async () => {
+  it('openpayload: accepts a hex signature, a JSON-integer nonce and an ISO-8601 valid_until', async () => {
+    const h = op;
     const f = await registerFixture(h, 41);
     const vu = h.clock.nowMs() + 600_000;
     const prep = await prepare(h, f.did, 'add_alias', { alias: 'iso', valid_until: isoMs(vu) });

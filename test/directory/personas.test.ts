@@ -65,7 +65,9 @@ describe('DNS persona lifecycle over HTTP', () => {
     assert.equal(reg.submitted.operator_did, op.did);
     assertAccepted({ status: 202, body: reg.submitted });
     let rec = await readPersona(h, P);
-    assert.equal(rec.persona, p);
+    // The record's name is `name`; no top-level `persona` (deployed clients read `persona` as the record).
+    assert.equal(rec.name, p);
+    assert.equal('persona' in rec, false);
     assert.equal(rec.kind, 'dns');
     assert.equal(rec.dns_required, true);
     assert.equal(rec.operator_did, op.did);
@@ -292,6 +294,9 @@ describe('persona submissions: error codes', () => {
     const url = `/personas/${enc(p)}/transfer`;
     assertError(await h.call('PUT', url, { ...body, new_controller_keys: ['other'] }), 403, 'canonical_payload_mismatch');
     assertError(await h.call('PUT', url, { ...body, new_operator_signer_key_id: 'x' }), 403, 'canonical_payload_mismatch');
+    for (const wrong of [7, null, ['root'], {}]) {
+      assertError(await h.call('PUT', url, { ...body, new_operator_signer_key_id: wrong }), 400, 'invalid_request');
+    }
     assertError(await h.call('PUT', url, { ...body, canonical_payload: prep.body.canonical_payload + '00' }), 400, 'invalid_canonical_payload');
     const res = await h.call('PUT', url, body);
     assertAccepted(res);

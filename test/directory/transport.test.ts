@@ -112,11 +112,13 @@ describe('Directory transport', () => {
     const res = await raw('POST', p.route.url, JSON.stringify({ ...p.body, nonce: '5' }), { 'content-type': 'application/json' });
     // the body is self-consistent except for the canonical payload, which was built for nonce 0
     assertErrorBody(res, 403, 'canonical_payload_mismatch');
-    const nm = await h.call(p.route.method, p.route.url, { ...p.body, nonce: '5', canonical_payload: undefined });
-    assertError(nm, 409, 'nonce_mismatch');
-    assert.deepEqual(nm.body.details, { ledger_error: 'InvalidAliasNonce', nonce_domain: 'alias_nonce', expected: '0', received: '5' });
-    assert.equal(nm.body.message, 'alias_nonce is 0, request used 5');
+    // A second change prepared with the same nonce, submitted after the first: its nonce is stale.
+    const second = await prepareSigned(h, r.did, r.key, 'add_alias', { alias: 'shape2' });
     assertAccepted(await h.call(p.route.method, p.route.url, { ...p.body, unknown_key: { ignored: true } }));
+    const nm = await h.call(second.route.method, second.route.url, second.body);
+    assertError(nm, 409, 'nonce_mismatch');
+    assert.deepEqual(nm.body.details, { ledger_error: 'InvalidAliasNonce', nonce_domain: 'alias_nonce', expected: '1', received: '0' });
+    assert.equal(nm.body.message, 'alias_nonce is 1, request used 0');
     h.settle();
   });
 });

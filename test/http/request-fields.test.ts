@@ -81,23 +81,31 @@ describe('parseU64Field', () => {
 
 describe('parseValidUntil', () => {
   it('accepts decimal milliseconds and safe integers', () => {
-    assert.equal(parseValidUntil('1784203200000'), 1784203200000n);
-    assert.equal(parseValidUntil(1784203200000), 1784203200000n);
-    assert.equal(parseValidUntil('18446744073709551615'), U64_MAX);
+    assert.equal(parseValidUntil('1784203200000', true), 1784203200000n);
+    assert.equal(parseValidUntil(1784203200000, true), 1784203200000n);
+    assert.equal(parseValidUntil('18446744073709551615', true), U64_MAX);
+  });
+
+  it('accepts decimal milliseconds in both modes; ISO-8601 only where deployed-client forms are accepted', () => {
+    assert.equal(parseValidUntil('1784203200000', false), 1784203200000n);
+    assert.equal(parseValidUntil(1784203200000, false), 1784203200000n);
+    for (const iso of ['2026-07-16T12:00:00Z', '2026-07-16T14:00:00+02:00']) {
+      throwsCode(() => parseValidUntil(iso, false), 'invalid_valid_until', 'valid_until');
+    }
   });
 
   it('accepts ISO-8601 with Z or an offset, truncating to milliseconds', () => {
     const base = BigInt(Date.UTC(2026, 6, 16, 12, 0, 0));
-    assert.equal(parseValidUntil('2026-07-16T12:00:00Z'), base);
-    assert.equal(parseValidUntil('2026-07-16T12:00:00.000Z'), base);
-    assert.equal(parseValidUntil('2026-07-16T12:00:00.5Z'), base + 500n);
-    assert.equal(parseValidUntil('2026-07-16T12:00:00.123999Z'), base + 123n);
-    assert.equal(parseValidUntil('2026-07-16T14:00:00+02:00'), base);
-    assert.equal(parseValidUntil('2026-07-16T07:30:00-04:30'), base);
-    assert.equal(parseValidUntil('2026-07-16T12:00:00.250+00:00'), base + 250n);
-    assert.equal(parseValidUntil('2026-07-16T12:00:00+0000'), base);
-    assert.equal(parseValidUntil('2028-02-29T00:00:00Z'), BigInt(Date.UTC(2028, 1, 29)));
-    assert.equal(parseValidUntil('1970-01-01T00:00:00Z'), 0n);
+    assert.equal(parseValidUntil('2026-07-16T12:00:00Z', true), base);
+    assert.equal(parseValidUntil('2026-07-16T12:00:00.000Z', true), base);
+    assert.equal(parseValidUntil('2026-07-16T12:00:00.5Z', true), base + 500n);
+    assert.equal(parseValidUntil('2026-07-16T12:00:00.123999Z', true), base + 123n);
+    assert.equal(parseValidUntil('2026-07-16T14:00:00+02:00', true), base);
+    assert.equal(parseValidUntil('2026-07-16T07:30:00-04:30', true), base);
+    assert.equal(parseValidUntil('2026-07-16T12:00:00.250+00:00', true), base + 250n);
+    assert.equal(parseValidUntil('2026-07-16T12:00:00+0000', true), base);
+    assert.equal(parseValidUntil('2028-02-29T00:00:00Z', true), BigInt(Date.UTC(2028, 1, 29)));
+    assert.equal(parseValidUntil('1970-01-01T00:00:00Z', true), 0n);
   });
 
   for (const bad of [
@@ -122,13 +130,13 @@ describe('parseValidUntil', () => {
     '18446744073709551616',
   ]) {
     it(`rejects ${JSON.stringify(bad)} with invalid_valid_until`, () => {
-      throwsCode(() => parseValidUntil(bad), 'invalid_valid_until', 'valid_until');
+      throwsCode(() => parseValidUntil(bad, true), 'invalid_valid_until', 'valid_until');
     });
   }
 
   for (const bad of [-1, 0.5, Number.MAX_SAFE_INTEGER + 1, null, undefined, {}]) {
     it(`rejects ${String(bad)} with invalid_valid_until`, () => {
-      throwsCode(() => parseValidUntil(bad), 'invalid_valid_until', 'valid_until');
+      throwsCode(() => parseValidUntil(bad, true), 'invalid_valid_until', 'valid_until');
     });
   }
 });

@@ -46,7 +46,7 @@ function setup(): Harness {
   return h;
 }
 
-test('v2 SetPolicy stores the record and a v3 mirror; resolution serves the v3 id; policy nonce advances', (t) => {
+test('v2 SetPolicy stores the record and a v3 mirror; resolution serves the v2 id it was written with; policy nonce advances', (t) => {
   const h = setup();
   t.after(() => h.close());
   const policy = policyV2(didScope(OP.did), OP.did, [rule('r', 3)]);
@@ -58,8 +58,9 @@ test('v2 SetPolicy stores the record and a v3 mirror; resolution serves the v3 i
   assert.equal(policyNonce(view, OP.did), 1n);
   assert.equal(policyV3Nonce(view, OP.did), 0n, 'v2 writes leave the v3 nonce');
   const r = resolveDeliveryPolicy(view, h.clock.nowMs(), OP.did, null, null)!;
-  assert.equal(r.policyId, to0x(policyIdV3(PLATFORM, didScope(OP.did))));
-  assert.notEqual(r.policyId, to0x(policyIdV2(PLATFORM, didScope(OP.did))));
+  // One policy, one id: the v2 id of the v2 record (GET /delivery-policies/…), not the mirror's v3 id.
+  assert.equal(r.policyId, to0x(policyIdV2(PLATFORM, didScope(OP.did))));
+  assert.notEqual(r.policyId, to0x(policyIdV3(PLATFORM, didScope(OP.did))));
   assert.equal(r.policyRevision, 1n);
 
   // The next revision must be stored + 1.

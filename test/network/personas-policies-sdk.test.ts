@@ -140,7 +140,7 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     }));
     assert.equal(sub.operation, 'Register');
     const rec = await personas.read(PERSONA);
-    assert.equal(rec.persona, PERSONA);
+    assert.equal(rec.name, PERSONA);
     assert.equal(rec.kind, 'dns');
     assert.equal(rec.dns_required, true);
     assert.equal(rec.operator_did, opA.did);
@@ -231,7 +231,7 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     const sub = await wait(personas.registerNamed('Acme', { operatorDid: opA.did, signer: opA.root, controllerKeys: ['root'], deliveryConstraints: constraints }));
     assert.equal(sub.operation, 'RegisterNamed');
     const rec = await personas.read('acme');
-    assert.equal(rec.persona, 'acme');
+    assert.equal(rec.name, 'acme');
     assert.equal(rec.kind, 'named');
     assert.equal(rec.dns_required, false);
     assert.equal(rec.dns_proof_hash, null);

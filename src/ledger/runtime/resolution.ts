@@ -54,9 +54,18 @@ export function addressedConstraints(s: StateReader, nowMs: number, recipient: s
   return mergeAddressed(didCfg, personaCfg);
 }
 
-/** The policy consulted for a Did/Persona scope: its v3 policy (or v2 mirror), else its v2 record. */
+/**
+ * The policy consulted for a Did/Persona scope: its v3 policy (or v2 mirror), else its v2 record. A v2 write
+ * stores a v3 mirror under the v3 id (§7.2); the v2 record beside it (a v3 write removes it) means the policy was
+ * written through v2, and it is then reported with the id it was written and signed with — the id
+ * `GET /delivery-policies/…` shows — so one policy has one `policy_id` in every answer (a deliberate deviation from
+ * §7.10 step 8, which served the mirror's v3 id). State and validation are unchanged.
+ */
 function policyOf(s: StateReader, scope: PolicyScopeV2): DeliveryPolicy | undefined {
-  return getPolicyV3(s, scope) ?? getPolicyV2(s, scope);
+  const v3 = getPolicyV3(s, scope);
+  const v2 = getPolicyV2(s, scope);
+  if (v3 !== undefined && v2 !== undefined && v2.revision === v3.revision) return { ...v3, policyId: v2.policyId };
+  return v3 ?? v2;
 }
 
 function evaluate(

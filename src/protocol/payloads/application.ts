@@ -112,6 +112,16 @@ export function isApplicationId(id: string): boolean {
 }
 
 /**
+ * An application id that can be registered: the ledger grammar ({@link isApplicationId}) and a path segment every
+ * HTTP client sends as it is. `.` and `..` are dot segments, which URL clients remove before sending
+ * (`/applications/../policy` becomes `/policy`), so such an application could never be read or managed; every
+ * other id of the grammar survives a path round trip unchanged (none of `[a-z0-9._-]` is percent-encoded).
+ */
+export function isAddressableApplicationId(id: string): boolean {
+  return isApplicationId(id) && id !== '.' && id !== '..';
+}
+
+/**
  * Application domain syntax (§5.10 `set_application_domain`): 1–253 bytes, at least two labels, each 1–63 bytes of
  * `[a-z0-9-]` not starting or ending with `-`, the last label containing a letter. No normalisation.
  */
