@@ -217,7 +217,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'relay-live-max-session-buffered-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '16777216',
+    defaultText: '33554432',
     help: 'bytes buffered for one live session before it is closed as not reading',
   },
   {
@@ -487,7 +487,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       maxSessionsPerDid: r.int('relay-max-sessions-per-did', 8, 1, 1024),
       liveAuth: r.oneOf('relay-live-auth', LIVE_AUTH_MODES, profile === 'platform' ? 'required' : 'open'),
       liveMaxSessions: r.int('relay-live-max-sessions', 10_000, 1, 10_000_000),
-      liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 16_777_216, 1, Number.MAX_SAFE_INTEGER),
+      liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 33_554_432, 1, Number.MAX_SAFE_INTEGER),
       liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 268_435_456, 1, Number.MAX_SAFE_INTEGER),
       liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 5000, 1, 600_000),
     },

@@ -26,7 +26,7 @@ export interface LiveSessionLimits {
 export const DEFAULT_LIVE_LIMITS: LiveSessionLimits = Object.freeze({
   maxSessions: 10_000,
   maxSessionsPerDid: 8,
-  maxBufferedBytes: 16 * 1024 * 1024,
+  maxBufferedBytes: 32 * 1024 * 1024,
   maxTotalBufferedBytes: 256 * 1024 * 1024,
   pingIntervalMs: 30_000,
 });

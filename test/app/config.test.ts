@@ -251,7 +251,7 @@ describe('loadConfig', () => {
     const platform = loadConfig([], {});
     assert.equal(platform.relay.liveAuth, 'required');
     assert.equal(platform.relay.liveMaxSessions, 10_000);
-    assert.equal(platform.relay.liveMaxSessionBufferedBytes, 16_777_216);
+    assert.equal(platform.relay.liveMaxSessionBufferedBytes, 33_554_432);
     assert.equal(platform.relay.liveMaxBufferedBytes, 268_435_456);
     assert.equal(platform.relay.liveAuthTimeoutMs, 5000);
     assert.equal(loadConfig(['--profile', 'openpayload'], {}).relay.liveAuth, 'open');
