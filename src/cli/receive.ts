@@ -47,7 +47,8 @@ export const receiveCommand = leaf('ddn receive', {
     'Cache holding a copy. A copy that fails to decrypt or verify is neither written nor acknowledged.\n' +
     "--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n" +
     '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
-    'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand.',
+    'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
+    'a DID with no Cache service but a Relay service authorizing --key is received from live only.',
   options: {
     did: { type: 'string', arg: 'DID', help: 'the recipient DID', required: true },
     key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file that signs retrieval proofs', required: true },
@@ -76,7 +77,12 @@ export const receiveCommand = leaf('ddn receive', {
     const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
       ...(o['key-id'] === undefined ? {} : { keyId: didUrl(o.did, o['key-id']) }), deviceId: device,
     });
-    if (targets.length === 0) throw Object.assign(new Error(`no Cache service of ${o.did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+    // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
+    const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(o.did, o['key-id']));
+    // A DID without a Cache service is received from only live (--follow), when a Relay service authorizes the key.
+    if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
+      throw Object.assign(new Error(`no Cache service of ${o.did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+    }
     const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: dir.fetch }));
     const receiver = new FileReceiver(dir.profile, caches, decryption, directorySink(o['output-dir']!), (l) => ctx.info(l));
     const result: ReceiveResult = { did: o.did, received: 0, files: [], errors: [], caches: [] };
@@ -94,8 +100,6 @@ export const receiveCommand = leaf('ddn receive', {
       merge(result, r);
     };
     const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
-    // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
-    const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(o.did, o['key-id']));
     const live = new LiveReceiver({
       relayUrl, did: o.did, device: device === '' ? 'cli' : device,
       ...(liveService === undefined ? {} : { proof: { profile: dir.profile, ...liveService, signer } }),
