@@ -175,6 +175,8 @@ function awaitFirstFrame(opts: WebSocketRouteOptions, ws: WebSocket, rec: DidVie
 /** Attaches the upgrade handler to the Relay's HTTP server. */
 export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: MAX_CLIENT_FRAME_BYTES });
+  // A handshake the library refuses after the checks above (e.g. a malformed Sec-WebSocket-Protocol) is JSON too.
+  wss.on('wsClientError', (err: Error, socket: Duplex) => refuse(socket, new DdnError('invalid_request', err.message)));
   opts.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     let target: { did: string; device: string } | undefined;

@@ -213,6 +213,7 @@ describe('live sessions under --relay-live-auth required (the platform default)'
       ['POST', upgradeRequest('POST', path, host, { ...WS_HEADERS, 'Content-Length': '0' }), 405, 'method_not_allowed'],
       ['no key', upgradeRequest('GET', path, host, { 'Sec-WebSocket-Version': '13' }), 400, 'invalid_request'],
       ['version 7', upgradeRequest('GET', path, host, { ...WS_HEADERS, 'Sec-WebSocket-Version': '7' }), 400, 'invalid_request'],
+      ['a malformed subprotocol list', upgradeRequest('GET', path, host, { ...WS_HEADERS, ...liveHeaders(r, 'laptop', relayUrl), 'Sec-WebSocket-Protocol': 'a, a' }), 400, 'invalid_request'],
       ['a bad path', upgradeRequest('GET', '/ws/x', host, WS_HEADERS), 404, 'not_found'],
     ];
     for (const [what, request, status, code] of cases) {
