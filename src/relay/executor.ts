@@ -95,8 +95,8 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     const live = this.deps.live;
     const eligible = !job.chunked && first !== undefined && live !== undefined && isLivePushEligible(job.env.fields, view.recipient.did);
     if (services.length === 0) {
-      // A Relay-only recipient: an open session on this process is the delivery (sessions of other processes are
-      // never known to have received anything, so they are not pushed to either).
+      // A Relay-only recipient: an open session on this process is the delivery. Without one nothing is pushed
+      // anywhere: a session of another Relay process would never be known to have received it.
       if (eligible && live.count(view.recipient.did) > 0) {
         const reach = await live.push(view.recipient.did, first.toString('utf8'));
         if (reach.sessions > 0) return this.result(job, NO_CACHE, { live_sessions: reach.sessions }, true, 'pushed to a live session; the recipient publishes no Cache service');
