@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../client/directory-view-cache.js';
+import { LIVE_AUTH_MODES, type LiveAuthMode } from '../relay/live-auth.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -72,6 +73,16 @@ export interface Config {
     /** Chunk sets staged at once per recipient DID (§10.4.3). */
     readonly stagingMaxSetsPerRecipient: number;
     readonly maxSessionsPerDid: number;
+    /** Who may open a live session (`--relay-live-auth`; default by profile: platform `required`, openpayload `open`). */
+    readonly liveAuth: LiveAuthMode;
+    /** Live sessions on this process, pending ones included. */
+    readonly liveMaxSessions: number;
+    /** Bytes buffered for one live session before it is closed as not reading. */
+    readonly liveMaxSessionBufferedBytes: number;
+    /** Bytes buffered for every live session together. */
+    readonly liveMaxBufferedBytes: number;
+    /** How long a `?auth=first-frame` session has to send its proof. */
+    readonly liveAuthTimeoutMs: number;
   };
   readonly cache: {
     readonly maxRetentionSeconds: number;
@@ -194,6 +205,29 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'chunk sets staged at once per recipient',
   },
   { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', defaultText: '8', help: 'live sessions per DID' },
+  {
+    name: 'relay-live-auth',
+    kind: 'value',
+    arg: 'MODE',
+    defaultText: 'platform: required, openpayload: open',
+    help: 'live sessions: required (prove control of the DID) | open (proof optional) | off (route disabled)',
+  },
+  { name: 'relay-live-max-sessions', kind: 'value', arg: 'N', defaultText: '10000', help: 'live sessions on this process (all DIDs)' },
+  {
+    name: 'relay-live-max-session-buffered-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '33554432',
+    help: 'bytes buffered for one live session before it is closed as not reading',
+  },
+  {
+    name: 'relay-live-max-buffered-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '268435456',
+    help: 'bytes buffered for all live sessions (the furthest behind are closed beyond it)',
+  },
+  { name: 'relay-live-auth-timeout-ms', kind: 'value', arg: 'MS', defaultText: '5000', help: 'deadline of a first-frame live-session proof' },
   { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
   { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
   { name: 'cache-allow-plaintext', kind: 'switch', arg: '', defaultText: 'true', help: 'accept plaintext envelopes' },
@@ -421,12 +455,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(chainId)) {
     throw new ConfigError(`--chain-id: must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${chainId}'`, '--chain-id');
   }
+  const profile = r.oneOf('profile', PROFILES, 'platform');
   const config: Config = {
     dataDir: r.string('data-dir', './.ddn-data'),
     host: r.host(),
     roles,
     ports,
-    profile: r.oneOf('profile', PROFILES, 'platform'),
+    profile,
     chainId,
     blockIntervalMs: r.int('block-time-ms', 1000, 1, MAX_TIMER_MS),
     finalityDepth: r.int('finality-depth', 0, 0, 0xffff_ffff),
@@ -450,6 +485,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       stagingMaxBytes: r.int('relay-staging-max-bytes', 1_073_741_824, 1, Number.MAX_SAFE_INTEGER),
       stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', 64, 1, 1_000_000),
       maxSessionsPerDid: r.int('relay-max-sessions-per-did', 8, 1, 1024),
+      liveAuth: r.oneOf('relay-live-auth', LIVE_AUTH_MODES, profile === 'platform' ? 'required' : 'open'),
+      liveMaxSessions: r.int('relay-live-max-sessions', 10_000, 1, 10_000_000),
+      liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 33_554_432, 1, Number.MAX_SAFE_INTEGER),
+      liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 268_435_456, 1, Number.MAX_SAFE_INTEGER),
+      liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 5000, 1, 600_000),
     },
     cache: {
       maxRetentionSeconds: r.int('cache-max-retention-seconds', 172_800, 1, YEAR_SECONDS),

@@ -139,7 +139,13 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
       storer: planStorer,
       forwarder: new HttpRelayForwarder({ profile: o.profile, clock: o.clock, identity: o.identity, outbound, ...(logger === undefined ? {} : { logger }) }),
     });
-  const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, maxSessionsPerDid: c.relay.maxSessionsPerDid });
+  const sessions = new LiveSessions({
+    ...DEFAULT_LIVE_LIMITS,
+    maxSessions: c.relay.liveMaxSessions,
+    maxSessionsPerDid: c.relay.maxSessionsPerDid,
+    maxBufferedBytes: c.relay.liveMaxSessionBufferedBytes,
+    maxTotalBufferedBytes: c.relay.liveMaxBufferedBytes,
+  });
   const live = o.liveFanout === undefined ? new InProcessLiveFanout(sessions) : o.liveFanout(sessions);
   const service = new RelayService({
     settings,
@@ -170,6 +176,15 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
         basePath: '',
         directory: o.directory,
         sessions,
+        auth: {
+          mode: c.relay.liveAuth,
+          profile: o.profile,
+          clock: o.clock,
+          skewSeconds: c.proofClockSkewSeconds,
+          publicRelayUrls: o.publicRelayUrls,
+          claimNonce: (claim, nowMs) => store.claimNonce(claim, nowMs),
+          firstFrameTimeoutMs: c.relay.liveAuthTimeoutMs,
+        },
         ...(logger === undefined ? {} : { logger }),
       });
     },

@@ -150,6 +150,11 @@ export const ERROR_STATUS = {
   policy_lookup_failed: 503,
   staging_persist_failed: 507,
   insufficient_storage: 507,
+  // live sessions at the Relay (GET /ws/{did}/{device}, --relay-live-auth)
+  live_proof_required: 401,
+  live_service_not_found: 403,
+  live_sessions_disabled: 404,
+  relay_endpoint_mismatch: 403,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

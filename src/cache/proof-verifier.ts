@@ -5,17 +5,16 @@
  */
 import { parseBase64, utf8 } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
-import { parseTimestampMs } from '../codec/timestamp.js';
 import { verifyAnyEd25519 } from '../crypto/ed25519.js';
 import { verifyOnThread } from '../crypto/verify-thread.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
 import type { DidDocument } from '../protocol/document.js';
 import type { Profile } from '../protocol/profile.js';
+import { checkProofTiming } from '../protocol/proof-timing.js';
 import { normalizeEndpoint, retrievalProofText, type ProofOperation } from '../protocol/retrieval-proof.js';
 import { authorizedServiceKey, findService } from '../protocol/service-keys.js';
 import type { ProofInput } from './proof-request.js';
 
-const NONCE_RE = /^[\x20-\x7e]{1,128}$/;
 
 /** The parts of the recipient's record the checks read (a `DidView` fits). */
 export interface ProofDidRecord {
@@ -38,30 +37,11 @@ export interface ProofCheck {
   skewSeconds: number;
 }
 
+export { checkProofTiming };
+
 /** The nonce scope of a proof operation. */
 export function proofNonceScope(operation: ProofOperation): string {
   return `proof:${operation}`;
-}
-
-/**
- * Steps 2–3, which need no lookup: `X-Timestamp` parses (`invalid_proof_header`) and lies within ± skew of now
- * (403 `proof_timestamp_out_of_window`); `X-Nonce` is 1–128 printable ASCII characters. Returns the timestamp
- * in ms.
- */
-export function checkProofTiming(proof: ProofInput, nowMs: number, skewSeconds: number): number {
-  const tsMs = parseTimestampMs(proof.timestamp);
-  if (tsMs === undefined) {
-    throw new DdnError('invalid_proof_header', 'X-Timestamp is not ISO-8601, epoch ms or epoch s', { header: 'X-Timestamp' });
-  }
-  if (Math.abs(tsMs - nowMs) > skewSeconds * 1000) {
-    throw new DdnError('proof_timestamp_out_of_window', `proof timestamp is more than ${skewSeconds} s from now`, {
-      header: 'X-Timestamp',
-    });
-  }
-  if (!NONCE_RE.test(proof.nonce)) {
-    throw new DdnError('invalid_proof_header', 'X-Nonce must be 1 to 128 printable ASCII characters', { header: 'X-Nonce' });
-  }
-  return tsMs;
 }
 
 function proofText(c: ProofCheck, cacheEndpoint: string): Uint8Array {

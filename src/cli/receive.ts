@@ -4,7 +4,7 @@ import { CacheClient } from '../client/cache-client.js';
 import { cacheTargetsFor } from '../client/cache-targets.js';
 import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFile } from '../client/file-receiver.js';
 import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
-import { LiveReceiver } from '../client/live-receiver.js';
+import { LiveReceiver, liveProofServiceFor } from '../client/live-receiver.js';
 import { leaf, UsageError, type CommandContext } from './command.js';
 import { directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
@@ -46,7 +46,9 @@ export const receiveCommand = leaf('ddn receive', {
     'SHA-256), writes it into --output-dir without replacing anything, and only then acknowledges it at every\n' +
     'Cache holding a copy. A copy that fails to decrypt or verify is neither written nor acknowledged.\n' +
     "--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n" +
-    '--interval seconds, until SIGINT or SIGTERM.',
+    '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
+    'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
+    'a DID with no Cache service but a Relay service authorizing --key is received from live only.',
   options: {
     did: { type: 'string', arg: 'DID', help: 'the recipient DID', required: true },
     key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file that signs retrieval proofs', required: true },
@@ -75,7 +77,12 @@ export const receiveCommand = leaf('ddn receive', {
     const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
       ...(o['key-id'] === undefined ? {} : { keyId: didUrl(o.did, o['key-id']) }), deviceId: device,
     });
-    if (targets.length === 0) throw Object.assign(new Error(`no Cache service of ${o.did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+    // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
+    const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(o.did, o['key-id']));
+    // A DID without a Cache service is received from only live (--follow), when a Relay service authorizes the key.
+    if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
+      throw Object.assign(new Error(`no Cache service of ${o.did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+    }
     const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: dir.fetch }));
     const receiver = new FileReceiver(dir.profile, caches, decryption, directorySink(o['output-dir']!), (l) => ctx.info(l));
     const result: ReceiveResult = { did: o.did, received: 0, files: [], errors: [], caches: [] };
@@ -95,6 +102,7 @@ export const receiveCommand = leaf('ddn receive', {
     const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
     const live = new LiveReceiver({
       relayUrl, did: o.did, device: device === '' ? 'cli' : device,
+      ...(liveService === undefined ? {} : { proof: { profile: dir.profile, ...liveService, signer } }),
       onStatus: (l) => ctx.info(l),
       onEnvelope: (env) => void receiver.acceptLive(env).then(onReport, onFailure),
     });

@@ -20,18 +20,28 @@ export interface CacheTargetOptions {
   deviceId?: string;
 }
 
-/** The Cache targets of `document` for the key `publicKey`, in document order, one per endpoint. */
-export function cacheTargetsFor(profile: Profile, document: RenderedDidDocumentJson, publicKey: Uint8Array, opts: CacheTargetOptions = {}): CacheTarget[] {
+/**
+ * The test a service's `authorization` entry must pass to be used with `publicKey` (§11.4 step 7): a verification
+ * method of the DID of an Ed25519 type whose key is `publicKey`, listed in `authentication` when that list is not
+ * empty (and equal to `keyId` when given).
+ */
+export function keyUsableWith(document: RenderedDidDocumentJson, publicKey: Uint8Array, keyId?: string): (id: string) => boolean {
   const did = document.id;
   const auth = document.authentication ?? [];
-  const usable = (id: string): boolean => {
-    if (opts.keyId !== undefined && id !== opts.keyId) return false;
+  return (id: string): boolean => {
+    if (keyId !== undefined && id !== keyId) return false;
     if (auth.length > 0 && !auth.includes(id)) return false;
     const vm = document.verificationMethod.find((v) => v.id === id && v.controller === did);
     if (vm === undefined || !SIGNING_TYPES.has(vm.type)) return false;
     const key = decodeSigningKeyMultibase(vm.publicKeyMultibase);
     return key !== undefined && bytesEqual(key, publicKey);
   };
+}
+
+/** The Cache targets of `document` for the key `publicKey`, in document order, one per endpoint. */
+export function cacheTargetsFor(profile: Profile, document: RenderedDidDocumentJson, publicKey: Uint8Array, opts: CacheTargetOptions = {}): CacheTarget[] {
+  const did = document.id;
+  const usable = keyUsableWith(document, publicKey, opts.keyId);
   const seen = new Set<string>();
   const out: CacheTarget[] = [];
   for (const s of document.service ?? []) {

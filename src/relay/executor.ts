@@ -9,7 +9,8 @@ import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { cacheServicesOf, isLivePushEligible, storeInCaches } from './base-delivery.js';
 import type { CacheStorer } from './cache-store-client.js';
-import { DeliveryFailure, successResult, type DeliveryResult } from './delivery-result.js';
+import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from './delivery-result.js';
+import { NO_REACH, type LiveReach } from './live-sessions.js';
 
 /** One delivery to run: a single envelope, or a complete chunk set in sequence order. */
 export interface DeliveryJob {
@@ -28,11 +29,13 @@ export interface DeliveryExecutor {
 }
 
 /**
- * Sends an envelope to live sessions of a DID; returns how many sessions of this process received it (a
- * {@link import('./live-fanout.js').LiveFanout} also reaches other Relay processes sharing the database).
+ * Sends an envelope to live sessions of a DID; returns what it reached on this process (a
+ * {@link import('./live-fanout.js').LiveFanout} also reaches other Relay processes sharing the database, unseen).
  */
 export interface LivePush {
-  push(did: string, envelopeJson: string): number | Promise<number>;
+  push(did: string, envelopeJson: string): LiveReach | Promise<LiveReach>;
+  /** Open sessions of `did` on this process. */
+  count(did: string): number;
 }
 
 /** The provenance details of a winning rule (§10.5 `details`). */
@@ -66,6 +69,9 @@ export function appendMembers(text: Buffer, extra: Record<string, unknown>): Buf
   return Buffer.concat([text.subarray(0, text.length - 1), Buffer.from(`,${members}}`, 'utf8')]);
 }
 
+/** Nothing was stored: the recipient publishes no Cache service. */
+const NO_CACHE: AttemptSummary = Object.freeze({ retryCount: 0, cacheAttempted: false, cacheResult: 'no_cache_endpoints' });
+
 /** What base-DID delivery needs. */
 export interface BaseDeliveryDeps {
   profile: Profile;
@@ -85,12 +91,17 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     const { view } = job;
     const policy = view.policy;
     const services = cacheServicesOf(view.recipient.document, this.deps.profile.cacheServiceType);
+    const first = job.envelopes[0];
+    const live = this.deps.live;
+    const eligible = !job.chunked && first !== undefined && live !== undefined && isLivePushEligible(job.env.fields, view.recipient.did);
     if (services.length === 0) {
-      throw new DeliveryFailure('no_delivery_service', 'the recipient publishes no Cache service', { recipient: view.recipient.did }, {
-        retryCount: 0,
-        cacheAttempted: false,
-        cacheResult: 'no_cache_endpoints',
-      });
+      // A Relay-only recipient: an open session on this process is the delivery. Without one nothing is pushed
+      // anywhere: a session of another Relay process would never be known to have received it.
+      if (eligible && live.count(view.recipient.did) > 0) {
+        const reach = await live.push(view.recipient.did, first.toString('utf8'));
+        if (reach.sessions > 0) return this.result(job, NO_CACHE, { live_sessions: reach.sessions }, true, 'pushed to a live session; the recipient publishes no Cache service');
+      }
+      throw new DeliveryFailure('no_delivery_service', 'the recipient publishes no Cache service', { recipient: view.recipient.did }, NO_CACHE);
     }
     const extra = policy === null ? null : provenanceFields(policy, view, this.deps.identity);
     const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
@@ -106,21 +117,24 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     const attempts = { retryCount: report.attempts, cacheAttempted: true, cacheResult: 'accepted' };
     const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted };
     // §10.7: the live push is a duplicate sent only after the durable store; never for chunks.
-    let live = 0;
-    const first = job.envelopes[0];
-    if (!job.chunked && first !== undefined && this.deps.live !== undefined && isLivePushEligible(job.env.fields, view.recipient.did)) {
-      live = await this.deps.live.push(view.recipient.did, first.toString('utf8'));
-    }
+    const reach: LiveReach = eligible ? await live.push(view.recipient.did, first.toString('utf8')) : NO_REACH;
     // live_sessions counts the sessions of this process only (other Relay processes push to theirs unseen).
-    if (live > 0) details.live_sessions = live;
+    if (reach.sessions > 0) details.live_sessions = reach.sessions;
+    // Only a session that proved control of the DID makes a delivery: a proof-less one (--relay-live-auth open)
+    // may be anyone's.
+    return this.result(job, attempts, details, reach.authenticated > 0, 'stored in a recipient Cache and pushed live');
+  }
+
+  private result(job: DeliveryJob, attempts: AttemptSummary, details: Record<string, unknown>, live: boolean, liveMessage: string): DeliveryResult {
+    const { policy } = job.view;
     if (policy !== null) {
       return successResult('policy_applied', 'policy_delivery', 'delivered by the winning BaseDidDelivery/v1 rule', attempts, {
-        ...provenanceDetails(policy, view),
+        ...provenanceDetails(policy, job.view),
         ...details,
       });
     }
-    return live > 0
-      ? successResult('delivered', 'direct', 'stored in a recipient Cache and pushed live', attempts, details)
+    return live
+      ? successResult('delivered', 'direct', liveMessage, attempts, details)
       : successResult('cached', 'cache_fallback', 'stored in a recipient Cache', attempts, details);
   }
 }

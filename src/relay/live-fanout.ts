@@ -9,24 +9,26 @@
  *   recipient depends on — it is notification-grade, the Cache copy remains;
  * - the origin process pushes to its own sessions directly, exactly once; other processes push to theirs when
  *   told, and skip announcements that came from themselves (by a per-process id);
- * - `push` resolves with the number of sessions of THIS process that received the envelope (what the
- *   DeliveryResult reports as `details.live_sessions`; sessions on other processes are not counted), and never
- *   rejects: a failed announcement is logged and costs only the remote notification.
+ * - `push` resolves with what it reached on THIS process — sessions, and of those the authenticated ones (what the
+ *   DeliveryResult reports as `details.live_sessions` and decides `delivered` by; sessions on other processes are
+ *   not counted: their receipt is never known here), and never rejects: a failed announcement is logged and costs
+ *   only the remote notification.
  */
 import type { LivePush } from './executor.js';
+import type { LiveReach } from './live-sessions.js';
 
 /** The sessions of this process a fan-out delivers to (implemented by {@link LiveSessions}). */
 export interface LocalLiveSessions {
-  /** Sends the bare envelope text to every open session of `did` here; returns how many received it. */
-  push(did: string, envelopeJson: string): number;
+  /** Sends the bare envelope text to every open session of `did` here; returns what it reached. */
+  push(did: string, envelopeJson: string): LiveReach;
   /** How many sessions of `did` are open here. */
   count(did: string): number;
 }
 
 /** Sends an eligible, durably stored envelope to every live session of its recipient that the fan-out reaches. */
 export interface LiveFanout extends LivePush {
-  /** Pushes locally and announces to the other processes; resolves with the local receiver count. Never rejects. */
-  push(did: string, envelopeJson: string): Promise<number>;
+  /** Pushes locally and announces to the other processes; resolves with the local reach. Never rejects. */
+  push(did: string, envelopeJson: string): Promise<LiveReach>;
   /** Stops announcing and listening (pending announcements finish first). */
   close(): Promise<void>;
 }
@@ -38,8 +40,12 @@ export type LiveFanoutFactory = (sessions: LocalLiveSessions) => LiveFanout;
 export class InProcessLiveFanout implements LiveFanout {
   constructor(private readonly sessions: LocalLiveSessions) {}
 
-  push(did: string, envelopeJson: string): Promise<number> {
+  push(did: string, envelopeJson: string): Promise<LiveReach> {
     return Promise.resolve(this.sessions.push(did, envelopeJson));
+  }
+
+  count(did: string): number {
+    return this.sessions.count(did);
   }
 
   async close(): Promise<void> {}

@@ -1,27 +1,57 @@
 /**
- * `GET /ws/{did}/{device}` (http-api.md §10.8): checks before the upgrade answer with ordinary HTTP responses and
- * the §0.6 error body; then a plain upgrade (no authentication, no subprotocol) and the welcome frame.
+ * `GET /ws/{did}/{device}` (http-api.md §10.8), with live-session authentication (`--relay-live-auth`,
+ * src/relay/live-auth.ts). Every refusal before the upgrade is an ordinary HTTP response with the §0.6 JSON error
+ * body — a wrong method, a handshake the WebSocket library would refuse, a bad path, a refused proof, a cap — never
+ * text/html or a dropped connection. After the upgrade:
+ * - a proof sent in the headers, or none under `open`: the welcome frame at once, then bare envelopes;
+ * - `?auth=first-frame` (clients that cannot set headers): nothing until the first frame brings a proof that holds
+ *   (then the welcome); a bad or missing one within the deadline closes the socket with `4000 + status` and the
+ *   error code as the reason (e.g. `4403 invalid_signature`, `4401 live_proof_required`).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import { utf8Length } from '../base/bytes.js';
 import { errorBody, toDdnError } from '../http/error-body.js';
 import { decodePathSegments, splitTarget } from '../http/url.js';
-import type { DirectoryPort } from '../ports/directory-port.js';
+import type { DidView, DirectoryPort } from '../ports/directory-port.js';
+import type { NonceClaim } from '../ports/nonce-registry.js';
 import { isDid } from '../protocol/did.js';
-import type { LiveSessions } from './live-sessions.js';
+import { LIVE_FIRST_FRAME_QUERY, type LiveProof } from '../protocol/live-proof.js';
+import type { Profile } from '../protocol/profile.js';
+import { checkLiveProof, liveProofFromFrame, liveProofFromHeaders, type LiveAuthMode } from './live-auth.js';
+import { LIVE_RETRY_AFTER_SECONDS, type LiveSessions } from './live-sessions.js';
+
+/** How sessions authenticate (`--relay-live-auth` and what the check needs). */
+export interface LiveAuthOptions {
+  mode: LiveAuthMode;
+  profile: Profile;
+  clock: Clock;
+  skewSeconds: number;
+  /** `public_urls.relay`: a proof names one of them. */
+  publicRelayUrls(): readonly string[];
+  /** Records a nonce once; false when it was already used (the Relay's staging store, SQLite or PostgreSQL). */
+  claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean>;
+  /** How long a first-frame session has to send its proof. */
+  firstFrameTimeoutMs: number;
+}
 
 export interface WebSocketRouteOptions {
   server: Server;
   basePath: string;
   directory: DirectoryPort;
   sessions: LiveSessions;
+  auth: LiveAuthOptions;
   logger?: Logger;
 }
+
+/** The largest client frame read (a proof frame is far smaller). */
+const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
+const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
 
 /** Parses `/ws/{did}/{device}` under the base path; undefined for any other path. */
 export function parseWsPath(rawUrl: string, basePath: string): { did: string; device: string } | undefined {
@@ -32,31 +62,121 @@ export function parseWsPath(rawUrl: string, basePath: string): { did: string; de
   return { did: segs[base.length + 1]!, device: segs[base.length + 2]! };
 }
 
-async function admit(opts: WebSocketRouteOptions, did: string, device: string): Promise<void> {
+/** True when the request asks for first-frame authentication (`?auth=first-frame`). */
+function wantsFirstFrame(rawUrl: string): boolean {
+  return splitTarget(rawUrl).query.split('&').includes(LIVE_FIRST_FRAME_QUERY);
+}
+
+/**
+ * The handshake checks the WebSocket library would otherwise answer with a text/html page: method GET (405),
+ * `Upgrade: websocket`, a valid `Sec-WebSocket-Key` and version 13 or 8 (400 `invalid_request`).
+ */
+function checkHandshake(req: IncomingMessage): void {
+  if (req.method !== 'GET') throw new DdnError('method_not_allowed', 'a WebSocket upgrade must be a GET request', { allow: 'GET' });
+  const bad = (header: string, message: string) => new DdnError('invalid_request', message, { header });
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') throw bad('Upgrade', 'the Upgrade header must be "websocket"');
+  if (!WS_KEY_RE.test(req.headers['sec-websocket-key'] ?? '')) throw bad('Sec-WebSocket-Key', 'missing or invalid Sec-WebSocket-Key');
+  const version = req.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') throw bad('Sec-WebSocket-Version', 'Sec-WebSocket-Version must be 13 or 8');
+}
+
+/** §10.8's checks before the upgrade: the path's DID and device, the DID's record, the caps. Returns the record. */
+async function admit(opts: WebSocketRouteOptions, did: string, device: string): Promise<DidView> {
   if (!isDid(did)) throw new DdnError('invalid_did', 'malformed DID');
   if (device.length === 0 || utf8Length(device) > 64 || device.trim() !== device) {
     throw new DdnError('invalid_request', 'device must be 1–64 bytes without surrounding whitespace', { field: 'device' });
   }
+  opts.sessions.checkCapacity(did);
   const rec = await opts.directory.getDid(did);
   if (!rec) throw new DdnError('did_not_found', 'DID not found');
   if (rec.deactivated) throw new DdnError('did_deactivated', 'DID is deactivated');
-  if (opts.sessions.count(did) >= opts.sessions.limits.maxSessionsPerDid) {
-    throw new DdnError('rate_limited', 'too many live sessions for this DID', { retry_after_seconds: 5 });
-  }
+  return rec;
+}
+
+/** Checks a proof for `did`/`device`, then records its nonce (409 `proof_nonce_replayed` when already used). */
+async function authenticate(a: LiveAuthOptions, rec: DidView, did: string, device: string, proof: LiveProof): Promise<void> {
+  const nowMs = a.clock.nowMs();
+  const claim = checkLiveProof({
+    profile: a.profile,
+    did,
+    device,
+    proof,
+    document: rec.document,
+    publicRelayUrls: a.publicRelayUrls(),
+    nowMs,
+    skewSeconds: a.skewSeconds,
+  });
+  if (!(await a.claimNonce(claim, nowMs))) throw new DdnError('proof_nonce_replayed', 'this live-session proof was already used');
 }
 
 function refuse(socket: Duplex, err: DdnError): void {
   const body = JSON.stringify(errorBody(err));
-  const extra = err.status === 429 || err.status === 503 ? 'Retry-After: 5\r\n' : '';
+  let extra = err.status === 429 || err.status === 503 ? `Retry-After: ${LIVE_RETRY_AFTER_SECONDS}\r\n` : '';
+  if (err.status === 405) extra += 'Allow: GET\r\n';
   socket.end(
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
 }
 
+/** Closes a socket for a refused session: `4000 + status`, the code as the reason. */
+function closeRefused(ws: WebSocket, err: DdnError): void {
+  ws.close(4000 + err.status, err.code);
+}
+
+/** What the upgrade leads to. */
+type Admission = { kind: 'open'; authenticated: boolean } | { kind: 'first-frame' };
+
+async function decide(opts: WebSocketRouteOptions, req: IncomingMessage, did: string, device: string): Promise<{ admission: Admission; rec: DidView }> {
+  const { auth } = opts;
+  if (auth.mode === 'off') throw new DdnError('live_sessions_disabled', 'live sessions are disabled on this Relay');
+  checkHandshake(req);
+  const header = (name: string): string | undefined => {
+    const v = req.headers[name.toLowerCase()];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const rec = await admit(opts, did, device);
+  const proof = liveProofFromHeaders(header);
+  if (proof !== undefined) {
+    await authenticate(auth, rec, did, device, proof);
+    return { admission: { kind: 'open', authenticated: true }, rec };
+  }
+  if (wantsFirstFrame(req.url ?? '/')) return { admission: { kind: 'first-frame' }, rec };
+  if (auth.mode === 'required') {
+    throw new DdnError('live_proof_required', 'a live session must prove control of the DID (proof headers, or ?auth=first-frame)');
+  }
+  return { admission: { kind: 'open', authenticated: false }, rec };
+}
+
+/** A first-frame session: its proof must arrive within the deadline; nothing is sent to it before. */
+function awaitFirstFrame(opts: WebSocketRouteOptions, ws: WebSocket, rec: DidView, did: string, device: string): void {
+  const pending = opts.sessions.addPending(did, device, ws);
+  if (pending === undefined) return;
+  const timer = setTimeout(
+    () => closeRefused(ws, new DdnError('live_proof_required', 'no live-session proof within the deadline')),
+    opts.auth.firstFrameTimeoutMs,
+  );
+  ws.on('close', () => clearTimeout(timer));
+  ws.once('message', (data, isBinary) => {
+    clearTimeout(timer);
+    const text = isBinary ? '' : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
+    Promise.resolve()
+      .then(() => authenticate(opts.auth, rec, did, device, liveProofFromFrame(text)))
+      .then(() => {
+        if (ws.readyState === ws.OPEN) pending.open();
+      })
+      .catch((e: unknown) => {
+        if (!isDdnError(e)) opts.logger?.error({ err: e }, 'live-session proof check failed');
+        closeRefused(ws, toDdnError(e));
+      });
+  });
+}
+
 /** Attaches the upgrade handler to the Relay's HTTP server. */
 export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServer {
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 64 * 1024 });
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: MAX_CLIENT_FRAME_BYTES });
+  // A handshake the library refuses after the checks above (e.g. a malformed Sec-WebSocket-Protocol) is JSON too.
+  wss.on('wsClientError', (err: Error, socket: Duplex) => refuse(socket, new DdnError('invalid_request', err.message)));
   opts.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     let target: { did: string; device: string } | undefined;
@@ -71,11 +191,22 @@ export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServ
       return;
     }
     const { did, device } = target;
-    admit(opts, did, device).then(
-      () => {
+    decide(opts, req, did, device).then(
+      ({ admission, rec }) => {
+        try {
+          // the caps again, synchronously with the upgrade: other sessions may have opened meanwhile
+          opts.sessions.checkCapacity(admission.kind === 'open' ? did : undefined);
+        } catch (e) {
+          refuse(socket, toDdnError(e));
+          return;
+        }
         wss.handleUpgrade(req, socket, head, (ws) => {
+          if (admission.kind === 'first-frame') {
+            awaitFirstFrame(opts, ws, rec, did, device);
+            return;
+          }
           ws.on('message', () => undefined); // client data frames are ignored
-          opts.sessions.add(did, device, ws);
+          opts.sessions.add(did, device, ws, admission.authenticated);
         });
       },
       (e: unknown) => {

@@ -204,6 +204,11 @@ describe('loadConfig', () => {
     ['--relay-max-envelope-bytes', ['--relay-max-envelope-bytes', 'lots']],
     ['--relay-staging-window-seconds', ['--relay-staging-window-seconds', '0']],
     ['--relay-max-sessions-per-did', ['--relay-max-sessions-per-did', '0']],
+    ['--relay-live-auth', ['--relay-live-auth', 'sometimes']],
+    ['--relay-live-max-sessions', ['--relay-live-max-sessions', '0']],
+    ['--relay-live-max-session-buffered-bytes', ['--relay-live-max-session-buffered-bytes', '0']],
+    ['--relay-live-max-buffered-bytes', ['--relay-live-max-buffered-bytes', 'x']],
+    ['--relay-live-auth-timeout-ms', ['--relay-live-auth-timeout-ms', '0']],
     ['--cache-max-retention-seconds', ['--cache-max-retention-seconds', 'x']],
     ['--cache-chunk-staging-window-seconds', ['--cache-chunk-staging-window-seconds', '']],
     ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],
@@ -240,6 +245,18 @@ describe('loadConfig', () => {
       assert.equal(e.option, `--${name}`);
       assert.ok(e.message.includes(envNameOf(name)) && e.message.includes(`--${name}`), e.message);
     }
+  });
+
+  it('live sessions: required under platform, open under openpayload by default; caps with defaults', () => {
+    const platform = loadConfig([], {});
+    assert.equal(platform.relay.liveAuth, 'required');
+    assert.equal(platform.relay.liveMaxSessions, 10_000);
+    assert.equal(platform.relay.liveMaxSessionBufferedBytes, 33_554_432);
+    assert.equal(platform.relay.liveMaxBufferedBytes, 268_435_456);
+    assert.equal(platform.relay.liveAuthTimeoutMs, 5000);
+    assert.equal(loadConfig(['--profile', 'openpayload'], {}).relay.liveAuth, 'open');
+    assert.equal(loadConfig(['--profile', 'openpayload', '--relay-live-auth', 'required'], {}).relay.liveAuth, 'required');
+    assert.equal(loadConfig([], { DDN_RELAY_LIVE_AUTH: 'off' }).relay.liveAuth, 'off');
   });
 
   it('ignores port clashes between disabled roles', () => {

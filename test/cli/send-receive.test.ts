@@ -147,4 +147,31 @@ describe('ddn send / ddn receive end to end', () => {
     assert.deepEqual(readdirSync(out), ['note.txt']);
     assert.equal(readFileSync(join(out, 'note.txt'), 'utf8'), 'hello, live');
   });
+
+  it('receive --follow receives live for a DID whose only service is a Relay service authorizing its key', async () => {
+    for (const [file, type] of [['dave.pem', 'ed25519'], ['dave-x.pem', 'x25519']] as const) {
+      const k = await ddn(['key', 'generate', '--type', type, '--out', path(file)], { env });
+      assert.equal(k.code, 0, k.stderr);
+    }
+    const dave = await did(['--key', path('dave.pem'), '--key-agreement', path('dave-x.pem')]);
+    const added = await ddn(['did', 'service', 'add', '--did', dave, '--key', path('dave.pem'), '--id', 'relay', '--type', 'relay', '--endpoint', node.relay, '--authorization', 'root'], { env });
+    assert.equal(added.code, 0, added.stderr);
+    const none = await ddn(['send', '--to', dave, '--input', '-', '--name', 'early.txt'], { env, stdin: Buffer.from('nobody listens') });
+    assert.notEqual(none.code, 0, 'no Cache service and no session: nothing to deliver to');
+    assert.match(JSON.stringify(none.json) + none.stderr, /no_delivery_service/);
+    const out = path('out-relay-only');
+    mkdirSync(out);
+    const follower = spawnDdn(['receive', '--did', dave, '--key', path('dave.pem'), '--decryption-key', path('dave-x.pem'), '--output-dir', out, '--follow', '--interval', '3600'], { env });
+    try {
+      await follower.waitForStderr('following;');
+      const sent = await ddn(['send', '--to', dave, '--input', '-', '--name', 'note.txt', '--media-type', 'text/plain'], { env, stdin: Buffer.from('hello, relay only') });
+      assert.equal(sent.code, 0, sent.stderr);
+      assert.equal(sent.json.code, 'delivered');
+      await follower.waitForStderr('wrote ');
+    } finally {
+      follower.proc.kill('SIGINT');
+    }
+    assert.equal(await follower.exit, 0, follower.stderr());
+    assert.equal(readFileSync(join(out, 'note.txt'), 'utf8'), 'hello, relay only');
+  });
 });

@@ -7,47 +7,22 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import type { LocalLiveSessions } from '../../src/relay/live-fanout.js';
+import type { LiveReach } from '../../src/relay/live-sessions.js';
 import { LIVE_BODY_RETENTION_MS, PgLiveFanout } from '../../src/store/postgres/live-fanout.js';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
+import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
+import type { DirectoryHarness } from '../support/directory-harness.js';
+import { connectLive, liveHeaders, liveRefusal } from '../support/live.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 
 type Body = Record<string, unknown>;
 
-interface Session {
-  ws: WebSocket;
-  frames: string[];
-  /** Resolves once frame number `i` (0 = welcome) has arrived. */
-  frame(i: number): Promise<string>;
-}
-
-function connect(url: string): Promise<Session> {
-  const ws = new WebSocket(url);
-  const frames: string[] = [];
-  const waiters: { i: number; resolve: (s: string) => void }[] = [];
-  ws.on('message', (d: Buffer) => {
-    frames.push(d.toString('utf8'));
-    for (const w of waiters.splice(0)) {
-      if (frames.length > w.i) w.resolve(frames[w.i]!);
-      else waiters.push(w);
-    }
-  });
-  const frame = (i: number) =>
-    new Promise<string>((resolve) => {
-      if (frames.length > i) resolve(frames[i]!);
-      else waiters.push({ i, resolve });
-    });
-  return new Promise((resolve, reject) => {
-    ws.once('message', () => resolve({ ws, frames, frame }));
-    ws.once('error', reject);
-    ws.once('unexpected-response', (_req, res: IncomingMessage) => reject(new Error(`HTTP ${res.statusCode}`)));
-  });
-}
+/** A session with its proof in the upgrade headers. */
+const connect = (url: string, headers: Record<string, string>) => connectLive(url, headers);
 
 /** Fake local sessions of one DID: records pushes. */
 class Recorder implements LocalLiveSessions {
@@ -57,16 +32,18 @@ class Recorder implements LocalLiveSessions {
   count(did: string): number {
     return did === this.did ? 1 : 0;
   }
-  push(did: string, text: string): number {
-    if (did !== this.did) return 0;
+  push(did: string, text: string): LiveReach {
+    if (did !== this.did) return { sessions: 0, authenticated: 0 };
     this.pushed.push({ did, text });
     for (const w of this.waiters.splice(0)) w();
-    return 1;
+    return { sessions: 1, authenticated: 1 };
   }
   async received(n: number): Promise<void> {
     while (this.pushed.length < n) await new Promise<void>((r) => this.waiters.push(r));
   }
 }
+
+const ONE: LiveReach = { sessions: 1, authenticated: 1 };
 
 if (PG_URL) {
   describe('live delivery across Relay processes sharing one PostgreSQL database', () => {
@@ -104,8 +81,8 @@ if (PG_URL) {
       `${relay.urls.relay!.replace('http://', 'ws://')}/ws/${encodeURIComponent(r.did)}/${device}`;
 
     it('pushes an envelope posted to one Relay to the sessions of both, exactly once, small and large', { timeout: 60_000 }, async () => {
-      const a = await connect(wsUrl(relayA, 'at-a'));
-      const b = await connect(wsUrl(relayB, 'at-b'));
+      const a = await connect(wsUrl(relayA, 'at-a'), liveHeaders(r, 'at-a', relayA.urls.relay!));
+      const b = await connect(wsUrl(relayB, 'at-b'), liveHeaders(r, 'at-b', relayB.urls.relay!));
       const expected: string[] = [];
       /** Posts to `relay`, then waits until both sessions have the text as their next frame. */
       const post = async (relay: TestNode, env: Body) => {
@@ -136,6 +113,40 @@ if (PG_URL) {
       for (const s of [a, b]) s.ws.close();
     });
 
+    it('a live-session proof is single-use on PostgreSQL: its replay is 409 proof_nonce_replayed', async () => {
+      const headers = liveHeaders(r, 'once', relayA.urls.relay!);
+      const s = await connect(wsUrl(relayA, 'once'), headers);
+      s.ws.close();
+      const res = await liveRefusal(wsUrl(relayA, 'once'), headers);
+      assert.equal(res.status, 409);
+      assert.equal(res.body.code, 'proof_nonce_replayed');
+    });
+
+    it('a Relay-only recipient with a session on another Relay process: 404 no_delivery_service, nothing pushed', async () => {
+      const dir2 = httpDirectory(dir) as DirectoryHarness;
+      const did = didOf(84, dir2.profile.p);
+      const key = keyOf(84);
+      const document = {
+        id: did,
+        verificationMethod: [vmOf(did, 'key-1', key)],
+        authentication: [kid(did, 'key-1')],
+        service: [{ id: kid(did, 'relay'), type: 'PlatformRelayService', serviceEndpoint: [relayA.urls.relay!], authorization: [kid(did, 'key-1')] }],
+      };
+      await registerDid(dir2, 84, { did, key, document });
+      const who = { did, key, keyId: kid(did, 'key-1'), serviceId: kid(did, 'relay') };
+      const url = `${relayA.urls.relay!.replace('http://', 'ws://')}/ws/${encodeURIComponent(did)}/app`;
+      const s = await connect(url, liveHeaders(who, 'app', relayA.urls.relay!));
+      const env = { message_id: randomUUID(), to: did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: 'AAAA' } };
+      const atB = await fetchJson(`${relayB.urls.relay}/relay`, { body: env });
+      assert.equal(atB.status, 404);
+      assert.equal(atB.body.code, 'no_delivery_service');
+      const envA = { ...env, message_id: randomUUID() };
+      const atA = await fetchJson(`${relayA.urls.relay}/relay`, { body: envA });
+      assert.equal(atA.body.code, 'delivered');
+      assert.equal(await s.frame(1), JSON.stringify(envA), 'the envelope refused at B was pushed nowhere: A\'s is the first');
+      s.ws.close();
+    });
+
     it('PgLiveFanout: skips its own announcements, carries large bodies by reference, sweeps them, reconnects', { timeout: 60_000 }, async () => {
       const pg = await freshPgSchema();
       let now = 1_000_000;
@@ -151,21 +162,21 @@ if (PG_URL) {
         const rows = async () => Number((await pg.pool.query<{ n: string }>('SELECT count(*) AS n FROM relay_live_bodies')).rows[0]!.n);
 
         const small = JSON.stringify({ to: did, payload: 'é'.repeat(100) });
-        assert.equal(await f1.push(did, small), 1);
+        assert.deepEqual(await f1.push(did, small), ONE);
         assert.equal(await rows(), 0, 'a small envelope travels inline');
         const large = JSON.stringify({ to: did, payload: 'é'.repeat(6000) });
-        assert.equal(await f1.push(did, large), 1);
+        assert.deepEqual(await f1.push(did, large), ONE);
         assert.equal(await rows(), 1, 'a large envelope is stored by reference');
         // Each fan-out pushes to its own sessions at once and to the other's through the database: a local push
         // may overtake a remote one, so each recorder is checked against what the other process announced.
         const marker = JSON.stringify({ to: did, marker: 1 });
-        assert.equal(await f2.push(did, marker), 1);
+        assert.deepEqual(await f2.push(did, marker), ONE);
         await s1.received(3);
         // f1's own announcements of small and large reached its listener before f2's marker (commit order):
         // they were skipped, not pushed again.
         assert.deepEqual(s1.pushed.map((p) => p.text), [small, large, marker]);
         const marker2 = JSON.stringify({ to: did, marker: 2 });
-        assert.equal(await f1.push(did, marker2), 1);
+        assert.deepEqual(await f1.push(did, marker2), ONE);
         await s2.received(4);
         const s2Texts = s2.pushed.map((p) => p.text);
         assert.deepEqual(s2Texts.filter((t) => t !== marker), [small, large, marker2], 'f1\'s announcements, in order, once each');

@@ -17,6 +17,7 @@ import type { Profile } from '../../src/protocol/profile.js';
 import { HttpCacheStorer, type StoreRetryPolicy } from '../../src/relay/cache-store-client.js';
 import type { DeliveryResult } from '../../src/relay/delivery-result.js';
 import { BaseDidDeliveryExecutor, type DeliveryExecutor, type LivePush } from '../../src/relay/executor.js';
+import type { LiveReach } from '../../src/relay/live-sessions.js';
 import { HttpRelayForwarder } from '../../src/relay/plan/forward.js';
 import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeDocument, nodeIdentityOf } from '../../src/relay/node-identity.js';
@@ -45,13 +46,20 @@ export interface Reply {
   headers: Record<string, unknown>;
 }
 
-/** A LivePush that records what it was asked to push and reports `sessions` receivers. */
+/**
+ * A LivePush that records what it was asked to push and reports `sessions` authenticated receivers plus
+ * `unauthenticated` proof-less ones (`--relay-live-auth open`).
+ */
 export class RecordingLive implements LivePush {
   sessions = 0;
+  unauthenticated = 0;
   readonly pushed: { did: string; text: string }[] = [];
-  push(did: string, envelopeJson: string): number {
+  push(did: string, envelopeJson: string): LiveReach {
     this.pushed.push({ did, text: envelopeJson });
-    return this.sessions;
+    return { sessions: this.sessions + this.unauthenticated, authenticated: this.sessions };
+  }
+  count(): number {
+    return this.sessions + this.unauthenticated;
   }
 }
 

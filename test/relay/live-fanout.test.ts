@@ -19,7 +19,12 @@ class FakeSocket extends EventEmitter {
     this.sent.push(text);
   }
   ping(): void {}
-  terminate(): void {}
+  terminate(): void {
+    this.terminated = true;
+    this.readyState = 3;
+    this.emit('close');
+  }
+  terminated = false;
   close(): void {
     this.readyState = 3;
     this.emit('close');
@@ -32,23 +37,53 @@ describe('InProcessLiveFanout', () => {
     const a = new FakeSocket();
     const b = new FakeSocket();
     const other = new FakeSocket();
-    sessions.add('did:platform:aaa', 'laptop', a as unknown as WebSocket);
-    sessions.add('did:platform:aaa', 'phone', b as unknown as WebSocket);
-    sessions.add('did:platform:bbb', 'laptop', other as unknown as WebSocket);
+    sessions.add('did:platform:aaa', 'laptop', a as unknown as WebSocket, true);
+    sessions.add('did:platform:aaa', 'phone', b as unknown as WebSocket, true);
+    sessions.add('did:platform:bbb', 'laptop', other as unknown as WebSocket, true);
     const fanout = new InProcessLiveFanout(sessions);
     const text = '{"to":"did:platform:aaa","payload":{"ciphertext_b64":"AAAA"},"x":"é"}';
 
-    assert.equal(await fanout.push('did:platform:aaa', text), 2);
+    assert.deepEqual(await fanout.push('did:platform:aaa', text), { sessions: 2, authenticated: 2 });
     assert.deepEqual(a.sent.slice(1), [text]);
     assert.deepEqual(b.sent.slice(1), [text]);
     assert.deepEqual(other.sent.length, 1, 'another DID receives nothing');
 
     b.close();
-    assert.equal(await fanout.push('did:platform:aaa', 'second'), 1);
+    assert.deepEqual(await fanout.push('did:platform:aaa', 'second'), { sessions: 1, authenticated: 1 });
     assert.deepEqual(a.sent.slice(1), [text, 'second']);
     assert.deepEqual(b.sent.slice(1), [text]);
-    assert.equal(await fanout.push('did:platform:none', text), 0);
+    assert.deepEqual(await fanout.push('did:platform:none', text), { sessions: 0, authenticated: 0 });
     await fanout.close();
+    await sessions.closeAll(0);
+  });
+
+  it('counts proof-less sessions apart; a pending session receives nothing; over the total buffer cap the furthest behind go', async () => {
+    const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, maxBufferedBytes: 1000, maxTotalBufferedBytes: 1500, pingIntervalMs: 3_600_000 });
+    const did = 'did:platform:aaa';
+    const owner = new FakeSocket();
+    const anon = new FakeSocket();
+    const waiting = new FakeSocket();
+    sessions.add(did, 'owner', owner as unknown as WebSocket, true);
+    sessions.add(did, 'anon', anon as unknown as WebSocket, false);
+    const pending = sessions.addPending(did, 'browser', waiting as unknown as WebSocket);
+    assert.equal(sessions.total(), 3);
+    assert.equal(sessions.count(did), 2, 'a pending session is not open');
+    assert.deepEqual(sessions.push(did, 'x'.repeat(100)), { sessions: 2, authenticated: 1 });
+    assert.deepEqual(waiting.sent, [], 'nothing, not even the welcome, before the proof');
+    pending!.open();
+    assert.equal(waiting.sent.length, 1, 'the welcome once opened');
+
+    // owner is 1200 bytes behind (over its 1000), anon 900: owner is closed at the next push
+    owner.bufferedAmount = 1200;
+    anon.bufferedAmount = 900;
+    assert.deepEqual(sessions.push(did, 'y'.repeat(100)), { sessions: 2, authenticated: 1 });
+    assert.ok(owner.terminated, 'a session over its own cap is terminated');
+    assert.equal(sessions.count(did), 2);
+    // anon 900 + waiting 700 behind: 1600 + 100 is over the total of 1500, so anon (furthest behind) goes
+    waiting.bufferedAmount = 700;
+    assert.deepEqual(sessions.push(did, 'z'.repeat(100)), { sessions: 1, authenticated: 1 });
+    assert.ok(anon.terminated && !waiting.terminated);
+    assert.equal(sessions.total(), 1);
     await sessions.closeAll(0);
   });
 });

@@ -17,6 +17,7 @@ import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory, type FetchReply } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
+import { liveHeaders } from '../support/live.js';
 import { registerNamedPersona } from './ledger-setup.js';
 
 type Body = Record<string, unknown>;
@@ -177,7 +178,9 @@ describe('Directory, Relay and Cache as separate nodes', () => {
   });
 
   it('pushes an unchunked envelope to a connected WebSocket at once; the Cache copy stays', async () => {
-    const ws = new WebSocket(`${relay.urls.relay!.replace('http', 'ws')}/ws/${enc(r.did)}/${enc('phone/1')}`);
+    const ws = new WebSocket(`${relay.urls.relay!.replace('http', 'ws')}/ws/${enc(r.did)}/${enc('phone/1')}`, {
+      headers: liveHeaders(r, 'phone/1', relay.urls.relay!),
+    });
     const frames: string[] = [];
     const welcome = new Promise<void>((resolve, reject) => {
       ws.on('message', (data: Buffer) => {

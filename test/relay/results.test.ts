@@ -87,6 +87,41 @@ describe('POST /relay: DeliveryResult for every status', () => {
     }
   });
 
+  it('202 cached, not delivered, when only proof-less sessions (--relay-live-auth open) received the push', async () => {
+    h.live.unauthenticated = 2;
+    try {
+      const env = h.envelope(r.did);
+      const res = await h.post(env);
+      expectSuccess(res, 'cached', 'cache_fallback');
+      assert.equal(details(res).live_sessions, 2, 'they were sent it');
+      assert.deepEqual(h.live.pushed.at(-1), { did: r.did, text: JSON.stringify(env) });
+      assert.ok((await h.cached(r.did)).includes(env.message_id as string), 'the envelope is stored');
+    } finally {
+      h.live.unauthenticated = 0;
+    }
+  });
+
+  it('a Relay-only recipient: 202 delivered to an open live session, 404 no_delivery_service without one', async () => {
+    h.live.sessions = 1;
+    try {
+      const env = h.envelope(noCache.did);
+      const res = await h.post(env);
+      expectSuccess(res, 'delivered', 'direct');
+      assert.equal(details(res).live_sessions, 1);
+      assert.equal(res.body.cache_attempted, false);
+      assert.equal(res.body.cache_result, 'no_cache_endpoints');
+      assert.deepEqual(h.live.pushed.at(-1), { did: noCache.did, text: JSON.stringify(env) });
+      // not eligible for a push (a chunk): nothing is delivered
+      const chunk = await h.post(h.envelope(noCache.did, { message_group_id: randomUUID(), sequence_number: 0, total_chunks: 1 }));
+      expectFailure(chunk, 404, 'no_delivery_service');
+    } finally {
+      h.live.sessions = 0;
+    }
+    const pushed = h.live.pushed.length;
+    expectFailure(await h.post(h.envelope(noCache.did)), 404, 'no_delivery_service');
+    assert.equal(h.live.pushed.length, pushed, 'nothing is pushed without a session');
+  });
+
   it('202 policy_applied / policy_delivery: a BaseDidDelivery/v1 winner, with provenance', async () => {
     const env = h.envelope(based.did);
     const res = await h.post(env);

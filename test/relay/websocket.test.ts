@@ -6,55 +6,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import WebSocket from 'ws';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { mutate } from '../support/directory-flows.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
+import { connectLive, liveHeaders, liveRefusal as refusal } from '../support/live.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 
 type Body = Record<string, unknown>;
 const enc = encodeURIComponent;
-
-interface Session {
-  ws: WebSocket;
-  frames: string[];
-  closed: Promise<number>;
-  /** Resolves with the next frame after the ones seen so far. */
-  next(): Promise<string>;
-}
-
-function connect(url: string): Promise<Session> {
-  const ws = new WebSocket(url);
-  const frames: string[] = [];
-  const waiters: ((s: string) => void)[] = [];
-  ws.on('message', (d: Buffer) => {
-    const s = d.toString('utf8');
-    frames.push(s);
-    waiters.shift()?.(s);
-  });
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    ws.once('message', () => resolve({ ws, frames, closed, next: () => new Promise((r) => waiters.push(r)) }));
-    ws.once('error', reject);
-    ws.once('unexpected-response', (_req, res: IncomingMessage) => reject(new Error(`HTTP ${res.statusCode}`)));
-  });
-}
-
-/** The HTTP refusal of an upgrade: status and JSON body. */
-function refusal(url: string): Promise<{ status: number; body: Body; headers: IncomingMessage['headers'] }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.on('error', () => undefined);
-    ws.once('open', () => reject(new Error('upgrade was accepted')));
-    ws.once('unexpected-response', (_req, res: IncomingMessage) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Body, headers: res.headers }));
-    });
-  });
-}
 
 describe('live delivery over WebSocket', () => {
   let node: TestNode;
@@ -78,6 +38,8 @@ describe('live delivery over WebSocket', () => {
     ...over,
   });
   const send = (body: Body) => fetchJson(`${node.urls.relay}/relay`, { body });
+  /** An authenticated session of `who` (the proof in the upgrade headers). */
+  const connect = (who: Recipient, device: string) => connectLive(`${wsBase}/${enc(who.did)}/${enc(device)}`, liveHeaders(who, device, node.urls.relay!));
 
   it('refuses before the upgrade with the §0.6 error body', async () => {
     const cases: [string, number, string][] = [
@@ -96,14 +58,14 @@ describe('live delivery over WebSocket', () => {
   });
 
   it('welcomes, pushes bare envelopes to every device of the DID after the store, and nothing else', async () => {
-    const a = await connect(`${wsBase}/${enc(r.did)}/laptop`);
-    const b = await connect(`${wsBase}/${enc(r.did)}/${enc('phone 2')}`);
-    const c = await connect(`${wsBase}/${enc(other.did)}/laptop`);
+    const a = await connect(r, 'laptop');
+    const b = await connect(r, 'phone 2');
+    const c = await connect(other, 'laptop');
     assert.equal(a.frames[0], `{"type":"welcome","status":"ok","connectionKey":"${r.did}::laptop"}`);
     assert.equal(b.frames[0], `{"type":"welcome","status":"ok","connectionKey":"${r.did}::phone 2"}`);
     a.ws.send('{"type":"ping"}'); // client data frames are ignored
 
-    const limit = await refusal(`${wsBase}/${enc(r.did)}/third`);
+    const limit = await refusal(`${wsBase}/${enc(r.did)}/third`, liveHeaders(r, 'third', node.urls.relay!));
     assert.equal(limit.status, 429);
     assert.equal(limit.body.code, 'rate_limited');
     assert.ok(limit.headers['retry-after']);
@@ -140,8 +102,8 @@ describe('live delivery over WebSocket', () => {
   });
 
   it('closes every session with 1001 when the node shuts down', async () => {
-    const s = await connect(`${wsBase}/${enc(r.did)}/laptop`);
+    const s = await connect(r, 'laptop');
     await node.close();
-    assert.equal(await s.closed, 1001);
+    assert.equal((await s.closed).code, 1001);
   });
 });

@@ -17,6 +17,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
+import { NO_REACH, type LiveReach } from '../../relay/live-sessions.js';
 import { migratePg, type PgMigration, type PgPool } from './pool.js';
 
 export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
@@ -111,8 +112,13 @@ export class PgLiveFanout implements LiveFanout {
     return this;
   }
 
-  async push(did: string, envelopeJson: string): Promise<number> {
-    const local = this.sessions?.push(did, envelopeJson) ?? 0;
+  /** Open sessions of `did` on this process (sessions of other processes are not known here). */
+  count(did: string): number {
+    return this.sessions?.count(did) ?? 0;
+  }
+
+  async push(did: string, envelopeJson: string): Promise<LiveReach> {
+    const local = this.sessions?.push(did, envelopeJson) ?? NO_REACH;
     if (this.closed) return local;
     const sent = this.announce(did, envelopeJson).catch((err: unknown) => {
       this.o.logger?.warn({ err, did }, 'live announcement failed (the Cache copy remains)');

@@ -1,0 +1,111 @@
+/**
+ * Live sessions in tests: signed live-session proofs (src/protocol/live-proof.ts) for a registered recipient, a
+ * WebSocket client that records its frames, and the HTTP refusal of an upgrade.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import WebSocket from 'ws';
+import type { Ed25519KeyPair } from '../../src/crypto/ed25519.js';
+import { liveProofHeaders, signLiveProof, type LiveProof } from '../../src/protocol/live-proof.js';
+import { makeProfile } from '../../src/protocol/profile.js';
+
+type Body = Record<string, unknown>;
+
+/** Who signs: a recipient of test/cache/harness.ts (`#key-1` authorised by `#cache`). */
+export interface LiveSigner {
+  did: string;
+  key: Pick<Ed25519KeyPair, 'sign'>;
+  keyId: string;
+  serviceId: string;
+}
+
+/** Changes to a proof (`sign*` change what is signed, the rest what is sent). */
+export interface LiveProofOverrides {
+  did?: string;
+  device?: string;
+  key?: Pick<Ed25519KeyPair, 'sign'>;
+  keyId?: string;
+  serviceId?: string;
+  relayEndpoint?: string;
+  timestamp?: string;
+  nonce?: string;
+}
+
+/** ISO-8601 seconds with `Z`. */
+function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** A fresh proof of `s` for `device` at the Relay `relayUrl` (profile platform unless given). */
+export function liveProof(s: LiveSigner, device: string, relayUrl: string, over: LiveProofOverrides = {}, profile = 'platform'): LiveProof {
+  return signLiveProof(makeProfile(profile), over.key ?? s.key, over.did ?? s.did, over.device ?? device, {
+    serviceId: over.serviceId ?? s.serviceId,
+    relayEndpoint: over.relayEndpoint ?? relayUrl,
+    keyId: over.keyId ?? s.keyId,
+    timestamp: over.timestamp ?? isoSeconds(Date.now()),
+    nonce: over.nonce ?? randomUUID(),
+  });
+}
+
+/** The proof headers of {@link liveProof}. */
+export function liveHeaders(s: LiveSigner, device: string, relayUrl: string, over: LiveProofOverrides = {}, profile = 'platform'): Record<string, string> {
+  return liveProofHeaders(liveProof(s, device, relayUrl, over, profile));
+}
+
+/** A WebSocket client that records every frame. */
+export interface LiveClient {
+  ws: WebSocket;
+  frames: string[];
+  /** Code and reason of the close. */
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves once frame number `i` (0 = the first) has arrived. */
+  frame(i: number): Promise<string>;
+  /** Resolves with the next frame after the ones seen so far. */
+  next(): Promise<string>;
+}
+
+/** Opens a socket; resolves once it is open (before any frame). */
+export function openLive(url: string, headers: Record<string, string> = {}): Promise<LiveClient> {
+  const ws = new WebSocket(url, { headers });
+  const frames: string[] = [];
+  const waiters: { i: number; resolve: (s: string) => void }[] = [];
+  ws.on('message', (d: Buffer) => {
+    frames.push(d.toString('utf8'));
+    for (const w of waiters.splice(0)) {
+      if (frames.length > w.i) w.resolve(frames[w.i]!);
+      else waiters.push(w);
+    }
+  });
+  const frame = (i: number) =>
+    new Promise<string>((resolve) => {
+      if (frames.length > i) resolve(frames[i]!);
+      else waiters.push({ i, resolve });
+    });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ ws, frames, closed, frame, next: () => frame(frames.length) }));
+    ws.once('error', reject);
+    ws.once('unexpected-response', (_req, res: IncomingMessage) => reject(new Error(`HTTP ${res.statusCode}`)));
+  });
+}
+
+/** Opens a socket and waits for its first frame (the welcome). */
+export async function connectLive(url: string, headers: Record<string, string> = {}): Promise<LiveClient> {
+  const c = await openLive(url, headers);
+  await c.frame(0);
+  return c;
+}
+
+/** The HTTP refusal of an upgrade: status, JSON body and headers. */
+export function liveRefusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Body; headers: IncomingMessage['headers'] }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('error', () => undefined);
+    ws.once('open', () => reject(new Error('upgrade was accepted')));
+    ws.once('unexpected-response', (_req, res: IncomingMessage) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Body, headers: res.headers }));
+    });
+  });
+}
