@@ -266,10 +266,12 @@ export class RateLimits {
     }
   }
 
-  /** The client address of `req` as these limits count it. */
+  /** The client address of `req` as these limits count it (headers are read only behind a trusted proxy). */
   clientOf(req: IncomingMessage): string {
+    const peer = req.socket.remoteAddress;
+    if (this.trusted === undefined) return clientAddress(peer, undefined, undefined);
     const xff = req.headers['x-forwarded-for'];
-    return clientAddress(req.socket.remoteAddress, Array.isArray(xff) ? xff.join(',') : xff, this.trusted);
+    return clientAddress(peer, Array.isArray(xff) ? xff.join(',') : xff, this.trusted);
   }
 
   /** Counts a request of a route against its class's per-address budget; undefined when none applies. */
