@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { expectError, startCache } from './harness.js';
 import { smallRateLimits } from '../support/rate-limits.js';
 
-const MINUTE = 60;
+const WINDOW = 3600; // seconds: a window no test run outlasts
 
 describe('Cache rate limits', () => {
   it('limits stores per recipient: the mailbox of a flooded DID stops filling, others do not', async () => {
-    const h = await startCache({ rateLimits: smallRateLimits({ 'cache-store-target': { points: 3, seconds: MINUTE } }) });
+    const h = await startCache({ rateLimits: smallRateLimits({ 'cache-store-target': { points: 3, seconds: WINDOW } }) });
     try {
       const victim = await h.registerRecipient(1);
       const other = await h.registerRecipient(2);
@@ -24,7 +24,7 @@ describe('Cache rate limits', () => {
   });
 
   it('limits stores per client address', async () => {
-    const h = await startCache({ rateLimits: smallRateLimits({ 'cache-store': { points: 2, seconds: MINUTE } }) });
+    const h = await startCache({ rateLimits: smallRateLimits({ 'cache-store': { points: 2, seconds: WINDOW } }) });
     try {
       const a = await h.registerRecipient(1);
       const b = await h.registerRecipient(2);
@@ -38,7 +38,7 @@ describe('Cache rate limits', () => {
 
   it('limits retrievals (pull, summary, ack) per client address, apart from stores', async () => {
     const h = await startCache({
-      rateLimits: smallRateLimits({ 'cache-retrieval': { points: 3, seconds: MINUTE }, 'cache-store': { points: 100, seconds: MINUTE } }),
+      rateLimits: smallRateLimits({ 'cache-retrieval': { points: 3, seconds: WINDOW }, 'cache-store': { points: 100, seconds: WINDOW } }),
     });
     try {
       const r = await h.registerRecipient(1);

@@ -18,7 +18,7 @@ after(async () => {
   for (const h of harnesses) await h.server.fastify.close();
 });
 
-const MINUTE = 60;
+const WINDOW = 3600; // seconds: a window no test run outlasts
 const enc = encodeURIComponent;
 
 async function from(server: HttpServer, remoteAddress: string, method: 'POST' | 'GET', url: string, body?: object): Promise<Reply> {
@@ -33,7 +33,7 @@ async function from(server: HttpServer, remoteAddress: string, method: 'POST' | 
 
 describe('Directory rate limits', () => {
   it('refuses registrations beyond the per-address budget (prepare and submit share it); the refused one changes nothing', async () => {
-    const h = await startDirectory({ rateLimits: smallRateLimits({ registration: { points: 6, seconds: MINUTE } }) });
+    const h = await startDirectory({ rateLimits: smallRateLimits({ registration: { points: 6, seconds: WINDOW } }) });
     harnesses.push(h);
     const prepared = [];
     for (let seed = 1; seed <= 4; seed++) prepared.push(await prepareRegistration(h, seed));
@@ -51,7 +51,7 @@ describe('Directory rate limits', () => {
   });
 
   it('limits changes to one DID from any address; other DIDs are unaffected', async () => {
-    const h = await startDirectory({ rateLimits: smallRateLimits({ 'directory-write-target': { points: 2, seconds: MINUTE } }) });
+    const h = await startDirectory({ rateLimits: smallRateLimits({ 'directory-write-target': { points: 2, seconds: WINDOW } }) });
     harnesses.push(h);
     const a = await registerDid(h, 11);
     const b = await registerDid(h, 12);
@@ -64,7 +64,7 @@ describe('Directory rate limits', () => {
 
   it('limits DNS challenges per address and per persona', async () => {
     const h = await startDirectory({
-      rateLimits: smallRateLimits({ 'dns-challenge': { points: 3, seconds: MINUTE }, 'dns-challenge-target': { points: 2, seconds: MINUTE } }),
+      rateLimits: smallRateLimits({ 'dns-challenge': { points: 3, seconds: WINDOW }, 'dns-challenge-target': { points: 2, seconds: WINDOW } }),
     });
     harnesses.push(h);
     const create = (persona: string, addr: string) => from(h.server, addr, 'POST', `/personas/${enc(persona)}/dns-challenges`, { action: 'register_persona' });

@@ -55,11 +55,11 @@ function get(server: HttpServer, url: string, remoteAddress?: string) {
   return server.fastify.inject({ method: 'GET', url, ...(remoteAddress === undefined ? {} : { remoteAddress }) });
 }
 
-const MINUTE = 60;
+const WINDOW = 3600; // seconds: a window no test run outlasts
 
 describe('rate limits: per client address', () => {
   it('refuses a flood of registration preparations with 429 rate_limited, Retry-After and the §0.6 body; the handler never runs', async () => {
-    const { server, calls } = build(smallRateLimits({ registration: { points: 5, seconds: MINUTE } }));
+    const { server, calls } = build(smallRateLimits({ registration: { points: 5, seconds: WINDOW } }));
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) statuses.push((await post(server, '/register-did/prepare', {}, { remoteAddress: '198.51.100.7' })).statusCode);
     assert.deepEqual(statuses, [...Array<number>(5).fill(200), ...Array<number>(35).fill(429)]);
@@ -67,16 +67,16 @@ describe('rate limits: per client address', () => {
     const res = await post(server, '/register-did/prepare', {}, { remoteAddress: '198.51.100.7' });
     assert.equal(res.statusCode, 429);
     const retryAfter = Number(res.headers['retry-after']);
-    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= MINUTE, String(res.headers['retry-after']));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= WINDOW, String(res.headers['retry-after']));
     const body = res.json() as Record<string, unknown>;
     assert.equal(body.code, 'rate_limited');
     assert.equal(body.error, 'rate_limited');
     assert.equal(typeof body.message, 'string');
-    assert.deepEqual(body.details, { retry_after_seconds: retryAfter, limit: 5, period_seconds: MINUTE });
+    assert.deepEqual(body.details, { retry_after_seconds: retryAfter, limit: 5, period_seconds: WINDOW });
   });
 
   it('counts preparation and submission against one budget', async () => {
-    const { server, calls } = build(smallRateLimits({ registration: { points: 4, seconds: MINUTE } }));
+    const { server, calls } = build(smallRateLimits({ registration: { points: 4, seconds: WINDOW } }));
     assert.equal((await post(server, '/register-did/prepare')).statusCode, 200);
     assert.equal((await post(server, '/register-did')).statusCode, 202);
     assert.equal((await post(server, '/register-did/prepare')).statusCode, 200);
@@ -87,7 +87,7 @@ describe('rate limits: per client address', () => {
   });
 
   it('leaves a second address its own budget', async () => {
-    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: MINUTE } }));
+    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: WINDOW } }));
     for (let i = 0; i < 3; i++) await post(server, '/register-did/prepare', {}, { remoteAddress: '203.0.113.1' });
     assert.equal((await post(server, '/register-did/prepare', {}, { remoteAddress: '203.0.113.1' })).statusCode, 429);
     assert.equal((await post(server, '/register-did/prepare', {}, { remoteAddress: '203.0.113.2' })).statusCode, 200);
@@ -95,7 +95,7 @@ describe('rate limits: per client address', () => {
   });
 
   it('counts IPv6 clients per /64', async () => {
-    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: MINUTE } }));
+    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: WINDOW } }));
     assert.equal((await post(server, '/register-did/prepare', {}, { remoteAddress: '2001:db8:1:2::1' })).statusCode, 200);
     assert.equal((await post(server, '/register-did/prepare', {}, { remoteAddress: '2001:db8:1:2:ffff::9' })).statusCode, 200);
     assert.equal((await post(server, '/register-did/prepare', {}, { remoteAddress: '2001:db8:1:2:abcd::1' })).statusCode, 429);
@@ -103,7 +103,7 @@ describe('rate limits: per client address', () => {
   });
 
   it('gives reads their own, larger budget and never limits a route without a class', async () => {
-    const { server, calls } = build(smallRateLimits({ registration: { points: 1, seconds: MINUTE }, read: { points: 20, seconds: MINUTE } }));
+    const { server, calls } = build(smallRateLimits({ registration: { points: 1, seconds: WINDOW }, read: { points: 20, seconds: WINDOW } }));
     assert.equal((await post(server, '/register-did/prepare')).statusCode, 200);
     assert.equal((await post(server, '/register-did/prepare')).statusCode, 429);
     for (let i = 0; i < 20; i++) assert.equal((await get(server, '/resolve/did:x:1')).statusCode, 200);
@@ -116,7 +116,7 @@ describe('rate limits: per client address', () => {
   });
 
   it('ignores X-Forwarded-For from an untrusted peer', async () => {
-    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: MINUTE } }));
+    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: WINDOW } }));
     const from = (xff: string) => post(server, '/register-did/prepare', {}, { remoteAddress: '198.51.100.50', headers: { 'x-forwarded-for': xff } });
     assert.equal((await from('192.0.2.1')).statusCode, 200);
     assert.equal((await from('192.0.2.2')).statusCode, 200);
@@ -125,7 +125,7 @@ describe('rate limits: per client address', () => {
   });
 
   it('believes X-Forwarded-For from a trusted proxy, and only its right-most untrusted entry', async () => {
-    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: MINUTE } }, { trustedProxies: ['10.0.0.0/8'] }));
+    const { server } = build(smallRateLimits({ registration: { points: 2, seconds: WINDOW } }, { trustedProxies: ['10.0.0.0/8'] }));
     const via = (xff: string) => post(server, '/register-did/prepare', {}, { remoteAddress: '10.1.2.3', headers: { 'x-forwarded-for': xff } });
     assert.equal((await via('192.0.2.1')).statusCode, 200);
     assert.equal((await via('192.0.2.1')).statusCode, 200);
@@ -141,7 +141,7 @@ describe('rate limits: per client address', () => {
 
 describe('rate limits: per target', () => {
   it('limits writes to one DID across addresses; another DID is unaffected', async () => {
-    const { server, calls } = build(smallRateLimits({ 'directory-write-target': { points: 3, seconds: MINUTE } }));
+    const { server, calls } = build(smallRateLimits({ 'directory-write-target': { points: 3, seconds: WINDOW } }));
     for (let i = 0; i < 3; i++) {
       assert.equal((await post(server, '/dids/did:x:victim/aliases', {}, { remoteAddress: `192.0.2.${i + 1}` })).statusCode, 202);
     }
@@ -154,7 +154,7 @@ describe('rate limits: per target', () => {
   });
 
   it('counts Relay posts per recipient named in the body and keeps the route\'s error body shape', async () => {
-    const { server, calls } = build(smallRateLimits({ 'relay-post-target': { points: 2, seconds: MINUTE } }));
+    const { server, calls } = build(smallRateLimits({ 'relay-post-target': { points: 2, seconds: WINDOW } }));
     assert.equal((await post(server, '/relay', { to: 'did:x:bob' }, { remoteAddress: '192.0.2.1' })).statusCode, 202);
     assert.equal((await post(server, '/relay', { to: 'did:x:bob@support.example' }, { remoteAddress: '192.0.2.2' })).statusCode, 202);
     const res = await post(server, '/relay', { recipient: 'did:x:bob' }, { remoteAddress: '192.0.2.3' });
@@ -170,7 +170,7 @@ describe('rate limits: per target', () => {
   });
 
   it('refuses a client over its budget before reading its body, and closes the connection', async () => {
-    const { server, calls } = build(smallRateLimits({ 'relay-post': { points: 1, seconds: MINUTE } }));
+    const { server, calls } = build(smallRateLimits({ 'relay-post': { points: 1, seconds: WINDOW } }));
     await server.fastify.listen({ host: '127.0.0.1', port: 0 });
     const { port } = server.fastify.server.address() as AddressInfo;
     const payload = JSON.stringify({ to: 'did:x:a', pad: 'x'.repeat(900) });
@@ -229,7 +229,7 @@ describe('rate limits: parts', () => {
   });
 
   it('tracks a bounded number of keys; keys beyond the bound share one budget', async () => {
-    const limiter = new BoundedMemoryLimiter({ points: 3, seconds: MINUTE }, 10);
+    const limiter = new BoundedMemoryLimiter({ points: 3, seconds: WINDOW }, 10);
     for (let i = 0; i < 5; i++) await limiter.consume(`k${i}`);
     assert.equal(limiter.trackedKeys, 5);
     // three more new keys fit in the overflow budget, the fourth does not
