@@ -410,8 +410,7 @@ class Reader {
   rateLimit(): RateLimitSettings | null {
     const mode = this.string('rate-limit', 'on').trim().toLowerCase();
     let factor = 1;
-    if (mode === 'off') return null;
-    if (mode !== 'on') {
+    if (mode !== 'on' && mode !== 'off') {
       factor = /^\d+(\.\d+)?$/.test(mode) ? Number(mode) : NaN;
       if (!(factor > 0 && factor <= 1_000_000)) this.fail('rate-limit', `must be on, off or a factor above 0, got '${mode}'`);
     }
@@ -431,7 +430,9 @@ class Reader {
     } catch (e) {
       this.fail('trusted-proxies', (e as Error).message);
     }
-    return { budgets, trustedProxies, maxKeys: this.int('rate-limit-max-keys', DEFAULT_RATE_MAX_KEYS, 2, 10_000_000) };
+    const maxKeys = this.int('rate-limit-max-keys', DEFAULT_RATE_MAX_KEYS, 2, 10_000_000);
+    // every setting is checked even when the limits are off
+    return mode === 'off' ? null : { budgets, trustedProxies, maxKeys };
   }
 
   urls(name: string): string[] {

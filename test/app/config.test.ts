@@ -303,6 +303,7 @@ describe('loadConfig: request rate limits', () => {
     assert.equal(configError(['--trusted-proxies', 'proxy.example']).option, '--trusted-proxies');
     assert.equal(configError(['--trusted-proxies', '10.0.0.0/40']).option, '--trusted-proxies');
     assert.equal(configError(['--rate-limit-max-keys', '1']).option, '--rate-limit-max-keys');
+    assert.equal(configError(['--rate-limit', 'off', '--rate-limit-read', 'lots']).option, '--rate-limit-read', 'checked even when off');
     assert.match(configHelp(), /--rate-limit-relay-post-target N\/PERIOD\|off/);
   });
 });
