@@ -34,7 +34,7 @@ import { medianRuns } from './repeats.js';
 import { machineInfo, round, waitForQuiet, type Quiet } from './proc.js';
 import { ed25519Verifies, helloWorld, quietest, sqliteCommits } from './references.js';
 import { applyRatios, summarize, writeReport, type References, type Report } from './report.js';
-import { freePorts, ROOT, serviceCommand, ServiceProcess, type ServiceOptions } from './service.js';
+import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOptions } from './service.js';
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
@@ -293,6 +293,7 @@ async function main(): Promise<void> {
       `The retrieval figures poll one unchanged mailbox, as a client polling for new mail does, so the Cache answers them from its read cache (pages and summaries kept per recipient while the recipient's mailbox version holds; every request still has its proof checked, its signature verified and its nonce committed). The growth figures run the service with \`${GROWTH_SERVE_ARGS.join(' ')}\`, so their pulls read SQLite every time: growth-pull-empty in the load details is the pull without the read cache.`,
       `Retrieval requests each carry a new nonce and signature, signed by the load generator before its measured window (so signing does not compete with the service for the CPU); the count is sized from the warm-up rate.`,
       `The load generator is autocannon ${autocannonVersion()} in its own process; all loads use keep-alive connections and no pipelining.`,
+      `Request rate limits are off in every service process (\`DDN_RATE_LIMIT=off\`, i.e. \`--rate-limit off\`): the load generator is one loopback client sending thousands of requests a second to one recipient, which the default limits refuse by design; with them on, each request also pays one in-memory counter per budget it counts against.`,
     );
     const busyBefore = Object.entries(quietLog).filter(([, q]) => !q.quiet);
     const loads = [helloStart, helloEnd, ...figures.flatMap((f) => [f.load, f.details?.empty as LoadResult | undefined])];
@@ -313,10 +314,10 @@ async function main(): Promise<void> {
       machine: machineInfo(),
       commands: {
         bench: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
-        service: serviceCommand({ ...svcOptions, dataDir: '<tmp>/data' }).join(' '),
-        growth_service: serviceCommand({ ...svcOptions, dataDir: '<tmp>/data', serveArgs: GROWTH_SERVE_ARGS }).join(' '),
-        split_relay: serviceCommand({ dataDir: '<tmp>/relay-data', roles: ['relay'], ports: { relay: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }).join(' '),
-        split_cache: serviceCommand({ dataDir: '<tmp>/cache-data', roles: ['cache'], ports: { cache: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }).join(' '),
+        service: serviceCommandLine({ ...svcOptions, dataDir: '<tmp>/data' }),
+        growth_service: serviceCommandLine({ ...svcOptions, dataDir: '<tmp>/data', serveArgs: GROWTH_SERVE_ARGS }),
+        split_relay: serviceCommandLine({ dataDir: '<tmp>/relay-data', roles: ['relay'], ports: { relay: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }),
+        split_cache: serviceCommandLine({ dataDir: '<tmp>/cache-data', roles: ['cache'], ports: { cache: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }),
         load_generator: 'node --import tsx bench/loadgen.ts (forked; autocannon, pipelining 1)',
         hello_world_reference: 'node bench/references/hello-server.mjs',
         micro_references: `node --import tsx bench/references/micro.ts sqlite|ed25519 ${settings.microSeconds}`,

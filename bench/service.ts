@@ -60,7 +60,20 @@ export async function freePorts(): Promise<Ports> {
   return { directory: await freePort(), relay: await freePort(), cache: await freePort() };
 }
 
-/** The command line used to start the service (for the report). */
+/**
+ * The environment every service child starts with: request rate limits off (`DDN_RATE_LIMIT=off`, the
+ * `--rate-limit off` flag's variable), since the load generator is one loopback client sending thousands of
+ * requests a second to one recipient, which is exactly what the limits refuse. An environment variable rather
+ * than the flag, so that `bench/ab.ts` can still start a tree from before the flag existed.
+ */
+export const SERVICE_ENV: Readonly<Record<string, string>> = Object.freeze({ DDN_RATE_LIMIT: 'off' });
+
+/** The command line used to start the service, with its environment (for the report). */
+export function serviceCommandLine(o: ServiceOptions): string {
+  return [...Object.entries(SERVICE_ENV).map(([k, v]) => `${k}=${v}`), ...serviceCommand(o)].join(' ');
+}
+
+/** The command used to start the service (without its environment, {@link SERVICE_ENV}). */
 export function serviceCommand(o: ServiceOptions): string[] {
   return [
     'node',
@@ -113,7 +126,7 @@ export class ServiceProcess {
     const root = o.root ?? ROOT;
     args[args.indexOf('bin/ddn.js')] = join(root, 'bin', 'ddn.js');
     const log = openSync(o.logFile, 'a');
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', log] });
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', log], env: { ...process.env, ...SERVICE_ENV } });
     closeSync(log);
     const urls = await new Promise<ServiceUrls>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -7,6 +7,17 @@ import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../client/directory-view-cache.js';
 import { LIVE_AUTH_MODES, type LiveAuthMode } from '../relay/live-auth.js';
+import {
+  DEFAULT_RATE_BUDGETS,
+  DEFAULT_RATE_MAX_KEYS,
+  formatRateBudget,
+  parseRateBudget,
+  RATE_BUDGETS,
+  trustedProxyList,
+  type RateBudget,
+  type RateBudgetName,
+  type RateLimitSettings,
+} from '../http/rate-limit.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -93,6 +104,8 @@ export interface Config {
     /** Memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: none). */
     readonly readCacheBytes: number;
   };
+  /** Request rate limits of every role (`--rate-limit*`, `--trusted-proxies`); null: off. */
+  readonly rateLimit: RateLimitSettings | null;
 }
 
 /** An invalid flag or environment value. `option` is the flag it concerns, e.g. `--directory-port`. */
@@ -244,6 +257,36 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'BYTES',
     defaultText: '33554432',
     help: 'memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: off)',
+  },
+  {
+    name: 'rate-limit',
+    kind: 'value',
+    arg: 'on|off|FACTOR',
+    defaultText: 'on',
+    help: 'request rate limits: on, off, or every default budget multiplied by FACTOR (e.g. 10, 0.5)',
+  },
+  ...RATE_BUDGETS.map(
+    (b): OptionSpec => ({
+      name: `rate-limit-${b}`,
+      kind: 'value',
+      arg: 'N/PERIOD|off',
+      defaultText: formatRateBudget(DEFAULT_RATE_BUDGETS[b]),
+      help: `requests of class ${b.replace(/-target$/, '')} per ${b.endsWith('-target') ? 'target' : 'client address'} (PERIOD: 10s, 1m, 1h)`,
+    }),
+  ),
+  {
+    name: 'rate-limit-max-keys',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(DEFAULT_RATE_MAX_KEYS),
+    help: 'addresses or targets one budget tracks per process; beyond, new ones share one budget',
+  },
+  {
+    name: 'trusted-proxies',
+    kind: 'list',
+    arg: 'IP|CIDR',
+    defaultText: 'none',
+    help: 'peers whose X-Forwarded-For names the client (repeatable or comma-separated)',
   },
 ];
 
@@ -397,6 +440,35 @@ class Reader {
     return items;
   }
 
+  /** `--rate-limit`, the per-budget overrides, `--rate-limit-max-keys` and `--trusted-proxies`; null when off. */
+  rateLimit(): RateLimitSettings | null {
+    const mode = this.string('rate-limit', 'on').trim().toLowerCase();
+    let factor = 1;
+    if (mode !== 'on' && mode !== 'off') {
+      factor = /^\d+(\.\d+)?$/.test(mode) ? Number(mode) : NaN;
+      if (!(factor > 0 && factor <= 1_000_000)) this.fail('rate-limit', `must be on, off or a factor above 0, got '${mode}'`);
+    }
+    const budgets = {} as Record<RateBudgetName, RateBudget | null>;
+    for (const name of RATE_BUDGETS) {
+      const d = DEFAULT_RATE_BUDGETS[name];
+      const text = this.raw.get(`rate-limit-${name}`)?.values[0];
+      const given = text === undefined ? undefined : parseRateBudget(text);
+      if (given === undefined && text !== undefined) {
+        this.fail(`rate-limit-${name}`, `must be N/PERIOD (e.g. 300/1m, 20/10s, 1000/1h; at most a day) or off, got '${text}'`);
+      }
+      budgets[name] = given !== undefined ? given : { points: Math.max(1, Math.round(d.points * factor)), seconds: d.seconds };
+    }
+    const trustedProxies = this.list('trusted-proxies') ?? [];
+    try {
+      trustedProxyList(trustedProxies);
+    } catch (e) {
+      this.fail('trusted-proxies', (e as Error).message);
+    }
+    const maxKeys = this.int('rate-limit-max-keys', DEFAULT_RATE_MAX_KEYS, 2, 10_000_000);
+    // every setting is checked even when the limits are off
+    return mode === 'off' ? null : { budgets, trustedProxies, maxKeys };
+  }
+
   urls(name: string): string[] {
     const out: string[] = [];
     for (const item of this.list(name) ?? []) {
@@ -498,6 +570,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
       readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
     },
+    rateLimit: r.rateLimit(),
   };
   return deepFreeze(config);
 }

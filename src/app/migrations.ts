@@ -18,6 +18,7 @@ import { LEDGER_MIGRATIONS } from '../store/sqlite/ledger-store.js';
 import { MAILBOX_MIGRATIONS } from '../store/sqlite/mailbox-store.js';
 import { RELAY_MIGRATIONS } from '../store/sqlite/relay-staging-store.js';
 import { CACHE_DB_FILE } from './cache-role.js';
+import { RATE_LIMIT_PG_MIGRATIONS, RATE_LIMIT_PG_NAMESPACE } from './rate-limits.js';
 import type { Config, Role } from './config.js';
 import { EVENTS_DB_FILE } from './event-processing.js';
 import { LEDGER_FILE } from './ledger-backend.js';
@@ -61,6 +62,8 @@ function pgSteps(roles: readonly Role[]): Step<PgMigration>[] {
     steps.push({ namespace: PG_RELAY_NAMESPACE, migrations: PG_RELAY_MIGRATIONS });
     steps.push({ namespace: PG_LIVE_NAMESPACE, migrations: PG_LIVE_MIGRATIONS });
   }
+  // every role counts its request rate limits there
+  steps.push({ namespace: RATE_LIMIT_PG_NAMESPACE, migrations: RATE_LIMIT_PG_MIGRATIONS });
   return steps;
 }
 

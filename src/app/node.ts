@@ -30,6 +30,7 @@ import { registerHealthRoute } from './health.js';
 import { createLogger } from './logger.js';
 import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
+import { openRateLimits } from './rate-limits.js';
 import { loadNodeKey, loadNodeKeys } from './node-keys.js';
 import { injectFetch, startNodeRegistration, type NodeRegistration } from './node-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
@@ -226,6 +227,9 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
           });
     if (events !== undefined) cleanups.push(() => events.close());
 
+    // one set of budgets for every role of the process (closed after the servers)
+    const rate = await openRateLimits(config.rateLimit, config.db, logger);
+    if (rate !== undefined) cleanups.push(() => rate.close());
     const servers: HttpServer[] = [];
     cleanups.push(async () => {
       ready = false;
@@ -234,7 +238,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     });
     const urls: Partial<Record<Role, string>> = {};
     for (const role of config.roles) {
-      const server = createHttpServer({ name: role, logger, ...BODY_LIMITS[role](config) });
+      const server = createHttpServer({ name: role, logger, ...BODY_LIMITS[role](config), ...(rate === undefined ? {} : { rateLimits: rate.limits }) });
       servers.push(server);
       registerHealthRoute(server, health);
       if (role === 'directory' && directoryService !== undefined) registerDirectoryRoutes(server, directoryService);

@@ -4,7 +4,8 @@
  */
 import { DdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../http/node-auth.js';
-import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
+import { envelopeRecipientOf } from '../http/rate-limit.js';
+import { json, jsonPayload, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders } from './proof-request.js';
 import type { CacheService } from './service.js';
@@ -26,6 +27,10 @@ function requireBody(ctx: RequestContext<unknown>): { body: Record<string, unkno
   return { body: ctx.body, raw: ctx.rawBody };
 }
 
+/** Stores count per client address (a Relay's, mostly) and per recipient; retrievals and acks per address. */
+const STORE: RouteOptions = { rateClass: 'cache-store', rateTarget: (ctx) => envelopeRecipientOf(ctx.body) };
+const RETRIEVAL: RouteOptions = { rateClass: 'cache-retrieval' };
+
 /** Registers every Cache route on `server`. */
 export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
   const s = service.settings;
@@ -44,21 +49,21 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     );
     const result = await service.store({ body, rawBody: raw, node });
     return json(202, storeResponse(result));
-  });
+  }, STORE);
 
   server.route('GET', '/cache/messages/:did', async (ctx) => {
     const did = pathDid(ctx.params.did);
     const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs));
     return jsonPayload(200, body);
-  });
+  }, RETRIEVAL);
 
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
     const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
     return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries)));
   };
-  server.route('GET', '/cache/summary/:did', summary);
-  server.route('GET', '/cache/summary/:did/:device', summary);
+  server.route('GET', '/cache/summary/:did', summary, RETRIEVAL);
+  server.route('GET', '/cache/summary/:did/:device', summary, RETRIEVAL);
 
   server.route('GET', '/cache/chunks/:did/:group', async (ctx) => {
     const did = pathDid(ctx.params.did);
@@ -66,18 +71,18 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
       chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
     );
     return jsonPayload(200, body);
-  });
+  }, RETRIEVAL);
 
   server.route('GET', '/cache/message/:did/:id', async (ctx) => {
     const did = pathDid(ctx.params.did);
     return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody));
-  });
+  }, RETRIEVAL);
 
   server.route('POST', '/cache/ack', async (ctx) => {
     const { body } = requireBody(ctx);
     const deleted = await service.ack(ackFromBody(body, ctx.header));
     return json(200, { acked: deleted.length, message_ids: deleted });
-  });
+  }, RETRIEVAL);
 
-  server.route('GET', '/cache/limits', () => json(200, service.limits()));
+  server.route('GET', '/cache/limits', () => json(200, service.limits()), { rateClass: 'read' });
 }

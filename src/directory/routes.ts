@@ -9,12 +9,14 @@ import { registerApplicationRoutes } from './application-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
 import { registerPersonaRoutes } from './persona-routes.js';
 import { registerPolicyRoutes } from './policy-routes.js';
+import { withDirectoryRateClasses } from './rate-classes.js';
 import { ResolveCache } from './resolve-cache.js';
 import { assertDid, type DirectoryService } from './service.js';
 
 const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
-export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService): void {
+export function registerDirectoryRoutes(directoryServer: HttpServer, service: DirectoryService): void {
+  const server = withDirectoryRateClasses(directoryServer);
   const resolved = new ResolveCache(service.deps.ledger, (did) => service.resolve(did));
   server.route('GET', '/resolve/:did', ({ params }) => jsonPayload(200, resolved.body(params.did)));
   server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));

@@ -18,6 +18,7 @@ import { DdnError, type ErrorCode } from '../base/errors.js';
 import { BodyError, isBodyless, readRequestBody } from './body-reader.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
+import type { RateClass, RateLimits } from './rate-limit.js';
 import { Router, type PathParams } from './router.js';
 import { invalidPath, parseQuery, splitTarget, type RawTarget } from './url.js';
 
@@ -82,6 +83,10 @@ export interface RouteOptions {
    * The status is still the code's status.
    */
   errorBody?: (err: DdnError) => object;
+  /** The request-rate class the route counts against (src/http/rate-limit.ts); none: never limited. */
+  rateClass?: RateClass;
+  /** A write's target (DID, persona…) for its class's per-target budget, from params or body; undefined: none. */
+  rateTarget?: (ctx: RequestContext) => string | undefined;
 }
 
 /** Options of {@link createHttpServer}. */
@@ -95,6 +100,8 @@ export interface HttpServerOptions {
   tooLargeCode: Extract<ErrorCode, 'payload_too_large' | 'envelope_too_large'>;
   /** Path prefix of the role's base URL (§0.1). */
   basePath?: string;
+  /** The node's request rate limits; none: no route is limited. */
+  rateLimits?: RateLimits;
 }
 
 /** One role's HTTP server. */
@@ -210,6 +217,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const limits = { limitBytes: opts.bodyLimitBytes, tooLargeCode: opts.tooLargeCode };
   let nextRequestId = 0;
   let nodeServer: Server | undefined;
+  const rate = opts.rateLimits;
 
   const fastify: FastifyInstance = Fastify({
     ...(logger === undefined ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
@@ -258,6 +266,15 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       return new DdnError('invalid_request', 'malformed request');
     }
     return err;
+  }
+
+  /** The route of a path, or undefined (its routing error is answered later, after the body). */
+  function matchOrUndefined(method: string, path: string): ReturnType<Router<Route>['match']> | undefined {
+    try {
+      return router.match(method, path);
+    } catch {
+      return undefined;
+    }
   }
 
   function routeOf(method: string, rawUrl: string): Route | undefined {
@@ -331,6 +348,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     send(res, out);
   }
 
+  /** The handler's answer, after the per-target rate check of a write that has a target. */
+  function run(route: Route, ctx: Context): HttpResponse | Promise<HttpResponse> {
+    const target = route.options.rateTarget;
+    const gate = rate === undefined || target === undefined ? undefined : rate.admitTarget(route.options, target(ctx));
+    return gate === undefined ? route.handler(ctx) : gate.then(() => route.handler(ctx));
+  }
+
   /**
    * One request, from Node's request and response to the route handler and back. Never throws. A request
    * without a body (most reads) is routed and, with a synchronous handler, answered in this same call.
@@ -350,7 +374,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const match = router.match(method, target.path);
       route = match.value;
       const query = parseQuery(target.query);
-      answer(res, route, route.handler(new Context(req, method, rawUrl, match.params, query, undefined, undefined)), requestNumber);
+      const ctx = new Context(req, method, rawUrl, match.params, query, undefined, undefined);
+      const matched = route;
+      const gate = rate?.admitClient(matched.options, req);
+      answer(res, matched, gate === undefined ? run(matched, ctx) : gate.then(() => run(matched, ctx)), requestNumber);
     } catch (err) {
       send(res, errorOutgoing(err, route, requestNumber, false));
     }
@@ -366,18 +393,28 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     requestNumber: number,
   ): Promise<void> {
     let route: Route | undefined;
+    let unread = false;
     try {
+      // A client over its budget is refused before its body is read (and the connection closed).
+      const early = rate === undefined ? undefined : matchOrUndefined(method, target.path);
+      const gate = early === undefined ? undefined : rate?.admitClient(early.value.options, req);
+      if (gate !== undefined) {
+        route = early?.value;
+        unread = true;
+        await gate;
+        unread = false;
+      }
       const body = await readRequestBody(req, limits);
-      const match = router.match(method, target.path);
+      const match = early ?? router.match(method, target.path);
       route = match.value;
       const rawBody = body !== undefined && body.length > 0 ? body : undefined;
       const query = parseQuery(target.query);
       const parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, req.headers['content-type']);
-      answer(res, route, route.handler(new Context(req, method, rawUrl, match.params, query, parsed, rawBody)), requestNumber);
+      answer(res, route, run(route, new Context(req, method, rawUrl, match.params, query, parsed, rawBody)), requestNumber);
     } catch (err) {
       const bodyFailure = err instanceof BodyError;
       const routeOfFailure = route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined);
-      send(res, errorOutgoing(bodyFailure ? err.error : err, routeOfFailure, requestNumber, bodyFailure && err.closeConnection));
+      send(res, errorOutgoing(bodyFailure ? err.error : err, routeOfFailure, requestNumber, unread || (bodyFailure && err.closeConnection)));
     }
   }
 

@@ -5,6 +5,7 @@
  */
 import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../http/node-auth.js';
+import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpResponse, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import type { RelayService } from './service.js';
@@ -20,7 +21,12 @@ function respond(result: DeliveryResult): HttpResponse {
   return json(result.http_status, result, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
 }
 
-const asDeliveryResult: RouteOptions = { errorBody: (err) => failureResult(err) };
+/** A post answers DeliveryResult-shaped errors and counts per client address and per recipient. */
+const relayPost: RouteOptions = {
+  errorBody: (err) => failureResult(err),
+  rateClass: 'relay-post',
+  rateTarget: (ctx) => ctx.params.recipientDid ?? envelopeRecipientOf(ctx.body),
+};
 
 /** Registers `POST /relay`, `POST /relay/{recipientDid}` and `GET /relay/limits` on `server`. */
 export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
@@ -45,7 +51,7 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
     return respond(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node }));
   };
 
-  server.route('POST', '/relay', (ctx) => relay(ctx, null), asDeliveryResult);
-  server.route('POST', '/relay/:recipientDid', (ctx) => relay(ctx, ctx.params.recipientDid), asDeliveryResult);
-  server.route('GET', '/relay/limits', () => json(200, service.limits()));
+  server.route('POST', '/relay', (ctx) => relay(ctx, null), relayPost);
+  server.route('POST', '/relay/:recipientDid', (ctx) => relay(ctx, ctx.params.recipientDid), relayPost);
+  server.route('GET', '/relay/limits', () => json(200, service.limits()), { rateClass: 'read' });
 }

@@ -279,3 +279,48 @@ describe('loadConfig', () => {
     }
   });
 });
+
+describe('loadConfig: request rate limits', () => {
+  it('is on by default with the documented budgets, no trusted proxies and 100,000 keys', () => {
+    const r = loadConfig([], {}).rateLimit;
+    assert.ok(r !== null);
+    assert.deepEqual(r.budgets.registration, { points: 300, seconds: 60 });
+    assert.deepEqual(r.budgets['directory-write-target'], { points: 120, seconds: 60 });
+    assert.deepEqual(r.budgets['cache-store'], { points: 60000, seconds: 60 });
+    assert.deepEqual(r.budgets.read, { points: 60000, seconds: 60 });
+    assert.deepEqual(r.trustedProxies, []);
+    assert.equal(r.maxKeys, 100_000);
+    assert.ok(Object.isFrozen(r.budgets));
+  });
+
+  it('turns off, scales every default, and takes per-budget overrides (absolute, or off)', () => {
+    assert.equal(loadConfig(['--rate-limit', 'off'], {}).rateLimit, null);
+    assert.equal(loadConfig([], { DDN_RATE_LIMIT: 'OFF' }).rateLimit, null);
+    const scaled = loadConfig(['--rate-limit', '10', '--rate-limit-read', '5/10s', '--rate-limit-relay-post-target', 'off'], {}).rateLimit!;
+    assert.deepEqual(scaled.budgets.registration, { points: 3000, seconds: 60 });
+    assert.deepEqual(scaled.budgets['dns-challenge'], { points: 600, seconds: 60 });
+    assert.deepEqual(scaled.budgets.read, { points: 5, seconds: 10 });
+    assert.equal(scaled.budgets['relay-post-target'], null);
+    assert.deepEqual(loadConfig(['--rate-limit', '0.5'], {}).rateLimit!.budgets['dns-challenge-target'], { points: 15, seconds: 60 });
+    assert.deepEqual(loadConfig([], { DDN_RATE_LIMIT_CACHE_STORE_TARGET: '100/1h' }).rateLimit!.budgets['cache-store-target'], { points: 100, seconds: 3600 });
+  });
+
+  it('reads trusted proxies as addresses and CIDR blocks', () => {
+    const r = loadConfig(['--trusted-proxies', '127.0.0.1,10.0.0.0/8', '--trusted-proxies', 'fd00::/8'], {}).rateLimit!;
+    assert.deepEqual(r.trustedProxies, ['127.0.0.1', '10.0.0.0/8', 'fd00::/8']);
+    assert.equal(loadConfig(['--rate-limit-max-keys', '500'], {}).rateLimit!.maxKeys, 500);
+  });
+
+  it('rejects malformed values, naming the flag', () => {
+    assert.equal(configError(['--rate-limit', 'sometimes']).option, '--rate-limit');
+    assert.equal(configError(['--rate-limit', '0']).option, '--rate-limit');
+    assert.equal(configError(['--rate-limit-registration', '300']).option, '--rate-limit-registration');
+    assert.equal(configError(['--rate-limit-read', '0/1m']).option, '--rate-limit-read');
+    assert.equal(configError([], { DDN_RATE_LIMIT_CACHE_RETRIEVAL: '10/2d' }).option, '--rate-limit-cache-retrieval');
+    assert.equal(configError(['--trusted-proxies', 'proxy.example']).option, '--trusted-proxies');
+    assert.equal(configError(['--trusted-proxies', '10.0.0.0/40']).option, '--trusted-proxies');
+    assert.equal(configError(['--rate-limit-max-keys', '1']).option, '--rate-limit-max-keys');
+    assert.equal(configError(['--rate-limit', 'off', '--rate-limit-read', 'lots']).option, '--rate-limit-read', 'checked even when off');
+    assert.match(configHelp(), /--rate-limit-relay-post-target N\/PERIOD\|off/);
+  });
+});

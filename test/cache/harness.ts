@@ -13,6 +13,7 @@ import { CacheService } from '../../src/cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../../src/cache/settings.js';
 import type { Ed25519KeyPair } from '../../src/crypto/ed25519.js';
 import { LocalDirectoryPort } from '../../src/directory/local-port.js';
+import type { RateLimits } from '../../src/http/rate-limit.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
 import type { DeliveryConstraints } from '../../src/protocol/constraints.js';
 import type { Profile } from '../../src/protocol/profile.js';
@@ -189,6 +190,7 @@ export interface HarnessOptions {
   maxResponseEnvelopeBytes?: number;
   bodyLimitBytes?: number;
   maxBytesPerRecipient?: number;
+  rateLimits?: RateLimits;
 }
 
 /** Registers a recipient through any Directory harness-like object (in-process or over HTTP). */
@@ -229,6 +231,7 @@ export async function startCache(o: HarnessOptions = {}): Promise<CacheHarness> 
     logger: false,
     bodyLimitBytes: settings.maxEnvelopeBytes,
     tooLargeCode: 'envelope_too_large',
+    ...(o.rateLimits === undefined ? {} : { rateLimits: o.rateLimits }),
   });
   registerCacheRoutes(server, service, { nodeAuth: { profile, directory: port, nonces: store, clock } });
   await server.fastify.ready();

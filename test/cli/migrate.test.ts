@@ -67,7 +67,7 @@ describe('ddn migrate', () => {
             [pg.schema],
           )
         ).rows.map((r) => r.table_name);
-        for (const t of ['ledger_blocks', 'ledger_txs', 'ledger_state', 'directory_dns_challenges', 'cache_entries', 'cache_nonces', 'relay_live_bodies', 'schema_migrations']) {
+        for (const t of ['ledger_blocks', 'ledger_txs', 'ledger_state', 'directory_dns_challenges', 'cache_entries', 'cache_nonces', 'relay_live_bodies', 'rate_limits', 'schema_migrations']) {
           assert.ok(tables.includes(t), `${t} in ${tables.join(',')}`);
         }
         const again = await ddn(args);

@@ -10,6 +10,7 @@ import type { ManualClock } from '../../src/base/clock.js';
 import { CacheService } from '../../src/cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../../src/cache/settings.js';
 import { LocalDirectoryPort } from '../../src/directory/local-port.js';
+import type { RateLimits } from '../../src/http/rate-limit.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
 import type { DidDocument } from '../../src/protocol/document.js';
 import { signNodeRequest, type NodeIdentity } from '../../src/protocol/node-signature.js';
@@ -64,6 +65,7 @@ export class RecordingLive implements LivePush {
 }
 
 export interface RelayHarnessOptions {
+  rateLimits?: RateLimits;
   settings?: Partial<Omit<RelaySettings, 'profile' | 'publicRelayUrls'>>;
   plan?: DeliveryExecutor;
   allowPrivate?: boolean;
@@ -194,6 +196,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     logger: false,
     bodyLimitBytes: o.bodyLimitBytes ?? settings.maxHttpEnvelopeBytes,
     tooLargeCode: 'envelope_too_large',
+    ...(o.rateLimits === undefined ? {} : { rateLimits: o.rateLimits }),
   });
   registerRelayRoutes(server, service, { nodeAuth: { profile, directory: port, nonces: store, clock } });
   await server.fastify.ready();

@@ -8,6 +8,7 @@ import { Ledger } from '../../src/ledger/chain.js';
 import { registerDirectoryRoutes } from '../../src/directory/routes.js';
 import { DirectoryService, type DirectoryDeps } from '../../src/directory/service.js';
 import { SqliteDnsChallengeStore } from '../../src/store/sqlite/dns-challenge-store.js';
+import type { RateLimits } from '../../src/http/rate-limit.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
@@ -47,14 +48,20 @@ export function openLedger(dir: string, clock: ManualClock, profile: Profile, at
 export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' | 'clock'>>;
 
 export async function startDirectory(
-  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions } = {},
+  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits } = {},
 ): Promise<DirectoryHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ddn-dir-'));
   const clock = opts.clock ?? new ManualClock(T0 + 1000);
   const profile = makeProfile(opts.profile ?? 'platform');
   const attestor = keyPairFromSeed(new Uint8Array(32).fill(9));
   const { db, ledger } = openLedger(dir, clock, profile, attestor);
-  const server = createHttpServer({ name: 'directory', logger: false, bodyLimitBytes: 1_048_576, tooLargeCode: 'payload_too_large' });
+  const server = createHttpServer({
+    name: 'directory',
+    logger: false,
+    bodyLimitBytes: 1_048_576,
+    tooLargeCode: 'payload_too_large',
+    ...(opts.rateLimits === undefined ? {} : { rateLimits: opts.rateLimits }),
+  });
   // The genesis attestor signs persona attestations; DNS challenges live in the ledger database.
   const service = new DirectoryService({ ledger, profile, clock, attestor, challenges: new SqliteDnsChallengeStore(db), ...opts.deps });
   registerDirectoryRoutes(server, service);

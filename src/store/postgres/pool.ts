@@ -6,6 +6,8 @@ export interface PgOptions {
   /** Schema holding ddn's tables (created if absent); default `public`. */
   schema?: string;
   max?: number;
+  /** Longest wait for a connection, and for a query's answer (pg's `connectionTimeoutMillis`, `query_timeout`); default: none. */
+  timeoutMs?: number;
   /** Told about errors of idle pooled connections. */
   onError?: (err: Error) => void;
 }
@@ -16,7 +18,12 @@ export type PgPool = pg.Pool;
 export async function openPgPool(opts: PgOptions): Promise<PgPool> {
   const schema = opts.schema ?? 'public';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
-  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 10, options: `-c search_path="${schema}"` });
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max ?? 10,
+    options: `-c search_path="${schema}"`,
+    ...(opts.timeoutMs === undefined ? {} : { connectionTimeoutMillis: opts.timeoutMs, query_timeout: opts.timeoutMs }),
+  });
   // An idle client losing its connection (server restart) must not crash the process; the next query reconnects.
   pool.on('error', (err) => opts.onError?.(err));
   await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);

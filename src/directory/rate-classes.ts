@@ -1,0 +1,35 @@
+/**
+ * The request-rate class of every Directory route (src/http/rate-limit.ts), chosen from its method and
+ * pattern so that no route is left out: reads count as `read`; DID registration (prepare and submit share one
+ * budget) as `registration`; DNS challenges as `dns-challenge`; every other change as `directory-write`.
+ * Writes also count against their target: the DID, persona or application of the path (a v3 policy's scope and
+ * id).
+ */
+import type { HttpMethod, HttpServer, RouteOptions } from '../http/server.js';
+import type { RateClass } from '../http/rate-limit.js';
+
+function classOf(method: HttpMethod, pattern: string): RateClass {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  if (pattern.startsWith('/register-did')) return 'registration';
+  if (pattern.includes('/dns-challenges')) return 'dns-challenge';
+  return 'directory-write';
+}
+
+/** The route options of a Directory route: its class and, for a write with a path target, that target. */
+export function directoryRateOptions(method: HttpMethod, pattern: string): RouteOptions {
+  const rateClass = classOf(method, pattern);
+  const first = /\/:([A-Za-z_]+)/.exec(pattern)?.[1];
+  if (rateClass === 'read' || first === undefined) return { rateClass };
+  if (first === 'scope') return { rateClass, rateTarget: (ctx) => `${ctx.params.scope}/${ctx.params.id}` };
+  return { rateClass, rateTarget: (ctx) => ctx.params[first] };
+}
+
+/** `server`, with every route added through it given its {@link directoryRateOptions} (explicit options win). */
+export function withDirectoryRateClasses(server: HttpServer): HttpServer {
+  return {
+    fastify: server.fastify,
+    route(method, pattern, handler, options = {}) {
+      server.route(method, pattern, handler, { ...directoryRateOptions(method, pattern), ...options });
+    },
+  };
+}
