@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../client/directory-view-cache.js';
+import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -81,7 +82,11 @@ export interface Config {
     readonly maxBytesPerRecipient: number;
     /** Memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: none). */
     readonly readCacheBytes: number;
+    /** Storage the whole mailbox may take before stores answer 507 `insufficient_storage` (0: only the disk's). */
+    readonly storageBudgetBytes: number;
   };
+  /** Bytes of the data directory's disk held back for a full disk (`storage.reserve`; 0: none). */
+  readonly storageReserveBytes: number;
 }
 
 /** An invalid flag or environment value. `option` is the flag it concerns, e.g. `--directory-port`. */
@@ -203,6 +208,20 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'BYTES',
     defaultText: '1073741824',
     help: 'unexpired envelope bytes held per recipient (429 storage_quota_exceeded beyond; 0: no quota)',
+  },
+  {
+    name: 'cache-storage-budget-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '0',
+    help: 'storage the whole mailbox may take (SQLite: pages of cache.sqlite in use; PostgreSQL: envelope bytes); 507 insufficient_storage beyond (0: no budget but the disk)',
+  },
+  {
+    name: 'storage-reserve-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '8388608',
+    help: 'disk space held back in <data-dir>/storage.reserve and given back when the disk fills up (0: none)',
   },
   {
     name: 'cache-read-cache-bytes',
@@ -457,7 +476,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       allowPlaintext: r.bool('cache-allow-plaintext', true),
       maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
       readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
+      storageBudgetBytes: r.int('cache-storage-budget-bytes', 0, 0, Number.MAX_SAFE_INTEGER),
     },
+    storageReserveBytes: r.int('storage-reserve-bytes', DEFAULT_RESERVE_BYTES, 0, 2 ** 40),
   };
   return deepFreeze(config);
 }

@@ -388,6 +388,8 @@ export class Ledger {
       try {
         this.produceBlock();
       } catch (e) {
+        // a block that could not be stored (a full disk) is tried again one interval later, not at once
+        this.lastBlockWallMs = this.opts.clock.nowMs();
         this.opts.onError?.(e);
       }
       this.schedule();
