@@ -12,6 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
 import { RESERVE_FILE, StorageGuard } from '../../src/store/storage-guard.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { SqliteRelayStagingStore } from '../../src/store/sqlite/relay-staging-store.js';
+import { req as stageReq, R, T } from './staging-contract.js';
 import { claimOf, DID, entry, NOW, put } from './mailbox-fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -117,6 +119,27 @@ describe('StorageGuard', () => {
       g.disk.free = 100 * MiB;
       g.guard.check();
       assert.equal((await put(store, entry({ sizeBytes: 300 }))).deduped, false);
+    } finally {
+      await store.close();
+      g.close();
+    }
+  });
+
+  it('under the SQLite Relay store: chunks are 507 staging_persist_failed while degraded, node nonces go on', async () => {
+    const g = guardOn(100 * MiB);
+    const store = SqliteRelayStagingStore.open(join(g.dir, 'relay.sqlite'), { guard: g.guard });
+    try {
+      const roomy = { maxBytes: 10_000_000, maxSetsPerRecipient: 10 };
+      await store.stage(stageReq('g1', 0, roomy));
+      g.disk.free = 4 * MiB;
+      g.guard.check();
+      await assert.rejects(store.stage(stageReq('g1', 1, roomy)), isCode('staging_persist_failed'));
+      const claim = { scope: 'node:relay', did: R, keyId: `${R}#k1`, nonce: randomUUID(), expiresAtMs: T + 60_000 };
+      assert.equal(await store.claimNonce(claim, T), true);
+      assert.equal(await store.claimNonce(claim, T), false, 'a replay is still refused');
+      g.disk.free = 100 * MiB;
+      g.guard.check();
+      assert.equal((await store.stage(stageReq('g1', 1, roomy))).complete, true);
     } finally {
       await store.close();
       g.close();
