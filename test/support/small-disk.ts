@@ -106,7 +106,8 @@ export function smallDisk(sizeBytes: number): SmallDisk {
       rmSync(ballast, { force: true });
     },
     close() {
-      if (mode === 'tmpfs') execFileSync('umount', [root]);
+      // lazily when busy: a failed test may have left a file open, and no mount may outlive the tests
+      if (mode === 'tmpfs') execFileSync('umount', ['-l', root]);
       rmSync(root, { recursive: true, force: true });
     },
   };
