@@ -115,4 +115,35 @@ describe('the ledger on a full disk', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('starts on a full disk even when a pooled transaction that no longer passes cannot be marked dropped', () => {
+    const db = openSqlite(':memory:', LEDGER_MIGRATIONS, 'ledger');
+    try {
+      const options = (clock: ManualClock) => ({
+        profile: makeProfile('platform'),
+        genesis: genesisConfig(),
+        blockIntervalMs: 1_000,
+        finalityDepth: 0,
+        clock,
+        autoProduce: false,
+      });
+      const first = new Ledger(new SqliteLedgerStore(db), options(new ManualClock(T0 + 1_000)));
+      const call = registerCall(didOf(53), seedKey(53)); // valid until T0 + 300 s
+      first.submit(call, metaOf(call));
+      first.stop();
+      // a restart after its expiry, on a disk that takes no write
+      const state = { full: true, calls: 0 };
+      const errors: unknown[] = [];
+      const restarted = new Ledger(failingStore(new SqliteLedgerStore(db), state, ['markDropped']), {
+        ...options(new ManualClock(T0 + 400_000)),
+        onError: (e) => errors.push(e),
+      });
+      assert.equal(state.calls, 1);
+      assert.equal(errors.length, 1);
+      assert.equal(restarted.isPending(call), false);
+      restarted.stop();
+    } finally {
+      db.close();
+    }
+  });
 });
