@@ -72,6 +72,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     proofClockSkewSeconds: c.proofClockSkewSeconds,
     maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
     maxBytesPerRecipient: c.cache.maxBytesPerRecipient === 0 ? null : c.cache.maxBytesPerRecipient,
+    storageBudgetBytes: c.cache.storageBudgetBytes === 0 ? null : c.cache.storageBudgetBytes,
   });
   const logger = o.logger?.child({ role: 'cache' });
   const store: MailboxStore =

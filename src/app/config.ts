@@ -18,6 +18,7 @@ import {
   type RateBudgetName,
   type RateLimitSettings,
 } from '../http/rate-limit.js';
+import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -103,9 +104,13 @@ export interface Config {
     readonly maxBytesPerRecipient: number;
     /** Memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: none). */
     readonly readCacheBytes: number;
+    /** Storage the whole mailbox may take before stores answer 507 `insufficient_storage` (0: only the disk's). */
+    readonly storageBudgetBytes: number;
   };
   /** Request rate limits of every role (`--rate-limit*`, `--trusted-proxies`); null: off. */
   readonly rateLimit: RateLimitSettings | null;
+  /** Bytes of the data directory's disk held back for a full disk (`storage.reserve`; 0: none). */
+  readonly storageReserveBytes: number;
 }
 
 /** An invalid flag or environment value. `option` is the flag it concerns, e.g. `--directory-port`. */
@@ -250,6 +255,20 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'BYTES',
     defaultText: '1073741824',
     help: 'unexpired envelope bytes held per recipient (429 storage_quota_exceeded beyond; 0: no quota)',
+  },
+  {
+    name: 'cache-storage-budget-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '0',
+    help: 'storage the whole mailbox may take (SQLite: pages of cache.sqlite in use; PostgreSQL: envelope bytes); 507 insufficient_storage beyond (0: no budget but the disk)',
+  },
+  {
+    name: 'storage-reserve-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: '8388608',
+    help: 'disk space held back in <data-dir>/storage.reserve and given back when the disk fills up (0: none)',
   },
   {
     name: 'cache-read-cache-bytes',
@@ -569,8 +588,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       allowPlaintext: r.bool('cache-allow-plaintext', true),
       maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
       readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
+      storageBudgetBytes: r.int('cache-storage-budget-bytes', 0, 0, Number.MAX_SAFE_INTEGER),
     },
     rateLimit: r.rateLimit(),
+    storageReserveBytes: r.int('storage-reserve-bytes', DEFAULT_RESERVE_BYTES, 0, 2 ** 40),
   };
   return deepFreeze(config);
 }

@@ -13,11 +13,14 @@ export interface HealthSource {
   readonly ledger: Pick<Ledger, 'genesisHash' | 'headRef' | 'finalizedRefNow'>;
   /** False while the node is starting or shutting down. */
   isReady(): boolean;
+  /** True while the node refuses new data for lack of storage (`status: "degraded"`); default never. */
+  isDegraded?(): boolean;
 }
 
 /** The 200 body of §3.7. */
 export interface HealthBody {
-  status: 'ok';
+  /** `ok`, or `degraded` while reads work but new data is refused (507) for lack of storage. */
+  status: 'ok' | 'degraded';
   roles: Role[];
   profile: string;
   chain_id: string;
@@ -40,7 +43,7 @@ export function healthBody(src: HealthSource): HealthBody {
     throw new DdnError('ledger_unavailable', 'the ledger cannot be read');
   }
   return {
-    status: 'ok',
+    status: src.isDegraded?.() === true ? 'degraded' : 'ok',
     roles: [...src.roles],
     profile: src.profile,
     chain_id: src.chainId,

@@ -15,6 +15,7 @@ import { PgLedgerSync, preparePgLedger, replicaMatches } from '../store/postgres
 import { openPgPool, type PgPool } from '../store/postgres/pool.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import type { StorageGuard } from '../store/storage-guard.js';
 import type { Config } from './config.js';
 import { DataDirError, GENESIS_FILE } from './node-keys.js';
 
@@ -38,6 +39,8 @@ export interface LedgerBackendDeps {
   clock: Clock;
   autoProduce: boolean;
   logger: Logger;
+  /** The data directory's storage guard (the embedded ledger's writes). */
+  guard?: StorageGuard;
 }
 
 /** Opens the ledger `config` asks for. */
@@ -57,7 +60,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
     const path = join(config.dataDir, LEDGER_FILE);
     const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
     try {
-      const store = new SqliteLedgerStore(db);
+      const store = new SqliteLedgerStore(db, deps.guard);
       const stored = store.genesisHash();
       if (stored !== undefined && !bytesEqual(stored, genesis.hash)) {
         throw new DataDirError(

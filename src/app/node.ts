@@ -21,6 +21,7 @@ import type { DirectoryPort } from '../ports/directory-port.js';
 import { makeProfile } from '../protocol/profile.js';
 import type { StoreRetryPolicy } from '../relay/cache-store-client.js';
 import { nodeIdentityOf } from '../relay/node-identity.js';
+import { StorageGuard, type FreeSpace } from '../store/storage-guard.js';
 import { openPgMailboxStore } from '../store/postgres/mailbox-store.js';
 import { PgLiveFanout } from '../store/postgres/live-fanout.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
@@ -51,6 +52,8 @@ export interface NodeOverrides {
   relayStoreRetry?: Partial<StoreRetryPolicy>;
   /** Outbound TLS trust and fixed host answers of event Send/Call requests (tests with a self-signed server). */
   eventOutbound?: { extraCa?: string[]; hosts?: Record<string, string> };
+  /** How the data directory's free space is measured (tests that cannot mount a small file system). */
+  freeSpace?: FreeSpace;
 }
 
 /** The node identity (http-api.md §0.1, §10.6). */
@@ -77,6 +80,8 @@ export interface RunningNode {
   readonly events?: EventDispatcher;
   /** The node DID the Relay signs node-to-node requests as. */
   readonly identity: NodeIdentityInfo;
+  /** The data directory's storage guard: degraded while the disk is full (docs/public-node.md). */
+  readonly storage: StorageGuard;
   /**
    * Stops accepting connections, lets in-flight requests finish, stops the ledger at a block boundary and
    * closes the database. Idempotent.
@@ -117,18 +122,33 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     if (failure !== undefined) throw failure;
   };
   try {
+    // before any database opens: on a full disk the reserve makes room for their WAL and shared-memory files
+    const storage = StorageGuard.open(config.dataDir, {
+      reserveBytes: config.storageReserveBytes,
+      logger,
+      ...(overrides.freeSpace === undefined ? {} : { freeSpace: overrides.freeSpace }),
+    });
+    cleanups.push(() => storage.close());
     const backend = await openLedgerBackend(config, {
       profile,
       genesis: keys.genesis,
       clock,
       autoProduce: overrides.autoProduce ?? true,
       logger,
+      guard: storage,
     });
     cleanups.push(() => backend.close());
     const { ledger, db } = backend;
 
     let ready = false;
-    const health = { roles: config.roles, profile: config.profile, chainId: config.chainId, ledger, isReady: () => ready };
+    const health = {
+      roles: config.roles,
+      profile: config.profile,
+      chainId: config.chainId,
+      ledger,
+      isReady: () => ready,
+      isDegraded: () => storage.isDegraded,
+    };
     const directoryService = config.roles.includes('directory')
       ? new DirectoryService({
           ledger,
@@ -171,6 +191,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         ...(mailbox === undefined ? {} : { mailbox }),
         publicCacheUrls: () => publicCache,
         logger,
+        ...(mailbox === undefined ? { store: { guard: storage } } : {}),
         ...(overrides.cacheSweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.cacheSweepIntervalMs }),
       });
       cache = role;
@@ -194,7 +215,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         profile,
         clock,
         directory,
-        ...(staging === undefined ? {} : { staging }),
+        ...(staging === undefined ? { store: { guard: storage } } : { staging }),
         ...(pgLive === undefined ? {} : { liveFanout: (sessions) => pgLive.attach(sessions) }),
         identity,
         events: (e) => events?.relayEvent(e),
@@ -317,6 +338,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       ...(relay === undefined ? {} : { relay }),
       ...(events === undefined ? {} : { events: events.dispatcher }),
       identity: { did: identity.did, ready: registration.ready },
+      storage,
       close: () => {
         closing ??= cleanup().then(() => logger.info('node stopped'));
         return closing;

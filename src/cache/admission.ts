@@ -72,3 +72,15 @@ export function checkQuota(usedBytes: number, addBytes: number, quotaBytes: numb
     received: addBytes,
   });
 }
+
+/**
+ * The Cache's storage budget (`--cache-storage-budget-bytes`): a new entry may not take the mailbox's storage above
+ * `budgetBytes` (507 `insufficient_storage`, as a full disk). Deduplicated stores never reach it.
+ */
+export function checkBudget(usedBytes: number, addBytes: number, budgetBytes: number | null): void {
+  if (budgetBytes === null || usedBytes + addBytes <= budgetBytes) return;
+  throw new DdnError('insufficient_storage', "the Cache's storage budget is used up; retry later", {
+    limit_bytes: budgetBytes,
+    used_bytes: usedBytes,
+  });
+}

@@ -93,6 +93,8 @@ export interface PutRequest {
   claim: NonceClaim | null;
   /** Unexpired bytes the recipient may hold, this entry included; null: no quota. */
   quotaBytes: number | null;
+  /** The storage budget of the whole mailbox (`--cache-storage-budget-bytes`); null: none (507 beyond it). */
+  budgetBytes?: number | null;
 }
 
 /** The outcome of a store. */

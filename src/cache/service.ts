@@ -198,6 +198,7 @@ export class CacheService {
         chunkWindowMs: settings.chunkStagingWindowSeconds * 1000,
         claim: req.node?.claim ?? null,
         quotaBytes: settings.maxBytesPerRecipient,
+        budgetBytes: settings.storageBudgetBytes ?? null,
       });
     } catch (err) {
       if (err instanceof DdnError && err.code === 'proof_nonce_replayed') throw nodeSignatureError('nonce_replayed');

@@ -26,4 +26,6 @@ export interface CacheSettings {
   readonly maxResponseEnvelopeBytes: number;
   /** Unexpired envelope bytes held per recipient DID; null: no quota (429 `storage_quota_exceeded`, §11.4 step 12). */
   readonly maxBytesPerRecipient: number | null;
+  /** Storage the whole mailbox may take; null: none but the disk (507 `insufficient_storage` beyond). */
+  readonly storageBudgetBytes?: number | null;
 }

@@ -1,5 +1,6 @@
 /** Error responses: the §0.6 body shape and the mapping of any thrown value to a `DdnError`. */
 import { DdnError } from '../base/errors.js';
+import { insufficientStorage, isStorageFailure } from '../base/storage-errors.js';
 
 /** The error body of http-api.md §0.6 (Directory and Cache). */
 export interface ErrorBody {
@@ -17,9 +18,13 @@ export function errorBody(err: DdnError): ErrorBody {
   return body;
 }
 
-/** `err` itself when it is a `DdnError`, else a generic `internal_error` that reveals nothing of `err`. */
+/**
+ * `err` itself when it is a `DdnError`; a storage that ran out of space (`src/base/storage-errors.ts`) is 507
+ * `insufficient_storage`; anything else a generic `internal_error` that reveals nothing of `err`.
+ */
 export function toDdnError(err: unknown): DdnError {
-  return err instanceof DdnError ? err : new DdnError('internal_error', 'internal error');
+  if (err instanceof DdnError) return err;
+  return isStorageFailure(err) ? insufficientStorage() : new DdnError('internal_error', 'internal error');
 }
 
 /**

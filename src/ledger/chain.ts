@@ -365,7 +365,15 @@ export class Ledger {
       this.pool.push(e);
       this.poolIndex.set(e.tx.txHash, e);
     }
-    if (persistDrops) for (const d of next.dropped) this.store.markDropped(d);
+    if (!persistDrops) return;
+    for (const d of next.dropped) {
+      try {
+        this.store.markDropped(d);
+      } catch (e) {
+        // a start on a full disk: the drop is recorded at a later start (the transaction stays out of the pool)
+        this.opts.onError?.(e);
+      }
+    }
   }
 
   /** Applies `entries` in order onto `state`; those that fail are returned as dropped records. */
@@ -388,6 +396,8 @@ export class Ledger {
       try {
         this.produceBlock();
       } catch (e) {
+        // a block that could not be stored (a full disk) is tried again one interval later, not at once
+        this.lastBlockWallMs = this.opts.clock.nowMs();
         this.opts.onError?.(e);
       }
       this.schedule();

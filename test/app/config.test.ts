@@ -37,6 +37,10 @@ describe('loadConfig', () => {
     assert.equal(c.cache.maxBytesPerRecipient, 1_073_741_824);
     assert.equal(loadConfig(['--cache-max-bytes-per-recipient', '0'], {}).cache.maxBytesPerRecipient, 0, '0: no quota');
     assert.equal(c.cache.readCacheBytes, 33_554_432);
+    assert.equal(c.cache.storageBudgetBytes, 0, 'no budget but the disk');
+    assert.equal(loadConfig(['--cache-storage-budget-bytes', '1048576'], {}).cache.storageBudgetBytes, 1_048_576);
+    assert.equal(c.storageReserveBytes, 8 * 1024 * 1024);
+    assert.equal(loadConfig([], { DDN_STORAGE_RESERVE_BYTES: '0' }).storageReserveBytes, 0, '0: no reserve');
     assert.equal(loadConfig([], { DDN_CACHE_READ_CACHE_BYTES: '0' }).cache.readCacheBytes, 0, '0: no read cache');
     assert.equal(c.directoryViewTtlMs, 2_000);
     assert.equal(loadConfig(['--directory-view-ttl-ms', '0'], {}).directoryViewTtlMs, 0, '0: ask the Directory every time');
@@ -214,6 +218,8 @@ describe('loadConfig', () => {
     ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],
     ['--cache-max-bytes-per-recipient', ['--cache-max-bytes-per-recipient', '-1']],
     ['--cache-read-cache-bytes', ['--cache-read-cache-bytes', '2147483648']],
+    ['--cache-storage-budget-bytes', ['--cache-storage-budget-bytes', '-1']],
+    ['--storage-reserve-bytes', ['--storage-reserve-bytes', 'big']],
     ['--directory-view-ttl-ms', ['--directory-view-ttl-ms', '300001']],
     ['--directory-view-ttl-ms', ['--directory-view-ttl-ms', '-1']],
     ['--host', ['--host']],

@@ -30,6 +30,18 @@ describe('GET /health', () => {
     });
   });
 
+  it('says degraded (200, same body) while the node refuses new data for lack of storage', async () => {
+    let degraded = true;
+    const server = createHttpServer({ name: 'cache', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
+    registerHealthRoute(server, source({ isDegraded: () => degraded }));
+    const full = await server.fastify.inject({ method: 'GET', url: '/health' });
+    assert.equal(full.statusCode, 200);
+    assert.deepEqual(full.json(), { ...healthBody(source()), status: 'degraded' });
+    degraded = false;
+    assert.equal((await server.fastify.inject({ method: 'GET', url: '/health' })).json<{ status: string }>().status, 'ok');
+    await server.fastify.close();
+  });
+
   it('answers 503 ledger_unavailable with Retry-After when not ready', async () => {
     const server = createHttpServer({ name: 'relay', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
     let ready = false;

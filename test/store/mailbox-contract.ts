@@ -139,6 +139,18 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.equal((await put(store, entry({ sizeBytes: 1_000, expiresAtMs: NOW + 3 * HOUR }), NOW + 2 * HOUR, null, quota)).deduped, false);
     }));
 
+    it('refuses a store beyond the storage budget with 507 insufficient_storage and writes nothing; a re-store never counts', withStore(async ({ store }) => {
+      const a = entry({ sizeBytes: 500 });
+      const withBudget = (e: NewEntry, budgetBytes: number) =>
+        store.put({ entry: e, nowMs: NOW, chunkWindowMs: WINDOW, claim: null, quotaBytes: null, budgetBytes });
+      assert.equal((await withBudget(a, 1 << 30)).deduped, false, 'within a large budget');
+      const over = entry({ sizeBytes: 300 });
+      await assert.rejects(withBudget(over, 1), (e: unknown) =>
+        e instanceof DdnError && e.code === 'insufficient_storage' && e.details?.limit_bytes === 1 && typeof e.details?.used_bytes === 'number');
+      assert.equal(await store.getMessage(DID, over.messageId, NOW), null);
+      assert.equal((await withBudget(a, 1)).deduped, true, 'an identical re-store adds nothing');
+    }));
+
     it('refuses a live claim on put (proof_nonce_replayed) and writes nothing', withStore(async ({ store }) => {
       const c = claimOf('put-1', { scope: 'node-request' });
       await put(store, entry(), NOW, c);

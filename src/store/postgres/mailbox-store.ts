@@ -16,7 +16,7 @@
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
-import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
+import { checkBudget, checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
 import type {
   ChunkSetState,
   ChunkSetView,
@@ -167,6 +167,9 @@ function toMeta(r: MetaRow): EntryMeta {
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 
 /** SQLSTATEs after which the whole transaction is retried: it lost a race, nothing was written. */
+/** How long the summed envelope bytes of the mailbox are reused for the storage budget. */
+const TOTAL_REFRESH_MS = 1_000;
+
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
 /** Errors raised by pg itself (server SQLSTATEs, lost connections, pool timeouts) are storage failures. */
@@ -206,6 +209,8 @@ export interface PgMailboxOptions {
 /** {@link MailboxStore} on PostgreSQL. */
 export class PgMailboxStore implements MailboxStore {
   private inFlight = 0;
+  /** The mailbox's envelope bytes as last summed ({@link heldTotal}), plus this process's stores since. */
+  private total = { bytes: 0, atMs: -Infinity };
   private inFlightBytes = 0;
   private closed = false;
   private idle: (() => void)[] = [];
@@ -419,6 +424,19 @@ export class PgMailboxStore implements MailboxStore {
     return (r.rowCount ?? 0) > 0;
   }
 
+  /**
+   * Envelope bytes the whole mailbox holds, for the storage budget: summed over every recipient at most once a
+   * second per process (other processes' stores since then are not seen; this process's are added).
+   */
+  private async heldTotal(c: pg.PoolClient): Promise<number> {
+    const now = Date.now();
+    if (now - this.total.atMs >= TOTAL_REFRESH_MS) {
+      const r = await c.query<{ b: Num }>('SELECT COALESCE(SUM(bytes), 0) AS b FROM cache_recipient_bytes');
+      this.total = { bytes: Number(r.rows[0]?.b ?? 0), atMs: now };
+    }
+    return this.total.bytes;
+  }
+
   private async getSet(c: pg.PoolClient, recipient: string, groupId: string): Promise<SetRow | undefined> {
     const r = await c.query<SetRow>(
       `SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets
@@ -516,6 +534,7 @@ export class PgMailboxStore implements MailboxStore {
       }
       checkQuota(await held(), entry.sizeBytes, req.quotaBytes);
     }
+    if (req.budgetBytes != null) checkBudget(await this.heldTotal(c), entry.sizeBytes, req.budgetBytes);
 
     const inserted = await c.query<{ seq: Num }>(
       `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms,
@@ -542,6 +561,8 @@ export class PgMailboxStore implements MailboxStore {
         Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength),
       ],
     );
+    // counted before the commit: a store that then fails only makes the next sum come a little early
+    this.total.bytes += entry.sizeBytes;
 
     let chunkSet: ChunkSetState | null = null;
     if (chunk !== null) {

@@ -29,11 +29,17 @@ export function openSqlite(
 ): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  migrate(db, migrations, namespace);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    migrate(db, migrations, namespace);
+  } catch (err) {
+    // e.g. a full disk with no room for the WAL's shared-memory file: a failed open leaves no file open
+    db.close();
+    throw err;
+  }
   return db;
 }
 

@@ -4,6 +4,7 @@ import { deserializeStateValue, serializeStateValue, type StateValue } from '../
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
 import type { SqliteDb } from './database.js';
 import type { Migration } from './database.js';
+import type { StorageGuard } from '../storage-guard.js';
 
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
@@ -77,7 +78,14 @@ function toTx(r: TxRow): TxRecord {
 export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
 
-  constructor(private readonly db: SqliteDb) {
+  /**
+   * `guard`: the data directory's storage guard — a full disk answers 507, submissions are refused while it is full,
+   * and block production (which only records what was accepted) may use the reserve it gives back.
+   */
+  constructor(
+    private readonly db: SqliteDb,
+    private readonly guard?: StorageGuard,
+  ) {
     this.q = {
       meta: db.prepare('SELECT v FROM ledger_meta WHERE k = ?'),
       setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
@@ -154,8 +162,14 @@ export class SqliteLedgerStore implements LedgerStore {
     return r && r.value !== null ? deserializeStateValue(r.value) : undefined;
   }
 
+  /** Runs a write under the storage guard, if any (see the constructor). */
+  private write(addsData: boolean, write: () => void): void {
+    if (this.guard === undefined) write();
+    else this.guard.write(addsData, write);
+  }
+
   commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): void {
-    this.db.transaction(() => {
+    this.write(false, this.db.transaction(() => {
       this.insertBlock(block);
       const n = block.header.number;
       for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
@@ -164,7 +178,7 @@ export class SqliteLedgerStore implements LedgerStore {
         const changed = this.q.finishTx.run(row).changes;
         if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
       }
-    })();
+    }));
   }
 
   private finishRow(tx: TxRecord) {
@@ -192,11 +206,11 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   putPendingTx(tx: TxRecord): void {
-    this.q.insertTx.run(this.insertRow(tx));
+    this.write(true, () => void this.q.insertTx.run(this.insertRow(tx)));
   }
 
   markDropped(tx: TxRecord): void {
-    this.q.finishTx.run(this.finishRow(tx));
+    this.write(false, () => void this.q.finishTx.run(this.finishRow(tx)));
   }
 
   pendingTxs(): TxRecord[] {

@@ -50,6 +50,7 @@ import {
 import { mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import type { OpWriter } from './op-writer.js';
+import type { StorageGuard } from '../storage-guard.js';
 import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
@@ -63,6 +64,8 @@ export interface SqliteMailboxOptions {
   checkpointerFromBytes?: number;
   /** Bounds of the per-recipient read cache (`maxBytes` 0: none); default {@link DEFAULT_READ_CACHE_LIMITS}. */
   readCache?: ReadCacheLimits;
+  /** The data directory's storage guard: stores are refused while the disk is full, nonces and acks go on. */
+  guard?: StorageGuard;
 }
 
 /** {@link MailboxStore} on SQLite with group commit. */
@@ -83,6 +86,7 @@ export class SqliteMailboxStore implements MailboxStore {
       module: { name: 'mailbox-writer-worker', label: 'mailbox' },
       ...(checkpointerFromBytes === undefined ? {} : { data: { checkpointerFromBytes } }),
       ...(options.writer === undefined ? {} : { options: options.writer }),
+      ...(options.guard === undefined ? {} : { guard: { guard: options.guard, addsData: (op) => op.kind === 'put' } }),
     });
     return new SqliteMailboxStore(db, writer, options);
   }

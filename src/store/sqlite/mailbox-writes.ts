@@ -5,7 +5,7 @@
  * writer's own (on the writer thread, `mailbox-writer-worker.ts`).
  */
 import { DdnError } from '../../base/errors.js';
-import { checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
+import { checkBudget, checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
 import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
@@ -19,10 +19,14 @@ export function replayed(): DdnError {
 /** The write statements of one connection. */
 export class MailboxWrites {
   private readonly q;
+  private readonly pageBytes: number;
 
   constructor(db: SqliteDb) {
     const p = (sql: string) => db.prepare(sql);
+    this.pageBytes = db.pragma('page_size', { simple: true }) as number;
     this.q = {
+      pageCount: p('PRAGMA page_count').pluck(),
+      freePages: p('PRAGMA freelist_count').pluck(),
       byKey: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ?`).raw(),
       deleteSeq: p('DELETE FROM cache_entries WHERE seq = ?'),
       chunkAt: p(`SELECT e.seq, e.message_id, e.expires_at_ms FROM cache_entries e
@@ -73,6 +77,11 @@ export class MailboxWrites {
       deleted.push(id);
     }
     return deleted;
+  }
+
+  /** The mailbox file's pages in use, in bytes: pages freed by deletions are reused first and do not count. */
+  usedBytes(): number {
+    return ((this.q.pageCount.get() as number) - (this.q.freePages.get() as number)) * this.pageBytes;
   }
 
   claim(claim: NonceClaim, nowMs: number): boolean {
@@ -145,6 +154,7 @@ export class MailboxWrites {
       if (!withinQuota(held(), entry.sizeBytes, req.quotaBytes)) this.q.deleteExpiredOf.run(entry.recipientDid, nowMs);
       checkQuota(held(), entry.sizeBytes, req.quotaBytes);
     }
+    if (req.budgetBytes != null) checkBudget(this.usedBytes(), entry.sizeBytes, req.budgetBytes);
 
     const bytes = Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength);
     const info = this.q.insert.run({

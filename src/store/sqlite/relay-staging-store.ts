@@ -22,6 +22,7 @@ import {
 import { openSqlite, type SqliteDb } from './database.js';
 import { nonceKey } from './nonce-key.js';
 import type { OpWriter } from './op-writer.js';
+import type { StorageGuard } from '../storage-guard.js';
 import { RELAY_MIGRATIONS } from './relay-schema.js';
 import { relayOpBytes, relayOpRunner, type RelayWriteOp } from './relay-write-ops.js';
 import { RelayWrites, SELECT_CHUNK_BY_KEY, SELECT_SET, type ChunkRow, type SetRow } from './relay-writes.js';
@@ -34,6 +35,8 @@ export interface SqliteRelayStagingOptions {
   writer?: WorkerWriterOptions;
   /** Run writes on the calling thread instead of a writer thread (always so for `:memory:`). */
   inThreadWriter?: boolean;
+  /** The data directory's storage guard: chunks are refused while the disk is full, nonces and results go on. */
+  guard?: StorageGuard;
 }
 
 /** A failed durable write of staging state is 507 `staging_persist_failed` (§10.4.3). */
@@ -56,6 +59,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
       runner: (d) => relayOpRunner(new RelayWrites(d)),
       module: { name: 'relay-writer-worker', label: 'relay staging store' },
       ...(options.writer === undefined ? {} : { options: options.writer }),
+      ...(options.guard === undefined ? {} : { guard: { guard: options.guard, addsData: (op) => op.kind === 'stage' } }),
     });
     return new SqliteRelayStagingStore(db, writer);
   }

@@ -15,6 +15,7 @@ import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../../base/errors.js';
 import { startModuleWorker } from '../../base/module-worker.js';
 import type { GroupCommitOptions } from './group-commit.js';
+import { GuardedOpWriter, type GuardSpec } from './guarded-writer.js';
 import type { SqliteDb } from './database.js';
 import { InThreadOpWriter, type OpRunner, type OpWriter } from './op-writer.js';
 import type { WriterThreadData } from './writer-thread.js';
@@ -254,10 +255,15 @@ export interface StoreWriterSpec<Op> {
   /** More of the thread's start data than the path. */
   data?: Omit<WriterThreadData, 'path'> & Record<string, unknown>;
   options?: WorkerWriterOptions;
+  /** The data directory's storage guard, and which operations add data. */
+  guard?: GuardSpec<Op>;
 }
 
 /** The writer of the store file `path` opened as `db`: a thread of its own with its own connection, unless asked otherwise. */
 export function storeWriter<Op>(db: SqliteDb, path: string, spec: StoreWriterSpec<Op>): OpWriter<Op> {
-  if (spec.inThread === true || path === ':memory:') return new InThreadOpWriter(db, spec.runner(db), spec.options);
-  return new WorkerWriter<Op>(spec.module, { ...spec.data, path }, spec.options);
+  const writer =
+    spec.inThread === true || path === ':memory:'
+      ? new InThreadOpWriter(db, spec.runner(db), spec.options)
+      : new WorkerWriter<Op>(spec.module, { ...spec.data, path }, spec.options);
+  return spec.guard === undefined ? writer : new GuardedOpWriter(writer, spec.guard);
 }
