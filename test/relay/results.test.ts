@@ -196,10 +196,27 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.equal(none.body.retry_count, 0);
   });
 
+  it('202 deduped: an unchunked message_id re-sent to the same recipient with other content keeps the first copy', async () => {
+    const env = h.envelope(r.did);
+    const first = await h.post(env);
+    expectSuccess(first, 'cached', 'cache_fallback');
+    const events = h.events.length;
+    const again = await h.post(env);
+    assert.deepEqual(again.body, first.body, 'an identical retry gets the remembered result as it was');
+    const reencrypted = await h.post({ ...env, tag: 'other', payload: { ciphertext_b64: 'AAAA' } });
+    assert.equal(reencrypted.status, 202, reencrypted.text);
+    assert.deepEqual(reencrypted.body, { ...first.body, details: { ...details(first), deduped: true } });
+    assert.equal(h.events.length, events, 'nothing delivered again');
+    assert.equal((await h.cached(r.did)).filter((id) => id === env.message_id).length, 1);
+    const held = await h.mailbox.getMessage(r.did, env.message_id as string, h.clock.nowMs());
+    assert.equal(held?.meta.tag, env.tag, 'the first copy stands');
+  });
+
   it('409 message_id_conflict, chunk_conflict, chunk_set_conflict, policy_provenance_stale', async () => {
     const env = h.envelope(r.did);
-    expectSuccess(await h.post(env), 'cached', 'cache_fallback');
-    expectFailure(await h.post({ ...env, tag: 'other' }), 409, 'message_id_conflict');
+    const first = await h.post(env);
+    expectSuccess(first, 'cached', 'cache_fallback');
+    expectFailure(await h.post({ ...env, to: based.did }), 409, 'message_id_conflict');
 
     const group = randomUUID();
     const chunk0 = h.envelope(r.did, { message_group_id: group, sequence_number: 0, total_chunks: 3 });

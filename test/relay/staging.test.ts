@@ -152,7 +152,9 @@ describe('durable staging and idempotency across a restart', () => {
       const again = await h2.post(env);
       assert.deepEqual(again.body, delivered.body, 'the stored DeliveryResult, same status');
       assert.equal(h2.events.length, 0, 'served from the record, not delivered again');
-      expectFailure(await h2.post({ ...env, tag: 'changed' }), 409, 'message_id_conflict');
+      const changed = await h2.post({ ...env, tag: 'changed' });
+      assert.deepEqual(changed.body, { ...delivered.body, details: { ...details(delivered), deduped: true } }, 'its recipient is remembered too');
+      assert.equal(h2.events.length, 0);
       const replay = await h2.post(c[0]!);
       expectSuccess(replay, 'chunk_staged', 'staged');
       assert.equal(details(replay).received_chunks, 1);
