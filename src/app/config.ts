@@ -76,6 +76,7 @@ export interface Config {
   readonly cache: {
     readonly maxRetentionSeconds: number;
     readonly chunkStagingWindowSeconds: number;
+    /** `cbor_b64` plaintext payloads accepted by the Relay and the Cache (default: only on profile openpayload). */
     readonly allowPlaintext: boolean;
     /** Unexpired envelope bytes a Cache holds per recipient DID (0: no quota). */
     readonly maxBytesPerRecipient: number;
@@ -196,7 +197,13 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', defaultText: '8', help: 'live sessions per DID' },
   { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
   { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
-  { name: 'cache-allow-plaintext', kind: 'switch', arg: '', defaultText: 'true', help: 'accept plaintext envelopes' },
+  {
+    name: 'cache-allow-plaintext',
+    kind: 'switch',
+    arg: '',
+    defaultText: 'false on platform, true on openpayload',
+    help: 'the Relay and the Cache accept cbor_b64 plaintext payloads (else 422 plaintext_not_allowed)',
+  },
   {
     name: 'cache-max-bytes-per-recipient',
     kind: 'value',
@@ -421,12 +428,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(chainId)) {
     throw new ConfigError(`--chain-id: must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${chainId}'`, '--chain-id');
   }
+  const profile = r.oneOf('profile', PROFILES, 'platform');
   const config: Config = {
     dataDir: r.string('data-dir', './.ddn-data'),
     host: r.host(),
     roles,
     ports,
-    profile: r.oneOf('profile', PROFILES, 'platform'),
+    profile,
     chainId,
     blockIntervalMs: r.int('block-time-ms', 1000, 1, MAX_TIMER_MS),
     finalityDepth: r.int('finality-depth', 0, 0, 0xffff_ffff),
@@ -454,7 +462,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     cache: {
       maxRetentionSeconds: r.int('cache-max-retention-seconds', 172_800, 1, YEAR_SECONDS),
       chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 3600, 1, YEAR_SECONDS),
-      allowPlaintext: r.bool('cache-allow-plaintext', true),
+      // The spec's payload is encrypted; the deployed openpayload clients package plaintext records (§10.1 decision).
+      allowPlaintext: r.bool('cache-allow-plaintext', profile === 'openpayload'),
       maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
       readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
     },
