@@ -1,7 +1,8 @@
 /**
  * Base-DID delivery (http-api.md §10.4.1): the recipient's `<P>CacheService` services by `priority` (absent
- * last) then document order, their endpoints in listed order; stored until `max_replicas` Caches accepted or
- * every endpoint was tried; live push after the durable store.
+ * last) then document order, their endpoints in listed order; stored until the first Cache accepted (one copy)
+ * or every endpoint was tried; live push after the durable store. The store loop is shared with the plan's Store
+ * and Archive steps, which ask for more copies.
  */
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
@@ -40,7 +41,7 @@ export interface StoreReport {
 
 /**
  * §10.4.1 step 2. Each service is one Cache: its endpoints are alternatives tried in order until one accepts,
- * which counts as one replica; services are used in order until `maxReplicas` accepted. `bodies` are the
+ * which counts as one replica; services are used in order until `maxReplicas` accepted (base delivery: 1). `bodies` are the
  * envelopes to store — one, or a chunk set in sequence order: the whole set goes to the same endpoint, and a
  * failure at any chunk moves to the next endpoint, starting again at sequence 0.
  */

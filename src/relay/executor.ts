@@ -94,7 +94,9 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     }
     const extra = policy === null ? null : provenanceFields(policy, view, this.deps.identity);
     const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
-    const report = await storeInCaches(services, bodies, view.effectiveConstraints.maxReplicas, this.deps.storer);
+    // One copy: base delivery stores until the first 202. `max_replicas` bounds the copies a rule's Store steps ask
+    // for (`desired_replicas`); base delivery asks for none beyond the one the recipient retrieves.
+    const report = await storeInCaches(services, bodies, 1, this.deps.storer);
     const attempted = { attempted_caches: report.attempted };
     if (report.accepted.length === 0) {
       throw new DeliveryFailure('upstream_unavailable', 'every Cache endpoint of the recipient failed', attempted, {
