@@ -6,7 +6,7 @@
  */
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
-import type { CacheStorer } from './cache-store-client.js';
+import type { AppliedRetention, CacheStorer } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */
 export interface CacheServiceTarget {
@@ -37,6 +37,19 @@ export interface StoreReport {
   attempts: number;
   /** `cache_result` of the last failure (null when nothing failed). */
   lastFailure: string | null;
+  /** The shortest retention an accepting Cache applied to a copy (null when none said). */
+  retention: AppliedRetention | null;
+}
+
+/** The earlier-expiring of two retentions (ISO-8601 UTC times of one format compare as text; parsed to be safe). */
+export function shorterRetention(a: AppliedRetention | null, b: AppliedRetention | null): AppliedRetention | null {
+  if (a === null || b === null) return a ?? b;
+  return Date.parse(b.expiresAt) < Date.parse(a.expiresAt) ? b : a;
+}
+
+/** `details.applied_ttl` and `details.expires_at` of a DeliveryResult (§10.5, ddn's addition); empty when unknown. */
+export function retentionDetails(r: AppliedRetention | null): Record<string, string> {
+  return r === null ? {} : { applied_ttl: r.appliedTtl, expires_at: r.expiresAt };
 }
 
 /**
@@ -51,7 +64,7 @@ export async function storeInCaches(
   maxReplicas: number,
   storer: CacheStorer,
 ): Promise<StoreReport> {
-  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null };
+  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null };
   const wanted = Math.max(1, maxReplicas);
   for (const service of services) {
     if (report.accepted.length >= wanted) break;
@@ -59,6 +72,7 @@ export async function storeInCaches(
       const shown = normalizeEndpoint(endpoint);
       if (!report.attempted.includes(shown)) report.attempted.push(shown);
       let ok = true;
+      let retention: AppliedRetention | null = null;
       for (const body of bodies) {
         const outcome = await storer.store(endpoint, body);
         report.attempts += outcome.attempts;
@@ -67,9 +81,11 @@ export async function storeInCaches(
           ok = false;
           break;
         }
+        retention = shorterRetention(retention, outcome.retention);
       }
       if (ok) {
         if (!report.accepted.includes(shown)) report.accepted.push(shown);
+        report.retention = shorterRetention(report.retention, retention);
         break;
       }
     }

@@ -7,7 +7,7 @@ import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
 import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { cacheServicesOf, isLivePushEligible, storeInCaches } from './base-delivery.js';
+import { cacheServicesOf, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
 import type { CacheStorer } from './cache-store-client.js';
 import { DeliveryFailure, successResult, type DeliveryResult } from './delivery-result.js';
 
@@ -106,7 +106,7 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       });
     }
     const attempts = { retryCount: report.attempts, cacheAttempted: true, cacheResult: 'accepted' };
-    const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted };
+    const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted, ...retentionDetails(report.retention) };
     // §10.7: the live push is a duplicate sent only after the durable store; never for chunks.
     let live = 0;
     const first = job.envelopes[0];

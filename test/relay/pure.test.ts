@@ -33,7 +33,7 @@ class ScriptedStorer implements CacheStorer {
     this.calls.push({ endpoint, body: body.toString() });
     const list = this.script[endpoint] ?? [true];
     const ok = list.length > 1 ? list.shift()! : list[0]!;
-    return ok ? { ok: true, attempts: 1 } : { ok: false, attempts: 2, cacheResult: `no at ${endpoint}` };
+    return ok ? { ok: true, attempts: 1, retention: null } : { ok: false, attempts: 2, cacheResult: `no at ${endpoint}` };
   }
 }
 

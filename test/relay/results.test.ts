@@ -9,6 +9,7 @@ import { toBase64 } from '../../src/base/bytes.js';
 import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
+import { formatIsoDuration } from '../../src/codec/duration.js';
 import type { Recipient } from '../cache/harness.js';
 import { keyOf, mutate } from '../support/directory-flows.js';
 import { BASE_ACTION, registerNamedPersona, rejectAction, releasePlan, ruleOf, setDidPolicy, setScopePolicy, storePlan } from './ledger-setup.js';
@@ -63,8 +64,23 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.equal(res.body.retry_count, 1);
     assert.equal(res.body.cache_attempted, true);
     assert.equal(res.body.cache_result, 'accepted');
-    assert.deepEqual(details(res), { accepted_caches: [CACHE_URL], attempted_caches: [CACHE_URL] });
-    assert.ok((await h.cached(r.did)).includes(env.message_id as string));
+    const held = (await h.mailbox.getMessage(r.did, env.message_id as string, h.clock.nowMs()))!.meta;
+    assert.deepEqual(details(res), {
+      accepted_caches: [CACHE_URL],
+      attempted_caches: [CACHE_URL],
+      applied_ttl: formatIsoDuration(held.appliedTtlSeconds),
+      expires_at: new Date(held.expiresAtMs).toISOString(),
+    });
+  });
+
+  it('202 with details.applied_ttl: a ttl above the node\'s maximum is capped, and the result says so', async () => {
+    const env = h.envelope(r.did, { ttl: '30d' });
+    const res = await h.post(env);
+    expectSuccess(res, 'cached', 'cache_fallback');
+    const maxMs = 172_800_000; // the Cache's max_retention_seconds
+    assert.equal(details(res).applied_ttl, 'PT48H');
+    assert.equal(details(res).expires_at, new Date(h.clock.nowMs() + maxMs).toISOString());
+    assert.equal((await h.mailbox.getMessage(r.did, env.message_id as string, h.clock.nowMs()))!.meta.expiresAtMs, h.clock.nowMs() + maxMs);
   });
 
   it('202 delivered / direct: pushed live, only after the store, only when eligible', async () => {

@@ -43,7 +43,8 @@ describe('chunk staging', () => {
     const accepted = h.events.length;
     const done = await h.post(c[2]!);
     expectSuccess(done, 'chunk_set_delivered', 'cache_fallback');
-    assert.deepEqual(details(done), {
+    const { applied_ttl: appliedTtl, expires_at: expiresAt, ...rest } = details(done);
+    assert.deepEqual(rest, {
       accepted_caches: [CACHE_URL],
       attempted_caches: [CACHE_URL],
       message_group_id: group,
@@ -52,6 +53,9 @@ describe('chunk staging', () => {
     });
     assert.deepEqual(h.events.slice(accepted).map((e) => e.type), ['RelayAccepted', 'RelayDelivered']);
     const set = await h.mailbox.getChunkSet(r.did, group, h.clock.nowMs());
+    const earliest = Math.min(...set!.entries.map((e) => e.meta.expiresAtMs));
+    assert.equal(expiresAt, new Date(earliest).toISOString(), 'the copy of the set that expires first');
+    assert.match(String(appliedTtl), /^PT/);
     assert.deepEqual(set?.entries.map((e) => e.meta.messageId), c.map((x) => x.message_id), 'stored in sequence order');
     assert.deepEqual(h.live.pushed, [], 'chunks are never pushed live');
     assert.deepEqual(await h.store.loadSet(r.did, group), [], 'the delivered set is no longer staged');
