@@ -99,6 +99,7 @@ export interface Config {
   readonly cache: {
     readonly maxRetentionSeconds: number;
     readonly chunkStagingWindowSeconds: number;
+    /** `cbor_b64` plaintext payloads accepted by the Relay and the Cache (default: only on profile openpayload). */
     readonly allowPlaintext: boolean;
     /** Unexpired envelope bytes a Cache holds per recipient DID (0: no quota). */
     readonly maxBytesPerRecipient: number;
@@ -248,7 +249,13 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: 'relay-live-auth-timeout-ms', kind: 'value', arg: 'MS', defaultText: '5000', help: 'deadline of a first-frame live-session proof' },
   { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
   { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
-  { name: 'cache-allow-plaintext', kind: 'switch', arg: '', defaultText: 'true', help: 'accept plaintext envelopes' },
+  {
+    name: 'cache-allow-plaintext',
+    kind: 'switch',
+    arg: '',
+    defaultText: 'false on platform, true on openpayload',
+    help: 'the Relay and the Cache accept cbor_b64 plaintext payloads (else 422 plaintext_not_allowed)',
+  },
   {
     name: 'cache-max-bytes-per-recipient',
     kind: 'value',
@@ -585,7 +592,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     cache: {
       maxRetentionSeconds: r.int('cache-max-retention-seconds', 172_800, 1, YEAR_SECONDS),
       chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 3600, 1, YEAR_SECONDS),
-      allowPlaintext: r.bool('cache-allow-plaintext', true),
+      // The spec's payload is encrypted; the deployed openpayload clients package plaintext records (§10.1 decision).
+      allowPlaintext: r.bool('cache-allow-plaintext', profile === 'openpayload'),
       maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
       readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
       storageBudgetBytes: r.int('cache-storage-budget-bytes', 0, 0, Number.MAX_SAFE_INTEGER),

@@ -3,15 +3,28 @@
  * §11.3). Store implementations call them inside their write transaction so check and insert are atomic.
  */
 import { DdnError } from '../base/errors.js';
-import type { ChunkRef, ChunkSetState } from './mailbox-store.js';
+import { messageIdReuse } from '../protocol/envelope.js';
+import type { ChunkRef, ChunkSetState, EntryMeta } from './mailbox-store.js';
 
-/** Step 10: `'new'` when nothing live holds the id, `'dedupe'` for identical content, else `message_id_conflict`. */
+type Held = Pick<EntryMeta, 'contentHash' | 'messageId' | 'recipientDid' | 'chunk'>;
+
+const holder = (e: Pick<EntryMeta, 'contentHash' | 'recipientDid' | 'chunk'>) => ({
+  contentHash: e.contentHash,
+  recipientDid: e.recipientDid,
+  chunked: e.chunk !== null,
+});
+
+/**
+ * Step 10: `'new'` when nothing live holds the id; `'dedupe'` for identical content and for an unchunked envelope
+ * to the same recipient with other content (a re-encrypted retry: the first copy stands, `messageIdReuse`); else
+ * `message_id_conflict` (the chunk cases, an id reused for another recipient).
+ */
 export function checkDuplicate(
-  existing: { contentHash: string; messageId: string } | null,
-  contentHash: string,
+  existing: Held | null,
+  incoming: Pick<EntryMeta, 'contentHash' | 'recipientDid' | 'chunk'>,
 ): 'new' | 'dedupe' {
   if (existing === null) return 'new';
-  if (existing.contentHash === contentHash) return 'dedupe';
+  if (messageIdReuse(holder(existing), holder(incoming)) !== 'conflict') return 'dedupe';
   throw new DdnError('message_id_conflict', 'this message_id is already held with different content', {
     message_id: existing.messageId,
   });

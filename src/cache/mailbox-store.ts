@@ -99,7 +99,7 @@ export interface PutRequest {
 
 /** The outcome of a store. */
 export interface PutResult {
-  /** True when an entry with this `message_id` and identical content was already held; `entry` is that one. */
+  /** True when an entry with this `message_id` was already held and counts as this one (`checkDuplicate`); `entry` is that one. */
   deduped: boolean;
   entry: EntryMeta;
   chunkSet: ChunkSetState | null;
@@ -137,8 +137,9 @@ export interface SweepResult {
  */
 export interface MailboxStore extends NonceRegistry {
   /**
-   * Stores an entry: a live entry with the same `message_id` (case-insensitive) and the same content hash →
-   * `deduped`; a different hash → `message_id_conflict`; chunk rules (§11.3) → `chunk_set_conflict`,
+   * Stores an entry: a live entry with the same `message_id` (case-insensitive) and the same content hash, or
+   * both unchunked for the same recipient (`checkDuplicate`) → `deduped`, the held entry kept; otherwise a
+   * different hash → `message_id_conflict`; chunk rules (§11.3) → `chunk_set_conflict`,
    * `chunk_conflict`. A live `claim` → `proof_nonce_replayed` (nothing is written). Storage failure →
    * `insufficient_storage`; a full write queue → `rate_limited`.
    */

@@ -93,7 +93,7 @@ export function checkRetrievalProof(c: ProofCheck): CheckedProof {
       { header: 'X-Cache-Endpoint' },
     );
   }
-  const key = authorizedServiceKey(p.did, document, service, p.keyId, { requireAuthentication: true });
+  const key = authorizedServiceKey(p.did, document, service, p.keyId);
   if (key === undefined) {
     throw new DdnError('key_not_authorized', 'X-Key-Id is not an authorised Ed25519 key of the Cache service', {
       header: 'X-Key-Id',

@@ -25,7 +25,10 @@ export const sendCommand = leaf('ddn send', {
     tag: { type: 'string', arg: 'TAG', help: 'public tag (delivery policies may route on it)' },
     ttl: { type: 'string', arg: 'DURATION', help: 'how long the message may wait in a Cache (24h, 90m, PT2H, …)', default: '24h' },
     'chunk-size': { type: 'string', arg: 'BYTES', help: 'file bytes per chunk (capped by the limits)', default: '1048576' },
-    plaintext: { type: 'boolean', help: 'send WITHOUT encryption: every Relay and Cache can read the file' },
+    plaintext: {
+      type: 'boolean',
+      help: 'send WITHOUT encryption: every Relay and Cache can read the file (nodes on profile platform refuse it unless run with --cache-allow-plaintext)',
+    },
     ...DIRECTORY_OPTIONS,
   },
   async run(ctx, o) {

@@ -1,17 +1,16 @@
 /**
- * Which Caches a recipient can retrieve from with a given Ed25519 key (http-api.md §11.4 steps 5–7, §12 item 17):
- * every `<P>CacheService` of its document whose `authorization` lists a verification method of that key — of type
- * `Ed25519VerificationKey2020`, `Ed25519VerificationKey2018` or `Multikey`, controlled by the DID, and listed in
- * `authentication` when that list is not empty — once per endpoint.
+ * Which Caches a recipient can retrieve from with a given Ed25519 key (http-api.md §11.4 steps 5–7): every
+ * `<P>CacheService` of its document whose `authorization` lists a verification method of that key, by the Cache's
+ * own rule (`authorizedServiceKey`: of type `Ed25519VerificationKey2020`, `Ed25519VerificationKey2018` or `Multikey`
+ * and controlled by the DID; `authentication` plays no part) — once per endpoint.
  */
 import { bytesEqual } from '../base/bytes.js';
-import { decodeSigningKeyMultibase } from '../protocol/keys.js';
+import type { DidDocument, Service } from '../protocol/document.js';
 import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
+import { authorizedServiceKey } from '../protocol/service-keys.js';
 import type { CacheTarget } from './cache-client.js';
-import type { RenderedDidDocumentJson } from './types.js';
-
-const SIGNING_TYPES = new Set(['Ed25519VerificationKey2020', 'Ed25519VerificationKey2018', 'Multikey']);
+import type { RenderedDidDocumentJson, ServiceJson } from './types.js';
 
 /** Filters of {@link cacheTargetsFor}. */
 export interface CacheTargetOptions {
@@ -20,35 +19,34 @@ export interface CacheTargetOptions {
   deviceId?: string;
 }
 
+const endpointsOf = (s: ServiceJson): string[] => (typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint);
+
 /**
- * The test a service's `authorization` entry must pass to be used with `publicKey` (§11.4 step 7): a verification
- * method of the DID of an Ed25519 type whose key is `publicKey`, listed in `authentication` when that list is not
- * empty (and equal to `keyId` when given).
+ * The first entry of `s.authorization` that authorizes `publicKey` for the service by the Cache's rule (equal to
+ * `keyId` when given), or undefined.
  */
-export function keyUsableWith(document: RenderedDidDocumentJson, publicKey: Uint8Array, keyId?: string): (id: string) => boolean {
+export function authorizedKeyIdFor(document: RenderedDidDocumentJson, s: ServiceJson, publicKey: Uint8Array, keyId?: string): string | undefined {
   const did = document.id;
-  const auth = document.authentication ?? [];
-  return (id: string): boolean => {
+  // Only the verification methods are read by the key rule; the service is passed on its own.
+  const keys: DidDocument = { id: did, verificationMethod: document.verificationMethod, authentication: null, keyAgreement: [], service: null };
+  const service: Service = { id: s.id, type: s.type, serviceEndpoint: endpointsOf(s), authorization: s.authorization ?? null, priority: s.priority ?? null };
+  return (s.authorization ?? []).find((id) => {
     if (keyId !== undefined && id !== keyId) return false;
-    if (auth.length > 0 && !auth.includes(id)) return false;
-    const vm = document.verificationMethod.find((v) => v.id === id && v.controller === did);
-    if (vm === undefined || !SIGNING_TYPES.has(vm.type)) return false;
-    const key = decodeSigningKeyMultibase(vm.publicKeyMultibase);
+    const key = authorizedServiceKey(did, keys, service, id);
     return key !== undefined && bytesEqual(key, publicKey);
-  };
+  });
 }
 
 /** The Cache targets of `document` for the key `publicKey`, in document order, one per endpoint. */
 export function cacheTargetsFor(profile: Profile, document: RenderedDidDocumentJson, publicKey: Uint8Array, opts: CacheTargetOptions = {}): CacheTarget[] {
   const did = document.id;
-  const usable = keyUsableWith(document, publicKey, opts.keyId);
   const seen = new Set<string>();
   const out: CacheTarget[] = [];
   for (const s of document.service ?? []) {
     if (s.type !== profile.cacheServiceType) continue;
-    const keyId = (s.authorization ?? []).find(usable);
+    const keyId = authorizedKeyIdFor(document, s, publicKey, opts.keyId);
     if (keyId === undefined) continue;
-    for (const e of typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint) {
+    for (const e of endpointsOf(s)) {
       const endpoint = normalizeEndpoint(e);
       if (seen.has(endpoint)) continue;
       seen.add(endpoint);

@@ -11,7 +11,7 @@ import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import { liveProofHeaders, signLiveProof } from '../protocol/live-proof.js';
 import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
-import { keyUsableWith } from './cache-targets.js';
+import { authorizedKeyIdFor } from './cache-targets.js';
 import { encodePath } from './http.js';
 import type { RenderedDidDocumentJson } from './types.js';
 
@@ -36,11 +36,10 @@ export function liveProofServiceFor(
   publicKey: Uint8Array,
   keyId?: string,
 ): { serviceId: string; keyId: string } | undefined {
-  const usable = keyUsableWith(document, publicKey, keyId);
   for (const type of [profile.relayServiceType, profile.cacheServiceType]) {
     for (const s of document.service ?? []) {
       if (s.type !== type) continue;
-      const id = (s.authorization ?? []).find(usable);
+      const id = authorizedKeyIdFor(document, s, publicKey, keyId);
       if (id !== undefined) return { serviceId: s.id, keyId: id };
     }
   }

@@ -286,3 +286,24 @@ function parseSender(body: Record<string, unknown>): SenderProof | null {
   if (!bytes || bytes.length !== 64) bad('invalid_envelope', 'sender_signature');
   return { did: sender, keyId, signature: bytes };
 }
+
+/** A `message_id` as a node already holds it (a Cache entry, a Relay's remembered delivery) or receives it again. */
+export interface MessageIdHolder {
+  /** sha256 of the canonical JSON of the whole envelope. */
+  contentHash: string;
+  /** The canonical recipient DID; null when not known (a Relay's record of a chunk of a delivered set). */
+  recipientDid: string | null;
+  chunked: boolean;
+}
+
+/**
+ * What a `message_id` seen again means (service-spec: "an identical message_id gives `deduped: true`"):
+ * `identical` — the same content; `duplicate` — an unchunked envelope for the same recipient with other content
+ * (a client that re-encrypted on retry: the first copy stands); `conflict` — anything else, the chunk cases of
+ * http-api.md §10.4.3 and §11.3 and an id reused for another recipient (409 `message_id_conflict`).
+ */
+export function messageIdReuse(held: MessageIdHolder, incoming: MessageIdHolder): 'identical' | 'duplicate' | 'conflict' {
+  if (held.contentHash === incoming.contentHash) return 'identical';
+  const unchunked = !held.chunked && !incoming.chunked;
+  return unchunked && held.recipientDid !== null && held.recipientDid === incoming.recipientDid ? 'duplicate' : 'conflict';
+}

@@ -222,7 +222,7 @@ function checkNodeRequest(c: NodeRequestCheck): CheckedNodeRequest {
   const document = c.nodeRecord.document;
   const service = findService(document, h.serviceId, c.serviceType);
   if (document === null || service === undefined) throw nodeSignatureError('service_not_found');
-  const key = authorizedServiceKey(h.nodeDid, document, service, h.keyId, { requireAuthentication: false });
+  const key = authorizedServiceKey(h.nodeDid, document, service, h.keyId);
   if (key === undefined) throw nodeSignatureError('key_not_authorized');
   const signature = parseBase64(h.signature);
   if (signature === undefined || signature.length !== 64) throw nodeSignatureError('invalid_signature_encoding');

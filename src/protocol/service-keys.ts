@@ -18,30 +18,24 @@ export function findService(document: DidDocument | null, serviceId: string, typ
   return document?.service?.find((s) => s.id === serviceId && s.type === type);
 }
 
-/** Options of {@link authorizedServiceKey}. */
-export interface ServiceKeyRules {
-  /** Also require the key in the document's `authentication` list when that list is non-empty (§11.4 step 7). */
-  requireAuthentication: boolean;
-}
-
 /**
- * The Ed25519 public key of `keyId` when it is listed in `service.authorization`, is a verification method of
- * `did` with `controller` = `did` and an Ed25519 type, and its key decodes as in ledger-rules.md §3.5;
- * `undefined` otherwise.
+ * The one rule for a key a DID authorises for one of its services, with no other condition: the Ed25519 public
+ * key of `keyId` when it is listed in `service.authorization`, is a verification method of `did` with
+ * `controller` = `did` and an Ed25519 type, and its key decodes as in ledger-rules.md §3.5; `undefined`
+ * otherwise. Service authorization is its own reference (service-spec: "adding a verification method does not
+ * authorize it for authentication or service use; those are separate references"), so the document's
+ * `authentication` list plays no part: a key the service authorises is accepted whether or not it is in
+ * `authentication`, and a key it does not list is refused even when it is. A service without `authorization`
+ * authorises no key. Pure: used for retrieval proofs, node requests and live-session proofs alike.
  */
 export function authorizedServiceKey(
   did: string,
   document: DidDocument,
   service: Service,
   keyId: string,
-  rules: ServiceKeyRules,
 ): Uint8Array | undefined {
   if (!(service.authorization ?? []).includes(keyId)) return undefined;
   const vm = document.verificationMethod.find((v) => v.id === keyId && v.controller === did);
   if (vm === undefined || !ED25519_VM_TYPES.includes(vm.type)) return undefined;
-  if (rules.requireAuthentication) {
-    const auth = document.authentication ?? [];
-    if (auth.length > 0 && !auth.includes(keyId)) return undefined;
-  }
   return decodeSigningKeyMultibase(vm.publicKeyMultibase);
 }

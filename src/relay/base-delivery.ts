@@ -1,11 +1,12 @@
 /**
  * Base-DID delivery (http-api.md §10.4.1): the recipient's `<P>CacheService` services by `priority` (absent
- * last) then document order, their endpoints in listed order; stored until `max_replicas` Caches accepted or
- * every endpoint was tried; live push after the durable store.
+ * last) then document order, their endpoints in listed order; stored until the first Cache accepted (one copy)
+ * or every endpoint was tried; live push after the durable store. The store loop is shared with the plan's Store
+ * and Archive steps, which ask for more copies.
  */
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
-import type { CacheStorer } from './cache-store-client.js';
+import type { AppliedRetention, CacheStorer } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */
 export interface CacheServiceTarget {
@@ -36,11 +37,24 @@ export interface StoreReport {
   attempts: number;
   /** `cache_result` of the last failure (null when nothing failed). */
   lastFailure: string | null;
+  /** The shortest retention an accepting Cache applied to a copy (null when none said). */
+  retention: AppliedRetention | null;
+}
+
+/** The earlier-expiring of two retentions (ISO-8601 UTC times of one format compare as text; parsed to be safe). */
+export function shorterRetention(a: AppliedRetention | null, b: AppliedRetention | null): AppliedRetention | null {
+  if (a === null || b === null) return a ?? b;
+  return Date.parse(b.expiresAt) < Date.parse(a.expiresAt) ? b : a;
+}
+
+/** `details.applied_ttl` and `details.expires_at` of a DeliveryResult (§10.5, ddn's addition); empty when unknown. */
+export function retentionDetails(r: AppliedRetention | null): Record<string, string> {
+  return r === null ? {} : { applied_ttl: r.appliedTtl, expires_at: r.expiresAt };
 }
 
 /**
  * §10.4.1 step 2. Each service is one Cache: its endpoints are alternatives tried in order until one accepts,
- * which counts as one replica; services are used in order until `maxReplicas` accepted. `bodies` are the
+ * which counts as one replica; services are used in order until `maxReplicas` accepted (base delivery: 1). `bodies` are the
  * envelopes to store — one, or a chunk set in sequence order: the whole set goes to the same endpoint, and a
  * failure at any chunk moves to the next endpoint, starting again at sequence 0.
  */
@@ -50,7 +64,7 @@ export async function storeInCaches(
   maxReplicas: number,
   storer: CacheStorer,
 ): Promise<StoreReport> {
-  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null };
+  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null };
   const wanted = Math.max(1, maxReplicas);
   for (const service of services) {
     if (report.accepted.length >= wanted) break;
@@ -58,6 +72,7 @@ export async function storeInCaches(
       const shown = normalizeEndpoint(endpoint);
       if (!report.attempted.includes(shown)) report.attempted.push(shown);
       let ok = true;
+      let retention: AppliedRetention | null = null;
       for (const body of bodies) {
         const outcome = await storer.store(endpoint, body);
         report.attempts += outcome.attempts;
@@ -66,9 +81,11 @@ export async function storeInCaches(
           ok = false;
           break;
         }
+        retention = shorterRetention(retention, outcome.retention);
       }
       if (ok) {
         if (!report.accepted.includes(shown)) report.accepted.push(shown);
+        report.retention = shorterRetention(report.retention, retention);
         break;
       }
     }

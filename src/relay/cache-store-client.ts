@@ -26,9 +26,20 @@ export interface LocalCachePort {
   store(rawBody: Buffer, node: NodeIdentity): Promise<CacheAnswer>;
 }
 
+/** The retention a Cache applied to a copy, as its 202 answered it (§11.1 response: ISO duration, ISO time). */
+export interface AppliedRetention {
+  appliedTtl: string;
+  expiresAt: string;
+}
+
 /** The outcome of storing one envelope at one endpoint. */
 export type StoreOutcome =
-  | { ok: true; attempts: number }
+  | {
+      ok: true;
+      attempts: number;
+      /** What the Cache applied; null when its answer did not say. */
+      retention: AppliedRetention | null;
+    }
   | {
       ok: false;
       attempts: number;
@@ -80,6 +91,13 @@ function parseBody(b: Buffer): Record<string, unknown> | null {
   }
 }
 
+/** The retention of an accepted store's answer (`applied_ttl`, `expires_at`), when it carries both as strings. */
+export function retentionOf(body: Record<string, unknown> | null): AppliedRetention | null {
+  const appliedTtl = body?.applied_ttl;
+  const expiresAt = body?.expires_at;
+  return typeof appliedTtl === 'string' && typeof expiresAt === 'string' ? { appliedTtl, expiresAt } : null;
+}
+
 /** The Cache's error text for `cache_result`: its `error` (= `code`) field, else `http_<status>`. */
 function errorText(a: CacheAnswer): string {
   const e = a.body?.error ?? a.body?.code;
@@ -105,7 +123,7 @@ export class HttpCacheStorer implements CacheStorer {
   async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
     if (this.deps.local !== undefined && this.isOwn(endpoint)) {
       const a = await this.deps.local.store(body, this.deps.identity);
-      return a.status === 202 ? { ok: true, attempts: 1 } : { ok: false, attempts: 1, cacheResult: errorText(a) };
+      return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : { ok: false, attempts: 1, cacheResult: errorText(a) };
     }
     const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;
     let attempts = 0;
@@ -115,9 +133,9 @@ export class HttpCacheStorer implements CacheStorer {
       attempts++;
       try {
         const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs);
-        // an accepted store's body is not needed: only a refusal's error code is read
-        if (res.status === 202) return { ok: true, attempts };
         const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
+        // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
+        if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
         last = errorText(answer);
         this.deps.logger?.debug({ endpoint, status: answer.status, code: last }, 'cache store refused');
         if (!RETRYABLE.has(answer.status)) break;

@@ -7,7 +7,7 @@ import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
 import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { cacheServicesOf, isLivePushEligible, storeInCaches } from './base-delivery.js';
+import { cacheServicesOf, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
 import type { CacheStorer } from './cache-store-client.js';
 import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from './delivery-result.js';
 import { NO_REACH, type LiveReach } from './live-sessions.js';
@@ -105,7 +105,9 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     }
     const extra = policy === null ? null : provenanceFields(policy, view, this.deps.identity);
     const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
-    const report = await storeInCaches(services, bodies, view.effectiveConstraints.maxReplicas, this.deps.storer);
+    // One copy: base delivery stores until the first 202. `max_replicas` bounds the copies a rule's Store steps ask
+    // for (`desired_replicas`); base delivery asks for none beyond the one the recipient retrieves.
+    const report = await storeInCaches(services, bodies, 1, this.deps.storer);
     const attempted = { attempted_caches: report.attempted };
     if (report.accepted.length === 0) {
       throw new DeliveryFailure('upstream_unavailable', 'every Cache endpoint of the recipient failed', attempted, {
@@ -115,7 +117,7 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       });
     }
     const attempts = { retryCount: report.attempts, cacheAttempted: true, cacheResult: 'accepted' };
-    const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted };
+    const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted, ...retentionDetails(report.retention) };
     // §10.7: the live push is a duplicate sent only after the durable store; never for chunks.
     const reach: LiveReach = eligible ? await live.push(view.recipient.did, first.toString('utf8')) : NO_REACH;
     // live_sessions counts the sessions of this process only (other Relay processes push to theirs unseen).

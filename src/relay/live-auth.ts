@@ -105,7 +105,7 @@ export function checkLiveProof(c: LiveProofCheck): NonceClaim {
   if (!c.publicRelayUrls.some((u) => normalizeEndpoint(u) === endpoint)) {
     throw new DdnError('relay_endpoint_mismatch', 'X-Relay-Endpoint is not a public URL of this Relay', { header: LIVE_PROOF_HEADERS.relayEndpoint });
   }
-  const key = authorizedServiceKey(c.did, c.document, service, p.keyId, { requireAuthentication: true });
+  const key = authorizedServiceKey(c.did, c.document, service, p.keyId);
   if (key === undefined) {
     throw new DdnError('key_not_authorized', 'X-Key-Id is not an authorised Ed25519 key of the service', { header: LIVE_PROOF_HEADERS.keyId });
   }

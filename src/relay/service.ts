@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
+import { messageIdReuse } from '../protocol/envelope.js';
 import { eventEnvelopeContext, type EventEnvelopeContext } from '../protocol/event-envelope.js';
 import { nodeSignatureError } from '../protocol/node-signature.js';
 import { failureResult, NO_ATTEMPT, successResult, type DeliveryResult } from './delivery-result.js';
@@ -52,8 +53,8 @@ export interface RelayServiceDeps {
 
 /** The Relay role. */
 export class RelayService {
-  /** Unchunked deliveries in progress, by message key: a concurrent identical request waits for the first. */
-  private readonly inFlight = new Map<string, { hash: string; result: Promise<DeliveryResult> }>();
+  /** Unchunked deliveries in progress, by message key: a concurrent duplicate request waits for the first. */
+  private readonly inFlight = new Map<string, { hash: string; recipientDid: string; result: Promise<DeliveryResult> }>();
   /** Chunk sets being delivered, by (recipient, group): one delivery of a set at a time. */
   private readonly setLocks = new Map<string, Promise<unknown>>();
 
@@ -93,19 +94,19 @@ export class RelayService {
     const r = await admit(req, clock.nowMs(), this.deps);
     const { env } = r;
     const key = env.messageId.toLowerCase();
-    // 6. idempotency: a delivered message id within 24 h
+    // 6. idempotency: a delivered message id within 24 h — the same content replays the remembered result; an
+    // unchunked envelope to the same recipient with other content (re-encrypted on retry) is a duplicate whose
+    // first copy stands; anything else is a conflict (`messageIdReuse`)
+    const incoming = { contentHash: env.contentHash, recipientDid: r.view.recipient.did, chunked: env.chunk !== null };
     const prior = await store.findResult(key, clock.nowMs());
-    if (prior !== null) {
-      if (prior.contentHash === env.contentHash) return prior.result;
-      throw conflict(env.messageId);
-    }
+    if (prior !== null) return reusedResult(prior.result, messageIdReuse({ ...prior, chunked: prior.recipientDid === null }, incoming), env.messageId);
     if (env.chunk === null) {
       const staged = await store.findStagedMessage(key, clock.nowMs());
       if (staged !== null) throw conflict(env.messageId);
       const running = this.inFlight.get(key);
       if (running !== undefined) {
-        if (running.hash !== env.contentHash) throw conflict(env.messageId);
-        return running.result;
+        const reuse = messageIdReuse({ contentHash: running.hash, recipientDid: running.recipientDid, chunked: false }, incoming);
+        return running.result.then((result) => reusedResult(result, reuse, env.messageId));
       }
     }
     checkDeliverable(r, req.rawBody.length, clock.nowMs(), settings);
@@ -120,10 +121,12 @@ export class RelayService {
    */
   private deliverOnce(key: string, r: Resolved): Promise<DeliveryResult> {
     const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view });
-    const entry = { hash: r.env.contentHash, result: run };
+    const recipientDid = r.view.recipient.did;
+    const entry = { hash: r.env.contentHash, recipientDid, result: run };
     this.inFlight.set(key, entry);
     const recorded = run.then(
-      (result) => (result.success ? this.remember(() => this.deps.store.saveResult(key, r.env.contentHash, result, this.deps.clock.nowMs())) : undefined),
+      (result) =>
+        result.success ? this.remember(() => this.deps.store.saveResult(key, r.env.contentHash, recipientDid, result, this.deps.clock.nowMs())) : undefined,
       () => undefined,
     );
     void recorded.finally(() => {
@@ -244,6 +247,17 @@ export class RelayService {
 
 function conflict(messageId: string): DdnError {
   return new DdnError('message_id_conflict', 'this message_id was already used with different content', { message_id: messageId });
+}
+
+/**
+ * The answer to a `message_id` seen again: the first delivery's result as it was for identical content (§10.3
+ * step 6); for a duplicate whose content differed, that result with `details.deduped: true` when it succeeded (the
+ * first copy stands, this one is dropped); a conflict → 409 `message_id_conflict`.
+ */
+function reusedResult(first: DeliveryResult, reuse: ReturnType<typeof messageIdReuse>, messageId: string): DeliveryResult {
+  if (reuse === 'conflict') throw conflict(messageId);
+  if (reuse === 'identical' || !first.success) return first;
+  return { ...first, details: { ...first.details, deduped: true } };
 }
 
 /** 202 `chunk_staged` (§10.5): the set is incomplete. */

@@ -13,6 +13,8 @@ export const RESULT_RETENTION_MS = 86_400_000;
 /** A remembered delivery: the content it was for and the result answered. */
 export interface StoredResult {
   contentHash: string;
+  /** The recipient DID of an unchunked delivery; null for a chunk of a delivered set. */
+  recipientDid: string | null;
   result: DeliveryResult;
 }
 
@@ -86,8 +88,8 @@ export interface RelaySweepResult {
 export interface RelayStagingStore extends NonceRegistry {
   /** The result remembered for `messageKey` at `nowMs` (younger than {@link RESULT_RETENTION_MS}), or null. */
   findResult(messageKey: string, nowMs: number): Promise<StoredResult | null>;
-  /** Remembers a delivered message's result. */
-  saveResult(messageKey: string, contentHash: string, result: DeliveryResult, nowMs: number): Promise<void>;
+  /** Remembers a delivered unchunked message's result and its recipient DID. */
+  saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void>;
   /** The live staged chunk holding `messageKey`, or null. */
   findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null>;
   /**

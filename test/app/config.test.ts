@@ -33,7 +33,10 @@ describe('loadConfig', () => {
     assert.equal(c.relay.maxSessionsPerDid, 8);
     assert.equal(c.cache.maxRetentionSeconds, 172_800);
     assert.equal(c.cache.chunkStagingWindowSeconds, 3600);
-    assert.equal(c.cache.allowPlaintext, true);
+    assert.equal(c.cache.allowPlaintext, false, 'profile platform refuses plaintext payloads by default');
+    assert.equal(loadConfig(['--profile', 'openpayload'], {}).cache.allowPlaintext, true, 'openpayload accepts them by default');
+    assert.equal(loadConfig(['--cache-allow-plaintext'], {}).cache.allowPlaintext, true, 'the flag overrides the profile');
+    assert.equal(loadConfig(['--profile', 'openpayload'], { DDN_CACHE_ALLOW_PLAINTEXT: 'false' }).cache.allowPlaintext, false);
     assert.equal(c.cache.maxBytesPerRecipient, 1_073_741_824);
     assert.equal(loadConfig(['--cache-max-bytes-per-recipient', '0'], {}).cache.maxBytesPerRecipient, 0, '0: no quota');
     assert.equal(c.cache.readCacheBytes, 33_554_432);

@@ -161,6 +161,40 @@ describe('startNode', () => {
     }
   });
 
+  it('refuses plaintext payloads on profile platform and accepts them on openpayload, unless overridden', async () => {
+    const plaintextTo = (p: string) => ({
+      message_id: '6f1c2b9e-3d4a-4e5f-8a7b-1c2d3e4f5a6b',
+      to: `did:${p}:8DfbjXLth7APvt3qQPgtf`,
+      timestamp: new Date(1_700_000_000_000).toISOString(),
+      payload: { profile: `${p}:plaintext-cbor:v1`, cbor_b64: 'oA==' },
+    });
+    const codes = async (node: RunningNode, p: string) => {
+      const out: [number, string][] = [];
+      for (const url of [`${node.urls.relay!}/relay`, `${node.urls.cache!}/cache/store`]) {
+        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plaintextTo(p)) });
+        out.push([res.status, ((await res.json()) as { code: string }).code]);
+      }
+      const limits = (await (await fetch(`${node.urls.cache!}/cache/limits`)).json()) as { allow_plaintext: boolean };
+      return { codes: out, allowPlaintext: limits.allow_plaintext };
+    };
+    const refused = { codes: [[422, 'plaintext_not_allowed'], [422, 'plaintext_not_allowed']], allowPlaintext: false };
+    // accepted: the envelope passes validation and is refused later, for its unregistered recipient
+    const accepted = { codes: [[404, 'recipient_not_found'], [404, 'recipient_not_found']], allowPlaintext: true };
+    for (const [args, p, want] of [
+      [[], 'platform', refused],
+      [['--profile', 'openpayload'], 'openpayload', accepted],
+      [['--cache-allow-plaintext'], 'platform', accepted],
+      [['--profile', 'openpayload', '--cache-allow-plaintext=false'], 'openpayload', refused],
+    ] as const) {
+      const node = await start(tempDir(), ...args);
+      try {
+        assert.deepEqual(await codes(node, p), want, args.join(' '));
+      } finally {
+        await node.close();
+      }
+    }
+  });
+
   it('releases everything when a port is taken', async () => {
     const dir = tempDir();
     const a = await start(tempDir());

@@ -10,7 +10,7 @@ import type { NewEntry } from '../../src/cache/mailbox-store.js';
 import { GroupCommitWriter } from '../../src/store/sqlite/group-commit.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { startCache } from './harness.js';
-import { DID, entry, NOW } from '../store/mailbox-fixtures.js';
+import { DID, entry, NOW, OTHER } from '../store/mailbox-fixtures.js';
 
 const put = (s: SqliteMailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
@@ -83,7 +83,7 @@ describe('SqliteMailboxStore write path', () => {
     const store = SqliteMailboxStore.open(join(dir, 'isolate.sqlite'));
     try {
       const a = entry();
-      const clash = entry({ messageId: a.messageId, contentHash: 'different' });
+      const clash = entry({ messageId: a.messageId, contentHash: 'different', recipientDid: OTHER });
       const b = entry();
       const same = entry({ messageId: a.messageId });
       const settled = await Promise.allSettled([put(store, a), put(store, clash), put(store, b), put(store, same)]);

@@ -34,10 +34,18 @@ describe('retention', () => {
 
 describe('chunk admission', () => {
   it('dedupes identical content and refuses conflicts', () => {
-    assert.equal(checkDuplicate(null, 'h'), 'new');
-    assert.equal(checkDuplicate({ contentHash: 'h', messageId: 'm' }, 'h'), 'dedupe');
-    assert.throws(() => checkDuplicate({ contentHash: 'h', messageId: 'm' }, 'x'), isCode('message_id_conflict'));
     const chunk = { groupId: 'g', sequence: 1, total: 3 };
+    type Held = { contentHash: string; messageId: string; recipientDid: string; chunk: typeof chunk | null };
+    const held: Held = { contentHash: 'h', messageId: 'm', recipientDid: 'did:a', chunk: null };
+    const incoming = (over: Partial<Held>): Held => ({ ...held, ...over });
+    assert.equal(checkDuplicate(null, incoming({})), 'new');
+    assert.equal(checkDuplicate(held, incoming({})), 'dedupe');
+    assert.equal(checkDuplicate(held, incoming({ contentHash: 'x' })), 'dedupe', 'unchunked, same recipient: a re-encrypted retry');
+    assert.throws(() => checkDuplicate(held, incoming({ contentHash: 'x', recipientDid: 'did:b' })), isCode('message_id_conflict'));
+    assert.throws(() => checkDuplicate(held, incoming({ contentHash: 'x', chunk })), isCode('message_id_conflict'));
+    assert.throws(() => checkDuplicate({ ...held, chunk }, incoming({ contentHash: 'x' })), isCode('message_id_conflict'));
+    assert.equal(checkDuplicate({ ...held, chunk }, incoming({ chunk })), 'dedupe', 'an identical chunk');
+    assert.throws(() => checkDuplicate({ ...held, chunk }, incoming({ contentHash: 'x', chunk })), isCode('message_id_conflict'));
     checkChunk(null, null, chunk);
     checkChunk({ total: 3 }, null, chunk);
     assert.throws(() => checkChunk({ total: 2 }, null, chunk), isCode('chunk_set_conflict'));

@@ -68,6 +68,22 @@ describe('retrieval proof vector (§13.2)', () => {
     assert.equal(ackSubject(['\u{1F600}', '\uFFFF']), '\uFFFF,\u{1F600}', 'code-point order, not UTF-16 order');
   });
 
+  it('takes service authorization as its own reference: authentication neither adds nor is required', () => {
+    const root = `${did}#root`;
+    const withService = (authorization: string[] | null, authentication: string[] | null): DidDocument => ({
+      ...document,
+      authentication,
+      service: [{ ...document.service![0]!, authorization }],
+    });
+    assert.ok(check({}, withService([root], null)), 'no authentication list');
+    assert.ok(check({}, withService([root], [])), 'an empty authentication list');
+    assert.ok(check({}, withService([root], [`${did}#other`])), 'authorised by the service though not in authentication');
+    const refused = (e: unknown) => e instanceof DdnError && e.code === 'key_not_authorized';
+    assert.throws(() => check({}, withService([`${did}#other`], [root])), refused, 'in authentication only');
+    assert.throws(() => check({}, withService([], [root])), refused, 'an empty authorization authorises no key');
+    assert.throws(() => check({}, withService(null, [root])), refused, 'a service without authorization authorises no key');
+  });
+
   it('refuses a VM whose controller is another DID, and a tampered signature', () => {
     const foreign: DidDocument = {
       ...document,
@@ -248,7 +264,7 @@ describe('retrieval routes', () => {
     expectError(await pull({ endpoint: OTHER_CACHE_URL }), 403, 'cache_endpoint_mismatch');
     assert.equal((await pull({ endpoint: `${CACHE_URL}/` })).status, 200, 'one trailing slash ignored');
     expectError(await pull({ endpoint: `${CACHE_URL}//` }), 403, 'cache_endpoint_mismatch');
-    expectError(await pull({ keyId: kid(r.did, 'key-2'), key: r.key2 }), 403, 'key_not_authorized');
+    assert.equal((await pull({ keyId: kid(r.did, 'key-2'), key: r.key2 })).status, 200, 'authorised by the service, not in authentication');
     expectError(await pull({ keyId: kid(r.did, 'key-3'), key: r.key3 }), 403, 'key_not_authorized');
     expectError(await pull({ keyId: kid(r.did, 'key-4'), key: r.key4 }), 403, 'key_not_authorized');
     expectError(await pull({ keyId: kid(r.did, 'key-9') }), 403, 'key_not_authorized');
@@ -258,6 +274,27 @@ describe('retrieval routes', () => {
     const signed = h.proof(r, 'pull', '*');
     expectError(await h.get(path, { ...signed, 'X-Nonce': randomUUID() }), 403, 'invalid_signature');
     expectError(await h.get(path, { ...signed, 'X-Timestamp': isoSeconds(now + 1000) }), 403, 'invalid_signature');
+  });
+
+  it('the Cache service\'s authorization decides alone: a key it lists retrieves and acknowledges, one it does not is refused', async () => {
+    const { env } = await store(r);
+    const id = env.message_id as string;
+    const k2 = { keyId: kid(r.did, 'key-2'), key: r.key2 }; // in the service's authorization, not in authentication
+    const k3 = { keyId: kid(r.did, 'key-3'), key: r.key3 }; // in authentication, not in the service's authorization
+    const routes = [
+      ['summary', `/cache/summary/${enc(r.did)}`, '*'],
+      ['pull', `/cache/messages/${enc(r.did)}`, '*'],
+      ['pull_message', `/cache/message/${enc(r.did)}/${id}`, id],
+    ] as const;
+    for (const [operation, path, subject] of routes) {
+      const ok = await h.get(path, h.proof(r, operation, subject, k2));
+      assert.equal(ok.status, 200, `${operation}: ${ok.text}`);
+      expectError(await h.get(path, h.proof(r, operation, subject, k3)), 403, 'key_not_authorized');
+    }
+    expectError(await h.ack(r, [id], k3), 403, 'key_not_authorized');
+    const acked = await h.ack(r, [id], k2);
+    assert.equal(acked.status, 200, acked.text);
+    assert.deepEqual(acked.body, { acked: 1, message_ids: [id] });
   });
 
   it('a refused signature leaves its nonce unused (the claim recorded meanwhile is released)', async () => {

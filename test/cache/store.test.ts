@@ -251,7 +251,7 @@ describe('POST /cache/store', () => {
     assert.equal((await h.storeRaw(h.envelope(r.did, { timestamp: old, ttl: '3601s' }))).status, 202);
   });
 
-  it('deduplicates identical retries and refuses a reused message_id (409 message_id_conflict)', async () => {
+  it('deduplicates a message_id re-sent to the same recipient, identical or not, and refuses it for another (409 message_id_conflict)', async () => {
     const env = h.envelope(r.did);
     const first = await h.storeRaw(env);
     assert.equal(first.status, 202);
@@ -263,12 +263,21 @@ describe('POST /cache/store', () => {
     // the same content with other spacing is still identical
     const spaced = await h.storeRaw(JSON.stringify(env, null, 2));
     assert.equal(spaced.body.deduped, true);
+    // a client that re-encrypted on retry: other content, same recipient — the first copy stands
     const upper = await h.storeRaw({ ...env, message_id: (env.message_id as string).toUpperCase() });
-    expectError(upper, 409, 'message_id_conflict');
-    expectError(await h.storeRaw({ ...env, tag: 'other' }), 409, 'message_id_conflict');
+    assert.equal(upper.status, 202, upper.text);
+    assert.deepEqual(upper.body, { ...first.body, deduped: true });
+    const reencrypted = await h.storeRaw({ ...env, tag: 'other', payload: { ciphertext_b64: 'AAAA' } });
+    assert.equal(reencrypted.status, 202, reencrypted.text);
+    assert.deepEqual(reencrypted.body, { ...first.body, deduped: true });
+    expectError(await h.storeRaw({ ...env, to: sender.did }), 409, 'message_id_conflict');
+    const group = randomUUID();
+    expectError(await h.storeRaw({ ...env, message_group_id: group, sequence_number: 0, total_chunks: 2 }), 409, 'message_id_conflict');
     assert.equal(h.events.length, before, 'no event for deduplicated stores');
     const summary = await h.summary(r);
-    assert.equal((summary.body.messages as { message_id: string }[]).filter((m) => m.message_id === env.message_id).length, 1);
+    const kept = (summary.body.messages as { message_id: string; tag?: string }[]).filter((m) => m.message_id === env.message_id);
+    assert.equal(kept.length, 1);
+    assert.equal(kept[0]!.tag, env.tag, 'the first copy is kept');
   });
 
   it('emits CacheStored with the canonical persona of a persona-addressed store', async () => {

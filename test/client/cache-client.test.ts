@@ -57,7 +57,7 @@ describe('cacheTargetsFor', () => {
     authentication: [`${DID}#root`, `${DID}#k3`], keyAgreement: [], service: [], ...over,
   });
 
-  it('keeps Cache services authorizing an authenticated method of this key, once per endpoint', () => {
+  it('keeps Cache services authorizing a method of this key, once per endpoint; authentication plays no part', () => {
     const d = doc({
       service: [
         { id: `${DID}#cache`, type: 'PlatformCacheService', serviceEndpoint: ['https://a.example/', 'https://b.example'], authorization: [`${DID}#k2`, `${DID}#root`] },
@@ -68,10 +68,11 @@ describe('cacheTargetsFor', () => {
       ],
     });
     assert.deepEqual(cacheTargetsFor(PLATFORM, d, key.publicKey, { deviceId: 'p' }), [
-      { did: DID, serviceId: `${DID}#cache`, endpoint: 'https://a.example', keyId: `${DID}#root`, deviceId: 'p' },
-      { did: DID, serviceId: `${DID}#cache`, endpoint: 'https://b.example', keyId: `${DID}#root`, deviceId: 'p' },
+      { did: DID, serviceId: `${DID}#cache`, endpoint: 'https://a.example', keyId: `${DID}#k2`, deviceId: 'p' },
+      { did: DID, serviceId: `${DID}#cache`, endpoint: 'https://b.example', keyId: `${DID}#k2`, deviceId: 'p' },
     ]);
-    assert.deepEqual(cacheTargetsFor(PLATFORM, d, key.publicKey, { keyId: `${DID}#k2` }), [], 'k2 is not in authentication');
+    assert.equal(cacheTargetsFor(PLATFORM, d, key.publicKey, { keyId: `${DID}#k2` }).length, 2, 'k2 is authorised though not in authentication');
+    assert.deepEqual(cacheTargetsFor(PLATFORM, doc({ ...d, service: [d.service[0]!] }), other.publicKey), [], 'k3 is in authentication but #cache does not authorise it');
     assert.equal(cacheTargetsFor(PLATFORM, doc({ ...d, authentication: [] }), key.publicKey, { keyId: `${DID}#k2` }).length, 2, 'an empty authentication list does not restrict');
   });
 });

@@ -18,6 +18,10 @@ import { keyOf } from '../support/directory-flows.js';
 const T = Date.parse('2027-01-15T10:00:00Z');
 const identity = nodeIdentityOf(PLATFORM, keyOf(5));
 
+/** The retention a test Cache answers with its 202. */
+const ANSWERED = { applied_ttl: 'PT1H', expires_at: '2027-01-15T11:00:00.000Z' };
+const RETENTION = { appliedTtl: 'PT1H', expiresAt: '2027-01-15T11:00:00.000Z' };
+
 interface Seen {
   url: string;
   headers: IncomingMessage['headers'];
@@ -37,7 +41,7 @@ describe('HttpCacheStorer', () => {
       req.on('end', () => {
         seen.push({ url: req.url ?? '', headers: req.headers, body: Buffer.concat(parts) });
         const status = script.shift() ?? 202;
-        const body = status === 202 ? { accepted: true } : { code: `code_${status}`, error: `code_${status}`, message: 'no' };
+        const body = status === 202 ? { accepted: true, ...ANSWERED } : { code: `code_${status}`, error: `code_${status}`, message: 'no' };
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       });
     });
@@ -71,7 +75,7 @@ describe('HttpCacheStorer', () => {
     seen.length = 0;
     const { storer, outbound } = make();
     const body = Buffer.from('{"message_id":"m"}');
-    assert.deepEqual(await storer.store(`${base}/`, body), { ok: true, attempts: 1 });
+    assert.deepEqual(await storer.store(`${base}/`, body), { ok: true, attempts: 1, retention: RETENTION }, 'the retention the Cache applied');
     outbound.close();
     const s = seen[0]!;
     assert.equal(s.url, '/cache/store');
@@ -97,7 +101,7 @@ describe('HttpCacheStorer', () => {
     seen.length = 0;
     script = [503, 429];
     const { storer, outbound, sleeps } = make();
-    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: true, attempts: 3 });
+    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: true, attempts: 3, retention: RETENTION });
     assert.deepEqual(sleeps, [100, 200]);
     assert.equal(new Set(seen.map((s) => s.headers['x-ddn-node-nonce'])).size, 3);
     script = [502, 502, 502, 502];
@@ -128,12 +132,12 @@ describe('HttpCacheStorer', () => {
     const local: LocalCachePort = {
       async store(raw, node) {
         calls.push(`${node.did} ${raw.toString()}`);
-        return calls.length === 1 ? { status: 202, body: {} } : { status: 409, body: { error: 'message_id_conflict' } };
+        return calls.length === 1 ? { status: 202, body: ANSWERED } : { status: 409, body: { error: 'message_id_conflict' } };
       },
     };
     seen.length = 0;
     const { storer, outbound } = make({ allowPrivate: false, local, own: [`${base}/`] });
-    assert.deepEqual(await storer.store(base, Buffer.from('{"a":1}')), { ok: true, attempts: 1 });
+    assert.deepEqual(await storer.store(base, Buffer.from('{"a":1}')), { ok: true, attempts: 1, retention: RETENTION });
     assert.deepEqual(await storer.store(`${base}/`, Buffer.from('{"a":2}')), { ok: false, attempts: 1, cacheResult: 'message_id_conflict' });
     assert.deepEqual(calls, [`${identity.did} {"a":1}`, `${identity.did} {"a":2}`]);
     assert.equal(seen.length, 0, 'no HTTP request was made');

@@ -7,7 +7,9 @@ import { PLATFORM } from '../../src/protocol/profile.js';
 import { cacheServicesOf, isLivePushEligible, storeInCaches } from '../../src/relay/base-delivery.js';
 import type { CacheStorer, StoreOutcome } from '../../src/relay/cache-store-client.js';
 import { DeliveryFailure, failureResult, retryAfterOf } from '../../src/relay/delivery-result.js';
-import { appendMembers } from '../../src/relay/executor.js';
+import { appendMembers, BaseDidDeliveryExecutor } from '../../src/relay/executor.js';
+import { parseEnvelope } from '../../src/protocol/envelope.js';
+import { NETWORK_CONSTRAINTS } from '../../src/protocol/constraints.js';
 import { nodeDidFor, nodeDocument, nodeIdentityOf, nodeServiceOf, serviceMatches } from '../../src/relay/node-identity.js';
 import { checkCapacity, checkSequence, checkSetValues } from '../../src/relay/staging-rules.js';
 import { isDid } from '../../src/protocol/did.js';
@@ -31,7 +33,7 @@ class ScriptedStorer implements CacheStorer {
     this.calls.push({ endpoint, body: body.toString() });
     const list = this.script[endpoint] ?? [true];
     const ok = list.length > 1 ? list.shift()! : list[0]!;
-    return ok ? { ok: true, attempts: 1 } : { ok: false, attempts: 2, cacheResult: `no at ${endpoint}` };
+    return ok ? { ok: true, attempts: 1, retention: null } : { ok: false, attempts: 2, cacheResult: `no at ${endpoint}` };
   }
 }
 
@@ -79,6 +81,31 @@ describe('base-DID delivery order and store loop (§10.4.1)', () => {
       'https://b c2',
     ]);
     assert.deepEqual(report.accepted, ['https://b']);
+  });
+
+  it('base delivery stores one copy: the first Cache that accepts, whatever max_replicas allows', async () => {
+    const storer = new ScriptedStorer({ 'https://a': [false] });
+    const executor = new BaseDidDeliveryExecutor({ profile: PLATFORM, identity: nodeIdentityOf(PLATFORM, keyOf(90)), storer });
+    const nowMs = Date.parse('2026-07-16T12:00:00Z');
+    const body = { message_id: '6f1c2b9e-3d4a-4e5f-8a7b-1c2d3e4f5a6b', to: DID, timestamp: '2026-07-16T12:00:00Z', payload: { ciphertext_b64: 'AA==' } };
+    const env = parseEnvelope(body, { nowMs, clockSkewSeconds: 300, allowPlaintext: false, allowProvenance: false });
+    const result = await executor.execute({
+      env,
+      envelopes: [Buffer.from(JSON.stringify(body))],
+      chunked: false,
+      view: {
+        recipient: { did: DID, deactivated: false, document: doc([svc('a', ['https://a']), svc('b', ['https://b']), svc('c', ['https://c'])]), rootPubkey: new Uint8Array(32) },
+        persona: null,
+        personaState: null,
+        policy: null,
+        effectiveConstraints: { ...NETWORK_CONSTRAINTS, maxReplicas: 4 },
+        blockNumber: 1,
+        blockHash: `0x${'00'.repeat(32)}`,
+      },
+    });
+    assert.deepEqual(storer.calls.map((c) => c.endpoint), ['https://a', 'https://b'], 'no store after the first 202');
+    assert.equal(result.code, 'cached');
+    assert.deepEqual(result.details, { accepted_caches: ['https://b'], attempted_caches: ['https://a', 'https://b'] });
   });
 
   it('reports every endpoint failing', async () => {

@@ -9,6 +9,7 @@ import { toBase64 } from '../../src/base/bytes.js';
 import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
+import { formatIsoDuration } from '../../src/codec/duration.js';
 import type { Recipient } from '../cache/harness.js';
 import { keyOf, mutate } from '../support/directory-flows.js';
 import { BASE_ACTION, registerNamedPersona, rejectAction, releasePlan, ruleOf, setDidPolicy, setScopePolicy, storePlan } from './ledger-setup.js';
@@ -63,8 +64,23 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.equal(res.body.retry_count, 1);
     assert.equal(res.body.cache_attempted, true);
     assert.equal(res.body.cache_result, 'accepted');
-    assert.deepEqual(details(res), { accepted_caches: [CACHE_URL], attempted_caches: [CACHE_URL] });
-    assert.ok((await h.cached(r.did)).includes(env.message_id as string));
+    const held = (await h.mailbox.getMessage(r.did, env.message_id as string, h.clock.nowMs()))!.meta;
+    assert.deepEqual(details(res), {
+      accepted_caches: [CACHE_URL],
+      attempted_caches: [CACHE_URL],
+      applied_ttl: formatIsoDuration(held.appliedTtlSeconds),
+      expires_at: new Date(held.expiresAtMs).toISOString(),
+    });
+  });
+
+  it('202 with details.applied_ttl: a ttl above the node\'s maximum is capped, and the result says so', async () => {
+    const env = h.envelope(r.did, { ttl: '30d' });
+    const res = await h.post(env);
+    expectSuccess(res, 'cached', 'cache_fallback');
+    const maxMs = 172_800_000; // the Cache's max_retention_seconds
+    assert.equal(details(res).applied_ttl, 'PT48H');
+    assert.equal(details(res).expires_at, new Date(h.clock.nowMs() + maxMs).toISOString());
+    assert.equal((await h.mailbox.getMessage(r.did, env.message_id as string, h.clock.nowMs()))!.meta.expiresAtMs, h.clock.nowMs() + maxMs);
   });
 
   it('202 delivered / direct: pushed live, only after the store, only when eligible', async () => {
@@ -231,10 +247,27 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.equal(none.body.retry_count, 0);
   });
 
+  it('202 deduped: an unchunked message_id re-sent to the same recipient with other content keeps the first copy', async () => {
+    const env = h.envelope(r.did);
+    const first = await h.post(env);
+    expectSuccess(first, 'cached', 'cache_fallback');
+    const events = h.events.length;
+    const again = await h.post(env);
+    assert.deepEqual(again.body, first.body, 'an identical retry gets the remembered result as it was');
+    const reencrypted = await h.post({ ...env, tag: 'other', payload: { ciphertext_b64: 'AAAA' } });
+    assert.equal(reencrypted.status, 202, reencrypted.text);
+    assert.deepEqual(reencrypted.body, { ...first.body, details: { ...details(first), deduped: true } });
+    assert.equal(h.events.length, events, 'nothing delivered again');
+    assert.equal((await h.cached(r.did)).filter((id) => id === env.message_id).length, 1);
+    const held = await h.mailbox.getMessage(r.did, env.message_id as string, h.clock.nowMs());
+    assert.equal(held?.meta.tag, env.tag, 'the first copy stands');
+  });
+
   it('409 message_id_conflict, chunk_conflict, chunk_set_conflict, policy_provenance_stale', async () => {
     const env = h.envelope(r.did);
-    expectSuccess(await h.post(env), 'cached', 'cache_fallback');
-    expectFailure(await h.post({ ...env, tag: 'other' }), 409, 'message_id_conflict');
+    const first = await h.post(env);
+    expectSuccess(first, 'cached', 'cache_fallback');
+    expectFailure(await h.post({ ...env, to: based.did }), 409, 'message_id_conflict');
 
     const group = randomUUID();
     const chunk0 = h.envelope(r.did, { message_group_id: group, sequence_number: 0, total_chunks: 3 });

@@ -43,7 +43,8 @@ describe('chunk staging', () => {
     const accepted = h.events.length;
     const done = await h.post(c[2]!);
     expectSuccess(done, 'chunk_set_delivered', 'cache_fallback');
-    assert.deepEqual(details(done), {
+    const { applied_ttl: appliedTtl, expires_at: expiresAt, ...rest } = details(done);
+    assert.deepEqual(rest, {
       accepted_caches: [CACHE_URL],
       attempted_caches: [CACHE_URL],
       message_group_id: group,
@@ -52,6 +53,9 @@ describe('chunk staging', () => {
     });
     assert.deepEqual(h.events.slice(accepted).map((e) => e.type), ['RelayAccepted', 'RelayDelivered']);
     const set = await h.mailbox.getChunkSet(r.did, group, h.clock.nowMs());
+    const earliest = Math.min(...set!.entries.map((e) => e.meta.expiresAtMs));
+    assert.equal(expiresAt, new Date(earliest).toISOString(), 'the copy of the set that expires first');
+    assert.match(String(appliedTtl), /^PT/);
     assert.deepEqual(set?.entries.map((e) => e.meta.messageId), c.map((x) => x.message_id), 'stored in sequence order');
     assert.deepEqual(h.live.pushed, [], 'chunks are never pushed live');
     assert.deepEqual(await h.store.loadSet(r.did, group), [], 'the delivered set is no longer staged');
@@ -152,7 +156,9 @@ describe('durable staging and idempotency across a restart', () => {
       const again = await h2.post(env);
       assert.deepEqual(again.body, delivered.body, 'the stored DeliveryResult, same status');
       assert.equal(h2.events.length, 0, 'served from the record, not delivered again');
-      expectFailure(await h2.post({ ...env, tag: 'changed' }), 409, 'message_id_conflict');
+      const changed = await h2.post({ ...env, tag: 'changed' });
+      assert.deepEqual(changed.body, { ...delivered.body, details: { ...details(delivered), deduped: true } }, 'its recipient is remembered too');
+      assert.equal(h2.events.length, 0);
       const replay = await h2.post(c[0]!);
       expectSuccess(replay, 'chunk_staged', 'staged');
       assert.equal(details(replay).received_chunks, 1);

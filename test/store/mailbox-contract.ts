@@ -103,12 +103,26 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.deepEqual(await ids(store), ['Msg-Dup']);
     }));
 
-    it('refuses different content under a live message_id and writes nothing', withStore(async ({ store }) => {
+    it('keeps the first copy of an unchunked message_id re-sent to the same recipient with other content', withStore(async ({ store }) => {
+      await put(store, entry({ messageId: 'm-r', contentHash: 'h1' }));
+      const again = await put(store, entry({ messageId: 'M-R', contentHash: 'h2', storedAtMs: NOW + 5 }), NOW + 5);
+      assert.equal(again.deduped, true);
+      assert.equal(again.entry.contentHash, 'h1', 'the entry first stored');
+      assert.equal(again.entry.storedAtMs, NOW);
+      assert.equal((await store.getMessage(DID, 'm-r', NOW))?.meta.contentHash, 'h1');
+      assert.equal((await store.listSummary(DID, NOW)).length, 1);
+    }));
+
+    it('refuses a live message_id reused for another recipient or by a chunk, and writes nothing', withStore(async ({ store }) => {
       await put(store, entry({ messageId: 'm-c', contentHash: 'h1' }));
-      await assert.rejects(put(store, entry({ messageId: 'M-C', contentHash: 'h2' })), isCode('message_id_conflict'));
+      await assert.rejects(put(store, entry({ messageId: 'M-C', contentHash: 'h2', recipientDid: OTHER })), isCode('message_id_conflict'));
+      await assert.rejects(put(store, chunkOf('g-c', 0, 2, { messageId: 'm-c', contentHash: 'h3' })), isCode('message_id_conflict'));
+      await put(store, chunkOf('g-d', 0, 2, { messageId: 'm-d', contentHash: 'h4' }));
+      await assert.rejects(put(store, entry({ messageId: 'm-d', contentHash: 'h5' })), isCode('message_id_conflict'));
       const got = await store.getMessage(DID, 'm-c', NOW);
       assert.equal(got?.meta.contentHash, 'h1');
       assert.equal((await store.listSummary(DID, NOW)).length, 1);
+      assert.equal((await store.listSummary(OTHER, NOW)).length, 0);
     }));
 
     it('replaces an expired entry with the same message_id', withStore(async ({ store }) => {

@@ -100,6 +100,7 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         assert.deepEqual(await s.loadSet(R, 'a'), []);
         assert.deepEqual((await s.findResult('a-0', T))?.result, result);
         assert.equal((await s.findResult('a-0', T))?.contentHash, 'hash-a-0');
+        assert.equal((await s.findResult('a-0', T))?.recipientDid, null, 'a chunk of a set has no recipient recorded');
         assert.equal(await s.findResult('never', T), null);
         await s.stage(req('c', 0));
         const swept = await s.sweep(T + 1000);
@@ -110,12 +111,13 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         assert.equal((await s.sweep(T + 86_400_000)).expiredResults, 1);
       }));
 
-    it('remembers the latest result saved for a message id', () =>
+    it('remembers the latest result saved for a message id, with its recipient', () =>
       withStore(async (s) => {
-        await s.saveResult('m', 'h1', successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);
-        await s.saveResult('m', 'h2', successResult('delivered', 'direct', 'ok', NO_ATTEMPT), T + 10);
+        await s.saveResult('m', 'h1', R, successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);
+        await s.saveResult('m', 'h2', R, successResult('delivered', 'direct', 'ok', NO_ATTEMPT), T + 10);
         const r = await s.findResult('m', T + 86_400_000);
         assert.equal(r?.contentHash, 'h2');
+        assert.equal(r?.recipientDid, R);
         assert.equal(r?.result.code, 'delivered');
       }));
 
@@ -138,7 +140,7 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
       try {
         const a = await t.open();
         await a.stage(req('g', 0));
-        await a.saveResult('m', 'h', successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);
+        await a.saveResult('m', 'h', R, successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);
         await a.close();
         const b = await t.open();
         try {

@@ -107,7 +107,7 @@ if (PG_URL) {
         await q('CREATE TRIGGER chunks_full BEFORE INSERT ON relay_chunks FOR EACH ROW EXECUTE FUNCTION full_disk()');
         await q('CREATE TRIGGER results_full BEFORE INSERT ON relay_results FOR EACH ROW EXECUTE FUNCTION full_disk()');
         await assert.rejects(s.stage(req('g', 0)), isCode('staging_persist_failed'));
-        await assert.rejects(s.saveResult('m', 'h', successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T), isCode('insufficient_storage'));
+        await assert.rejects(s.saveResult('m', 'h', R, successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T), isCode('insufficient_storage'));
         assert.deepEqual(await s.loadSet(R, 'g'), [], 'the failed stage left nothing behind');
         await q('DROP TRIGGER chunks_full ON relay_chunks; DROP TRIGGER results_full ON relay_results');
         assert.equal((await s.stage(req('g', 0))).received, 1);

@@ -3,6 +3,9 @@
  * Caches, Archives and Relays that accepted, and why each failed step failed.
  */
 
+import { retentionDetails, shorterRetention } from '../base-delivery.js';
+import type { AppliedRetention } from '../cache-store-client.js';
+
 /** Why a step failed: a downstream error, a plan that cannot be delivered, or a missing release profile. */
 export type StepFailureKind = 'downstream' | 'not_deliverable' | 'release_profile';
 
@@ -17,6 +20,13 @@ export class PlanRunState {
   readonly acceptedArchives: string[] = [];
   readonly forwardedEndpoints: string[] = [];
   readonly failures = new Map<string, { kind: StepFailureKind; reason: string }>();
+  /** The shortest retention an accepting Cache or Archive applied. */
+  private retention: AppliedRetention | null = null;
+
+  /** Records the retention a Store or Archive step's accepts applied. */
+  addRetention(r: AppliedRetention | null): void {
+    this.retention = shorterRetention(this.retention, r);
+  }
 
   fail(stepId: string, kind: StepFailureKind, reason: string): { ok: false } {
     this.failures.set(stepId, { kind, reason });
@@ -35,7 +45,7 @@ export class PlanRunState {
     if (this.acceptedCaches.length > 0 || this.attemptedCaches.length > 0) d.accepted_caches = [...this.acceptedCaches];
     if (this.attemptedCaches.length > 0) d.attempted_caches = [...this.attemptedCaches];
     if (this.acceptedArchives.length > 0) d.accepted_archives = [...this.acceptedArchives];
-    return d;
+    return { ...d, ...retentionDetails(this.retention) };
   }
 
   /** `cache_result` (§10.5): accepted when any Cache accepted, else the last failure, else null. */

@@ -54,6 +54,7 @@ export async function runStoreStep(
   if (report.lastFailure !== null) state.lastCacheFailure = report.lastFailure;
   PlanRunState.addAll(state.attemptedCaches, report.attempted);
   PlanRunState.addAll(state.acceptedCaches, report.accepted);
+  state.addRetention(report.retention);
   if (report.accepted.length >= required) return { ok: true };
   const reason = `${report.accepted.length} of ${required} required replicas accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
   return state.fail(id, report.attempts > 0 ? 'downstream' : 'not_deliverable', reason);
@@ -75,6 +76,7 @@ export async function runArchiveStep(
   if (report.attempts > 0) state.cacheAttempted = true;
   if (report.lastFailure !== null) state.lastCacheFailure = report.lastFailure;
   PlanRunState.addAll(state.acceptedArchives, report.accepted);
+  state.addRetention(report.retention);
   if (report.accepted.length > 0) return { ok: true };
   const reason = `no Archive accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
   return state.fail(id, report.attempts > 0 ? 'downstream' : 'not_deliverable', reason);

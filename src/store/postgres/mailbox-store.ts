@@ -498,7 +498,7 @@ export class PgMailboxStore implements MailboxStore {
       existing = undefined;
     }
     const meta = existing === undefined ? null : toMeta(existing);
-    if (checkDuplicate(meta, entry.contentHash) === 'dedupe' && meta !== null) {
+    if (checkDuplicate(meta, entry) === 'dedupe' && meta !== null) {
       return {
         deduped: true,
         entry: meta,

@@ -75,6 +75,11 @@ export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX relay_nonces_expiry ON relay_nonces (expires_at_ms);
     `,
   },
+  {
+    // The recipient of a remembered unchunked delivery (the SQLite store's migration 3).
+    version: 2,
+    sql: 'ALTER TABLE relay_results ADD COLUMN recipient TEXT;',
+  },
 ];
 
 /** The migration namespace in `schema_migrations`. */
@@ -133,13 +138,13 @@ export class PgRelayStagingStore implements RelayStagingStore {
   // ------------------------------------------------------------------ reads
 
   async findResult(messageKey: string, nowMs: number): Promise<StoredResult | null> {
-    const r = await this.pool.query<{ content_hash: string; result: string; created_at_ms: string }>(
-      'SELECT content_hash, result, created_at_ms FROM relay_results WHERE message_key = $1',
+    const r = await this.pool.query<{ content_hash: string; recipient: string | null; result: string; created_at_ms: string }>(
+      'SELECT content_hash, recipient, result, created_at_ms FROM relay_results WHERE message_key = $1',
       [messageKey],
     );
     const row = r.rows[0];
     if (row === undefined || Number(row.created_at_ms) + RESULT_RETENTION_MS <= nowMs) return null;
-    return { contentHash: row.content_hash, result: JSON.parse(row.result) as DeliveryResult };
+    return { contentHash: row.content_hash, recipientDid: row.recipient, result: JSON.parse(row.result) as DeliveryResult };
   }
 
   async findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null> {
@@ -178,9 +183,9 @@ export class PgRelayStagingStore implements RelayStagingStore {
 
   // ------------------------------------------------------------------ writes
 
-  saveResult(messageKey: string, contentHash: string, result: DeliveryResult, nowMs: number): Promise<void> {
+  saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
     return this.write(async (db) => {
-      await saveResultRow(db, messageKey, contentHash, JSON.stringify(result), nowMs);
+      await saveResultRow(db, messageKey, contentHash, recipientDid, JSON.stringify(result), nowMs);
     });
   }
 
@@ -195,7 +200,7 @@ export class PgRelayStagingStore implements RelayStagingStore {
     return this.write(async (db) => {
       await lockSet(db, recipientDid, groupId);
       const bytes = await dropSetRows(db, recipientDid, groupId);
-      for (const c of chunks) await saveResultRow(db, c.messageKey, c.contentHash, text, nowMs);
+      for (const c of chunks) await saveResultRow(db, c.messageKey, c.contentHash, null, text, nowMs);
       await addUsage(db, -bytes.bytes);
     });
   }
@@ -409,12 +414,12 @@ async function addUsage(db: Db, delta: number): Promise<void> {
   await db.query('UPDATE relay_usage SET staged_bytes = GREATEST(0, staged_bytes + $1) WHERE id = 1', [delta]);
 }
 
-async function saveResultRow(db: Db, messageKey: string, contentHash: string, text: string, nowMs: number): Promise<void> {
+async function saveResultRow(db: Db, messageKey: string, contentHash: string, recipient: string | null, text: string, nowMs: number): Promise<void> {
   await db.query(
-    `INSERT INTO relay_results (message_key, content_hash, result, created_at_ms) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (message_key) DO UPDATE SET content_hash = EXCLUDED.content_hash, result = EXCLUDED.result,
-       created_at_ms = EXCLUDED.created_at_ms`,
-    [messageKey, contentHash, text, nowMs],
+    `INSERT INTO relay_results (message_key, content_hash, recipient, result, created_at_ms) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (message_key) DO UPDATE SET content_hash = EXCLUDED.content_hash, recipient = EXCLUDED.recipient,
+       result = EXCLUDED.result, created_at_ms = EXCLUDED.created_at_ms`,
+    [messageKey, contentHash, recipient, text, nowMs],
   );
 }
 

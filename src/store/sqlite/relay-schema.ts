@@ -55,4 +55,10 @@ export const RELAY_MIGRATIONS: readonly Migration[] = [
     `,
     then: (db) => carryNonceClaims(db, 'relay_nonces', 'relay_nonce_keys'),
   },
+  {
+    // The recipient of a remembered unchunked delivery: the same message_id re-sent to it with other content is a
+    // duplicate, not a conflict (null: a chunk of a delivered set, or a result remembered before).
+    version: 3,
+    sql: 'ALTER TABLE relay_results ADD COLUMN recipient TEXT;',
+  },
 ];

@@ -71,7 +71,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   ) {
     const p = (sql: string) => db.prepare(sql);
     this.q = {
-      result: p('SELECT content_hash, result, created_at_ms FROM relay_results WHERE message_key = ?'),
+      result: p('SELECT content_hash, recipient, result, created_at_ms FROM relay_results WHERE message_key = ?'),
       set: p(SELECT_SET),
       byKey: p(SELECT_CHUNK_BY_KEY),
       chunksOf: p(`SELECT sequence_number, message_key, content_hash, envelope FROM relay_chunks
@@ -88,9 +88,9 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   // ------------------------------------------------------------------ reads
 
   async findResult(messageKey: string, nowMs: number): Promise<StoredResult | null> {
-    const r = this.q.result.get(messageKey) as { content_hash: string; result: string; created_at_ms: number } | undefined;
+    const r = this.q.result.get(messageKey) as { content_hash: string; recipient: string | null; result: string; created_at_ms: number } | undefined;
     if (r === undefined || r.created_at_ms + RESULT_RETENTION_MS <= nowMs) return null;
-    return { contentHash: r.content_hash, result: JSON.parse(r.result) as DeliveryResult };
+    return { contentHash: r.content_hash, recipientDid: r.recipient, result: JSON.parse(r.result) as DeliveryResult };
   }
 
   async findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null> {
@@ -122,10 +122,10 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
 
   // ------------------------------------------------------------------ writes
 
-  saveResult(messageKey: string, contentHash: string, result: DeliveryResult, nowMs: number): Promise<void> {
+  saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
     // bookkeeping: a result lost to a power failure only means an identical retry delivers again (and the Cache
     // deduplicates it), so these commits need no fsync of their own (`relayOpRunner`)
-    const op: RelayWriteOp = { kind: 'result', messageKey, contentHash, resultText: JSON.stringify(result), nowMs };
+    const op: RelayWriteOp = { kind: 'result', messageKey, contentHash, recipient: recipientDid, resultText: JSON.stringify(result), nowMs };
     return this.submit(op) as Promise<void>;
   }
 

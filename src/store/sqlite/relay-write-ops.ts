@@ -10,7 +10,7 @@ import type { DeliveredKey, RelayWrites } from './relay-writes.js';
 /** One write of the Relay's store. */
 export type RelayWriteOp =
   | { kind: 'stage'; req: StageRequest }
-  | { kind: 'result'; messageKey: string; contentHash: string; resultText: string; nowMs: number }
+  | { kind: 'result'; messageKey: string; contentHash: string; recipient: string; resultText: string; nowMs: number }
   | { kind: 'finish_set'; recipient: string; groupId: string; delivered: readonly DeliveredKey[]; resultText: string; nowMs: number }
   | { kind: 'claim'; claim: NonceClaim; nowMs: number }
   | { kind: 'sweep'; nowMs: number };
@@ -23,7 +23,7 @@ export function relayOpRunner(writes: RelayWrites): OpRunner<RelayWriteOp> {
         case 'stage':
           return writes.stage(op.req);
         case 'result':
-          return writes.saveResult(op.messageKey, op.contentHash, op.resultText, op.nowMs);
+          return writes.saveResult(op.messageKey, op.contentHash, op.recipient, op.resultText, op.nowMs);
         case 'finish_set':
           return writes.finishSet(op.recipient, op.groupId, op.delivered, op.resultText, op.nowMs);
         case 'claim':

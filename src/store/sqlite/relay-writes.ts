@@ -41,9 +41,9 @@ export class RelayWrites {
   constructor(db: SqliteDb) {
     const p = (sql: string) => db.prepare(sql);
     this.q = {
-      saveResult: p(`INSERT INTO relay_results (message_key, content_hash, result, created_at_ms) VALUES (?, ?, ?, ?)
-        ON CONFLICT (message_key) DO UPDATE SET content_hash = excluded.content_hash, result = excluded.result,
-        created_at_ms = excluded.created_at_ms`),
+      saveResult: p(`INSERT INTO relay_results (message_key, content_hash, recipient, result, created_at_ms) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT (message_key) DO UPDATE SET content_hash = excluded.content_hash, recipient = excluded.recipient,
+        result = excluded.result, created_at_ms = excluded.created_at_ms`),
       set: p(SELECT_SET),
       insertSet: p(`INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender,
         created_at_ms, retry_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -68,14 +68,14 @@ export class RelayWrites {
     };
   }
 
-  saveResult(messageKey: string, contentHash: string, resultText: string, nowMs: number): void {
-    this.q.saveResult.run(messageKey, contentHash, resultText, nowMs);
+  saveResult(messageKey: string, contentHash: string, recipient: string, resultText: string, nowMs: number): void {
+    this.q.saveResult.run(messageKey, contentHash, recipient, resultText, nowMs);
   }
 
   /** A delivered set: its chunks are dropped and each chunk's message id remembers the set's result. */
   finishSet(recipient: string, groupId: string, delivered: readonly DeliveredKey[], resultText: string, nowMs: number): void {
     this.dropSet(recipient, groupId);
-    for (const c of delivered) this.q.saveResult.run(c.messageKey, c.contentHash, resultText, nowMs);
+    for (const c of delivered) this.q.saveResult.run(c.messageKey, c.contentHash, null, resultText, nowMs);
   }
 
   claim(claim: NonceClaim, nowMs: number): boolean {
