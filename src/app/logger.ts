@@ -13,6 +13,8 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Whether stderr is a terminal (decides `auto`; default: `process.stderr.isTTY`). */
   stderrIsTTY?: boolean;
+  /** Where JSON lines go instead of stderr (tests). */
+  destination?: DestinationStream;
 }
 
 /** `json` or `pretty`, as `format` decides for this stderr. */
@@ -29,7 +31,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
   const stream: DestinationStream =
     resolveLogFormat(options.format ?? 'json', tty) === 'pretty'
       ? pretty({ destination: 2, sync: true, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-      : pino.destination({ fd: 2, sync: true });
+      : (options.destination ?? pino.destination({ fd: 2, sync: true }));
   return pino(
     {
       level,
