@@ -6,7 +6,7 @@
  * are read at scrape time. Features built elsewhere add their families with {@link NodeMetrics.counter} etc.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DdnError } from '../base/errors.js';
 import type { HttpObserver, HttpServer, RequestRecorder } from '../http/server.js';
 import type { Ledger } from '../ledger/chain.js';
@@ -20,23 +20,92 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 /** Counts of something a component keeps itself, read at scrape time. */
 export type Totals = () => Readonly<Record<string, number>>;
 
-/** Child counters by label value, made on first use and reused (label hashing once per value). */
-class ByValue {
-  private readonly children = new Map<string, { inc(n?: number): void }>();
+type Labels = Readonly<Record<string, string>>;
 
-  constructor(
-    private readonly counter: Counter,
-    private readonly fixed: Readonly<Record<string, string>>,
-    private readonly label: string,
-  ) {}
+/**
+ * One labelled series of a counter kept as a plain number: label values are fixed when the cell is made, so
+ * counting costs an addition (prom-client's own children hash their labels on every call).
+ */
+class CounterCell {
+  value = 0;
+  constructor(readonly labels: Labels) {}
+}
 
-  inc(value: string, n = 1): void {
-    let child = this.children.get(value);
-    if (child === undefined) {
-      child = this.counter.labels({ ...this.fixed, [this.label]: value });
-      this.children.set(value, child);
+/** One labelled series of a histogram kept as plain numbers (per-bucket counts, sum, count). */
+class HistogramCell {
+  readonly counts = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
+  sum = 0;
+  count = 0;
+  constructor(readonly labels: Labels) {}
+
+  observe(v: number): void {
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && v > LATENCY_BUCKETS[i]!) i++;
+    this.counts[i]!++;
+    this.sum += v;
+    this.count++;
+  }
+}
+
+/** A metric family in prom-client's exposition form, read from cells at scrape time (series never counted are left out, as prom-client does). */
+interface Family {
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'histogram';
+  get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: { labels: Labels; value: number; metricName?: string }[] }>;
+}
+
+class CounterFamily implements Family {
+  readonly type = 'counter';
+  private readonly cells: CounterCell[] = [];
+  constructor(readonly name: string, readonly help: string) {}
+
+  cell(labels: Labels): CounterCell {
+    const c = new CounterCell(labels);
+    this.cells.push(c);
+    return c;
+  }
+
+  /** Cells by the value of one more label, made on first use (the value is a string already: no building). */
+  byValue(fixed: Labels, label: string): (value: string) => CounterCell {
+    const cells = new Map<string, CounterCell>();
+    return (value) => {
+      let c = cells.get(value);
+      if (c === undefined) cells.set(value, (c = this.cell({ ...fixed, [label]: value })));
+      return c;
+    };
+  }
+
+  async get() {
+    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum' as const, values: this.cells.filter((c) => c.value > 0).map((c) => ({ labels: c.labels, value: c.value })) };
+  }
+}
+
+class HistogramFamily implements Family {
+  readonly type = 'histogram';
+  private readonly cells: HistogramCell[] = [];
+  constructor(readonly name: string, readonly help: string) {}
+
+  cell(labels: Labels): HistogramCell {
+    const c = new HistogramCell(labels);
+    this.cells.push(c);
+    return c;
+  }
+
+  async get() {
+    const values: { labels: Labels; value: number; metricName: string }[] = [];
+    for (const c of this.cells) {
+      if (c.count === 0) continue;
+      let cumulative = 0;
+      for (let i = 0; i <= LATENCY_BUCKETS.length; i++) {
+        cumulative += c.counts[i]!;
+        const le = i < LATENCY_BUCKETS.length ? String(LATENCY_BUCKETS[i]) : '+Inf';
+        values.push({ labels: { ...c.labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: c.labels, value: c.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: c.labels, value: c.count, metricName: `${this.name}_count` });
     }
-    child.inc(n);
+    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum' as const, values };
   }
 }
 
@@ -53,21 +122,17 @@ function cacheOperation(method: string, pattern: string): 'store' | 'retrieval' 
   return undefined;
 }
 
-/** The outcome label of an answer: `ok` for a success, else its error code (or its status class). */
-function outcomeOf(status: number, code: string | undefined): string {
-  return status < 400 ? 'ok' : (code ?? `${Math.floor(status / 100)}xx`);
-}
-
 /** Metrics of one node. */
 export class NodeMetrics {
   readonly registry = new Registry();
-  private readonly httpRequests: Counter;
-  private readonly httpDuration: Histogram;
-  private readonly httpErrors: Counter;
-  private readonly submissions: Counter;
-  private readonly cacheOps: Counter;
-  private readonly relayDeliveries: Counter;
-  private readonly outboundDuration: Histogram;
+  private readonly httpRequests: CounterFamily;
+  private readonly httpDuration: HistogramFamily;
+  private readonly httpErrors: CounterFamily;
+  private readonly submissions: (outcome: string) => CounterCell;
+  private readonly cacheOps: CounterFamily;
+  private readonly relayDeliveries: CounterFamily;
+  private readonly deliveryCells = new Map<string, (code: string) => CounterCell>();
+  private readonly outboundCell: (result: string) => HistogramCell;
 
   constructor(build: BuildInfo) {
     collectDefaultMetrics({ register: this.registry });
@@ -77,30 +142,29 @@ export class NodeMetrics {
       labelNames: ['version', 'commit'],
       registers: [this.registry],
     }).set({ version: build.version, commit: build.commit ?? '' }, 1);
-    this.httpRequests = this.counter('ddn_http_requests_total', 'HTTP requests answered, by role, route pattern, method and status class', [
-      'role',
-      'route',
-      'method',
-      'status_class',
-    ]);
-    this.httpDuration = new Histogram({
-      name: 'ddn_http_request_duration_seconds',
-      help: 'Time from a request\'s arrival to its answer, by role and route pattern',
-      labelNames: ['role', 'route'],
-      buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
-    });
-    this.httpErrors = this.counter('ddn_http_errors_total', 'Error answers by role, route pattern and error code', ['role', 'route', 'code']);
-    this.submissions = this.counter('ddn_directory_submissions_total', 'Changes submitted to the Directory: ok (accepted into the pool) or the refusal code', ['outcome']);
-    this.cacheOps = this.counter('ddn_cache_operations_total', 'Cache stores, retrievals and acknowledgements by outcome (ok or the error code)', ['operation', 'outcome']);
-    this.relayDeliveries = this.counter('ddn_relay_deliveries_total', 'Relay answers to POST /relay by delivery mode and code', ['mode', 'code']);
-    this.outboundDuration = new Histogram({
-      name: 'ddn_relay_outbound_duration_seconds',
-      help: 'Outbound requests of the Relay (Cache stores, forwards): duration by result (HTTP status class or transport failure)',
-      labelNames: ['result'],
-      buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
-    });
+    this.httpRequests = this.family(new CounterFamily('ddn_http_requests_total', 'HTTP requests answered, by role, route pattern, method and status class'));
+    this.httpDuration = this.family(new HistogramFamily('ddn_http_request_duration_seconds', 'Time from a request\'s arrival to its answer, by role and route pattern'));
+    this.httpErrors = this.family(new CounterFamily('ddn_http_errors_total', 'Error answers by role, route pattern and error code'));
+    this.submissions = this.family(
+      new CounterFamily('ddn_directory_submissions_total', 'Changes submitted to the Directory: ok (accepted into the pool) or the refusal code'),
+    ).byValue({}, 'outcome');
+    this.cacheOps = this.family(new CounterFamily('ddn_cache_operations_total', 'Cache stores, retrievals and acknowledgements by outcome (ok or the error code)'));
+    this.relayDeliveries = this.family(new CounterFamily('ddn_relay_deliveries_total', 'Relay answers to POST /relay by delivery mode and code'));
+    const outbound = this.family(
+      new HistogramFamily('ddn_relay_outbound_duration_seconds', 'Outbound requests of the Relay (Cache stores, forwards): duration by result (HTTP status class or transport failure)'),
+    );
+    const outboundCells = new Map<string, HistogramCell>();
+    this.outboundCell = (result) => {
+      let c = outboundCells.get(result);
+      if (c === undefined) outboundCells.set(result, (c = outbound.cell({ result })));
+      return c;
+    };
+  }
+
+  /** Registers a family kept in plain numbers (prom-client reads any object of its exposition shape). */
+  private family<F extends Family>(f: F): F {
+    this.registry.registerMetric(f as unknown as Counter);
+    return f;
   }
 
   /** A counter in this node's registry (for features that add their own families). */
@@ -119,22 +183,26 @@ export class NodeMetrics {
     });
   }
 
-  /** The observer of one role's HTTP server: label children resolved once per route. */
+  /** The observer of one role's HTTP server: every series of a route is made once, when the route is added. */
   httpObserver(role: Role): HttpObserver {
     const recorder = (method: string, route: string): RequestRecorder => {
-      const classes = STATUS_CLASSES.map((c) => this.httpRequests.labels({ role, route, method, status_class: c }));
-      const duration = this.httpDuration.labels({ role, route });
-      const errors = new ByValue(this.httpErrors, { role, route }, 'code');
-      const submission = role === 'directory' && isSubmission(method, route) ? new ByValue(this.submissions, {}, 'outcome') : undefined;
+      const classes = STATUS_CLASSES.map((c) => this.httpRequests.cell({ role, route, method, status_class: c }));
+      const duration = this.httpDuration.cell({ role, route });
+      const errors = this.httpErrors.byValue({ role, route }, 'code');
       const op = role === 'cache' ? cacheOperation(method, route) : undefined;
-      const cacheOp = op === undefined ? undefined : new ByValue(this.cacheOps, { operation: op }, 'outcome');
+      const outcome =
+        role === 'directory' && isSubmission(method, route)
+          ? this.submissions
+          : op === undefined
+            ? undefined
+            : this.cacheOps.byValue({ operation: op }, 'outcome');
+      const ok = outcome?.('ok');
       return {
         record(status, code, seconds) {
-          classes[Math.min(4, Math.max(0, Math.floor(status / 100) - 1))]!.inc();
+          classes[Math.min(4, Math.max(0, Math.floor(status / 100) - 1))]!.value++;
           duration.observe(seconds);
-          if (code !== undefined) errors.inc(code);
-          submission?.inc(outcomeOf(status, code));
-          cacheOp?.inc(outcomeOf(status, code));
+          if (code !== undefined) errors(code).value++;
+          if (outcome !== undefined) (status < 400 ? ok! : outcome(code ?? `${Math.floor(status / 100)}xx`)).value++;
         },
       };
     };
@@ -155,11 +223,11 @@ export class NodeMetrics {
    * counter labelled with that kind in snake case (`expired_entries`).
    */
   countedSweep<T extends object>(name: string, help: string, sweep: () => Promise<T>): () => Promise<T> {
-    const removed = new ByValue(this.counter(name, help, ['kind']), {}, 'kind');
+    const removed = this.family(new CounterFamily(name, help)).byValue({}, 'kind');
     return async () => {
       const result = await sweep();
       for (const [kind, n] of Object.entries(result)) {
-        if (typeof n === 'number' && n > 0) removed.inc(kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), n);
+        if (typeof n === 'number' && n > 0) removed(kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).value += n;
       }
       return result;
     };
@@ -167,12 +235,14 @@ export class NodeMetrics {
 
   /** The Relay's delivery answers (by `delivery_mode` and `code`). */
   relayDelivery(mode: string, code: string): void {
-    this.relayDeliveries.labels({ mode, code }).inc();
+    let byCode = this.deliveryCells.get(mode);
+    if (byCode === undefined) this.deliveryCells.set(mode, (byCode = this.relayDeliveries.byValue({ mode }, 'code')));
+    byCode(code).value++;
   }
 
   /** One outbound request of the Relay: its result (`2xx`…, or the transport failure) and duration. */
   outbound(result: string, seconds: number): void {
-    this.outboundDuration.labels({ result }).observe(seconds);
+    this.outboundCell(result).observe(seconds);
   }
 
   /** Gauges read at scrape time, one per family: `families` maps each name to its help and its key in `read()`. */
