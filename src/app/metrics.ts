@@ -55,25 +55,36 @@ interface Family {
   get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: { labels: Labels; value: number; metricName?: string }[] }>;
 }
 
-class CounterFamily implements Family {
-  readonly type = 'counter';
-  private readonly cells: CounterCell[] = [];
-  constructor(readonly name: string, readonly help: string) {}
+/** The cells of one family, each made once and kept. */
+abstract class Cells<C> {
+  protected readonly cells: C[] = [];
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly make: (labels: Labels) => C,
+  ) {}
 
-  cell(labels: Labels): CounterCell {
-    const c = new CounterCell(labels);
+  cell(labels: Labels): C {
+    const c = this.make(labels);
     this.cells.push(c);
     return c;
   }
 
   /** Cells by the value of one more label, made on first use (the value is a string already: no building). */
-  byValue(fixed: Labels, label: string): (value: string) => CounterCell {
-    const cells = new Map<string, CounterCell>();
+  byValue(fixed: Labels, label: string): (value: string) => C {
+    const cells = new Map<string, C>();
     return (value) => {
       let c = cells.get(value);
       if (c === undefined) cells.set(value, (c = this.cell({ ...fixed, [label]: value })));
       return c;
     };
+  }
+}
+
+class CounterFamily extends Cells<CounterCell> implements Family {
+  readonly type = 'counter';
+  constructor(name: string, help: string) {
+    super(name, help, (labels) => new CounterCell(labels));
   }
 
   async get() {
@@ -81,15 +92,10 @@ class CounterFamily implements Family {
   }
 }
 
-class HistogramFamily implements Family {
+class HistogramFamily extends Cells<HistogramCell> implements Family {
   readonly type = 'histogram';
-  private readonly cells: HistogramCell[] = [];
-  constructor(readonly name: string, readonly help: string) {}
-
-  cell(labels: Labels): HistogramCell {
-    const c = new HistogramCell(labels);
-    this.cells.push(c);
-    return c;
+  constructor(name: string, help: string) {
+    super(name, help, (labels) => new HistogramCell(labels));
   }
 
   async get() {
@@ -153,12 +159,7 @@ export class NodeMetrics {
     const outbound = this.family(
       new HistogramFamily('ddn_relay_outbound_duration_seconds', 'Outbound requests of the Relay (Cache stores, forwards): duration by result (HTTP status class or transport failure)'),
     );
-    const outboundCells = new Map<string, HistogramCell>();
-    this.outboundCell = (result) => {
-      let c = outboundCells.get(result);
-      if (c === undefined) outboundCells.set(result, (c = outbound.cell({ result })));
-      return c;
-    };
+    this.outboundCell = outbound.byValue({}, 'result');
   }
 
   /** Registers a family kept in plain numbers (prom-client reads any object of its exposition shape). */
