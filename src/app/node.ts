@@ -103,7 +103,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel, { format: config.logFormat });
   const build = buildInfo();
-  logger.info({ version: build.version, ...(build.commit === undefined ? {} : { commit: build.commit }), pid: process.pid }, 'ddn starting');
+  logger.info({ version: build.version, ...(build.commit === undefined ? {} : { commit: build.commit }) }, 'ddn starting');
   const metrics = new NodeMetrics(build);
   const profile = makeProfile(config.profile);
   const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
