@@ -18,6 +18,7 @@ import type { DirectoryPort } from '../ports/directory-port.js';
 import type { Profile } from '../protocol/profile.js';
 import { SqliteMailboxStore, type SqliteMailboxOptions } from '../store/sqlite/mailbox-store.js';
 import type { Config } from './config.js';
+import type { NodeMetrics } from './metrics.js';
 
 /** The Cache file inside the data directory. */
 export const CACHE_DB_FILE = 'cache.sqlite';
@@ -40,6 +41,8 @@ export interface CacheRoleOptions {
   store?: SqliteMailboxOptions;
   /** An already opened mailbox (PostgreSQL with `--db`); default: the SQLite file in the data directory. */
   mailbox?: MailboxStore;
+  /** Where the Cache's expiries and purges are counted. */
+  metrics?: NodeMetrics;
 }
 
 /** A built Cache role. */
@@ -89,7 +92,12 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     });
   const events = new CacheEventHub(logger);
   const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
-  const sweeper = new CacheSweeper(() => service.sweep(), o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS, logger);
+  const sweep = (): Promise<SweepResult> => service.sweep();
+  const sweeper = new CacheSweeper(
+    o.metrics?.countedSweep('ddn_cache_swept_total', 'What the Cache\'s purge removed: expired entries, incomplete chunk sets and their chunks, nonces', sweep) ?? sweep,
+    o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+    logger,
+  );
   return {
     service,
     events,

@@ -32,6 +32,9 @@ const PROFILES: readonly ProfileName[] = ['platform', 'openpayload'];
 /** pino log levels. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** How log lines are written: `auto` is `pretty` on a terminal, else `json`. */
+export type LogFormat = 'auto' | 'pretty' | 'json';
+const LOG_FORMATS: readonly LogFormat[] = ['auto', 'pretty', 'json'];
 
 /** The validated configuration of one node. Every nested object and array is frozen. */
 export interface Config {
@@ -50,6 +53,12 @@ export interface Config {
   /** `finality_depth`. */
   readonly finalityDepth: number;
   readonly logLevel: LogLevel;
+  /** `--log-format`. */
+  readonly logFormat: LogFormat;
+  /** One `request completed` line per request at `info` (`--access-log`). */
+  readonly accessLog: boolean;
+  /** Bearer token `GET /metrics` asks for (`--metrics-token`); null: none (open on loopback only). */
+  readonly metricsToken: string | null;
   /** `public_urls.*`; empty means "the role's own listening base URL" (resolved when the node listens). */
   readonly publicUrls: { readonly relay: readonly string[]; readonly cache: readonly string[] };
   /** `proof_clock_skew_seconds`. */
@@ -210,6 +219,21 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'DNS server the Directory asks for Persona TXT records (repeatable or comma-separated)',
   },
   { name: 'log-level', kind: 'value', arg: 'LEVEL', defaultText: 'info', help: LOG_LEVELS.join(' | ') },
+  {
+    name: 'log-format',
+    kind: 'value',
+    arg: 'FORMAT',
+    defaultText: 'pretty on a terminal, else json',
+    help: 'how log lines on stderr are written: pretty | json',
+  },
+  { name: 'access-log', kind: 'switch', arg: '', defaultText: 'false', help: 'log one line per HTTP request (at info)' },
+  {
+    name: 'metrics-token',
+    kind: 'value',
+    arg: 'TOKEN',
+    defaultText: 'none: /metrics open on a loopback host only',
+    help: 'bearer token GET /metrics requires (set it on a public node)',
+  },
   { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
   { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
   { name: 'relay-max-unchunked-bytes', kind: 'value', arg: 'N', defaultText: '16777216', help: 'Relay payload limit (unchunked)' },
@@ -443,6 +467,14 @@ class Reader {
     return bare;
   }
 
+  /** `--metrics-token`: at least 16 visible ASCII characters, no spaces. */
+  metricsToken(): string | null {
+    const v = this.raw.get('metrics-token')?.values[0];
+    if (v === undefined) return null;
+    if (!/^[\x21-\x7e]{16,256}$/.test(v)) this.fail('metrics-token', 'must be 16 to 256 visible ASCII characters without spaces');
+    return v;
+  }
+
   /** `--db postgres://…` and `--db-schema`. */
   database(): { url: string; schema: string } | null {
     const url = this.string('db', '');
@@ -515,6 +547,11 @@ class Reader {
   }
 }
 
+/** True when `host` (as `--host` gives it) is a loopback address or `localhost`. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /** `host` as it appears in a URL: IPv6 addresses in brackets. */
 export function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
@@ -564,6 +601,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     blockIntervalMs: r.int('block-time-ms', 1000, 1, MAX_TIMER_MS),
     finalityDepth: r.int('finality-depth', 0, 0, 0xffff_ffff),
     logLevel: r.oneOf('log-level', LOG_LEVELS, 'info'),
+    logFormat: r.oneOf('log-format', LOG_FORMATS, 'auto'),
+    accessLog: r.bool('access-log', false),
+    metricsToken: r.metricsToken(),
     publicUrls: { relay: r.urls('public-relay-url'), cache: r.urls('public-cache-url') },
     proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },

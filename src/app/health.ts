@@ -4,6 +4,8 @@ import { DdnError } from '../base/errors.js';
 import type { BlockRef, Ledger } from '../ledger/chain.js';
 import { json, type HttpServer } from '../http/server.js';
 import type { Role } from './config.js';
+import type { DirectoryState } from './readiness.js';
+import type { BuildInfo } from './version.js';
 
 /** What `/health` reports on. */
 export interface HealthSource {
@@ -15,21 +17,33 @@ export interface HealthSource {
   isReady(): boolean;
   /** True while the node refuses new data for lack of storage (`status: "degraded"`); default never. */
   isDegraded?(): boolean;
+  /** This build (`version`, `commit`). */
+  readonly build?: BuildInfo;
+  /**
+   * The Directory a Relay- or Cache-only process asks: `/health` then reports it and the chain it serves, not
+   * this process's own (empty) ledger.
+   */
+  readonly directory?: { state(): Promise<DirectoryState> };
 }
 
 /** The 200 body of §3.7. */
 export interface HealthBody {
   /** `ok`, or `degraded` while reads work but new data is refused (507) for lack of storage. */
   status: 'ok' | 'degraded';
+  version?: string;
+  commit?: string;
   roles: Role[];
   profile: string;
   chain_id: string;
-  genesis_hash: string;
-  head: { number: number; hash: string };
-  finalized: { number: number; hash: string };
+  /** The chain's; from the remote Directory in a Relay- or Cache-only process (absent while it does not answer). */
+  genesis_hash?: string;
+  head?: { number: number; hash: string };
+  finalized?: { number: number; hash: string };
+  /** A Relay- or Cache-only process: the Directory it depends on and whether it answers. */
+  directory?: { url: string; reachable: boolean };
 }
 
-const refBody = (b: BlockRef): { number: number; hash: string } => ({ number: b.number, hash: b.hash });
+const refBody = (b: Pick<BlockRef, 'number' | 'hash'>): { number: number; hash: string } => ({ number: b.number, hash: b.hash });
 
 /** The §3.7 body; throws `ledger_unavailable` when the node is not ready or the ledger cannot be read. */
 export function healthBody(src: HealthSource): HealthBody {
@@ -43,17 +57,43 @@ export function healthBody(src: HealthSource): HealthBody {
     throw new DdnError('ledger_unavailable', 'the ledger cannot be read');
   }
   return {
-    status: src.isDegraded?.() === true ? 'degraded' : 'ok',
-    roles: [...src.roles],
-    profile: src.profile,
-    chain_id: src.chainId,
+    ...ownFields(src),
     genesis_hash: to0x(src.ledger.genesisHash),
     head: refBody(head),
     finalized: refBody(finalized),
   };
 }
 
+/** What the process itself reports: status, version, roles, profile, chain id. */
+function ownFields(src: HealthSource): Pick<HealthBody, 'status' | 'version' | 'commit' | 'roles' | 'profile' | 'chain_id'> {
+  const b = src.build;
+  const version = b === undefined ? {} : b.commit === undefined ? { version: b.version } : { version: b.version, commit: b.commit };
+  return { status: src.isDegraded?.() === true ? 'degraded' : 'ok', ...version, roles: [...src.roles], profile: src.profile, chain_id: src.chainId };
+}
+
+const isRef = (v: unknown): v is { number: number; hash: string } =>
+  typeof v === 'object' && v !== null && typeof (v as { number?: unknown }).number === 'number' && typeof (v as { hash?: unknown }).hash === 'string';
+
+/**
+ * The §3.7 body of a Relay- or Cache-only process: the remote Directory's chain (genesis, head, finalized) and
+ * whether it answers; never this process's own ledger, which holds no chain.
+ */
+export async function remoteHealthBody(src: HealthSource, directory: { state(): Promise<DirectoryState> }): Promise<HealthBody> {
+  if (!src.isReady()) throw new DdnError('ledger_unavailable', 'the node is not ready');
+  const d = await directory.state();
+  const h = d.health ?? {};
+  return {
+    ...ownFields(src),
+    ...(typeof h.genesis_hash === 'string' ? { genesis_hash: h.genesis_hash } : {}),
+    ...(isRef(h.head) ? { head: refBody(h.head) } : {}),
+    ...(isRef(h.finalized) ? { finalized: refBody(h.finalized) } : {}),
+    directory: { url: d.url, reachable: d.reachable },
+  };
+}
+
 /** Adds `GET /health` to `server`. */
 export function registerHealthRoute(server: HttpServer, src: HealthSource): void {
-  server.route('GET', '/health', () => json(200, healthBody(src)));
+  const directory = src.directory;
+  if (directory === undefined) server.route('GET', '/health', () => json(200, healthBody(src)));
+  else server.route('GET', '/health', async () => json(200, await remoteHealthBody(src, directory)));
 }

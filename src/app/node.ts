@@ -24,11 +24,15 @@ import { nodeIdentityOf } from '../relay/node-identity.js';
 import { StorageGuard, type FreeSpace } from '../store/storage-guard.js';
 import { openPgMailboxStore } from '../store/postgres/mailbox-store.js';
 import { PgLiveFanout } from '../store/postgres/live-fanout.js';
+import type { PgPool } from '../store/postgres/pool.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
 import { createCacheRole, type CacheRole } from './cache-role.js';
-import { hostForUrl, type Config, type Role } from './config.js';
+import { hostForUrl, isLoopbackHost, type Config, type Role } from './config.js';
 import { registerHealthRoute } from './health.js';
 import { createLogger } from './logger.js';
+import { NodeMetrics, registerMetricsRoute } from './metrics.js';
+import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, type ReadinessCheck } from './readiness.js';
+import { buildInfo } from './version.js';
 import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
 import { openRateLimits } from './rate-limits.js';
@@ -82,6 +86,8 @@ export interface RunningNode {
   readonly identity: NodeIdentityInfo;
   /** The data directory's storage guard: degraded while the disk is full (docs/public-node.md). */
   readonly storage: StorageGuard;
+  /** This node's metrics (`GET /metrics` on every role); features add their families to its registry. */
+  readonly metrics: NodeMetrics;
   /**
    * Stops accepting connections, lets in-flight requests finish, stops the ledger at a block boundary and
    * closes the database. Idempotent.
@@ -101,7 +107,10 @@ const BODY_LIMITS: Record<Role, (c: Config) => Pick<HttpServerOptions, 'bodyLimi
 /** Starts a node: data directory, ledger, and the HTTP servers of `config.roles`, listening. */
 export async function startNode(config: Config, overrides: NodeOverrides = {}): Promise<RunningNode> {
   const clock = overrides.clock ?? systemClock;
-  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const logger = overrides.logger ?? createLogger(config.logLevel, { format: config.logFormat });
+  const build = buildInfo();
+  logger.info({ version: build.version, ...(build.commit === undefined ? {} : { commit: build.commit }) }, 'ddn starting');
+  const metrics = new NodeMetrics(build);
   const profile = makeProfile(config.profile);
   const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
   // A node acts under its Relay service, or, without a Relay, under its Cache service (event Calls).
@@ -141,14 +150,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     const { ledger, db } = backend;
 
     let ready = false;
-    const health = {
-      roles: config.roles,
-      profile: config.profile,
-      chainId: config.chainId,
-      ledger,
-      isReady: () => ready,
-      isDegraded: () => storage.isDegraded,
-    };
+    if (config.roles.includes('directory')) cleanups.push(metrics.watchLedger(ledger));
     const directoryService = config.roles.includes('directory')
       ? new DirectoryService({
           ledger,
@@ -167,14 +169,41 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let directory: DirectoryPort = new LocalDirectoryPort(ledger, clock);
     // the Cache's: DID records, which authenticate proofs and sender signatures, never reused (node DIDs may be)
     let cacheDirectory = directory;
+    let directoryProbe: DirectoryProbe | undefined;
     if (remoteDirectory !== null) {
       const remote = new HttpDirectoryPort(remoteDirectory, { logger });
       cleanups.push(() => remote.close());
+      directoryProbe = new DirectoryProbe(remote, clock);
       // answers reused for a few seconds by every role of this process (src/client/directory-view-cache.ts)
       const ttlMs = config.directoryViewTtlMs;
-      directory = ttlMs > 0 ? new DirectoryViewCache(remote, clock, { ttlMs }) : remote;
+      if (ttlMs > 0) {
+        const view = new DirectoryViewCache(remote, clock, { ttlMs });
+        metrics.countedBy('ddn_directory_view_lookups_total', 'Lookups of the remote Directory\'s answers: hit (reused) or miss (asked)', 'result', () => {
+          const { hits, misses } = view.lookups;
+          return { hit: hits, miss: misses };
+        });
+        directory = view;
+      } else directory = remote;
       cacheDirectory = ttlMs > 0 ? new FreshDidRecords(directory, remote) : remote;
     }
+    const health = {
+      roles: config.roles,
+      profile: config.profile,
+      chainId: config.chainId,
+      ledger,
+      isReady: () => ready,
+      isDegraded: () => storage.isDegraded,
+      build,
+      ...(directoryProbe === undefined ? {} : { directory: directoryProbe }),
+    };
+    // the PostgreSQL pools of this process's roles (all on the one --db database)
+    const pgPools: PgPool[] = backend.pgPool === undefined ? [] : [backend.pgPool];
+    const readyChecks: ReadinessCheck[] = [
+      storageCheck(config.dataDir),
+      { name: 'database', check: () => (pgPools[0] === undefined ? Promise.resolve(null) : reasonOf(() => pgPools[0]!.query('SELECT 1'))) },
+    ];
+    if (directoryProbe !== undefined) readyChecks.push(directoryProbe.check());
+    else readyChecks.push({ name: 'ledger', check: () => reasonOf(async () => ledger.headRef()) });
 
     // Known once the role listens (its own URL is the default public URL).
     let publicCache: readonly string[] = config.publicUrls.cache;
@@ -182,6 +211,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let cache: CacheRole | undefined;
     if (config.roles.includes('cache')) {
       const mailbox = config.db === null ? undefined : await openPgMailboxStore(config.db.url, config.db.schema);
+      if (mailbox !== undefined) pgPools.push(mailbox.pool);
       const role = createCacheRole({
         config,
         profile,
@@ -192,6 +222,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         publicCacheUrls: () => publicCache,
         logger,
         ...(mailbox === undefined ? { store: { guard: storage } } : {}),
+        metrics,
         ...(overrides.cacheSweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.cacheSweepIntervalMs }),
       });
       cache = role;
@@ -202,6 +233,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     let events: EventProcessing | undefined;
     if (config.roles.includes('relay')) {
       const staging = config.db === null ? undefined : await openPgRelayStagingStore(config.db.url, config.db.schema);
+      if (staging !== undefined) pgPools.push(staging.pool);
       // With --db, live pushes reach the sessions of every Relay process on the database (LISTEN/NOTIFY).
       const pgLive =
         config.db === null || staging === undefined
@@ -223,6 +255,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         publicCacheUrls: () => publicCache,
         ...(cache === undefined ? {} : { localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds) }),
         logger,
+        metrics,
         ...(overrides.relaySweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.relaySweepIntervalMs }),
         ...(overrides.relayStoreRetry === undefined ? {} : { storeRetry: overrides.relayStoreRetry }),
       });
@@ -251,6 +284,10 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     // one set of budgets for every role of the process (closed after the servers)
     const rate = await openRateLimits(config.rateLimit, config.db, logger);
     if (rate !== undefined) cleanups.push(() => rate.close());
+    const metricsAccess = { token: config.metricsToken, loopback: isLoopbackHost(config.host) };
+    if (metricsAccess.token === null && !metricsAccess.loopback) {
+      logger.warn({ host: config.host }, 'GET /metrics answers 403 on a non-loopback address until --metrics-token is set');
+    }
     const servers: HttpServer[] = [];
     cleanups.push(async () => {
       ready = false;
@@ -259,9 +296,18 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     });
     const urls: Partial<Record<Role, string>> = {};
     for (const role of config.roles) {
-      const server = createHttpServer({ name: role, logger, ...BODY_LIMITS[role](config), ...(rate === undefined ? {} : { rateLimits: rate.limits }) });
+      const server = createHttpServer({
+        name: role,
+        logger,
+        accessLog: config.accessLog,
+        observer: metrics.httpObserver(role),
+        ...BODY_LIMITS[role](config),
+        ...(rate === undefined ? {} : { rateLimits: rate.limits }),
+      });
       servers.push(server);
       registerHealthRoute(server, health);
+      registerReadyRoute(server, readyChecks, () => ready);
+      registerMetricsRoute(server, metrics, metricsAccess);
       if (role === 'directory' && directoryService !== undefined) registerDirectoryRoutes(server, directoryService);
       if (role === 'cache' && cache !== undefined) cache.register(server);
       if (role === 'relay' && relay !== undefined) relay.register(server);
@@ -339,6 +385,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       ...(events === undefined ? {} : { events: events.dispatcher }),
       identity: { did: identity.did, ready: registration.ready },
       storage,
+      metrics,
       close: () => {
         closing ??= cleanup().then(() => logger.info('node stopped'));
         return closing;

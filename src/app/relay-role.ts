@@ -27,6 +27,7 @@ import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.
 import { attachWebSocketRoute } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
 import type { Config } from './config.js';
+import type { NodeMetrics } from './metrics.js';
 
 /** The Relay file inside the data directory. */
 export const RELAY_DB_FILE = 'relay.sqlite';
@@ -57,6 +58,8 @@ export interface RelayRoleOptions {
   staging?: RelayStagingStore;
   /** Reaches live sessions of other Relay processes (PostgreSQL with `--db`); default: this process only. */
   liveFanout?: LiveFanoutFactory;
+  /** Where the Relay's deliveries, outbound requests, sweeps and live sessions are counted. */
+  metrics?: NodeMetrics;
 }
 
 /** A built Relay role. */
@@ -106,7 +109,11 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
         ...o.store?.writer,
       },
     });
-  const outbound = new OutboundHttp({ allowPrivate: c.policy.allowPrivateEndpoints });
+  const m = o.metrics;
+  const outbound = new OutboundHttp({
+    allowPrivate: c.policy.allowPrivateEndpoints,
+    ...(m === undefined ? {} : { observe: (result: string, seconds: number) => m.outbound(result, seconds) }),
+  });
   const storer = new HttpCacheStorer({
     profile: o.profile,
     clock: o.clock,
@@ -159,7 +166,19 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     ...(o.events === undefined ? {} : { events: o.events }),
     ...(logger === undefined ? {} : { logger }),
   });
-  const sweeper = new RelaySweeper(() => service.sweep(), o.sweepIntervalMs ?? DEFAULT_RELAY_SWEEP_INTERVAL_MS, logger);
+  m?.gauges(
+    {
+      ddn_relay_live_sessions: { help: 'Open live (WebSocket) sessions on this process', key: 'sessions' },
+      ddn_relay_live_buffered_bytes: { help: 'Bytes queued on the live sessions\' sockets', key: 'bufferedBytes' },
+    },
+    () => sessions.totals(),
+  );
+  const sweep = (): Promise<RelaySweepResult> => service.sweep();
+  const sweeper = new RelaySweeper(
+    m?.countedSweep('ddn_relay_swept_total', 'What the Relay\'s purge removed: chunk sets, chunks, delivery results and nonces past their window', sweep) ?? sweep,
+    o.sweepIntervalMs ?? DEFAULT_RELAY_SWEEP_INTERVAL_MS,
+    logger,
+  );
   let wss: WebSocketServer | undefined;
   return {
     service,
@@ -170,6 +189,7 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     register(server) {
       registerRelayRoutes(server, service, {
         nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
+        ...(m === undefined ? {} : { onResult: (r) => m.relayDelivery(r.delivery_mode, r.code) }),
       });
       wss = attachWebSocketRoute({
         server: server.fastify.server,

@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   payload_too_large: 413,
   rate_limited: 429,
+  unauthorized: 401,
   internal_error: 500,
   ledger_unavailable: 503,
   service_unavailable: 503,

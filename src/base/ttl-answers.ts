@@ -23,6 +23,10 @@ interface Entry {
 /** A TTL-bounded map from keys to pending or settled answers. */
 export class TtlAnswers {
   private readonly entries = new Map<string, Entry>();
+  /** Lookups answered from a kept answer (metrics). */
+  hits = 0;
+  /** Lookups that asked `load()` (metrics). */
+  misses = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -41,8 +45,12 @@ export class TtlAnswers {
   get<T>(key: string, load: () => Promise<T | null>, maxTtlMsOf?: (answer: T) => number | undefined): Promise<T | null> {
     const now = this.clock.nowMs();
     const hit = this.entries.get(key);
-    if (hit !== undefined && hit.expiresAtMs > now) return hit.answer as Promise<T | null>;
+    if (hit !== undefined && hit.expiresAtMs > now) {
+      this.hits++;
+      return hit.answer as Promise<T | null>;
+    }
     if (hit !== undefined) this.entries.delete(key);
+    this.misses++;
     const answer = load();
     if (this.entries.size >= this.options.maxEntries) {
       const oldest = this.entries.keys().next();

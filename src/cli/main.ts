@@ -1,4 +1,5 @@
 /** The `ddn` command dispatcher. Each subcommand lives in its own file and is listed in {@link COMMANDS}. */
+import { buildInfo } from '../app/version.js';
 import { processIo, type CliCommand, type CliIo } from './io.js';
 import { appCommand } from './app.js';
 import { didCommand } from './did.js';
@@ -26,7 +27,7 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
 /** The top-level usage text. */
 export function usage(): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`);
-  return `usage: ddn <command> [options]\n\ncommands:\n${rows.join('\n')}\n\nrun 'ddn <command> --help' for a command's options\n`;
+  return `usage: ddn <command> [options]\n       ddn --version\n\ncommands:\n${rows.join('\n')}\n\nrun 'ddn <command> --help' for a command's options\n`;
 }
 
 /**
@@ -37,6 +38,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   const [name, ...rest] = argv;
   if (name === '--help' || name === '-h' || name === 'help') {
     io.stderr(usage());
+    return 0;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    // one JSON result, as every command prints: {"version":"0.1.0","commit":"…"} (commit in a git checkout)
+    io.stdout(`${JSON.stringify(buildInfo())}\n`);
     return 0;
   }
   const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

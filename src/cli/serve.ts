@@ -2,18 +2,21 @@
 import type { Role } from '../app/config.js';
 import { DataDirError } from '../app/node-keys.js';
 import { startNode } from '../app/node.js';
+import { buildInfo, type BuildInfo } from '../app/version.js';
 import type { CliCommand, CliIo } from './io.js';
 import { nodeConfigOrExit } from './node-config.js';
 
 const USAGE = 'usage: ddn serve [options]\n\nRuns the enabled roles (Directory, Relay, Cache) over an embedded ledger.\n';
 
-/** The single stdout line `ddn serve` prints once every role listens. */
-export function listeningLine(urls: Readonly<Partial<Record<Role, string>>>): string {
+/** The single stdout line `ddn serve` prints once every role listens: the URLs, then the version (and commit). */
+export function listeningLine(urls: Readonly<Partial<Record<Role, string>>>, build: BuildInfo = buildInfo()): string {
   const line: Record<string, string> = { event: 'listening' };
   for (const role of ['directory', 'relay', 'cache'] as const) {
     const url = urls[role];
     if (url !== undefined) line[`${role}_url`] = url;
   }
+  line.version = build.version;
+  if (build.commit !== undefined) line.commit = build.commit;
   return `${JSON.stringify(line)}\n`;
 }
 

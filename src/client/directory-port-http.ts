@@ -40,10 +40,24 @@ export class HttpDirectoryPort implements DirectoryPort {
     return this.failover.current;
   }
 
-  private async fetchJson(url: string): Promise<Answer> {
-    const { status, body } = await this.http.get(url, this.timeoutMs);
+  private async fetchJson(url: string, timeoutMs = this.timeoutMs): Promise<Answer> {
+    const { status, body } = await this.http.get(url, timeoutMs);
     if (typeof body !== 'object' || body === null) throw new Error(`HTTP ${status} without a JSON object`);
     return { status, body: body as Record<string, unknown> };
+  }
+
+  /**
+   * The Directory's `GET /health` body (readiness, and the chain a Relay- or Cache-only process reports), from
+   * the first base that answers 200 within `timeoutMs`, with that base. Throws when none does.
+   */
+  async health(timeoutMs: number): Promise<{ url: string; body: Record<string, unknown> }> {
+    let url = this.failover.current;
+    const a = await this.failover.send((base) => {
+      url = base;
+      return this.fetchJson(`${base}/health`, Math.min(timeoutMs, this.timeoutMs));
+    });
+    if (a.status !== 200) throw new Error(`the Directory answered /health with HTTP ${a.status}`);
+    return { url, body: a.body };
   }
 
   /** Closes its idle keep-alive connections. */

@@ -44,6 +44,11 @@ export class DirectoryViewCache implements DirectoryPort {
     return this.answers.size;
   }
 
+  /** Lookups answered from a reused answer, and those that asked the Directory, since start (metrics). */
+  get lookups(): { hits: number; misses: number } {
+    return { hits: this.answers.hits, misses: this.answers.misses };
+  }
+
   getDid(did: string): Promise<DidView | null> {
     return this.answers.get(`did\n${did}`, () => this.inner.getDid(did));
   }

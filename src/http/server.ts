@@ -15,6 +15,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { DdnError, type ErrorCode } from '../base/errors.js';
+import { acceptedRequestId, inRequest } from '../base/request-scope.js';
 import { BodyError, isBodyless, readRequestBody } from './body-reader.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
@@ -36,6 +37,8 @@ export interface HttpResponse {
    */
   payload?: JsonPayload;
   headers?: Record<string, string>;
+  /** Sent instead of `application/json; charset=utf-8` (only with `payload`: `/metrics` text). */
+  contentType?: string;
 }
 
 /** A serialised JSON object: text, bytes, or bytes in parts sent in order (large stored envelopes, uncopied). */
@@ -71,6 +74,8 @@ export interface RequestContext<P = Record<string, string>> {
   header(name: string): string | undefined;
   /** The scheme the request arrived over (`https` on a TLS socket). */
   protocol: 'http' | 'https';
+  /** The request's id: its acceptable `X-Request-Id`, else one made up; echoed in the response. */
+  requestId: string;
 }
 
 /** A route handler. Throw `DdnError` for client-visible failures. */
@@ -102,6 +107,27 @@ export interface HttpServerOptions {
   basePath?: string;
   /** The node's request rate limits; none: no route is limited. */
   rateLimits?: RateLimits;
+  /** Log one `request completed` line per request at `info` (default false). */
+  accessLog?: boolean;
+  /** Told of every answered request (metrics). */
+  observer?: HttpObserver;
+}
+
+/**
+ * Told of every answered request, cheaply: label values are resolved once per route, when it is added, into a
+ * {@link RequestRecorder}; a request then costs one call.
+ */
+export interface HttpObserver {
+  /** The recorder of the requests matched to route `pattern` of `method`. */
+  route(method: string, pattern: string): RequestRecorder;
+  /** The recorder of requests that matched no route (404, 405, requests refused before routing). */
+  readonly unmatched: RequestRecorder;
+}
+
+/** Records the answers of one route. */
+export interface RequestRecorder {
+  /** One answer: its status, its error code (error answers only) and the seconds from arrival to answer. */
+  record(status: number, code: string | undefined, seconds: number): void;
 }
 
 /** One role's HTTP server. */
@@ -120,6 +146,13 @@ export interface HttpServer {
 interface Route {
   handler: RouteHandler;
   options: RouteOptions;
+  recorder: RequestRecorder | undefined;
+}
+
+/** One request being answered: its id (logs, `X-Request-Id`) and when it arrived. */
+interface Exchange {
+  readonly id: string;
+  readonly startedAt: number;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -134,11 +167,19 @@ interface Outgoing {
   payload: JsonPayload;
   /** Close the connection after the response (unread body bytes may follow). */
   close: boolean;
+  /** The error code of an error answer. */
+  code?: string;
+  contentType?: string;
 }
 
-/** A request's id in log lines: fastify's own (`inject`) as is, or the server's count. */
-function requestIdOf(id: number | string): string {
-  return typeof id === 'string' ? id : `req-${id.toString(36)}`;
+/** The `X-Request-Id` header of `req` from its raw list (so `req.headers` is not built for it). */
+function incomingRequestId(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 12 && name.toLowerCase() === 'x-request-id') return acceptedRequestId(raw[i + 1]);
+  }
+  return undefined;
 }
 
 /** The request as a route handler sees it: one object per request, headers read from Node's only on use. */
@@ -151,6 +192,7 @@ class Context implements RequestContext {
     readonly query: Record<string, string>,
     readonly body: JsonObject | undefined,
     readonly rawBody: Buffer | undefined,
+    readonly requestId: string,
   ) {}
 
   /** Node builds `req.headers` from the raw list on first use: a route that reads none (resolve) never pays it. */
@@ -171,7 +213,9 @@ class Context implements RequestContext {
 
 /** The response of a handler's answer. */
 function outgoingOf(r: HttpResponse): Outgoing {
-  return { status: r.status, headers: r.headers, payload: r.payload ?? JSON.stringify(r.body), close: false };
+  const out: Outgoing = { status: r.status, headers: r.headers, payload: r.payload ?? JSON.stringify(r.body), close: false };
+  if (r.contentType !== undefined) out.contentType = r.contentType;
+  return out;
 }
 
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -180,12 +224,13 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * Writes `out` on a Node response. Every request of every role ends here, whether it came over a socket or
  * through `fastify.inject`, so headers and framing are the same on both.
  */
-function writeOutgoing(res: ServerResponse, out: Outgoing): void {
+function writeOutgoing(res: ServerResponse, out: Outgoing, requestId: string): void {
   const headers: OutgoingHttpHeaders = {};
   if (out.headers !== undefined) for (const name of Object.keys(out.headers)) headers[name.toLowerCase()] = out.headers[name];
   if ((out.status === 429 || out.status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = '1';
   if (out.close) headers.connection = 'close';
-  headers['content-type'] = CONTENT_TYPE;
+  headers['content-type'] = out.contentType ?? CONTENT_TYPE;
+  headers['x-request-id'] = requestId;
   const payload = out.payload;
   if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
     headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
@@ -216,6 +261,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const logger = opts.logger === false ? undefined : opts.logger.child({ role: opts.name });
   const limits = { limitBytes: opts.bodyLimitBytes, tooLargeCode: opts.tooLargeCode };
   let nextRequestId = 0;
+  // made-up request ids: unique per server and process
+  const idPrefix = `${Math.floor(Math.random() * 0x1000000).toString(36)}-`;
+  const observer = opts.observer;
+  const accessLog = opts.accessLog === true;
   let nodeServer: Server | undefined;
   const rate = opts.rateLimits;
 
@@ -286,56 +335,59 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   }
 
   /** The error response of `err`; logs what the client must not see. */
-  function errorOutgoing(err: unknown, route: Route | undefined, requestId: number | string, close: boolean): Outgoing {
+  function errorOutgoing(err: unknown, route: Route | undefined, ex: Exchange, close: boolean): Outgoing {
     const e = toDdnError(err);
-    if (e !== err) logger?.error({ reqId: requestIdOf(requestId), err }, 'unhandled error');
-    else if (e.status >= 500) logger?.warn({ reqId: requestIdOf(requestId), code: e.code, reason: e.message }, 'server-side failure');
+    if (e !== err) logger?.error({ reqId: ex.id, err }, 'unhandled error');
+    else if (e.status >= 500) logger?.warn({ reqId: ex.id, code: e.code, reason: e.message }, 'server-side failure');
     let body: object = errorBody(e);
     if (route?.options.errorBody !== undefined) {
       try {
         body = route.options.errorBody(e);
       } catch (bodyErr) {
-        logger?.error({ reqId: requestIdOf(requestId), err: bodyErr }, 'errorBody failed');
+        logger?.error({ reqId: ex.id, err: bodyErr }, 'errorBody failed');
       }
     }
     const headers: Record<string, string> = {};
     const allow = e.details?.allow;
     if (e.code === 'method_not_allowed' && Array.isArray(allow)) headers.allow = allow.join(', ');
     if (e.status === 429 || e.status === 503) headers['retry-after'] = String(retryAfterSeconds(e));
-    return { status: e.status, headers, payload: JSON.stringify(body), close };
+    return { status: e.status, headers, payload: JSON.stringify(body), close, code: e.code };
   }
 
   /** An error fastify raised before the catch-all route ran (inject, or a framework failure). */
   function replyError(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
     if (reply.sent) return;
     const route = routeOf(request.method, request.raw.url ?? '/');
-    const out = errorOutgoing(err, route, String(request.id), false);
+    const ex: Exchange = { id: incomingRequestId(request.raw) ?? `${idPrefix}${(nextRequestId++).toString(36)}`, startedAt: performance.now() };
     reply.hijack();
-    writeOutgoing(reply.raw, out);
+    send(reply.raw, errorOutgoing(err, route, ex, false), route, ex);
   }
 
-  function logCompleted(req: IncomingMessage, res: ServerResponse, requestNumber: number, startedAt: number): void {
+  function logCompleted(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     res.once('finish', () => {
       logger?.info(
-        { reqId: requestIdOf(requestNumber), req: { method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: performance.now() - startedAt },
+        { reqId: ex.id, req: { method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: performance.now() - ex.startedAt },
         'request completed',
       );
     });
   }
 
   /** Writes `out` unless the response is already gone; closes the connection once the server is closing. */
-  function send(res: ServerResponse, out: Outgoing): void {
+  function send(res: ServerResponse, out: Outgoing, route: Route | undefined, ex: Exchange): void {
     if (res.headersSent || res.destroyed) return;
     if (nodeServer !== undefined && !nodeServer.listening) out.close = true;
-    writeOutgoing(res, out);
+    writeOutgoing(res, out, ex.id);
+    if (observer !== undefined) {
+      (route?.recorder ?? observer.unmatched).record(out.status, out.code, (performance.now() - ex.startedAt) / 1000);
+    }
   }
 
   /** Sends a handler's answer, now or when its promise settles. */
-  function answer(res: ServerResponse, route: Route, r: HttpResponse | Promise<HttpResponse>, requestNumber: number): void {
+  function answer(res: ServerResponse, route: Route, r: HttpResponse | Promise<HttpResponse>, ex: Exchange): void {
     if (r instanceof Promise) {
       r.then(
-        (v) => answer(res, route, v, requestNumber),
-        (err: unknown) => send(res, errorOutgoing(err, route, requestNumber, false)),
+        (v) => answer(res, route, v, ex),
+        (err: unknown) => send(res, errorOutgoing(err, route, ex, false), route, ex),
       );
       return;
     }
@@ -343,9 +395,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     try {
       out = outgoingOf(r);
     } catch (err) {
-      out = errorOutgoing(err, route, requestNumber, false);
+      out = errorOutgoing(err, route, ex, false);
     }
-    send(res, out);
+    send(res, out, route, ex);
   }
 
   /** The handler's answer, after the per-target rate check of a write that has a target. */
@@ -360,26 +412,31 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
    * without a body (most reads) is routed and, with a synchronous handler, answered in this same call.
    */
   function handle(req: IncomingMessage, res: ServerResponse): void {
-    const requestNumber = nextRequestId++;
-    if (logger?.isLevelEnabled('info') === true) logCompleted(req, res, requestNumber, performance.now());
+    const ex: Exchange = { id: incomingRequestId(req) ?? `${idPrefix}${(nextRequestId++).toString(36)}`, startedAt: performance.now() };
+    if (accessLog && logger?.isLevelEnabled('info') === true) logCompleted(req, res, ex);
+    inRequest(ex.id, () => handleIn(req, res, ex));
+  }
+
+  /** {@link handle} within the request's scope (its id in every log line). */
+  function handleIn(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     const method = req.method ?? 'GET';
     const rawUrl = req.url ?? '/';
     let route: Route | undefined;
     try {
       const target = splitTarget(rawUrl);
       if (!isBodyless(method)) {
-        void handleWithBody(req, res, method, rawUrl, target, requestNumber);
+        void handleWithBody(req, res, method, rawUrl, target, ex);
         return;
       }
       const match = router.match(method, target.path);
       route = match.value;
       const query = parseQuery(target.query);
-      const ctx = new Context(req, method, rawUrl, match.params, query, undefined, undefined);
+      const ctx = new Context(req, method, rawUrl, match.params, query, undefined, undefined, ex.id);
       const matched = route;
       const gate = rate?.admitClient(matched.options, req);
-      answer(res, matched, gate === undefined ? run(matched, ctx) : gate.then(() => run(matched, ctx)), requestNumber);
+      answer(res, matched, gate === undefined ? run(matched, ctx) : gate.then(() => run(matched, ctx)), ex);
     } catch (err) {
-      send(res, errorOutgoing(err, route, requestNumber, false));
+      send(res, errorOutgoing(err, route, ex, false), route, ex);
     }
   }
 
@@ -390,7 +447,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     method: string,
     rawUrl: string,
     target: RawTarget,
-    requestNumber: number,
+    ex: Exchange,
   ): Promise<void> {
     let route: Route | undefined;
     let unread = false;
@@ -410,11 +467,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const rawBody = body !== undefined && body.length > 0 ? body : undefined;
       const query = parseQuery(target.query);
       const parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, req.headers['content-type']);
-      answer(res, route, run(route, new Context(req, method, rawUrl, match.params, query, parsed, rawBody)), requestNumber);
+      answer(res, route, run(route, new Context(req, method, rawUrl, match.params, query, parsed, rawBody, ex.id)), ex);
     } catch (err) {
       const bodyFailure = err instanceof BodyError;
       const routeOfFailure = route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined);
-      send(res, errorOutgoing(bodyFailure ? err.error : err, routeOfFailure, requestNumber, unread || (bodyFailure && err.closeConnection)));
+      send(res, errorOutgoing(bodyFailure ? err.error : err, routeOfFailure, ex, unread || (bodyFailure && err.closeConnection)), routeOfFailure, ex);
     }
   }
 
@@ -433,7 +490,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     fastify,
     route(method, pattern, handler, options = {}) {
       // The handler is typed by its pattern's params; the router guarantees exactly those names.
-      router.add(method, pattern, { handler: handler as unknown as RouteHandler, options });
+      router.add(method, pattern, { handler: handler as unknown as RouteHandler, options, recorder: observer?.route(method, pattern) });
     },
   };
 }

@@ -140,6 +140,11 @@ export class Ledger {
     return this.head.number;
   }
 
+  /** Transactions waiting in this process's pool (metrics). */
+  get poolSize(): number {
+    return this.pool.length;
+  }
+
   get profile(): Profile {
     return this.opts.profile;
   }

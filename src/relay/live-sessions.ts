@@ -75,6 +75,19 @@ export class LiveSessions {
     this.pinger.unref();
   }
 
+  /** Open sessions of every DID, and the bytes queued on their sockets (metrics). */
+  totals(): { sessions: number; bufferedBytes: number } {
+    let sessions = 0;
+    let bufferedBytes = 0;
+    for (const set of this.byDid.values()) {
+      for (const s of set) {
+        sessions++;
+        bufferedBytes += s.socket.bufferedAmount;
+      }
+    }
+    return { sessions, bufferedBytes };
+  }
+
   /** Open sessions of `did` here (pending ones excluded). */
   count(did: string): number {
     return this.byDid.get(did)?.size ?? 0;

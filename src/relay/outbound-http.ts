@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
+import { currentRequestId } from '../base/request-scope.js';
 import { isSpecialAddress } from '../protocol/public-endpoint.js';
 
 export type OutboundFailure = 'blocked_address' | 'timeout' | 'network' | 'invalid_url';
@@ -45,6 +46,14 @@ export interface OutboundHttpOptions {
   extraCa?: readonly string[];
   /** Fixed host → address answers before DNS (tests only); the address guard still applies. */
   hosts?: Readonly<Record<string, string>>;
+  /** Told of every request's result (`2xx`…`5xx`, or the failure code) and duration in seconds (metrics). */
+  observe?: (result: string, seconds: number) => void;
+}
+
+/** `X-Request-Id` of the request being served, if any (passed on to the Cache or Relay called for it). */
+function requestIdHeader(): Record<string, string> {
+  const id = currentRequestId();
+  return id === undefined ? {} : { 'x-request-id': id };
 }
 
 export class OutboundHttp {
@@ -82,8 +91,28 @@ export class OutboundHttp {
     };
   }
 
-  /** Sends one request; rejects with OutboundError on any transport failure (never on an HTTP status). */
+  /**
+   * Sends one request; rejects with OutboundError on any transport failure (never on an HTTP status). Made while
+   * serving a request, it carries that request's id as `X-Request-Id`.
+   */
   request(req: OutboundRequest): Promise<OutboundResponse> {
+    const observe = this.opts.observe;
+    if (observe === undefined) return this.send(req);
+    const startedAt = performance.now();
+    const seconds = (): number => (performance.now() - startedAt) / 1000;
+    return this.send(req).then(
+      (res) => {
+        observe(`${Math.min(5, Math.max(1, Math.floor(res.status / 100)))}xx`, seconds());
+        return res;
+      },
+      (err: unknown) => {
+        observe(err instanceof OutboundError ? err.kind : 'network', seconds());
+        throw err;
+      },
+    );
+  }
+
+  private send(req: OutboundRequest): Promise<OutboundResponse> {
     let url: URL;
     try {
       url = new URL(req.url);
@@ -106,7 +135,7 @@ export class OutboundHttp {
         {
           method: req.method,
           agent,
-          headers: { ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
+          headers: { ...requestIdHeader(), ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
           timeout: req.timeoutMs,
         },
         (res) => {

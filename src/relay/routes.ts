@@ -14,19 +14,14 @@ import type { RelayService } from './service.js';
 export interface RelayRouteOptions {
   /** Node-request authentication (§10.6); the service type, own URLs and skew come from the settings. */
   nodeAuth: Omit<NodeAuthDeps, 'serviceType' | 'ownBaseUrls' | 'skewSeconds'>;
+  /** Told of every DeliveryResult answered to `POST /relay` (metrics). */
+  onResult?: (result: DeliveryResult) => void;
 }
 
 function respond(result: DeliveryResult): HttpResponse {
   const retryAfter = retryAfterOf(result);
   return json(result.http_status, result, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
 }
-
-/** A post answers DeliveryResult-shaped errors and counts per client address and per recipient. */
-const relayPost: RouteOptions = {
-  errorBody: (err) => failureResult(err),
-  rateClass: 'relay-post',
-  rateTarget: (ctx) => ctx.params.recipientDid ?? envelopeRecipientOf(ctx.body),
-};
 
 /** Registers `POST /relay`, `POST /relay/{recipientDid}` and `GET /relay/limits` on `server`. */
 export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
@@ -38,6 +33,17 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
     ownBaseUrls: () => s.publicRelayUrls(),
     lookupFailureCode: 'policy_lookup_failed',
   };
+  const onResult = options.onResult;
+  const observed = (result: DeliveryResult): DeliveryResult => {
+    onResult?.(result);
+    return result;
+  };
+  // A post answers DeliveryResult-shaped errors and counts per client address and per recipient.
+  const relayPost: RouteOptions = {
+    errorBody: (err) => observed(failureResult(err)),
+    rateClass: 'relay-post',
+    rateTarget: (ctx) => ctx.params.recipientDid ?? envelopeRecipientOf(ctx.body),
+  };
 
   const relay = async (ctx: RequestContext<Record<string, string>>, pathRecipient: string | null): Promise<HttpResponse> => {
     if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
@@ -45,10 +51,10 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
     try {
       node = await authenticateNodeRequest({ method: ctx.method, rawUrl: ctx.rawUrl, rawBody: ctx.rawBody, header: ctx.header }, nodeAuth);
     } catch (err) {
-      if (isDdnError(err)) return respond(failureResult(err));
+      if (isDdnError(err)) return respond(observed(failureResult(err)));
       throw err;
     }
-    return respond(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node }));
+    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node })));
   };
 
   server.route('POST', '/relay', (ctx) => relay(ctx, null), relayPost);

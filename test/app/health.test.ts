@@ -63,3 +63,43 @@ describe('GET /health', () => {
     assert.throws(() => healthBody(broken), (e: unknown) => e instanceof DdnError && e.code === 'ledger_unavailable');
   });
 });
+
+describe('GET /health: version and the Directory of a Relay- or Cache-only process', () => {
+  it('reports the version and commit of the build', () => {
+    const body = healthBody(source({ build: { version: '1.2.3', commit: 'abcdef012345' } }));
+    assert.equal(body.version, '1.2.3');
+    assert.equal(body.commit, 'abcdef012345');
+  });
+
+  it('reports the remote Directory and its chain, never the local ledger', async () => {
+    const chain = { genesis_hash: `0x${'11'.repeat(32)}`, head: { number: 9, hash: `0x${'22'.repeat(32)}` }, finalized: { number: 8, hash: `0x${'33'.repeat(32)}` } };
+    let reachable = true;
+    const directory = {
+      state: async () => (reachable ? { url: 'http://d:8080', reachable, health: { status: 'ok', ...chain } } : { url: 'http://d:8080', reachable, reason: 'refused' }),
+    };
+    const server = createHttpServer({ name: 'relay', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
+    registerHealthRoute(server, source({ roles: ['relay'], directory, build: { version: '1.2.3' } }));
+    const up = await server.fastify.inject({ method: 'GET', url: '/health' });
+    assert.deepEqual(up.json(), {
+      status: 'ok',
+      version: '1.2.3',
+      roles: ['relay'],
+      profile: 'openpayload',
+      chain_id: 'c1',
+      ...chain,
+      directory: { url: 'http://d:8080', reachable: true },
+    });
+    reachable = false;
+    const down = await server.fastify.inject({ method: 'GET', url: '/health' });
+    assert.equal(down.statusCode, 200);
+    assert.deepEqual(down.json(), {
+      status: 'ok',
+      version: '1.2.3',
+      roles: ['relay'],
+      profile: 'openpayload',
+      chain_id: 'c1',
+      directory: { url: 'http://d:8080', reachable: false },
+    });
+    await server.fastify.close();
+  });
+});

@@ -2,11 +2,12 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildInfo } from '../../src/app/version.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
@@ -58,8 +59,11 @@ describe('ddn serve', () => {
     });
     try {
       const line = JSON.parse(await firstLine(child)) as Record<string, string>;
-      assert.deepEqual(Object.keys(line), ['event', 'directory_url', 'relay_url', 'cache_url']);
+      // the version (and the commit of this checkout) follow the URLs (issue 24)
+      assert.deepEqual(Object.keys(line), ['event', 'directory_url', 'relay_url', 'cache_url', 'version', ...(buildInfo().commit === undefined ? [] : ['commit'])]);
       assert.equal(line.event, 'listening');
+      assert.equal(line.version, buildInfo().version);
+      assert.equal(line.commit, buildInfo().commit);
       for (const key of ['directory_url', 'relay_url', 'cache_url']) {
         const res = await fetch(`${line[key]}/health`);
         assert.equal(res.status, 200);
@@ -83,7 +87,8 @@ describe('ddn serve', () => {
     const child = ddn(['serve', '--data-dir', dataDir, '--roles', 'cache', '--cache-port', '0', '--log-level', 'warn']);
     try {
       const line = JSON.parse(await firstLine(child)) as Record<string, string>;
-      assert.deepEqual(Object.keys(line), ['event', 'cache_url']);
+      assert.deepEqual(Object.keys(line).slice(0, 2), ['event', 'cache_url']);
+      assert.equal(line.version, buildInfo().version);
     } finally {
       child.proc.kill('SIGINT');
     }
@@ -113,6 +118,28 @@ describe('ddn serve', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('prints its version as one JSON line with --version, and logs it first', async () => {
+    const child = ddn(['--version']);
+    assert.equal((await child.exit).code, 0, child.stderr());
+    const out = JSON.parse(child.stdout()) as { version: string; commit?: string };
+    assert.equal(out.version, (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    assert.deepEqual(out, buildInfo());
+
+    const dataDir = mkdtempSync(join(tmpdir(), 'ddn-serve-'));
+    dirs.push(dataDir);
+    const node = ddn(['serve', '--data-dir', dataDir, '--roles', 'directory', '--directory-port', '0', '--log-format', 'json']);
+    try {
+      await firstLine(node);
+    } finally {
+      node.proc.kill('SIGTERM');
+    }
+    assert.equal((await node.exit).code, 0, node.stderr());
+    const first = JSON.parse(node.stderr().split('\n')[0]!) as Record<string, unknown>;
+    assert.equal(first.msg, 'ddn starting');
+    assert.equal(first.version, buildInfo().version);
+    assert.equal(node.stderr().includes('request completed'), false);
   });
 
   it('exits 2 with usage on an unknown or missing command, 0 on --help', async () => {

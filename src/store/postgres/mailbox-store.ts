@@ -225,7 +225,7 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   private constructor(
-    private readonly pool: PgPool,
+    readonly pool: PgPool,
     options: PgMailboxOptions,
     private readonly ownsPool: boolean,
   ) {

@@ -1,0 +1,296 @@
+/**
+ * The metrics of one node (`GET /metrics`, Prometheus text through prom-client): one {@link Registry} per node
+ * (tests run several nodes in one process), Node's default process metrics, and our own `ddn_` families. Parts
+ * of the node report into it through small hooks (an {@link HttpObserver} per role server, sweep results, an
+ * outbound observer); values that are cheap to read (ledger head, pool, live sessions, Directory-view reuse)
+ * are read at scrape time. Features built elsewhere add their families with {@link NodeMetrics.counter} etc.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { DdnError } from '../base/errors.js';
+import type { HttpObserver, HttpServer, RequestRecorder } from '../http/server.js';
+import type { Ledger } from '../ledger/chain.js';
+import type { Role } from './config.js';
+import type { BuildInfo } from './version.js';
+
+/** Latency buckets in seconds, 0.5 ms to 10 s. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/** Counts of something a component keeps itself, read at scrape time. */
+export type Totals = () => Readonly<Record<string, number>>;
+
+type Labels = Readonly<Record<string, string>>;
+
+/**
+ * One labelled series of a counter kept as a plain number: label values are fixed when the cell is made, so
+ * counting costs an addition (prom-client's own children hash their labels on every call).
+ */
+class CounterCell {
+  value = 0;
+  constructor(readonly labels: Labels) {}
+}
+
+/** One labelled series of a histogram kept as plain numbers (per-bucket counts, sum, count). */
+class HistogramCell {
+  readonly counts = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
+  sum = 0;
+  count = 0;
+  constructor(readonly labels: Labels) {}
+
+  observe(v: number): void {
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && v > LATENCY_BUCKETS[i]!) i++;
+    this.counts[i]!++;
+    this.sum += v;
+    this.count++;
+  }
+}
+
+/** A metric family in prom-client's exposition form, read from cells at scrape time (series never counted are left out, as prom-client does). */
+interface Family {
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'histogram';
+  get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: { labels: Labels; value: number; metricName?: string }[] }>;
+}
+
+/** The cells of one family, each made once and kept. */
+abstract class Cells<C> {
+  protected readonly cells: C[] = [];
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly make: (labels: Labels) => C,
+  ) {}
+
+  cell(labels: Labels): C {
+    const c = this.make(labels);
+    this.cells.push(c);
+    return c;
+  }
+
+  /** Cells by the value of one more label, made on first use (the value is a string already: no building). */
+  byValue(fixed: Labels, label: string): (value: string) => C {
+    const cells = new Map<string, C>();
+    return (value) => {
+      let c = cells.get(value);
+      if (c === undefined) cells.set(value, (c = this.cell({ ...fixed, [label]: value })));
+      return c;
+    };
+  }
+}
+
+class CounterFamily extends Cells<CounterCell> implements Family {
+  readonly type = 'counter';
+  constructor(name: string, help: string) {
+    super(name, help, (labels) => new CounterCell(labels));
+  }
+
+  async get() {
+    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum' as const, values: this.cells.filter((c) => c.value > 0).map((c) => ({ labels: c.labels, value: c.value })) };
+  }
+}
+
+class HistogramFamily extends Cells<HistogramCell> implements Family {
+  readonly type = 'histogram';
+  constructor(name: string, help: string) {
+    super(name, help, (labels) => new HistogramCell(labels));
+  }
+
+  async get() {
+    const values: { labels: Labels; value: number; metricName: string }[] = [];
+    for (const c of this.cells) {
+      if (c.count === 0) continue;
+      let cumulative = 0;
+      for (let i = 0; i <= LATENCY_BUCKETS.length; i++) {
+        cumulative += c.counts[i]!;
+        const le = i < LATENCY_BUCKETS.length ? String(LATENCY_BUCKETS[i]) : '+Inf';
+        values.push({ labels: { ...c.labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: c.labels, value: c.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: c.labels, value: c.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum' as const, values };
+  }
+}
+
+/** The Directory's write routes: every change submitted to the ledger (not its `prepare` or DNS-challenge steps). */
+function isSubmission(method: string, pattern: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && !pattern.endsWith('/prepare') && !pattern.includes('/dns-challenges');
+}
+
+/** The Cache's routes by what they do. */
+function cacheOperation(method: string, pattern: string): 'store' | 'retrieval' | 'ack' | undefined {
+  if (method === 'POST' && pattern === '/cache/store') return 'store';
+  if (method === 'POST' && pattern === '/cache/ack') return 'ack';
+  if (method === 'GET' && /^\/cache\/(messages|message|chunks|summary)\//.test(pattern)) return 'retrieval';
+  return undefined;
+}
+
+/** Metrics of one node. */
+export class NodeMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: CounterFamily;
+  private readonly httpDuration: HistogramFamily;
+  private readonly httpErrors: CounterFamily;
+  private readonly submissions: (outcome: string) => CounterCell;
+  private readonly cacheOps: CounterFamily;
+  private readonly relayDeliveries: CounterFamily;
+  private readonly deliveryCells = new Map<string, (code: string) => CounterCell>();
+  private readonly outboundCell: (result: string) => HistogramCell;
+
+  constructor(build: BuildInfo) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'ddn_build_info',
+      help: 'Always 1; the version and git commit of this build as labels',
+      labelNames: ['version', 'commit'],
+      registers: [this.registry],
+    }).set({ version: build.version, commit: build.commit ?? '' }, 1);
+    this.httpRequests = this.family(new CounterFamily('ddn_http_requests_total', 'HTTP requests answered, by role, route pattern, method and status class'));
+    this.httpDuration = this.family(new HistogramFamily('ddn_http_request_duration_seconds', 'Time from a request\'s arrival to its answer, by role and route pattern'));
+    this.httpErrors = this.family(new CounterFamily('ddn_http_errors_total', 'Error answers by role, route pattern and error code'));
+    this.submissions = this.family(
+      new CounterFamily('ddn_directory_submissions_total', 'Changes submitted to the Directory: ok (accepted into the pool) or the refusal code'),
+    ).byValue({}, 'outcome');
+    this.cacheOps = this.family(new CounterFamily('ddn_cache_operations_total', 'Cache stores, retrievals and acknowledgements by outcome (ok or the error code)'));
+    this.relayDeliveries = this.family(new CounterFamily('ddn_relay_deliveries_total', 'Relay answers to POST /relay by delivery mode and code'));
+    const outbound = this.family(
+      new HistogramFamily('ddn_relay_outbound_duration_seconds', 'Outbound requests of the Relay (Cache stores, forwards): duration by result (HTTP status class or transport failure)'),
+    );
+    this.outboundCell = outbound.byValue({}, 'result');
+  }
+
+  /** Registers a family kept in plain numbers (prom-client reads any object of its exposition shape). */
+  private family<F extends Family>(f: F): F {
+    this.registry.registerMetric(f as unknown as Counter);
+    return f;
+  }
+
+  /** A counter in this node's registry (for features that add their own families). */
+  counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge in this node's registry, read by `collect` at scrape time when given. */
+  gauge(name: string, help: string, collect?: (g: Gauge) => void, labelNames: readonly string[] = []): Gauge {
+    return new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(collect === undefined ? {} : { collect() { collect(this); } }),
+    });
+  }
+
+  /** The observer of one role's HTTP server: every series of a route is made once, when the route is added. */
+  httpObserver(role: Role): HttpObserver {
+    const recorder = (method: string, route: string): RequestRecorder => {
+      const classes = STATUS_CLASSES.map((c) => this.httpRequests.cell({ role, route, method, status_class: c }));
+      const duration = this.httpDuration.cell({ role, route });
+      const errors = this.httpErrors.byValue({ role, route }, 'code');
+      const op = role === 'cache' ? cacheOperation(method, route) : undefined;
+      const outcome =
+        role === 'directory' && isSubmission(method, route)
+          ? this.submissions
+          : op === undefined
+            ? undefined
+            : this.cacheOps.byValue({ operation: op }, 'outcome');
+      const ok = outcome?.('ok');
+      return {
+        record(status, code, seconds) {
+          classes[Math.min(4, Math.max(0, Math.floor(status / 100) - 1))]!.value++;
+          duration.observe(seconds);
+          if (code !== undefined) errors(code).value++;
+          if (outcome !== undefined) (status < 400 ? ok! : outcome(code ?? `${Math.floor(status / 100)}xx`)).value++;
+        },
+      };
+    };
+    return { route: recorder, unmatched: recorder('*', 'unmatched') };
+  }
+
+  /** Head, finalized block and pool of the ledger this node's Directory serves; blocks as they come. */
+  watchLedger(ledger: Pick<Ledger, 'headRef' | 'finalizedRefNow' | 'poolSize' | 'onBlock'>): () => void {
+    this.gauge('ddn_ledger_head_block', 'Head block number', (g) => g.set(ledger.headRef().number));
+    this.gauge('ddn_ledger_finalized_block', 'Finalized block number', (g) => g.set(ledger.finalizedRefNow().number));
+    this.gauge('ddn_ledger_pool_transactions', 'Transactions waiting in the pool', (g) => g.set(ledger.poolSize));
+    const blocks = this.counter('ddn_ledger_blocks_total', 'Blocks this process applied (produced or replicated) since start');
+    return ledger.onBlock(() => blocks.inc());
+  }
+
+  /**
+   * `sweep` counted into `name` by kind: each number of its result (e.g. `expiredEntries`) is added to the
+   * counter labelled with that kind in snake case (`expired_entries`).
+   */
+  countedSweep<T extends object>(name: string, help: string, sweep: () => Promise<T>): () => Promise<T> {
+    const removed = this.family(new CounterFamily(name, help)).byValue({}, 'kind');
+    return async () => {
+      const result = await sweep();
+      for (const [kind, n] of Object.entries(result)) {
+        if (typeof n === 'number' && n > 0) removed(kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).value += n;
+      }
+      return result;
+    };
+  }
+
+  /** The Relay's delivery answers (by `delivery_mode` and `code`). */
+  relayDelivery(mode: string, code: string): void {
+    let byCode = this.deliveryCells.get(mode);
+    if (byCode === undefined) this.deliveryCells.set(mode, (byCode = this.relayDeliveries.byValue({ mode }, 'code')));
+    byCode(code).value++;
+  }
+
+  /** One outbound request of the Relay: its result (`2xx`…, or the transport failure) and duration. */
+  outbound(result: string, seconds: number): void {
+    this.outboundCell(result).observe(seconds);
+  }
+
+  /** Gauges read at scrape time, one per family: `families` maps each name to its help and its key in `read()`. */
+  gauges(families: Readonly<Record<string, { help: string; key: string }>>, read: Totals): void {
+    for (const [name, f] of Object.entries(families)) this.gauge(name, f.help, (g) => g.set(read()[f.key] ?? 0));
+  }
+
+  /** A counter, by one label, whose values a component counts itself and `read` returns at scrape time. */
+  countedBy(name: string, help: string, label: string, read: Totals): void {
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [value, n] of Object.entries(read())) this.inc({ [label]: value }, n);
+      },
+    });
+  }
+
+  /** The exposition text. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** Who may read `/metrics`. */
+export interface MetricsAccess {
+  /** The bearer token `--metrics-token` asks for; null: none. */
+  token: string | null;
+  /** Without a token, whether the node listens on loopback only (then `/metrics` is open). */
+  loopback: boolean;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Adds `GET /metrics` to `server`: open on loopback without a token, else only with `Authorization: Bearer`. */
+export function registerMetricsRoute(server: HttpServer, metrics: NodeMetrics, access: MetricsAccess): void {
+  const expected = access.token === null ? null : digest(`Bearer ${access.token}`);
+  server.route('GET', '/metrics', async (ctx) => {
+    if (expected !== null) {
+      const given = ctx.header('authorization');
+      if (given === undefined || !timingSafeEqual(digest(given), expected)) throw new DdnError('unauthorized', 'GET /metrics needs Authorization: Bearer <--metrics-token>');
+    } else if (!access.loopback) {
+      throw new DdnError('forbidden', 'set --metrics-token to serve /metrics on a non-loopback address');
+    }
+    return { status: 200, body: {}, payload: await metrics.text(), contentType: metrics.registry.contentType };
+  });
+}

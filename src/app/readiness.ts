@@ -1,0 +1,112 @@
+/**
+ * `GET /ready` on every role, for load balancers and orchestrators: 200 while every dependency of this process
+ * answers (the Directory a Relay- or Cache-only process asks, the database, a writable data directory), else 503
+ * `service_unavailable` naming each failing dependency and why. Also the probe of a remote Directory that
+ * `/health` reports on.
+ */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import type { Clock } from '../base/clock.js';
+import { DdnError } from '../base/errors.js';
+import { json, type HttpServer } from '../http/server.js';
+
+/** One dependency: resolves to null when it is usable, else to the reason it is not. Never rejects. */
+export interface ReadinessCheck {
+  readonly name: string;
+  check(): Promise<string | null>;
+}
+
+/** How long one check may take before it counts as failed. */
+export const CHECK_TIMEOUT_MS = 2000;
+
+/** `work()`'s failure as a reason, a timeout included. */
+export async function reasonOf(work: () => Promise<unknown>, timeoutMs = CHECK_TIMEOUT_MS): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      work().then(
+        () => null,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The data directory is writable. */
+export function storageCheck(dataDir: string): ReadinessCheck {
+  return { name: 'storage', check: () => reasonOf(() => access(dataDir, constants.W_OK)) };
+}
+
+/** What a remote Directory's probe found. */
+export interface DirectoryState {
+  /** The Directory URL asked (the one that answered, when one did). */
+  readonly url: string;
+  readonly reachable: boolean;
+  /** Its `/health` body when it answered. */
+  readonly health?: Readonly<Record<string, unknown>>;
+  /** Why it is not reachable. */
+  readonly reason?: string;
+}
+
+/** Asks a remote Directory's `/health`; an answer is reused for `ttlMs`, concurrent probes share one request. */
+export class DirectoryProbe {
+  private last: { atMs: number; state: Promise<DirectoryState> } | undefined;
+
+  constructor(
+    private readonly port: { health(timeoutMs: number): Promise<{ url: string; body: Record<string, unknown> }>; readonly currentBase: string },
+    private readonly clock: Clock,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  state(): Promise<DirectoryState> {
+    const now = this.clock.nowMs();
+    if (this.last !== undefined && now - this.last.atMs < this.ttlMs) return this.last.state;
+    const state = this.port.health(CHECK_TIMEOUT_MS).then(
+      ({ url, body }): DirectoryState => ({ url, reachable: true, health: body }),
+      (err: unknown): DirectoryState => ({ url: this.port.currentBase, reachable: false, reason: err instanceof Error ? err.message : String(err) }),
+    );
+    this.last = { atMs: now, state };
+    return state;
+  }
+
+  /** The readiness check of this Directory. */
+  check(): ReadinessCheck {
+    return {
+      name: 'directory',
+      check: async () => {
+        const s = await this.state();
+        return s.reachable ? null : `the Directory at ${s.url} does not answer: ${s.reason ?? 'unknown'}`;
+      },
+    };
+  }
+}
+
+/** The 200 body of `/ready`. */
+export interface ReadyBody {
+  status: 'ready';
+  checks: Record<string, 'ok'>;
+}
+
+/** Runs every check; throws `service_unavailable` naming the failing ones when the node is not ready. */
+export async function readiness(checks: readonly ReadinessCheck[], started: () => boolean): Promise<ReadyBody> {
+  if (!started()) throw new DdnError('service_unavailable', 'the node is starting or shutting down', { checks: { node: 'not started' } });
+  const results = await Promise.all(checks.map(async (c) => [c.name, await c.check()] as const));
+  const failing = results.filter(([, reason]) => reason !== null);
+  if (failing.length > 0) {
+    throw new DdnError('service_unavailable', failing.map(([name, reason]) => `${name}: ${reason}`).join('; '), {
+      checks: Object.fromEntries(results.map(([name, reason]) => [name, reason ?? 'ok'])),
+    });
+  }
+  return { status: 'ready', checks: Object.fromEntries(results.map(([name]) => [name, 'ok' as const])) };
+}
+
+/** Adds `GET /ready` to `server`. */
+export function registerReadyRoute(server: HttpServer, checks: readonly ReadinessCheck[], started: () => boolean): void {
+  server.route('GET', '/ready', async () => json(200, await readiness(checks, started)));
+}

@@ -1,0 +1,73 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DirectoryProbe, registerReadyRoute, storageCheck, type ReadinessCheck } from '../../src/app/readiness.js';
+import { createHttpServer } from '../../src/http/server.js';
+
+const server = () => createHttpServer({ name: 'cache', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
+
+describe('GET /ready', () => {
+  it('answers 200 with every check ok, 503 service_unavailable naming each failing one', async () => {
+    let dbReason: string | null = null;
+    const checks: ReadinessCheck[] = [
+      { name: 'storage', check: async () => null },
+      { name: 'database', check: async () => dbReason },
+    ];
+    let started = true;
+    const s = server();
+    registerReadyRoute(s, checks, () => started);
+    const ok = await s.fastify.inject({ method: 'GET', url: '/ready' });
+    assert.equal(ok.statusCode, 200);
+    assert.deepEqual(ok.json(), { status: 'ready', checks: { storage: 'ok', database: 'ok' } });
+    dbReason = 'connection refused';
+    const bad = await s.fastify.inject({ method: 'GET', url: '/ready' });
+    assert.equal(bad.statusCode, 503);
+    assert.ok(bad.headers['retry-after'] !== undefined);
+    const body = bad.json<{ code: string; message: string; details: { checks: Record<string, string> } }>();
+    assert.equal(body.code, 'service_unavailable');
+    assert.equal(body.message, 'database: connection refused');
+    assert.deepEqual(body.details.checks, { storage: 'ok', database: 'connection refused' });
+    started = false;
+    dbReason = null;
+    const stopping = await s.fastify.inject({ method: 'GET', url: '/ready' });
+    assert.equal(stopping.statusCode, 503);
+    assert.equal(stopping.json<{ code: string }>().code, 'service_unavailable');
+    await s.fastify.close();
+  });
+
+  it('checks that the data directory exists and is writable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-ready-'));
+    assert.equal(await storageCheck(dir).check(), null);
+    rmSync(dir, { recursive: true });
+    assert.match(String(await storageCheck(dir).check()), /ENOENT/);
+  });
+
+  it('probes the remote Directory at most once per second, sharing one answer', async () => {
+    let now = 0;
+    let calls = 0;
+    let up = true;
+    const port = {
+      currentBase: 'http://d:1',
+      async health() {
+        calls++;
+        if (!up) throw new Error('connect ECONNREFUSED');
+        return { url: 'http://d:1', body: { status: 'ok' } };
+      },
+    };
+    const probe = new DirectoryProbe(port, { nowMs: () => now });
+    const [a, b] = await Promise.all([probe.state(), probe.state()]);
+    assert.equal(calls, 1);
+    assert.deepEqual(a, b);
+    assert.equal(a.reachable, true);
+    up = false;
+    now = 999;
+    assert.equal((await probe.state()).reachable, true, 'reused within the second');
+    now = 1000;
+    const down = await probe.state();
+    assert.equal(down.reachable, false);
+    assert.equal(await probe.check().check(), 'the Directory at http://d:1 does not answer: connect ECONNREFUSED');
+    assert.equal(calls, 2);
+  });
+});
