@@ -2,6 +2,7 @@
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import type { BlockRef, Ledger } from '../ledger/chain.js';
+import type { EventDropCounters } from '../events/limits.js';
 import { json, type HttpServer } from '../http/server.js';
 import type { Role } from './config.js';
 
@@ -13,6 +14,8 @@ export interface HealthSource {
   readonly ledger: Pick<Ledger, 'genesisHash' | 'headRef' | 'finalizedRefNow'>;
   /** False while the node is starting or shutting down. */
   isReady(): boolean;
+  /** What event processing dropped, when this node runs it (src/events/limits.ts). */
+  eventDrops?(): EventDropCounters | null;
 }
 
 /** The 200 body of §3.7. */
@@ -24,6 +27,8 @@ export interface HealthBody {
   genesis_hash: string;
   head: { number: number; hash: string };
   finalized: { number: number; hash: string };
+  /** Present on a node running the Relay or the Cache: events and steps dropped since start, by kind. */
+  events?: { dropped: EventDropCounters };
 }
 
 const refBody = (b: BlockRef): { number: number; hash: string } => ({ number: b.number, hash: b.hash });
@@ -39,6 +44,7 @@ export function healthBody(src: HealthSource): HealthBody {
   } catch {
     throw new DdnError('ledger_unavailable', 'the ledger cannot be read');
   }
+  const drops = src.eventDrops?.() ?? null;
   return {
     status: 'ok',
     roles: [...src.roles],
@@ -47,6 +53,7 @@ export function healthBody(src: HealthSource): HealthBody {
     genesis_hash: to0x(src.ledger.genesisHash),
     head: refBody(head),
     finalized: refBody(finalized),
+    ...(drops === null ? {} : { events: { dropped: drops } }),
   };
 }
 

@@ -26,7 +26,7 @@ import { PgLiveFanout } from '../store/postgres/live-fanout.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
 import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, type Config, type Role } from './config.js';
-import { registerHealthRoute } from './health.js';
+import { registerHealthRoute, type HealthSource } from './health.js';
 import { createLogger } from './logger.js';
 import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
@@ -127,7 +127,15 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     const { ledger, db } = backend;
 
     let ready = false;
-    const health = { roles: config.roles, profile: config.profile, chainId: config.chainId, ledger, isReady: () => ready };
+    const health: HealthSource = {
+      roles: config.roles,
+      profile: config.profile,
+      chainId: config.chainId,
+      ledger,
+      isReady: () => ready,
+      // `events` is set below, before any server listens
+      eventDrops: () => events?.dispatcher.drops() ?? null,
+    };
     const directoryService = config.roles.includes('directory')
       ? new DirectoryService({
           ledger,
