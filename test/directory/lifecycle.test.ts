@@ -188,11 +188,11 @@ describe('DID lifecycle: register → components → updates → removals → ro
 /** Registers seed `seed` with aliases, a device and a service, deletes it and settles; the deleted DID. */
 async function registerThenDelete(h: DirectoryHarness, seed: number) {
   const r = await registerDid(h, seed, { alias: `gone${seed}` });
-  await mutate(h, r.did, r.key, 'add_alias', { alias: `gone${seed}-2` });
+  // signed before the deletion: one submitted (captured on the wire, nonce 0), one signed but never submitted
+  const captured = await mutate(h, r.did, r.key, 'add_alias', { alias: `gone${seed}-2` });
   await mutate(h, r.did, r.key, 'add_device', { device_id: 'd' });
   await mutate(h, r.did, r.key, 'AddService', { service: { id: kid(r.did, 's'), type: 'T', serviceEndpoint: 'https://s' } });
-  // signed before the deletion: one submitted (captured on the wire), one never submitted
-  const captured = await mutate(h, r.did, r.key, 'add_alias', { alias: `kept${seed}` });
+  await mutate(h, r.did, r.key, 'add_alias', { alias: `kept${seed}` });
   const unsent = await prepareSigned(h, r.did, r.key, 'add_alias', { alias: `late${seed}` });
   const del = await mutate(h, r.did, r.key, 'delete_did', {}, { pending: true });
   assert.equal(del.route.method, 'DELETE');
@@ -288,6 +288,8 @@ describe('DID lifecycle: register → delete → register again (profile openpay
   it('refuses a captured pre-deletion payload after the owner registers the same DID with the same key again', async () => {
     const r = await registerThenDelete(h, 2);
     await registerDid(h, 2);
+    // the captured payload carries alias nonce 0, where a DID registered afresh would start
+    assert.equal((r.captured.body as Body).nonce, '0');
     assertError(await submit(h, r.captured), 409, 'nonce_mismatch');
     assertError(await submit(h, r.unsent), 409, 'nonce_mismatch');
     assert.deepEqual((await resolve(h, r.did)).aliases, []);

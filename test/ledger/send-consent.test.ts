@@ -58,12 +58,15 @@ test('platform: a DID-scope or persona-scope Send reaches only the owner; applic
   expectFailure(h, appToStranger, 'InvalidPolicyScope', 'application_rule_forbidden');
 });
 
-test('openpayload: a DID-scope Send may address any existing DID (the deployed rule)', (t) => {
-  const profile = makeProfile('openpayload');
-  const h = new Harness({ profile, genesis: genesisConfig({ profile: 'openpayload' }) });
-  t.after(() => h.close());
-  h.register(OWNER.did, OWNER.key, { profile });
-  h.register(STRANGER.did, STRANGER.key, { profile });
+test('openpayload: a DID-scope Send may address any existing DID (the deployed rule), where platform refuses it', (t) => {
   const scope = didScope(OWNER.did);
-  h.apply(v3Call(h, OWNER, { kind: 'SetPolicy', policy: policyV3(scope, OWNER.did, [sendRule(STRANGER.did)], { policyId: policyIdV3(profile, scope) }) }));
+  for (const profile of [makeProfile('openpayload'), makeProfile('platform')]) {
+    const h = new Harness({ profile, genesis: genesisConfig({ profile: profile.p }) });
+    t.after(() => h.close());
+    h.register(OWNER.did, OWNER.key, { profile });
+    h.register(STRANGER.did, STRANGER.key, { profile });
+    const call = v3Call(h, OWNER, { kind: 'SetPolicy', policy: policyV3(scope, OWNER.did, [sendRule(STRANGER.did)], { policyId: policyIdV3(profile, scope) }) });
+    if (profile.p === 'openpayload') h.apply(call);
+    else expectFailure(h, call, 'InvalidPolicyScope', 'send_target_not_consented');
+  }
 });
