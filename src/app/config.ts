@@ -19,6 +19,7 @@ import {
   type RateLimitSettings,
 } from '../http/rate-limit.js';
 import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
+import { DEFAULT_EVENT_BUDGET_PER_OWNER } from '../events/limits.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -64,8 +65,11 @@ export interface Config {
   /** `proof_clock_skew_seconds`. */
   readonly proofClockSkewSeconds: number;
   readonly policy: { readonly allowPrivateEndpoints: boolean };
-  /** Event processing (http-api.md §10.9): the Relays a Send step posts its control envelope to. */
-  readonly events: { readonly relayUrls: readonly string[] };
+  /**
+   * Event processing (http-api.md §10.9): the Relays a Send step posts its control envelope to, and how many
+   * events one policy owner's rules may run per minute on this node (`--event-budget-per-owner`).
+   */
+  readonly events: { readonly relayUrls: readonly string[]; readonly budgetPerOwnerPerMinute: number };
   /**
    * Base URLs of a Directory in other processes (`--directory-url`, repeatable or comma-separated), in order;
    * empty: none. When given and this node does not run the Directory role, the Relay and the Cache ask it over
@@ -202,6 +206,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'URL',
     defaultText: 'this node\'s Relay, else the recipient\'s',
     help: 'Relay that event Send steps post control envelopes to (repeatable or comma-separated)',
+  },
+  {
+    name: 'event-budget-per-owner',
+    kind: 'value',
+    arg: 'N',
+    defaultText: '600',
+    help: 'events one policy owner\'s event rules may run per minute on this node; further ones are dropped and counted',
   },
   {
     name: 'db',
@@ -607,7 +618,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     publicUrls: { relay: r.urls('public-relay-url'), cache: r.urls('public-cache-url') },
     proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
     policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
-    events: { relayUrls: r.urls('event-relay-url') },
+    events: { relayUrls: r.urls('event-relay-url'), budgetPerOwnerPerMinute: r.int('event-budget-per-owner', DEFAULT_EVENT_BUDGET_PER_OWNER, 1, 1_000_000) },
     directoryUrl: r.urls('directory-url'),
     directoryViewTtlMs: r.int('directory-view-ttl-ms', DEFAULT_DIRECTORY_VIEW_TTL_MS, 0, 300_000),
     db: r.database(),

@@ -72,6 +72,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     outbound,
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),
     relayEndpoint: () => o.ownRelayUrls()[0] ?? null,
+    budgetPerOwnerPerMinute: o.config.events.budgetPerOwnerPerMinute,
     ...(logger === undefined ? {} : { logger }),
   });
   const off = o.cache?.events.on('CacheStored', (e) => dispatcher.onEvent(e));

@@ -2,6 +2,7 @@
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import type { BlockRef, Ledger } from '../ledger/chain.js';
+import type { EventDropCounters } from '../events/limits.js';
 import { json, type HttpServer } from '../http/server.js';
 import type { Role } from './config.js';
 import type { DirectoryState } from './readiness.js';
@@ -24,6 +25,8 @@ export interface HealthSource {
    * this process's own (empty) ledger.
    */
   readonly directory?: { state(): Promise<DirectoryState> };
+  /** What event processing dropped, when this node runs it (src/events/limits.ts). */
+  eventDrops?(): EventDropCounters | null;
 }
 
 /** The 200 body of §3.7. */
@@ -41,6 +44,8 @@ export interface HealthBody {
   finalized?: { number: number; hash: string };
   /** A Relay- or Cache-only process: the Directory it depends on and whether it answers. */
   directory?: { url: string; reachable: boolean };
+  /** Present on a node running the Relay or the Cache: events and steps dropped since start, by kind. */
+  events?: { dropped: EventDropCounters };
 }
 
 const refBody = (b: Pick<BlockRef, 'number' | 'hash'>): { number: number; hash: string } => ({ number: b.number, hash: b.hash });
@@ -61,7 +66,14 @@ export function healthBody(src: HealthSource): HealthBody {
     genesis_hash: to0x(src.ledger.genesisHash),
     head: refBody(head),
     finalized: refBody(finalized),
+    ...eventFields(src),
   };
+}
+
+/** What event processing dropped, when this node runs it. */
+function eventFields(src: HealthSource): Pick<HealthBody, 'events'> {
+  const drops = src.eventDrops?.() ?? null;
+  return drops === null ? {} : { events: { dropped: drops } };
 }
 
 /** What the process itself reports: status, version, roles, profile, chain id. */
@@ -88,6 +100,7 @@ export async function remoteHealthBody(src: HealthSource, directory: { state(): 
     ...(isRef(h.head) ? { head: refBody(h.head) } : {}),
     ...(isRef(h.finalized) ? { finalized: refBody(h.finalized) } : {}),
     directory: { url: d.url, reachable: d.reachable },
+    ...eventFields(src),
   };
 }
 

@@ -28,7 +28,7 @@ import type { PgPool } from '../store/postgres/pool.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
 import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, isLoopbackHost, type Config, type Role } from './config.js';
-import { registerHealthRoute } from './health.js';
+import { registerHealthRoute, type HealthSource } from './health.js';
 import { createLogger } from './logger.js';
 import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, type ReadinessCheck } from './readiness.js';
@@ -186,13 +186,15 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       } else directory = remote;
       cacheDirectory = ttlMs > 0 ? new FreshDidRecords(directory, remote) : remote;
     }
-    const health = {
+    const health: HealthSource = {
       roles: config.roles,
       profile: config.profile,
       chainId: config.chainId,
       ledger,
       isReady: () => ready,
       isDegraded: () => storage.isDegraded,
+      // `events` is set below, before any server listens
+      eventDrops: () => events?.dispatcher.drops() ?? null,
       build,
       ...(directoryProbe === undefined ? {} : { directory: directoryProbe }),
     };

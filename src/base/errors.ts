@@ -46,6 +46,7 @@ export const ERROR_STATUS = {
   did_not_found: 404,
   did_deactivated: 409,
   did_controls_application: 409,
+  did_deleted: 409,
   policy_links_removed: 400,
   invalid_alias: 400,
   alias_taken: 409,

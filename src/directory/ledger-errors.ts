@@ -60,6 +60,7 @@ const DIRECT: Record<string, ErrorCode> = {
   DidDeactivated: 'did_deactivated',
   DidAlreadyDeactivated: 'did_deactivated',
   DidControlsApplication: 'did_controls_application',
+  DidDeleted: 'did_deleted',
   PolicyLinksRemoved: 'policy_links_removed',
   PolicyRefTooLong: 'policy_links_removed',
   TooManyPolicyRefs: 'policy_links_removed',
@@ -131,7 +132,7 @@ export function codeForLedgerError(name: string, reason?: string, ctx: LedgerErr
   if (POLICY_ERRORS.has(name)) return 'invalid_delivery_policy';
   if (name === 'DidNotFound' && ctx.didIsDeactivated) return 'did_deactivated';
   if (name === 'InvalidPolicyScope') {
-    if (reason === 'application_rule_forbidden') return 'invalid_delivery_policy';
+    if (reason === 'application_rule_forbidden' || reason === 'send_target_not_consented') return 'invalid_delivery_policy';
     // scope_unavailable:<cause> — the Directory reports the cause (http-api.md §1.1)
     const cause = reason?.startsWith('scope_unavailable:') ? reason.slice('scope_unavailable:'.length) : undefined;
     if (cause && SCOPE_CAUSES.has(cause)) return cause as ErrorCode;

@@ -7,7 +7,7 @@ import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { Call } from '../ledger/extrinsic.js';
-import { getAliasOwner, getDidRecord, getNonce, type DidRecord, type NonceDomain } from '../ledger/records.js';
+import { getAliasOwner, getDidRecord, getNonce, isDeletedDid, type DidRecord, type NonceDomain } from '../ledger/records.js';
 import type { StateReader } from '../ledger/state.js';
 import { normalizeAlias } from '../protocol/alias.js';
 import { isDid } from '../protocol/did.js';
@@ -256,6 +256,7 @@ export class DirectoryService {
     const owner = alias === null ? undefined : getAliasOwner(pool, alias);
     if (owner !== undefined && owner !== did) throw new DdnError('alias_taken', 'alias is taken', { alias });
     if (getDidRecord(pool, did)) throw new DdnError('did_already_exists', 'DID already registered or pending', { did });
+    if (isDeletedDid(pool, did)) throw new DdnError('did_deleted', 'this DID was deleted and can never be registered again', { did });
   }
 
   prepareRegistration(body: Body): Body {

@@ -8,6 +8,10 @@
  * steps run with the transition rules of §10.4.2 (any other step counts as a Failure). At most once per (event,
  * message_id, policy_id, rule_id), durably; skipped for `<p>:control` envelopes (loop guard); asynchronous
  * (events are queued and processed one at a time), best-effort, never changing a Cache response.
+ *
+ * Bounded (limits.ts): at most {@link MAX_STEP_RUNS_PER_EVENT} Send/Call runs per event, a per-owner budget of
+ * events per minute, and in profile `platform` a Did/Persona rule's Send reaches only its owner; what is dropped
+ * is counted ({@link EventDispatcher.drops}) and logged at warn at most once a minute per kind.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
@@ -21,6 +25,7 @@ import type { Profile } from '../protocol/profile.js';
 import type { OutboundHttp } from '../relay/outbound-http.js';
 import { walkPlan, type PlanEdge } from '../relay/plan/graph.js';
 import { runCall } from './call.js';
+import { DEFAULT_EVENT_BUDGET_PER_OWNER, DropCounters, MAX_STEP_RUNS_PER_EVENT, OwnerBudget, sendTargetConsented, type EventDropCounters } from './limits.js';
 import type { EventPolicySource, EventScope } from './policy-source.js';
 import type { EventRunStore } from './run-store.js';
 import { runSend } from './send.js';
@@ -39,6 +44,8 @@ export interface EventDispatcherDeps {
   relayUrls(): readonly string[];
   /** This node's public Relay URL (`/node/endpoint` of Relay events), when it runs the Relay. */
   relayEndpoint(): string | null;
+  /** Events one policy owner's rules may run per minute (default {@link DEFAULT_EVENT_BUDGET_PER_OWNER}). */
+  budgetPerOwnerPerMinute?: number;
   logger?: Logger;
 }
 
@@ -67,6 +74,15 @@ export function eventWinner(policy: Json, event: 'CacheStored' | 'RelayAccepted'
   return winner?.json ?? null;
 }
 
+/** One rule's run: where it comes from, and the Send/Call runs its event has left (shared by its scopes). */
+interface PlanRun {
+  scope: EventScope;
+  operatorDid: unknown;
+  policyId: string;
+  ruleId: string;
+  steps: { left: number };
+}
+
 /** An event of this node's Cache or Relay. */
 export type NodeEvent = CacheStoredEvent | RelayEvent;
 
@@ -77,16 +93,25 @@ export const MAX_QUEUED_EVENTS = 10_000;
 export class EventDispatcher {
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
-  private dropped = 0;
+  private readonly counters: DropCounters;
+  private readonly budget: OwnerBudget;
 
   constructor(
     private readonly deps: EventDispatcherDeps,
     private readonly maxQueued = MAX_QUEUED_EVENTS,
-  ) {}
+  ) {
+    this.counters = new DropCounters(deps.clock, deps.logger);
+    this.budget = new OwnerBudget(deps.clock, deps.budgetPerOwnerPerMinute ?? DEFAULT_EVENT_BUDGET_PER_OWNER);
+  }
 
   /** Events dropped so far because the queue was full (observability, tests). */
   get droppedEvents(): number {
-    return this.dropped;
+    return this.counters.counts.queue_full;
+  }
+
+  /** Everything dropped so far, by kind (a copy; `GET /health` reports it). */
+  drops(): EventDropCounters {
+    return { ...this.counters.counts };
   }
 
   /**
@@ -97,7 +122,7 @@ export class EventDispatcher {
   onEvent(e: NodeEvent): void {
     if (e.tag === this.deps.profile.controlTag) return;
     if (this.queued >= this.maxQueued) {
-      if (this.dropped++ % 1000 === 0) this.deps.logger?.warn({ dropped: this.dropped, queued: this.queued }, 'event queue full: events dropped');
+      this.counters.count('queue_full', { queued: this.queued });
       return;
     }
     this.queued++;
@@ -134,6 +159,8 @@ export class EventDispatcher {
 
   private async process(e: NodeEvent): Promise<void> {
     const { deps } = this;
+    // Send/Call runs left to this event, over every scope
+    const steps = { left: MAX_STEP_RUNS_PER_EVENT };
     for (const scope of await this.scopes(e)) {
       const policy = await deps.policies.policy(scope);
       if (policy === null) continue;
@@ -141,6 +168,11 @@ export class EventDispatcher {
       if (rule === null) continue;
       const policyId = String(policy.policy_id);
       const ruleId = String(rule.id);
+      const owner = String(policy.operator_did);
+      if (!this.budget.take(owner)) {
+        this.counters.count('owner_budget', { owner, policy_id: policyId, message_id: e.message_id });
+        continue;
+      }
       if (!deps.runs.claim(e.type, e.message_id, policyId, ruleId, deps.clock.nowMs())) continue;
       const { envelope, ...event } = e;
       const context: TemplateContext = {
@@ -149,12 +181,13 @@ export class EventDispatcher {
         policy: { policy_id: policyId, policy_revision: policy.revision, rule_id: ruleId, scope: policy.scope, operator_did: policy.operator_did },
         node: this.nodeContext(e),
       };
-      const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id);
+      const run: PlanRun = { scope, operatorDid: policy.operator_did, policyId, ruleId, steps };
+      const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id, run);
       deps.logger?.info({ message_id: e.message_id, policy_id: policyId, rule_id: ruleId, ok }, 'event rule ran');
     }
   }
 
-  private async runPlan(action: Json, context: TemplateContext, applicationId: string | null): Promise<boolean> {
+  private async runPlan(action: Json, context: TemplateContext, applicationId: string | null, run: PlanRun): Promise<boolean> {
     const steps = new Map<string, Json>();
     for (const s of Array.isArray(action.steps) ? action.steps : []) if (isRecord(s) && typeof s.id === 'string') steps.set(s.id, s);
     const edges: PlanEdge[] = (Array.isArray(action.transitions) ? action.transitions : []).filter(isRecord).map((t) => ({
@@ -165,14 +198,22 @@ export class EventDispatcher {
     }));
     const walk = await walkPlan(edges, String(action.entry_step), async (id) => {
       const step = steps.get(id);
-      if (step === undefined) return { ok: false };
-      const rendered = renderTemplate(step.payload_template ?? {}, context);
-      if (step.operation === 'Send') return { ok: await runSend(this.deps, String(step.recipient_did), rendered, applicationId) };
-      if (step.operation === 'Call') {
-        const target = { serviceDid: String(step.service_did), serviceId: String(step.service_id), registeredDomain: String(step.registered_domain) };
-        return { ok: await runCall(this.deps, target, rendered) };
+      if (step === undefined || (step.operation !== 'Send' && step.operation !== 'Call')) return { ok: false };
+      const where = { policy_id: run.policyId, rule_id: run.ruleId, step_id: id };
+      const target = String(step.recipient_did);
+      if (step.operation === 'Send' && !sendTargetConsented(this.deps.profile, run.scope, run.operatorDid, target)) {
+        this.counters.count('send_not_consented', { ...where, scope: run.scope, recipient_did: target });
+        return { ok: false };
       }
-      return { ok: false };
+      if (run.steps.left <= 0) {
+        this.counters.count('step_cap', where);
+        return { ok: false };
+      }
+      run.steps.left--;
+      const rendered = renderTemplate(step.payload_template ?? {}, context);
+      if (step.operation === 'Send') return { ok: await runSend(this.deps, target, rendered, applicationId) };
+      const call = { serviceDid: String(step.service_did), serviceId: String(step.service_id), registeredDomain: String(step.registered_domain) };
+      return { ok: await runCall(this.deps, call, rendered) };
     });
     return walk.ok;
   }

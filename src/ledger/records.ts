@@ -47,6 +47,8 @@ export const keys = {
   alias: (alias: string) => `alias/${alias}`,
   nonce: (domain: NonceDomain, id: string) => `nonce/${domain}/${id}`,
   meta: (name: string) => `meta/${name}`,
+  /** Profile `platform`: a deleted DID's identifier, kept so it is never registered again (value `true`). */
+  deletedDid: (did: string) => `deleted/${did}`,
 } as const;
 
 export function getDidRecord(s: StateReader, did: string): DidRecord | undefined {
@@ -70,6 +72,11 @@ export function bumpNonce(s: Overlay, domain: NonceDomain, id: string, used: big
 
 export function getAliasOwner(s: StateReader, alias: string): string | undefined {
   return s.get(keys.alias(alias)) as string | undefined;
+}
+
+/** True when `did` was deleted on a profile that never lets it be registered again (see did-registry.ts). */
+export function isDeletedDid(s: StateReader, did: string): boolean {
+  return s.get(keys.deletedDid(did)) === true;
 }
 
 /** "Active DID" (§3.2): at most 128 bytes, has a record, not deactivated. */

@@ -68,3 +68,12 @@ export function makeProfile(p: string, P?: string): Profile {
 }
 
 export const PLATFORM = makeProfile('platform');
+
+/**
+ * True for profile `openpayload`, which keeps the deployed chain's rules where ddn hardens them in every other
+ * profile: event-rule Send steps may address any existing DID, and a deleted DID may be registered again
+ * (docs/public-node.md, "Event rules and amplification" and "Deleted DIDs").
+ */
+export function followsDeployedChain(profile: Profile): boolean {
+  return profile.p === 'openpayload';
+}

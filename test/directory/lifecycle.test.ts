@@ -5,12 +5,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { to0x } from '../../src/base/bytes.js';
+import { ERROR_STATUS } from '../../src/base/errors.js';
+import { ledgerError } from '../../src/directory/ledger-errors.js';
+import { LedgerFailure } from '../../src/ledger/errors.js';
 import { multibaseEd25519 } from '../../src/protocol/keys.js';
+import { metaOf, registerCall } from '../ledger/harness.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import {
   ALL_ACTIONS,
   assertAccepted,
   assertError,
+  clientRegistrationBody,
+  docOf,
   kaOf,
   keyOf,
   kid,
@@ -179,49 +185,59 @@ describe('DID lifecycle: register → components → updates → removals → ro
   });
 });
 
-describe('DID lifecycle: register → delete → register again', () => {
+/** Registers seed `seed` with aliases, a device and a service, deletes it and settles; the deleted DID. */
+async function registerThenDelete(h: DirectoryHarness, seed: number) {
+  const r = await registerDid(h, seed, { alias: `gone${seed}` });
+  // signed before the deletion: one submitted (captured on the wire, nonce 0), one signed but never submitted
+  const captured = await mutate(h, r.did, r.key, 'add_alias', { alias: `gone${seed}-2` });
+  await mutate(h, r.did, r.key, 'add_device', { device_id: 'd' });
+  await mutate(h, r.did, r.key, 'AddService', { service: { id: kid(r.did, 's'), type: 'T', serviceEndpoint: 'https://s' } });
+  await mutate(h, r.did, r.key, 'add_alias', { alias: `kept${seed}` });
+  const unsent = await prepareSigned(h, r.did, r.key, 'add_alias', { alias: `late${seed}` });
+  const del = await mutate(h, r.did, r.key, 'delete_did', {}, { pending: true });
+  assert.equal(del.route.method, 'DELETE');
+  // still confirmed while the deletion is pending
+  assert.equal((await h.call('GET', `/registration-status/${r.did}`)).body.registration_status, 'confirmed');
+  assert.equal((await resolve(h, r.did)).deactivated, false);
+  h.settle();
+
+  assert.deepEqual((await h.call('GET', `/registration-status/${r.did}`)).body, { did: r.did, registration_status: 'missing', version: 0, deactivated: false });
+  assertError(await h.call('GET', `/resolve/${r.did}`), 404, 'did_not_found');
+  assertError(await h.call('GET', `/dids/${r.did}/nonces`), 404, 'did_not_found');
+  assertError(await h.call('GET', `/aliases/gone${seed}`), 404, 'alias_not_found');
+  assertError(await h.call('GET', `/aliases/gone${seed}-2`), 404, 'alias_not_found');
+  assertError(await prepare(h, r.did, 'add_alias', { alias: 'x' }), 404, 'did_not_found');
+  assert.equal((await h.call('GET', `/transactions/${del.submitted.tx_hash}`)).body.status, 'finalized');
+  return { ...r, captured, unsent };
+}
+
+describe('DID lifecycle: register → delete (profile platform: never registered again)', () => {
   let h: DirectoryHarness;
   before(async () => {
     h = await startDirectory();
   });
   after(() => h.close());
 
-  it('deletes the record, its aliases and nonces; the DID may be registered again from nonce 0', async () => {
-    const r = await registerDid(h, 1, { alias: 'gone' });
-    await mutate(h, r.did, r.key, 'add_alias', { alias: 'gone-2' });
-    await mutate(h, r.did, r.key, 'add_device', { device_id: 'd' });
-    await mutate(h, r.did, r.key, 'AddService', { service: { id: kid(r.did, 's'), type: 'T', serviceEndpoint: 'https://s' } });
-    const del = await mutate(h, r.did, r.key, 'delete_did', {}, { pending: true });
-    assert.equal(del.route.method, 'DELETE');
-    // still confirmed while the deletion is pending
-    assert.equal((await h.call('GET', `/registration-status/${r.did}`)).body.registration_status, 'confirmed');
-    assert.equal((await resolve(h, r.did)).deactivated, false);
-    h.settle();
-
+  it('deletes the record, its aliases and nonces; registering the DID again is 409 did_deleted at prepare and submit', async () => {
+    const r = await registerThenDelete(h, 1);
+    // a stranger (key 9), and the owner with the old key, are both refused
+    const prepared = await h.call('POST', '/register-did/prepare', { did: r.did, root_pubkey: to0x(keyOf(9).publicKey), did_document: docOf(r.did, keyOf(9)) });
+    assertError(prepared, 409, 'did_deleted');
+    assert.equal(prepared.body.details && (prepared.body.details as Body).did, r.did);
+    assertError(await h.call('POST', '/register-did', clientRegistrationBody(h, r.did, keyOf(9))), 409, 'did_deleted');
+    assertError(await h.call('POST', '/register-did', clientRegistrationBody(h, r.did, r.key)), 409, 'did_deleted');
+    // straight into the pool, past the Directory's checks: the ledger's own rule, reported as did_deleted
+    const direct = registerCall(r.did, keyOf(9), { expiryMs: BigInt(h.clock.nowMs() + 60_000) });
+    assert.throws(
+      () => h.ledger.submit(direct, metaOf(direct)),
+      (e: unknown) => e instanceof LedgerFailure && e.errorName === 'DidDeleted' && ledgerError(e).code === 'did_deleted' && ERROR_STATUS.did_deleted === 409,
+    );
+    // deployed pollers still read `missing`, never a 404 or a new status
     assert.deepEqual((await h.call('GET', `/registration-status/${r.did}`)).body, { did: r.did, registration_status: 'missing', version: 0, deactivated: false });
     assertError(await h.call('GET', `/resolve/${r.did}`), 404, 'did_not_found');
-    assertError(await h.call('GET', `/dids/${r.did}/nonces`), 404, 'did_not_found');
-    assertError(await h.call('GET', '/aliases/gone'), 404, 'alias_not_found');
-    assertError(await h.call('GET', '/aliases/gone-2'), 404, 'alias_not_found');
-    assertError(await prepare(h, r.did, 'add_alias', { alias: 'x' }), 404, 'did_not_found');
-    assert.equal((await h.call('GET', `/transactions/${del.submitted.tx_hash}`)).body.status, 'finalized');
-
-    // registered again, with another key; the old alias is free again
-    const again = await registerDid(h, 1, { key: keyOf(9), alias: 'gone-2' });
-    const rec = await resolve(h, r.did);
-    assert.equal(rec.version, 1);
-    assert.equal(rec.root_pubkey, to0x(keyOf(9).publicKey));
-    assert.deepEqual(rec.aliases, ['gone-2']);
-    assert.deepEqual(rec.devices, []);
-    assert.equal(rec.document_nonce, '0');
-    assert.equal(rec.tx_id, again.submitted.tx_hash);
-    const n = await nonces(h, r.did);
-    for (const [k, v] of Object.entries(n)) if (k !== 'did') assert.equal(v, '0', k);
-    // the old key is not a key of the new registration
-    const p = await prepareSigned(h, r.did, r.key, 'add_alias', { alias: 'x' });
-    assertError(await submit(h, p), 403, 'invalid_signature');
-    await mutate(h, r.did, keyOf(9), 'add_alias', { alias: 'x' });
-    assert.deepEqual((await resolve(h, r.did)).aliases, ['gone-2', 'x']);
+    // the deleted DID's aliases are free for other DIDs
+    const other = await registerDid(h, 4, { alias: 'gone1-2' });
+    assert.deepEqual((await h.call('GET', '/aliases/gone1-2')).body, { alias: 'gone1-2', did: other.did });
   });
 
   it('a deactivated DID can never be deleted', async () => {
@@ -236,5 +252,46 @@ describe('DID lifecycle: register → delete → register again', () => {
     await mutate(h, r.did, r.key, 'delete_did', {}, { pending: true });
     assertError(await prepare(h, r.did, 'add_alias', { alias: 'late' }), 404, 'did_not_found');
     h.settle();
+  });
+});
+
+describe('DID lifecycle: register → delete → register again (profile openpayload)', () => {
+  let h: DirectoryHarness;
+  before(async () => {
+    h = await startDirectory({ profile: 'openpayload' });
+  });
+  after(() => h.close());
+
+  it('registers the DID again; no payload signed before the deletion verifies after it', async () => {
+    const r = await registerThenDelete(h, 1);
+    // registered again, with another key; the old alias is free again
+    const again = await registerDid(h, 1, { key: keyOf(9), alias: 'gone1-2' });
+    const rec = await resolve(h, r.did);
+    assert.equal(rec.version, 1);
+    assert.equal(rec.root_pubkey, to0x(keyOf(9).publicKey));
+    assert.deepEqual(rec.aliases, ['gone1-2']);
+    assert.deepEqual(rec.devices, []);
+    assert.equal(rec.tx_id, again.submitted.tx_hash);
+    // the nonces continue one past where they were (alias: 0 and 1 used, 2 signed → 3; document, control: 1 → 2)
+    const n = await nonces(h, r.did);
+    assert.equal(n.alias_nonce, '3');
+    assert.equal(n.document_nonce, '2');
+    assert.equal(n.control_nonce, '2');
+    assert.equal(n.root_pubkey_nonce, '1');
+    // the old key is not a key of the new registration
+    const p = await prepareSigned(h, r.did, r.key, 'add_alias', { alias: 'x' });
+    assertError(await submit(h, p), 403, 'invalid_signature');
+    await mutate(h, r.did, keyOf(9), 'add_alias', { alias: 'x' });
+    assert.deepEqual((await resolve(h, r.did)).aliases, ['gone1-2', 'x']);
+  });
+
+  it('refuses a captured pre-deletion payload after the owner registers the same DID with the same key again', async () => {
+    const r = await registerThenDelete(h, 2);
+    await registerDid(h, 2);
+    // the captured payload carries alias nonce 0, where a DID registered afresh would start
+    assert.equal((r.captured.body as Body).nonce, '0');
+    assertError(await submit(h, r.captured), 409, 'nonce_mismatch');
+    assertError(await submit(h, r.unsent), 409, 'nonce_mismatch');
+    assert.deepEqual((await resolve(h, r.did)).aliases, []);
   });
 });

@@ -217,6 +217,14 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
       ruleId: 'r1',
     },
     {
+      name: 'InvalidPolicyScope (send_target_not_consented: a DID-scope Send to another DID, profile platform)',
+      version: 3,
+      policy: () => pol([rule('base', 2, forwardPlan([target(svc, 'relay')])), sendRule('s', svc.did)]),
+      reason: 'send_target_not_consented',
+      ruleId: 's',
+      stepId: 'notify',
+    },
+    {
       name: 'InvalidConstraints (overrides break the size chain)',
       version: 2,
       policy: () => pol([rule('o', 1, storePlan([target(svc, 'cache')]), [], { max_http_envelope_bytes: 10, max_unchunked_message_bytes: 20 })]),

@@ -4,10 +4,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { to0x } from '../../src/base/bytes.js';
 import { startDirectory } from '../support/directory-harness.js';
 import {
   assertAccepted,
   assertError,
+  clientRegistrationBody,
+  docOf,
+  keyOf,
   kid,
   mutate,
   nonces,
@@ -111,6 +115,23 @@ describe('restart on the same data directory', () => {
       assert.equal(st.body.tx_hash, regTx);
       assertError(await h2.call('GET', `/resolve/${reg.did}`), 404, 'did_not_found');
       assert.equal(h2.ledger.pendingEntries().length, 0);
+    } finally {
+      await h2.close();
+    }
+  });
+
+  it('keeps a deleted DID deleted (profile platform): registering it again is still 409 did_deleted', async () => {
+    const h1 = await startDirectory();
+    const a = await registerDid(h1, 1);
+    await mutate(h1, a.did, a.key, 'delete_did');
+    await h1.close(true);
+
+    const h2 = await startDirectory({ dir: h1.dir, clock: h1.clock });
+    try {
+      const prepared = await h2.call('POST', '/register-did/prepare', { did: a.did, root_pubkey: to0x(keyOf(9).publicKey), did_document: docOf(a.did, keyOf(9)) });
+      assertError(prepared, 409, 'did_deleted');
+      assertError(await h2.call('POST', '/register-did', clientRegistrationBody(h2, a.did, keyOf(9))), 409, 'did_deleted');
+      assert.equal((await h2.call('GET', `/registration-status/${a.did}`)).body.registration_status, 'missing');
     } finally {
       await h2.close();
     }

@@ -196,7 +196,7 @@ test('a failed extrinsic consumes no nonce; the pool reserves the next one', (t)
 test('stored v3 policies survive the SQLite state round trip byte for byte (templates, ids, u64 revision)', (t) => {
   const h = setup();
   t.after(() => h.close());
-  const event = rule('e', 1, planAction([send('s', OTHER.did)]), [{ kind: 'EventEquals', event: 'RelayDelivered' }]);
+  const event = rule('e', 1, planAction([send('s', OP.did)]), [{ kind: 'EventEquals', event: 'RelayDelivered' }]);
   const policy = policyV3(didScope(OP.did), OP.did, [event, rule('r', 2)]);
   h.apply(v3Call(h, OP, { kind: 'SetPolicy', policy }));
   const reopened = h.reopen();

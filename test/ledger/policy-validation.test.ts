@@ -354,7 +354,7 @@ test('valid shapes pass: full routing plan, Fork edges sharing triggers, v3 even
       [forward('f', [relayT()]), store('s', [cacheT()]), archive('a', [target(INFRA.did, 'archive')])],
       [edge('f', 's', 'Failure', 'Fork'), edge('f', 'a', 'Failure', 'Fork')],
     ),
-    setDidV3([rule('ev', 1, planAction([send('s', OTHER.did), callStep('c', INFRA.did, 'control', CALL_DOMAIN)], [edge('s', 'c', 'Always')]), [EVENT])]),
+    setDidV3([rule('ev', 1, planAction([send('s', OP.did), callStep('c', INFRA.did, 'control', CALL_DOMAIN)], [edge('s', 'c', 'Always')]), [EVENT])]),
     setPersonaV3([rule('rp', 1, planAction([requireProfile('p'), forward('f', [relayT()])], [edge('p', 'f', 'Success')]))]),
     setAppV3([rule('app', 1, planAction([send('s', OP.did), callStep('c', INFRA.did, 'control', CALL_DOMAIN)], [edge('s', 'c', 'Failure')]), [EVENT])]),
     v2Call(h, OP, { kind: 'SetPersonaConstraints', persona: P, constraints: requested() }),

@@ -120,7 +120,7 @@ test('an expired, revoked or unknown persona yields no policy — no fallback to
 test('EventEquals never matches during resolution', (t) => {
   const h = setup();
   t.after(() => h.close());
-  const event = rule('event', 100, planAction([send('s', OP.did)]), [{ kind: 'EventEquals', event: 'RelayAccepted' }]);
+  const event = rule('event', 100, planAction([send('s', R.did)]), [{ kind: 'EventEquals', event: 'RelayAccepted' }]);
   h.apply(v3Call(h, R, { kind: 'SetPolicy', policy: policyV3(didScope(R.did), R.did, [event, rule('base', 1)]) }));
   assert.equal(resolve(h, null, null)!.ruleId, 'base');
   h.apply(v3Call(h, R, { kind: 'SetPolicy', policy: policyV3(didScope(R.did), R.did, [event], { revision: 2n }) }));

@@ -5,12 +5,14 @@ import { concatBytes } from '../../src/base/bytes.js';
 import { encodeControlPayload, type ControlAction } from '../../src/protocol/payloads/control.js';
 import { DID_SCOPED_NONCES, getAliasOwner, keys, policyKeys } from '../../src/ledger/records.js';
 import type { CallHandler } from '../../src/ledger/runtime/dispatch.js';
+import { makeProfile } from '../../src/protocol/profile.js';
 import { hex, vectors as V } from '../vectors/ledger-vectors.js';
 import {
   aliasCall,
   assertRejected,
   controlCall,
   didOf,
+  genesisConfig,
   Harness,
   patchCall,
   registerCall,
@@ -29,6 +31,7 @@ const key5 = seedKey(5);
 const A = didOf(31);
 const root7 = rootSigner(key7);
 const root8 = rootSigner(key8);
+const OPENPAYLOAD = makeProfile('openpayload');
 
 function setup(opts: ConstructorParameters<typeof Harness>[0] = {}): Harness {
   const h = new Harness(opts);
@@ -202,52 +205,80 @@ test('retirement guard: DeactivateDid and DeleteDid fail DidControlsApplication;
 
 // ---- deletion and re-registration ----
 
-test('DeleteDid removes record, aliases, nonces and DID-scoped policy keys; re-registration restarts nonces at 0', (t) => {
-  const seedPolicies: CallHandler = (s, _ctx, call) => {
-    if (call.name !== 'register_application') throw new Error('unexpected');
-    const d = call.args.controlDid;
-    s.set(policyKeys.didConstraints(d), { x: 1 });
-    s.set(policyKeys.policyV2Did(d), { x: 2 });
-    s.set(policyKeys.policyV3Did(d), { x: 3 });
-    for (const dom of ['policy_nonce', 'policy_v3_nonce', 'operator_nonce', 'application_nonce'] as const) s.set(keys.nonce(dom, d), 5n);
-  };
-  const h = setup({ handlers: { register_application: seedPolicies } });
-  t.after(() => h.close());
+const seedPolicies: CallHandler = (s, _ctx, call) => {
+  if (call.name !== 'register_application') throw new Error('unexpected');
+  const d = call.args.controlDid;
+  s.set(policyKeys.didConstraints(d), { x: 1 });
+  s.set(policyKeys.policyV2Did(d), { x: 2 });
+  s.set(policyKeys.policyV3Did(d), { x: 3 });
+  for (const dom of ['policy_nonce', 'policy_v3_nonce', 'operator_nonce', 'application_nonce'] as const) s.set(keys.nonce(dom, d), 5n);
+};
+
+/** Registers the policy seed, an alias, a service, a root rotation and a device on A; then deletes A. */
+function historyThenDelete(h: Harness) {
   h.apply({ name: 'register_application', args: { applicationId: 'app', controlDid: A, signerKeyId: 'root', signature: new Uint8Array(64) } });
   const addBeta = aliasCall(A, { kind: 'add', alias: 'beta' }, root7, { nonce: 0n });
   const firstHash = h.apply(addBeta);
-  const firstBlock = h.ledger.headRef().number;
   h.apply(patchCall('add_service', A, serviceOf(A, 's'), root7, { nonce: 0n }));
   h.apply(rootKeyCall(A, key7.publicKey, root7, { nonce: 0n }));
   h.apply(controlCall(A, { kind: 'AddDevice', deviceId: 'p' }, root7, { nonce: 0n }));
-  const delHash = h.apply(controlCall(A, { kind: 'DeleteDid' }, root7, { nonce: 1n }));
+  // signed before the deletion, never submitted: the next usable alias nonce
+  const unsent = aliasCall(A, { kind: 'add', alias: 'gamma' }, root7, { nonce: 1n });
+  const deleteDid = controlCall(A, { kind: 'DeleteDid' }, root7, { nonce: 1n });
+  const delHash = h.apply(deleteDid);
   assert.equal(h.ledger.txView(delHash)?.status, 'finalized');
   const view = h.ledger.finalizedView();
   assert.equal(h.record(A), undefined);
   assert.equal(getAliasOwner(view, 'alpha'), undefined);
   assert.equal(getAliasOwner(view, 'beta'), undefined);
-  for (const d of DID_SCOPED_NONCES) assert.equal(view.get(keys.nonce(d, A)), undefined, d);
   assert.equal(view.get(keys.nonce('application_nonce', A)), 5n, 'application nonce is not removed');
   assert.equal(view.get(policyKeys.didConstraints(A)), undefined);
   assert.equal(view.get(policyKeys.policyV2Did(A)), undefined);
   assert.equal(view.get(policyKeys.policyV3Did(A)), undefined);
   // the DID reads as absent
   assertRejected(h, aliasCall(A, { kind: 'add', alias: 'x' }, root7, { nonce: 2n }), 'DidNotFound');
-  // registered again (same root key): every nonce restarts at 0
-  h.register(A, key7);
-  for (const d of DID_SCOPED_NONCES) assert.equal(h.headNonce(d, A), 0n, d);
+  return { addBeta, firstHash, unsent, deleteDid };
+}
+
+test('DeleteDid removes record, aliases, nonces and DID-scoped policy keys; profile platform never registers the DID again', (t) => {
+  const h = setup({ handlers: { register_application: seedPolicies } });
+  t.after(() => h.close());
+  historyThenDelete(h);
+  const view = h.ledger.finalizedView();
+  for (const d of DID_SCOPED_NONCES) assert.equal(view.get(keys.nonce(d, A)), undefined, d);
+  assert.equal(view.get(keys.deletedDid(A)), true, 'the identifier is remembered');
+  // neither the owner nor a stranger can take the identifier again
+  assertRejected(h, registerCall(A, key7), 'DidDeleted');
+  assertRejected(h, registerCall(A, key8, { alias: 'alpha' }), 'DidDeleted');
+  // a restart keeps it
+  h.reopen();
+  assertRejected(h, registerCall(A, key8), 'DidDeleted');
+  assert.equal(h.record(A), undefined);
+});
+
+test('DeleteDid in profile openpayload: the DID may be registered again, its nonces continue above every pre-deletion payload', (t) => {
+  const h = new Harness({ profile: OPENPAYLOAD, genesis: genesisConfig({ profile: 'openpayload' }), handlers: { register_application: seedPolicies } });
+  t.after(() => h.close());
+  h.register(A, key7, { alias: 'alpha', profile: OPENPAYLOAD });
+  const { addBeta, unsent, deleteDid } = historyThenDelete(h);
+  const view = h.ledger.finalizedView();
+  assert.equal(view.get(keys.deletedDid(A)), undefined);
+  // each DID-scoped nonce moved one past its value (alias 1, document 1, root 1, control 1 (the deletion's), policy seeds 5)
+  const expected = { alias_nonce: 2n, document_nonce: 2n, root_pubkey_nonce: 2n, control_nonce: 2n, policy_nonce: 6n, policy_v3_nonce: 6n, operator_nonce: 6n };
+  for (const d of DID_SCOPED_NONCES) assert.equal(view.get(keys.nonce(d, A)), expected[d as keyof typeof expected], d);
+  // registered again with the same root key (the deployed chain's rule)
+  h.register(A, key7, { profile: OPENPAYLOAD });
   assert.equal(h.record(A)!.version, 1);
-  assert.equal(h.record(A)!.aliases, null);
-  // hazard 3: the old, still-unexpired alias payload with nonce 0 verifies again — same bytes, same tx_hash
-  const replay = h.apply(addBeta);
-  assert.equal(replay, firstHash);
-  const view2 = h.ledger.txView(replay)!;
-  assert.equal(view2.status, 'finalized');
-  assert.ok('block' in view2 && view2.block!.number > firstBlock, 'the most recent occurrence is reported');
+  // hazard 3 closed: no payload signed before the deletion verifies again, submitted or not
+  assertRejected(h, addBeta, 'InvalidAliasNonce');
+  assertRejected(h, unsent, 'InvalidAliasNonce');
+  assertRejected(h, deleteDid, 'InvalidControlNonce');
+  h.reopen();
+  assertRejected(h, addBeta, 'InvalidAliasNonce');
+  // new payloads use the continued nonces
+  h.apply(aliasCall(A, { kind: 'add', alias: 'beta' }, root7, { nonce: 2n }));
+  h.apply(controlCall(A, { kind: 'AddDevice', deviceId: 'q' }, root7, { nonce: 2n }));
   assert.deepEqual(h.record(A)!.aliases, ['beta']);
-  assert.equal(h.headNonce('alias_nonce', A), 1n);
-  assert.equal(h.headNonce('control_nonce', A), 0n);
-  h.apply(controlCall(A, { kind: 'AddDevice', deviceId: 'q' }, root7, { nonce: 0n }));
 });
 
 test('V1 and V3 end to end: vector signatures execute and the tx_hash is the vector one', (t) => {

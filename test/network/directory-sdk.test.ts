@@ -128,7 +128,7 @@ describe('DID lifecycle over HTTP with the SDK', () => {
     await rejects(client.addAlias(did, newRoot, 'root', { alias: 'late' }), 409, 'did_deactivated');
   });
 
-  it('deletes a DID, which may then be registered again with fresh nonces', async () => {
+  it('deletes a DID, which profile platform never registers again (did_deleted)', async () => {
     const did2 = generateDid(PLATFORM, seed(6).slice(0, 16));
     const k = keyPairFromSeed(seed(40));
     await client.waitForTransaction((await client.register({ did: did2, key: k, didDocument: didDocumentFor(did2, k.publicKey) })).tx_hash);
@@ -137,7 +137,7 @@ describe('DID lifecycle over HTTP with the SDK', () => {
     await client.waitForTransaction((await client.deleteDid(did2, k, 'root')).tx_hash);
     assert.equal((await client.registrationStatus(did2)).registration_status, 'missing');
     await rejects(client.resolve(did2), 404, 'did_not_found');
-    await client.waitForTransaction((await client.register({ did: did2, key: k, didDocument: didDocumentFor(did2, k.publicKey) })).tx_hash);
-    assert.equal((await client.nonces(did2)).control_nonce, '0');
+    await rejects(client.register({ did: did2, key: k, didDocument: didDocumentFor(did2, k.publicKey) }), 409, 'did_deleted');
+    assert.equal((await client.registrationStatus(did2)).registration_status, 'missing');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Relay events (http-api.md §10.9) on separate Directory, Relay and Cache nodes: a recipient's v3 DID policy binds
- * one rule to `RelayAccepted` and one to `RelayDelivered`; relaying one envelope runs each rule's Send step once,
+ * one rule to `RelayAccepted` and one to `RelayDelivered`, each sending to the recipient itself (profile `platform`
+ * lets a DID-scope rule Send only to its owner); relaying one envelope runs each rule's Send step once,
  * on the Relay node, with the `/node/…` context of the Relay (its role, service and endpoint), and the control
  * envelopes they send trigger nothing further (loop guard).
  */
@@ -9,12 +10,10 @@ import assert from 'node:assert/strict';
 import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
 import { decodeFileRecord } from '../../src/protocol/file-record.js';
 import { aadFieldsOf, openPayload } from '../../src/protocol/payload-crypto.js';
-import { registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { didOf, keyOf, kid } from '../support/directory-flows.js';
 import type { TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import {
-  directoryOf,
   envelope,
   profile,
   pullFrom,
@@ -31,7 +30,6 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
   let dir: TestNode;
   let cache: TestNode;
   let relay: TestNode;
-  let r: Recipient;
   const controlSeed = 93;
   const controlDid = didOf(controlSeed, profile.p);
   const controlKey = keyOf(controlSeed);
@@ -42,9 +40,7 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
     dir = await startDirectoryNode();
     cache = await startCacheNode(dir);
     relay = await startRelayNode(dir);
-    const h = directoryOf(dir);
     await registerControlDid(dir, controlSeed, ka.publicKey, cache.urls.cache!);
-    r = await registerRecipientAt(h, 94, { cacheEndpoints: [cache.urls.cache!] });
     const template = (kind: string) => ({
       kind,
       message: { $from: '/envelope/message_id' },
@@ -64,7 +60,7 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
         transitions: [],
       },
     });
-    await setPolicy(dir, { did: r.did, key: r.key }, 'did', r.did, [sendRule('accepted', 'RelayAccepted', 1), sendRule('delivered', 'RelayDelivered', 2)]);
+    await setPolicy(dir, { did: controlDid, key: controlKey }, 'did', controlDid, [sendRule('accepted', 'RelayAccepted', 1), sendRule('delivered', 'RelayDelivered', 2)]);
   });
   after(async () => {
     await relay?.stop();
@@ -73,11 +69,11 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
   });
 
   it('sends one control envelope per event, rendered with the Relay node context', async () => {
-    const env = envelope(r.did);
+    const env = envelope(controlDid);
     const res = await relayPost(relay, env);
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.equal(res.body.code, 'cached', 'event-bound rules do not change delivery');
-    assert.ok((await pullFrom(cache.urls.cache!, r)).some((m) => m.message_id === env.message_id), 'the envelope itself is delivered');
+    assert.ok((await pullFrom(cache.urls.cache!, control)).some((m) => m.message_id === env.message_id), 'the envelope itself is delivered');
 
     const controls = await waitFor('both control envelopes', async () => {
       const got = (await pullFrom(cache.urls.cache!, control)).filter((m) => (m.envelope as Body).tag === profile.controlTag);

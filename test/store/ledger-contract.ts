@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import type { Ledger } from '../../src/ledger/chain.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { getDidRecord } from '../../src/ledger/records.js';
-import { didOf, metaOf, registerCall, seedKey } from '../ledger/harness.js';
+import { makeProfile, type Profile } from '../../src/protocol/profile.js';
+import { aliasCall, controlCall, didOf, metaOf, registerCall, rootSigner, seedKey } from '../ledger/harness.js';
 
 export interface ContractNode {
   readonly ledger: Ledger;
@@ -28,7 +29,10 @@ export interface ContractCluster {
   close(): Promise<void>;
 }
 
-export function ledgerContract(name: string, open: () => Promise<ContractCluster>): void {
+/** A cluster of profile `platform` unless another is asked for. */
+export type OpenCluster = (o?: { profile?: Profile }) => Promise<ContractCluster>;
+
+export function ledgerContract(name: string, open: OpenCluster): void {
   const key = seedKey(21);
   const did = didOf(601);
 
@@ -93,6 +97,53 @@ export function ledgerContract(name: string, open: () => Promise<ContractCluster
         assert.equal(last.txView(pending.txHash)?.status, 'pending');
         await c.settle();
         for (const n of c.nodes) assert.equal(n.ledger.txView(pending.txHash)?.status, 'finalized');
+      } finally {
+        await c.close();
+      }
+    });
+  
+    it('keeps a deleted DID deleted across a restart (profile platform)', async () => {
+      const c = await open();
+      try {
+        const gone = didOf(630);
+        const k = seedKey(42);
+        const reg = registerCall(gone, k);
+        await c.nodes[0]!.ledger.admit(reg, metaOf(reg));
+        await c.settle();
+        const del = controlCall(gone, { kind: 'DeleteDid' }, rootSigner(k), { nonce: 0n });
+        await c.nodes[0]!.ledger.admit(del, metaOf(del));
+        await c.settle();
+        await c.restart();
+        const again = registerCall(gone, seedKey(43));
+        for (const n of c.nodes) {
+          await assert.rejects(n.ledger.admit(again, metaOf(again)), (e: unknown) => e instanceof LedgerFailure && e.errorName === 'DidDeleted');
+        }
+      } finally {
+        await c.close();
+      }
+    });
+
+    it('refuses a payload signed before a deletion after the DID is registered again, also across a restart (profile openpayload)', async () => {
+      const profile = makeProfile('openpayload');
+      const c = await open({ profile });
+      try {
+        const did = didOf(631);
+        const k = seedKey(44);
+        const admit = async (call: Parameters<Ledger['admit']>[0]) => {
+          await c.nodes[0]!.ledger.admit(call, metaOf(call));
+          await c.settle();
+        };
+        await admit(registerCall(did, k, { profile }));
+        const captured = aliasCall(did, { kind: 'add', alias: 'before' }, rootSigner(k), { nonce: 0n });
+        await admit(captured);
+        await admit(controlCall(did, { kind: 'DeleteDid' }, rootSigner(k), { nonce: 0n }));
+        await c.restart();
+        await admit(registerCall(did, k, { profile }));
+        const last = c.nodes[c.nodes.length - 1]!.ledger;
+        assert.ok(getDidRecord(last.finalizedView(), did), 'registered again');
+        await assert.rejects(last.admit(captured, metaOf(captured)), (e: unknown) => e instanceof LedgerFailure && e.errorName === 'InvalidAliasNonce');
+        await c.restart();
+        await assert.rejects(c.nodes[0]!.ledger.admit(captured, metaOf(captured)), (e: unknown) => e instanceof LedgerFailure && e.errorName === 'InvalidAliasNonce');
       } finally {
         await c.close();
       }

@@ -14,9 +14,9 @@ import { PG_URL } from '../support/pg.js';
 import { ledgerContract, type ContractCluster } from './ledger-contract.js';
 
 if (PG_URL) {
-  ledgerContract('PostgreSQL, two processes', async () => {
+  ledgerContract('PostgreSQL, two processes', async (o = {}) => {
     // Neither process produces on its own, so pending states hold still; `settle` makes the last one produce.
-    const d = await pgLedgerDeployment();
+    const d = await pgLedgerDeployment(o.profile === undefined ? {} : { profile: o.profile });
     const open = () => Promise.all([d.start(0, false), d.start(1, false)]);
     let procs: PgLedgerProcess[] = await open();
     const settled = () =>

@@ -1,9 +1,9 @@
 /** The ledger contract on the embedded SQLite ledger (one node; blocks produced on demand). */
-import { Harness } from '../ledger/harness.js';
+import { genesisConfig, Harness } from '../ledger/harness.js';
 import { ledgerContract, type ContractCluster } from './ledger-contract.js';
 
-ledgerContract('SQLite', async () => {
-  const h = new Harness();
+ledgerContract('SQLite', async (o = {}) => {
+  const h = new Harness(o.profile === undefined ? {} : { profile: o.profile, genesis: genesisConfig({ profile: o.profile.p }) });
   const node = { get ledger() { return h.ledger; } };
   const cluster: ContractCluster = {
     nodes: [node],

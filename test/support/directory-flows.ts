@@ -14,6 +14,7 @@ import { encodeAliasPayload } from '../../src/protocol/payloads/alias.js';
 import { encodeControlPayload, type ControlAction } from '../../src/protocol/payloads/control.js';
 import { encodeDocumentPatchPayload, type DocumentAction } from '../../src/protocol/payloads/document-patch.js';
 import { documentReplacementSigningBytes, documentReplacementToken } from '../../src/protocol/payloads/document-replacement.js';
+import { registrationSigningBytes } from '../../src/protocol/payloads/registration.js';
 import { encodeRootKeyPayload } from '../../src/protocol/payloads/root-key.js';
 import type { Profile } from '../../src/protocol/profile.js';
 import type { DirectoryHarness } from './directory-harness.js';
@@ -90,6 +91,23 @@ export async function prepareRegistration(h: DirectoryHarness, seed: number, opt
 /** The submit body for a prepared registration: `request` + signature. */
 export function registrationSubmitBody(prepared: Body, key: Ed25519KeyPair): Body {
   return { ...(prepared.request as Body), signature: signHex(key, prepared.payload_to_sign as string) };
+}
+
+/**
+ * A signed `POST /register-did` body built by the client alone (no prepare): what someone who cannot prepare,
+ * or who prepared elsewhere, submits. Expiry one minute after the harness clock.
+ */
+export function clientRegistrationBody(h: DirectoryHarness, did: string, key: Ed25519KeyPair): Body {
+  const document = docOf(did, key);
+  const expiryMs = BigInt(h.clock.nowMs() + 60_000);
+  const bytes = registrationSigningBytes(h.profile, {
+    did,
+    rootPubkey: key.publicKey,
+    alias: null,
+    documentHash: documentHash(parseDidDocument(document, did)),
+    expiryMs,
+  });
+  return { did, root_pubkey: multibaseEd25519(key.publicKey, false), did_document: document, timestamp: `v2:0:${expiryMs}`, signature: toBase64(key.sign(bytes)) };
 }
 
 /** prepare → sign → `POST /register-did` (202) → settle (unless `pending`). */

@@ -15,7 +15,7 @@ import { openPgPool, type PgPool } from '../../src/store/postgres/pool.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { genesisConfig, T0 } from '../ledger/harness.js';
-import { PLATFORM } from '../../src/protocol/profile.js';
+import { PLATFORM, type Profile } from '../../src/protocol/profile.js';
 import { freshPgSchema } from './pg.js';
 
 export interface PgLedgerProcess {
@@ -26,11 +26,12 @@ export interface PgLedgerProcess {
 }
 
 /** One schema; `start(i)` opens "process" i (its replica file survives close, as a data dir would). */
-export async function pgLedgerDeployment(opts: { blockIntervalMs?: number } = {}) {
+export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profile?: Profile } = {}) {
   const pg = await freshPgSchema();
   const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
   const clock = new ManualClock(T0 + 1_000);
-  const genesis = genesisConfig();
+  const profile = opts.profile ?? PLATFORM;
+  const genesis = genesisConfig({ profile: profile.p });
   const header = genesisHeader(genesis);
   const logger = pino({ level: 'silent' });
 
@@ -39,7 +40,7 @@ export async function pgLedgerDeployment(opts: { blockIntervalMs?: number } = {}
     assert.ok(await preparePgLedger(pool, { header, hash: blockHash(header) }), "same genesis");
     const db: SqliteDb = openSqlite(join(dir, `replica-${i}.sqlite`), LEDGER_MIGRATIONS, 'ledger');
     const ledger = new Ledger(new SqliteLedgerStore(db), {
-      profile: PLATFORM,
+      profile,
       genesis,
       blockIntervalMs: opts.blockIntervalMs ?? 10,
       finalityDepth: 0,

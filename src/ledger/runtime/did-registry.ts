@@ -39,12 +39,14 @@ import {
   getAliasOwner,
   getDidRecord,
   getNonce,
+  isDeletedDid,
   keys,
   policyKeys,
   putDidRecord,
   type DidRecord,
   type NonceDomain,
 } from '../records.js';
+import { followsDeployedChain } from '../../protocol/profile.js';
 import type { Overlay } from '../state.js';
 import type { ExecContext } from './context.js';
 import { verifyRecordSignature } from './signatures.js';
@@ -391,18 +393,31 @@ export function executeControlCall(s: Overlay, ctx: ExecContext, call: CallOf<'a
       break;
     case 'DeleteDid':
       if (controlsApplication(s, did)) fail('DidControlsApplication');
-      deleteDid(s, did, rec);
-      return; // no nonce bump: the nonces are gone
+      deleteDid(s, ctx, did, rec);
+      return; // no further nonce bump: deleteDid settled them
     default:
       fail('PolicyLinksRemoved');
   }
   bumpNonce(s, 'control_nonce', did, p.nonce);
 }
 
-function deleteDid(s: Overlay, did: string, rec: DidRecord): void {
+/**
+ * `DeleteDid` (§5.4). Profile `openpayload` keeps the deployed chain's rule that the identifier may be registered
+ * again, but not its hazard (§13 item 3: the nonces restarting at 0, so a payload signed before the deletion would
+ * verify again): every DID-scoped nonce is kept and moved one past its value, so the re-registered DID's nonces
+ * continue above every nonce a pre-deletion payload can carry — also one prepared and signed but never submitted.
+ * The wire is unchanged (clients take nonces from the Directory). Every other profile removes the nonces as the
+ * spec says and remembers the identifier instead (`keys.deletedDid`): it can never be registered again.
+ */
+function deleteDid(s: Overlay, ctx: ExecContext, did: string, rec: DidRecord): void {
   putDidRecord(s, did, undefined);
   for (const alias of rec.aliases ?? []) s.delete(keys.alias(alias));
-  for (const domain of DID_SCOPED_NONCES) s.delete(keys.nonce(domain, did));
+  if (followsDeployedChain(ctx.profile)) {
+    for (const domain of DID_SCOPED_NONCES) bumpNonce(s, domain, did, getNonce(s, domain, did));
+  } else {
+    for (const domain of DID_SCOPED_NONCES) s.delete(keys.nonce(domain, did));
+    s.set(keys.deletedDid(did), true);
+  }
   s.delete(policyKeys.didConstraints(did));
   s.delete(policyKeys.policyV2Did(did));
   s.delete(policyKeys.policyV3Did(did));
@@ -428,6 +443,7 @@ export function executeRegistration(s: Overlay, ctx: ExecContext, call: CallOf<'
   const structural = checkDocumentStructure(doc, a.did);
   if (structural) fail(structural);
   if (getDidRecord(s, a.did)) fail('DidAlreadyExists');
+  if (isDeletedDid(s, a.did)) fail('DidDeleted');
   const msg = registrationSigningBytes(ctx.profile, {
     did: a.did,
     rootPubkey: a.rootPubkey,

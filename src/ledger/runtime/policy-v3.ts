@@ -6,6 +6,7 @@ import { bytesEqual, utf8Length } from '../../base/bytes.js';
 import { NETWORK_CONSTRAINTS, type DeliveryConstraints } from '../../protocol/constraints.js';
 import { decodePolicyV3Payload, policyV3ScopeOf } from '../../protocol/payloads/policy-v3.js';
 import { policyIdV3 } from '../../protocol/policy/policy-id.js';
+import { followsDeployedChain } from '../../protocol/profile.js';
 import { POLICY_BOUNDS as B, type DeliveryPlanV1, type DeliveryPolicyV3, type PolicyRule } from '../../protocol/policy/types.js';
 import { failer, withDetail } from '../errors.js';
 import type { CallOf } from '../extrinsic.js';
@@ -18,7 +19,7 @@ import type { ExecContext } from './context.js';
 import { personaLiveness } from './persona-state.js';
 import { validateAction } from './plan.js';
 import { deletePolicyV2, deletePolicyV3, getDidConstraints, getPolicyV3, putPolicyV3 } from './policy-state.js';
-import { APPLICATION_RULE_FORBIDDEN, OWNER_MISMATCH, scopeOwner, scopeUnavailable } from './scope-owner.js';
+import { APPLICATION_RULE_FORBIDDEN, OWNER_MISMATCH, scopeOwner, scopeUnavailable, SEND_TARGET_NOT_CONSENTED } from './scope-owner.js';
 import { verifyDidSignature } from './signatures.js';
 
 const fail = failer('DeliveryPolicy');
@@ -147,6 +148,10 @@ function validateRuleV3(
         }
       } else if (op.kind === 'Send') {
         if (app !== null && !authorizedSendTarget(s, app, op.recipientDid)) fail('InvalidPolicyScope', APPLICATION_RULE_FORBIDDEN);
+        // ddn hardening (docs/public-node.md): outside `openpayload` a Did/Persona rule sends only to its owner
+        if (app === null && !followsDeployedChain(ctx.profile) && op.recipientDid !== policy.operatorDid) {
+          fail('InvalidPolicyScope', SEND_TARGET_NOT_CONSENTED);
+        }
       } else if (eventBound || app !== null) {
         fail('InvalidDeliveryPlan');
       }

@@ -1,6 +1,6 @@
 /**
  * V3 scope owner `owner(scope)` (ledger-rules.md §7.7), and the reasons `InvalidPolicyScope` carries (§11,
- * http-api.md §1.1): `owner_mismatch`, `application_rule_forbidden`, or `scope_unavailable:<cause>` where the
+ * http-api.md §1.1): `owner_mismatch`, `application_rule_forbidden`, `send_target_not_consented`, or `scope_unavailable:<cause>` where the
  * cause names the Directory code (`did_not_found`, `persona_inactive`, `application_inactive`, …).
  */
 import { isApplicationId } from '../../protocol/payloads/application.js';
@@ -21,6 +21,8 @@ export type ScopeUnavailableCause =
 
 export const OWNER_MISMATCH = 'owner_mismatch';
 export const APPLICATION_RULE_FORBIDDEN = 'application_rule_forbidden';
+/** Profile `platform`: an event rule's Send step names a DID that is not the Did/Persona policy's owner. */
+export const SEND_TARGET_NOT_CONSENTED = 'send_target_not_consented';
 
 /** `scope_unavailable:<cause>` — the `InvalidPolicyScope` reason when the scope has no owner. */
 export function scopeUnavailable(cause: ScopeUnavailableCause): string {

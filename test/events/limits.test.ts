@@ -1,0 +1,201 @@
+/**
+ * Event rules cannot be turned into spam (src/events/limits.ts, docs/public-node.md "Event rules and
+ * amplification"): in profile `platform` a Did/Persona rule's Send reaches only its owner, even when the policy on
+ * the ledger predates that rule; `openpayload` keeps the deployed rule; every event runs at most
+ * MAX_STEP_RUNS_PER_EVENT Send/Call steps; each policy owner has a budget of events per minute. What is dropped
+ * is counted. Policies come from a real ledger (written past the ledger's write checks, as an older chain would
+ * hold them); control envelopes go over real HTTP to a local stand-in Relay.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ManualClock } from '../../src/base/clock.js';
+import { utf8 } from '../../src/base/bytes.js';
+import { healthBody } from '../../src/app/health.js';
+import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
+import { EventDispatcher } from '../../src/events/dispatcher.js';
+import { MAX_STEP_RUNS_PER_EVENT } from '../../src/events/limits.js';
+import { LedgerPolicySource } from '../../src/events/policy-source.js';
+import type { EventRunStore } from '../../src/events/run-store.js';
+import type { CallHandler } from '../../src/ledger/runtime/dispatch.js';
+import { putPolicyV3 } from '../../src/ledger/runtime/policy-state.js';
+import type { DidView, DirectoryPort } from '../../src/ports/directory-port.js';
+import type { DidDocument } from '../../src/protocol/document.js';
+import type { EventEnvelopeContext } from '../../src/protocol/event-envelope.js';
+import { multibaseX25519 } from '../../src/protocol/keys.js';
+import { policyIdV3 } from '../../src/protocol/policy/policy-id.js';
+import type { DeliveryStep, DeliveryTransition, PolicyRule } from '../../src/protocol/policy/types.js';
+import { makeProfile, PLATFORM, type Profile } from '../../src/protocol/profile.js';
+import { OutboundHttp } from '../../src/relay/outbound-http.js';
+import type { RelayEvent } from '../../src/relay/service.js';
+import { genesisConfig, Harness } from '../ledger/harness.js';
+import { actor, didScope, planAction, policyV3, register, rule, send } from '../ledger/policy-harness.js';
+
+const OWNER = actor(7);
+const STRANGER = actor(11);
+const OPENPAYLOAD = makeProfile('openpayload');
+
+const event = (n: number): RelayEvent => ({
+  type: 'RelayAccepted',
+  message_id: `m-${n}`,
+  recipient_did: OWNER.did,
+  persona: null,
+  tag: null,
+  application_id: null,
+  chunked: false,
+  message_group_id: null,
+  occurred_at: '2026-11-24T10:00:00Z',
+  envelope: {} as EventEnvelopeContext,
+});
+
+/** Every DID has an X25519 key agreement, so a Send builds its control envelope. */
+function directoryWithKeys(): DirectoryPort {
+  const ka = generateX25519KeyPair();
+  const getDid = async (did: string): Promise<DidView> => {
+    const document: DidDocument = {
+      id: did,
+      verificationMethod: [],
+      authentication: [],
+      keyAgreement: [{ id: `${did}#ka`, type: 'X25519KeyAgreementKey2020', controller: did, publicKeyMultibase: multibaseX25519(ka.publicKey) }],
+      service: [],
+    };
+    return { did, deactivated: false, document, rootPubkey: new Uint8Array(32) };
+  };
+  return { getDid, lookupAlias: async () => null, resolveDelivery: async () => null };
+}
+
+function memoryRuns(): EventRunStore {
+  const seen = new Set<string>();
+  return {
+    claim: (ev, m, p, r) => !seen.has(`${ev}|${m}|${p}|${r}`) && !!seen.add(`${ev}|${m}|${p}|${r}`),
+    close: () => undefined,
+  };
+}
+
+/** A rule bound to RelayAccepted whose Send steps all run (Fork edges from the first). */
+function sendsRule(targets: string[]): PolicyRule {
+  const steps: DeliveryStep[] = targets.map((t, i) => send(`s${i}`, t, utf8('{"n":1}')));
+  const forks: DeliveryTransition[] = steps.slice(1).map((s) => ({ from: 's0', to: s.id, trigger: 'Always', mode: 'Fork' }));
+  return rule('notify', 1, planAction(steps, forks), [{ kind: 'EventEquals', event: 'RelayAccepted' }]);
+}
+
+describe('event rule limits', () => {
+  let relay: Server;
+  let relayUrl: string;
+  const posted: string[] = [];
+  before(async () => {
+    relay = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        posted.push(String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { to: string }).to));
+        res.writeHead(202, { 'content-type': 'application/json' }).end('{"success":true}');
+      });
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => relay.close(() => r())));
+
+  /**
+   * A ledger of `profile` holding OWNER's DID-scope policy with `ruleset`, put straight into state (no write
+   * check), and a dispatcher reading it.
+   */
+  function setup(profile: Profile, ruleset: PolicyRule[], budget?: number) {
+    const scope = didScope(OWNER.did);
+    const policy = policyV3(scope, OWNER.did, ruleset, { policyId: policyIdV3(profile, scope) });
+    const seed: CallHandler = (s) => putPolicyV3(s, policy);
+    const h = new Harness({ profile, genesis: genesisConfig({ profile: profile.p }), handlers: { register_application: seed } });
+    for (const a of [OWNER, STRANGER]) h.register(a.did, a.key, { profile });
+    h.apply({ name: 'register_application', args: { applicationId: 'seed', controlDid: OWNER.did, signerKeyId: 'root', signature: new Uint8Array(64) } });
+    const clock = new ManualClock(0);
+    const outbound = new OutboundHttp({ allowPrivate: true });
+    const d = new EventDispatcher({
+      profile,
+      clock,
+      identity: { did: OWNER.did, serviceId: `${OWNER.did}#relay`, sign: () => new Uint8Array(64) } as never,
+      directory: directoryWithKeys(),
+      policies: new LedgerPolicySource(h.ledger),
+      runs: memoryRuns(),
+      outbound,
+      relayUrls: () => [relayUrl],
+      relayEndpoint: () => null,
+      ...(budget === undefined ? {} : { budgetPerOwnerPerMinute: budget }),
+    });
+    posted.length = 0;
+    return {
+      d,
+      clock,
+      close: () => {
+        outbound.close();
+        h.close();
+      },
+    };
+  }
+
+  it('platform: a policy already on the ledger that Sends to a stranger sends nothing to it; its Send to the owner runs', async () => {
+    const s = setup(PLATFORM, [sendsRule([STRANGER.did, OWNER.did])]);
+    try {
+      s.d.onEvent(event(1));
+      await s.d.idle();
+      assert.deepEqual(posted, [OWNER.did]);
+      assert.deepEqual(s.d.drops(), { queue_full: 0, owner_budget: 0, step_cap: 0, send_not_consented: 1 });
+    } finally {
+      s.close();
+    }
+  });
+
+  it('openpayload: the same policy sends to the stranger (the deployed rule)', async () => {
+    const s = setup(OPENPAYLOAD, [sendsRule([STRANGER.did, OWNER.did])]);
+    try {
+      s.d.onEvent(event(1));
+      await s.d.idle();
+      assert.deepEqual([...posted].sort(), [OWNER.did, STRANGER.did].sort());
+      assert.equal(s.d.drops().send_not_consented, 0);
+    } finally {
+      s.close();
+    }
+  });
+
+  it(`runs at most ${MAX_STEP_RUNS_PER_EVENT} Send/Call steps per event and counts the rest`, async () => {
+    const s = setup(OPENPAYLOAD, [sendsRule(Array.from({ length: 7 }, () => STRANGER.did))]);
+    try {
+      s.d.onEvent(event(1));
+      await s.d.idle();
+      assert.equal(posted.length, MAX_STEP_RUNS_PER_EVENT);
+      assert.equal(s.d.drops().step_cap, 7 - MAX_STEP_RUNS_PER_EVENT);
+      s.d.onEvent(event(2));
+      await s.d.idle();
+      assert.equal(posted.length, 2 * MAX_STEP_RUNS_PER_EVENT, 'the cap is per event');
+    } finally {
+      s.close();
+    }
+  });
+
+  it('drops and counts an owner\'s events beyond its budget for the minute; the next minute runs again', async () => {
+    const s = setup(PLATFORM, [sendsRule([OWNER.did])], 2);
+    try {
+      for (let i = 0; i < 5; i++) s.d.onEvent(event(i));
+      await s.d.idle();
+      assert.equal(posted.length, 2);
+      assert.equal(s.d.drops().owner_budget, 3);
+      s.clock.advance(60_000);
+      s.d.onEvent(event(9));
+      await s.d.idle();
+      assert.equal(posted.length, 3);
+      // an operator reads the counters on GET /health
+      const body = healthBody({
+        roles: ['relay'],
+        profile: 'platform',
+        chainId: 'c',
+        ledger: { genesisHash: new Uint8Array(32), headRef: () => ({ number: 0, hash: '0x', timestampMs: 0 }), finalizedRefNow: () => ({ number: 0, hash: '0x', timestampMs: 0 }) },
+        isReady: () => true,
+        eventDrops: () => s.d.drops(),
+      });
+      assert.deepEqual(body.events, { dropped: { queue_full: 0, owner_budget: 3, step_cap: 0, send_not_consented: 0 } });
+    } finally {
+      s.close();
+    }
+  });
+});
