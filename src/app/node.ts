@@ -281,11 +281,16 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
             logger,
             ...(overrides.eventOutbound === undefined ? {} : { outbound: overrides.eventOutbound }),
           });
-    if (events !== undefined) cleanups.push(() => events.close());
+    if (events !== undefined) {
+      const dispatcher = events.dispatcher;
+      cleanups.push(() => events.close());
+      metrics.countedBy('ddn_event_drops_total', 'Events and event steps dropped, by reason', 'reason', () => ({ ...dispatcher.drops() }));
+    }
 
     // one set of budgets for every role of the process (closed after the servers)
     const rate = await openRateLimits(config.rateLimit, config.db, logger);
     if (rate !== undefined) cleanups.push(() => rate.close());
+    metrics.gauge('ddn_storage_degraded', 'Whether the data directory is full (1: new data refused with 507)', (g) => g.set(storage.isDegraded ? 1 : 0));
     const metricsAccess = { token: config.metricsToken, loopback: isLoopbackHost(config.host) };
     if (metricsAccess.token === null && !metricsAccess.loopback) {
       logger.warn({ host: config.host }, 'GET /metrics answers 403 on a non-loopback address until --metrics-token is set');
