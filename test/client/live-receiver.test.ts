@@ -65,8 +65,9 @@ describe('LiveReceiver', () => {
     const relay = { id: kid(r.did, 'relay'), type: 'PlatformRelayService', serviceEndpoint: 'https://relay.example', authorization: [r.keyId] };
     const withRelay = { ...document, service: [...document.service, relay] };
     assert.deepEqual(liveProofServiceFor(PLATFORM, withRelay, r.key.publicKey), { serviceId: relay.id, keyId: r.keyId });
-    // key-2: authorised by #cache but not in authentication; key-3: in authentication, authorised by no service
-    assert.equal(liveProofServiceFor(PLATFORM, document, r.key2.publicKey), undefined);
+    // key-2: authorised by #cache though not in authentication (service authorization alone decides, as at the
+    // Cache); key-3: in authentication, authorised by no service
+    assert.deepEqual(liveProofServiceFor(PLATFORM, document, r.key2.publicKey), { serviceId: kid(r.did, 'cache'), keyId: kid(r.did, 'key-2') });
     assert.equal(liveProofServiceFor(PLATFORM, document, r.key3.publicKey), undefined);
     assert.equal(liveProofServiceFor(PLATFORM, document, r.key.publicKey, kid(r.did, 'key-2')), undefined);
   });
