@@ -5,6 +5,7 @@
  */
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
+import type { DdnError } from '../base/errors.js';
 import type { CacheStorer } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */
@@ -36,6 +37,19 @@ export interface StoreReport {
   attempts: number;
   /** `cache_result` of the last failure (null when nothing failed). */
   lastFailure: string | null;
+  /** The last refusal of the client's envelope itself by a Cache. */
+  envelopeRefusal: DdnError | null;
+  /** Failed stores that were not such a refusal (timeouts, 5xx, other refusals). */
+  otherFailures: number;
+}
+
+/**
+ * The client's error when nothing was stored and every failure was a Cache refusing the envelope itself (e.g.
+ * 400 `invalid_json` for nesting the Relay's parse let through): answered as that 4xx, never as 502.
+ */
+export function envelopeFaultOf(report: StoreReport): DdnError | undefined {
+  if (report.accepted.length > 0 || report.otherFailures > 0) return undefined;
+  return report.envelopeRefusal ?? undefined;
 }
 
 /**
@@ -50,7 +64,7 @@ export async function storeInCaches(
   maxReplicas: number,
   storer: CacheStorer,
 ): Promise<StoreReport> {
-  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null };
+  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, envelopeRefusal: null, otherFailures: 0 };
   const wanted = Math.max(1, maxReplicas);
   for (const service of services) {
     if (report.accepted.length >= wanted) break;
@@ -63,6 +77,8 @@ export async function storeInCaches(
         report.attempts += outcome.attempts;
         if (!outcome.ok) {
           report.lastFailure = outcome.cacheResult;
+          if (outcome.envelopeRefusal === undefined) report.otherFailures++;
+          else report.envelopeRefusal = outcome.envelopeRefusal;
           ok = false;
           break;
         }
