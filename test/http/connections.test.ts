@@ -228,7 +228,7 @@ describe('refusals as JSON bodies', () => {
   });
 
   it('a too-large body announced by Content-Length: the 413 is read by Node fetch, and the connection serves again', async () => {
-    const { port } = await start({ limit: 64 * 1024 });
+    const { port } = await start({ limit: 64 * 1024, connections: {} });
     const res = await fetch(`http://127.0.0.1:${port}/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -249,7 +249,7 @@ describe('refusals as JSON bodies', () => {
   });
 
   it('a too-large body announced by Content-Length: the 413 is read by Python urllib', async () => {
-    const { port } = await start({ limit: 64 * 1024 });
+    const { port } = await start({ limit: 64 * 1024, connections: {} });
     const script = [
       'import sys, urllib.request, urllib.error',
       `req = urllib.request.Request("http://127.0.0.1:${port}/echo", data=b" " * (16 * 1024 * 1024), headers={"Content-Type": "application/json"}, method="POST")`,
