@@ -10,27 +10,15 @@ import { createHttpServer, json, type HttpServer } from '../../src/http/server.j
 import { MAX_JSON_DEPTH } from '../../src/http/json-depth.js';
 import { tooDeepError } from '../../src/http/json-body.js';
 import type { Recipient } from '../cache/harness.js';
+import { deepArrays, deepObjects, withMember } from '../support/deep-json.js';
 import { ruleOf, setDidPolicy, storePlan } from './ledger-setup.js';
 import { expectFailure, expectSuccess, startRelay, type RelayHarness } from './harness.js';
 
 type Body = Record<string, unknown>;
 
-/** `{"a":{"a":…{}…}}` with `levels` objects, as text. */
-export function deepObjects(levels: number): string {
-  return '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
-}
-
-/** `[[…[]…]]` with `levels` arrays, as text. */
-export function deepArrays(levels: number): string {
-  return '['.repeat(levels) + ']'.repeat(levels);
-}
-
 /** An envelope text whose `field` is the JSON text `nested` (spliced in; no serialiser recursion here). */
 function withNested(env: Body, field: 'context' | 'payload', nested: string): string {
-  const { [field]: _drop, ...rest } = env;
-  const text = JSON.stringify(rest);
-  const value = field === 'payload' ? `{"ciphertext_b64":"3q2+7w==","extra":${nested}}` : `{"deep":${nested}}`;
-  return `${text.slice(0, -1)},"${field}":${value}}`;
+  return withMember(env, field, field === 'payload' ? `{"ciphertext_b64":"3q2+7w==","extra":${nested}}` : `{"deep":${nested}}`);
 }
 
 describe('Relay: deeply nested JSON', () => {
