@@ -65,6 +65,15 @@ function tooLarge(limits: BodyLimits, closeConnection = true): BodyError {
   return new BodyError(e, closeConnection);
 }
 
+/**
+ * The 413 of a request announcing (by `Content-Length`) a body over the limit, for answering an
+ * `Expect: 100-continue` request before its client sends the body; `undefined` when it may be sent.
+ */
+export function refusedBeforeBody(req: IncomingMessage, limits: BodyLimits): BodyError | undefined {
+  const declared = Number(req.headers['content-length']);
+  return declared > limits.limitBytes ? tooLarge(limits) : undefined;
+}
+
 function timedOut(limits: BodyLimits): BodyError {
   const e = new DdnError('request_timeout', `request body did not arrive within ${limits.timeoutMs} ms`, { timeout_ms: limits.timeoutMs });
   return new BodyError(e, true);

@@ -16,7 +16,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { DdnError, type ErrorCode } from '../base/errors.js';
-import { BodyError, isBodyless, readRequestBody } from './body-reader.js';
+import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
 import { connectionRefused, createBoundedServer, DEFAULT_CONNECTION_SETTINGS, rawJsonResponse, type ConnectionGate, type ConnectionSettings } from './connections.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
@@ -242,6 +242,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       nodeServer.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
         const err = new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported');
         send(res, errorOutgoing(err, routeOf(req.method ?? 'GET', req.url ?? '/'), `expect-${nextRequestId++}`, false));
+      });
+      // `Expect: 100-continue`: a body announced over the limit is refused before the client sends it
+      nodeServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        const refused = refusedBeforeBody(req, limits);
+        if (refused === undefined) {
+          res.writeContinue();
+          handle(req, res);
+          return;
+        }
+        send(res, errorOutgoing(refused.error, routeOf(req.method ?? 'POST', req.url ?? '/'), `continue-${nextRequestId++}`, true));
       });
       // CONNECT is never a route (Node would drop the connection without an answer).
       nodeServer.on('connect', (_req: IncomingMessage, socket: Socket) => {

@@ -248,6 +248,27 @@ describe('refusals as JSON bodies', () => {
     c.socket.destroy();
   });
 
+  it('Expect: 100-continue: a body announced over the limit is refused before it is sent; one within is invited', async () => {
+    const { port } = await start({ limit: 64 });
+    const c = rawConnection(port);
+    const head = (length: number) => `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${length}\r\n\r\n`;
+    await c.connected;
+    c.socket.write(head(9));
+    while (!c.received().includes('\r\n\r\n')) await sleep(5);
+    assert.match(c.received(), /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    const ok = parseRaw((await exchange(c, '{"a":"b"}')).replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ''));
+    assert.deepEqual(ok.body, { body: { a: 'b' } });
+    const refused = rawConnection(port);
+    await refused.connected;
+    refused.socket.write(head(1000));
+    await refused.closed;
+    assert.doesNotMatch(refused.received(), /100 Continue/, 'the body is not invited');
+    const r = parseRaw(refused.received());
+    assert.equal(r.status, 413);
+    assert.equal(r.body.code, 'payload_too_large');
+    c.socket.destroy();
+  });
+
   it('a too-large body announced by Content-Length: the 413 is read by Python urllib', async () => {
     const { port } = await start({ limit: 64 * 1024, connections: {} });
     const script = [
