@@ -20,6 +20,7 @@ import {
 } from '../http/rate-limit.js';
 import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
 import { DEFAULT_EVENT_BUDGET_PER_OWNER } from '../events/limits.js';
+import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '../http/connections.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -82,6 +83,8 @@ export interface Config {
    * policy's `policy_ttl_seconds` shortens it; 0: ask every time). Unused without `--directory-url`.
    */
   readonly directoryViewTtlMs: number;
+  /** Timeouts of every listener and connection caps of the process (`--http-*-timeout-ms`, `--max-connections*`). */
+  readonly http: Readonly<ConnectionSettings>;
   /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
   readonly db: { readonly url: string; readonly schema: string } | null;
   readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
@@ -244,6 +247,41 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'TOKEN',
     defaultText: 'none: /metrics open on a loopback host only',
     help: 'bearer token GET /metrics requires (set it on a public node)',
+  },
+  {
+    name: 'http-headers-timeout-ms',
+    kind: 'value',
+    arg: 'MS',
+    defaultText: String(HTTP.headersTimeoutMs),
+    help: 'a connection must send a request\'s headers within this (one that sends nothing is closed)',
+  },
+  {
+    name: 'http-request-timeout-ms',
+    kind: 'value',
+    arg: 'MS',
+    defaultText: String(HTTP.requestTimeoutMs),
+    help: 'a request\'s body must arrive within this after its headers (408 request_timeout; 0: no bound)',
+  },
+  {
+    name: 'http-keep-alive-timeout-ms',
+    kind: 'value',
+    arg: 'MS',
+    defaultText: String(HTTP.keepAliveTimeoutMs),
+    help: 'an idle kept-alive connection is closed after this',
+  },
+  {
+    name: 'max-connections',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(HTTP.maxConnections),
+    help: 'open connections of the process, all roles together (beyond: 503 and closed; 0: no cap)',
+  },
+  {
+    name: 'max-connections-per-address',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(HTTP.maxConnectionsPerAddress),
+    help: 'open connections of one client address, all roles together (beyond: 503 and closed; 0: no cap)',
   },
   { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
   { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
@@ -621,6 +659,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     events: { relayUrls: r.urls('event-relay-url'), budgetPerOwnerPerMinute: r.int('event-budget-per-owner', DEFAULT_EVENT_BUDGET_PER_OWNER, 1, 1_000_000) },
     directoryUrl: r.urls('directory-url'),
     directoryViewTtlMs: r.int('directory-view-ttl-ms', DEFAULT_DIRECTORY_VIEW_TTL_MS, 0, 300_000),
+    http: {
+      headersTimeoutMs: r.int('http-headers-timeout-ms', HTTP.headersTimeoutMs, 100, 600_000),
+      requestTimeoutMs: r.int('http-request-timeout-ms', HTTP.requestTimeoutMs, 0, 3_600_000),
+      keepAliveTimeoutMs: r.int('http-keep-alive-timeout-ms', HTTP.keepAliveTimeoutMs, 100, 600_000),
+      maxConnections: r.int('max-connections', HTTP.maxConnections, 0, 1_000_000),
+      maxConnectionsPerAddress: r.int('max-connections-per-address', HTTP.maxConnectionsPerAddress, 0, 1_000_000),
+    },
     db: r.database(),
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),

@@ -5,10 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../base/clock.js';
-import { isDdnError } from '../base/errors.js';
+import { DdnError, isDdnError } from '../base/errors.js';
 import { storeResponse } from '../cache/views.js';
 import type { CacheService } from '../cache/service.js';
 import { errorBody, toDdnError } from '../http/error-body.js';
+import { parseJsonBody } from '../http/json-body.js';
 import { nodeNonceClaim, type AuthenticatedNode } from '../http/node-auth.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { LocalCachePort } from '../relay/cache-store-client.js';
@@ -17,15 +18,15 @@ import type { LocalCachePort } from '../relay/cache-store-client.js';
 export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: number): LocalCachePort {
   return {
     async store(rawBody: Buffer, node: NodeIdentity) {
-      let body: unknown;
+      // the same parse as a body over HTTP (JSON object, nesting bound, no prototype keys)
+      let body: Record<string, unknown> | undefined;
       try {
-        body = JSON.parse(rawBody.toString('utf8'));
-      } catch {
-        return { status: 400, body: { code: 'invalid_json', error: 'invalid_json', message: 'not JSON' } };
+        body = parseJsonBody(rawBody, 'application/json');
+      } catch (err) {
+        const e = toDdnError(err);
+        return { status: e.status, body: { ...errorBody(e) } };
       }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        return { status: 400, body: { code: 'invalid_json', error: 'invalid_json', message: 'not a JSON object' } };
-      }
+      if (body === undefined) return { status: 400, body: { ...errorBody(new DdnError('invalid_json', 'not a JSON object')) } };
       const verified = {
         nodeDid: node.did,
         serviceId: node.serviceId,
@@ -35,7 +36,7 @@ export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: n
       };
       const authenticated: AuthenticatedNode = { ...verified, claim: nodeNonceClaim(verified) };
       try {
-        const r = await cache.store({ body: body as Record<string, unknown>, rawBody, node: authenticated });
+        const r = await cache.store({ body, rawBody, node: authenticated });
         return { status: 202, body: storeResponse(r) };
       } catch (err) {
         const e = isDdnError(err) ? err : toDdnError(err);

@@ -15,7 +15,9 @@ import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js'
 import { PgDnsChallengeStore } from '../store/postgres/dns-challenge-store.js';
 import { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
+import { ConnectionGate } from '../http/connections.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
+import { refusalResult } from '../relay/delivery-result.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import { makeProfile } from '../protocol/profile.js';
@@ -302,6 +304,8 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       await Promise.all(servers.map((s) => s.fastify.close()));
     });
     const urls: Partial<Record<Role, string>> = {};
+    // one count of open connections for every listener: they share the process's file descriptors
+    const connectionGate = new ConnectionGate(config.http);
     for (const role of config.roles) {
       const server = createHttpServer({
         name: role,
@@ -310,6 +314,9 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         observer: metrics.httpObserver(role),
         ...BODY_LIMITS[role](config),
         ...(rate === undefined ? {} : { rateLimits: rate.limits }),
+        connections: config.http,
+        gate: connectionGate,
+        ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
       });
       servers.push(server);
       registerHealthRoute(server, health);

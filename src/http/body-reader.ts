@@ -1,8 +1,13 @@
 /**
  * Reading a request body as bytes (http-api.md §0.3) straight from Node's request stream: the size limit is
  * checked on `Content-Length` before reading and again while reading (413 before any parsing), a body shorter
- * or longer than its `Content-Length` is 400, and a syntactically invalid `Content-Type` is 415. Methods
- * without a body (`GET`, `HEAD`, `TRACE`) never have theirs read, as in fastify.
+ * or longer than its `Content-Length` is 400, a syntactically invalid `Content-Type` is 415, and a body that
+ * does not arrive within `timeoutMs` is 408 `request_timeout`. Methods without a body (`GET`, `HEAD`, `TRACE`)
+ * never have theirs read, as in fastify.
+ *
+ * A body over the limit is not kept, but read and discarded up to {@link TOO_LARGE_DRAIN_BYTES} before the 413
+ * is answered: a client that writes its whole body before reading (Python's urllib, Node's fetch) then reads the
+ * 413 instead of a connection reset. A larger one is answered at once and its connection closed.
  */
 import type { IncomingMessage } from 'node:http';
 import { DdnError, type ErrorCode } from '../base/errors.js';
@@ -17,10 +22,15 @@ const SHARED_BODY_MIN_BYTES = 1024 * 1024;
 const TYPE_RE = /^[\w!#$%&'*+.^`|~-]+$/;
 const SUBTYPE_RE = /^[\w!#$%&'*+.^`|~-]+\s*$/;
 
+/** Bytes of a too-large body read and discarded before its 413 is answered. */
+export const TOO_LARGE_DRAIN_BYTES = 64 * 1024 * 1024;
+
 /** Options of {@link readRequestBody}. */
 export interface BodyLimits {
   limitBytes: number;
   tooLargeCode: Extract<ErrorCode, 'payload_too_large' | 'envelope_too_large'>;
+  /** The body must arrive within this from the start of reading (408 `request_timeout`); 0 or absent: no bound. */
+  timeoutMs?: number;
 }
 
 /** A body failure; `closeConnection` when unread bytes may still follow on the socket. */
@@ -47,10 +57,25 @@ export function isValidMediaType(value: string): boolean {
   return TYPE_RE.test(essence.slice(0, slash)) && SUBTYPE_RE.test(essence.slice(slash + 1));
 }
 
-function tooLarge(limits: BodyLimits): BodyError {
+/** The 413; `closeConnection` unless the whole body was read. */
+function tooLarge(limits: BodyLimits, closeConnection = true): BodyError {
   const e = new DdnError(limits.tooLargeCode, `request body exceeds ${limits.limitBytes} bytes`, {
     limit_bytes: limits.limitBytes,
   });
+  return new BodyError(e, closeConnection);
+}
+
+/**
+ * The 413 of a request announcing (by `Content-Length`) a body over the limit, for answering an
+ * `Expect: 100-continue` request before its client sends the body; `undefined` when it may be sent.
+ */
+export function refusedBeforeBody(req: IncomingMessage, limits: BodyLimits): BodyError | undefined {
+  const declared = Number(req.headers['content-length']);
+  return declared > limits.limitBytes ? tooLarge(limits) : undefined;
+}
+
+function timedOut(limits: BodyLimits): BodyError {
+  const e = new DdnError('request_timeout', `request body did not arrive within ${limits.timeoutMs} ms`, { timeout_ms: limits.timeoutMs });
   return new BodyError(e, true);
 }
 
@@ -76,14 +101,19 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
     return Promise.reject(new BodyError(new DdnError('unsupported_media_type'), false));
   }
   const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
-  if (declared > limits.limitBytes) return Promise.reject(tooLarge(limits));
+  if (declared > TOO_LARGE_DRAIN_BYTES) return Promise.reject(tooLarge(limits));
   return new Promise((resolve, reject) => {
     // With a Content-Length the bytes go straight into one buffer of that size (allocated when the first bytes
     // arrive), so a large body is held once, not as chunks plus their concatenation.
     let into: Buffer | undefined;
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let received = 0;
+    // over the limit: the bytes are only counted until the body ends (then 413) or passes the drain bound
+    let discarding = declared > limits.limitBytes;
+    const timeoutMs = limits.timeoutMs ?? 0;
+    const timer = timeoutMs > 0 ? setTimeout(() => fail(discarding ? tooLarge(limits) : timedOut(limits)), timeoutMs) : undefined;
     const detach = () => {
+      if (timer !== undefined) clearTimeout(timer);
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
       req.removeListener('error', onError);
@@ -94,7 +124,16 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
     };
     const onData = (chunk: Buffer | string) => {
       const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      if (received + b.length > limits.limitBytes) return fail(tooLarge(limits));
+      if (!discarding && received + b.length > limits.limitBytes) {
+        discarding = true;
+        into = undefined;
+        chunks = [];
+      }
+      if (discarding) {
+        received += b.length;
+        if (received > TOO_LARGE_DRAIN_BYTES) fail(tooLarge(limits));
+        return;
+      }
       if (Number.isNaN(declared)) {
         chunks.push(b);
       } else {
@@ -106,7 +145,9 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
     };
     const onEnd = () => {
       detach();
-      if (Number.isNaN(declared)) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+      // the whole body was read: the connection can serve the next request
+      if (discarding) reject(tooLarge(limits, !Number.isNaN(declared) && received !== declared));
+      else if (Number.isNaN(declared)) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
       else if (received !== declared) reject(malformed());
       else resolve(into ?? Buffer.alloc(0));
     };

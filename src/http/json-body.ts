@@ -1,5 +1,6 @@
 /** Request body decoding (http-api.md §0.3): JSON objects only, `application/json` only, UTF-8 only. */
 import { DdnError } from '../base/errors.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { elideLongStrings } from './large-json.js';
 
 /** A parsed JSON object body. */
@@ -43,15 +44,22 @@ function assertNoPoison(root: unknown): void {
   }
 }
 
+/** The 400 of a JSON text nested deeper than {@link MAX_JSON_DEPTH}. */
+export function tooDeepError(): DdnError {
+  return new DdnError('invalid_json', `JSON nests deeper than ${MAX_JSON_DEPTH} levels`, { reason: 'too_deep', max_depth: MAX_JSON_DEPTH });
+}
+
 /**
  * Decodes a request body. No body (absent or zero bytes) → `undefined`. Otherwise the media type must be
- * `application/json` (415 `unsupported_media_type`) and the bytes a UTF-8 JSON object (400 `invalid_json`).
+ * `application/json` (415 `unsupported_media_type`) and the bytes a UTF-8 JSON object (400 `invalid_json`) nested
+ * at most {@link MAX_JSON_DEPTH} deep (400 `invalid_json`, `details.reason` `too_deep`), checked before parsing.
  */
 export function parseJsonBody(rawBody: Uint8Array | undefined, contentType: string | undefined): JsonObject | undefined {
   if (rawBody === undefined || rawBody.length === 0) return undefined;
   if (!isJsonContentType(contentType)) {
     throw new DdnError('unsupported_media_type', 'request body must be sent as Content-Type: application/json');
   }
+  if (exceedsJsonDepth(rawBody)) throw tooDeepError();
   let value: unknown;
   try {
     const elided =

@@ -4,7 +4,8 @@
  * every method, 415, 400 `invalid_json`, 413 before parsing) and the §0.6 error body hold on every route.
  * fastify provides listen/close, `inject()` for tests and in-process clients, and the server's upgrade events.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import Fastify, {
   LogController,
@@ -16,7 +17,8 @@ import Fastify, {
 import type { Logger } from 'pino';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import { acceptedRequestId, inRequest } from '../base/request-scope.js';
-import { BodyError, isBodyless, readRequestBody } from './body-reader.js';
+import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
+import { connectionRefused, createBoundedServer, DEFAULT_CONNECTION_SETTINGS, rawJsonResponse, type ConnectionGate, type ConnectionSettings } from './connections.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
@@ -111,6 +113,15 @@ export interface HttpServerOptions {
   accessLog?: boolean;
   /** Told of every answered request (metrics). */
   observer?: HttpObserver;
+  /** Timeouts of the listener ({@link DEFAULT_CONNECTION_SETTINGS} for those not given). */
+  connections?: Partial<ConnectionSettings>;
+  /** Connection caps, shared by every listener of the process; none when absent. */
+  gate?: ConnectionGate;
+  /**
+   * The body of refusals made before any route is known (a refused connection, unparseable HTTP, a header
+   * timeout, `CONNECT`); the §0.6 error body by default. The Relay's also carries the DeliveryResult fields.
+   */
+  refusalBody?: (err: DdnError) => object;
 }
 
 /**
@@ -259,7 +270,12 @@ function writeOutgoing(res: ServerResponse, out: Outgoing, requestId: string): v
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const router = new Router<Route>({ basePath: opts.basePath });
   const logger = opts.logger === false ? undefined : opts.logger.child({ role: opts.name });
-  const limits = { limitBytes: opts.bodyLimitBytes, tooLargeCode: opts.tooLargeCode };
+  const settings: ConnectionSettings = { ...DEFAULT_CONNECTION_SETTINGS, ...opts.connections };
+  const limits = { limitBytes: opts.bodyLimitBytes, tooLargeCode: opts.tooLargeCode, timeoutMs: settings.requestTimeoutMs };
+  const refusalBody = opts.refusalBody ?? errorBody;
+  /** A whole closing response with the refusal body of `err`, for a raw socket. */
+  const refusal = (err: DdnError): string =>
+    rawJsonResponse(err.status, refusalBody(err), err.status === 503 ? { 'Retry-After': String(retryAfterSeconds(err)) } : {});
   let nextRequestId = 0;
   // made-up request ids: unique per server and process
   const idPrefix = `${Math.floor(Math.random() * 0x1000000).toString(36)}-`;
@@ -277,21 +293,44 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     // Requests on kept-alive connections during close are served normally instead of fastify's own 503 body.
     return503OnClosing: false,
     serverFactory: () => {
-      nodeServer = createServer(handle);
-      // fastify's defaults for a server it creates itself
-      nodeServer.keepAliveTimeout = 72_000;
-      nodeServer.requestTimeout = 0;
-      nodeServer.setTimeout(0);
+      nodeServer = createBoundedServer(handle, settings, opts.gate, refusal(connectionRefused()));
+      // An `Expect` other than 100-continue: 417 with the JSON body (Node's own has none); the body, if any
+      // follows, is read and dropped by Node as for any answered request.
+      nodeServer.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+        const err = new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported');
+        send(res, errorOutgoing(err, routeOf(req.method ?? 'GET', req.url ?? '/'), `expect-${nextRequestId++}`, false));
+      });
+      // `Expect: 100-continue`: a body announced over the limit is refused before the client sends it
+      nodeServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        const refused = refusedBeforeBody(req, limits);
+        if (refused === undefined) {
+          res.writeContinue();
+          handle(req, res);
+          return;
+        }
+        send(res, errorOutgoing(refused.error, routeOf(req.method ?? 'POST', req.url ?? '/'), `continue-${nextRequestId++}`, true));
+      });
+      // CONNECT is never a route (Node would drop the connection without an answer).
+      nodeServer.on('connect', (_req: IncomingMessage, socket: Socket) => {
+        const err = new DdnError('method_not_allowed', 'CONNECT is not supported');
+        socket.on('error', () => socket.destroy());
+        socket.end(refusal(err), () => socket.destroy());
+      });
       return nodeServer;
     },
     clientErrorHandler: (err, socket) => {
-      // Unparseable HTTP (before any request exists) still gets a JSON error body, never fastify's own shape.
-      if ((err as { code?: unknown }).code === 'ECONNRESET' || socket.destroyed) return;
-      if (socket.writable) {
-        const body = JSON.stringify(errorBody(new DdnError('invalid_request', 'malformed HTTP request')));
+      // Unparseable HTTP or a request whose headers did not arrive in time (before any request exists) still
+      // gets a JSON error body, never fastify's own shape; a connection that sent nothing is just closed.
+      const code = (err as { code?: unknown }).code;
+      if (code === 'ECONNRESET' || socket.destroyed) return;
+      const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      if (socket.writable && !(timedOut && socket.bytesRead === 0)) {
         socket.write(
-          'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
-            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          refusal(
+            timedOut
+              ? new DdnError('request_timeout', 'request headers did not arrive in time', { timeout_ms: settings.headersTimeoutMs })
+              : new DdnError('invalid_request', 'malformed HTTP request'),
+          ),
         );
       }
       socket.destroy(err);

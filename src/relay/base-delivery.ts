@@ -6,6 +6,7 @@
  */
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
+import type { DdnError } from '../base/errors.js';
 import type { AppliedRetention, CacheStorer } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */
@@ -39,6 +40,10 @@ export interface StoreReport {
   lastFailure: string | null;
   /** The shortest retention an accepting Cache applied to a copy (null when none said). */
   retention: AppliedRetention | null;
+  /** The last refusal of the client's envelope itself by a Cache. */
+  envelopeRefusal: DdnError | null;
+  /** Failed stores that were not such a refusal (timeouts, 5xx, other refusals). */
+  otherFailures: number;
 }
 
 /** The earlier-expiring of two retentions (ISO-8601 UTC times of one format compare as text; parsed to be safe). */
@@ -53,6 +58,15 @@ export function retentionDetails(r: AppliedRetention | null): Record<string, str
 }
 
 /**
+ * The client's error when nothing was stored and every failure was a Cache refusing the envelope itself (e.g.
+ * 400 `invalid_json` for nesting the Relay's parse let through): answered as that 4xx, never as 502.
+ */
+export function envelopeFaultOf(report: StoreReport): DdnError | undefined {
+  if (report.accepted.length > 0 || report.otherFailures > 0) return undefined;
+  return report.envelopeRefusal ?? undefined;
+}
+
+/**
  * §10.4.1 step 2. Each service is one Cache: its endpoints are alternatives tried in order until one accepts,
  * which counts as one replica; services are used in order until `maxReplicas` accepted (base delivery: 1). `bodies` are the
  * envelopes to store — one, or a chunk set in sequence order: the whole set goes to the same endpoint, and a
@@ -64,7 +78,7 @@ export async function storeInCaches(
   maxReplicas: number,
   storer: CacheStorer,
 ): Promise<StoreReport> {
-  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null };
+  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0 };
   const wanted = Math.max(1, maxReplicas);
   for (const service of services) {
     if (report.accepted.length >= wanted) break;
@@ -78,6 +92,8 @@ export async function storeInCaches(
         report.attempts += outcome.attempts;
         if (!outcome.ok) {
           report.lastFailure = outcome.cacheResult;
+          if (outcome.envelopeRefusal === undefined) report.otherFailures++;
+          else report.envelopeRefusal = outcome.envelopeRefusal;
           ok = false;
           break;
         }

@@ -10,6 +10,7 @@ import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from './outbound-http.js';
+import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 
 /** The answer of a Cache to one store. */
 export interface CacheAnswer {
@@ -45,7 +46,12 @@ export type StoreOutcome =
       attempts: number;
       /** `failed`, `attempted` (outcome unknown), or the Cache's error code. */
       cacheResult: string;
+      /** The Cache refused the client's envelope itself (see {@link envelopeRefusalOf}). */
+      envelopeRefusal?: DdnError;
     };
+
+/** A failed store. */
+export type StoreFailure = Extract<StoreOutcome, { ok: false }>;
 
 /** Stores envelopes at Cache endpoints. */
 export interface CacheStorer {
@@ -104,6 +110,36 @@ function errorText(a: CacheAnswer): string {
   return typeof e === 'string' && e.length > 0 && e.length <= 128 ? e : `http_${a.status}`;
 }
 
+/**
+ * Codes a Cache answers for a fault of the client's envelope (http-api.md §10.5's malformed, too-large and
+ * undeliverable rows): no retry and no other Cache will take it, so the Relay answers the client with the
+ * same 4xx instead of 502 `upstream_unavailable` (which deployed senders retry).
+ */
+const ENVELOPE_FAULTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'invalid_json', 'unknown_field', 'invalid_message_id', 'invalid_recipient', 'invalid_tag', 'invalid_application_id',
+  'invalid_timestamp', 'invalid_ttl', 'invalid_payload', 'invalid_header', 'invalid_chunk_metadata', 'invalid_envelope',
+  'envelope_too_large', 'payload_too_large', 'chunk_too_large', 'metadata_too_large', 'envelope_expired',
+  'plaintext_not_allowed',
+]);
+
+/** The Cache's refusal as the client's error, when `a` is a refusal of the envelope itself (its code at its status). */
+export function envelopeRefusalOf(a: CacheAnswer): DdnError | undefined {
+  const code = a.body?.code;
+  if (typeof code !== 'string' || !ENVELOPE_FAULTS.has(code as ErrorCode)) return undefined;
+  if (ERROR_STATUS[code as ErrorCode] !== a.status) return undefined;
+  const message = typeof a.body?.message === 'string' && a.body.message.length <= 512 ? a.body.message : undefined;
+  const details = a.body?.details;
+  const plain = typeof details === 'object' && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined;
+  return new DdnError(code as ErrorCode, message, plain);
+}
+
+/** A failed store's outcome from the Cache's answer `a`. */
+function refused(attempts: number, a: CacheAnswer): StoreFailure {
+  const envelopeRefusal = envelopeRefusalOf(a);
+  const cacheResult = errorText(a);
+  return envelopeRefusal === undefined ? { ok: false, attempts, cacheResult } : { ok: false, attempts, cacheResult, envelopeRefusal };
+}
+
 /** The Relay's {@link CacheStorer}: in-process for its own Cache, node-signed HTTP otherwise. */
 export class HttpCacheStorer implements CacheStorer {
   private readonly retry: StoreRetryPolicy;
@@ -123,11 +159,11 @@ export class HttpCacheStorer implements CacheStorer {
   async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
     if (this.deps.local !== undefined && this.isOwn(endpoint)) {
       const a = await this.deps.local.store(body, this.deps.identity);
-      return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : { ok: false, attempts: 1, cacheResult: errorText(a) };
+      return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : refused(1, a);
     }
     const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;
     let attempts = 0;
-    let last = 'failed';
+    let last: StoreFailure = { ok: false, attempts: 0, cacheResult: 'failed' };
     while (attempts < this.retry.attempts) {
       if (attempts > 0) await this.sleep(this.retry.backoffMs * 2 ** (attempts - 1));
       attempts++;
@@ -136,16 +172,16 @@ export class HttpCacheStorer implements CacheStorer {
         const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
         // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
         if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
-        last = errorText(answer);
-        this.deps.logger?.debug({ endpoint, status: answer.status, code: last }, 'cache store refused');
+        last = refused(attempts, answer);
+        this.deps.logger?.debug({ endpoint, status: answer.status, code: last.cacheResult }, 'cache store refused');
         if (!RETRYABLE.has(answer.status)) break;
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
-        last = err.maybeDelivered ? 'attempted' : 'failed';
+        last = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed' };
         this.deps.logger?.debug({ endpoint, kind: err.kind }, 'cache store failed');
         if (err.kind === 'blocked_address' || err.kind === 'invalid_url') break;
       }
     }
-    return { ok: false, attempts, cacheResult: last };
+    return { ...last, attempts };
   }
 }

@@ -86,6 +86,14 @@ export function failureResult(err: DdnError): DeliveryResult {
   };
 }
 
+/**
+ * The body of a refusal the Relay's listener makes before any route is known (a connection over a cap,
+ * unparseable HTTP, `CONNECT`): the DeliveryResult plus the §0.6 `error` member, so either kind of client reads it.
+ */
+export function refusalResult(err: DdnError): DeliveryResult & { error: string } {
+  return { ...failureResult(err), error: err.code };
+}
+
 /** `Retry-After` seconds for a 429/503 result (`details.retry_after_seconds`, at least 1), else undefined. */
 export function retryAfterOf(result: DeliveryResult): number | undefined {
   if (result.http_status !== 429 && result.http_status !== 503) return undefined;

@@ -50,6 +50,24 @@ describe('loadConfig', () => {
     assert.equal(loadConfig([], { DDN_DIRECTORY_VIEW_TTL_MS: '300000' }).directoryViewTtlMs, 300_000);
   });
 
+  it('has the documented connection bounds, read from flags and validated', () => {
+    assert.deepEqual(loadConfig([], {}).http, {
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 120_000,
+      keepAliveTimeoutMs: 72_000,
+      maxConnections: 4096,
+      maxConnectionsPerAddress: 256,
+    });
+    const c = loadConfig(
+      ['--http-headers-timeout-ms', '5000', '--http-request-timeout-ms=0', '--http-keep-alive-timeout-ms', '30000', '--max-connections', '900'],
+      { DDN_MAX_CONNECTIONS_PER_ADDRESS: '0' },
+    );
+    assert.deepEqual(c.http, { headersTimeoutMs: 5000, requestTimeoutMs: 0, keepAliveTimeoutMs: 30_000, maxConnections: 900, maxConnectionsPerAddress: 0 });
+    assert.equal(configError(['--http-headers-timeout-ms', '0']).option, '--http-headers-timeout-ms');
+    assert.equal(configError(['--http-keep-alive-timeout-ms', '-1']).option, '--http-keep-alive-timeout-ms');
+    assert.equal(configError(['--max-connections', 'many']).option, '--max-connections');
+  });
+
   it('is deeply frozen', () => {
     const c = loadConfig([], {});
     assert.ok(Object.isFrozen(c));

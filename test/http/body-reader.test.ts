@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { BodyError, isValidMediaType, readRequestBody } from '../../src/http/body-reader.js';
+import { BodyError, isValidMediaType, readRequestBody, TOO_LARGE_DRAIN_BYTES } from '../../src/http/body-reader.js';
 
 function req(method: string, headers: Record<string, string>, chunks: string[]): IncomingMessage {
   return Object.assign(Readable.from(chunks.map((c) => Buffer.from(c))), { method, headers }) as unknown as IncomingMessage;
@@ -47,6 +47,25 @@ describe('readRequestBody', () => {
     assert.equal(declared.closeConnection, true);
     const streamed = await failure(readRequestBody(req('POST', { ...JSON_CT, 'transfer-encoding': 'chunked' }, ['123456', '789012']), limits));
     assert.equal(streamed.error.code, 'envelope_too_large');
+  });
+
+  it('a too-large body read to its end (drained, not kept) → 413 and the connection stays usable', async () => {
+    const drained = await failure(readRequestBody(req('POST', { ...JSON_CT, 'content-length': '12' }, ['123456', '789012']), limits));
+    assert.equal(drained.error.code, 'envelope_too_large');
+    assert.equal(drained.closeConnection, false);
+    const beyond = await failure(readRequestBody(req('POST', { ...JSON_CT, 'content-length': String(TOO_LARGE_DRAIN_BYTES + 1) }, []), limits));
+    assert.equal(beyond.error.code, 'envelope_too_large');
+    assert.equal(beyond.closeConnection, true);
+  });
+
+  it('a body that does not arrive within the timeout → 408 request_timeout, connection closed', async () => {
+    const stalled = Object.assign(new Readable({ read() {} }), { method: 'POST', headers: { ...JSON_CT, 'content-length': '5' } });
+    stalled.push(Buffer.from('{'));
+    const e = await failure(readRequestBody(stalled as unknown as IncomingMessage, { ...limits, timeoutMs: 20 }));
+    assert.equal(e.error.code, 'request_timeout');
+    assert.equal(e.error.status, 408);
+    assert.equal(e.closeConnection, true);
+    stalled.destroy();
   });
 
   it('more or fewer bytes than Content-Length → 400 invalid_request', async () => {

@@ -4,7 +4,8 @@
  * event-bound rules, §10.9) and count as Success. A node-signed request with provenance resumes after
  * `policy_context.resume_after` (§10.3 step 10). Outcome: Success → 202 `policy_applied` (`policy_delivery`,
  * or `policy_handoff` when a Forward succeeded); Failure → 422 `release_profile_required` when a RequireProfile
- * step failed, 502 `upstream_unavailable` when every failure was a downstream error, else 422
+ * step failed, the Caches' own 4xx when every failure was a refusal of the client's envelope itself (e.g. 400
+ * `invalid_json`), 502 `upstream_unavailable` when every failure was a downstream error, else 422
  * `plan_not_deliverable`.
  */
 import { DdnError } from '../../base/errors.js';
@@ -108,6 +109,11 @@ export class PlanExecutor implements DeliveryExecutor {
     const failed = { ...details, failed_steps: failures.map((f) => ({ step_id: f.step_id, reason: f.reason })) };
     if (failures.some((f) => f.kind === 'release_profile')) {
       throw new DeliveryFailure('release_profile_required', 'the plan requires the persona release profile', failed, attempts);
+    }
+    const refusal = state.envelopeRefusal;
+    if (refusal !== null && failures.length > 0 && failures.every((f) => f.kind === 'rejected_envelope')) {
+      // the client's envelope is at fault downstream: its 4xx, not a 502 senders would retry
+      throw new DeliveryFailure(refusal.code, refusal.message, { ...refusal.details, ...failed }, attempts);
     }
     if (failures.length > 0 && failures.every((f) => f.kind === 'downstream')) {
       throw new DeliveryFailure('upstream_unavailable', 'every downstream destination of the plan failed', failed, attempts);

@@ -3,11 +3,15 @@
  * Caches, Archives and Relays that accepted, and why each failed step failed.
  */
 
+import type { DdnError } from '../../base/errors.js';
 import { retentionDetails, shorterRetention } from '../base-delivery.js';
 import type { AppliedRetention } from '../cache-store-client.js';
 
-/** Why a step failed: a downstream error, a plan that cannot be delivered, or a missing release profile. */
-export type StepFailureKind = 'downstream' | 'not_deliverable' | 'release_profile';
+/**
+ * Why a step failed: a downstream error, a plan that cannot be delivered, a missing release profile, or every
+ * Cache refusing the client's envelope itself.
+ */
+export type StepFailureKind = 'downstream' | 'not_deliverable' | 'release_profile' | 'rejected_envelope';
 
 /** Mutable record of one plan run. */
 export class PlanRunState {
@@ -15,6 +19,8 @@ export class PlanRunState {
   cacheAttempted = false;
   /** `cache_result` of the last Cache failure. */
   lastCacheFailure: string | null = null;
+  /** The last refusal of the client's envelope itself by a Cache or Archive. */
+  envelopeRefusal: DdnError | null = null;
   readonly acceptedCaches: string[] = [];
   readonly attemptedCaches: string[] = [];
   readonly acceptedArchives: string[] = [];

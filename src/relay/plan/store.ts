@@ -6,9 +6,9 @@
  * are alternatives (one replica per target); a chunk set goes whole to one endpoint.
  */
 import type { DirectoryPort } from '../../ports/directory-port.js';
-import { storeInCaches } from '../base-delivery.js';
+import { storeInCaches, type StoreReport } from '../base-delivery.js';
 import type { CacheStorer } from '../cache-store-client.js';
-import { PlanRunState } from './run-state.js';
+import { PlanRunState, type StepFailureKind } from './run-state.js';
 import { priorityOrder, resolveTarget, targetsOf, weightedOrder, type ResolvedTarget } from './targets.js';
 import type { StepOutcome } from './graph.js';
 
@@ -30,6 +30,16 @@ async function resolvedTargets(deps: StoreStepDeps, step: Record<string, unknown
     else out.push(r);
   }
   return out;
+}
+
+/** How a step that stored too few copies failed: the Caches refused the envelope itself, or downstream failed. */
+function failureKind(report: StoreReport, problems: readonly string[], state: PlanRunState): StepFailureKind {
+  if (report.attempts === 0) return 'not_deliverable';
+  if (report.envelopeRefusal !== null && report.otherFailures === 0 && problems.length === 0) {
+    state.envelopeRefusal = report.envelopeRefusal;
+    return 'rejected_envelope';
+  }
+  return 'downstream';
 }
 
 const toServices = (targets: readonly ResolvedTarget[]) => targets.map((t) => ({ serviceId: t.serviceId, endpoints: t.endpoints }));
@@ -57,7 +67,7 @@ export async function runStoreStep(
   state.addRetention(report.retention);
   if (report.accepted.length >= required) return { ok: true };
   const reason = `${report.accepted.length} of ${required} required replicas accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
-  return state.fail(id, report.attempts > 0 ? 'downstream' : 'not_deliverable', reason);
+  return state.fail(id, failureKind(report, problems, state), reason);
 }
 
 /** Runs an Archive step: every target; Success iff one accepted. */
@@ -79,5 +89,5 @@ export async function runArchiveStep(
   state.addRetention(report.retention);
   if (report.accepted.length > 0) return { ok: true };
   const reason = `no Archive accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
-  return state.fail(id, report.attempts > 0 ? 'downstream' : 'not_deliverable', reason);
+  return state.fail(id, failureKind(report, problems, state), reason);
 }
