@@ -284,6 +284,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let nodeServer: Server | undefined;
   const rate = opts.rateLimits;
 
+  /** A request's id (the client's `X-Request-Id`, or a made-up one) and arrival time. */
+  function exchangeOf(req: IncomingMessage): Exchange {
+    return { id: incomingRequestId(req) ?? `${idPrefix}${(nextRequestId++).toString(36)}`, startedAt: performance.now() };
+  }
+
   const fastify: FastifyInstance = Fastify({
     ...(logger === undefined ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
     bodyLimit: opts.bodyLimitBytes,
@@ -298,7 +303,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       // follows, is read and dropped by Node as for any answered request.
       nodeServer.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
         const err = new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported');
-        send(res, errorOutgoing(err, routeOf(req.method ?? 'GET', req.url ?? '/'), `expect-${nextRequestId++}`, false));
+        const ex = exchangeOf(req);
+        const route = routeOf(req.method ?? 'GET', req.url ?? '/');
+        send(res, errorOutgoing(err, route, ex, false), route, ex);
       });
       // `Expect: 100-continue`: a body announced over the limit is refused before the client sends it
       nodeServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -308,7 +315,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
           handle(req, res);
           return;
         }
-        send(res, errorOutgoing(refused.error, routeOf(req.method ?? 'POST', req.url ?? '/'), `continue-${nextRequestId++}`, true));
+        const ex = exchangeOf(req);
+        const route = routeOf(req.method ?? 'POST', req.url ?? '/');
+        send(res, errorOutgoing(refused.error, route, ex, true), route, ex);
       });
       // CONNECT is never a route (Node would drop the connection without an answer).
       nodeServer.on('connect', (_req: IncomingMessage, socket: Socket) => {
@@ -397,7 +406,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   function replyError(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
     if (reply.sent) return;
     const route = routeOf(request.method, request.raw.url ?? '/');
-    const ex: Exchange = { id: incomingRequestId(request.raw) ?? `${idPrefix}${(nextRequestId++).toString(36)}`, startedAt: performance.now() };
+    const ex = exchangeOf(request.raw);
     reply.hijack();
     send(reply.raw, errorOutgoing(err, route, ex, false), route, ex);
   }
@@ -451,7 +460,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
    * without a body (most reads) is routed and, with a synchronous handler, answered in this same call.
    */
   function handle(req: IncomingMessage, res: ServerResponse): void {
-    const ex: Exchange = { id: incomingRequestId(req) ?? `${idPrefix}${(nextRequestId++).toString(36)}`, startedAt: performance.now() };
+    const ex = exchangeOf(req);
     if (accessLog && logger?.isLevelEnabled('info') === true) logCompleted(req, res, ex);
     inRequest(ex.id, () => handleIn(req, res, ex));
   }
