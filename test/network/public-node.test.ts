@@ -257,13 +257,17 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     const pulled = await call(`${cacheUrl}/cache/messages/${enc(victim.did)}`, { headers: proof('pull', '*') });
     assert.equal(pulled.status, 200, JSON.stringify(pulled.body));
     const held = ((pulled.body.messages ?? []) as { message_id: string }[]).map((m) => m.message_id);
-    // every envelope that got a 202 is there (pulls may page: the summary lists them all)
     const listed = ((summary.body.messages ?? summary.body.entries ?? []) as { message_id: string }[]).map((m) => m.message_id);
-    for (const id of accepted) assert.ok(listed.includes(id), `accepted ${id} is missing`);
-    assert.ok(held.length > 0 && held.every((id) => listed.includes(id)));
+    // every envelope that got a 202 is listed and pulled
+    for (const id of accepted) {
+      assert.ok(listed.includes(id), `accepted ${id} is not in the summary`);
+      assert.ok(held.includes(id), `accepted ${id} was not pulled`);
+    }
     const ids = [...new Set(listed)].sort();
     const acked = await call(`${cacheUrl}/cache/ack`, { body: { did: victim.did, message_ids: ids }, headers: proof('ack', ids.join(',')) });
     assert.equal(acked.status, 200, JSON.stringify(acked.body));
+    const emptied = await call(`${cacheUrl}/cache/summary/${enc(victim.did)}`, { headers: proof('summary', '*') });
+    assert.deepEqual((emptied.body.messages ?? emptied.body.entries) as unknown[], [], JSON.stringify(emptied.body));
     // room again
     const again = await store(envelope(victim.did, 20_000));
     assert.equal(again.status, 202, JSON.stringify(again.body));
@@ -292,12 +296,17 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     assert.equal((await call(`${node.urls.directory!}/health`, { from: '127.0.0.9' })).status, 200);
   });
 
-  it('deep JSON: an envelope whose context nests 5,000 deep is 400 invalid_json at the Relay, never a 5xx', async () => {
+  it('deep JSON: a body nesting 5,000 deep is 400 invalid_json at the Relay (and the Cache and the Directory), never a 5xx', async () => {
     const r = await registerRecipientAt(directoryFrom(node, '127.0.0.10'), 309, { cacheEndpoints: [cacheUrl] });
     const res = await send(withMember(envelope(r.did), 'context', deepArrays(5000)));
     refused(res, 400, 'invalid_json');
     assert.equal((res.body.details as Body).reason, 'too_deep');
     assert.equal(res.body.success, false);
+    // the same at the Cache and the Directory
+    const stored = await call(`${cacheUrl}/cache/store`, { body: withMember(envelope(r.did), 'context', deepArrays(5000)) });
+    refused(stored, 400, 'invalid_json');
+    const registered = await call(`${node.urls.directory!}/register-did/prepare`, { body: withMember({ did: r.did }, 'did_document', deepArrays(5000)) });
+    refused(registered, 400, 'invalid_json');
     const ok = await send(envelope(r.did));
     assert.equal(ok.status, 202, JSON.stringify(ok.body));
     assert.equal(ok.body.code, 'cached');
