@@ -61,6 +61,11 @@ function pgLimiter(pool: PgPool, schema: string, name: RateBudgetName, budget: R
           return fallback.consume(key);
         },
       ),
+    get: (key) =>
+      shared.get(key).then(
+        (res) => res,
+        () => fallback.get(key),
+      ),
   };
 }
 

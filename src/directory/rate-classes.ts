@@ -2,8 +2,8 @@
  * The request-rate class of every Directory route (src/http/rate-limit.ts), chosen from its method and
  * pattern so that no route is left out: reads count as `read`; DID registration (prepare and submit share one
  * budget) as `registration`; DNS challenges as `dns-challenge`; every other change as `directory-write`.
- * Writes also count against their target: the DID, persona or application of the path (a v3 policy's scope and
- * id).
+ * Writes (not their preparations) also count against their target, once they succeed: the DID, persona or
+ * application of the path (a v3 policy's scope and id).
  */
 import type { HttpMethod, HttpServer, RouteOptions } from '../http/server.js';
 import type { RateClass } from '../http/rate-limit.js';
@@ -19,7 +19,9 @@ function classOf(method: HttpMethod, pattern: string): RateClass {
 export function directoryRateOptions(method: HttpMethod, pattern: string): RouteOptions {
   const rateClass = classOf(method, pattern);
   const first = /\/:([A-Za-z_]+)/.exec(pattern)?.[1];
-  if (rateClass === 'read' || first === undefined) return { rateClass };
+  // a preparation changes nothing and needs no signature: only its client address is counted, so that nobody can
+  // use up a DID's budget by preparing changes to it
+  if (rateClass === 'read' || first === undefined || pattern.endsWith('/prepare')) return { rateClass };
   if (first === 'scope') return { rateClass, rateTarget: (ctx) => `${ctx.params.scope}/${ctx.params.id}` };
   return { rateClass, rateTarget: (ctx) => ctx.params[first] };
 }

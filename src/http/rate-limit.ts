@@ -176,6 +176,8 @@ function isTrusted(list: BlockList, ip: string): boolean {
 /** A rate-limiter-flexible limiter as this module uses it. */
 export interface Limiter {
   consume(key: string): Promise<RateLimiterRes>;
+  /** The key's state in its current window, without counting; null when it has none. */
+  get(key: string): Promise<RateLimiterRes | null>;
 }
 
 /**
@@ -222,6 +224,10 @@ export class BoundedMemoryLimiter implements Limiter {
     }
     await this.limiter.delete(key);
     return this.limiter.consume(OVERFLOW_KEY);
+  }
+
+  get(key: string): Promise<RateLimiterRes | null> {
+    return this.limiter.get(key);
   }
 }
 
@@ -280,11 +286,38 @@ export class RateLimits {
     return cls === undefined ? undefined : this.admit(cls, addressKey(this.clientOf(req)));
   }
 
-  /** Counts a write against its class's per-target budget; undefined when none applies. */
-  admitTarget(options: RateRouteOptions, target: string | undefined): Promise<void> | undefined {
+  /**
+   * Refuses a write whose target is over its per-target budget, without counting it; undefined when none applies.
+   * Only writes that succeed are counted ({@link countTarget}): a stranger's invalid or unsigned requests naming a
+   * DID never use up its budget, so they cannot lock its owner (or its honest senders) out.
+   */
+  checkTarget(options: RateRouteOptions, target: string | undefined): Promise<void> | undefined {
+    const budget = this.targetBudget(options, target);
+    if (budget === undefined) return undefined;
+    const { name, entry, key } = budget;
+    return entry.limiter.get(key).then((res) => {
+      if (res !== null && res.consumedPoints >= entry.budget.points) throw refusal(name, entry.budget, res.msBeforeNext);
+    });
+  }
+
+  /** Counts a write that succeeded against its target's budget (one over the budget is still counted, never refused). */
+  countTarget(options: RateRouteOptions, target: string | undefined): Promise<void> | undefined {
+    const budget = this.targetBudget(options, target);
+    if (budget === undefined) return undefined;
+    return budget.entry.limiter.consume(budget.key).then(
+      () => undefined,
+      (err: unknown) => {
+        if (!(err instanceof RateLimiterRes)) throw err;
+      },
+    );
+  }
+
+  private targetBudget(options: RateRouteOptions, target: string | undefined) {
     const cls = options.rateClass;
     if (cls === undefined || target === undefined || !(TARGET_CLASSES as readonly string[]).includes(cls)) return undefined;
-    return this.admit(`${cls as TargetClass}-target`, targetKey(target));
+    const name: RateBudgetName = `${cls as TargetClass}-target`;
+    const entry = this.limiters.get(name);
+    return entry === undefined ? undefined : { name, entry, key: targetKey(target) };
   }
 
   private admit(name: RateBudgetName, key: string): Promise<void> | undefined {

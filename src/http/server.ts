@@ -448,11 +448,22 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     send(res, out, route, ex);
   }
 
-  /** The handler's answer, after the per-target rate check of a write that has a target. */
+  /**
+   * The handler's answer, for a write that has a target after that target's rate check; a write that succeeds is
+   * then counted against its target (failed ones are not: see RateLimits.checkTarget).
+   */
   function run(route: Route, ctx: Context): HttpResponse | Promise<HttpResponse> {
-    const target = route.options.rateTarget;
-    const gate = rate === undefined || target === undefined ? undefined : rate.admitTarget(route.options, target(ctx));
-    return gate === undefined ? route.handler(ctx) : gate.then(() => route.handler(ctx));
+    const targetOf = route.options.rateTarget;
+    if (rate === undefined || targetOf === undefined) return route.handler(ctx);
+    const target = targetOf(ctx);
+    const gate = rate.checkTarget(route.options, target);
+    if (gate === undefined) return route.handler(ctx);
+    return gate
+      .then(() => route.handler(ctx))
+      .then((r) => {
+        if (r.status < 300) rate.countTarget(route.options, target)?.catch((err: unknown) => logger?.warn({ err }, 'rate limits: a write could not be counted'));
+        return r;
+      });
   }
 
   /**

@@ -68,14 +68,17 @@ if (PG_URL) {
       const a = await openRateLimits(settings, { url: pg.url, schema: pg.schema });
       const b = await openRateLimits(settings, { url: pg.url, schema: pg.schema });
       try {
+        // a write is checked against its target's budget, then counted once it succeeded
         const admit = (l: RateLimits, target: string) =>
-          (l.admitTarget({ rateClass: 'cache-store' }, target) ?? Promise.resolve()).then(() => 'ok', (e: { code?: string }) => e.code ?? String(e));
+          (l.checkTarget({ rateClass: 'cache-store' }, target) ?? Promise.resolve())
+            .then(() => l.countTarget({ rateClass: 'cache-store' }, target))
+            .then(() => 'ok', (e: { code?: string }) => e.code ?? String(e));
         assert.deepEqual([await admit(a!.limits, 'did:x:1'), await admit(b!.limits, 'did:x:1'), await admit(a!.limits, 'did:x:1')], ['ok', 'ok', 'ok']);
         assert.equal(await admit(b!.limits, 'did:x:1'), 'rate_limited');
         assert.equal(await admit(a!.limits, 'did:x:1'), 'rate_limited');
         assert.equal(await admit(b!.limits, 'did:x:2'), 'ok');
         const rows = await pg.pool.query<{ key: string; points: number }>('SELECT key, points FROM rate_limits ORDER BY key');
-        assert.deepEqual(rows.rows.map((r) => [r.key, r.points]), [['cache-store-target:did:x:1', 4], ['cache-store-target:did:x:2', 1]]);
+        assert.deepEqual(rows.rows.map((r) => [r.key, r.points]), [['cache-store-target:did:x:1', 3], ['cache-store-target:did:x:2', 1]]);
       } finally {
         await a?.close();
         await b?.close();

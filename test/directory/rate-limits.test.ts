@@ -5,10 +5,11 @@ import type { HttpServer } from '../../src/http/server.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import {
   assertError,
-  prepare,
   prepareRegistration,
+  prepareSigned,
   registerDid,
   registrationSubmitBody,
+  submit,
   type Reply,
 } from '../support/directory-flows.js';
 import { smallRateLimits } from '../support/rate-limits.js';
@@ -50,29 +51,38 @@ describe('Directory rate limits', () => {
     assert.equal(other.status, 202, JSON.stringify(other.body));
   });
 
-  it('limits changes to one DID from any address; other DIDs are unaffected', async () => {
+  it('limits accepted changes to one DID; strangers\' invalid changes and preparations naming it use up nothing; other DIDs are unaffected', async () => {
     const h = await startDirectory({ rateLimits: smallRateLimits({ 'directory-write-target': { points: 2, seconds: WINDOW } }) });
     harnesses.push(h);
     const a = await registerDid(h, 11);
     const b = await registerDid(h, 12);
-    assert.equal((await prepare(h, a.did, 'add_alias', { alias: 'first' })).status, 200);
-    assert.equal((await from(h.server, '192.0.2.1', 'POST', `/dids/${enc(a.did)}/prepare`, { did: a.did, action: 'add_alias', alias: 'second' })).status, 200);
-    assertError(await from(h.server, '192.0.2.2', 'POST', `/dids/${enc(a.did)}/aliases`, {}), 429, 'rate_limited');
-    assertError(await prepare(h, a.did, 'add_alias', { alias: 'third' }), 429, 'rate_limited');
-    assert.equal((await prepare(h, b.did, 'add_alias', { alias: 'bees' })).status, 200);
+    // a stranger trying to lock the owner out: unsigned changes and preparations from many addresses
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await from(h.server, `192.0.2.${10 + i}`, 'POST', `/dids/${enc(a.did)}/aliases`, {})).status, 400);
+      assert.equal((await from(h.server, `192.0.2.${10 + i}`, 'POST', `/dids/${enc(a.did)}/prepare`, { did: a.did, action: 'add_alias', alias: `x${i}` })).status, 200);
+    }
+    const change = async (r: { did: string; key: typeof a.key }, alias: string) => submit(h, await prepareSigned(h, r.did, r.key, 'add_alias', { alias }));
+    assert.equal((await change(a, 'first')).status, 202);
+    assert.equal((await change(a, 'second')).status, 202);
+    assertError(await change(a, 'third'), 429, 'rate_limited');
+    assert.equal((await change(b, 'bees')).status, 202);
   });
 
-  it('limits DNS challenges per address and per persona', async () => {
+  it('limits DNS challenges per address and per persona (a persona counts only challenges made)', async () => {
     const h = await startDirectory({
       rateLimits: smallRateLimits({ 'dns-challenge': { points: 3, seconds: WINDOW }, 'dns-challenge-target': { points: 2, seconds: WINDOW } }),
     });
     harnesses.push(h);
-    const create = (persona: string, addr: string) => from(h.server, addr, 'POST', `/personas/${enc(persona)}/dns-challenges`, { action: 'register_persona' });
-    assert.notEqual((await create('a.example.net', '192.0.2.1')).status, 429);
-    assert.notEqual((await create('a.example.net', '192.0.2.2')).status, 429);
+    const op = await registerDid(h, 21);
+    const create = (persona: string, addr: string, body: object = { operator_did: op.did, action: 'register_persona' }) =>
+      from(h.server, addr, 'POST', `/personas/${enc(persona)}/dns-challenges`, body);
+    // refused requests naming a persona do not use up its budget
+    for (let i = 0; i < 3; i++) assert.equal((await create('a.example.net', `192.0.2.${20 + i}`, { action: 'register_persona' })).status, 400);
+    assert.equal((await create('a.example.net', '192.0.2.1')).status, 201);
+    assert.equal((await create('a.example.net', '192.0.2.2')).status, 201);
     assertError(await create('a.example.net', '192.0.2.3'), 429, 'rate_limited');
-    assert.notEqual((await create('b.example.net', '192.0.2.1')).status, 429);
-    assert.notEqual((await create('c.example.net', '192.0.2.1')).status, 429);
+    assert.equal((await create('b.example.net', '192.0.2.1')).status, 201);
+    assert.equal((await create('c.example.net', '192.0.2.1')).status, 201);
     assertError(await create('d.example.net', '192.0.2.1'), 429, 'rate_limited');
   });
 
