@@ -15,9 +15,10 @@ import { createHttpServer, json, type HttpServer } from '../../src/http/server.j
 import { refusalResult } from '../../src/relay/delivery-result.js';
 
 const servers: HttpServer[] = [];
-after(async () => {
-  for (const s of servers) await s.fastify.close();
-});
+/** Closes the servers started so far (each suite's own hook: a file-level one would wait for an idle loop). */
+async function closeServers(): Promise<void> {
+  for (const s of servers.splice(0)) await s.fastify.close();
+}
 
 const SMALL: Partial<ConnectionSettings> = { headersTimeoutMs: 300, requestTimeoutMs: 300, keepAliveTimeoutMs: 300 };
 
@@ -89,6 +90,8 @@ async function answerBeforeClose(port: number, text: string) {
 const GET_PING = 'GET /ping HTTP/1.1\r\nHost: x\r\n\r\n';
 
 describe('connection timeouts', () => {
+  after(closeServers);
+
   it('a connection that never sends a request is closed after the header timeout, without an answer', { timeout: 20_000 }, async () => {
     const { port } = await start();
     const c = rawConnection(port);
@@ -137,6 +140,7 @@ describe('connection timeouts', () => {
     server.fastify.server.on('upgrade', (_req, socket: Socket) => {
       socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n');
       socket.on('data', (d: Buffer) => socket.write(d)); // echo
+      socket.on('end', () => socket.end()); // the server's sockets are half-open: close when the client does
     });
     const c = rawConnection(port);
     await c.connected;
@@ -156,6 +160,8 @@ describe('connection timeouts', () => {
 });
 
 describe('connection caps', () => {
+  after(closeServers);
+
   it('beyond the per-address cap: 503 JSON and closed; other addresses and open connections are served', { timeout: 20_000 }, async () => {
     const gate = new ConnectionGate({ maxConnections: 100, maxConnectionsPerAddress: 2 });
     const { port } = await start({ gate, connections: { headersTimeoutMs: 30_000, keepAliveTimeoutMs: 30_000 } });
@@ -200,6 +206,8 @@ describe('connection caps', () => {
 });
 
 describe('refusals as JSON bodies', () => {
+  after(closeServers);
+
   it('Expect other than 100-continue → 417 expectation_failed JSON (the route\'s error body on Relay routes)', async () => {
     const { port } = await start();
     const c = rawConnection(port);
