@@ -81,7 +81,7 @@ export function checkTransferAcceptance(profile: Profile, bytes: Uint8Array, wan
 function expectedPolicy(profile: Profile, version: 2 | 3, json: unknown, revision: bigint): DeliveryPolicy {
   let draft;
   try {
-    draft = version === 2 ? parsePolicyJsonV2(json) : parsePolicyJsonV3(json);
+    draft = version === 2 ? parsePolicyJsonV2(json, true) : parsePolicyJsonV3(json);
   } catch (e) {
     refuse(`the policy is invalid: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -79,13 +79,17 @@ export class PolicyV2Service {
     let operation: PolicyV2Operation;
     switch (spec.operation) {
       case 'SetPolicy': {
-        const draft = parsePolicyJsonV2(body.policy);
+        const deployedForms = this.deps.profile.acceptsDeployedClientForms;
+        const draft = parsePolicyJsonV2(body.policy, deployedForms);
         assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
         const stored = getPolicyV2(pool, scope);
         const policy = completePolicy(draft, { policyId: policyIdV2(this.deps.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
         operatorDid = persona === null ? subject : policy.operatorDid;
         operation = { kind: 'SetPolicy', policy };
-        request.policy = policyToJson(policy);
+        const json = policyToJson(policy);
+        // The echo is what the client submits back: without the v3-only field where a submit would refuse it.
+        if (!deployedForms) delete json.policy_ttl_seconds;
+        request.policy = json;
         break;
       }
       case 'ClearPolicy':

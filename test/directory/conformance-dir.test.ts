@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { assertAccepted, assertError, docOf, prepareSigned, registerDid, signHex, submit } from '../support/directory-flows.js';
 import { appUrl, prepareApplication } from '../support/application-flows.js';
-import { forwardPlan, policyJson, registerServiceDid, rule, target, writeV2 } from '../support/policy-flows.js';
+import { forwardPlan, policyJsonV2, registerServiceDid, rule, target, writeV2 } from '../support/policy-flows.js';
 import { prepareNamed, registerNamed, signedRequest } from '../support/persona-flows.js';
 import { LocalDirectoryPort } from '../../src/directory/local-port.js';
 
@@ -77,7 +77,7 @@ describe('Directory conformance', () => {
     const written = await writeV2(h, recipient.key, {
       action: 'set_did_policy_v2',
       did: recipient.did,
-      policy: policyJson('DID', recipient.did, recipient.did, [rule('r', 1, forwardPlan([target(relay, 'relay')]))]),
+      policy: policyJsonV2('DID', recipient.did, recipient.did, [rule('r', 1, forwardPlan([target(relay, 'relay')]))]),
     });
     const id = written.policy_id as string;
     assert.match(id, /^0x[0-9a-f]{64}$/);

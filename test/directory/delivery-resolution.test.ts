@@ -19,7 +19,7 @@ import {
   type Operator,
   type PersonaNetwork,
 } from '../support/persona-flows.js';
-import { constraintsOf, forwardPlan, policyJson, registerServiceDid, rule, target, writeV2, writeV3, type ServiceDid } from '../support/policy-flows.js';
+import { constraintsOf, forwardPlan, policyJson, policyJsonV2, registerServiceDid, rule, target, writeV2, writeV3, type ServiceDid } from '../support/policy-flows.js';
 
 type Body = Record<string, unknown>;
 const DEPRECATED = ['max_message_bytes', 'max_chunks'];
@@ -51,7 +51,7 @@ describe('GET /delivery-resolution/{did}', () => {
     await writeV2(h, recipient.key, {
       action: 'set_did_policy_v2',
       did: recipient.did,
-      policy: policyJson('DID', recipient.did, recipient.did, [
+      policy: policyJsonV2('DID', recipient.did, recipient.did, [
         rule('did-first', 1, fwdTo('relay-a')),
         rule('did-second', 1, fwdTo('relay-b')),
         rule('did-vip', 5, fwdTo('relay-c'), [{ type: 'TagEquals', value: 'vip' }]),
@@ -63,7 +63,7 @@ describe('GET /delivery-resolution/{did}', () => {
     await writeV2(h, brandOp.key, {
       action: 'set_persona_policy_v2',
       persona: 'brand',
-      policy: policyJson('PERSONA', 'brand', brandOp.did, [
+      policy: policyJsonV2('PERSONA', 'brand', brandOp.did, [
         rule('persona-invoice', 1, fwdTo('relay-b'), [{ type: 'TagEquals', value: 'invoice' }]),
         rule('persona-big', 1, { type: 'DeliveryPlan/v1', entry_step: 's', steps: [{ id: 's', operation: 'Store', targets: [target(svc, 'cache')], desired_replicas: 1, required_replicas: 1 }], transitions: [] }, [{ type: 'TagEquals', value: 'big' }], { max_replicas: 3, requested_cache_seconds: 7200 }),
       ]),
@@ -86,14 +86,14 @@ describe('GET /delivery-resolution/{did}', () => {
     assert.equal(p.rule_id, 'did-first', 'equal priority keeps the first rule');
     assert.equal(p.rule_priority, 1);
     assert.deepEqual(p.action, { type: 'DeliveryPlan/v1', entry_step: 'fwd', steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc.did, service_id: svc.id('relay-a'), priority: 0, weight: 1 }] }], transitions: [] });
-    assert.equal(p.policy_ttl_seconds, 120);
+    assert.equal(p.policy_ttl_seconds, 60, 'a v2 policy holds 60');
     assert.deepEqual(r.body.effective_constraints, p.effective_constraints);
     assert.deepEqual(r.body.effective_constraints, {
       requested_cache_seconds: 172_800, effective_ttl_seconds: 172_800, max_http_envelope_bytes: 26_214_400,
       max_unchunked_message_bytes: 16_777_216, max_chunk_bytes: 2_097_152, max_replicas: 4,
     });
     for (const k of DEPRECATED) assert.equal(k in (r.body.effective_constraints as Body), false);
-    assert.equal(r.cacheControl, 'max-age=120');
+    assert.equal(r.cacheControl, 'max-age=60');
     assert.equal(typeof r.body.block_number, 'number');
     assert.match(r.body.block_hash as string, /^0x[0-9a-f]{64}$/);
     // A higher-priority later rule wins for its tag.
@@ -161,6 +161,8 @@ describe('GET /delivery-resolution/{did}', () => {
     const r = await resolve(recipient.did, '?persona=private');
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.encryption_profile, 'platform:persona-release:v1');
+    assert.equal((r.body.policy as Body).policy_ttl_seconds, 120, 'the winning v3 policy\'s own TTL');
+    assert.equal(r.cacheControl, 'max-age=120');
   });
 
   it('the first usable X25519 key agreement in document order; none → 404 key_agreement_not_found', async () => {

@@ -13,7 +13,9 @@ import {
   constraintsOf,
   forwardPlan,
   policyJson,
+  policyJsonV2,
   preparedV2,
+  prepareV3,
   prepareV2,
   registerServiceDid,
   rule,
@@ -39,7 +41,7 @@ describe('delivery policies v2', () => {
   after(() => h.close());
   const freshOwner = async () => (owner = await registerServiceDid(h, seed++, []));
   const didPolicy = (did: string, rules: Body[] = [rule('r1', 1, forwardPlan([target(relay, 'relay')]))], extra: Body = {}) =>
-    policyJson('DID', did, did, rules, extra);
+    policyJsonV2('DID', did, did, rules, extra);
 
   it('DID scope: prepare fills policy_id and revision; set, replace, read, clear', async () => {
     await freshOwner();
@@ -56,14 +58,10 @@ describe('delivery policies v2', () => {
     const policy = b.policy as Body;
     assert.equal(policy.policy_id, to0x(policyIdV2(h.profile, { kind: 'Did', id: owner.did })));
     assert.equal(policy.revision, 1);
-    assert.equal(policy.policy_ttl_seconds, 120);
+    // policy_ttl_seconds is v3-only (product spec): the echo a client submits back does not carry it.
+    assert.equal('policy_ttl_seconds' in policy, false);
     assert.deepEqual((b.request as Body).policy, policy);
     assert.equal(b.canonical_payload, b.payload_to_sign);
-    // v2 default TTL is 60 when omitted.
-    const noTtl = didPolicy(owner.did);
-    delete noTtl.policy_ttl_seconds;
-    const d = await prepareV2(h, { action: 'set_did_policy_v2', did: owner.did, policy: noTtl });
-    assert.equal((d.body.policy as Body).policy_ttl_seconds, 60);
 
     const submitted = await writeV2(h, owner.key, { action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did) });
     assert.equal(submitted.did, owner.did);
@@ -72,6 +70,7 @@ describe('delivery policies v2', () => {
     assert.equal(submitted.revision, 1);
     let read = (await h.call('GET', `/delivery-policies/dids/${enc(owner.did)}`)).body;
     assert.equal((read.policy as Body).revision, 1);
+    assert.equal((read.policy as Body).policy_ttl_seconds, 60, 'the ledger\'s v2 struct holds 60; reads show it');
     assert.equal(read.delivery_constraints, null);
     assert.equal((read.scope_constraints as Body).max_replicas, 4);
     // Replace: revision 2.
@@ -137,7 +136,7 @@ describe('delivery policies v2', () => {
       [{ action: 'set_did_constraints', did: owner.did, delivery_constraints: { max_replicas: 1 } }, 400, 'invalid_delivery_constraints'],
       [{ action: 'set_did_constraints', did: owner.did, delivery_constraints: constraintsOf({ max_replicas: 9 }) }, 400, 'invalid_delivery_constraints'],
       [{ action: 'set_did_constraints', did: owner.did, delivery_constraints: { ...constraintsOf(), effective_ttl_seconds: 5 } }, 400, 'invalid_delivery_constraints'],
-      [{ action: 'set_persona_policy_v2', persona: 'nobody', policy: policyJson('PERSONA', 'nobody', owner.did, []) }, 400, 'invalid_delivery_policy'],
+      [{ action: 'set_persona_policy_v2', persona: 'nobody', policy: policyJsonV2('PERSONA', 'nobody', owner.did, []) }, 400, 'invalid_delivery_policy'],
       [{ action: 'clear_persona_policy_v2', persona: 'nobody' }, 404, 'persona_not_found'],
       [{ action: 'clear_persona_policy_v2', persona: 'bad persona' }, 400, 'invalid_persona'],
     ];
@@ -151,7 +150,7 @@ describe('delivery policies v2', () => {
   it('persona scope: an active controller of the operator signs; set, read, constraints, clear', async () => {
     const persona = `brand${seed}`;
     await registerNamed(h, persona, personaOp);
-    const pol = (rules: Body[] = [rule('p1', 1, forwardPlan([target(relay, 'relay')]))]) => policyJson('PERSONA', persona, personaOp.did, rules);
+    const pol = (rules: Body[] = [rule('p1', 1, forwardPlan([target(relay, 'relay')]))]) => policyJsonV2('PERSONA', persona, personaOp.did, rules);
     // A key of the operator that is not a persona controller: 403 invalid_persona_controller.
     assertError(
       await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: pol(), signer_key_id: kid(personaOp.did, 'key-1') }),
@@ -160,12 +159,12 @@ describe('delivery policies v2', () => {
     );
     assertError(await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: pol(), operator_did: relay.did }), 400, 'path_body_mismatch');
     assertError(
-      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: policyJson('PERSONA', 'other', personaOp.did, []) }),
+      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: policyJsonV2('PERSONA', 'other', personaOp.did, []) }),
       400,
       'invalid_delivery_policy',
     );
     assertError(
-      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: policyJson('PERSONA', 'other', personaOp.did, [rule('a', 1, { type: 'Reject/v1' })]) }),
+      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: policyJsonV2('PERSONA', 'other', personaOp.did, [rule('a', 1, { type: 'Reject/v1' })]) }),
       400,
       'path_body_mismatch',
     );
@@ -192,7 +191,7 @@ describe('delivery policies v2', () => {
 
   it('after a v3 write, v2 writes to the scope conflict (409 policy_revision_conflict); v2 clear is 404', async () => {
     await freshOwner();
-    await writeV3(h, owner.key, 'did', owner.did, { action: 'set_policy_v3', policy: didPolicy(owner.did) });
+    await writeV3(h, owner.key, 'did', owner.did, { action: 'set_policy_v3', policy: policyJson('DID', owner.did, owner.did, [rule('r1', 1, forwardPlan([target(relay, 'relay')]))]) });
     assertError(await prepareV2(h, { action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did) }), 409, 'policy_revision_conflict');
     assertError(await prepareV2(h, { action: 'clear_did_policy_v2', did: owner.did }), 404, 'policy_not_found');
   });
@@ -211,9 +210,63 @@ describe('delivery policies v2', () => {
     try {
       const o = await registerServiceDid(dev, 90, []);
       const l = await registerServiceDid(dev, 91, [{ fragment: 'relay', kind: 'Relay', endpoints: ['http://127.0.0.1:8080'] }]);
-      await writeV2(dev, o.key, { action: 'set_did_policy_v2', did: o.did, policy: policyJson('DID', o.did, o.did, [rule('r1', 1, forwardPlan([target(l, 'relay')]))]) });
+      await writeV2(dev, o.key, { action: 'set_did_policy_v2', did: o.did, policy: policyJsonV2('DID', o.did, o.did, [rule('r1', 1, forwardPlan([target(l, 'relay')]))]) });
     } finally {
       await dev.close();
+    }
+  });
+
+  it('policy_ttl_seconds is v3-only on platform: a v2 policy carrying it is refused at prepare and submit, nothing changes', async () => {
+    await freshOwner();
+    const ttlRefused = (res: { status: number; body: Body }, where: string) => {
+      assertError(res, 400, 'invalid_delivery_policy');
+      const details = res.body.details as Body;
+      assert.equal(details.reason, 'policy_ttl_v3_only', where);
+      assert.equal(details.field, 'policy.policy_ttl_seconds', where);
+    };
+    const withTtl = (ttl: number) => ({ ...didPolicy(owner.did), policy_ttl_seconds: ttl });
+    // 60 (the value the ledger encodes anyway) and any other value alike.
+    for (const ttl of [60, 120]) ttlRefused(await prepareV2(h, { action: 'set_did_policy_v2', did: owner.did, policy: withTtl(ttl) }), `prepare ${ttl}`);
+    const persona = `ttl${seed}`;
+    await registerNamed(h, persona, personaOp);
+    ttlRefused(
+      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: { ...policyJsonV2('PERSONA', persona, personaOp.did, [rule('p', 1, { type: 'Reject/v1' })]), policy_ttl_seconds: 60 } }),
+      'persona prepare',
+    );
+    // Submit: the prepared, signed body (which encodes 60) with the field added to its policy.
+    const p = await preparedV2(h, owner.key, { action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did) });
+    const url = `/delivery-policies/dids/${enc(owner.did)}`;
+    ttlRefused(await h.call('PUT', url, { ...p.body, policy: { ...(p.body.policy as Body), policy_ttl_seconds: 60 } }), 'submit');
+    h.settle();
+    const read = (await h.call('GET', url)).body;
+    assert.equal(read.policy, null, 'nothing was written');
+    // The nonce was not consumed: the same signed body without the field is accepted.
+    assertAccepted(await h.call('PUT', url, p.body));
+    h.settle();
+    assert.equal(((await h.call('GET', url)).body.policy as Body).policy_ttl_seconds, 60);
+    // v3 still requires it.
+    const v3 = await prepareV3(h, 'did', owner.did, { action: 'set_policy_v3', policy: didPolicy(owner.did) });
+    assertError(v3, 400, 'invalid_delivery_policy');
+    assert.equal((v3.body.details as Body).reason, 'missing_field');
+    assert.equal((v3.body.details as Body).field, 'policy.policy_ttl_seconds');
+  });
+
+  it('profile openpayload keeps accepting policy_ttl_seconds in a v2 policy (deployed clients)', async () => {
+    const o = await startDirectory({ profile: 'openpayload' });
+    try {
+      const op = await registerServiceDid(o, 92, []);
+      const policy = { ...policyJsonV2('DID', op.did, op.did, [rule('r', 1, { type: 'Reject/v1' })]), policy_ttl_seconds: 90 };
+      const prep = await prepareV2(o, { action: 'set_did_policy_v2', did: op.did, policy });
+      assert.equal(prep.status, 200, JSON.stringify(prep.body));
+      assert.equal(((prep.body.request as Body).policy as Body).policy_ttl_seconds, 90, 'the echo keeps it');
+      await writeV2(o, op.key, { action: 'set_did_policy_v2', did: op.did, policy });
+      const read = (await o.call('GET', `/delivery-policies/dids/${enc(op.did)}`)).body;
+      assert.equal((read.policy as Body).policy_ttl_seconds, 90);
+      // Omitted: 60, as before.
+      await writeV2(o, op.key, { action: 'set_did_policy_v2', did: op.did, policy: policyJsonV2('DID', op.did, op.did, [rule('r', 1, { type: 'Reject/v1' })]) });
+      assert.equal(((await o.call('GET', `/delivery-policies/dids/${enc(op.did)}`)).body.policy as Body).policy_ttl_seconds, 60);
+    } finally {
+      await o.close();
     }
   });
 });

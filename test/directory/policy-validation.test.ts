@@ -15,6 +15,7 @@ import { assertError, didOf } from '../support/directory-flows.js';
 import { registerApplication } from '../support/application-flows.js';
 import { enc, operatorOf, registerDnsPersona, startPersonaDirectory, type Operator, type PersonaNetwork } from '../support/persona-flows.js';
 import {
+  asV2,
   forwardPlan,
   policyJson,
   prepareV2,
@@ -258,7 +259,7 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
     let payload: Uint8Array = new Uint8Array([0]);
     if (!row.shape) {
       if (row.version === 2) {
-        const draft = parsePolicyJsonV2(policy);
+        const draft = parsePolicyJsonV2(policy, false);
         const full = completePolicy(draft, { policyId: policyIdV2(h.profile, draft.scope), revision: 1n });
         payload = encodePolicyV2Payload({ operatorDid, operation: { kind: 'SetPolicy', policy: full }, nonce: 0n, validUntil, signerKeyId: 'root' });
       } else {
@@ -285,7 +286,7 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
   for (const row of rows) {
     it(`${row.name} (v${row.version})`, async () => {
       const h = n.h;
-      const policy = row.policy();
+      const policy = row.version === 2 ? asV2(row.policy()) : row.policy();
       const prep =
         row.version === 2
           ? await prepareV2(h, { action: 'set_did_policy_v2', did: did(), policy })
@@ -298,7 +299,7 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
 
   it('control: the same owner, keys and local building give 202 for a valid policy', async () => {
     const row: Row = { name: 'valid', version: 2, policy: () => pol([fwd()]) };
-    const sub = localSubmission(row, row.policy());
+    const sub = localSubmission(row, asV2(row.policy()));
     const res = await n.h.call(sub.method, sub.url, sub.body);
     assert.equal(res.status, 202, JSON.stringify(res.body));
     n.h.settle();

@@ -340,14 +340,19 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     const policy: Json = {
       scope: { type: 'PERSONA', id: 'acme' },
       operator_did: opA.did,
-      policy_ttl_seconds: 30,
       ruleset: [{ id: 'acme-any', priority: 2, conditions: [], action: forward(svc.did, 'relay-a') }],
     };
+    // policy_ttl_seconds is a v3 field: profile platform refuses it in a v2 policy, before anything is signed.
+    await rejects(
+      policies.writeV2('set_persona_policy_v2', 'acme', { policy: { ...policy, policy_ttl_seconds: 30 }, operatorDid: opA.did, signer: opA.root }),
+      400,
+      'invalid_delivery_policy',
+    );
     await wait(policies.writeV2('set_persona_policy_v2', 'acme', { policy, operatorDid: opA.did, signer: opA.root }));
     let read = await policies.readV2({ type: 'persona', id: 'acme' });
     assert.equal(read.persona, 'acme');
     assert.equal(read.operator_did, opA.did);
-    assert.equal((read.policy as Json).policy_ttl_seconds, 30);
+    assert.equal((read.policy as Json).policy_ttl_seconds, 60, 'v2 policies hold 60 (policy_ttl_seconds is v3-only)');
     assert.deepEqual(((read.policy as Json).ruleset as Json[]).map((r) => r.id), ['acme-any']);
     const viaAcme = await dir.deliveryResolution(v2Did.did, { persona: 'acme' });
     assert.equal(viaAcme.policy?.source, 'persona');

@@ -138,13 +138,21 @@ test('render → parse is stable, the deprecated overrides are never emitted', (
 
 test('v2: policy_ttl_seconds defaults to 60, APPLICATION scopes are v3 only, id and revision are filled', () => {
   const v2 = { scope: { type: 'DID', id: DID }, operator_did: DID, ruleset: [{ id: 'r', priority: 1, action: { type: 'BaseDidDelivery/v1' } }] };
-  const d = parsePolicyJsonV2(v2);
+  const d = parsePolicyJsonV2(v2, false);
   assert.deepEqual([d.policyId, d.revision, d.policyTtlSeconds], [null, null, 60]);
   const filled = completePolicy(d, { policyId: policyIdV3(PLATFORM, d.scope), revision: 4n });
   assert.deepEqual([filled.policyId, filled.revision], [policyIdV3(PLATFORM, d.scope), 4n]);
-  expectError(() => parsePolicyJsonV2({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' } }), 'invalid_delivery_policy', 'invalid_field', 'policy.scope.type');
+  expectError(() => parsePolicyJsonV2({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' } }, false), 'invalid_delivery_policy', 'invalid_field', 'policy.scope.type');
   expectError(() => parsePolicyJsonV3(v2), 'invalid_delivery_policy', 'missing_field', 'policy.policy_ttl_seconds');
   assert.deepEqual(parsePolicyJsonV3({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' }, policy_ttl_seconds: 1 }).scope, { kind: 'Application', id: 'talaria' });
+});
+
+test('v2: policy_ttl_seconds is refused (policy_ttl_v3_only) unless deployed clients\' forms are accepted', () => {
+  const v2 = { scope: { type: 'DID', id: DID }, operator_did: DID, policy_ttl_seconds: 60, ruleset: [{ id: 'r', priority: 1, action: { type: 'BaseDidDelivery/v1' } }] };
+  expectError(() => parsePolicyJsonV2(v2, false), 'invalid_delivery_policy', 'policy_ttl_v3_only', 'policy.policy_ttl_seconds');
+  assert.equal(parsePolicyJsonV2({ ...v2, policy_ttl_seconds: 90 }, true).policyTtlSeconds, 90);
+  expectError(() => parsePolicyJsonV2({ ...v2, policy_ttl_seconds: 301 }, true), 'invalid_delivery_policy', 'invalid_policy_ttl', 'policy.policy_ttl_seconds');
+  assert.equal(parsePolicyJsonV3(v2).policyTtlSeconds, 60);
 });
 
 test('shape errors: 400 invalid_delivery_policy with reason and field path', () => {

@@ -82,8 +82,20 @@ export function sendRule(id: string, did: string): Body {
   );
 }
 
+/** A v3 policy object (`policy_ttl_seconds` 120). */
 export function policyJson(type: 'DID' | 'PERSONA' | 'APPLICATION', id: string, operatorDid: string, ruleset: Body[], extra: Body = {}): Body {
   return { scope: { type, id }, operator_did: operatorDid, policy_ttl_seconds: 120, ruleset, ...extra };
+}
+
+/** `policy` in its v2 form: without `policy_ttl_seconds`, a v3-only field that profile `platform` refuses in v2. */
+export function asV2(policy: Body): Body {
+  const { policy_ttl_seconds: _ttl, ...rest } = policy;
+  return rest;
+}
+
+/** A v2 policy object (no `policy_ttl_seconds`: the ledger's v2 struct gets 60). */
+export function policyJsonV2(type: 'DID' | 'PERSONA', id: string, operatorDid: string, ruleset: Body[], extra: Body = {}): Body {
+  return asV2(policyJson(type, id, operatorDid, ruleset, extra));
 }
 
 export const constraintsOf = (o: Partial<Record<string, number>> = {}): Body => ({

@@ -28,7 +28,7 @@ import {
 
 const r = new FieldReader('invalid_delivery_policy');
 
-/** Default `policy_ttl_seconds` of a v2 policy that omits it (http-api.md §8.1 decision). */
+/** `policy_ttl_seconds` of a v2 policy that does not give it (the ledger's v2 struct carries one). */
 export const DEFAULT_V2_POLICY_TTL_SECONDS = 60;
 
 /** A parsed policy; `policyId` and `revision` are null when the JSON omits them (prepare routes fill them). */
@@ -68,7 +68,7 @@ export function parseScopeJson(v: unknown, field: string, version: 2 | 3): Polic
   return { kind, id: r.string(raw, idField, kind === 'Did' ? B.didBytes : B.applicationIdBytes) };
 }
 
-function parsePolicy(v: unknown, field: string, version: 2 | 3): PolicyDraft {
+function parsePolicy(v: unknown, field: string, version: 2 | 3, v2Ttl = false): PolicyDraft {
   const o = r.object(v, field, POLICY_KEYS);
   let policyId: Uint8Array | null = null;
   if (has(o, 'policy_id') && o.policy_id !== null) {
@@ -80,6 +80,9 @@ function parsePolicy(v: unknown, field: string, version: 2 | 3): PolicyDraft {
   const revision = has(o, 'revision') && o.revision !== null ? r.u64(o.revision, join(field, 'revision')) : null;
   const operatorDid = r.string(required(o, 'operator_did', field), join(field, 'operator_did'), B.didBytes);
   const ttlField = join(field, 'policy_ttl_seconds');
+  if (version === 2 && !v2Ttl && has(o, 'policy_ttl_seconds')) {
+    r.fail(ttlField, 'policy_ttl_v3_only', `${ttlField} is a version 3 field; a version 2 policy always has ${DEFAULT_V2_POLICY_TTL_SECONDS}`);
+  }
   const policyTtlSeconds =
     version === 2 && !has(o, 'policy_ttl_seconds')
       ? DEFAULT_V2_POLICY_TTL_SECONDS
@@ -91,9 +94,13 @@ function parsePolicy(v: unknown, field: string, version: 2 | 3): PolicyDraft {
   return { policyId, scope, revision, operatorDid, ruleset, policyTtlSeconds };
 }
 
-/** A v2 policy object (scope `DID` or `PERSONA`; `policy_ttl_seconds` optional, default 60). */
-export function parsePolicyJsonV2(v: unknown, field = 'policy'): PolicyDraft<PolicyScopeV2> {
-  return parsePolicy(v, field, 2) as PolicyDraft<PolicyScopeV2>;
+/**
+ * A v2 policy object (scope `DID` or `PERSONA`; `policy_ttl_seconds` is 60). The product spec makes
+ * `policy_ttl_seconds` a version 3 field, so a v2 object carrying it is refused (`policy_ttl_v3_only`) unless
+ * `acceptTtl` (profiles accepting deployed clients' forms, http-api.md §12): then it is optional, default 60.
+ */
+export function parsePolicyJsonV2(v: unknown, acceptTtl: boolean, field = 'policy'): PolicyDraft<PolicyScopeV2> {
+  return parsePolicy(v, field, 2, acceptTtl) as PolicyDraft<PolicyScopeV2>;
 }
 
 /** A v3 policy object (scope `DID`, `PERSONA` or `APPLICATION`; `policy_ttl_seconds` required). */
