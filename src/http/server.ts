@@ -473,7 +473,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const ex = exchangeOf(req);
     if (accessLog && logger?.isLevelEnabled('info') === true) logCompleted(req, res, ex);
-    inRequest(ex.id, () => handleIn(req, res, ex));
+    // The request's scope (its id in every log line, passed on by outbound calls) costs every promise of the
+    // request an async hook on Node 20 (measured: ~10 % of a Relay delivery's CPU), so it comes with the access log.
+    if (accessLog) inRequest(ex.id, () => handleIn(req, res, ex));
+    else handleIn(req, res, ex);
   }
 
   /** {@link handle} within the request's scope (its id in every log line). */

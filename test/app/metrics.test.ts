@@ -39,7 +39,8 @@ describe('GET /metrics after a scripted workload', () => {
     const config = loadConfig(['--data-dir', cacheDir, '--roles', 'cache', '--cache-port', '0', '--directory-url', dir.urls.directory!, '--access-log'], {});
     const logger = pino({ level: 'info' }, { write: (line: string) => void cacheLog.push(JSON.parse(line) as Body) });
     cache = await startNode(config, { logger });
-    relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints']);
+    // --access-log: the Relay's request scope passes the client's request id on to the Cache
+    relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints', '--access-log']);
     await relay.identity.ready;
   });
   after(async () => {

@@ -28,8 +28,8 @@ function build(o: { accessLog?: boolean; observer?: HttpObserver } = {}) {
 }
 
 describe('X-Request-Id', () => {
-  it('echoes an incoming id, gives it to the handler and binds it into every log line of the request', async () => {
-    const { server, lines } = build();
+  it('echoes an incoming id, gives it to the handler and, with the access log, binds it into every log line of the request', async () => {
+    const { server, lines } = build({ accessLog: true });
     const res = await server.fastify.inject({ method: 'GET', url: '/things/a%2Fb', headers: { 'x-request-id': 'client-42.x' } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-request-id'], 'client-42.x');
