@@ -131,6 +131,18 @@ export interface SweepResult {
   expiredNonces: number;
 }
 
+/** What the mailbox holds now (metrics, read at scrape time with a few cheap queries). */
+export interface MailboxUsage {
+  /** Entries held, expired ones not yet purged included. */
+  entries: number;
+  /** Their envelope bytes. */
+  bytes: number;
+  /** Chunk sets that are not complete yet. */
+  incompleteChunkSets: number;
+  /** What the storage budget (`--cache-storage-budget-bytes`) counts: the file's pages in use on SQLite, envelope bytes on PostgreSQL. */
+  budgetUsedBytes: number;
+}
+
 /**
  * The Cache's mailbox. Every write is durable when its promise resolves. Reads see only *visible* entries:
  * unexpired at `nowMs`, and unchunked or in a complete set (§11.5).
@@ -169,6 +181,8 @@ export interface MailboxStore extends NonceRegistry {
   ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]>;
   /** Deletes expired entries, incomplete sets past `retry_until`, emptied sets and expired nonces. */
   sweep(nowMs: number): Promise<SweepResult>;
+  /** What the mailbox holds now, read without a scan of the entries (counts kept by triggers, an indexed count). */
+  usage(): Promise<MailboxUsage>;
   /** Resolves once every write queued so far is committed. */
   settle(): Promise<void>;
   /** Commits what is queued, then refuses further writes. */

@@ -174,6 +174,11 @@ export function startVerifierThread(onThreadExit?: (onPool: boolean) => void): v
   shared.warm();
 }
 
+/** Signatures waiting for a verdict on the process's verifier thread (or on the pool after it), now (metrics). */
+export function verifierPending(): number {
+  return shared.pending;
+}
+
 /** {@link VerifierThread.verify} on the process's one verifier thread. */
 export function verifyOnThread(publicKey: Uint8Array, texts: readonly Uint8Array[], signature: Uint8Array): Promise<boolean> {
   return shared.verify(publicKey, texts, signature);

@@ -95,6 +95,7 @@ export class EventDispatcher {
   private queued = 0;
   private readonly counters: DropCounters;
   private readonly budget: OwnerBudget;
+  private readonly ruleRuns = { ok: 0, failed: 0 };
 
   constructor(
     private readonly deps: EventDispatcherDeps,
@@ -112,6 +113,11 @@ export class EventDispatcher {
   /** Everything dropped so far, by kind (a copy; `GET /health` reports it). */
   drops(): EventDropCounters {
     return { ...this.counters.counts };
+  }
+
+  /** Event rules run so far, by outcome: `ok` (the plan ended in success) or `failed` (metrics). */
+  runs(): { readonly ok: number; readonly failed: number } {
+    return { ...this.ruleRuns };
   }
 
   /**
@@ -183,6 +189,7 @@ export class EventDispatcher {
       };
       const run: PlanRun = { scope, operatorDid: policy.operator_did, policyId, ruleId, steps };
       const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id, run);
+      this.ruleRuns[ok ? 'ok' : 'failed']++;
       deps.logger?.info({ message_id: e.message_id, policy_id: policyId, rule_id: ruleId, ok }, 'event rule ran');
     }
   }

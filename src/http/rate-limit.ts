@@ -261,6 +261,8 @@ function targetKey(target: string): string {
 export class RateLimits {
   private readonly limiters = new Map<RateBudgetName, { limiter: Limiter; budget: RateBudget }>();
   private readonly trusted: BlockList | undefined;
+  /** Requests refused so far, by budget (metrics: `ddn_rate_limit_refusals_total`); budgets that are off are absent. */
+  readonly refusals: Partial<Record<RateBudgetName, number>> = {};
 
   constructor(settings: RateLimitSettings, factory?: LimiterFactory) {
     this.trusted = settings.trustedProxies.length === 0 ? undefined : trustedProxyList(settings.trustedProxies);
@@ -269,6 +271,7 @@ export class RateLimits {
       if (budget === null) continue;
       const limiter = factory?.(name, budget) ?? new BoundedMemoryLimiter(budget, settings.maxKeys);
       this.limiters.set(name, { limiter, budget });
+      this.refusals[name] = 0;
     }
   }
 
@@ -296,7 +299,7 @@ export class RateLimits {
     if (budget === undefined) return undefined;
     const { name, entry, key } = budget;
     return entry.limiter.get(key).then((res) => {
-      if (res !== null && res.consumedPoints >= entry.budget.points) throw refusal(name, entry.budget, res.msBeforeNext);
+      if (res !== null && res.consumedPoints >= entry.budget.points) throw this.refuse(name, entry.budget, res.msBeforeNext);
     });
   }
 
@@ -320,6 +323,12 @@ export class RateLimits {
     return entry === undefined ? undefined : { name, entry, key: targetKey(target) };
   }
 
+  /** The refusal of a request over `name`'s budget, counted. */
+  private refuse(name: RateBudgetName, budget: RateBudget, msBeforeNext: number): DdnError {
+    this.refusals[name] = (this.refusals[name] ?? 0) + 1;
+    return refusal(name, budget, msBeforeNext);
+  }
+
   private admit(name: RateBudgetName, key: string): Promise<void> | undefined {
     const entry = this.limiters.get(name);
     if (entry === undefined) return undefined;
@@ -327,7 +336,7 @@ export class RateLimits {
       () => undefined,
       (err: unknown) => {
         // rate-limiter-flexible rejects with the key's state when it is over its budget
-        if (err instanceof RateLimiterRes) throw refusal(name, entry.budget, err.msBeforeNext);
+        if (err instanceof RateLimiterRes) throw this.refuse(name, entry.budget, err.msBeforeNext);
         throw err;
       },
     );

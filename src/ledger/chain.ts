@@ -105,6 +105,9 @@ export class Ledger {
   private lastBlockWallMs = 0;
   private stopped = false;
   private readonly listeners = new Set<(b: BlockRef) => void>();
+  /** When the block being built was started (`performance.now()`), for {@link onProduced}. */
+  private buildStartedAt = 0;
+  private readonly producedListeners = new Set<(seconds: number) => void>();
   private readonly maxPerBlock: number;
   private readonly maxPerKey: number;
   private readonly maxPool: number;
@@ -290,6 +293,7 @@ export class Ledger {
    */
   buildBlock(opts: { allowEmpty?: boolean } = {}): BuiltBlock | null {
     if (this.pool.length === 0 && opts.allowEmpty !== true) return null;
+    this.buildStartedAt = performance.now();
     const number = this.head.number + 1;
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
     const taken = this.pool.slice(0, this.maxPerBlock);
@@ -336,6 +340,8 @@ export class Ledger {
     this.pool = [];
     this.poolIndex.clear();
     for (const e of built.pool) this.addToPool(e);
+    const seconds = (performance.now() - this.buildStartedAt) / 1000;
+    for (const l of this.producedListeners) l(seconds);
     return this.announce();
   }
 
@@ -414,6 +420,12 @@ export class Ledger {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /** Told of every block this process produced: the seconds from the start of its build to its commit (metrics). */
+  onProduced(listener: (seconds: number) => void): () => void {
+    this.producedListeners.add(listener);
+    return () => this.producedListeners.delete(listener);
   }
 
   onBlock(listener: (b: BlockRef) => void): () => void {

@@ -49,6 +49,12 @@ export interface StageRequest {
   maxSetsPerRecipient: number;
 }
 
+/** What the staging store holds now. */
+export interface StagingUsage {
+  sets: number;
+  bytes: number;
+}
+
 /** The set after a stage. */
 export interface StageOutcome {
   /** The sequence was already staged with identical content (nothing written). */
@@ -110,6 +116,8 @@ export interface RelayStagingStore extends NonceRegistry {
   claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean>;
   /** Drops sets past `retry_until`, results older than the retention, expired nonces. */
   sweep(nowMs: number): Promise<RelaySweepResult>;
+  /** Chunk sets staged now and their envelope bytes (metrics; the sets are bounded by the staging capacity). */
+  usage(): Promise<StagingUsage>;
   /** Resolves once every queued write is committed. */
   settle(): Promise<void>;
   close(): Promise<void>;

@@ -23,6 +23,7 @@ import type {
   EntryMeta,
   EntryWithEnvelope,
   MailboxStore,
+  MailboxUsage,
   MessagePage,
   PutRequest,
   PutResult,
@@ -99,7 +100,28 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
       CREATE TRIGGER cache_entries_bytes AFTER INSERT OR DELETE ON cache_entries
         FOR EACH ROW EXECUTE FUNCTION cache_recipient_bytes_track();
     `,
-  }
+  },
+  {
+    // Entries held per recipient beside their bytes, in the row the trigger already updates (a single totals row
+    // would make every pair of concurrent stores conflict), so the metrics' count reads one row per recipient.
+    version: 3,
+    sql: `
+      ALTER TABLE cache_recipient_bytes ADD COLUMN entries BIGINT NOT NULL DEFAULT 0;
+      UPDATE cache_recipient_bytes r SET entries = c.n
+        FROM (SELECT recipient, COUNT(*) AS n FROM cache_entries GROUP BY recipient) c WHERE c.recipient = r.recipient;
+      CREATE OR REPLACE FUNCTION cache_recipient_bytes_track() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO cache_recipient_bytes (recipient, bytes, entries) VALUES (NEW.recipient, NEW.size_bytes, 1)
+          ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes + EXCLUDED.bytes,
+            entries = cache_recipient_bytes.entries + 1;
+        ELSE
+          UPDATE cache_recipient_bytes SET bytes = bytes - OLD.size_bytes, entries = entries - 1 WHERE recipient = OLD.recipient;
+        END IF;
+        RETURN NULL;
+      END $fn$;
+    `,
+  },
 ];
 
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
@@ -291,6 +313,17 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   // ------------------------------------------------------------------ reads
+
+  async usage(): Promise<MailboxUsage> {
+    // one row per recipient (kept by the trigger) and an indexed count of the incomplete sets; never the entries
+    const r = await this.pool.query<{ entries: Num; bytes: Num; incomplete: Num }>(
+      `SELECT COALESCE(SUM(entries), 0) AS entries, COALESCE(SUM(bytes), 0) AS bytes,
+        (SELECT COUNT(*) FROM cache_chunk_sets WHERE complete = false) AS incomplete FROM cache_recipient_bytes`,
+    );
+    const row = r.rows[0];
+    const bytes = Number(row?.bytes ?? 0);
+    return { entries: Number(row?.entries ?? 0), bytes, incompleteChunkSets: Number(row?.incomplete ?? 0), budgetUsedBytes: bytes };
+  }
 
   async isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
     const r = await this.pool.query(

@@ -28,6 +28,7 @@ import {
   type StageRequest,
   type StagedChunk,
   type StagedMessageRef,
+  type StagingUsage,
   type StoredResult,
 } from '../../relay/staging-store.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
@@ -179,6 +180,13 @@ export class PgRelayStagingStore implements RelayStagingStore {
       [claim.scope, claim.did, claim.keyId, claim.nonce, nowMs],
     );
     return r.rowCount !== null && r.rowCount > 0;
+  }
+
+  async usage(): Promise<StagingUsage> {
+    const r = await this.pool.query<{ sets: string; bytes: string | null }>(
+      'SELECT (SELECT COUNT(*) FROM relay_chunk_sets) AS sets, (SELECT staged_bytes FROM relay_usage WHERE id = 1) AS bytes',
+    );
+    return { sets: Number(r.rows[0]?.sets ?? 0), bytes: Number(r.rows[0]?.bytes ?? 0) };
   }
 
   // ------------------------------------------------------------------ writes

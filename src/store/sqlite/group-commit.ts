@@ -22,6 +22,11 @@ export interface GroupCommitOptions {
   maxBatchBytes?: number;
   /** Called with a failure of the transaction as a whole (a COMMIT that failed). */
   onBatchError?: (err: unknown) => void;
+  /**
+   * Called after each committed batch with its commit latency in seconds (metrics): here the transaction with its
+   * fsync; on a writer thread (`worker-writer.ts`) from the batch's hand-off to the thread to its answers.
+   */
+  onCommit?: (seconds: number) => void;
 }
 
 interface Pending {
@@ -166,6 +171,7 @@ export class GroupCommitWriter {
     const batch = this.takeBatch();
     if (batch.length === 0) return;
     const outcomes: Outcome[] = [];
+    const started = this.options.onCommit === undefined ? 0 : performance.now();
     try {
       this.setMode(batch.every((p) => !p.sync));
       this.begin.run();
@@ -206,6 +212,7 @@ export class GroupCommitWriter {
     }
     this.stats.commits++;
     this.stats.operations += batch.length;
+    this.options.onCommit?.((performance.now() - started) / 1000);
     batch.forEach((p, i) => {
       const o = outcomes[i];
       if (o.ok) p.resolve(o.value);

@@ -22,6 +22,10 @@ export class GuardedOpWriter<Op> implements OpWriter<Op> {
     return this.inner.stats;
   }
 
+  get queued(): number {
+    return this.inner.queued;
+  }
+
   submit(op: Op, bytes: number): Promise<unknown> {
     return this.spec.guard.writeAsync(this.spec.addsData(op), () => this.inner.submit(op, bytes));
   }

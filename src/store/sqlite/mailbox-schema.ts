@@ -134,6 +134,24 @@ export const MAILBOX_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Entries and envelope bytes held by the whole mailbox, kept by triggers in one row, so the metrics read them
+    // at scrape time on the main thread without a scan (a COUNT(*) walks the whole table; a sum over
+    // cache_recipient_bytes, every recipient ever seen).
+    version: 6,
+    sql: `
+      CREATE TABLE cache_totals (id INTEGER PRIMARY KEY CHECK (id = 1), entries INTEGER NOT NULL, bytes INTEGER NOT NULL);
+      INSERT INTO cache_totals (id, entries, bytes) SELECT 1, COUNT(*), COALESCE(SUM(size_bytes), 0) FROM cache_entries;
+      CREATE TRIGGER cache_entries_totals_insert AFTER INSERT ON cache_entries
+      BEGIN
+        UPDATE cache_totals SET entries = entries + 1, bytes = bytes + new.size_bytes WHERE id = 1;
+      END;
+      CREATE TRIGGER cache_entries_totals_delete AFTER DELETE ON cache_entries
+      BEGIN
+        UPDATE cache_totals SET entries = entries - 1, bytes = bytes - old.size_bytes WHERE id = 1;
+      END;
+    `,
+  },
 ];
 
 /** Rows deleted per sweep statement, so a large purge never holds the writer for long. */

@@ -11,6 +11,7 @@ import type {
   EnvelopeBytes,
   EntryWithEnvelope,
   MailboxStore,
+  MailboxUsage,
   MessagePage,
   PutRequest,
   RetrievedEntry,
@@ -75,6 +76,7 @@ export class SqliteMailboxStore implements MailboxStore {
   private readonly q;
   /** Runs its argument in a read transaction; made once, as making one per read cost more than a pull's query. */
   private readonly inTransaction: (read: () => unknown) => unknown;
+  private readonly pageBytes: number;
 
   /** Opens (creating and migrating) `path` with WAL and `synchronous = FULL`. */
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
@@ -112,12 +114,22 @@ export class SqliteMailboxStore implements MailboxStore {
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`).raw(),
       setEntries: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e
         WHERE e.recipient = ? AND e.group_id = ? AND e.expires_at_ms > ? ORDER BY e.sequence_number`).raw(),
+      totals: p('SELECT entries, bytes FROM cache_totals WHERE id = 1'),
+      incompleteSets: p('SELECT COUNT(*) FROM cache_chunk_sets WHERE complete = 0').pluck(),
+      pageCount: p('PRAGMA page_count').pluck(),
+      freePages: p('PRAGMA freelist_count').pluck(),
     };
+    this.pageBytes = db.pragma('page_size', { simple: true }) as number;
   }
 
   /** Committed write transactions and the operations they carried. */
   get writeStats(): { readonly commits: number; readonly operations: number } {
     return this.writer.stats;
+  }
+
+  /** Operations waiting for the writer. */
+  get writeQueue(): number {
+    return this.writer.queued;
   }
 
   /** What the read cache has served and holds. */
@@ -160,6 +172,19 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   // ------------------------------------------------------------------ reads
+
+  async usage(): Promise<MailboxUsage> {
+    // one row kept by triggers, an indexed count of the incomplete sets, two header reads (as the budget's check)
+    return this.snapshot(() => {
+      const t = this.q.totals.get() as { entries: number; bytes: number } | undefined;
+      return {
+        entries: t?.entries ?? 0,
+        bytes: t?.bytes ?? 0,
+        incompleteChunkSets: this.q.incompleteSets.get() as number,
+        budgetUsedBytes: ((this.q.pageCount.get() as number) - (this.q.freePages.get() as number)) * this.pageBytes,
+      };
+    });
+  }
 
   isNonceClaimed(claim: NonceClaim, nowMs: number): boolean {
     return this.q.nonceLive.get(nonceKey(claim), nowMs) !== undefined;

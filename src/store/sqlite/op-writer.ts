@@ -17,6 +17,8 @@ export interface OpWriter<Op> {
   close(): Promise<void>;
   /** Committed transactions and the operations they carried. */
   readonly stats: { readonly commits: number; readonly operations: number };
+  /** Operations submitted and not yet answered (metrics: the writer's queue depth). */
+  readonly queued: number;
 }
 
 /** How a store's operations run inside the writer's transaction, on whichever thread. */
@@ -40,6 +42,10 @@ export class InThreadOpWriter<Op> implements OpWriter<Op> {
 
   get stats(): { readonly commits: number; readonly operations: number } {
     return this.writer.stats;
+  }
+
+  get queued(): number {
+    return this.writer.pending;
   }
 
   submit(op: Op, bytes: number): Promise<unknown> {

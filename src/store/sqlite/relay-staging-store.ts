@@ -17,6 +17,7 @@ import {
   type StageRequest,
   type StagedChunk,
   type StagedMessageRef,
+  type StagingUsage,
   type StoredResult,
 } from '../../relay/staging-store.js';
 import { openSqlite, type SqliteDb } from './database.js';
@@ -77,6 +78,8 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
       chunksOf: p(`SELECT sequence_number, message_key, content_hash, envelope FROM relay_chunks
         WHERE recipient = ? AND group_id = ? ORDER BY sequence_number`),
       nonceLive: p('SELECT 1 FROM relay_nonce_keys WHERE key = ? AND expires_at_ms > ?'),
+      stagedSets: p('SELECT COUNT(*) FROM relay_chunk_sets').pluck(),
+      stagedBytes: p('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
     };
   }
 
@@ -85,7 +88,16 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     return this.writer.stats;
   }
 
+  /** Operations waiting for the writer. */
+  get writeQueue(): number {
+    return this.writer.queued;
+  }
+
   // ------------------------------------------------------------------ reads
+
+  async usage(): Promise<StagingUsage> {
+    return { sets: this.q.stagedSets.get() as number, bytes: (this.q.stagedBytes.get() as number | undefined) ?? 0 };
+  }
 
   async findResult(messageKey: string, nowMs: number): Promise<StoredResult | null> {
     const r = this.q.result.get(messageKey) as { content_hash: string; recipient: string | null; result: string; created_at_ms: number } | undefined;

@@ -73,6 +73,8 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
   private restartsNow = 0;
   /** Between a thread's death and its replacement's start: operations wait in {@link outbox}. */
   private down = false;
+  /** When each batch posted to the current thread and not yet answered was posted (`performance.now()`), oldest first. */
+  private postedAt: number[] = [];
 
   constructor(
     private readonly module: WriterModule,
@@ -96,6 +98,10 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
   /** What the thread's store reported of itself with its last answer (empty before the first). */
   get info(): Readonly<Record<string, number | boolean>> {
     return this.statsNow.info;
+  }
+
+  get queued(): number {
+    return this.inFlight.size;
   }
 
   /** Writer threads started to replace one that died. */
@@ -172,6 +178,7 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
       if (ops.length === 0 || this.failure !== undefined) return;
       for (const { id } of ops) this.posted.add(id);
       this.post({ type: 'batch', ops });
+      if (this.options.onCommit !== undefined) this.postedAt.push(performance.now());
     });
   }
 
@@ -181,6 +188,9 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
       return;
     }
     if (m.type === 'closed') return;
+    // the thread answers each batch once, in the order they were posted
+    const postedAt = this.postedAt.shift();
+    if (postedAt !== undefined) this.options.onCommit?.((performance.now() - postedAt) / 1000);
     this.statsNow = m.stats;
     for (const a of m.answers) {
       const p = this.inFlight.get(a.id);
@@ -205,6 +215,7 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
     while (this.deaths.length > 0 && this.deaths[0] <= now - RESTART_WINDOW_MS) this.deaths.shift();
     const restart = !this.closed && this.deaths.length <= MAX_RESTARTS;
     this.options.onThreadExit?.(cause, restart);
+    this.postedAt = [];
     this.failPosted(restart ? this.posted : new Set(this.inFlight.keys()));
     if (!restart) {
       this.failure = cause;
