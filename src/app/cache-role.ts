@@ -12,7 +12,7 @@ import { registerCacheRoutes } from '../cache/routes.js';
 import { CacheService } from '../cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
 import { CacheSweeper, DEFAULT_SWEEP_INTERVAL_MS } from '../cache/sweeper.js';
-import { startVerifierThread } from '../crypto/verify-thread.js';
+import { startVerifierThread, verifierPending } from '../crypto/verify-thread.js';
 import type { HttpServer } from '../http/server.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { Profile } from '../protocol/profile.js';
@@ -62,6 +62,22 @@ export interface CacheRole {
   close(): Promise<void>;
 }
 
+/** The Cache's gauges, read at scrape time: what the mailbox holds, its writer's queue, the verifier's. */
+function watchCache(m: NodeMetrics, store: MailboxStore, budgetBytes: number | null | undefined): void {
+  m.gaugesOf(() => store.usage(), {
+    ddn_cache_envelopes_held: { help: 'Envelopes the Cache holds (expired ones not yet purged included)', value: (u) => u.entries },
+    ddn_cache_envelope_bytes_held: { help: 'Bytes of the envelopes the Cache holds', value: (u) => u.bytes },
+    ddn_cache_incomplete_chunk_sets: { help: 'Chunk sets the Cache holds that are not complete yet', value: (u) => u.incompleteChunkSets },
+    ddn_cache_storage_budget_used_bytes: {
+      help: 'What the storage budget counts: the mailbox file\'s pages in use (SQLite), the envelope bytes held (PostgreSQL)',
+      value: (u) => u.budgetUsedBytes,
+    },
+  });
+  m.gauge('ddn_cache_storage_budget_bytes', 'The storage budget (--cache-storage-budget-bytes); 0: none', (g) => g.set(budgetBytes ?? 0));
+  if (store instanceof SqliteMailboxStore) m.writerQueue('mailbox', () => store.writeQueue);
+  m.gauge('ddn_verifier_pending_signatures', 'Signatures waiting for a verdict on the verifier thread (the Cache\'s proofs)', (g) => g.set(verifierPending()));
+}
+
 /** Opens the Cache's database and wires its parts. */
 export function createCacheRole(o: CacheRoleOptions): CacheRole {
   const c = o.config;
@@ -78,6 +94,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     storageBudgetBytes: c.cache.storageBudgetBytes === 0 ? null : c.cache.storageBudgetBytes,
   });
   const logger = o.logger?.child({ role: 'cache' });
+  const m = o.metrics;
   const store: MailboxStore =
     o.mailbox ??
     SqliteMailboxStore.open(join(c.dataDir, CACHE_DB_FILE), {
@@ -87,14 +104,16 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
         onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'),
         onThreadExit: (err, restarted) =>
           logger?.error({ err, restarted }, restarted ? 'cache writer thread died; a new one took over' : 'cache writer thread keeps dying; writes are refused until restart'),
+        ...(m === undefined ? {} : { onCommit: m.writerCommits('mailbox') }),
         ...o.store?.writer,
       },
     });
+  if (m !== undefined) watchCache(m, store, settings.storageBudgetBytes);
   const events = new CacheEventHub(logger);
   const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
   const sweep = (): Promise<SweepResult> => service.sweep();
   const sweeper = new CacheSweeper(
-    o.metrics?.countedSweep('ddn_cache_swept_total', 'What the Cache\'s purge removed: expired entries, incomplete chunk sets and their chunks, nonces', sweep) ?? sweep,
+    m?.countedSweep('ddn_cache_swept_total', 'What the Cache\'s purge removed: expired entries, incomplete chunk sets and their chunks, nonces', sweep) ?? sweep,
     o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
     logger,
   );

@@ -174,14 +174,69 @@ export class NodeMetrics {
   }
 
   /** A gauge in this node's registry, read by `collect` at scrape time when given. */
-  gauge(name: string, help: string, collect?: (g: Gauge) => void, labelNames: readonly string[] = []): Gauge {
+  gauge(name: string, help: string, collect?: (g: Gauge) => void | Promise<void>, labelNames: readonly string[] = []): Gauge {
     return new Gauge({
       name,
       help,
       labelNames,
       registers: [this.registry],
-      ...(collect === undefined ? {} : { collect() { collect(this); } }),
+      ...(collect === undefined ? {} : { collect() { return collect(this); } }),
     });
+  }
+
+  /**
+   * Gauges read at scrape time from one asynchronous `read` (a few store queries), made once per scrape for all of
+   * them: prom-client asks every family in the same turn. While `read` fails the gauges have no sample (never a
+   * stale one); the scrape itself still answers.
+   */
+  gaugesOf<T>(read: () => Promise<T>, families: Readonly<Record<string, { help: string; value: (t: T) => number }>>): void {
+    let inFlight: Promise<T | undefined> | undefined;
+    const once = () =>
+      (inFlight ??= read()
+        .catch(() => undefined)
+        .finally(() => {
+          inFlight = undefined;
+        }));
+    for (const [name, f] of Object.entries(families)) {
+      this.gauge(name, f.help, async (g) => {
+        const t = await once();
+        if (t === undefined) g.reset();
+        else g.set(f.value(t));
+      });
+    }
+  }
+
+  /** The commit-latency observer of one SQLite store's writer (`store`: `mailbox`, `relay`). */
+  writerCommits(store: string): (seconds: number) => void {
+    const cell = this.writerFamilies().commits(store);
+    return (seconds) => cell.observe(seconds);
+  }
+
+  /** The queue depth of one SQLite store's writer, read at scrape time. */
+  writerQueue(store: string, queued: () => number): void {
+    this.writerFamilies().queues.set(store, queued);
+  }
+
+  private writers: { commits: (store: string) => HistogramCell; queues: Map<string, () => number> } | undefined;
+
+  private writerFamilies(): NonNullable<NodeMetrics['writers']> {
+    if (this.writers !== undefined) return this.writers;
+    const queues = new Map<string, () => number>();
+    this.gauge(
+      'ddn_sqlite_writer_queued_operations',
+      'Write operations waiting for a SQLite store\'s writer thread (queued or in its transaction), by store',
+      (g) => {
+        for (const [store, queued] of queues) g.set({ store }, queued());
+      },
+      ['store'],
+    );
+    const commits = this.family(
+      new HistogramFamily(
+        'ddn_sqlite_writer_commit_seconds',
+        'Commit latency of a SQLite store\'s writer: from a batch\'s hand-off to the writer thread to its answers (transaction and fsync), by store',
+      ),
+    ).byValue({}, 'store');
+    return (this.writers = { commits, queues });
   }
 
   /** The observer of one role's HTTP server: every series of a route is made once, when the route is added. */
@@ -211,12 +266,20 @@ export class NodeMetrics {
   }
 
   /** Head, finalized block and pool of the ledger this node's Directory serves; blocks as they come. */
-  watchLedger(ledger: Pick<Ledger, 'headRef' | 'finalizedRefNow' | 'poolSize' | 'onBlock'>): () => void {
+  watchLedger(ledger: Pick<Ledger, 'headRef' | 'finalizedRefNow' | 'poolSize' | 'onBlock' | 'onProduced'>): () => void {
     this.gauge('ddn_ledger_head_block', 'Head block number', (g) => g.set(ledger.headRef().number));
     this.gauge('ddn_ledger_finalized_block', 'Finalized block number', (g) => g.set(ledger.finalizedRefNow().number));
     this.gauge('ddn_ledger_pool_transactions', 'Transactions waiting in the pool', (g) => g.set(ledger.poolSize));
     const blocks = this.counter('ddn_ledger_blocks_total', 'Blocks this process applied (produced or replicated) since start');
-    return ledger.onBlock(() => blocks.inc());
+    const production = this.family(
+      new HistogramFamily('ddn_ledger_block_production_seconds', 'Time to produce one block, from the start of its build to its commit (blocks this process produced)'),
+    ).cell({});
+    const stopBlocks = ledger.onBlock(() => blocks.inc());
+    const stopProduced = ledger.onProduced((seconds) => production.observe(seconds));
+    return () => {
+      stopBlocks();
+      stopProduced();
+    };
   }
 
   /**

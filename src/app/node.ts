@@ -287,11 +287,16 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       const dispatcher = events.dispatcher;
       cleanups.push(() => events.close());
       metrics.countedBy('ddn_event_drops_total', 'Events and event steps dropped, by reason', 'reason', () => ({ ...dispatcher.drops() }));
+      metrics.countedBy('ddn_event_rule_runs_total', 'Event rules run, by outcome: ok (the plan succeeded) or failed', 'outcome', () => dispatcher.runs());
     }
 
     // one set of budgets for every role of the process (closed after the servers)
     const rate = await openRateLimits(config.rateLimit, config.db, logger);
-    if (rate !== undefined) cleanups.push(() => rate.close());
+    if (rate !== undefined) {
+      cleanups.push(() => rate.close());
+      const { refusals } = rate.limits;
+      metrics.countedBy('ddn_rate_limit_refusals_total', 'Requests refused with 429 rate_limited, by rate-limit budget (a class, or <class>-target)', 'class', () => ({ ...refusals }));
+    }
     metrics.gauge('ddn_storage_degraded', 'Whether the data directory is full (1: new data refused with 507)', (g) => g.set(storage.isDegraded ? 1 : 0));
     const metricsAccess = { token: config.metricsToken, loopback: isLoopbackHost(config.host) };
     if (metricsAccess.token === null && !metricsAccess.loopback) {

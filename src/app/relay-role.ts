@@ -86,6 +86,7 @@ export interface RelayRole {
 export function createRelayRole(o: RelayRoleOptions): RelayRole {
   const c = o.config;
   const logger = o.logger?.child({ role: 'relay' });
+  const m = o.metrics;
   const settings: RelaySettings = Object.freeze({
     profile: o.profile,
     publicRelayUrls: o.publicRelayUrls,
@@ -106,10 +107,17 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
         onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'),
         onThreadExit: (err, restarted) =>
           logger?.error({ err, restarted }, restarted ? 'relay writer thread died; a new one took over' : 'relay writer thread keeps dying; writes are refused until restart'),
+        ...(m === undefined ? {} : { onCommit: m.writerCommits('relay') }),
         ...o.store?.writer,
       },
     });
-  const m = o.metrics;
+  if (m !== undefined) {
+    m.gaugesOf(() => store.usage(), {
+      ddn_relay_staged_chunk_sets: { help: 'Chunk sets the Relay is staging (waiting for their other chunks)', value: (u) => u.sets },
+      ddn_relay_staged_bytes: { help: 'Envelope bytes of the chunks the Relay is staging', value: (u) => u.bytes },
+    });
+    if (store instanceof SqliteRelayStagingStore) m.writerQueue('relay', () => store.writeQueue);
+  }
   const outbound = new OutboundHttp({
     allowPrivate: c.policy.allowPrivateEndpoints,
     ...(m === undefined ? {} : { observe: (result: string, seconds: number) => m.outbound(result, seconds) }),
