@@ -1,0 +1,183 @@
+/**
+ * The store, staging and internals families of `GET /metrics` after real work over HTTP, on a combined node
+ * (Directory, Relay, Cache) on SQLite files and, when DDN_TEST_PG_URL is set, on PostgreSQL (`--db`): envelopes and
+ * bytes the Cache holds, its incomplete chunk sets and storage budget, the Relay's staged sets and bytes, block
+ * production time; on SQLite also the writer threads' queues and commits and the verifier's queue; and the
+ * rate-limit refusals of one budget.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { verifyOnThread } from '../../src/crypto/verify-thread.js';
+import { makeProfile } from '../../src/protocol/profile.js';
+import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { fetchJson, httpDirectory } from '../cache/http-support.js';
+import { parseExposition, scrape, total, type Sample } from '../support/metrics.js';
+import { startTestNode, type TestNode } from '../support/network.js';
+import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { waitFor } from '../support/wait.js';
+
+type Body = Record<string, unknown>;
+const profile = makeProfile('platform');
+const BUDGET = 50_000_000;
+
+/** Where a node keeps its data: extra `ddn serve` arguments and what removes it afterwards. */
+interface Backend {
+  name: string;
+  sqlite: boolean;
+  open(): Promise<{ args: string[]; drop(): Promise<void> }>;
+}
+
+const backends: Backend[] = [
+  { name: 'SQLite', sqlite: true, open: async () => ({ args: [], drop: async () => {} }) },
+  ...(PG_URL
+    ? [
+        {
+          name: 'PostgreSQL',
+          sqlite: false,
+          async open() {
+            const pg = await freshPgSchema();
+            return { args: ['--db', pg.url, '--db-schema', pg.schema], drop: pg.drop };
+          },
+        },
+      ]
+    : []),
+];
+
+/** A compact envelope to `to` (what the Cache and the Relay hold of it is exactly this text). */
+function envelopeText(to: string, over: Body = {}): string {
+  const env = { message_id: randomUUID(), to, tag: 'invoice', timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') }, ...over };
+  return JSON.stringify(env);
+}
+
+async function post(url: string, text: string): Promise<{ status: number; body: Body }> {
+  return fetchJson(url, { body: text });
+}
+
+for (const backend of backends) {
+  describe(`store and internals metrics on ${backend.name}`, () => {
+    let node: TestNode;
+    let drop: () => Promise<void> = async () => {};
+    let r: Recipient;
+
+    before(async () => {
+      const data = await backend.open();
+      drop = data.drop;
+      node = await startTestNode(['--allow-private-endpoints', '--cache-storage-budget-bytes', String(BUDGET), ...data.args]);
+      await node.identity.ready;
+    });
+    after(async () => {
+      await node?.stop();
+      await drop();
+    });
+
+    it('moves the Cache, Relay and ledger families by exactly the work done', async () => {
+      const at = (): Promise<Sample[]> => scrape(node.urls.cache!);
+      const start = await at();
+      const delta = (now: readonly Sample[], name: string, labels: Record<string, string> = {}) => total(now, name, labels) - total(start, name, labels);
+
+      // a recipient whose Cache is this node's (blocks come from the node's own producer on either backend)
+      r = await registerRecipientAt({ ...httpDirectory(node), settle() {} }, 61, { cacheEndpoints: [node.urls.cache!] });
+      await waitFor('the recipient resolves', async () => (await fetch(`${node.urls.directory}/resolve/${encodeURIComponent(r.did)}`)).status === 200 || undefined);
+
+      // Cache: three envelopes and the first chunk of a set of two, stored directly
+      const plain = [envelopeText(r.did), envelopeText(r.did, { tag: 'a-longer-tag-than-the-others' }), envelopeText(r.did, { ttl: '1h' })];
+      const cacheSet = randomUUID();
+      const cacheChunks = [0, 1].map((seq) => envelopeText(r.did, { message_group_id: cacheSet, sequence_number: seq, total_chunks: 2 }));
+      for (const text of [...plain, cacheChunks[0]!]) {
+        const res = await post(`${node.urls.cache}/cache/store`, text);
+        assert.equal(res.status, 202, JSON.stringify(res.body));
+      }
+      // Relay: the first chunk of another set of two, staged
+      const relaySet = randomUUID();
+      const relayChunks = [0, 1].map((seq) => envelopeText(r.did, { message_group_id: relaySet, sequence_number: seq, total_chunks: 2 }));
+      const staged = await post(`${node.urls.relay}/relay`, relayChunks[0]!);
+      assert.equal(staged.body.code, 'chunk_staged', JSON.stringify(staged.body));
+
+      const bytes = (texts: readonly string[]) => texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+      const mid = await at();
+      assert.equal(delta(mid, 'ddn_cache_envelopes_held'), 4);
+      assert.equal(delta(mid, 'ddn_cache_envelope_bytes_held'), bytes([...plain, cacheChunks[0]!]));
+      assert.equal(delta(mid, 'ddn_cache_incomplete_chunk_sets'), 1);
+      assert.equal(delta(mid, 'ddn_relay_staged_chunk_sets'), 1);
+      assert.equal(delta(mid, 'ddn_relay_staged_bytes'), Buffer.byteLength(relayChunks[0]!));
+      assert.equal(total(mid, 'ddn_cache_storage_budget_bytes'), BUDGET);
+      const used = total(mid, 'ddn_cache_storage_budget_used_bytes');
+      if (backend.sqlite) assert.ok(used > 0, 'the mailbox file has pages in use');
+      else assert.equal(used, total(mid, 'ddn_cache_envelope_bytes_held'), 'on PostgreSQL the budget counts envelope bytes');
+
+      // both sets complete: the Cache's by its second chunk, the Relay's delivered (both chunks) to the Cache
+      assert.equal((await post(`${node.urls.cache}/cache/store`, cacheChunks[1]!)).status, 202);
+      const delivered = await post(`${node.urls.relay}/relay`, relayChunks[1]!);
+      assert.equal(delivered.body.code, 'chunk_set_delivered', JSON.stringify(delivered.body));
+
+      const end = await at();
+      assert.equal(delta(end, 'ddn_cache_envelopes_held'), 7);
+      assert.equal(delta(end, 'ddn_cache_envelope_bytes_held'), bytes([...plain, ...cacheChunks, ...relayChunks]));
+      assert.equal(delta(end, 'ddn_cache_incomplete_chunk_sets'), 0);
+      assert.equal(total(end, 'ddn_relay_staged_chunk_sets'), 0);
+      assert.equal(total(end, 'ddn_relay_staged_bytes'), 0);
+
+      // every block of the registration was produced here, and each one timed
+      const blocks = delta(end, 'ddn_ledger_blocks_total');
+      assert.ok(blocks >= 1);
+      assert.equal(delta(end, 'ddn_ledger_block_production_seconds_count'), blocks);
+      assert.ok(delta(end, 'ddn_ledger_block_production_seconds_sum') > 0);
+
+      if (backend.sqlite) {
+        // the stores and nonces went through both writer threads, each batch timed; nothing waits now
+        for (const store of ['mailbox', 'relay']) {
+          assert.ok(delta(end, 'ddn_sqlite_writer_commit_seconds_count', { store }) >= 1, store);
+          assert.equal(total(end, 'ddn_sqlite_writer_queued_operations', { store }), 0, store);
+        }
+      } else {
+        assert.equal(end.filter((s) => s.name.startsWith('ddn_sqlite_writer_')).length, 0, 'no SQLite writer on PostgreSQL');
+      }
+    });
+
+    if (backend.sqlite) {
+      it('reports the writer and verifier queues while work waits', async () => {
+        // submitted in this turn, so still queued when the gauges are read (they are read in the scrape's first turn)
+        const store = node.cache!.store;
+        assert.ok(store instanceof SqliteMailboxStore);
+        const nowMs = Date.now();
+        const claims = [1, 2, 3].map((i) => store.claimNonce({ scope: 'proof', did: r.did, keyId: `${r.did}#key-1`, nonce: `queued-${i}-${randomUUID()}`, expiresAtMs: nowMs + 60_000 }, nowMs));
+        const verdicts = [1, 2].map(() => verifyOnThread(new Uint8Array(32), [new Uint8Array(8)], new Uint8Array(64)));
+        const text = node.metrics.text();
+        const waiting = parseExposition(await text);
+        assert.equal(total(waiting, 'ddn_sqlite_writer_queued_operations', { store: 'mailbox' }), 3);
+        assert.equal(total(waiting, 'ddn_verifier_pending_signatures'), 2);
+        assert.deepEqual(await Promise.all(claims), [true, true, true]);
+        await Promise.all(verdicts);
+        const done = parseExposition(await node.metrics.text());
+        assert.equal(total(done, 'ddn_sqlite_writer_queued_operations', { store: 'mailbox' }), 0);
+        assert.equal(total(done, 'ddn_verifier_pending_signatures'), 0);
+      });
+    }
+  });
+}
+
+describe('ddn_rate_limit_refusals_total', () => {
+  let node: TestNode;
+  before(async () => {
+    node = await startTestNode(['--roles', 'directory,cache', '--rate-limit-cache-retrieval', '1/1m']);
+  });
+  after(async () => {
+    await node?.stop();
+  });
+
+  it('counts a refused request under its budget, and only there', async () => {
+    const start = await scrape(node.urls.cache!);
+    const url = `${node.urls.cache}/cache/summary/${encodeURIComponent('did:example:nobody')}`;
+    const first = await fetchJson(url);
+    assert.notEqual(first.status, 429, 'the first request is within the budget');
+    const second = await fetchJson(url);
+    assert.equal(second.status, 429);
+    assert.equal(second.body.code, 'rate_limited');
+    const end = await scrape(node.urls.cache!);
+    const delta = (labels: Record<string, string>) => total(end, 'ddn_rate_limit_refusals_total', labels) - total(start, 'ddn_rate_limit_refusals_total', labels);
+    assert.equal(delta({ class: 'cache-retrieval' }), 1);
+    assert.equal(delta({}), 1, 'no other budget counted it');
+  });
+});
