@@ -146,6 +146,22 @@ describe('event rule limits', () => {
     }
   });
 
+  it('counts each rule run by its outcome (ddn_event_rule_runs_total)', async () => {
+    for (const [target, runs] of [
+      [OWNER.did, { ok: 1, failed: 0 }],
+      [STRANGER.did, { ok: 0, failed: 1 }],
+    ] as const) {
+      const s = setup(PLATFORM, [sendsRule([target])]);
+      try {
+        s.d.onEvent(event(1));
+        await s.d.idle();
+        assert.deepEqual(s.d.runs(), runs, target);
+      } finally {
+        s.close();
+      }
+    }
+  });
+
   it('openpayload: the same policy sends to the stranger (the deployed rule)', async () => {
     const s = setup(OPENPAYLOAD, [sendsRule([STRANGER.did, OWNER.did])]);
     try {

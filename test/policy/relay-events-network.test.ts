@@ -11,6 +11,7 @@ import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
 import { decodeFileRecord } from '../../src/protocol/file-record.js';
 import { aadFieldsOf, openPayload } from '../../src/protocol/payload-crypto.js';
 import { didOf, keyOf, kid } from '../support/directory-flows.js';
+import { scrape, total } from '../support/metrics.js';
 import type { TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -69,6 +70,7 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
   });
 
   it('sends one control envelope per event, rendered with the Relay node context', async () => {
+    const before = await scrape(relay.urls.relay!);
     const env = envelope(controlDid);
     const res = await relayPost(relay, env);
     assert.equal(res.status, 202, JSON.stringify(res.body));
@@ -95,5 +97,9 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
     await relay.events!.idle();
     const after = (await pullFrom(cache.urls.cache!, control)).filter((m) => (m.envelope as Body).tag === profile.controlTag);
     assert.equal(after.length, 2, 'the control envelopes themselves trigger no rule');
+    const metrics = await scrape(relay.urls.relay!);
+    const runs = (outcome: string) => total(metrics, 'ddn_event_rule_runs_total', { outcome }) - total(before, 'ddn_event_rule_runs_total', { outcome });
+    assert.equal(runs('ok'), 2, 'two rules ran, each plan succeeded');
+    assert.equal(runs('failed'), 0);
   });
 });
