@@ -325,6 +325,25 @@ export function mailboxContract(name: string, open: () => Promise<MailboxHandle>
       assert.equal(await store.claimNonce(claimOf('n-old', { expiresAtMs: later + 1 }), later), true);
     }));
 
+    it('reports what it holds (metrics): entries, bytes and incomplete sets through stores, dedupes, acks and sweeps', withStore(async ({ store }) => {
+      const held = async () => {
+        const u = await store.usage();
+        assert.ok(u.budgetUsedBytes >= u.bytes, 'the budget counts at least the envelope bytes');
+        return [u.entries, u.bytes, u.incompleteChunkSets];
+      };
+      assert.deepEqual(await held(), [0, 0, 0]);
+      const a = entry({ messageId: 'use-a' });
+      const b = entry({ messageId: 'use-b', recipientDid: OTHER, expiresAtMs: NOW + 1_000 });
+      const group = randomUUID();
+      const [c0, c1] = [0, 1].map((seq) => chunkOf(group, seq, 2, { messageId: `use-c${seq}` }));
+      for (const e of [a, b, c0!, a]) await put(store, e);
+      assert.deepEqual(await held(), [3, a.sizeBytes + b.sizeBytes + c0!.sizeBytes, 1], 'a deduplicated store holds nothing more');
+      await put(store, c1!);
+      await store.ack(DID, ['use-a'], NOW, claimOf('use-ack', { scope: 'proof:ack' }));
+      await store.sweep(NOW + 1_000);
+      assert.deepEqual(await held(), [2, c0!.sizeBytes + c1!.sizeBytes, 0]);
+    }));
+
     it('claims nonces once while live, per (scope, DID, key, nonce), and again once expired', withStore(async ({ store }) => {
       const c = claimOf('n-1');
       assert.equal(await store.isNonceClaimed(c, NOW), false);

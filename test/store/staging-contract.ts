@@ -103,8 +103,11 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         assert.equal((await s.findResult('a-0', T))?.recipientDid, null, 'a chunk of a set has no recipient recorded');
         assert.equal(await s.findResult('never', T), null);
         await s.stage(req('c', 0));
+        const bytes = (...r: StageRequest[]) => r.reduce((n, x) => n + x.envelope.byteLength, 0);
+        assert.deepEqual(await s.usage(), { sets: 2, bytes: bytes(req('b', 0), req('c', 0)) }, 'what the metrics report: the delivered set is released');
         const swept = await s.sweep(T + 1000);
         assert.deepEqual([swept.purgedSets, swept.purgedChunks], [2, 2]);
+        assert.deepEqual(await s.usage(), { sets: 0, bytes: 0 });
         await s.stage(req('d', 0, { nowMs: T + 1000, retryUntilMs: T + 2000 }));
         await s.stage(req('d', 1, { nowMs: T + 1000, retryUntilMs: T + 2000 }));
         assert.equal(await s.findResult('a-0', T + 86_400_000), null, 'results are remembered for 24 h');
