@@ -7,11 +7,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DdnError } from '../../src/base/errors.js';
 import type { MailboxStore, NewEntry } from '../../src/cache/mailbox-store.js';
-import { openPgPool } from '../../src/store/postgres/pool.js';
-import { openPgMailboxStore, PgMailboxStore, type PgMailboxOptions } from '../../src/store/postgres/mailbox-store.js';
+import { migratePg, openPgPool } from '../../src/store/postgres/pool.js';
+import { openPgMailboxStore, PG_MAILBOX_MIGRATIONS, PgMailboxStore, type PgMailboxOptions } from '../../src/store/postgres/mailbox-store.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { mailboxContract } from './mailbox-contract.js';
-import { DID, entry, NOW } from './mailbox-fixtures.js';
+import { DID, entry, NOW, OTHER } from './mailbox-fixtures.js';
 
 const put = (s: MailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
@@ -55,6 +55,31 @@ if (PG_URL) {
   });
 
   describe('PgMailboxStore specifics', () => {
+    it('counts the entries of a mailbox written before migration 3 (metrics), and keeps counting', async () => {
+      const db = await freshPgSchema();
+      try {
+        await migratePg(db.pool, PG_MAILBOX_MIGRATIONS.filter((m) => m.version <= 2), 'cache');
+        const before = [entry(), entry(), entry({ recipientDid: OTHER })];
+        for (const e of before) {
+          await db.pool.query(
+            `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms, max_ttl_s, applied_ttl_s, size_bytes, envelope)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [e.messageId.toLowerCase(), e.messageId, e.recipientDid, e.contentHash, e.storedAtMs, e.expiresAtMs, e.maxTtlSeconds, e.appliedTtlSeconds, e.sizeBytes, e.envelope],
+          );
+        }
+        const store = await PgMailboxStore.open(db.pool);
+        const sizes = (es: readonly NewEntry[]) => es.reduce((n, e) => n + e.sizeBytes, 0);
+        assert.deepEqual(await store.usage().then((u) => [u.entries, u.bytes]), [3, sizes(before)]);
+        const later = entry();
+        await put(store, later);
+        await store.ack(DID, [before[0]!.messageId], NOW, { scope: 'proof:ack', did: DID, keyId: `${DID}#k1`, nonce: 'totals', expiresAtMs: NOW + 60_000 });
+        assert.deepEqual(await store.usage().then((u) => [u.entries, u.bytes]), [3, sizes([...before.slice(1), later])]);
+        await store.close();
+      } finally {
+        await db.drop();
+      }
+    });
+
     it('maps a failing database write to 507 insufficient_storage, writes nothing, and recovers', () =>
       withPg({}, async (store, sql) => {
         await sql(failInserts('cache_entries', '53100')); // disk_full

@@ -5,12 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MailboxStore } from '../../src/cache/mailbox-store.js';
+import type { MailboxStore, NewEntry } from '../../src/cache/mailbox-store.js';
 import { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS, SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { migrate } from '../../src/store/sqlite/database.js';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
+import { MailboxWrites } from '../../src/store/sqlite/mailbox-writes.js';
 import { mailboxContract } from './mailbox-contract.js';
+import { entry, HOUR, NOW, OTHER } from './mailbox-fixtures.js';
 
 mailboxContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ddn-mailbox-'));
@@ -139,6 +141,30 @@ describe('SqliteMailboxStore: nonce keys (migration 4)', () => {
       assert.equal(await store.claimNonce({ ...live, nonce: 'x', keyId: `${live.keyId}","live-nonce` }, now), true);
     } finally {
       peek.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SqliteMailboxStore: totals for the metrics (migration 6)', () => {
+  it('counts the entries of a file written before it, and keeps counting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-mailbox-totals-'));
+    const path = join(dir, 'cache.sqlite');
+    const old = new Database(path);
+    migrate(old, MAILBOX_MIGRATIONS.filter((m) => m.version <= 5), 'cache');
+    const writes = new MailboxWrites(old);
+    const before = [entry(), entry({ recipientDid: OTHER })];
+    for (const e of before) writes.put({ entry: e, nowMs: NOW, chunkWindowMs: HOUR, claim: null, quotaBytes: null });
+    old.close();
+    const store = SqliteMailboxStore.open(path);
+    try {
+      const sizes = (es: readonly NewEntry[]) => es.reduce((n, e) => n + e.sizeBytes, 0);
+      assert.deepEqual(await store.usage().then((u) => [u.entries, u.bytes]), [2, sizes(before)]);
+      const later = entry();
+      await store.put({ entry: later, nowMs: NOW, chunkWindowMs: HOUR, claim: null, quotaBytes: null });
+      assert.deepEqual(await store.usage().then((u) => [u.entries, u.bytes]), [3, sizes([...before, later])]);
+    } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
