@@ -67,6 +67,8 @@ export interface PgLedgerSyncOptions {
   blockIntervalMs: number;
   /** Fallback catch-up and leader-election period (default 500 ms). */
   pollMs?: number;
+  /** Admissions checked and stored in one transaction at most (default 256; 1: one transaction per admission). */
+  maxBatch?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
   produce?: boolean;
   logger?: Logger;
@@ -168,7 +170,7 @@ export class PgLedgerSync implements PoolCoordinator {
     this.batchQueued = true;
     void this.queue.run(async () => {
       this.batchQueued = false;
-      const batch = this.waiting.splice(0, MAX_BATCH);
+      const batch = this.waiting.splice(0, this.o.maxBatch ?? MAX_BATCH);
       if (this.waiting.length > 0) this.queueBatch();
       if (batch.length > 0) await this.admitBatch(batch);
     });
@@ -260,11 +262,13 @@ export class PgLedgerSync implements PoolCoordinator {
 
   /**
    * The leader's next block: at once when none was made in the last block interval, else when the interval is
-   * over (a process with `produce: false` only produces through {@link produceOnce}).
+   * over (a process with `produce: false` only produces through {@link produceOnce}). `knownWork`: another
+   * process admitted something this one has not caught up with yet. True when a block is due.
    */
-  private wantBlock(): void {
-    if (!this.leader || this.closed || this.blockTimer !== undefined || !(this.o.produce ?? true)) return;
-    if (this.o.ledger.pendingEntries().length === 0 && this.unadoptable.size === 0) return;
+  private wantBlock(knownWork = false): boolean {
+    if (!this.leader || this.closed || !(this.o.produce ?? true)) return false;
+    if (this.blockTimer !== undefined) return true;
+    if (!knownWork && this.o.ledger.pendingEntries().length === 0 && this.unadoptable.size === 0) return false;
     const delay = Math.max(0, this.lastBlockMs + this.o.blockIntervalMs - Date.now());
     this.blockTimer = setTimeout(() => {
       this.queue
@@ -277,6 +281,7 @@ export class PgLedgerSync implements PoolCoordinator {
           this.wantBlock();
         });
     }, delay);
+    return true;
   }
 
   /** A notification arrived (or the poll fell due): one catch-up, however many were asked for meanwhile. */
@@ -303,7 +308,10 @@ export class PgLedgerSync implements PoolCoordinator {
     client.on('error', (err) => this.lostSession(client, err));
     client.on('end', () => this.lostSession(client));
     client.on('notification', (msg) => {
-      if (msg.channel === this.channel) this.requestCatchUp();
+      if (msg.channel !== this.channel) return;
+      // the leader's block catches up under the lock anyway: an admission elsewhere goes straight to production
+      if (msg.payload === 'pending' && this.wantBlock(true)) return;
+      this.requestCatchUp();
     });
     await client.connect();
     try {
