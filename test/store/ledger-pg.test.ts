@@ -138,6 +138,26 @@ if (PG_URL) {
       }
     });
 
+    it('makes a block as soon as another process admits a change when none was made in the last interval', async () => {
+      // A minute between blocks: the change is final long before a timer would have made its block.
+      const d = await pgLedgerDeployment({ blockIntervalMs: 60_000 });
+      const leader = await d.start(0);
+      try {
+        await eventually([leader], () => leader.sync.isLeader, 'a leads');
+        const follower = await d.start(1, false);
+        try {
+          const call = registerCall(didOf(705), seedKey(55));
+          const r = await follower.ledger.admit(call, metaOf(call));
+          await eventually([leader, follower], () => follower.ledger.txView(r.txHash)?.status === 'finalized', 'final at the follower');
+        } finally {
+          await follower.close();
+        }
+      } finally {
+        await leader.close();
+        await d.drop();
+      }
+    });
+
     it('drops, as failed, pending rows no process can adopt (invalid by now, or undecodable)', async () => {
       const d = await pgLedgerDeployment();
       const procs = [await d.start(0), await d.start(1)];
