@@ -36,7 +36,35 @@ export interface ProofRequest {
   endpoint: string;
 }
 
-export type RequestSpec = StaticRequest | EnvelopeRequest | ProofRequest;
+/** One DID of a {@link DidUpdateRequest}. */
+export interface UpdatedDid {
+  did: string;
+  /** Hex of the 32-byte Ed25519 seed of its root key. */
+  seedHex: string;
+  /** The service every update rewrites (`UpdateService`, a new endpoint each time). */
+  serviceId: string;
+  serviceType: string;
+  /** Its next document nonce (decimal). */
+  nonce: string;
+}
+
+/**
+ * Pre-signed DID updates (http-api.md §5.1 `UpdateService`, signed by the root key, built with the SDK's codecs
+ * before the clock starts): round after round, each DID once per round with its next document nonce, so an
+ * update is sent only after the one before it on that DID was answered, as long as there are more DIDs than
+ * connections. DID `i` goes to `urls[i % urls.length]` (the job's `url` first), each URL with its share of the
+ * connections.
+ */
+export interface DidUpdateRequest {
+  kind: 'did-update';
+  profile: string;
+  dids: UpdatedDid[];
+  rounds: number;
+  /** More Directory processes of the same ledger, beside the job's `url`. */
+  moreUrls?: string[];
+}
+
+export type RequestSpec = StaticRequest | EnvelopeRequest | ProofRequest | DidUpdateRequest;
 
 export interface LoadJob {
   name: string;

@@ -7,9 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { to0x } from '../src/base/bytes.js';
+import { submitRoute } from '../src/client/actions.js';
+import { buildMutationRequest } from '../src/client/payloads.js';
 import { keyPairFromSeed } from '../src/crypto/ed25519.js';
+import { makeProfile } from '../src/protocol/profile.js';
 import { envelopeTemplate, proofHeaders, type ProofSigner } from './envelopes.js';
-import type { LatencyMs, LoadgenMessage, LoadgenReply, LoadJob, LoadResult, ProofRequest } from './jobs.js';
+import type { DidUpdateRequest, LatencyMs, LoadgenMessage, LoadgenReply, LoadJob, LoadResult, ProofRequest } from './jobs.js';
 import { round } from './proc.js';
 
 /** A 2xx latency recorder (ms, float) with exact percentiles. */
@@ -40,11 +44,47 @@ function proofSigner(spec: ProofRequest): () => Record<string, string> {
 
 type RequestSetup = (req: autocannon.Request) => autocannon.Request;
 
+interface SignedRequest {
+  method: NonNullable<autocannon.Request['method']>;
+  path: string;
+  body: Buffer;
+}
+
+/** The requests of a did-update job, one list per URL, in sending order (all signed now, before any window). */
+function didUpdateLists(r: DidUpdateRequest): SignedRequest[][] {
+  const profile = makeProfile(r.profile);
+  const lists: SignedRequest[][] = Array.from({ length: 1 + (r.moreUrls?.length ?? 0) }, () => []);
+  const keys = r.dids.map((d) => keyPairFromSeed(Buffer.from(d.seedHex, 'hex')));
+  const validUntil = BigInt(Date.now() + 3_600_000);
+  for (let round = 0; round < r.rounds; round++) {
+    r.dids.forEach((d, i) => {
+      const fields = { service: { id: d.serviceId, type: d.serviceType, serviceEndpoint: [`https://r${round}.bench.example/`] } };
+      const built = buildMutationRequest(profile, d.did, 'UpdateService', fields, { nonce: BigInt(d.nonce) + BigInt(round), validUntil, signerKeyId: 'root' });
+      const route = submitRoute(d.did, 'UpdateService', built.request);
+      const body = Buffer.from(JSON.stringify({ ...built.request, signature: to0x(keys[i]!.sign(built.payload)) }));
+      lists[i % lists.length]!.push({ method: route.method, path: route.path, body });
+    });
+  }
+  return lists;
+}
+
+/** Sends the requests of `list` in order, one per request, across warm-up and measured window (the last again when used up). */
+function sequence(list: SignedRequest[]): RequestSetup {
+  let i = 0;
+  return (req) => {
+    const next = list[Math.min(i++, list.length - 1)]!;
+    req.method = next.method;
+    req.path = next.path;
+    req.body = next.body;
+    return req;
+  };
+}
+
 interface Phase {
   durationS: number;
   amount?: number;
   setup?: RequestSetup;
-  method: 'GET' | 'POST';
+  method: NonNullable<autocannon.Request['method']>;
   path: string;
   headers: Record<string, string>;
   body?: string | Buffer;
@@ -57,8 +97,7 @@ interface PhaseOutcome {
   cpuMs: number;
 }
 
-function runPhase(job: LoadJob, phase: Phase): Promise<PhaseOutcome> {
-  const lat = new Latencies();
+function runPhase(job: LoadJob, phase: Phase, lat = new Latencies()): Promise<PhaseOutcome> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
@@ -113,6 +152,8 @@ function phaseFor(job: LoadJob, durationS: number, proofs?: Record<string, strin
         },
       };
     }
+    case 'did-update':
+      throw new Error('did-update jobs run through runDidUpdates');
     case 'proof': {
       const sign = proofSigner(r);
       let i = 0;
@@ -132,7 +173,49 @@ function phaseFor(job: LoadJob, durationS: number, proofs?: Record<string, strin
   }
 }
 
+/** autocannon's counts of several instances run side by side (one per URL) as one. */
+function merged(outcomes: PhaseOutcome[], lat: Latencies): PhaseOutcome {
+  const first = outcomes[0]!;
+  if (outcomes.length === 1) return first;
+  const sum = (k: '2xx' | 'non2xx' | 'errors' | 'timeouts') => outcomes.reduce((n, o) => n + o.result[k], 0);
+  const statusCodeStats: Record<string, { count: number }> = {};
+  for (const o of outcomes) {
+    for (const [code, st] of Object.entries(o.result.statusCodeStats ?? {})) {
+      statusCodeStats[code] = { count: (statusCodeStats[code]?.count ?? 0) + (st as { count: number }).count };
+    }
+  }
+  const result = {
+    ...first.result,
+    '2xx': sum('2xx'),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    duration: Math.max(...outcomes.map((o) => o.result.duration)),
+    statusCodeStats,
+  } as autocannon.Result;
+  return { result, latency: lat.summary(), wallS: Math.max(...outcomes.map((o) => o.wallS)), cpuMs: Math.max(...outcomes.map((o) => o.cpuMs)) };
+}
+
+/** A did-update job: one autocannon per URL, side by side, each sending its own list of pre-signed updates. */
+async function runDidUpdates(job: LoadJob, r: DidUpdateRequest, durationS: number, setups: RequestSetup[]): Promise<PhaseOutcome> {
+  const urls = [job.url, ...(r.moreUrls ?? [])];
+  const lat = new Latencies();
+  const connections = Math.max(1, Math.floor(job.connections / urls.length));
+  const outcomes = await Promise.all(
+    urls.map((url, i) =>
+      runPhase({ ...job, url, connections }, { durationS, method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, setup: setups[i]! }, lat),
+    ),
+  );
+  return merged(outcomes, lat);
+}
+
 async function run(job: LoadJob): Promise<LoadResult> {
+  if (job.request.kind === 'did-update') {
+    const r = job.request;
+    const setups = didUpdateLists(r).map(sequence);
+    if (job.warmupS > 0) await runDidUpdates(job, r, job.warmupS, setups);
+    return measured(job, () => runDidUpdates(job, r, job.durationS, setups));
+  }
   let presigned: Record<string, string>[] | undefined;
   if (job.warmupS > 0) {
     const w = await runPhase(job, phaseFor(job, job.warmupS));
@@ -148,9 +231,15 @@ async function run(job: LoadJob): Promise<LoadResult> {
     const sign = proofSigner(job.request);
     presigned = Array.from({ length: 20_000 * job.durationS }, sign);
   }
+  const p = presigned;
+  return { ...(await measured(job, () => runPhase(job, phaseFor(job, job.durationS, p)))), ...(p === undefined ? {} : { presigned: p.length }) };
+}
+
+/** The measured window of `job` (announced to the orchestrator, marked for perf) and its result. */
+async function measured(job: LoadJob, window: () => Promise<PhaseOutcome>): Promise<LoadResult> {
   reply({ type: 'measuring' });
   mark(job.name, 'start');
-  const m = await runPhase(job, phaseFor(job, job.durationS, presigned));
+  const m = await window();
   mark(job.name, 'end');
   const r = m.result;
   const duration = Math.max(0.001, r.duration || m.wallS);
@@ -170,7 +259,6 @@ async function run(job: LoadJob): Promise<LoadResult> {
     latency_ms: m.latency,
     sent_bytes_per_s: Math.round((r['2xx'] * bodyBytes) / duration),
     loadgen_cpu: { cpu_ms: Math.round(m.cpuMs), wall_ms: Math.round(m.wallS * 1000), cores: round(m.cpuMs / (m.wallS * 1000), 2) },
-    ...(presigned === undefined ? {} : { presigned: presigned.length }),
   };
 }
 

@@ -136,7 +136,7 @@ export function toMarkdown(r: Report): string {
     const value = f.value === null ? `unavailable: ${f.unavailable ?? ''}` : `${num(f.value)} ${f.unit}`;
     const extra = f.extra
       ? Object.entries(f.extra)
-          .filter(([k]) => k.startsWith('p50') || k.startsWith('p99') || k === 'req_per_s')
+          .filter(([k]) => k.startsWith('p50') || k.startsWith('p99') || k.startsWith('vs_') || k === 'req_per_s')
           .map(([k, v]) => `${k.replace(/_ms$/, '').replace('_per_s', '/s')} ${typeof v === 'number' ? num(v) : v}${k.endsWith('_ms') ? ' ms' : ''}`)
           .join(', ')
       : '';

@@ -9,7 +9,7 @@
  * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
- * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth)
+ * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes)
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -23,6 +23,7 @@ import type { BenchContext, Figure, ReferenceId, Settings } from './context.js';
 import type { LoadJob, LoadResult } from './jobs.js';
 import { registerRecipients, storeEnvelopes } from './fixtures.js';
 import { store1KiBFigure, store1MiBFigure, storeSplitFigure } from './figures/cache-store.js';
+import { directoryWriteFigures } from './figures/directory-writes.js';
 import { growthFigures } from './figures/growth.js';
 import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
@@ -38,7 +39,7 @@ import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOption
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth'] as const;
+const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** References measured again beside the figures that use them. */
@@ -266,6 +267,8 @@ async function main(): Promise<void> {
         return pre;
       }),
     );
+    await step('writes', 'Directory writes: SQLite, PostgreSQL with one and with two Directory processes', () =>
+      directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }), 'hello');
     await service.stop();
     service = undefined;
 

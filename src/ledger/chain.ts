@@ -266,13 +266,24 @@ export class Ledger {
     for (const tx of txs) {
       if (this.poolIndex.has(tx.txHash)) continue;
       const entry = this.entryFromStored(tx);
+      // The admitting process verified the signatures, and block execution verifies them again: adoption only
+      // keeps this pool's state in step, so it spends no second verification.
       const failure = entry
-        ? applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, tx.txHash), entry.call, this.opts.handlers)
+        ? applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, tx.txHash, true), entry.call, this.opts.handlers)
         : new LedgerFailure('MalformedExtrinsic', 'Ledger');
       if (entry && !failure) this.addToPool(entry);
       else if (failure) rejected.push(droppedRecord(tx, failure, now));
     }
     return rejected;
+  }
+
+  /**
+   * Takes accepted admissions back out of this process's pool (a shared pool's batch whose rows were not stored):
+   * the pool state is rebuilt from the head without them.
+   */
+  withdraw(txHashes: ReadonlySet<string>): void {
+    if (txHashes.size === 0) return;
+    this.rebuildPool(this.pool.filter((e) => !txHashes.has(e.tx.txHash)), false);
   }
 
   /** True when an identical extrinsic is waiting in the pool. */
@@ -368,7 +379,8 @@ export class Ledger {
 
   /** Rebuilds the pool state from the head; a remaining extrinsic that no longer passes is dropped as failed. */
   private rebuildPool(entries: PoolEntry[], persistDrops = true): void {
-    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1);
+    // a rebuild without persisting (a shared pool) re-checks entries whose signatures were verified on admission
+    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, !persistDrops);
     this.poolState = next.state;
     this.pool = [];
     this.poolIndex.clear();
@@ -388,11 +400,11 @@ export class Ledger {
   }
 
   /** Applies `entries` in order onto `state`; those that fail are returned as dropped records. */
-  private validatePool(state: Overlay, entries: readonly PoolEntry[], nowMs: number, blockNumber: number) {
+  private validatePool(state: Overlay, entries: readonly PoolEntry[], nowMs: number, blockNumber: number, skipSignatures = false) {
     const pool: PoolEntry[] = [];
     const dropped: TxRecord[] = [];
     for (const e of entries) {
-      const failure = applyAtomically(state, this.ctx(nowMs, blockNumber, e.tx.txHash), e.call, this.opts.handlers);
+      const failure = applyAtomically(state, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures), e.call, this.opts.handlers);
       if (failure) dropped.push(droppedRecord(e.tx, failure, nowMs));
       else pool.push(e);
     }

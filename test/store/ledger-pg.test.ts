@@ -6,7 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { to0x } from '../../src/base/bytes.js';
-import { encodeExtrinsic, txHashOf } from '../../src/ledger/extrinsic.js';
+import { LedgerFailure } from '../../src/ledger/errors.js';
+import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
 import { insertPending } from '../../src/store/postgres/ledger-tables.js';
 import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
 import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
@@ -46,6 +47,66 @@ if (PG_URL) {
     return cluster;
   });
 
+  describe('ledger on PostgreSQL: admissions of several processes at once', () => {
+    const admitAll = (p: PgLedgerProcess, calls: Call[]) =>
+      Promise.allSettled(calls.map((c) => p.ledger.admit(c, metaOf(c))));
+    const refusals = (rs: PromiseSettledResult<unknown>[]) =>
+      rs.flatMap((r) => (r.status === 'rejected' ? [r.reason instanceof LedgerFailure ? r.reason.errorName : String(r.reason)] : []));
+
+    it('decides each of many concurrent admissions exactly as one pool would: distinct DIDs, conflicting ones, identical ones', async () => {
+      const d = await pgLedgerDeployment();
+      const procs = [await d.start(0, false), await d.start(1, false)];
+      try {
+        const distinct = (base: number) => Array.from({ length: 20 }, (_, i) => registerCall(didOf(base + i), seedKey(60 + (i % 10))));
+        // The same DIDs through both processes with different keys: one registration of each wins.
+        const contested = Array.from({ length: 5 }, (_, i) => didOf(850 + i));
+        const identical = registerCall(didOf(860), seedKey(70));
+        const [r0, r1] = await Promise.all([
+          admitAll(procs[0]!, [...distinct(800), ...contested.map((did) => registerCall(did, seedKey(71))), identical]),
+          admitAll(procs[1]!, [...distinct(820), ...contested.map((did) => registerCall(did, seedKey(72))), identical]),
+        ]);
+        for (const rs of [r0, r1]) for (const r of rs.slice(0, 20)) assert.equal(r.status, 'fulfilled', String(r.status === 'rejected' ? r.reason : ''));
+        const contestedOutcomes = [...r0.slice(20, 25), ...r1.slice(20, 25)];
+        assert.equal(contestedOutcomes.filter((r) => r.status === 'fulfilled').length, 5, 'one registration of each contested DID');
+        assert.deepEqual(refusals(contestedOutcomes), Array(5).fill('DidAlreadyExists'));
+        const same = [r0[25]!, r1[25]!].map((r) => {
+          assert.equal(r.status, 'fulfilled');
+          return (r as PromiseFulfilledResult<{ txHash: string; duplicate: boolean }>).value;
+        });
+        assert.equal(same[0]!.txHash, same[1]!.txHash, 'an identical change has one hash');
+        assert.deepEqual(same.map((x) => x.duplicate).sort(), [false, true], 'admitted once, a duplicate the other time');
+
+        const pending = await procs[0]!.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
+        assert.equal(pending.rows[0]!.n, 46, 'every admission stored once');
+        await procs[1]!.sync.refresh();
+        while (procs[1]!.ledger.pendingEntries().length > 0) assert.ok(await procs[1]!.sync.produceOnce());
+        await eventually(procs, () => procs.every((p) => p.ledger.pendingEntries().length === 0 && p.ledger.headRef().hash === procs[1]!.ledger.headRef().hash), 'all in blocks everywhere');
+        const included = await procs[0]!.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'included'");
+        assert.equal(included.rows[0]!.n, 46, 'every admitted change is included, none fails in its block');
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('keeps the pool size limit exact across processes admitting at once', async () => {
+      const d = await pgLedgerDeployment({ maxPoolSize: 6 });
+      const procs = [await d.start(0, false), await d.start(1, false)];
+      try {
+        const calls = (base: number) => Array.from({ length: 5 }, (_, i) => registerCall(didOf(base + i), seedKey(80 + i)));
+        const [r0, r1] = await Promise.all([admitAll(procs[0]!, calls(900)), admitAll(procs[1]!, calls(910))]);
+        const all = [...r0, ...r1];
+        assert.equal(all.filter((r) => r.status === 'fulfilled').length, 6);
+        assert.deepEqual(refusals(all), Array(4).fill('PoolFull'));
+        const pending = await procs[0]!.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
+        assert.equal(pending.rows[0]!.n, 6);
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+  });
+
   describe('ledger on PostgreSQL: block production', () => {
     const leaders = (procs: PgLedgerProcess[]) => procs.filter((p) => p.sync.isLeader);
 
@@ -73,6 +134,26 @@ if (PG_URL) {
         assert.equal(leaders(procs).length, 1);
       } finally {
         for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('makes a block as soon as another process admits a change when none was made in the last interval', async () => {
+      // A minute between blocks: the change is final long before a timer would have made its block.
+      const d = await pgLedgerDeployment({ blockIntervalMs: 60_000 });
+      const leader = await d.start(0);
+      try {
+        await eventually([leader], () => leader.sync.isLeader, 'a leads');
+        const follower = await d.start(1, false);
+        try {
+          const call = registerCall(didOf(705), seedKey(55));
+          const r = await follower.ledger.admit(call, metaOf(call));
+          await eventually([leader, follower], () => follower.ledger.txView(r.txHash)?.status === 'finalized', 'final at the follower');
+        } finally {
+          await follower.close();
+        }
+      } finally {
+        await leader.close();
         await d.drop();
       }
     });

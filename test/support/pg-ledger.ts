@@ -26,7 +26,7 @@ export interface PgLedgerProcess {
 }
 
 /** One schema; `start(i)` opens "process" i (its replica file survives close, as a data dir would). */
-export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profile?: Profile } = {}) {
+export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profile?: Profile; maxPoolSize?: number; maxPendingPerKey?: number; maxBatch?: number } = {}) {
   const pg = await freshPgSchema();
   const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
   const clock = new ManualClock(T0 + 1_000);
@@ -46,6 +46,8 @@ export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profi
       finalityDepth: 0,
       clock,
       autoProduce: false,
+      ...(opts.maxPoolSize === undefined ? {} : { maxPoolSize: opts.maxPoolSize }),
+      ...(opts.maxPendingPerKey === undefined ? {} : { maxPendingPerKey: opts.maxPendingPerKey }),
     });
     const sync = await PgLedgerSync.open({
       pool,
@@ -55,6 +57,7 @@ export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profi
       blockIntervalMs: opts.blockIntervalMs ?? 10,
       pollMs: 50,
       produce,
+      ...(opts.maxBatch === undefined ? {} : { maxBatch: opts.maxBatch }),
       logger,
     });
     return {

@@ -4,14 +4,18 @@
  * Each process keeps its {@link Ledger} on a local SQLite replica (reads stay synchronous and local) and copies
  * into it every block the database holds, with the block's state writes and finished transactions. The pool is
  * the set of pending rows of `ledger_txs`:
- * - admission: any process, one at a time across all of them (a transaction-scoped advisory lock), on a pool
- *   first brought up to date with every block and pending row — so the checks are exactly the embedded
- *   ledger's;
+ * - admission: any process, one batch at a time across all of them (a transaction-scoped advisory lock), on a
+ *   pool first brought up to date with every block and pending row — so the checks, the pool's limits included,
+ *   are exactly the embedded ledger's. Admissions that arrive while a batch is in the database wait and go
+ *   together in the next one: one lock, one catch-up, one insert and one commit for all of them, so the lock is
+ *   held per batch and not per admission;
  * - block production: only the process holding the session-level leader lock. It builds the block from its
  *   up-to-date pool under the same admission lock and commits it on the very connection that holds the leader
  *   lock, so a producer that lost its connection (and with it the lock) cannot commit; the block number's
  *   primary key rules out a fork. When the leader dies, PostgreSQL releases its lock and another process takes
- *   over within one poll interval;
+ *   over within one poll interval. The leader learns of every admission at once (its own, or another
+ *   process's by NOTIFY) and makes a block as soon as none was made in the last block interval, as the embedded
+ *   ledger does;
  * - followers learn of new blocks and admissions by NOTIFY, and poll as a fallback.
  */
 import { hostname } from 'node:os';
@@ -30,7 +34,7 @@ import {
   commitBlockRows,
   genesisHashOf,
   initGenesis,
-  insertPending,
+  insertPendingRows,
   LEADER_LOCK,
   LEDGER_MIGRATION_NAMESPACE,
   LEDGER_PG_MIGRATIONS,
@@ -40,6 +44,18 @@ import { migratePg, type PgPool } from './pool.js';
 
 /** Blocks copied per query while catching up. */
 const CATCH_UP_BATCH = 100;
+/** Admissions checked and stored in one transaction at most. */
+const MAX_BATCH = 256;
+/** Admissions waiting for a batch at most; beyond, an admission is refused (503) instead of queued. */
+const MAX_WAITING = 4096;
+
+interface WaitingAdmission {
+  prepare: () => Admission;
+  resolve: (r: { txHash: string; duplicate: boolean }) => void;
+  reject: (e: unknown) => void;
+}
+
+type Outcome = { ok: { txHash: string; duplicate: boolean } } | { err: unknown };
 
 export interface PgLedgerSyncOptions {
   pool: PgPool;
@@ -51,6 +67,8 @@ export interface PgLedgerSyncOptions {
   blockIntervalMs: number;
   /** Fallback catch-up and leader-election period (default 500 ms). */
   pollMs?: number;
+  /** Admissions checked and stored in one transaction at most (default 256; 1: one transaction per admission). */
+  maxBatch?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
   produce?: boolean;
   logger?: Logger;
@@ -62,8 +80,7 @@ export interface PgLedgerSyncOptions {
  */
 export async function preparePgLedger(pool: PgPool, genesis: StoredBlock): Promise<boolean> {
   await migratePg(pool, LEDGER_PG_MIGRATIONS, LEDGER_MIGRATION_NAMESPACE);
-  return inTransaction(pool, async (c) => {
-    await c.query(`SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+  return inAdmissionTransaction(pool, async (c) => {
     const stored = await genesisHashOf(c);
     if (stored === undefined) await initGenesis(c, genesis);
     return stored === undefined || bytesEqual(stored, genesis.hash);
@@ -79,10 +96,11 @@ export async function replicaMatches(pool: PgPool, replica: LedgerStore): Promis
   return local !== undefined && remote !== undefined && bytesEqual(local.hash, remote);
 }
 
-async function inTransaction<T>(pool: PgPool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+/** `work` in a transaction holding the admission lock (taken with BEGIN, in one round trip). */
+async function inAdmissionTransaction<T>(pool: PgPool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   try {
-    await c.query('BEGIN');
+    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
     try {
       const out = await work(c);
       await c.query('COMMIT');
@@ -109,6 +127,11 @@ export class PgLedgerSync implements PoolCoordinator {
   private catchUpQueued = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly waiting: WaitingAdmission[] = [];
+  private batchQueued = false;
+  /** The leader's next block, when one is due. */
+  private blockTimer: NodeJS.Timeout | undefined;
+  private lastBlockMs = 0;
 
   private constructor(private readonly o: PgLedgerSyncOptions) {
     this.channel = `ddn_ledger_${o.schema}`;
@@ -131,31 +154,80 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }> {
-    return this.queue.run(async () => {
-      let accepted: { admission: Admission; seq: number } | undefined;
-      try {
-        const admission = await inTransaction(this.o.pool, async (c) => {
-          await c.query(`SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
-          await this.catchUp(c);
-          const a = prepare();
-          if (a.tx) {
-            const seq = await insertPending(c, a.tx);
-            await c.query('SELECT pg_notify($1, $2)', [this.channel, 'pending']);
-            accepted = { admission: a, seq };
-          }
-          return a;
-        });
-        if (accepted) {
-          accepted.admission.accept();
-          this.lastPendingSeq = accepted.seq;
-        }
-        return admission.result;
-      } catch (e) {
-        if (e instanceof LedgerFailure || e instanceof DdnError) throw e;
-        this.o.logger?.error({ err: e }, 'ledger admission failed');
-        throw new DdnError('service_unavailable', 'the ledger database is unavailable');
-      }
+    if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the ledger is closing'));
+    if (this.waiting.length >= MAX_WAITING) {
+      return Promise.reject(new DdnError('service_unavailable', 'too many admissions are waiting for the ledger database'));
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ prepare, resolve, reject });
+      this.queueBatch();
     });
+  }
+
+  /** One batch of whatever admissions are waiting when its turn comes. */
+  private queueBatch(): void {
+    if (this.batchQueued) return;
+    this.batchQueued = true;
+    void this.queue.run(async () => {
+      this.batchQueued = false;
+      const batch = this.waiting.splice(0, this.o.maxBatch ?? MAX_BATCH);
+      if (this.waiting.length > 0) this.queueBatch();
+      if (batch.length > 0) await this.admitBatch(batch);
+    });
+  }
+
+  /**
+   * Checks the batch in arrival order on the up-to-date pool, each admission seeing the ones before it (accepted
+   * into the pool at once), and stores the accepted ones in one insert. When the transaction fails they leave
+   * the pool again and every admission of the batch is answered 503, except those the checks refused.
+   */
+  private async admitBatch(batch: readonly WaitingAdmission[]): Promise<void> {
+    const outcomes: Outcome[] = [];
+    const stored: TxRecord[] = [];
+    let lastSeq = 0;
+    try {
+      await inAdmissionTransaction(this.o.pool, async (c) => {
+        await this.catchUp(c);
+        for (const w of batch) {
+          try {
+            const a = w.prepare();
+            if (a.tx) {
+              a.accept();
+              stored.push(a.tx);
+            }
+            outcomes.push({ ok: a.result });
+          } catch (e) {
+            outcomes.push({ err: e });
+          }
+        }
+        if (stored.length === 0) return;
+        lastSeq = await insertPendingRows(c, stored);
+        await c.query('SELECT pg_notify($1, $2)', [this.channel, 'pending']);
+      });
+    } catch (e) {
+      this.o.ledger.withdraw(new Set(stored.map((t) => t.txHash)));
+      this.o.logger?.error({ err: e, batch: batch.length }, 'ledger admission failed');
+      const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
+      batch.forEach((w, i) => {
+        const o = outcomes[i];
+        w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
+      });
+      return;
+    }
+    if (lastSeq > 0) this.lastPendingSeq = lastSeq;
+    batch.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if ('ok' in o) w.resolve(o.ok);
+      else w.reject(this.refusal(o.err));
+    });
+    if (stored.length > 0) this.wantBlock();
+  }
+
+  /** What a failed check answers: the ledger's or the Directory's refusal, else 503 (logged). */
+  private refusal(e: unknown): unknown {
+    if (e instanceof LedgerFailure || e instanceof DdnError) return e;
+    this.o.logger?.error({ err: e }, 'ledger admission failed');
+    return new DdnError('service_unavailable', 'the ledger database is unavailable');
   }
 
   /** Copies new blocks and pending rows into the ledger (tests and callers that need a fresh view). */
@@ -185,6 +257,31 @@ export class PgLedgerSync implements PoolCoordinator {
     for (const t of this.o.ledger.adoptPending(pending.txs)) this.unadoptable.set(t.txHash, t);
     this.lastPendingSeq = pending.lastSeq;
     this.lastCatchUpMs = Date.now();
+    if (pending.txs.length > 0) this.wantBlock();
+  }
+
+  /**
+   * The leader's next block: at once when none was made in the last block interval, else when the interval is
+   * over (a process with `produce: false` only produces through {@link produceOnce}). `knownWork`: another
+   * process admitted something this one has not caught up with yet. True when a block is due.
+   */
+  private wantBlock(knownWork = false): boolean {
+    if (!this.leader || this.closed || !(this.o.produce ?? true)) return false;
+    if (this.blockTimer !== undefined) return true;
+    if (!knownWork && this.o.ledger.pendingEntries().length === 0 && this.unadoptable.size === 0) return false;
+    const delay = Math.max(0, this.lastBlockMs + this.o.blockIntervalMs - Date.now());
+    this.blockTimer = setTimeout(() => {
+      this.queue
+        .run(() => this.produceBlock())
+        .catch((err: unknown) => {
+          if (!this.closed) this.o.logger?.warn({ err }, 'block production failed');
+        })
+        .finally(() => {
+          this.blockTimer = undefined;
+          this.wantBlock();
+        });
+    }, delay);
+    return true;
   }
 
   /** A notification arrived (or the poll fell due): one catch-up, however many were asked for meanwhile. */
@@ -211,7 +308,10 @@ export class PgLedgerSync implements PoolCoordinator {
     client.on('error', (err) => this.lostSession(client, err));
     client.on('end', () => this.lostSession(client));
     client.on('notification', (msg) => {
-      if (msg.channel === this.channel) this.requestCatchUp();
+      if (msg.channel !== this.channel) return;
+      // the leader's block catches up under the lock anyway: an admission elsewhere goes straight to production
+      if (msg.payload === 'pending' && this.wantBlock(true)) return;
+      this.requestCatchUp();
     });
     await client.connect();
     try {
@@ -235,16 +335,16 @@ export class PgLedgerSync implements PoolCoordinator {
     if (this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.tick().finally(() => this.schedule(this.leader ? this.o.blockIntervalMs : this.pollMs));
+      void this.tick().finally(() => this.schedule(this.pollMs));
     }, delayMs);
   }
 
   private async tick(): Promise<void> {
     try {
       if (this.session === undefined) await this.connectSession();
-      const produce = (this.o.produce ?? true) && (await this.compete());
-      if (produce && (this.o.ledger.pendingEntries().length > 0 || this.unadoptable.size > 0)) await this.queue.run(() => this.produceBlock());
-      else if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp();
+      if (this.o.produce ?? true) await this.compete();
+      if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp();
+      this.wantBlock();
     } catch (err) {
       if (!this.closed) this.o.logger?.warn({ err }, 'ledger tick failed');
     }
@@ -265,6 +365,7 @@ export class PgLedgerSync implements PoolCoordinator {
       // Operators (and the deployment test) find the producer in pg_stat_activity.
       await session.query(`SET application_name = '${this.applicationName('ddn-ledger-leader')}'`);
       this.o.logger?.info({ head: this.o.ledger.headNumber }, 'this process now produces the ledger blocks');
+      this.wantBlock();
     }
     return this.leader;
   }
@@ -284,9 +385,9 @@ export class PgLedgerSync implements PoolCoordinator {
   private async produceBlock(): Promise<void> {
     const c = this.session;
     if (c === undefined || !this.leader || this.closed) return;
-    await c.query('BEGIN');
+    this.lastBlockMs = Date.now();
+    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
     try {
-      await c.query(`SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
       await this.catchUp(c);
       const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
       if (!next) {
@@ -311,6 +412,7 @@ export class PgLedgerSync implements PoolCoordinator {
     if (this.closed) return;
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.blockTimer !== undefined) clearTimeout(this.blockTimer);
     await this.queue.run(async () => undefined);
     const session = this.session;
     this.session = undefined;

@@ -159,12 +159,28 @@ export async function pendingAfter(c: Queryable, afterSeq: number): Promise<{ tx
 }
 
 export async function insertPending(c: Queryable, tx: TxRecord): Promise<number> {
+  return insertPendingRows(c, [tx]);
+}
+
+/** Several pending transactions in one statement, in this order; the highest seq they got. */
+export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[]): Promise<number> {
+  const col = <T>(f: (t: TxRecord) => T) => txs.map(f);
   const r = await c.query<{ seq: Num }>(
     `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes)
-     VALUES ($1, $2, 'pending', $3, $4, $5, $6) RETURNING seq`,
-    [tx.txHash, tx.extrinsic, tx.meta.subject, tx.submittedAtMs, JSON.stringify(tx.meta), tx.bytes ? Buffer.from(tx.bytes) : null],
+     SELECT h, x, 'pending', s, t, m, b
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(h, x, s, t, m, b, i)
+       ORDER BY i
+     RETURNING seq`,
+    [
+      col((t) => t.txHash),
+      col((t) => t.extrinsic),
+      col((t) => t.meta.subject),
+      col((t) => t.submittedAtMs),
+      col((t) => JSON.stringify(t.meta)),
+      col((t) => (t.bytes ? Buffer.from(t.bytes) : null)),
+    ],
   );
-  return Number(r.rows[0]!.seq);
+  return Math.max(...r.rows.map((x) => Number(x.seq)));
 }
 
 /** Stores a produced block: header, state writes, and the outcome of every transaction it finished. */

@@ -1,0 +1,85 @@
+/**
+ * `npx tsx bench/pg-admission-shapes.ts` (needs `DDN_BENCH_PG_URL`): the database side of two ways to admit
+ * Directory writes on PostgreSQL without one lock per admission (issue 27), each for 5 s on a scratch schema,
+ * with the statements an admission makes on the real ledger tables (lock, catch-up reads, insert, NOTIFY, commit):
+ *
+ * - one transaction per admission, 32 at once, each under an advisory lock of its own subject (what locking per
+ *   DID would cost at best: no lock ever waited for, no key set computed, no retry);
+ * - the same under one lock shared by all (how admission worked before batching);
+ * - batches of 16 admissions per transaction from two processes under one shared lock (what the Directory does).
+ *
+ * Prints rows admitted per second for each, twice, interleaved. Node's own work per admission (the checks) is
+ * the same in every shape and left out.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import pg from 'pg';
+import { blockHash, genesisHeader } from '../src/ledger/block.js';
+import type { TxRecord } from '../src/ledger/store.js';
+import { preparePgLedger } from '../src/store/postgres/ledger-sync.js';
+import { blocksFrom, insertPendingRows, pendingAfter } from '../src/store/postgres/ledger-tables.js';
+import { openPgPool } from '../src/store/postgres/pool.js';
+
+const url = process.env.DDN_BENCH_PG_URL;
+if (url === undefined) throw new Error('set DDN_BENCH_PG_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres');
+const schema = `bench_shapes_${randomBytes(4).toString('hex')}`;
+const pool = await openPgPool({ url, schema, max: 34 });
+const header = genesisHeader({ profile: 'platform', chainId: 'bench-shapes', genesisTimeMs: 0, personaAttestors: [] });
+await preparePgLedger(pool, { header, hash: blockHash(header) });
+
+/** Advisory locks are database-wide: keys of this run only. */
+const LOCK_BASE = randomInt(1_000_000_000);
+let seq = 0;
+const row = (): TxRecord => {
+  const i = ++seq;
+  return {
+    txHash: `0x${i.toString(16).padStart(64, '0')}`,
+    extrinsic: 'update_document',
+    status: 'pending',
+    submittedAtMs: Date.now(),
+    meta: { subject: `did:platform:${i}`, action: 'UpdateService', nonceDomain: 'document_nonce', nonce: '1', limitKey: `did:platform:${i}|document_nonce` },
+    bytes: randomBytes(600),
+  };
+};
+
+async function admission(lockKey: number, rows: number): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${lockKey})`);
+    await blocksFrom(c, 1, 100);
+    await pendingAfter(c, Number.MAX_SAFE_INTEGER);
+    await insertPendingRows(c, Array.from({ length: rows }, row));
+    await c.query("SELECT pg_notify('bench_shapes', 'pending')");
+    await c.query('COMMIT');
+  } finally {
+    c.release();
+  }
+}
+
+async function shape(name: string, workers: number, lockKey: (w: number) => number, rows: number): Promise<void> {
+  let n = 0;
+  const end = performance.now() + 5000;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < end) {
+        await admission(lockKey(w), rows);
+        n += rows;
+      }
+    }),
+  );
+  console.log(`${name}: ${Math.round(n / 5)} admissions/s`);
+  await pool.query('DELETE FROM ledger_txs');
+}
+
+try {
+  for (let run = 0; run < 2; run++) {
+    await shape('one transaction each, 32 at once, a lock per subject', 32, (w) => LOCK_BASE + 1 + w, 1);
+    await shape('one transaction each, 32 at once, one lock', 32, () => LOCK_BASE, 1);
+    await shape('batches of 16, 2 processes, one lock', 2, () => LOCK_BASE, 16);
+  }
+} finally {
+  await pool.end();
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await admin.end();
+}

@@ -1,0 +1,175 @@
+/**
+ * Issue 27's races: two Directory processes (`ddn serve --roles directory` children) admitting into one ledger on
+ * one PostgreSQL schema at the same time. The same DID and nonce through both at once: exactly one admitted,
+ * the other 409 with its spec code. Different subjects through both at once: all admitted. The process that
+ * produces the blocks killed with SIGKILL while it produces them back to back: no admission that got a 202 is
+ * lost. Registers only when DDN_TEST_PG_URL is set.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ATTESTOR_KEY_FILE, GENESIS_FILE } from '../../src/app/node-keys.js';
+import { makeProfile } from '../../src/protocol/profile.js';
+import type { DirectoryHarness } from '../support/directory-harness.js';
+import {
+  assertAccepted,
+  assertError,
+  kaOf,
+  keyOf,
+  prepareRegistration,
+  prepareSigned,
+  registrationSubmitBody,
+  submit,
+  type Reply,
+} from '../support/directory-flows.js';
+import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { serveProcess, type ServeProcess } from '../support/serve-process.js';
+import { waitFor as poll } from '../support/wait.js';
+
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, { everyMs: 50, ignoreErrors: true });
+
+const profile = makeProfile('platform');
+const dirs: string[] = [];
+const children: ServeProcess[] = [];
+after(() => {
+  for (const c of children) c.proc.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'ddn-pg-races-'));
+  dirs.push(d);
+  return d;
+};
+
+/** What the flows need of a Directory, over HTTP to a child process (blocks come from the ledger leader). */
+function overHttp(p: ServeProcess): DirectoryHarness {
+  const h: Pick<DirectoryHarness, 'profile' | 'call' | 'settle'> = {
+    profile,
+    async call(method: string, url: string, payload?: unknown): Promise<Reply> {
+      const res = await fetch(`${p.urls.directory!}${url}`, {
+        method,
+        ...(payload === undefined ? {} : { body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
+    settle() {
+      // blocks come from the leader; callers wait for what they need to see
+    },
+  };
+  return h as DirectoryHarness;
+}
+
+const resolves = async (h: DirectoryHarness, did: string): Promise<boolean> => (await h.call('GET', `/resolve/${encodeURIComponent(did)}`)).status === 200;
+
+if (PG_URL) {
+  describe('Directory admissions through two processes on one PostgreSQL', () => {
+    it('admits one of two changes with the same DID and nonce, all changes of different subjects, and loses none when the producer is killed', async () => {
+      const pg = await freshPgSchema();
+      try {
+        const db = ['--db', pg.url, '--db-schema', pg.schema, '--log-level', 'silent', '--block-time-ms', '1'];
+        const start = async (dataDir: string): Promise<ServeProcess> => {
+          const p = await serveProcess(['--data-dir', dataDir, '--roles', 'directory', '--directory-port', '0', ...db]);
+          children.push(p);
+          return p;
+        };
+        const d1Dir = tempDir();
+        const d1 = await start(d1Dir);
+        const d2Dir = tempDir();
+        for (const f of [GENESIS_FILE, ATTESTOR_KEY_FILE]) copyFileSync(join(d1Dir, f), join(d2Dir, f));
+        const d2 = await start(d2Dir);
+        const [h1, h2] = [overHttp(d1), overHttp(d2)];
+        const both = [h1, h2];
+
+        /** Registers DID `seed` through `h` (prepare, sign, submit); the reply of the submit. */
+        const register = async (h: DirectoryHarness, seed: number): Promise<{ did: string; res: Reply }> => {
+          const { did, key, prepared } = await prepareRegistration(h, seed);
+          return { did, res: await h.call('POST', '/register-did', registrationSubmitBody(prepared, key)) };
+        };
+
+        // Different subjects through both processes at once: every one admitted, and final everywhere.
+        const seeds = Array.from({ length: 24 }, (_, i) => 10 + i);
+        const registered = await Promise.all(seeds.map((seed, i) => register(both[i % 2]!, seed)));
+        for (const r of registered) assertAccepted(r.res);
+        for (const h of both) {
+          for (const r of registered) await waitFor(`${r.did} resolves at every Directory`, async () => ((await resolves(h, r.did)) ? true : undefined));
+        }
+
+        // The same DID and document nonce through both at once, round after round: one 202, one 409 nonce_mismatch.
+        const did = registered[0]!.did;
+        const key = keyOf(seeds[0]!);
+        for (let round = 0; round < 4; round++) {
+          const [a, b] = await Promise.all([
+            prepareSigned(h1, did, key, 'AddKeyAgreement', { key_agreement: kaOf(did, `ka-${round}-a`, 1) }),
+            prepareSigned(h2, did, key, 'AddKeyAgreement', { key_agreement: kaOf(did, `ka-${round}-b`, 2) }),
+          ]);
+          assert.equal(a.request.nonce, b.request.nonce, 'both changes carry the same nonce');
+          const [ra, rb] = await Promise.all([submit(h1, a), submit(h2, b)]);
+          const winners = [ra, rb].filter((r) => r.status === 202);
+          assert.equal(winners.length, 1, `exactly one admitted: ${JSON.stringify([ra, rb])}`);
+          assertError(ra.status === 202 ? rb : ra, 409, 'nonce_mismatch');
+        }
+        // The same DID registered through both at once with different keys: one 202, one 409 did_already_exists.
+        {
+          const seed = 60;
+          const [pa, pb] = await Promise.all([prepareRegistration(h1, seed), prepareRegistration(h2, seed, { key: keyOf(61) })]);
+          const [ra, rb] = await Promise.all([
+            h1.call('POST', '/register-did', registrationSubmitBody(pa.prepared, pa.key)),
+            h2.call('POST', '/register-did', registrationSubmitBody(pb.prepared, pb.key)),
+          ]);
+          assert.equal([ra, rb].filter((r) => r.status === 202).length, 1, `exactly one admitted: ${JSON.stringify([ra, rb])}`);
+          assertError(ra.status === 202 ? rb : ra, 409, 'did_already_exists');
+        }
+
+        // The producer killed with SIGKILL while registrations stream through both processes and blocks are made
+        // back to back: every registration that got a 202 becomes final through the survivor.
+        const leaderPid = async (): Promise<number | undefined> => {
+          const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
+            `ddn-ledger-leader ${pg.schema} %`,
+          ]);
+          return r.rows.length === 1 ? Number(r.rows[0]!.application_name.split(' ')[2]!.split('@')[0]) : undefined;
+        };
+        const firstLeader = await waitFor('a ledger leader', leaderPid);
+        const victim = firstLeader === d1.pid ? d1 : d2;
+        const survivor = victim === d1 ? h2 : h1;
+        assert.ok([d1.pid, d2.pid].includes(firstLeader), 'one of the two Directory processes leads');
+        const admitted: string[] = [];
+        let nextSeed = 100;
+        let killed = false;
+        const worker = async (): Promise<void> => {
+          while (nextSeed < 160) {
+            const seed = nextSeed++;
+            const via = killed ? survivor : both[seed % 2]!;
+            try {
+              const r = await register(via, seed);
+              if (r.res.status === 202) admitted.push(r.did);
+            } catch {
+              // the killed process refuses connections: this one is not admitted, the stream goes on
+            }
+          }
+        };
+        const stream = Promise.all(Array.from({ length: 6 }, worker));
+        await waitFor('admissions under way', async () => (admitted.length >= 10 ? true : undefined));
+        victim.proc.kill('SIGKILL');
+        killed = true;
+        await victim.exited;
+        await stream;
+        assert.ok(admitted.length >= 10);
+        await waitFor('the survivor leads', async () => {
+          const pid = await leaderPid();
+          return pid !== undefined && pid !== victim.pid ? pid : undefined;
+        });
+        for (const d of admitted) await waitFor(`${d}, admitted before or after the kill, is final`, async () => ((await resolves(survivor, d)) ? true : undefined));
+        const pending = await pg.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
+        assert.equal(pending.rows[0]!.n, 0, 'nothing is left in the shared pool');
+      } finally {
+        for (const c of children.splice(0)) {
+          c.proc.kill('SIGTERM');
+          await c.exited;
+        }
+        await pg.drop();
+      }
+    });
+  });
+}
