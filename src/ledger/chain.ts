@@ -11,7 +11,7 @@ import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrins
 import type { ExecContext } from './runtime/context.js';
 import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
-import type { LedgerStore, StoredBlock, TxMeta, TxRecord } from './store.js';
+import type { LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
 
 export interface LedgerOptions {
@@ -463,6 +463,11 @@ export class Ledger {
 
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
     return this.store.lastFailure(subject, extrinsic, sinceMs);
+  }
+
+  /** Included transactions about a subject, newest first (see {@link LedgerStore.subjectHistory}). */
+  subjectHistory(q: SubjectHistoryQuery): TxRecord[] {
+    return this.store.subjectHistory(q);
   }
 }
 
