@@ -317,8 +317,11 @@ export class Ledger {
         blockIndex: i,
         finishedAtMs: timestampMs,
       };
-      delete rec.bytes;
-      if (r.failure) rec.error = failureToTxError(r.failure);
+      // an included transaction keeps its bytes (history, followers); a failed one is only its outcome
+      if (r.failure) {
+        delete rec.bytes;
+        rec.error = failureToTxError(r.failure);
+      }
       return rec;
     });
     const next = this.validatePool(new Overlay(overlay), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), number + 1);

@@ -11,7 +11,7 @@ import { controlPersona, enc, operatorOf, registerNamed, type Operator } from '.
 import { forwardPlan, policyJson, registerServiceDid, rule, sendRule, target, writeV3 } from '../support/policy-flows.js';
 
 type Body = Record<string, unknown>;
-type Entry = Body & { action: string; changes: Body | null; block_number: number; block_hash: string; tx_hash: string };
+type Entry = Body & { action: string; changes: Body | null; block_number: number; block_index: number; block_hash: string; tx_hash: string };
 
 const entries = (r: Reply): Entry[] => r.body.history as Entry[];
 
