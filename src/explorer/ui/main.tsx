@@ -1,6 +1,6 @@
 /** The explorer's entry point: one view per address under `/explorer/` (docs/explorer.md). */
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { BlockPage, BlocksPage, TxPage } from './block-pages.js';
 import { DidPage } from './did-page.js';
 import { currentRoute, interceptLinks, onNavigate } from './navigation.js';
@@ -39,9 +39,11 @@ function view(parts: string[], query: URLSearchParams) {
 function App() {
   const [route, setRoute] = useState(currentRoute);
   useEffect(() => onNavigate(() => setRoute(currentRoute())), []);
+  const first = useRef(true);
   useEffect(() => {
-    // move focus to the new page's content, as a page load would
-    document.getElementById('main')?.focus({ preventScroll: true });
+    // after an in-page navigation, move focus to the new content, as a page load would
+    if (first.current) first.current = false;
+    else document.getElementById('main')?.focus({ preventScroll: true });
   }, [route]);
   const key = `${route.parts.join('/')}?${route.query.toString()}`;
   return <div key={key}>{view(route.parts, route.query) ?? <NotFoundPage />}</div>;
