@@ -48,6 +48,7 @@ export function explorerPage(base: string, built: boolean): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ddn explorer</title>
+<link rel="icon" href="data:,">
 ${built ? `<link rel="stylesheet" href="${escapeAttr(root)}/assets/app.css">` : ''}
 </head>
 <body>
