@@ -20,6 +20,9 @@ async function loadPolicy(scope: string, id: string): Promise<{ reply: Reply; po
   return { reply: v3, policy: null, version: 3 };
 }
 
+/** A read that found the subject but no policy. */
+const none = (r: Reply): boolean => r.status === 200 || (r.status === 404 && r.body.code === 'policy_not_found');
+
 function Conditions(props: { conditions: Json[] }) {
   if (props.conditions.length === 0) return <p class="muted">Applies to every message.</p>;
   return (
@@ -54,8 +57,8 @@ export function PolicyPage(props: { scope: string; id: string }) {
         )}
       </p>
       {state === undefined && <Loading />}
-      {state !== undefined && p === null && state.reply.status === 200 && <p role="status">This {props.scope} has no delivery policy.</p>}
-      {state !== undefined && p === null && state.reply.status !== 200 && <Problem reply={state.reply} what="The delivery policy" />}
+      {state !== undefined && p === null && none(state.reply) && <p role="status">This {props.scope} has no delivery policy.</p>}
+      {state !== undefined && p === null && !none(state.reply) && <Problem reply={state.reply} what="The delivery policy" />}
       {p !== null && (
         <>
           <Section title="Policy" id="policy">
