@@ -15,7 +15,7 @@ import { registerHealthRoute } from '../../src/app/health.js';
 import { NodeMetrics, registerMetricsRoute } from '../../src/app/metrics.js';
 import { buildInfo } from '../../src/app/version.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
-import { kid, mutate, registerFixture, type Fixture } from '../support/directory-flows.js';
+import { kid, mutate, registerDid, registerFixture, type Fixture } from '../support/directory-flows.js';
 import { registerApplication } from '../support/application-flows.js';
 import { operatorOf, registerNamed, type Operator } from '../support/persona-flows.js';
 import { policyJson, registerServiceDid, rule, target, writeV3, type ServiceDid } from '../support/policy-flows.js';
@@ -267,6 +267,16 @@ describe('web explorer in Chromium', () => {
     }
     assert.equal(await page.locator('figure.chart[data-series="head"] output').innerText(), String(h.ledger.headRef().number));
     assert.match(await page.locator('[data-samples]').innerText(), /from GET \/metrics/);
+  });
+
+  it("a deleted DID's page says it is gone and still shows its history", async () => {
+    const gone = await registerDid(h, 64);
+    await mutate(h, gone.did, gone.key, 'delete_did');
+    await page.goto(`${base}/explorer/did/${gone.did}`);
+    await page.locator('table.history tbody tr').first().waitFor();
+    assert.match(await page.getByRole('alert').first().innerText(), /404 did_not_found/);
+    assert.deepEqual(await page.locator('table.history tbody .action').allTextContents(), ['delete_did', 'register_did']);
+    assert.match(await page.locator('table.history tbody tr').first().innerText(), /DeleteDid/);
   });
 
   it('unknown DIDs and pages say so; no script errors anywhere', async () => {
