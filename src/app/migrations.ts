@@ -14,7 +14,7 @@ import { migratePg, openPgPool, type PgMigration } from '../store/postgres/pool.
 import { PG_RELAY_MIGRATIONS, PG_RELAY_NAMESPACE } from '../store/postgres/relay-staging-store.js';
 import { openSqlite, type Migration } from '../store/sqlite/database.js';
 import { DNS_CHALLENGE_MIGRATIONS } from '../store/sqlite/dns-challenge-store.js';
-import { LEDGER_MIGRATIONS } from '../store/sqlite/ledger-store.js';
+import { LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE, LEDGER_MIGRATIONS } from '../store/sqlite/ledger-store.js';
 import { MAILBOX_MIGRATIONS } from '../store/sqlite/mailbox-store.js';
 import { RELAY_MIGRATIONS } from '../store/sqlite/relay-staging-store.js';
 import { CACHE_DB_FILE } from './cache-role.js';
@@ -41,7 +41,10 @@ interface Step<M> {
 
 /** The stores of each role; the ledger file exists on every node (it holds the node's own identity chain). */
 function sqliteSteps(roles: readonly Role[]): Step<Migration>[] {
-  const steps: Step<Migration>[] = [{ namespace: 'ledger', migrations: LEDGER_MIGRATIONS, file: LEDGER_FILE }];
+  const steps: Step<Migration>[] = [
+    { namespace: 'ledger', migrations: LEDGER_MIGRATIONS, file: LEDGER_FILE },
+    { namespace: LEDGER_HISTORY_NAMESPACE, migrations: LEDGER_HISTORY_MIGRATIONS, file: LEDGER_FILE },
+  ];
   if (roles.includes('directory')) steps.push({ namespace: 'directory', migrations: DNS_CHALLENGE_MIGRATIONS, file: LEDGER_FILE });
   if (roles.includes('cache')) {
     steps.push({ namespace: 'cache', migrations: MAILBOX_MIGRATIONS, file: CACHE_DB_FILE });

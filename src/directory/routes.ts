@@ -4,8 +4,10 @@ import type { JsonObject } from '../http/json-body.js';
 import { DdnError } from '../base/errors.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
+import { registerExplorerRoutes } from '../explorer/routes.js';
 import { ACTIONS } from './actions.js';
 import { registerApplicationRoutes } from './application-routes.js';
+import { registerHistoryRoutes } from './history-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
 import { registerPersonaRoutes } from './persona-routes.js';
 import { registerPolicyRoutes } from './policy-routes.js';
@@ -46,6 +48,8 @@ export function registerDirectoryRoutes(directoryServer: HttpServer, service: Di
   registerPersonaRoutes(server, service);
   registerPolicyRoutes(server, service);
   registerApplicationRoutes(server, service);
+  registerHistoryRoutes(server, service);
+  registerExplorerRoutes(server);
 
   server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
   server.route('POST', '/register-did', async (ctx) => json(202, await service.submitRegistration(body(ctx.body))));

@@ -11,7 +11,7 @@ import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrins
 import type { ExecContext } from './runtime/context.js';
 import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
-import type { LedgerStore, StoredBlock, TxMeta, TxRecord } from './store.js';
+import type { LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
 
 export interface LedgerOptions {
@@ -332,8 +332,11 @@ export class Ledger {
         blockIndex: i,
         finishedAtMs: timestampMs,
       };
-      delete rec.bytes;
-      if (r.failure) rec.error = failureToTxError(r.failure);
+      // an included transaction keeps its bytes (history, followers); a failed one is only its outcome
+      if (r.failure) {
+        delete rec.bytes;
+        rec.error = failureToTxError(r.failure);
+      }
       return rec;
     });
     const next = this.validatePool(new Overlay(overlay), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), number + 1);
@@ -487,6 +490,11 @@ export class Ledger {
 
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
     return this.store.lastFailure(subject, extrinsic, sinceMs);
+  }
+
+  /** Included transactions about a subject, newest first (see {@link LedgerStore.subjectHistory}). */
+  subjectHistory(q: SubjectHistoryQuery): TxRecord[] {
+    return this.store.subjectHistory(q);
   }
 }
 

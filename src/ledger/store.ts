@@ -39,6 +39,25 @@ export interface StoredBlock {
   hash: Uint8Array;
 }
 
+/** Where a transaction sits in the chain: its block and its index in that block. */
+export interface TxPosition {
+  blockNumber: number;
+  blockIndex: number;
+}
+
+/** One page of a subject's history ({@link LedgerStore.subjectHistory}). */
+export interface SubjectHistoryQuery {
+  /** `meta.subject`: a DID, a persona, an application id. */
+  subject: string;
+  /** Only these ledger calls (`extrinsic`); all when absent. */
+  extrinsics?: readonly string[];
+  /** Only blocks at or below this number (the finalized head). */
+  maxBlock: number;
+  /** Only transactions strictly older than this position (the previous page's last one). */
+  before?: TxPosition;
+  limit: number;
+}
+
 export interface LedgerStore {
   /** Stored genesis hash, if the chain was initialised before. */
   genesisHash(): Uint8Array | undefined;
@@ -59,5 +78,10 @@ export interface LedgerStore {
   getTx(txHash: string): TxRecord | undefined;
   /** Most recent failed transaction of `extrinsic` about `subject` finished at or after `sinceMs`. */
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined;
+  /**
+   * Included (successful) transactions about a subject, newest first: block number, then index in the block,
+   * descending. Rows stay after the subject is deleted; an included transaction keeps its extrinsic bytes.
+   */
+  subjectHistory(q: SubjectHistoryQuery): TxRecord[];
   close(): void;
 }

@@ -9,7 +9,7 @@ import { registerDirectoryRoutes } from '../../src/directory/routes.js';
 import { DirectoryService, type DirectoryDeps } from '../../src/directory/service.js';
 import { SqliteDnsChallengeStore } from '../../src/store/sqlite/dns-challenge-store.js';
 import type { RateLimits } from '../../src/http/rate-limit.js';
-import { createHttpServer, type HttpServer } from '../../src/http/server.js';
+import { createHttpServer, type HttpObserver, type HttpServer } from '../../src/http/server.js';
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
@@ -48,7 +48,7 @@ export function openLedger(dir: string, clock: ManualClock, profile: Profile, at
 export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' | 'clock'>>;
 
 export async function startDirectory(
-  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits } = {},
+  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits; observer?: HttpObserver } = {},
 ): Promise<DirectoryHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ddn-dir-'));
   const clock = opts.clock ?? new ManualClock(T0 + 1000);
@@ -61,6 +61,7 @@ export async function startDirectory(
     bodyLimitBytes: 1_048_576,
     tooLargeCode: 'payload_too_large',
     ...(opts.rateLimits === undefined ? {} : { rateLimits: opts.rateLimits }),
+    ...(opts.observer === undefined ? {} : { observer: opts.observer }),
   });
   // The genesis attestor signs persona attestations; DNS challenges live in the ledger database.
   const service = new DirectoryService({ ledger, profile, clock, attestor, challenges: new SqliteDnsChallengeStore(db), ...opts.deps });

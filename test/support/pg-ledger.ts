@@ -73,6 +73,8 @@ export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profi
   }
 
   return {
+    /** Where the replicas live (`replica-<i>.sqlite`). */
+    dir,
     schema: pg.schema,
     url: pg.url,
     clock,

@@ -203,7 +203,8 @@ export async function commitBlockRows(
   if (finished.length === 0) return;
   const col = <T>(f: (t: TxRecord) => T) => finished.map(f);
   const r = await c.query(
-    `UPDATE ledger_txs t SET status = u.status, bytes = NULL, block_number = u.block_number, block_index = u.block_index,
+    // An included transaction keeps its bytes (replicas' history decodes them); failed and dropped ones do not.
+    `UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, block_number = u.block_number, block_index = u.block_index,
        error_name = u.error_name, error_module = u.error_module, error_reason = u.error_reason,
        finished_at_ms = u.finished_at_ms, finished_block = $9
      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[])

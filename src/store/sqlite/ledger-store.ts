@@ -1,9 +1,8 @@
 /** SQLite implementation of the ledger store: blocks, transactions and versioned state in one WAL database. */
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
-import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import type { SqliteDb } from './database.js';
-import type { Migration } from './database.js';
+import type { LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
+import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
@@ -27,6 +26,22 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
+
+/**
+ * The history index (`GET /dids/{did}/history` and friends), in its own namespace so it composes with the ledger's
+ * numbered migrations: the store applies it when it opens a database.
+ */
+export const LEDGER_HISTORY_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `CREATE INDEX IF NOT EXISTS ledger_txs_history ON ledger_txs (subject, block_number DESC, block_index DESC)
+            WHERE status = 'included';`,
+  },
+];
+export const LEDGER_HISTORY_NAMESPACE = 'ledger_history';
+
+/** Past any block index (u32 block numbers, indexes bounded by the block size). */
+const AFTER_ANY_INDEX = 2 ** 31;
 
 interface TxRow {
   seq: number;
@@ -86,6 +101,7 @@ export class SqliteLedgerStore implements LedgerStore {
     private readonly db: SqliteDb,
     private readonly guard?: StorageGuard,
   ) {
+    migrate(db, LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE);
     this.q = {
       meta: db.prepare('SELECT v FROM ledger_meta WHERE k = ?'),
       setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
@@ -103,8 +119,9 @@ export class SqliteLedgerStore implements LedgerStore {
          VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
            @error_name, @error_module, @error_reason, @finished_at_ms)`,
       ),
+      // An included transaction keeps its bytes: history and followers decode (and verify) what it did.
       finishTx: db.prepare(
-        `UPDATE ledger_txs SET status = @status, bytes = NULL, block_number = @block_number, block_index = @block_index,
+        `UPDATE ledger_txs SET status = @status, bytes = CASE WHEN @status = 'included' THEN bytes END, block_number = @block_number, block_index = @block_index,
            error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
            finished_at_ms = @finished_at_ms
          WHERE seq = (SELECT MAX(seq) FROM ledger_txs WHERE tx_hash = @tx_hash AND status = 'pending')`,
@@ -114,6 +131,12 @@ export class SqliteLedgerStore implements LedgerStore {
       lastFailure: db.prepare(
         `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
          ORDER BY seq DESC LIMIT 1`,
+      ),
+      history: db.prepare(
+        `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
+           AND (block_number, block_index) < (@block, @index)
+           AND (@all = 1 OR extrinsic IN (SELECT value FROM json_each(@extrinsics)))
+         ORDER BY block_number DESC, block_index DESC LIMIT @limit`,
       ),
     };
   }
@@ -201,7 +224,7 @@ export class SqliteLedgerStore implements LedgerStore {
       subject: tx.meta.subject,
       submitted_at_ms: tx.submittedAtMs,
       meta: JSON.stringify(tx.meta),
-      bytes: tx.status === 'pending' && tx.bytes ? Buffer.from(tx.bytes) : null,
+      bytes: (tx.status === 'pending' || tx.status === 'included') && tx.bytes ? Buffer.from(tx.bytes) : null,
     };
   }
 
@@ -225,6 +248,20 @@ export class SqliteLedgerStore implements LedgerStore {
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
     const r = this.q.lastFailure.get(subject, extrinsic, sinceMs) as TxRow | undefined;
     return r ? toTx(r) : undefined;
+  }
+
+  subjectHistory(q: SubjectHistoryQuery): TxRecord[] {
+    const b = q.before;
+    const bound = b !== undefined && b.blockNumber <= q.maxBlock ? b : { blockNumber: q.maxBlock, blockIndex: AFTER_ANY_INDEX };
+    const rows = this.q.history.all({
+      subject: q.subject,
+      block: bound.blockNumber,
+      index: bound.blockIndex,
+      all: q.extrinsics === undefined ? 1 : 0,
+      extrinsics: JSON.stringify(q.extrinsics ?? []),
+      limit: q.limit,
+    }) as TxRow[];
+    return rows.map(toTx);
   }
 
   close(): void {

@@ -1,0 +1,224 @@
+/** Shared pieces of the explorer's pages: layout, data loading, key/value lists, history. */
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { getJson, link, str, arr, type Json, type Reply } from './api.js';
+import { navigate } from './navigation.js';
+
+/** Loads a Directory route (null: nothing to load); reloads when `path` changes. */
+export function useJson(path: string | null): Reply | undefined {
+  const [reply, setReply] = useState<{ path: string; reply: Reply } | undefined>(undefined);
+  useEffect(() => {
+    if (path === null) return;
+    let live = true;
+    void getJson(path).then((r) => {
+      if (live) setReply({ path, reply: r });
+    });
+    return () => {
+      live = false;
+    };
+  }, [path]);
+  return reply !== undefined && reply.path === path ? reply.reply : undefined;
+}
+
+export function Layout(props: { title: string; children: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${props.title} · ddn explorer`;
+  }, [props.title]);
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={link()}>
+          ddn explorer
+        </a>
+        <nav aria-label="Explorer">
+          <ul>
+            <li>
+              <a href={link('blocks')}>Blocks</a>
+            </li>
+            <li>
+              <a href={link('status')}>Node status</a>
+            </li>
+          </ul>
+        </nav>
+        <SearchForm />
+      </header>
+      <main id="main" tabIndex={-1}>
+        <h1>{props.title}</h1>
+        {props.children}
+      </main>
+      <footer class="bottom">
+        <p>Read from this Directory's public routes. Finalized state only.</p>
+      </footer>
+    </>
+  );
+}
+
+export function SearchForm(props: { initial?: string }) {
+  const [q, setQ] = useState(props.initial ?? '');
+  return (
+    <form
+      role="search"
+      class="search"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (q.trim() !== '') navigate(`${link('search')}?q=${encodeURIComponent(q.trim())}`);
+      }}
+    >
+      <label for="q">Search</label>
+      <input
+        id="q"
+        name="q"
+        type="search"
+        value={q}
+        placeholder="DID, alias, persona, application id or tx hash"
+        onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+      />
+      <button type="submit">Search</button>
+    </form>
+  );
+}
+
+export function Loading() {
+  return (
+    <p class="muted" role="status">
+      Loading…
+    </p>
+  );
+}
+
+/** The §0.6 error body of a failed read. */
+export function Problem(props: { reply: Reply; what?: string }) {
+  const { status, body } = props.reply;
+  return (
+    <div class="problem" role="alert">
+      <p>
+        <strong>{props.what ?? 'Could not load this'}</strong>: {status === 0 ? 'the Directory did not answer' : `${status} ${str(body.code)}`}
+      </p>
+      {body.message !== undefined && <p class="muted">{str(body.message)}</p>}
+    </div>
+  );
+}
+
+/** A hash shown short, whole in its title and to screen readers. */
+export function Hash(props: { value: unknown; href?: string }) {
+  const v = str(props.value);
+  const short = v.length > 20 ? `${v.slice(0, 10)}…${v.slice(-8)}` : v;
+  const inner = (
+    <code title={v} aria-label={v}>
+      {short}
+    </code>
+  );
+  return props.href ? <a href={props.href}>{inner}</a> : inner;
+}
+
+export function Fields(props: { rows: [string, ComponentChildren][]; label?: string }) {
+  return (
+    <dl class="fields" aria-label={props.label}>
+      {props.rows.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v === '' || v === null || v === undefined ? <span class="muted">—</span> : v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+export function Section(props: { title: string; id: string; children: ComponentChildren }) {
+  return (
+    <section aria-labelledby={props.id}>
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/** What a history entry changed, one `key: value` per field. */
+export function Changes(props: { changes: unknown }) {
+  if (props.changes === null || props.changes === undefined) return <span class="muted">not recorded</span>;
+  const entries = Object.entries(props.changes as Json);
+  if (entries.length === 0) return <span class="muted">—</span>;
+  return (
+    <ul class="changes">
+      {entries.map(([k, v]) => (
+        <li key={k}>
+          <span class="k">{k}</span> <code>{str(v)}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** A subject's history (`…/history`), a page at a time, older pages on request. */
+export function History(props: { path: string; id: string }) {
+  const [pages, setPages] = useState<Json[][]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [problem, setProblem] = useState<Reply | undefined>(undefined);
+  const [loading, setLoading] = useState(true);
+  const load = async (cursor: string | null, reset: boolean) => {
+    setLoading(true);
+    const r = await getJson(`${props.path}?limit=20${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    setLoading(false);
+    if (r.status !== 200) return setProblem(r);
+    setProblem(undefined);
+    setPages((p) => (reset ? [arr(r.body.history)] : [...p, arr(r.body.history)]));
+    setNext((r.body.next_cursor as string | null) ?? null);
+  };
+  useEffect(() => {
+    void load(null, true);
+  }, [props.path]);
+  const rows = pages.flat();
+  return (
+    <Section title="History" id={props.id}>
+      {problem && <Problem reply={problem} what="History" />}
+      {rows.length > 0 && (
+        <div class="scroll">
+          <table class="history">
+            <caption class="sr-only">Finalized operations, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Block</th>
+                <th scope="col">Time</th>
+                <th scope="col">Action</th>
+                <th scope="col">Signer</th>
+                <th scope="col">Changes</th>
+                <th scope="col">Transaction</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((e) => (
+                <tr key={str(e.tx_hash)}>
+                  <td>
+                    <a href={link('block', str(e.block_number))}>#{str(e.block_number)}</a>
+                  </td>
+                  <td>
+                    <time dateTime={str(e.timestamp_iso)}>{str(e.timestamp_iso).replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>
+                  </td>
+                  <td>
+                    <span class="action">{str(e.action)}</span>
+                  </td>
+                  <td>{e.signer_key_id === null ? <span class="muted">root key</span> : <code>{str(e.signer_key_id)}</code>}</td>
+                  <td>
+                    <Changes changes={e.changes} />
+                  </td>
+                  <td>
+                    <Hash value={e.tx_hash} href={link('tx', str(e.tx_hash))} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {loading && <Loading />}
+      {next !== null && !loading && (
+        <button type="button" onClick={() => void load(next, false)}>
+          Older operations
+        </button>
+      )}
+    </Section>
+  );
+}
