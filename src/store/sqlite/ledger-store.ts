@@ -1,10 +1,11 @@
 /** SQLite implementation of the ledger store: blocks, transactions and versioned state in one WAL database. */
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
-import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
+import type { FeedEntry, LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
 import type { SqliteDb } from './database.js';
 import type { Migration } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
+import { SqliteLedgerFeed } from './ledger-feed.js';
 
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
@@ -77,6 +78,7 @@ function toTx(r: TxRow): TxRecord {
 
 export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
+  private readonly feed: SqliteLedgerFeed;
 
   /**
    * `guard`: the data directory's storage guard — a full disk answers 507, submissions are refused while it is full,
@@ -115,7 +117,13 @@ export class SqliteLedgerStore implements LedgerStore {
         `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
          ORDER BY seq DESC LIMIT 1`,
       ),
+      txAt: db.prepare('SELECT * FROM ledger_txs WHERE block_number = ? AND block_index = ? ORDER BY seq DESC LIMIT 1'),
     };
+    const txAt = this.q.txAt;
+    this.feed = new SqliteLedgerFeed(db, (n, i) => {
+      const r = txAt.get(n, i) as TxRow | undefined;
+      return r ? toTx(r) : undefined;
+    });
   }
 
   genesisHash(): Uint8Array | undefined {
@@ -178,6 +186,7 @@ export class SqliteLedgerStore implements LedgerStore {
         const changed = this.q.finishTx.run(row).changes;
         if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
       }
+      this.feed.recordBlock(n, txs);
     }));
   }
 
@@ -225,6 +234,14 @@ export class SqliteLedgerStore implements LedgerStore {
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
     const r = this.q.lastFailure.get(subject, extrinsic, sinceMs) as TxRow | undefined;
     return r ? toTx(r) : undefined;
+  }
+
+  feedAfter(afterSeq: number, maxBlock: number, limit: number): FeedEntry[] {
+    return this.feed.after(afterSeq, maxBlock, limit);
+  }
+
+  feedLastSeq(maxBlock: number): number {
+    return this.feed.lastSeq(maxBlock);
   }
 
   close(): void {
