@@ -55,7 +55,11 @@ export class FeedFollower {
     this.delayMs = this.retry.first;
   }
 
+  /** The seq this mirror held when it started following (0: from scratch). */
+  startSeq = 0;
+
   start(): void {
+    this.startSeq = this.seq;
     this.connect();
   }
 
