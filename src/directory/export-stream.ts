@@ -154,7 +154,8 @@ export interface FeedStream {
 }
 
 const sinkOf = (ws: WebSocket): FeedSink => ({
-  send: (text, done) => ws.send(text, done),
+  // ws reports success as `null` or `undefined`
+  send: (text, done) => ws.send(text, (err) => done(err ?? undefined)),
   close: (code, reason) => ws.close(code, reason),
 });
 
