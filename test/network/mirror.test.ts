@@ -6,6 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ApplicationClient } from '../../src/client/application-client.js';
+import { DirectoryClient } from '../../src/client/directory-client.js';
+import { didDocumentFor, keyPairFromSeed } from '../../src/client/keys.js';
+import { PolicyClient } from '../../src/client/policy-client.js';
+import { generateDid } from '../../src/protocol/did.js';
+import { PLATFORM } from '../../src/protocol/profile.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { caughtUp, registerAndChange, sameAnswer, startTestMirror, type TestMirror } from '../support/mirror.js';
 
@@ -56,6 +62,50 @@ describe('a read-only mirror of a Directory', () => {
     const second = await registerAndChange(primary.urls.directory!, 41, 'live-one');
     await caughtUp(mirror, primary.urls.directory!);
     for (const path of readPaths(second.did, 'live-one', second.txs)) await sameAnswer(primary.urls.directory!, mirror.url, path);
+  });
+
+  it('serves policies, delivery resolution and applications like the primary', async () => {
+    const url = primary.urls.directory!;
+    const dir = new DirectoryClient(url);
+    const svcKey = keyPairFromSeed(new Uint8Array(32).fill(61));
+    const svc = generateDid(PLATFORM, new Uint8Array(16).fill(61));
+    const relayService = { id: `${svc}#relay-a`, type: PLATFORM.relayServiceType, serviceEndpoint: ['https://relay-a.example.net/ddn'] };
+    await dir.waitForTransaction((await dir.register({ did: svc, key: svcKey, didDocument: didDocumentFor(svc, svcKey.publicKey, { services: [relayService] }) })).tx_hash);
+    const owner = { key: keyPairFromSeed(new Uint8Array(32).fill(31)), keyId: 'root' };
+    const policy = {
+      scope: { type: 'DID', id: first.did },
+      operator_did: first.did,
+      policy_ttl_seconds: 120,
+      ruleset: [{ id: 'to-relay', priority: 1, conditions: [], action: {
+        type: 'DeliveryPlan/v1',
+        entry_step: 'fwd',
+        steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc, service_id: relayService.id }] }],
+        transitions: [],
+      } }],
+    };
+    const policies = new PolicyClient(url, PLATFORM);
+    await dir.waitForTransaction((await policies.writeV3({ type: 'did', id: first.did }, { policy, signer: owner })).tx_hash);
+    const apps = new ApplicationClient(url, PLATFORM);
+    await dir.waitForTransaction((await apps.register('mirror-app', { controlDid: first.did, signer: owner })).tx_hash);
+    await caughtUp(mirror, url);
+    const d = encodeURIComponent(first.did);
+    for (const path of [
+      `/policies/v3/did/${d}`,
+      `/policies/v3/did/${d}/nonce`,
+      `/delivery-policies/dids/${d}`,
+      `/delivery-resolution/${d}`,
+      `/delivery-view/${d}`,
+      `/resolve/${encodeURIComponent(svc)}`,
+      '/applications/mirror-app',
+      '/applications/mirror-app/policy',
+      '/applications/no-such-app',
+    ]) {
+      await sameAnswer(url, mirror.url, path);
+    }
+    const read = JSON.parse(await sameAnswer(url, mirror.url, `/policies/v3/did/${d}`)) as { policy: { ruleset: { id: string }[] } };
+    assert.deepEqual(read.policy.ruleset.map((r) => r.id), ['to-relay']);
+    const app = JSON.parse(await sameAnswer(url, mirror.url, '/applications/mirror-app')) as { control_did: string };
+    assert.equal(app.control_did, first.did);
   });
 
   it('refuses every write with read_only_mirror and the primary URL', async () => {
