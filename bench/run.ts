@@ -233,7 +233,7 @@ async function main(): Promise<void> {
     await step('large', '25 MiB envelope: store + retrieve, peak RSS', () => largeEnvelopeFigure(ctx));
     await step('resolve', 'resolve', () => resolveFigure(ctx), 'hello');
     await step('store1k', 'cache store 1 KiB', () => store1KiBFigure(ctx), 'hello');
-    await step('feed', 'export feed and mirror lag', () => feedFigures(ctx));
+    await step('feed', 'export feed and mirror lag', () => feedFigures(ctx), 'hello');
     /** A process of one role asking the combined node's Directory over HTTP (`--roles <role> --directory-url`). */
     const startSplit = (role: 'cache' | 'relay') => () =>
       ServiceProcess.start({

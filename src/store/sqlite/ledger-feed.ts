@@ -44,7 +44,8 @@ export class SqliteLedgerFeed {
     this.q = {
       insert: db.prepare('INSERT INTO ledger_feed (block_number, block_index, bytes) VALUES (?, ?, ?)'),
       after: db.prepare('SELECT * FROM ledger_feed WHERE seq > ? AND block_number <= ? ORDER BY seq LIMIT ?'),
-      last: db.prepare('SELECT MAX(seq) AS s FROM ledger_feed WHERE block_number <= ?'),
+      // the index on block_number holds seq (the rowid) too: one index step, not a scan
+      last: db.prepare('SELECT seq AS s FROM ledger_feed WHERE block_number <= ? ORDER BY block_number DESC, seq DESC LIMIT 1'),
     };
   }
 
@@ -71,6 +72,6 @@ export class SqliteLedgerFeed {
   }
 
   lastSeq(maxBlock: number): number {
-    return (this.q.last.get(maxBlock) as { s: number | null }).s ?? 0;
+    return (this.q.last.get(maxBlock) as { s: number } | undefined)?.s ?? 0;
   }
 }
