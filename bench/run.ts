@@ -9,7 +9,7 @@
  * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
- * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes)
+ * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, feed)
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -24,6 +24,7 @@ import type { LoadJob, LoadResult } from './jobs.js';
 import { registerRecipients, storeEnvelopes } from './fixtures.js';
 import { store1KiBFigure, store1MiBFigure, storeSplitFigure } from './figures/cache-store.js';
 import { directoryWriteFigures } from './figures/directory-writes.js';
+import { feedFigures } from './figures/feed.js';
 import { growthFigures } from './figures/growth.js';
 import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
@@ -39,7 +40,7 @@ import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOption
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes'] as const;
+const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'feed'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** References measured again beside the figures that use them. */
@@ -233,6 +234,7 @@ async function main(): Promise<void> {
     await step('large', '25 MiB envelope: store + retrieve, peak RSS', () => largeEnvelopeFigure(ctx));
     await step('resolve', 'resolve', () => resolveFigure(ctx), 'hello');
     await step('store1k', 'cache store 1 KiB', () => store1KiBFigure(ctx), 'hello');
+    await step('feed', 'export feed and mirror lag', () => feedFigures(ctx), 'hello');
     /** A process of one role asking the combined node's Directory over HTTP (`--roles <role> --directory-url`). */
     const startSplit = (role: 'cache' | 'relay') => () =>
       ServiceProcess.start({

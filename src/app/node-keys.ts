@@ -40,7 +40,7 @@ export interface WantedChain {
 }
 
 /** The JSON form of `genesis.json`. */
-interface GenesisFile {
+export interface GenesisFile {
   chain_id: string;
   profile: string;
   genesis_time_ms: number;
@@ -106,7 +106,7 @@ export function loadNodeKey(dataDir: string): Ed25519KeyPair {
   return loadOrCreateKey(join(dataDir, NODE_KEY_FILE));
 }
 
-function parseGenesisFile(path: string, text: string): GenesisConfig {
+export function parseGenesisFile(path: string, text: string): GenesisConfig {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -137,7 +137,7 @@ function parseGenesisFile(path: string, text: string): GenesisConfig {
   };
 }
 
-function toGenesisFile(g: GenesisConfig): GenesisFile {
+export function toGenesisFile(g: GenesisConfig): GenesisFile {
   return {
     chain_id: g.chainId,
     profile: g.profile,

@@ -15,6 +15,8 @@ import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js'
 import { PgDnsChallengeStore } from '../store/postgres/dns-challenge-store.js';
 import { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
+import { registerExportRoutes } from '../directory/export-routes.js';
+import type { FeedStream } from '../directory/export-stream.js';
 import { ConnectionGate } from '../http/connections.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
 import { refusalResult } from '../relay/delivery-result.js';
@@ -303,9 +305,11 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       logger.warn({ host: config.host }, 'GET /metrics answers 403 on a non-loopback address until --metrics-token is set');
     }
     const servers: HttpServer[] = [];
+    const feedStreams: FeedStream[] = [];
     cleanups.push(async () => {
       ready = false;
       await relay?.closeSessions();
+      for (const stream of feedStreams) stream.close();
       await Promise.all(servers.map((s) => s.fastify.close()));
     });
     const urls: Partial<Record<Role, string>> = {};
@@ -327,7 +331,10 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       registerHealthRoute(server, health);
       registerReadyRoute(server, readyChecks, () => ready);
       registerMetricsRoute(server, metrics, metricsAccess);
-      if (role === 'directory' && directoryService !== undefined) registerDirectoryRoutes(server, directoryService);
+      if (role === 'directory' && directoryService !== undefined) {
+        registerDirectoryRoutes(server, directoryService);
+        feedStreams.push(registerExportRoutes(server, { ledger, genesis: keys.genesis, logger }));
+      }
       if (role === 'cache' && cache !== undefined) cache.register(server);
       if (role === 'relay' && relay !== undefined) relay.register(server);
       await server.fastify.listen({ host: config.host, port: config.ports[role] });

@@ -159,6 +159,10 @@ export const ERROR_STATUS = {
   live_service_not_found: 403,
   live_sessions_disabled: 404,
   relay_endpoint_mismatch: 403,
+  // the export feed and read-only mirrors (docs/mirrors.md)
+  invalid_cursor: 400,
+  invalid_count: 400,
+  read_only_mirror: 403,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -5,6 +5,7 @@ import { appCommand } from './app.js';
 import { didCommand } from './did.js';
 import { keyCommand } from './key.js';
 import { migrateCommand } from './migrate.js';
+import { mirrorCommand } from './mirror.js';
 import { personaCommand } from './persona.js';
 import { policyCommand } from './policy.js';
 import { receiveCommand } from './receive.js';
@@ -15,6 +16,7 @@ import { serveCommand } from './serve.js';
 export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
   serve: serveCommand,
   migrate: migrateCommand,
+  mirror: mirrorCommand,
   key: keyCommand,
   did: didCommand,
   send: sendCommand,

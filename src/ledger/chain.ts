@@ -11,7 +11,7 @@ import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrins
 import type { ExecContext } from './runtime/context.js';
 import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
-import type { LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
+import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
 
 export interface LedgerOptions {
@@ -64,6 +64,21 @@ export interface BuiltBlock {
   /** The pool on the new head, and its state writes. */
   readonly pool: PoolEntry[];
   readonly poolWrites: Overlay;
+}
+
+/** One extrinsic of a block imported with {@link Ledger.importBlock}, with what its producer knew of it. */
+export interface ImportedTx {
+  bytes: Uint8Array;
+  meta: TxMeta;
+  submittedAtMs: number;
+}
+
+/** A block that does not verify against this ledger (see {@link Ledger.importBlock}). */
+export class BlockImportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockImportError';
+  }
 }
 
 export interface BlockRef {
@@ -331,12 +346,10 @@ export class Ledger {
         blockNumber: number,
         blockIndex: i,
         finishedAtMs: timestampMs,
+        // the extrinsic stays with its block: the export feed serves it (docs/mirrors.md)
+        bytes: r.entry.bytes,
       };
-      // an included transaction keeps its bytes (history, followers); a failed one is only its outcome
-      if (r.failure) {
-        delete rec.bytes;
-        rec.error = failureToTxError(r.failure);
-      }
+      if (r.failure) rec.error = failureToTxError(r.failure);
       return rec;
     });
     const next = this.validatePool(new Overlay(overlay), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), number + 1);
@@ -372,6 +385,63 @@ export class Ledger {
     this.loadHead();
     this.rebuildPool(this.pool.filter((e) => !finished.has(e.tx.txHash)), false);
     return this.announce();
+  }
+
+  /**
+   * A finalized block of another ledger (a mirror following a Directory's export feed), verified by executing its
+   * extrinsics here: the extrinsics root, every outcome (results root, signatures checked by the runtime) and the
+   * block hash must come out as `block` says, on a parent that is this ledger's head. Stored and made the head;
+   * throws {@link BlockImportError} when anything differs, changing nothing.
+   */
+  importBlock(block: StoredBlock, txs: readonly ImportedTx[]): BlockRef {
+    const h = block.header;
+    if (h.number !== this.head.number + 1 || to0x(h.parentHash) !== this.head.hash) {
+      throw new BlockImportError(`block ${h.number} does not extend the local head ${this.head.number} (${this.head.hash})`);
+    }
+    if (!bytesEqual(blockHash(h), block.hash)) throw new BlockImportError(`block ${h.number}: the header does not hash to its hash`);
+    const txHashes = txs.map((t) => txHashOf(t.bytes));
+    if (!bytesEqual(extrinsicsRoot(txHashes), h.extrinsicsRoot)) {
+      throw new BlockImportError(`block ${h.number}: its extrinsics do not match its extrinsics root`);
+    }
+    const overlay = new Overlay(this.headState);
+    const records = txs.map((t, i): TxRecord => {
+      const txHash = to0x(txHashes[i]!);
+      const call = decodeExtrinsic(t.bytes);
+      const failure = call
+        ? applyAtomically(overlay, this.ctx(h.timestampMs, h.number, txHash), call, this.opts.handlers)
+        : new LedgerFailure('MalformedExtrinsic', 'Ledger');
+      const rec: TxRecord = {
+        txHash,
+        extrinsic: call?.name ?? 'malformed',
+        status: failure ? 'failed' : 'included',
+        submittedAtMs: t.submittedAtMs,
+        meta: t.meta,
+        bytes: t.bytes,
+        blockNumber: h.number,
+        blockIndex: i,
+        finishedAtMs: h.timestampMs,
+      };
+      if (failure) rec.error = failureToTxError(failure);
+      return rec;
+    });
+    const results = records.map((r, i) => ({ txHash: txHashes[i]!, success: r.status === 'included', error: r.error?.name ?? '' }));
+    if (!bytesEqual(resultsRoot(results), h.resultsRoot)) {
+      throw new BlockImportError(`block ${h.number}: executing its extrinsics gives other outcomes than its results root`);
+    }
+    this.store.commitBlock(block, overlay.changes(), records);
+    this.loadHead();
+    this.rebuildPool([], false);
+    return this.announce();
+  }
+
+  /** Export feed entries after `afterSeq` of finalized blocks, at most `limit` (docs/mirrors.md). */
+  finalizedFeed(afterSeq: number, limit: number): FeedEntry[] {
+    return this.store.feedAfter(afterSeq, this.finalizedRef.number, limit);
+  }
+
+  /** The seq of the last export feed entry of a finalized block (0: none yet). */
+  finalizedFeedSeq(): number {
+    return this.store.feedLastSeq(this.finalizedRef.number);
   }
 
   private announce(): BlockRef {

@@ -58,6 +58,17 @@ export interface SubjectHistoryQuery {
   limit: number;
 }
 
+/**
+ * One row of the export feed (docs/mirrors.md): an extrinsic of a committed block, or a block without any
+ * (`tx` absent), numbered by `seq` in block order as blocks are committed.
+ */
+export interface FeedEntry {
+  seq: number;
+  blockNumber: number;
+  /** The block's transaction at this position, with its extrinsic `bytes` when they were kept. */
+  tx?: TxRecord;
+}
+
 export interface LedgerStore {
   /** Stored genesis hash, if the chain was initialised before. */
   genesisHash(): Uint8Array | undefined;
@@ -83,5 +94,9 @@ export interface LedgerStore {
    * descending. Rows stay after the subject is deleted; an included transaction keeps its extrinsic bytes.
    */
   subjectHistory(q: SubjectHistoryQuery): TxRecord[];
+  /** Feed entries after `afterSeq` of blocks at or below `maxBlock`, at most `limit`, in order. */
+  feedAfter(afterSeq: number, maxBlock: number, limit: number): FeedEntry[];
+  /** The seq of the last feed entry of blocks at or below `maxBlock` (0: none). */
+  feedLastSeq(maxBlock: number): number;
   close(): void;
 }

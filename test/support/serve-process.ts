@@ -17,11 +17,11 @@ export interface ServeProcess {
   stderr(): string;
 }
 
-/** Starts `ddn serve …args`; DDN_* variables of this process are not passed on. */
-export function serveProcess(args: string[]): Promise<ServeProcess> {
+/** Starts `ddn serve …args` (or another command that prints the same listening line, e.g. `mirror`); DDN_* variables of this process are not passed on. */
+export function serveProcess(args: string[], command = 'serve'): Promise<ServeProcess> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_')) env[k] = v;
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', 'serve', ...args], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', command, ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,6 +43,6 @@ export function serveProcess(args: string[]): Promise<ServeProcess> {
       };
       resolve({ proc, pid: proc.pid!, urls, exited, stderr: () => err });
     });
-    void exited.then(() => reject(new Error(`ddn serve exited before listening:\n${err}`)));
+    void exited.then(() => reject(new Error(`ddn ${command} exited before listening:\n${err}`)));
   });
 }

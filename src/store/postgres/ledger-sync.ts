@@ -40,6 +40,7 @@ import {
   LEDGER_PG_MIGRATIONS,
   pendingAfter,
 } from './ledger-tables.js';
+import { attachExtrinsics, insertBlockExtrinsics, LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from './ledger-feed.js';
 import { migratePg, type PgPool } from './pool.js';
 
 /** Blocks copied per query while catching up. */
@@ -80,6 +81,7 @@ export interface PgLedgerSyncOptions {
  */
 export async function preparePgLedger(pool: PgPool, genesis: StoredBlock): Promise<boolean> {
   await migratePg(pool, LEDGER_PG_MIGRATIONS, LEDGER_MIGRATION_NAMESPACE);
+  await migratePg(pool, LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE);
   return inAdmissionTransaction(pool, async (c) => {
     const stored = await genesisHashOf(c);
     if (stored === undefined) await initGenesis(c, genesis);
@@ -247,6 +249,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private async catchUp(c: pg.ClientBase): Promise<void> {
     for (;;) {
       const batch = await blocksFrom(c, this.o.ledger.headNumber + 1, CATCH_UP_BATCH);
+      await attachExtrinsics(c, batch);
       for (const b of batch) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
@@ -397,6 +400,7 @@ export class PgLedgerSync implements PoolCoordinator {
       // Rows this process could not adopt leave the shared pool with this block, as failed.
       const built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
       await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped]);
+      await insertBlockExtrinsics(c, built.block.header.number, built.records);
       await c.query('SELECT pg_notify($1, $2)', [this.channel, 'block']);
       await c.query('COMMIT');
       this.o.ledger.commitBuilt(built);

@@ -1,9 +1,10 @@
 /** SQLite implementation of the ledger store: blocks, transactions and versioned state in one WAL database. */
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
-import type { LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
+import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
 import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
+import { SqliteLedgerFeed } from './ledger-feed.js';
 
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
@@ -92,6 +93,7 @@ function toTx(r: TxRow): TxRecord {
 
 export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
+  private readonly feed: SqliteLedgerFeed;
 
   /**
    * `guard`: the data directory's storage guard — a full disk answers 507, submissions are refused while it is full,
@@ -138,7 +140,13 @@ export class SqliteLedgerStore implements LedgerStore {
            AND (@all = 1 OR extrinsic IN (SELECT value FROM json_each(@extrinsics)))
          ORDER BY block_number DESC, block_index DESC LIMIT @limit`,
       ),
+      txAt: db.prepare('SELECT * FROM ledger_txs WHERE block_number = ? AND block_index = ? ORDER BY seq DESC LIMIT 1'),
     };
+    const txAt = this.q.txAt;
+    this.feed = new SqliteLedgerFeed(db, (n, i) => {
+      const r = txAt.get(n, i) as TxRow | undefined;
+      return r ? toTx(r) : undefined;
+    });
   }
 
   genesisHash(): Uint8Array | undefined {
@@ -201,6 +209,7 @@ export class SqliteLedgerStore implements LedgerStore {
         const changed = this.q.finishTx.run(row).changes;
         if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
       }
+      this.feed.recordBlock(n, txs);
     }));
   }
 
@@ -262,6 +271,14 @@ export class SqliteLedgerStore implements LedgerStore {
       limit: q.limit,
     }) as TxRow[];
     return rows.map(toTx);
+  }
+
+  feedAfter(afterSeq: number, maxBlock: number, limit: number): FeedEntry[] {
+    return this.feed.after(afterSeq, maxBlock, limit);
+  }
+
+  feedLastSeq(maxBlock: number): number {
+    return this.feed.lastSeq(maxBlock);
   }
 
   close(): void {

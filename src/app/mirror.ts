@@ -1,0 +1,152 @@
+/**
+ * A read-only mirror of a Directory (`ddn mirror`, docs/mirrors.md): its own SQLite ledger in the data directory,
+ * filled by following the primary's export stream and verifying every block (src/mirror/follower.ts), and the
+ * Directory's read routes over it — the same DirectoryService the primary runs, so every read answers with the
+ * primary's body. Writes are refused with the primary's URL. The mirror serves the export feed too, so mirrors
+ * can follow mirrors.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { to0x } from '../base/bytes.js';
+import { systemClock, type Clock } from '../base/clock.js';
+import { blockHash, genesisHeader, type GenesisConfig } from '../ledger/block.js';
+import { Ledger } from '../ledger/chain.js';
+import { registerExportRoutes } from '../directory/export-routes.js';
+import type { FeedStreamLimits } from '../directory/export-stream.js';
+import { registerDirectoryRoutes } from '../directory/routes.js';
+import { DirectoryService } from '../directory/service.js';
+import { json } from '../http/server.js';
+import { createHttpServer } from '../http/server.js';
+import { FeedFollower } from '../mirror/follower.js';
+import { readOnlyServer } from '../mirror/read-only.js';
+import { makeProfile } from '../protocol/profile.js';
+import { openSqlite } from '../store/sqlite/database.js';
+import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import { hostForUrl } from './config.js';
+import { registerHealthRoute } from './health.js';
+import { LEDGER_FILE } from './ledger-backend.js';
+import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
+import { buildInfo } from './version.js';
+
+export interface MirrorOptions {
+  /** The primary Directory's base URL. */
+  from: string;
+  dataDir: string;
+  host: string;
+  port: number;
+  logger: Logger;
+  clock?: Clock;
+  /** Reconnect delays of the follower (tests). */
+  retryMs?: { first: number; max: number };
+  streamLimits?: Partial<FeedStreamLimits>;
+  /** Largest request body (default 1 MiB; writes are refused anyway). */
+  bodyLimitBytes?: number;
+}
+
+export interface RunningMirror {
+  /** Listening base URL. */
+  readonly url: string;
+  readonly ledger: Ledger;
+  readonly follower: FeedFollower;
+  close(): Promise<void>;
+}
+
+const GENESIS_TIMEOUT_MS = 10_000;
+
+/** The primary's genesis parameters and hash (`GET /export/genesis`). */
+async function fetchGenesis(from: string): Promise<{ genesis: GenesisConfig; hash: string }> {
+  const url = `${from.replace(/\/+$/, '')}/export/genesis`;
+  const res = await fetch(url, { signal: AbortSignal.timeout(GENESIS_TIMEOUT_MS) });
+  if (res.status !== 200) throw new DataDirError(`${url} answered ${res.status}; is ${from} a ddn Directory?`);
+  const text = await res.text();
+  const body = JSON.parse(text) as { genesis_hash?: unknown };
+  return { genesis: parseGenesisFile(url, text), hash: String(body.genesis_hash) };
+}
+
+/**
+ * The chain to mirror: the data directory's genesis.json (a restart; checked against the primary when it answers),
+ * else the primary's, written there.
+ */
+async function mirrorGenesis(o: MirrorOptions): Promise<GenesisConfig> {
+  const path = join(o.dataDir, GENESIS_FILE);
+  const local = existsSync(path) ? parseGenesisFile(path, readFileSync(path, 'utf8')) : undefined;
+  let remote: { genesis: GenesisConfig; hash: string } | undefined;
+  try {
+    remote = await fetchGenesis(o.from);
+  } catch (err) {
+    if (local === undefined) {
+      throw new DataDirError(`cannot read the primary's genesis from ${o.from}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    o.logger.warn({ err: err instanceof Error ? err.message : String(err), from: o.from }, 'the primary does not answer; serving the local copy');
+  }
+  const g = local ?? remote!.genesis;
+  const hash = to0x(blockHash(genesisHeader(g)));
+  if (remote !== undefined && remote.hash !== hash) {
+    throw new DataDirError(
+      local === undefined
+        ? `the primary's genesis parameters do not hash to its genesis hash ${remote.hash}`
+        : `${path} holds chain ${hash}, but ${o.from} serves chain ${remote.hash}; use another --data-dir`,
+    );
+  }
+  if (local === undefined) writeFileSync(path, `${JSON.stringify(toGenesisFile(g), null, 2)}\n`, { mode: 0o644, flag: 'wx' });
+  return g;
+}
+
+export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
+  const clock = o.clock ?? systemClock;
+  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
+  const genesis = await mirrorGenesis(o);
+  const db = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
+  let follower: FeedFollower | undefined;
+  try {
+    const profile = makeProfile(genesis.profile);
+    // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
+    const ledger = new Ledger(new SqliteLedgerStore(db), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
+    const service = new DirectoryService({ ledger, profile, clock });
+    const server = createHttpServer({
+      name: 'directory',
+      logger: o.logger,
+      bodyLimitBytes: o.bodyLimitBytes ?? 1024 * 1024,
+      tooLargeCode: 'payload_too_large',
+    });
+    const f = new FeedFollower({ from: o.from, ledger, logger: o.logger.child({ component: 'mirror' }), ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }) });
+    follower = f;
+    let ready = false;
+    registerHealthRoute(server, { roles: ['directory'], profile: genesis.profile, chainId: genesis.chainId, ledger, isReady: () => ready, build: buildInfo() });
+    server.route('GET', '/mirror/status', () => json(200, f.status()));
+    registerDirectoryRoutes(readOnlyServer(server, o.from), service);
+    const stream = registerExportRoutes(server, {
+      ledger,
+      genesis,
+      logger: o.logger,
+      ...(o.streamLimits === undefined ? {} : { streamLimits: o.streamLimits }),
+    });
+    await server.fastify.listen({ host: o.host, port: o.port });
+    const { port } = server.fastify.server.address() as AddressInfo;
+    const url = `http://${hostForUrl(o.host)}:${port}`;
+    ready = true;
+    f.start();
+    o.logger.info({ url, from: o.from, genesis_hash: to0x(ledger.genesisHash), seq: f.seq }, 'mirror started');
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      ledger,
+      follower: f,
+      close: () =>
+        (closing ??= (async () => {
+          ready = false;
+          f.stop();
+          stream.close();
+          await server.fastify.close();
+          ledger.stop();
+          db.close();
+        })()),
+    };
+  } catch (e) {
+    follower?.stop();
+    db.close();
+    throw e;
+  }
+}

@@ -1,0 +1,95 @@
+/** `ddn mirror`: a read-only mirror of a Directory (docs/mirrors.md), until SIGTERM/SIGINT. */
+import { parseArgs } from 'node:util';
+import type { LogLevel } from '../app/config.js';
+import { createLogger } from '../app/logger.js';
+import { startMirror } from '../app/mirror.js';
+import { DataDirError } from '../app/node-keys.js';
+import type { CliCommand, CliIo } from './io.js';
+import { listeningLine } from './serve.js';
+
+const USAGE = `usage: ddn mirror --from DIRECTORY_URL [options]
+
+Follows a Directory's export feed, verifies every block and signature into its own SQLite ledger, and serves the
+Directory's read routes from it (writes answer 403 read_only_mirror with the primary's URL).
+
+  --from URL          the primary Directory's base URL (required; env DDN_MIRROR_FROM)
+  --data-dir PATH     where the mirror keeps its ledger (default ./.ddn-mirror; env DDN_DATA_DIR)
+  --host HOST         interface to listen on (default 127.0.0.1; env DDN_HOST)
+  --port N            port to listen on, 0 for any (default 8080; env DDN_PORT)
+  --log-level LEVEL   fatal, error, warn, info, debug, trace or silent (default info; env DDN_LOG_LEVEL)
+  --help              this text
+`;
+
+const LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+interface MirrorArgs {
+  from: string;
+  dataDir: string;
+  host: string;
+  port: number;
+  logLevel: LogLevel;
+}
+
+/** The options, or a message saying which one is wrong. */
+export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorArgs | { help: true } | { error: string } {
+  let values;
+  try {
+    values = parseArgs({
+      args,
+      strict: true,
+      options: {
+        from: { type: 'string' },
+        'data-dir': { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+  if (values.help === true) return { help: true };
+  const from = (values.from ?? env.DDN_MIRROR_FROM ?? '').replace(/\/+$/, '');
+  if (from === '') return { error: '--from is required' };
+  try {
+    const u = new URL(from);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    return { error: `--from: not an http(s) URL: '${from}'` };
+  }
+  const portText = values.port ?? env.DDN_PORT ?? '8080';
+  const port = Number(portText);
+  if (!/^[0-9]{1,5}$/.test(portText) || port > 65535) return { error: `--port: not a port number: '${portText}'` };
+  const logLevel = (values['log-level'] ?? env.DDN_LOG_LEVEL ?? 'info') as LogLevel;
+  if (!LEVELS.includes(logLevel)) return { error: `--log-level: one of ${LEVELS.join(', ')}` };
+  return { from, dataDir: values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror', host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel };
+}
+
+async function mirror(args: string[], io: CliIo): Promise<number> {
+  const parsed = parseMirrorArgs(args, io.env);
+  if ('help' in parsed) {
+    io.stderr(USAGE);
+    return 0;
+  }
+  if ('error' in parsed) {
+    io.stderr(`ddn mirror: ${parsed.error}\nrun 'ddn mirror --help' for the options\n`);
+    return 2;
+  }
+  const signal = io.shutdownSignal();
+  let running;
+  try {
+    running = await startMirror({ ...parsed, logger: createLogger(parsed.logLevel) });
+  } catch (err) {
+    if (!(err instanceof DataDirError) && !(err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string')) throw err;
+    io.stderr(`ddn mirror: ${err.message}\n`);
+    return 1;
+  }
+  io.stdout(listeningLine({ directory: running.url }));
+  await signal;
+  await running.close();
+  return 0;
+}
+
+/** The `mirror` command. */
+export const mirrorCommand: CliCommand = { summary: 'run a read-only mirror of a Directory', run: mirror };

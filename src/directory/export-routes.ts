@@ -1,0 +1,39 @@
+/**
+ * The export feed's routes (docs/mirrors.md): `GET /export?after=<seq>&count=<n>` (JSON lines,
+ * `application/jsonl`), `GET /export/genesis`, and the WebSocket `GET /export/stream?cursor=<seq>`.
+ */
+import type { Logger } from 'pino';
+import type { GenesisConfig } from '../ledger/block.js';
+import type { Ledger } from '../ledger/chain.js';
+import { json, type HttpServer } from '../http/server.js';
+import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
+import { attachFeedStream, type FeedStream, type FeedStreamLimits } from './export-stream.js';
+
+export const JSONL_CONTENT_TYPE = 'application/jsonl';
+/** The seq of the last finalized entry when the page was read (a follower's lag: head − its cursor). */
+export const FEED_HEAD_HEADER = 'ddn-feed-head';
+
+export interface ExportRouteOptions {
+  ledger: Ledger;
+  genesis: GenesisConfig;
+  logger?: Logger;
+  streamLimits?: Partial<FeedStreamLimits>;
+}
+
+/** Adds the export routes to the Directory's server; the returned stream is closed with the server. */
+export function registerExportRoutes(server: HttpServer, o: ExportRouteOptions): FeedStream {
+  const feed = new ExportFeed(o.ledger, o.genesis);
+  server.route('GET', '/export', ({ query }) => {
+    const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
+    const text = page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`;
+    return { status: 200, body: {}, payload: text, contentType: JSONL_CONTENT_TYPE, headers: { [FEED_HEAD_HEADER]: String(page.headSeq) } };
+  });
+  server.route('GET', '/export/genesis', () => json(200, feed.genesisJson()));
+  return attachFeedStream({
+    server: server.fastify.server,
+    feed,
+    ledger: o.ledger,
+    ...(o.streamLimits === undefined ? {} : { limits: o.streamLimits }),
+    ...(o.logger === undefined ? {} : { logger: o.logger }),
+  });
+}

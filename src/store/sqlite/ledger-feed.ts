@@ -1,0 +1,77 @@
+/**
+ * The export feed's rows in a SQLite ledger store (docs/mirrors.md): one row per extrinsic of every block, in block
+ * order, numbered by `seq` as the block is committed — and one row for a block without extrinsics, so a follower
+ * sees every header. Each row keeps the extrinsic bytes (ledger_txs drops them once a transaction is finished).
+ * Every store that holds the same blocks numbers them the same way, so a replica of a shared PostgreSQL ledger
+ * serves the same feed as every other Directory process of the deployment.
+ */
+import type { FeedEntry, TxRecord } from '../../ledger/store.js';
+import { migrate, type Migration, type SqliteDb } from './database.js';
+
+/** A namespace of its own, so the feed's migrations never collide with the ledger's. */
+export const LEDGER_FEED_NAMESPACE = 'ledger-feed';
+
+export const LEDGER_FEED_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE ledger_feed (
+        seq INTEGER PRIMARY KEY, block_number INTEGER NOT NULL, block_index INTEGER, bytes BLOB);
+      CREATE INDEX ledger_feed_block ON ledger_feed (block_number);
+      INSERT INTO ledger_feed (block_number, block_index)
+        SELECT b.number, t.block_index FROM ledger_blocks b LEFT JOIN ledger_txs t ON t.block_number = b.number
+        WHERE b.number > 0 ORDER BY b.number, t.block_index;
+    `,
+  },
+];
+
+interface FeedRow {
+  seq: number;
+  block_number: number;
+  block_index: number | null;
+  bytes: Buffer | null;
+}
+
+/** The feed's statements over one ledger database (its migrations applied by the constructor). */
+export class SqliteLedgerFeed {
+  private readonly q;
+
+  constructor(
+    db: SqliteDb,
+    private readonly txAt: (blockNumber: number, blockIndex: number) => TxRecord | undefined,
+  ) {
+    migrate(db, LEDGER_FEED_MIGRATIONS, LEDGER_FEED_NAMESPACE);
+    this.q = {
+      insert: db.prepare('INSERT INTO ledger_feed (block_number, block_index, bytes) VALUES (?, ?, ?)'),
+      after: db.prepare('SELECT * FROM ledger_feed WHERE seq > ? AND block_number <= ? ORDER BY seq LIMIT ?'),
+      // the index on block_number holds seq (the rowid) too: one index step, not a scan
+      last: db.prepare('SELECT seq AS s FROM ledger_feed WHERE block_number <= ? ORDER BY block_number DESC, seq DESC LIMIT 1'),
+    };
+  }
+
+  /** The rows of a block being committed (inside the caller's transaction): its extrinsics in order, or one empty row. */
+  recordBlock(blockNumber: number, txs: readonly TxRecord[]): void {
+    const own = txs
+      .filter((t) => t.blockNumber === blockNumber && t.blockIndex !== undefined)
+      .sort((a, b) => a.blockIndex! - b.blockIndex!);
+    if (own.length === 0) this.q.insert.run(blockNumber, null, null);
+    for (const t of own) this.q.insert.run(blockNumber, t.blockIndex, t.bytes ? Buffer.from(t.bytes) : null);
+  }
+
+  after(afterSeq: number, maxBlock: number, limit: number): FeedEntry[] {
+    return (this.q.after.all(afterSeq, maxBlock, limit) as FeedRow[]).map((r) => {
+      const entry: FeedEntry = { seq: r.seq, blockNumber: r.block_number };
+      if (r.block_index === null) return entry;
+      const tx = this.txAt(r.block_number, r.block_index);
+      if (tx) {
+        entry.tx = { ...tx, blockIndex: r.block_index };
+        if (r.bytes) entry.tx.bytes = new Uint8Array(r.bytes);
+      }
+      return entry;
+    });
+  }
+
+  lastSeq(maxBlock: number): number {
+    return (this.q.last.get(maxBlock) as { s: number } | undefined)?.s ?? 0;
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * `ddn mirror` as a real child process: the same listening line as `ddn serve`, a mirror that follows its primary,
+ * a clean exit on SIGTERM; misuse exits 2 naming the option.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { feedHead, registerAndChange } from '../support/mirror.js';
+import { startTestNode } from '../support/network.js';
+import { serveProcess } from '../support/serve-process.js';
+import { waitFor } from '../support/wait.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ddn-mirror-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('ddn mirror', () => {
+  it('prints the listening line, follows the primary and stops on SIGTERM', async () => {
+    const primary = await startTestNode(['--roles', 'directory']);
+    try {
+      await registerAndChange(primary.urls.directory!, 111, 'cli-mirror');
+      const m = await serveProcess(['--from', primary.urls.directory!, '--data-dir', dir, '--port', '0', '--log-level', 'silent'], 'mirror');
+      try {
+        assert.match(m.urls.directory ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+        const head = await feedHead(primary.urls.directory!);
+        const status = await waitFor('the mirror catches up', async () => {
+          const s = (await (await fetch(`${m.urls.directory!}/mirror/status`)).json()) as { seq: number; primary_url: string; connected: boolean };
+          return s.seq >= head ? s : undefined;
+        });
+        assert.equal(status.primary_url, primary.urls.directory);
+        assert.equal(status.connected, true);
+      } finally {
+        m.proc.kill('SIGTERM');
+        assert.equal(await m.exited, 0);
+      }
+    } finally {
+      await primary.stop();
+    }
+  });
+
+  it('exits 2 on misuse, naming the option, and 1 when the primary cannot be reached on a first start', async () => {
+    const run = async (args: string[]): Promise<{ code: number; stderr: string; stdout: string }> => {
+      let stderr = '';
+      let stdout = '';
+      const io: CliIo = {
+        stdout: (t) => void (stdout += t),
+        stderr: (t) => void (stderr += t),
+        env: {},
+        shutdownSignal: () => new Promise(() => undefined),
+      };
+      return { code: await main(['mirror', ...args], io), stderr, stdout };
+    };
+    const cases: [string[], number, RegExp][] = [
+      [['--data-dir', dir], 2, /--from is required/],
+      [['--from', 'ftp://x'], 2, /--from: not an http\(s\) URL/],
+      [['--from', 'http://127.0.0.1:1', '--port', '70000'], 2, /--port: not a port number/],
+      [['--from', 'http://127.0.0.1:1', '--log-level', 'loud'], 2, /--log-level/],
+      [['--from', 'http://127.0.0.1:1', '--bogus'], 2, /bogus/],
+      [['--from', 'http://127.0.0.1:1', '--data-dir', join(dir, 'fresh'), '--port', '0', '--log-level', 'silent'], 1, /cannot read the primary's genesis/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await run(args);
+      assert.equal(r.code, code, args.join(' '));
+      assert.match(r.stderr, message);
+      assert.equal(r.stdout, '');
+    }
+    const help = await run(['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stderr, /usage: ddn mirror --from/);
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * Read-only mirrors end to end (docs/mirrors.md): DIDs registered and changed at a primary Directory (a real
+ * node), followed by a mirror started from scratch and by one restarted on its data directory; every read route
+ * answers both with the same bytes, every write route at the mirror is refused with the primary's URL, and a
+ * Relay reads its Directory through the mirror.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationClient } from '../../src/client/application-client.js';
+import { DirectoryClient } from '../../src/client/directory-client.js';
+import { didDocumentFor, keyPairFromSeed } from '../../src/client/keys.js';
+import { PolicyClient } from '../../src/client/policy-client.js';
+import { generateDid } from '../../src/protocol/did.js';
+import { PLATFORM } from '../../src/protocol/profile.js';
+import { startTestNode, type TestNode } from '../support/network.js';
+import { caughtUp, registerAndChange, sameAnswer, startTestMirror, type TestMirror } from '../support/mirror.js';
+
+/** The read routes a mirror serves, for one DID and its transactions. */
+function readPaths(did: string, alias: string, txs: readonly string[]): string[] {
+  const d = encodeURIComponent(did);
+  return [
+    `/resolve/${d}`,
+    `/registration-status/${d}`,
+    `/dids/${d}/nonces`,
+    `/aliases/${alias}`,
+    `/delivery-view/${d}`,
+    `/delivery-resolution/${d}`,
+    ...txs.map((t) => `/transactions/${t}`),
+    '/blocks/1',
+    '/blocks/latest',
+    '/resolve/did%3Aplatform%3Anobody',
+    '/blocks/99999',
+    '/export/genesis',
+    '/export?after=0',
+    '/export?after=2&count=3',
+  ];
+}
+
+describe('a read-only mirror of a Directory', () => {
+  let primary: TestNode;
+  let mirror: TestMirror;
+  let first: { did: string; txs: string[] };
+
+  before(async () => {
+    primary = await startTestNode(['--roles', 'directory']);
+    first = await registerAndChange(primary.urls.directory!, 31, 'mirrored');
+  });
+  after(async () => {
+    await mirror?.stop();
+    await primary?.stop();
+  });
+
+  it('follows the primary from scratch and answers every read with the same body', async () => {
+    mirror = await startTestMirror(primary.urls.directory!);
+    await caughtUp(mirror, primary.urls.directory!);
+    for (const path of readPaths(first.did, 'mirrored', first.txs)) await sameAnswer(primary.urls.directory!, mirror.url, path);
+    const resolved = JSON.parse(await sameAnswer(primary.urls.directory!, mirror.url, `/resolve/${encodeURIComponent(first.did)}`)) as { aliases: string[] };
+    assert.deepEqual(resolved.aliases, ['mirrored', 'mirrored-2']);
+  });
+
+  it('follows changes live', async () => {
+    const second = await registerAndChange(primary.urls.directory!, 41, 'live-one');
+    await caughtUp(mirror, primary.urls.directory!);
+    for (const path of readPaths(second.did, 'live-one', second.txs)) await sameAnswer(primary.urls.directory!, mirror.url, path);
+  });
+
+  it('serves policies, delivery resolution and applications like the primary', async () => {
+    const url = primary.urls.directory!;
+    const dir = new DirectoryClient(url);
+    const svcKey = keyPairFromSeed(new Uint8Array(32).fill(61));
+    const svc = generateDid(PLATFORM, new Uint8Array(16).fill(61));
+    const relayService = { id: `${svc}#relay-a`, type: PLATFORM.relayServiceType, serviceEndpoint: ['https://relay-a.example.net/ddn'] };
+    await dir.waitForTransaction((await dir.register({ did: svc, key: svcKey, didDocument: didDocumentFor(svc, svcKey.publicKey, { services: [relayService] }) })).tx_hash);
+    const owner = { key: keyPairFromSeed(new Uint8Array(32).fill(31)), keyId: 'root' };
+    const policy = {
+      scope: { type: 'DID', id: first.did },
+      operator_did: first.did,
+      policy_ttl_seconds: 120,
+      ruleset: [{ id: 'to-relay', priority: 1, conditions: [], action: {
+        type: 'DeliveryPlan/v1',
+        entry_step: 'fwd',
+        steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc, service_id: relayService.id }] }],
+        transitions: [],
+      } }],
+    };
+    const policies = new PolicyClient(url, PLATFORM);
+    await dir.waitForTransaction((await policies.writeV3({ type: 'did', id: first.did }, { policy, signer: owner })).tx_hash);
+    const apps = new ApplicationClient(url, PLATFORM);
+    await dir.waitForTransaction((await apps.register('mirror-app', { controlDid: first.did, signer: owner })).tx_hash);
+    await caughtUp(mirror, url);
+    const d = encodeURIComponent(first.did);
+    for (const path of [
+      `/policies/v3/did/${d}`,
+      `/policies/v3/did/${d}/nonce`,
+      `/delivery-policies/dids/${d}`,
+      `/delivery-resolution/${d}`,
+      `/delivery-view/${d}`,
+      `/resolve/${encodeURIComponent(svc)}`,
+      '/applications/mirror-app',
+      '/applications/mirror-app/policy',
+      '/applications/no-such-app',
+    ]) {
+      await sameAnswer(url, mirror.url, path);
+    }
+    const read = JSON.parse(await sameAnswer(url, mirror.url, `/policies/v3/did/${d}`)) as { policy: { ruleset: { id: string }[] } };
+    assert.deepEqual(read.policy.ruleset.map((r) => r.id), ['to-relay']);
+    const app = JSON.parse(await sameAnswer(url, mirror.url, '/applications/mirror-app')) as { control_did: string };
+    assert.equal(app.control_did, first.did);
+  });
+
+  it('refuses every write with read_only_mirror and the primary URL', async () => {
+    const d = encodeURIComponent(first.did);
+    const writes: [string, string][] = [
+      ['POST', '/register-did/prepare'],
+      ['POST', '/register-did'],
+      ['POST', `/dids/${d}/prepare`],
+      ['POST', `/dids/${d}/aliases`],
+      ['PUT', '/applications/app.example/registration'],
+    ];
+    for (const [method, path] of writes) {
+      const res = await fetch(`${mirror.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' });
+      const body = (await res.json()) as { code: string; primary_url?: string; details?: { primary_url?: string } };
+      assert.equal(res.status, 403, `${method} ${path}`);
+      assert.equal(body.code, 'read_only_mirror');
+      assert.equal(body.primary_url ?? body.details?.primary_url, primary.urls.directory);
+    }
+  });
+
+  it('resumes from its own cursor after a restart, then follows what changed meanwhile', async () => {
+    const held = mirror.follower.seq;
+    const dir = mirror.dataDir;
+    await mirror.stop(true);
+    const third = await registerAndChange(primary.urls.directory!, 51, 'while-down');
+    mirror = await startTestMirror(primary.urls.directory!, dir);
+    assert.equal(mirror.follower.startSeq, held, 'the restarted mirror asks for what follows what it held');
+    await caughtUp(mirror, primary.urls.directory!);
+    for (const path of readPaths(third.did, 'while-down', third.txs)) await sameAnswer(primary.urls.directory!, mirror.url, path);
+    for (const path of readPaths(first.did, 'mirrored', first.txs)) await sameAnswer(primary.urls.directory!, mirror.url, path);
+  });
+
+  it('serves a Relay that reads its Directory through the mirror', async () => {
+    const relay = await startTestNode(['--roles', 'relay', '--directory-url', mirror.url, '--directory-view-ttl-ms', '0']);
+    try {
+      const health = (await (await fetch(`${relay.urls.relay!}/health`)).json()) as { directory?: { url: string; reachable: boolean }; genesis_hash?: string };
+      assert.deepEqual(health.directory, { url: mirror.url, reachable: true });
+      const primaryHealth = (await (await fetch(`${primary.urls.directory!}/health`)).json()) as { genesis_hash: string };
+      assert.equal(health.genesis_hash, primaryHealth.genesis_hash);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
