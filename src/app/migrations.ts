@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { EVENT_MIGRATIONS } from '../events/run-store.js';
 import { DNS_CHALLENGE_PG_MIGRATIONS, DNS_CHALLENGE_PG_NAMESPACE } from '../store/postgres/dns-challenge-store.js';
 import { LEDGER_MIGRATION_NAMESPACE, LEDGER_PG_MIGRATIONS } from '../store/postgres/ledger-tables.js';
+import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from '../store/postgres/ledger-feed.js';
 import { PG_LIVE_MIGRATIONS, PG_LIVE_NAMESPACE } from '../store/postgres/live-fanout.js';
 import { PG_MAILBOX_MIGRATIONS } from '../store/postgres/mailbox-store.js';
 import { migratePg, openPgPool, type PgMigration } from '../store/postgres/pool.js';
@@ -15,6 +16,7 @@ import { PG_RELAY_MIGRATIONS, PG_RELAY_NAMESPACE } from '../store/postgres/relay
 import { openSqlite, type Migration } from '../store/sqlite/database.js';
 import { DNS_CHALLENGE_MIGRATIONS } from '../store/sqlite/dns-challenge-store.js';
 import { LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE, LEDGER_MIGRATIONS } from '../store/sqlite/ledger-store.js';
+import { LEDGER_FEED_MIGRATIONS, LEDGER_FEED_NAMESPACE } from '../store/sqlite/ledger-feed.js';
 import { MAILBOX_MIGRATIONS } from '../store/sqlite/mailbox-store.js';
 import { RELAY_MIGRATIONS } from '../store/sqlite/relay-staging-store.js';
 import { CACHE_DB_FILE } from './cache-role.js';
@@ -44,6 +46,7 @@ function sqliteSteps(roles: readonly Role[]): Step<Migration>[] {
   const steps: Step<Migration>[] = [
     { namespace: 'ledger', migrations: LEDGER_MIGRATIONS, file: LEDGER_FILE },
     { namespace: LEDGER_HISTORY_NAMESPACE, migrations: LEDGER_HISTORY_MIGRATIONS, file: LEDGER_FILE },
+    { namespace: LEDGER_FEED_NAMESPACE, migrations: LEDGER_FEED_MIGRATIONS, file: LEDGER_FILE },
   ];
   if (roles.includes('directory')) steps.push({ namespace: 'directory', migrations: DNS_CHALLENGE_MIGRATIONS, file: LEDGER_FILE });
   if (roles.includes('cache')) {
@@ -58,6 +61,7 @@ function pgSteps(roles: readonly Role[]): Step<PgMigration>[] {
   const steps: Step<PgMigration>[] = [];
   if (roles.includes('directory')) {
     steps.push({ namespace: LEDGER_MIGRATION_NAMESPACE, migrations: LEDGER_PG_MIGRATIONS });
+    steps.push({ namespace: LEDGER_FEED_PG_NAMESPACE, migrations: LEDGER_FEED_PG_MIGRATIONS });
     steps.push({ namespace: DNS_CHALLENGE_PG_NAMESPACE, migrations: DNS_CHALLENGE_PG_MIGRATIONS });
   }
   if (roles.includes('cache')) steps.push({ namespace: 'cache', migrations: PG_MAILBOX_MIGRATIONS });

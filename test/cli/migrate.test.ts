@@ -26,7 +26,7 @@ describe('ddn migrate', () => {
     const dir = tempDir();
     const first = await ddn(['migrate', '--data-dir', dir, '--roles', 'directory,cache']);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(first.json, { event: 'migrated', database: 'sqlite', location: dir, applied: ['ledger@1', 'ledger_history@1', 'directory@1', 'cache@5', 'events@1'] });
+    assert.deepEqual(first.json, { event: 'migrated', database: 'sqlite', location: dir, applied: ['ledger@1', 'ledger_history@1', 'ledger-feed@1', 'directory@1', 'cache@5', 'events@1'] });
     assert.ok(existsSync(join(dir, 'ledger.sqlite')) && existsSync(join(dir, 'cache.sqlite')));
     assert.equal(existsSync(join(dir, 'relay.sqlite')), false, 'no store of a role not asked for');
     const db = new Database(join(dir, 'ledger.sqlite'), { readonly: true });
@@ -35,6 +35,7 @@ describe('ddn migrate', () => {
     assert.deepEqual(versions, [
       { namespace: 'directory', version: 1 },
       { namespace: 'ledger', version: 1 },
+      { namespace: 'ledger-feed', version: 1 },
       { namespace: 'ledger_history', version: 1 },
     ]);
     const again = await ddn(['migrate', '--data-dir', dir, '--roles', 'directory,cache']);
@@ -68,7 +69,7 @@ describe('ddn migrate', () => {
             [pg.schema],
           )
         ).rows.map((r) => r.table_name);
-        for (const t of ['ledger_blocks', 'ledger_txs', 'ledger_state', 'directory_dns_challenges', 'cache_entries', 'cache_nonces', 'relay_live_bodies', 'rate_limits', 'schema_migrations']) {
+        for (const t of ['ledger_blocks', 'ledger_txs', 'ledger_state', 'ledger_block_extrinsics', 'directory_dns_challenges', 'cache_entries', 'cache_nonces', 'relay_live_bodies', 'rate_limits', 'schema_migrations']) {
           assert.ok(tables.includes(t), `${t} in ${tables.join(',')}`);
         }
         const again = await ddn(args);
