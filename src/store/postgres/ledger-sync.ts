@@ -102,8 +102,9 @@ export async function replicaMatches(pool: PgPool, replica: LedgerStore): Promis
 async function inAdmissionTransaction<T>(pool: PgPool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   try {
-    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
     try {
+      // inside the try: when the lock is not granted (a timeout, a lost connection), BEGIN was, and is rolled back
+      await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
       const out = await work(c);
       await c.query('COMMIT');
       return out;
@@ -389,8 +390,8 @@ export class PgLedgerSync implements PoolCoordinator {
     const c = this.session;
     if (c === undefined || !this.leader || this.closed) return;
     this.lastBlockMs = Date.now();
-    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
     try {
+      await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
       await this.catchUp(c);
       const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
       if (!next) {
