@@ -26,7 +26,7 @@ describe('ddn migrate', () => {
     const dir = tempDir();
     const first = await ddn(['migrate', '--data-dir', dir, '--roles', 'directory,cache']);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(first.json, { event: 'migrated', database: 'sqlite', location: dir, applied: ['ledger@1', 'ledger_history@1', 'ledger-feed@1', 'directory@1', 'cache@5', 'events@1'] });
+    assert.deepEqual(first.json, { event: 'migrated', database: 'sqlite', location: dir, applied: ['ledger@1', 'ledger_history@1', 'ledger-feed@1', 'directory@1', 'cache@6', 'events@1'] });
     assert.ok(existsSync(join(dir, 'ledger.sqlite')) && existsSync(join(dir, 'cache.sqlite')));
     assert.equal(existsSync(join(dir, 'relay.sqlite')), false, 'no store of a role not asked for');
     const db = new Database(join(dir, 'ledger.sqlite'), { readonly: true });
