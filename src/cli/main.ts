@@ -4,6 +4,7 @@ import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { processIo, type CliCommand, type CliIo } from './io.js';
 import { appCommand } from './app.js';
 import { didCommand } from './did.js';
+import { healthCommand } from './health.js';
 import { keyCommand } from './key.js';
 import { migrateCommand } from './migrate.js';
 import { personaCommand } from './persona.js';
@@ -16,6 +17,7 @@ import { serveCommand } from './serve.js';
 export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
   serve: serveCommand,
   migrate: migrateCommand,
+  health: healthCommand,
   key: keyCommand,
   did: didCommand,
   send: sendCommand,

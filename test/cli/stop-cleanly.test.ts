@@ -1,0 +1,89 @@
+/**
+ * Issue 25, item 1: `npm start`, `npx ddn serve` and `node bin/ddn.js serve` stop cleanly on SIGTERM and SIGINT
+ * sent to the launcher, leaving no process and no listening port. npm runs a script through `sh -c` and forwards a
+ * signal to that shell only, which dies without passing it on; a `ddn` started by npm therefore also stops when its
+ * parent goes away (src/cli/io.ts). The launchers run from a scratch copy of the package: package.json, bin/ddn.js,
+ * `dist/` transpiled from src/ by esbuild (as `npm run build` would compile it), and a node_modules whose
+ * `.bin/ddn` links to that bin/ddn.js (as scripts/link-bin.mjs makes it) beside links to this checkout's packages.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { descendants, isRunning, portIsFree } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = mkdtempSync(join(tmpdir(), 'ddn-launch-'));
+after(() => rmSync(pkg, { recursive: true, force: true }));
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? sources(p) : n.endsWith('.ts') ? [p] : [];
+  });
+}
+
+before(async () => {
+  copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
+  mkdirSync(join(pkg, 'bin'));
+  copyFileSync(join(ROOT, 'bin', 'ddn.js'), join(pkg, 'bin', 'ddn.js'));
+  await build({ entryPoints: sources(join(ROOT, 'src')), outdir: join(pkg, 'dist'), outbase: join(ROOT, 'src'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+  const modules = join(pkg, 'node_modules');
+  mkdirSync(join(modules, '.bin'), { recursive: true });
+  for (const name of readdirSync(join(ROOT, 'node_modules'))) {
+    if (name !== '.bin') symlinkSync(join(ROOT, 'node_modules', name), join(modules, name));
+  }
+  symlinkSync(join('..', '..', 'bin', 'ddn.js'), join(modules, '.bin', 'ddn'));
+});
+
+const SERVE = ['--data-dir', '.ddn-data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn'];
+const LAUNCHERS: Record<string, [string, string[]]> = {
+  'npm start': ['npm', ['start', '--', ...SERVE]],
+  'npx ddn serve': ['npx', ['ddn', 'serve', ...SERVE]],
+  'node bin/ddn.js serve': [process.execPath, ['bin/ddn.js', 'serve', ...SERVE]],
+};
+
+describe('every way of starting a node stops cleanly', () => {
+  for (const [name, [command, args]] of Object.entries(LAUNCHERS)) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      it(`${name}: ${signal} to the launcher leaves no process and frees the ports`, async () => {
+        const dataDir = mkdtempSync(join(pkg, 'data-'));
+        const argv = args.map((a) => (a === '.ddn-data' ? relative(pkg, dataDir) : a));
+        // its own process group, so that a failure can clean up everything it started
+        const proc = spawn(command, argv, { cwd: pkg, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DDN_LOG_LEVEL: 'warn' } });
+        let out = '';
+        let err = '';
+        proc.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+        const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
+        try {
+          const line = await new Promise<Record<string, string>>((resolve, reject) => {
+            proc.stdout.setEncoding('utf8').on('data', (s: string) => {
+              out += s;
+              const found = out.split('\n').find((l) => l.startsWith('{"event":"listening"'));
+              if (found !== undefined && out.includes(`${found}\n`)) resolve(JSON.parse(found) as Record<string, string>);
+            });
+            void exited.then((code) => reject(new Error(`${name} exited ${code} before listening:\n${out}\n${err}`)));
+          });
+          const ports = ['directory_url', 'relay_url', 'cache_url'].map((k) => Number(new URL(line[k]!).port));
+          const tree = descendants(proc.pid!);
+          assert.ok(tree.length > 0 || name.startsWith('node'), `${name} runs the node as a child`);
+          proc.kill(signal);
+          await exited;
+          for (const pid of [proc.pid!, ...tree]) await waitFor(`process ${pid} (${name}) to exit after ${signal}`, async () => (isRunning(pid) ? undefined : true), { tries: 600, everyMs: 50 });
+          for (const port of ports) assert.equal(await portIsFree(port), true, `port ${port} is free after ${name} stopped`);
+        } finally {
+          try {
+            process.kill(-proc.pid!, 'SIGKILL');
+          } catch {
+            // the group is gone: nothing left behind
+          }
+        }
+      });
+    }
+  }
+});
