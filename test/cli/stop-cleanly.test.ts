@@ -1,8 +1,10 @@
 /**
- * Issue 25, item 1: `npm start`, `npx ddn serve` and `node bin/ddn.js serve` stop cleanly on SIGTERM and SIGINT
- * sent to the launcher, leaving no process and no listening port. npm runs a script through `sh -c` and forwards a
- * signal to that shell only, which dies without passing it on; a `ddn` started by npm therefore also stops when its
- * parent goes away (src/cli/io.ts). The launchers run from a scratch copy of the package: package.json, bin/ddn.js,
+ * Issue 25, item 1: `npm start`, `npx ddn serve` and `node bin/ddn.js serve` stop cleanly on SIGTERM and SIGINT,
+ * leaving no process and no listening port. npm runs a command through `sh -c` and forwards a signal to that shell
+ * only: on SIGTERM the shell dies without passing it on, so a `ddn` started by npm also stops when its parent goes
+ * away (src/cli/io.ts); `npm start` execs node (package.json), so the signal reaches it directly. A SIGINT sent to
+ * npx's pid alone stays with its shell (which waits for its child): Ctrl-C signals the whole foreground process
+ * group, and that is what the npx SIGINT case sends. The launchers run from a scratch copy of the package: package.json, bin/ddn.js,
  * `dist/` transpiled from src/ by esbuild (as `npm run build` would compile it), and a node_modules whose
  * `.bin/ddn` links to that bin/ddn.js (as scripts/link-bin.mjs makes it) beside links to this checkout's packages.
  */
@@ -14,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { descendants, isRunning, portIsFree } from '../support/processes.js';
+import { descendants, isRunning, portIsFree, signalIfRunning } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,16 +44,17 @@ before(async () => {
 });
 
 const SERVE = ['--data-dir', '.ddn-data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn'];
-const LAUNCHERS: Record<string, [string, string[]]> = {
-  'npm start': ['npm', ['start', '--', ...SERVE]],
-  'npx ddn serve': ['npx', ['ddn', 'serve', ...SERVE]],
-  'node bin/ddn.js serve': [process.execPath, ['bin/ddn.js', 'serve', ...SERVE]],
+/** Each launcher, and whom each signal goes to: the launcher's pid, or its process group as Ctrl-C does. */
+const LAUNCHERS: Record<string, [string, string[], Record<'SIGTERM' | 'SIGINT', 'launcher' | 'group (Ctrl-C)'>]> = {
+  'npm start': ['npm', ['start', '--', ...SERVE], { SIGTERM: 'launcher', SIGINT: 'launcher' }],
+  'npx ddn serve': ['npx', ['ddn', 'serve', ...SERVE], { SIGTERM: 'launcher', SIGINT: 'group (Ctrl-C)' }],
+  'node bin/ddn.js serve': [process.execPath, ['bin/ddn.js', 'serve', ...SERVE], { SIGTERM: 'launcher', SIGINT: 'launcher' }],
 };
 
 describe('every way of starting a node stops cleanly', () => {
-  for (const [name, [command, args]] of Object.entries(LAUNCHERS)) {
+  for (const [name, [command, args, targets]] of Object.entries(LAUNCHERS)) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      it(`${name}: ${signal} to the launcher leaves no process and frees the ports`, async () => {
+      it(`${name}: ${signal} to the ${targets[signal]} leaves no process and frees the ports`, async () => {
         const dataDir = mkdtempSync(join(pkg, 'data-'));
         const argv = args.map((a) => (a === '.ddn-data' ? relative(pkg, dataDir) : a));
         // its own process group, so that a failure can clean up everything it started
@@ -72,16 +75,13 @@ describe('every way of starting a node stops cleanly', () => {
           const ports = ['directory_url', 'relay_url', 'cache_url'].map((k) => Number(new URL(line[k]!).port));
           const tree = descendants(proc.pid!);
           assert.ok(tree.length > 0 || name.startsWith('node'), `${name} runs the node as a child`);
-          proc.kill(signal);
+          if (targets[signal] === 'launcher') proc.kill(signal);
+          else process.kill(-proc.pid!, signal);
           await exited;
           for (const pid of [proc.pid!, ...tree]) await waitFor(`process ${pid} (${name}) to exit after ${signal}`, async () => (isRunning(pid) ? undefined : true), { tries: 600, everyMs: 50 });
           for (const port of ports) assert.equal(await portIsFree(port), true, `port ${port} is free after ${name} stopped`);
         } finally {
-          try {
-            process.kill(-proc.pid!, 'SIGKILL');
-          } catch {
-            // the group is gone: nothing left behind
-          }
+          signalIfRunning(-proc.pid!, 'SIGKILL');
         }
       });
     }

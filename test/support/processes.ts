@@ -1,20 +1,32 @@
-/** Linux process-tree helpers for tests that check no process is left behind: descendants and liveness via /proc. */
+/** Linux process helpers for tests that check no process is left behind: descendants, groups, liveness (/proc). */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** pid → [parent pid, state] of every process, from /proc/<pid>/stat. */
-function processTable(): Map<number, { ppid: number; state: string }> {
-  const table = new Map<number, { ppid: number; state: string }>();
+interface ProcStat {
+  state: string;
+  ppid: number;
+  pgrp: number;
+}
+
+/** The state, parent and process group of `pid` from /proc/<pid>/stat, or undefined once it is gone. */
+function procStat(pid: number | string): ProcStat | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name may hold spaces and parentheses: the fields after it follow the last ')'
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: rest[0]!, ppid: Number(rest[1]), pgrp: Number(rest[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** pid → stat of every live (not zombie) process. */
+function processTable(): Map<number, ProcStat> {
+  const table = new Map<number, ProcStat>();
   for (const name of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // the command name may hold spaces and parentheses: the fields after it follow the last ')'
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      table.set(Number(name), { state: rest[0]!, ppid: Number(rest[1]) });
-    } catch {
-      // exited meanwhile
-    }
+    const s = procStat(name);
+    if (s !== undefined && s.state !== 'Z') table.set(Number(name), s);
   }
   return table;
 }
@@ -35,13 +47,23 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
+/** Every live process of the process group `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return [...processTable()].filter(([, s]) => s.pgrp === pgid).map(([pid]) => pid);
+}
+
 /** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
 export function isRunning(pid: number): boolean {
+  const s = procStat(pid);
+  return s !== undefined && s.state !== 'Z';
+}
+
+/** Sends `signal` to `pid` if it still exists. */
+export function signalIfRunning(pid: number, signal: NodeJS.Signals): void {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    process.kill(pid, signal);
   } catch {
-    return false;
+    // already gone
   }
 }
 
