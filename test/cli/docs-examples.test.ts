@@ -2,12 +2,12 @@
  * Issue 25, item 9: the shell blocks of the README's quick start and of docs/deployment.md's "separate processes"
  * and "scaling out on PostgreSQL" sections run as written, so they stay true. Each block runs in `sh` with
  * `set -e`, in a fresh temporary directory that is also $HOME (so the identity book and the keys land there), with
- * `npx ddn` running this checkout's sources and `npm ci` left out. The only changes to the text: the docs' fixed
+ * `npx ddn` running this checkout built as `npm ci` builds it (test/support/ddn-package.ts) and `npm ci` left out. The only changes to the text: the docs' fixed
  * ports become free ones (other suites run beside this one) and `DB=` names the test database (DDN_TEST_PG_URL,
  * in a schema of its own). Whatever a block leaves running in the background is stopped with SIGTERM afterwards
  * and must leave no process and no port behind.
  */
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,16 +15,21 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildDdnPackage } from '../support/ddn-package.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { groupMembers, isRunning, portIsFree, signalIfRunning } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = import.meta.resolve('tsx');
-const ENTRY = join(ROOT, 'src', 'cli', 'entry-dev.ts');
 const DOC_PORTS = ['8080', '8081', '8082', '8090', '8091', '9001', '9002'];
 
 const dirs: string[] = [];
+let bin: string;
+before(async () => {
+  const pkg = await buildDdnPackage();
+  dirs.push(pkg);
+  bin = join(pkg, 'bin', 'ddn.js');
+});
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -52,11 +57,11 @@ function freePort(): Promise<number> {
 async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: string): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), 'ddn-docs-'));
   dirs.push(home);
-  const bin = join(home, '.test-bin');
-  mkdirSync(bin);
+  const shims = join(home, '.test-bin');
+  mkdirSync(shims);
   // `npx ddn …` → this checkout's ddn; any other npx use would be a mistake in the docs
-  writeFileSync(join(bin, 'npx'), `#!/bin/sh\nif [ "$1" = ddn ]; then shift; exec "${process.execPath}" --import "${TSX}" "${ENTRY}" "$@"; fi\necho "unexpected: npx $*" >&2\nexit 127\n`);
-  chmodSync(join(bin, 'npx'), 0o755);
+  writeFileSync(join(shims, 'npx'), `#!/bin/sh\nif [ "$1" = ddn ]; then shift; exec "${process.execPath}" "${bin}" "$@"; fi\necho "unexpected: npx $*" >&2\nexit 127\n`);
+  chmodSync(join(shims, 'npx'), 0o755);
   const ports = new Map<string, string>();
   for (const p of DOC_PORTS) {
     let port = String(await freePort());
@@ -73,7 +78,7 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_') && !k.startsWith('npm_') && k !== 'XDG_CONFIG_HOME') env[k] = v;
   Object.assign(env, {
     HOME: home,
-    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    PATH: `${shims}:${process.env.PATH ?? ''}`,
     // the defaults the quick start relies on (ports 8080-8082), moved with the ports
     DDN_DIRECTORY_PORT: ports.get('8080'), DDN_RELAY_PORT: ports.get('8081'), DDN_CACHE_PORT: ports.get('8082'),
     DDN_DIRECTORY_URL: `http://127.0.0.1:${ports.get('8080')}`, DDN_RELAY_URL: `http://127.0.0.1:${ports.get('8081')}`,
@@ -85,7 +90,8 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   let err = '';
   sh.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   sh.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-  const code = await new Promise<number | null>((resolve) => sh.on('close', (c) => resolve(c)));
+  // 'exit', not 'close': the servers the block left in the background hold its stdout and stderr open
+  const code = await new Promise<number | null>((resolve) => sh.on('exit', (c) => resolve(c)));
   // the servers the block put in the background are still in its process group
   const left = groupMembers(sh.pid!);
   for (const pid of left) signalIfRunning(pid, 'SIGTERM');

@@ -4,44 +4,23 @@
  * only: on SIGTERM the shell dies without passing it on, so a `ddn` started by npm also stops when its parent goes
  * away (src/cli/io.ts); `npm start` execs node (package.json), so the signal reaches it directly. A SIGINT sent to
  * npx's pid alone stays with its shell (which waits for its child): Ctrl-C signals the whole foreground process
- * group, and that is what the npx SIGINT case sends. The launchers run from a scratch copy of the package: package.json, bin/ddn.js,
- * `dist/` transpiled from src/ by esbuild (as `npm run build` would compile it), and a node_modules whose
- * `.bin/ddn` links to that bin/ddn.js (as scripts/link-bin.mjs makes it) beside links to this checkout's packages.
+ * group, and that is what the npx SIGINT case sends. The launchers run from a scratch copy of the package as `npm ci` leaves it
+ * (test/support/ddn-package.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { buildDdnPackage } from '../support/ddn-package.js';
 import { descendants, isRunning, portIsFree, signalIfRunning } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const pkg = mkdtempSync(join(tmpdir(), 'ddn-launch-'));
-after(() => rmSync(pkg, { recursive: true, force: true }));
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? sources(p) : n.endsWith('.ts') ? [p] : [];
-  });
-}
-
+let pkg: string;
 before(async () => {
-  copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
-  mkdirSync(join(pkg, 'bin'));
-  copyFileSync(join(ROOT, 'bin', 'ddn.js'), join(pkg, 'bin', 'ddn.js'));
-  await build({ entryPoints: sources(join(ROOT, 'src')), outdir: join(pkg, 'dist'), outbase: join(ROOT, 'src'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
-  const modules = join(pkg, 'node_modules');
-  mkdirSync(join(modules, '.bin'), { recursive: true });
-  for (const name of readdirSync(join(ROOT, 'node_modules'))) {
-    if (name !== '.bin') symlinkSync(join(ROOT, 'node_modules', name), join(modules, name));
-  }
-  symlinkSync(join('..', '..', 'bin', 'ddn.js'), join(modules, '.bin', 'ddn'));
+  pkg = await buildDdnPackage();
 });
+after(() => rmSync(pkg, { recursive: true, force: true }));
 
 const SERVE = ['--data-dir', '.ddn-data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn'];
 /** Each launcher, and whom each signal goes to: the launcher's pid, or its process group as Ctrl-C does. */
