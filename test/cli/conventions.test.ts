@@ -145,6 +145,25 @@ describe('against a Directory whose ledger produces no blocks', () => {
     assert.deepEqual([r.json.code, r.json.error], ['did_not_found', 'did_not_found']);
   });
 
+  it('ddn health: a ready node exits 0; one that does not answer fails (1), or with --wait times out (3)', async () => {
+    const up = await run(['health', '--relay', node.urls.relay!, '--cache', node.urls.cache!], env);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(up.json.ready, true);
+    assert.deepEqual(Object.keys(up.json), ['ready', 'directory', 'relay', 'cache']);
+    assert.equal((up.json.relay as { status: number }).status, 200);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const down = await run(['health', '--directory', `http://127.0.0.1:${port}`]);
+    assert.equal(down.code, 1);
+    assert.equal(down.json.code, 'not_ready');
+    assert.match(String(down.json.message), /directory at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+    const waited = await run(['health', '--directory', `http://127.0.0.1:${port}`, '--wait', '0.3']);
+    assert.equal(waited.code, 3);
+    assert.equal(waited.json.code, 'wait_timeout');
+  });
+
   it('an unreachable Directory is a failure, exit 1', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
