@@ -129,6 +129,12 @@ function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: Nod
   return { values: values as OptionValues<O>, positionals: parsed.positionals };
 }
 
+/** The signal an `interrupted` error names (`signal`), SIGINT when it names none. */
+function interruptSignal(e: unknown): NodeJS.Signals {
+  const signal = (e as { signal?: unknown })?.signal;
+  return signal === 'SIGTERM' || signal === 'SIGHUP' ? signal : 'SIGINT';
+}
+
 /** `io` with `shutdownSignal` shared by the leaf and the command; `claimed` once the command asked for it. */
 function sharedSignalIo(io: CliIo): { io: CliIo; signal(): Promise<NodeJS.Signals>; claimed(): boolean } {
   let signal: Promise<NodeJS.Signals> | undefined;
@@ -152,7 +158,8 @@ function sharedSignalIo(io: CliIo): { io: CliIo; signal(): Promise<NodeJS.Signal
  * Builds a leaf command named `path` (e.g. `ddn did resolve`). A SIGINT or SIGTERM while it runs ends it with a
  * JSON summary (`code: interrupted`, what {@link CommandContext.progress} recorded) and exit 130 (143 for
  * SIGTERM), unless the command asked for the signal itself (`ctx.io.shutdownSignal()`, as `receive --follow` does
- * to stop following), in which case its own result is printed as usual.
+ * to stop following), in which case its own result is printed as usual — or, when it throws an error with code
+ * `interrupted` (and `signal`), that error as the summary with exit 130 (143).
  */
 export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): CliCommand {
   const help = (): string =>
@@ -190,6 +197,8 @@ export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): Cli
           io.stderr(`run '${path} --help' for the options\n`);
           return EXIT.usage;
         }
+        // a command that handled the signal itself and then failed with code 'interrupted' (and the signal)
+        if (result.code === 'interrupted') return signalExit(interruptSignal(e));
         return isTimeout(e) ? EXIT.timeout : EXIT.failure;
       }
     },

@@ -15,9 +15,9 @@ export const EXIT = Object.freeze({
   terminated: 143,
 });
 
-/** The exit status for a command stopped by `signal`. */
+/** The exit status for a command stopped by `signal` (128 + its number: SIGHUP, a launcher gone, is 129). */
 export function signalExit(signal: NodeJS.Signals): number {
-  return signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+  return signal === 'SIGINT' ? EXIT.interrupted : signal === 'SIGHUP' ? 129 : EXIT.terminated;
 }
 
 /** The table as `--help` ends it. */
