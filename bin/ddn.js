@@ -3,6 +3,10 @@
 import { main } from '../dist/cli/main.js';
 
 main(process.argv.slice(2)).then(
-  (code) => { if (typeof code === 'number') process.exitCode = code; },
+  (code) => {
+    // an interrupted command (130, 143) exits now, whatever requests it left in flight
+    if (code >= 128) process.exit(code);
+    process.exitCode = code;
+  },
   (err) => { process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`); process.exitCode = 1; },
 );

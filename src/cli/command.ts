@@ -1,9 +1,13 @@
 /**
- * The shape every user command shares: options parsed with `node:util` `parseArgs`, `--help` everywhere, one JSON
- * result on stdout, human progress on stderr, and exit codes 0 (success), 1 (failure) and 2 (timeout).
+ * The shape every user command shares: options parsed with `node:util` `parseArgs`, `--help` on stdout everywhere,
+ * one JSON result on stdout, human progress on stderr, and the exit status of exit-codes.ts (0 success, 1 failure,
+ * 2 usage, 3 timeout, 130 interrupted).
  */
 import { parseArgs } from 'node:util';
+import { EXIT, EXIT_HELP, signalExit } from './exit-codes.js';
+import { fillFromIdentityBook, type IdentityRole } from './identity-options.js';
 import type { CliCommand, CliIo } from './io.js';
+import { UsageError } from './usage-error.js';
 
 /** One option of a command. */
 export interface OptionDef {
@@ -17,6 +21,8 @@ export interface OptionDef {
   /** Shown in the help text and used when neither flag nor env variable is given. */
   default?: string;
   required?: boolean;
+  /** Taken from the identity book (identity-book.ts) when absent: the identity's DID, signing key or decryption key. */
+  identity?: IdentityRole;
 }
 
 export type OptionDefs = Readonly<Record<string, OptionDef>>;
@@ -26,16 +32,9 @@ export type OptionValues<O extends OptionDefs> = {
   [K in keyof O]: O[K]['type'] extends 'boolean' ? boolean : O[K]['multiple'] extends true ? string[] : O[K]['required'] extends true ? string : string | undefined;
 };
 
-/** Bad arguments; printed with the command's usage. */
-export class UsageError extends Error {
-  readonly code = 'invalid_usage';
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError };
 
-/** A failure whose wait ran out (exit code 2). */
+/** A failure whose wait ran out (exit code 3). */
 export function isTimeout(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   const name = (e as { name?: unknown })?.name;
@@ -47,6 +46,8 @@ export interface CommandContext {
   io: CliIo;
   /** One human line on stderr. */
   info(line: string): void;
+  /** Records how far the command got (merged over earlier calls); the JSON summary of an interrupt includes it. */
+  progress(fields: Record<string, unknown>): void;
 }
 
 /** A leaf command. */
@@ -72,7 +73,7 @@ function optionHelp(options: OptionDefs): string {
       .filter((x) => x !== '').join(', ');
     return `  ${flag.padEnd(34)}${o.help}${extra === '' ? '' : ` (${extra})`}`;
   });
-  return [...rows, `  ${'--help'.padEnd(34)}this text`].join('\n');
+  return [...rows, `  ${'--help'.padEnd(34)}this text (on stdout)`].join('\n');
 }
 
 /** The message of a fetch that could not connect (fetch rejects with a TypeError whose `cause` says why). */
@@ -113,8 +114,14 @@ function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: Nod
     if (v === undefined && o.env !== undefined && env[o.env] !== undefined && env[o.env] !== '') v = o.type === 'boolean' ? env[o.env] === '1' || env[o.env] === 'true' : env[o.env];
     if (v === undefined && o.default !== undefined && o.type === 'string') v = o.multiple ? [o.default] : o.default;
     if (v === undefined) v = o.type === 'boolean' ? false : o.multiple ? [] : undefined;
-    if (o.required && (v === undefined || (Array.isArray(v) && v.length === 0))) throw new UsageError(`--${name} is required`);
     values[name] = v;
+  }
+  fillFromIdentityBook(spec.options, values, env);
+  for (const [name, o] of Object.entries(spec.options)) {
+    const v = values[name];
+    if (o.required && (v === undefined || (Array.isArray(v) && v.length === 0))) {
+      throw new UsageError(`--${name} is required${o.identity === undefined ? '' : " (or an identity of the book: see 'ddn did list')"}`);
+    }
   }
   const max = spec.positionals?.length ?? 0;
   if (parsed.positionals.length > max) throw new UsageError(`unexpected argument '${parsed.positionals[max]}'`);
@@ -122,30 +129,77 @@ function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: Nod
   return { values: values as OptionValues<O>, positionals: parsed.positionals };
 }
 
-/** Builds a leaf command named `path` (e.g. `ddn did resolve`). */
+/** The signal an `interrupted` error names (`signal`), SIGINT when it names none. */
+function interruptSignal(e: unknown): NodeJS.Signals {
+  const signal = (e as { signal?: unknown })?.signal;
+  return signal === 'SIGTERM' || signal === 'SIGHUP' ? signal : 'SIGINT';
+}
+
+/** `io` with `shutdownSignal` shared by the leaf and the command; `claimed` once the command asked for it. */
+function sharedSignalIo(io: CliIo): { io: CliIo; signal(): Promise<NodeJS.Signals>; claimed(): boolean } {
+  let signal: Promise<NodeJS.Signals> | undefined;
+  let claimed = false;
+  const shared = (): Promise<NodeJS.Signals> => (signal ??= io.shutdownSignal());
+  const wrapped: CliIo = {
+    stdout: (t) => io.stdout(t),
+    stderr: (t) => io.stderr(t),
+    env: io.env,
+    stdin: io.stdin,
+    stderrIsTTY: io.stderrIsTTY,
+    shutdownSignal: () => {
+      claimed = true;
+      return shared();
+    },
+  };
+  return { io: wrapped, signal: shared, claimed: () => claimed };
+}
+
+/**
+ * Builds a leaf command named `path` (e.g. `ddn did resolve`). A SIGINT or SIGTERM while it runs ends it with a
+ * JSON summary (`code: interrupted`, what {@link CommandContext.progress} recorded) and exit 130 (143 for
+ * SIGTERM), unless the command asked for the signal itself (`ctx.io.shutdownSignal()`, as `receive --follow` does
+ * to stop following), in which case its own result is printed as usual — or, when it throws an error with code
+ * `interrupted` (and `signal`), that error as the summary with exit 130 (143).
+ */
 export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): CliCommand {
   const help = (): string =>
     `usage: ${path} ${spec.synopsis}\n\n${spec.description ?? spec.summary}\n\noptions:\n${optionHelp(spec.options)}\n\n` +
-    'Prints one JSON result on stdout; progress goes to stderr. Exit status: 0 success, 1 failure, 2 timeout.\n';
+    `Prints one JSON result on stdout; progress goes to stderr. ${EXIT_HELP}\n`;
   return {
     summary: spec.summary,
-    async run(args: string[], io: CliIo): Promise<number> {
+    async run(args: string[], parentIo: CliIo): Promise<number> {
       if (args.includes('--help') || args.includes('-h')) {
-        io.stderr(help());
-        return 0;
+        parentIo.stdout(help());
+        return EXIT.ok;
       }
-      const ctx: CommandContext = { io, info: (line) => io.stderr(`${line}\n`) };
+      const started = Date.now();
+      const signals = sharedSignalIo(parentIo);
+      const io = signals.io;
+      let progress: Record<string, unknown> = {};
+      const ctx: CommandContext = { io, info: (line) => io.stderr(`${line}\n`), progress: (f) => void (progress = { ...progress, ...f }) };
+      const interrupted = signals.signal().then((signal) => (signals.claimed() ? new Promise<never>(() => {}) : { signal }));
       try {
         const { values, positionals } = parse(spec, args, io.env);
-        const result = await spec.run(ctx, values, positionals);
-        printResult(io, result);
-        return spec.exitCode?.(result) ?? 0;
+        const outcome = await Promise.race([spec.run(ctx, values, positionals).then((result) => ({ result })), interrupted]);
+        if ('signal' in outcome) {
+          const { signal } = outcome;
+          printResult(io, { error: 'interrupted', code: 'interrupted', message: `${path} interrupted by ${signal}`, signal, elapsed_ms: Date.now() - started, ...progress });
+          io.stderr(`${path}: interrupted by ${signal}\n`);
+          return signalExit(signal);
+        }
+        printResult(io, outcome.result);
+        return spec.exitCode?.(outcome.result) ?? EXIT.ok;
       } catch (e) {
         const result = errorResult(e);
         printResult(io, result);
         io.stderr(`${path}: ${String(result.message)}\n`);
-        if (e instanceof UsageError) io.stderr(`run '${path} --help' for the options\n`);
-        return isTimeout(e) ? 2 : 1;
+        if (e instanceof UsageError) {
+          io.stderr(`run '${path} --help' for the options\n`);
+          return EXIT.usage;
+        }
+        // a command that handled the signal itself and then failed with code 'interrupted' (and the signal)
+        if (result.code === 'interrupted') return signalExit(interruptSignal(e));
+        return isTimeout(e) ? EXIT.timeout : EXIT.failure;
       }
     },
   };
@@ -162,15 +216,15 @@ export function group(path: string, summary: string, children: Readonly<Record<s
     async run(args: string[], io: CliIo): Promise<number> {
       const [name, ...rest] = args;
       if (name === '--help' || name === '-h' || name === 'help') {
-        io.stderr(usage());
-        return 0;
+        io.stdout(usage());
+        return EXIT.ok;
       }
       const child = name !== undefined && Object.hasOwn(children, name) ? children[name] : undefined;
       if (child === undefined) {
         const e = new UsageError(name === undefined ? `${path}: a command is required` : `unknown command '${path} ${name}'`);
         printResult(io, errorResult(e));
         io.stderr(`${e.message}\n${usage()}`);
-        return 1;
+        return EXIT.usage;
       }
       return child.run(rest, io);
     },

@@ -1,5 +1,7 @@
-/** `ddn did …`: create a DID, read it, and every change to it (did-mutations.ts). */
-import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
+/** `ddn did …`: create a DID (recorded in the identity book), list the book, read a DID, and every change to it (did-mutations.ts). */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { generatePrivateKey, readEd25519KeyFile, readX25519KeyFile, writePrivateKeyFile } from '../client/key-files.js';
 import { didDocumentFor } from '../client/keys.js';
 import type { ServiceJson } from '../client/types.js';
 import { generateDid, isDid } from '../protocol/did.js';
@@ -8,6 +10,7 @@ import type { Profile } from '../protocol/profile.js';
 import { group, leaf, UsageError } from './command.js';
 import { directoryContext, DIRECTORY_OPTIONS, oneDid, timeoutMs, WAIT_OPTIONS } from './common.js';
 import { DID_MUTATIONS } from './did-mutations.js';
+import { absolute, addIdentity, bookPath, identityName, identityWithKey, IdentityBookError, keysDir, readBook } from './identity-book.js';
 
 /** The services of a new DID: one `#relay`, `#cache` and `#archive` service for the URLs given of each kind. */
 export function initialServices(profile: Profile, did: string, urls: { relay: string[]; cache: string[]; archive: string[] }, retrievalKeyId: string): ServiceJson[] {
@@ -20,43 +23,93 @@ export function initialServices(profile: Profile, did: string, urls: { relay: st
 }
 
 const create = leaf('ddn did create', {
-  summary: 'register a new DID whose root key is a local Ed25519 key',
-  synopsis: '--key FILE [--key-agreement FILE] [--relay URL] [--cache URL] [--archive URL] [--alias ALIAS]',
+  summary: 'register a new DID and record it in the identity book',
+  synopsis: '[--key FILE [--key-agreement FILE]] [--relay URL] [--cache URL] [--archive URL] [--alias ALIAS] [--new]',
   description:
     'Registers a random DID of the profile (or --did). The document has the root key as verification method\n' +
     '#root (listed in authentication), an optional X25519 key agreement #x25519-1, and #relay, #cache and #archive\n' +
     'services for the URLs given (the Cache and Archive services authorize #root for retrieval). The Directory\n' +
     'prepares the registration, this command checks the bytes against its own encoding, signs them locally,\n' +
-    'submits, and waits until the registration is final.',
+    'submits, and waits until the registration is final.\n' +
+    'Without --key it creates both keys (Ed25519 root, X25519 key agreement) in the keys/ directory of the identity\n' +
+    'book ($XDG_CONFIG_HOME/ddn, default ~/.config/ddn), never in the working directory. Once the Directory accepts\n' +
+    "the registration, the DID, its alias and its key files are recorded in the book: 'ddn did list' shows them, and\n" +
+    'commands that act as a DID (receive, the DID changes) take --did and --key from it. A key already recorded for\n' +
+    'another DID is refused unless --new is given.',
   options: {
-    key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file: the root key', required: true },
-    'key-agreement': { type: 'string', arg: 'FILE', help: 'X25519 private key file whose public key receives encrypted messages' },
+    key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file: the root key (default: a new one in the book)' },
+    'key-agreement': { type: 'string', arg: 'FILE', help: 'X25519 private key file whose public key receives encrypted messages (default without --key: a new one)' },
     relay: { type: 'string', multiple: true, arg: 'URL', help: 'endpoint of the #relay service' },
     cache: { type: 'string', multiple: true, arg: 'URL', help: 'endpoint of the #cache service' },
     archive: { type: 'string', multiple: true, arg: 'URL', help: 'endpoint of the #archive service' },
     alias: { type: 'string', arg: 'ALIAS', help: 'an alias to register with the DID' },
     did: { type: 'string', arg: 'DID', help: 'register this DID instead of a random one' },
+    new: { type: 'boolean', help: 'register another DID for a key the identity book already holds' },
     ...DIRECTORY_OPTIONS,
     ...WAIT_OPTIONS,
   },
   async run(ctx, o) {
+    const env = ctx.io.env;
+    const book = readBook(env);
     const dir = await directoryContext(o);
-    const key = readEd25519KeyFile(o.key);
     const did = o.did ?? generateDid(dir.profile);
     if (!isDid(did)) throw new UsageError(`'${did}' is not a valid DID`);
-    const ka = o['key-agreement'] === undefined ? undefined : readX25519KeyFile(o['key-agreement']);
-    const services = initialServices(dir.profile, did, { relay: o.relay, cache: o.cache, archive: o.archive }, `${did}#root`);
-    const didDocument = didDocumentFor(did, key.publicKey, { keyAgreementPublicKey: ka?.publicKey, keyAgreementFragment: 'x25519-1', services });
-    ctx.info(`registering ${did}: preparing, checking and signing locally…`);
-    const submitted = await dir.client.register({ did, key, didDocument, ...(o.alias === undefined ? {} : { alias: o.alias }) });
-    ctx.info(`accepted: ${submitted.tx_hash}`);
-    const base = { did, root_pubkey: multibaseEd25519(key.publicKey), tx_hash: submitted.tx_hash };
-    if (o['no-wait']) return { ...base, registration_status: 'pending', document: didDocument };
-    ctx.info('waiting for finality…');
-    await dir.client.waitForRegistration(did, { timeoutMs: timeoutMs(o.timeout) });
-    const record = await dir.client.resolve(did);
-    ctx.info(`registered ${did}`);
-    return { ...base, registration_status: 'confirmed', version: record.version, aliases: record.aliases, document: record.document, block_number: record.block_number };
+    const files = o.key === undefined ? newKeyFiles(env, did) : { key: absolute(o.key), keyAgreement: o['key-agreement'] === undefined ? undefined : absolute(o['key-agreement']), created: [] };
+    try {
+      const key = readEd25519KeyFile(files.key);
+      const rootPubkey = multibaseEd25519(key.publicKey);
+      const known = identityWithKey(book, rootPubkey);
+      if (known !== undefined && !o.new) {
+        throw new IdentityBookError('key_already_registered', `${files.key} is already the root key of ${identityName(known)} in the identity book; give --new to register another DID with it`);
+      }
+      const ka = files.keyAgreement === undefined ? undefined : readX25519KeyFile(files.keyAgreement);
+      const services = initialServices(dir.profile, did, { relay: o.relay, cache: o.cache, archive: o.archive }, `${did}#root`);
+      const didDocument = didDocumentFor(did, key.publicKey, { keyAgreementPublicKey: ka?.publicKey, keyAgreementFragment: 'x25519-1', services });
+      ctx.info(`registering ${did}: preparing, checking and signing locally…`);
+      const submitted = await dir.client.register({ did, key, didDocument, ...(o.alias === undefined ? {} : { alias: o.alias }) });
+      files.created = [];
+      ctx.info(`accepted: ${submitted.tx_hash}`);
+      const bookFile = addIdentity(env, {
+        did, ...(o.alias === undefined ? {} : { alias: o.alias }), key: files.key, ...(files.keyAgreement === undefined ? {} : { key_agreement: files.keyAgreement }),
+        root_pubkey: rootPubkey, directory: dir.client.baseUrl, profile: dir.profile.p, tx_hash: submitted.tx_hash, created_at: new Date().toISOString(),
+      });
+      ctx.info(`recorded in ${bookFile}`);
+      const base = { did, root_pubkey: rootPubkey, tx_hash: submitted.tx_hash, key: files.key, ...(files.keyAgreement === undefined ? {} : { key_agreement: files.keyAgreement }) };
+      ctx.progress({ ...base, registration_status: 'pending' });
+      if (o['no-wait']) return { ...base, registration_status: 'pending', document: didDocument };
+      ctx.info('waiting for finality…');
+      await dir.client.waitForRegistration(did, { timeoutMs: timeoutMs(o.timeout) });
+      const record = await dir.client.resolve(did);
+      ctx.info(`registered ${did}`);
+      return { ...base, registration_status: 'confirmed', version: record.version, aliases: record.aliases, document: record.document, block_number: record.block_number };
+    } finally {
+      // keys made for a registration that was never accepted are of no use
+      for (const f of files.created) rmSync(f, { force: true });
+    }
+  },
+});
+
+/** New root and key-agreement key files in the book's keys/ directory, named after the DID. */
+function newKeyFiles(env: NodeJS.ProcessEnv, did: string): { key: string; keyAgreement: string; created: string[] } {
+  const base = join(keysDir(env), did.replace(/[^A-Za-z0-9._-]/g, '_'));
+  const files = { key: `${base}.pem`, keyAgreement: `${base}-x25519.pem`, created: [] as string[] };
+  writePrivateKeyFile(files.key, generatePrivateKey('ed25519'));
+  files.created.push(files.key);
+  writePrivateKeyFile(files.keyAgreement, generatePrivateKey('x25519'));
+  files.created.push(files.keyAgreement);
+  return files;
+}
+
+const list = leaf('ddn did list', {
+  summary: 'list the identities of the local identity book',
+  synopsis: '',
+  description:
+    'Prints the identities `ddn did create` recorded on this machine: DID, alias, key files, Directory.\n' +
+    'The book is $XDG_CONFIG_HOME/ddn/identities.json (default ~/.config/ddn/identities.json).',
+  options: {},
+  async run(ctx) {
+    const identities = readBook(ctx.io.env);
+    return { book: bookPath(ctx.io.env), identities };
   },
 });
 
@@ -81,4 +134,4 @@ const status = didRead('status', 'print the registration status (pending, confir
 const nonces = didRead('nonces', 'print the next usable nonce of every domain', 'nonces');
 
 /** The `did` command. */
-export const didCommand = group('ddn did', 'create, read and change DIDs (keys stay on this machine)', { create, resolve, status, nonces, ...DID_MUTATIONS });
+export const didCommand = group('ddn did', 'create, list, read and change DIDs (keys stay on this machine)', { create, list, resolve, status, nonces, ...DID_MUTATIONS });

@@ -3,6 +3,8 @@ import { main } from './main.js';
 
 main(process.argv.slice(2)).then(
   (code) => {
+    // an interrupted command (130, 143) exits now, whatever requests it left in flight
+    if (code >= 128) process.exit(code);
     process.exitCode = code;
   },
   (err: unknown) => {

@@ -11,8 +11,36 @@ export interface CliIo {
   readonly stdin?: NodeJS.ReadableStream;
   /** True when stderr is a terminal: progress bars are drawn only then. */
   readonly stderrIsTTY?: boolean;
-  /** Resolves with the signal name at the first SIGTERM or SIGINT; a second one then terminates the process. */
+  /**
+   * Resolves with the signal name at the first SIGTERM or SIGINT (or `SIGHUP` when an npm launcher that ran this
+   * process went away); a second signal then terminates the process.
+   */
   shutdownSignal(): Promise<NodeJS.Signals>;
+}
+
+/** How often a process started by npm checks that its parent is still there. */
+const PARENT_CHECK_MS = 200;
+
+/**
+ * Resolves when the parent process changes (this process was orphaned). Used only under npm (`npm start`,
+ * `npx ddn …`): npm runs the command through `sh -c`, forwards SIGTERM to that shell only, and the shell dies
+ * without passing it on, which would leave the server listening. The timer does not keep the process alive.
+ */
+function parentGone(): { promise: Promise<void>; cancel(): void } {
+  const parent = process.ppid;
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => {
+    timer = setInterval(() => {
+      if (process.ppid !== parent) resolve();
+    }, PARENT_CHECK_MS);
+    timer.unref();
+  });
+  return { promise, cancel: () => clearInterval(timer) };
+}
+
+/** True when npm (`npm start`, `npm run`, `npx`) started this process. */
+export function startedByNpm(env: NodeJS.ProcessEnv): boolean {
+  return env.npm_lifecycle_event !== undefined && env.npm_lifecycle_event !== '';
 }
 
 /** The real process's {@link CliIo}. */
@@ -26,11 +54,14 @@ export function processIo(): CliIo {
     shutdownSignal: () =>
       new Promise((resolve) => {
         const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-        const handler = (signal: NodeJS.Signals): void => {
-          for (const s of signals) process.off(s, handler);
+        const watch = startedByNpm(process.env) ? parentGone() : undefined;
+        const done = (signal: NodeJS.Signals): void => {
+          for (const s of signals) process.off(s, done);
+          watch?.cancel();
           resolve(signal);
         };
-        for (const s of signals) process.on(s, handler);
+        for (const s of signals) process.on(s, done);
+        void watch?.promise.then(() => done('SIGHUP'));
       }),
   };
 }

@@ -1,10 +1,12 @@
 /** `ddn key …`: private keys that never leave this machine (PKCS#8 PEM, mode 0600, never overwritten). */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { toHex } from '../base/bytes.js';
 import { generatePrivateKey, KeyFileError, readPrivateKeyFile, writePrivateKeyFile, type KeyType } from '../client/key-files.js';
 import { multibaseEd25519, multibaseX25519 } from '../protocol/keys.js';
 import { group, leaf, UsageError } from './command.js';
+import { keysDir } from './identity-book.js';
 
 /** The public half of a key, in the forms DID documents and requests use. */
 export function publicKeyJson(type: KeyType, key: KeyObject): { type: KeyType; public_key_multibase: string; public_key_hex: string } {
@@ -40,18 +42,23 @@ function parseType(t: string): KeyType {
 
 const generate = leaf('ddn key generate', {
   summary: 'create a private key file (Ed25519 signs, X25519 decrypts)',
-  synopsis: '--out FILE [--type ed25519|x25519]',
-  description: 'Creates a new private key as PKCS#8 PEM with mode 0600. An existing file is never overwritten.\nPrints the public key.',
+  synopsis: '[--out FILE] [--type ed25519|x25519]',
+  description:
+    'Creates a new private key as PKCS#8 PEM with mode 0600. An existing file is never overwritten.\n' +
+    'Without --out it goes to the keys/ directory of the identity book ($XDG_CONFIG_HOME/ddn, default\n' +
+    '~/.config/ddn), named after its type and public key. Prints the file and the public key.',
   options: {
-    out: { type: 'string', arg: 'FILE', help: 'the new key file', required: true },
+    out: { type: 'string', arg: 'FILE', help: 'the new key file (default: in the identity book\'s keys/ directory)' },
     type: { type: 'string', arg: 'TYPE', help: 'ed25519 (signing) or x25519 (key agreement)', default: 'ed25519' },
   },
   async run(ctx, o) {
     const type = parseType(o.type ?? 'ed25519');
     const key = generatePrivateKey(type);
-    writePrivateKeyFile(o.out, key);
-    ctx.info(`wrote ${type} private key to ${o.out} (mode 0600); keep it, it is the only copy`);
-    return { file: o.out, ...publicKeyJson(type, key) };
+    const pub = publicKeyJson(type, key);
+    const out = o.out ?? join(keysDir(ctx.io.env), `${type}-${pub.public_key_hex.slice(2, 18)}.pem`);
+    writePrivateKeyFile(out, key);
+    ctx.info(`wrote ${type} private key to ${out} (mode 0600); keep it, it is the only copy`);
+    return { file: out, ...pub };
   },
 });
 

@@ -1,8 +1,10 @@
 /** The `ddn` command dispatcher. Each subcommand lives in its own file and is listed in {@link COMMANDS}. */
 import { buildInfo } from '../app/version.js';
+import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { processIo, type CliCommand, type CliIo } from './io.js';
 import { appCommand } from './app.js';
 import { didCommand } from './did.js';
+import { healthCommand } from './health.js';
 import { keyCommand } from './key.js';
 import { migrateCommand } from './migrate.js';
 import { mirrorCommand } from './mirror.js';
@@ -17,6 +19,7 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
   serve: serveCommand,
   migrate: migrateCommand,
   mirror: mirrorCommand,
+  health: healthCommand,
   key: keyCommand,
   did: didCommand,
   send: sendCommand,
@@ -29,28 +32,31 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
 /** The top-level usage text. */
 export function usage(): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`);
-  return `usage: ddn <command> [options]\n       ddn --version\n\ncommands:\n${rows.join('\n')}\n\nrun 'ddn <command> --help' for a command's options\n`;
+  return (
+    `usage: ddn <command> [options]\n       ddn --version\n\ncommands:\n${rows.join('\n')}\n\n` +
+    `run 'ddn <command> --help' for a command's options\n${EXIT_HELP}\n`
+  );
 }
 
 /**
- * Runs `ddn` with `argv` (the arguments after the program name) and resolves to the exit code: 0 on success,
- * 2 on misuse (no or unknown command, bad options), 1 on other failures.
+ * Runs `ddn` with `argv` (the arguments after the program name) and resolves to the exit status of
+ * exit-codes.ts: 0 success, 1 failure, 2 usage (no or unknown command, bad options), 3 timeout, 130 interrupted.
  */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--help' || name === '-h' || name === 'help') {
-    io.stderr(usage());
-    return 0;
+    io.stdout(usage());
+    return EXIT.ok;
   }
   if (name === '--version' || name === '-V' || name === 'version') {
     // one JSON result, as every command prints: {"version":"0.1.0","commit":"…"} (commit in a git checkout)
     io.stdout(`${JSON.stringify(buildInfo())}\n`);
-    return 0;
+    return EXIT.ok;
   }
   const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) {
     io.stderr(`${name === undefined ? '' : `ddn: unknown command '${name}'\n`}${usage()}`);
-    return 2;
+    return EXIT.usage;
   }
   return command.run(rest, io);
 }

@@ -1,5 +1,6 @@
 /** The node configuration of `ddn serve` and `ddn migrate`: `--help`, then flags and `DDN_*` variables. */
 import { ConfigError, configHelp, loadConfig, type Config } from '../app/config.js';
+import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -8,14 +9,14 @@ import type { CliIo } from './io.js';
  */
 export function nodeConfigOrExit(command: string, usage: string, args: string[], io: CliIo): Config | number {
   if (args.includes('--help') || args.includes('-h')) {
-    io.stderr(`${usage}\n${configHelp()}`);
-    return 0;
+    io.stdout(`${usage}\n${configHelp()}`);
+    return EXIT.ok;
   }
   try {
     return loadConfig(args, io.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     io.stderr(`ddn ${command}: ${err.message}\nrun 'ddn ${command} --help' for the options\n`);
-    return 2;
+    return EXIT.usage;
   }
 }

@@ -50,9 +50,9 @@ export const receiveCommand = leaf('ddn receive', {
     'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
     'a DID with no Cache service but a Relay service authorizing --key is received from live only.',
   options: {
-    did: { type: 'string', arg: 'DID', help: 'the recipient DID', required: true },
-    key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file that signs retrieval proofs', required: true },
-    'decryption-key': { type: 'string', arg: 'FILE', help: 'X25519 private key file of the key agreement (needed for encrypted messages)' },
+    did: { type: 'string', arg: 'DID', help: 'the recipient DID (default: the identity book\'s only identity; an alias of the book works too)', required: true, identity: 'did' },
+    key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file that signs retrieval proofs (default: from the identity book)', required: true, identity: 'key' },
+    'decryption-key': { type: 'string', arg: 'FILE', help: 'X25519 private key file of the key agreement, needed for encrypted messages (default: from the identity book)', identity: 'decryption-key' },
     'key-id': { type: 'string', arg: 'ID', help: 'the verification method of --key (default: found in the document)' },
     device: { type: 'string', arg: 'ID', help: 'device id bound into the proofs and the live session', default: '' },
     'output-dir': { type: 'string', arg: 'DIR', help: 'where files are written', default: '.' },

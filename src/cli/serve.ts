@@ -3,10 +3,14 @@ import type { Role } from '../app/config.js';
 import { DataDirError } from '../app/node-keys.js';
 import { startNode } from '../app/node.js';
 import { buildInfo, type BuildInfo } from '../app/version.js';
+import { EXIT } from './exit-codes.js';
 import type { CliCommand, CliIo } from './io.js';
 import { nodeConfigOrExit } from './node-config.js';
 
-const USAGE = 'usage: ddn serve [options]\n\nRuns the enabled roles (Directory, Relay, Cache) over an embedded ledger.\n';
+const USAGE =
+  'usage: ddn serve [options]\n\nRuns the enabled roles (Directory, Relay, Cache) over an embedded ledger until SIGTERM or SIGINT, then\n' +
+  'finishes in-flight requests and closes the stores. Exit status: 0 after such a stop, 1 when it cannot start\n' +
+  '(a port in use, an unusable data directory), 2 on a bad option.\n';
 
 /** The single stdout line `ddn serve` prints once every role listens: the URLs, then the version (and commit). */
 export function listeningLine(urls: Readonly<Partial<Record<Role, string>>>, build: BuildInfo = buildInfo()): string {
@@ -36,12 +40,12 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   } catch (err) {
     if (!(err instanceof DataDirError) && !isSystemError(err)) throw err;
     io.stderr(`ddn serve: ${err.message}\n`);
-    return 1;
+    return EXIT.failure;
   }
   io.stdout(listeningLine(node.urls));
   await signal;
   await node.close();
-  return 0;
+  return EXIT.ok;
 }
 
 /** The `serve` command. */

@@ -142,7 +142,7 @@ describe('ddn serve', () => {
     assert.equal(node.stderr().includes('request completed'), false);
   });
 
-  it('exits 2 with usage on an unknown or missing command, 0 on --help', async () => {
+  it('exits 2 with usage on an unknown or missing command, 0 with the help on stdout on --help', async () => {
     const unknown = ddn(['frobnicate']);
     assert.equal((await unknown.exit).code, 2);
     assert.match(unknown.stderr(), /unknown command 'frobnicate'/);
@@ -152,7 +152,7 @@ describe('ddn serve', () => {
     assert.match(none.stderr(), /usage: ddn/);
     const help = ddn(['serve', '--help']);
     assert.equal((await help.exit).code, 0);
-    assert.match(help.stderr(), /--data-dir/);
-    assert.equal(help.stdout(), '');
+    assert.match(help.stdout(), /--data-dir/);
+    assert.equal(help.stderr(), '');
   });
 });

@@ -1,10 +1,17 @@
 /** Runs `ddn` as a child process (TypeScript through tsx, no build) and a `ddn serve` node for CLI tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 const ENTRY = fileURLToPath(new URL('../../src/cli/entry-dev.ts', import.meta.url));
+
+/** The identity book of the children of this test file (never the user's ~/.config/ddn); removed at exit. */
+export const TEST_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'ddn-cli-config-'));
+process.on('exit', () => rmSync(TEST_CONFIG_HOME, { recursive: true, force: true }));
 
 /** A running `ddn` child. */
 export interface DdnChild {
@@ -20,7 +27,7 @@ export interface DdnChild {
 export function spawnDdn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer } = {}): DdnChild {
   const proc = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, XDG_CONFIG_HOME: TEST_CONFIG_HOME, ...opts.env },
     stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   if (opts.stdin) proc.stdin!.end(opts.stdin);

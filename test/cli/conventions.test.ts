@@ -1,6 +1,6 @@
 /**
- * Conventions of the user commands, run in-process through `main()`: `--help` on every command, one JSON result on
- * stdout, human text on stderr, exit codes 0 (success), 1 (failure, bad usage included) and 2 (timeout); key files.
+ * Conventions of the user commands, run in-process through `main()`: `--help` on stdout for every command, one JSON
+ * result on stdout, human text on stderr, exit codes 0 (success), 1 (failure), 2 (usage) and 3 (timeout); key files.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,7 +36,7 @@ function fakeIo(env: NodeJS.ProcessEnv = {}, tty = false): CliIo & { out: string
 }
 
 async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const io = fakeIo(env);
+  const io = fakeIo({ XDG_CONFIG_HOME: join(dir, 'config'), ...env });
   const code = await main(args, io);
   const lines = io.out.split('\n').filter((l) => l !== '');
   return { code, stdout: io.out, stderr: io.err, json: lines.length === 1 ? (JSON.parse(lines[0]!) as Record<string, unknown>) : {} };
@@ -46,20 +46,21 @@ const dir = mkdtempSync(join(tmpdir(), 'ddn-cli-conv-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('--help everywhere', () => {
-  it('every command and subcommand prints its usage on stderr and exits 0 with nothing on stdout', async () => {
+  it('every command and subcommand prints its usage on stdout (so `| less` works), nothing on stderr, and exits 0', async () => {
     const visited: string[] = [];
     const walk = async (path: string[]): Promise<void> => {
       const r = await run([...path, '--help']);
       assert.equal(r.code, 0, `${path.join(' ')} --help`);
-      assert.equal(r.stdout, '', `${path.join(' ')} --help prints nothing on stdout`);
-      assert.match(r.stderr, /^usage: /, `${path.join(' ')} --help`);
+      assert.equal(r.stderr, '', `${path.join(' ')} --help prints nothing on stderr`);
+      assert.match(r.stdout, /^usage: /, `${path.join(' ')} --help`);
+      if (path.length === 0 || !/\ncommands:\n/.test(r.stdout)) assert.match(r.stdout, /Exit status: 0 /, `${path.join(' ')} --help shows the exit statuses`);
       visited.push(path.join(' '));
-      const m = /\ncommands:\n([\s\S]*?)\n\n/.exec(r.stderr);
+      const m = /\ncommands:\n([\s\S]*?)\n\n/.exec(r.stdout);
       if (m === null) return;
       for (const line of m[1]!.split('\n')) await walk([...path, line.trim().split(/\s+/)[0]!]);
     };
     await walk([]);
-    for (const cmd of ['key generate', 'did create', 'did resolve', 'did alias add', 'did root-key rotate', 'did deactivate', 'send', 'receive',
+    for (const cmd of ['serve', 'migrate', 'key generate', 'did create', 'did list', 'did resolve', 'did alias add', 'did root-key rotate', 'did deactivate', 'send', 'receive',
       'persona register', 'persona transfer-complete', 'policy set', 'policy constraints', 'app register', 'app link-did']) {
       assert.ok(visited.includes(cmd), `${cmd} is reachable and has --help`);
     }
@@ -76,9 +77,9 @@ describe('usage errors', () => {
     [['key', 'generate', '--out', join(dir, 'y.pem'), '--type', 'rsa'], /--type must be ed25519 or x25519/],
     [['send', '--to', 'not-a-did', '--input', 'f'], /--to must be a DID/],
   ] as const) {
-    it(`ddn ${args.join(' ')} → exit 1, invalid_usage`, async () => {
+    it(`ddn ${args.join(' ')} → exit 2, invalid_usage`, async () => {
       const r = await run([...args]);
-      assert.equal(r.code, 1);
+      assert.equal(r.code, 2);
       assert.equal(r.json.code, 'invalid_usage');
       assert.equal(r.json.error, 'invalid_usage');
       assert.match(String(r.json.message), pattern);
@@ -125,14 +126,14 @@ describe('against a Directory whose ledger produces no blocks', () => {
   });
   after(() => node.close());
 
-  it('a wait that runs out exits 2 with code wait_timeout; --no-wait exits 0 once accepted', async () => {
+  it('a wait that runs out exits 3 with code wait_timeout; --no-wait exits 0 once accepted', async () => {
     const key = join(dir, 'wait.pem');
     await run(['key', 'generate', '--out', key]);
     const waited = await run(['did', 'create', '--key', key, '--timeout', '0.2'], env);
-    assert.equal(waited.code, 2, waited.stderr);
+    assert.equal(waited.code, 3, waited.stderr);
     assert.equal(waited.json.code, 'wait_timeout');
     assert.match(waited.stderr, /accepted: 0x[0-9a-f]{64}/);
-    const noWait = await run(['did', 'create', '--key', key, '--no-wait'], env);
+    const noWait = await run(['did', 'create', '--key', key, '--no-wait', '--new'], env);
     assert.equal(noWait.code, 0, noWait.stderr);
     assert.equal(noWait.json.registration_status, 'pending');
     assert.match(String(noWait.json.tx_hash), /^0x[0-9a-f]{64}$/);
@@ -142,6 +143,25 @@ describe('against a Directory whose ledger produces no blocks', () => {
     const r = await run(['did', 'resolve', 'did:platform:8DfbjXLth7APvt3qQPgtf'], env);
     assert.equal(r.code, 1);
     assert.deepEqual([r.json.code, r.json.error], ['did_not_found', 'did_not_found']);
+  });
+
+  it('ddn health: a ready node exits 0; one that does not answer fails (1), or with --wait times out (3)', async () => {
+    const up = await run(['health', '--relay', node.urls.relay!, '--cache', node.urls.cache!], env);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(up.json.ready, true);
+    assert.deepEqual(Object.keys(up.json), ['ready', 'directory', 'relay', 'cache']);
+    assert.equal((up.json.relay as { status: number }).status, 200);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const down = await run(['health', '--directory', `http://127.0.0.1:${port}`]);
+    assert.equal(down.code, 1);
+    assert.equal(down.json.code, 'not_ready');
+    assert.match(String(down.json.message), /directory at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+    const waited = await run(['health', '--directory', `http://127.0.0.1:${port}`, '--wait', '0.3']);
+    assert.equal(waited.code, 3);
+    assert.equal(waited.json.code, 'wait_timeout');
   });
 
   it('an unreachable Directory is a failure, exit 1', async () => {

@@ -33,9 +33,10 @@ async function ok(args: string[]): Promise<Json> {
   return r.json;
 }
 
-async function fails(args: string[]): Promise<DdnResult> {
+/** A failure (exit 1), or with `usage` a refused invocation (exit 2). */
+async function fails(args: string[], usage = false): Promise<DdnResult> {
   const r = await ddn(args, { env });
-  assert.equal(r.code, 1, `ddn ${args.join(' ')} should fail:\n${r.stderr}\n${JSON.stringify(r.json)}`);
+  assert.equal(r.code, usage ? 2 : 1, `ddn ${args.join(' ')} should fail:\n${r.stderr}\n${JSON.stringify(r.json)}`);
   return r;
 }
 
@@ -133,7 +134,7 @@ describe('ddn persona / policy / app end to end', () => {
       ruleset: [{ id: 'shop-orders', priority: 1, conditions: [{ type: 'TagEquals', value: 'order' }], action: forwardTo(op) }],
     });
     // A persona scope needs the operator: without --operator the CLI refuses before signing.
-    const noOperator = await fails(['policy', 'set', '--scope', 'persona', '--id', PERSONA, '--file', personaPolicy, '--key', path('op.pem')]);
+    const noOperator = await fails(['policy', 'set', '--scope', 'persona', '--id', PERSONA, '--file', personaPolicy, '--key', path('op.pem')], true);
     assert.equal(noOperator.json.error, 'invalid_usage');
     await ok(['policy', 'set', '--scope', 'persona', '--id', PERSONA, '--operator', op, '--file', personaPolicy, '--key', path('op.pem')]);
     const pShown = await ok(['policy', 'show', '--scope', 'persona', '--id', PERSONA]);
@@ -170,7 +171,7 @@ describe('ddn persona / policy / app end to end', () => {
     assert.equal(app.domain, PERSONA);
     assert.equal(app.domain_verified, true);
 
-    const bad = await fails(['app', 'set-status', APP, '--status', 'paused', '--key', path('op.pem')]);
+    const bad = await fails(['app', 'set-status', APP, '--status', 'paused', '--key', path('op.pem')], true);
     assert.equal(bad.json.error, 'invalid_usage');
     const st = await ok(['app', 'set-status', APP, '--status', 'suspended', '--key', path('op.pem')]);
     assert.equal(st.action, 'set_status');

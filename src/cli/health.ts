@@ -1,0 +1,58 @@
+/** `ddn health`: is a node up and ready? Waits for it with `--wait` (scripts that start `ddn serve &` need that). */
+import { leaf } from './command.js';
+import { DIRECTORY_OPTIONS, timeoutMs } from './common.js';
+
+const ROLES = ['directory', 'relay', 'cache'] as const;
+const POLL_MS = 200;
+
+/** A role that did not become ready within `--wait` (exit 3). */
+class NotReadyError extends Error {
+  readonly code = 'wait_timeout';
+  constructor(readonly details: Record<string, unknown>) {
+    super(`not ready: ${Object.keys(details).join(', ')}`);
+    this.name = 'NotReadyError';
+  }
+}
+
+/** GET /ready of `url`: its status and body, or the reason it could not be asked. */
+async function ready(url: string): Promise<{ ok: boolean; status?: number; body?: unknown; error?: string }> {
+  try {
+    const res = await fetch(`${url.replace(/\/+$/, '')}/ready`, { signal: AbortSignal.timeout(5_000) });
+    const body: unknown = await res.json().catch(() => undefined);
+    return { ok: res.status === 200, status: res.status, body };
+  } catch (e) {
+    const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+    return { ok: false, error: String(cause?.code ?? cause?.message ?? (e as Error).message) };
+  }
+}
+
+/** The `health` command. */
+export const healthCommand = leaf('ddn health', {
+  summary: "check that nodes answer GET /ready (with --wait: wait until they do)",
+  synopsis: '[--directory URL] [--relay URL] [--cache URL] [--wait SECONDS]',
+  description:
+    'Asks GET /ready of the Directory (--directory, default http://127.0.0.1:8080) and of the Relay and Cache\n' +
+    "URLs given, and prints each answer. A role is ready when it answers 200 (a Relay or Cache also needs its\n" +
+    'Directory). With --wait it asks again every 0.2 s until all are ready or the seconds have passed (exit 3);\n' +
+    "without it, a role that is not ready fails the command (exit 1). 'ddn serve … &' followed by\n" +
+    "'ddn health --wait 30' starts a node in the background and waits until it serves.",
+  options: {
+    directory: DIRECTORY_OPTIONS.directory,
+    relay: { type: 'string', arg: 'URL', help: 'a Relay to check too' },
+    cache: { type: 'string', arg: 'URL', help: 'a Cache to check too' },
+    wait: { type: 'string', arg: 'SECONDS', help: 'wait until every role is ready, at most this long' },
+  },
+  async run(ctx, o) {
+    const urls = Object.fromEntries(ROLES.flatMap((r) => (o[r] === undefined ? [] : [[r, o[r]!]])));
+    const deadline = o.wait === undefined ? undefined : Date.now() + timeoutMs(o.wait);
+    for (;;) {
+      const answers = Object.fromEntries(await Promise.all(Object.entries(urls).map(async ([role, url]) => [role, { url, ...(await ready(url)) }] as const)));
+      const waiting = Object.entries(answers).filter(([, a]) => !a.ok);
+      if (waiting.length === 0) return { ready: true, ...answers };
+      if (deadline === undefined) throw Object.assign(new Error(`not ready: ${waiting.map(([r, a]) => `${r} at ${a.url} (${a.error ?? `HTTP ${a.status}`})`).join(', ')}`), { code: 'not_ready', details: answers });
+      if (Date.now() >= deadline) throw new NotReadyError(Object.fromEntries(waiting));
+      ctx.progress({ ready: false, waiting_for: waiting.map(([r]) => r) });
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  },
+});
