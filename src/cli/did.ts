@@ -8,7 +8,7 @@ import type { Profile } from '../protocol/profile.js';
 import { group, leaf, UsageError } from './command.js';
 import { directoryContext, DIRECTORY_OPTIONS, oneDid, timeoutMs, WAIT_OPTIONS } from './common.js';
 import { DID_MUTATIONS } from './did-mutations.js';
-import { resolveRecipient } from './recipient.js';
+import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The services of a new DID: one `#relay`, `#cache` and `#archive` service for the URLs given of each kind. */
 export function initialServices(profile: Profile, did: string, urls: { relay: string[]; cache: string[]; archive: string[] }, retrievalKeyId: string): ServiceJson[] {
@@ -71,8 +71,9 @@ function didRead(name: string, summary: string, read: 'resolve' | 'registrationS
     options: DID_ARG,
     positionals: ['DID'],
     async run(_ctx, o, p) {
+      const ref = recipientRef(oneDid(o.did, p), 'the DID');
       const { client } = await directoryContext(o);
-      const { did } = await resolveRecipient(client, oneDid(o.did, p), 'the DID');
+      const { did } = await resolveRecipient(client, ref);
       return client[read](did);
     },
   });

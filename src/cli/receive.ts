@@ -11,7 +11,7 @@ import { directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './comm
 import { directorySink } from './file-output.js';
 import { memoryBound } from './memory.js';
 import { progressBar } from './progress.js';
-import { resolveRecipient } from './recipient.js';
+import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The aggregated result of a run (one sweep, or a whole `--follow` session). */
 interface ReceiveResult {
@@ -74,10 +74,11 @@ export const receiveCommand = leaf('ddn receive', {
     } catch {
       throw new UsageError(`--output-dir ${o['output-dir']} is not a directory`);
     }
+    const ref = recipientRef(o.did, '--did');
     const dir = await directoryContext(o);
     const signer = readEd25519KeyFile(o.key);
     const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
-    const did = (await resolveRecipient(dir.client, o.did, '--did')).did;
+    const did = (await resolveRecipient(dir.client, ref)).did;
     const record = await dir.client.resolve(did);
     if (record.document === null || record.deactivated) throw Object.assign(new Error(`${did} has no active document`), { code: 'did_deactivated' });
     const device = o.device ?? '';

@@ -29,19 +29,35 @@ export function parseRecipient(value: string, flag: string, allowPersona: boolea
   return { target, persona };
 }
 
-/** The DID of `value` (a DID, or an alias looked up at the Directory), with the persona when allowed and given. */
-export async function resolveRecipient(client: DirectoryClient, value: string, flag: string, allowPersona = false): Promise<Recipient> {
+/** A checked recipient, not yet resolved: a DID, or a normalised alias, and the persona. */
+export interface RecipientRef {
+  did?: string;
+  alias?: string;
+  persona?: string;
+  flag: string;
+}
+
+/** Checks the syntax of `value` (no request): usage errors come before any connection. */
+export function recipientRef(value: string, flag: string, allowPersona = false): RecipientRef {
   const { target, persona } = parseRecipient(value, flag, allowPersona);
-  const base = persona === undefined ? {} : { persona };
+  const base = persona === undefined ? { flag } : { flag, persona };
   if (isDid(target)) return { did: target, ...base };
   const alias = normalizeAlias(target);
   if (!alias.ok) throw new UsageError(`${flag} must be a DID or an alias${allowPersona ? ', optionally followed by @persona' : ''}: '${target}' is neither`);
+  return { alias: alias.alias, ...base };
+}
+
+/** The DID of a checked recipient (an alias looked up at the Directory), with the persona when given. */
+export async function resolveRecipient(client: DirectoryClient, ref: RecipientRef): Promise<Recipient> {
+  const base = ref.persona === undefined ? {} : { persona: ref.persona };
+  if (ref.did !== undefined) return { did: ref.did, ...base };
+  const alias = ref.alias!;
   try {
-    const r = await client.aliasLookup(alias.alias);
-    return { did: r.did, alias: alias.alias, ...base };
+    const r = await client.aliasLookup(alias);
+    return { did: r.did, alias, ...base };
   } catch (e) {
     if (e instanceof DirectoryApiError && e.code === 'alias_not_found') {
-      throw Object.assign(new Error(`no DID has the alias '${alias.alias}' at ${client.baseUrl}`), { code: 'alias_not_found' });
+      throw Object.assign(new Error(`no DID has the alias '${alias}' at ${client.baseUrl}`), { code: 'alias_not_found' });
     }
     throw e;
   }

@@ -10,19 +10,15 @@ import { leaf, UsageError, type CommandContext } from './command.js';
 import { directoryContext, DIRECTORY_OPTIONS, positiveInt, timedFetch, type DirectoryContext } from './common.js';
 import { fileSource, stdinSource } from './file-input.js';
 import { progressBar } from './progress.js';
-import { resolveRecipient } from './recipient.js';
+import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.js';
 import { countdownTiming, retryLine } from './retry-notice.js';
 import { sendStateDir, sendStateKey, SendStateFile } from './send-state.js';
 import { signerOf } from './signer-options.js';
 
 /** The signer of `--from` / `--key` / `--signer-key-id`, checked against the sender's published keys. */
-async function senderOf(dir: DirectoryContext, o: { from?: string; key?: string; 'signer-key-id'?: string }): Promise<EnvelopeSigner | undefined> {
-  if (o.from === undefined) {
-    if (o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
-    return undefined;
-  }
-  if (o.key === undefined) throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender)');
-  const did = (await resolveRecipient(dir.client, o.from, '--from')).did;
+async function senderOf(dir: DirectoryContext, from: RecipientRef | undefined, o: { key?: string; 'signer-key-id'?: string }): Promise<EnvelopeSigner | undefined> {
+  if (from === undefined || o.key === undefined) return undefined;
+  const did = (await resolveRecipient(dir.client, from)).did;
   const signer = signerOf({ key: o.key, 'signer-key-id': o['signer-key-id'] }, did);
   const record = await senderRecord(dir.client, did);
   if (record === null || record.deactivated) throw Object.assign(new Error(`--from ${did} has no active record at the Directory`), { code: 'sender_not_found' });
@@ -78,9 +74,13 @@ export const sendCommand = leaf('ddn send', {
   },
   async run(ctx, o) {
     const partBytes = positiveInt('chunk-size', o['chunk-size']);
+    const toRef = recipientRef(o.to, '--to', true);
+    if (o.from === undefined && o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
+    if (o.from !== undefined && o.key === undefined) throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender)');
+    const fromRef = o.from === undefined ? undefined : recipientRef(o.from, '--from');
     const dir = await directoryContext(o);
-    const to = await resolveRecipient(dir.client, o.to, '--to', true);
-    const sender = await senderOf(dir, o);
+    const to = await resolveRecipient(dir.client, toRef);
+    const sender = await senderOf(dir, fromRef, o);
     const source = o.input === '-' ? await stdinSource(ctx.io.stdin, o.name) : await fileSource(o.input, o.name);
     if (o.plaintext) ctx.info('warning: --plaintext sends the file unencrypted; every Relay and Cache on the way can read it');
 
