@@ -55,6 +55,20 @@ function networkMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/**
+ * A 502 whose every downstream failure is one no retry can change: the Relay refuses the address (private
+ * endpoint without `--allow-private-endpoints`), the URL is invalid, or the host name does not exist
+ * (`details.failures`, as ddn's Relay reports them).
+ */
+function permanentDownstream(result: DeliveryResult | undefined): boolean {
+  const failures = result?.details?.failures;
+  if (!Array.isArray(failures) || failures.length === 0) return false;
+  return failures.every((f: unknown) => {
+    const reason = (f as { reason?: unknown })?.reason;
+    return typeof reason === 'string' && /^(blocked_address|invalid_url):|ENOTFOUND/.test(reason);
+  });
+}
+
 /** Options of {@link RelayClient}. */
 export interface RelayClientOptions {
   fetch?: FetchLike;
@@ -149,7 +163,7 @@ export class RelayClient {
         if (res.status >= 200 && res.status < 300 && result?.success === true) return { result, attempts: attempt };
         const { code, message } = result ? { code: result.code, message: result.message } : errorCode(text, res.status);
         last = new RelayError(code, `Relay answered ${res.status} ${code}: ${message}`, attempt, res.status, result);
-        if (!RELAY_RETRY_STATUSES.has(res.status)) throw last;
+        if (!RELAY_RETRY_STATUSES.has(res.status) || (res.status === 502 && permanentDownstream(result))) throw last;
         const after = retryAfterMs(res);
         if (after !== undefined) waitMs = Math.min(Math.max(after, 0), this.maxWaitMs);
       } catch (e) {

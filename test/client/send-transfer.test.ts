@@ -141,4 +141,16 @@ describe('RelayClient failures', () => {
     assert.deepEqual(retries.map((r) => [r.attempt, r.maxAttempts, r.waitMs]), [[1, 3, 100], [2, 3, 200]]);
     assert.match(retries[0]!.error.message, /502 upstream_unavailable: every Cache endpoint of the recipient failed: http:\/\/c: network: connect ECONNREFUSED/);
   });
+
+  it('does not retry a 502 whose every downstream failure is permanent (a refused address, an unknown host)', async () => {
+    const answer = (reasons: string[]) => fakeFetch(() => ({ status: 502, body: { success: false, delivery_mode: 'failed', http_status: 502, code: 'upstream_unavailable', message: 'down', retry_count: 1, cache_attempted: true, cache_result: 'failed', details: { failures: reasons.map((reason, i) => ({ endpoint: `http://c${i}`, reason })) } } }));
+    for (const reasons of [['blocked_address: 127.0.0.1 is not a public address'], ['network: getaddrinfo ENOTFOUND cache.example.net', 'invalid_url: invalid URL x']]) {
+      const { fetch, calls } = answer(reasons);
+      await assert.rejects(new RelayClient(BASE, { fetch, timing: fakeTiming() }).post('{}'), (e: unknown) => e instanceof RelayError && e.status === 502);
+      assert.equal(calls.length, 1, reasons.join());
+    }
+    const { fetch, calls } = answer(['blocked_address: x', 'network: connect ECONNREFUSED 10.0.0.1:80']);
+    await assert.rejects(new RelayClient(BASE, { fetch, timing: fakeTiming(), maxAttempts: 2 }).post('{}'));
+    assert.equal(calls.length, 2, 'one transient failure among them: retried');
+  });
 });
