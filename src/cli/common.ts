@@ -8,9 +8,15 @@ import { UsageError, type OptionDef } from './command.js';
 /** Longest wait for one HTTP request. */
 export const REQUEST_TIMEOUT_MS = 60_000;
 
-/** The global fetch with a per-request deadline (a deadline that passes is a timeout: exit code 2). */
-export function timedFetch(timeoutMs = REQUEST_TIMEOUT_MS): FetchLike {
-  return (url, init) => globalThis.fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+/**
+ * The global fetch with a per-request deadline (a deadline that passes is a timeout: exit code 2), ended early
+ * when `stop` aborts (Ctrl-C).
+ */
+export function timedFetch(timeoutMs = REQUEST_TIMEOUT_MS, stop?: AbortSignal): FetchLike {
+  return (url, init) => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    return globalThis.fetch(url, { ...init, signal: stop === undefined ? deadline : AbortSignal.any([deadline, stop]) });
+  };
 }
 
 export const DIRECTORY_OPTIONS = {

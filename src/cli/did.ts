@@ -11,6 +11,7 @@ import { group, leaf, UsageError } from './command.js';
 import { directoryContext, DIRECTORY_OPTIONS, oneDid, timeoutMs, WAIT_OPTIONS } from './common.js';
 import { DID_MUTATIONS } from './did-mutations.js';
 import { absolute, addIdentity, bookPath, identityName, identityWithKey, IdentityBookError, keysDir, readBook } from './identity-book.js';
+import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The services of a new DID: one `#relay`, `#cache` and `#archive` service for the URLs given of each kind. */
 export function initialServices(profile: Profile, did: string, urls: { relay: string[]; cache: string[]; archive: string[] }, retrievalKeyId: string): ServiceJson[] {
@@ -113,18 +114,20 @@ const list = leaf('ddn did list', {
   },
 });
 
-const DID_ARG = { did: { type: 'string', arg: 'DID', help: 'the DID (or give it as the argument)' }, ...DIRECTORY_OPTIONS } as const;
+const DID_ARG = { did: { type: 'string', arg: 'DID', help: 'the DID or its alias (or give it as the argument)' }, ...DIRECTORY_OPTIONS } as const;
 
 /** A read of one DID through the SDK's DirectoryClient. */
 function didRead(name: string, summary: string, read: 'resolve' | 'registrationStatus' | 'nonces') {
   return leaf(`ddn did ${name}`, {
     summary,
-    synopsis: 'DID',
+    synopsis: 'DID|ALIAS',
     options: DID_ARG,
     positionals: ['DID'],
     async run(_ctx, o, p) {
-      const did = oneDid(o.did, p);
-      return (await directoryContext(o)).client[read](did);
+      const ref = recipientRef(oneDid(o.did, p), 'the DID');
+      const { client } = await directoryContext(o);
+      const { did } = await resolveRecipient(client, ref);
+      return client[read](did);
     },
   });
 }

@@ -5,9 +5,13 @@ import { cacheTargetsFor } from '../client/cache-targets.js';
 import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFile } from '../client/file-receiver.js';
 import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
 import { LiveReceiver, liveProofServiceFor } from '../client/live-receiver.js';
+import { directorySenderCheck } from '../client/sender-check.js';
 import { leaf, UsageError, type CommandContext } from './command.js';
 import { directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
+import { memoryBound } from './memory.js';
+import { progressBar } from './progress.js';
+import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The aggregated result of a run (one sweep, or a whole `--follow` session). */
 interface ReceiveResult {
@@ -39,12 +43,14 @@ function report(ctx: CommandContext, r: ReceiveReport): void {
 /** The `receive` command. */
 export const receiveCommand = leaf('ddn receive', {
   summary: 'receive, decrypt and acknowledge the messages waiting for a DID',
-  synopsis: '--did DID --key FILE --decryption-key FILE [--output-dir DIR] [--follow]',
+  synopsis: '--did DID|ALIAS --key FILE --decryption-key FILE [--output-dir DIR] [--follow]',
   description:
     'Asks every Cache service of the DID that authorizes --key for a summary (signed retrieval proofs), downloads\n' +
-    'each message once (a chunk set as a whole), decrypts and checks every part and the whole file (size and\n' +
-    'SHA-256), writes it into --output-dir without replacing anything, and only then acknowledges it at every\n' +
-    'Cache holding a copy. A copy that fails to decrypt or verify is neither written nor acknowledged.\n' +
+    'each message once, one chunk at a time, decrypting, checking and writing each part as it arrives (memory stays\n' +
+    'a few chunks whatever the file size), checks the whole file (size and SHA-256), then gives it its name in\n' +
+    '--output-dir without replacing anything, and only then acknowledges it at every Cache holding a copy. A copy\n' +
+    'that fails to decrypt or verify is neither kept nor acknowledged. A signed message is reported with its\n' +
+    "sender once the signature verified against the sender's DID document; an unsigned one as anonymous.\n" +
     "--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n" +
     '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
     'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
@@ -68,32 +74,53 @@ export const receiveCommand = leaf('ddn receive', {
     } catch {
       throw new UsageError(`--output-dir ${o['output-dir']} is not a directory`);
     }
+    const ref = recipientRef(o.did, '--did');
     const dir = await directoryContext(o);
     const signer = readEd25519KeyFile(o.key);
     const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
-    const record = await dir.client.resolve(o.did);
-    if (record.document === null || record.deactivated) throw Object.assign(new Error(`${o.did} has no active document`), { code: 'did_deactivated' });
+    const did = (await resolveRecipient(dir.client, ref)).did;
+    const record = await dir.client.resolve(did);
+    if (record.document === null || record.deactivated) throw Object.assign(new Error(`${did} has no active document`), { code: 'did_deactivated' });
     const device = o.device ?? '';
     const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
-      ...(o['key-id'] === undefined ? {} : { keyId: didUrl(o.did, o['key-id']) }), deviceId: device,
+      ...(o['key-id'] === undefined ? {} : { keyId: didUrl(did, o['key-id']) }), deviceId: device,
     });
     // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
-    const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(o.did, o['key-id']));
+    const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(did, o['key-id']));
     // A DID without a Cache service is received from only live (--follow), when a Relay service authorizes the key.
     if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
-      throw Object.assign(new Error(`no Cache service of ${o.did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+      throw Object.assign(new Error(`no Cache service of ${did} authorizes this key for retrieval`), { code: 'no_cache_service' });
     }
     const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: dir.fetch }));
-    const receiver = new FileReceiver(dir.profile, caches, decryption, directorySink(o['output-dir']!), (l) => ctx.info(l));
-    const result: ReceiveResult = { did: o.did, received: 0, files: [], errors: [], caches: [] };
-    ctx.info(`checking ${caches.length} Cache endpoint(s) for ${o.did}`);
+    const bar = progressBar(ctx.io, 'receiving');
+    let current = '';
+    let done = 0;
+    const bound = memoryBound();
+    const receiver = new FileReceiver(dir.profile, caches, decryption, directorySink(o['output-dir']!), (l) => {
+      bar.finish();
+      ctx.info(l);
+    }, {
+      checkSender: directorySenderCheck(dir.profile, dir.client),
+      onProgress: (p) => {
+        if (p.key !== current) {
+          bar.finish();
+          done = 0;
+        }
+        current = p.key;
+        bound(p.receivedBytes - done);
+        done = p.receivedBytes;
+        bar.update(p.receivedBytes, p.totalBytes, p.name);
+      },
+    });
+    const result: ReceiveResult = { did, received: 0, files: [], errors: [], caches: [] };
+    ctx.info(`checking ${caches.length} Cache endpoint(s) for ${did}`);
     const first = await receiver.sweep();
     report(ctx, first);
     merge(result, first);
     if (!o.follow) return result;
 
     const relayUrl = o.relay ?? record.document.service.filter((s) => s.type === dir.profile.relayServiceType).flatMap((s) => (typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint))[0];
-    if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${o.did} publishes no relay service`);
+    if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${did} publishes no relay service`);
     const stop = ctx.io.shutdownSignal();
     const onReport = (r: ReceiveReport): void => {
       report(ctx, r);
@@ -101,7 +128,7 @@ export const receiveCommand = leaf('ddn receive', {
     };
     const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
     const live = new LiveReceiver({
-      relayUrl, did: o.did, device: device === '' ? 'cli' : device,
+      relayUrl, did, device: device === '' ? 'cli' : device,
       ...(liveService === undefined ? {} : { proof: { profile: dir.profile, ...liveService, signer } }),
       onStatus: (l) => ctx.info(l),
       onEnvelope: (env) => void receiver.acceptLive(env).then(onReport, onFailure),

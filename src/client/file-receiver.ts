@@ -6,8 +6,7 @@
  * copy is tried.
  */
 import type { KeyObject } from 'node:crypto';
-import { assembleFile, openFileEnvelope, type AssembledFile } from '../protocol/file-assembly.js';
-import type { FileRecord } from '../protocol/file-record.js';
+import { FileAssembler, openFileEnvelope, type FileHeader } from '../protocol/file-assembly.js';
 import type { Profile } from '../protocol/profile.js';
 import { TransferError } from '../protocol/transfer-error.js';
 import type { CacheTarget } from './cache-client.js';
@@ -23,8 +22,44 @@ export interface CacheReader {
   ack(messageIds: readonly string[]): Promise<string[]>;
 }
 
-/** Writes a verified file and resolves with where it went. `key` is the group id, or the message id when unchunked. */
-export type FileSink = (file: AssembledFile, key: string) => Promise<string>;
+/** One file being written, part by part, as its chunks are checked. */
+export interface FileWriter {
+  write(data: Uint8Array): Promise<void>;
+  /** After the whole file verified: makes it durable under its final name and resolves with the path. */
+  commit(): Promise<string>;
+  /** Removes what was written (a chunk failed to decrypt or verify). */
+  abort(): Promise<void>;
+}
+
+/** Opens a file for the metadata its first record declares. `key` is the group id, or the message id when unchunked. */
+export type FileSink = (file: FileHeader, key: string) => Promise<FileWriter>;
+
+/** The sender of a message, after its signatures verified (http-api.md §10.2). */
+export interface VerifiedSender {
+  did: string;
+  key_id: string;
+}
+
+/**
+ * Checks an envelope's sender signature (§10.2) and resolves with the sender, null for an anonymous envelope;
+ * rejects (code `invalid_sender_signature`) when the signature does not verify.
+ */
+export type SenderCheck = (envelope: Readonly<Record<string, unknown>>) => Promise<VerifiedSender | null>;
+
+/** Progress of the file being received. */
+export interface ReceiveProgress {
+  key: string;
+  name: string;
+  receivedBytes: number;
+  totalBytes: number;
+}
+
+/** Options of {@link FileReceiver}. */
+export interface FileReceiverOptions {
+  /** Verifies sender signatures; without it, a signed message is refused (the claim cannot be checked). */
+  checkSender?: SenderCheck;
+  onProgress?(p: ReceiveProgress): void;
+}
 
 /** A written file. */
 export interface ReceivedFile {
@@ -35,6 +70,8 @@ export interface ReceivedFile {
   sha256: string;
   message_group_id?: string;
   message_ids: string[];
+  /** The verified sender; null when the message is anonymous (carries no sender signature). */
+  sender: VerifiedSender | null;
   /** `cache` for a Cache download, `live` for a WebSocket push. */
   source: 'cache' | 'live';
   /** Per Cache endpoint, how many copies it deleted on acknowledgement. */
@@ -80,6 +117,7 @@ export class FileReceiver {
     private readonly decryptionKey: KeyObject | null,
     private readonly sink: FileSink,
     private readonly log: (line: string) => void = () => {},
+    private readonly opts: FileReceiverOptions = {},
   ) {}
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -123,59 +161,86 @@ export class FileReceiver {
         await this.acknowledge(copies, key, report);
         continue;
       }
-      const file = await this.download(key, copies, report);
-      if (file === undefined) continue;
       const ids = [...new Set([...copies.values()].flat().map((m) => m.message_id))].sort();
-      const received = await this.deliver(file, key, ids, 'cache', report);
+      const received = await this.download(key, copies, ids, report);
       if (received !== undefined) received.acknowledged = await this.acknowledge(copies, key, report);
     }
     return report;
   }
 
-  private async download(key: string, copies: Copies, report: ReceiveReport): Promise<AssembledFile | undefined> {
+  /** The copy of each Cache in turn until one is written: its envelopes one at a time, in sequence order. */
+  private async download(key: string, copies: Copies, ids: string[], report: ReceiveReport): Promise<ReceivedFile | undefined> {
     for (const [i, items] of copies) {
       const cache = this.caches[i]!;
-      try {
-        const first = items[0]!;
-        let envelopes: { id: string; envelope: Record<string, unknown> }[];
-        if (first.message_group_id !== undefined) {
-          const r = await cache.chunks(first.message_group_id);
-          const got = r.chunks.map((c) => c.message_id).sort();
-          const want = items.map((m) => m.message_id).sort();
-          if (r.complete !== true || got.join(',') !== want.join(',')) throw new TransferError('incomplete_chunk_set', 'the chunk set differs from the summary');
-          envelopes = r.chunks.map((c) => ({ id: c.message_id, envelope: c.envelope }));
-        } else {
-          const r = await cache.message(first.message_id);
-          envelopes = [{ id: r.message.message_id, envelope: r.message.envelope }];
+      const sorted = [...items].sort((a, b) => (a.sequence_number ?? 0) - (b.sequence_number ?? 0));
+      const total = sorted[0]!.total_chunks ?? 1;
+      const envelopes = async function* (): AsyncGenerator<Record<string, unknown>> {
+        if (sorted.length !== total || sorted.some((m, seq) => (m.sequence_number ?? 0) !== seq)) {
+          throw new TransferError('incomplete_chunk_set', `the Cache lists ${sorted.length} of ${total} chunks`);
         }
-        const records: FileRecord[] = envelopes.map((e) => openFileEnvelope(this.profile, e.envelope, this.decryptionKey));
-        return assembleFile(records);
-      } catch (e) {
-        report.errors.push(failure(e, cache.target.endpoint, key));
-        this.log(`message ${key} at ${cache.target.endpoint}: ${e instanceof Error ? e.message : String(e)}`);
-      }
+        for (const item of sorted) {
+          const r = await cache.message(item.message_id);
+          if (r.message?.message_id !== item.message_id) throw new TransferError('incomplete_chunk_set', `the Cache answered another message for ${item.message_id}`);
+          yield r.message.envelope;
+        }
+      };
+      const outcome = await this.write(key, envelopes(), ids, 'cache', report, cache.target.endpoint);
+      if (outcome !== 'retry') return outcome;
     }
     return undefined;
   }
 
-  /** Hands the file to the sink; a sink failure (e.g. the name is taken) is reported and nothing is acknowledged. */
-  private async deliver(file: AssembledFile, key: string, ids: string[], source: 'cache' | 'live', report: ReceiveReport): Promise<ReceivedFile | undefined> {
-    let path: string;
+  /**
+   * Opens, checks and writes the envelopes of one file as they come, holding one chunk at a time; commits the file
+   * once its size and SHA-256 verified. `retry` when this copy failed (another Cache's copy may do); undefined when
+   * the file could not be written at all (e.g. the name is taken), which no other copy changes.
+   */
+  private async write(
+    key: string, envelopes: AsyncIterable<Record<string, unknown>>, ids: string[], source: 'cache' | 'live', report: ReceiveReport, endpoint?: string,
+  ): Promise<ReceivedFile | 'retry' | undefined> {
+    const assembler = new FileAssembler();
+    let writer: FileWriter | undefined;
+    let sender: VerifiedSender | null | undefined;
+    let stage: 'copy' | 'sink' = 'copy';
     try {
-      path = await this.sink(file, key);
+      for await (const envelope of envelopes) {
+        const record = openFileEnvelope(this.profile, envelope, this.decryptionKey);
+        const from = await this.senderOf(envelope);
+        if (sender !== undefined && JSON.stringify(sender) !== JSON.stringify(from)) throw new TransferError('inconsistent_chunk_set', 'the chunks of one file name different senders');
+        sender = from;
+        const header = assembler.add(record);
+        stage = 'sink';
+        writer ??= await this.sink(header, key);
+        await writer.write(record.data);
+        stage = 'copy';
+        this.opts.onProgress?.({ key, name: header.name, receivedBytes: assembler.received, totalBytes: header.sizeBytes });
+      }
+      const file = assembler.finish();
+      stage = 'sink';
+      if (writer === undefined) throw new TransferError('incomplete_chunk_set', 'no records');
+      const path = await writer.commit();
+      this.written.add(key);
+      this.log(`wrote ${path} (${file.sizeBytes} bytes) ${sender ? `from ${sender.did} (signature verified)` : 'from an anonymous sender'}`);
+      const received: ReceivedFile = {
+        path, name: file.name, media_type: file.mediaType, size_bytes: file.sizeBytes, sha256: file.sha256Hex,
+        message_ids: ids, sender: sender ?? null, source, acknowledged: [],
+      };
+      if (file.groupId !== '') received.message_group_id = file.groupId;
+      report.files.push(received);
+      return received;
     } catch (e) {
-      report.errors.push(failure(e, undefined, key));
-      return undefined;
+      await writer?.abort().catch(() => undefined);
+      report.errors.push(failure(e, stage === 'copy' ? endpoint : undefined, key));
+      if (stage === 'copy' && endpoint !== undefined) this.log(`message ${key} at ${endpoint}: ${e instanceof Error ? e.message : String(e)}`);
+      return stage === 'copy' ? 'retry' : undefined;
     }
-    this.written.add(key);
-    this.log(`wrote ${path} (${file.data.length} bytes)`);
-    const received: ReceivedFile = {
-      path, name: file.name, media_type: file.mediaType, size_bytes: file.data.length, sha256: file.sha256Hex,
-      message_ids: ids, source, acknowledged: [],
-    };
-    if (file.groupId !== '') received.message_group_id = file.groupId;
-    report.files.push(received);
-    return received;
+  }
+
+  /** The verified sender of an envelope, null when it carries none. */
+  private async senderOf(envelope: Readonly<Record<string, unknown>>): Promise<VerifiedSender | null> {
+    if (envelope.sender === undefined) return null;
+    if (this.opts.checkSender === undefined) throw new TransferError('record_mismatch', 'the message is signed and no sender check is configured');
+    return this.opts.checkSender(envelope);
   }
 
   /** Acknowledges the copies each Cache holds; failures are reported and leave the copies in place. */
@@ -197,15 +262,11 @@ export class FileReceiver {
     const report: ReceiveReport = { files: [], errors: [], caches: [] };
     const id = typeof envelope.message_id === 'string' ? envelope.message_id : '';
     if (id === '' || this.written.has(id)) return report;
-    let file: AssembledFile;
-    try {
-      file = assembleFile([openFileEnvelope(this.profile, envelope, this.decryptionKey)]);
-    } catch (e) {
-      report.errors.push(failure(e, undefined, id));
-      return report;
-    }
-    const received = await this.deliver(file, id, [id], 'live', report);
-    if (received === undefined) return report;
+    const one = async function* (): AsyncGenerator<Record<string, unknown>> {
+      yield envelope;
+    };
+    const received = await this.write(id, one(), [id], 'live', report);
+    if (received === undefined || received === 'retry') return report;
     const all: Copies = new Map(this.caches.map((_, i) => [i, [{ message_id: id } as CacheSummaryItem]]));
     received.acknowledged = await this.acknowledge(all, id, report);
     return report;

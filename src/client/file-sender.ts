@@ -6,13 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { toHex } from '../base/bytes.js';
 import { constraintsToJson, NETWORK_CONSTRAINTS } from '../protocol/constraints.js';
-import { assertFileMetadata, buildFileEnvelope, planFileTransfer, type TransferLimits } from '../protocol/file-envelopes.js';
+import { assertFileMetadata, buildFileEnvelope, planFileTransfer, type EnvelopeSigner, type TransferLimits } from '../protocol/file-envelopes.js';
 import { decodeX25519Multibase } from '../protocol/keys.js';
 import type { Profile } from '../protocol/profile.js';
 import { TransferError } from '../protocol/transfer-error.js';
 import type { DirectoryClient } from './directory-client.js';
 import { DirectoryApiError } from './http.js';
 import type { RelayClient } from './relay-client.js';
+import type { TransferKeys } from './send-keys.js';
 import type { DeliveryResolutionResponse, DeliveryResult, EffectiveConstraintsJson } from './transfer-types.js';
 
 /** The file to send: its size and SHA-256 known up front, its bytes read part by part. */
@@ -36,8 +37,23 @@ export interface SendFileOptions {
   profile: Profile;
   directory: DirectoryClient;
   relay: RelayClient;
-  /** The recipient DID (the envelope `to`). */
+  /** The recipient DID (the envelope `to`, followed by `@persona` when a persona is given). */
   to: string;
+  /** Addresses the recipient through this persona (canonical name): `to` = `<did>@<persona>` (§10.1). */
+  persona?: string;
+  /** Signs every envelope as this sender (§10.2); anonymous when absent. */
+  sender?: EnvelopeSigner;
+  /**
+   * Ids and encryption randomness from a transfer secret (a resumable send): envelopes are then byte-identical
+   * each time the same transfer is sent. Random per run when absent.
+   */
+  keys?: TransferKeys;
+  /** Envelope timestamp text (a resumed send repeats the first run's); default now. */
+  timestamp?: string;
+  /** Envelopes of the set the Relay already confirmed in an earlier run: not sent again unless the set stays incomplete. */
+  skip?: number;
+  /** After each envelope the Relay accepted: its sequence and the Relay's result. */
+  onPosted?(sequence: number, result: DeliveryResult): void;
   source: FileSource;
   mediaType?: string;
   tag?: string;
@@ -64,6 +80,10 @@ export interface SendReport {
   total_chunks: number;
   message_group_id: string | null;
   message_ids: string[];
+  /** The sender DID of the signed envelopes; null when anonymous. */
+  sender: string | null;
+  /** Envelopes confirmed by an earlier run and not sent again. */
+  resumed_envelopes: number;
   /** The last envelope's DeliveryResult code (`chunk_set_delivered` for a set), mode and the attempts in all. */
   code: string;
   delivery_mode: string;
@@ -98,7 +118,7 @@ function recipientKey(to: string, r: DeliveryResolutionResponse): { keyId: strin
 
 async function resolve(opts: SendFileOptions): Promise<DeliveryResolutionResponse | null> {
   try {
-    return await opts.directory.deliveryResolution(opts.to, opts.tag === undefined ? {} : { tag: opts.tag });
+    return await opts.directory.deliveryResolution(opts.to, { ...(opts.tag === undefined ? {} : { tag: opts.tag }), ...(opts.persona === undefined ? {} : { persona: opts.persona }) });
   } catch (e) {
     // Plaintext needs no key agreement: fall back to the Relay's advertised limits.
     if (opts.plaintext && e instanceof DirectoryApiError && e.code === 'key_agreement_not_found') return null;
@@ -117,30 +137,42 @@ export async function sendFile(opts: SendFileOptions): Promise<SendReport> {
   const relayLimits = await opts.relay.limits();
   const limits = limitsOf(resolution?.effective_constraints ?? relayLimits ?? constraintsToJson(NETWORK_CONSTRAINTS), relayLimits);
   const plan = planFileTransfer(source.size, limits, { plaintext: opts.plaintext === true, partBytes: opts.partBytes });
-  const groupId = plan.chunked ? newId() : '';
-  const timestamp = new Date((opts.now ?? Date.now)()).toISOString();
+  const groupId = plan.chunked ? (opts.keys?.groupId ?? newId()) : '';
+  const timestamp = opts.timestamp ?? new Date((opts.now ?? Date.now)()).toISOString();
+  const to = opts.persona === undefined ? opts.to : `${opts.to}@${opts.persona}`;
   const ids: string[] = [];
   let last: DeliveryResult | undefined;
   let attempts = 0;
   let sentBytes = 0;
-  for (let seq = 0; seq < plan.total; seq++) {
+  const skip = plan.chunked ? Math.min(opts.skip ?? 0, plan.total - 1) : 0;
+  const post = async (seq: number): Promise<number> => {
     const data = await source.read(seq * plan.partBytes, Math.min(plan.partBytes, source.size - seq * plan.partBytes));
-    const messageId = newId();
+    const messageId = ids[seq]!;
+    const record = { name: source.name, mediaType, sizeBytes: source.size, sha256: source.sha256, groupId, sequence: seq, total: plan.total, data };
     const built = buildFileEnvelope(profile, {
-      to: opts.to, messageId, timestamp, ttl: opts.ttl, tag: opts.tag, recipient,
-      record: { name: source.name, mediaType, sizeBytes: source.size, sha256: source.sha256, groupId, sequence: seq, total: plan.total, data },
+      to, messageId, timestamp, ttl: opts.ttl, tag: opts.tag, recipient, record,
+      ...(opts.keys === undefined || recipient === null ? {} : { seal: opts.keys.seal(seq, data) }),
+      ...(opts.sender === undefined ? {} : { sender: opts.sender }),
     }, limits);
     const outcome = await opts.relay.post(built.body);
-    ids.push(messageId);
     last = outcome.result;
     attempts += outcome.attempts;
-    sentBytes += data.length;
+    opts.onPosted?.(seq, outcome.result);
+    return data.length;
+  };
+  for (let seq = 0; seq < plan.total; seq++) ids.push(opts.keys?.messageId(seq) ?? newId());
+  for (let seq = 0; seq < plan.total; seq++) {
+    sentBytes += seq < skip ? Math.min(plan.partBytes, source.size - seq * plan.partBytes) : await post(seq);
     opts.onProgress?.({ sentBytes, totalBytes: source.size, sentEnvelopes: seq + 1, totalEnvelopes: plan.total });
+  }
+  // The Relay no longer holds what an earlier run staged (purged, or another Relay): send those envelopes again.
+  if (skip > 0 && last?.code === 'chunk_staged') {
+    for (let seq = 0; seq < skip; seq++) await post(seq);
   }
   return {
     to: opts.to, name: source.name, media_type: mediaType, size_bytes: source.size, sha256: toHex(source.sha256),
     encrypted: recipient !== null, recipient_key_id: recipient?.keyId ?? null, chunked: plan.chunked, total_chunks: plan.total,
-    message_group_id: plan.chunked ? groupId : null, message_ids: ids, code: last!.code, delivery_mode: last!.delivery_mode, attempts,
+    message_group_id: plan.chunked ? groupId : null, message_ids: ids, sender: opts.sender?.did ?? null, resumed_envelopes: skip, code: last!.code, delivery_mode: last!.delivery_mode, attempts,
     policy_id: typeof last!.details?.policy_id === 'string' ? last!.details.policy_id : resolution?.policy?.policy_id ?? null,
   };
 }

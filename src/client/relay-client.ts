@@ -26,6 +26,49 @@ export class RelayError extends Error {
   }
 }
 
+/** A retry about to wait: which attempt failed, why, and how long until the next. */
+export interface RelayRetry {
+  attempt: number;
+  maxAttempts: number;
+  waitMs: number;
+  error: RelayError;
+}
+
+/**
+ * Network failures not worth a retry: nothing listens (refused), the name does not resolve, or no route. They are
+ * reported at once; timeouts and dropped connections are retried like the "try again later" statuses.
+ */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
+
+/** The errno-style code of a failed fetch (`fetch failed` carries it on its `cause`). */
+function networkCode(e: unknown): string | undefined {
+  for (let x: unknown = e, depth = 0; x !== null && typeof x === 'object' && depth < 4; x = (x as { cause?: unknown }).cause, depth++) {
+    const code = (x as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return code;
+  }
+  return undefined;
+}
+
+function networkMessage(e: unknown): string {
+  const cause = (e as { cause?: { message?: unknown } })?.cause;
+  if (typeof cause?.message === 'string') return cause.message;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A 502 whose every downstream failure is one no retry can change: the Relay refuses the address (private
+ * endpoint without `--allow-private-endpoints`), the URL is invalid, or the host name does not exist
+ * (`details.failures`, as ddn's Relay reports them).
+ */
+function permanentDownstream(result: DeliveryResult | undefined): boolean {
+  const failures = result?.details?.failures;
+  if (!Array.isArray(failures) || failures.length === 0) return false;
+  return failures.every((f: unknown) => {
+    const reason = (f as { reason?: unknown })?.reason;
+    return typeof reason === 'string' && /^(blocked_address|invalid_url):|ENOTFOUND/.test(reason);
+  });
+}
+
 /** Options of {@link RelayClient}. */
 export interface RelayClientOptions {
   fetch?: FetchLike;
@@ -36,6 +79,8 @@ export interface RelayClientOptions {
   backoffMs?: number;
   /** Longest single wait; default 30 000 ms. */
   maxWaitMs?: number;
+  /** Told before each wait between attempts (a CLI shows the reason and a countdown). */
+  onRetry?(r: RelayRetry): void;
 }
 
 /** A successful post: the Relay's result and how many attempts it took. */
@@ -77,6 +122,7 @@ export class RelayClient {
   private readonly maxAttempts: number;
   private readonly backoffMs: number;
   private readonly maxWaitMs: number;
+  private readonly onRetry: ((r: RelayRetry) => void) | undefined;
 
   constructor(baseUrl: string, opts: RelayClientOptions = {}) {
     this.baseUrl = baseUrl;
@@ -85,6 +131,7 @@ export class RelayClient {
     this.maxAttempts = opts.maxAttempts ?? 8;
     this.backoffMs = opts.backoffMs ?? 500;
     this.maxWaitMs = opts.maxWaitMs ?? 30_000;
+    this.onRetry = opts.onRetry;
   }
 
   /** `GET /relay/limits`, or undefined when this Relay does not publish them. */
@@ -101,7 +148,8 @@ export class RelayClient {
   /**
    * Posts `body` (the envelope's exact JSON text) to `POST /relay`, or to `POST /relay/{recipientDid}` when given.
    * Success is a 2xx with `success: true` (§12 item 14). 429/502/503/507 and network failures are retried with
-   * the same bytes, waiting `Retry-After` or an exponential back-off; any other answer throws {@link RelayError}.
+   * the same bytes, waiting `Retry-After` or an exponential back-off; any other answer throws {@link RelayError},
+   * and so does, at once, a Relay that cannot be reached at all (refused connection, unknown host).
    */
   async post(body: string, recipientDid?: string): Promise<RelayPostOutcome> {
     const url = joinUrl(this.baseUrl, recipientDid === undefined ? '/relay' : `/relay/${encodeURIComponent(recipientDid)}`);
@@ -115,14 +163,22 @@ export class RelayClient {
         if (res.status >= 200 && res.status < 300 && result?.success === true) return { result, attempts: attempt };
         const { code, message } = result ? { code: result.code, message: result.message } : errorCode(text, res.status);
         last = new RelayError(code, `Relay answered ${res.status} ${code}: ${message}`, attempt, res.status, result);
-        if (!RELAY_RETRY_STATUSES.has(res.status)) throw last;
+        if (!RELAY_RETRY_STATUSES.has(res.status) || (res.status === 502 && permanentDownstream(result))) throw last;
         const after = retryAfterMs(res);
         if (after !== undefined) waitMs = Math.min(Math.max(after, 0), this.maxWaitMs);
       } catch (e) {
         if (e instanceof RelayError) throw e;
-        last = new RelayError('relay_unreachable', `Relay request failed: ${e instanceof Error ? e.message : String(e)}`, attempt);
+        const code = networkCode(e);
+        if (code !== undefined && UNREACHABLE_CODES.has(code)) {
+          throw new RelayError('relay_unreachable', `cannot reach the Relay at ${this.baseUrl}: ${networkMessage(e)}`, attempt);
+        }
+        if ((e as { name?: unknown })?.name === 'AbortError') throw e;
+        last = new RelayError('relay_unreachable', `Relay request failed: ${networkMessage(e)}`, attempt);
       }
-      if (attempt < this.maxAttempts) await this.timing.sleep(waitMs);
+      if (attempt < this.maxAttempts) {
+        this.onRetry?.({ attempt, maxAttempts: this.maxAttempts, waitMs, error: last });
+        await this.timing.sleep(waitMs);
+      }
     }
     throw new RelayError(last?.code ?? 'relay_unreachable', `${last?.message ?? 'Relay failed'} (gave up after ${this.maxAttempts} attempts)`, this.maxAttempts, last?.status, last?.result);
   }

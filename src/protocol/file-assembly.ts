@@ -2,13 +2,68 @@
  * Receiving a file (http-api.md §10.9, §11.5): open each envelope's payload into its record, check the record
  * against the envelope it came in, and join a complete set into the file whose size and SHA-256 it declares.
  */
-import type { KeyObject } from 'node:crypto';
+import { createHash, type Hash, type KeyObject } from 'node:crypto';
 import { bytesEqual, toHex } from '../base/bytes.js';
 import { sha256 } from '../crypto/hash.js';
 import { decodeFileRecord, type FileRecord } from './file-record.js';
 import { aadFieldsOf, openPayload } from './payload-crypto.js';
 import type { Profile } from './profile.js';
 import { TransferError } from './transfer-error.js';
+
+/** What a whole file declares (its first record), and its verified digest once complete. */
+export interface FileHeader {
+  name: string;
+  mediaType: string;
+  sizeBytes: number;
+  sha256: Uint8Array;
+  groupId: string;
+  total: number;
+}
+
+/**
+ * Checks the records of one file as they arrive, in sequence order, without keeping their bytes: every record
+ * repeats the first one's metadata, sequences run `0 … total − 1`, and {@link finish} checks the joined size and
+ * SHA-256 (hashed incrementally). The caller writes each record's `data` as soon as {@link add} accepted it.
+ */
+export class FileAssembler {
+  private header: FileHeader | undefined;
+  private readonly hash: Hash = createHash('sha256');
+  private next = 0;
+  private bytes = 0;
+
+  /** Accepts the next record (its sequence must be the next one) and returns its header. */
+  add(r: FileRecord): FileHeader {
+    const h = (this.header ??= { name: r.name, mediaType: r.mediaType, sizeBytes: r.sizeBytes, sha256: r.sha256, groupId: r.groupId, total: r.total });
+    if (r.sequence !== this.next || r.sequence >= h.total) {
+      throw new TransferError('incomplete_chunk_set', `expected chunk ${this.next} of ${h.total}, got chunk ${r.sequence}`);
+    }
+    const same = r.name === h.name && r.mediaType === h.mediaType && r.sizeBytes === h.sizeBytes && r.total === h.total
+      && r.groupId === h.groupId && bytesEqual(r.sha256, h.sha256);
+    if (!same) throw new TransferError('inconsistent_chunk_set', 'chunk metadata differs within one file');
+    this.bytes += r.data.length;
+    if (this.bytes > h.sizeBytes) throw new TransferError('file_integrity_mismatch', `the file exceeds the ${h.sizeBytes} bytes its record declares`);
+    this.hash.update(r.data);
+    this.next++;
+    return h;
+  }
+
+  /** Bytes accepted so far. */
+  get received(): number {
+    return this.bytes;
+  }
+
+  /** After the last record: the header and the lowercase hex SHA-256, once size and digest match the declaration. */
+  finish(): FileHeader & { sha256Hex: string } {
+    const h = this.header;
+    if (h === undefined || this.next !== h.total) {
+      throw new TransferError('incomplete_chunk_set', `expected ${h?.total ?? 1} chunks, got ${this.next}`);
+    }
+    if (this.bytes !== h.sizeBytes) throw new TransferError('file_integrity_mismatch', `the file has ${this.bytes} bytes, its record declares ${h.sizeBytes}`);
+    const digest = new Uint8Array(this.hash.digest());
+    if (!bytesEqual(digest, h.sha256)) throw new TransferError('file_integrity_mismatch', 'the SHA-256 of the joined file differs from the declared one');
+    return { ...h, sha256Hex: toHex(digest) };
+  }
+}
 
 /** A verified file. */
 export interface AssembledFile {

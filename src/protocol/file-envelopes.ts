@@ -6,6 +6,9 @@ import { utf8Length } from '../base/bytes.js';
 import { encodeFileRecord, MAX_RECORD_TEXT_BYTES, type FileRecord } from './file-record.js';
 import { plaintextPayload, sealPayload } from './payload-crypto.js';
 import type { Profile } from './profile.js';
+import { senderSigningBytes } from './sender-signature.js';
+import type { X25519KeyPair } from '../crypto/x25519.js';
+import { toBase64 } from '../base/bytes.js';
 import { TransferError } from './transfer-error.js';
 
 /** The limits a sender must respect (the effective constraints of http-api.md §6, capped by the Relay's own). */
@@ -71,6 +74,24 @@ export interface FileEnvelopeInput {
   record: FileRecord;
   /** The recipient's key agreement; null sends the plaintext profile. */
   recipient: { keyId: string; publicKey: Uint8Array } | null;
+  /** Fixed ephemeral key and nonce (a resumed send rebuilds byte-identical envelopes); fresh random ones otherwise. */
+  seal?: { ephemeral: X25519KeyPair; nonce: Uint8Array };
+  /** Signs the envelope as `sender` (§10.2): `sign` returns the Ed25519 signature of the bytes it is given. */
+  sender?: EnvelopeSigner;
+}
+
+/** The sender of signed envelopes (http-api.md §10.2). */
+export interface EnvelopeSigner {
+  did: string;
+  /** `root` or a verification-method id of `did`. */
+  keyId: string;
+  sign(bytes: Uint8Array): Uint8Array;
+}
+
+/** Adds `sender`, `sender_key_id` and `sender_signature` (§10.2) to a built envelope. */
+export function signEnvelope(profile: Profile, envelope: Record<string, unknown>, signer: EnvelopeSigner): void {
+  const signature = signer.sign(senderSigningBytes(profile, envelope));
+  Object.assign(envelope, { sender: signer.did, sender_key_id: signer.keyId, sender_signature: toBase64(signature) });
 }
 
 /** A built envelope, its exact JSON body and its payload size as the Relay measures it (§10.1). */
@@ -94,6 +115,7 @@ export function buildFileEnvelope(profile: Profile, input: FileEnvelopeInput, li
         recipientPublicKey: input.recipient.publicKey,
         plaintext: cbor,
         aad: { messageId: input.messageId, to: input.to, groupId: r.groupId, sequence: r.sequence, total: r.total },
+        ...(input.seal === undefined ? {} : { ephemeral: input.seal.ephemeral, nonce: input.seal.nonce }),
       })
     : plaintextPayload(profile, cbor);
   const envelope: Record<string, unknown> = { message_id: input.messageId, to: input.to };
@@ -103,6 +125,7 @@ export function buildFileEnvelope(profile: Profile, input: FileEnvelopeInput, li
   envelope.delivery_hint = chunked ? 'chunked' : 'standard';
   if (chunked) Object.assign(envelope, { message_group_id: r.groupId, sequence_number: r.sequence, total_chunks: r.total });
   envelope.payload = payload;
+  if (input.sender !== undefined) signEnvelope(profile, envelope, input.sender);
   const body = JSON.stringify(envelope);
   const payloadBytes = input.recipient ? cbor.length + 16 : utf8Length(JSON.stringify(payload));
   const payloadLimit = chunked ? limits.maxChunkBytes : limits.maxUnchunkedMessageBytes;

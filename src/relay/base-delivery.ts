@@ -44,6 +44,8 @@ export interface StoreReport {
   envelopeRefusal: DdnError | null;
   /** Failed stores that were not such a refusal (timeouts, 5xx, other refusals). */
   otherFailures: number;
+  /** Each failed endpoint and why (its last failure), in the order tried. */
+  failures: { endpoint: string; reason: string }[];
 }
 
 /** The earlier-expiring of two retentions (ISO-8601 UTC times of one format compare as text; parsed to be safe). */
@@ -55,6 +57,16 @@ export function shorterRetention(a: AppliedRetention | null, b: AppliedRetention
 /** `details.applied_ttl` and `details.expires_at` of a DeliveryResult (§10.5, ddn's addition); empty when unknown. */
 export function retentionDetails(r: AppliedRetention | null): Record<string, string> {
   return r === null ? {} : { applied_ttl: r.appliedTtl, expires_at: r.expiresAt };
+}
+
+/**
+ * What a 502 says about the failed endpoints: `details.failures` (§0.6 lets `details` carry more than the listed
+ * members; the DeliveryResult shape is unchanged) and one line naming the first failure for the message.
+ */
+export function failureDetails(report: StoreReport): { failures: { endpoint: string; reason: string }[]; summary: string } {
+  const first = report.failures[0];
+  const more = report.failures.length > 1 ? ` (and ${report.failures.length - 1} more)` : '';
+  return { failures: report.failures, summary: first === undefined ? 'no endpoint was tried' : `${first.endpoint}: ${first.reason}${more}` };
 }
 
 /**
@@ -78,7 +90,7 @@ export async function storeInCaches(
   maxReplicas: number,
   storer: CacheStorer,
 ): Promise<StoreReport> {
-  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0 };
+  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0, failures: [] };
   const wanted = Math.max(1, maxReplicas);
   for (const service of services) {
     if (report.accepted.length >= wanted) break;
@@ -94,6 +106,10 @@ export async function storeInCaches(
           report.lastFailure = outcome.cacheResult;
           if (outcome.envelopeRefusal === undefined) report.otherFailures++;
           else report.envelopeRefusal = outcome.envelopeRefusal;
+          const reason = outcome.reason ?? outcome.cacheResult;
+          const seen = report.failures.find((f) => f.endpoint === shown);
+          if (seen === undefined) report.failures.push({ endpoint: shown, reason });
+          else seen.reason = reason;
           ok = false;
           break;
         }

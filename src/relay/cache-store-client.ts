@@ -48,6 +48,8 @@ export type StoreOutcome =
       cacheResult: string;
       /** The Cache refused the client's envelope itself (see {@link envelopeRefusalOf}). */
       envelopeRefusal?: DdnError;
+      /** What went wrong, for the 502's `details.failures` (`HTTP 503 ledger_unavailable`, `network: connect ECONNREFUSED …`). */
+      reason?: string;
     };
 
 /** A failed store. */
@@ -137,7 +139,8 @@ export function envelopeRefusalOf(a: CacheAnswer): DdnError | undefined {
 function refused(attempts: number, a: CacheAnswer): StoreFailure {
   const envelopeRefusal = envelopeRefusalOf(a);
   const cacheResult = errorText(a);
-  return envelopeRefusal === undefined ? { ok: false, attempts, cacheResult } : { ok: false, attempts, cacheResult, envelopeRefusal };
+  const reason = `HTTP ${a.status} ${cacheResult}`;
+  return envelopeRefusal === undefined ? { ok: false, attempts, cacheResult, reason } : { ok: false, attempts, cacheResult, envelopeRefusal, reason };
 }
 
 /** The Relay's {@link CacheStorer}: in-process for its own Cache, node-signed HTTP otherwise. */
@@ -177,7 +180,7 @@ export class HttpCacheStorer implements CacheStorer {
         if (!RETRYABLE.has(answer.status)) break;
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
-        last = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed' };
+        last = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed', reason: `${err.kind}: ${err.message.slice(0, 200)}` };
         this.deps.logger?.debug({ endpoint, kind: err.kind }, 'cache store failed');
         if (err.kind === 'blocked_address' || err.kind === 'invalid_url') break;
       }

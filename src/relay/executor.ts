@@ -7,7 +7,7 @@ import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
 import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { cacheServicesOf, envelopeFaultOf, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
+import { cacheServicesOf, envelopeFaultOf, failureDetails, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
 import type { CacheStorer } from './cache-store-client.js';
 import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from './delivery-result.js';
 import { NO_REACH, type LiveReach } from './live-sessions.js';
@@ -113,7 +113,8 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       const failedAttempts = { retryCount: report.attempts, cacheAttempted: report.attempts > 0, cacheResult: report.lastFailure ?? 'failed' };
       const fault = envelopeFaultOf(report);
       if (fault !== undefined) throw new DeliveryFailure(fault.code, fault.message, { ...fault.details, ...attempted }, failedAttempts);
-      throw new DeliveryFailure('upstream_unavailable', 'every Cache endpoint of the recipient failed', attempted, failedAttempts);
+      const why = failureDetails(report);
+      throw new DeliveryFailure('upstream_unavailable', `every Cache endpoint of the recipient failed: ${why.summary}`, { ...attempted, failures: why.failures }, failedAttempts);
     }
     const attempts = { retryCount: report.attempts, cacheAttempted: true, cacheResult: 'accepted' };
     const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted, ...retentionDetails(report.retention) };

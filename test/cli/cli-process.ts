@@ -23,9 +23,12 @@ export interface DdnChild {
   waitForStderr(text: string): Promise<void>;
 }
 
-/** Starts `ddn …args` in `cwd` (default the repository root). */
-export function spawnDdn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer } = {}): DdnChild {
-  const proc = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+/**
+ * Starts `ddn …args` in `cwd` (default the repository root); `entry` runs a built `ddn` (plain JavaScript, see
+ * ddn-bundle.ts) instead of the sources through tsx, whose loader alone takes ~130 MiB of memory.
+ */
+export function spawnDdn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer; entry?: string } = {}): DdnChild {
+  const proc = spawn(process.execPath, opts.entry === undefined ? ['--import', TSX, ENTRY, ...args] : [opts.entry, ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, XDG_CONFIG_HOME: TEST_CONFIG_HOME, ...opts.env },
     stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],

@@ -75,7 +75,10 @@ describe('usage errors', () => {
     [['send', '--to', 'did:platform:8DfbjXLth7APvt3qQPgtf'], /--input is required/],
     [['key', 'generate', '--out', join(dir, 'x.pem'), '--frob'], /--frob/],
     [['key', 'generate', '--out', join(dir, 'y.pem'), '--type', 'rsa'], /--type must be ed25519 or x25519/],
-    [['send', '--to', 'not-a-did', '--input', 'f'], /--to must be a DID/],
+    [['send', '--to', 'not a did!', '--input', 'f'], /--to must be a DID or an alias/],
+    [['send', '--to', 'bob@', '--input', 'f'], /--to: '' is not a valid persona name/],
+    [['send', '--to', 'bob', '--from', 'alice', '--input', 'f'], /--from needs --key/],
+    [['receive', '--did', 'bob@example.com', '--key', 'k'], /'@persona' only addresses a message/],
   ] as const) {
     it(`ddn ${args.join(' ')} → exit 2, invalid_usage`, async () => {
       const r = await run([...args]);

@@ -4,11 +4,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { parseBase64, toBase64 } from '../../src/base/bytes.js';
 import type { CacheTarget } from '../../src/client/cache-client.js';
-import { FileReceiver, type CacheReader } from '../../src/client/file-receiver.js';
+import { FileReceiver, type CacheReader, type FileSink } from '../../src/client/file-receiver.js';
 import type { CacheSummaryItem } from '../../src/client/transfer-types.js';
 import { sha256 } from '../../src/crypto/hash.js';
 import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
-import type { AssembledFile } from '../../src/protocol/file-assembly.js';
 import { buildFileEnvelope, planFileTransfer } from '../../src/protocol/file-envelopes.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 
@@ -68,11 +67,25 @@ class FakeCache implements CacheReader {
   }
 }
 
-function sinkInto(written: AssembledFile[], fail = false) {
-  return async (file: AssembledFile, key: string) => {
-    if (fail) throw Object.assign(new Error('disk full'), { code: 'output_exists' });
-    written.push(file);
-    return `/out/${key}`;
+/** A file the fake sink committed. */
+interface Written {
+  name: string;
+  data: Uint8Array;
+}
+
+/** A sink collecting committed files in memory; `fail` makes every commit fail as a taken name does. */
+function sinkInto(written: Written[], fail = false): FileSink {
+  return async (file, key) => {
+    const parts: Uint8Array[] = [];
+    return {
+      write: async (data) => void parts.push(Uint8Array.from(data)),
+      async commit() {
+        if (fail) throw Object.assign(new Error('name taken'), { code: 'output_exists' });
+        written.push({ name: file.name, data: new Uint8Array(Buffer.concat(parts)) });
+        return `/out/${key}`;
+      },
+      abort: async () => void parts.splice(0),
+    };
   };
 }
 
@@ -85,7 +98,7 @@ describe('FileReceiver', () => {
     assert.equal(envs.length, 6);
     const a = new FakeCache('https://a', envs);
     const b = new FakeCache('https://b', envs);
-    const written: AssembledFile[] = [];
+    const written: Written[] = [];
     const r = await new FileReceiver(PLATFORM, [a, b], recipient.privateKey, sinkInto(written)).sweep();
     assert.deepEqual(r.errors, []);
     assert.equal(written.length, 1);
@@ -100,7 +113,7 @@ describe('FileReceiver', () => {
     const envs = envelopesOf(data, 'b.bin');
     const bad = new FakeCache('https://bad', envs.map((e, i) => (i === 1 ? tamper(e) : e)));
     const good = new FakeCache('https://good', envs);
-    const written: AssembledFile[] = [];
+    const written: Written[] = [];
     const r = await new FileReceiver(PLATFORM, [bad, good], recipient.privateKey, sinkInto(written)).sweep();
     assert.equal(written.length, 1);
     assert.deepEqual(written[0]!.data, data);
@@ -110,7 +123,7 @@ describe('FileReceiver', () => {
   it('writes and acknowledges nothing when every copy fails, or when the sink fails', async () => {
     const envs = envelopesOf(bytes(500, 3), 'c.bin').map(tamper);
     const cache = new FakeCache('https://a', envs);
-    const written: AssembledFile[] = [];
+    const written: Written[] = [];
     const r = await new FileReceiver(PLATFORM, [cache], recipient.privateKey, sinkInto(written)).sweep();
     assert.deepEqual([written.length, cache.acks.length, r.files.length], [0, 0, 0]);
     assert.deepEqual(r.errors.map((e) => e.code), ['decryption_failed']);
@@ -128,7 +141,7 @@ describe('FileReceiver', () => {
     const [env] = envelopesOf(bytes(100, 9), 'live.bin');
     const a = new FakeCache('https://a', [env!]);
     const b = new FakeCache('https://b', [env!]);
-    const written: AssembledFile[] = [];
+    const written: Written[] = [];
     const rx = new FileReceiver(PLATFORM, [a, b], recipient.privateKey, sinkInto(written));
     const r = await rx.acceptLive(env!);
     assert.equal(r.files[0]!.source, 'live');

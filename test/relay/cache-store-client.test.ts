@@ -105,7 +105,7 @@ describe('HttpCacheStorer', () => {
     assert.deepEqual(sleeps, [100, 200]);
     assert.equal(new Set(seen.map((s) => s.headers['x-ddn-node-nonce'])).size, 3);
     script = [502, 502, 502, 502];
-    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: false, attempts: 3, cacheResult: 'code_502' });
+    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: false, attempts: 3, cacheResult: 'code_502', reason: 'HTTP 502 code_502' });
     script = [];
     outbound.close();
   });
@@ -113,17 +113,21 @@ describe('HttpCacheStorer', () => {
   it('does not retry a refusal; reports the Cache error text', async () => {
     script = [422];
     const { storer, outbound, sleeps } = make();
-    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: false, attempts: 1, cacheResult: 'code_422' });
+    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: false, attempts: 1, cacheResult: 'code_422', reason: 'HTTP 422 code_422' });
     assert.deepEqual(sleeps, []);
     outbound.close();
   });
 
   it('refuses private addresses unless allowed, without retrying; connection failures are retried', async () => {
     const guarded = make({ allowPrivate: false });
-    assert.deepEqual(await guarded.storer.store(base, Buffer.from('{}')), { ok: false, attempts: 1, cacheResult: 'failed' });
+    const blocked = await guarded.storer.store(base, Buffer.from('{}'));
+    assert.deepEqual({ ...blocked, reason: undefined }, { ok: false, attempts: 1, cacheResult: 'failed', reason: undefined });
+    assert.match((blocked as { reason: string }).reason, /^blocked_address: /);
     guarded.outbound.close();
     const open = make();
-    assert.deepEqual(await open.storer.store('http://127.0.0.1:1', Buffer.from('{}')), { ok: false, attempts: 3, cacheResult: 'failed' });
+    const refused = await open.storer.store('http://127.0.0.1:1', Buffer.from('{}'));
+    assert.deepEqual({ ...refused, reason: undefined }, { ok: false, attempts: 3, cacheResult: 'failed', reason: undefined });
+    assert.match((refused as { reason: string }).reason, /^network: connect ECONNREFUSED 127\.0\.0\.1:1/);
     open.outbound.close();
   });
 
@@ -138,7 +142,7 @@ describe('HttpCacheStorer', () => {
     seen.length = 0;
     const { storer, outbound } = make({ allowPrivate: false, local, own: [`${base}/`] });
     assert.deepEqual(await storer.store(base, Buffer.from('{"a":1}')), { ok: true, attempts: 1, retention: RETENTION });
-    assert.deepEqual(await storer.store(`${base}/`, Buffer.from('{"a":2}')), { ok: false, attempts: 1, cacheResult: 'message_id_conflict' });
+    assert.deepEqual(await storer.store(`${base}/`, Buffer.from('{"a":2}')), { ok: false, attempts: 1, cacheResult: 'message_id_conflict', reason: 'HTTP 409 message_id_conflict' });
     assert.deepEqual(calls, [`${identity.did} {"a":1}`, `${identity.did} {"a":2}`]);
     assert.equal(seen.length, 0, 'no HTTP request was made');
     outbound.close();

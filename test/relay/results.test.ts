@@ -341,6 +341,11 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.equal(h.live.pushed.length, pushed, 'a live push only follows a durable store');
     expectFailure(res, 502, 'upstream_unavailable');
     assert.deepEqual(details(res).attempted_caches, ['http://127.0.0.1:1', 'http://127.0.0.1:2']);
+    // the 502 says what failed downstream: each endpoint and its error
+    const failures = details(res).failures as { endpoint: string; reason: string }[];
+    assert.deepEqual(failures.map((f) => f.endpoint), ['http://127.0.0.1:1', 'http://127.0.0.1:2']);
+    for (const f of failures) assert.match(f.reason, /^network: .*ECONNREFUSED/);
+    assert.match(res.body.message as string, /every Cache endpoint of the recipient failed: http:\/\/127\.0\.0\.1:1: network: .*ECONNREFUSED.* \(and 1 more\)/);
     assert.equal(res.body.retry_count, 4, 'two attempts per endpoint');
     assert.equal(res.body.cache_attempted, true);
     assert.equal(res.body.cache_result, 'failed');

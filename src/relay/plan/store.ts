@@ -42,6 +42,12 @@ function failureKind(report: StoreReport, problems: readonly string[], state: Pl
   return 'downstream';
 }
 
+/** `; <endpoint>: <why>; <target problem>…` for a failed step's reason (empty when there is nothing to say). */
+function withWhy(report: StoreReport, problems: readonly string[]): string {
+  const all = [...report.failures.map((f) => `${f.endpoint}: ${f.reason}`), ...problems];
+  return all.length > 0 ? `; ${all.join('; ')}` : '';
+}
+
 const toServices = (targets: readonly ResolvedTarget[]) => targets.map((t) => ({ serviceId: t.serviceId, endpoints: t.endpoints }));
 
 /** Runs a Store step with `bodies` (the envelopes with this step's provenance). */
@@ -66,7 +72,7 @@ export async function runStoreStep(
   PlanRunState.addAll(state.acceptedCaches, report.accepted);
   state.addRetention(report.retention);
   if (report.accepted.length >= required) return { ok: true };
-  const reason = `${report.accepted.length} of ${required} required replicas accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
+  const reason = `${report.accepted.length} of ${required} required replicas accepted${withWhy(report, problems)}`;
   return state.fail(id, failureKind(report, problems, state), reason);
 }
 
@@ -88,6 +94,6 @@ export async function runArchiveStep(
   PlanRunState.addAll(state.acceptedArchives, report.accepted);
   state.addRetention(report.retention);
   if (report.accepted.length > 0) return { ok: true };
-  const reason = `no Archive accepted${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`;
+  const reason = `no Archive accepted${withWhy(report, problems)}`;
   return state.fail(id, failureKind(report, problems, state), reason);
 }
