@@ -1,4 +1,5 @@
 /** `ddn mirror`: a read-only mirror of a Directory (docs/mirrors.md), until SIGTERM/SIGINT. */
+import { EXIT } from './exit-codes.js';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../app/config.js';
 import { createLogger } from '../app/logger.js';
@@ -69,12 +70,12 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
 async function mirror(args: string[], io: CliIo): Promise<number> {
   const parsed = parseMirrorArgs(args, io.env);
   if ('help' in parsed) {
-    io.stderr(USAGE);
-    return 0;
+    io.stdout(USAGE);
+    return EXIT.ok;
   }
   if ('error' in parsed) {
     io.stderr(`ddn mirror: ${parsed.error}\nrun 'ddn mirror --help' for the options\n`);
-    return 2;
+    return EXIT.usage;
   }
   const signal = io.shutdownSignal();
   let running;
