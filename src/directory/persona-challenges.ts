@@ -17,7 +17,7 @@ import {
   personaAttestationPayload,
   type PersonaOperation,
 } from '../protocol/payloads/persona.js';
-import { parseU64Field } from '../http/request-fields.js';
+import { parseU64Field } from './request-fields.js';
 import {
   CHALLENGE_ACTIONS,
   CHALLENGE_RETENTION_MS,

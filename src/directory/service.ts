@@ -23,9 +23,8 @@ import {
   parseSignature,
   parseU64Field,
   parseValidUntil,
-} from '../http/request-fields.js';
+} from './request-fields.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { ACTIONS_BY_NAME, type ActionSpec, type SignParams } from './actions.js';
 import { ApplicationService } from './applications.js';
 import { resolveDelivery, type DeliveryResolution } from './delivery-resolution.js';
@@ -50,8 +49,8 @@ export interface DirectoryDeps {
    * challenge verification answers 503 `service_unavailable`.
    */
   attestor?: Ed25519KeyPair;
-  /** Where persona DNS challenges live (http-api.md §7.2); default: a private in-memory SQLite store. */
-  challenges?: DnsChallengeStore;
+  /** Where persona DNS challenges live (http-api.md §7.2); the app picks the store (SQLite or PostgreSQL). */
+  challenges: DnsChallengeStore;
   /** DNS servers for the persona TXT lookup (`ip` or `ip:port`); default: the system's resolvers. */
   dnsServers?: readonly string[];
   /** Per-attempt DNS timeout; default 3000 ms (2 tries). */
@@ -94,7 +93,7 @@ export class DirectoryService {
       ...(deps.dnsServers ? { servers: deps.dnsServers } : {}),
       ...(deps.dnsTimeoutMs !== undefined ? { timeoutMs: deps.dnsTimeoutMs } : {}),
     });
-    this.personaChallenges = new PersonaChallenges(deps, deps.challenges ?? SqliteDnsChallengeStore.inMemory(), lookup);
+    this.personaChallenges = new PersonaChallenges(deps, deps.challenges, lookup);
     this.personas = new PersonaService(deps, this.personaChallenges);
     this.policiesV2 = new PolicyV2Service(deps);
     this.policiesV3 = new PolicyV3Service(deps);

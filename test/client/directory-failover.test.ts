@@ -10,10 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { isDdnError } from '../../src/base/errors.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
-import { HttpDirectoryPort } from '../../src/client/directory-port-http.js';
-import { failoverFetch } from '../../src/client/failover-fetch.js';
+import { HttpDirectoryPort } from '../../src/adapters/directory-port-http.js';
+import { failoverFetch } from '../../src/adapters/failover-fetch.js';
 import { DirectoryApiError } from '../../src/client/http.js';
-import { HttpPolicySource } from '../../src/events/policy-source.js';
+import { HttpPolicySource } from '../../src/adapters/http-policy-source.js';
 
 const DID = 'did:platform:2222222222222222';
 
