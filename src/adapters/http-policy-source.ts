@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { DdnError } from '../base/errors.js';
 import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import type { EventPolicySource, EventScope } from '../events/policy-source.js';
-import { KeepAliveJson } from './keepalive-json.js';
+import { KeepAliveJson } from '../outbound/keepalive-json.js';
 
 /** Policies from a Directory over HTTP: one base URL or several (tried in turn, src/base/failover.ts). */
 export class HttpPolicySource implements EventPolicySource {

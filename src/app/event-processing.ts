@@ -15,7 +15,7 @@ import type { Ledger } from '../ledger/chain.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { OutboundHttp } from '../adapters/outbound-http.js';
+import { OutboundHttp } from '../outbound/outbound-http.js';
 import type { RelayEvent } from '../relay/service.js';
 import type { CacheRole } from './cache-role.js';
 import type { Config } from './config.js';

@@ -22,7 +22,7 @@ import {
 } from '../protocol/payloads/application.js';
 import { policyToJson } from '../protocol/policy/json-render.js';
 import { parseSignature } from './request-fields.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   accepted,
   activeDidRecord,

@@ -42,7 +42,7 @@ import {
   personaCall,
   verificationToJson,
 } from './persona-fields.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   activeDidRecord,
   bindBodyPersona,

@@ -36,7 +36,7 @@ import {
   personaRecordToJson,
   sameU64,
 } from './persona-fields.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   accepted,
   activeDidRecord,

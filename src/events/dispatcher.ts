@@ -21,7 +21,7 @@ import type { NodeEvent } from '../ports/node-events.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import { parseRuleJson } from '../protocol/policy/json-parse.js';
 import type { Profile } from '../protocol/profile.js';
-import type { OutboundHttp } from '../adapters/outbound-http.js';
+import type { OutboundHttp } from '../outbound/outbound-http.js';
 import { walkPlan, type PlanEdge } from '../protocol/plan-graph.js';
 import { runCall } from './call.js';
 import { DEFAULT_EVENT_BUDGET_PER_OWNER, DropCounters, MAX_STEP_RUNS_PER_EVENT, OwnerBudget, sendTargetConsented, type EventDropCounters } from './limits.js';

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { pino } from 'pino';
 import { isDdnError } from '../../src/base/errors.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
@@ -45,7 +45,7 @@ function answer(s: TestServer, req: IncomingMessage, res: ServerResponse): void 
 }
 
 async function serve(mode: TestServer['mode']): Promise<TestServer> {
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   let server: Server;
   const s: TestServer = {
     url: '',

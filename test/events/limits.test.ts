@@ -27,10 +27,10 @@ import { multibaseX25519 } from '../../src/protocol/keys.js';
 import { policyIdV3 } from '../../src/protocol/policy/policy-id.js';
 import type { DeliveryStep, DeliveryTransition, PolicyRule } from '../../src/protocol/policy/types.js';
 import { makeProfile, PLATFORM, type Profile } from '../../src/protocol/profile.js';
-import { OutboundHttp } from '../../src/adapters/outbound-http.js';
+import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 import type { RelayEvent } from '../../src/relay/service.js';
 import { genesisConfig, Harness } from '../ledger/harness.js';
-import { actor, didScope, planAction, policyV3, register, rule, send } from '../ledger/policy-harness.js';
+import { actor, didScope, planAction, policyV3, rule, send } from '../ledger/policy-harness.js';
 
 const OWNER = actor(7);
 const STRANGER = actor(11);
