@@ -1,11 +1,12 @@
 /**
- * `GET` of a JSON answer over keep-alive HTTP(S) (node:http's agents), for a process that asks another node on
- * every request it serves — the Relay's and the Cache's remote Directory (`directory-port-http.ts`). Node's `fetch`
- * cost ~330 µs of CPU a lookup here, node:http about a fifth of that (round 13). Bounded: a whole answer must
- * arrive within the timeout and be at most {@link MAX_ANSWER_BYTES}.
+ * `GET` of a JSON answer over keep-alive connections (OutboundHttp, one undici Agent), for a process that asks
+ * another node on every request it serves — the Relay's and the Cache's remote Directory
+ * (src/adapters/directory-port-http.ts). The Directory URLs are the operator's own, so private addresses are
+ * allowed. Bounded: an answer must start and keep arriving within the timeout, and be at most
+ * {@link MAX_ANSWER_BYTES} (a larger one is an error, never a cut-off JSON text).
  */
-import http from 'node:http';
-import https from 'node:https';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { OutboundError, OutboundHttp } from './outbound-http.js';
 
 /** The largest answer read (a Directory's delivery view with a full document and policy is a few KiB). */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -18,48 +19,29 @@ export interface JsonAnswer {
 
 /** Keep-alive GETs of JSON answers. */
 export class KeepAliveJson {
-  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+  private readonly http = new OutboundHttp({ allowPrivate: true, maxResponseBytes: MAX_ANSWER_BYTES, oversize: 'fail' });
 
   /** Rejects on a transport failure, a timeout, a body that is too large or not JSON; never on a status. */
-  get(url: string, timeoutMs: number): Promise<JsonAnswer> {
-    const u = new URL(url);
-    const secure = u.protocol === 'https:';
-    if (!secure && u.protocol !== 'http:') return Promise.reject(new Error(`unsupported scheme ${u.protocol}`));
-    return new Promise((resolve, reject) => {
-      const req = (secure ? https : http).get(u, { agent: secure ? this.httpsAgent : this.httpAgent, headers: { accept: 'application/json' } }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_ANSWER_BYTES) req.destroy(new Error(`answer larger than ${MAX_ANSWER_BYTES} bytes`));
-          else chunks.push(c);
-        });
-        res.on('end', () => {
-          clearTimeout(timer);
-          const status = res.statusCode ?? 0;
-          try {
-            resolve({ status, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
-          } catch {
-            reject(new Error(`HTTP ${status} without a JSON body`));
-          }
-        });
-        res.on('error', (e) => {
-          clearTimeout(timer);
-          reject(e);
-        });
-      });
-      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      req.on('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-    });
+  async get(url: string, timeoutMs: number): Promise<JsonAnswer> {
+    let res;
+    try {
+      res = await this.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, timeoutMs });
+    } catch (e) {
+      if (e instanceof OutboundError && e.kind === 'timeout') throw new Error(`no answer within ${timeoutMs} ms`);
+      throw e;
+    }
+    // undici frees the connection a turn of the event loop after the answer ends: waiting for it lets back-to-back
+    // lookups (a Relay's DID, then its delivery view) reuse one connection instead of opening a second.
+    await nextTurn();
+    try {
+      return { status: res.status, body: JSON.parse(res.body.toString('utf8')) as unknown };
+    } catch {
+      throw new Error(`HTTP ${res.status} without a JSON body`);
+    }
   }
 
   /** Closes the idle connections. */
   close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    this.http.close();
   }
 }

@@ -1,13 +1,14 @@
 /**
- * Outbound HTTP for node-to-node requests to endpoints taken from DID documents (http-api.md §10.4): keep-alive
- * agents, a timeout, and an address guard — loopback, private and special-use addresses are refused (before
- * connecting, after DNS resolution) unless the node runs with `--allow-private-endpoints`.
+ * Outbound HTTP, the one client of node-to-node requests and of a remote Directory: one undici `Agent` per
+ * instance (keep-alive, at most 64 connections per origin), a timeout, a cap on the answer read, and an address
+ * guard for endpoints taken from DID documents (http-api.md §10.4) — loopback, private and special-use addresses
+ * are refused (before connecting, after DNS resolution) unless the node runs with `--allow-private-endpoints`.
+ * The Relay, event processing (Send, Call) and the remote Directory lookups (keepalive-json.ts) all go through it.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
+import { Agent, errors as undiciErrors } from 'undici';
 import { currentRequestId } from '../base/request-scope.js';
 import { isSpecialAddress } from '../protocol/public-endpoint.js';
 
@@ -40,8 +41,12 @@ export interface OutboundResponse {
 
 export interface OutboundHttpOptions {
   allowPrivate: boolean;
-  /** Response bodies larger than this are cut off (protects the Relay from a hostile endpoint). */
+  /** Response bodies larger than this are cut off (protects the Relay from a hostile endpoint). Default 1 MiB. */
   maxResponseBytes?: number;
+  /** What an answer over `maxResponseBytes` gives: its first bytes (`truncate`, default) or an error (`fail`). */
+  oversize?: 'truncate' | 'fail';
+  /** How long establishing a connection (DNS, TCP, TLS) may take; default 5 000 ms. */
+  connectTimeoutMs?: number;
   /** Extra trusted CA certificates (PEM) besides the system store — tests with a self-signed server only. */
   extraCa?: readonly string[];
   /** Fixed host → address answers before DNS (tests only); the address guard still applies. */
@@ -57,15 +62,15 @@ function requestIdHeader(): Record<string, string> {
 }
 
 export class OutboundHttp {
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
+  private readonly agent: Agent;
   private readonly maxResponseBytes: number;
 
   constructor(private readonly opts: OutboundHttpOptions) {
-    const lookup = this.guardedLookup();
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, lookup });
     const ca = opts.extraCa !== undefined && opts.extraCa.length > 0 ? [...tls.rootCertificates, ...opts.extraCa] : undefined;
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64, lookup, ...(ca === undefined ? {} : { ca }) });
+    this.agent = new Agent({
+      connections: 64,
+      connect: { lookup: this.guardedLookup(), timeout: opts.connectTimeoutMs ?? 5_000, ...(ca === undefined ? {} : { ca }) },
+    });
     this.maxResponseBytes = opts.maxResponseBytes ?? 1024 * 1024;
   }
 
@@ -74,10 +79,11 @@ export class OutboundHttp {
     const hosts = this.opts.hosts ?? {};
     return (hostname, options, callback) => {
       const fixed = hosts[hostname.toLowerCase()];
-      const resolve = fixed === undefined
-        ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
-            dnsLookup(hostname, { ...options, all: true }, (e, a) => cb(e, a as unknown as LookupAddress[]))
-        : (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
+      const resolve =
+        fixed === undefined
+          ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
+              dnsLookup(hostname, { ...options, all: true }, (e, a) => cb(e, a as unknown as LookupAddress[]))
+          : (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
       resolve((err, addresses) => {
         if (err) return callback(err, '', 4);
         const list = addresses as unknown as LookupAddress[];
@@ -112,54 +118,65 @@ export class OutboundHttp {
     );
   }
 
-  private send(req: OutboundRequest): Promise<OutboundResponse> {
+  private async send(req: OutboundRequest): Promise<OutboundResponse> {
     let url: URL;
     try {
       url = new URL(req.url);
     } catch {
-      return Promise.reject(new OutboundError('invalid_url', `invalid URL ${req.url}`));
+      throw new OutboundError('invalid_url', `invalid URL ${req.url}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return Promise.reject(new OutboundError('invalid_url', `unsupported scheme ${url.protocol}`));
-    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('invalid_url', `unsupported scheme ${url.protocol}`);
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    if (!this.opts.allowPrivate && isIP(host) && isSpecialAddress(host)) {
-      return Promise.reject(new OutboundError('blocked_address', `${host} is not a public address`));
-    }
-    const lib = url.protocol === 'https:' ? https : http;
-    const agent = url.protocol === 'https:' ? this.httpsAgent : this.httpAgent;
-    return new Promise((resolve, reject) => {
-      let sent = false;
-      const r = lib.request(
-        url,
-        {
-          method: req.method,
-          agent,
-          headers: { ...requestIdHeader(), ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
-          timeout: req.timeoutMs,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size <= this.maxResponseBytes) chunks.push(c);
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-          res.on('error', (e) => reject(new OutboundError('network', e.message, true)));
-        },
-      );
-      r.on('timeout', () => r.destroy(new OutboundError('timeout', `no answer from ${url.origin} within ${req.timeoutMs} ms`, sent)));
-      r.on('error', (e) => reject(e instanceof OutboundError ? e : new OutboundError('network', e.message, sent)));
-      r.on('finish', () => {
-        sent = true;
+    if (!this.opts.allowPrivate && isIP(host) && isSpecialAddress(host)) throw new OutboundError('blocked_address', `${host} is not a public address`);
+    let res;
+    try {
+      res = await this.agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers: { ...requestIdHeader(), ...req.headers },
+        ...(req.body === undefined ? {} : { body: req.body }),
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
       });
-      r.end(req.body);
-    });
+    } catch (e) {
+      throw outboundFailure(e, url, req.timeoutMs);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const c of res.body as AsyncIterable<Buffer>) {
+        size += c.length;
+        if (size <= this.maxResponseBytes) chunks.push(c);
+        else if (this.opts.oversize === 'fail') {
+          res.body.destroy();
+          throw new OutboundError('network', `answer larger than ${this.maxResponseBytes} bytes`, true);
+        }
+      }
+    } catch (e) {
+      throw outboundFailure(e, url, req.timeoutMs);
+    }
+    return { status: res.statusCode, body: Buffer.concat(chunks) };
   }
 
   close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    void this.agent.destroy().catch(() => undefined);
   }
+}
+
+/** Error codes of a request that failed before anything was sent. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** An undici or socket error as an {@link OutboundError}. */
+function outboundFailure(e: unknown, url: URL, timeoutMs: number): OutboundError {
+  if (e instanceof OutboundError) return e;
+  const cause = e instanceof Error && e.cause instanceof OutboundError ? e.cause : undefined;
+  if (cause !== undefined) return cause;
+  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError) {
+    return new OutboundError('timeout', `no answer from ${url.origin} within ${timeoutMs} ms`, true);
+  }
+  if (e instanceof undiciErrors.ConnectTimeoutError) return new OutboundError('timeout', `no connection to ${url.origin} in time`, false);
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  return new OutboundError('network', message, !(typeof code === 'string' && NOT_SENT.has(code)));
 }
