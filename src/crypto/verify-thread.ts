@@ -2,7 +2,7 @@
  * Ed25519 verifications off the event loop, on one verifier thread (`verify-worker.ts`): the signatures asked for
  * during one event-loop turn go to the thread as one message and come back as one. node:crypto's callback form
  * queues a libuv pool job per signature, and each job's wake-up of a pool thread cost the event loop more than
- * the rest of a retrieval's work there; a batch costs one wake-up (README, benchmark round 8).
+ * the rest of a retrieval's work there; a batch costs one wake-up, whatever its size.
  *
  * The verdict is {@link verifyAnyEd25519}'s. A thread that dies is replaced for the next batch, and what it held
  * is verified on the pool instead; more than {@link MAX_THREAD_DEATHS} deaths within {@link DEATH_WINDOW_MS}
