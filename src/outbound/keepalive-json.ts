@@ -27,7 +27,7 @@ export class KeepAliveJson {
     try {
       res = await this.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, timeoutMs });
     } catch (e) {
-      if (e instanceof OutboundError && e.kind === 'timeout') throw new Error(`no answer within ${timeoutMs} ms`);
+      if (e instanceof OutboundError && e.kind === 'timeout') throw new Error(`no answer within ${timeoutMs} ms`, { cause: e });
       throw e;
     }
     // undici frees the connection a turn of the event loop after the answer ends: waiting for it lets back-to-back
