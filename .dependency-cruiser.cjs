@@ -69,9 +69,24 @@ module.exports = {
       ['directory', 'relay', 'cache', 'app', 'cli', 'client', 'store', 'adapters', 'http'],
       'Event processing sees the roles only through the events of ports/node-events.ts.',
     ),
-    never('http-knows-no-role', ['http'], ['directory', 'relay', 'cache', 'events', 'store', 'adapters', 'app', 'cli', 'client'], 'The HTTP plumbing serves any role.'),
-    never('stores-implement-ports', ['store'], ['app', 'cli', 'client', 'http', 'events', 'adapters', 'outbound'], 'Stores implement ports; they serve no request and call no node.'),
-    never('adapters-implement-ports', ['adapters'], ['directory', 'relay', 'cache', 'store', 'http', 'app', 'cli'], 'HTTP implementations of ports for a process without the Directory.'),
+    never(
+      'http-knows-no-role',
+      ['http'],
+      ['directory', 'relay', 'cache', 'events', 'store', 'adapters', 'app', 'cli', 'client'],
+      'The HTTP plumbing serves any role.',
+    ),
+    never(
+      'stores-implement-ports',
+      ['store'],
+      ['app', 'cli', 'client', 'http', 'events', 'adapters', 'outbound'],
+      'Stores implement ports; they serve no request and call no node.',
+    ),
+    never(
+      'adapters-implement-ports',
+      ['adapters'],
+      ['directory', 'relay', 'cache', 'store', 'http', 'app', 'cli'],
+      'HTTP implementations of ports for a process without the Directory.',
+    ),
     {
       name: 'app-is-the-composition-root',
       comment: 'Only the CLI (and bin/) starts a node; nothing else imports app/.',

@@ -5,7 +5,30 @@ import tseslint from 'typescript-eslint';
 
 /** Node's globals, for the plain JavaScript files (TypeScript files are checked by tsc). */
 const nodeGlobals = Object.fromEntries(
-  ['process', 'console', 'Buffer', 'URL', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'globalThis', 'fetch', 'performance', 'AbortController', 'AbortSignal', 'TextEncoder', 'TextDecoder', 'structuredClone', 'queueMicrotask', 'module', 'require', '__dirname'].map((g) => [g, 'readonly']),
+  [
+    'process',
+    'console',
+    'Buffer',
+    'URL',
+    'URLSearchParams',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'setImmediate',
+    'globalThis',
+    'fetch',
+    'performance',
+    'AbortController',
+    'AbortSignal',
+    'TextEncoder',
+    'TextDecoder',
+    'structuredClone',
+    'queueMicrotask',
+    'module',
+    'require',
+    '__dirname',
+  ].map((g) => [g, 'readonly']),
 );
 
 export default tseslint.config(
