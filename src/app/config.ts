@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
-import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../client/directory-view-cache.js';
+import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../adapters/directory-view-cache.js';
 import { LIVE_AUTH_MODES, type LiveAuthMode } from '../relay/live-auth.js';
 import {
   DEFAULT_RATE_BUDGETS,

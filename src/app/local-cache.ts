@@ -10,7 +10,7 @@ import { storeResponse } from '../cache/views.js';
 import type { CacheService } from '../cache/service.js';
 import { errorBody, toDdnError } from '../http/error-body.js';
 import { parseJsonBody } from '../http/json-body.js';
-import { nodeNonceClaim, type AuthenticatedNode } from '../http/node-auth.js';
+import { nodeNonceClaim, type AuthenticatedNode } from '../shared/node-auth.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { LocalCachePort } from '../relay/cache-store-client.js';
 

@@ -5,7 +5,7 @@
  * and serialised across processes.
  */
 import { join } from 'node:path';
-import { EVENT_MIGRATIONS } from '../events/run-store.js';
+import { EVENT_MIGRATIONS } from '../store/sqlite/event-run-store.js';
 import { DNS_CHALLENGE_PG_MIGRATIONS, DNS_CHALLENGE_PG_NAMESPACE } from '../store/postgres/dns-challenge-store.js';
 import { LEDGER_MIGRATION_NAMESPACE, LEDGER_PG_MIGRATIONS } from '../store/postgres/ledger-tables.js';
 import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from '../store/postgres/ledger-feed.js';

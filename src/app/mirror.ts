@@ -5,6 +5,7 @@
  * primary's body. Writes are refused with the primary's URL. The mirror serves the export feed too, so mirrors
  * can follow mirrors.
  */
+import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -104,7 +105,7 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
     const profile = makeProfile(genesis.profile);
     // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
     const ledger = new Ledger(new SqliteLedgerStore(db), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
-    const service = new DirectoryService({ ledger, profile, clock });
+    const service = new DirectoryService({ ledger, profile, clock, challenges: SqliteDnsChallengeStore.inMemory() });
     const server = createHttpServer({
       name: 'directory',
       logger: o.logger,

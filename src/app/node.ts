@@ -7,9 +7,9 @@ import type { Logger } from 'pino';
 import { to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { DirectoryClient } from '../client/directory-client.js';
-import { HttpDirectoryPort } from '../client/directory-port-http.js';
-import { DirectoryViewCache, FreshDidRecords } from '../client/directory-view-cache.js';
-import { failoverFetch } from '../client/failover-fetch.js';
+import { HttpDirectoryPort } from '../adapters/directory-port-http.js';
+import { DirectoryViewCache, FreshDidRecords } from '../adapters/directory-view-cache.js';
+import { failoverFetch } from '../adapters/failover-fetch.js';
 import { LocalDirectoryPort } from '../directory/local-port.js';
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { PgDnsChallengeStore } from '../store/postgres/dns-challenge-store.js';
@@ -178,7 +178,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       const remote = new HttpDirectoryPort(remoteDirectory, { logger });
       cleanups.push(() => remote.close());
       directoryProbe = new DirectoryProbe(remote, clock);
-      // answers reused for a few seconds by every role of this process (src/client/directory-view-cache.ts)
+      // answers reused for a few seconds by every role of this process (src/adapters/directory-view-cache.ts)
       const ttlMs = config.directoryViewTtlMs;
       if (ttlMs > 0) {
         const view = new DirectoryViewCache(remote, clock, { ttlMs });
@@ -372,7 +372,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       });
     } else {
       const internal = createHttpServer({ name: 'directory', logger: false, ...BODY_LIMITS.directory(config) });
-      registerDirectoryRoutes(internal, directoryService ?? new DirectoryService({ ledger, profile, clock, attestor: keys.attestor }));
+      registerDirectoryRoutes(internal, directoryService ?? new DirectoryService({ ledger, profile, clock, attestor: keys.attestor, challenges: SqliteDnsChallengeStore.inMemory() }));
       cleanups.push(() => internal.fastify.close());
       client = new DirectoryClient('http://in-process', { profile, fetch: injectFetch(internal) });
     }

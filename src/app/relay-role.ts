@@ -18,7 +18,7 @@ import { PlanExecutor } from '../relay/plan/executor.js';
 import { PolicyCachingDirectory } from '../relay/policy-cache.js';
 import { InProcessLiveFanout, type LiveFanout, type LiveFanoutFactory } from '../relay/live-fanout.js';
 import { DEFAULT_LIVE_LIMITS, LiveSessions } from '../relay/live-sessions.js';
-import { OutboundHttp } from '../relay/outbound-http.js';
+import { OutboundHttp } from '../outbound/outbound-http.js';
 import { registerRelayRoutes } from '../relay/routes.js';
 import { RelayService, type RelayEvent } from '../relay/service.js';
 import type { RelaySettings } from '../relay/settings.js';

@@ -6,32 +6,12 @@
 import type { Logger } from 'pino';
 import { isoMs } from '../base/clock.js';
 import type { Envelope } from '../protocol/envelope.js';
-import { eventEnvelopeContext, type EventEnvelopeContext } from '../protocol/event-envelope.js';
+import { eventEnvelopeContext } from '../protocol/event-envelope.js';
+import type { CacheStoredEvent } from '../ports/node-events.js';
 import type { CacheDestination } from './destination.js';
 import type { EntryMeta } from './mailbox-store.js';
 
-/** A Cache stored a new, non-deduplicated entry. */
-export interface CacheStoredEvent {
-  type: 'CacheStored';
-  message_id: string;
-  recipient_did: string;
-  /** Canonical persona when the envelope was addressed `…@persona`. */
-  persona: string | null;
-  tag: string | null;
-  application_id: string | null;
-  /** ISO time of the store. */
-  occurred_at: string;
-  chunked: boolean;
-  message_group_id: string | null;
-  /** ISO expiry of the stored copy. */
-  expires_at: string;
-  /** The recipient's (or the Store step target's) service through which the store reached this Cache. */
-  service_id?: string;
-  /** This Cache's endpoint as that service publishes it. */
-  endpoint: string;
-  /** The envelope's public fields for `/envelope/…` template pointers. */
-  envelope: EventEnvelopeContext;
-}
+export type { CacheStoredEvent };
 
 /** Every Cache event. */
 export type CacheEvent = CacheStoredEvent;

@@ -1,8 +1,8 @@
 /**
  * The answers of a mailbox's per-recipient reads — a page of messages (§11.5 pull) and a summary — kept in memory
  * while the recipient's mailbox is unchanged. A recipient polls an unchanged mailbox far more often than it
- * changes, and such a read cost more than everything else a pull does on the event loop (round 12 of the
- * benchmarks).
+ * changes, and such a read costs more than everything else a pull does on the event loop, so an unchanged
+ * mailbox is answered from memory.
  *
  * What keeps it exact:
  * - The store keeps a version per recipient that every change of the recipient's entries or chunk sets moves, in

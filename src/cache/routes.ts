@@ -3,7 +3,7 @@
  * and call {@link CacheService}. `POST /cache/store` authenticates node-signed requests first (§11.1 step 2).
  */
 import { DdnError } from '../base/errors.js';
-import { authenticateNodeRequest, type NodeAuthDeps } from '../http/node-auth.js';
+import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { isDid } from '../protocol/did.js';

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
-import type { AuthenticatedNode } from '../http/node-auth.js';
+import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
 import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';

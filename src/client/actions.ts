@@ -2,7 +2,7 @@
  * The DID mutation actions of http-api.md §5.1: their request fields, ledger call, nonce domain and submit
  * route (§5.2). Action names are matched exactly as the table spells them (mixed case).
  */
-import { DID_ACTION_ROUTES, isDidAction as isSharedDidAction, submitPath, type DidActionRoute } from '../protocol/did-actions.js';
+import { DID_ACTION_ROUTES, isDidAction as isSharedDidAction, submitPath, type DidActionRoute, type DidAction as SharedDidAction } from '../protocol/did-actions.js';
 import type { HttpMethod } from './http.js';
 import type { DidDocumentJson, KeyAgreementJson, ServiceJson, VerificationMethodJson } from './types.js';
 
@@ -34,7 +34,7 @@ export interface ActionFields {
 }
 
 /** A DID registry action name of the §5.1 table. */
-export type DidAction = keyof ActionFields & import('../protocol/did-actions.js').DidAction;
+export type DidAction = keyof ActionFields & SharedDidAction;
 
 /** Loosely typed action fields, as read back from a server's prepared `request`. */
 export type FieldBag = Readonly<Record<string, unknown>>;

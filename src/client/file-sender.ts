@@ -91,10 +91,10 @@ export interface SendReport {
   policy_id: string | null;
 }
 
-const LIMIT_KEYS = ['max_http_envelope_bytes', 'max_unchunked_message_bytes', 'max_chunk_bytes'] as const;
+type LimitKey = 'max_http_envelope_bytes' | 'max_unchunked_message_bytes' | 'max_chunk_bytes';
 
-function limitsOf(c: Partial<EffectiveConstraintsJson> | undefined, relayCaps: Partial<Record<(typeof LIMIT_KEYS)[number], number>> | undefined): TransferLimits {
-  const pick = (k: (typeof LIMIT_KEYS)[number]): number => {
+function limitsOf(c: Partial<EffectiveConstraintsJson> | undefined, relayCaps: Partial<Record<LimitKey, number>> | undefined): TransferLimits {
+  const pick = (k: LimitKey): number => {
     const v = c?.[k];
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) throw new TransferError('limits_too_small', `the Directory returned no valid ${k}`);
     const cap = relayCaps?.[k];

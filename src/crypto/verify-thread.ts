@@ -2,7 +2,7 @@
  * Ed25519 verifications off the event loop, on one verifier thread (`verify-worker.ts`): the signatures asked for
  * during one event-loop turn go to the thread as one message and come back as one. node:crypto's callback form
  * queues a libuv pool job per signature, and each job's wake-up of a pool thread cost the event loop more than
- * the rest of a retrieval's work there; a batch costs one wake-up (README, benchmark round 8).
+ * the rest of a retrieval's work there; a batch costs one wake-up, whatever its size.
  *
  * The verdict is {@link verifyAnyEd25519}'s. A thread that dies is replaced for the next batch, and what it held
  * is verified on the pool instead; more than {@link MAX_THREAD_DEATHS} deaths within {@link DEATH_WINDOW_MS}
@@ -14,6 +14,7 @@
 import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../base/errors.js';
 import { startModuleWorker } from '../base/module-worker.js';
+import { ThreadDeaths } from '../base/thread-deaths.js';
 import { verifyAnyEd25519Async } from './ed25519.js';
 import { MAX_BATCH_TEXTS, packBatch, type VerifyBatchReply, type VerifyItem } from './verify-batch.js';
 
@@ -32,7 +33,7 @@ export class VerifierThread {
   private readonly sent = new Map<number, Waiting[]>();
   private nextId = 0;
   private scheduled = false;
-  private readonly deaths: number[] = [];
+  private readonly deaths = new ThreadDeaths(MAX_THREAD_DEATHS, DEATH_WINDOW_MS);
   private onPool = false;
   private startedNow = 0;
   private waiting = 0;
@@ -146,10 +147,7 @@ export class VerifierThread {
   private onExit(worker: Worker): void {
     if (this.worker !== worker) return;
     this.worker = null;
-    const now = Date.now();
-    this.deaths.push(now);
-    while (this.deaths.length > 0 && this.deaths[0] <= now - DEATH_WINDOW_MS) this.deaths.shift();
-    if (this.deaths.length > MAX_THREAD_DEATHS) this.onPool = true;
+    if (!this.deaths.record(Date.now())) this.onPool = true;
     this.onThreadExit?.(this.onPool);
     this.handToPool();
   }

@@ -21,8 +21,8 @@ import {
   type ApplicationStatus,
 } from '../protocol/payloads/application.js';
 import { policyToJson } from '../protocol/policy/json-render.js';
-import { parseSignature } from '../http/request-fields.js';
-import type { DirectoryDeps } from './service.js';
+import { parseSignature } from './request-fields.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   accepted,
   activeDidRecord,

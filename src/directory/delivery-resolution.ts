@@ -12,7 +12,7 @@ import { decodeX25519Multibase } from '../protocol/keys.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { resolvedPolicyToJson } from '../protocol/policy/json-render.js';
 import type { ResolvedPolicy } from '../protocol/policy/types.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import { assertDid, type Body } from './submission.js';
 
 const KEY_AGREEMENT_TYPES = new Set(['X25519KeyAgreementKey2020', 'X25519KeyAgreementKey2019', 'Multikey']);

@@ -17,7 +17,7 @@ import {
   personaAttestationPayload,
   type PersonaOperation,
 } from '../protocol/payloads/persona.js';
-import { parseU64Field } from '../http/request-fields.js';
+import { parseU64Field } from './request-fields.js';
 import {
   CHALLENGE_ACTIONS,
   CHALLENGE_RETENTION_MS,
@@ -42,7 +42,7 @@ import {
   personaCall,
   verificationToJson,
 } from './persona-fields.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   activeDidRecord,
   bindBodyPersona,

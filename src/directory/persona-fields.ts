@@ -16,7 +16,7 @@ import {
 } from '../protocol/payloads/persona.js';
 import { parseRequestedConstraintsJson, requestedConstraintsToJson } from '../protocol/policy/constraints-json.js';
 import { POLICY_BOUNDS, type RequestedDeliveryConstraints } from '../protocol/policy/types.js';
-import { parseU64Field } from '../http/request-fields.js';
+import { parseU64Field } from './request-fields.js';
 import type { DnsChallenge, VerifiedIntent } from './dns-challenges.js';
 import { parsePersonaName, type Body } from './submission.js';
 

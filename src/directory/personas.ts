@@ -16,7 +16,7 @@ import type { Profile } from '../protocol/profile.js';
 import { requestedConstraintsToJson } from '../protocol/policy/constraints-json.js';
 import type { RequestedDeliveryConstraints } from '../protocol/policy/types.js';
 import { resolveSigningKey } from '../protocol/keys.js';
-import { parseSignature, parseU64Field, parseValidUntil, requireString } from '../http/request-fields.js';
+import { parseSignature, parseU64Field, parseValidUntil, requireString } from './request-fields.js';
 import type { DnsChallenge, VerifiedIntent } from './dns-challenges.js';
 import type { PersonaChallenges } from './persona-challenges.js';
 import {
@@ -36,7 +36,7 @@ import {
   personaRecordToJson,
   sameU64,
 } from './persona-fields.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   accepted,
   activeDidRecord,

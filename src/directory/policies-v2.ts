@@ -16,7 +16,7 @@ import { completePolicy, parsePolicyJsonV2 } from '../protocol/policy/json-parse
 import { policyToJson } from '../protocol/policy/json-render.js';
 import { policyIdV2 } from '../protocol/policy/policy-id.js';
 import type { Call } from '../ledger/extrinsic.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import { assertPolicyMatchesPath, policyPrechecks, policySignedFields } from './policy-writes.js';
 import {
   accepted,

@@ -17,7 +17,7 @@ import { policyToJson, scopeToJson } from '../protocol/policy/json-render.js';
 import { policyIdV3 } from '../protocol/policy/policy-id.js';
 import type { PolicyScopeV3 } from '../protocol/policy/types.js';
 import { assertPolicyMatchesPath, policyPrechecks, policySignedFields } from './policy-writes.js';
-import type { DirectoryDeps } from './service.js';
+import type { DirectoryDeps } from './deps.js';
 import {
   accepted,
   assertCanonical,

@@ -5,7 +5,7 @@
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
 import { getPersona } from '../ledger/runtime/persona-state.js';
-import { parseSignature, parseU64Field, parseValidUntil } from '../http/request-fields.js';
+import { parseSignature, parseU64Field, parseValidUntil } from './request-fields.js';
 import type { PolicyRule } from '../protocol/policy/types.js';
 import type { Profile } from '../protocol/profile.js';
 import { assertPublicEndpoints } from './policy-endpoints.js';

@@ -3,7 +3,7 @@
  * and every DID mutation through prepare → sign (client side) → submit. Nothing here speaks HTTP.
  */
 import { bytesEqual, parseHex, to0x, utf8Length } from '../base/bytes.js';
-import { isoMs, type Clock } from '../base/clock.js';
+import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { Call } from '../ledger/extrinsic.js';
@@ -16,20 +16,17 @@ import { parseDidDocument } from '../protocol/document-json.js';
 import { parseRootPubkey, resolveSigningKey } from '../protocol/keys.js';
 import { parseV2Token, registrationSigningBytes, registrationToken } from '../protocol/payloads/registration.js';
 import { documentReplacementToken } from '../protocol/payloads/document-replacement.js';
-import type { Profile } from '../protocol/profile.js';
 import {
   optionalString,
   parseCanonicalPayload,
   parseSignature,
   parseU64Field,
   parseValidUntil,
-} from '../http/request-fields.js';
-import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
+} from './request-fields.js';
 import { ACTIONS_BY_NAME, type ActionSpec, type SignParams } from './actions.js';
 import { ApplicationService } from './applications.js';
 import { resolveDelivery, type DeliveryResolution } from './delivery-resolution.js';
-import type { DnsChallengeStore } from './dns-challenges.js';
+import type { DirectoryDeps } from './deps.js';
 import { createTxtLookup } from './dns-verifier.js';
 import { PolicyV2Service } from './policies-v2.js';
 import { PolicyV3Service } from './policies-v3.js';
@@ -41,24 +38,7 @@ import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 
 type Body = Record<string, unknown>;
 
-export interface DirectoryDeps {
-  ledger: Ledger;
-  profile: Profile;
-  clock: Clock;
-  /**
-   * The persona attestor key (one of the genesis `persona_attestors`, ledger-rules.md §4.9.2). Without it DNS
-   * challenge verification answers 503 `service_unavailable`.
-   */
-  attestor?: Ed25519KeyPair;
-  /** Where persona DNS challenges live (http-api.md §7.2); default: a private in-memory SQLite store. */
-  challenges?: DnsChallengeStore;
-  /** DNS servers for the persona TXT lookup (`ip` or `ip:port`); default: the system's resolvers. */
-  dnsServers?: readonly string[];
-  /** Per-attempt DNS timeout; default 3000 ms (2 tries). */
-  dnsTimeoutMs?: number;
-  /** Disables the public-endpoint rule of policy writes (http-api.md §8.1; development only). Default false. */
-  allowPrivateEndpoints?: boolean;
-}
+export type { DirectoryDeps };
 
 const NONCE_FIELDS: readonly NonceDomain[] = [
   'alias_nonce',
@@ -94,7 +74,7 @@ export class DirectoryService {
       ...(deps.dnsServers ? { servers: deps.dnsServers } : {}),
       ...(deps.dnsTimeoutMs !== undefined ? { timeoutMs: deps.dnsTimeoutMs } : {}),
     });
-    this.personaChallenges = new PersonaChallenges(deps, deps.challenges ?? SqliteDnsChallengeStore.inMemory(), lookup);
+    this.personaChallenges = new PersonaChallenges(deps, deps.challenges, lookup);
     this.personas = new PersonaService(deps, this.personaChallenges);
     this.policiesV2 = new PolicyV2Service(deps);
     this.policiesV3 = new PolicyV3Service(deps);

@@ -16,7 +16,7 @@ import { resolveSigningKey } from '../protocol/keys.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { POLICY_BOUNDS } from '../protocol/policy/types.js';
 import type { Profile } from '../protocol/profile.js';
-import { parseCanonicalPayload, parseValidUntil } from '../http/request-fields.js';
+import { parseCanonicalPayload, parseValidUntil } from './request-fields.js';
 import { codeForLedgerError, ledgerError, type LedgerErrorContext } from './ledger-errors.js';
 
 export type Body = Record<string, unknown>;

@@ -4,13 +4,13 @@
  * node request (§10.6; `service_id` = this node's own service), 10 s timeout, no retry. The receiver verifies the
  * `X-DDN-Node-*` headers against the node DID's document like any node-to-node request.
  */
-import { postNodeSigned } from '../relay/node-post.js';
+import { postNodeSigned } from '../outbound/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { OutboundError, type OutboundHttp } from '../relay/outbound-http.js';
+import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 
 /** What a Call needs. */
 export interface CallDeps {

@@ -15,19 +15,18 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
-import type { CacheStoredEvent } from '../cache/events.js';
-import type { RelayEvent } from '../relay/service.js';
 import { ruleMatches } from '../ledger/runtime/conditions.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
+import type { NodeEvent } from '../ports/node-events.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import { parseRuleJson } from '../protocol/policy/json-parse.js';
 import type { Profile } from '../protocol/profile.js';
-import type { OutboundHttp } from '../relay/outbound-http.js';
-import { walkPlan, type PlanEdge } from '../relay/plan/graph.js';
+import type { OutboundHttp } from '../outbound/outbound-http.js';
+import { walkPlan, type PlanEdge } from '../protocol/plan-graph.js';
 import { runCall } from './call.js';
 import { DEFAULT_EVENT_BUDGET_PER_OWNER, DropCounters, MAX_STEP_RUNS_PER_EVENT, OwnerBudget, sendTargetConsented, type EventDropCounters } from './limits.js';
 import type { EventPolicySource, EventScope } from './policy-source.js';
-import type { EventRunStore } from './run-store.js';
+import type { EventRunStore } from '../ports/event-run-store.js';
 import { runSend } from './send.js';
 import { renderTemplate, type TemplateContext } from './templates.js';
 
@@ -84,7 +83,7 @@ interface PlanRun {
 }
 
 /** An event of this node's Cache or Relay. */
-export type NodeEvent = CacheStoredEvent | RelayEvent;
+export type { NodeEvent };
 
 /** Events waiting at most (each holds its envelope); later ones are dropped while the queue is full. */
 export const MAX_QUEUED_EVENTS = 10_000;

@@ -1,15 +1,11 @@
 /**
  * Where event processing reads the v3 policies it consults (http-api.md §10.9) — in the JSON form of §8.1, from
- * finalized state: in-process from this node's ledger, or over HTTP from the Directory (`GET
- * /applications/{id}/policy`, `GET /policies/v3/{scope}/{id}`). An application's policy is returned only while
+ * finalized state: in-process from this node's ledger, or over HTTP from the Directory
+ * (src/adapters/http-policy-source.ts). An application's policy is returned only while
  * the application is `Active`. A failed lookup throws (the event is then skipped and logged).
  */
-import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
-import { DdnError } from '../base/errors.js';
-import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import { TtlAnswers } from '../base/ttl-answers.js';
-import { KeepAliveJson } from '../client/keepalive-json.js';
 import type { Ledger } from '../ledger/chain.js';
 import { activeControlDid } from '../ledger/runtime/application-state.js';
 import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
@@ -36,47 +32,6 @@ export class LedgerPolicySource implements EventPolicySource {
     if (scope.type === 'APPLICATION' && activeControlDid(view, scope.id) === null) return null;
     const p = getPolicyV3(view, { kind: KINDS[scope.type], id: scope.id } as PolicyScopeV3);
     return p === undefined ? null : policyToJson(p);
-  }
-}
-
-/** Policies from a Directory over HTTP: one base URL or several (tried in turn, src/base/failover.ts). */
-export class HttpPolicySource implements EventPolicySource {
-  private readonly failover: BaseFailover;
-
-  private readonly http = new KeepAliveJson();
-
-  constructor(
-    directoryUrls: string | readonly string[],
-    private readonly timeoutMs = 5000,
-    logger?: Logger,
-  ) {
-    this.failover = new BaseFailover(directoryUrls, logger?.child({ component: 'directory-policies' }));
-  }
-
-  /** Closes its idle keep-alive connections. */
-  close(): void {
-    this.http.close();
-  }
-
-  async policy(scope: EventScope): Promise<Record<string, unknown> | null> {
-    const id = encodeURIComponent(scope.id);
-    const path = scope.type === 'APPLICATION' ? `/applications/${id}/policy` : `/policies/v3/${scope.type === 'DID' ? 'did' : 'persona'}/${id}`;
-    let res: { status: number; body: Record<string, unknown> };
-    try {
-      res = await this.failover.send(async (base) => {
-        const r = await this.http.get(`${base}${path}`, this.timeoutMs);
-        return { status: r.status, body: (r.body ?? {}) as Record<string, unknown> };
-      });
-    } catch (e) {
-      if (!(e instanceof FailoverExhausted)) throw e;
-      throw new DdnError('policy_lookup_failed', 'no Directory answered a policy lookup', { attempts: e.attempts });
-    }
-    const { status, body } = res;
-    if (status === 404) return null;
-    if (status !== 200 || typeof body.policy !== 'object' || body.policy === null) {
-      throw new DdnError('policy_lookup_failed', 'the Directory could not answer a policy lookup', { status, code: body.code });
-    }
-    return body.policy as Record<string, unknown>;
   }
 }
 

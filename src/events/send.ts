@@ -16,7 +16,7 @@ import { encodeFileRecord } from '../protocol/file-record.js';
 import { decodeX25519Multibase } from '../protocol/keys.js';
 import { sealPayload } from '../protocol/payload-crypto.js';
 import type { Profile } from '../protocol/profile.js';
-import { OutboundError, type OutboundHttp } from '../relay/outbound-http.js';
+import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 
 const KEY_AGREEMENT_TYPES = new Set(['X25519KeyAgreementKey2020', 'X25519KeyAgreementKey2019', 'Multikey']);
 

@@ -1,6 +1,6 @@
 /**
  * What the Relay and the Cache ask of the Directory (DESIGN.md: roles never import each other). Wired
- * in-process (src/directory/local-port.ts) or over HTTP (src/client/directory-port-http.ts). Every method
+ * in-process (src/directory/local-port.ts) or over HTTP (src/adapters/directory-port-http.ts). Every method
  * reads finalized state. A lookup that cannot be answered throws DdnError `policy_lookup_failed` — never
  * "not found", never "no policy".
  */
@@ -52,7 +52,7 @@ export interface DirectoryPort {
    */
   resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null>;
   /**
-   * Drops a resolution of (did, persona, tag) a port reuses (src/client/directory-view-cache.ts,
+   * Drops a resolution of (did, persona, tag) a port reuses (src/adapters/directory-view-cache.ts,
    * src/relay/policy-cache.ts), so the next one is asked anew; absent where nothing is reused.
    */
   forget?(did: string, persona: string | null, tag: string | null): void;

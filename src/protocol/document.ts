@@ -3,7 +3,7 @@
  * Text fields are kept as JS strings; they travel as their UTF-8 bytes.
  */
 import { utf8Length } from '../base/bytes.js';
-import { ScaleReader, ScaleWriter, decodeStrict } from '../codec/scale.js';
+import { type ScaleReader, ScaleWriter, decodeStrict } from '../codec/scale.js';
 import { blake2_256 } from '../crypto/hash.js';
 
 export interface VerificationMethod {

@@ -11,7 +11,6 @@ const FLUSH_CHARS = 16 * 1024;
 /** Long strings are hashed in slices of this many characters, never encoded whole. */
 const SLICE_CHARS = 1024 * 1024;
 /** Characters `JSON.stringify` escapes: `"`, `\`, controls, and (well-formed stringify) surrogates. */
-// eslint-disable-next-line no-control-regex
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 class CanonicalHasher {

@@ -28,7 +28,6 @@ const CLIENT_SET = new Set<string>(CLIENT_FIELDS);
 const PROVENANCE_SET = new Set<string>(PROVENANCE_FIELDS);
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const APP_ID_RE = /^[a-z0-9._-]{1,64}$/;
-// eslint-disable-next-line no-control-regex
 const CC_RE = /[\u0000-\u001f\u007f-\u009f]/;
 
 export interface ChunkInfo {

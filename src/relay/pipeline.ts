@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { trimJsonObject } from '../base/json-text.js';
 import { DdnError } from '../base/errors.js';
-import type { AuthenticatedNode } from '../http/node-auth.js';
+import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
 import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';
 import { isDid } from '../protocol/did.js';

@@ -7,19 +7,24 @@
  * provenance names another revision or rule than the cached winner re-resolves once before being judged stale.
  */
 import type { Clock } from '../base/clock.js';
+import { TtlAnswers } from '../base/ttl-answers.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../ports/directory-port.js';
 
-/** Bound on remembered lookups; the oldest is dropped first. */
+/** Bound on remembered lookups; the least recently used is dropped first. */
 const MAX_ENTRIES = 10_000;
+/** The longest a policy may ask its lookups to be reused (a day; its own `policy_ttl_seconds` decides within it). */
+const MAX_POLICY_TTL_MS = 86_400_000;
 
 /** A DirectoryPort whose `resolveDelivery` answers from a TTL cache; the other methods pass through. */
 export class PolicyCachingDirectory implements DirectoryPort {
-  private readonly entries = new Map<string, { view: DeliveryView; expiresAtMs: number }>();
+  private readonly answers: TtlAnswers;
 
   constructor(
     private readonly inner: DirectoryPort,
-    private readonly clock: Clock,
-  ) {}
+    clock: Clock,
+  ) {
+    this.answers = new TtlAnswers(clock, { ttlMs: MAX_POLICY_TTL_MS, maxEntries: MAX_ENTRIES });
+  }
 
   getDid(did: string): Promise<DidView | null> {
     return this.inner.getDid(did);
@@ -29,26 +34,17 @@ export class PolicyCachingDirectory implements DirectoryPort {
     return this.inner.lookupAlias(alias);
   }
 
-  async resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
-    const key = JSON.stringify([did, persona, tag]);
-    const now = this.clock.nowMs();
-    const hit = this.entries.get(key);
-    if (hit !== undefined && hit.expiresAtMs > now) return hit.view;
-    this.entries.delete(key);
-    const view = await this.inner.resolveDelivery(did, persona, tag);
-    if (view?.policy != null && view.policy.policyTtlSeconds > 0) {
-      if (this.entries.size >= MAX_ENTRIES) {
-        const oldest = this.entries.keys().next();
-        if (oldest.done !== true) this.entries.delete(oldest.value);
-      }
-      this.entries.set(key, { view, expiresAtMs: now + view.policy.policyTtlSeconds * 1000 });
-    }
-    return view;
+  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+    return this.answers.get(
+      JSON.stringify([did, persona, tag]),
+      () => this.inner.resolveDelivery(did, persona, tag),
+      (view) => (view.policy === null ? 0 : view.policy.policyTtlSeconds * 1000),
+    );
   }
 
   /** Forgets the cached lookup of (did, persona, tag) here and below, e.g. before re-checking a newer provenance. */
   forget(did: string, persona: string | null, tag: string | null): void {
-    this.entries.delete(JSON.stringify([did, persona, tag]));
+    this.answers.delete(JSON.stringify([did, persona, tag]));
     this.inner.forget?.(did, persona, tag);
   }
 }

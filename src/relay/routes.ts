@@ -4,7 +4,7 @@
  * included (413, 415, `invalid_json`) — is a DeliveryResult whose `http_status` equals the HTTP status.
  */
 import { DdnError, isDdnError } from '../base/errors.js';
-import { authenticateNodeRequest, type NodeAuthDeps } from '../http/node-auth.js';
+import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpResponse, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';

@@ -9,7 +9,8 @@ import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import { messageIdReuse } from '../protocol/envelope.js';
-import { eventEnvelopeContext, type EventEnvelopeContext } from '../protocol/event-envelope.js';
+import { eventEnvelopeContext } from '../protocol/event-envelope.js';
+import type { RelayEvent } from '../ports/node-events.js';
 import { nodeSignatureError } from '../protocol/node-signature.js';
 import { failureResult, NO_ATTEMPT, successResult, type DeliveryResult } from './delivery-result.js';
 import type { DeliveryExecutor, DeliveryJob } from './executor.js';
@@ -17,20 +18,8 @@ import { admit, checkDeliverable, type RelayRequest, type Resolved } from './pip
 import { limitsBody, type RelaySettings } from './settings.js';
 import type { RelayStagingStore, RelaySweepResult, StageOutcome } from './staging-store.js';
 
-/** §10.9 events the Relay emits (delivery is never changed by them). */
-export interface RelayEvent {
-  type: 'RelayAccepted' | 'RelayDelivered';
-  message_id: string;
-  recipient_did: string;
-  persona: string | null;
-  tag: string | null;
-  application_id: string | null;
-  chunked: boolean;
-  message_group_id: string | null;
-  occurred_at: string;
-  /** The envelope's public fields for `/envelope/…` template pointers. */
-  envelope: EventEnvelopeContext;
-}
+export type { RelayEvent };
+
 
 /** The executors step 14 chooses from. */
 export interface RelayExecutors {

@@ -2,7 +2,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/app/config.js';
 import { openRateLimits } from '../../src/app/rate-limits.js';
-import { RateLimits } from '../../src/http/rate-limit.js';
+import { type RateLimits } from '../../src/http/rate-limit.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 

@@ -40,7 +40,10 @@ export function spawnDdn(args: string[], opts: { cwd?: string; env?: NodeJS.Proc
   proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
   proc.stderr!.setEncoding('utf8').on('data', (s: string) => {
     err += s;
-    for (const w of waiters.splice(0)) (err.includes(w.text) ? w.resolve() : waiters.push(w));
+    for (const w of waiters.splice(0)) {
+      if (err.includes(w.text)) w.resolve();
+      else waiters.push(w);
+    }
   });
   const exit = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   return {

@@ -6,14 +6,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { pino } from 'pino';
 import { isDdnError } from '../../src/base/errors.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
-import { HttpDirectoryPort } from '../../src/client/directory-port-http.js';
-import { failoverFetch } from '../../src/client/failover-fetch.js';
+import { HttpDirectoryPort } from '../../src/adapters/directory-port-http.js';
+import { failoverFetch } from '../../src/adapters/failover-fetch.js';
 import { DirectoryApiError } from '../../src/client/http.js';
-import { HttpPolicySource } from '../../src/events/policy-source.js';
+import { HttpPolicySource } from '../../src/adapters/http-policy-source.js';
 
 const DID = 'did:platform:2222222222222222';
 
@@ -45,7 +45,7 @@ function answer(s: TestServer, req: IncomingMessage, res: ServerResponse): void 
 }
 
 async function serve(mode: TestServer['mode']): Promise<TestServer> {
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   let server: Server;
   const s: TestServer = {
     url: '',

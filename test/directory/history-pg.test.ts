@@ -3,6 +3,7 @@
  * are read, with what they changed, from the other's replica, and a deleted DID's history stays readable
  * there, also after that process restarts on a fresh replica. Registers only when DDN_TEST_PG_URL is set.
  */
+import { SqliteDnsChallengeStore } from '../../src/store/sqlite/dns-challenge-store.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,7 +25,7 @@ type Body = Record<string, unknown>;
 async function directoryOn(proc: PgLedgerProcess, clock: DirectoryHarness['clock']): Promise<DirectoryHarness> {
   const server = createHttpServer({ name: 'directory', logger: false, bodyLimitBytes: 1_048_576, tooLargeCode: 'payload_too_large' });
   const attestor = keyPairFromSeed(new Uint8Array(32).fill(9));
-  const service = new DirectoryService({ ledger: proc.ledger, profile: PLATFORM, clock, attestor });
+  const service = new DirectoryService({ ledger: proc.ledger, profile: PLATFORM, clock, attestor, challenges: SqliteDnsChallengeStore.inMemory() });
   registerDirectoryRoutes(server, service);
   await server.fastify.ready();
   const dir = mkdtempSync(join(tmpdir(), 'ddn-hist-pg-'));

@@ -7,7 +7,7 @@ import { createLogger, resolveLogFormat } from '../../src/app/logger.js';
 import { inRequest } from '../../src/base/request-scope.js';
 import { DdnError } from '../../src/base/errors.js';
 import { createHttpServer, json, type HttpObserver } from '../../src/http/server.js';
-import { OutboundHttp } from '../../src/relay/outbound-http.js';
+import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 
 type Line = Record<string, unknown>;
 

@@ -72,7 +72,7 @@ test('patches: every action applies, the document nonce advances, version +1 eac
   const relay2: Service = { ...relay, serviceEndpoint: ['https://r1.example', 'https://r2.example'], authorization: [] };
   d = step(patchCall('update_service', A, relay2, root, { nonce: n }));
   assert.deepEqual(d.service![1], relay2);
-  d = step(patchCall('remove_service', A, relay.id, root, { nonce: n }));
+  step(patchCall('remove_service', A, relay.id, root, { nonce: n }));
   d = step(patchCall('remove_service', A, `${A}#cache`, root, { nonce: n }));
   assert.equal(d.service, null, 'empty service list becomes None');
   d = step(patchCall('remove_authentication', A, `${A}#root`, root, { nonce: n }));

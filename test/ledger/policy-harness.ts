@@ -43,7 +43,7 @@ import { PLATFORM } from '../../src/protocol/profile.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import type { Call } from '../../src/ledger/extrinsic.js';
 import { getNonce } from '../../src/ledger/records.js';
-import { defaultDocument, didOf, Harness, metaOf, seedKey, attestor, T0, vmOf, type Signer } from './harness.js';
+import { defaultDocument, didOf, type Harness, metaOf, seedKey, attestor, T0, vmOf, type Signer } from './harness.js';
 
 /** A validity far enough ahead that clock jumps in tests never expire an authorization by accident. */
 export const FAR = BigInt(T0 + 400 * 86_400_000);

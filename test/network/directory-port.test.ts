@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DirectoryClient } from '../../src/client/directory-client.js';
-import { HttpDirectoryPort } from '../../src/client/directory-port-http.js';
+import { HttpDirectoryPort } from '../../src/adapters/directory-port-http.js';
 import { didDocumentFor, keyPairFromSeed } from '../../src/client/keys.js';
 import { isDdnError } from '../../src/base/errors.js';
 import { systemClock } from '../../src/base/clock.js';

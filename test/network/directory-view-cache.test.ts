@@ -1,6 +1,6 @@
 /**
  * A Cache in its own process asks the Directory over HTTP (`--directory-url`) and reuses delivery resolutions for
- * `--directory-view-ttl-ms` (default 2 s; src/client/directory-view-cache.ts), never the DID records that
+ * `--directory-view-ttl-ms` (default 2 s; src/adapters/directory-view-cache.ts), never the DID records that
  * authenticate proofs: the Directory sits behind a loopback proxy here that counts what it is asked. One Cache keeps
  * the default, one asks every time (`0`), one reuses for 5 minutes (a store the reused resolution would refuse is
  * asked anew).

@@ -51,7 +51,7 @@ function call(url: string, o: { method?: string; body?: unknown; headers?: Recor
         let data = '';
         res.setEncoding('utf8').on('data', (c: string) => (data += c));
         res.on('end', () => {
-          let body: Body = {};
+          let body: Body;
           try {
             body = JSON.parse(data) as Body;
           } catch {

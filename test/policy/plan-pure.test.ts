@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/base/clock.js';
 import type { DeliveryView, DirectoryPort } from '../../src/ports/directory-port.js';
-import { walkPlan, type PlanEdge } from '../../src/relay/plan/graph.js';
+import { walkPlan, type PlanEdge } from '../../src/protocol/plan-graph.js';
 import { priorityOrder, weightedOrder } from '../../src/relay/plan/targets.js';
 import { PolicyCachingDirectory } from '../../src/relay/policy-cache.js';
 

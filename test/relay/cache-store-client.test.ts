@@ -12,7 +12,7 @@ import { readNodeHeaders, verifyNodeRequest } from '../../src/protocol/node-sign
 import { PLATFORM } from '../../src/protocol/profile.js';
 import { HttpCacheStorer, type LocalCachePort } from '../../src/relay/cache-store-client.js';
 import { nodeDocument, nodeIdentityOf } from '../../src/relay/node-identity.js';
-import { OutboundHttp } from '../../src/relay/outbound-http.js';
+import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 import { keyOf } from '../support/directory-flows.js';
 
 const T = Date.parse('2027-01-15T10:00:00Z');

@@ -22,7 +22,7 @@ import type { LiveReach } from '../../src/relay/live-sessions.js';
 import { HttpRelayForwarder } from '../../src/relay/plan/forward.js';
 import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeDocument, nodeIdentityOf } from '../../src/relay/node-identity.js';
-import { OutboundHttp } from '../../src/relay/outbound-http.js';
+import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 import { registerRelayRoutes } from '../../src/relay/routes.js';
 import { RelayService, type RelayEvent } from '../../src/relay/service.js';
 import type { RelaySettings } from '../../src/relay/settings.js';

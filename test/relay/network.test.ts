@@ -223,7 +223,7 @@ describe('Directory, Relay and Cache as separate nodes', () => {
 
   it('answers 503 policy_lookup_failed when the Directory is unreachable, never falling through', async () => {
     await dir.stop(true);
-    // a tag this Relay never resolved: its short-lived cache of Directory answers (src/client/directory-view-cache.ts)
+    // a tag this Relay never resolved: its short-lived cache of Directory answers (src/adapters/directory-view-cache.ts)
     // holds nothing for it, so the lookup is made and fails
     const res = await send(envelope(r.did, { tag: `outage-${randomUUID()}` }));
     assert.equal(res.status, 503, JSON.stringify(res.body));

@@ -12,7 +12,7 @@ import type { Service } from '../../src/protocol/document.js';
 import { parseEnvelope } from '../../src/protocol/envelope.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 import type { CacheStorer, StoreOutcome } from '../../src/relay/cache-store-client.js';
-import { DeliveryFailure, type DeliveryResult } from '../../src/relay/delivery-result.js';
+import { type DeliveryFailure, type DeliveryResult } from '../../src/relay/delivery-result.js';
 import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { keyOf } from '../support/directory-flows.js';

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
 import type { EnvelopeBytes, MailboxStore, NewEntry } from '../../src/cache/mailbox-store.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
-import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 import { chunkOf, claimOf, DID, entry, HOUR, NOW, OTHER, put, WINDOW } from './mailbox-fixtures.js';
 import { ENVELOPE_PART_BYTES } from '../../src/store/sqlite/mailbox-schema.js';
 

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { PgRelayStagingStore, openPgRelayStagingStore } from '../../src/store/postgres/relay-staging-store.js';
+import { type PgRelayStagingStore, openPgRelayStagingStore } from '../../src/store/postgres/relay-staging-store.js';
 import type { StageRequest } from '../../src/relay/staging-store.js';
 import { successResult, NO_ATTEMPT } from '../../src/relay/delivery-result.js';
 import { PG_URL, freshPgSchema } from '../support/pg.js';

@@ -1,5 +1,5 @@
 /** `AliasAuthorizationPayload` (ledger-rules.md §4.1). */
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 
 export const ALIAS_ACTIONS = ['Add', 'Update', 'Remove'] as const;
 export type AliasAction = (typeof ALIAS_ACTIONS)[number];

@@ -2,7 +2,7 @@
  * Application authorization tuples (ledger-rules.md §4.10). Not carried in the call: the ledger rebuilds them
  * from the call arguments, the current state and the control DID's current `application_nonce`.
  */
-import { ScaleDecodeError, ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { ScaleDecodeError, type ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 import type { Profile } from '../profile.js';
 
 export const APPLICATION_STATUSES = ['Active', 'Suspended', 'Tombstoned'] as const;

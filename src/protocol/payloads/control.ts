@@ -1,5 +1,5 @@
 /** `ControlAuthorizationPayload` (ledger-rules.md §4.4). */
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 
 export interface PolicyLinks {
   recipientPolicy: string | null;

@@ -1,5 +1,5 @@
 /** `DocumentAuthorizationPayload` (ledger-rules.md §4.2). */
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 import { readService, readVm, writeService, writeVm, type KeyAgreement, type Service, type VerificationMethod } from '../document.js';
 
 export const DOCUMENT_ACTIONS = [

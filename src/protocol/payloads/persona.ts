@@ -4,7 +4,7 @@
  * `PersonaTransferAcceptancePayload` (§4.9.3, signed by the new operator DID).
  */
 import { concatBytes, utf8 } from '../../base/bytes.js';
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 import { blake2_256 } from '../../crypto/hash.js';
 import { readRequestedConstraints, writeRequestedConstraints } from '../policy/codec.js';
 import { POLICY_BOUNDS as B, type RequestedDeliveryConstraints } from '../policy/types.js';

@@ -1,5 +1,5 @@
 /** `PolicyV2AuthorizationPayload` (ledger-rules.md §4.7): signed by a key of the operator DID. */
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, type ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 import {
   readPolicyV2,
   readRequestedConstraints,

@@ -1,5 +1,5 @@
 /** `RootPubkeyAuthorizationPayload` (ledger-rules.md §4.3). */
-import { ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
 
 export interface RootKeyPayload {
   did: string;

@@ -2,7 +2,7 @@
  * SCALE codecs of the delivery-policy types (ledger-rules.md §4.7, §4.8, §7.1). Readers enforce every bound of
  * §7.1 (`Bytes≤N`, `Vec≤N`, enum indices) so strict decoding (§1.4) rejects anything the chain would not decode.
  */
-import { ScaleReader, ScaleWriter, decodeStrict } from '../../codec/scale.js';
+import { type ScaleReader, ScaleWriter, decodeStrict } from '../../codec/scale.js';
 import {
   ACTION_KINDS,
   CACHE_SELECTIONS,

@@ -16,7 +16,7 @@ import type { CacheStorer } from '../cache-store-client.js';
 import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from '../delivery-result.js';
 import { appendMembers, provenanceDetails, type DeliveryExecutor, type DeliveryJob } from '../executor.js';
 import { forwardToEndpoints, type RelayForwarder } from './forward.js';
-import { walkPlan, type PlanEdge, type StepOutcome } from './graph.js';
+import { walkPlan, type PlanEdge, type StepOutcome } from '../../protocol/plan-graph.js';
 import { PlanRunState } from './run-state.js';
 import { runArchiveStep, runStoreStep } from './store.js';
 import { priorityOrder, resolveTarget, targetsOf } from './targets.js';

@@ -5,13 +5,13 @@
  * Relay continues with this step's successors (mode `policy_handoff`). Downstream: one attempt per endpoint,
  * 10 s timeout. A chunk set is forwarded whole, in sequence order, to the same endpoint.
  */
-import { postNodeSigned } from '../node-post.js';
+import { postNodeSigned } from '../../outbound/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../base/clock.js';
 import type { NodeIdentity } from '../../protocol/node-signature.js';
 import type { Profile } from '../../protocol/profile.js';
 import { normalizeEndpoint } from '../../protocol/retrieval-proof.js';
-import { OutboundError, type OutboundHttp } from '../outbound-http.js';
+import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.js';
 
 /** Sends one envelope to another Relay; true when it answered 2xx with `success: true`. */
 export interface RelayForwarder {

@@ -10,7 +10,7 @@ import { storeInCaches, type StoreReport } from '../base-delivery.js';
 import type { CacheStorer } from '../cache-store-client.js';
 import { PlanRunState, type StepFailureKind } from './run-state.js';
 import { priorityOrder, resolveTarget, targetsOf, weightedOrder, type ResolvedTarget } from './targets.js';
-import type { StepOutcome } from './graph.js';
+import type { StepOutcome } from '../../protocol/plan-graph.js';
 
 /** What a Store/Archive step reads. */
 export interface StoreStepDeps {

@@ -14,7 +14,7 @@
  *   makes it single-use across processes.
  */
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
-import pg from 'pg';
+import type pg from 'pg';
 import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import { DdnError } from '../../base/errors.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';

@@ -14,6 +14,7 @@
 import type { Worker } from 'node:worker_threads';
 import { DdnError } from '../../base/errors.js';
 import { startModuleWorker } from '../../base/module-worker.js';
+import { ThreadDeaths } from '../../base/thread-deaths.js';
 import type { GroupCommitOptions } from './group-commit.js';
 import { GuardedOpWriter, type GuardSpec } from './guarded-writer.js';
 import type { SqliteDb } from './database.js';
@@ -64,7 +65,7 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
   private failure: unknown;
   private idle: (() => void)[] = [];
   private exited!: Promise<void>;
-  private readonly deaths: number[] = [];
+  private readonly deaths = new ThreadDeaths(MAX_RESTARTS, RESTART_WINDOW_MS);
   private readonly maxQueuedOps: number;
   private readonly maxQueuedBytes: number;
   private statsNow = NO_STATS;
@@ -210,10 +211,7 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
    */
   private onExit(cause: unknown): void {
     if (this.closed && this.inFlight.size === 0) return;
-    const now = Date.now();
-    this.deaths.push(now);
-    while (this.deaths.length > 0 && this.deaths[0] <= now - RESTART_WINDOW_MS) this.deaths.shift();
-    const restart = !this.closed && this.deaths.length <= MAX_RESTARTS;
+    const restart = this.deaths.record(Date.now()) && !this.closed;
     this.options.onThreadExit?.(cause, restart);
     this.postedAt = [];
     this.failPosted(restart ? this.posted : new Set(this.inFlight.keys()));
@@ -233,7 +231,7 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
       this.restartsNow++;
       this.worker = this.start();
       if (this.outbox.length > 0) this.schedule();
-    }, RESTART_DELAY_MS * 2 ** (this.deaths.length - 1));
+    }, this.deaths.backoffMs(RESTART_DELAY_MS));
   }
 
   /** Rejects `ids` with 507: whether their transaction committed is unknown. */

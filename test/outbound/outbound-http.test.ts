@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { OutboundError, OutboundHttp } from '../../src/relay/outbound-http.js';
+import { OutboundError, OutboundHttp } from '../../src/outbound/outbound-http.js';
 
 describe('outbound HTTP address guard', () => {
   let server: Server;

@@ -10,7 +10,7 @@ import { DdnError } from '../base/errors.js';
 import { BaseFailover, FailoverExhausted } from '../base/failover.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../ports/directory-port.js';
 import { deliveryViewFromJson } from '../ports/directory-port-json.js';
-import { KeepAliveJson } from './keepalive-json.js';
+import { KeepAliveJson } from '../outbound/keepalive-json.js';
 
 export interface HttpDirectoryPortOptions {
   /** Per attempt (one base), default 5 s. */

@@ -1,9 +1,6 @@
-/**
- * The durable "at most once" record of event processing (http-api.md §10.9): one row per (event, message_id,
- * policy_id, rule_id), claimed before the rule's steps run, so a restart or a second delivery of the same
- * event never runs them again. SQLite file `<data-dir>/events.sqlite`.
- */
-import { openSqlite, type Migration, type SqliteDb } from '../store/sqlite/database.js';
+/** The event-run store ({@link EventRunStore}, http-api.md §10.9) on SQLite: file `<data-dir>/events.sqlite`. */
+import type { EventRunStore } from '../../ports/event-run-store.js';
+import { openSqlite, type Migration, type SqliteDb } from './database.js';
 
 export const EVENT_MIGRATIONS: readonly Migration[] = [
   {
@@ -18,13 +15,6 @@ export const EVENT_MIGRATIONS: readonly Migration[] = [
     )`,
   },
 ];
-
-/** Claims event runs. */
-export interface EventRunStore {
-  /** True the first time (event, message id, policy id, rule id) is claimed, false ever after. */
-  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number): boolean;
-  close(): void;
-}
 
 /** {@link EventRunStore} over SQLite (`synchronous = FULL`: a claim survives a crash once made). */
 export class SqliteEventRunStore implements EventRunStore {

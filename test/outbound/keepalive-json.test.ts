@@ -1,12 +1,12 @@
 /**
- * Keep-alive JSON GETs (src/client/keepalive-json.ts), which the remote DirectoryPort asks through, against a real
+ * Keep-alive JSON GETs (src/outbound/keepalive-json.ts), which the remote DirectoryPort asks through, against a real
  * loopback server: connections reused, statuses passed through, and every bound refused with an error.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { KeepAliveJson, MAX_ANSWER_BYTES } from '../../src/client/keepalive-json.js';
+import { KeepAliveJson, MAX_ANSWER_BYTES } from '../../src/outbound/keepalive-json.js';
 
 describe('KeepAliveJson', () => {
   let server: Server;

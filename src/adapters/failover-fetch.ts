@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { BaseFailover, FailoverExhausted } from '../base/failover.js';
-import { globalFetch, type FetchLike, type FetchResponseLike } from './http.js';
+import { globalFetch, type FetchLike, type FetchResponseLike } from '../client/http.js';
 
 /** An answer whose body was read, so a failed attempt holds no connection open. */
 async function buffered(res: FetchResponseLike): Promise<FetchResponseLike> {

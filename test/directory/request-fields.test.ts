@@ -9,7 +9,7 @@ import {
   parseU64Field,
   parseValidUntil,
   requireString,
-} from '../../src/http/request-fields.js';
+} from '../../src/directory/request-fields.js';
 
 function throwsCode(fn: () => unknown, code: string, field?: string): void {
   let caught: unknown;

@@ -1,10 +1,10 @@
-/** The short-lived cache of a remote Directory's answers in a Relay or Cache process (src/client/directory-view-cache.ts). */
+/** The short-lived cache of a remote Directory's answers in a Relay or Cache process (src/adapters/directory-view-cache.ts). */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/base/clock.js';
 import { DdnError } from '../../src/base/errors.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../../src/ports/directory-port.js';
-import { DirectoryViewCache } from '../../src/client/directory-view-cache.js';
+import { DirectoryViewCache } from '../../src/adapters/directory-view-cache.js';
 
 function didView(did: string): DidView {
   return { did, deactivated: false, document: null, rootPubkey: new Uint8Array(32) };

@@ -1,0 +1,182 @@
+/**
+ * Outbound HTTP, the one client of node-to-node requests and of a remote Directory: one undici `Agent` per
+ * instance (keep-alive, at most 64 connections per origin), a timeout, a cap on the answer read, and an address
+ * guard for endpoints taken from DID documents (http-api.md §10.4) — loopback, private and special-use addresses
+ * are refused (before connecting, after DNS resolution) unless the node runs with `--allow-private-endpoints`.
+ * The Relay, event processing (Send, Call) and the remote Directory lookups (keepalive-json.ts) all go through it.
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import tls from 'node:tls';
+import { Agent, errors as undiciErrors } from 'undici';
+import { currentRequestId } from '../base/request-scope.js';
+import { isSpecialAddress } from '../protocol/public-endpoint.js';
+
+export type OutboundFailure = 'blocked_address' | 'timeout' | 'network' | 'invalid_url';
+
+export class OutboundError extends Error {
+  constructor(
+    readonly kind: OutboundFailure,
+    message: string,
+    /** True when the request may have reached the server (outcome unknown). */
+    readonly maybeDelivered = false,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+export interface OutboundRequest {
+  method: 'POST' | 'GET';
+  url: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  timeoutMs: number;
+}
+
+export interface OutboundResponse {
+  status: number;
+  body: Buffer;
+}
+
+export interface OutboundHttpOptions {
+  allowPrivate: boolean;
+  /** Response bodies larger than this are cut off (protects the Relay from a hostile endpoint). Default 1 MiB. */
+  maxResponseBytes?: number;
+  /** What an answer over `maxResponseBytes` gives: its first bytes (`truncate`, default) or an error (`fail`). */
+  oversize?: 'truncate' | 'fail';
+  /** How long establishing a connection (DNS, TCP, TLS) may take; default 5 000 ms. */
+  connectTimeoutMs?: number;
+  /** Extra trusted CA certificates (PEM) besides the system store — tests with a self-signed server only. */
+  extraCa?: readonly string[];
+  /** Fixed host → address answers before DNS (tests only); the address guard still applies. */
+  hosts?: Readonly<Record<string, string>>;
+  /** Told of every request's result (`2xx`…`5xx`, or the failure code) and duration in seconds (metrics). */
+  observe?: (result: string, seconds: number) => void;
+}
+
+/** `X-Request-Id` of the request being served, if any (passed on to the Cache or Relay called for it). */
+function requestIdHeader(): Record<string, string> {
+  const id = currentRequestId();
+  return id === undefined ? {} : { 'x-request-id': id };
+}
+
+export class OutboundHttp {
+  private readonly agent: Agent;
+  private readonly maxResponseBytes: number;
+
+  constructor(private readonly opts: OutboundHttpOptions) {
+    const ca = opts.extraCa !== undefined && opts.extraCa.length > 0 ? [...tls.rootCertificates, ...opts.extraCa] : undefined;
+    this.agent = new Agent({
+      connections: 64,
+      connect: { lookup: this.guardedLookup(), timeout: opts.connectTimeoutMs ?? 5_000, ...(ca === undefined ? {} : { ca }) },
+    });
+    this.maxResponseBytes = opts.maxResponseBytes ?? 1024 * 1024;
+  }
+
+  private guardedLookup(): LookupFunction {
+    const allowPrivate = this.opts.allowPrivate;
+    const hosts = this.opts.hosts ?? {};
+    return (hostname, options, callback) => {
+      const fixed = hosts[hostname.toLowerCase()];
+      const resolve =
+        fixed === undefined
+          ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
+              dnsLookup(hostname, { ...options, all: true }, (e, a) => cb(e, a as unknown as LookupAddress[]))
+          : (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
+      resolve((err, addresses) => {
+        if (err) return callback(err, '', 4);
+        const list = addresses as unknown as LookupAddress[];
+        const usable = allowPrivate ? list : list.filter((a) => !isSpecialAddress(a.address));
+        if (usable.length === 0) {
+          return callback(new OutboundError('blocked_address', `${hostname} resolves only to non-public addresses`), '', 4);
+        }
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
+        return callback(null, usable[0]!.address, usable[0]!.family);
+      });
+    };
+  }
+
+  /**
+   * Sends one request; rejects with OutboundError on any transport failure (never on an HTTP status). Made while
+   * serving a request, it carries that request's id as `X-Request-Id`.
+   */
+  request(req: OutboundRequest): Promise<OutboundResponse> {
+    const observe = this.opts.observe;
+    if (observe === undefined) return this.send(req);
+    const startedAt = performance.now();
+    const seconds = (): number => (performance.now() - startedAt) / 1000;
+    return this.send(req).then(
+      (res) => {
+        observe(`${Math.min(5, Math.max(1, Math.floor(res.status / 100)))}xx`, seconds());
+        return res;
+      },
+      (err: unknown) => {
+        observe(err instanceof OutboundError ? err.kind : 'network', seconds());
+        throw err;
+      },
+    );
+  }
+
+  private async send(req: OutboundRequest): Promise<OutboundResponse> {
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      throw new OutboundError('invalid_url', `invalid URL ${req.url}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('invalid_url', `unsupported scheme ${url.protocol}`);
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    if (!this.opts.allowPrivate && isIP(host) && isSpecialAddress(host)) throw new OutboundError('blocked_address', `${host} is not a public address`);
+    let res;
+    try {
+      res = await this.agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers: { ...requestIdHeader(), ...req.headers },
+        ...(req.body === undefined ? {} : { body: req.body }),
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+      });
+    } catch (e) {
+      throw outboundFailure(e, url, req.timeoutMs);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const c of res.body as AsyncIterable<Buffer>) {
+        size += c.length;
+        if (size <= this.maxResponseBytes) chunks.push(c);
+        else if (this.opts.oversize === 'fail') {
+          res.body.destroy();
+          throw new OutboundError('network', `answer larger than ${this.maxResponseBytes} bytes`, true);
+        }
+      }
+    } catch (e) {
+      throw outboundFailure(e, url, req.timeoutMs);
+    }
+    return { status: res.statusCode, body: Buffer.concat(chunks) };
+  }
+
+  close(): void {
+    void this.agent.destroy().catch(() => undefined);
+  }
+}
+
+/** Error codes of a request that failed before anything was sent. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** An undici or socket error as an {@link OutboundError}. */
+function outboundFailure(e: unknown, url: URL, timeoutMs: number): OutboundError {
+  if (e instanceof OutboundError) return e;
+  const cause = e instanceof Error && e.cause instanceof OutboundError ? e.cause : undefined;
+  if (cause !== undefined) return cause;
+  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError) {
+    return new OutboundError('timeout', `no answer from ${url.origin} within ${timeoutMs} ms`, true);
+  }
+  if (e instanceof undiciErrors.ConnectTimeoutError) return new OutboundError('timeout', `no connection to ${url.origin} in time`, false);
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  return new OutboundError('network', message, !(typeof code === 'string' && NOT_SENT.has(code)));
+}
