@@ -28,7 +28,7 @@ export async function senderRecord(directory: Pick<DirectoryClient, 'resolve'>, 
   }
   const rootPubkey = parseRootPubkey(r.root_pubkey);
   if (rootPubkey === undefined) return null;
-  let document: DidDocument | null = null;
+  let document: DidDocument | null;
   try {
     document = r.document === null ? null : parseDidDocument(r.document, did, 'document');
   } catch {

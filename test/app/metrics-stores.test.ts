@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { verifyOnThread } from '../../src/crypto/verify-thread.js';
-import { makeProfile } from '../../src/protocol/profile.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
@@ -19,7 +18,6 @@ import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { waitFor } from '../support/wait.js';
 
 type Body = Record<string, unknown>;
-const profile = makeProfile('platform');
 const BUDGET = 50_000_000;
 
 /** Where a node keeps its data: extra `ddn serve` arguments and what removes it afterwards. */

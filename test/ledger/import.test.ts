@@ -4,6 +4,7 @@
  * extrinsics or signatures do not hold is refused and changes nothing; a database from before the feed gets its
  * feed numbered from its blocks.
  */
+import type { SqliteDb } from '../../src/store/sqlite/database.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { to0x } from '../../src/base/bytes.js';
@@ -98,7 +99,7 @@ test('a ledger from before the feed gets its feed numbered from its blocks, with
   try {
     const before = p.ledger.finalizedFeed(0, 1000);
     // as a database written before the feed existed: no feed rows, no migration recorded
-    const db = (p as unknown as { db: import('../../src/store/sqlite/database.js').SqliteDb }).db;
+    const db = (p as unknown as { db: SqliteDb }).db;
     db.exec("DROP TABLE ledger_feed; DELETE FROM schema_migrations WHERE namespace = 'ledger-feed'");
     const reopened = p.reopen();
     const after = reopened.finalizedFeed(0, 1000);
