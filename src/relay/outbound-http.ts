@@ -8,7 +8,6 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
-import { currentRequestId } from '../base/request-scope.js';
 import { isSpecialAddress } from '../protocol/public-endpoint.js';
 
 export type OutboundFailure = 'blocked_address' | 'timeout' | 'network' | 'invalid_url';
@@ -31,6 +30,8 @@ export interface OutboundRequest {
   headers: Record<string, string>;
   body?: Buffer;
   timeoutMs: number;
+  /** The id of the request this call is made for, passed on as `X-Request-Id`; none outside a request. */
+  requestId?: string;
 }
 
 export interface OutboundResponse {
@@ -50,11 +51,6 @@ export interface OutboundHttpOptions {
   observe?: (result: string, seconds: number) => void;
 }
 
-/** `X-Request-Id` of the request being served, if any (passed on to the Cache or Relay called for it). */
-function requestIdHeader(): Record<string, string> {
-  const id = currentRequestId();
-  return id === undefined ? {} : { 'x-request-id': id };
-}
 
 export class OutboundHttp {
   private readonly httpAgent: http.Agent;
@@ -135,7 +131,7 @@ export class OutboundHttp {
         {
           method: req.method,
           agent,
-          headers: { ...requestIdHeader(), ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
+          headers: { ...(req.requestId === undefined ? {} : { 'x-request-id': req.requestId }), ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
           timeout: req.timeoutMs,
         },
         (res) => {
