@@ -54,7 +54,7 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
       if (isDdnError(err)) return respond(observed(failureResult(err)));
       throw err;
     }
-    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node })));
+    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node, trace: { id: ctx.requestId, log: ctx.log } })));
   };
 
   server.route('POST', '/relay', (ctx) => relay(ctx, null), relayPost);
