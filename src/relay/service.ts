@@ -4,6 +4,7 @@
  * delivery through the {@link DeliveryExecutor} the winning action selects (14) and the events (15).
  * Transport-free: the routes hand over parsed bodies and raw bytes.
  */
+import type { RelayLimitsResponse } from '../wire/relay.js';
 import type { Logger } from 'pino';
 import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
@@ -65,7 +66,7 @@ export class RelayService {
   }
 
   /** `GET /relay/limits` (§10.5). */
-  limits(): Record<string, number> {
+  limits(): RelayLimitsResponse {
     return limitsBody(this.deps.settings);
   }
 
