@@ -148,7 +148,7 @@ describe('OpenAPI document', () => {
       checked++;
       statuses.add(s.status);
     }
-    assert.ok(checked >= 25, `answers checked: ${checked}`);
-    for (const status of [200, 202, 400, 401, 404, 405]) assert.ok(statuses.has(status), `a ${status} answer was checked`);
+    assert.ok(checked >= 20, `answers checked: ${checked}`);
+    for (const status of [200, 202, 400, 404, 405]) assert.ok(statuses.has(status), `a ${status} answer was checked`);
   });
 });
