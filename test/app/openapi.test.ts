@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { makeProfile } from '../../src/protocol/profile.js';
-import { isoSeconds, proofHeaders, registerRecipientAt } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt } from '../cache/harness.js';
 import { httpDirectory } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 
@@ -106,17 +106,7 @@ describe('OpenAPI document', () => {
     assert.equal(pulled.status, 200);
     await fetch(`${cacheUrl}/cache/message/${enc(r.did)}/${env.message_id}`, { headers: proof('pull', env.message_id) });
     const p = proof('ack', env.message_id);
-    const acked = await post(`${cacheUrl}/cache/ack`, {
-      did: r.did,
-      device_id: '',
-      service_id: p['X-Service-Id'],
-      cache_endpoint: p['X-Cache-Endpoint'],
-      key_id: p['X-Key-Id'],
-      timestamp: p['X-Timestamp'],
-      nonce: p['X-Nonce'],
-      signature_b64: p['X-Signature'],
-      message_ids: [env.message_id],
-    });
+    const acked = await post(`${cacheUrl}/cache/ack`, ackBody(p, r.did, [env.message_id]));
     assert.equal(acked.status, 200);
     await fetch(`${cacheUrl}/cache/limits`);
     await post(`${cacheUrl}/cache/store`, '{"not json');
