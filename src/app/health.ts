@@ -1,4 +1,5 @@
 /** `GET /health` on every role (http-api.md §3.7). */
+import { Type } from 'typebox';
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import type { BlockRef, Ledger } from '../ledger/chain.js';
@@ -104,9 +105,12 @@ export async function remoteHealthBody(src: HealthSource, directory: { state(): 
   };
 }
 
+const HEALTH = Type.Object({ status: Type.String(), version: Type.String() }, { additionalProperties: true, title: 'Health' });
+
 /** Adds `GET /health` to `server`. */
 export function registerHealthRoute(server: HttpServer, src: HealthSource): void {
   const directory = src.directory;
-  if (directory === undefined) server.route('GET', '/health', () => json(200, healthBody(src)));
-  else server.route('GET', '/health', async () => json(200, await remoteHealthBody(src, directory)));
+  const options = { schema: { summary: 'Health (http-api.md §3.7)', tags: ['meta'], response: { 200: HEALTH } } };
+  if (directory === undefined) server.route('GET', '/health', () => json(200, healthBody(src)), options);
+  else server.route('GET', '/health', async () => json(200, await remoteHealthBody(src, directory)), options);
 }

@@ -1,11 +1,10 @@
 /**
  * The node's pino logger on stderr (stdout is reserved for the CLI's machine-readable output): JSON lines, or
- * readable lines through pino-pretty (`--log-format pretty`, the default when stderr is a terminal). Every line
- * written while a request is served carries its id (`reqId`, see src/base/request-scope.ts).
+ * readable lines through pino-pretty (`--log-format pretty`, the default when stderr is a terminal). Lines logged
+ * through a request's logger (`ctx.log`, src/http/server.ts) carry its id (`reqId`).
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { currentRequestId } from '../base/request-scope.js';
 import type { LogFormat, LogLevel } from './config.js';
 
 /** How lines are written; `auto` is `pretty` when stderr is a terminal, else `json`. */
@@ -36,10 +35,6 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
     {
       level,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-      mixin: () => {
-        const reqId = currentRequestId();
-        return reqId === undefined ? {} : { reqId };
-      },
     },
     stream,
   );

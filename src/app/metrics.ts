@@ -5,6 +5,7 @@
  * outbound observer); values that are cheap to read (ledger head, pool, live sessions, Directory-view reuse)
  * are read at scrape time. Features built elsewhere add their families with {@link NodeMetrics.counter} etc.
  */
+import { Type, type TSchema } from 'typebox';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DdnError } from '../base/errors.js';
@@ -355,5 +356,11 @@ export function registerMetricsRoute(server: HttpServer, metrics: NodeMetrics, a
       throw new DdnError('forbidden', 'set --metrics-token to serve /metrics on a non-loopback address');
     }
     return { status: 200, body: {}, payload: await metrics.text(), contentType: metrics.registry.contentType };
+  }, {
+    schema: {
+      summary: 'Prometheus text exposition; a bearer token (--metrics-token) unless on loopback',
+      tags: ['meta'],
+      response: { 200: { description: 'Prometheus text', content: { 'text/plain': { schema: Type.String() } } } as unknown as TSchema },
+    },
   });
 }

@@ -18,6 +18,7 @@ import { registerDirectoryRoutes } from '../directory/routes.js';
 import { registerExportRoutes } from '../directory/export-routes.js';
 import type { FeedStream } from '../directory/export-stream.js';
 import { ConnectionGate } from '../http/connections.js';
+import type { RateLimits } from '../http/rate-limit.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
 import { refusalResult } from '../relay/delivery-result.js';
 import type { Ledger } from '../ledger/chain.js';
@@ -34,7 +35,7 @@ import { createCacheRole, type CacheRole } from './cache-role.js';
 import { hostForUrl, isLoopbackHost, type Config, type Role } from './config.js';
 import { registerHealthRoute, type HealthSource } from './health.js';
 import { createLogger } from './logger.js';
-import { NodeMetrics, registerMetricsRoute } from './metrics.js';
+import { NodeMetrics, registerMetricsRoute, type MetricsAccess } from './metrics.js';
 import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, type ReadinessCheck } from './readiness.js';
 import { buildInfo } from './version.js';
 import { localCachePort } from './local-cache.js';
@@ -304,45 +305,39 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     if (metricsAccess.token === null && !metricsAccess.loopback) {
       logger.warn({ host: config.host }, 'GET /metrics answers 403 on a non-loopback address until --metrics-token is set');
     }
-    const servers: HttpServer[] = [];
+    // every role's server with its routes, then every one listening
     const feedStreams: FeedStream[] = [];
+    const servers = buildServers(config, {
+      logger,
+      metrics,
+      connectionGate: new ConnectionGate(config.http),
+      ...(rate === undefined ? {} : { rateLimits: rate.limits }),
+      health,
+      readyChecks,
+      isReady: () => ready,
+      metricsAccess,
+      register: {
+        ...(directoryService === undefined
+          ? {}
+          : {
+              directory: (server) => {
+                registerDirectoryRoutes(server, directoryService);
+                feedStreams.push(registerExportRoutes(server, { ledger, genesis: keys.genesis, logger }));
+              },
+            }),
+        ...(cache === undefined ? {} : { cache: (server) => cache.register(server) }),
+        ...(relay === undefined ? {} : { relay: (server) => relay.register(server) }),
+      },
+    });
     cleanups.push(async () => {
       ready = false;
       await relay?.closeSessions();
       for (const stream of feedStreams) stream.close();
-      await Promise.all(servers.map((s) => s.fastify.close()));
+      await Promise.all([...servers.values()].map((s) => s.fastify.close()));
     });
-    const urls: Partial<Record<Role, string>> = {};
-    // one count of open connections for every listener: they share the process's file descriptors
-    const connectionGate = new ConnectionGate(config.http);
-    for (const role of config.roles) {
-      const server = createHttpServer({
-        name: role,
-        logger,
-        accessLog: config.accessLog,
-        observer: metrics.httpObserver(role),
-        ...BODY_LIMITS[role](config),
-        ...(rate === undefined ? {} : { rateLimits: rate.limits }),
-        connections: config.http,
-        gate: connectionGate,
-        ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
-      });
-      servers.push(server);
-      registerHealthRoute(server, health);
-      registerReadyRoute(server, readyChecks, () => ready);
-      registerMetricsRoute(server, metrics, metricsAccess);
-      if (role === 'directory' && directoryService !== undefined) {
-        registerDirectoryRoutes(server, directoryService);
-        feedStreams.push(registerExportRoutes(server, { ledger, genesis: keys.genesis, logger }));
-      }
-      if (role === 'cache' && cache !== undefined) cache.register(server);
-      if (role === 'relay' && relay !== undefined) relay.register(server);
-      await server.fastify.listen({ host: config.host, port: config.ports[role] });
-      const { port } = server.fastify.server.address() as AddressInfo;
-      urls[role] = `http://${hostForUrl(config.host)}:${port}`;
-      if (role === 'cache' && publicCache.length === 0) publicCache = Object.freeze([urls[role]]);
-      if (role === 'relay' && publicRelay.length === 0) publicRelay = Object.freeze([urls[role]]);
-    }
+    const urls = await listenAll(servers, config);
+    if (publicCache.length === 0 && urls.cache !== undefined) publicCache = Object.freeze([urls.cache]);
+    if (publicRelay.length === 0 && urls.relay !== undefined) publicRelay = Object.freeze([urls.relay]);
     ready = true;
 
     const own = (role: Role): string[] => {
@@ -356,8 +351,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     cache?.start();
     relay?.start();
 
-    // The node identity: registered in this node's ledger (through an in-process Directory server that never
-    // listens) or at the remote Directory; idempotent across restarts.
+    // The node identity: registered in this node's ledger or at the remote Directory; idempotent across restarts.
     let client: DirectoryClient;
     const stopRequests = new AbortController();
     if (remoteDirectory !== null) {
@@ -371,6 +365,8 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         ),
       });
     } else {
+      // this node's ledger, through the Directory's routes in-process (fastify inject, no socket) on a server that
+      // never listens: no rate limits, metrics or access log of the public one
       const internal = createHttpServer({ name: 'directory', logger: false, ...BODY_LIMITS.directory(config) });
       registerDirectoryRoutes(internal, directoryService ?? new DirectoryService({ ledger, profile, clock, attestor: keys.attestor, challenges: SqliteDnsChallengeStore.inMemory() }));
       cleanups.push(() => internal.fastify.close());
@@ -422,4 +418,55 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     await cleanup().catch((e: unknown) => logger.error({ err: e }, 'cleanup after failed start'));
     throw err;
   }
+}
+
+/** What {@link buildServers} needs. */
+interface ServerDeps {
+  logger: Logger;
+  metrics: NodeMetrics;
+  /** One count of open connections for every listener: they share the process's file descriptors. */
+  connectionGate: ConnectionGate;
+  rateLimits?: RateLimits;
+  health: HealthSource;
+  readyChecks: readonly ReadinessCheck[];
+  isReady: () => boolean;
+  metricsAccess: MetricsAccess;
+  /** Adds each enabled role's own routes. */
+  register: Partial<Record<Role, (server: HttpServer) => void>>;
+}
+
+/** The HTTP server of every role of `config`, with all its routes; none listens yet. */
+function buildServers(config: Config, deps: ServerDeps): Map<Role, HttpServer> {
+  const servers = new Map<Role, HttpServer>();
+  for (const role of config.roles) {
+    const server = createHttpServer({
+      name: role,
+      logger: deps.logger,
+      accessLog: config.accessLog,
+      observer: deps.metrics.httpObserver(role),
+      ...(deps.health.build === undefined ? {} : { version: deps.health.build.version }),
+      ...BODY_LIMITS[role](config),
+      ...(deps.rateLimits === undefined ? {} : { rateLimits: deps.rateLimits }),
+      connections: config.http,
+      gate: deps.connectionGate,
+      ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
+    });
+    registerHealthRoute(server, deps.health);
+    registerReadyRoute(server, deps.readyChecks, deps.isReady);
+    registerMetricsRoute(server, deps.metrics, deps.metricsAccess);
+    deps.register[role]?.(server);
+    servers.set(role, server);
+  }
+  return servers;
+}
+
+/** Listens with every server on its role's port, in order; the listening base URL of each role. */
+async function listenAll(servers: ReadonlyMap<Role, HttpServer>, config: Config): Promise<Partial<Record<Role, string>>> {
+  const urls: Partial<Record<Role, string>> = {};
+  for (const [role, server] of servers) {
+    await server.fastify.listen({ host: config.host, port: config.ports[role] });
+    const { port } = server.fastify.server.address() as AddressInfo;
+    urls[role] = `http://${hostForUrl(config.host)}:${port}`;
+  }
+  return urls;
 }

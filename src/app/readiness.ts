@@ -4,6 +4,7 @@
  * `service_unavailable` naming each failing dependency and why. Also the probe of a remote Directory that
  * `/health` reports on.
  */
+import { Type } from 'typebox';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Clock } from '../base/clock.js';
@@ -108,5 +109,11 @@ export async function readiness(checks: readonly ReadinessCheck[], started: () =
 
 /** Adds `GET /ready` to `server`. */
 export function registerReadyRoute(server: HttpServer, checks: readonly ReadinessCheck[], started: () => boolean): void {
-  server.route('GET', '/ready', async () => json(200, await readiness(checks, started)));
+  server.route('GET', '/ready', async () => json(200, await readiness(checks, started)), {
+    schema: {
+      summary: 'Readiness: 503 with the reason while a dependency is unavailable',
+      tags: ['meta'],
+      response: { 200: Type.Object({ status: Type.Literal('ready'), checks: Type.Record(Type.String(), Type.String()) }) },
+    },
+  });
 }

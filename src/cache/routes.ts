@@ -8,6 +8,17 @@ import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders } from './proof-request.js';
+import { Type } from 'typebox';
+import {
+  CacheAckResponseSchema,
+  type CacheAckResponse,
+  CacheChunksResponseSchema,
+  CacheLimitsSchema,
+  CacheMessageResponseSchema,
+  CacheMessagesResponseSchema,
+  CacheStoreResponseSchema,
+  CacheSummaryResponseSchema,
+} from '../wire/cache.js';
 import type { CacheService } from './service.js';
 import { chunksBody, messageBody, messagesBody, storeResponse, summaryBody } from './views.js';
 
@@ -28,8 +39,22 @@ function requireBody(ctx: RequestContext<unknown>): { body: Record<string, unkno
 }
 
 /** Stores count per client address (a Relay's, mostly) and per recipient; retrievals and acks per address. */
-const STORE: RouteOptions = { rateClass: 'cache-store', rateTarget: (ctx) => envelopeRecipientOf(ctx.body) };
-const RETRIEVAL: RouteOptions = { rateClass: 'cache-retrieval' };
+const STORE: RouteOptions = {
+  rateClass: 'cache-store',
+  rateTarget: (ctx) => envelopeRecipientOf(ctx.body),
+  schema: {
+    summary: 'Store an envelope (§11.1); node-signed when a Relay stores',
+    tags: ['cache'],
+    body: Type.Object({}, { additionalProperties: true, title: 'Envelope', description: 'An envelope (http-api.md §2.7)' }),
+    response: { 202: CacheStoreResponseSchema },
+  },
+};
+const DID = { did: Type.String({ description: 'The recipient DID' }) };
+
+/** A retrieval route (§11.5): retrieval budget, the recipient's proof in headers, `params` and its answer. */
+function retrieval(summary: string, params: Parameters<typeof Type.Object>[0], ok: RouteOptions['schema'] & object): RouteOptions {
+  return { rateClass: 'cache-retrieval', schema: { summary, tags: ['cache'], params: Type.Object(params), ...ok } };
+}
 
 /** Registers every Cache route on `server`. */
 export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
@@ -55,15 +80,21 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     const did = pathDid(ctx.params.did);
     const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs));
     return jsonPayload(200, body);
-  }, RETRIEVAL);
+  }, retrieval('Pull the mailbox (§11.5)', DID, { response: { 200: CacheMessagesResponseSchema } }));
 
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
     const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
     return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries)));
   };
-  server.route('GET', '/cache/summary/:did', summary, RETRIEVAL);
-  server.route('GET', '/cache/summary/:did/:device', summary, RETRIEVAL);
+  const summaryOk = { response: { 200: CacheSummaryResponseSchema } };
+  server.route('GET', '/cache/summary/:did', summary, retrieval('The mailbox summary (§11.5)', DID, summaryOk));
+  server.route(
+    'GET',
+    '/cache/summary/:did/:device',
+    summary,
+    retrieval('The mailbox summary for one device (§11.5)', { ...DID, device: Type.String() }, summaryOk),
+  );
 
   server.route('GET', '/cache/chunks/:did/:group', async (ctx) => {
     const did = pathDid(ctx.params.did);
@@ -71,18 +102,30 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
       chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
     );
     return jsonPayload(200, body);
-  }, RETRIEVAL);
+  }, retrieval('A complete chunk set (§11.5)', { ...DID, group: Type.String({ description: 'message_group_id' }) }, { response: { 200: CacheChunksResponseSchema } }));
 
   server.route('GET', '/cache/message/:did/:id', async (ctx) => {
     const did = pathDid(ctx.params.did);
     return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody));
-  }, RETRIEVAL);
+  }, retrieval('One message (§11.5)', { ...DID, id: Type.String({ description: 'message_id' }) }, { response: { 200: CacheMessageResponseSchema } }));
 
   server.route('POST', '/cache/ack', async (ctx) => {
     const { body } = requireBody(ctx);
     const deleted = await service.ack(ackFromBody(body, ctx.header));
-    return json(200, { acked: deleted.length, message_ids: deleted });
-  }, RETRIEVAL);
+    const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
+    return json(200, answer);
+  }, {
+    rateClass: 'cache-retrieval',
+    schema: {
+      summary: 'Acknowledge (delete) messages (§11.6)',
+      tags: ['cache'],
+      body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
+      response: { 200: CacheAckResponseSchema },
+    },
+  });
 
-  server.route('GET', '/cache/limits', () => json(200, service.limits()), { rateClass: 'read' });
+  server.route('GET', '/cache/limits', () => json(200, service.limits()), {
+    rateClass: 'read',
+    schema: { summary: 'The Cache\'s limits', tags: ['cache'], response: { 200: CacheLimitsSchema } },
+  });
 }

@@ -2,6 +2,7 @@
  * The Cache's use-cases (http-api.md §11): store, retrieve, acknowledge, purge. Transport-free: routes hand
  * over parsed bodies, raw bytes and proof fields; everything fails with coded `DdnError`s.
  */
+import type { CacheLimitsResponse } from '../wire/cache.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
@@ -93,7 +94,7 @@ export class CacheService {
   }
 
   /** `GET /cache/limits` (§11.7). */
-  limits(): Record<string, unknown> {
+  limits(): CacheLimitsResponse {
     const s = this.deps.settings;
     return {
       max_http_envelope_bytes: s.maxEnvelopeBytes,

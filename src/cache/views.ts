@@ -4,6 +4,7 @@
  */
 import { isoMs } from '../base/clock.js';
 import { formatIsoDuration } from '../codec/duration.js';
+import type { CacheStoreResponse } from '../wire/cache.js';
 import { expiryMember, openEnvelope } from './envelope-text.js';
 import type { ChunkRef, ChunkSetView, EntryMeta, EnvelopeBytes, MessagePage, PutResult, RetrievedEntry, SummaryEntry } from './mailbox-store.js';
 
@@ -97,14 +98,16 @@ function joinParts(parts: readonly (string | Buffer)[], size: number): Buffer {
 const LARGE_PART_BYTES = 64 * 1024;
 
 /** `proof` of store responses (retrieved items get {@link retrievalProof}). */
-function deliveryProof(meta: EntryMeta, atIso: string): Record<string, unknown> {
+function deliveryProof(meta: EntryMeta, atIso: string): CacheStoreResponse['proof'] {
   return { event_type: 'delivery', message_id: meta.messageId, recipient_did: meta.recipientDid, timestamp: atIso };
 }
 
 /** The 202 body of `POST /cache/store` (§11.1). */
-export function storeResponse(r: PutResult): Record<string, unknown> {
+export function storeResponse(r: PutResult): CacheStoreResponse {
   const e = r.entry;
-  const body: Record<string, unknown> = {
+  const set = r.chunkSet;
+  const p = e.provenance;
+  return {
     accepted: true,
     deduped: r.deduped,
     message_id: e.messageId,
@@ -113,23 +116,18 @@ export function storeResponse(r: PutResult): Record<string, unknown> {
     max_ttl: formatIsoDuration(e.maxTtlSeconds),
     applied_ttl: formatIsoDuration(e.appliedTtlSeconds),
     chunked: e.chunk !== null,
+    ...(set === null
+      ? {}
+      : {
+          code: set.complete ? 'chunk_set_complete' : 'chunk_staged',
+          complete: set.complete,
+          received_chunks: set.received,
+          expected_chunks: set.total,
+          ...(!set.complete && set.retryUntilMs !== null ? { retry_until: isoMs(set.retryUntilMs) } : {}),
+        }),
+    proof: deliveryProof(e, isoMs(e.storedAtMs)),
+    ...(p === null ? {} : { policy_id: p.policyId, policy_revision: p.policyRevision, rule_id: p.ruleId, policy_block_hash: p.blockHash }),
   };
-  const set = r.chunkSet;
-  if (set !== null) {
-    body.code = set.complete ? 'chunk_set_complete' : 'chunk_staged';
-    body.complete = set.complete;
-    body.received_chunks = set.received;
-    body.expected_chunks = set.total;
-    if (!set.complete && set.retryUntilMs !== null) body.retry_until = isoMs(set.retryUntilMs);
-  }
-  body.proof = deliveryProof(e, isoMs(e.storedAtMs));
-  if (e.provenance !== null) {
-    body.policy_id = e.provenance.policyId;
-    body.policy_revision = e.provenance.policyRevision;
-    body.rule_id = e.provenance.ruleId;
-    body.policy_block_hash = e.provenance.blockHash;
-  }
-  return body;
 }
 
 /** An item's chunk members as JSON text, each after a comma (none for an unchunked entry). */

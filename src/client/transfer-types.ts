@@ -32,90 +32,16 @@ export interface DeliveryResolutionResponse {
   block_hash: string;
 }
 
-/** A Relay's answer to `POST /relay` (§10.5). */
-export interface DeliveryResult {
-  success: boolean;
-  delivery_mode: string;
-  http_status: number;
-  code: string;
-  message: string;
-  retry_count: number;
-  cache_attempted: boolean;
-  cache_result: string | null;
-  details: Record<string, unknown>;
-}
+/** The Relay's answers (§10.5): the same types the Relay builds them as. */
+export type { DeliveryMode, DeliveryResult, RelayLimitsResponse } from '../wire/relay.js';
 
-/** `GET /relay/limits` 200 (§10.5). */
-export interface RelayLimitsResponse {
-  max_http_envelope_bytes: number;
-  max_unchunked_message_bytes: number;
-  max_chunk_bytes: number;
-  max_metadata_bytes: number;
-  max_chunks_per_set: number;
-  staging_window_seconds: number;
-  proof_clock_skew_seconds: number;
-}
-
-/** One item of `GET /cache/summary/{did}` (§11.5). */
-export interface CacheSummaryItem {
-  message_id: string;
-  chunked: boolean;
-  message_group_id?: string;
-  sequence_number?: number;
-  total_chunks?: number;
-  expires_at: string;
-  stored_at: string;
-  size_bytes: number;
-  tag?: string;
-  application_id?: string;
-}
-
-/** `GET /cache/summary/{did}[/{device}]` 200. */
-export interface CacheSummaryResponse {
-  did: string;
-  count: number;
-  messages: CacheSummaryItem[];
-}
-
-/** A message item of the retrieval routes (§11.5). */
-export interface CacheMessageItem {
-  message_id: string;
-  recipient: string;
-  expires_at: string;
-  chunked: boolean;
-  message_group_id?: string;
-  sequence_number?: number;
-  total_chunks?: number;
-  envelope: Record<string, unknown>;
-  proof: Record<string, unknown>;
-}
-
-/** `GET /cache/messages/{did}` 200. */
-export interface CacheMessagesResponse {
-  did: string;
-  count: number;
-  messages: CacheMessageItem[];
-  truncated: boolean;
-}
-
-/** `GET /cache/chunks/{did}/{group}` 200. */
-export interface CacheChunksResponse {
-  did: string;
-  message_group_id: string;
-  complete: boolean;
-  total_chunks: number;
-  count: number;
-  chunks: { message_id: string; sequence_number: number; expires_at: string; envelope: Record<string, unknown>; proof: Record<string, unknown> }[];
-}
-
-/** `GET /cache/message/{did}/{id}` 200. */
-export interface CacheMessageResponse {
-  state: string;
-  message: CacheMessageItem;
-}
-
-/** `POST /cache/ack` 200 (§11.6). */
-export interface CacheAckResponse {
-  acked: number;
-  message_ids: string[];
-}
+/** The Cache's answers (§11.5, §11.6): the same types the Cache's routes declare. */
+export type {
+  CacheAckResponse,
+  CacheChunksResponse,
+  CacheMessageItem,
+  CacheMessageResponse,
+  CacheMessagesResponse,
+  CacheSummaryItem,
+  CacheSummaryResponse,
+} from '../wire/cache.js';

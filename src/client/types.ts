@@ -2,6 +2,7 @@
  * Wire shapes of the Directory routes the SDK uses (http-api.md §2.4, §2.6, §3, §4, §5). Response types describe
  * what the server sends; the SDK does not validate read responses beyond JSON parsing.
  */
+import type { LedgerErrorJson } from '../wire/directory.js';
 
 /** A verification method or key agreement in JSON form (http-api.md §2.6, ledger-rules.md §3.3). */
 export interface VerificationMethodJson {
@@ -69,50 +70,17 @@ export interface DidRecordResponse {
   block_hash: string;
 }
 
-/** `GET /registration-status/{did}` (§3.2). */
-export interface RegistrationStatusResponse {
-  did: string;
-  registration_status: 'pending' | 'confirmed' | 'missing';
-  version: number;
-  deactivated: boolean;
-  tx_id?: string;
-  tx_hash?: string;
-  last_error?: { code: string; message: string };
-}
-
-/** `GET /dids/{did}/nonces` (§3.3): next usable values, decimal strings. */
-export interface NoncesResponse {
-  did: string;
-  alias_nonce: string;
-  document_nonce: string;
-  root_pubkey_nonce: string;
-  control_nonce: string;
-  policy_nonce: string;
-  policy_v3_nonce: string;
-  operator_nonce: string;
-  application_nonce: string;
-}
+/** Directory reads (§3.2–§3.6): the same types the Directory builds them as. */
+export type {
+  AliasResponse,
+  LedgerErrorJson,
+  NoncesResponse,
+  RegistrationStatusResponse,
+  TransactionResponse,
+} from '../wire/directory.js';
 
 /** A nonce domain of the DID registry (§5.1 table). */
 export type DidNonceDomain = 'alias_nonce' | 'document_nonce' | 'root_pubkey_nonce' | 'control_nonce';
-
-/** A failed transaction's or block extrinsic's error (§3.4, §3.5). */
-export interface LedgerErrorJson {
-  code: string;
-  message: string;
-  ledger_error: string;
-}
-
-/** `GET /transactions/{tx_hash}` (§3.4). */
-export interface TransactionResponse {
-  tx_hash: string;
-  status: 'pending' | 'in_block' | 'finalized' | 'failed';
-  extrinsic: string;
-  submitted_at: string;
-  block_number?: number;
-  block_hash?: string;
-  error?: LedgerErrorJson;
-}
 
 /** `GET /blocks/latest`, `GET /blocks/{number}` (§3.5). */
 export interface BlockResponse {
@@ -126,12 +94,6 @@ export interface BlockResponse {
   finalized: boolean;
   finalized_number: number;
   extrinsics: { tx_hash: string; extrinsic: string; success: boolean; error?: LedgerErrorJson }[];
-}
-
-/** `GET /aliases/{alias}` (§3.6). */
-export interface AliasResponse {
-  alias: string;
-  did: string;
 }
 
 /** `GET /health` (§3.7). */

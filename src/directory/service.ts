@@ -2,6 +2,7 @@
  * Directory use-cases over the embedded ledger (http-api.md §2–§5): reads of finalized state, DID registration
  * and every DID mutation through prepare → sign (client side) → submit. Nothing here speaks HTTP.
  */
+import type { AliasResponse, NoncesResponse, RegistrationStatusResponse, TransactionResponse } from '../wire/directory.js';
 import { bytesEqual, parseHex, to0x, utf8Length } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
@@ -39,17 +40,6 @@ import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 type Body = Record<string, unknown>;
 
 export type { DirectoryDeps };
-
-const NONCE_FIELDS: readonly NonceDomain[] = [
-  'alias_nonce',
-  'document_nonce',
-  'root_pubkey_nonce',
-  'control_nonce',
-  'policy_nonce',
-  'policy_v3_nonce',
-  'operator_nonce',
-  'application_nonce',
-];
 
 const DEFAULT_VALIDITY_MS = 300_000n;
 const REGISTRATION_WINDOW_MS = 3_600_000n;
@@ -121,51 +111,52 @@ export class DirectoryService {
     return undefined;
   }
 
-  registrationStatus(did: string): Body {
+  registrationStatus(did: string): RegistrationStatusResponse {
     assertDid(did);
     const rec = getDidRecord(this.ledger.finalizedView(), did);
     if (rec) {
-      const out: Body = { did, registration_status: 'confirmed', version: rec.version, deactivated: rec.deactivated };
-      if (rec.registrationTx) Object.assign(out, { tx_id: rec.registrationTx, tx_hash: rec.registrationTx });
-      return out;
+      const tx = rec.registrationTx ? { tx_id: rec.registrationTx, tx_hash: rec.registrationTx } : {};
+      return { did, registration_status: 'confirmed', version: rec.version, deactivated: rec.deactivated, ...tx };
     }
     const pending = this.pendingRegistration(did);
     if (pending) return { did, registration_status: 'pending', version: 0, deactivated: false, tx_id: pending, tx_hash: pending };
-    const out: Body = { did, registration_status: 'missing', version: 0, deactivated: false };
+    const missing: RegistrationStatusResponse = { did, registration_status: 'missing', version: 0, deactivated: false };
     const failed = this.ledger.lastFailure(did, 'register_with_proof_v2', this.deps.clock.nowMs() - 3_600_000);
-    if (failed?.error) {
-      const e = txErrorBody(failed.error, { fullDocument: true });
-      out.last_error = { code: e.code, message: e.message };
-      Object.assign(out, { tx_id: failed.txHash, tx_hash: failed.txHash });
-    }
-    return out;
+    if (!failed?.error) return missing;
+    const e = txErrorBody(failed.error, { fullDocument: true });
+    return { ...missing, last_error: { code: e.code, message: e.message }, tx_id: failed.txHash, tx_hash: failed.txHash };
   }
 
-  nonces(did: string): Body {
+  nonces(did: string): NoncesResponse {
     assertDid(did);
     const pool = this.ledger.poolView();
     if (!getDidRecord(pool, did)) throw new DdnError('did_not_found', 'DID not found', { did });
-    const out: Body = { did };
-    for (const d of NONCE_FIELDS) out[d] = getNonce(pool, d, did).toString();
-    return out;
+    const next = (domain: NonceDomain): string => getNonce(pool, domain, did).toString();
+    return {
+      did,
+      alias_nonce: next('alias_nonce'),
+      document_nonce: next('document_nonce'),
+      root_pubkey_nonce: next('root_pubkey_nonce'),
+      control_nonce: next('control_nonce'),
+      policy_nonce: next('policy_nonce'),
+      policy_v3_nonce: next('policy_v3_nonce'),
+      operator_nonce: next('operator_nonce'),
+      application_nonce: next('application_nonce'),
+    };
   }
 
-  transaction(txHash: string): Body {
+  transaction(txHash: string): TransactionResponse {
     if (!/^0x[0-9a-fA-F]{64}$/.test(txHash)) throw new DdnError('invalid_request', 'tx_hash must be 0x + 64 hex', { field: 'tx_hash' });
     const view = this.ledger.txView(txHash.toLowerCase());
     if (!view) throw new DdnError('transaction_not_found', 'unknown transaction', { tx_hash: txHash });
-    const out: Body = {
+    return {
       tx_hash: view.tx.txHash,
       status: view.status,
       extrinsic: view.tx.extrinsic,
       submitted_at: isoMs(view.tx.submittedAtMs),
+      ...(view.status !== 'pending' && view.block ? { block_number: view.block.number, block_hash: view.block.hash } : {}),
+      ...(view.status === 'failed' && view.tx.error ? { error: txErrorBody(view.tx.error, this.errorCtxOf(view.tx.extrinsic)) } : {}),
     };
-    if (view.status !== 'pending' && view.block) {
-      out.block_number = view.block.number;
-      out.block_hash = view.block.hash;
-    }
-    if (view.status === 'failed' && view.tx.error) out.error = txErrorBody(view.tx.error, this.errorCtxOf(view.tx.extrinsic));
-    return out;
   }
 
   private errorCtxOf(extrinsic: string) {
@@ -199,7 +190,7 @@ export class DirectoryService {
     };
   }
 
-  aliasLookup(raw: string): Body {
+  aliasLookup(raw: string): AliasResponse {
     const r = normalizeAlias(raw);
     if (!r.ok) throw new DdnError('invalid_alias', 'invalid alias', { ledger_error: r.error });
     const did = getAliasOwner(this.ledger.finalizedView(), r.alias);

@@ -1,32 +1,49 @@
 /**
- * The HTTP server of one role (Directory, Relay or Cache). Every request goes to one handler that routes on
- * the raw path ({@link Router}), reads the body as bytes and parses it here, so that the §0.3 rules (JSON on
- * every method, 415, 400 `invalid_json`, 413 before parsing) and the §0.6 error body hold on every route.
- * fastify provides listen/close, `inject()` for tests and in-process clients, and the server's upgrade events.
+ * The HTTP server of one role (Directory, Relay or Cache), on fastify: routes are fastify routes declared with
+ * TypeBox schemas (documentation, the OpenAPI document at `GET /openapi.json`, and the wire types), matched by
+ * fastify's router on the raw path (§0.4: `%2F` stays inside its parameter, bad escapes are 400 `invalid_path`).
+ *
+ * What fastify has no rule for stays ours: the body is read by our content-type parser (src/http/body-reader.ts:
+ * the §0.3 limits, 408, the drain of a too-large body, shared memory for large ones) and parsed by ours
+ * (src/http/json-body.ts: JSON objects only, depth, poisoned keys); every error answer is the §0.6 body (or the
+ * route's own, the Relay's DeliveryResult); a path with routes for other methods is 405 with `Allow`. Schemas
+ * are not used to validate requests — the services' parsers report the spec's codes in the spec's order — and
+ * responses are serialised with `JSON.stringify` as handlers build them, so a request costs no schema work.
+ *
+ * Every request has an id (its acceptable `X-Request-Id`, else a generated one), echoed in the response and
+ * bound into `ctx.log`, the request's logger (fastify's `request.log`), so every line logged through it carries
+ * `reqId`.
  */
-import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
+import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
+import type { TSchema } from 'typebox';
 import { DdnError, type ErrorCode } from '../base/errors.js';
-import { acceptedRequestId, inRequest } from '../base/request-scope.js';
 import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
 import { connectionRefused, createBoundedServer, DEFAULT_CONNECTION_SETTINGS, rawJsonResponse, type ConnectionGate, type ConnectionSettings } from './connections.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
-import { Router, type PathParams } from './router.js';
-import { invalidPath, parseQuery, splitTarget, type RawTarget } from './url.js';
+import { acceptedRequestId } from './request-id.js';
+import { errorResponses, paramsOf } from './schemas.js';
+import { invalidPath, parseQuery } from './url.js';
 
 /** Methods a route can be added for (`HEAD` is served by `GET` routes). */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+/** Names of the `:params` of a route pattern, e.g. `'did' | 'serviceId'`. */
+export type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** The decoded path parameters of pattern `P`; `Record<string, string>` when `P` is not a literal. */
+export type PathParams<P extends string> = string extends P ? Record<string, string> : { [K in ParamNames<P>]: string };
 
 /** What a route handler returns; the body is always serialised as a JSON object. */
 export interface HttpResponse {
@@ -56,6 +73,9 @@ export function jsonPayload(status: number, payload: JsonPayload, headers?: Reco
   return headers === undefined ? { status, body: {}, payload } : { status, body: {}, payload, headers };
 }
 
+/** The logger of one request: lines carry its `reqId`. */
+export type RequestLogger = FastifyBaseLogger;
+
 /** Everything a route handler sees of a request. */
 export interface RequestContext<P = Record<string, string>> {
   /** Upper-case method. */
@@ -78,10 +98,28 @@ export interface RequestContext<P = Record<string, string>> {
   protocol: 'http' | 'https';
   /** The request's id: its acceptable `X-Request-Id`, else one made up; echoed in the response. */
   requestId: string;
+  /** The request's logger: every line carries `reqId`. */
+  log: RequestLogger;
 }
 
 /** A route handler. Throw `DdnError` for client-visible failures. */
 export type RouteHandler<P = Record<string, string>> = (ctx: RequestContext<P>) => HttpResponse | Promise<HttpResponse>;
+
+/**
+ * The declared shapes of a route (TypeBox schemas): they make the OpenAPI document. Error statuses need not be
+ * listed: every route documents the §0.6 error body (or `errorSchema`) for 400, 404, 413, 415, 429, 500 and 503.
+ */
+export interface RouteSchema {
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  params?: TSchema;
+  querystring?: TSchema;
+  headers?: TSchema;
+  body?: TSchema;
+  /** Success (and route-specific error) statuses and their bodies. */
+  response?: Record<number, TSchema>;
+}
 
 /** Per-route options. */
 export interface RouteOptions {
@@ -90,10 +128,14 @@ export interface RouteOptions {
    * The status is still the code's status.
    */
   errorBody?: (err: DdnError) => object;
+  /** The schema of {@link errorBody}'s bodies, for the OpenAPI document. */
+  errorSchema?: TSchema;
   /** The request-rate class the route counts against (src/http/rate-limit.ts); none: never limited. */
   rateClass?: RateClass;
   /** A write's target (DID, persona…) for its class's per-target budget, from params or body; undefined: none. */
   rateTarget?: (ctx: RequestContext) => string | undefined;
+  /** The route's declared shapes (OpenAPI). */
+  schema?: RouteSchema;
 }
 
 /** Options of {@link createHttpServer}. */
@@ -122,6 +164,8 @@ export interface HttpServerOptions {
    * timeout, `CONNECT`); the §0.6 error body by default. The Relay's also carries the DeliveryResult fields.
    */
   refusalBody?: (err: DdnError) => object;
+  /** The version in the OpenAPI document (`info.version`). */
+  version?: string;
 }
 
 /**
@@ -143,132 +187,149 @@ export interface RequestRecorder {
 
 /** One role's HTTP server. */
 export interface HttpServer {
-  /** The fastify instance: `listen`, `close` (waits for in-flight requests), `inject`, and non-JSON routes. */
+  /** The fastify instance: `listen`, `close` (waits for in-flight requests), `inject`. */
   readonly fastify: FastifyInstance;
-  /** Adds a JSON route; `pattern` is relative to the base path, e.g. `/dids/:did/aliases/:alias`. */
-  route<P extends string>(
-    method: HttpMethod,
-    pattern: P,
-    handler: RouteHandler<PathParams<P>>,
-    options?: RouteOptions,
-  ): void;
+  /**
+   * Adds a JSON route; `pattern` is relative to the base path, e.g. `/dids/:did/aliases/:alias`. Routes are
+   * added to fastify when it starts (`ready`, `listen` or the first `inject`); adding one later throws.
+   */
+  route<P extends string>(method: HttpMethod, pattern: P, handler: RouteHandler<PathParams<P>>, options?: RouteOptions): void;
 }
 
 interface Route {
+  method: HttpMethod;
+  pattern: string;
   handler: RouteHandler;
   options: RouteOptions;
   recorder: RequestRecorder | undefined;
+  /** Not told to the observer (`/openapi.json`). */
+  unobserved?: boolean;
 }
 
-/** One request being answered: its id (logs, `X-Request-Id`) and when it arrived. */
-interface Exchange {
-  readonly id: string;
-  readonly startedAt: number;
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body bytes as received (src/http/server.ts); null when there were none. */
+    ddnRawBody: Buffer | null;
+  }
+  interface FastifyContextConfig {
+    /** The route's options (src/http/server.ts). */
+    ddn?: unknown;
+  }
 }
+
+/**
+ * A request answered without reading its body (an unsupported `Expect`, or `Expect: 100-continue` with a body
+ * announced over the limit): the error is set on Node's request before fastify sees it, and answered by the route
+ * it reaches (so the Relay's carries its DeliveryResult).
+ */
+const REFUSED = Symbol('refused');
+type Refusable = IncomingMessage & { [REFUSED]?: BodyError };
+
+function refuse(req: IncomingMessage, err: BodyError): void {
+  (req as Refusable)[REFUSED] = err;
+}
+
+/** Marks the query of a request whose query string could not be decoded (the error is answered by the route). */
+const BAD_QUERY = Symbol('bad query');
+type Query = Record<string, string> & { [BAD_QUERY]?: unknown };
+
+/** Our query rules (first occurrence wins, bad encoding is 400), as fastify's query parser: it must not throw. */
+function queryOf(raw: string): Query {
+  try {
+    return parseQuery(raw);
+  } catch (err) {
+    const q: Query = Object.create(null) as Query;
+    q[BAD_QUERY] = err;
+    return q;
+  }
+}
+
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+/** Methods probed for `Allow` on a path without a route for the request's method. */
+const METHODS: readonly HttpMethod[] = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name.toLowerCase()];
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
-/** A response ready to write: status, extra headers and the serialised JSON object. */
-interface Outgoing {
-  status: number;
-  headers: Record<string, string> | undefined;
-  payload: JsonPayload;
-  /** Close the connection after the response (unread body bytes may follow). */
-  close: boolean;
-  /** The error code of an error answer. */
-  code?: string;
-  contentType?: string;
-}
-
-/** The `X-Request-Id` header of `req` from its raw list (so `req.headers` is not built for it). */
-function incomingRequestId(req: IncomingMessage): string | undefined {
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 12 && name.toLowerCase() === 'x-request-id') return acceptedRequestId(raw[i + 1]);
-  }
-  return undefined;
-}
-
 /** The request as a route handler sees it: one object per request, headers read from Node's only on use. */
 class Context implements RequestContext {
   constructor(
-    private readonly req: IncomingMessage,
-    readonly method: string,
-    readonly rawUrl: string,
+    private readonly request: FastifyRequest,
     readonly params: Record<string, string>,
     readonly query: Record<string, string>,
-    readonly body: JsonObject | undefined,
-    readonly rawBody: Buffer | undefined,
-    readonly requestId: string,
   ) {}
 
-  /** Node builds `req.headers` from the raw list on first use: a route that reads none (resolve) never pays it. */
+  get method(): string {
+    return this.request.raw.method ?? 'GET';
+  }
+
+  get rawUrl(): string {
+    return this.request.raw.url ?? '/';
+  }
+
+  get body(): JsonObject | undefined {
+    return this.request.body as JsonObject | undefined;
+  }
+
+  get rawBody(): Buffer | undefined {
+    return this.request.ddnRawBody ?? undefined;
+  }
+
+  get requestId(): string {
+    return this.request.id;
+  }
+
+  get log(): RequestLogger {
+    return this.request.log;
+  }
+
   get headers(): IncomingHttpHeaders {
-    return this.req.headers;
+    return this.request.raw.headers;
   }
 
   /** A function value, so routes can pass it on (`proofFromHeaders(ctx.header, …)`); made on use. */
   get header(): (name: string) => string | undefined {
-    const headers = this.req.headers;
+    const headers = this.request.raw.headers;
     return (name) => headerValue(headers, name);
   }
 
   get protocol(): 'http' | 'https' {
-    return (this.req.socket as TLSSocket | undefined)?.encrypted === true ? 'https' : 'http';
+    return (this.request.raw.socket as TLSSocket | undefined)?.encrypted === true ? 'https' : 'http';
   }
 }
 
-/** The response of a handler's answer. */
-function outgoingOf(r: HttpResponse): Outgoing {
-  const out: Outgoing = { status: r.status, headers: r.headers, payload: r.payload ?? JSON.stringify(r.body), close: false };
-  if (r.contentType !== undefined) out.contentType = r.contentType;
-  return out;
-}
-
-const CONTENT_TYPE = 'application/json; charset=utf-8';
-
 /**
- * Writes `out` on a Node response. Every request of every role ends here, whether it came over a socket or
- * through `fastify.inject`, so headers and framing are the same on both.
+ * The shape of a route pattern (`/a/:` for `/a/:b`), for finding duplicates; throws (a programming error) on a
+ * malformed pattern: no leading `/`, an empty segment or parameter name, a parameter named twice.
  */
-function writeOutgoing(res: ServerResponse, out: Outgoing, requestId: string): void {
-  const headers: OutgoingHttpHeaders = {};
-  if (out.headers !== undefined) for (const name of Object.keys(out.headers)) headers[name.toLowerCase()] = out.headers[name];
-  if ((out.status === 429 || out.status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = '1';
-  if (out.close) headers.connection = 'close';
-  headers['content-type'] = out.contentType ?? CONTENT_TYPE;
-  headers['x-request-id'] = requestId;
-  const payload = out.payload;
-  if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
-    headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-    res.writeHead(out.status, headers);
-    res.end(payload);
-    return;
+function patternShape(pattern: string): string {
+  if (!pattern.startsWith('/')) throw new Error(`route pattern must start with '/': ${pattern}`);
+  const segs = (pattern.length > 1 && pattern.endsWith('/') ? pattern.slice(1, -1) : pattern.slice(1)).split('/');
+  const names = new Set<string>();
+  for (const seg of segs) {
+    if (seg.length === 0 && pattern !== '/') throw new Error(`empty segment in route pattern: ${pattern}`);
+    if (!seg.startsWith(':')) continue;
+    const name = seg.slice(1);
+    if (name.length === 0 || names.has(name)) throw new Error(`bad route pattern: ${pattern}`);
+    names.add(name);
   }
-  let length = 0;
-  for (const part of payload) length += part.length;
-  headers['content-length'] = length;
-  res.writeHead(out.status, headers);
-  res.cork();
-  for (const part of payload) res.write(part);
-  res.end();
+  return segs.map((seg) => (seg.startsWith(':') ? ':' : seg)).join('/');
+}
+
+/** Every route's path under `basePath` (`''` or `/` for none), in fastify's pattern syntax (the same as ours). */
+function joinBase(basePath: string | undefined, pattern: string): string {
+  if (basePath === undefined || basePath === '' || basePath === '/') return pattern;
+  const base = (basePath.startsWith('/') ? basePath : `/${basePath}`).replace(/\/+$/, '');
+  return pattern === '/' ? base : `${base}${pattern}`;
 }
 
 /**
- * Builds the fastify instance of one role. Routes are added with `route()` at any time.
- *
- * Requests over a socket skip fastify's request pipeline: the Node server fastify listens with hands each
- * request straight to {@link createHttpServer}'s own handler (routing on the raw path, reading the body,
- * answering JSON), which is most of the per-request CPU of a small request otherwise. `fastify.inject` and
- * anything fastify itself rejects (unparseable HTTP, an invalid `Content-Type` under inject) reach the same
- * handler and error mapping through fastify's catch-all route.
+ * Builds the fastify instance of one role. Routes are added with `route()` until it starts; `GET /openapi.json`
+ * serves the OpenAPI 3.1 document of every route.
  */
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
-  const router = new Router<Route>({ basePath: opts.basePath });
   const logger = opts.logger === false ? undefined : opts.logger.child({ role: opts.name });
   const settings: ConnectionSettings = { ...DEFAULT_CONNECTION_SETTINGS, ...opts.connections };
   const limits = { limitBytes: opts.bodyLimitBytes, tooLargeCode: opts.tooLargeCode, timeoutMs: settings.requestTimeoutMs };
@@ -279,45 +340,44 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let nextRequestId = 0;
   // made-up request ids: unique per server and process
   const idPrefix = `${Math.floor(Math.random() * 0x1000000).toString(36)}-`;
+  const genReqId = (req: IncomingMessage): string => {
+    const sent = req.headers['x-request-id'];
+    return acceptedRequestId(typeof sent === 'string' ? sent : undefined) ?? `${idPrefix}${(nextRequestId++).toString(36)}`;
+  };
   const observer = opts.observer;
-  const accessLog = opts.accessLog === true;
-  let nodeServer: Server | undefined;
   const rate = opts.rateLimits;
-
-  /** A request's id (the client's `X-Request-Id`, or a made-up one) and arrival time. */
-  function exchangeOf(req: IncomingMessage): Exchange {
-    return { id: incomingRequestId(req) ?? `${idPrefix}${(nextRequestId++).toString(36)}`, startedAt: performance.now() };
-  }
+  const routes: Route[] = [];
+  let started = false;
 
   const fastify: FastifyInstance = Fastify({
     ...(logger === undefined ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
     bodyLimit: opts.bodyLimitBytes,
-    exposeHeadRoutes: false,
-    // request lines are logged by handle(); fastify's own would repeat them for inject()ed requests
+    // the access log is ours (one `request completed` line, below)
     logController: new LogController({ disableRequestLogging: true }),
-    // Requests on kept-alive connections during close are served normally instead of fastify's own 503 body.
+    requestIdHeader: false,
+    genReqId,
+    // Requests on kept-alive connections during close are served normally (with `Connection: close`).
     return503OnClosing: false,
-    serverFactory: () => {
-      nodeServer = createBoundedServer(handle, settings, opts.gate, refusal(connectionRefused()));
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // DIDs, persona names and ids are long; the spec bounds them, not the router
+      maxParamLength: 16 * 1024,
+      querystringParser: queryOf,
+    },
+    serverFactory: (handler) => {
+      const nodeServer = createBoundedServer(handler, settings, opts.gate, refusal(connectionRefused()));
       // An `Expect` other than 100-continue: 417 with the JSON body (Node's own has none); the body, if any
       // follows, is read and dropped by Node as for any answered request.
       nodeServer.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-        const err = new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported');
-        const ex = exchangeOf(req);
-        const route = routeOf(req.method ?? 'GET', req.url ?? '/');
-        send(res, errorOutgoing(err, route, ex, false), route, ex);
+        refuse(req, new BodyError(new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported'), false));
+        handler(req, res);
       });
       // `Expect: 100-continue`: a body announced over the limit is refused before the client sends it
       nodeServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
         const refused = refusedBeforeBody(req, limits);
-        if (refused === undefined) {
-          res.writeContinue();
-          handle(req, res);
-          return;
-        }
-        const ex = exchangeOf(req);
-        const route = routeOf(req.method ?? 'POST', req.url ?? '/');
-        send(res, errorOutgoing(refused.error, route, ex, true), route, ex);
+        if (refused === undefined) res.writeContinue();
+        else refuse(req, refused);
+        handler(req, res);
       });
       // CONNECT is never a route (Node would drop the connection without an answer).
       nodeServer.on('connect', (_req: IncomingMessage, socket: Socket) => {
@@ -345,107 +405,88 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       socket.destroy(err);
     },
     frameworkErrors: (err, request, reply) => {
-      replyError(request, reply, err.code === 'FST_ERR_BAD_URL' ? invalidPath() : fromFramework(err));
+      sendError(request, reply, err.code === 'FST_ERR_BAD_URL' ? invalidPath() : fromFramework(err), undefined);
     },
   });
 
   /** Maps errors fastify raises before our handler runs to codes. */
   function fromFramework(err: unknown): unknown {
-    if (err instanceof DdnError || typeof err !== 'object' || err === null) return err;
+    if (err instanceof DdnError || err instanceof BodyError || typeof err !== 'object' || err === null) return err;
     const { code, statusCode } = err as { code?: unknown; statusCode?: unknown };
     if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || statusCode === 413) {
-      return new DdnError(opts.tooLargeCode, `request body exceeds ${opts.bodyLimitBytes} bytes`, {
-        limit_bytes: opts.bodyLimitBytes,
-      });
+      return new DdnError(opts.tooLargeCode, `request body exceeds ${opts.bodyLimitBytes} bytes`, { limit_bytes: opts.bodyLimitBytes });
     }
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || statusCode === 415) return new DdnError('unsupported_media_type');
-    if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-      return new DdnError('invalid_request', 'malformed request');
-    }
+    if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return new DdnError('invalid_request', 'malformed request');
     return err;
   }
 
-  /** The route of a path, or undefined (its routing error is answered later, after the body). */
-  function matchOrUndefined(method: string, path: string): ReturnType<Router<Route>['match']> | undefined {
-    try {
-      return router.match(method, path);
-    } catch {
-      return undefined;
-    }
+  /** The route a request was matched to; undefined for the not-found handler. */
+  function routeOfRequest(request: FastifyRequest): Route | undefined {
+    return request.routeOptions.config.ddn as Route | undefined;
   }
 
-  function routeOf(method: string, rawUrl: string): Route | undefined {
-    try {
-      return router.match(method, splitTarget(rawUrl).path).value;
-    } catch {
-      return undefined;
-    }
+  function record(route: Route | undefined, status: number, code: string | undefined, seconds: number): void {
+    if (observer !== undefined && route?.unobserved !== true) (route?.recorder ?? observer.unmatched).record(status, code, seconds);
   }
 
-  /** The error response of `err`; logs what the client must not see. */
-  function errorOutgoing(err: unknown, route: Route | undefined, ex: Exchange, close: boolean): Outgoing {
+  /** The body and headers of the error answer to `err`; logs what the client must not see. */
+  function errorAnswer(err: unknown, route: Route | undefined, log: FastifyBaseLogger | undefined) {
     const e = toDdnError(err);
-    if (e !== err) logger?.error({ reqId: ex.id, err }, 'unhandled error');
-    else if (e.status >= 500) logger?.warn({ reqId: ex.id, code: e.code, reason: e.message }, 'server-side failure');
+    if (e !== err) log?.error({ err }, 'unhandled error');
+    else if (e.status >= 500) log?.warn({ code: e.code, reason: e.message }, 'server-side failure');
     let body: object = errorBody(e);
     if (route?.options.errorBody !== undefined) {
       try {
         body = route.options.errorBody(e);
       } catch (bodyErr) {
-        logger?.error({ reqId: ex.id, err: bodyErr }, 'errorBody failed');
+        log?.error({ err: bodyErr }, 'errorBody failed');
       }
     }
     const headers: Record<string, string> = {};
     const allow = e.details?.allow;
     if (e.code === 'method_not_allowed' && Array.isArray(allow)) headers.allow = allow.join(', ');
     if (e.status === 429 || e.status === 503) headers['retry-after'] = String(retryAfterSeconds(e));
-    return { status: e.status, headers, payload: JSON.stringify(body), close, code: e.code };
+    return { e, body: JSON.stringify(body), headers };
   }
 
-  /** An error fastify raised before the catch-all route ran (inject, or a framework failure). */
-  function replyError(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
+  /** Answers `err` (a `DdnError`, a {@link BodyError}, or anything else: 500) on a fastify reply. */
+  function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, route: Route | undefined): void {
+    if (reply.sent || reply.raw.headersSent) return;
+    const close = err instanceof BodyError && err.closeConnection;
+    const { e, body, headers } = errorAnswer(err instanceof BodyError ? err.error : err, route, request.log);
+    reply.code(e.status).headers(headers).header('x-request-id', request.id).type(CONTENT_TYPE);
+    // fastify closes after any body-parser failure; ours say when unread bytes may follow
+    if (close) reply.header('connection', 'close');
+    else reply.removeHeader('connection');
+    record(route, e.status, e.code, reply.elapsedTime / 1000);
+    void reply.send(body);
+  }
+
+  /** Writes a handler's answer. */
+  function write(request: FastifyRequest, reply: FastifyReply, route: Route, r: HttpResponse): void {
     if (reply.sent) return;
-    const route = routeOf(request.method, request.raw.url ?? '/');
-    const ex = exchangeOf(request.raw);
-    reply.hijack();
-    send(reply.raw, errorOutgoing(err, route, ex, false), route, ex);
-  }
-
-  function logCompleted(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
-    res.once('finish', () => {
-      logger?.info(
-        { reqId: ex.id, req: { method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: performance.now() - ex.startedAt },
-        'request completed',
-      );
-    });
-  }
-
-  /** Writes `out` unless the response is already gone; closes the connection once the server is closing. */
-  function send(res: ServerResponse, out: Outgoing, route: Route | undefined, ex: Exchange): void {
-    if (res.headersSent || res.destroyed) return;
-    if (nodeServer !== undefined && !nodeServer.listening) out.close = true;
-    writeOutgoing(res, out, ex.id);
-    if (observer !== undefined) {
-      (route?.recorder ?? observer.unmatched).record(out.status, out.code, (performance.now() - ex.startedAt) / 1000);
-    }
-  }
-
-  /** Sends a handler's answer, now or when its promise settles. */
-  function answer(res: ServerResponse, route: Route, r: HttpResponse | Promise<HttpResponse>, ex: Exchange): void {
-    if (r instanceof Promise) {
-      r.then(
-        (v) => answer(res, route, v, ex),
-        (err: unknown) => send(res, errorOutgoing(err, route, ex, false), route, ex),
-      );
+    let payload: JsonPayload;
+    try {
+      payload = r.payload ?? JSON.stringify(r.body);
+    } catch (err) {
+      sendError(request, reply, err, route);
       return;
     }
-    let out: Outgoing;
-    try {
-      out = outgoingOf(r);
-    } catch (err) {
-      out = errorOutgoing(err, route, ex, false);
+    reply.code(r.status);
+    if (r.headers !== undefined) reply.headers(r.headers);
+    if ((r.status === 429 || r.status === 503) && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+    reply.header('x-request-id', request.id).type(r.contentType ?? CONTENT_TYPE);
+    record(route, r.status, undefined, reply.elapsedTime / 1000);
+    if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+      void reply.send(payload);
+      return;
     }
-    send(res, out, route, ex);
+    // bytes in parts (stored envelopes): streamed uncopied, with their total length
+    let length = 0;
+    for (const part of payload) length += part.length;
+    reply.header('content-length', length);
+    void reply.send(Readable.from(payload, { objectMode: false }));
   }
 
   /**
@@ -461,98 +502,172 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return gate
       .then(() => route.handler(ctx))
       .then((r) => {
-        if (r.status < 300) rate.countTarget(route.options, target)?.catch((err: unknown) => logger?.warn({ err }, 'rate limits: a write could not be counted'));
+        if (r.status < 300) rate.countTarget(route.options, target)?.catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: a write could not be counted'));
         return r;
       });
   }
 
-  /**
-   * One request, from Node's request and response to the route handler and back. Never throws. A request
-   * without a body (most reads) is routed and, with a synchronous handler, answered in this same call.
-   */
-  function handle(req: IncomingMessage, res: ServerResponse): void {
-    const ex = exchangeOf(req);
-    if (accessLog && logger?.isLevelEnabled('info') === true) logCompleted(req, res, ex);
-    // The request's scope (its id in every log line, passed on by outbound calls) costs every promise of the
-    // request an async hook on Node 20 (measured: ~10 % of a Relay delivery's CPU), so it comes with the access log.
-    if (accessLog) inRequest(ex.id, () => handleIn(req, res, ex));
-    else handleIn(req, res, ex);
+  /** The fastify handler of `route`: a synchronous handler's answer is written in the same call. */
+  function handlerOf(route: Route): RouteHandlerMethod {
+    return (request, reply) => {
+      try {
+        const refused = (request.raw as Refusable)[REFUSED];
+        if (refused !== undefined) throw refused;
+        const query = request.query as Query;
+        if (query[BAD_QUERY] !== undefined) throw query[BAD_QUERY];
+        const params = request.params as Record<string, string>;
+        // an empty segment is never a parameter (`/dids//nonces`)
+        for (const name in params) if (params[name] === '') throw new DdnError('not_found', 'no such route');
+        const r = run(route, new Context(request, params, query));
+        if (r instanceof Promise) {
+          r.then(
+            (v) => write(request, reply, route, v),
+            (err: unknown) => sendError(request, reply, err, route),
+          );
+        } else write(request, reply, route, r);
+      } catch (err) {
+        sendError(request, reply, err, route);
+      }
+    };
   }
 
-  /** {@link handle} within the request's scope (its id in every log line). */
-  function handleIn(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
-    const method = req.method ?? 'GET';
-    const rawUrl = req.url ?? '/';
-    let route: Route | undefined;
-    try {
-      const target = splitTarget(rawUrl);
-      if (!isBodyless(method)) {
-        void handleWithBody(req, res, method, rawUrl, target, ex);
+  /** A client over its route's budget is refused before its body is read (and the connection then closed). */
+  function rateGate(options: RouteOptions) {
+    return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+      const gate = rate?.admitClient(options, request.raw);
+      if (gate === undefined) {
+        done();
         return;
       }
-      const match = router.match(method, target.path);
-      route = match.value;
-      const query = parseQuery(target.query);
-      const ctx = new Context(req, method, rawUrl, match.params, query, undefined, undefined, ex.id);
-      const matched = route;
-      const gate = rate?.admitClient(matched.options, req);
-      answer(res, matched, gate === undefined ? run(matched, ctx) : gate.then(() => run(matched, ctx)), ex);
-    } catch (err) {
-      send(res, errorOutgoing(err, route, ex, false), route, ex);
-    }
+      gate.then(
+        () => done(),
+        (err: unknown) => done(isBodyless(request.method) ? toDdnError(err) : new BodyError(toDdnError(err), true)),
+      );
+    };
   }
 
-  /** {@link handle} for a method with a body: the body is read (and bounded) before routing. Never rejects. */
-  async function handleWithBody(
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-    rawUrl: string,
-    target: RawTarget,
-    ex: Exchange,
-  ): Promise<void> {
-    let route: Route | undefined;
-    let unread = false;
-    try {
-      // A client over its budget is refused before its body is read (and the connection closed).
-      const early = rate === undefined ? undefined : matchOrUndefined(method, target.path);
-      const gate = early === undefined ? undefined : rate?.admitClient(early.value.options, req);
-      if (gate !== undefined) {
-        route = early?.value;
-        unread = true;
-        await gate;
-        unread = false;
-      }
-      const body = await readRequestBody(req, limits);
-      const match = early ?? router.match(method, target.path);
-      route = match.value;
-      const rawBody = body !== undefined && body.length > 0 ? body : undefined;
-      const query = parseQuery(target.query);
-      const parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, req.headers['content-type']);
-      answer(res, route, run(route, new Context(req, method, rawUrl, match.params, query, parsed, rawBody, ex.id)), ex);
-    } catch (err) {
-      const bodyFailure = err instanceof BodyError;
-      const routeOfFailure = route ?? (bodyFailure ? routeOf(method, rawUrl) : undefined);
-      send(res, errorOutgoing(bodyFailure ? err.error : err, routeOfFailure, ex, unread || (bodyFailure && err.closeConnection)), routeOfFailure, ex);
-    }
-  }
-
+  fastify.decorateRequest('ddnRawBody', null);
   fastify.removeAllContentTypeParsers();
-  // The body is left unread for handle(), which reads it from the raw request as over a socket.
-  fastify.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-  fastify.setErrorHandler((err, request, reply) => replyError(request, reply, fromFramework(err)));
-  const viaFastify = (request: FastifyRequest, reply: FastifyReply): void => {
-    reply.hijack();
-    handle(request.raw, reply.raw);
-  };
-  fastify.setNotFoundHandler(viaFastify);
-  fastify.all('/*', viaFastify);
+  // Every body, whatever its media type, is read by our reader and parsed by ours (415 for a non-JSON one).
+  fastify.addContentTypeParser('*', (request, _payload, done) => {
+    const refused = (request.raw as Refusable)[REFUSED];
+    if (refused !== undefined) {
+      done(refused, undefined);
+      return;
+    }
+    readRequestBody(request.raw, limits).then(
+      (raw) => {
+        const rawBody = raw !== undefined && raw.length > 0 ? raw : undefined;
+        let parsed: JsonObject | undefined;
+        try {
+          parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, request.headers['content-type']);
+        } catch (err) {
+          done(err as Error, undefined);
+          return;
+        }
+        request.ddnRawBody = rawBody ?? null;
+        done(null, parsed);
+      },
+      (err: Error) => done(err, undefined),
+    );
+  });
+  fastify.setErrorHandler((err, request, reply) => sendError(request, reply, fromFramework(err), routeOfRequest(request)));
+  fastify.setNotFoundHandler((request, reply) => {
+    const refused = (request.raw as Refusable)[REFUSED];
+    if (refused !== undefined) {
+      sendError(request, reply, refused, undefined);
+      return;
+    }
+    const url = request.raw.url ?? '/';
+    const allow = METHODS.filter((method) => fastify.findRoute({ method, url }) !== null);
+    sendError(
+      request,
+      reply,
+      allow.length === 0
+        ? new DdnError('not_found', 'no such route')
+        : new DdnError('method_not_allowed', `method ${request.method} not allowed`, { allow }),
+      undefined,
+    );
+  });
+  if (opts.accessLog === true) {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        { req: { method: request.method, url: request.raw.url }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+        'request completed',
+      );
+      done();
+    });
+  }
 
-  return {
+  void fastify.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: `ddn ${opts.name}`, version: opts.version ?? '0.0.0' },
+    },
+  });
+  // The routes, added once fastify starts (after the OpenAPI plugin, which sees every route as it is added).
+  void fastify.register((app, _options, done) => {
+    started = true;
+    for (const route of routes) {
+      const handler = handlerOf(route);
+      const method = route.method;
+      const limited = rate !== undefined && route.options.rateClass !== undefined;
+      app.route({
+        method,
+        url: joinBase(opts.basePath, route.pattern),
+        handler,
+        config: { ddn: route },
+        schema: documented(route),
+        ...(limited ? { onRequest: rateGate(route.options) } : {}),
+      });
+    }
+    done();
+  });
+  // schemas document; they neither validate nor serialise (see the file comment)
+  fastify.setValidatorCompiler(() => undefined as never);
+  fastify.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  let openapi: string | undefined;
+  const server: HttpServer = {
     fastify,
     route(method, pattern, handler, options = {}) {
-      // The handler is typed by its pattern's params; the router guarantees exactly those names.
-      router.add(method, pattern, { handler: handler as unknown as RouteHandler, options, recorder: observer?.route(method, pattern) });
+      if (started) throw new Error(`route ${method} ${pattern} added after the server started`);
+      const shape = patternShape(pattern);
+      if (routes.some((r) => r.method === method && patternShape(r.pattern) === shape)) throw new Error(`duplicate route: ${method} ${pattern}`);
+      routes.push({
+        method,
+        pattern,
+        // The handler is typed by its pattern's params; the router guarantees exactly those names.
+        handler: handler as unknown as RouteHandler,
+        options,
+        recorder: observer?.route(method, pattern),
+      });
     },
   };
+  routes.push({
+    method: 'GET',
+    pattern: '/openapi.json',
+    handler: () => {
+      openapi ??= JSON.stringify(fastify.swagger());
+      return jsonPayload(200, openapi);
+    },
+    options: { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: { type: 'object' } as TSchema } } },
+    recorder: undefined,
+    unobserved: true,
+  });
+  return server;
+}
+
+/** The fastify schema of a route: its declared shapes plus the error answers every route can give. */
+function documented(route: Route): Record<string, unknown> {
+  const s = route.options.schema ?? {};
+  const response: Record<string, unknown> = { ...errorResponses(route.options.errorSchema, route.method) };
+  for (const [status, schema] of Object.entries(s.response ?? {})) response[status] = schema;
+  const out: Record<string, unknown> = { response };
+  const params = s.params ?? paramsOf(route.pattern);
+  if (params !== undefined) out.params = params;
+  for (const key of ['summary', 'description', 'tags', 'querystring', 'headers', 'body'] as const) {
+    if (s[key] !== undefined) out[key] = s[key];
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 /**
  * Raw request-target handling (http-api.md §0.4): split the raw path on `/` first, then percent-decode each
- * segment exactly once; query strings use form decoding.
+ * segment exactly once (fastify's router does the same for routes; the WebSocket upgrade path uses this);
+ * query strings use form decoding (first occurrence wins, bad encoding is 400) as fastify's query parser.
  */
 import { DdnError, type ErrorCode } from '../base/errors.js';
 

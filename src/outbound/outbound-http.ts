@@ -9,7 +9,6 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
 import { Agent, errors as undiciErrors } from 'undici';
-import { currentRequestId } from '../base/request-scope.js';
 import { isSpecialAddress } from '../protocol/public-endpoint.js';
 
 export type OutboundFailure = 'blocked_address' | 'timeout' | 'network' | 'invalid_url';
@@ -32,6 +31,8 @@ export interface OutboundRequest {
   headers: Record<string, string>;
   body?: Buffer;
   timeoutMs: number;
+  /** The id of the request this call is made for, passed on as `X-Request-Id`; none outside a request. */
+  requestId?: string;
 }
 
 export interface OutboundResponse {
@@ -53,12 +54,6 @@ export interface OutboundHttpOptions {
   hosts?: Readonly<Record<string, string>>;
   /** Told of every request's result (`2xx`…`5xx`, or the failure code) and duration in seconds (metrics). */
   observe?: (result: string, seconds: number) => void;
-}
-
-/** `X-Request-Id` of the request being served, if any (passed on to the Cache or Relay called for it). */
-function requestIdHeader(): Record<string, string> {
-  const id = currentRequestId();
-  return id === undefined ? {} : { 'x-request-id': id };
 }
 
 export class OutboundHttp {
@@ -134,7 +129,7 @@ export class OutboundHttp {
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: req.method,
-        headers: { ...requestIdHeader(), ...req.headers },
+        headers: { ...(req.requestId === undefined ? {} : { 'x-request-id': req.requestId }), ...req.headers },
         ...(req.body === undefined ? {} : { body: req.body }),
         headersTimeout: req.timeoutMs,
         bodyTimeout: req.timeoutMs,

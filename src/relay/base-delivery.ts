@@ -89,6 +89,7 @@ export async function storeInCaches(
   bodies: readonly Buffer[],
   maxReplicas: number,
   storer: CacheStorer,
+  requestId?: string,
 ): Promise<StoreReport> {
   const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0, failures: [] };
   const wanted = Math.max(1, maxReplicas);
@@ -100,7 +101,7 @@ export async function storeInCaches(
       let ok = true;
       let retention: AppliedRetention | null = null;
       for (const body of bodies) {
-        const outcome = await storer.store(endpoint, body);
+        const outcome = await storer.store(endpoint, body, requestId);
         report.attempts += outcome.attempts;
         if (!outcome.ok) {
           report.lastFailure = outcome.cacheResult;

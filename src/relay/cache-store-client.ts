@@ -57,7 +57,8 @@ export type StoreFailure = Extract<StoreOutcome, { ok: false }>;
 
 /** Stores envelopes at Cache endpoints. */
 export interface CacheStorer {
-  store(endpoint: string, body: Buffer): Promise<StoreOutcome>;
+  /** Stores `body` at `endpoint`, for request `requestId` (passed on as `X-Request-Id`). */
+  store(endpoint: string, body: Buffer, requestId?: string): Promise<StoreOutcome>;
 }
 
 /** Timeouts and retries of outbound stores. */
@@ -159,7 +160,7 @@ export class HttpCacheStorer implements CacheStorer {
     return this.deps.ownCacheUrls().some((u) => normalizeEndpoint(u) === n);
   }
 
-  async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
+  async store(endpoint: string, body: Buffer, requestId?: string): Promise<StoreOutcome> {
     if (this.deps.local !== undefined && this.isOwn(endpoint)) {
       const a = await this.deps.local.store(body, this.deps.identity);
       return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : refused(1, a);
@@ -171,7 +172,7 @@ export class HttpCacheStorer implements CacheStorer {
       if (attempts > 0) await this.sleep(this.retry.backoffMs * 2 ** (attempts - 1));
       attempts++;
       try {
-        const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs);
+        const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs, requestId);
         const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
         // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
         if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };

@@ -3,28 +3,12 @@
  * `http_status` always equals the HTTP status it is sent with.
  */
 import { DdnError, type ErrorCode, type ErrorDetails } from '../base/errors.js';
+import type { DeliveryMode, DeliveryResult } from '../wire/relay.js';
 
-/** `delivery_mode` values (§10.5). */
-export type DeliveryMode = 'direct' | 'cache_fallback' | 'policy_delivery' | 'policy_handoff' | 'staged' | 'failed';
+export type { DeliveryMode, DeliveryResult } from '../wire/relay.js';
 
 /** Success codes of the §10.5 table. */
 export type SuccessCode = 'delivered' | 'cached' | 'policy_applied' | 'chunk_staged' | 'chunk_set_delivered';
-
-/** The Relay's response body (§10.5). */
-export interface DeliveryResult {
-  success: boolean;
-  delivery_mode: DeliveryMode;
-  http_status: number;
-  code: string;
-  message: string;
-  /** Downstream attempts represented, including the first; 0 when none was made. */
-  retry_count: number;
-  /** An actual Cache store attempt was made. */
-  cache_attempted: boolean;
-  /** `accepted`, `attempted`, `failed`, `no_cache_endpoints`, a failing Cache's error text, or null. */
-  cache_result: string | null;
-  details: Record<string, unknown>;
-}
 
 /** What the downstream side of a delivery did (the three attempt fields of §10.5). */
 export interface AttemptSummary {

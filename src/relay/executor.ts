@@ -21,6 +21,8 @@ export interface DeliveryJob {
   chunked: boolean;
   /** The resolution (recipient, persona, winning rule, effective constraints) the delivery runs under. */
   view: DeliveryView;
+  /** The id of the request the delivery runs for, passed on to the Caches and Relays called. */
+  requestId?: string;
 }
 
 /** Runs a delivery and reports it; throws a coded error (a {@link DeliveryFailure} when downstream was tried). */
@@ -107,7 +109,7 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
     // One copy: base delivery stores until the first 202. `max_replicas` bounds the copies a rule's Store steps ask
     // for (`desired_replicas`); base delivery asks for none beyond the one the recipient retrieves.
-    const report = await storeInCaches(services, bodies, 1, this.deps.storer);
+    const report = await storeInCaches(services, bodies, 1, this.deps.storer, job.requestId);
     const attempted = { attempted_caches: report.attempted };
     if (report.accepted.length === 0) {
       const failedAttempts = { retryCount: report.attempts, cacheAttempted: report.attempts > 0, cacheResult: report.lastFailure ?? 'failed' };

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { trimJsonObject } from '../base/json-text.js';
 import { DdnError } from '../base/errors.js';
+import type { RequestTrace } from '../base/request-trace.js';
 import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
 import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';
@@ -23,6 +24,8 @@ export interface RelayRequest {
   pathRecipient: string | null;
   /** The verified node of a node-signed request (§10.6, step 2), else null. */
   node: AuthenticatedNode | null;
+  /** The request's id (passed on to the Caches and Relays called for it) and logger (lines carry the id). */
+  trace?: RequestTrace;
 }
 
 /** A request that passed steps 3–5. */
@@ -31,6 +34,8 @@ export interface Resolved {
   view: DeliveryView;
   /** The client envelope text (JSON object, no provenance) — what is staged, stored and pushed live. */
   clientEnvelope: Buffer;
+  /** The request's id and logger. */
+  trace?: RequestTrace;
 }
 
 /** What the admission steps read. */
@@ -99,7 +104,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
     throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
   }
   const clientEnvelope = env.provenance === null ? trimJsonObject(req.rawBody) : Buffer.from(JSON.stringify(env.fields), 'utf8');
-  return { env, view, clientEnvelope };
+  return req.trace === undefined ? { env, view, clientEnvelope } : { env, view, clientEnvelope, trace: req.trace };
 }
 
 /** Steps 7–12, in order. `bodyBytes` is the request body's length. */

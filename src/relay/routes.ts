@@ -8,6 +8,8 @@ import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpResponse, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
+import { Type } from 'typebox';
+import { DeliveryResultSchema, RelayLimitsSchema } from '../wire/relay.js';
 import type { RelayService } from './service.js';
 
 /** What the routes need besides the service. */
@@ -17,6 +19,9 @@ export interface RelayRouteOptions {
   /** Told of every DeliveryResult answered to `POST /relay` (metrics). */
   onResult?: (result: DeliveryResult) => void;
 }
+
+/** The envelope (http-api.md §2.7): a JSON object the Relay's own parser checks field by field, in the spec's order. */
+const ENVELOPE = Type.Object({}, { additionalProperties: true, title: 'Envelope', description: 'An envelope (http-api.md §2.7)' });
 
 function respond(result: DeliveryResult): HttpResponse {
   const retryAfter = retryAfterOf(result);
@@ -43,7 +48,18 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
     errorBody: (err) => observed(failureResult(err)),
     rateClass: 'relay-post',
     rateTarget: (ctx) => ctx.params.recipientDid ?? envelopeRecipientOf(ctx.body),
+    errorSchema: DeliveryResultSchema,
   };
+  const post = (summary: string, params?: ReturnType<typeof Type.Object>): RouteOptions => ({
+    ...relayPost,
+    schema: {
+      summary,
+      tags: ['relay'],
+      ...(params === undefined ? {} : { params }),
+      body: ENVELOPE,
+      response: { 202: DeliveryResultSchema },
+    },
+  });
 
   const relay = async (ctx: RequestContext<Record<string, string>>, pathRecipient: string | null): Promise<HttpResponse> => {
     if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
@@ -54,10 +70,18 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
       if (isDdnError(err)) return respond(observed(failureResult(err)));
       throw err;
     }
-    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node })));
+    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node, trace: { id: ctx.requestId, log: ctx.log } })));
   };
 
-  server.route('POST', '/relay', (ctx) => relay(ctx, null), relayPost);
-  server.route('POST', '/relay/:recipientDid', (ctx) => relay(ctx, ctx.params.recipientDid), relayPost);
-  server.route('GET', '/relay/limits', () => json(200, service.limits()), { rateClass: 'read' });
+  server.route('POST', '/relay', (ctx) => relay(ctx, null), post('Deliver an envelope (§10.3)'));
+  server.route(
+    'POST',
+    '/relay/:recipientDid',
+    (ctx) => relay(ctx, ctx.params.recipientDid),
+    post('Deliver an envelope to the DID in the path (§10.3)', Type.Object({ recipientDid: Type.String({ description: 'The recipient DID' }) })),
+  );
+  server.route('GET', '/relay/limits', () => json(200, service.limits()), {
+    rateClass: 'read',
+    schema: { summary: 'The Relay\'s limits (§10.5)', tags: ['relay'], response: { 200: RelayLimitsSchema } },
+  });
 }

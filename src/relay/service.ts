@@ -4,6 +4,7 @@
  * delivery through the {@link DeliveryExecutor} the winning action selects (14) and the events (15).
  * Transport-free: the routes hand over parsed bodies and raw bytes.
  */
+import type { RelayLimitsResponse } from '../wire/relay.js';
 import type { Logger } from 'pino';
 import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
@@ -54,7 +55,7 @@ export class RelayService {
   }
 
   /** `GET /relay/limits` (§10.5). */
-  limits(): Record<string, number> {
+  limits(): RelayLimitsResponse {
     return limitsBody(this.deps.settings);
   }
 
@@ -64,7 +65,7 @@ export class RelayService {
       return await this.process(req);
     } catch (err) {
       if (!isDdnError(err)) {
-        this.deps.logger?.error({ err }, 'relay failed');
+        (req.trace?.log ?? this.deps.logger)?.error({ err }, 'relay failed');
         return failureResult(new DdnError('internal_error', 'internal error'));
       }
       return failureResult(err);
@@ -109,7 +110,7 @@ export class RelayService {
    * from the in-flight entry.
    */
   private deliverOnce(key: string, r: Resolved): Promise<DeliveryResult> {
-    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view });
+    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view, ...traced(r) });
     const recipientDid = r.view.recipient.did;
     const entry = { hash: r.env.contentHash, recipientDid, result: run };
     this.inFlight.set(key, entry);
@@ -134,7 +135,7 @@ export class RelayService {
       result = await executor.execute(job);
     } catch (err) {
       if (!isDdnError(err)) throw err;
-      this.deps.logger?.info({ message_id: r.env.messageId, code: err.code }, 'relay delivery failed');
+      (r.trace?.log ?? this.deps.logger)?.info({ message_id: r.env.messageId, code: err.code }, 'relay delivery failed');
       return failureResult(err);
     }
     this.emit('RelayDelivered', r);
@@ -175,7 +176,7 @@ export class RelayService {
     const chunks = await store.loadSet(view.recipient.did, chunk.groupId);
     if (chunks.length < outcome.total) return stagedResult(chunk.groupId, { ...outcome, received: chunks.length });
     const envelopes = chunks.map((c) => Buffer.from(c.envelope.buffer, c.envelope.byteOffset, c.envelope.byteLength));
-    const result = await this.deliver(r, { env, envelopes, chunked: true, view });
+    const result = await this.deliver(r, { env, envelopes, chunked: true, view, ...traced(r) });
     if (!result.success) {
       result.details = { ...result.details, message_group_id: chunk.groupId, retry_until: isoMs(outcome.retryUntilMs) };
       return result;
@@ -257,4 +258,9 @@ function stagedResult(groupId: string, o: StageOutcome): DeliveryResult {
     expected_chunks: o.total,
     retry_until: isoMs(o.retryUntilMs),
   });
+}
+
+/** The request id a delivery passes on (none outside a request). */
+function traced(r: Resolved): { requestId?: string } {
+  return r.trace === undefined ? {} : { requestId: r.trace.id };
 }

@@ -1,4 +1,5 @@
 /** What the Relay role is configured with (http-api.md §0.1, §10). */
+import type { RelayLimitsResponse } from '../wire/relay.js';
 import { MAX_METADATA_BYTES } from '../protocol/envelope.js';
 import type { Profile } from '../protocol/profile.js';
 
@@ -26,7 +27,7 @@ export interface RelaySettings {
 }
 
 /** `GET /relay/limits` (§10.5). */
-export function limitsBody(s: RelaySettings): Record<string, number> {
+export function limitsBody(s: RelaySettings): RelayLimitsResponse {
   return {
     max_http_envelope_bytes: s.maxHttpEnvelopeBytes,
     max_unchunked_message_bytes: s.maxUnchunkedMessageBytes,

@@ -326,17 +326,7 @@ export async function startCache(o: HarnessOptions = {}): Promise<CacheHarness> 
     },
     ack(r, ids, over = {}) {
       const p = h.proof(r, 'ack', [...new Set(ids)].sort().join(','), over);
-      return h.post('/cache/ack', {
-        did: over.did ?? r.did,
-        device_id: over.deviceId ?? '',
-        service_id: p['X-Service-Id'],
-        cache_endpoint: p['X-Cache-Endpoint'],
-        key_id: p['X-Key-Id'],
-        timestamp: p['X-Timestamp'],
-        nonce: p['X-Nonce'],
-        signature_b64: p['X-Signature'],
-        message_ids: ids,
-      });
+      return h.post('/cache/ack', ackBody(p, over.did ?? r.did, ids, over.deviceId ?? ''));
     },
     async close() {
       await server.fastify.close();
@@ -345,6 +335,21 @@ export async function startCache(o: HarnessOptions = {}): Promise<CacheHarness> 
     },
   };
   return h;
+}
+
+/** The body of `POST /cache/ack` (§11.6) carrying the proof of `headers` (from {@link proofHeaders}). */
+export function ackBody(headers: Record<string, string>, did: string, messageIds: readonly string[], deviceId = ''): Record<string, unknown> {
+  return {
+    did,
+    device_id: deviceId,
+    service_id: headers['X-Service-Id'],
+    cache_endpoint: headers['X-Cache-Endpoint'],
+    key_id: headers['X-Key-Id'],
+    timestamp: headers['X-Timestamp'],
+    nonce: headers['X-Nonce'],
+    signature_b64: headers['X-Signature'],
+    message_ids: messageIds,
+  };
 }
 
 /** Signed retrieval-proof headers (§11.4) for `r`; `endpoint` and `nowMs` fill the defaults. */

@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, resolveLogFormat } from '../../src/app/logger.js';
-import { inRequest } from '../../src/base/request-scope.js';
 import { DdnError } from '../../src/base/errors.js';
 import { createHttpServer, json, type HttpObserver } from '../../src/http/server.js';
 import { OutboundHttp } from '../../src/outbound/outbound-http.js';
@@ -16,9 +15,9 @@ function build(o: { accessLog?: boolean; observer?: HttpObserver } = {}) {
   const logger = createLogger('info', { format: 'json', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Line) } });
   const server = createHttpServer({ name: 'relay', logger, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large', ...o });
   server.route('GET', '/things/:id', async (ctx) => {
-    logger.info('before await');
+    ctx.log.info('before await');
     await new Promise((r) => setTimeout(r, 1));
-    logger.info('after await');
+    ctx.log.info('after await');
     return json(200, { id: ctx.params.id, request_id: ctx.requestId });
   });
   server.route('POST', '/things', () => {
@@ -67,7 +66,7 @@ describe('X-Request-Id', () => {
     const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/cache/store`;
     const outbound = new OutboundHttp({ allowPrivate: true });
     try {
-      await inRequest('relay-req-7', () => outbound.request({ method: 'POST', url, headers: {}, body: Buffer.from('{}'), timeoutMs: 5000 }));
+      await outbound.request({ method: 'POST', url, headers: {}, body: Buffer.from('{}'), timeoutMs: 5000, requestId: 'relay-req-7' });
       await outbound.request({ method: 'POST', url, headers: {}, body: Buffer.from('{}'), timeoutMs: 5000 });
       assert.equal(seen[0]!['x-request-id'], 'relay-req-7');
       assert.equal(seen[1]!['x-request-id'], undefined, 'outside a request: none');

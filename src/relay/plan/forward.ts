@@ -15,7 +15,8 @@ import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.j
 
 /** Sends one envelope to another Relay; true when it answered 2xx with `success: true`. */
 export interface RelayForwarder {
-  forward(endpoint: string, body: Buffer): Promise<boolean>;
+  /** Forwards `body` to `endpoint`, for request `requestId` (passed on as `X-Request-Id`). */
+  forward(endpoint: string, body: Buffer, requestId?: string): Promise<boolean>;
 }
 
 /** What {@link HttpRelayForwarder} needs. */
@@ -32,10 +33,10 @@ export interface ForwarderDeps {
 export class HttpRelayForwarder implements RelayForwarder {
   constructor(private readonly deps: ForwarderDeps) {}
 
-  async forward(endpoint: string, body: Buffer): Promise<boolean> {
+  async forward(endpoint: string, body: Buffer, requestId?: string): Promise<boolean> {
     const url = `${endpoint.replace(/\/+$/, '')}/relay`;
     try {
-      const res = await postNodeSigned(this.deps, url, body, this.deps.timeoutMs ?? 10_000);
+      const res = await postNodeSigned(this.deps, url, body, this.deps.timeoutMs ?? 10_000, requestId);
       let parsed: unknown = null;
       try {
         parsed = JSON.parse(res.body.toString('utf8'));
@@ -61,13 +62,18 @@ export interface ForwardReport {
 }
 
 /** Tries each endpoint in order until one accepts every body (one attempt per endpoint). */
-export async function forwardToEndpoints(endpoints: readonly string[], bodies: readonly Buffer[], forwarder: RelayForwarder): Promise<ForwardReport> {
+export async function forwardToEndpoints(
+  endpoints: readonly string[],
+  bodies: readonly Buffer[],
+  forwarder: RelayForwarder,
+  requestId?: string,
+): Promise<ForwardReport> {
   let attempts = 0;
   for (const endpoint of endpoints) {
     let ok = true;
     for (const body of bodies) {
       attempts++;
-      if (!(await forwarder.forward(endpoint, body))) {
+      if (!(await forwarder.forward(endpoint, body, requestId))) {
         ok = false;
         break;
       }

@@ -15,6 +15,9 @@ export type StepFailureKind = 'downstream' | 'not_deliverable' | 'release_profil
 
 /** Mutable record of one plan run. */
 export class PlanRunState {
+  /** The id of the request the plan runs for, passed on to the Caches and Relays called. */
+  requestId: string | undefined;
+
   attempts = 0;
   cacheAttempted = false;
   /** `cache_result` of the last Cache failure. */
