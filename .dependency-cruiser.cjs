@@ -39,6 +39,7 @@ module.exports = {
     onlyFrom('base-is-a-leaf', 'base', [], 'base/ (bytes, clock, errors, small utilities) imports nothing of ours.'),
     onlyFrom('codec-pure', 'codec', ['base'], 'Encodings depend on base only.'),
     onlyFrom('crypto-pure', 'crypto', ['base', 'codec'], 'Crypto primitives depend on base and codec only.'),
+    onlyFrom('wire-is-shapes', 'wire', [], 'Wire shapes (TypeBox schemas) import nothing of ours: the routes and the SDK both import them.'),
     onlyFrom('protocol-pure', 'protocol', ['base', 'codec', 'crypto'], 'Wire formats and protocol rules import no role, store or transport.'),
     onlyFrom('ledger-below-roles', 'ledger', ['base', 'codec', 'crypto', 'protocol'], 'The ledger (state, runtime) imports no role, store or transport.'),
     onlyFrom('ports-are-interfaces', 'ports', ['base', 'codec', 'crypto', 'protocol'], 'Ports declare what the roles need; they import no implementation.'),
@@ -47,8 +48,8 @@ module.exports = {
     onlyFrom(
       'sdk-is-publishable',
       'client',
-      ['base', 'codec', 'crypto', 'protocol'],
-      'The SDK (ddn/client) imports no server code: no role, store, port, adapter, transport or app.',
+      ['base', 'codec', 'crypto', 'protocol', 'wire'],
+      'The SDK (ddn/client) imports no server code: no role, store, port, adapter, transport or app (the wire shapes it shares with the routes are its own).',
     ),
     {
       name: 'roles-are-independent',
