@@ -1,5 +1,5 @@
 /** `ddn mirror`: a read-only mirror of a Directory (docs/mirrors.md), until SIGTERM/SIGINT. */
-import { EXIT } from './exit-codes.js';
+import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../app/config.js';
 import { createLogger } from '../app/logger.js';
@@ -19,6 +19,8 @@ Directory's read routes from it (writes answer 403 read_only_mirror with the pri
   --port N            port to listen on, 0 for any (default 8080; env DDN_PORT)
   --log-level LEVEL   fatal, error, warn, info, debug, trace or silent (default info; env DDN_LOG_LEVEL)
   --help              this text
+
+${EXIT_HELP}
 `;
 
 const LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -6,7 +6,9 @@ import type { Logger } from 'pino';
 import type { GenesisConfig } from '../ledger/block.js';
 import type { Ledger } from '../ledger/chain.js';
 import { json, type HttpServer } from '../http/server.js';
+import { Type } from 'typebox';
 import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
+import { withDirectoryRateClasses } from './rate-classes.js';
 import { attachFeedStream, type FeedStream, type FeedStreamLimits } from './export-stream.js';
 
 export const JSONL_CONTENT_TYPE = 'application/jsonl';
@@ -21,13 +23,16 @@ export interface ExportRouteOptions {
 }
 
 /** Adds the export routes to the Directory's server; the returned stream is closed with the server. */
-export function registerExportRoutes(server: HttpServer, o: ExportRouteOptions): FeedStream {
+export function registerExportRoutes(directoryServer: HttpServer, o: ExportRouteOptions): FeedStream {
+  // rate class `read`, as every Directory read
+  const server = withDirectoryRateClasses(directoryServer);
   const feed = new ExportFeed(o.ledger, o.genesis);
+  const jsonLines = Type.String({ description: 'one JSON object per line (docs/mirrors.md)', contentMediaType: JSONL_CONTENT_TYPE });
   server.route('GET', '/export', ({ query }) => {
     const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
     const text = page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`;
     return { status: 200, body: {}, payload: text, contentType: JSONL_CONTENT_TYPE, headers: { [FEED_HEAD_HEADER]: String(page.headSeq) } };
-  });
+  }, { schema: { summary: 'The export feed: finalized operations after a seq, as JSON lines', response: { 200: jsonLines } } });
   server.route('GET', '/export/genesis', () => json(200, feed.genesisJson()));
   return attachFeedStream({
     server: server.fastify.server,

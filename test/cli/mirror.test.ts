@@ -69,6 +69,6 @@ describe('ddn mirror', () => {
     }
     const help = await run(['--help']);
     assert.equal(help.code, 0);
-    assert.match(help.stderr, /usage: ddn mirror --from/);
+    assert.match(help.stdout, /usage: ddn mirror --from/);
   });
 });
