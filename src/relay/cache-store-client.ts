@@ -177,12 +177,12 @@ export class HttpCacheStorer implements CacheStorer {
         // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
         if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
         last = refused(attempts, answer);
-        this.deps.logger?.debug({ endpoint, status: answer.status, code: last.cacheResult }, 'cache store refused');
+        this.deps.logger?.debug({ reqId: requestId, endpoint, status: answer.status, code: last.cacheResult }, 'cache store refused');
         if (!RETRYABLE.has(answer.status)) break;
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
         last = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed', reason: `${err.kind}: ${err.message.slice(0, 200)}` };
-        this.deps.logger?.debug({ endpoint, kind: err.kind }, 'cache store failed');
+        this.deps.logger?.debug({ reqId: requestId, endpoint, kind: err.kind }, 'cache store failed');
         if (err.kind === 'blocked_address' || err.kind === 'invalid_url') break;
       }
     }

@@ -44,11 +44,11 @@ export class HttpRelayForwarder implements RelayForwarder {
         parsed = null;
       }
       const ok = res.status >= 200 && res.status < 300 && typeof parsed === 'object' && parsed !== null && (parsed as { success?: unknown }).success === true;
-      if (!ok) this.deps.logger?.info({ endpoint, status: res.status, code: (parsed as { code?: unknown } | null)?.code }, 'forward refused');
+      if (!ok) this.deps.logger?.info({ reqId: requestId, endpoint, status: res.status, code: (parsed as { code?: unknown } | null)?.code }, 'forward refused');
       return ok;
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
-      this.deps.logger?.info({ endpoint, kind: err.kind }, 'forward failed');
+      this.deps.logger?.info({ reqId: requestId, endpoint, kind: err.kind }, 'forward failed');
       return false;
     }
   }
