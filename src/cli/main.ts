@@ -6,19 +6,24 @@ import { appCommand } from './app.js';
 import { didCommand } from './did.js';
 import { healthCommand } from './health.js';
 import { keyCommand } from './key.js';
-import { migrateCommand } from './migrate.js';
-import { mirrorCommand } from './mirror.js';
 import { personaCommand } from './persona.js';
 import { policyCommand } from './policy.js';
 import { receiveCommand } from './receive.js';
 import { sendCommand } from './send.js';
-import { serveCommand } from './serve.js';
+
+/**
+ * A command whose module is loaded when it runs: the server commands pull in fastify, the stores and the ledger,
+ * which a client command (a long `ddn receive` whose memory is bounded) should not carry.
+ */
+function lazy(summary: string, load: () => Promise<CliCommand>): CliCommand {
+  return { summary, run: async (args, io) => (await load()).run(args, io) };
+}
 
 /** Every subcommand by name. */
 export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
-  serve: serveCommand,
-  migrate: migrateCommand,
-  mirror: mirrorCommand,
+  serve: lazy('run a node (Directory, Relay, Cache)', async () => (await import('./serve.js')).serveCommand),
+  migrate: lazy('apply the store migrations and exit', async () => (await import('./migrate.js')).migrateCommand),
+  mirror: lazy('run a read-only mirror of a Directory', async () => (await import('./mirror.js')).mirrorCommand),
   health: healthCommand,
   key: keyCommand,
   did: didCommand,

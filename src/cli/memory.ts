@@ -22,7 +22,7 @@ function collector(): (() => void) | null {
 }
 
 /** Calls `collect` after every `everyBytes` bytes passed to the returned function. */
-export function memoryBound(everyBytes = 4 * 1_048_576): (bytes: number) => void {
+export function memoryBound(everyBytes = 2 * 1_048_576): (bytes: number) => void {
   let since = 0;
   return (bytes) => {
     since += bytes;

@@ -9,12 +9,15 @@ import { build } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Builds `ddn` and resolves with the entry file and a function removing it. */
+/**
+ * Builds `ddn` and resolves with the entry file and a function removing it. Split at dynamic imports, as the
+ * command runs from dist/: the server commands (and fastify, the stores) load only when they run.
+ */
 export async function bundleDdn(): Promise<{ entry: string; remove(): void }> {
-  const entry = `${ROOT}dist/test-bundles/ddn-${process.pid}.mjs`;
+  const dir = `${ROOT}dist/test-bundles/ddn-${process.pid}`;
   await build({
-    entryPoints: [`${ROOT}src/cli/entry-dev.ts`], bundle: true, platform: 'node', format: 'esm', target: 'node20',
-    packages: 'external', outfile: entry, logLevel: 'error',
+    entryPoints: { ddn: `${ROOT}src/cli/entry-dev.ts` }, bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node20',
+    packages: 'external', outdir: dir, outExtension: { '.js': '.mjs' }, logLevel: 'error',
   });
-  return { entry, remove: () => rmSync(entry, { force: true }) };
+  return { entry: `${dir}/ddn.mjs`, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

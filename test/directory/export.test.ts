@@ -40,7 +40,7 @@ describe('the export feed', () => {
 
   it('lists every finalized extrinsic in order, each verifiable from its line', async () => {
     const first = await page(url, '');
-    assert.equal(first.type, 'application/jsonl');
+    assert.equal(first.type, 'application/jsonl; charset=utf-8');
     assert.ok(all.length >= 8);
     assert.equal(first.head, all[all.length - 1]!.seq);
     all.forEach((l, i) => assert.equal(l.seq, i + 1));

@@ -76,10 +76,14 @@ describe('web explorer in Chromium', () => {
     await buildExplorer();
     mkdirSync(ARTIFACTS, { recursive: true });
     const metrics = new NodeMetrics(buildInfo());
-    h = await startDirectory({ observer: metrics.httpObserver('directory') });
+    h = await startDirectory({
+      observer: metrics.httpObserver('directory'),
+      moreRoutes: (server, ledger) => {
+        registerHealthRoute(server, { roles: ['directory'], profile: 'platform', chainId: 'ddn-test', ledger, isReady: () => true });
+        registerMetricsRoute(server, metrics, { token: null, loopback: true });
+      },
+    });
     metrics.watchLedger(h.ledger);
-    registerHealthRoute(h.server, { roles: ['directory'], profile: h.profile.p, chainId: 'ddn-test', ledger: h.ledger, isReady: () => true });
-    registerMetricsRoute(h.server, metrics, { token: null, loopback: true });
     await h.server.fastify.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(h.server.fastify.server.address() as AddressInfo).port}`;
 

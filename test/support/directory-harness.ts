@@ -48,7 +48,7 @@ export function openLedger(dir: string, clock: ManualClock, profile: Profile, at
 export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' | 'clock'>>;
 
 export async function startDirectory(
-  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits; observer?: HttpObserver } = {},
+  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits; observer?: HttpObserver; moreRoutes?: (server: HttpServer, ledger: Ledger) => void } = {},
 ): Promise<DirectoryHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ddn-dir-'));
   const clock = opts.clock ?? new ManualClock(T0 + 1000);
@@ -66,6 +66,8 @@ export async function startDirectory(
   // The genesis attestor signs persona attestations; DNS challenges live in the ledger database.
   const service = new DirectoryService({ ledger, profile, clock, attestor, challenges: new SqliteDnsChallengeStore(db), ...opts.deps });
   registerDirectoryRoutes(server, service);
+  // routes are handed to fastify when it starts: the caller's own (health, metrics) go in before
+  opts.moreRoutes?.(server, ledger);
   await server.fastify.ready();
   return {
     dir,

@@ -1,7 +1,7 @@
 /**
  * The export feed's rows in a SQLite ledger store (docs/mirrors.md): one row per extrinsic of every block, in block
  * order, numbered by `seq` as the block is committed — and one row for a block without extrinsics, so a follower
- * sees every header. Each row keeps the extrinsic bytes (ledger_txs drops them once a transaction is finished).
+ * sees every header. The extrinsic bytes stay in ledger_txs (a transaction in a block keeps them).
  * Every store that holds the same blocks numbers them the same way, so a replica of a shared PostgreSQL ledger
  * serves the same feed as every other Directory process of the deployment.
  */
@@ -55,7 +55,8 @@ export class SqliteLedgerFeed {
       .filter((t) => t.blockNumber === blockNumber && t.blockIndex !== undefined)
       .sort((a, b) => a.blockIndex! - b.blockIndex!);
     if (own.length === 0) this.q.insert.run(blockNumber, null, null);
-    for (const t of own) this.q.insert.run(blockNumber, t.blockIndex, t.bytes ? Buffer.from(t.bytes) : null);
+    // the bytes stay in ledger_txs (an included or failed transaction keeps them): not stored twice
+    for (const t of own) this.q.insert.run(blockNumber, t.blockIndex, null);
   }
 
   after(afterSeq: number, maxBlock: number, limit: number): FeedEntry[] {
