@@ -14,6 +14,7 @@ import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.j
 import { countdownTiming, retryLine } from './retry-notice.js';
 import { sendStateDir, sendStateKey, SendStateFile } from './send-state.js';
 import { signerOf } from './signer-options.js';
+import { findIdentity, readBook } from './identity-book.js';
 
 /** The signer of `--from` / `--key` / `--signer-key-id`, checked against the sender's published keys. */
 async function senderOf(dir: DirectoryContext, from: RecipientRef | undefined, o: { key?: string; 'signer-key-id'?: string }): Promise<EnvelopeSigner | undefined> {
@@ -57,7 +58,7 @@ export const sendCommand = leaf('ddn send', {
     to: { type: 'string', arg: 'DID', help: 'recipient DID or alias, optionally followed by @persona', required: true },
     input: { type: 'string', arg: 'FILE', help: "the file to send, or '-' for standard input", required: true },
     relay: { type: 'string', arg: 'URL', help: 'Relay base URL', env: 'DDN_RELAY_URL', default: 'http://127.0.0.1:8081' },
-    from: { type: 'string', arg: 'DID', help: 'sign the envelopes as this sender DID (or alias); needs --key' },
+    from: { type: 'string', arg: 'DID', help: 'sign the envelopes as this sender DID (or alias); its key from --key or the identity book' },
     key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file of the sender (with --from)' },
     'signer-key-id': { type: 'string', arg: 'ID', help: "the sender's key: 'root' or a verification-method id", default: 'root' },
     name: { type: 'string', arg: 'NAME', help: "file name given to the recipient (default: the input's base name, or 'stdin')" },
@@ -76,11 +77,13 @@ export const sendCommand = leaf('ddn send', {
     const partBytes = positiveInt('chunk-size', o['chunk-size']);
     const toRef = recipientRef(o.to, '--to', true);
     if (o.from === undefined && o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
-    if (o.from !== undefined && o.key === undefined) throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender)');
+    // --from names an identity of the book (its DID or alias): its key signs unless --key says otherwise
+    const key = o.key ?? (o.from === undefined ? undefined : findIdentity(readBook(ctx.io.env), o.from)?.key);
+    if (o.from !== undefined && key === undefined) throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender), or an identity of the book');
     const fromRef = o.from === undefined ? undefined : recipientRef(o.from, '--from');
     const dir = await directoryContext(o);
     const to = await resolveRecipient(dir.client, toRef);
-    const sender = await senderOf(dir, fromRef, o);
+    const sender = await senderOf(dir, fromRef, { key, 'signer-key-id': o['signer-key-id'] });
     const source = o.input === '-' ? await stdinSource(ctx.io.stdin, o.name) : await fileSource(o.input, o.name);
     if (o.plaintext) ctx.info('warning: --plaintext sends the file unencrypted; every Relay and Cache on the way can read it');
 

@@ -133,7 +133,9 @@ describe('signed senders', () => {
     const wrong = await ddn(['send', '--to', bob, '--from', alice, '--key', path('bob.pem'), '--input', '-'], { env, stdin: Buffer.from('x') });
     assert.equal(wrong.json.code, 'invalid_usage');
     assert.match(wrong.stderr, /--key is not the key 'root' of/);
-    const missing = await ddn(['send', '--to', bob, '--from', alice, '--input', '-'], { env, stdin: Buffer.from('x') });
+    // no --key and no identity book that holds the sender (with one, its key signs: the README's quick start)
+    const noBook = { ...env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'ddn-nobook-')) };
+    const missing = await ddn(['send', '--to', bob, '--from', alice, '--input', '-'], { env: noBook, stdin: Buffer.from('x') });
     assert.equal(missing.json.code, 'invalid_usage');
   });
 });
