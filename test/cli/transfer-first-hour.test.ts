@@ -193,7 +193,7 @@ describe('resumable send', () => {
       });
     });
     const code = await first.exit;
-    assert.notEqual(code, 0);
+    assert.equal(code, 130, 'Ctrl-C exits 130 (docs/cli.md)');
     const stopped = JSON.parse(first.stdout()) as { code: string; details: { confirmed_envelopes: number; total_envelopes: number } };
     assert.equal(stopped.code, 'interrupted');
     assert.ok(stopped.details.confirmed_envelopes >= 3 && stopped.details.confirmed_envelopes < 192, JSON.stringify(stopped));
