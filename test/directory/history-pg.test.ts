@@ -14,7 +14,7 @@ import { registerDirectoryRoutes } from '../../src/directory/routes.js';
 import { DirectoryService } from '../../src/directory/service.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
-import type { DirectoryHarness } from '../support/directory-harness.js';
+import { injectCall, type DirectoryHarness } from '../support/directory-harness.js';
 import { mutate, registerDid } from '../support/directory-flows.js';
 import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
@@ -37,14 +37,7 @@ async function directoryOn(proc: PgLedgerProcess, clock: DirectoryHarness['clock
     server,
     service,
     attestor,
-    async call(method, url, payload) {
-      const res = await server.fastify.inject({
-        method: method as 'GET',
-        url,
-        ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
-      });
-      return { status: res.statusCode, body: res.json() as Record<string, unknown> };
-    },
+    call: injectCall(server),
     settle() {},
     async close() {
       await server.fastify.close();

@@ -5,10 +5,9 @@
  * produces the blocks killed with SIGKILL while it produces them back to back: no admission that got a 202 is
  * lost. Registers only when DDN_TEST_PG_URL is set.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ATTESTOR_KEY_FILE, GENESIS_FILE } from '../../src/app/node-keys.js';
 import { makeProfile } from '../../src/protocol/profile.js';
@@ -25,23 +24,13 @@ import {
   type Reply,
 } from '../support/directory-flows.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-import { serveProcess, type ServeProcess } from '../support/serve-process.js';
+import { serveProcess, serveScratch, type ServeProcess } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, { everyMs: 50, ignoreErrors: true });
 
 const profile = makeProfile('platform');
-const dirs: string[] = [];
-const children: ServeProcess[] = [];
-after(() => {
-  for (const c of children) c.proc.kill('SIGKILL');
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'ddn-pg-races-'));
-  dirs.push(d);
-  return d;
-};
+const { tempDir, children } = serveScratch('ddn-pg-races-');
 
 /** What the flows need of a Directory, over HTTP to a child process (blocks come from the ledger leader). */
 function overHttp(p: ServeProcess): DirectoryHarness {

@@ -5,11 +5,10 @@
  * exactly once (pull, acknowledge, pull again until empty) through the surviving Cache, and the ledger keeps
  * producing blocks under the surviving Directory. Registers only when DDN_TEST_PG_URL is set.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ATTESTOR_KEY_FILE, GENESIS_FILE } from '../../src/app/node-keys.js';
 import { makeProfile } from '../../src/protocol/profile.js';
@@ -17,7 +16,7 @@ import { ackSubject } from '../../src/protocol/retrieval-proof.js';
 import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson } from '../cache/http-support.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-import { serveProcess, type ServeProcess } from '../support/serve-process.js';
+import { serveProcess, serveScratch, type ServeProcess } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, { everyMs: 50, ignoreErrors: true });
@@ -27,17 +26,7 @@ const BEFORE_KILL = 60;
 const AFTER_KILL = 60;
 const WORKERS = 8;
 
-const dirs: string[] = [];
-const children: ServeProcess[] = [];
-after(() => {
-  for (const c of children) c.proc.kill('SIGKILL');
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'ddn-scale-'));
-  dirs.push(d);
-  return d;
-};
+const { tempDir, children } = serveScratch('ddn-scale-');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 if (PG_URL) {

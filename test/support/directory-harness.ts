@@ -47,6 +47,18 @@ export function openLedger(dir: string, clock: ManualClock, profile: Profile, at
 /** Optional Directory dependencies a test sets (DNS servers, private endpoints, no attestor, …). */
 export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' | 'clock'>>;
 
+/** `DirectoryHarness.call` on `server`: one request through fastify's inject (no socket), JSON in and out. */
+export function injectCall(server: HttpServer): DirectoryHarness['call'] {
+  return async (method, url, payload) => {
+    const res = await server.fastify.inject({
+      method: method as 'GET',
+      url,
+      ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
+    });
+    return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+  };
+}
+
 export async function startDirectory(
   opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits; observer?: HttpObserver; moreRoutes?: (server: HttpServer, ledger: Ledger) => void } = {},
 ): Promise<DirectoryHarness> {
@@ -77,14 +89,7 @@ export async function startDirectory(
     server,
     service,
     attestor,
-    async call(method, url, payload) {
-      const res = await server.fastify.inject({
-        method: method as 'GET',
-        url,
-        ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
-      });
-      return { status: res.statusCode, body: res.json() as Record<string, unknown> };
-    },
+    call: injectCall(server),
     settle() {
       while (ledger.produceBlock()) clock.advance(1);
     },

@@ -4,6 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -45,4 +49,25 @@ export function serveProcess(args: string[], command = 'serve'): Promise<ServePr
     });
     void exited.then(() => reject(new Error(`ddn ${command} exited before listening:\n${err}`)));
   });
+}
+
+/**
+ * Temp directories and `ddn serve` children of one test file, all removed (the children SIGKILLed) after it:
+ * `tempDir()` makes a directory named `prefix…`; push each started child onto `children`.
+ */
+export function serveScratch(prefix: string): { tempDir(): string; children: ServeProcess[] } {
+  const dirs: string[] = [];
+  const children: ServeProcess[] = [];
+  after(() => {
+    for (const c of children) c.proc.kill('SIGKILL');
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    tempDir: () => {
+      const d = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(d);
+      return d;
+    },
+    children,
+  };
 }

@@ -16,7 +16,7 @@ export const LEDGER_FEED_MIGRATIONS: readonly Migration[] = [
     version: 1,
     sql: `
       CREATE TABLE ledger_feed (
-        seq INTEGER PRIMARY KEY, block_number INTEGER NOT NULL, block_index INTEGER, bytes BLOB);
+        seq INTEGER PRIMARY KEY, block_number INTEGER NOT NULL, block_index INTEGER);
       CREATE INDEX ledger_feed_block ON ledger_feed (block_number);
       INSERT INTO ledger_feed (block_number, block_index)
         SELECT b.number, t.block_index FROM ledger_blocks b LEFT JOIN ledger_txs t ON t.block_number = b.number
@@ -29,7 +29,6 @@ interface FeedRow {
   seq: number;
   block_number: number;
   block_index: number | null;
-  bytes: Buffer | null;
 }
 
 /** The feed's statements over one ledger database (its migrations applied by the constructor). */
@@ -42,7 +41,7 @@ export class SqliteLedgerFeed {
   ) {
     migrate(db, LEDGER_FEED_MIGRATIONS, LEDGER_FEED_NAMESPACE);
     this.q = {
-      insert: db.prepare('INSERT INTO ledger_feed (block_number, block_index, bytes) VALUES (?, ?, ?)'),
+      insert: db.prepare('INSERT INTO ledger_feed (block_number, block_index) VALUES (?, ?)'),
       after: db.prepare('SELECT * FROM ledger_feed WHERE seq > ? AND block_number <= ? ORDER BY seq LIMIT ?'),
       // the index on block_number holds seq (the rowid) too: one index step, not a scan
       last: db.prepare('SELECT seq AS s FROM ledger_feed WHERE block_number <= ? ORDER BY block_number DESC, seq DESC LIMIT 1'),
@@ -54,9 +53,8 @@ export class SqliteLedgerFeed {
     const own = txs
       .filter((t) => t.blockNumber === blockNumber && t.blockIndex !== undefined)
       .sort((a, b) => a.blockIndex! - b.blockIndex!);
-    if (own.length === 0) this.q.insert.run(blockNumber, null, null);
-    // the bytes stay in ledger_txs (an included or failed transaction keeps them): not stored twice
-    for (const t of own) this.q.insert.run(blockNumber, t.blockIndex, null);
+    if (own.length === 0) this.q.insert.run(blockNumber, null);
+    for (const t of own) this.q.insert.run(blockNumber, t.blockIndex);
   }
 
   after(afterSeq: number, maxBlock: number, limit: number): FeedEntry[] {
@@ -64,10 +62,7 @@ export class SqliteLedgerFeed {
       const entry: FeedEntry = { seq: r.seq, blockNumber: r.block_number };
       if (r.block_index === null) return entry;
       const tx = this.txAt(r.block_number, r.block_index);
-      if (tx) {
-        entry.tx = { ...tx, blockIndex: r.block_index };
-        if (r.bytes) entry.tx.bytes = new Uint8Array(r.bytes);
-      }
+      if (tx) entry.tx = { ...tx, blockIndex: r.block_index };
       return entry;
     });
   }
