@@ -6,12 +6,12 @@
  * unwritten for `stallMs` cannot keep up and is closed with code 1008 and the reason `consumer_too_slow`.
  */
 import type { IncomingMessage, Server } from 'node:http';
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DdnError } from '../base/errors.js';
-import { errorBody, retryAfterSeconds, toDdnError } from '../http/error-body.js';
+import { retryAfterSeconds, toDdnError } from '../http/error-body.js';
+import { checkUpgradeHandshake, refuseUpgrade } from '../http/websocket-upgrade.js';
 import { parseQuery, splitTarget } from '../http/url.js';
 import type { Ledger } from '../ledger/chain.js';
 import { parseCursor, type ExportFeed } from './export-feed.js';
@@ -121,22 +121,9 @@ export class FeedStreamSession {
   }
 }
 
-const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
-
-/** Answers a refused upgrade with the usual JSON error body. */
+/** Answers a refused upgrade with the usual JSON error body (`Retry-After` on 503). */
 function refuse(socket: Duplex, err: DdnError): void {
-  const body = JSON.stringify(errorBody(err));
-  const extra = err.status === 503 ? `Retry-After: ${retryAfterSeconds(err)}\r\n` : '';
-  socket.end(
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-  );
-}
-
-function checkHandshake(req: IncomingMessage): void {
-  if (req.method !== 'GET') throw new DdnError('method_not_allowed', 'a WebSocket upgrade must be a GET request', { allow: 'GET' });
-  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') throw new DdnError('invalid_request', 'the Upgrade header must be "websocket"');
-  if (!WS_KEY_RE.test(req.headers['sec-websocket-key'] ?? '')) throw new DdnError('invalid_request', 'missing or invalid Sec-WebSocket-Key');
+  refuseUpgrade(socket, err, (e) => (e.status === 503 ? retryAfterSeconds(e) : undefined));
 }
 
 export interface FeedStreamOptions {
@@ -174,7 +161,7 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
     try {
       const target = splitTarget(req.url ?? '/');
       if (target.path !== '/export/stream') throw new DdnError('not_found', 'no such route');
-      checkHandshake(req);
+      checkUpgradeHandshake(req);
       cursor = parseCursor(parseQuery(target.query).cursor, 'cursor');
       if (sessions.size >= limits.maxSessions) throw new DdnError('service_unavailable', 'too many export stream sessions; try again later');
     } catch (e) {

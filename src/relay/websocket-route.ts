@@ -9,14 +9,14 @@
  *   error code as the reason (e.g. `4403 invalid_signature`, `4401 live_proof_required`).
  */
 import type { IncomingMessage, Server } from 'node:http';
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import { utf8Length } from '../base/bytes.js';
-import { errorBody, toDdnError } from '../http/error-body.js';
+import { toDdnError } from '../http/error-body.js';
+import { checkUpgradeHandshake, refuseUpgrade } from '../http/websocket-upgrade.js';
 import { decodePathSegments, splitTarget } from '../http/url.js';
 import type { DidView, DirectoryPort } from '../ports/directory-port.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
@@ -51,7 +51,6 @@ export interface WebSocketRouteOptions {
 
 /** The largest client frame read (a proof frame is far smaller). */
 const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
-const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
 
 /** Parses `/ws/{did}/{device}` under the base path; undefined for any other path. */
 export function parseWsPath(rawUrl: string, basePath: string): { did: string; device: string } | undefined {
@@ -65,19 +64,6 @@ export function parseWsPath(rawUrl: string, basePath: string): { did: string; de
 /** True when the request asks for first-frame authentication (`?auth=first-frame`). */
 function wantsFirstFrame(rawUrl: string): boolean {
   return splitTarget(rawUrl).query.split('&').includes(LIVE_FIRST_FRAME_QUERY);
-}
-
-/**
- * The handshake checks the WebSocket library would otherwise answer with a text/html page: method GET (405),
- * `Upgrade: websocket`, a valid `Sec-WebSocket-Key` and version 13 or 8 (400 `invalid_request`).
- */
-function checkHandshake(req: IncomingMessage): void {
-  if (req.method !== 'GET') throw new DdnError('method_not_allowed', 'a WebSocket upgrade must be a GET request', { allow: 'GET' });
-  const bad = (header: string, message: string) => new DdnError('invalid_request', message, { header });
-  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') throw bad('Upgrade', 'the Upgrade header must be "websocket"');
-  if (!WS_KEY_RE.test(req.headers['sec-websocket-key'] ?? '')) throw bad('Sec-WebSocket-Key', 'missing or invalid Sec-WebSocket-Key');
-  const version = req.headers['sec-websocket-version'];
-  if (version !== '13' && version !== '8') throw bad('Sec-WebSocket-Version', 'Sec-WebSocket-Version must be 13 or 8');
 }
 
 /** §10.8's checks before the upgrade: the path's DID and device, the DID's record, the caps. Returns the record. */
@@ -109,14 +95,9 @@ async function authenticate(a: LiveAuthOptions, rec: DidView, did: string, devic
   if (!(await a.claimNonce(claim, nowMs))) throw new DdnError('proof_nonce_replayed', 'this live-session proof was already used');
 }
 
+/** A refused upgrade: the JSON error body, `Retry-After` on 429 and 503. */
 function refuse(socket: Duplex, err: DdnError): void {
-  const body = JSON.stringify(errorBody(err));
-  let extra = err.status === 429 || err.status === 503 ? `Retry-After: ${LIVE_RETRY_AFTER_SECONDS}\r\n` : '';
-  if (err.status === 405) extra += 'Allow: GET\r\n';
-  socket.end(
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-  );
+  refuseUpgrade(socket, err, (e) => (e.status === 429 || e.status === 503 ? LIVE_RETRY_AFTER_SECONDS : undefined));
 }
 
 /** Closes a socket for a refused session: `4000 + status`, the code as the reason. */
@@ -130,7 +111,7 @@ type Admission = { kind: 'open'; authenticated: boolean } | { kind: 'first-frame
 async function decide(opts: WebSocketRouteOptions, req: IncomingMessage, did: string, device: string): Promise<{ admission: Admission; rec: DidView }> {
   const { auth } = opts;
   if (auth.mode === 'off') throw new DdnError('live_sessions_disabled', 'live sessions are disabled on this Relay');
-  checkHandshake(req);
+  checkUpgradeHandshake(req);
   const header = (name: string): string | undefined => {
     const v = req.headers[name.toLowerCase()];
     return Array.isArray(v) ? v[0] : v;

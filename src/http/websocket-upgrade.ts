@@ -1,0 +1,34 @@
+/**
+ * What every WebSocket route checks and answers before the upgrade, so that no refusal is the WebSocket library's
+ * text/html page: the handshake (method GET → 405, `Upgrade: websocket`, a valid `Sec-WebSocket-Key`, version 13
+ * or 8 → 400 `invalid_request`), and a refusal written on the raw socket with the §0.6 JSON error body.
+ */
+import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { DdnError } from '../base/errors.js';
+import { errorBody } from './error-body.js';
+
+const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
+
+/** Throws the refusal of a malformed WebSocket handshake. */
+export function checkUpgradeHandshake(req: IncomingMessage): void {
+  if (req.method !== 'GET') throw new DdnError('method_not_allowed', 'a WebSocket upgrade must be a GET request', { allow: 'GET' });
+  const bad = (header: string, message: string) => new DdnError('invalid_request', message, { header });
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') throw bad('Upgrade', 'the Upgrade header must be "websocket"');
+  if (!WS_KEY_RE.test(req.headers['sec-websocket-key'] ?? '')) throw bad('Sec-WebSocket-Key', 'missing or invalid Sec-WebSocket-Key');
+  const version = req.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') throw bad('Sec-WebSocket-Version', 'Sec-WebSocket-Version must be 13 or 8');
+}
+
+/** Answers a refused upgrade and closes the socket; `retryAfterSeconds` (when it gives one) becomes `Retry-After`. */
+export function refuseUpgrade(socket: Duplex, err: DdnError, retryAfterSeconds: (err: DdnError) => number | undefined): void {
+  const body = JSON.stringify(errorBody(err));
+  const retryAfter = retryAfterSeconds(err);
+  let extra = retryAfter === undefined ? '' : `Retry-After: ${retryAfter}\r\n`;
+  if (err.status === 405) extra += 'Allow: GET\r\n';
+  socket.end(
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+}
