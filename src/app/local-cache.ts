@@ -3,6 +3,7 @@
  * endpoint is one of this node's `public_urls.cache`"). The store runs through the Cache's own use-case with
  * the node identity, exactly as a node-signed request that passed §10.6 — no socket, no address guard.
  */
+import type { TraceLogger } from '../base/request-trace.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
@@ -17,7 +18,7 @@ import type { LocalCachePort } from '../relay/cache-store-client.js';
 /** A {@link LocalCachePort} over `cache`; each store carries a fresh node nonce. */
 export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: number): LocalCachePort {
   return {
-    async store(rawBody: Buffer, node: NodeIdentity) {
+    async store(rawBody: Buffer, node: NodeIdentity, log?: TraceLogger) {
       // the same parse as a body over HTTP (JSON object, nesting bound, no prototype keys)
       let body: Record<string, unknown> | undefined;
       try {
@@ -36,7 +37,7 @@ export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: n
       };
       const authenticated: AuthenticatedNode = { ...verified, claim: nodeNonceClaim(verified) };
       try {
-        const r = await cache.store({ body, rawBody, node: authenticated });
+        const r = await cache.store({ body, rawBody, node: authenticated }, log);
         return { status: 202, body: storeResponse(r) };
       } catch (err) {
         const e = isDdnError(err) ? err : toDdnError(err);

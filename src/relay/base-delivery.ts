@@ -4,6 +4,7 @@
  * or every endpoint was tried; live push after the durable store. The store loop is shared with the plan's Store
  * and Archive steps, which ask for more copies.
  */
+import type { RequestTrace } from '../base/request-trace.js';
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import type { DdnError } from '../base/errors.js';
@@ -89,7 +90,7 @@ export async function storeInCaches(
   bodies: readonly Buffer[],
   maxReplicas: number,
   storer: CacheStorer,
-  requestId?: string,
+  trace?: RequestTrace,
 ): Promise<StoreReport> {
   const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0, failures: [] };
   const wanted = Math.max(1, maxReplicas);
@@ -101,7 +102,7 @@ export async function storeInCaches(
       let ok = true;
       let retention: AppliedRetention | null = null;
       for (const body of bodies) {
-        const outcome = await storer.store(endpoint, body, requestId);
+        const outcome = await storer.store(endpoint, body, trace);
         report.attempts += outcome.attempts;
         if (!outcome.ok) {
           report.lastFailure = outcome.cacheResult;

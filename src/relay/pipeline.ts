@@ -108,7 +108,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
     throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
   }
   const clientEnvelope = env.provenance === null ? trimJsonObject(req.rawBody) : Buffer.from(JSON.stringify(env.fields), 'utf8');
-  return req.trace === undefined ? { env, view, clientEnvelope } : { env, view, clientEnvelope, trace: req.trace };
+  return { env, view, clientEnvelope, trace: req.trace };
 }
 
 /** Steps 7–12, in order. `bodyBytes` is the request body's length. */

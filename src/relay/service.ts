@@ -111,7 +111,7 @@ export class RelayService {
    * from the in-flight entry.
    */
   private deliverOnce(key: string, r: Resolved): Promise<DeliveryResult> {
-    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view, ...traced(r) });
+    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view, trace: r.trace });
     const recipientDid = r.view.recipient.did;
     const entry = { hash: r.env.contentHash, recipientDid, result: run };
     this.inFlight.set(key, entry);
@@ -177,7 +177,7 @@ export class RelayService {
     const chunks = await store.loadSet(view.recipient.did, chunk.groupId);
     if (chunks.length < outcome.total) return stagedResult(chunk.groupId, { ...outcome, received: chunks.length });
     const envelopes = chunks.map((c) => Buffer.from(c.envelope.buffer, c.envelope.byteOffset, c.envelope.byteLength));
-    const result = await this.deliver(r, { env, envelopes, chunked: true, view, ...traced(r) });
+    const result = await this.deliver(r, { env, envelopes, chunked: true, view, trace: r.trace });
     if (!result.success) {
       result.details = { ...result.details, message_group_id: chunk.groupId, retry_until: isoMs(outcome.retryUntilMs) };
       return result;
@@ -264,9 +264,4 @@ function stagedResult(groupId: string, o: StageOutcome): DeliveryResult {
     expected_chunks: o.total,
     retry_until: isoMs(o.retryUntilMs),
   });
-}
-
-/** The request id a delivery passes on (none outside a request). */
-function traced(r: Resolved): { requestId?: string } {
-  return r.trace === undefined ? {} : { requestId: r.trace.id };
 }
