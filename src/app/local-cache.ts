@@ -3,10 +3,10 @@
  * endpoint is one of this node's `public_urls.cache`"). The store runs through the Cache's own use-case with
  * the node identity, exactly as a node-signed request that passed §10.6 — no socket, no address guard.
  */
-import type { TraceLogger } from '../base/request-trace.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
+import type { TraceLogger } from '../base/request-trace.js';
 import { storeResponse } from '../cache/views.js';
 import type { CacheService } from '../cache/service.js';
 import { errorBody, toDdnError } from '../http/error-body.js';

@@ -4,10 +4,10 @@
  * or every endpoint was tried; live push after the durable store. The store loop is shared with the plan's Store
  * and Archive steps, which ask for more copies.
  */
-import type { RequestTrace } from '../base/request-trace.js';
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import type { DdnError } from '../base/errors.js';
+import type { RequestTrace } from '../base/request-trace.js';
 import type { AppliedRetention, CacheStorer } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */

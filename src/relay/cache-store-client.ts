@@ -3,7 +3,6 @@
  * (§10.6), over keep-alive HTTP with a timeout and bounded retries with backoff — or in-process when the
  * endpoint is one of this node's `public_urls.cache` (not an outbound request, so no address guard applies).
  */
-import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 import { postNodeSigned } from '../outbound/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
@@ -12,6 +11,7 @@ import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
+import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 
 /** The answer of a Cache to one store. */
 export interface CacheAnswer {

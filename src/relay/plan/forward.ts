@@ -5,10 +5,10 @@
  * Relay continues with this step's successors (mode `policy_handoff`). Downstream: one attempt per endpoint,
  * 10 s timeout. A chunk set is forwarded whole, in sequence order, to the same endpoint.
  */
-import type { RequestTrace } from '../../base/request-trace.js';
 import { postNodeSigned } from '../../outbound/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../base/clock.js';
+import type { RequestTrace } from '../../base/request-trace.js';
 import type { NodeIdentity } from '../../protocol/node-signature.js';
 import type { Profile } from '../../protocol/profile.js';
 import { normalizeEndpoint } from '../../protocol/retrieval-proof.js';

@@ -3,8 +3,8 @@
  * Caches, Archives and Relays that accepted, and why each failed step failed.
  */
 
-import type { RequestTrace } from '../../base/request-trace.js';
 import type { DdnError } from '../../base/errors.js';
+import type { RequestTrace } from '../../base/request-trace.js';
 import { retentionDetails, shorterRetention } from '../base-delivery.js';
 import type { AppliedRetention } from '../cache-store-client.js';
 
