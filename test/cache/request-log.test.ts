@@ -48,9 +48,7 @@ describe('Cache log lines carry the request id', () => {
       throw new Error('listener bug (test)');
     });
     try {
-      const { res, line } = await lineOf(logs, 'cache event listener failed', () =>
-        h.storeRaw(h.envelope(r.did), { 'x-request-id': 'store-listener' }),
-      );
+      const { res, line } = await lineOf(logs, 'cache event listener failed', () => h.storeRaw(h.envelope(r.did), { 'x-request-id': 'store-listener' }));
       assert.equal(res.status, 202, res.text);
       assert.equal(line.reqId, 'store-listener');
     } finally {

@@ -43,16 +43,22 @@ describe('Relay log lines carry the request id', () => {
     refusing.close();
   });
 
-  it('the store in this node\'s own Cache: the X-Request-Id sent, else the id made up and echoed', async () => {
+  it("the store in this node's own Cache: the X-Request-Id sent, else the id made up and echoed", async () => {
     const sent = await linesOf(logs, 'cache store', () => h.post(h.envelope(r.did), { headers: { 'x-request-id': 'relay-own' } }));
     assert.equal(sent.res.status, 202, sent.res.text);
     assert.equal(sent.res.headers['x-request-id'], 'relay-own');
-    assert.deepEqual(sent.lines.map((l) => l.reqId), ['relay-own']);
+    assert.deepEqual(
+      sent.lines.map((l) => l.reqId),
+      ['relay-own'],
+    );
 
     const none = await linesOf(logs, 'cache store', () => h.post(h.envelope(r.did)));
     assert.equal(none.res.status, 202, none.res.text);
     assert.match(String(none.res.headers['x-request-id']), MADE_UP_ID);
-    assert.deepEqual(none.lines.map((l) => l.reqId), [none.res.headers['x-request-id']]);
+    assert.deepEqual(
+      none.lines.map((l) => l.reqId),
+      [none.res.headers['x-request-id']],
+    );
   });
 
   it('the stores at remote Caches, failed and refused', async () => {
@@ -63,16 +69,22 @@ describe('Relay log lines carry the request id', () => {
 
     const no = await linesOf(logs, 'cache store refused', () => h.post(h.envelope(refused.did), { headers: { 'x-request-id': 'relay-refused' } }));
     assert.equal(no.res.body.success, false, no.res.text);
-    assert.deepEqual(no.lines.map((l) => l.reqId), ['relay-refused']);
+    assert.deepEqual(
+      no.lines.map((l) => l.reqId),
+      ['relay-refused'],
+    );
   });
 
-  it('the admission\'s Directory lookup warning', async () => {
+  it("the admission's Directory lookup warning", async () => {
     h.port.broken = true;
     try {
       const { res, lines } = await linesOf(logs, 'directory lookup failed', () => h.post(h.envelope(r.did), { headers: { 'x-request-id': 'relay-lookup' } }));
       assert.equal(res.status, 503, res.text);
       assert.equal(res.body.code, 'policy_lookup_failed');
-      assert.deepEqual(lines.map((l) => [l.reqId, l.level]), [['relay-lookup', 40]]);
+      assert.deepEqual(
+        lines.map((l) => [l.reqId, l.level]),
+        [['relay-lookup', 40]],
+      );
     } finally {
       h.port.broken = false;
     }
