@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { isoMs } from '../base/clock.js';
+import type { TraceLogger } from '../base/request-trace.js';
 import type { Envelope } from '../protocol/envelope.js';
 import { eventEnvelopeContext } from '../protocol/event-envelope.js';
 import type { CacheStoredEvent } from '../ports/node-events.js';
@@ -21,7 +22,8 @@ export type CacheEventListener = (event: CacheEvent) => void;
 
 /** What the Cache emits through. */
 export interface CacheEventSink {
-  emit(event: CacheEvent): void;
+  /** `log`: the logger of the request the event comes from (a failing listener is logged there). */
+  emit(event: CacheEvent, log?: TraceLogger): void;
 }
 
 /** Subscribe side of the hook. */
@@ -44,12 +46,12 @@ export class CacheEventHub implements CacheEventSink, CacheEvents {
     };
   }
 
-  emit(event: CacheEvent): void {
+  emit(event: CacheEvent, log: TraceLogger | undefined = this.logger): void {
     for (const listener of this.listeners) {
       try {
         listener(event);
       } catch (err) {
-        this.logger?.error({ err, event_type: event.type, message_id: event.message_id }, 'cache event listener failed');
+        log?.error({ err, event_type: event.type, message_id: event.message_id }, 'cache event listener failed');
       }
     }
   }

@@ -72,20 +72,20 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
       { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header },
       nodeAuth,
     );
-    const result = await service.store({ body, rawBody: raw, node });
+    const result = await service.store({ body, rawBody: raw, node }, ctx.log);
     return json(202, storeResponse(result));
   }, STORE);
 
   server.route('GET', '/cache/messages/:did', async (ctx) => {
     const did = pathDid(ctx.params.did);
-    const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs));
+    const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs), ctx.log);
     return jsonPayload(200, body);
   }, retrieval('Pull the mailbox (§11.5)', DID, { response: { 200: CacheMessagesResponseSchema } }));
 
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
     const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
-    return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries)));
+    return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries), ctx.log));
   };
   const summaryOk = { response: { 200: CacheSummaryResponseSchema } };
   server.route('GET', '/cache/summary/:did', summary, retrieval('The mailbox summary (§11.5)', DID, summaryOk));
@@ -100,18 +100,19 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     const did = pathDid(ctx.params.did);
     const body = await service.chunks(proofFromHeaders(ctx.header, { did }), ctx.params.group, (set, nowMs) =>
       chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
+      ctx.log,
     );
     return jsonPayload(200, body);
   }, retrieval('A complete chunk set (§11.5)', { ...DID, group: Type.String({ description: 'message_group_id' }) }, { response: { 200: CacheChunksResponseSchema } }));
 
   server.route('GET', '/cache/message/:did/:id', async (ctx) => {
     const did = pathDid(ctx.params.did);
-    return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody));
+    return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody, ctx.log));
   }, retrieval('One message (§11.5)', { ...DID, id: Type.String({ description: 'message_id' }) }, { response: { 200: CacheMessageResponseSchema } }));
 
   server.route('POST', '/cache/ack', async (ctx) => {
     const { body } = requireBody(ctx);
-    const deleted = await service.ack(ackFromBody(body, ctx.header));
+    const deleted = await service.ack(ackFromBody(body, ctx.header), ctx.log);
     const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
     return json(200, answer);
   }, {

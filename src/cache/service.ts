@@ -5,6 +5,7 @@
 import type { CacheLimitsResponse } from '../wire/cache.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
+import type { TraceLogger } from '../base/request-trace.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
@@ -85,7 +86,10 @@ function capture<T>(p: Promise<T>): Promise<Outcome<T>> {
 
 type LookupFailure = Extract<ErrorCode, 'policy_lookup_failed' | 'ledger_unavailable'>;
 
-/** The Cache role. */
+/**
+ * The Cache role. Each use-case takes the request's logger (`log`, its lines carry the request id) for what it
+ * logs while serving the request; without one (outside a request) it logs through the Cache's own.
+ */
 export class CacheService {
   constructor(private readonly deps: CacheServiceDeps) {}
 
@@ -112,9 +116,9 @@ export class CacheService {
    * `POST /cache/store` steps 3–12 (the route did 1–2). A node request's nonce is recorded with the entry, or
    * on its own when the store fails, so a signed request is never accepted twice.
    */
-  async store(req: StoreRequest): Promise<PutResult> {
+  async store(req: StoreRequest, log: TraceLogger | undefined = this.deps.logger): Promise<PutResult> {
     try {
-      return await this.storeChecked(req);
+      return await this.storeChecked(req, log);
     } catch (err) {
       if (req.node !== null && !(err instanceof DdnError && err.code === 'invalid_node_signature')) {
         await this.deps.store.claimNonce(req.node.claim, this.deps.clock.nowMs()).catch(() => false);
@@ -123,7 +127,7 @@ export class CacheService {
     }
   }
 
-  private async storeChecked(req: StoreRequest): Promise<PutResult> {
+  private async storeChecked(req: StoreRequest, log: TraceLogger | undefined): Promise<PutResult> {
     const { settings, clock } = this.deps;
     const nowMs = clock.nowMs();
     // 3. envelope and metadata
@@ -140,21 +144,21 @@ export class CacheService {
       });
     }
     // 4. sender signature
-    if (env.sender !== null) await this.verifySender(env);
+    if (env.sender !== null) await this.verifySender(env, log);
     // 5. recipient
-    let view = await this.resolveRecipient(env);
+    let view = await this.resolveRecipient(env, log);
     // 6–7. destination and policy
     let destination: CacheDestination;
     try {
-      destination = await this.checkDestination(env, view);
+      destination = await this.checkDestination(env, view, log);
     } catch (err) {
       // A reused resolution (a Cache in its own process) may be older than the sender's: a policy or a document
       // changed within the reuse window. It is asked anew once before the store is refused.
       const { directory } = this.deps;
       if (!(err instanceof DdnError && STALE_VIEW_REFUSALS.has(err.code)) || directory.forget === undefined) throw err;
       directory.forget(view.recipient.did, env.persona, env.tag);
-      view = await this.resolveRecipient(env);
-      destination = await this.checkDestination(env, view);
+      view = await this.resolveRecipient(env, log);
+      destination = await this.checkDestination(env, view, log);
     }
     // 8. limits
     const c = view.effectiveConstraints;
@@ -205,41 +209,41 @@ export class CacheService {
       if (err instanceof DdnError && err.code === 'proof_nonce_replayed') throw nodeSignatureError('nonce_replayed');
       throw err;
     }
-    this.deps.logger?.debug(
+    log?.debug(
       { message_id: result.entry.messageId, recipient: result.entry.recipientDid, deduped: result.deduped, bytes: envelope.length },
       'cache store',
     );
-    if (!result.deduped) this.deps.events?.emit(cacheStoredEvent(env, view.persona, destination, result.entry));
+    if (!result.deduped) this.deps.events?.emit(cacheStoredEvent(env, view.persona, destination, result.entry), log);
     return result;
   }
 
-  private async lookup<T>(fn: () => Promise<T>, code: LookupFailure): Promise<T> {
+  private async lookup<T>(fn: () => Promise<T>, code: LookupFailure, log: TraceLogger | undefined): Promise<T> {
     try {
       return await fn();
     } catch (err) {
       if (err instanceof DdnError && err.code === code) throw err;
-      this.deps.logger?.warn({ err }, 'directory lookup failed');
+      log?.warn({ err }, 'directory lookup failed');
       throw new DdnError(code, 'the Directory could not answer; try again later', { retry_after_seconds: 1 });
     }
   }
 
   /** Step 4 (§10.2): sender active, key resolved, signature verifies → else 403 `invalid_sender_signature`. */
-  private async verifySender(env: Envelope): Promise<void> {
+  private async verifySender(env: Envelope, log: TraceLogger | undefined): Promise<void> {
     const sender = env.sender!;
-    const rec = await this.lookup(() => this.deps.directory.getDid(sender.did), 'policy_lookup_failed');
+    const rec = await this.lookup(() => this.deps.directory.getDid(sender.did), 'policy_lookup_failed', log);
     verifySenderSignature(this.deps.settings.profile, env.fields, sender, rec);
   }
 
   /** Step 5: the DID (directly or through its alias) must have an active record; a failed lookup is 503. */
-  private async resolveRecipient(env: Envelope): Promise<DeliveryView> {
+  private async resolveRecipient(env: Envelope, log: TraceLogger | undefined): Promise<DeliveryView> {
     const { directory } = this.deps;
     let did = env.target;
     if (!env.targetIsDid) {
-      const owner = await this.lookup(() => directory.lookupAlias(env.target), 'policy_lookup_failed');
+      const owner = await this.lookup(() => directory.lookupAlias(env.target), 'policy_lookup_failed', log);
       if (owner === null) throw new DdnError('recipient_not_found', 'no DID holds this alias', { field: 'to' });
       did = owner;
     }
-    const view = await this.lookup(() => directory.resolveDelivery(did, env.persona, env.tag), 'policy_lookup_failed');
+    const view = await this.lookup(() => directory.resolveDelivery(did, env.persona, env.tag), 'policy_lookup_failed', log);
     if (view === null || view.recipient.deactivated) {
       throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
     }
@@ -253,7 +257,7 @@ export class CacheService {
    * step check is only meaningful once it matches) and its named Store/Archive step targets a service of this
    * Cache (or the winner is `BaseDidDelivery/v1` and the plain-store rule holds).
    */
-  private async checkDestination(env: Envelope, view: DeliveryView): Promise<CacheDestination> {
+  private async checkDestination(env: Envelope, view: DeliveryView, log: TraceLogger | undefined): Promise<CacheDestination> {
     const { profile } = this.deps.settings;
     const own = this.deps.settings.publicCacheUrls();
     const policy = view.policy;
@@ -291,7 +295,7 @@ export class CacheService {
     if (step === undefined) throw notPublished();
     const type = step.operation === 'Store' ? profile.cacheServiceType : profile.archiveServiceType;
     for (const t of step.targets) {
-      const rec = await this.lookup(() => this.deps.directory.getDid(t.serviceDid), 'policy_lookup_failed');
+      const rec = await this.lookup(() => this.deps.directory.getDid(t.serviceDid), 'policy_lookup_failed', log);
       if (rec === null || rec.deactivated) continue;
       const dest = targetDestination(rec.document, t.serviceId, type, own);
       if (dest !== undefined) return dest;
@@ -302,10 +306,10 @@ export class CacheService {
   // ------------------------------------------------------------------ retrieval (§11.4–§11.6)
 
   /** Proof steps 2–7 (the recipient's record looked up for 4–7); step 8 is the caller's. */
-  private async checkProof(operation: ProofOperation, subject: string, proof: ProofInput): Promise<CheckedProof> {
+  private async checkProof(operation: ProofOperation, subject: string, proof: ProofInput, log: TraceLogger | undefined): Promise<CheckedProof> {
     const { settings, clock, directory } = this.deps;
     checkProofTiming(proof, clock.nowMs(), settings.proofClockSkewSeconds);
-    const record = await this.lookup(() => directory.getDid(proof.did), 'ledger_unavailable');
+    const record = await this.lookup(() => directory.getDid(proof.did), 'ledger_unavailable', log);
     const check: ProofCheck = {
       profile: settings.profile,
       operation,
@@ -320,8 +324,8 @@ export class CacheService {
   }
 
   /** Proof steps 2–8; returns the nonce claim (step 9 is recorded by the caller's write). */
-  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput): Promise<NonceClaim> {
-    const checked = await this.checkProof(operation, subject, proof);
+  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput, log: TraceLogger | undefined): Promise<NonceClaim> {
+    const checked = await this.checkProof(operation, subject, proof, log);
     if (!(await proofSignatureVerifies(checked))) throw badProofSignature();
     return checked.claim;
   }
@@ -341,16 +345,17 @@ export class CacheService {
     subject: string,
     proof: ProofInput,
     read: (nowMs: number) => Promise<R>,
+    log: TraceLogger | undefined,
   ): Promise<R> {
     const { store, clock } = this.deps;
-    const checked = await this.checkProof(operation, subject, proof);
+    const checked = await this.checkProof(operation, subject, proof, log);
     const claimed = capture(store.claimNonce(checked.claim, clock.nowMs()));
     if (!(await proofSignatureVerifies(checked))) {
       const claim = await claimed;
       if (claim.ok && claim.value) {
         await store.releaseNonce(checked.claim).catch((err: unknown) => {
           // the claim then simply expires with the proof's window
-          this.deps.logger?.warn({ err }, 'releasing the nonce of a refused proof failed');
+          log?.warn({ err }, 'releasing the nonce of a refused proof failed');
         });
       }
       throw badProofSignature();
@@ -365,39 +370,43 @@ export class CacheService {
   }
 
   /** `GET /cache/messages/{did}` (operation `pull`). */
-  messages<R>(proof: ProofInput, present: Present<MessagePage, R>): Promise<R> {
+  messages<R>(proof: ProofInput, present: Present<MessagePage, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
     const { store, settings } = this.deps;
-    return this.admitAndRead('pull', '*', proof, async (nowMs) =>
-      present(await store.listMessages(proof.did, nowMs, settings.maxResponseEnvelopeBytes), nowMs),
+    return this.admitAndRead(
+      'pull',
+      '*',
+      proof,
+      async (nowMs) => present(await store.listMessages(proof.did, nowMs, settings.maxResponseEnvelopeBytes), nowMs),
+      log,
     );
   }
 
   /** `GET /cache/summary/{did}[/{device}]` (operation `summary`). */
-  summary<R>(proof: ProofInput, present: Present<SummaryEntry[], R>): Promise<R> {
-    return this.admitAndRead('summary', '*', proof, async (nowMs) => present(await this.deps.store.listSummary(proof.did, nowMs), nowMs));
+  summary<R>(proof: ProofInput, present: Present<SummaryEntry[], R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
+    return this.admitAndRead('summary', '*', proof, async (nowMs) => present(await this.deps.store.listSummary(proof.did, nowMs), nowMs), log);
   }
 
   /** `GET /cache/chunks/{did}/{group}` (operation `chunks`); absent or incomplete → 404 `chunk_set_not_found`. */
-  chunks<R>(proof: ProofInput, groupId: string, present: Present<ChunkSetView, R>): Promise<R> {
+  chunks<R>(proof: ProofInput, groupId: string, present: Present<ChunkSetView, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
     return this.admitAndRead('chunks', groupId, proof, async (nowMs) => {
       const set = await this.deps.store.getChunkSet(proof.did, groupId, nowMs);
       if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
       return present(set, nowMs);
-    });
+    }, log);
   }
 
   /** `GET /cache/message/{did}/{id}` (operation `pull_message`); not visible → 404 `message_not_found`. */
-  message<R>(proof: ProofInput, messageId: string, present: Present<EntryWithEnvelope, R>): Promise<R> {
+  message<R>(proof: ProofInput, messageId: string, present: Present<EntryWithEnvelope, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
     return this.admitAndRead('pull_message', messageId, proof, async (nowMs) => {
       const e = await this.deps.store.getMessage(proof.did, messageId, nowMs);
       if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
       return present(e, nowMs);
-    });
+    }, log);
   }
 
   /** `POST /cache/ack` (operation `ack`): deletes the listed entries; returns the ids actually deleted. */
-  async ack(req: AckRequest): Promise<string[]> {
-    const claim = await this.authorize('ack', ackSubject(req.messageIds), req.proof);
+  async ack(req: AckRequest, log: TraceLogger | undefined = this.deps.logger): Promise<string[]> {
+    const claim = await this.authorize('ack', ackSubject(req.messageIds), req.proof, log);
     return this.deps.store.ack(req.proof.did, req.messageIds, this.deps.clock.nowMs(), claim);
   }
 

@@ -7,6 +7,7 @@
 import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import type { DdnError } from '../base/errors.js';
+import type { RequestTrace } from '../base/request-trace.js';
 import type { AppliedRetention, CacheStorer } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */
@@ -89,7 +90,7 @@ export async function storeInCaches(
   bodies: readonly Buffer[],
   maxReplicas: number,
   storer: CacheStorer,
-  requestId?: string,
+  trace?: RequestTrace,
 ): Promise<StoreReport> {
   const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0, failures: [] };
   const wanted = Math.max(1, maxReplicas);
@@ -101,7 +102,7 @@ export async function storeInCaches(
       let ok = true;
       let retention: AppliedRetention | null = null;
       for (const body of bodies) {
-        const outcome = await storer.store(endpoint, body, requestId);
+        const outcome = await storer.store(endpoint, body, trace);
         report.attempts += outcome.attempts;
         if (!outcome.ok) {
           report.lastFailure = outcome.cacheResult;

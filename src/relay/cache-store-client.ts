@@ -11,6 +11,7 @@ import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
+import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 
 /** The answer of a Cache to one store. */
 export interface CacheAnswer {
@@ -24,7 +25,8 @@ export interface CacheAnswer {
  * `node` is the identity the store is made as, exactly as if it had been node-signed.
  */
 export interface LocalCachePort {
-  store(rawBody: Buffer, node: NodeIdentity): Promise<CacheAnswer>;
+  /** `log`: the logger of the request the store is made for. */
+  store(rawBody: Buffer, node: NodeIdentity, log?: TraceLogger): Promise<CacheAnswer>;
 }
 
 /** The retention a Cache applied to a copy, as its 202 answered it (§11.1 response: ISO duration, ISO time). */
@@ -57,8 +59,8 @@ export type StoreFailure = Extract<StoreOutcome, { ok: false }>;
 
 /** Stores envelopes at Cache endpoints. */
 export interface CacheStorer {
-  /** Stores `body` at `endpoint`, for request `requestId` (passed on as `X-Request-Id`). */
-  store(endpoint: string, body: Buffer, requestId?: string): Promise<StoreOutcome>;
+  /** Stores `body` at `endpoint`, for request `trace` (its id passed on as `X-Request-Id`). */
+  store(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<StoreOutcome>;
 }
 
 /** Timeouts and retries of outbound stores. */
@@ -160,9 +162,9 @@ export class HttpCacheStorer implements CacheStorer {
     return this.deps.ownCacheUrls().some((u) => normalizeEndpoint(u) === n);
   }
 
-  async store(endpoint: string, body: Buffer, requestId?: string): Promise<StoreOutcome> {
+  async store(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<StoreOutcome> {
     if (this.deps.local !== undefined && this.isOwn(endpoint)) {
-      const a = await this.deps.local.store(body, this.deps.identity);
+      const a = await this.deps.local.store(body, this.deps.identity, trace?.log);
       return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : refused(1, a);
     }
     const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;
@@ -172,17 +174,17 @@ export class HttpCacheStorer implements CacheStorer {
       if (attempts > 0) await this.sleep(this.retry.backoffMs * 2 ** (attempts - 1));
       attempts++;
       try {
-        const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs, requestId);
+        const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs, trace?.id);
         const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
         // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
         if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
         last = refused(attempts, answer);
-        this.deps.logger?.debug({ reqId: requestId, endpoint, status: answer.status, code: last.cacheResult }, 'cache store refused');
+        (trace?.log ?? this.deps.logger)?.debug({ endpoint, status: answer.status, code: last.cacheResult }, 'cache store refused');
         if (!RETRYABLE.has(answer.status)) break;
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
         last = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed', reason: `${err.kind}: ${err.message.slice(0, 200)}` };
-        this.deps.logger?.debug({ reqId: requestId, endpoint, kind: err.kind }, 'cache store failed');
+        (trace?.log ?? this.deps.logger)?.debug({ endpoint, kind: err.kind }, 'cache store failed');
         if (err.kind === 'blocked_address' || err.kind === 'invalid_url') break;
       }
     }

@@ -3,6 +3,7 @@
  * {@link DeliveryExecutor}. No winning rule or `BaseDidDelivery/v1` → base-DID delivery (§10.4.1);
  * `DeliveryPlan/v1` → a plan executor (§10.4.2). `Reject/v1` never gets here (step 12).
  */
+import type { RequestTrace } from '../base/request-trace.js';
 import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
 import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
@@ -21,8 +22,8 @@ export interface DeliveryJob {
   chunked: boolean;
   /** The resolution (recipient, persona, winning rule, effective constraints) the delivery runs under. */
   view: DeliveryView;
-  /** The id of the request the delivery runs for, passed on to the Caches and Relays called. */
-  requestId?: string;
+  /** The request the delivery runs for: its id is passed on to the Caches and Relays called, its logger logs. */
+  trace?: RequestTrace;
 }
 
 /** Runs a delivery and reports it; throws a coded error (a {@link DeliveryFailure} when downstream was tried). */
@@ -109,7 +110,7 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
     // One copy: base delivery stores until the first 202. `max_replicas` bounds the copies a rule's Store steps ask
     // for (`desired_replicas`); base delivery asks for none beyond the one the recipient retrieves.
-    const report = await storeInCaches(services, bodies, 1, this.deps.storer, job.requestId);
+    const report = await storeInCaches(services, bodies, 1, this.deps.storer, job.trace);
     const attempted = { attempted_caches: report.attempted };
     if (report.accepted.length === 0) {
       const failedAttempts = { retryCount: report.attempts, cacheAttempted: report.attempts > 0, cacheResult: report.lastFailure ?? 'failed' };

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { trimJsonObject } from '../base/json-text.js';
 import { DdnError } from '../base/errors.js';
-import type { RequestTrace } from '../base/request-trace.js';
+import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
 import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';
@@ -45,15 +45,18 @@ export interface AdmissionDeps {
   logger?: Logger;
 }
 
-/** A Directory call; anything but a coded answer is 503 `policy_lookup_failed` — never "not found" (§10.3 step 5). */
-async function lookup<T>(deps: AdmissionDeps, fn: () => Promise<T>): Promise<T> {
+/**
+ * A Directory call; anything but a coded answer is 503 `policy_lookup_failed` — never "not found" (§10.3 step 5).
+ * The failure is logged through `log`, the request's logger.
+ */
+async function lookup<T>(log: TraceLogger | undefined, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof DdnError && err.code === 'policy_lookup_failed') {
       throw new DdnError('policy_lookup_failed', err.message, { ...err.details, retry_after_seconds: 1 });
     }
-    deps.logger?.warn({ err }, 'directory lookup failed');
+    log?.warn({ err }, 'directory lookup failed');
     throw new DdnError('policy_lookup_failed', 'the Directory could not answer; try again later', { retry_after_seconds: 1 });
   }
 }
@@ -67,6 +70,7 @@ function namesWinner(view: DeliveryView, p: NonNullable<Envelope['provenance']>)
 /** Steps 3–5: envelope, sender signature, recipient. */
 export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDeps): Promise<Resolved> {
   const { settings, directory } = deps;
+  const log = req.trace?.log ?? deps.logger;
   // 3. envelope (provenance fields only on node-signed requests, §10.1)
   const env = parseEnvelope(req.body, {
     nowMs,
@@ -77,7 +81,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
   // 4. sender signature (§10.2)
   if (env.sender !== null) {
     const sender = env.sender;
-    const record = await lookup(deps, () => directory.getDid(sender.did));
+    const record = await lookup(log, () => directory.getDid(sender.did));
     verifySenderSignature(settings.profile, env.fields, sender, record);
   }
   // 5. recipient: the path names a base DID equal to the target byte for byte; aliases must use POST /relay
@@ -89,22 +93,22 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
   }
   let did = env.target;
   if (!env.targetIsDid) {
-    const owner = await lookup(deps, () => directory.lookupAlias(env.target));
+    const owner = await lookup(log, () => directory.lookupAlias(env.target));
     if (owner === null) throw new DdnError('recipient_not_found', 'no DID holds this alias', { field: 'to' });
     did = owner;
   }
-  let view = await lookup(deps, () => directory.resolveDelivery(did, env.persona, env.tag));
+  let view = await lookup(log, () => directory.resolveDelivery(did, env.persona, env.tag));
   // a provenance naming another rule than a cached winner: the cache may be behind the sender (policy-cache.ts)
   const p = env.provenance;
   if (p !== null && view !== null && directory.forget !== undefined && !namesWinner(view, p)) {
     directory.forget(did, env.persona, env.tag);
-    view = await lookup(deps, () => directory.resolveDelivery(did, env.persona, env.tag));
+    view = await lookup(log, () => directory.resolveDelivery(did, env.persona, env.tag));
   }
   if (view === null || view.recipient.deactivated) {
     throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
   }
   const clientEnvelope = env.provenance === null ? trimJsonObject(req.rawBody) : Buffer.from(JSON.stringify(env.fields), 'utf8');
-  return req.trace === undefined ? { env, view, clientEnvelope } : { env, view, clientEnvelope, trace: req.trace };
+  return { env, view, clientEnvelope, trace: req.trace };
 }
 
 /** Steps 7–12, in order. `bodyBytes` is the request body's length. */

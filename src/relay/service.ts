@@ -8,6 +8,7 @@ import type { RelayLimitsResponse } from '../wire/relay.js';
 import type { Logger } from 'pino';
 import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
+import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import { messageIdReuse } from '../protocol/envelope.js';
 import { eventEnvelopeContext } from '../protocol/event-envelope.js';
@@ -65,7 +66,7 @@ export class RelayService {
       return await this.process(req);
     } catch (err) {
       if (!isDdnError(err)) {
-        (req.trace?.log ?? this.deps.logger)?.error({ err }, 'relay failed');
+        this.logOf(req)?.error({ err }, 'relay failed');
         return failureResult(new DdnError('internal_error', 'internal error'));
       }
       return failureResult(err);
@@ -110,13 +111,13 @@ export class RelayService {
    * from the in-flight entry.
    */
   private deliverOnce(key: string, r: Resolved): Promise<DeliveryResult> {
-    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view, ...traced(r) });
+    const run = this.deliver(r, { env: r.env, envelopes: [r.clientEnvelope], chunked: false, view: r.view, trace: r.trace });
     const recipientDid = r.view.recipient.did;
     const entry = { hash: r.env.contentHash, recipientDid, result: run };
     this.inFlight.set(key, entry);
     const recorded = run.then(
       (result) =>
-        result.success ? this.remember(() => this.deps.store.saveResult(key, r.env.contentHash, recipientDid, result, this.deps.clock.nowMs())) : undefined,
+        result.success ? this.remember(r, () => this.deps.store.saveResult(key, r.env.contentHash, recipientDid, result, this.deps.clock.nowMs())) : undefined,
       () => undefined,
     );
     void recorded.finally(() => {
@@ -135,7 +136,7 @@ export class RelayService {
       result = await executor.execute(job);
     } catch (err) {
       if (!isDdnError(err)) throw err;
-      (r.trace?.log ?? this.deps.logger)?.info({ message_id: r.env.messageId, code: err.code }, 'relay delivery failed');
+      this.logOf(r)?.info({ message_id: r.env.messageId, code: err.code }, 'relay delivery failed');
       return failureResult(err);
     }
     this.emit('RelayDelivered', r);
@@ -176,7 +177,7 @@ export class RelayService {
     const chunks = await store.loadSet(view.recipient.did, chunk.groupId);
     if (chunks.length < outcome.total) return stagedResult(chunk.groupId, { ...outcome, received: chunks.length });
     const envelopes = chunks.map((c) => Buffer.from(c.envelope.buffer, c.envelope.byteOffset, c.envelope.byteLength));
-    const result = await this.deliver(r, { env, envelopes, chunked: true, view, ...traced(r) });
+    const result = await this.deliver(r, { env, envelopes, chunked: true, view, trace: r.trace });
     if (!result.success) {
       result.details = { ...result.details, message_group_id: chunk.groupId, retry_until: isoMs(outcome.retryUntilMs) };
       return result;
@@ -187,7 +188,7 @@ export class RelayService {
       message: `chunk set delivered (${result.message})`,
       details: { ...result.details, message_group_id: chunk.groupId, received_chunks: outcome.total, expected_chunks: outcome.total },
     };
-    await this.remember(() => store.finishSet(view.recipient.did, chunk.groupId, chunks, delivered, clock.nowMs()));
+    await this.remember(r, () => store.finishSet(view.recipient.did, chunk.groupId, chunks, delivered, clock.nowMs()));
     return delivered;
   }
 
@@ -204,12 +205,17 @@ export class RelayService {
   }
 
   /** A bookkeeping write after a delivery succeeded: its failure must not turn the success into an error. */
-  private async remember(write: () => Promise<void>): Promise<void> {
+  private async remember(r: Resolved, write: () => Promise<void>): Promise<void> {
     try {
       await write();
     } catch (err) {
-      this.deps.logger?.warn({ err }, 'could not record a delivered result; an identical retry will deliver again');
+      this.logOf(r)?.warn({ err }, 'could not record a delivered result; an identical retry will deliver again');
     }
+  }
+
+  /** The logger of the request `r` is served for: its lines carry the request id. */
+  private logOf(r: { trace?: RequestTrace }): TraceLogger | undefined {
+    return r.trace?.log ?? this.deps.logger;
   }
 
   private emit(type: RelayEvent['type'], r: Resolved): void {
@@ -230,7 +236,7 @@ export class RelayService {
         envelope: eventEnvelopeContext(env, view.recipient.did),
       });
     } catch (err) {
-      this.deps.logger?.warn({ err }, 'relay event handler failed');
+      this.logOf(r)?.warn({ err }, 'relay event handler failed');
     }
   }
 }
@@ -258,9 +264,4 @@ function stagedResult(groupId: string, o: StageOutcome): DeliveryResult {
     expected_chunks: o.total,
     retry_until: isoMs(o.retryUntilMs),
   });
-}
-
-/** The request id a delivery passes on (none outside a request). */
-function traced(r: Resolved): { requestId?: string } {
-  return r.trace === undefined ? {} : { requestId: r.trace.id };
 }

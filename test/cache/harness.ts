@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { toBase64, utf8 } from '../../src/base/bytes.js';
 import type { ManualClock } from '../../src/base/clock.js';
 import { DdnError } from '../../src/base/errors.js';
@@ -45,13 +46,17 @@ export function isoSeconds(ms: number): string {
 
 /** A DirectoryPort around the real one that tests can make fail or answer with a given policy/constraints. */
 export class TestDirectoryPort implements DirectoryPort {
+  /** Every lookup fails with a coded `policy_lookup_failed` (an unreachable remote Directory). */
   failing = false;
+  /** Every lookup fails with an uncoded error (a local ledger whose database fails). */
+  broken = false;
   policy: PolicyView | null = null;
   constraints: Partial<DeliveryConstraints> = {};
   constructor(private readonly inner: DirectoryPort) {}
 
   private check(): void {
     if (this.failing) throw new DdnError('policy_lookup_failed', 'ledger unreachable (test)');
+    if (this.broken) throw new Error('ledger database unavailable (test)');
   }
 
   async getDid(did: string): Promise<DidView | null> {
@@ -191,6 +196,8 @@ export interface HarnessOptions {
   bodyLimitBytes?: number;
   maxBytesPerRecipient?: number;
   rateLimits?: RateLimits;
+  /** The logger of the Cache (service, events and HTTP server); none by default. */
+  logger?: Logger;
 }
 
 /** Registers a recipient through any Directory harness-like object (in-process or over HTTP). */
@@ -222,13 +229,13 @@ export async function startCache(o: HarnessOptions = {}): Promise<CacheHarness> 
     maxResponseEnvelopeBytes: o.maxResponseEnvelopeBytes ?? MAX_RESPONSE_ENVELOPE_BYTES,
     maxBytesPerRecipient: o.maxBytesPerRecipient ?? null,
   };
-  const hub = new CacheEventHub();
+  const hub = new CacheEventHub(o.logger);
   const events: CacheStoredEvent[] = [];
   hub.on('CacheStored', (e) => events.push(e));
-  const service = new CacheService({ store, directory: port, clock, settings, events: hub });
+  const service = new CacheService({ store, directory: port, clock, settings, events: hub, ...(o.logger === undefined ? {} : { logger: o.logger }) });
   const server = createHttpServer({
     name: 'cache',
-    logger: false,
+    logger: o.logger ?? false,
     bodyLimitBytes: settings.maxEnvelopeBytes,
     tooLargeCode: 'envelope_too_large',
     ...(o.rateLimits === undefined ? {} : { rateLimits: o.rateLimits }),

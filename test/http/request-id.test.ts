@@ -3,16 +3,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, resolveLogFormat } from '../../src/app/logger.js';
+import { resolveLogFormat } from '../../src/app/logger.js';
 import { DdnError } from '../../src/base/errors.js';
 import { createHttpServer, json, type HttpObserver } from '../../src/http/server.js';
 import { OutboundHttp } from '../../src/outbound/outbound-http.js';
-
-type Line = Record<string, unknown>;
+import { captureLogs, type LogLine as Line } from '../support/log-capture.js';
 
 function build(o: { accessLog?: boolean; observer?: HttpObserver } = {}) {
-  const lines: Line[] = [];
-  const logger = createLogger('info', { format: 'json', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Line) } });
+  const { logger, lines } = captureLogs();
   const server = createHttpServer({ name: 'relay', logger, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large', ...o });
   server.route('GET', '/things/:id', async (ctx) => {
     ctx.log.info('before await');

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { localCachePort } from '../../src/app/local-cache.js';
 import type { ManualClock } from '../../src/base/clock.js';
 import { CacheService } from '../../src/cache/service.js';
@@ -73,6 +74,8 @@ export interface RelayHarnessOptions {
   bodyLimitBytes?: number;
   /** Reopen an earlier harness's files (a restart). */
   dir?: string;
+  /** The logger of the Relay and its in-process Cache (services, store client and HTTP server); none by default. */
+  logger?: Logger;
 }
 
 export interface RelayHarness {
@@ -138,7 +141,8 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
     maxBytesPerRecipient: null,
   };
-  const cacheService = new CacheService({ store: mailbox, directory: port, clock, settings: cacheSettings });
+  const logged = o.logger === undefined ? {} : { logger: o.logger };
+  const cacheService = new CacheService({ store: mailbox, directory: port, clock, settings: cacheSettings, ...logged });
 
   const identity = nodeIdentityOf(profile, keyOf(RELAY_SEED));
   if (o.dir === undefined) {
@@ -169,6 +173,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     local: localCachePort(cacheService, clock, 300),
     retry: { attempts: 2, backoffMs: 1, timeoutMs: 2000, ...o.storeRetry },
     sleep: async () => undefined,
+    ...logged,
   });
   const live = new RecordingLive();
   const events: RelayEvent[] = [];
@@ -186,14 +191,15 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
           identity,
           directory: port,
           storer,
-          forwarder: new HttpRelayForwarder({ profile, clock, identity, outbound, timeoutMs: 2000 }),
+          forwarder: new HttpRelayForwarder({ profile, clock, identity, outbound, timeoutMs: 2000, ...logged }),
         }),
     },
     events: (e) => events.push(e),
+    ...logged,
   });
   const server = createHttpServer({
     name: 'relay',
-    logger: false,
+    logger: o.logger ?? false,
     bodyLimitBytes: o.bodyLimitBytes ?? settings.maxHttpEnvelopeBytes,
     tooLargeCode: 'envelope_too_large',
     ...(o.rateLimits === undefined ? {} : { rateLimits: o.rateLimits }),

@@ -90,7 +90,7 @@ export class PlanExecutor implements DeliveryExecutor {
       throw new DdnError('plan_not_deliverable', 'the plan has no entry step', { ...base, reason: 'invalid_plan' });
     }
     const state = new PlanRunState();
-    state.requestId = job.requestId;
+    state.trace = job.trace;
     let handedOff = false;
     const run = async (stepId: string): Promise<StepOutcome> => {
       const step = plan.steps.get(stepId);
@@ -157,7 +157,7 @@ export class PlanExecutor implements DeliveryExecutor {
         problems.push(`${t.serviceDid} ${t.serviceId}: ${r}`);
         continue;
       }
-      const report = await forwardToEndpoints(r.endpoints, bodies, this.deps.forwarder, state.requestId);
+      const report = await forwardToEndpoints(r.endpoints, bodies, this.deps.forwarder, state.trace);
       state.attempts += report.attempts;
       tried += report.attempts;
       if (report.accepted !== null) {

@@ -8,6 +8,7 @@
 import { postNodeSigned } from '../../outbound/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../base/clock.js';
+import type { RequestTrace } from '../../base/request-trace.js';
 import type { NodeIdentity } from '../../protocol/node-signature.js';
 import type { Profile } from '../../protocol/profile.js';
 import { normalizeEndpoint } from '../../protocol/retrieval-proof.js';
@@ -15,8 +16,8 @@ import { OutboundError, type OutboundHttp } from '../../outbound/outbound-http.j
 
 /** Sends one envelope to another Relay; true when it answered 2xx with `success: true`. */
 export interface RelayForwarder {
-  /** Forwards `body` to `endpoint`, for request `requestId` (passed on as `X-Request-Id`). */
-  forward(endpoint: string, body: Buffer, requestId?: string): Promise<boolean>;
+  /** Forwards `body` to `endpoint`, for request `trace` (its id passed on as `X-Request-Id`). */
+  forward(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<boolean>;
 }
 
 /** What {@link HttpRelayForwarder} needs. */
@@ -33,10 +34,10 @@ export interface ForwarderDeps {
 export class HttpRelayForwarder implements RelayForwarder {
   constructor(private readonly deps: ForwarderDeps) {}
 
-  async forward(endpoint: string, body: Buffer, requestId?: string): Promise<boolean> {
+  async forward(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<boolean> {
     const url = `${endpoint.replace(/\/+$/, '')}/relay`;
     try {
-      const res = await postNodeSigned(this.deps, url, body, this.deps.timeoutMs ?? 10_000, requestId);
+      const res = await postNodeSigned(this.deps, url, body, this.deps.timeoutMs ?? 10_000, trace?.id);
       let parsed: unknown = null;
       try {
         parsed = JSON.parse(res.body.toString('utf8'));
@@ -44,11 +45,11 @@ export class HttpRelayForwarder implements RelayForwarder {
         parsed = null;
       }
       const ok = res.status >= 200 && res.status < 300 && typeof parsed === 'object' && parsed !== null && (parsed as { success?: unknown }).success === true;
-      if (!ok) this.deps.logger?.info({ reqId: requestId, endpoint, status: res.status, code: (parsed as { code?: unknown } | null)?.code }, 'forward refused');
+      if (!ok) (trace?.log ?? this.deps.logger)?.info({ endpoint, status: res.status, code: (parsed as { code?: unknown } | null)?.code }, 'forward refused');
       return ok;
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
-      this.deps.logger?.info({ reqId: requestId, endpoint, kind: err.kind }, 'forward failed');
+      (trace?.log ?? this.deps.logger)?.info({ endpoint, kind: err.kind }, 'forward failed');
       return false;
     }
   }
@@ -66,14 +67,14 @@ export async function forwardToEndpoints(
   endpoints: readonly string[],
   bodies: readonly Buffer[],
   forwarder: RelayForwarder,
-  requestId?: string,
+  trace?: RequestTrace,
 ): Promise<ForwardReport> {
   let attempts = 0;
   for (const endpoint of endpoints) {
     let ok = true;
     for (const body of bodies) {
       attempts++;
-      if (!(await forwarder.forward(endpoint, body, requestId))) {
+      if (!(await forwarder.forward(endpoint, body, trace))) {
         ok = false;
         break;
       }

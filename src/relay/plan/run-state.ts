@@ -4,6 +4,7 @@
  */
 
 import type { DdnError } from '../../base/errors.js';
+import type { RequestTrace } from '../../base/request-trace.js';
 import { retentionDetails, shorterRetention } from '../base-delivery.js';
 import type { AppliedRetention } from '../cache-store-client.js';
 
@@ -15,8 +16,8 @@ export type StepFailureKind = 'downstream' | 'not_deliverable' | 'release_profil
 
 /** Mutable record of one plan run. */
 export class PlanRunState {
-  /** The id of the request the plan runs for, passed on to the Caches and Relays called. */
-  requestId: string | undefined;
+  /** The request the plan runs for: its id is passed on to the Caches and Relays called, its logger logs. */
+  trace: RequestTrace | undefined;
 
   attempts = 0;
   cacheAttempted = false;
