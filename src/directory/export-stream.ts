@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DdnError } from '../base/errors.js';
 import { retryAfterSeconds, toDdnError } from '../http/error-body.js';
-import { checkUpgradeHandshake, refuseUpgrade } from '../http/websocket-upgrade.js';
+import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgradeLogger } from '../http/websocket-upgrade.js';
 import { parseQuery, splitTarget } from '../http/url.js';
 import type { Ledger } from '../ledger/chain.js';
 import { parseCursor, type ExportFeed } from './export-feed.js';
@@ -122,8 +122,8 @@ export class FeedStreamSession {
 }
 
 /** Answers a refused upgrade with the usual JSON error body (`Retry-After` on 503). */
-function refuse(socket: Duplex, err: DdnError): void {
-  refuseUpgrade(socket, err, (e) => (e.status === 503 ? retryAfterSeconds(e) : undefined));
+function refuse(socket: Duplex, req: IncomingMessage, err: DdnError): void {
+  refuseUpgrade(socket, req, err, (e) => (e.status === 503 ? retryAfterSeconds(e) : undefined));
 }
 
 export interface FeedStreamOptions {
@@ -151,12 +151,14 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
   const limits = { ...DEFAULT_FEED_STREAM_LIMITS, ...o.limits };
   const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 1024 });
   const sessions = new Map<WebSocket, FeedStreamSession>();
-  wss.on('wsClientError', (err: Error, socket: Duplex) => refuse(socket, new DdnError('invalid_request', err.message)));
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => refuse(socket, req, new DdnError('invalid_request', err.message)));
+  echoRequestIds(wss);
   const stopListening = o.ledger.onBlock(() => {
     for (const s of sessions.values()) s.notify();
   });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
+    tagUpgrade(req);
     let cursor: number;
     try {
       const target = splitTarget(req.url ?? '/');
@@ -165,11 +167,13 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
       cursor = parseCursor(parseQuery(target.query).cursor, 'cursor');
       if (sessions.size >= limits.maxSessions) throw new DdnError('service_unavailable', 'too many export stream sessions; try again later');
     } catch (e) {
-      refuse(socket, toDdnError(e));
+      refuse(socket, req, toDdnError(e));
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) => o.logger?.error({ err }, 'export stream failed'));
+      const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) =>
+        upgradeLogger(o.logger, req)?.error({ err }, 'export stream failed'),
+      );
       sessions.set(ws, session);
       ws.on('message', () => undefined); // client frames are ignored
       ws.on('close', () => {

@@ -16,7 +16,7 @@ import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import { utf8Length } from '../base/bytes.js';
 import { toDdnError } from '../http/error-body.js';
-import { checkUpgradeHandshake, refuseUpgrade } from '../http/websocket-upgrade.js';
+import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgradeLogger } from '../http/websocket-upgrade.js';
 import { decodePathSegments, splitTarget } from '../http/url.js';
 import type { DidView, DirectoryPort } from '../ports/directory-port.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
@@ -96,8 +96,8 @@ async function authenticate(a: LiveAuthOptions, rec: DidView, did: string, devic
 }
 
 /** A refused upgrade: the JSON error body, `Retry-After` on 429 and 503. */
-function refuse(socket: Duplex, err: DdnError): void {
-  refuseUpgrade(socket, err, (e) => (e.status === 429 || e.status === 503 ? LIVE_RETRY_AFTER_SECONDS : undefined));
+function refuse(socket: Duplex, req: IncomingMessage, err: DdnError): void {
+  refuseUpgrade(socket, req, err, (e) => (e.status === 429 || e.status === 503 ? LIVE_RETRY_AFTER_SECONDS : undefined));
 }
 
 /** Closes a socket for a refused session: `4000 + status`, the code as the reason. */
@@ -130,7 +130,7 @@ async function decide(opts: WebSocketRouteOptions, req: IncomingMessage, did: st
 }
 
 /** A first-frame session: its proof must arrive within the deadline; nothing is sent to it before. */
-function awaitFirstFrame(opts: WebSocketRouteOptions, ws: WebSocket, rec: DidView, did: string, device: string): void {
+function awaitFirstFrame(opts: WebSocketRouteOptions, req: IncomingMessage, ws: WebSocket, rec: DidView, did: string, device: string): void {
   const pending = opts.sessions.addPending(did, device, ws);
   if (pending === undefined) return;
   const timer = setTimeout(
@@ -147,7 +147,7 @@ function awaitFirstFrame(opts: WebSocketRouteOptions, ws: WebSocket, rec: DidVie
         if (ws.readyState === ws.OPEN) pending.open();
       })
       .catch((e: unknown) => {
-        if (!isDdnError(e)) opts.logger?.error({ err: e }, 'live-session proof check failed');
+        if (!isDdnError(e)) upgradeLogger(opts.logger, req)?.error({ err: e }, 'live-session proof check failed');
         closeRefused(ws, toDdnError(e));
       });
   });
@@ -157,18 +157,20 @@ function awaitFirstFrame(opts: WebSocketRouteOptions, ws: WebSocket, rec: DidVie
 export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: MAX_CLIENT_FRAME_BYTES });
   // A handshake the library refuses after the checks above (e.g. a malformed Sec-WebSocket-Protocol) is JSON too.
-  wss.on('wsClientError', (err: Error, socket: Duplex) => refuse(socket, new DdnError('invalid_request', err.message)));
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => refuse(socket, req, new DdnError('invalid_request', err.message)));
+  echoRequestIds(wss);
   opts.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    tagUpgrade(req);
     let target: { did: string; device: string } | undefined;
     try {
       target = parseWsPath(req.url ?? '/', opts.basePath);
     } catch (e) {
-      refuse(socket, toDdnError(e));
+      refuse(socket, req, toDdnError(e));
       return;
     }
     if (!target) {
-      refuse(socket, new DdnError('not_found', 'no such route'));
+      refuse(socket, req, new DdnError('not_found', 'no such route'));
       return;
     }
     const { did, device } = target;
@@ -178,12 +180,12 @@ export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServ
           // the caps again, synchronously with the upgrade: other sessions may have opened meanwhile
           opts.sessions.checkCapacity(admission.kind === 'open' ? did : undefined);
         } catch (e) {
-          refuse(socket, toDdnError(e));
+          refuse(socket, req, toDdnError(e));
           return;
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
           if (admission.kind === 'first-frame') {
-            awaitFirstFrame(opts, ws, rec, did, device);
+            awaitFirstFrame(opts, req, ws, rec, did, device);
             return;
           }
           ws.on('message', () => undefined); // client data frames are ignored
@@ -191,8 +193,8 @@ export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServ
         });
       },
       (e: unknown) => {
-        if (!isDdnError(e)) opts.logger?.error({ err: e }, 'websocket admission failed');
-        refuse(socket, toDdnError(e));
+        if (!isDdnError(e)) upgradeLogger(opts.logger, req)?.error({ err: e }, 'websocket admission failed');
+        refuse(socket, req, toDdnError(e));
       },
     );
   });

@@ -130,6 +130,27 @@ describe('the export feed', () => {
     }
   });
 
+  it('echoes the upgrade\'s request id in the 101 and in a refusal, and makes one up when none is sent', async () => {
+    const upgrade = (path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; id: string | undefined }>((resolve, reject) => {
+        const ws = new WebSocket(`${url.replace('http', 'ws')}${path}`, { headers });
+        ws.on('upgrade', (r) => {
+          resolve({ status: r.statusCode ?? 0, id: r.headers['x-request-id'] as string | undefined });
+          ws.close();
+        });
+        ws.on('unexpected-response', (_req, r) => {
+          resolve({ status: r.statusCode ?? 0, id: r.headers['x-request-id'] as string | undefined });
+          r.resume();
+        });
+        ws.on('error', (e) => reject(e));
+      });
+    assert.deepEqual(await upgrade('/export/stream?cursor=0', { 'X-Request-Id': 'stream-1' }), { status: 101, id: 'stream-1' });
+    assert.deepEqual(await upgrade('/export/stream?cursor=x', { 'X-Request-Id': 'stream-2' }), { status: 400, id: 'stream-2' });
+    const made = await upgrade('/export/stream?cursor=x', { 'X-Request-Id': 'not acceptable' });
+    assert.equal(made.status, 400);
+    assert.match(made.id ?? '', /^ws-[\w-]{8}$/);
+  });
+
   it('closes a consumer that leaves a page unwritten (consumer_too_slow), holding one page at most', async () => {
     const feed = new ExportFeed(node.ledger, { profile: 'platform', chainId: 'x', genesisTimeMs: 0, personaAttestors: [] });
     const sent: string[] = [];

@@ -6,6 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { mutate } from '../support/directory-flows.js';
@@ -55,6 +56,21 @@ describe('live delivery over WebSocket', () => {
       assert.equal(res.body.code, code);
       assert.equal(res.body.error, code);
     }
+  });
+
+  it('echoes the request id of an upgrade, refused or accepted', async () => {
+    const refused = await refusal(`${wsBase}/not-a-did/phone`, { 'X-Request-Id': 'live-refused-1' });
+    assert.equal(refused.headers['x-request-id'], 'live-refused-1');
+    const made = await refusal(`${wsBase}/not-a-did/phone`);
+    assert.match(String(made.headers['x-request-id']), /^ws-[\w-]{8}$/);
+    const headers = { ...liveHeaders(r, 'tablet', node.urls.relay!), 'X-Request-Id': 'live-accepted-1' };
+    const ws = new WebSocket(`${wsBase}/${enc(r.did)}/tablet`, { headers });
+    const echoed = await new Promise<unknown>((resolve, reject) => {
+      ws.once('upgrade', (res) => resolve(res.headers['x-request-id']));
+      ws.once('error', reject);
+    });
+    ws.close();
+    assert.equal(echoed, 'live-accepted-1');
   });
 
   it('welcomes, pushes bare envelopes to every device of the DID after the store, and nothing else', async () => {
