@@ -1,33 +1,18 @@
 /**
- * What v2 and v3 policy writes share (http-api.md §8): signed fields, the Directory pre-checks (operator active,
- * signer resolvable, persona controller gate, public endpoints) and the prepare / submit response pieces.
+ * What the v2 and v3 policy change kinds share (http-api.md §8): the extrinsic, the Directory pre-checks (operator
+ * active, signer resolvable, persona controller gate, public endpoints) and the path / body agreement.
  */
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
 import { getPersona } from '../ledger/runtime/persona-state.js';
-import { parseSignature, parseU64Field, parseValidUntil } from './request-fields.js';
+import type { Call } from '../ledger/extrinsic.js';
 import type { PolicyRule } from '../protocol/policy/types.js';
-import type { Profile } from '../protocol/profile.js';
 import { assertPublicEndpoints } from './policy-endpoints.js';
-import { activeDidRecord, parseSignerKeyId, requireCanonicalPayload, resolveSigner, type Body } from './submission.js';
+import { activeDidRecord, resolveSigner } from './submission.js';
 
-export interface SignedFields {
-  nonce: bigint;
-  validUntil: bigint;
-  signerKeyId: string;
-  signature: Uint8Array;
-  canonical: Uint8Array;
-}
-
-/** §2.2 step 2 for a policy submission. */
-export function policySignedFields(body: Body, profile: Profile): SignedFields {
-  return {
-    nonce: parseU64Field(body.nonce, 'nonce'),
-    validUntil: parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms),
-    signerKeyId: parseSignerKeyId(body),
-    signature: parseSignature(body.signature),
-    canonical: requireCanonicalPayload(body),
-  };
+/** The extrinsic of a v2 or v3 policy write: the signed payload, its signature and signer. */
+export function policyCall(name: 'apply_policy_v2_with_proof' | 'apply_policy_v3_with_proof', payload: Uint8Array, signature: Uint8Array, signerKeyId: string): Call {
+  return { name, args: { signedPayload: payload, signature, signerKeyId } };
 }
 
 export interface PolicyPrecheck {
