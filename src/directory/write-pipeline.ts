@@ -37,7 +37,7 @@ export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared
   /** The payload (with the current nonce) and the extrinsic carrying it with a placeholder signature. */
   build(env: E, input: In): B;
   /** How ledger errors of the dry run are mapped (§1.1). */
-  errors?: LedgerErrorContext;
+  errors?(input: In): LedgerErrorContext;
   /** The 200 body. */
   answer(env: E, input: In, built: B): Body;
 }
@@ -107,7 +107,7 @@ export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prep
 function prepareFrom<E extends DirectoryDeps, R, In, B extends Prepared>(env: E, kind: PrepareSteps<E, R, In, B>, input: In): Body {
   kind.precheck(env, input);
   const built = kind.build(env, input);
-  if (built.probe) dryRun(env.ledger, built.probe, kind.errors);
+  if (built.probe) dryRun(env.ledger, built.probe, kind.errors?.(input));
   return kind.answer(env, input, built);
 }
 
