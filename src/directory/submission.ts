@@ -129,17 +129,12 @@ export function readSignedAuth(body: Body, profile: Profile, signerKeyIdBytes?: 
 /** {@link readSignedAuth}, then the required `canonical_payload` (persona and policy submissions). */
 export function readSignedFields(body: Body, profile: Profile): SignedFields {
   const auth = readSignedAuth(body, profile);
-  return { ...auth, canonical: requireCanonicalPayload(body) };
+  return { ...auth, canonical: parseCanonicalPayload(body.canonical_payload) };
 }
 
 /** The authorization fields a prepared `request` ends with (§5.1): what the client submits back with its signature. */
 export function signedRequestFields(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
   return { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex };
-}
-
-/** A required `canonical_payload` (400 `invalid_canonical_payload` when absent or not hex/Base64). */
-export function requireCanonicalPayload(body: Body): Uint8Array {
-  return parseCanonicalPayload(body.canonical_payload);
 }
 
 /**
