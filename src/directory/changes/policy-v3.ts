@@ -3,9 +3,7 @@
  * Payload `PolicyV3AuthorizationPayload` (ledger-rules.md §4.8), nonce = the scope owner's `policy_v3_nonce`.
  * A missing or inactive scope answers with its cause (§1.1 `scope_unavailable` row).
  */
-import { to0x } from '../../base/bytes.js';
 import { DdnError, type ErrorCode } from '../../base/errors.js';
-import type { Call } from '../../ledger/extrinsic.js';
 import { policyV3Nonce } from '../../ledger/runtime/nonces.js';
 import { getPolicyV3 } from '../../ledger/runtime/policy-state.js';
 import { scopeOwner } from '../../ledger/runtime/scope-owner.js';
@@ -17,23 +15,18 @@ import { policyToJson, scopeToJson } from '../../protocol/policy/json-render.js'
 import { policyIdV3 } from '../../protocol/policy/policy-id.js';
 import type { PolicyScopeV3 } from '../../protocol/policy/types.js';
 import type { DirectoryDeps } from '../deps.js';
-import { assertPolicyMatchesPath, policyCall, policyPrechecks } from '../policy-writes.js';
 import {
   assertDid,
-  NO_SIGNATURE,
   optionalDid,
   parsePersonaName,
   parseSignerKeyId,
   readSignedFields,
   requireAction,
-  signedRequestFields,
   validUntilOrDefault,
   type Body,
-  type SignedFields,
 } from '../submission.js';
-import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import { assertPolicyMatchesPath, policyPrechecks, policySteps, type PolicyIntent } from './policy-common.js';
 
-const EXTRINSIC = 'apply_policy_v3_with_proof' as const;
 export type V3Action = 'set_policy_v3' | 'clear_policy_v3';
 
 /** `{scope}/{id}` of a v3 path: `did`, `persona` (canonicalised) or `application` (400 otherwise). */
@@ -59,12 +52,10 @@ export function ownerOf(state: StateReader, nowMs: number, scope: PolicyScopeV3)
   return o.owner;
 }
 
-interface V3Intent {
+interface V3Intent extends PolicyIntent {
   action: V3Action;
   scope: PolicyScopeV3;
-  operatorDid: string;
   operation: PolicyV3Operation;
-  request: Body;
 }
 
 function intent(env: DirectoryDeps, action: V3Action, scope: PolicyScopeV3, body: Body): V3Intent {
@@ -84,111 +75,62 @@ function intent(env: DirectoryDeps, action: V3Action, scope: PolicyScopeV3, body
   return { action, scope, operatorDid, operation: { kind: 'ClearPolicy', scope }, request };
 }
 
-/**
- * Scope owner first (404 / 409 for a missing or inactive scope), then the common policy pre-checks; the persona
- * controller gate applies when the operator is the owner (otherwise the ledger reports `invalid_policy_scope`).
- */
-function prechecks(env: DirectoryDeps, i: V3Intent, signerKeyId: string): void {
-  const owner = ownerOf(env.ledger.poolView(), env.clock.nowMs(), i.scope);
-  policyPrechecks(env.ledger, env.allowPrivateEndpoints ?? false, {
-    operatorDid: i.operatorDid,
-    signerKeyId,
-    persona: i.scope.kind === 'Persona' && owner === i.operatorDid ? i.scope.id : null,
-    ruleset: i.operation.kind === 'SetPolicy' ? i.operation.policy.ruleset : null,
-  });
-}
-
-const encode = (i: V3Intent, nonce: bigint, validUntil: bigint, signerKeyId: string): Uint8Array =>
-  encodePolicyV3Payload({ operatorDid: i.operatorDid, operation: i.operation, nonce, validUntil, signerKeyId });
-
-const callOf = (payload: Uint8Array, signature: Uint8Array, signerKeyId: string): Call => policyCall(EXTRINSIC, payload, signature, signerKeyId);
-
 export interface PolicyV3Prepare {
   scope: string;
   id: string;
   body: Body;
 }
 
-interface V3Draft extends V3Intent {
-  signerKeyId: string;
-  validUntil: bigint;
-}
-
-/** `POST /policies/v3/{scope}/{id}/prepare`. */
-export const PREPARE_POLICY_V3: SyncPrepareSteps<DirectoryDeps, PolicyV3Prepare, V3Draft, NoncePrepared> = {
-  read(env, req) {
-    const scope = parseV3Scope(req.scope, req.id);
-    const action = req.body.action;
-    if (action !== 'set_policy_v3' && action !== 'clear_policy_v3') {
-      throw new DdnError('unsupported_action', 'action must be set_policy_v3 or clear_policy_v3', { action: action ?? null });
-    }
-    const i = intent(env, action, scope, req.body);
-    const signerKeyId = parseSignerKeyId(req.body);
-    return { ...i, signerKeyId, validUntil: validUntilOrDefault(req.body, env.clock.nowMs(), env.profile) };
-  },
-  precheck: (env, i) => prechecks(env, i, i.signerKeyId),
-  build(env, i) {
-    const nonce = policyV3Nonce(env.ledger.poolView(), i.operatorDid);
-    const payload = encode(i, nonce, i.validUntil, i.signerKeyId);
-    return { payload, nonce, probe: callOf(payload, NO_SIGNATURE, i.signerKeyId) };
-  },
-  answer(_env, i, { payload, nonce }) {
-    const hex = to0x(payload);
-    return {
-      action: i.action,
-      operation: i.operation.kind,
-      extrinsic: EXTRINSIC,
-      scope: scopeToJson(i.scope),
-      operator_did: i.operatorDid,
-      nonce_domain: 'policy_v3_nonce',
-      nonce: nonce.toString(),
-      valid_until: i.validUntil.toString(),
-      signer_key_id: i.signerKeyId,
-      ...(i.request.policy !== undefined ? { policy: i.request.policy } : {}),
-      canonical_payload: hex,
-      payload_to_sign: hex,
-      request: { ...i.request, ...signedRequestFields(nonce, i.validUntil, i.signerKeyId, hex) },
-    };
-  },
-};
-
 export interface PolicyV3Submit extends PolicyV3Prepare {
   action: V3Action;
 }
 
-interface V3Signed extends V3Intent {
-  s: SignedFields;
-}
-
-/** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
-export const SUBMIT_POLICY_V3: SubmitSteps<DirectoryDeps, PolicyV3Submit, V3Signed> = {
-  read(env, req) {
-    const scope = parseV3Scope(req.scope, req.id);
-    requireAction(req.body, req.action);
-    const s = readSignedFields(req.body, env.profile);
-    return { ...intent(env, req.action, scope, req.body), s };
-  },
-  rebuild: (_env, i) => ({
-    canonical: i.s.canonical,
-    rebuilt: encode(i, i.s.nonce, i.s.validUntil, i.s.signerKeyId),
+const { prepare, submit } = policySteps<V3Intent, PolicyV3Prepare, PolicyV3Submit>(
+  {
+    extrinsic: 'apply_policy_v3_with_proof',
+    nonceDomain: 'policy_v3_nonce',
+    nonceOf: policyV3Nonce,
+    encode: (i, nonce, validUntil, signerKeyId) =>
+      encodePolicyV3Payload({ operatorDid: i.operatorDid, operation: i.operation, nonce, validUntil, signerKeyId }),
     decodes: (b) => decodePolicyV3Payload(b) !== undefined,
-  }),
-  call: (i) => callOf(i.s.canonical, i.s.signature, i.s.signerKeyId),
-  precheck: (env, i) => prechecks(env, i, i.s.signerKeyId),
-  admission: (env, i) => ({
-    subject: i.scope.id,
-    action: i.action,
-    limitKey: `${i.operatorDid}|policy_v3_nonce`,
-    nonce: { domain: 'policy_v3_nonce', value: i.s.nonce, current: policyV3Nonce(env.ledger.poolView(), i.operatorDid) },
-  }),
-  answer: (i) => ({
-    scope: scopeToJson(i.scope),
-    operator_did: i.operatorDid,
-    action: i.action,
-    operation: i.operation.kind,
-    extrinsic: EXTRINSIC,
-    ...(i.operation.kind === 'SetPolicy' ? { policy_id: to0x(i.operation.policy.policyId), revision: Number(i.operation.policy.revision) } : {}),
-    nonce_domain: 'policy_v3_nonce',
-    nonce: i.s.nonce.toString(),
-  }),
-};
+    /**
+     * Scope owner first (404 / 409 for a missing or inactive scope), then the common policy pre-checks; the persona
+     * controller gate applies when the operator is the owner (otherwise the ledger reports `invalid_policy_scope`).
+     */
+    precheck(env, i, signerKeyId) {
+      const owner = ownerOf(env.ledger.poolView(), env.clock.nowMs(), i.scope);
+      policyPrechecks(env.ledger, env.allowPrivateEndpoints ?? false, {
+        operatorDid: i.operatorDid,
+        signerKeyId,
+        persona: i.scope.kind === 'Persona' && owner === i.operatorDid ? i.scope.id : null,
+        ruleset: i.operation.kind === 'SetPolicy' ? i.operation.policy.ruleset : null,
+      });
+    },
+    subject: (i) => i.scope.id,
+    preparedSubject: (i) => ({ scope: scopeToJson(i.scope) }),
+    acceptedSubject: (i) => ({ scope: scopeToJson(i.scope) }),
+  },
+  {
+    prepare(env, req) {
+      const scope = parseV3Scope(req.scope, req.id);
+      const action = req.body.action;
+      if (action !== 'set_policy_v3' && action !== 'clear_policy_v3') {
+        throw new DdnError('unsupported_action', 'action must be set_policy_v3 or clear_policy_v3', { action: action ?? null });
+      }
+      const i = intent(env, action, scope, req.body);
+      const signerKeyId = parseSignerKeyId(req.body);
+      return { ...i, signerKeyId, validUntil: validUntilOrDefault(req.body, env.clock.nowMs(), env.profile) };
+    },
+    submit(env, req) {
+      const scope = parseV3Scope(req.scope, req.id);
+      requireAction(req.body, req.action);
+      const s = readSignedFields(req.body, env.profile);
+      return { ...intent(env, req.action, scope, req.body), s };
+    },
+  },
+);
+
+/** `POST /policies/v3/{scope}/{id}/prepare`. */
+export const PREPARE_POLICY_V3 = prepare;
+/** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
+export const SUBMIT_POLICY_V3 = submit;
