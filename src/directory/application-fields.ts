@@ -2,8 +2,9 @@
  * Application request fields shared by the application reads and change kinds (http-api.md §9): ids, the JSON
  * integer nonce, the hex-only payload, statuses, and the 409 `application_proof_stale` of a stale proof.
  */
-import { parseHex } from '../base/bytes.js';
+import { bytesEqual, parseHex } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
+import { jsonInteger } from './submission.js';
 import {
   decodeApplicationAuthorization,
   isAddressableApplicationId,
@@ -50,4 +51,13 @@ export function parseHexPayload(v: unknown): Uint8Array {
 /** 409 `application_proof_stale`: the proof was built on another nonce or state. */
 export function stale(message: string, details: Record<string, unknown> = {}): DdnError {
   return new DdnError('application_proof_stale', `${message}; prepare and sign again`, details);
+}
+
+/**
+ * The submitted proof was built on the current nonce and state: the nonce is the control DID's current
+ * `application_nonce` and `canonical_payload` equals the tuple rebuilt with it (`rebuiltNow`), else 409.
+ */
+export function assertCurrentProof(nonce: bigint, current: bigint, canonical: Uint8Array, rebuiltNow: () => Uint8Array, basis: 'nonce' | 'state'): void {
+  if (nonce !== current) throw stale('nonce is not the current application nonce', { expected: jsonInteger(current), received: jsonInteger(nonce) });
+  if (!bytesEqual(canonical, rebuiltNow())) throw stale(`canonical_payload differs from the payload rebuilt with the current ${basis}`);
 }

@@ -4,7 +4,7 @@
  * ledger-rules.md §4.10 with the control DID's current `application_nonce`; a stale control DID, nonce or payload
  * is 409 `application_proof_stale` (prepare and sign again).
  */
-import { bytesEqual, to0x } from '../../base/bytes.js';
+import { to0x } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import type { Call } from '../../ledger/extrinsic.js';
 import { getDidRecord } from '../../ledger/records.js';
@@ -13,6 +13,7 @@ import { applicationNonce } from '../../ledger/runtime/nonces.js';
 import { APPLICATION_STATUSES, encodeApplicationAuthorization, type ApplicationAuthorization } from '../../protocol/payloads/application.js';
 import {
   assertApplicationId,
+  assertCurrentProof,
   parseHexPayload,
   parseIntegerNonce,
   SIGNER_KEY_ID_BYTES,
@@ -198,8 +199,7 @@ export const SUBMIT_APPLICATION_AUTHORIZATION: SubmitSteps<DirectoryDeps, Applic
       throw stale('control_did is no longer the application’s control DID', { field: 'control_did' });
     }
     const current = applicationNonce(env.ledger.poolView(), i.controlDid);
-    if (i.nonce !== current) throw stale('nonce is not the current application nonce', { expected: jsonInteger(current), received: jsonInteger(i.nonce) });
-    if (!bytesEqual(i.canonical, encode(env, i, current))) throw stale('canonical_payload differs from the payload rebuilt with the current state');
+    assertCurrentProof(i.nonce, current, i.canonical, () => encode(env, i, current), 'state');
     prechecks(env, i);
   },
   admission: (_env, i) => ({

@@ -3,13 +3,13 @@
  * of ledger-rules.md §4.10 with its current `application_nonce`; a stale nonce or payload is 409
  * `application_proof_stale` (prepare and sign again).
  */
-import { bytesEqual, to0x } from '../../base/bytes.js';
+import { to0x } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import type { Call } from '../../ledger/extrinsic.js';
 import { getApplication } from '../../ledger/runtime/application-state.js';
 import { applicationNonce } from '../../ledger/runtime/nonces.js';
 import { encodeApplicationAuthorization } from '../../protocol/payloads/application.js';
-import { assertRegistrableApplicationId, parseHexPayload, parseIntegerNonce, SIGNER_KEY_ID_BYTES, stale } from '../application-fields.js';
+import { assertCurrentProof, assertRegistrableApplicationId, parseHexPayload, parseIntegerNonce, SIGNER_KEY_ID_BYTES } from '../application-fields.js';
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature } from '../request-fields.js';
 import { activeDidRecord, jsonInteger, NO_SIGNATURE, parseSignerKeyId, requireDid, resolveSigner, type Body } from '../submission.js';
@@ -92,8 +92,7 @@ export const SUBMIT_APPLICATION_REGISTRATION: SubmitSteps<DirectoryDeps, Applica
   call: (r) => callOf(r, r.signature),
   precheck(env, r) {
     const current = applicationNonce(env.ledger.poolView(), r.controlDid);
-    if (r.nonce !== current) throw stale('nonce is not the current application nonce', { expected: jsonInteger(current), received: jsonInteger(r.nonce) });
-    if (!bytesEqual(r.canonical, encode(env, r, current))) throw stale('canonical_payload differs from the payload rebuilt with the current nonce');
+    assertCurrentProof(r.nonce, current, r.canonical, () => encode(env, r, current), 'nonce');
     prechecks(env, r);
   },
   admission: (_env, r) => ({
