@@ -1,7 +1,8 @@
 /**
  * The one Directory write pipeline (http-api.md §2.2, §5.1): every change kind — DID registration and actions,
- * personas, delivery policies v2 / v3, applications — is a descriptor (src/directory/changes/*.ts) of pure steps,
- * and the two engines below run them in the same order with the same error mapping, submission and answers.
+ * personas, delivery policies v2 / v3, applications — is a descriptor (src/directory/changes/*.ts): an object of
+ * steps (read the request, pre-check, build, map errors, answer) that hold only the kind's own rules. The two
+ * engines below run every kind in the same order with the same error mapping, submission and answers.
  *
  * Prepare (200): read the path and body → state pre-checks → build the payload → dry run against the pool
  * (no signatures; ledger errors mapped per §1.1) → the prepared body.
@@ -16,10 +17,9 @@ import type { DirectoryDeps } from './deps.js';
 import type { LedgerErrorContext } from './ledger-errors.js';
 import { accepted, assertCanonical, dryRun, submitToLedger, type Body } from './submission.js';
 
-/** What a prepare builds: the bytes to sign, the nonce they carry and the extrinsic to dry-run (none: no dry run). */
+/** What a prepare builds: the bytes to sign and the extrinsic to dry-run (none: no dry run). */
 export interface Prepared {
   payload: Uint8Array;
-  nonce?: bigint;
   probe?: Call;
 }
 

@@ -152,9 +152,9 @@ interface DidActionSigned {
   s: SignedAuth;
   canonical: Uint8Array | undefined;
   claimedPubkey: string | undefined;
+  /** The payload rebuilt from the body fields. */
+  payload: Uint8Array;
 }
-
-const signParams = (s: SignedAuth): SignParams => ({ nonce: s.nonce, validUntil: s.validUntil, signerKeyId: s.signerKeyId });
 
 /** Each action's submit route (`PUT` / `POST` / `DELETE /dids/{did}/…`). */
 export const SUBMIT_DID_ACTION: SubmitSteps<DirectoryDeps, DidActionSubmit, DidActionSigned> = {
@@ -179,15 +179,11 @@ export const SUBMIT_DID_ACTION: SubmitSteps<DirectoryDeps, DidActionSubmit, DidA
         throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:<nonce>:<valid_until>', { field: 'timestamp' });
       }
     }
-    return { did, spec, parsed, s, canonical, claimedPubkey };
+    const payload = parsed.payload({ nonce: s.nonce, validUntil: s.validUntil, signerKeyId: s.signerKeyId });
+    return { did, spec, parsed, s, canonical, claimedPubkey, payload };
   },
-  rebuild: (env, i) =>
-    i.canonical && {
-      canonical: i.canonical,
-      rebuilt: i.parsed.payload(signParams(i.s)),
-      decodes: (b) => i.spec.decodes(b, env.profile),
-    },
-  call: (i) => i.parsed.call(signParams(i.s), i.parsed.payload(signParams(i.s)), i.s.signature),
+  rebuild: (env, i) => i.canonical && { canonical: i.canonical, rebuilt: i.payload, decodes: (b) => i.spec.decodes(b, env.profile) },
+  call: (i) => i.parsed.call(i.s, i.payload, i.s.signature),
   precheck(env, i) {
     const key = signerKey(i.did, activeDidRecord(env.ledger.poolView(), i.did), i.s.signerKeyId);
     if (i.claimedPubkey !== undefined) {
