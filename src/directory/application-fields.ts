@@ -5,12 +5,7 @@
 import { bytesEqual, parseHex } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { jsonInteger } from './submission.js';
-import {
-  decodeApplicationAuthorization,
-  isAddressableApplicationId,
-  isApplicationId,
-  type ApplicationStatus,
-} from '../protocol/payloads/application.js';
+import { decodeApplicationAuthorization, isAddressableApplicationId, isApplicationId, type ApplicationStatus } from '../protocol/payloads/application.js';
 
 /** Application call arguments bound `signer_key_id` to 96 bytes (ledger-rules.md §10). */
 export const SIGNER_KEY_ID_BYTES = 96;

@@ -87,20 +87,12 @@ export interface SubmitSteps<E extends DirectoryDeps, R, In> {
 }
 
 /** Runs a prepare route. */
-export async function prepareChange<E extends DirectoryDeps, R, In, B extends Prepared>(
-  env: E,
-  kind: PrepareSteps<E, R, In, B>,
-  req: R,
-): Promise<Body> {
+export async function prepareChange<E extends DirectoryDeps, R, In, B extends Prepared>(env: E, kind: PrepareSteps<E, R, In, B>, req: R): Promise<Body> {
   return prepareFrom(env, kind, await kind.read(env, req));
 }
 
 /** {@link prepareChange} for kinds whose `read` is synchronous (their routes answer without awaiting). */
-export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prepared>(
-  env: E,
-  kind: SyncPrepareSteps<E, R, In, B>,
-  req: R,
-): Body {
+export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prepared>(env: E, kind: SyncPrepareSteps<E, R, In, B>, req: R): Body {
   return prepareFrom(env, kind, kind.read(env, req));
 }
 

@@ -57,7 +57,7 @@ function bindPathField(spec: ActionSpec, params: Record<string, string>, body: B
   const pf = spec.pathField;
   if (!pf) return body;
   const pathValue = params[pf.param]!;
-  const norm = (v: string) => (pf.field.endsWith('alias') ? (normalizeAlias(v) as { alias?: string }).alias ?? v : v);
+  const norm = (v: string) => (pf.field.endsWith('alias') ? ((normalizeAlias(v) as { alias?: string }).alias ?? v) : v);
   if (pf.sub) {
     const obj = body[pf.field];
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return body;

@@ -5,14 +5,7 @@
 import { DdnError } from '../../base/errors.js';
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import type { DirectoryDeps } from '../deps.js';
-import {
-  assertControllerSet,
-  assertSignerInSet,
-  controllerThresholdOf,
-  decodesAsPersona,
-  encodePersona,
-  optionalControllerKeys,
-} from '../persona-fields.js';
+import { assertControllerSet, assertSignerInSet, controllerThresholdOf, decodesAsPersona, encodePersona, optionalControllerKeys } from '../persona-fields.js';
 import {
   bindBodyPersona,
   optionalDid,

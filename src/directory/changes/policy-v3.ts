@@ -15,16 +15,7 @@ import { policyToJson, scopeToJson } from '../../protocol/policy/json-render.js'
 import { policyIdV3 } from '../../protocol/policy/policy-id.js';
 import type { PolicyScopeV3 } from '../../protocol/policy/types.js';
 import type { DirectoryDeps } from '../deps.js';
-import {
-  assertDid,
-  optionalDid,
-  parsePersonaName,
-  parseSignerKeyId,
-  readSignedFields,
-  requireAction,
-  validUntilOrDefault,
-  type Body,
-} from '../submission.js';
+import { assertDid, optionalDid, parsePersonaName, parseSignerKeyId, readSignedFields, requireAction, validUntilOrDefault, type Body } from '../submission.js';
 import { assertPolicyMatchesPath, policyPrechecks, policySteps, type PolicyIntent } from './policy-common.js';
 
 export type V3Action = 'set_policy_v3' | 'clear_policy_v3';
