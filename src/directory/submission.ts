@@ -16,7 +16,7 @@ import { resolveSigningKey } from '../protocol/keys.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { POLICY_BOUNDS } from '../protocol/policy/types.js';
 import type { Profile } from '../protocol/profile.js';
-import { parseCanonicalPayload, parseValidUntil } from './request-fields.js';
+import { parseCanonicalPayload, parseSignature, parseU64Field, parseValidUntil } from './request-fields.js';
 import { codeForLedgerError, ledgerError, type LedgerErrorContext } from './ledger-errors.js';
 
 export type Body = Record<string, unknown>;
@@ -103,9 +103,38 @@ export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile)
     : parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms);
 }
 
-/** A required `canonical_payload` (400 `invalid_canonical_payload` when absent or not hex/Base64). */
-export function requireCanonicalPayload(body: Body): Uint8Array {
-  return parseCanonicalPayload(body.canonical_payload);
+/** The authorization fields of a signed submission (§2.1). */
+export interface SignedAuth {
+  nonce: bigint;
+  validUntil: bigint;
+  signerKeyId: string;
+  signature: Uint8Array;
+}
+
+/** {@link SignedAuth} with the submitted `canonical_payload`. */
+export interface SignedFields extends SignedAuth {
+  canonical: Uint8Array;
+}
+
+/** §2.2 step 2, in the order the codes are checked: nonce, valid_until, signer_key_id, signature. */
+export function readSignedAuth(body: Body, profile: Profile, signerKeyIdBytes?: number): SignedAuth {
+  return {
+    nonce: parseU64Field(body.nonce, 'nonce'),
+    validUntil: parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms),
+    signerKeyId: parseSignerKeyId(body, 'signer_key_id', signerKeyIdBytes),
+    signature: parseSignature(body.signature),
+  };
+}
+
+/** {@link readSignedAuth}, then the required `canonical_payload` (persona and policy submissions). */
+export function readSignedFields(body: Body, profile: Profile): SignedFields {
+  const auth = readSignedAuth(body, profile);
+  return { ...auth, canonical: parseCanonicalPayload(body.canonical_payload) };
+}
+
+/** The authorization fields a prepared `request` ends with (§5.1): what the client submits back with its signature. */
+export function signedRequestFields(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
+  return { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex };
 }
 
 /**

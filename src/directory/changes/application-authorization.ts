@@ -1,0 +1,219 @@
+/**
+ * Change kind: the application authorization actions (http-api.md §9) — domain, status, control change and
+ * linked DIDs — signed by the control DID (and, for linked DIDs, the linked DID) over the tuples of
+ * ledger-rules.md §4.10 with the control DID's current `application_nonce`; a stale control DID, nonce or payload
+ * is 409 `application_proof_stale` (prepare and sign again).
+ */
+import { to0x } from '../../base/bytes.js';
+import { DdnError } from '../../base/errors.js';
+import type { Call } from '../../ledger/extrinsic.js';
+import { getDidRecord } from '../../ledger/records.js';
+import { getApplication, type ApplicationRecord } from '../../ledger/runtime/application-state.js';
+import { applicationNonce } from '../../ledger/runtime/nonces.js';
+import { APPLICATION_STATUSES, encodeApplicationAuthorization, type ApplicationAuthorization } from '../../protocol/payloads/application.js';
+import {
+  assertApplicationId,
+  assertCurrentProof,
+  parseHexPayload,
+  parseIntegerNonce,
+  SIGNER_KEY_ID_BYTES,
+  stale,
+  STATUS_BY_NAME,
+  statusName,
+} from '../application-fields.js';
+import type { DirectoryDeps } from '../deps.js';
+import { parseSignature } from '../request-fields.js';
+import { activeDidRecord, jsonInteger, NO_SIGNATURE, optionalDid, parseSignerKeyId, requireDid, resolveSigner, type Body } from '../submission.js';
+import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { ApplicationRequest } from './application-registration.js';
+
+const AUTH_ACTIONS = ['set_domain', 'clear_domain', 'set_status', 'update_control', 'link_did', 'unlink_did'] as const;
+type AuthAction = (typeof AUTH_ACTIONS)[number];
+
+/** One authorization action parsed from a body: its tuple (given a nonce), its call (given signatures), its request. */
+interface AuthIntent {
+  id: string;
+  action: AuthAction;
+  extrinsic: Call['name'];
+  controlDid: string;
+  controlSignerKeyId: string;
+  linked: { did: string; signerKeyId: string } | null;
+  tuple(nonce: bigint): ApplicationAuthorization;
+  call(controlSignature: Uint8Array, linkedSignature: Uint8Array | null): Call;
+  request: Body;
+}
+
+/** The live application in the pool state (404 `application_not_found`). */
+function poolApplication(env: DirectoryDeps, id: string): ApplicationRecord {
+  const app = getApplication(env.ledger.poolView(), id);
+  if (!app) throw new DdnError('application_not_found', 'application not found', { application_id: id });
+  return app;
+}
+
+/** Application id, the application in the pool state, then the action and its fields. */
+function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
+  assertApplicationId(id);
+  const app = poolApplication(env, id);
+  const action = body.action;
+  if (typeof action !== 'string' || !(AUTH_ACTIONS as readonly string[]).includes(action)) {
+    throw new DdnError('unsupported_action', `action must be one of ${AUTH_ACTIONS.join(', ')}`, { action: action ?? null });
+  }
+  const a = action as AuthAction;
+  const controlDid = app.controlDid;
+  const controlSignerKeyId = parseSignerKeyId(body, 'control_signer_key_id', SIGNER_KEY_ID_BYTES);
+  const request: Body = { action: a, control_did: controlDid };
+  const base = { id, action: a, controlDid, controlSignerKeyId, linked: null, request };
+  const single = (extrinsic: Call['name'], args: Record<string, unknown>, tuple: (n: bigint) => ApplicationAuthorization): AuthIntent => ({
+    ...base,
+    extrinsic,
+    tuple,
+    call: (sig) => ({ name: extrinsic, args: { applicationId: id, ...args, signerKeyId: controlSignerKeyId, signature: sig } }) as Call,
+  });
+  switch (a) {
+    case 'set_domain':
+    case 'clear_domain': {
+      let domain: string | null = null;
+      if (a === 'set_domain') {
+        if (typeof body.domain !== 'string') throw new DdnError('invalid_request', 'missing field "domain"', { field: 'domain' });
+        domain = body.domain;
+        request.domain = domain;
+      }
+      return single('set_application_domain', { domain }, (nonce) => ({ action: 'domain', applicationId: id, controlDid, domain, nonce }));
+    }
+    case 'set_status': {
+      const status = typeof body.status === 'string' ? STATUS_BY_NAME[body.status] : undefined;
+      if (!status) throw new DdnError('invalid_request', 'status must be active, suspended or tombstoned', { field: 'status' });
+      request.status = statusName(status);
+      return single('set_application_status', { status: APPLICATION_STATUSES.indexOf(status) }, (nonce) => ({
+        action: 'status',
+        applicationId: id,
+        controlDid,
+        newStatus: status,
+        nonce,
+      }));
+    }
+    case 'update_control': {
+      const newControlDid = requireDid(body, 'new_control_did');
+      request.new_control_did = newControlDid;
+      return single('update_application', { newControlDid }, (nonce) => ({
+        action: 'update',
+        applicationId: id,
+        newControlDid,
+        currentStatus: app.status,
+        nonce,
+      }));
+    }
+    case 'link_did':
+    case 'unlink_did': {
+      const linkedDid = requireDid(body, 'linked_did');
+      const linkedSignerKeyId = parseSignerKeyId(body, 'linked_signer_key_id', SIGNER_KEY_ID_BYTES);
+      const enabled = a === 'link_did';
+      request.linked_did = linkedDid;
+      return {
+        ...base,
+        linked: { did: linkedDid, signerKeyId: linkedSignerKeyId },
+        extrinsic: 'set_application_linked_did',
+        tuple: (nonce) => ({ action: 'linked_did', applicationId: id, controlDid, linkedDid, enabled, nonce }),
+        call: (controlSignature, linkedSignature) => ({
+          name: 'set_application_linked_did',
+          args: {
+            applicationId: id,
+            linkedDid,
+            enabled,
+            controlSignerKeyId,
+            controlSignature,
+            linkedSignerKeyId,
+            linkedSignature: linkedSignature ?? NO_SIGNATURE,
+          },
+        }),
+      };
+    }
+  }
+}
+
+/** Control DID active and its signer resolvable; the linked DID's signer too when that DID is active. */
+function prechecks(env: DirectoryDeps, i: AuthIntent): void {
+  const pool = env.ledger.poolView();
+  const rec = activeDidRecord(pool, i.controlDid, 'control_did');
+  resolveSigner(i.controlDid, rec, i.controlSignerKeyId, 'control_signer_key_id');
+  if (i.linked !== null) {
+    const linked = getDidRecord(pool, i.linked.did);
+    // A missing or deactivated linked DID is the ledger's `linked_did_not_found`.
+    if (linked && !linked.deactivated) resolveSigner(i.linked.did, linked, i.linked.signerKeyId, 'linked_signer_key_id');
+  }
+}
+
+const encode = (env: DirectoryDeps, i: AuthIntent, nonce: bigint): Uint8Array => encodeApplicationAuthorization(env.profile, i.tuple(nonce));
+
+/** `POST /applications/{id}/authorization/prepare`. */
+export const PREPARE_APPLICATION_AUTHORIZATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, AuthIntent, NoncePrepared> = {
+  read: (env, { id, body }) => authIntent(env, id, body),
+  precheck: prechecks,
+  build(env, i) {
+    const nonce = applicationNonce(env.ledger.poolView(), i.controlDid);
+    return { payload: encode(env, i, nonce), nonce, probe: i.call(NO_SIGNATURE, NO_SIGNATURE) };
+  },
+  answer(_env, i, { payload, nonce }) {
+    const hex = to0x(payload);
+    return {
+      application_id: i.id,
+      action: i.action,
+      control_did: i.controlDid,
+      nonce: jsonInteger(nonce),
+      extrinsic: i.extrinsic,
+      canonical_payload: hex,
+      payload_to_sign: hex,
+      request: {
+        ...i.request,
+        nonce: jsonInteger(nonce),
+        control_signer_key_id: i.controlSignerKeyId,
+        ...(i.linked !== null ? { linked_signer_key_id: i.linked.signerKeyId } : {}),
+        canonical_payload: hex,
+      },
+    };
+  },
+};
+
+interface SignedAuthorization extends AuthIntent {
+  nonce: bigint;
+  canonical: Uint8Array;
+  controlSignature: Uint8Array;
+  linkedSignature: Uint8Array | null;
+  givenControlDid: string | undefined;
+}
+
+/** `PUT /applications/{id}/authorization`: the control signature as `control_signature` (or `signature`). */
+export const SUBMIT_APPLICATION_AUTHORIZATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedAuthorization> = {
+  read(env, { id, body }) {
+    const i = authIntent(env, id, body);
+    const nonce = parseIntegerNonce(body.nonce);
+    const canonical = parseHexPayload(body.canonical_payload);
+    const sigField = body.control_signature !== undefined ? 'control_signature' : 'signature';
+    const controlSignature = parseSignature(body[sigField], sigField);
+    const linkedSignature = i.linked !== null ? parseSignature(body.linked_signature, 'linked_signature') : null;
+    return { ...i, nonce, canonical, controlSignature, linkedSignature, givenControlDid: optionalDid(body, 'control_did') };
+  },
+  call: (i) => i.call(i.controlSignature, i.linkedSignature),
+  precheck(env, i) {
+    if (i.givenControlDid !== undefined && i.givenControlDid !== i.controlDid) {
+      throw stale('control_did is no longer the application’s control DID', { field: 'control_did' });
+    }
+    const current = applicationNonce(env.ledger.poolView(), i.controlDid);
+    assertCurrentProof(i.nonce, current, i.canonical, () => encode(env, i, current), 'state');
+    prechecks(env, i);
+  },
+  admission: (_env, i) => ({
+    subject: i.id,
+    action: i.action,
+    limitKey: `${i.controlDid}|application_nonce`,
+    nonce: { domain: 'application_nonce', value: i.nonce },
+  }),
+  answer: (i) => ({
+    application_id: i.id,
+    control_did: i.controlDid,
+    action: i.action,
+    extrinsic: i.extrinsic,
+    nonce_domain: 'application_nonce',
+    nonce: jsonInteger(i.nonce),
+  }),
+};

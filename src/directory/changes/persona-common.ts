@@ -1,0 +1,139 @@
+/**
+ * What the persona change kinds share (http-api.md §7): the operator-signed `apply_persona_with_proof`
+ * extrinsic with the operator's `operator_nonce`, the signer pre-checks, the comparison of attestation fields
+ * with a verified DNS challenge, and the prepared and accepted bodies.
+ */
+import { bytesEqual, parseHex, to0x } from '../../base/bytes.js';
+import { DdnError } from '../../base/errors.js';
+import { operatorNonce } from '../../ledger/runtime/nonces.js';
+import { getPersona, type PersonaRecord } from '../../ledger/runtime/persona-state.js';
+import type { PersonaOperation } from '../../protocol/payloads/persona.js';
+import type { DirectoryDeps } from '../deps.js';
+import type { VerifiedIntent } from '../dns-challenges.js';
+import { encodePersona, intentMismatch, personaCall, sameU64 } from '../persona-fields.js';
+import type { PersonaChallenges } from '../persona-challenges.js';
+import { activeDidRecord, NO_SIGNATURE, resolveSigner, signedRequestFields, type Body, type SignedFields } from '../submission.js';
+import type { Admission, NoncePrepared } from '../write-pipeline.js';
+
+export const PERSONA_EXTRINSIC = 'apply_persona_with_proof';
+
+/** The persona change kinds run with the DNS challenges beside the Directory deps. */
+export type PersonaEnv = DirectoryDeps & { personaChallenges: PersonaChallenges };
+
+/** Route action → ledger operation (for responses and pending markers). */
+export const OPERATIONS: Record<string, PersonaOperation['kind']> = {
+  register_persona: 'Register',
+  renew_persona: 'Renew',
+  register_named_persona: 'RegisterNamed',
+  revoke_persona: 'Revoke',
+  rotate_persona_controllers: 'RotateControllers',
+  transfer_persona: 'Transfer',
+};
+
+/** A persona route's path and body. */
+export interface PersonaRequest {
+  raw: string;
+  body: Body;
+}
+
+/** §2.2 step 5 for a persona change signed by the operator: operator active, signer resolvable. */
+export function precheckSigner(env: DirectoryDeps, operatorDid: string, signerKeyId: string): void {
+  const rec = activeDidRecord(env.ledger.poolView(), operatorDid, 'operator_did');
+  resolveSigner(operatorDid, rec, signerKeyId);
+}
+
+/** The persona record in the pool state (404 `persona_not_found`). */
+export function poolPersona(env: DirectoryDeps, persona: string): PersonaRecord {
+  const rec = getPersona(env.ledger.poolView(), persona);
+  if (!rec) throw new DdnError('persona_not_found', 'persona not found', { persona });
+  return rec;
+}
+
+/** `verification_expires_at`, `attestor` and `attestation_signature` repeat the verification outputs. */
+export function compareAttestationFields(body: Body, i: VerifiedIntent): void {
+  if (!sameU64(body, 'verification_expires_at', i.verificationExpiresAt)) throw intentMismatch('verification_expires_at');
+  for (const [field, expected] of [
+    ['attestor', i.attestor],
+    ['attestation_signature', i.attestationSignature],
+  ] as const) {
+    const v = body[field];
+    const bytes = typeof v === 'string' ? parseHex(v) : undefined;
+    if (!bytes) throw new DdnError('invalid_request', `${field} must be 0x-hex`, { field });
+    if (!bytesEqual(bytes, parseHex(expected)!)) throw intentMismatch(field);
+  }
+}
+
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, k) => x === b[k]);
+}
+
+// ---------------------------------------------------------------- prepare
+
+/** A persona change read from a prepare body. */
+export interface PersonaDraft {
+  persona: string;
+  operatorDid: string;
+  signerKeyId: string;
+  validUntil: bigint;
+  op: PersonaOperation;
+}
+
+/** The operation signed with the operator's current `operator_nonce`, and its dry-run extrinsic. */
+export function buildPersona(env: DirectoryDeps, d: PersonaDraft): NoncePrepared {
+  const nonce = operatorNonce(env.ledger.poolView(), d.operatorDid);
+  const payload = encodePersona(d.operatorDid, d.op, nonce, d.validUntil, d.signerKeyId);
+  return { payload, nonce, probe: personaCall(payload, NO_SIGNATURE, d.signerKeyId) };
+}
+
+/** The prepared body: the change, the operator nonce, the bytes to sign and the `request` to submit back. */
+export function preparedPersona(d: PersonaDraft, action: string, built: NoncePrepared, request: Body, extra: Body = {}): Body {
+  const hex = to0x(built.payload);
+  const auth = signedRequestFields(built.nonce, d.validUntil, d.signerKeyId, hex);
+  return {
+    persona: d.persona,
+    operator_did: d.operatorDid,
+    ...extra,
+    action,
+    operation: d.op.kind,
+    extrinsic: PERSONA_EXTRINSIC,
+    nonce_domain: 'operator_nonce',
+    ...auth,
+    payload_to_sign: hex,
+    request: { ...request, ...auth },
+  };
+}
+
+// ---------------------------------------------------------------- submit
+
+/** A persona change read from a submit body. */
+export interface PersonaSubmission {
+  persona: string;
+  action: string;
+  operatorDid: string;
+  s: SignedFields;
+}
+
+export const personaSubmitCall = (i: PersonaSubmission) => personaCall(i.s.canonical, i.s.signature, i.s.signerKeyId);
+
+export function personaAdmission(env: DirectoryDeps, i: PersonaSubmission): Admission {
+  return {
+    subject: i.persona,
+    action: i.action,
+    limitKey: `${i.operatorDid}|operator_nonce`,
+    nonce: { domain: 'operator_nonce', value: i.s.nonce, current: operatorNonce(env.ledger.poolView(), i.operatorDid) },
+  };
+}
+
+/** The kind's fields of the 202 body; `extra` follows the operator (e.g. the new operator of a transfer). */
+export function personaAccepted(i: PersonaSubmission, extra: Body = {}, extrinsic: string = PERSONA_EXTRINSIC): Body {
+  return {
+    persona: i.persona,
+    operator_did: i.operatorDid,
+    ...extra,
+    action: i.action,
+    extrinsic,
+    operation: OPERATIONS[i.action],
+    nonce_domain: 'operator_nonce',
+    nonce: i.s.nonce.toString(),
+  };
+}

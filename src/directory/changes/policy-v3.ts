@@ -1,0 +1,127 @@
+/**
+ * Change kind: delivery policy v3 set / clear on DID, persona and application scopes (http-api.md §8.3).
+ * Payload `PolicyV3AuthorizationPayload` (ledger-rules.md §4.8), nonce = the scope owner's `policy_v3_nonce`.
+ * A missing or inactive scope answers with its cause (§1.1 `scope_unavailable` row).
+ */
+import { DdnError, type ErrorCode } from '../../base/errors.js';
+import { policyV3Nonce } from '../../ledger/runtime/nonces.js';
+import { getPolicyV3 } from '../../ledger/runtime/policy-state.js';
+import { scopeOwner } from '../../ledger/runtime/scope-owner.js';
+import type { StateReader } from '../../ledger/state.js';
+import { isApplicationId } from '../../protocol/payloads/application.js';
+import { decodePolicyV3Payload, encodePolicyV3Payload, type PolicyV3Operation } from '../../protocol/payloads/policy-v3.js';
+import { completePolicy, parsePolicyJsonV3 } from '../../protocol/policy/json-parse.js';
+import { policyToJson, scopeToJson } from '../../protocol/policy/json-render.js';
+import { policyIdV3 } from '../../protocol/policy/policy-id.js';
+import type { PolicyScopeV3 } from '../../protocol/policy/types.js';
+import type { DirectoryDeps } from '../deps.js';
+import { assertDid, optionalDid, parsePersonaName, parseSignerKeyId, readSignedFields, requireAction, validUntilOrDefault, type Body } from '../submission.js';
+import { assertPolicyMatchesPath, policyPrechecks, policySteps, type PolicyIntent } from './policy-common.js';
+
+export type V3Action = 'set_policy_v3' | 'clear_policy_v3';
+
+/** `{scope}/{id}` of a v3 path: `did`, `persona` (canonicalised) or `application` (400 otherwise). */
+export function parseV3Scope(scope: string, id: string): PolicyScopeV3 {
+  switch (scope) {
+    case 'did':
+      assertDid(id);
+      return { kind: 'Did', id };
+    case 'persona':
+      return { kind: 'Persona', id: parsePersonaName(id) };
+    case 'application':
+      if (!isApplicationId(id)) throw new DdnError('invalid_application_id', 'application id must be 1–64 characters of [a-z0-9._-]', { id });
+      return { kind: 'Application', id };
+    default:
+      throw new DdnError('invalid_request', 'scope must be did, persona or application', { field: 'scope' });
+  }
+}
+
+/** The owner of a scope in `state`, or the scope's cause code (404 / 409). */
+export function ownerOf(state: StateReader, nowMs: number, scope: PolicyScopeV3): string {
+  const o = scopeOwner(state, nowMs, scope);
+  if (!o.ok) throw new DdnError(o.cause as ErrorCode, `the ${scope.kind.toLowerCase()} scope has no owner (${o.cause})`, { scope: scopeToJson(scope) });
+  return o.owner;
+}
+
+interface V3Intent extends PolicyIntent {
+  action: V3Action;
+  scope: PolicyScopeV3;
+  operation: PolicyV3Operation;
+}
+
+function intent(env: DirectoryDeps, action: V3Action, scope: PolicyScopeV3, body: Body): V3Intent {
+  const pool = env.ledger.poolView();
+  const request: Body = { action };
+  if (action === 'set_policy_v3') {
+    const draft = parsePolicyJsonV3(body.policy);
+    assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
+    const stored = getPolicyV3(pool, scope);
+    const policy = completePolicy(draft, { policyId: policyIdV3(env.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
+    request.operator_did = policy.operatorDid;
+    request.policy = policyToJson(policy);
+    return { action, scope, operatorDid: policy.operatorDid, operation: { kind: 'SetPolicy', policy }, request };
+  }
+  const operatorDid = optionalDid(body, 'operator_did') ?? ownerOf(pool, env.clock.nowMs(), scope);
+  request.operator_did = operatorDid;
+  return { action, scope, operatorDid, operation: { kind: 'ClearPolicy', scope }, request };
+}
+
+export interface PolicyV3Prepare {
+  scope: string;
+  id: string;
+  body: Body;
+}
+
+export interface PolicyV3Submit extends PolicyV3Prepare {
+  action: V3Action;
+}
+
+const { prepare, submit } = policySteps<V3Intent, PolicyV3Prepare, PolicyV3Submit>(
+  {
+    extrinsic: 'apply_policy_v3_with_proof',
+    nonceDomain: 'policy_v3_nonce',
+    nonceOf: policyV3Nonce,
+    encode: (i, nonce, validUntil, signerKeyId) =>
+      encodePolicyV3Payload({ operatorDid: i.operatorDid, operation: i.operation, nonce, validUntil, signerKeyId }),
+    decodes: (b) => decodePolicyV3Payload(b) !== undefined,
+    /**
+     * Scope owner first (404 / 409 for a missing or inactive scope), then the common policy pre-checks; the persona
+     * controller gate applies when the operator is the owner (otherwise the ledger reports `invalid_policy_scope`).
+     */
+    precheck(env, i, signerKeyId) {
+      const owner = ownerOf(env.ledger.poolView(), env.clock.nowMs(), i.scope);
+      policyPrechecks(env.ledger, env.allowPrivateEndpoints ?? false, {
+        operatorDid: i.operatorDid,
+        signerKeyId,
+        persona: i.scope.kind === 'Persona' && owner === i.operatorDid ? i.scope.id : null,
+        ruleset: i.operation.kind === 'SetPolicy' ? i.operation.policy.ruleset : null,
+      });
+    },
+    subject: (i) => i.scope.id,
+    preparedSubject: (i) => ({ scope: scopeToJson(i.scope) }),
+    acceptedSubject: (i) => ({ scope: scopeToJson(i.scope) }),
+  },
+  {
+    prepare(env, req) {
+      const scope = parseV3Scope(req.scope, req.id);
+      const action = req.body.action;
+      if (action !== 'set_policy_v3' && action !== 'clear_policy_v3') {
+        throw new DdnError('unsupported_action', 'action must be set_policy_v3 or clear_policy_v3', { action: action ?? null });
+      }
+      const i = intent(env, action, scope, req.body);
+      const signerKeyId = parseSignerKeyId(req.body);
+      return { ...i, signerKeyId, validUntil: validUntilOrDefault(req.body, env.clock.nowMs(), env.profile) };
+    },
+    submit(env, req) {
+      const scope = parseV3Scope(req.scope, req.id);
+      requireAction(req.body, req.action);
+      const s = readSignedFields(req.body, env.profile);
+      return { ...intent(env, req.action, scope, req.body), s };
+    },
+  },
+);
+
+/** `POST /policies/v3/{scope}/{id}/prepare`. */
+export const PREPARE_POLICY_V3 = prepare;
+/** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
+export const SUBMIT_POLICY_V3 = submit;
