@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { DdnError } from '../base/errors.js';
+import { realRetryTiming, retry } from '../base/retry.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import type { ActionFields } from '../client/actions.js';
 import type { RegisterArgs } from '../client/directory-client.js';
@@ -120,48 +121,37 @@ async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step>
 /** Starts the background registration of `o.identity`. */
 export function startNodeRegistration(o: NodeRegistrationOptions): NodeRegistration {
   const pollMs = o.pollMs ?? 200;
-  const retryMs = o.retryMs ?? 500;
-  const maxRetryMs = o.maxRetryMs ?? 30_000;
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      wake = resolve;
-      timer = setTimeout(resolve, ms);
-    });
+  const backoff = { firstMs: o.retryMs ?? 500, maxMs: o.maxRetryMs ?? 30_000 };
+  const stopping = new AbortController();
+  const { signal } = stopping;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const loop = (async () => {
-    const state: LoopState = { submitted: false };
-    let backoff = retryMs;
-    while (!stopped) {
-      let next: Step;
-      try {
-        next = await step(o, state);
-        backoff = retryMs;
-      } catch (err) {
-        if (stopped) return;
-        const code = err instanceof DirectoryApiError || err instanceof DdnError ? err.code : undefined;
-        const reason = err instanceof Error ? err.message : String(err);
+  const state: LoopState = { submitted: false };
+  // each pass retries its failures with a back-off that starts over once a pass succeeds
+  const pass = () =>
+    retry(() => step(o, state), {
+      attempts: Infinity,
+      retryable: () => !signal.aborted,
+      backoff,
+      signal,
+      onRetry: ({ error }) => {
+        const code = error instanceof DirectoryApiError || error instanceof DdnError ? error.code : undefined;
+        const reason = error instanceof Error ? error.message : String(error);
         o.logger?.warn({ node_did: o.identity.did, code, reason }, 'node identity registration failed; retrying');
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, maxRetryMs);
-        continue;
-      }
-      if (next === 'done') {
-        markReady();
-        return;
-      }
-      await sleep(pollMs);
+      },
+    });
+  const loop = (async () => {
+    try {
+      while ((await pass()) === 'wait') await realRetryTiming.sleep(pollMs, signal);
+      markReady();
+    } catch {
+      // stopped (the pause or the pass in flight ended by the abort)
     }
   })();
   return {
     ready,
     async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      wake?.();
+      stopping.abort();
       await loop;
     },
   };
