@@ -1,11 +1,11 @@
 /**
- * The one retry loop of this code base: run an attempt, and after a failure the caller calls retryable, wait a
+ * The one retry loop of this code base: run an attempt and, after a failure the caller calls retryable, wait a
  * back-off (doubling, capped, optionally jittered) and run it again, up to a number of attempts, a deadline or an
  * abort. Which failures are worth another attempt is the caller's rule (`retryable`); what the last failure
  * becomes is the caller's too: when attempts run out the last error is rethrown as it was.
  *
  * Users: the PostgreSQL stores' transactions (src/store/postgres/retryable.ts says which SQLSTATEs retry), the
- * Relay's outbound Cache stores, the SDK's Relay client and pollers.
+ * Relay's outbound Cache stores, the SDK's Relay client and pollers, the node identity's registration.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 
