@@ -6,13 +6,14 @@
 import { toBase64 } from '../base/bytes.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import type { ActionFields } from '../client/actions.js';
+import type { RegisterArgs } from '../client/directory-client.js';
 import type { DidRecordResponse, RegistrationPrepareResponse } from '../client/types.js';
 import { checkPreparedMutation, checkPreparedRegistration, type PreparedMutation } from '../client/verify-prepared.js';
 import { ACTIONS_BY_NAME } from '../directory/actions.js';
 import type { DirectoryService } from '../directory/service.js';
 import { multibaseEd25519 } from '../protocol/keys.js';
 import type { Profile } from '../protocol/profile.js';
-import type { RegisterArgs, RegistrationDirectory, ServiceAction } from './node-registration.js';
+import type { RegistrationDirectory, ServiceAction } from './node-registration.js';
 
 type Body = Record<string, unknown>;
 

@@ -18,8 +18,6 @@ import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { nodeDocument, nodeServiceOf, serviceMatches } from '../relay/node-identity.js';
 
-export type { RegisterArgs };
-
 /** The document actions the registration submits. */
 export type ServiceAction = 'AddService' | 'UpdateService';
 
