@@ -1,23 +1,40 @@
 /**
- * Registers the node identity (http-api.md §0.1, §10.6) through the Directory SDK: in this node's own ledger
- * (the SDK's fetch served in-process by a Directory server that never listens) or at a remote Directory
- * (`--directory-url`). Idempotent across restarts: a confirmed DID is left alone unless its service (`#relay`,
- * or `#cache` on a Cache-only node) no longer lists the node's public URLs, which are then updated. Runs in the background with backoff
- * until the DID is confirmed with the wanted service, or until stopped.
+ * Registers the node identity (http-api.md §0.1, §10.6): in this node's own ledger (its Directory service called
+ * directly, src/app/local-registration.ts) or at a remote Directory through the SDK (`--directory-url`). Idempotent
+ * across restarts: a confirmed DID is left alone unless its service (`#relay`, or `#cache` on a Cache-only node) no
+ * longer lists the node's public URLs, which are then updated. Runs in the background with backoff until the DID is
+ * confirmed with the wanted service, or until stopped.
  */
 import type { Logger } from 'pino';
-import { DirectoryApiError, type FetchLike } from '../client/http.js';
-import type { DirectoryClient } from '../client/directory-client.js';
-import type { DidDocumentJson, ServiceJson } from '../client/types.js';
-import type { HttpServer } from '../http/server.js';
+import { DdnError } from '../base/errors.js';
+import { realRetryTiming, retry } from '../base/retry.js';
+import type { Ed25519KeyPair } from '../crypto/ed25519.js';
+import type { ActionFields } from '../client/actions.js';
+import type { RegisterArgs } from '../client/directory-client.js';
+import { DirectoryApiError } from '../client/http.js';
+import type { DidDocumentJson, DidRecordResponse, RegistrationStatusResponse, ServiceJson } from '../client/types.js';
 import type { Service } from '../protocol/document.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { nodeDocument, nodeServiceOf, serviceMatches } from '../relay/node-identity.js';
 
+/** The document actions the registration submits. */
+export type ServiceAction = 'AddService' | 'UpdateService';
+
+/**
+ * What the registration asks of a Directory: a remote one's SDK `DirectoryClient` satisfies it, and so does this
+ * node's own Directory service (src/app/local-registration.ts).
+ */
+export interface RegistrationDirectory {
+  registrationStatus(did: string): Promise<RegistrationStatusResponse>;
+  resolve(did: string): Promise<DidRecordResponse>;
+  register(args: RegisterArgs): Promise<unknown>;
+  mutate(did: string, key: Ed25519KeyPair, signerKeyId: string, action: ServiceAction, fields: ActionFields[ServiceAction]): Promise<unknown>;
+}
+
 /** Options of {@link startNodeRegistration}. */
 export interface NodeRegistrationOptions {
-  client: DirectoryClient;
+  client: RegistrationDirectory;
   profile: Profile;
   identity: NodeIdentity;
   /** The public URLs the node's service must list (none: no service). */
@@ -102,67 +119,38 @@ async function step(o: NodeRegistrationOptions, state: LoopState): Promise<Step>
 /** Starts the background registration of `o.identity`. */
 export function startNodeRegistration(o: NodeRegistrationOptions): NodeRegistration {
   const pollMs = o.pollMs ?? 200;
-  const retryMs = o.retryMs ?? 500;
-  const maxRetryMs = o.maxRetryMs ?? 30_000;
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      wake = resolve;
-      timer = setTimeout(resolve, ms);
-    });
+  const backoff = { firstMs: o.retryMs ?? 500, maxMs: o.maxRetryMs ?? 30_000 };
+  const stopping = new AbortController();
+  const { signal } = stopping;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const loop = (async () => {
-    const state: LoopState = { submitted: false };
-    let backoff = retryMs;
-    while (!stopped) {
-      let next: Step;
-      try {
-        next = await step(o, state);
-        backoff = retryMs;
-      } catch (err) {
-        if (stopped) return;
-        const code = err instanceof DirectoryApiError ? err.code : undefined;
-        const reason = err instanceof Error ? err.message : String(err);
+  const state: LoopState = { submitted: false };
+  // each pass retries its failures with a back-off that starts over once a pass succeeds
+  const pass = () =>
+    retry(() => step(o, state), {
+      attempts: Infinity,
+      retryable: () => !signal.aborted,
+      backoff,
+      signal,
+      onRetry: ({ error }) => {
+        const code = error instanceof DirectoryApiError || error instanceof DdnError ? error.code : undefined;
+        const reason = error instanceof Error ? error.message : String(error);
         o.logger?.warn({ node_did: o.identity.did, code, reason }, 'node identity registration failed; retrying');
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, maxRetryMs);
-        continue;
-      }
-      if (next === 'done') {
-        markReady();
-        return;
-      }
-      await sleep(pollMs);
+      },
+    });
+  const loop = (async () => {
+    try {
+      while ((await pass()) === 'wait') await realRetryTiming.sleep(pollMs, signal);
+      markReady();
+    } catch {
+      // stopped (the pause or the pass in flight ended by the abort)
     }
   })();
   return {
     ready,
     async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      wake?.();
+      stopping.abort();
       await loop;
     },
-  };
-}
-
-/** A {@link FetchLike} answered by `server.fastify.inject` — the SDK talking to an in-process role, no socket. */
-export function injectFetch(server: HttpServer): FetchLike {
-  return async (url, init) => {
-    const u = new URL(url);
-    const res = await server.fastify.inject({
-      method: init.method as 'GET',
-      url: `${u.pathname}${u.search}`,
-      headers: init.headers,
-      ...(init.body === undefined ? {} : { payload: init.body }),
-    });
-    const header = (name: string): string | null => {
-      const v = res.headers[name.toLowerCase()];
-      return v === undefined ? null : String(v);
-    };
-    return { status: res.statusCode, headers: { get: header }, text: async () => res.body };
   };
 }

@@ -1,6 +1,9 @@
 /**
- * The composition root: builds every dependency of one node from its {@link Config} (data directory, ledger,
- * one HTTP server per enabled role), starts listening, and tears it all down in order on `close()`.
+ * The composition root, in two steps: {@link buildNode} builds every dependency of one node from its
+ * {@link Config} (data directory, ledger, stores, role services, one HTTP server per enabled role with all its
+ * routes) and opens no socket; {@link BuiltNode.listen} then listens on every role's port, starts the background
+ * work (sweeps, the node identity's registration) and returns the {@link RunningNode}, which nothing changes
+ * afterwards. {@link startNode} is both. `close()` tears everything down in reverse order.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -42,7 +45,8 @@ import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
 import { openRateLimits } from './rate-limits.js';
 import { loadNodeKey, loadNodeKeys } from './node-keys.js';
-import { injectFetch, startNodeRegistration, type NodeRegistration } from './node-registration.js';
+import { startNodeRegistration, type RegistrationDirectory } from './node-registration.js';
+import { localRegistrationDirectory } from './local-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
 import { startEventProcessing, type EventProcessing } from './event-processing.js';
 import type { EventDispatcher } from '../events/dispatcher.js';
@@ -100,6 +104,18 @@ export interface RunningNode {
   close(): Promise<void>;
 }
 
+/** A node whose stores, services and servers are built, none listening yet. */
+export interface BuiltNode {
+  readonly config: Config;
+  readonly ledger: Ledger;
+  /** Each enabled role's server with all its routes (`fastify.inject` works; no socket is open). */
+  readonly servers: ReadonlyMap<Role, HttpServer>;
+  /** Listens on every role's port and starts the node's background work; once only. A failure closes the node. */
+  listen(): Promise<RunningNode>;
+  /** Tears down what was built (and, once listening, the running node). Idempotent. */
+  close(): Promise<void>;
+}
+
 /** Per-request timeout of the node identity registration at a remote Directory. */
 const REGISTRATION_TIMEOUT_MS = 10_000;
 
@@ -109,8 +125,20 @@ const BODY_LIMITS: Record<Role, (c: Config) => Pick<HttpServerOptions, 'bodyLimi
   cache: (c) => ({ bodyLimitBytes: c.relay.maxHttpEnvelopeBytes, tooLargeCode: 'envelope_too_large' }),
 };
 
-/** Starts a node: data directory, ledger, and the HTTP servers of `config.roles`, listening. */
+/** Starts a node: {@link buildNode}, then {@link BuiltNode.listen}. */
 export async function startNode(config: Config, overrides: NodeOverrides = {}): Promise<RunningNode> {
+  const built = await buildNode(config, overrides);
+  return built.listen();
+}
+
+/** The listening addresses, known once {@link BuiltNode.listen} bound every port. */
+interface Listening {
+  readonly urls: Readonly<Partial<Record<Role, string>>>;
+  readonly publicUrls: { readonly relay: readonly string[]; readonly cache: readonly string[] };
+}
+
+/** Builds a node: data directory, ledger, stores, the roles' services and HTTP servers of `config.roles`; no socket. */
+export async function buildNode(config: Config, overrides: NodeOverrides = {}): Promise<BuiltNode> {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel, { format: config.logFormat });
   const build = buildInfo();
@@ -154,7 +182,10 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     cleanups.push(() => backend.close());
     const { ledger, db } = backend;
 
-    let ready = false;
+    // set once by listen(): the node is ready from then until it starts closing
+    let listening: Listening | undefined;
+    let stopping = false;
+    const isReady = () => listening !== undefined && !stopping;
     if (config.roles.includes('directory')) cleanups.push(metrics.watchLedger(ledger));
     const directoryService = config.roles.includes('directory')
       ? new DirectoryService({
@@ -196,7 +227,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       profile: config.profile,
       chainId: config.chainId,
       ledger,
-      isReady: () => ready,
+      isReady,
       isDegraded: () => storage.isDegraded,
       // `events` is set below, before any server listens
       eventDrops: () => events?.dispatcher.drops() ?? null,
@@ -212,9 +243,9 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
     if (directoryProbe !== undefined) readyChecks.push(directoryProbe.check());
     else readyChecks.push({ name: 'ledger', check: () => reasonOf(async () => ledger.headRef()) });
 
-    // Known once the role listens (its own URL is the default public URL).
-    let publicCache: readonly string[] = config.publicUrls.cache;
-    let publicRelay: readonly string[] = config.publicUrls.relay;
+    // Configured, else the role's own listening URL once it listens.
+    const publicCache = (): readonly string[] => listening?.publicUrls.cache ?? config.publicUrls.cache;
+    const publicRelay = (): readonly string[] => listening?.publicUrls.relay ?? config.publicUrls.relay;
     let cache: CacheRole | undefined;
     if (config.roles.includes('cache')) {
       const mailbox = config.db === null ? undefined : await openPgMailboxStore(config.db.url, config.db.schema);
@@ -226,7 +257,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         directory: cacheDirectory,
         nodeDirectory: directory,
         ...(mailbox === undefined ? {} : { mailbox }),
-        publicCacheUrls: () => publicCache,
+        publicCacheUrls: publicCache,
         logger,
         ...(mailbox === undefined ? { store: { guard: storage } } : {}),
         metrics,
@@ -258,8 +289,8 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
         ...(pgLive === undefined ? {} : { liveFanout: (sessions) => pgLive.attach(sessions) }),
         identity,
         events: (e) => events?.relayEvent(e),
-        publicRelayUrls: () => publicRelay,
-        publicCacheUrls: () => publicCache,
+        publicRelayUrls: publicRelay,
+        publicCacheUrls: publicCache,
         ...(cache === undefined ? {} : { localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds) }),
         logger,
         metrics,
@@ -282,7 +313,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
             ledger,
             remoteDirectory,
             ...(cache === undefined ? {} : { cache }),
-            ownRelayUrls: () => (relay === undefined ? [] : publicRelay),
+            ownRelayUrls: () => (relay === undefined ? [] : publicRelay()),
             logger,
             ...(overrides.eventOutbound === undefined ? {} : { outbound: overrides.eventOutbound }),
           });
@@ -314,7 +345,7 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       ...(rate === undefined ? {} : { rateLimits: rate.limits }),
       health,
       readyChecks,
-      isReady: () => ready,
+      isReady,
       metricsAccess,
       register: {
         ...(directoryService === undefined
@@ -330,90 +361,99 @@ export async function startNode(config: Config, overrides: NodeOverrides = {}): 
       },
     });
     cleanups.push(async () => {
-      ready = false;
+      stopping = true;
       await relay?.closeSessions();
       for (const stream of feedStreams) stream.close();
       await Promise.all([...servers.values()].map((s) => s.fastify.close()));
     });
-    const urls = await listenAll(servers, config);
-    if (publicCache.length === 0 && urls.cache !== undefined) publicCache = Object.freeze([urls.cache]);
-    if (publicRelay.length === 0 && urls.relay !== undefined) publicRelay = Object.freeze([urls.relay]);
-    ready = true;
 
-    const own = (role: Role): string[] => {
-      const url = urls[role];
-      return url === undefined ? [] : [url];
-    };
-    const publicUrls = Object.freeze({
-      relay: Object.freeze(config.publicUrls.relay.length > 0 ? [...config.publicUrls.relay] : own('relay')),
-      cache: Object.freeze(config.publicUrls.cache.length > 0 ? [...config.publicUrls.cache] : own('cache')),
-    });
-    cache?.start();
-    relay?.start();
-
-    // The node identity: registered in this node's ledger or at the remote Directory; idempotent across restarts.
-    let client: DirectoryClient;
+    // The node identity: registered in this node's ledger (its Directory service called directly) or at the
+    // remote Directory through the SDK; idempotent across restarts.
     const stopRequests = new AbortController();
-    if (remoteDirectory !== null) {
-      client = new DirectoryClient(remoteDirectory[0]!, {
-        profile,
-        fetch: failoverFetch(
-          remoteDirectory,
-          (url, init) =>
-            globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
-          logger,
-        ),
-      });
-    } else {
-      // this node's ledger, through the Directory's routes in-process (fastify inject, no socket) on a server that
-      // never listens: no rate limits, metrics or access log of the public one
-      const internal = createHttpServer({ name: 'directory', logger: false, ...BODY_LIMITS.directory(config) });
-      registerDirectoryRoutes(internal, directoryService ?? new DirectoryService({ ledger, profile, clock, attestor: keys.attestor, challenges: SqliteDnsChallengeStore.inMemory() }));
-      cleanups.push(() => internal.fastify.close());
-      client = new DirectoryClient('http://in-process', { profile, fetch: injectFetch(internal) });
-    }
-    const registration: NodeRegistration = startNodeRegistration({
-      client,
-      profile,
-      identity,
-      serviceUrls: acting === 'relay' ? publicUrls.relay : publicUrls.cache,
-      logger: logger.child({ role: 'node' }),
-    });
-    cleanups.push(() => {
-      stopRequests.abort();
-      return registration.stop();
-    });
-    logger.info(
-      {
-        roles: config.roles,
-        urls,
-        profile: config.profile,
-        chain_id: config.chainId,
-        genesis_hash: to0x(ledger.genesisHash),
-        node_did: identity.did,
-      },
-      'node started',
-    );
+    const registrar: RegistrationDirectory =
+      remoteDirectory !== null
+        ? new DirectoryClient(remoteDirectory[0]!, {
+            profile,
+            fetch: failoverFetch(
+              remoteDirectory,
+              (url, init) =>
+                globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+              logger,
+            ),
+          })
+        : localRegistrationDirectory(
+            // without the Directory role, a private service on this node's ledger
+            directoryService ?? new DirectoryService({ ledger, profile, clock, attestor: keys.attestor, challenges: SqliteDnsChallengeStore.inMemory() }),
+            profile,
+          );
 
     let closing: Promise<void> | undefined;
-    const node: RunningNode = {
-      config,
-      urls: Object.freeze(urls),
-      publicUrls,
-      ledger,
-      ...(directoryService === undefined ? {} : { directoryService }),
-      ...(cache === undefined ? {} : { cache }),
-      ...(relay === undefined ? {} : { relay }),
-      ...(events === undefined ? {} : { events: events.dispatcher }),
-      identity: { did: identity.did, ready: registration.ready },
-      storage,
-      metrics,
-      close: () => {
-        closing ??= cleanup().then(() => logger.info('node stopped'));
-        return closing;
-      },
+    const close = (): Promise<void> => {
+      closing ??= cleanup().then(() => logger.info('node stopped'));
+      return closing;
     };
-    return node;
+    let listened = false;
+    const listen = async (): Promise<RunningNode> => {
+      if (listened) throw new Error('the node listens already');
+      listened = true;
+      try {
+        return await listenNow();
+      } catch (err) {
+        await close().catch((e: unknown) => logger.error({ err: e }, 'cleanup after failed start'));
+        throw err;
+      }
+    };
+    const listenNow = async (): Promise<RunningNode> => {
+      const urls = Object.freeze(await listenAll(servers, config));
+      const own = (role: Role): string[] => {
+        const url = urls[role];
+        return url === undefined ? [] : [url];
+      };
+      const publicUrls = Object.freeze({
+        relay: Object.freeze(config.publicUrls.relay.length > 0 ? [...config.publicUrls.relay] : own('relay')),
+        cache: Object.freeze(config.publicUrls.cache.length > 0 ? [...config.publicUrls.cache] : own('cache')),
+      });
+      listening = { urls, publicUrls };
+      cache?.start();
+      relay?.start();
+      const registration = startNodeRegistration({
+        client: registrar,
+        profile,
+        identity,
+        serviceUrls: acting === 'relay' ? publicUrls.relay : publicUrls.cache,
+        logger: logger.child({ role: 'node' }),
+      });
+      cleanups.push(() => {
+        stopRequests.abort();
+        return registration.stop();
+      });
+      logger.info(
+        {
+          roles: config.roles,
+          urls,
+          profile: config.profile,
+          chain_id: config.chainId,
+          genesis_hash: to0x(ledger.genesisHash),
+          node_did: identity.did,
+        },
+        'node started',
+      );
+      return {
+        config,
+        urls,
+        publicUrls,
+        ledger,
+        ...(directoryService === undefined ? {} : { directoryService }),
+        ...(cache === undefined ? {} : { cache }),
+        ...(relay === undefined ? {} : { relay }),
+        ...(events === undefined ? {} : { events: events.dispatcher }),
+        identity: { did: identity.did, ready: registration.ready },
+        storage,
+        metrics,
+        close,
+      };
+    };
+    return { config, ledger, servers, listen, close };
   } catch (err) {
     await cleanup().catch((e: unknown) => logger.error({ err: e }, 'cleanup after failed start'));
     throw err;

@@ -1,6 +1,7 @@
 /** Polling with a deadline that rides out the "try again later" statuses (http-api.md §0.5). */
 import { WaitTimeoutError } from './errors.js';
 import { isRetryableError } from './http.js';
+import { realRetryTiming, retry, type RetryTiming } from '../base/retry.js';
 
 /** How long to wait and how often to ask. */
 export interface WaitOptions {
@@ -11,16 +12,13 @@ export interface WaitOptions {
 }
 
 /** Time and sleep, injectable for tests. */
-export interface PollTiming {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
+export type PollTiming = RetryTiming;
 
 /** Real time. */
-export const realTiming: PollTiming = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
+export const realTiming: PollTiming = realRetryTiming;
+
+/** `read` answered, but not yet what `done` waits for. */
+class NotYet extends Error {}
 
 /**
  * Calls `read` until `done(value)` is true and returns that value. Errors with status 425/429/5xx are
@@ -36,20 +34,27 @@ export async function pollUntil<T>(
 ): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const intervalMs = opts.intervalMs ?? 500;
-  const deadline = timing.now() + timeoutMs;
   let last: T | undefined;
-  for (;;) {
-    let waitMs = intervalMs;
-    try {
-      const v = await read();
-      last = v;
-      if (done(v)) return v;
-    } catch (e) {
-      if (!isRetryableError(e)) throw e;
-      if (e.retryAfterSeconds !== undefined) waitMs = Math.max(waitMs, e.retryAfterSeconds * 1000);
-    }
-    const left = deadline - timing.now();
-    if (left <= 0) throw new WaitTimeoutError(what, timeoutMs, last);
-    await timing.sleep(Math.min(waitMs, left));
+  const again = (e: unknown): boolean => e instanceof NotYet || isRetryableError(e);
+  try {
+    return await retry(
+      async () => {
+        const v = await read();
+        last = v;
+        if (done(v)) return v;
+        throw new NotYet();
+      },
+      {
+        attempts: Infinity,
+        deadlineMs: timing.now() + timeoutMs,
+        retryable: again,
+        backoff: { firstMs: intervalMs, factor: 1 },
+        waitMs: (e, _n, waitMs) => (isRetryableError(e) && e.retryAfterSeconds !== undefined ? Math.max(waitMs, e.retryAfterSeconds * 1000) : waitMs),
+        timing,
+      },
+    );
+  } catch (e) {
+    if (again(e)) throw new WaitTimeoutError(what, timeoutMs, last);
+    throw e;
   }
 }

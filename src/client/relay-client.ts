@@ -3,6 +3,7 @@
  * deployed senders retry (429, 502, 503, 507), honouring `Retry-After`. A retry is safe because the Relay is
  * idempotent per `message_id` and content (§10.3 step 6).
  */
+import { retry } from '../base/retry.js';
 import { globalFetch, joinUrl, type FetchLike, type FetchResponseLike } from './http.js';
 import { realTiming, type PollTiming } from './poll.js';
 import type { DeliveryResult, RelayLimitsResponse } from './transfer-types.js';
@@ -114,6 +115,16 @@ function retryAfterMs(res: FetchResponseLike): number | undefined {
   return v !== null && /^\d+$/.test(v.trim()) ? Number(v.trim()) * 1000 : undefined;
 }
 
+/** A failed attempt worth another: the Relay's answer (or the network failure) and its `Retry-After`. */
+class TryAgain extends Error {
+  constructor(
+    readonly error: RelayError,
+    readonly afterMs?: number,
+  ) {
+    super(error.message);
+  }
+}
+
 /** A client of one Relay base URL. */
 export class RelayClient {
   readonly baseUrl: string;
@@ -153,33 +164,43 @@ export class RelayClient {
    */
   async post(body: string, recipientDid?: string): Promise<RelayPostOutcome> {
     const url = joinUrl(this.baseUrl, recipientDid === undefined ? '/relay' : `/relay/${encodeURIComponent(recipientDid)}`);
-    let last: RelayError | undefined;
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      let waitMs = Math.min(this.backoffMs * 2 ** (attempt - 1), this.maxWaitMs);
+    const attempt = async (n: number): Promise<RelayPostOutcome> => {
+      let res: FetchResponseLike;
+      let text: string;
       try {
-        const res = await this.fetchImpl(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body });
-        const text = await res.text();
-        const result = parseResult(text);
-        if (res.status >= 200 && res.status < 300 && result?.success === true) return { result, attempts: attempt };
-        const { code, message } = result ? { code: result.code, message: result.message } : errorCode(text, res.status);
-        last = new RelayError(code, `Relay answered ${res.status} ${code}: ${message}`, attempt, res.status, result);
-        if (!RELAY_RETRY_STATUSES.has(res.status) || (res.status === 502 && permanentDownstream(result))) throw last;
-        const after = retryAfterMs(res);
-        if (after !== undefined) waitMs = Math.min(Math.max(after, 0), this.maxWaitMs);
+        res = await this.fetchImpl(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body });
+        text = await res.text();
       } catch (e) {
-        if (e instanceof RelayError) throw e;
         const code = networkCode(e);
         if (code !== undefined && UNREACHABLE_CODES.has(code)) {
-          throw new RelayError('relay_unreachable', `cannot reach the Relay at ${this.baseUrl}: ${networkMessage(e)}`, attempt);
+          throw new RelayError('relay_unreachable', `cannot reach the Relay at ${this.baseUrl}: ${networkMessage(e)}`, n);
         }
         if ((e as { name?: unknown })?.name === 'AbortError') throw e;
-        last = new RelayError('relay_unreachable', `Relay request failed: ${networkMessage(e)}`, attempt);
+        throw new TryAgain(new RelayError('relay_unreachable', `Relay request failed: ${networkMessage(e)}`, n));
       }
-      if (attempt < this.maxAttempts) {
-        this.onRetry?.({ attempt, maxAttempts: this.maxAttempts, waitMs, error: last });
-        await this.timing.sleep(waitMs);
-      }
+      const result = parseResult(text);
+      if (res.status >= 200 && res.status < 300 && result?.success === true) return { result, attempts: n };
+      const { code, message } = result ? { code: result.code, message: result.message } : errorCode(text, res.status);
+      const refusal = new RelayError(code, `Relay answered ${res.status} ${code}: ${message}`, n, res.status, result);
+      if (!RELAY_RETRY_STATUSES.has(res.status) || (res.status === 502 && permanentDownstream(result))) throw refusal;
+      throw new TryAgain(refusal, retryAfterMs(res));
+    };
+    try {
+      return await retry(attempt, {
+        attempts: this.maxAttempts,
+        retryable: (e) => e instanceof TryAgain,
+        backoff: { firstMs: this.backoffMs, maxMs: this.maxWaitMs },
+        waitMs: (e, _n, backoffMs) => {
+          const after = (e as TryAgain).afterMs;
+          return after === undefined ? backoffMs : Math.min(Math.max(after, 0), this.maxWaitMs);
+        },
+        onRetry: (r) => this.onRetry?.({ attempt: r.attempt, maxAttempts: this.maxAttempts, waitMs: r.waitMs, error: (r.error as TryAgain).error }),
+        timing: this.timing,
+      });
+    } catch (e) {
+      if (!(e instanceof TryAgain)) throw e;
+      const last = e.error;
+      throw new RelayError(last.code, `${last.message} (gave up after ${this.maxAttempts} attempts)`, this.maxAttempts, last.status, last.result);
     }
-    throw new RelayError(last?.code ?? 'relay_unreachable', `${last?.message ?? 'Relay failed'} (gave up after ${this.maxAttempts} attempts)`, this.maxAttempts, last?.status, last?.result);
   }
 }

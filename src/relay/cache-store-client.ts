@@ -12,6 +12,7 @@ import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
+import { retry } from '../base/retry.js';
 
 /** The answer of a Cache to one store. */
 export interface CacheAnswer {
@@ -146,6 +147,16 @@ function refused(attempts: number, a: CacheAnswer): StoreFailure {
   return envelopeRefusal === undefined ? { ok: false, attempts, cacheResult, reason } : { ok: false, attempts, cacheResult, envelopeRefusal, reason };
 }
 
+/** One attempt's failure inside {@link HttpCacheStorer.store}'s retry loop. */
+class FailedStore extends Error {
+  constructor(
+    readonly failure: StoreFailure,
+    readonly retryable: boolean,
+  ) {
+    super(failure.reason ?? failure.cacheResult);
+  }
+}
+
 /** The Relay's {@link CacheStorer}: in-process for its own Cache, node-signed HTTP otherwise. */
 export class HttpCacheStorer implements CacheStorer {
   private readonly retry: StoreRetryPolicy;
@@ -168,26 +179,34 @@ export class HttpCacheStorer implements CacheStorer {
       return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : refused(1, a);
     }
     const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;
-    let attempts = 0;
-    let last: StoreFailure = { ok: false, attempts: 0, cacheResult: 'failed' };
-    while (attempts < this.retry.attempts) {
-      if (attempts > 0) await this.sleep(this.retry.backoffMs * 2 ** (attempts - 1));
-      attempts++;
+    const attempt = async (attempts: number): Promise<StoreOutcome> => {
+      let res;
       try {
-        const res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs, trace?.id);
-        const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
-        // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
-        if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
-        last = refused(attempts, answer);
-        (trace?.log ?? this.deps.logger)?.debug({ endpoint, status: answer.status, code: last.cacheResult }, 'cache store refused');
-        if (!RETRYABLE.has(answer.status)) break;
+        res = await postNodeSigned(this.deps, url, body, this.retry.timeoutMs, trace?.id);
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
-        last = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed', reason: `${err.kind}: ${err.message.slice(0, 200)}` };
         (trace?.log ?? this.deps.logger)?.debug({ endpoint, kind: err.kind }, 'cache store failed');
-        if (err.kind === 'blocked_address' || err.kind === 'invalid_url') break;
+        const reason = `${err.kind}: ${err.message.slice(0, 200)}`;
+        const failure: StoreFailure = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed', reason };
+        throw new FailedStore(failure, err.kind !== 'blocked_address' && err.kind !== 'invalid_url');
       }
+      const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
+      // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
+      if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
+      const failure = refused(attempts, answer);
+      (trace?.log ?? this.deps.logger)?.debug({ endpoint, status: answer.status, code: failure.cacheResult }, 'cache store refused');
+      throw new FailedStore(failure, RETRYABLE.has(answer.status));
+    };
+    try {
+      return await retry(attempt, {
+        attempts: this.retry.attempts,
+        retryable: (e) => e instanceof FailedStore && e.retryable,
+        backoff: { firstMs: this.retry.backoffMs },
+        timing: { now: () => this.deps.clock.nowMs(), sleep: this.sleep },
+      });
+    } catch (e) {
+      if (e instanceof FailedStore) return e.failure;
+      throw e;
     }
-    return { ...last, attempts };
   }
 }

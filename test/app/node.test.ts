@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/base/clock.js';
 import { loadConfig } from '../../src/app/config.js';
 import { DataDirError } from '../../src/app/node-keys.js';
-import { startNode, type RunningNode } from '../../src/app/node.js';
+import { buildNode, startNode, type RunningNode } from '../../src/app/node.js';
 
 const silent = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -192,6 +192,27 @@ describe('startNode', () => {
       } finally {
         await node.close();
       }
+    }
+  });
+
+  it('buildNode opens no socket and answers in-process; listen() binds every role once', async () => {
+    const built = await buildNode(configFor(tempDir()), { logger: silent, autoProduce: false, clock: new ManualClock(1_700_000_000_000) });
+    let node: RunningNode | undefined;
+    try {
+      assert.deepEqual([...built.servers.keys()], ['directory', 'relay', 'cache']);
+      for (const server of built.servers.values()) assert.equal(server.fastify.server.listening, false);
+      // routes answer in-process; the node is not ready until it listens
+      const status = await built.servers.get('directory')!.fastify.inject({ method: 'GET', url: '/registration-status/did:platform:8DfbjXLth7APvt3qQPgtf' });
+      assert.equal(status.statusCode, 200);
+      const health = await built.servers.get('relay')!.fastify.inject({ method: 'GET', url: '/health' });
+      assert.equal(health.statusCode, 503);
+      node = await built.listen();
+      for (const server of built.servers.values()) assert.equal(server.fastify.server.listening, true);
+      assert.deepEqual(node.publicUrls.relay, [node.urls.relay]);
+      assert.equal((await fetch(`${node.urls.relay}/health`)).status, 200);
+      await assert.rejects(built.listen(), /listens already/);
+    } finally {
+      await (node ?? built).close();
     }
   });
 

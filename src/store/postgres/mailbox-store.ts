@@ -16,6 +16,7 @@
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
+import { retry, type Backoff } from '../../base/retry.js';
 import { checkBudget, checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
 import type {
   ChunkSetState,
@@ -32,6 +33,7 @@ import type {
 } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
+import { isRetryablePgError } from './retryable.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -188,11 +190,11 @@ function toMeta(r: MetaRow): EntryMeta {
 
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 
-/** SQLSTATEs after which the whole transaction is retried: it lost a race, nothing was written. */
 /** How long the summed envelope bytes of the mailbox are reused for the storage budget. */
 const TOTAL_REFRESH_MS = 1_000;
 
-const RETRYABLE = new Set(['40001', '40P01', '23505']);
+/** Pauses between the attempts of a transaction that lost a race: random, below 2, 4, 8 … up to 50 ms. */
+const RACE_BACKOFF: Backoff = { firstMs: 2, maxMs: 50, jitter: true };
 
 /** Errors raised by pg itself (server SQLSTATEs, lost connections, pool timeouts) are storage failures. */
 function isDatabaseError(err: unknown): boolean {
@@ -210,13 +212,6 @@ export function toPgStorageError(err: unknown): unknown {
   if (err instanceof DdnError || !isDatabaseError(err)) return err;
   return new DdnError('insufficient_storage', 'the write could not be persisted');
 }
-
-function sqlState(err: unknown): string | undefined {
-  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Options of {@link PgMailboxStore}. */
 export interface PgMailboxOptions {
@@ -408,41 +403,44 @@ export class PgMailboxStore implements MailboxStore {
     }
   }
 
+  /** `body` in one SERIALIZABLE transaction, run again (up to `maxAttempts` in all) while it loses races. */
   private async transaction<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient;
-      try {
-        client = await this.pool.connect();
-      } catch (err) {
-        throw toPgStorageError(err);
+    try {
+      return await retry(() => this.attempt(body), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
+    } catch (err) {
+      if (isRetryablePgError(err)) {
+        throw new DdnError('rate_limited', 'too much contention on the mailbox; retry', { retry_after_seconds: 1 });
       }
-      let outcome: { ok: true; value: T } | { ok: false; error: unknown };
-      let discard: Error | undefined;
-      try {
-        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit TO on');
-        const value = await body(client);
-        await client.query('COMMIT');
-        outcome = { ok: true, value };
-      } catch (error) {
-        outcome = { ok: false, error };
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackErr) {
-          discard = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
-        }
-      }
-      client.release(discard);
-      if (outcome.ok) return outcome.value;
-      const state = sqlState(outcome.error);
-      if (state !== undefined && RETRYABLE.has(state)) {
-        if (attempt >= this.maxAttempts) {
-          throw new DdnError('rate_limited', 'too much contention on the mailbox; retry', { retry_after_seconds: 1 });
-        }
-        await sleep(Math.random() * Math.min(50, 2 ** attempt));
-        continue;
-      }
-      throw toPgStorageError(outcome.error);
+      throw toPgStorageError(err);
     }
+  }
+
+  /** One attempt of {@link transaction}: its connection is discarded when the rollback failed. */
+  private async attempt<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw toPgStorageError(err);
+    }
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    let discard: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit TO on');
+      const value = await body(client);
+      await client.query('COMMIT');
+      outcome = { ok: true, value };
+    } catch (error) {
+      outcome = { ok: false, error };
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        discard = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+      }
+    }
+    client.release(discard);
+    if (outcome.ok) return outcome.value;
+    throw outcome.error;
   }
 
   // ------------------------------------------------------------------ inside a write transaction

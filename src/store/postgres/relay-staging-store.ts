@@ -17,6 +17,7 @@ import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import type pg from 'pg';
 import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import { DdnError } from '../../base/errors.js';
+import { retry } from '../../base/retry.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { DeliveryResult } from '../../relay/delivery-result.js';
 import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
@@ -32,6 +33,7 @@ import {
   type StoredResult,
 } from '../../relay/staging-store.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
+import { isRetryablePgError } from './retryable.js';
 
 export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -89,20 +91,12 @@ export const PG_RELAY_NAMESPACE = 'relay';
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
 const SWEEP_CHUNK = 1_000;
 
-/** Attempts of one write transaction that keeps losing races (unique violation, deadlock, serialisation). */
+/** Attempts of one write transaction that keeps losing races (src/store/postgres/retryable.ts), run back to back. */
 const MAX_ATTEMPTS = 8;
-
-/** SQLSTATEs after which re-running the transaction is the fix. */
-const RETRYABLE = new Set(['23505', '40001', '40P01']);
 
 type Db = pg.PoolClient;
 
 type SetRow = RelaySetRow & { retry_until_ms: string };
-
-const sqlstateOf = (err: unknown): string | undefined => {
-  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-};
 
 /** A failed durable write becomes 507 `insufficient_storage`; coded errors and programming errors pass through. */
 export function toPgStorageError(err: unknown): unknown {
@@ -263,31 +257,33 @@ export class PgRelayStagingStore implements RelayStagingStore {
     }));
   }
 
-  private async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const db = await this.pool.connect();
-      let broken = false;
+  private transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return retry(() => this.attempt(fn), { attempts: MAX_ATTEMPTS, retryable: isRetryablePgError });
+  }
+
+  /** One attempt of {@link transaction}. */
+  private async attempt<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    const db = await this.pool.connect();
+    let broken = false;
+    try {
+      await db.query('BEGIN');
       try {
-        await db.query('BEGIN');
-        try {
-          const value = await fn(db);
-          await db.query('COMMIT');
-          return value;
-        } catch (err) {
-          await db.query('ROLLBACK').catch(() => {
-            broken = true;
-          });
-          const state = sqlstateOf(err);
-          if (state !== undefined && RETRYABLE.has(state) && attempt < MAX_ATTEMPTS) continue;
-          throw err;
-        }
+        const value = await fn(db);
+        await db.query('COMMIT');
+        return value;
       } catch (err) {
-        if (!(err instanceof DdnError)) broken = true;
+        await db.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
         throw err;
-      } finally {
-        // a connection whose transaction state is unknown is discarded, not reused
-        db.release(broken ? true : undefined);
       }
+    } catch (err) {
+      // a lost race rolled back cleanly; after anything else but a rule's refusal the connection is suspect
+      if (!(err instanceof DdnError) && !isRetryablePgError(err)) broken = true;
+      throw err;
+    } finally {
+      // a connection whose transaction state is unknown is discarded, not reused
+      db.release(broken ? true : undefined);
     }
   }
 
