@@ -34,7 +34,7 @@ interface Entry {
 export class TtlAnswers {
   /** Answers kept, each until its expiry. */
   private readonly entries: LRUCache<string, Entry>;
-  /** Lookups in flight (shared by concurrent callers), by key. */
+  /** Lookups in flight (shared by concurrent callers), by key; as many as lookups run at once, outside `maxEntries`. */
   private readonly pending = new Map<string, Entry>();
   /** Lookups answered from a kept answer (metrics). */
   hits = 0;

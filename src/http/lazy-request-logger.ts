@@ -26,7 +26,7 @@ export class LazyRequestLogger implements FastifyBaseLogger {
     return (this.made ??= this.parent.child(this.bindings, this.options));
   }
 
-  /** Whether a line at `level` is written (checked on the parent until the child exists, when the child inherits its level). */
+  /** Whether a line at `level` is written: asked of the parent until the child exists (a child starts at its parent's level). */
   private enabled(level: Level): boolean {
     if (this.made !== undefined || this.options.level !== undefined) return true;
     const check = (this.parent as LevelCheck).isLevelEnabled;
