@@ -28,6 +28,7 @@ import { connectionRefused, createBoundedServer, DEFAULT_CONNECTION_SETTINGS, ra
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
+import { lazyChildLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
 import { errorResponses, paramsOf } from './schemas.js';
 import { invalidPath, parseQuery } from './url.js';
@@ -356,6 +357,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId,
+    // the request's logger (with its `reqId`) is made when a line is first written, not for every request
+    childLoggerFactory: lazyChildLogger,
     // Requests on kept-alive connections during close are served normally (with `Connection: close`).
     return503OnClosing: false,
     routerOptions: {
@@ -549,7 +552,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   fastify.decorateRequest('ddnRawBody', null);
   fastify.removeAllContentTypeParsers();
   // Every body, whatever its media type, is read by our reader and parsed by ours (415 for a non-JSON one).
-  fastify.addContentTypeParser('*', (request, _payload, done) => {
+  const readBody = (request: FastifyRequest, _payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void => {
     const refused = (request.raw as Refusable)[REFUSED];
     if (refused !== undefined) {
       done(refused, undefined);
@@ -570,7 +573,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       },
       (err: Error) => done(err, undefined),
     );
-  });
+  };
+  fastify.addContentTypeParser('*', readBody);
+  // The same parser by name for JSON: fastify remembers the parser of a named media type per header value, while
+  // the catch-all is looked for anew (the header parsed and every named parser tried) on every request.
+  fastify.addContentTypeParser('application/json', readBody);
   fastify.setErrorHandler((err, request, reply) => sendError(request, reply, fromFramework(err), routeOfRequest(request)));
   fastify.setNotFoundHandler((request, reply) => {
     const refused = (request.raw as Refusable)[REFUSED];
