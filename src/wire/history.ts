@@ -85,7 +85,12 @@ export const HealthSchema = Type.Object(
     head: Type.Optional(blockRef),
     finalized: Type.Optional(blockRef),
     directory: Type.Optional(Type.Object({ url: Type.String(), reachable: Type.Boolean() }, { description: 'a Relay- or Cache-only process' })),
-    events: Type.Optional(Type.Object({ dropped: Type.Record(Type.String(), Type.Integer()) })),
+    events: Type.Optional(
+      Type.Object(
+        { dropped: Type.Object({ queue_full: Type.Integer(), owner_budget: Type.Integer(), step_cap: Type.Integer(), send_not_consented: Type.Integer() }) },
+        { description: 'a node running the Relay or the Cache: events and steps dropped since start, by kind' },
+      ),
+    ),
   },
   { title: 'Health' },
 );
