@@ -36,6 +36,7 @@ import {
   submitToLedger,
   type Body,
 } from './submission.js';
+import type { ApplicationAuthorizationPrepareResponse, ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../wire/applications.js';
 
 /** Application call arguments bound `signer_key_id` to 96 bytes (ledger-rules.md §10). */
 const SIGNER_KEY_ID_BYTES = 96;
@@ -164,7 +165,7 @@ export class ApplicationService {
     return { name: 'register_application', args: { applicationId: id, controlDid, signerKeyId, signature } };
   }
 
-  prepareRegistration(id: string, body: Body): Body {
+  prepareRegistration(id: string, body: Body): ApplicationRegistrationPrepareResponse {
     assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
     const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
@@ -186,7 +187,7 @@ export class ApplicationService {
     };
   }
 
-  async submitRegistration(id: string, body: Body): Promise<Body> {
+  async submitRegistration(id: string, body: Body): Promise<ApplicationSubmitResponse> {
     assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
     if (body.signer_key_id === undefined || body.signer_key_id === null) {
@@ -328,7 +329,7 @@ export class ApplicationService {
     return req;
   }
 
-  prepareAuthorization(id: string, body: Body): Body {
+  prepareAuthorization(id: string, body: Body): ApplicationAuthorizationPrepareResponse {
     assertApplicationId(id);
     const app = this.poolApplication(id);
     const i = this.authIntent(id, app, body);
@@ -348,7 +349,7 @@ export class ApplicationService {
     };
   }
 
-  async submitAuthorization(id: string, body: Body): Promise<Body> {
+  async submitAuthorization(id: string, body: Body): Promise<ApplicationSubmitResponse> {
     assertApplicationId(id);
     const app = this.poolApplication(id);
     const i = this.authIntent(id, app, body);

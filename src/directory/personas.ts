@@ -35,6 +35,8 @@ import {
   personaCall,
   personaRecordToJson,
   sameU64,
+  type PreparedTail,
+  type SignedRequestFields,
 } from './persona-fields.js';
 import type { DirectoryDeps } from './deps.js';
 import {
@@ -56,6 +58,7 @@ import {
   validUntilOrDefault,
   type Body,
 } from './submission.js';
+import type { OperatorNonceResponse, PersonaNoncesResponse, PersonaPrepareResponse, PersonaRecordResponse } from '../wire/personas.js';
 
 const EXTRINSIC = 'apply_persona_with_proof';
 
@@ -90,12 +93,12 @@ function signedFields(body: Body, profile: Profile): Signed {
 
 
 /** The authorization fields a prepared `request` carries (§7.5–§7.7). */
-function requestAuth(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
+function requestAuth(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): SignedRequestFields {
   return { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex };
 }
 
 /** The common tail of every persona prepare response: the operator nonce and the bytes to sign. */
-function preparedTail(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
+function preparedTail(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): PreparedTail {
   return { nonce_domain: 'operator_nonce', ...requestAuth(nonce, validUntil, signerKeyId, hex), payload_to_sign: hex };
 }
 
@@ -115,7 +118,7 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- reads (§7.1)
 
-  read(raw: string): Body {
+  read(raw: string): PersonaRecordResponse {
     const persona = parsePersonaName(raw);
     const view = this.ledger.finalizedView();
     const rec = getPersona(view, persona);
@@ -140,7 +143,7 @@ export class PersonaService {
     };
   }
 
-  nonces(raw: string): Body {
+  nonces(raw: string): PersonaNoncesResponse {
     const persona = parsePersonaName(raw);
     if (!getPersona(this.ledger.finalizedView(), persona)) {
       throw new DdnError('persona_not_found', 'persona not found (or its registration is not final yet)', { persona });
@@ -157,7 +160,7 @@ export class PersonaService {
     };
   }
 
-  operatorNonce(did: string): Body {
+  operatorNonce(did: string): OperatorNonceResponse {
     const pool = this.ledger.poolView();
     if (!getDidRecord(pool, did)) throw new DdnError('did_not_found', 'DID not found', { did });
     return { operator_did: did, operator_nonce: operatorNonce(pool, did).toString() };
@@ -293,7 +296,7 @@ export class PersonaService {
     resolveSigner(operatorDid, rec, signerKeyId);
   }
 
-  prepareNamed(raw: string, body: Body): Body {
+  prepareNamed(raw: string, body: Body): PersonaPrepareResponse {
     const persona = namedPersonaOf(raw);
     bindBodyPersona(body, persona);
     if (body.action !== undefined) requireAction(body, 'register_named_persona');
@@ -373,7 +376,7 @@ export class PersonaService {
     }
   }
 
-  prepareControl(raw: string, body: Body): Body {
+  prepareControl(raw: string, body: Body): PersonaPrepareResponse {
     const persona = parsePersonaName(raw);
     bindBodyPersona(body, persona);
     const action = body.action;
@@ -476,7 +479,7 @@ export class PersonaService {
     }
   }
 
-  async prepareTransfer(raw: string, body: Body): Promise<Body> {
+  async prepareTransfer(raw: string, body: Body): Promise<PersonaPrepareResponse> {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);
     const operatorDid = requireDid(body, 'operator_did');

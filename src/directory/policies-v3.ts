@@ -32,6 +32,7 @@ import {
   validUntilOrDefault,
   type Body,
 } from './submission.js';
+import type { PolicyV3NonceResponse } from '../wire/policies.js';
 
 const EXTRINSIC = 'apply_policy_v3_with_proof';
 type V3Action = 'set_policy_v3' | 'clear_policy_v3';
@@ -84,7 +85,7 @@ export class PolicyV3Service {
     return { scope: scopeToJson(scope), policy: policyToJson(policy), block_number: block.number, block_hash: block.hash };
   }
 
-  nonce(scopeSeg: string, id: string): Body {
+  nonce(scopeSeg: string, id: string): PolicyV3NonceResponse {
     const scope = parseV3Scope(scopeSeg, id);
     const pool = this.ledger.poolView();
     const owner = ownerOf(pool, this.deps.clock.nowMs(), scope);

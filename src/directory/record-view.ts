@@ -4,14 +4,9 @@ import { to0x } from '../base/bytes.js';
 import type { BlockRef, PoolEntry } from '../ledger/chain.js';
 import type { DidRecord } from '../ledger/records.js';
 import { documentToJson } from '../protocol/document.js';
+import type { DidRecordResponse, PendingOperationJson } from '../wire/directory.js';
 
-export interface PendingOperation {
-  action: string;
-  nonce_domain: string | null;
-  nonce: string | null;
-  tx_hash: string;
-  submitted_at: string;
-}
+export type PendingOperation = PendingOperationJson;
 
 export function pendingOperationsOf(entries: readonly PoolEntry[], subject: string): PendingOperation[] {
   return entries
@@ -31,10 +26,11 @@ export function renderDidRecord(
   documentNonce: bigint,
   pending: PendingOperation[],
   block: BlockRef,
-): Record<string, unknown> {
+): DidRecordResponse {
   const docPending = pending.filter((p) => p.nonce_domain === 'document_nonce');
   const latest = docPending[docPending.length - 1];
-  const out: Record<string, unknown> = {
+  // members in the order deployed clients have always seen them
+  const out: DidRecordResponse = {
     did,
     owner: null,
     aliases: rec.aliases ? [...rec.aliases] : [],
@@ -48,6 +44,9 @@ export function renderDidRecord(
     deactivated: rec.deactivated,
     document_nonce: documentNonce.toString(),
     pending_document_action: latest !== undefined,
+    pending_operations: pending,
+    block_number: block.number,
+    block_hash: block.hash,
   };
   if (rec.registrationTx) out.tx_id = rec.registrationTx;
   if (latest) {
@@ -56,8 +55,5 @@ export function renderDidRecord(
     out.pending_extrinsic_hash = latest.tx_hash;
     out.pending_document_submitted_at = latest.submitted_at;
   }
-  out.pending_operations = pending;
-  out.block_number = block.number;
-  out.block_hash = block.hash;
-  return out;
+  return { ...out, pending_operations: pending, block_number: block.number, block_hash: block.hash };
 }

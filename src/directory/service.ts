@@ -36,6 +36,8 @@ import { PersonaService } from './personas.js';
 import { assertDid, invalidDid, submitToLedger } from './submission.js';
 import { ledgerError, txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
+import type { DidRecordResponse } from '../wire/directory.js';
+import type { MutationSubmitResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
 
 type Body = Record<string, unknown>;
 
@@ -86,7 +88,7 @@ export class DirectoryService {
 
   // ---------------------------------------------------------------- reads (§3)
 
-  resolve(did: string): Body {
+  resolve(did: string): DidRecordResponse {
     assertDid(did);
     const view = this.ledger.finalizedView();
     const rec = getDidRecord(view, did);
@@ -260,7 +262,7 @@ export class DirectoryService {
     };
   }
 
-  async submitRegistration(body: Body): Promise<Body> {
+  async submitRegistration(body: Body): Promise<RegistrationSubmitResponse> {
     const ts = body.timestamp;
     if (typeof ts !== 'string' || !ts.startsWith('v2:')) {
       if (typeof ts === 'string' && ts.length > 0) {
@@ -365,7 +367,7 @@ export class DirectoryService {
     };
   }
 
-  async submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<Body> {
+  async submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<MutationSubmitResponse> {
     const did = params.did!;
     assertDid(did);
     if (body.did !== undefined && body.did !== did) throw new DdnError('path_body_mismatch', 'body did differs from the path', { field: 'did' });

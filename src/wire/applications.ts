@@ -2,8 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { AcceptedFields, BlockRefFields, DeliveryPolicySchema, JsonObjectSchema, PreparedFields } from './json-forms.js';
 
-const AUTH_ACTIONS = ['set_domain', 'clear_domain', 'set_status', 'update_control', 'link_did', 'unlink_did'];
-const STATUSES = ['active', 'suspended', 'tombstoned'];
+const AUTH_ACTIONS = ['set_domain', 'clear_domain', 'set_status', 'update_control', 'link_did', 'unlink_did'] as const;
+const STATUSES = ['active', 'suspended', 'tombstoned'] as const;
 
 /** `{application_id}`: 1–64 characters of `[a-z0-9._-]`. */
 export const ApplicationParamsSchema = Type.Object({ application_id: Type.String({ description: '1–64 characters of [a-z0-9._-]' }) });

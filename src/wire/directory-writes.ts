@@ -145,6 +145,7 @@ export const MutationSubmitSchema = Type.Object(
   { ...AcceptedFields, did: Type.String(), action: Type.String(), nonce_domain: Type.String(), nonce: Type.String() },
   { title: 'MutationSubmit' },
 );
+export type MutationSubmitResponse = Static<typeof MutationSubmitSchema>;
 
 /** Anything else a body may carry is refused or ignored by the route's own parser (documentation only). */
 export const AnyBody = JsonObjectSchema;

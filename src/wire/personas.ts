@@ -2,8 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { AcceptedFields, BlockRefFields, DecimalSchema, DeliveryConstraintsSchema, JsonObjectSchema, PreparedFields, SignedFields } from './json-forms.js';
 
-const OPERATIONS = ['Register', 'Renew', 'RegisterNamed', 'Revoke', 'RotateControllers', 'Transfer'];
-const PERSONA_ACTIONS = ['register_persona', 'renew_persona', 'transfer_persona', 'register_named_persona', 'revoke_persona', 'rotate_persona_controllers'];
+const OPERATIONS = ['Register', 'Renew', 'RegisterNamed', 'Revoke', 'RotateControllers', 'Transfer'] as const;
+const PERSONA_ACTIONS = ['register_persona', 'renew_persona', 'transfer_persona', 'register_named_persona', 'revoke_persona', 'rotate_persona_controllers'] as const;
 
 /**
  * `GET /personas/{persona}` 200 (§7.1): one flat record for DNS and named personas. The canonical name is `name`;

@@ -12,9 +12,9 @@ import {
   SignedFields,
 } from './json-forms.js';
 
-const V2_ACTIONS = ['set_did_policy_v2', 'clear_did_policy_v2', 'set_did_constraints', 'set_persona_policy_v2', 'clear_persona_policy_v2', 'set_persona_constraints'];
-const V3_ACTIONS = ['set_policy_v3', 'clear_policy_v3'];
-const OPERATIONS = ['SetPolicy', 'ClearPolicy', 'SetDidConstraints', 'SetPersonaConstraints'];
+const V2_ACTIONS = ['set_did_policy_v2', 'clear_did_policy_v2', 'set_did_constraints', 'set_persona_policy_v2', 'clear_persona_policy_v2', 'set_persona_constraints'] as const;
+const V3_ACTIONS = ['set_policy_v3', 'clear_policy_v3'] as const;
+const OPERATIONS = ['SetPolicy', 'ClearPolicy', 'SetDidConstraints', 'SetPersonaConstraints'] as const;
 
 /** `GET /delivery-policies/dids/{did}` 200 (§8.2). */
 export const DidPolicyV2Schema = Type.Object(
@@ -96,6 +96,7 @@ export const PolicyV2SubmitSchema = Type.Object(
   },
   { title: 'PolicyV2Submit' },
 );
+export type PolicyV2SubmitResponse = Static<typeof PolicyV2SubmitSchema>;
 
 /** `{scope}` and `{id}` of the v3 routes (§8.3). */
 export const PolicyV3ParamsSchema = Type.Object({
@@ -163,3 +164,4 @@ export const PolicyV3SubmitSchema = Type.Object(
   },
   { title: 'PolicyV3Submit' },
 );
+export type PolicyV3SubmitResponse = Static<typeof PolicyV3SubmitSchema>;

@@ -25,7 +25,7 @@ function u64Json(v: bigint): number | string {
   return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
 }
 
-export function scopeToJson(scope: PolicyScopeV3): { type: string; id: string } {
+export function scopeToJson(scope: PolicyScopeV3): { type: (typeof SCOPE_TYPES)[PolicyScopeV3['kind']]; id: string } {
   return { type: SCOPE_TYPES[scope.kind], id: scope.id };
 }
 
