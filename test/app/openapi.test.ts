@@ -12,7 +12,7 @@ import { makeProfile } from '../../src/protocol/profile.js';
 import { ackBody, isoSeconds, proofHeaders, registerRecipientAt } from '../cache/harness.js';
 import { httpDirectory } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
-import { genericAnswers, OpenApiChecker, templateOf, type OpenApiDocument } from '../support/openapi-check.js';
+import { genericAnswers, isGeneric, OpenApiChecker, templateOf, type OpenApiDocument } from '../support/openapi-check.js';
 
 interface Seen {
   method: string;
@@ -64,10 +64,14 @@ describe('OpenAPI document', () => {
       assert.deepEqual(genericAnswers(doc), [], `${role}: answers documented as a bare JSON object`);
       docs[role] = doc;
     }
-    // every Directory change documents its request body
-    for (const [path, ops] of Object.entries(docs.directory!.paths)) {
-      for (const [method, op] of Object.entries(ops)) {
-        if (method !== 'get' && method !== 'head') assert.ok((op as { requestBody?: unknown }).requestBody !== undefined, `${method} ${path}: a request body`);
+    // every change documents its request body, naming its members
+    for (const [role, doc] of Object.entries(docs)) {
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          if (method === 'get' || method === 'head') continue;
+          const schema = (op as { requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> } }).requestBody?.content?.['application/json']?.schema;
+          assert.ok(schema !== undefined && !isGeneric(schema), `${role} ${method} ${path}: a described request body`);
+        }
       }
     }
     assert.ok(docs.cache!.paths['/cache/store']?.post !== undefined);
