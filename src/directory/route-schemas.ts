@@ -5,6 +5,7 @@
  * bare JSON object. Documentation only: the services' own parsers check requests (and report the spec's codes).
  */
 import { Type, type TSchema } from 'typebox';
+import { ErrorBodySchema } from '../http/schemas.js';
 import type { HttpMethod, RouteSchema } from '../http/server.js';
 import { DID_ACTION_ROUTES } from '../protocol/did-actions.js';
 import {
@@ -68,6 +69,8 @@ const textAnswer = (description: string, ...mediaTypes: string[]): TSchema =>
 interface Entry {
   summary: string;
   ok: [number, TSchema];
+  /** Error statuses of the route besides those every route documents (src/http/schemas.ts), from the spec. */
+  errors?: number[];
   body?: TSchema;
   querystring?: TSchema;
   params?: TSchema;
@@ -81,12 +84,15 @@ const APP = { params: ApplicationParamsSchema };
 const V3 = { params: PolicyV3ParamsSchema };
 
 const ENTRIES: Record<string, Entry> = {
-  'GET /resolve/:did': read('The DID record (§3.1)', DidRecordSchema),
+  'GET /resolve/:did': read('The DID record (§3.1)', DidRecordSchema, { errors: [425] }),
   'GET /blocks/:number': read('A block, or `latest` (§3.5)', BlockSchema, {
     params: Type.Object({ number: Type.String({ description: 'a block number or `latest`' }) }),
   }),
   'GET /delivery-view/:did': read('What a Relay or Cache in another process needs to deliver [ddn-internal]', DeliveryViewSchema, { querystring: DeliveryQuerySchema }),
-  'GET /delivery-resolution/:did': read('Recipient key and winning delivery rule (§6)', DeliveryResolutionSchema, { querystring: DeliveryQuerySchema }),
+  'GET /delivery-resolution/:did': read('Recipient key and winning delivery rule (§6)', DeliveryResolutionSchema, {
+    querystring: DeliveryQuerySchema,
+    errors: [409, 422],
+  }),
   'POST /register-did/prepare': prepare('Prepare a DID registration (§4.1)', RegistrationPrepareBodySchema, RegistrationPrepareSchema),
   'POST /register-did': submit('Register a DID (§4.2)', RegistrationSubmitBodySchema, RegistrationSubmitSchema),
   'POST /dids/:did/prepare': prepare('Prepare a DID mutation (§5.1)', MutationPrepareBodySchema, MutationPrepareSchema),
@@ -96,7 +102,9 @@ const ENTRIES: Record<string, Entry> = {
   'GET /persona-operators/:did/nonce': read('An operator\'s persona nonce (§7.1)', OperatorNonceSchema),
   'POST /personas/:persona/dns-challenges': { summary: 'Create a DNS challenge (§7.2)', body: ChallengeCreateBodySchema, ok: [201, ChallengeSchema] },
   'GET /personas/:persona/dns-challenges/:challenge_id': read('A DNS challenge and its status (§7.2)', ChallengeStatusSchema),
-  'POST /personas/:persona/dns-challenges/:challenge_id/verify': prepare('Verify a DNS challenge (§7.3)', ChallengeVerifyBodySchema, ChallengeVerifySchema),
+  'POST /personas/:persona/dns-challenges/:challenge_id/verify': prepare('Verify a DNS challenge (§7.3)', ChallengeVerifyBodySchema, ChallengeVerifySchema, {
+    errors: [410, 422],
+  }),
   'PUT /personas/:persona': submit('Register or renew a DNS persona (§7.4)', PersonaSubmitBodySchema, PersonaSubmitSchema),
   'POST /personas/:persona/named/prepare': prepare('Prepare a named persona (§7.5)', PersonaPrepareBodySchema, PersonaPrepareSchema),
   'PUT /personas/:persona/named': submit('Register a named persona (§7.5)', PersonaSubmitBodySchema, PersonaSubmitSchema),
@@ -159,7 +167,10 @@ const EXPLORER_PAGE = read('The explorer (HTML)', textAnswer('an HTML page', 'te
 export function directoryRouteSchema(method: HttpMethod, pattern: string): RouteSchema | undefined {
   const e = ENTRIES[`${method} ${pattern}`] ?? (/^\/explorer(\/:p[0-9]+)*$/.test(pattern) ? EXPLORER_PAGE : undefined);
   if (e === undefined) return undefined;
-  const out: RouteSchema = { summary: e.summary, response: { [e.ok[0]]: e.ok[1] } };
+  const response: Record<number, TSchema> = { [e.ok[0]]: e.ok[1] };
+  // every change can be refused by the signer, key or state checks (403) and by a nonce or state conflict (409)
+  for (const status of [...(method === 'GET' ? [] : [403, 409]), ...(e.errors ?? [])]) response[status] = ErrorBodySchema;
+  const out: RouteSchema = { summary: e.summary, response };
   if (e.params !== undefined) out.params = e.params;
   if (e.querystring !== undefined) out.querystring = e.querystring;
   if (e.body !== undefined) out.body = e.body;
