@@ -36,7 +36,7 @@ import {
   submitToLedger,
   type Body,
 } from './submission.js';
-import type { ApplicationAuthorizationPrepareResponse, ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../wire/applications.js';
+import type { ApplicationAuthorizationPrepareResponse, ApplicationPolicyResponse, ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../wire/applications.js';
 
 /** Application call arguments bound `signer_key_id` to 96 bytes (ledger-rules.md §10). */
 const SIGNER_KEY_ID_BYTES = 96;
@@ -129,7 +129,7 @@ export class ApplicationService {
     };
   }
 
-  readPolicy(id: string): Body {
+  readPolicy(id: string): ApplicationPolicyResponse {
     assertApplicationId(id);
     const view = this.ledger.finalizedView();
     const app = getApplication(view, id);

@@ -35,6 +35,7 @@ import {
   validUntilOrDefault,
   type Body,
 } from './submission.js';
+import type { DidPolicyV2Response, PersonaPolicyV2Response } from '../wire/policies.js';
 
 export const V2_ACTIONS = {
   set_did_policy_v2: { scope: 'did', operation: 'SetPolicy' },
@@ -217,7 +218,7 @@ export class PolicyV2Service {
 
   // ---------------------------------------------------------------- reads
 
-  readDid(did: string): Body {
+  readDid(did: string): DidPolicyV2Response {
     assertDid(did);
     const view = this.ledger.finalizedView();
     if (!getDidRecord(view, did)) throw new DdnError('did_not_found', 'DID not found', { did });
@@ -234,7 +235,7 @@ export class PolicyV2Service {
     };
   }
 
-  readPersona(raw: string): Body {
+  readPersona(raw: string): PersonaPolicyV2Response {
     const persona = parsePersonaName(raw);
     const view = this.ledger.finalizedView();
     const rec = getPersona(view, persona);

@@ -32,7 +32,7 @@ import {
   validUntilOrDefault,
   type Body,
 } from './submission.js';
-import type { PolicyV3NonceResponse } from '../wire/policies.js';
+import type { PolicyV3NonceResponse, PolicyV3Response } from '../wire/policies.js';
 
 const EXTRINSIC = 'apply_policy_v3_with_proof';
 type V3Action = 'set_policy_v3' | 'clear_policy_v3';
@@ -77,7 +77,7 @@ export class PolicyV3Service {
     return this.deps.ledger;
   }
 
-  read(scopeSeg: string, id: string): Body {
+  read(scopeSeg: string, id: string): PolicyV3Response {
     const scope = parseV3Scope(scopeSeg, id);
     const policy = getPolicyV3(this.ledger.finalizedView(), scope);
     if (!policy) throw new DdnError('policy_not_found', 'no policy for this scope', { scope: scopeToJson(scope) });

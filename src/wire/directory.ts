@@ -138,7 +138,7 @@ export const ResolvedPolicySchema = Type.Object({
   source: Type.Enum(['did', 'persona']),
   source_id: Type.String(),
   policy_id: Type.String(),
-  policy_revision: Type.Integer(),
+  policy_revision: Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], { description: 'an integer; a decimal string only beyond 2^53' }),
   rule_id: Type.String(),
   rule_priority: Type.Integer(),
   action: JsonObjectSchema,

@@ -118,7 +118,7 @@ export const DeliveryPolicySchema = Type.Object(
   {
     policy_id: Type.Optional(Type.String()),
     scope: PolicyScopeSchema,
-    revision: Type.Optional(Type.Integer()),
+    revision: Type.Optional(Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], { description: 'an integer; a decimal string only beyond 2^53' })),
     operator_did: Type.String(),
     policy_ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 300 })),
     ruleset: Type.Array(PolicyRuleSchema),
