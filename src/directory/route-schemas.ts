@@ -20,7 +20,17 @@ import {
   ApplicationSchema,
   ApplicationSubmitSchema,
 } from '../wire/applications.js';
-import { BlockSchema, DeliveryQuerySchema, DeliveryResolutionSchema, DeliveryViewSchema, DidRecordSchema } from '../wire/directory.js';
+import {
+  AliasSchema,
+  BlockSchema,
+  DeliveryQuerySchema,
+  DeliveryResolutionSchema,
+  DeliveryViewSchema,
+  DidRecordSchema,
+  NoncesSchema,
+  RegistrationStatusSchema,
+  TransactionSchema,
+} from '../wire/directory.js';
 import {
   MutationPrepareBodySchema,
   MutationPrepareSchema,
@@ -85,6 +95,10 @@ const V3 = { params: PolicyV3ParamsSchema };
 
 const ENTRIES: Record<string, Entry> = {
   'GET /resolve/:did': read('The DID record (§3.1)', DidRecordSchema, { errors: [425] }),
+  'GET /registration-status/:did': read('Registration status (§3.2)', RegistrationStatusSchema),
+  'GET /dids/:did/nonces': read('Next usable nonces (§3.3)', NoncesSchema),
+  'GET /transactions/:tx_hash': read('A transaction (§3.4)', TransactionSchema),
+  'GET /aliases/:alias': read('The DID of an alias (§3.6)', AliasSchema),
   'GET /blocks/:number': read('A block, or `latest` (§3.5)', BlockSchema, {
     params: Type.Object({ number: Type.String({ description: 'a block number or `latest`' }) }),
   }),
