@@ -7,7 +7,7 @@ import { json, type HttpServer } from '../http/server.js';
 import type { Role } from './config.js';
 import type { DirectoryState } from './readiness.js';
 import type { BuildInfo } from './version.js';
-import { HealthSchema, type HealthResponse } from '../wire/history.js';
+import { HealthSchema, type HealthResponse } from '../wire/meta.js';
 
 /** What `/health` reports on. */
 export interface HealthSource {

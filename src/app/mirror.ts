@@ -30,7 +30,7 @@ import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
-import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/history.js';
+import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/meta.js';
 
 export interface MirrorOptions {
   /** The primary Directory's base URL. */

@@ -4,7 +4,7 @@
  * `service_unavailable` naming each failing dependency and why. Also the probe of a remote Directory that
  * `/health` reports on.
  */
-import { ReadySchema, type ReadyResponse } from '../wire/history.js';
+import { ReadySchema, type ReadyResponse } from '../wire/meta.js';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Clock } from '../base/clock.js';

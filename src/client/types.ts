@@ -35,7 +35,7 @@ export type {
 } from '../wire/directory.js';
 
 /** `GET /health` (§3.7). */
-export type { HealthResponse } from '../wire/history.js';
+export type { HealthResponse } from '../wire/meta.js';
 
 /** History pages (docs/explorer.md). */
 export type { ApplicationHistoryResponse, DidHistoryResponse, HistoryEntryJson, PersonaHistoryResponse } from '../wire/history.js';

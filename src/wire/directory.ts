@@ -2,7 +2,7 @@
  * Wire shapes of Directory reads (http-api.md §3, §6) as TypeBox schemas: the routes declare them (OpenAPI), the
  * Directory builds its answers as their static types and the SDK reads them as the same types. The other
  * Directory routes' shapes: directory-writes.ts (§4, §5), personas.ts (§7), policies.ts (§8), applications.ts
- * (§9), history.ts (history, export, health); shared JSON forms: json-forms.ts.
+ * (§9), history.ts (history, export), meta.ts (health, readiness); shared JSON forms: json-forms.ts.
  */
 import { Type, type Static } from 'typebox';
 import {
