@@ -158,8 +158,8 @@ export class PersonaChallenges {
     const status = challengeStatus(c, this.deps.clock.nowMs());
     return {
       ...challengeToJson(c, directoryUrl),
-      ...(c.intent ? verificationToJson(c, c.intent) : {}),
       status,
+      ...(c.intent ? verificationToJson(c, c.intent) : {}),
       ...(c.usedTxHash === null ? {} : { tx_hash: c.usedTxHash }),
     };
   }

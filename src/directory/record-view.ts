@@ -29,8 +29,7 @@ export function renderDidRecord(
 ): DidRecordResponse {
   const docPending = pending.filter((p) => p.nonce_domain === 'document_nonce');
   const latest = docPending[docPending.length - 1];
-  // members in the order deployed clients have always seen them
-  const out: DidRecordResponse = {
+  const out: Omit<DidRecordResponse, 'pending_operations' | 'block_number' | 'block_hash'> = {
     did,
     owner: null,
     aliases: rec.aliases ? [...rec.aliases] : [],
@@ -44,9 +43,6 @@ export function renderDidRecord(
     deactivated: rec.deactivated,
     document_nonce: documentNonce.toString(),
     pending_document_action: latest !== undefined,
-    pending_operations: pending,
-    block_number: block.number,
-    block_hash: block.hash,
   };
   if (rec.registrationTx) out.tx_id = rec.registrationTx;
   if (latest) {
