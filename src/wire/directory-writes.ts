@@ -3,7 +3,7 @@
  * answers of `POST /register-did[/prepare]`, `POST /dids/{did}/prepare` and the §5.2 submit routes.
  */
 import { Type, type Static } from 'typebox';
-import { AcceptedFields, DidDocumentSchema, JsonObjectSchema, PreparedFields, ServiceSchema, SignedFields, VerificationMethodSchema } from './json-forms.js';
+import { AcceptedFields, DidDocumentSchema, PreparedFields, ServiceSchema, SignedFields, VerificationMethodSchema } from './json-forms.js';
 
 /** `POST /register-did/prepare` body (§4.1). */
 export const RegistrationPrepareBodySchema = Type.Object(
@@ -146,6 +146,3 @@ export const MutationSubmitSchema = Type.Object(
   { title: 'MutationSubmit' },
 );
 export type MutationSubmitResponse = Static<typeof MutationSubmitSchema>;
-
-/** Anything else a body may carry is refused or ignored by the route's own parser (documentation only). */
-export const AnyBody = JsonObjectSchema;

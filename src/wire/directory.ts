@@ -7,9 +7,11 @@
 import { Type, type Static } from 'typebox';
 import {
   BlockRefFields,
+  DecimalSchema,
   EffectiveConstraintsSchema,
   JsonObjectSchema,
   RenderedDidDocumentSchema,
+  U64NumberSchema,
 } from './json-forms.js';
 
 /** A failed transaction's or block extrinsic's error (§3.4, §3.5). */
@@ -31,20 +33,18 @@ export const RegistrationStatusSchema = Type.Object(
 );
 export type RegistrationStatusResponse = Static<typeof RegistrationStatusSchema>;
 
-const decimal = (description: string) => Type.String({ pattern: '^[0-9]+$', description });
-
 /** `GET /dids/{did}/nonces` (§3.3): next usable values, decimal strings. */
 export const NoncesSchema = Type.Object(
   {
     did: Type.String(),
-    alias_nonce: decimal('next alias nonce'),
-    document_nonce: decimal('next document nonce'),
-    root_pubkey_nonce: decimal('next root key nonce'),
-    control_nonce: decimal('next control nonce'),
-    policy_nonce: decimal('next v2 policy nonce'),
-    policy_v3_nonce: decimal('next v3 policy nonce'),
-    operator_nonce: decimal('next operator nonce'),
-    application_nonce: decimal('next application nonce'),
+    alias_nonce: DecimalSchema('next alias nonce'),
+    document_nonce: DecimalSchema('next document nonce'),
+    root_pubkey_nonce: DecimalSchema('next root key nonce'),
+    control_nonce: DecimalSchema('next control nonce'),
+    policy_nonce: DecimalSchema('next v2 policy nonce'),
+    policy_v3_nonce: DecimalSchema('next v3 policy nonce'),
+    operator_nonce: DecimalSchema('next operator nonce'),
+    application_nonce: DecimalSchema('next application nonce'),
   },
   { title: 'Nonces' },
 );
@@ -94,7 +94,7 @@ export const DidRecordSchema = Type.Object(
     root_pubkey: Type.String(),
     deactivated: Type.Boolean(),
     tx_id: Type.Optional(Type.String()),
-    document_nonce: decimal('finalized document nonce'),
+    document_nonce: DecimalSchema('finalized document nonce'),
     pending_document_nonce: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     pending_document_action: Type.Boolean(),
     pending_document_action_name: Type.Optional(Type.String()),
@@ -138,7 +138,7 @@ export const ResolvedPolicySchema = Type.Object({
   source: Type.Enum(['did', 'persona']),
   source_id: Type.String(),
   policy_id: Type.String(),
-  policy_revision: Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], { description: 'an integer; a decimal string only beyond 2^53' }),
+  policy_revision: U64NumberSchema,
   rule_id: Type.String(),
   rule_priority: Type.Integer(),
   action: JsonObjectSchema,

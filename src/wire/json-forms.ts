@@ -10,6 +10,9 @@ export const JsonObjectSchema = Type.Record(Type.String(), Type.Unknown());
 /** A decimal u64 as a string (nonces, `valid_until`). */
 export const DecimalSchema = (description?: string) => Type.String({ pattern: '^[0-9]+$', ...(description === undefined ? {} : { description }) });
 
+/** A u64 as a JSON number; a decimal string only beyond 2^53 (policy revisions). */
+export const U64NumberSchema = Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], { description: 'an integer; a decimal string only beyond 2^53' });
+
 /** `0x` + hex bytes. */
 export const HexSchema = (description?: string) => Type.String({ pattern: '^0x[0-9a-fA-F]*$', ...(description === undefined ? {} : { description }) });
 
@@ -118,7 +121,7 @@ export const DeliveryPolicySchema = Type.Object(
   {
     policy_id: Type.Optional(Type.String()),
     scope: PolicyScopeSchema,
-    revision: Type.Optional(Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], { description: 'an integer; a decimal string only beyond 2^53' })),
+    revision: Type.Optional(U64NumberSchema),
     operator_did: Type.String(),
     policy_ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 300 })),
     ruleset: Type.Array(PolicyRuleSchema),
