@@ -1,5 +1,4 @@
 /** `GET /health` on every role (http-api.md §3.7). */
-import { Type } from 'typebox';
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import type { BlockRef, Ledger } from '../ledger/chain.js';
@@ -8,6 +7,7 @@ import { json, type HttpServer } from '../http/server.js';
 import type { Role } from './config.js';
 import type { DirectoryState } from './readiness.js';
 import type { BuildInfo } from './version.js';
+import { HealthSchema, type HealthResponse } from '../wire/meta.js';
 
 /** What `/health` reports on. */
 export interface HealthSource {
@@ -105,12 +105,10 @@ export async function remoteHealthBody(src: HealthSource, directory: { state(): 
   };
 }
 
-const HEALTH = Type.Object({ status: Type.String(), version: Type.String() }, { additionalProperties: true, title: 'Health' });
-
 /** Adds `GET /health` to `server`. */
 export function registerHealthRoute(server: HttpServer, src: HealthSource): void {
   const directory = src.directory;
-  const options = { schema: { summary: 'Health (http-api.md §3.7)', tags: ['meta'], response: { 200: HEALTH } } };
-  if (directory === undefined) server.route('GET', '/health', () => json(200, healthBody(src)), options);
-  else server.route('GET', '/health', async () => json(200, await remoteHealthBody(src, directory)), options);
+  const options = { schema: { summary: 'Health (http-api.md §3.7)', tags: ['meta'], response: { 200: HealthSchema } } };
+  if (directory === undefined) server.route('GET', '/health', () => json<HealthResponse>(200, healthBody(src)), options);
+  else server.route('GET', '/health', async () => json<HealthResponse>(200, await remoteHealthBody(src, directory)), options);
 }

@@ -30,6 +30,7 @@ import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
+import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/meta.js';
 
 export interface MirrorOptions {
   /** The primary Directory's base URL. */
@@ -116,7 +117,9 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
     follower = f;
     let ready = false;
     registerHealthRoute(server, { roles: ['directory'], profile: genesis.profile, chainId: genesis.chainId, ledger, isReady: () => ready, build: buildInfo() });
-    server.route('GET', '/mirror/status', () => json(200, f.status()));
+    server.route('GET', '/mirror/status', () => json<MirrorStatusResponse>(200, f.status()), {
+      schema: { summary: 'What the mirror follows and how far it is', tags: ['meta'], response: { 200: MirrorStatusSchema } },
+    });
     registerDirectoryRoutes(readOnlyServer(server, o.from), service);
     const stream = registerExportRoutes(server, {
       ledger,

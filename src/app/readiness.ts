@@ -4,7 +4,7 @@
  * `service_unavailable` naming each failing dependency and why. Also the probe of a remote Directory that
  * `/health` reports on.
  */
-import { Type } from 'typebox';
+import { ReadySchema, type ReadyResponse } from '../wire/meta.js';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Clock } from '../base/clock.js';
@@ -89,10 +89,7 @@ export class DirectoryProbe {
 }
 
 /** The 200 body of `/ready`. */
-export interface ReadyBody {
-  status: 'ready';
-  checks: Record<string, 'ok'>;
-}
+export type ReadyBody = ReadyResponse;
 
 /** Runs every check; throws `service_unavailable` naming the failing ones when the node is not ready. */
 export async function readiness(checks: readonly ReadinessCheck[], started: () => boolean): Promise<ReadyBody> {
@@ -113,7 +110,7 @@ export function registerReadyRoute(server: HttpServer, checks: readonly Readines
     schema: {
       summary: 'Readiness: 503 with the reason while a dependency is unavailable',
       tags: ['meta'],
-      response: { 200: Type.Object({ status: Type.Literal('ready'), checks: Type.Record(Type.String(), Type.String()) }) },
+      response: { 200: ReadySchema },
     },
   });
 }

@@ -21,6 +21,7 @@ import {
 } from '../wire/cache.js';
 import type { CacheService } from './service.js';
 import { chunksBody, messageBody, messagesBody, storeResponse, summaryBody } from './views.js';
+import { EnvelopeSchema } from '../wire/envelope.js';
 
 /** What the routes need besides the service. */
 export interface CacheRouteOptions {
@@ -45,7 +46,7 @@ const STORE: RouteOptions = {
   schema: {
     summary: 'Store an envelope (§11.1); node-signed when a Relay stores',
     tags: ['cache'],
-    body: Type.Object({}, { additionalProperties: true, title: 'Envelope', description: 'An envelope (http-api.md §2.7)' }),
+    body: EnvelopeSchema,
     response: { 202: CacheStoreResponseSchema },
   },
 };

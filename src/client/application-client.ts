@@ -9,7 +9,7 @@ import { DirectoryApi } from './directory-api.js';
 import { encodePath } from './http.js';
 import type { Signer } from './persona-client.js';
 import { checkApplicationPayload, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { ApplicationSubmitResponse } from './types.js';
+import type { ApplicationPolicyResponse, ApplicationResponse, ApplicationSubmitResponse } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -48,11 +48,11 @@ function expectedTuple(c: ApplicationChange): Partial<ApplicationAuthorization> 
 
 export class ApplicationClient extends DirectoryApi {
   /** `GET /applications/{id}`. */
-  read(id: string): Promise<Json> {
+  read(id: string): Promise<ApplicationResponse> {
     return this.call('GET', encodePath`/applications/${id}`);
   }
   /** `GET /applications/{id}/policy`. */
-  policy(id: string): Promise<Json> {
+  policy(id: string): Promise<ApplicationPolicyResponse> {
     return this.call('GET', encodePath`/applications/${id}/policy`);
   }
 

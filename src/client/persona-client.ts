@@ -8,7 +8,14 @@ import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import { DirectoryApi } from './directory-api.js';
 import { encodePath } from './http.js';
 import { checkPersonaPayload, checkTransferAcceptance, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { PersonaRecordResponse, PersonaSubmitResponse } from './types.js';
+import type {
+  ChallengeResponse,
+  ChallengeStatusResponse,
+  OperatorNonceResponse,
+  PersonaNoncesResponse,
+  PersonaRecordResponse,
+  PersonaSubmitResponse,
+} from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -38,19 +45,19 @@ export class PersonaClient extends DirectoryApi {
     return this.call('GET', encodePath`/personas/${persona}`);
   }
   /** `GET /personas/{persona}/nonces`. */
-  nonces(persona: string): Promise<Json> {
+  nonces(persona: string): Promise<PersonaNoncesResponse> {
     return this.call('GET', encodePath`/personas/${persona}/nonces`);
   }
   /** `GET /persona-operators/{did}/nonce`. */
-  operatorNonce(did: string): Promise<{ operator_did: string; operator_nonce: string }> {
+  operatorNonce(did: string): Promise<OperatorNonceResponse> {
     return this.call('GET', encodePath`/persona-operators/${did}/nonce`);
   }
   /** `POST /personas/{persona}/dns-challenges`: the TXT record to publish. */
-  createChallenge(persona: string, operatorDid: string, action: 'register_persona' | 'renew_persona' | 'transfer_persona'): Promise<Json> {
+  createChallenge(persona: string, operatorDid: string, action: ChallengeResponse['action']): Promise<ChallengeResponse> {
     return this.call('POST', encodePath`/personas/${persona}/dns-challenges`, { operator_did: operatorDid, action });
   }
   /** `GET /personas/{persona}/dns-challenges/{id}`. */
-  challenge(persona: string, challengeId: string): Promise<Json> {
+  challenge(persona: string, challengeId: string): Promise<ChallengeStatusResponse> {
     return this.call('GET', encodePath`/personas/${persona}/dns-challenges/${challengeId}`);
   }
 

@@ -10,7 +10,7 @@ import { DirectoryApi } from './directory-api.js';
 import { encodePath, type HttpMethod } from './http.js';
 import type { Signer } from './persona-client.js';
 import { checkPolicyV2Payload, checkPolicyV3Payload, preparedBytes, type PreparedBytes } from './signed-checks.js';
-import type { PolicySubmitResponse } from './types.js';
+import type { DidPolicyV2Response, PersonaPolicyV2Response, PolicySubmitResponse, PolicyV3NonceResponse, PolicyV3Response } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -50,15 +50,18 @@ export class PolicyClient extends DirectoryApi {
   }
 
   /** `GET /policies/v3/{scope}/{id}`. */
-  readV3(scope: ScopeRef): Promise<Json> {
+  readV3(scope: ScopeRef): Promise<PolicyV3Response> {
     return this.call('GET', this.v3Path(scope));
   }
   /** `GET /policies/v3/{scope}/{id}/nonce`. */
-  nonceV3(scope: ScopeRef): Promise<Json> {
+  nonceV3(scope: ScopeRef): Promise<PolicyV3NonceResponse> {
     return this.call('GET', this.v3Path(scope, '/nonce'));
   }
   /** `GET /delivery-policies/dids/{did}` or `…/personas/{persona}`. */
-  readV2(scope: ScopeRef): Promise<Json> {
+  readV2(scope: ScopeRef & { type: 'did' }): Promise<DidPolicyV2Response>;
+  readV2(scope: ScopeRef & { type: 'persona' }): Promise<PersonaPolicyV2Response>;
+  readV2(scope: ScopeRef): Promise<DidPolicyV2Response | PersonaPolicyV2Response>;
+  readV2(scope: ScopeRef): Promise<DidPolicyV2Response | PersonaPolicyV2Response> {
     return this.call('GET', scope.type === 'did' ? encodePath`/delivery-policies/dids/${scope.id}` : encodePath`/delivery-policies/personas/${scope.id}`);
   }
 

@@ -12,6 +12,7 @@ import { PREPARE_APPLICATION_REGISTRATION, SUBMIT_APPLICATION_REGISTRATION } fro
 import type { DirectoryDeps } from './deps.js';
 import type { Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
+import type { ApplicationAuthorizationPrepareResponse, ApplicationPolicyResponse, ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../wire/applications.js';
 
 export class ApplicationService {
   constructor(private readonly deps: DirectoryDeps) {}
@@ -45,7 +46,7 @@ export class ApplicationService {
     };
   }
 
-  readPolicy(id: string): Body {
+  readPolicy(id: string): ApplicationPolicyResponse {
     assertApplicationId(id);
     const view = this.ledger.finalizedView();
     const app = getApplication(view, id);
@@ -69,19 +70,19 @@ export class ApplicationService {
 
   // ---------------------------------------------------------------- changes
 
-  prepareRegistration(id: string, body: Body): Body {
+  prepareRegistration(id: string, body: Body): ApplicationRegistrationPrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_APPLICATION_REGISTRATION, { id, body });
   }
 
-  submitRegistration(id: string, body: Body): Promise<Body> {
+  submitRegistration(id: string, body: Body): Promise<ApplicationSubmitResponse> {
     return submitChange(this.deps, SUBMIT_APPLICATION_REGISTRATION, { id, body });
   }
 
-  prepareAuthorization(id: string, body: Body): Body {
+  prepareAuthorization(id: string, body: Body): ApplicationAuthorizationPrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_APPLICATION_AUTHORIZATION, { id, body });
   }
 
-  submitAuthorization(id: string, body: Body): Promise<Body> {
+  submitAuthorization(id: string, body: Body): Promise<ApplicationSubmitResponse> {
     return submitChange(this.deps, SUBMIT_APPLICATION_AUTHORIZATION, { id, body });
   }
 }

@@ -13,7 +13,8 @@ import { canonicalPersona } from '../protocol/persona-name.js';
 import { resolvedPolicyToJson } from '../protocol/policy/json-render.js';
 import type { ResolvedPolicy } from '../protocol/policy/types.js';
 import type { DirectoryDeps } from './deps.js';
-import { assertDid, type Body } from './submission.js';
+import { assertDid } from './submission.js';
+import type { DeliveryResolutionResponse } from '../wire/directory.js';
 
 const KEY_AGREEMENT_TYPES = new Set(['X25519KeyAgreementKey2020', 'X25519KeyAgreementKey2019', 'Multikey']);
 /** `Cache-Control` max-age when no rule wins (§6). */
@@ -40,7 +41,7 @@ function encryptionProfileOf(deps: DirectoryDeps, won: ResolvedPolicy | null): s
 }
 
 export interface DeliveryResolution {
-  body: Body;
+  body: DeliveryResolutionResponse;
   cacheControl: string;
 }
 

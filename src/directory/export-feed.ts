@@ -7,6 +7,7 @@ import { DdnError } from '../base/errors.js';
 import type { GenesisConfig } from '../ledger/block.js';
 import type { Ledger } from '../ledger/chain.js';
 import { FEED_PAGE_MAX, feedBlockJson, feedLineJson, type FeedBlockJson } from '../ledger/feed.js';
+import type { GenesisResponse } from '../wire/history.js';
 
 /** One page of the feed: its lines (each a JSON text, no newline), the last seq in it, the finalized feed head. */
 export interface FeedPage {
@@ -16,13 +17,7 @@ export interface FeedPage {
 }
 
 /** `GET /export/genesis`: the genesis parameters, as a data directory's genesis.json holds them, and the hash. */
-export interface GenesisJson {
-  chain_id: string;
-  profile: string;
-  genesis_time_ms: number;
-  persona_attestors: string[];
-  genesis_hash: string;
-}
+export type GenesisJson = GenesisResponse;
 
 const SEQ_RE = /^(0|[1-9][0-9]{0,15})$/;
 

@@ -12,33 +12,15 @@ import { isApplicationId } from '../protocol/payloads/application.js';
 import type { PolicyScopeKind } from '../protocol/policy/types.js';
 import { describeCall } from './history-changes.js';
 import { assertDid, parsePersonaName } from './submission.js';
+import type { ApplicationHistoryResponse, DidHistoryResponse, HistoryEntryJson, PersonaHistoryResponse } from '../wire/history.js';
 
 export const HISTORY_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
 
-/** One operation as the history routes render it. */
-export interface HistoryEntry {
-  block_number: number;
-  block_hash: string;
-  block_index: number;
-  tx_hash: string;
-  /** The block's time, ms since the epoch, and as ISO 8601. */
-  timestamp: number;
-  timestamp_iso: string;
-  /** The Directory action that submitted it (`add_alias`, `delete_did`, `set_policy_v3`, …). */
-  action: string;
-  /** The ledger call. */
-  extrinsic: string;
-  /** Null when the root key signed (registration), or for operations stored before their bytes were kept. */
-  signer_key_id: string | null;
-  /** What the operation set; null for operations stored before their bytes were kept. */
-  changes: Record<string, unknown> | null;
-}
+/** One operation as the history routes render it (src/wire/history.ts). */
+export type HistoryEntry = HistoryEntryJson;
 
-export interface HistoryPage {
-  history: HistoryEntry[];
-  /** Pass as `?cursor=` for the next (older) page; null on the last page. */
-  next_cursor: string | null;
-}
+/** A page of history: `next_cursor` is passed as `?cursor=` for the next (older) page; null on the last page. */
+export type HistoryPage = Omit<DidHistoryResponse, 'did'>;
 
 type Query = Record<string, string>;
 
@@ -90,21 +72,21 @@ export class HistoryService {
   constructor(private readonly ledger: Ledger) {}
 
   /** `GET /dids/{did}/history`. */
-  did(did: string, query: Query): HistoryPage & { did: string } {
+  did(did: string, query: Query): DidHistoryResponse {
     assertDid(did);
     const page = this.page({ id: did, scope: 'Did', notFound: () => new DdnError('did_not_found', 'DID not found', { did }) }, query);
     return { did, ...page };
   }
 
   /** `GET /personas/{persona}/history` (the name canonicalised). */
-  persona(raw: string, query: Query): HistoryPage & { persona: string } {
+  persona(raw: string, query: Query): PersonaHistoryResponse {
     const persona = parsePersonaName(raw);
     const notFound = () => new DdnError('persona_not_found', 'persona not found', { persona });
     return { persona, ...this.page({ id: persona, extrinsics: PERSONA_CALLS, scope: 'Persona', notFound }, query) };
   }
 
   /** `GET /applications/{application_id}/history`. */
-  application(id: string, query: Query): HistoryPage & { application_id: string } {
+  application(id: string, query: Query): ApplicationHistoryResponse {
     if (!isApplicationId(id)) throw new DdnError('invalid_application_id', 'application id must be 1–64 characters of [a-z0-9._-]', { application_id: id });
     const notFound = () => new DdnError('application_not_found', 'application not found', { application_id: id });
     return { application_id: id, ...this.page({ id, extrinsics: APPLICATION_CALLS, scope: 'Application', notFound }, query) };

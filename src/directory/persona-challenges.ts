@@ -56,6 +56,7 @@ import {
   validUntilOrDefault,
   type Body,
 } from './submission.js';
+import type { ChallengeResponse, ChallengeStatusResponse, ChallengeVerifyResponse } from '../wire/personas.js';
 
 const DAY_MS = 86_400_000;
 const DEFAULT_VERIFICATION_DAYS = 365;
@@ -97,7 +98,7 @@ export class PersonaChallenges {
 
   // ---------------------------------------------------------------- POST /personas/{p}/dns-challenges
 
-  async create(rawPersona: string, body: Body, directoryUrl: string | undefined): Promise<Body> {
+  async create(rawPersona: string, body: Body, directoryUrl: string | undefined): Promise<ChallengeResponse> {
     const persona = dnsPersonaOf(rawPersona);
     bindBodyPersona(body, persona);
     const operatorDid = requireDid(body, 'operator_did');
@@ -150,19 +151,22 @@ export class PersonaChallenges {
 
   // ---------------------------------------------------------------- GET /personas/{p}/dns-challenges/{id}
 
-  async get(rawPersona: string, id: string, directoryUrl: string | undefined): Promise<Body> {
+  async get(rawPersona: string, id: string, directoryUrl: string | undefined): Promise<ChallengeStatusResponse> {
     const persona = dnsPersonaOf(rawPersona);
     const c = await this.store.get(id);
     if (!c || c.persona !== persona) throw new DdnError('challenge_not_found', 'unknown DNS challenge', { challenge_id: id });
-    const out: Body = { ...challengeToJson(c, directoryUrl), status: challengeStatus(c, this.deps.clock.nowMs()) };
-    if (c.intent) Object.assign(out, verificationToJson(c, c.intent), { status: out.status });
-    if (c.usedTxHash !== null) out.tx_hash = c.usedTxHash;
-    return out;
+    const status = challengeStatus(c, this.deps.clock.nowMs());
+    return {
+      ...challengeToJson(c, directoryUrl),
+      status,
+      ...(c.intent ? verificationToJson(c, c.intent) : {}),
+      ...(c.usedTxHash === null ? {} : { tx_hash: c.usedTxHash }),
+    };
   }
 
   // ---------------------------------------------------------------- POST …/{id}/verify
 
-  async verify(rawPersona: string, id: string, body: Body): Promise<Body> {
+  async verify(rawPersona: string, id: string, body: Body): Promise<ChallengeVerifyResponse> {
     const persona = dnsPersonaOf(rawPersona);
     bindBodyPersona(body, persona);
     if (body.challenge_id !== undefined && body.challenge_id !== null && body.challenge_id !== id) {

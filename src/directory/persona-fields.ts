@@ -19,6 +19,16 @@ import { POLICY_BOUNDS, type RequestedDeliveryConstraints } from '../protocol/po
 import { parseU64Field } from './request-fields.js';
 import type { DnsChallenge, VerifiedIntent } from './dns-challenges.js';
 import { parsePersonaName, type Body } from './submission.js';
+import type { ChallengeResponse, ChallengeVerifyResponse, PersonaRecordResponse } from '../wire/personas.js';
+
+/** The persona record without the block it was read from and the pending operations (§7.1). */
+export type PersonaRecordFields = Omit<PersonaRecordResponse, 'block_number' | 'block_hash' | 'pending_operations'>;
+
+/** The authorization fields a prepared persona `request` carries (§7.5–§7.7). */
+export type SignedRequestFields = { nonce: string; valid_until: string; signer_key_id: string; canonical_payload: string };
+
+/** The common tail of a persona preparation's answer: the operator nonce and the bytes to sign. */
+export type PreparedTail = SignedRequestFields & { nonce_domain: 'operator_nonce'; payload_to_sign: string };
 
 /** A canonical DNS persona (contains a dot) from the path; a single label → 400 `persona_not_dns`. */
 export function dnsPersonaOf(raw: string): string {
@@ -103,7 +113,7 @@ export const decodesAsPersona = (b: Uint8Array): boolean => decodePersonaPayload
  * record for DNS and named personas, its canonical name in `name`. There is no top-level `persona` key: the deployed
  * persona client reads `result.get("persona", result)` as the record, so a `persona` string there broke it.
  */
-export function personaRecordToJson(persona: string, rec: PersonaRecord, nowMs: number, deliverable: boolean): Body {
+export function personaRecordToJson(persona: string, rec: PersonaRecord, nowMs: number, deliverable: boolean): PersonaRecordFields {
   return {
     name: persona,
     kind: rec.named ? 'named' : 'dns',
@@ -123,8 +133,8 @@ export function personaRecordToJson(persona: string, rec: PersonaRecord, nowMs: 
 }
 
 /** The challenge fields of a §7.2 response (201 and GET). */
-export function challengeToJson(c: DnsChallenge, directoryUrl: string | undefined): Body {
-  const out: Body = {
+export function challengeToJson(c: DnsChallenge, directoryUrl: string | undefined): ChallengeResponse {
+  return {
     challenge_id: c.id,
     persona: c.persona,
     operator_did: c.operatorDid,
@@ -132,16 +142,13 @@ export function challengeToJson(c: DnsChallenge, directoryUrl: string | undefine
     challenge_nonce: c.challengeNonce,
     persona_nonce: c.challengeNonce,
     operator_nonce: c.operatorNonce,
-  };
-  if (c.currentOperatorDid !== null) out.current_operator_did = c.currentOperatorDid;
-  Object.assign(out, {
+    ...(c.currentOperatorDid === null ? {} : { current_operator_did: c.currentOperatorDid }),
     record_name: c.recordName,
     record_type: 'TXT',
     record_value: c.recordValue,
     expires_at: new Date(c.expiresAtMs).toISOString(),
-  });
-  if (directoryUrl !== undefined) out.directory_url = directoryUrl;
-  return out;
+    ...(directoryUrl === undefined ? {} : { directory_url: directoryUrl }),
+  };
 }
 
 /** The `request` of a verified register / renew: the exact `PUT /personas/{persona}` body minus `signature`. */
@@ -166,8 +173,8 @@ export function registrationRequestOf(c: DnsChallenge, i: VerifiedIntent): Body 
 }
 
 /** The verification outputs of §7.3 (verify response, and GET of a verified challenge). */
-export function verificationToJson(c: DnsChallenge, i: VerifiedIntent): Body {
-  const out: Body = {
+export function verificationToJson(c: DnsChallenge, i: VerifiedIntent): ChallengeVerifyResponse {
+  const out: ChallengeVerifyResponse = {
     challenge_id: c.id,
     persona: c.persona,
     operator_did: c.operatorDid,

@@ -19,6 +19,7 @@ import type { PersonaChallenges } from './persona-challenges.js';
 import { personaRecordToJson } from './persona-fields.js';
 import { parsePersonaName, type Body } from './submission.js';
 import { prepareChange, prepareChangeSync, submitChange } from './write-pipeline.js';
+import type { OperatorNonceResponse, PersonaNoncesResponse, PersonaRecordResponse } from '../wire/personas.js';
 
 export class PersonaService {
   private readonly env: PersonaEnv;
@@ -40,7 +41,7 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- reads (§7.1)
 
-  read(raw: string): Body {
+  read(raw: string): PersonaRecordResponse {
     const persona = parsePersonaName(raw);
     const view = this.ledger.finalizedView();
     const rec = getPersona(view, persona);
@@ -65,7 +66,7 @@ export class PersonaService {
     };
   }
 
-  nonces(raw: string): Body {
+  nonces(raw: string): PersonaNoncesResponse {
     const persona = parsePersonaName(raw);
     if (!getPersona(this.ledger.finalizedView(), persona)) {
       throw new DdnError('persona_not_found', 'persona not found (or its registration is not final yet)', { persona });
@@ -82,7 +83,7 @@ export class PersonaService {
     };
   }
 
-  operatorNonce(did: string): Body {
+  operatorNonce(did: string): OperatorNonceResponse {
     const pool = this.ledger.poolView();
     if (!getDidRecord(pool, did)) throw new DdnError('did_not_found', 'DID not found', { did });
     return { operator_did: did, operator_nonce: operatorNonce(pool, did).toString() };

@@ -12,6 +12,7 @@ import { PREPARE_POLICY_V2, SUBMIT_POLICY_V2, type V2Action } from './changes/po
 import type { DirectoryDeps } from './deps.js';
 import { assertDid, parsePersonaName, type Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
+import type { DidPolicyV2Response, PersonaPolicyV2Response } from '../wire/policies.js';
 
 export class PolicyV2Service {
   constructor(private readonly deps: DirectoryDeps) {}
@@ -32,7 +33,7 @@ export class PolicyV2Service {
 
   // ---------------------------------------------------------------- reads
 
-  readDid(did: string): Body {
+  readDid(did: string): DidPolicyV2Response {
     assertDid(did);
     const view = this.ledger.finalizedView();
     if (!getDidRecord(view, did)) throw new DdnError('did_not_found', 'DID not found', { did });
@@ -49,7 +50,7 @@ export class PolicyV2Service {
     };
   }
 
-  readPersona(raw: string): Body {
+  readPersona(raw: string): PersonaPolicyV2Response {
     const persona = parsePersonaName(raw);
     const view = this.ledger.finalizedView();
     const rec = getPersona(view, persona);

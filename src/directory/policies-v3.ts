@@ -10,6 +10,7 @@ import { ownerOf, parseV3Scope, PREPARE_POLICY_V3, SUBMIT_POLICY_V3, type V3Acti
 import type { DirectoryDeps } from './deps.js';
 import type { Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
+import type { PolicyV3NonceResponse, PolicyV3Response } from '../wire/policies.js';
 
 export class PolicyV3Service {
   constructor(private readonly deps: DirectoryDeps) {}
@@ -18,7 +19,7 @@ export class PolicyV3Service {
     return this.deps.ledger;
   }
 
-  read(scopeSeg: string, id: string): Body {
+  read(scopeSeg: string, id: string): PolicyV3Response {
     const scope = parseV3Scope(scopeSeg, id);
     const policy = getPolicyV3(this.ledger.finalizedView(), scope);
     if (!policy) throw new DdnError('policy_not_found', 'no policy for this scope', { scope: scopeToJson(scope) });
@@ -26,7 +27,7 @@ export class PolicyV3Service {
     return { scope: scopeToJson(scope), policy: policyToJson(policy), block_number: block.number, block_hash: block.hash };
   }
 
-  nonce(scopeSeg: string, id: string): Body {
+  nonce(scopeSeg: string, id: string): PolicyV3NonceResponse {
     const scope = parseV3Scope(scopeSeg, id);
     const pool = this.ledger.poolView();
     const owner = ownerOf(pool, this.deps.clock.nowMs(), scope);

@@ -7,7 +7,7 @@
  */
 import type { HttpMethod, HttpServer, RouteOptions } from '../http/server.js';
 import type { RateClass } from '../http/rate-limit.js';
-import { Type } from 'typebox';
+import { directoryRouteSchema } from './route-schemas.js';
 
 function classOf(method: HttpMethod, pattern: string): RateClass {
   if (method === 'GET' || method === 'HEAD') return 'read';
@@ -27,29 +27,23 @@ export function directoryRateOptions(method: HttpMethod, pattern: string): Route
   return { rateClass, rateTarget: (ctx) => ctx.params[first] };
 }
 
-/** A JSON object answer whose members the route does not declare yet. */
-const ANY_OBJECT = Type.Object({}, { additionalProperties: true });
-
 /**
- * The success status of a Directory route (http-api.md §2.4): reads and preparations 200, a new DNS challenge
- * 201, every submitted change 202.
+ * The declared shapes of a Directory route: its own (explicit options win), else its entry in route-schemas.ts.
+ * Throws (a programming error) for a route that declares no success answer.
  */
-function successOf(method: HttpMethod, pattern: string): number {
-  if (method === 'GET' || method === 'HEAD' || pattern.endsWith('/prepare') || pattern.endsWith('/verify')) return 200;
-  return pattern.endsWith('/dns-challenges') ? 201 : 202;
-}
-
-/** The declared shapes of a Directory route: its own, else its success status with a JSON object (OpenAPI). */
 function documented(method: HttpMethod, pattern: string, options: RouteOptions): RouteOptions['schema'] {
   const own = options.schema ?? {};
   const declared = Object.keys(own.response ?? {}).some((s) => s.startsWith('2'));
-  const tags = own.tags ?? ['directory'];
-  return declared ? { ...own, tags } : { ...own, tags, response: { ...own.response, [successOf(method, pattern)]: ANY_OBJECT } };
+  const schema = declared ? own : { ...directoryRouteSchema(method, pattern), ...own };
+  if (!Object.keys(schema.response ?? {}).some((s) => s.startsWith('2'))) {
+    throw new Error(`Directory route ${method} ${pattern} declares no success answer (src/directory/route-schemas.ts)`);
+  }
+  return { ...schema, tags: own.tags ?? ['directory'] };
 }
 
 /**
  * `server`, with every route added through it given its {@link directoryRateOptions} (explicit options win) and
- * its success answer documented.
+ * its declared shapes (route-schemas.ts).
  */
 export function withDirectoryRateClasses(server: HttpServer): HttpServer {
   return {

@@ -4,14 +4,9 @@ import { to0x } from '../base/bytes.js';
 import type { BlockRef, PoolEntry } from '../ledger/chain.js';
 import type { DidRecord } from '../ledger/records.js';
 import { documentToJson } from '../protocol/document.js';
+import type { DidRecordResponse, PendingOperationJson } from '../wire/directory.js';
 
-export interface PendingOperation {
-  action: string;
-  nonce_domain: string | null;
-  nonce: string | null;
-  tx_hash: string;
-  submitted_at: string;
-}
+export type PendingOperation = PendingOperationJson;
 
 export function pendingOperationsOf(entries: readonly PoolEntry[], subject: string): PendingOperation[] {
   return entries
@@ -31,10 +26,10 @@ export function renderDidRecord(
   documentNonce: bigint,
   pending: PendingOperation[],
   block: BlockRef,
-): Record<string, unknown> {
+): DidRecordResponse {
   const docPending = pending.filter((p) => p.nonce_domain === 'document_nonce');
   const latest = docPending[docPending.length - 1];
-  const out: Record<string, unknown> = {
+  const out: Omit<DidRecordResponse, 'pending_operations' | 'block_number' | 'block_hash'> = {
     did,
     owner: null,
     aliases: rec.aliases ? [...rec.aliases] : [],
@@ -56,8 +51,5 @@ export function renderDidRecord(
     out.pending_extrinsic_hash = latest.tx_hash;
     out.pending_document_submitted_at = latest.submitted_at;
   }
-  out.pending_operations = pending;
-  out.block_number = block.number;
-  out.block_hash = block.hash;
-  return out;
+  return { ...out, pending_operations: pending, block_number: block.number, block_hash: block.hash };
 }

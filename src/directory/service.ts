@@ -25,6 +25,8 @@ import { assertDid, type Body } from './submission.js';
 import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
+import type { DidRecordResponse } from '../wire/directory.js';
+import type { MutationSubmitResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
 
 export type { DirectoryDeps };
 
@@ -65,7 +67,7 @@ export class DirectoryService {
 
   // ---------------------------------------------------------------- reads (§3)
 
-  resolve(did: string): Body {
+  resolve(did: string): DidRecordResponse {
     assertDid(did);
     const view = this.ledger.finalizedView();
     const rec = getDidRecord(view, did);
@@ -183,7 +185,7 @@ export class DirectoryService {
     return prepareChangeSync(this.deps, PREPARE_DID_REGISTRATION, body);
   }
 
-  submitRegistration(body: Body): Promise<Body> {
+  submitRegistration(body: Body): Promise<RegistrationSubmitResponse> {
     return submitChange(this.deps, SUBMIT_DID_REGISTRATION, body);
   }
 
@@ -191,7 +193,7 @@ export class DirectoryService {
     return prepareChangeSync(this.deps, PREPARE_DID_ACTION, { did, body });
   }
 
-  submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<Body> {
+  submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<MutationSubmitResponse> {
     return submitChange(this.deps, SUBMIT_DID_ACTION, { spec, params, body });
   }
 }

@@ -198,8 +198,17 @@ export async function submitToLedger(
   }
 }
 
-/** The common 202 fields (§2.4). */
-export function accepted(txHash: string, duplicate: boolean, fields: Body): Body {
+/** The fields every 202 carries (§2.4); a type, so that it is a `Body`. */
+export type AcceptedFields = {
+  status: 'accepted';
+  tx_hash: string;
+  tx_id: string;
+  duplicate?: true;
+  message: string;
+};
+
+/** The common 202 fields (§2.4) around the route's `fields` (their literal types kept, for the wire types). */
+export function accepted<const F extends Body>(txHash: string, duplicate: boolean, fields: F): AcceptedFields & F {
   return {
     status: 'accepted',
     ...fields,

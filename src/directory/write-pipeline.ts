@@ -15,7 +15,10 @@
 import type { Call } from '../ledger/extrinsic.js';
 import type { DirectoryDeps } from './deps.js';
 import type { LedgerErrorContext } from './ledger-errors.js';
-import { accepted, assertCanonical, dryRun, submitToLedger, type Body } from './submission.js';
+import { accepted, assertCanonical, dryRun, submitToLedger, type AcceptedFields, type Body } from './submission.js';
+
+/** What a submit kind answers besides the fields every 202 carries (the engine adds those). */
+export type KindFields<T> = Omit<T, keyof AcceptedFields>;
 
 /** What a prepare builds: the bytes to sign and the extrinsic to dry-run (none: no dry run). */
 export interface Prepared {
@@ -28,8 +31,8 @@ export interface NoncePrepared extends Prepared {
   nonce: bigint;
 }
 
-/** The steps of a prepare route. `E` is what the kind needs (Directory deps, plus e.g. the DNS challenges). */
-export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared = Prepared> {
+/** The steps of a prepare route. `E` is what the kind needs (Directory deps, plus e.g. the DNS challenges); `A` its 200 body. */
+export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared = Prepared, A extends Body = Body> {
   /** Path binding, action and field syntax, in the order the spec pins. */
   read(env: E, req: R): In | Promise<In>;
   /** Checks against the pool state that give better codes than the ledger (§2.2 step 5). */
@@ -39,11 +42,11 @@ export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared
   /** How ledger errors of the dry run are mapped (§1.1). */
   errors?(input: In): LedgerErrorContext;
   /** The 200 body. */
-  answer(env: E, input: In, built: B): Body;
+  answer(env: E, input: In, built: B): A;
 }
 
 /** A prepare whose `read` is synchronous (its route answers without awaiting). */
-export type SyncPrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared = Prepared> = PrepareSteps<E, R, In, B> & {
+export type SyncPrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared = Prepared, A extends Body = Body> = PrepareSteps<E, R, In, B, A> & {
   read(env: E, req: R): In;
 };
 
@@ -67,8 +70,8 @@ export interface Admission {
   fullDocument?: boolean;
 }
 
-/** The steps of a submit route. */
-export interface SubmitSteps<E extends DirectoryDeps, R, In> {
+/** The steps of a submit route; `A`: the kind's fields of its 202 body. */
+export interface SubmitSteps<E extends DirectoryDeps, R, In, A extends Body = Body> {
   /** Path binding, action and field syntax in the order the spec pins, with checks that interleave with them. */
   read(env: E, req: R): In | Promise<In>;
   /** The submitted and rebuilt bytes; omitted (or undefined) where `read` or `precheck` compares them itself. */
@@ -81,22 +84,22 @@ export interface SubmitSteps<E extends DirectoryDeps, R, In> {
   precheck(env: E, input: In): void;
   admission(env: E, input: In): Admission;
   /** The kind's fields of the 202 body (the engine adds status, tx hash, duplicate and message). */
-  answer(input: In): Body;
+  answer(input: In): A;
   /** After admission, e.g. marking a DNS challenge used. */
   after?(env: E, input: In, txHash: string): Promise<void>;
 }
 
 /** Runs a prepare route. */
-export async function prepareChange<E extends DirectoryDeps, R, In, B extends Prepared>(env: E, kind: PrepareSteps<E, R, In, B>, req: R): Promise<Body> {
+export async function prepareChange<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(env: E, kind: PrepareSteps<E, R, In, B, A>, req: R): Promise<A> {
   return prepareFrom(env, kind, await kind.read(env, req));
 }
 
 /** {@link prepareChange} for kinds whose `read` is synchronous (their routes answer without awaiting). */
-export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prepared>(env: E, kind: SyncPrepareSteps<E, R, In, B>, req: R): Body {
+export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(env: E, kind: SyncPrepareSteps<E, R, In, B, A>, req: R): A {
   return prepareFrom(env, kind, kind.read(env, req));
 }
 
-function prepareFrom<E extends DirectoryDeps, R, In, B extends Prepared>(env: E, kind: PrepareSteps<E, R, In, B>, input: In): Body {
+function prepareFrom<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(env: E, kind: PrepareSteps<E, R, In, B, A>, input: In): A {
   kind.precheck(env, input);
   const built = kind.build(env, input);
   if (built.probe) dryRun(env.ledger, built.probe, kind.errors?.(input));
@@ -104,7 +107,7 @@ function prepareFrom<E extends DirectoryDeps, R, In, B extends Prepared>(env: E,
 }
 
 /** Runs a submit route. */
-export async function submitChange<E extends DirectoryDeps, R, In>(env: E, kind: SubmitSteps<E, R, In>, req: R): Promise<Body> {
+export async function submitChange<E extends DirectoryDeps, R, In, A extends Body>(env: E, kind: SubmitSteps<E, R, In, A>, req: R): Promise<AcceptedFields & A> {
   const input = await kind.read(env, req);
   const bytes = kind.rebuild?.(env, input);
   if (bytes) assertCanonical(bytes.canonical, bytes.rebuilt, bytes.decodes);

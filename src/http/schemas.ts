@@ -16,6 +16,16 @@ export const ErrorBodySchema = Type.Object(
 );
 export type ErrorBodyWire = Static<typeof ErrorBodySchema>;
 
+/** `GET /openapi.json` 200: an OpenAPI 3.1 document. */
+export const OpenApiDocumentSchema = Type.Object(
+  {
+    openapi: Type.String(),
+    info: Type.Object({ title: Type.String(), version: Type.String() }),
+    paths: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
+  },
+  { title: 'OpenApiDocument' },
+);
+
 /** The path parameters of `pattern` as a schema of strings (routes that declare none). */
 export function paramsOf(pattern: string): TSchema | undefined {
   const names = pattern

@@ -30,7 +30,7 @@ import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
 import { lazyChildLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
-import { errorResponses, paramsOf } from './schemas.js';
+import { errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
 import { invalidPath, parseQuery } from './url.js';
 
 /** Methods a route can be added for (`HEAD` is served by `GET` routes). */
@@ -658,7 +658,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       openapi ??= JSON.stringify(fastify.swagger());
       return jsonPayload(200, openapi);
     },
-    options: { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: { type: 'object' } as TSchema } } },
+    options: { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: OpenApiDocumentSchema } } },
     recorder: undefined,
     unobserved: true,
   });

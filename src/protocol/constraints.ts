@@ -24,8 +24,18 @@ export const NETWORK_CONSTRAINTS: Readonly<DeliveryConstraints> = Object.freeze(
   maxReplicas: 4,
 });
 
+/** Constraints as responses render them (http-api.md §6, §8.1). */
+export type ConstraintsJson = {
+  requested_cache_seconds: number;
+  effective_ttl_seconds: number;
+  max_http_envelope_bytes: number;
+  max_unchunked_message_bytes: number;
+  max_chunk_bytes: number;
+  max_replicas: number;
+};
+
 /** The JSON form of responses (http-api.md §6): deprecated fields never emitted. */
-export function constraintsToJson(c: DeliveryConstraints): Record<string, number> {
+export function constraintsToJson(c: DeliveryConstraints): ConstraintsJson {
   return {
     requested_cache_seconds: c.requestedCacheSeconds,
     effective_ttl_seconds: c.effectiveTtlSeconds,

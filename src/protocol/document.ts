@@ -113,7 +113,20 @@ export function emptyDocument(did: string): DidDocument {
 }
 
 /** The JSON rendering (§3.3): all five keys, arrays always; `authorization`/`priority` only when Some. */
-export function documentToJson(d: DidDocument): Record<string, unknown> {
+/** A verification method or key agreement as responses render it. */
+export type VerificationMethodJson = { id: string; type: string; controller: string; publicKeyMultibase: string };
+/** A service as responses render it: endpoints always an array; `authorization`, `priority` only when set. */
+export type ServiceJson = { id: string; type: string; serviceEndpoint: string[]; authorization?: string[]; priority?: number };
+/** A document as responses render it (ledger-rules.md §3.3): all five keys, arrays always. */
+export type DocumentJson = {
+  id: string;
+  verificationMethod: VerificationMethodJson[];
+  authentication: string[];
+  keyAgreement: VerificationMethodJson[];
+  service: ServiceJson[];
+};
+
+export function documentToJson(d: DidDocument): DocumentJson {
   return {
     id: d.id,
     verificationMethod: d.verificationMethod.map(vmToJson),
@@ -123,12 +136,12 @@ export function documentToJson(d: DidDocument): Record<string, unknown> {
   };
 }
 
-export function vmToJson(vm: VerificationMethod): Record<string, unknown> {
+export function vmToJson(vm: VerificationMethod): VerificationMethodJson {
   return { id: vm.id, type: vm.type, controller: vm.controller, publicKeyMultibase: vm.publicKeyMultibase };
 }
 
-export function serviceToJson(s: Service): Record<string, unknown> {
-  const o: Record<string, unknown> = { id: s.id, type: s.type, serviceEndpoint: [...s.serviceEndpoint] };
+export function serviceToJson(s: Service): ServiceJson {
+  const o: ServiceJson = { id: s.id, type: s.type, serviceEndpoint: [...s.serviceEndpoint] };
   if (s.authorization) o.authorization = [...s.authorization];
   if (s.priority !== null) o.priority = s.priority;
   return o;

@@ -11,6 +11,7 @@ import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-res
 import { Type } from 'typebox';
 import { DeliveryResultSchema, RelayLimitsSchema } from '../wire/relay.js';
 import type { RelayService } from './service.js';
+import { EnvelopeSchema } from '../wire/envelope.js';
 
 /** What the routes need besides the service. */
 export interface RelayRouteOptions {
@@ -21,8 +22,6 @@ export interface RelayRouteOptions {
 }
 
 /** The envelope (http-api.md §2.7): a JSON object the Relay's own parser checks field by field, in the spec's order. */
-const ENVELOPE = Type.Object({}, { additionalProperties: true, title: 'Envelope', description: 'An envelope (http-api.md §2.7)' });
-
 function respond(result: DeliveryResult): HttpResponse {
   const retryAfter = retryAfterOf(result);
   return json(result.http_status, result, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
@@ -56,7 +55,7 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
       summary,
       tags: ['relay'],
       ...(params === undefined ? {} : { params }),
-      body: ENVELOPE,
+      body: EnvelopeSchema,
       response: { 202: DeliveryResultSchema },
     },
   });

@@ -13,6 +13,7 @@ import { createHttpServer, type HttpObserver, type HttpServer } from '../../src/
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
 
 export const T0 = 1_800_000_000_000;
 
@@ -47,15 +48,24 @@ export function openLedger(dir: string, clock: ManualClock, profile: Profile, at
 /** Optional Directory dependencies a test sets (DNS servers, private endpoints, no attestor, …). */
 export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' | 'clock'>>;
 
-/** `DirectoryHarness.call` on `server`: one request through fastify's inject (no socket), JSON in and out. */
+/**
+ * `DirectoryHarness.call` on `server`: one request through fastify's inject (no socket), JSON in and out. Every
+ * answer is checked against the server's OpenAPI document (test/support/openapi-check.ts): a body the document
+ * does not describe fails the test that read it.
+ */
 export function injectCall(server: HttpServer): DirectoryHarness['call'] {
+  let checker: Promise<OpenApiChecker> | undefined;
   return async (method, url, payload) => {
     const res = await server.fastify.inject({
       method: method as 'GET',
       url,
       ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
     });
-    return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+    const body = res.json() as Record<string, unknown>;
+    checker ??= server.fastify.inject({ method: 'GET', url: '/openapi.json' }).then((r) => new OpenApiChecker(r.json() as OpenApiDocument));
+    const problem = (await checker).problem(method, url.split('?')[0]!, res.statusCode, body);
+    if (problem !== undefined) throw new Error(`answer not described by the OpenAPI document: ${problem}`);
+    return { status: res.statusCode, body };
   };
 }
 

@@ -24,8 +24,9 @@ import {
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature } from '../request-fields.js';
 import { activeDidRecord, jsonInteger, NO_SIGNATURE, optionalDid, parseSignerKeyId, requireDid, resolveSigner, type Body } from '../submission.js';
-import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { ApplicationRequest } from './application-registration.js';
+import type { ApplicationAuthorizationPrepareResponse, ApplicationSubmitResponse } from '../../wire/applications.js';
 
 const AUTH_ACTIONS = ['set_domain', 'clear_domain', 'set_status', 'update_control', 'link_did', 'unlink_did'] as const;
 type AuthAction = (typeof AUTH_ACTIONS)[number];
@@ -146,7 +147,7 @@ function prechecks(env: DirectoryDeps, i: AuthIntent): void {
 const encode = (env: DirectoryDeps, i: AuthIntent, nonce: bigint): Uint8Array => encodeApplicationAuthorization(env.profile, i.tuple(nonce));
 
 /** `POST /applications/{id}/authorization/prepare`. */
-export const PREPARE_APPLICATION_AUTHORIZATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, AuthIntent, NoncePrepared> = {
+export const PREPARE_APPLICATION_AUTHORIZATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, AuthIntent, NoncePrepared, ApplicationAuthorizationPrepareResponse> = {
   read: (env, { id, body }) => authIntent(env, id, body),
   precheck: prechecks,
   build(env, i) {
@@ -183,7 +184,7 @@ interface SignedAuthorization extends AuthIntent {
 }
 
 /** `PUT /applications/{id}/authorization`: the control signature as `control_signature` (or `signature`). */
-export const SUBMIT_APPLICATION_AUTHORIZATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedAuthorization> = {
+export const SUBMIT_APPLICATION_AUTHORIZATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedAuthorization, KindFields<ApplicationSubmitResponse>> = {
   read(env, { id, body }) {
     const i = authIntent(env, id, body);
     const nonce = parseIntegerNonce(body.nonce);

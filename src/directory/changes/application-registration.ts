@@ -13,7 +13,8 @@ import { assertCurrentProof, assertRegistrableApplicationId, parseHexPayload, pa
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature } from '../request-fields.js';
 import { activeDidRecord, jsonInteger, NO_SIGNATURE, parseSignerKeyId, requireDid, resolveSigner, type Body } from '../submission.js';
-import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../../wire/applications.js';
 
 export interface ApplicationRequest {
   id: string;
@@ -43,7 +44,7 @@ const callOf = (r: Registration, signature: Uint8Array): Call => ({
 });
 
 /** `POST /applications/{id}/registration/prepare`. */
-export const PREPARE_APPLICATION_REGISTRATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, Registration, NoncePrepared> = {
+export const PREPARE_APPLICATION_REGISTRATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, Registration, NoncePrepared, ApplicationRegistrationPrepareResponse> = {
   read(_env, { id, body }) {
     assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');
@@ -77,7 +78,7 @@ interface SignedRegistration extends Registration {
 }
 
 /** `PUT /applications/{id}/registration`: `signer_key_id` is required; the proof must use the current nonce. */
-export const SUBMIT_APPLICATION_REGISTRATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedRegistration> = {
+export const SUBMIT_APPLICATION_REGISTRATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedRegistration, KindFields<ApplicationSubmitResponse>> = {
   read(_env, { id, body }) {
     assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');

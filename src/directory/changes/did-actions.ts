@@ -25,7 +25,8 @@ import {
   type Body,
   type SignedAuth,
 } from '../submission.js';
-import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { MutationSubmitResponse } from '../../wire/directory-writes.js';
 
 /** DID action signer ids are bounded to 64 bytes (ledger-rules.md §2.4). */
 const SIGNER_KEY_ID_BYTES = 64;
@@ -157,7 +158,7 @@ interface DidActionSigned {
 }
 
 /** Each action's submit route (`PUT` / `POST` / `DELETE /dids/{did}/…`). */
-export const SUBMIT_DID_ACTION: SubmitSteps<DirectoryDeps, DidActionSubmit, DidActionSigned> = {
+export const SUBMIT_DID_ACTION: SubmitSteps<DirectoryDeps, DidActionSubmit, DidActionSigned, KindFields<MutationSubmitResponse>> = {
   read(env, { spec, params, body }) {
     const did = params.did!;
     bindDid(body, did);

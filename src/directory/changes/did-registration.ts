@@ -16,7 +16,8 @@ import { parseV2Token, registrationSigningBytes, registrationToken } from '../..
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature, parseU64Field } from '../request-fields.js';
 import { DEFAULT_VALIDITY_MS, invalidDid, type Body } from '../submission.js';
-import type { Prepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { KindFields, Prepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { RegistrationSubmitResponse } from '../../wire/directory-writes.js';
 
 const EXTRINSIC = 'register_with_proof_v2';
 const REGISTRATION_WINDOW_MS = 3_600_000n;
@@ -95,7 +96,7 @@ interface SignedRegistration extends Registration {
 }
 
 /** `POST /register-did`. */
-export const SUBMIT_DID_REGISTRATION: SubmitSteps<DirectoryDeps, Body, SignedRegistration> = {
+export const SUBMIT_DID_REGISTRATION: SubmitSteps<DirectoryDeps, Body, SignedRegistration, KindFields<RegistrationSubmitResponse>> = {
   read(env, body) {
     const ts = body.timestamp;
     if (typeof ts !== 'string' || !ts.startsWith('v2:')) {

@@ -5,6 +5,7 @@
  */
 import { FieldReader, has, join, type JsonRecord } from './json-fields.js';
 import type { DeliveryConstraintOverrides, RequestedDeliveryConstraints } from './types.js';
+import type { ConstraintsJson } from '../constraints.js';
 
 const U32_MAX = 4_294_967_295;
 const U16_MAX = 65_535;
@@ -41,7 +42,7 @@ export function parseRequestedConstraintsJson(v: unknown, field = 'delivery_cons
 }
 
 /** The request form of requested constraints (deprecated fields omitted). */
-export function requestedConstraintsToJson(c: RequestedDeliveryConstraints): Record<string, number> {
+export function requestedConstraintsToJson(c: RequestedDeliveryConstraints): Omit<ConstraintsJson, 'effective_ttl_seconds'> {
   return {
     requested_cache_seconds: c.requestedCacheSeconds,
     max_http_envelope_bytes: c.maxHttpEnvelopeBytes,

@@ -3,7 +3,7 @@
  * parsing their bytes, so parse → render → parse is stable.
  */
 import { fromUtf8, to0x } from '../../base/bytes.js';
-import { constraintsToJson } from '../constraints.js';
+import { constraintsToJson, type ConstraintsJson } from '../constraints.js';
 import { overridesToJson } from './constraints-json.js';
 import type { JsonRecord } from './json-fields.js';
 import type {
@@ -25,7 +25,7 @@ function u64Json(v: bigint): number | string {
   return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
 }
 
-export function scopeToJson(scope: PolicyScopeV3): { type: string; id: string } {
+export function scopeToJson(scope: PolicyScopeV3): { type: (typeof SCOPE_TYPES)[PolicyScopeV3['kind']]; id: string } {
   return { type: SCOPE_TYPES[scope.kind], id: scope.id };
 }
 
@@ -107,8 +107,11 @@ export function conditionToJson(c: PolicyCondition): JsonRecord {
   }
 }
 
-export function ruleToJson(rule: PolicyRule): JsonRecord {
-  const out: JsonRecord = {
+/** A rule as responses render it (§8.1). */
+export type RuleJson = { id: string; priority: number; conditions: JsonRecord[]; action: JsonRecord; constraint_overrides?: JsonRecord };
+
+export function ruleToJson(rule: PolicyRule): RuleJson {
+  const out: RuleJson = {
     id: rule.id,
     priority: rule.priority,
     conditions: rule.conditions.map(conditionToJson),
@@ -118,8 +121,19 @@ export function ruleToJson(rule: PolicyRule): JsonRecord {
   return out;
 }
 
+/** A policy as responses render it (§8.1); `revision` a decimal string only beyond 2^53. */
+export type PolicyJson = {
+  policy_id: string;
+  scope: ReturnType<typeof scopeToJson>;
+  revision: number | string;
+  operator_did: string;
+  /** Absent only from a v2 preparation's echo for clients that refuse it. */
+  policy_ttl_seconds?: number;
+  ruleset: RuleJson[];
+};
+
 /** The policy object of §8.1 (v2 and v3 share it). */
-export function policyToJson(p: DeliveryPolicy): JsonRecord {
+export function policyToJson(p: DeliveryPolicy): PolicyJson {
   return {
     policy_id: to0x(p.policyId),
     scope: scopeToJson(p.scope),
@@ -131,7 +145,20 @@ export function policyToJson(p: DeliveryPolicy): JsonRecord {
 }
 
 /** `policy` of `GET /delivery-resolution/{did}` (http-api.md §6); deprecated constraint fields never emitted. */
-export function resolvedPolicyToJson(r: ResolvedPolicy): JsonRecord {
+export type ResolvedPolicyJson = {
+  source: ResolvedPolicy['source'];
+  source_id: string;
+  policy_id: string;
+  policy_revision: number | string;
+  rule_id: string;
+  rule_priority: number;
+  action: JsonRecord;
+  effective_constraints: ConstraintsJson;
+  policy_ttl_seconds: number;
+};
+
+/** `policy` of `GET /delivery-resolution/{did}` (http-api.md §6); deprecated constraint fields never emitted. */
+export function resolvedPolicyToJson(r: ResolvedPolicy): ResolvedPolicyJson {
   return {
     source: r.source,
     source_id: r.sourceId,
