@@ -10,6 +10,7 @@ import { LedgerFailure } from './errors.js';
 import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import type { ExecContext } from './runtime/context.js';
 import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
+import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
@@ -33,6 +34,8 @@ export interface PoolEntry {
   readonly tx: TxRecord;
   readonly call: Call;
   readonly bytes: Uint8Array;
+  /** Its signatures this process found valid (at admission, or {@link Ledger.verifyPoolSignatures}). */
+  readonly verified: VerifiedSignatures;
 }
 
 /** A pool admission checked and not yet applied (see {@link Ledger.submit}). */
@@ -170,7 +173,7 @@ export class Ledger {
   private entryFromStored(tx: TxRecord): PoolEntry | undefined {
     const call = tx.bytes ? decodeExtrinsic(tx.bytes) : undefined;
     if (!call || !tx.bytes) return undefined;
-    return { tx, call, bytes: tx.bytes };
+    return { tx, call, bytes: tx.bytes, verified: new VerifiedSignatures() };
   }
 
   private loadHead(): void {
@@ -191,7 +194,7 @@ export class Ledger {
     return Math.max(this.head.timestampMs, this.opts.clock.nowMs());
   }
 
-  private ctx(nowMs: number, blockNumber: number, txHash: string, skipSignatures = false): ExecContext {
+  private ctx(nowMs: number, blockNumber: number, txHash: string, skipSignatures = false, verified?: VerifiedSignatures): ExecContext {
     return {
       nowMs,
       blockNumber,
@@ -200,6 +203,7 @@ export class Ledger {
       genesisHash: this.genesisHash,
       attestors: this.opts.genesis.personaAttestors,
       skipSignatures,
+      ...(verified ? { verified } : {}),
     };
   }
 
@@ -225,7 +229,15 @@ export class Ledger {
   async admit(submitted: Call, meta: TxMeta): Promise<{ txHash: string; duplicate: boolean }> {
     if (!this.coordinator) return this.submit(submitted, meta);
     const canon = canonicalCall(submitted);
-    return this.coordinator.admit(() => this.prepareAdmission(canon, meta));
+    const txHash = to0x(txHashOf(canon.bytes));
+    // The signature checks, on this process's view and before the coordinator serialises the admission: the
+    // checks it runs then (on the up-to-date pool, the verdict that counts) find them done.
+    const verified = new VerifiedSignatures();
+    if (!this.poolIndex.has(txHash)) {
+      const ctx = this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified);
+      applyAtomically(this.poolState.child(), ctx, canon.call, this.opts.handlers);
+    }
+    return this.coordinator.admit(() => this.prepareAdmission(canon, meta, txHash, verified));
   }
 
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */
@@ -240,16 +252,20 @@ export class Ledger {
   }
 
   /** Checks an admission without changing anything; `accept()` adds it to the pool once `tx` is persisted. */
-  private prepareAdmission(canon: { bytes: Uint8Array; call: Call }, meta: TxMeta): Admission {
+  private prepareAdmission(
+    canon: { bytes: Uint8Array; call: Call },
+    meta: TxMeta,
+    txHash = to0x(txHashOf(canon.bytes)),
+    verified = new VerifiedSignatures(),
+  ): Admission {
     const { bytes, call } = canon;
-    const txHash = to0x(txHashOf(bytes));
     if (this.poolIndex.has(txHash)) return { result: { txHash, duplicate: true }, accept: () => {} };
     if (this.pool.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
     if (this.pool.filter((e) => e.tx.meta.limitKey === meta.limitKey).length >= this.maxPerKey) {
       throw new LedgerFailure('PoolFull', 'Ledger');
     }
     const probe = this.poolState.child();
-    const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash), call, this.opts.handlers);
+    const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call, this.opts.handlers);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
     const poolState = this.poolState;
@@ -259,7 +275,7 @@ export class Ledger {
       accept: () => {
         if (this.poolState !== poolState) throw new Error('the pool changed between admission check and acceptance');
         probe.commitInto(poolState);
-        this.addToPool({ tx, call, bytes });
+        this.addToPool({ tx, call, bytes, verified });
       },
     };
   }
@@ -301,6 +317,15 @@ export class Ledger {
     this.rebuildPool(this.pool.filter((e) => !txHashes.has(e.tx.txHash)), false);
   }
 
+  /**
+   * Verifies the signatures of the pool's entries this process has not verified (a shared pool's entries other
+   * processes admitted), as the next block will run them, so that building it under the pool lock finds them
+   * done. Changes no state and no verdict.
+   */
+  verifyPoolSignatures(): void {
+    this.validatePool(new Overlay(this.headState), this.pool, this.poolNowMs(), this.head.number + 1);
+  }
+
   /** True when an identical extrinsic is waiting in the pool. */
   isPending(call: Call): boolean {
     return this.poolIndex.has(to0x(txHashOf(encodeExtrinsic(call))));
@@ -326,7 +351,7 @@ export class Ledger {
     const overlay = new Overlay(this.headState);
     const results = taken.map((e) => ({
       entry: e,
-      failure: applyAtomically(overlay, this.ctx(timestampMs, number, e.tx.txHash), e.call, this.opts.handlers),
+      failure: applyAtomically(overlay, this.ctx(timestampMs, number, e.tx.txHash, false, e.verified), e.call, this.opts.handlers),
     }));
     const txHashes = taken.map((e) => txHashOf(e.bytes));
     const header: BlockHeader = {
@@ -477,7 +502,8 @@ export class Ledger {
     const pool: PoolEntry[] = [];
     const dropped: TxRecord[] = [];
     for (const e of entries) {
-      const failure = applyAtomically(state, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures), e.call, this.opts.handlers);
+      const ctx = this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified);
+      const failure = applyAtomically(state, ctx, e.call, this.opts.handlers);
       if (failure) dropped.push(droppedRecord(e.tx, failure, nowMs));
       else pool.push(e);
     }
