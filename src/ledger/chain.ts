@@ -319,11 +319,13 @@ export class Ledger {
 
   /**
    * Verifies the signatures of the pool's entries this process has not verified (a shared pool's entries other
-   * processes admitted), as the next block will run them, so that building it under the pool lock finds them
-   * done. Changes no state and no verdict.
+   * processes admitted), on the head state, so that building the next block under the pool lock finds them done
+   * (an entry that needs an earlier one of the pool may stop before its signature; the block verifies it then).
+   * Changes no state and no verdict.
    */
   verifyPoolSignatures(): void {
-    this.validatePool(new Overlay(this.headState), this.pool, this.poolNowMs(), this.head.number + 1);
+    const unverified = this.pool.filter((e) => e.verified.size === 0);
+    if (unverified.length > 0) this.validatePool(new Overlay(this.headState), unverified, this.poolNowMs(), this.head.number + 1);
   }
 
   /** True when an identical extrinsic is waiting in the pool. */

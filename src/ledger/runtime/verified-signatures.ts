@@ -10,6 +10,11 @@ import { verifyEd25519 } from '../../crypto/ed25519.js';
 export class VerifiedSignatures {
   private readonly valid: (readonly [Uint8Array, Uint8Array, Uint8Array])[] = [];
 
+  /** How many valid signatures are kept. */
+  get size(): number {
+    return this.valid.length;
+  }
+
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
     for (const [k, m, s] of this.valid) {
       if (bytesEqual(s, signature) && bytesEqual(k, publicKey) && bytesEqual(m, message)) return true;
