@@ -12,6 +12,6 @@ export interface ExecContext {
   readonly attestors: readonly Uint8Array[];
   /** Prepare routes run the ledger's checks without the signature check (http-api.md §5.1). */
   readonly skipSignatures?: boolean;
-  /** Signatures verified earlier for this same call (a shared pool's admission, checked before its lock). */
+  /** Signatures of this same call already found valid (at its admission), which need no second verification. */
   readonly verified?: VerifiedSignatures;
 }
