@@ -3,7 +3,8 @@
  * its own. An admission to a shared pool (src/store/postgres/ledger-sync.ts) runs its checks once before the pool
  * lock, recording here, and again under it, where it finds its signatures here and spends no verification while
  * other processes wait; the block that includes the entry, and every re-check of the pool, find them too. Only
- * valid verdicts are kept and a triple's verdict never changes, so every check decides as it would without it. */
+ * valid verdicts are kept and a triple's verdict never changes, so every check decides as it would without it.
+ */
 import { bytesEqual } from '../../base/bytes.js';
 import { verifyEd25519 } from '../../crypto/ed25519.js';
 
