@@ -164,8 +164,8 @@ export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], 
 /**
  * Stores a produced block in one statement: header, state writes, the outcome of every transaction it finished,
  * the extrinsic bytes of its own transactions (the export feed's table, ledger-feed.ts), and a `block:<number>`
- * notification on `notifyChannel` (delivered at commit). Throws, changing nothing the caller's rollback keeps,
- * when a finished transaction was not pending.
+ * notification on `notifyChannel` (delivered at commit). Throws when a finished transaction was not pending (the
+ * caller rolls the transaction back).
  */
 export async function commitBlockRows(
   c: Queryable,
@@ -189,7 +189,7 @@ export async function commitBlockRows(
        VALUES ($1, $2, $3, $4, $5, $6)),
      s AS (INSERT INTO ledger_state (key, block, value) SELECT k, $1, v FROM unnest($7::text[], $8::text[]) AS u(k, v)),
      -- an included transaction keeps its bytes (replicas' history decodes them); failed and dropped ones do not
-     t AS (
+     done AS (
        UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END,
          block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
          error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
@@ -198,7 +198,7 @@ export async function commitBlockRows(
        WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'
        RETURNING 1),
      e AS (INSERT INTO ledger_block_extrinsics (block_number, block_index, bytes) SELECT $1, i, x FROM unnest($17::int[], $18::bytea[]) AS u(i, x))
-     SELECT (SELECT count(*) FROM t) AS updated, pg_notify($19, $20)`,
+     SELECT (SELECT count(*) FROM done) AS updated, pg_notify($19, $20)`,
     [
       n,
       Buffer.from(block.hash),
