@@ -1,12 +1,15 @@
 /**
- * `npx tsx bench/pg-admission-shapes.ts` (needs `DDN_BENCH_PG_URL`): the database side of two ways to admit
- * Directory writes on PostgreSQL without one lock per admission (issue 27), each for 5 s on a scratch schema,
- * with the statements an admission makes on the real ledger tables (lock, catch-up reads, insert, NOTIFY, commit):
+ * `npx tsx bench/pg-admission-shapes.ts` (needs `DDN_BENCH_PG_URL`): the database side of ways to admit
+ * Directory writes on PostgreSQL (issue 27), each for 5 s on a scratch schema, with the statements an admission
+ * makes on the real ledger tables (lock, catch-up reads, insert, NOTIFY, commit):
  *
  * - one transaction per admission, 32 at once, each under an advisory lock of its own subject (what locking per
  *   DID would cost at best: no lock ever waited for, no key set computed, no retry);
  * - the same under one lock shared by all (how admission worked before batching);
- * - batches of 16 admissions per transaction from two processes under one shared lock (what the Directory does).
+ * - batches of 16 admissions per transaction from two processes under one shared lock, with the statements of
+ *   session 14 (BEGIN and lock, two catch-up reads when no block is new, insert, NOTIFY, COMMIT: six round trips);
+ * - the same with the Directory's statements now (BEGIN, lock and the whole catch-up in one round trip; the
+ *   insert carrying its NOTIFY, with the COMMIT queued behind it: two round trips).
  *
  * Prints rows admitted per second for each, twice, interleaved. Node's own work per admission (the checks) is
  * the same in every shape and left out.
@@ -16,7 +19,8 @@ import pg from 'pg';
 import { blockHash, genesisHeader } from '../src/ledger/block.js';
 import type { TxRecord } from '../src/ledger/store.js';
 import { preparePgLedger } from '../src/store/postgres/ledger-sync.js';
-import { blocksFrom, insertPendingRows, pendingAfter } from '../src/store/postgres/ledger-tables.js';
+import { catchUpText, readCatchUp } from '../src/store/postgres/ledger-catch-up.js';
+import { insertPendingRows } from '../src/store/postgres/ledger-tables.js';
 import { openPgPool } from '../src/store/postgres/pool.js';
 
 const url = process.env.DDN_BENCH_PG_URL;
@@ -41,27 +45,42 @@ const row = (): TxRecord => {
   };
 };
 
-async function admission(lockKey: number, rows: number): Promise<void> {
+/** The statements of one admission transaction, on a pooled connection. */
+type Statements = (c: pg.PoolClient, lockKey: number, rows: TxRecord[]) => Promise<void>;
+
+/** Session 14's: one round trip per statement. */
+const before: Statements = async (c, lockKey, rows) => {
+  await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${lockKey})`);
+  // the catch-up's reads when no block is new, one at a time: blocks, pending rows
+  const [blocks, , , , pending] = catchUpText(1, Number.MAX_SAFE_INTEGER - 1, 100).split(';');
+  for (const q of [blocks, pending]) await c.query(q!);
+  await insertPendingRows(c, rows);
+  await c.query("SELECT pg_notify('bench_shapes', 'pending')");
+  await c.query('COMMIT');
+};
+
+/** The Directory's now: lock and catch-up in one round trip, the insert with its NOTIFY and the COMMIT in another. */
+const now: Statements = async (c, lockKey, rows) => {
+  await readCatchUp(c, 1, Number.MAX_SAFE_INTEGER - 1, 100, `BEGIN; SELECT pg_advisory_xact_lock(${lockKey});`);
+  await Promise.all([insertPendingRows(c, rows, 'bench_shapes'), c.query('COMMIT')]);
+};
+
+async function admission(statements: Statements, lockKey: number, rows: number): Promise<void> {
   const c = await pool.connect();
   try {
-    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${lockKey})`);
-    await blocksFrom(c, 1, 100);
-    await pendingAfter(c, Number.MAX_SAFE_INTEGER);
-    await insertPendingRows(c, Array.from({ length: rows }, row));
-    await c.query("SELECT pg_notify('bench_shapes', 'pending')");
-    await c.query('COMMIT');
+    await statements(c, lockKey, Array.from({ length: rows }, row));
   } finally {
     c.release();
   }
 }
 
-async function shape(name: string, workers: number, lockKey: (w: number) => number, rows: number): Promise<void> {
+async function shape(name: string, workers: number, lockKey: (w: number) => number, rows: number, statements = before): Promise<void> {
   let n = 0;
   const end = performance.now() + 5000;
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
       while (performance.now() < end) {
-        await admission(lockKey(w), rows);
+        await admission(statements, lockKey(w), rows);
         n += rows;
       }
     }),
@@ -74,7 +93,8 @@ try {
   for (let run = 0; run < 2; run++) {
     await shape('one transaction each, 32 at once, a lock per subject', 32, (w) => LOCK_BASE + 1 + w, 1);
     await shape('one transaction each, 32 at once, one lock', 32, () => LOCK_BASE, 1);
-    await shape('batches of 16, 2 processes, one lock', 2, () => LOCK_BASE, 16);
+    await shape('batches of 16, 2 processes, one lock, session 14 statements', 2, () => LOCK_BASE, 16);
+    await shape('batches of 16, 2 processes, one lock, statements now', 2, () => LOCK_BASE, 16, now);
   }
 } finally {
   await pool.end();

@@ -10,6 +10,7 @@ import { LedgerFailure } from './errors.js';
 import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import type { ExecContext } from './runtime/context.js';
 import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
+import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
@@ -33,6 +34,8 @@ export interface PoolEntry {
   readonly tx: TxRecord;
   readonly call: Call;
   readonly bytes: Uint8Array;
+  /** Its signatures this process found valid (at admission, or {@link Ledger.verifyPoolSignatures}). */
+  readonly verified: VerifiedSignatures;
 }
 
 /** A pool admission checked and not yet applied (see {@link Ledger.submit}). */
@@ -51,6 +54,8 @@ export interface PoolCoordinator {
    * and block production; persists the admission's `tx` and accepts it; rejects with what `prepare` throws.
    */
   admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }>;
+  /** True while other processes admit too: work done before {@link admit} (signature checks) then shortens their waits. */
+  readonly contended: boolean;
 }
 
 /** A block built from the pool and not yet stored (see {@link Ledger.buildBlock}). */
@@ -170,7 +175,7 @@ export class Ledger {
   private entryFromStored(tx: TxRecord): PoolEntry | undefined {
     const call = tx.bytes ? decodeExtrinsic(tx.bytes) : undefined;
     if (!call || !tx.bytes) return undefined;
-    return { tx, call, bytes: tx.bytes };
+    return { tx, call, bytes: tx.bytes, verified: new VerifiedSignatures() };
   }
 
   private loadHead(): void {
@@ -191,7 +196,7 @@ export class Ledger {
     return Math.max(this.head.timestampMs, this.opts.clock.nowMs());
   }
 
-  private ctx(nowMs: number, blockNumber: number, txHash: string, skipSignatures = false): ExecContext {
+  private ctx(nowMs: number, blockNumber: number, txHash: string, skipSignatures = false, verified?: VerifiedSignatures): ExecContext {
     return {
       nowMs,
       blockNumber,
@@ -200,6 +205,7 @@ export class Ledger {
       genesisHash: this.genesisHash,
       attestors: this.opts.genesis.personaAttestors,
       skipSignatures,
+      ...(verified ? { verified } : {}),
     };
   }
 
@@ -225,7 +231,16 @@ export class Ledger {
   async admit(submitted: Call, meta: TxMeta): Promise<{ txHash: string; duplicate: boolean }> {
     if (!this.coordinator) return this.submit(submitted, meta);
     const canon = canonicalCall(submitted);
-    return this.coordinator.admit(() => this.prepareAdmission(canon, meta));
+    const txHash = to0x(txHashOf(canon.bytes));
+    // When other processes wait for the same lock: the signature checks, on this process's view and before the
+    // coordinator serialises the admission, so the checks it runs then (on the up-to-date pool, the verdict that
+    // counts) find them done. Alone, the process would only check twice.
+    const verified = new VerifiedSignatures();
+    if (this.coordinator.contended && !this.poolIndex.has(txHash)) {
+      const ctx = this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified);
+      applyAtomically(this.poolState.child(), ctx, canon.call, this.opts.handlers);
+    }
+    return this.coordinator.admit(() => this.prepareAdmission(canon, meta, txHash, verified));
   }
 
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */
@@ -240,16 +255,20 @@ export class Ledger {
   }
 
   /** Checks an admission without changing anything; `accept()` adds it to the pool once `tx` is persisted. */
-  private prepareAdmission(canon: { bytes: Uint8Array; call: Call }, meta: TxMeta): Admission {
+  private prepareAdmission(
+    canon: { bytes: Uint8Array; call: Call },
+    meta: TxMeta,
+    txHash = to0x(txHashOf(canon.bytes)),
+    verified = new VerifiedSignatures(),
+  ): Admission {
     const { bytes, call } = canon;
-    const txHash = to0x(txHashOf(bytes));
     if (this.poolIndex.has(txHash)) return { result: { txHash, duplicate: true }, accept: () => {} };
     if (this.pool.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
     if (this.pool.filter((e) => e.tx.meta.limitKey === meta.limitKey).length >= this.maxPerKey) {
       throw new LedgerFailure('PoolFull', 'Ledger');
     }
     const probe = this.poolState.child();
-    const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash), call, this.opts.handlers);
+    const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call, this.opts.handlers);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
     const poolState = this.poolState;
@@ -259,7 +278,7 @@ export class Ledger {
       accept: () => {
         if (this.poolState !== poolState) throw new Error('the pool changed between admission check and acceptance');
         probe.commitInto(poolState);
-        this.addToPool({ tx, call, bytes });
+        this.addToPool({ tx, call, bytes, verified });
       },
     };
   }
@@ -301,6 +320,17 @@ export class Ledger {
     this.rebuildPool(this.pool.filter((e) => !txHashes.has(e.tx.txHash)), false);
   }
 
+  /**
+   * Verifies the signatures of the pool's entries this process has not verified (a shared pool's entries other
+   * processes admitted), on the head state, so that building the next block under the pool lock finds them done
+   * (an entry that needs an earlier one of the pool may stop before its signature; the block verifies it then).
+   * Changes no state and no verdict.
+   */
+  verifyPoolSignatures(): void {
+    const unverified = this.pool.filter((e) => e.verified.size === 0);
+    if (unverified.length > 0) this.validatePool(new Overlay(this.headState), unverified, this.poolNowMs(), this.head.number + 1);
+  }
+
   /** True when an identical extrinsic is waiting in the pool. */
   isPending(call: Call): boolean {
     return this.poolIndex.has(to0x(txHashOf(encodeExtrinsic(call))));
@@ -326,7 +356,7 @@ export class Ledger {
     const overlay = new Overlay(this.headState);
     const results = taken.map((e) => ({
       entry: e,
-      failure: applyAtomically(overlay, this.ctx(timestampMs, number, e.tx.txHash), e.call, this.opts.handlers),
+      failure: applyAtomically(overlay, this.ctx(timestampMs, number, e.tx.txHash, false, e.verified), e.call, this.opts.handlers),
     }));
     const txHashes = taken.map((e) => txHashOf(e.bytes));
     const header: BlockHeader = {
@@ -477,7 +507,8 @@ export class Ledger {
     const pool: PoolEntry[] = [];
     const dropped: TxRecord[] = [];
     for (const e of entries) {
-      const failure = applyAtomically(state, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures), e.call, this.opts.handlers);
+      const ctx = this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified);
+      const failure = applyAtomically(state, ctx, e.call, this.opts.handlers);
       if (failure) dropped.push(droppedRecord(e.tx, failure, nowMs));
       else pool.push(e);
     }

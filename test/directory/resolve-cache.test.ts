@@ -4,12 +4,14 @@ import assert from 'node:assert/strict';
 import { DdnError } from '../../src/base/errors.js';
 import type { BlockRef, PoolEntry } from '../../src/ledger/chain.js';
 import { ResolveCache } from '../../src/directory/resolve-cache.js';
+import { VerifiedSignatures } from '../../src/ledger/runtime/verified-signatures.js';
 
 function pendingFor(subject: string): PoolEntry {
   return {
     tx: { txHash: '0x01', extrinsic: 'x', status: 'pending', submittedAtMs: 0, meta: { subject, action: 'x', limitKey: subject } },
     call: { name: 'x' } as unknown as PoolEntry['call'],
     bytes: new Uint8Array(),
+    verified: new VerifiedSignatures(),
   };
 }
 

@@ -5,10 +5,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
+import { DdnError } from '../../src/base/errors.js';
 import { to0x } from '../../src/base/bytes.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
-import { insertPending } from '../../src/store/postgres/ledger-tables.js';
+import { ADMISSION_LOCK, insertPending } from '../../src/store/postgres/ledger-tables.js';
 import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
 import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
@@ -102,6 +104,46 @@ if (PG_URL) {
         assert.equal(pending.rows[0]!.n, 6);
       } finally {
         for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('answers 503 to a batch whose connection was killed mid-transaction, drops that connection, and admits the next batch', async () => {
+      const d = await pgLedgerDeployment();
+      const p = await d.start(0, false);
+      // another session holds the admission lock, so the batch's transaction waits in it
+      const holder = new pg.Client({ connectionString: d.url, options: `-c search_path="${d.schema}"` });
+      await holder.connect();
+      try {
+        let removed = 0;
+        p.pool.on('remove', () => removed++);
+        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        const batch = admitAll(p, [900, 901, 902].map((i) => registerCall(didOf(i), seedKey(i - 880))));
+        const waiting = async (): Promise<number> => {
+          for (;;) {
+            const r = await holder.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
+            if (r.rows[0]) return r.rows[0].pid;
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        };
+        const pid = await waiting();
+        await holder.query('SELECT pg_terminate_backend($1)', [pid]);
+        await holder.query('ROLLBACK');
+        const outcomes = await batch;
+        for (const o of outcomes) {
+          assert.equal(o.status, 'rejected');
+          assert.ok(o.reason instanceof DdnError && o.reason.code === 'service_unavailable', String(o.reason));
+        }
+        assert.equal(removed, 1, 'the broken connection left the pool');
+        assert.equal(p.ledger.pendingEntries().length, 0, 'nothing of the failed batch stays in the pool');
+        const next = registerCall(didOf(903), seedKey(23));
+        const r = await p.ledger.admit(next, metaOf(next));
+        assert.equal(r.duplicate, false);
+        const stored = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
+        assert.equal(stored.rows[0]!.n, 1, 'only the next admission is stored');
+      } finally {
+        await holder.end();
+        await p.close();
         await d.drop();
       }
     });

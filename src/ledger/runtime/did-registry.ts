@@ -28,7 +28,6 @@ import {
 import { documentReplacementSigningBytes } from '../../protocol/payloads/document-replacement.js';
 import { registrationSigningBytes } from '../../protocol/payloads/registration.js';
 import { decodeRootKeyPayload } from '../../protocol/payloads/root-key.js';
-import { verifyEd25519 } from '../../crypto/ed25519.js';
 import { blake2_256 } from '../../crypto/hash.js';
 import { failer } from '../errors.js';
 import type { CallArgs, CallOf } from '../extrinsic.js';
@@ -49,7 +48,7 @@ import {
 import { followsDeployedChain } from '../../protocol/profile.js';
 import type { Overlay } from '../state.js';
 import type { ExecContext } from './context.js';
-import { verifyRecordSignature } from './signatures.js';
+import { verifyRecordSignature, verifySignature } from './signatures.js';
 
 const fail = failer('DidRegistry');
 
@@ -451,7 +450,7 @@ export function executeRegistration(s: Overlay, ctx: ExecContext, call: CallOf<'
     documentHash: blake2_256(a.docBlob),
     expiryMs: a.expiryMs,
   });
-  if (!ctx.skipSignatures && !verifyEd25519(a.rootPubkey, msg, a.signature)) fail('InvalidSignature');
+  if (!ctx.skipSignatures && !verifySignature(ctx, a.rootPubkey, msg, a.signature)) fail('InvalidSignature');
   let aliases: string[] | null = null;
   if (alias !== null && getAliasOwner(s, alias) === undefined) {
     s.set(keys.alias(alias), a.did);

@@ -17,7 +17,12 @@ export function verifyRecordSignature(
   if (ctx.skipSignatures) return true;
   if (signature.length !== 64) return false;
   const key = resolveSigningKey(did, rec.rootPubkey, rec.document, signerKeyId);
-  return !!key && verifyEd25519(key, message, signature);
+  return !!key && verifySignature(ctx, key, message, signature);
+}
+
+/** Ed25519 verification, through the context's {@link ExecContext.verified} when it has one. */
+export function verifySignature(ctx: ExecContext, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  return ctx.verified ? ctx.verified.verify(publicKey, message, signature) : verifyEd25519(publicKey, message, signature);
 }
 
 /** `verify_did_signature` for the policy, persona and application modules: also requires an active DID. */

@@ -27,10 +27,9 @@ import { SerialQueue } from '../../base/serial-queue.js';
 import type { Admission, Ledger, PoolCoordinator } from '../../ledger/chain.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
+import { BEGIN_ADMISSION, readCatchUp } from './ledger-catch-up.js';
 import {
-  ADMISSION_LOCK,
   blockHashAt,
-  blocksFrom,
   commitBlockRows,
   genesisHashOf,
   initGenesis,
@@ -38,9 +37,8 @@ import {
   LEADER_LOCK,
   LEDGER_MIGRATION_NAMESPACE,
   LEDGER_PG_MIGRATIONS,
-  pendingAfter,
 } from './ledger-tables.js';
-import { attachExtrinsics, insertBlockExtrinsics, LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from './ledger-feed.js';
+import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from './ledger-feed.js';
 import { migratePg, type PgPool } from './pool.js';
 
 /** Blocks copied per query while catching up. */
@@ -49,6 +47,8 @@ const CATCH_UP_BATCH = 100;
 const MAX_BATCH = 256;
 /** Admissions waiting for a batch at most; beyond, an admission is refused (503) instead of queued. */
 const MAX_WAITING = 4096;
+/** How long after another process's last admission this one still counts the lock as shared. */
+const CONTENDED_MS = 1000;
 
 interface WaitingAdmission {
   prepare: () => Admission;
@@ -83,8 +83,10 @@ export async function preparePgLedger(pool: PgPool, genesis: StoredBlock): Promi
   await migratePg(pool, LEDGER_PG_MIGRATIONS, LEDGER_MIGRATION_NAMESPACE);
   await migratePg(pool, LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE);
   return inAdmissionTransaction(pool, async (c) => {
+    await c.query(BEGIN_ADMISSION);
     const stored = await genesisHashOf(c);
     if (stored === undefined) await initGenesis(c, genesis);
+    await c.query('COMMIT');
     return stored === undefined || bytesEqual(stored, genesis.hash);
   });
 }
@@ -98,22 +100,25 @@ export async function replicaMatches(pool: PgPool, replica: LedgerStore): Promis
   return local !== undefined && remote !== undefined && bytesEqual(local.hash, remote);
 }
 
-/** `work` in a transaction holding the admission lock (taken with BEGIN, in one round trip). */
+/**
+ * `work` in a transaction holding the admission lock: `work` takes it, sending {@link BEGIN_ADMISSION} first
+ * (alone, or in front of its first statements), and commits. On failure the transaction is rolled back; a
+ * connection that cannot roll back (it broke) is released with the error, so the pool discards it.
+ */
 async function inAdmissionTransaction<T>(pool: PgPool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
+  let broken: Error | undefined;
   try {
-    try {
-      // inside the try: when the lock is not granted (a timeout, a lost connection), BEGIN was, and is rolled back
-      await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
-      const out = await work(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    }
+    return await work(c);
+  } catch (e) {
+    // also when the lock was not granted (a timeout, a lost connection): BEGIN was, and is rolled back
+    broken = await c.query('ROLLBACK').then(
+      () => undefined,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+    );
+    throw e;
   } finally {
-    c.release();
+    c.release(broken);
   }
 }
 
@@ -132,6 +137,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private closed = false;
   private readonly waiting: WaitingAdmission[] = [];
   private batchQueued = false;
+  /** When another process's admission was last read (a pending row this process did not store). */
+  private lastForeignAdmissionMs = 0;
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
@@ -149,6 +156,11 @@ export class PgLedgerSync implements PoolCoordinator {
     await sync.connectSession().catch((err: unknown) => o.logger?.warn({ err }, 'ledger session connection failed; retrying'));
     sync.schedule(0);
     return sync;
+  }
+
+  /** True when another process admitted in the last second: admissions then verify signatures before the lock. */
+  get contended(): boolean {
+    return Date.now() - this.lastForeignAdmissionMs < CONTENDED_MS;
   }
 
   /** True while this process produces the blocks. */
@@ -190,7 +202,9 @@ export class PgLedgerSync implements PoolCoordinator {
     let lastSeq = 0;
     try {
       await inAdmissionTransaction(this.o.pool, async (c) => {
-        await this.catchUp(c);
+        // the lock and the catch-up under it in one round trip; the checks are pure work on the local pool (the
+        // signatures were verified before, see Ledger.admit)
+        await this.catchUp(c, BEGIN_ADMISSION);
         for (const w of batch) {
           try {
             const a = w.prepare();
@@ -203,9 +217,13 @@ export class PgLedgerSync implements PoolCoordinator {
             outcomes.push({ err: e });
           }
         }
-        if (stored.length === 0) return;
-        lastSeq = await insertPendingRows(c, stored);
-        await c.query('SELECT pg_notify($1, $2)', [this.channel, 'pending']);
+        if (stored.length === 0) {
+          await c.query('COMMIT');
+          return;
+        }
+        // the insert (with its NOTIFY) and the COMMIT queued together: the COMMIT leaves as the insert's answer
+        // arrives, without waiting for this process's event loop; a failed insert makes it a rollback
+        [lastSeq] = await Promise.all([insertPendingRows(c, stored, this.channel), c.query('COMMIT')]);
       });
     } catch (e) {
       this.o.ledger.withdraw(new Set(stored.map((t) => t.txHash)));
@@ -242,26 +260,31 @@ export class PgLedgerSync implements PoolCoordinator {
     const c = await this.o.pool.connect();
     try {
       await this.catchUp(c);
-    } finally {
       c.release();
+    } catch (e) {
+      // outside a transaction: a failed read may have broken the connection, which the pool then discards
+      c.release(e instanceof Error ? e : true);
+      throw e;
     }
   }
 
-  private async catchUp(c: pg.ClientBase): Promise<void> {
-    for (;;) {
-      const batch = await blocksFrom(c, this.o.ledger.headNumber + 1, CATCH_UP_BATCH);
-      await attachExtrinsics(c, batch);
-      for (const b of batch) {
+  /** New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first. */
+  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<void> {
+    for (let first = true; ; first = false) {
+      const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, CATCH_UP_BATCH, first ? prefix : '');
+      for (const b of rows.blocks) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
       }
-      if (batch.length < CATCH_UP_BATCH) break;
+      if (rows.blocks.length === CATCH_UP_BATCH) continue;
+      // every pending row read is another process's (this one's own are behind lastPendingSeq once stored)
+      if (rows.pending.length > 0) this.lastForeignAdmissionMs = Date.now();
+      for (const t of this.o.ledger.adoptPending(rows.pending)) this.unadoptable.set(t.txHash, t);
+      this.lastPendingSeq = rows.lastSeq;
+      this.lastCatchUpMs = Date.now();
+      if (rows.pending.length > 0) this.wantBlock();
+      return;
     }
-    const pending = await pendingAfter(c, this.lastPendingSeq);
-    for (const t of this.o.ledger.adoptPending(pending.txs)) this.unadoptable.set(t.txHash, t);
-    this.lastPendingSeq = pending.lastSeq;
-    this.lastCatchUpMs = Date.now();
-    if (pending.txs.length > 0) this.wantBlock();
   }
 
   /**
@@ -313,8 +336,13 @@ export class PgLedgerSync implements PoolCoordinator {
     client.on('end', () => this.lostSession(client));
     client.on('notification', (msg) => {
       if (msg.channel !== this.channel) return;
-      // the leader's block catches up under the lock anyway: an admission elsewhere goes straight to production
-      if (msg.payload === 'pending' && this.wantBlock(true)) return;
+      const [kind, at] = (msg.payload ?? '').split(':');
+      const n = Number(at);
+      // what this process already holds (its own admissions and blocks among them) needs no catch-up
+      if (kind === 'pending' && n <= this.lastPendingSeq) return;
+      if (kind === 'block' && n <= this.o.ledger.headNumber) return;
+      // the leader's block catches up anyway: an admission elsewhere goes straight to production
+      if (kind === 'pending' && this.wantBlock(true)) return;
       this.requestCatchUp();
     });
     await client.connect();
@@ -390,9 +418,12 @@ export class PgLedgerSync implements PoolCoordinator {
     const c = this.session;
     if (c === undefined || !this.leader || this.closed) return;
     this.lastBlockMs = Date.now();
+    // Before the lock: what other processes admitted joins the pool and has its signatures verified, so the
+    // catch-up under the lock finds little and the block's execution verifies nothing new.
+    await this.catchUp(c);
+    this.o.ledger.verifyPoolSignatures();
     try {
-      await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
-      await this.catchUp(c);
+      await this.catchUp(c, BEGIN_ADMISSION);
       const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
       if (!next) {
         await c.query('ROLLBACK');
@@ -400,9 +431,7 @@ export class PgLedgerSync implements PoolCoordinator {
       }
       // Rows this process could not adopt leave the shared pool with this block, as failed.
       const built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
-      await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped]);
-      await insertBlockExtrinsics(c, built.block.header.number, built.records);
-      await c.query('SELECT pg_notify($1, $2)', [this.channel, 'block']);
+      await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
       await c.query('COMMIT');
       this.o.ledger.commitBuilt(built);
       this.unadoptable.clear();

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import type { BlockHeader } from '../../ledger/block.js';
-import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
+import { serializeStateValue, type StateValue } from '../../ledger/state.js';
 import type { StoredBlock, TxRecord } from '../../ledger/store.js';
 import type { PgMigration } from './pool.js';
 
@@ -40,7 +40,7 @@ export type Queryable = pg.Pool | pg.ClientBase;
 /** BIGINT columns arrive as strings. */
 type Num = string | number;
 
-interface BlockRow {
+export interface BlockRow {
   number: Num;
   hash: Buffer;
   parent_hash: Buffer;
@@ -130,47 +130,24 @@ export interface BlockWithEffects {
   txs: TxRecord[];
 }
 
-/** Blocks `from`…`from + limit - 1` that exist, with their state writes and finished transactions. */
-export async function blocksFrom(c: Queryable, from: number, limit: number): Promise<BlockWithEffects[]> {
-  const blocks = (await c.query<BlockRow>('SELECT * FROM ledger_blocks WHERE number >= $1 ORDER BY number LIMIT $2', [from, limit])).rows;
-  if (blocks.length === 0) return [];
-  const to = Number(blocks[blocks.length - 1]!.number);
-  const out = new Map<number, BlockWithEffects>();
-  for (const r of blocks) out.set(Number(r.number), { block: blockFromRow(r), writes: new Map(), txs: [] });
-  const writes = await c.query<{ key: string; block: Num; value: string | null }>(
-    'SELECT key, block, value FROM ledger_state WHERE block BETWEEN $1 AND $2',
-    [from, to],
-  );
-  for (const w of writes.rows) out.get(Number(w.block))?.writes.set(w.key, w.value === null ? undefined : deserializeStateValue(w.value));
-  const txs = await c.query<TxRow>(
-    `SELECT * FROM ledger_txs WHERE finished_block BETWEEN $1 AND $2
-     ORDER BY finished_block, block_index NULLS LAST, seq`,
-    [from, to],
-  );
-  for (const t of txs.rows) out.get(Number(t.finished_block))?.txs.push(txFromRow(t));
-  return [...out.values()];
-}
-
-/** Pending transactions admitted after `afterSeq`, in admission order, with the highest seq seen. */
-export async function pendingAfter(c: Queryable, afterSeq: number): Promise<{ txs: TxRecord[]; lastSeq: number }> {
-  const r = await c.query<TxRow>("SELECT * FROM ledger_txs WHERE status = 'pending' AND seq > $1 ORDER BY seq", [afterSeq]);
-  const lastSeq = r.rows.length === 0 ? afterSeq : Number(r.rows[r.rows.length - 1]!.seq);
-  return { txs: r.rows.map(txFromRow), lastSeq };
-}
-
 export async function insertPending(c: Queryable, tx: TxRecord): Promise<number> {
   return insertPendingRows(c, [tx]);
 }
 
-/** Several pending transactions in one statement, in this order; the highest seq they got. */
-export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[]): Promise<number> {
+/**
+ * Several pending transactions in one statement, in this order; the highest seq they got. With `notifyChannel`,
+ * the same statement sends `pending:<highest seq>` on it (delivered when the transaction commits).
+ */
+export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], notifyChannel?: string): Promise<number> {
   const col = <T>(f: (t: TxRecord) => T) => txs.map(f);
   const r = await c.query<{ seq: Num }>(
-    `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes)
-     SELECT h, x, 'pending', s, t, m, b
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(h, x, s, t, m, b, i)
-       ORDER BY i
-     RETURNING seq`,
+    `WITH ins AS (
+       INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes)
+       SELECT h, x, 'pending', s, t, m, b
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(h, x, s, t, m, b, i)
+         ORDER BY i
+       RETURNING seq)
+     SELECT max(seq) AS seq, CASE WHEN $7::text IS NOT NULL THEN pg_notify($7, 'pending:' || max(seq)) END FROM ins`,
     [
       col((t) => t.txHash),
       col((t) => t.extrinsic),
@@ -178,39 +155,59 @@ export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[]):
       col((t) => t.submittedAtMs),
       col((t) => JSON.stringify(t.meta)),
       col((t) => (t.bytes ? Buffer.from(t.bytes) : null)),
+      notifyChannel ?? null,
     ],
   );
-  return Math.max(...r.rows.map((x) => Number(x.seq)));
+  return Number(r.rows[0]!.seq);
 }
 
-/** Stores a produced block: header, state writes, and the outcome of every transaction it finished. */
+/**
+ * Stores a produced block in one statement: header, state writes, the outcome of every transaction it finished,
+ * the extrinsic bytes of its own transactions (the export feed's table, ledger-feed.ts), and a `block:<number>`
+ * notification on `notifyChannel` (delivered at commit). Throws when a finished transaction was not pending (the
+ * caller rolls the transaction back).
+ */
 export async function commitBlockRows(
   c: Queryable,
   block: StoredBlock,
   writes: Map<string, StateValue | undefined>,
   finished: readonly TxRecord[],
+  notifyChannel: string,
 ): Promise<void> {
   const n = block.header.number;
-  await insertBlock(c, block);
-  if (writes.size > 0) {
-    const keys = [...writes.keys()];
-    const values = keys.map((k) => {
-      const v = writes.get(k);
-      return v === undefined ? null : serializeStateValue(v);
-    });
-    await c.query('INSERT INTO ledger_state (key, block, value) SELECT k, $2, v FROM unnest($1::text[], $3::text[]) AS u(k, v)', [keys, n, values]);
-  }
-  if (finished.length === 0) return;
+  const h = block.header;
+  const keys = [...writes.keys()];
+  const values = keys.map((k) => {
+    const v = writes.get(k);
+    return v === undefined ? null : serializeStateValue(v);
+  });
   const col = <T>(f: (t: TxRecord) => T) => finished.map(f);
-  const r = await c.query(
-    // An included transaction keeps its bytes (replicas' history decodes them); failed and dropped ones do not.
-    `UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, block_number = u.block_number, block_index = u.block_index,
-       error_name = u.error_name, error_module = u.error_module, error_reason = u.error_reason,
-       finished_at_ms = u.finished_at_ms, finished_block = $9
-     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::bigint[])
-       AS u(tx_hash, status, block_number, block_index, error_name, error_module, error_reason, finished_at_ms)
-     WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'`,
+  const own = finished.filter((t) => t.blockNumber === n && t.blockIndex !== undefined && t.bytes !== undefined);
+  const r = await c.query<{ updated: Num }>(
+    `WITH b AS (
+       INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root)
+       VALUES ($1, $2, $3, $4, $5, $6)),
+     s AS (INSERT INTO ledger_state (key, block, value) SELECT k, $1, v FROM unnest($7::text[], $8::text[]) AS u(k, v)),
+     -- an included transaction keeps its bytes (replicas' history decodes them); failed and dropped ones do not
+     done AS (
+       UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END,
+         block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
+         error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
+       FROM unnest($9::text[], $10::text[], $11::bigint[], $12::int[], $13::text[], $14::text[], $15::text[], $16::bigint[])
+         AS u(tx_hash, status, block_number, block_index, error_name, error_module, error_reason, finished_at_ms)
+       WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'
+       RETURNING 1),
+     e AS (INSERT INTO ledger_block_extrinsics (block_number, block_index, bytes) SELECT $1, i, x FROM unnest($17::int[], $18::bytea[]) AS u(i, x))
+     SELECT (SELECT count(*) FROM done) AS updated, pg_notify($19, $20)`,
     [
+      n,
+      Buffer.from(block.hash),
+      Buffer.from(h.parentHash),
+      h.timestampMs,
+      Buffer.from(h.extrinsicsRoot),
+      Buffer.from(h.resultsRoot),
+      keys,
+      values,
       col((t) => t.txHash),
       col((t) => t.status),
       col((t) => t.blockNumber ?? null),
@@ -219,11 +216,15 @@ export async function commitBlockRows(
       col((t) => t.error?.module ?? null),
       col((t) => t.error?.reason ?? null),
       col((t) => t.finishedAtMs ?? null),
-      n,
+      own.map((t) => t.blockIndex!),
+      own.map((t) => Buffer.from(t.bytes!)),
+      notifyChannel,
+      `block:${n}`,
     ],
   );
-  if (r.rowCount !== finished.length) {
-    throw new Error(`block ${n} finishes ${finished.length} pooled transactions but ${r.rowCount ?? 0} were pending`);
+  const updated = Number(r.rows[0]!.updated);
+  if (updated !== finished.length) {
+    throw new Error(`block ${n} finishes ${finished.length} pooled transactions but ${updated} were pending`);
   }
 }
 

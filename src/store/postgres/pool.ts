@@ -26,6 +26,9 @@ export async function openPgPool(opts: PgOptions): Promise<PgPool> {
   });
   // An idle client losing its connection (server restart) must not crash the process; the next query reconnects.
   pool.on('error', (err) => opts.onError?.(err));
+  // Nor one that is checked out (pg emits 'error' on it, and the pool listens only while it is idle): the query in
+  // flight rejects with the error, and the pool discards the client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   return pool;
 }

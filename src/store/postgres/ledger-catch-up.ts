@@ -1,0 +1,79 @@
+/**
+ * A Directory process's catch-up with the shared ledger in one round trip: the blocks after its head (with their
+ * state writes, finished transactions and extrinsic bytes) and the pending rows after the last one it saw, as one
+ * multi-statement query. Its only inputs are integers, written into the text; the admission path puts `BEGIN` and
+ * the admission lock in front, so taking the lock and catching up under it costs one round trip, and when nothing
+ * changed every statement is an index probe that finds no row.
+ *
+ * Outside the admission lock the statements see successive snapshots; a block committed between them is skipped
+ * (its rows are ignored) and read by the next catch-up, and pending rows are read last, so none is missed.
+ */
+import type pg from 'pg';
+import { deserializeStateValue } from '../../ledger/state.js';
+import type { TxRecord } from '../../ledger/store.js';
+import { ADMISSION_LOCK, blockFromRow, type BlockRow, type BlockWithEffects, txFromRow, type TxRow } from './ledger-tables.js';
+
+export interface CatchUpRows {
+  /** Up to `limit` blocks from `from` on, in order. */
+  blocks: BlockWithEffects[];
+  /** Pending rows after `afterSeq`, in admission order (read after the blocks). */
+  pending: TxRecord[];
+  /** The highest seq among them, else `afterSeq`. */
+  lastSeq: number;
+}
+
+/** The lock every admission and every block commit takes first (transaction-scoped). */
+export const BEGIN_ADMISSION = `BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK});`;
+
+function int(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
+  return String(n);
+}
+
+/** The five reads of a catch-up, as one text (integers only). */
+export function catchUpText(from: number, afterSeq: number, limit: number): string {
+  const lo = int(from);
+  const hi = int(from + limit);
+  return `
+    SELECT * FROM ledger_blocks WHERE number >= ${lo} AND number < ${hi} ORDER BY number;
+    SELECT key, block, value FROM ledger_state WHERE block >= ${lo} AND block < ${hi};
+    SELECT * FROM ledger_txs WHERE finished_block >= ${lo} AND finished_block < ${hi} ORDER BY finished_block, block_index NULLS LAST, seq;
+    SELECT block_number, block_index, bytes FROM ledger_block_extrinsics WHERE block_number >= ${lo} AND block_number < ${hi};
+    SELECT * FROM ledger_txs WHERE status = 'pending' AND seq > ${int(afterSeq)} ORDER BY seq;`;
+}
+
+type Num = string | number;
+
+/**
+ * Runs `prefix` (e.g. {@link BEGIN_ADMISSION}) and the catch-up in one round trip. `limit` blocks at most: when
+ * as many come back, more may follow.
+ */
+export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: number, limit: number, prefix = ''): Promise<CatchUpRows> {
+  // a multi-statement query answers one result per statement
+  const results = (await c.query(prefix + catchUpText(from, afterSeq, limit))) as unknown as pg.QueryResult[];
+  const [blockRows, stateRows, txRows, extrinsicRows, pendingRows] = results.slice(-5) as [
+    pg.QueryResult<BlockRow>,
+    pg.QueryResult<{ key: string; block: Num; value: string | null }>,
+    pg.QueryResult<TxRow>,
+    pg.QueryResult<{ block_number: Num; block_index: number; bytes: Buffer }>,
+    pg.QueryResult<TxRow>,
+  ];
+  const byNumber = new Map<number, BlockWithEffects>();
+  for (const r of blockRows.rows) byNumber.set(Number(r.number), { block: blockFromRow(r), writes: new Map(), txs: [] });
+  for (const w of stateRows.rows) {
+    byNumber.get(Number(w.block))?.writes.set(w.key, w.value === null ? undefined : deserializeStateValue(w.value));
+  }
+  const bytes = new Map(extrinsicRows.rows.map((r) => [`${Number(r.block_number)}:${r.block_index}`, new Uint8Array(r.bytes)]));
+  for (const t of txRows.rows) {
+    const b = byNumber.get(Number(t.finished_block));
+    if (!b) continue;
+    const tx = txFromRow(t);
+    // the block's own transactions get back the extrinsic bytes the feed table keeps
+    const own = tx.blockNumber === undefined || tx.blockIndex === undefined ? undefined : bytes.get(`${tx.blockNumber}:${tx.blockIndex}`);
+    if (own) tx.bytes = own;
+    b.txs.push(tx);
+  }
+  const pending = pendingRows.rows.map(txFromRow);
+  const last = pendingRows.rows[pendingRows.rows.length - 1];
+  return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq };
+}
