@@ -72,6 +72,9 @@ const ActionFields = {
   timestamp: Type.Optional(Type.String({ description: 'replace_document: `v2:<nonce>:<valid_until>`' })),
   pubkey: Type.Optional(Type.String({ description: 'replace_document: the signer\'s current public key' })),
 };
+const ActionFieldsSchema = Type.Object(ActionFields);
+/** The action fields of a mutation `request` (which ones depends on the action). */
+export type MutationActionFields = Static<typeof ActionFieldsSchema>;
 
 /** `POST /dids/{did}/prepare` body (§5.1). */
 export const MutationPrepareBodySchema = Type.Object(
@@ -98,6 +101,7 @@ export const MutationRequestSchema = Type.Object(
   },
   { title: 'MutationRequest' },
 );
+export type MutationRequest = Static<typeof MutationRequestSchema>;
 
 /** `POST /dids/{did}/prepare` 200 (§5.1). */
 export const MutationPrepareSchema = Type.Object(
