@@ -7,8 +7,7 @@ import { toBase64 } from '../base/bytes.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import type { ActionFields } from '../client/actions.js';
 import type { RegisterArgs } from '../client/directory-client.js';
-import type { DidRecordResponse, RegistrationPrepareResponse } from '../client/types.js';
-import { checkPreparedMutation, checkPreparedRegistration, type PreparedMutation } from '../client/verify-prepared.js';
+import { checkPreparedMutation, checkPreparedRegistration } from '../client/verify-prepared.js';
 import { ACTIONS_BY_NAME } from '../directory/actions.js';
 import type { DirectoryService } from '../directory/service.js';
 import { multibaseEd25519 } from '../protocol/keys.js';
@@ -30,17 +29,17 @@ function pathParams(did: string, request: Body): Record<string, string> {
 export function localRegistrationDirectory(service: DirectoryService, profile: Profile): RegistrationDirectory {
   return {
     registrationStatus: async (did) => service.registrationStatus(did),
-    resolve: async (did) => service.resolve(did) as unknown as DidRecordResponse,
+    resolve: async (did) => service.resolve(did),
     async register(args: RegisterArgs) {
       const rootPubkey = multibaseEd25519(args.key.publicKey, false);
-      const prepared = service.prepareRegistration({ did: args.did, root_pubkey: rootPubkey, did_document: args.didDocument }) as unknown as RegistrationPrepareResponse;
+      const prepared = service.prepareRegistration({ did: args.did, root_pubkey: rootPubkey, did_document: args.didDocument });
       const bytes = checkPreparedRegistration(profile, prepared, { did: args.did, didDocument: args.didDocument, rootPubkey: args.key.publicKey });
       await service.submitRegistration({ ...prepared.request, signature: toBase64(args.key.sign(bytes)) });
     },
     async mutate(did: string, key: Ed25519KeyPair, signerKeyId: string, action: ServiceAction, fields: ActionFields[ServiceAction]) {
-      const prepared = service.prepareMutation(did, { did, action, ...fields, signer_key_id: signerKeyId }) as unknown as PreparedMutation;
+      const prepared = service.prepareMutation(did, { did, action, ...fields, signer_key_id: signerKeyId });
       const bytes = checkPreparedMutation(profile, prepared, { did, action, fields, signerKeyId }, key.publicKey);
-      const request = prepared.request as unknown as Body;
+      const request: Body = prepared.request;
       await service.submitMutation(ACTIONS_BY_NAME.get(action)!, pathParams(did, request), { ...request, signature: toBase64(key.sign(bytes)) });
     },
   };

@@ -13,23 +13,13 @@ import type { Profile } from '../protocol/profile.js';
 import { isDidAction, type DidAction, type FieldBag } from './actions.js';
 import { PayloadCheckError } from './errors.js';
 import { encodeActionPayload, toU64, type MutationRequest, type PayloadAuth } from './payloads.js';
-import type { RegistrationPrepareResponse, U64Input } from './types.js';
+import type { MutationPrepareResponse, RegistrationPrepareResponse, U64Input } from './types.js';
 
-/** `POST /dids/{did}/prepare` 200 (http-api.md §5.1). */
-export interface PreparedMutation {
-  did: string;
-  action: DidAction;
-  extrinsic: string;
-  nonce_domain: string;
-  nonce: string;
-  valid_until: string;
-  signer_key_id: string;
-  payload_to_sign: string;
-  canonical_payload: string;
-  schema_version: string;
-  previous_version: number;
-  request: MutationRequest;
-}
+/**
+ * `POST /dids/{did}/prepare` 200 (http-api.md §5.1) as the SDK holds it: the wire shape with the action narrowed
+ * and the `request` the SDK submits back.
+ */
+export type PreparedMutation = Omit<MutationPrepareResponse, 'action' | 'request'> & { action: DidAction; request: MutationRequest };
 
 /** What the caller asked the Directory to prepare; checked against the preparation when given. */
 export interface ExpectedMutation {
@@ -75,11 +65,11 @@ function payloadBytes(payloadToSign: unknown, canonical: unknown): Uint8Array {
  */
 export function checkPreparedMutation(
   profile: Profile,
-  prepared: PreparedMutation,
+  prepared: PreparedMutation | MutationPrepareResponse,
   expected?: ExpectedMutation,
   signerPublicKey?: Uint8Array,
 ): Uint8Array {
-  const req = prepared.request as FieldBag | undefined;
+  const req: FieldBag | undefined = prepared.request;
   check(typeof req === 'object' && req !== null, 'prepared request missing');
   const p = payloadBytes(prepared.payload_to_sign, prepared.canonical_payload);
   if (req.canonical_payload !== undefined) payloadBytes(prepared.payload_to_sign, req.canonical_payload);
@@ -131,7 +121,7 @@ const REGISTRATION_KEYS = new Set(['did', 'root_pubkey', 'did_document', 'timest
  * caller sent; and `payload_to_sign` equals `<p>:register:v2|` ‖ SCALE(...) rebuilt from them.
  */
 export function checkPreparedRegistration(profile: Profile, prepared: RegistrationPrepareResponse, expected: ExpectedRegistration): Uint8Array {
-  const req = prepared.request as unknown as FieldBag | undefined;
+  const req: FieldBag | undefined = prepared.request;
   check(typeof req === 'object' && req !== null, 'prepared request missing');
   for (const k of Object.keys(req)) check(REGISTRATION_KEYS.has(k), `unexpected request key ${k}`);
   const p = payloadBytes(prepared.payload_to_sign, prepared.canonical_payload);

@@ -11,7 +11,10 @@ import { decodeApplicationAuthorization, isAddressableApplicationId, isApplicati
 export const SIGNER_KEY_ID_BYTES = 96;
 
 export const STATUS_BY_NAME: Record<string, ApplicationStatus> = { active: 'Active', suspended: 'Suspended', tombstoned: 'Tombstoned' };
-export const statusName = (s: ApplicationStatus): string => s.toLowerCase();
+const STATUS_NAMES = { Active: 'active', Suspended: 'suspended', Tombstoned: 'tombstoned' } as const satisfies Record<ApplicationStatus, string>;
+
+/** A status as the wire writes it (lower case). */
+export const statusName = (s: ApplicationStatus): (typeof STATUS_NAMES)[ApplicationStatus] => STATUS_NAMES[s];
 
 export function assertApplicationId(id: string): void {
   if (!isApplicationId(id)) throw new DdnError('invalid_application_id', 'application id must be 1–64 characters of [a-z0-9._-]', { application_id: id });

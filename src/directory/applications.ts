@@ -12,7 +12,13 @@ import { PREPARE_APPLICATION_REGISTRATION, SUBMIT_APPLICATION_REGISTRATION } fro
 import type { DirectoryDeps } from './deps.js';
 import type { Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
-import type { ApplicationAuthorizationPrepareResponse, ApplicationPolicyResponse, ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../wire/applications.js';
+import type {
+  ApplicationAuthorizationPrepareResponse,
+  ApplicationPolicyResponse,
+  ApplicationRegistrationPrepareResponse,
+  ApplicationResponse,
+  ApplicationSubmitResponse,
+} from '../wire/applications.js';
 
 export class ApplicationService {
   constructor(private readonly deps: DirectoryDeps) {}
@@ -23,7 +29,7 @@ export class ApplicationService {
 
   // ---------------------------------------------------------------- reads
 
-  read(id: string): Body {
+  read(id: string): ApplicationResponse {
     assertApplicationId(id);
     const view = this.ledger.finalizedView();
     const app = getApplication(view, id);

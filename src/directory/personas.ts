@@ -19,7 +19,13 @@ import type { PersonaChallenges } from './persona-challenges.js';
 import { personaRecordToJson } from './persona-fields.js';
 import { parsePersonaName, type Body } from './submission.js';
 import { prepareChange, prepareChangeSync, submitChange } from './write-pipeline.js';
-import type { OperatorNonceResponse, PersonaNoncesResponse, PersonaRecordResponse } from '../wire/personas.js';
+import type {
+  OperatorNonceResponse,
+  PersonaNoncesResponse,
+  PersonaPrepareResponse,
+  PersonaRecordResponse,
+  PersonaSubmitResponse,
+} from '../wire/personas.js';
 
 export class PersonaService {
   private readonly env: PersonaEnv;
@@ -92,32 +98,32 @@ export class PersonaService {
   // ---------------------------------------------------------------- changes (§7.4–§7.7)
 
   /** `PUT /personas/{p}`: DNS register or renew. */
-  submitRegistration(raw: string, body: Body): Promise<Body> {
+  submitRegistration(raw: string, body: Body): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_DNS_PERSONA, { raw, body });
   }
 
-  prepareNamed(raw: string, body: Body): Body {
+  prepareNamed(raw: string, body: Body): PersonaPrepareResponse {
     return prepareChangeSync(this.env, PREPARE_NAMED_PERSONA, { raw, body });
   }
 
-  submitNamed(raw: string, body: Body): Promise<Body> {
+  submitNamed(raw: string, body: Body): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_NAMED_PERSONA, { raw, body });
   }
 
-  prepareControl(raw: string, body: Body): Body {
+  prepareControl(raw: string, body: Body): PersonaPrepareResponse {
     return prepareChangeSync(this.env, PREPARE_PERSONA_CONTROL, { raw, body });
   }
 
   /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-  submitControl(raw: string, body: Body, action: ControlAction): Promise<Body> {
+  submitControl(raw: string, body: Body, action: ControlAction): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_PERSONA_CONTROL, { raw, body, action });
   }
 
-  prepareTransfer(raw: string, body: Body): Promise<Body> {
+  prepareTransfer(raw: string, body: Body): Promise<PersonaPrepareResponse> {
     return prepareChange(this.env, PREPARE_PERSONA_TRANSFER, { raw, body });
   }
 
-  submitTransfer(raw: string, body: Body): Promise<Body> {
+  submitTransfer(raw: string, body: Body): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_PERSONA_TRANSFER, { raw, body });
   }
 }

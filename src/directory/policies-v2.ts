@@ -12,7 +12,7 @@ import { PREPARE_POLICY_V2, SUBMIT_POLICY_V2, type V2Action } from './changes/po
 import type { DirectoryDeps } from './deps.js';
 import { assertDid, parsePersonaName, type Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
-import type { DidPolicyV2Response, PersonaPolicyV2Response } from '../wire/policies.js';
+import type { DidPolicyV2Response, PersonaPolicyV2Response, PolicyV2PrepareResponse, PolicyV2SubmitResponse } from '../wire/policies.js';
 
 export class PolicyV2Service {
   constructor(private readonly deps: DirectoryDeps) {}
@@ -22,12 +22,12 @@ export class PolicyV2Service {
   }
 
   /** `POST /delivery-policies/prepare`. */
-  prepare(body: Body): Body {
+  prepare(body: Body): PolicyV2PrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_POLICY_V2, body);
   }
 
   /** `PUT` / `DELETE /delivery-policies/{dids|personas}/{id}[/constraints]` with the route's action. */
-  submit(action: V2Action, pathId: string, body: Body): Promise<Body> {
+  submit(action: V2Action, pathId: string, body: Body): Promise<PolicyV2SubmitResponse> {
     return submitChange(this.deps, SUBMIT_POLICY_V2, { action, pathId, body });
   }
 

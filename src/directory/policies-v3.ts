@@ -10,7 +10,7 @@ import { ownerOf, parseV3Scope, PREPARE_POLICY_V3, SUBMIT_POLICY_V3, type V3Acti
 import type { DirectoryDeps } from './deps.js';
 import type { Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
-import type { PolicyV3NonceResponse, PolicyV3Response } from '../wire/policies.js';
+import type { PolicyV3NonceResponse, PolicyV3PrepareResponse, PolicyV3Response, PolicyV3SubmitResponse } from '../wire/policies.js';
 
 export class PolicyV3Service {
   constructor(private readonly deps: DirectoryDeps) {}
@@ -34,12 +34,12 @@ export class PolicyV3Service {
     return { scope: scopeToJson(scope), operator_did: owner, nonce: policyV3Nonce(pool, owner).toString() };
   }
 
-  prepare(scopeSeg: string, id: string, body: Body): Body {
+  prepare(scopeSeg: string, id: string, body: Body): PolicyV3PrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_POLICY_V3, { scope: scopeSeg, id, body });
   }
 
   /** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
-  submit(action: V3Action, scopeSeg: string, id: string, body: Body): Promise<Body> {
+  submit(action: V3Action, scopeSeg: string, id: string, body: Body): Promise<PolicyV3SubmitResponse> {
     return submitChange(this.deps, SUBMIT_POLICY_V3, { action, scope: scopeSeg, id, body });
   }
 }

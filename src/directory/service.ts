@@ -3,7 +3,7 @@
  * and every DID mutation run the write pipeline (write-pipeline.ts) with the change kinds of
  * src/directory/changes/did-*.ts. Nothing here speaks HTTP.
  */
-import type { AliasResponse, NoncesResponse, RegistrationStatusResponse, TransactionResponse } from '../wire/directory.js';
+import type { AliasResponse, BlockResponse, NoncesResponse, RegistrationStatusResponse, TransactionResponse } from '../wire/directory.js';
 import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
@@ -26,7 +26,12 @@ import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import type { DidRecordResponse } from '../wire/directory.js';
-import type { MutationSubmitResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
+import type {
+  MutationPrepareResponse,
+  MutationSubmitResponse,
+  RegistrationPrepareResponse,
+  RegistrationSubmitResponse,
+} from '../wire/directory-writes.js';
 
 export type { DirectoryDeps };
 
@@ -144,7 +149,7 @@ export class DirectoryService {
     return { fullDocument: extrinsic === 'register_with_proof_v2' || extrinsic === 'set_document_with_proof_v2' };
   }
 
-  block(which: string): Body {
+  block(which: string): BlockResponse {
     let n: number;
     if (which === 'latest') n = this.ledger.headRef().number;
     else if (/^(0|[1-9][0-9]{0,9})$/.test(which) && Number(which) <= 0xffffffff) n = Number(which);
@@ -164,7 +169,7 @@ export class DirectoryService {
       finalized: h.number <= fin.number,
       finalized_number: fin.number,
       extrinsics: b.txs.map((t) => {
-        const x: Body = { tx_hash: t.txHash, extrinsic: t.extrinsic, success: t.status === 'included' };
+        const x: BlockResponse['extrinsics'][number] = { tx_hash: t.txHash, extrinsic: t.extrinsic, success: t.status === 'included' };
         if (t.error) x.error = txErrorBody(t.error, this.errorCtxOf(t.extrinsic));
         return x;
       }),
@@ -181,7 +186,7 @@ export class DirectoryService {
 
   // ---------------------------------------------------------------- changes (§4, §5): the write pipeline
 
-  prepareRegistration(body: Body): Body {
+  prepareRegistration(body: Body): RegistrationPrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_DID_REGISTRATION, body);
   }
 
@@ -189,7 +194,7 @@ export class DirectoryService {
     return submitChange(this.deps, SUBMIT_DID_REGISTRATION, body);
   }
 
-  prepareMutation(did: string, body: Body): Body {
+  prepareMutation(did: string, body: Body): MutationPrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_DID_ACTION, { did, body });
   }
 

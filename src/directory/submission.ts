@@ -132,8 +132,11 @@ export function readSignedFields(body: Body, profile: Profile): SignedFields {
   return { ...auth, canonical: parseCanonicalPayload(body.canonical_payload) };
 }
 
+/** The authorization fields of a prepared `request` (decimal strings and the `0x`-hex payload). */
+export type SignedRequestFields = { nonce: string; valid_until: string; signer_key_id: string; canonical_payload: string };
+
 /** The authorization fields a prepared `request` ends with (§5.1): what the client submits back with its signature. */
-export function signedRequestFields(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): Body {
+export function signedRequestFields(nonce: bigint, validUntil: bigint, signerKeyId: string, hex: string): SignedRequestFields {
   return { nonce: nonce.toString(), valid_until: validUntil.toString(), signer_key_id: signerKeyId, canonical_payload: hex };
 }
 

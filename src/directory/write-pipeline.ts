@@ -32,7 +32,7 @@ export interface NoncePrepared extends Prepared {
 }
 
 /** The steps of a prepare route. `E` is what the kind needs (Directory deps, plus e.g. the DNS challenges); `A` its 200 body. */
-export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared = Prepared, A extends Body = Body> {
+export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body> {
   /** Path binding, action and field syntax, in the order the spec pins. */
   read(env: E, req: R): In | Promise<In>;
   /** Checks against the pool state that give better codes than the ledger (§2.2 step 5). */
@@ -46,7 +46,7 @@ export interface PrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared
 }
 
 /** A prepare whose `read` is synchronous (its route answers without awaiting). */
-export type SyncPrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared = Prepared, A extends Body = Body> = PrepareSteps<E, R, In, B, A> & {
+export type SyncPrepareSteps<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body> = PrepareSteps<E, R, In, B, A> & {
   read(env: E, req: R): In;
 };
 
@@ -71,7 +71,7 @@ export interface Admission {
 }
 
 /** The steps of a submit route; `A`: the kind's fields of its 202 body. */
-export interface SubmitSteps<E extends DirectoryDeps, R, In, A extends Body = Body> {
+export interface SubmitSteps<E extends DirectoryDeps, R, In, A extends Body> {
   /** Path binding, action and field syntax in the order the spec pins, with checks that interleave with them. */
   read(env: E, req: R): In | Promise<In>;
   /** The submitted and rebuilt bytes; omitted (or undefined) where `read` or `precheck` compares them itself. */

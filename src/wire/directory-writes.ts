@@ -2,7 +2,7 @@
  * Wire shapes of DID registration and DID mutations (http-api.md §2.4, §4, §5) as TypeBox schemas: requests and
  * answers of `POST /register-did[/prepare]`, `POST /dids/{did}/prepare` and the §5.2 submit routes.
  */
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TObject } from 'typebox';
 import { AcceptedFields, DidDocumentSchema, PreparedFields, ServiceSchema, SignedFields, VerificationMethodSchema } from './json-forms.js';
 
 /** `POST /register-did/prepare` body (§4.1). */
@@ -72,6 +72,8 @@ const ActionFields = {
   timestamp: Type.Optional(Type.String({ description: 'replace_document: `v2:<nonce>:<valid_until>`' })),
   pubkey: Type.Optional(Type.String({ description: 'replace_document: the signer\'s current public key' })),
 };
+/** The action fields of a mutation `request` (which ones depends on the action). */
+export type MutationActionFields = Static<TObject<typeof ActionFields>>;
 
 /** `POST /dids/{did}/prepare` body (§5.1). */
 export const MutationPrepareBodySchema = Type.Object(
@@ -98,6 +100,7 @@ export const MutationRequestSchema = Type.Object(
   },
   { title: 'MutationRequest' },
 );
+export type MutationRequest = Static<typeof MutationRequestSchema>;
 
 /** `POST /dids/{did}/prepare` 200 (§5.1). */
 export const MutationPrepareSchema = Type.Object(

@@ -26,7 +26,7 @@ import {
   type SignedAuth,
 } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { MutationSubmitResponse } from '../../wire/directory-writes.js';
+import type { MutationActionFields, MutationPrepareResponse, MutationRequest, MutationSubmitResponse } from '../../wire/directory-writes.js';
 
 /** DID action signer ids are bounded to 64 bytes (ledger-rules.md §2.4). */
 const SIGNER_KEY_ID_BYTES = 64;
@@ -89,7 +89,7 @@ interface DidActionDraft {
 }
 
 /** `POST /dids/{did}/prepare`: the DID must be active before the action's fields are read (§5.1 order). */
-export const PREPARE_DID_ACTION: SyncPrepareSteps<DirectoryDeps, DidActionPrepare, DidActionDraft, NoncePrepared> = {
+export const PREPARE_DID_ACTION: SyncPrepareSteps<DirectoryDeps, DidActionPrepare, DidActionDraft, NoncePrepared, MutationPrepareResponse> = {
   read(env, { did, body }) {
     bindDid(body, did);
     const actionName = body.action;
@@ -117,12 +117,19 @@ export const PREPARE_DID_ACTION: SyncPrepareSteps<DirectoryDeps, DidActionPrepar
   errors: (d) => ({ fullDocument: fullDocument(d.spec) }),
   answer(env, { did, spec, parsed, p }, { payload, nonce }) {
     const hex = to0x(payload);
-    const request: Body = { did, action: spec.action, ...parsed.request };
-    if (fullDocument(spec)) {
-      request.timestamp = documentReplacementToken(nonce, p.validUntil);
-      request.pubkey = to0x(signerKey(did, activeDidRecord(env.ledger.poolView(), did), p.signerKeyId));
-    }
-    Object.assign(request, signedRequestFields(nonce, p.validUntil, p.signerKeyId, hex));
+    // `parse` accepted the action fields, so they have the wire form.
+    const request: MutationRequest = {
+      did,
+      action: spec.action,
+      ...(parsed.request as MutationActionFields),
+      ...(fullDocument(spec)
+        ? {
+            timestamp: documentReplacementToken(nonce, p.validUntil),
+            pubkey: to0x(signerKey(did, activeDidRecord(env.ledger.poolView(), did), p.signerKeyId)),
+          }
+        : {}),
+      ...signedRequestFields(nonce, p.validUntil, p.signerKeyId, hex),
+    };
     return {
       did,
       action: spec.action,

@@ -17,13 +17,16 @@ import type { DirectoryDeps } from '../deps.js';
 import { parseSignature, parseU64Field } from '../request-fields.js';
 import { DEFAULT_VALIDITY_MS, invalidDid, type Body } from '../submission.js';
 import type { KindFields, Prepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { RegistrationSubmitResponse } from '../../wire/directory-writes.js';
+import type { RegistrationPrepareResponse, RegistrationRequest, RegistrationSubmitResponse } from '../../wire/directory-writes.js';
+import type { DidDocumentJson } from '../../wire/json-forms.js';
 
 const EXTRINSIC = 'register_with_proof_v2';
 const REGISTRATION_WINDOW_MS = 3_600_000n;
 
 interface Registration {
   did: string;
+  /** `root_pubkey` as sent (echoed in the prepared `request`). */
+  rootText: string;
   rootPubkey: Uint8Array;
   doc: DidDocument;
   blob: Uint8Array;
@@ -33,9 +36,9 @@ interface Registration {
 function readRegistration(body: Body): Registration {
   const did = body.did;
   if (typeof did !== 'string' || !isDid(did)) throw invalidDid(did, 'did');
-  const rootRaw = body.root_pubkey;
-  const rootPubkey = typeof rootRaw === 'string' ? parseRootPubkey(rootRaw) : undefined;
-  if (!rootPubkey) throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
+  const rootText = body.root_pubkey;
+  const rootPubkey = typeof rootText === 'string' ? parseRootPubkey(rootText) : undefined;
+  if (typeof rootText !== 'string' || !rootPubkey) throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
   const doc = parseDidDocument(body.did_document, did, 'did_document');
   const blob = encodeDocument(doc);
   if (blob.length > DOC.maxDocBlobBytes) throw new DdnError('invalid_document', 'document too large', { reason: 'too_large' });
@@ -47,7 +50,7 @@ function readRegistration(body: Body): Registration {
     if (!r.ok) throw new DdnError('invalid_alias', 'alias is invalid', { field: 'alias', ledger_error: r.error });
     alias = r.alias;
   }
-  return { did, rootPubkey, doc, blob, alias };
+  return { did, rootText, rootPubkey, doc, blob, alias };
 }
 
 function assertRegistrable(env: DirectoryDeps, { did, alias }: Registration): void {
@@ -66,7 +69,7 @@ interface PreparedRegistration extends Prepared {
 }
 
 /** `POST /register-did/prepare`: no dry run (nothing of the pool state beyond the pre-checks applies). */
-export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Registration & { body: Body }, PreparedRegistration> = {
+export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Registration & { body: Body }, PreparedRegistration, RegistrationPrepareResponse> = {
   read: (_env, body) => ({ ...readRegistration(body), body }),
   precheck: assertRegistrable,
   build(env, r) {
@@ -82,9 +85,10 @@ export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Reg
     const payload = registrationSigningBytes(env.profile, { did: r.did, rootPubkey: r.rootPubkey, alias: r.alias, documentHash: hash, expiryMs });
     return { payload, expiryMs, hash };
   },
-  answer(_env, { body, alias }, { payload, expiryMs, hash }) {
+  answer(_env, { did, rootText, body, alias }, { payload, expiryMs, hash }) {
     const hex = to0x(payload);
-    const request: Body = { did: body.did, root_pubkey: body.root_pubkey, did_document: body.did_document, timestamp: registrationToken(expiryMs) };
+    // The document as sent: `parseDidDocument` accepted it, so it has the wire form.
+    const request: RegistrationRequest = { did, root_pubkey: rootText, did_document: body.did_document as DidDocumentJson, timestamp: registrationToken(expiryMs) };
     if (alias !== null) request.alias = alias;
     return { request, payload_to_sign: hex, canonical_payload: hex, document_hash: to0x(hash), expiry_ms: expiryMs.toString(), extrinsic: EXTRINSIC };
   },

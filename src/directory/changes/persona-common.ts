@@ -13,22 +13,29 @@ import type { VerifiedIntent } from '../dns-challenges.js';
 import { encodePersona, intentMismatch, personaCall, sameU64 } from '../persona-fields.js';
 import type { PersonaChallenges } from '../persona-challenges.js';
 import { activeDidRecord, NO_SIGNATURE, resolveSigner, signedRequestFields, type Body, type SignedFields } from '../submission.js';
-import type { Admission, NoncePrepared } from '../write-pipeline.js';
+import type { Admission, KindFields, NoncePrepared } from '../write-pipeline.js';
+import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 
 export const PERSONA_EXTRINSIC = 'apply_persona_with_proof';
 
 /** The persona change kinds run with the DNS challenges beside the Directory deps. */
 export type PersonaEnv = DirectoryDeps & { personaChallenges: PersonaChallenges };
 
-/** Route action → ledger operation (for responses and pending markers). */
-export const OPERATIONS: Record<string, PersonaOperation['kind']> = {
+/** A persona route's action (§7). */
+export type PersonaAction = PersonaSubmitResponse['action'];
+
+/** Route action → ledger operation (for responses). */
+const OPERATION_OF = {
   register_persona: 'Register',
   renew_persona: 'Renew',
   register_named_persona: 'RegisterNamed',
   revoke_persona: 'Revoke',
   rotate_persona_controllers: 'RotateControllers',
   transfer_persona: 'Transfer',
-};
+} as const satisfies Record<PersonaAction, PersonaOperation['kind']>;
+
+/** {@link OPERATION_OF} for pending markers, whose action is any string. */
+export const OPERATIONS: Readonly<Record<string, PersonaOperation['kind'] | undefined>> = OPERATION_OF;
 
 /** A persona route's path and body. */
 export interface PersonaRequest {
@@ -86,7 +93,13 @@ export function buildPersona(env: DirectoryDeps, d: PersonaDraft): NoncePrepared
 }
 
 /** The prepared body: the change, the operator nonce, the bytes to sign and the `request` to submit back. */
-export function preparedPersona(d: PersonaDraft, action: string, built: NoncePrepared, request: Body, extra: Body = {}): Body {
+export function preparedPersona(
+  d: PersonaDraft,
+  action: PersonaAction,
+  built: NoncePrepared,
+  request: Body,
+  extra: { new_operator_did?: string } = {},
+): PersonaPrepareResponse {
   const hex = to0x(built.payload);
   const auth = signedRequestFields(built.nonce, d.validUntil, d.signerKeyId, hex);
   return {
@@ -108,7 +121,7 @@ export function preparedPersona(d: PersonaDraft, action: string, built: NoncePre
 /** A persona change read from a submit body. */
 export interface PersonaSubmission {
   persona: string;
-  action: string;
+  action: PersonaAction;
   operatorDid: string;
   s: SignedFields;
 }
@@ -125,14 +138,18 @@ export function personaAdmission(env: DirectoryDeps, i: PersonaSubmission): Admi
 }
 
 /** The kind's fields of the 202 body; `extra` follows the operator (e.g. the new operator of a transfer). */
-export function personaAccepted(i: PersonaSubmission, extra: Body = {}, extrinsic: string = PERSONA_EXTRINSIC): Body {
+export function personaAccepted(
+  i: PersonaSubmission,
+  extra: { new_operator_did?: string } = {},
+  extrinsic: string = PERSONA_EXTRINSIC,
+): KindFields<PersonaSubmitResponse> {
   return {
     persona: i.persona,
     operator_did: i.operatorDid,
     ...extra,
     action: i.action,
     extrinsic,
-    operation: OPERATIONS[i.action],
+    operation: OPERATION_OF[i.action],
     nonce_domain: 'operator_nonce',
     nonce: i.s.nonce.toString(),
   };

@@ -16,7 +16,8 @@ import {
   validUntilOrDefault,
   type Body,
 } from '../submission.js';
-import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
   buildPersona,
   PERSONA_EXTRINSIC,
@@ -71,7 +72,7 @@ interface ControlDraft extends PersonaDraft {
 }
 
 /** `POST /personas/{p}/prepare` (revoke or rotate). */
-export const PREPARE_PERSONA_CONTROL: SyncPrepareSteps<PersonaEnv, PersonaRequest, ControlDraft, NoncePrepared> = {
+export const PREPARE_PERSONA_CONTROL: SyncPrepareSteps<PersonaEnv, PersonaRequest, ControlDraft, NoncePrepared, PersonaPrepareResponse> = {
   read(env, { raw, body }) {
     const persona = parsePersonaName(raw);
     bindBodyPersona(body, persona);
@@ -102,7 +103,7 @@ interface ControlSubmission extends PersonaSubmission {
 }
 
 /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-export const SUBMIT_PERSONA_CONTROL: SubmitSteps<PersonaEnv, PersonaRequest & { action: ControlAction }, ControlSubmission> = {
+export const SUBMIT_PERSONA_CONTROL: SubmitSteps<PersonaEnv, PersonaRequest & { action: ControlAction }, ControlSubmission, KindFields<PersonaSubmitResponse>> = {
   read(env, { raw, body, action }) {
     const persona = parsePersonaName(raw);
     bindBodyPersona(body, persona);

@@ -22,7 +22,8 @@ import {
 } from '../persona-fields.js';
 import { requireString } from '../request-fields.js';
 import { assertCanonical, bindBodyPersona, readSignedFields, requireAction, requireDid } from '../submission.js';
-import type { SubmitSteps } from '../write-pipeline.js';
+import type { KindFields, SubmitSteps } from '../write-pipeline.js';
+import type { PersonaSubmitResponse } from '../../wire/personas.js';
 import {
   compareAttestationFields,
   personaAccepted,
@@ -42,7 +43,7 @@ interface DnsSubmission extends PersonaSubmission {
   duplicate: boolean;
 }
 
-export const SUBMIT_DNS_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, DnsSubmission> = {
+export const SUBMIT_DNS_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, DnsSubmission, KindFields<PersonaSubmitResponse>> = {
   async read(env, { raw, body }) {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);

@@ -28,7 +28,8 @@ import {
   validUntilOrDefault,
   type Body,
 } from '../submission.js';
-import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
   buildPersona,
   personaAccepted,
@@ -74,7 +75,7 @@ interface NamedDraft extends PersonaDraft {
 }
 
 /** `POST /personas/{p}/named/prepare`. */
-export const PREPARE_NAMED_PERSONA: SyncPrepareSteps<PersonaEnv, PersonaRequest, NamedDraft, NoncePrepared> = {
+export const PREPARE_NAMED_PERSONA: SyncPrepareSteps<PersonaEnv, PersonaRequest, NamedDraft, NoncePrepared, PersonaPrepareResponse> = {
   read(env, { raw, body }) {
     const persona = namedPersonaOf(raw);
     bindBodyPersona(body, persona);
@@ -104,7 +105,7 @@ interface NamedSubmission extends PersonaSubmission {
 }
 
 /** `PUT /personas/{p}/named`. */
-export const SUBMIT_NAMED_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, NamedSubmission> = {
+export const SUBMIT_NAMED_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, NamedSubmission, KindFields<PersonaSubmitResponse>> = {
   read(env, { raw, body }) {
     const persona = namedPersonaOf(raw);
     bindBodyPersona(body, persona);

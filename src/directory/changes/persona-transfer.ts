@@ -37,7 +37,8 @@ import {
   validUntilOrDefault,
   type Body,
 } from '../submission.js';
-import type { NoncePrepared, PrepareSteps, SubmitSteps } from '../write-pipeline.js';
+import type { KindFields, NoncePrepared, PrepareSteps, SubmitSteps } from '../write-pipeline.js';
+import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
   buildPersona,
   compareAttestationFields,
@@ -119,7 +120,7 @@ function prechecks(env: DirectoryDeps, t: Transfer, signerKeyId: string): void {
 type TransferDraft = Transfer & PersonaDraft;
 
 /** `POST /personas/{p}/transfer/prepare`. */
-export const PREPARE_PERSONA_TRANSFER: PrepareSteps<PersonaEnv, PersonaRequest, TransferDraft, NoncePrepared> = {
+export const PREPARE_PERSONA_TRANSFER: PrepareSteps<PersonaEnv, PersonaRequest, TransferDraft, NoncePrepared, PersonaPrepareResponse> = {
   async read(env, { raw, body }) {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);
@@ -161,7 +162,7 @@ interface TransferSubmission extends Transfer, PersonaSubmission {
 }
 
 /** `PUT /personas/{p}/transfer`: every transfer field repeats the verified intent; the bytes are then rebuilt. */
-export const SUBMIT_PERSONA_TRANSFER: SubmitSteps<PersonaEnv, PersonaRequest, TransferSubmission> = {
+export const SUBMIT_PERSONA_TRANSFER: SubmitSteps<PersonaEnv, PersonaRequest, TransferSubmission, KindFields<PersonaSubmitResponse>> = {
   async read(env, { raw, body }) {
     const persona = dnsPersonaOf(raw);
     bindBodyPersona(body, persona);

@@ -18,14 +18,17 @@ import type { DirectoryDeps } from '../deps.js';
 import { assertPublicEndpoints } from '../policy-endpoints.js';
 import { activeDidRecord, NO_SIGNATURE, resolveSigner, signedRequestFields, type Body, type SignedFields } from '../submission.js';
 import type { NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { DeliveryConstraintsJson, DeliveryPolicyJson } from '../../wire/json-forms.js';
+
+/** The request fields of a policy write, in normalised form (policy filled). */
+export type PolicyRequest = Body & { policy?: DeliveryPolicyJson; delivery_constraints?: DeliveryConstraintsJson };
 
 /** A policy write read from a body: the operator signing it, the ledger operation, the normalised request fields. */
 export interface PolicyIntent {
   action: string;
   operatorDid: string;
   operation: PolicyV2Operation | PolicyV3Operation;
-  /** The request fields of the action, in normalised form (policy filled). */
-  request: Body;
+  request: PolicyRequest;
 }
 
 /** A policy write read from a prepare body. */
@@ -34,10 +37,48 @@ export type PolicyDraft<I extends PolicyIntent> = I & { signerKeyId: string; val
 /** A policy write read from a submit body. */
 export type PolicySubmission<I extends PolicyIntent> = I & { s: SignedFields };
 
-/** What a policy version is: its extrinsic, nonce, codec, pre-checks and subject. */
-export interface PolicyVersion<I extends PolicyIntent> {
+/** What a version's answers carry of their own: its extrinsic and nonce domain, and the subject fields. */
+export interface PolicyWire {
   extrinsic: 'apply_policy_v2_with_proof' | 'apply_policy_v3_with_proof';
   nonceDomain: 'policy_nonce' | 'policy_v3_nonce';
+  preparedSubject: object;
+  acceptedSubject: object;
+}
+
+/** The prepared body of a policy version (its wire type, e.g. `PolicyV2PrepareResponse`, is checked where the kind is declared). */
+export type PolicyPrepared<I extends PolicyIntent, W extends PolicyWire> = {
+  action: I['action'];
+  operation: I['operation']['kind'];
+  extrinsic: W['extrinsic'];
+} & W['preparedSubject'] & {
+  operator_did: string;
+  nonce_domain: W['nonceDomain'];
+  nonce: string;
+  valid_until: string;
+  signer_key_id: string;
+  policy?: DeliveryPolicyJson;
+  delivery_constraints?: DeliveryConstraintsJson;
+  canonical_payload: string;
+  payload_to_sign: string;
+  request: Body;
+};
+
+/** The kind's fields of a policy version's 202 body. */
+export type PolicyAccepted<I extends PolicyIntent, W extends PolicyWire> = W['acceptedSubject'] & {
+  operator_did: string;
+  action: I['action'];
+  extrinsic: W['extrinsic'];
+  operation: I['operation']['kind'];
+  policy_id?: string;
+  revision?: number;
+  nonce_domain: W['nonceDomain'];
+  nonce: string;
+};
+
+/** What a policy version is: its extrinsic, nonce, codec, pre-checks and subject. */
+export interface PolicyVersion<I extends PolicyIntent, W extends PolicyWire> {
+  extrinsic: W['extrinsic'];
+  nonceDomain: W['nonceDomain'];
   nonceOf(state: StateReader, did: string): bigint;
   encode(i: I, nonce: bigint, validUntil: bigint, signerKeyId: string): Uint8Array;
   decodes(bytes: Uint8Array): boolean;
@@ -45,24 +86,27 @@ export interface PolicyVersion<I extends PolicyIntent> {
   /** The pending marker's subject (the DID, persona or scope id). */
   subject(i: I): string;
   /** The subject fields of the prepared body and of the 202 body. */
-  preparedSubject(i: I): Body;
-  acceptedSubject(i: I): Body;
+  preparedSubject(i: I): W['preparedSubject'];
+  acceptedSubject(i: I): W['acceptedSubject'];
 }
 
-const callOf = (name: PolicyVersion<PolicyIntent>['extrinsic'], payload: Uint8Array, signature: Uint8Array, signerKeyId: string): Call => ({
+const callOf = (name: PolicyWire['extrinsic'], payload: Uint8Array, signature: Uint8Array, signerKeyId: string): Call => ({
   name,
   args: { signedPayload: payload, signature, signerKeyId },
 });
 
 /** The prepare and submit descriptors of a policy version, given how each reads its route. */
-export function policySteps<I extends PolicyIntent, P, S>(
-  v: PolicyVersion<I>,
+export function policySteps<I extends PolicyIntent, P, S, W extends PolicyWire>(
+  v: PolicyVersion<I, W>,
   read: {
     prepare(env: DirectoryDeps, req: P): PolicyDraft<I>;
     submit(env: DirectoryDeps, req: S): PolicySubmission<I>;
   },
-): { prepare: SyncPrepareSteps<DirectoryDeps, P, PolicyDraft<I>, NoncePrepared>; submit: SubmitSteps<DirectoryDeps, S, PolicySubmission<I>> } {
-  const prepare: SyncPrepareSteps<DirectoryDeps, P, PolicyDraft<I>, NoncePrepared> = {
+): {
+  prepare: SyncPrepareSteps<DirectoryDeps, P, PolicyDraft<I>, NoncePrepared, PolicyPrepared<I, W>>;
+  submit: SubmitSteps<DirectoryDeps, S, PolicySubmission<I>, PolicyAccepted<I, W>>;
+} {
+  const prepare: SyncPrepareSteps<DirectoryDeps, P, PolicyDraft<I>, NoncePrepared, PolicyPrepared<I, W>> = {
     read: read.prepare,
     precheck: (env, d) => v.precheck(env, d, d.signerKeyId),
     build(env, d) {
@@ -91,7 +135,7 @@ export function policySteps<I extends PolicyIntent, P, S>(
       };
     },
   };
-  const submit: SubmitSteps<DirectoryDeps, S, PolicySubmission<I>> = {
+  const submit: SubmitSteps<DirectoryDeps, S, PolicySubmission<I>, PolicyAccepted<I, W>> = {
     read: read.submit,
     rebuild: (_env, i) => ({ canonical: i.s.canonical, rebuilt: v.encode(i, i.s.nonce, i.s.validUntil, i.s.signerKeyId), decodes: v.decodes }),
     call: (i) => callOf(v.extrinsic, i.s.canonical, i.s.signature, i.s.signerKeyId),

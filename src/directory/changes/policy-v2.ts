@@ -25,7 +25,17 @@ import {
   validUntilOrDefault,
   type Body,
 } from '../submission.js';
-import { assertPolicyMatchesPath, policyPrechecks, policySteps, type PolicyIntent } from './policy-common.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { PolicyV2PrepareResponse, PolicyV2SubmitResponse } from '../../wire/policies.js';
+import {
+  assertPolicyMatchesPath,
+  policyPrechecks,
+  policySteps,
+  type PolicyDraft,
+  type PolicyIntent,
+  type PolicyRequest,
+  type PolicySubmission,
+} from './policy-common.js';
 
 const V2_ACTIONS = {
   set_did_policy_v2: { scope: 'did', operation: 'SetPolicy' },
@@ -60,7 +70,7 @@ function intent(env: DirectoryDeps, action: V2Action, subject: string, body: Bod
   const spec = V2_ACTIONS[action];
   const persona = spec.scope === 'persona' ? subject : null;
   const scope = persona === null ? ({ kind: 'Did', id: subject } as const) : ({ kind: 'Persona', id: subject } as const);
-  const request: Body = persona === null ? { did: subject, action } : { persona: subject, action };
+  const request: PolicyRequest = persona === null ? { did: subject, action } : { persona: subject, action };
   let operatorDid: string;
   let operation: PolicyV2Operation;
   switch (spec.operation) {
@@ -106,7 +116,15 @@ export interface PolicyV2Submit {
   body: Body;
 }
 
-const { prepare, submit } = policySteps<V2Intent, Body, PolicyV2Submit>(
+/** What v2 answers carry of their own. */
+interface V2Wire {
+  extrinsic: 'apply_policy_v2_with_proof';
+  nonceDomain: 'policy_nonce';
+  preparedSubject: { did: string } | { persona: string };
+  acceptedSubject: { did: string; persona?: string };
+}
+
+const { prepare, submit } = policySteps<V2Intent, Body, PolicyV2Submit, V2Wire>(
   {
     extrinsic: 'apply_policy_v2_with_proof',
     nonceDomain: 'policy_nonce',
@@ -157,6 +175,6 @@ const { prepare, submit } = policySteps<V2Intent, Body, PolicyV2Submit>(
 );
 
 /** `POST /delivery-policies/prepare`. */
-export const PREPARE_POLICY_V2 = prepare;
+export const PREPARE_POLICY_V2: SyncPrepareSteps<DirectoryDeps, Body, PolicyDraft<V2Intent>, NoncePrepared, PolicyV2PrepareResponse> = prepare;
 /** `PUT` / `DELETE /delivery-policies/{dids|personas}/{id}[/constraints]` with the route's action. */
-export const SUBMIT_POLICY_V2 = submit;
+export const SUBMIT_POLICY_V2: SubmitSteps<DirectoryDeps, PolicyV2Submit, PolicySubmission<V2Intent>, KindFields<PolicyV2SubmitResponse>> = submit;

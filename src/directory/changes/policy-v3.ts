@@ -16,7 +16,18 @@ import { policyIdV3 } from '../../protocol/policy/policy-id.js';
 import type { PolicyScopeV3 } from '../../protocol/policy/types.js';
 import type { DirectoryDeps } from '../deps.js';
 import { assertDid, optionalDid, parsePersonaName, parseSignerKeyId, readSignedFields, requireAction, validUntilOrDefault, type Body } from '../submission.js';
-import { assertPolicyMatchesPath, policyPrechecks, policySteps, type PolicyIntent } from './policy-common.js';
+import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
+import type { PolicyScopeJson } from '../../wire/json-forms.js';
+import type { PolicyV3PrepareResponse, PolicyV3SubmitResponse } from '../../wire/policies.js';
+import {
+  assertPolicyMatchesPath,
+  policyPrechecks,
+  policySteps,
+  type PolicyDraft,
+  type PolicyIntent,
+  type PolicyRequest,
+  type PolicySubmission,
+} from './policy-common.js';
 
 export type V3Action = 'set_policy_v3' | 'clear_policy_v3';
 
@@ -51,7 +62,7 @@ interface V3Intent extends PolicyIntent {
 
 function intent(env: DirectoryDeps, action: V3Action, scope: PolicyScopeV3, body: Body): V3Intent {
   const pool = env.ledger.poolView();
-  const request: Body = { action };
+  const request: PolicyRequest = { action };
   if (action === 'set_policy_v3') {
     const draft = parsePolicyJsonV3(body.policy);
     assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
@@ -76,7 +87,15 @@ export interface PolicyV3Submit extends PolicyV3Prepare {
   action: V3Action;
 }
 
-const { prepare, submit } = policySteps<V3Intent, PolicyV3Prepare, PolicyV3Submit>(
+/** What v3 answers carry of their own. */
+interface V3Wire {
+  extrinsic: 'apply_policy_v3_with_proof';
+  nonceDomain: 'policy_v3_nonce';
+  preparedSubject: { scope: PolicyScopeJson };
+  acceptedSubject: { scope: PolicyScopeJson };
+}
+
+const { prepare, submit } = policySteps<V3Intent, PolicyV3Prepare, PolicyV3Submit, V3Wire>(
   {
     extrinsic: 'apply_policy_v3_with_proof',
     nonceDomain: 'policy_v3_nonce',
@@ -122,6 +141,6 @@ const { prepare, submit } = policySteps<V3Intent, PolicyV3Prepare, PolicyV3Submi
 );
 
 /** `POST /policies/v3/{scope}/{id}/prepare`. */
-export const PREPARE_POLICY_V3 = prepare;
+export const PREPARE_POLICY_V3: SyncPrepareSteps<DirectoryDeps, PolicyV3Prepare, PolicyDraft<V3Intent>, NoncePrepared, PolicyV3PrepareResponse> = prepare;
 /** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
-export const SUBMIT_POLICY_V3 = submit;
+export const SUBMIT_POLICY_V3: SubmitSteps<DirectoryDeps, PolicyV3Submit, PolicySubmission<V3Intent>, KindFields<PolicyV3SubmitResponse>> = submit;
