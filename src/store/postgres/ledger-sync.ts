@@ -137,7 +137,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private closed = false;
   private readonly waiting: WaitingAdmission[] = [];
   private batchQueued = false;
-  /** When another process's admission was last read (a pending row this process did not store). */
+  /** When another process's admission was last seen (a notification of rows this process did not store). */
   private lastForeignAdmissionMs = 0;
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
@@ -277,8 +277,6 @@ export class PgLedgerSync implements PoolCoordinator {
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
       }
       if (rows.blocks.length === CATCH_UP_BATCH) continue;
-      // every pending row read is another process's (this one's own are behind lastPendingSeq once stored)
-      if (rows.pending.length > 0) this.lastForeignAdmissionMs = Date.now();
       for (const t of this.o.ledger.adoptPending(rows.pending)) this.unadoptable.set(t.txHash, t);
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
@@ -340,6 +338,7 @@ export class PgLedgerSync implements PoolCoordinator {
       const n = Number(at);
       // what this process already holds (its own admissions and blocks among them) needs no catch-up
       if (kind === 'pending' && n <= this.lastPendingSeq) return;
+      if (kind === 'pending') this.lastForeignAdmissionMs = Date.now();
       if (kind === 'block' && n <= this.o.ledger.headNumber) return;
       // the leader's block catches up anyway: an admission elsewhere goes straight to production
       if (kind === 'pending' && this.wantBlock(true)) return;
