@@ -54,8 +54,6 @@ export interface PoolCoordinator {
    * and block production; persists the admission's `tx` and accepts it; rejects with what `prepare` throws.
    */
   admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }>;
-  /** True while other processes admit too: work done before {@link admit} (signature checks) then shortens their waits. */
-  readonly contended: boolean;
 }
 
 /** A block built from the pool and not yet stored (see {@link Ledger.buildBlock}). */
@@ -232,11 +230,10 @@ export class Ledger {
     if (!this.coordinator) return this.submit(submitted, meta);
     const canon = canonicalCall(submitted);
     const txHash = to0x(txHashOf(canon.bytes));
-    // When other processes wait for the same lock: the signature checks, on this process's view and before the
-    // coordinator serialises the admission, so the checks it runs then (on the up-to-date pool, the verdict that
-    // counts) find them done. Alone, the process would only check twice.
+    // The signature checks, on this process's view and before the coordinator serialises the admission: the
+    // checks it runs then (on the up-to-date pool, the verdict that counts) find them done.
     const verified = new VerifiedSignatures();
-    if (this.coordinator.contended && !this.poolIndex.has(txHash)) {
+    if (!this.poolIndex.has(txHash)) {
       const ctx = this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified);
       applyAtomically(this.poolState.child(), ctx, canon.call, this.opts.handlers);
     }

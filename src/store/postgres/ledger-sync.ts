@@ -47,8 +47,6 @@ const CATCH_UP_BATCH = 100;
 const MAX_BATCH = 256;
 /** Admissions waiting for a batch at most; beyond, an admission is refused (503) instead of queued. */
 const MAX_WAITING = 4096;
-/** How long after another process's last admission this one still counts the lock as shared. */
-const CONTENDED_MS = 1000;
 
 interface WaitingAdmission {
   prepare: () => Admission;
@@ -137,8 +135,6 @@ export class PgLedgerSync implements PoolCoordinator {
   private closed = false;
   private readonly waiting: WaitingAdmission[] = [];
   private batchQueued = false;
-  /** When another process's admission was last seen (a notification of rows this process did not store). */
-  private lastForeignAdmissionMs = 0;
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
@@ -156,11 +152,6 @@ export class PgLedgerSync implements PoolCoordinator {
     await sync.connectSession().catch((err: unknown) => o.logger?.warn({ err }, 'ledger session connection failed; retrying'));
     sync.schedule(0);
     return sync;
-  }
-
-  /** True when another process admitted in the last second: admissions then verify signatures before the lock. */
-  get contended(): boolean {
-    return Date.now() - this.lastForeignAdmissionMs < CONTENDED_MS;
   }
 
   /** True while this process produces the blocks. */
@@ -338,7 +329,6 @@ export class PgLedgerSync implements PoolCoordinator {
       const n = Number(at);
       // what this process already holds (its own admissions and blocks among them) needs no catch-up
       if (kind === 'pending' && n <= this.lastPendingSeq) return;
-      if (kind === 'pending') this.lastForeignAdmissionMs = Date.now();
       if (kind === 'block' && n <= this.o.ledger.headNumber) return;
       // the leader's block catches up anyway: an admission elsewhere goes straight to production
       if (kind === 'pending' && this.wantBlock(true)) return;
