@@ -66,13 +66,7 @@ const profileOf = (name: string): Profile => {
 const isoSeconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 /** The six retrieval-proof headers for `operation` on `subject`, signed now with a fresh nonce. */
-export function proofHeaders(
-  profileName: string,
-  r: ProofSigner,
-  endpoint: string,
-  operation: ProofOperation,
-  subject: string,
-): Record<string, string> {
+export function proofHeaders(profileName: string, r: ProofSigner, endpoint: string, operation: ProofOperation, subject: string): Record<string, string> {
   const timestamp = isoSeconds(Date.now());
   const nonce = randomUUID();
   const text = retrievalProofText(profileOf(profileName), {

@@ -15,12 +15,7 @@ export interface BenchRecipient extends ProofSigner {
 }
 
 /** Registers `n` recipients in parallel (one block holds them all) and waits until each is confirmed. */
-export async function registerRecipients(
-  directoryUrl: string,
-  cacheUrl: string,
-  profileName: string,
-  n: number,
-): Promise<BenchRecipient[]> {
+export async function registerRecipients(directoryUrl: string, cacheUrl: string, profileName: string, n: number): Promise<BenchRecipient[]> {
   const profile = makeProfile(profileName);
   const client = new DirectoryClient(directoryUrl, { profile });
   const made = Array.from({ length: n }, () => {

@@ -49,7 +49,10 @@ export async function measureFloor(ctx: BenchContext, kind: FloorKind, job: Load
       front = await floorServer('store', dir);
     }
     servers.unshift(front);
-    const load = await ctx.load({ ...job, name: `floor: ${job.name}`, url: front.url }, servers.map((s) => s.pid));
+    const load = await ctx.load(
+      { ...job, name: `floor: ${job.name}`, url: front.url },
+      servers.map((s) => s.pid),
+    );
     return { rate: load.rate, what: WHAT[kind], load };
   } finally {
     for (const s of servers) s.stop();

@@ -119,7 +119,4 @@ export interface LoadResult {
 }
 
 export type LoadgenMessage = { type: 'run'; job: LoadJob } | { type: 'exit' };
-export type LoadgenReply =
-  | { type: 'measuring' }
-  | { type: 'result'; result: LoadResult }
-  | { type: 'error'; message: string };
+export type LoadgenReply = { type: 'measuring' } | { type: 'result'; result: LoadResult } | { type: 'error'; message: string };

@@ -3,7 +3,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseThreadStat, readThreadTicks, threadCpu, TICKS_PER_SECOND, type ThreadCpu, type ThreadTicks } from './thread-cpu.js';
 
-
 /**
  * User + system CPU milliseconds used so far by `pid` (its threads included, children not), or with `thread`
  * by that one thread of it (`thread === pid` is its main thread: the event loop of a Node process).
@@ -78,7 +77,14 @@ export class CpuWindow {
       main_thread_cores: round(main / wall, 2),
       ...(each.length === 1 ? { threads: threadCpu(this.startThreads, readThreadTicks(this.pids[0]!)) } : {}),
       ...(each.length > 1
-        ? { processes: each.map((e, i) => ({ pid: this.pids[i]!, cpu_ms: Math.round(e.cpu), cores: round(e.cpu / wall, 2), main_thread_cores: round(e.main / wall, 2) })) }
+        ? {
+            processes: each.map((e, i) => ({
+              pid: this.pids[i]!,
+              cpu_ms: Math.round(e.cpu),
+              cores: round(e.cpu / wall, 2),
+              main_thread_cores: round(e.main / wall, 2),
+            })),
+          }
         : {}),
     };
   }

@@ -96,12 +96,7 @@ export const sqliteCommits = (seconds: number, dir: string) => micro<SqliteRefer
 export const ed25519Verifies = (seconds: number, dir: string) => micro<Ed25519Reference>('ed25519', seconds, dir);
 
 /** Runs `fn` again (at most `retries` times, after `settle`) while other work disturbed it; keeps the quietest. */
-export async function quietest<T extends Disturbance>(
-  fn: () => Promise<T>,
-  retries: number,
-  limit: number,
-  settle: () => Promise<void>,
-): Promise<T> {
+export async function quietest<T extends Disturbance>(fn: () => Promise<T>, retries: number, limit: number, settle: () => Promise<void>): Promise<T> {
   let best: T | undefined;
   for (let attempt = 1; ; attempt++) {
     const r = await fn();

@@ -73,7 +73,8 @@ function parseArgs(argv: string[]): Args {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       for (const n of names) if (!(FIGURES as readonly string[]).includes(n)) throw new Error(`--only: unknown figure ${n} (${FIGURES.join(', ')})`);
       a.only = new Set(names as FigureName[]);
-    } else throw new Error(`unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--cpu-prof] [--no-build] [--keep]`);
+    } else
+      throw new Error(`unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--cpu-prof] [--no-build] [--keep]`);
   }
   return a;
 }
@@ -169,11 +170,21 @@ async function main(): Promise<void> {
     log(`  ${helloStart.rate} req/s`);
     await settle('sqlite');
     log('reference: SQLite single-row WAL commits');
-    const sqlite = await quietest(() => sqliteCommits(settings.microSeconds, work), settings.retries, settings.otherCpuLimit, () => settle('sqlite (again)'));
+    const sqlite = await quietest(
+      () => sqliteCommits(settings.microSeconds, work),
+      settings.retries,
+      settings.otherCpuLimit,
+      () => settle('sqlite (again)'),
+    );
     log(`  FULL ${sqlite.full.per_s}/s, NORMAL ${sqlite.normal.per_s}/s`);
     await settle('ed25519');
     log('reference: Ed25519 verifications');
-    const ed = await quietest(() => ed25519Verifies(settings.microSeconds, work), settings.retries, settings.otherCpuLimit, () => settle('ed25519 (again)'));
+    const ed = await quietest(
+      () => ed25519Verifies(settings.microSeconds, work),
+      settings.retries,
+      settings.otherCpuLimit,
+      () => settle('ed25519 (again)'),
+    );
     log(`  ${ed.per_s}/s`);
 
     log(`starting the service (data in ${dataDir})`);
@@ -197,7 +208,12 @@ async function main(): Promise<void> {
       }
       await settle(`${kind} ${label}`);
       if (kind === 'ed25519') {
-        const r = await quietest(() => ed25519Verifies(settings.microSeconds, work), settings.retries, settings.otherCpuLimit, () => settle(`ed25519 ${label} (again)`));
+        const r = await quietest(
+          () => ed25519Verifies(settings.microSeconds, work),
+          settings.retries,
+          settings.otherCpuLimit,
+          () => settle(`ed25519 ${label} (again)`),
+        );
         log(`  ed25519 ${label}: ${r.per_s}/s`);
         return { value: r.per_s };
       }
@@ -269,8 +285,12 @@ async function main(): Promise<void> {
         return pre;
       }),
     );
-    await step('writes', 'Directory writes: SQLite, PostgreSQL with one and with two Directory processes', () =>
-      directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }), 'hello');
+    await step(
+      'writes',
+      'Directory writes: SQLite, PostgreSQL with one and with two Directory processes',
+      () => directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
+      'hello',
+    );
     await service.stop();
     service = undefined;
 
@@ -291,8 +311,14 @@ async function main(): Promise<void> {
     for (const f of figures) {
       if (f.id === 'cache_store_1kib' && f.value !== null) f.extra = { ...f.extra, ratio_to_sqlite_commits: round(f.value / sqlite.full.per_s, 2) };
     }
-    if (args.repeat > 1) notes.push(`--repeat ${args.repeat}: each figure but the 25 MiB RSS one (measured once, on the fresh service) ran ${args.repeat} times, each run with its own references beside it and its own floor; the run with the median ratio (the lower middle for an even count) is reported, with every run's ratio beside it.`);
-    if (settings.quick) notes.push(`--quick: ${settings.durationS} s per figure after ${settings.warmupS} s of warm-up; the growth figure pre-fills ${settings.prefillRows.toLocaleString('en')} envelopes instead of 1,000,000.`);
+    if (args.repeat > 1)
+      notes.push(
+        `--repeat ${args.repeat}: each figure but the 25 MiB RSS one (measured once, on the fresh service) ran ${args.repeat} times, each run with its own references beside it and its own floor; the run with the median ratio (the lower middle for an even count) is reported, with every run's ratio beside it.`,
+      );
+    if (settings.quick)
+      notes.push(
+        `--quick: ${settings.durationS} s per figure after ${settings.warmupS} s of warm-up; the growth figure pre-fills ${settings.prefillRows.toLocaleString('en')} envelopes instead of 1,000,000.`,
+      );
     notes.push(
       `The growth pre-fill writes directly into cache.sqlite through the mailbox's own migrations (1 KiB envelopes, unexpired, over 10,000 synthetic recipients), before the service starts.`,
       `The retrieval figures poll one unchanged mailbox, as a client polling for new mail does, so the Cache answers them from its read cache (pages and summaries kept per recipient while the recipient's mailbox version holds; every request still has its proof checked, its signature verified and its nonce committed). The growth figures run the service with \`${GROWTH_SERVE_ARGS.join(' ')}\`, so their pulls read SQLite every time: growth-pull-empty in the load details is the pull without the read cache.`,
@@ -321,8 +347,22 @@ async function main(): Promise<void> {
         bench: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
         service: serviceCommandLine({ ...svcOptions, dataDir: '<tmp>/data' }),
         growth_service: serviceCommandLine({ ...svcOptions, dataDir: '<tmp>/data', serveArgs: GROWTH_SERVE_ARGS }),
-        split_relay: serviceCommandLine({ dataDir: '<tmp>/relay-data', roles: ['relay'], ports: { relay: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }),
-        split_cache: serviceCommandLine({ dataDir: '<tmp>/cache-data', roles: ['cache'], ports: { cache: 0 }, directoryUrl: '<service directory URL>', blockTimeMs: 50, logFile: '' }),
+        split_relay: serviceCommandLine({
+          dataDir: '<tmp>/relay-data',
+          roles: ['relay'],
+          ports: { relay: 0 },
+          directoryUrl: '<service directory URL>',
+          blockTimeMs: 50,
+          logFile: '',
+        }),
+        split_cache: serviceCommandLine({
+          dataDir: '<tmp>/cache-data',
+          roles: ['cache'],
+          ports: { cache: 0 },
+          directoryUrl: '<service directory URL>',
+          blockTimeMs: 50,
+          logFile: '',
+        }),
         load_generator: 'node --import tsx bench/loadgen.ts (forked; autocannon, pipelining 1)',
         hello_world_reference: 'node bench/references/hello-server.mjs',
         micro_references: `node --import tsx bench/references/micro.ts sqlite|ed25519 ${settings.microSeconds}`,
@@ -339,7 +379,9 @@ async function main(): Promise<void> {
     const partial = args.only.size < FIGURES.length || args.cpuProf;
     const files = writeReport(resultsDir, report, partial ? 'partial' : 'latest');
     log(`wrote ${files.json} and ${files.md}`);
-    log(`met: ${report.summary.met.join(', ') || '—'}; missed: ${report.summary.missed.join(', ') || '—'}; unavailable: ${report.summary.unavailable.join(', ') || '—'}`);
+    log(
+      `met: ${report.summary.met.join(', ') || '—'}; missed: ${report.summary.missed.join(', ') || '—'}; unavailable: ${report.summary.unavailable.join(', ') || '—'}`,
+    );
   } finally {
     await ServiceProcess.stopAll();
     await gen.stop().catch(() => undefined);
@@ -376,7 +418,9 @@ function sourceInfo(): { commit: string; uncommitted_files: number } {
 
 function autocannonVersion(): string {
   try {
-    return (JSON.parse(execFileSync(process.execPath, ['-p', 'JSON.stringify(require("autocannon/package.json"))'], { cwd: ROOT }).toString()) as { version: string }).version;
+    return (
+      JSON.parse(execFileSync(process.execPath, ['-p', 'JSON.stringify(require("autocannon/package.json"))'], { cwd: ROOT }).toString()) as { version: string }
+    ).version;
   } catch {
     return '?';
   }

@@ -8,5 +8,8 @@ main(process.argv.slice(2)).then(
     if (code >= 128) process.exit(code);
     process.exitCode = code;
   },
-  (err) => { process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`); process.exitCode = 1; },
+  (err) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
 );

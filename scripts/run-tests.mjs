@@ -16,7 +16,9 @@ function walk(dir) {
 }
 
 const filters = process.argv.slice(2);
-const files = walk('test').sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const files = walk('test')
+  .sort()
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);

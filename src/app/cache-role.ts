@@ -69,13 +69,13 @@ function watchCache(m: NodeMetrics, store: MailboxStore, budgetBytes: number | n
     ddn_cache_envelope_bytes_held: { help: 'Bytes of the envelopes the Cache holds', value: (u) => u.bytes },
     ddn_cache_incomplete_chunk_sets: { help: 'Chunk sets the Cache holds that are not complete yet', value: (u) => u.incompleteChunkSets },
     ddn_cache_storage_budget_used_bytes: {
-      help: 'What the storage budget counts: the mailbox file\'s pages in use (SQLite), the envelope bytes held (PostgreSQL)',
+      help: "What the storage budget counts: the mailbox file's pages in use (SQLite), the envelope bytes held (PostgreSQL)",
       value: (u) => u.budgetUsedBytes,
     },
   });
   m.gauge('ddn_cache_storage_budget_bytes', 'The storage budget (--cache-storage-budget-bytes); 0: none', (g) => g.set(budgetBytes ?? 0));
   if (store instanceof SqliteMailboxStore) m.writerQueue('mailbox', () => store.writeQueue);
-  m.gauge('ddn_verifier_pending_signatures', 'Signatures waiting for a verdict on the verifier thread (the Cache\'s proofs)', (g) => g.set(verifierPending()));
+  m.gauge('ddn_verifier_pending_signatures', "Signatures waiting for a verdict on the verifier thread (the Cache's proofs)", (g) => g.set(verifierPending()));
 }
 
 /** Opens the Cache's database and wires its parts. */
@@ -103,7 +103,10 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
       writer: {
         onBatchError: (err) => logger?.error({ err }, 'cache write batch failed'),
         onThreadExit: (err, restarted) =>
-          logger?.error({ err, restarted }, restarted ? 'cache writer thread died; a new one took over' : 'cache writer thread keeps dying; writes are refused until restart'),
+          logger?.error(
+            { err, restarted },
+            restarted ? 'cache writer thread died; a new one took over' : 'cache writer thread keeps dying; writes are refused until restart',
+          ),
         ...(m === undefined ? {} : { onCommit: m.writerCommits('mailbox') }),
         ...o.store?.writer,
       },
@@ -113,7 +116,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
   const service = new CacheService({ store, directory: o.directory, clock: o.clock, settings, events, ...(logger ? { logger } : {}) });
   const sweep = (): Promise<SweepResult> => service.sweep();
   const sweeper = new CacheSweeper(
-    m?.countedSweep('ddn_cache_swept_total', 'What the Cache\'s purge removed: expired entries, incomplete chunk sets and their chunks, nonces', sweep) ?? sweep,
+    m?.countedSweep('ddn_cache_swept_total', "What the Cache's purge removed: expired entries, incomplete chunk sets and their chunks, nonces", sweep) ?? sweep,
     o.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
     logger,
   );
@@ -129,7 +132,9 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     start() {
       // proofs are verified on this thread; started now, so its memory is part of the idle Cache
       startVerifierThread((onPool) =>
-        logger?.error(onPool ? 'the verifier thread keeps dying; signatures are verified on the thread pool from now on' : 'the verifier thread died; a new one takes over'),
+        logger?.error(
+          onPool ? 'the verifier thread keeps dying; signatures are verified on the thread pool from now on' : 'the verifier thread died; a new one takes over',
+        ),
       );
       sweeper.start();
     },

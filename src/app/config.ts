@@ -193,7 +193,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'directory-url',
     kind: 'list',
     arg: 'URL',
-    defaultText: 'this node\'s own ledger',
+    defaultText: "this node's own ledger",
     help: 'Directory the Relay and Cache ask when this process does not run it (repeatable or comma-separated: tried in turn)',
   },
   {
@@ -207,7 +207,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'event-relay-url',
     kind: 'list',
     arg: 'URL',
-    defaultText: 'this node\'s Relay, else the recipient\'s',
+    defaultText: "this node's Relay, else the recipient's",
     help: 'Relay that event Send steps post control envelopes to (repeatable or comma-separated)',
   },
   {
@@ -215,7 +215,7 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'value',
     arg: 'N',
     defaultText: '600',
-    help: 'events one policy owner\'s event rules may run per minute on this node; further ones are dropped and counted',
+    help: "events one policy owner's event rules may run per minute on this node; further ones are dropped and counted",
   },
   {
     name: 'db',
@@ -224,7 +224,7 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'SQLite files in the data directory',
     help: 'postgres://… database for the Cache mailbox and the Relay staging (several processes per role)',
   },
-  { name: 'db-schema', kind: 'value', arg: 'NAME', defaultText: 'public', help: 'PostgreSQL schema holding ddn\'s tables' },
+  { name: 'db-schema', kind: 'value', arg: 'NAME', defaultText: 'public', help: "PostgreSQL schema holding ddn's tables" },
   {
     name: 'dns-server',
     kind: 'list',
@@ -253,14 +253,14 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'value',
     arg: 'MS',
     defaultText: String(HTTP.headersTimeoutMs),
-    help: 'a connection must send a request\'s headers within this (one that sends nothing is closed)',
+    help: "a connection must send a request's headers within this (one that sends nothing is closed)",
   },
   {
     name: 'http-request-timeout-ms',
     kind: 'value',
     arg: 'MS',
     defaultText: String(HTTP.requestTimeoutMs),
-    help: 'a request\'s body must arrive within this after its headers (408 request_timeout; 0: no bound)',
+    help: "a request's body must arrive within this after its headers (408 request_timeout; 0: no bound)",
   },
   {
     name: 'http-keep-alive-timeout-ms',
@@ -364,15 +364,13 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'on',
     help: 'request rate limits: on, off, or every default budget multiplied by FACTOR (e.g. 10, 0.5)',
   },
-  ...RATE_BUDGETS.map(
-    (b): OptionSpec => ({
-      name: `rate-limit-${b}`,
-      kind: 'value',
-      arg: 'N/PERIOD|off',
-      defaultText: formatRateBudget(DEFAULT_RATE_BUDGETS[b]),
-      help: `requests of class ${b.replace(/-target$/, '')} per ${b.endsWith('-target') ? 'target' : 'client address'} (PERIOD: 10s, 1m, 1h)`,
-    }),
-  ),
+  ...RATE_BUDGETS.map((b): OptionSpec => ({
+    name: `rate-limit-${b}`,
+    kind: 'value',
+    arg: 'N/PERIOD|off',
+    defaultText: formatRateBudget(DEFAULT_RATE_BUDGETS[b]),
+    help: `requests of class ${b.replace(/-target$/, '')} per ${b.endsWith('-target') ? 'target' : 'client address'} (PERIOD: 10s, 1m, 1h)`,
+  })),
   {
     name: 'rate-limit-max-keys',
     kind: 'value',

@@ -63,12 +63,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     clock: o.clock,
     identity: o.identity,
     directory: o.directory,
-    policies:
-      remotePolicies === null
-        ? new LedgerPolicySource(o.ledger)
-        : ttlMs > 0
-          ? new CachedPolicySource(remotePolicies, o.clock, ttlMs)
-          : remotePolicies,
+    policies: remotePolicies === null ? new LedgerPolicySource(o.ledger) : ttlMs > 0 ? new CachedPolicySource(remotePolicies, o.clock, ttlMs) : remotePolicies,
     runs,
     outbound,
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),

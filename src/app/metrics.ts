@@ -89,7 +89,13 @@ class CounterFamily extends Cells<CounterCell> implements Family {
   }
 
   async get() {
-    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum' as const, values: this.cells.filter((c) => c.value > 0).map((c) => ({ labels: c.labels, value: c.value })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: 'sum' as const,
+      values: this.cells.filter((c) => c.value > 0).map((c) => ({ labels: c.labels, value: c.value })),
+    };
   }
 }
 
@@ -150,15 +156,22 @@ export class NodeMetrics {
       registers: [this.registry],
     }).set({ version: build.version, commit: build.commit ?? '' }, 1);
     this.httpRequests = this.family(new CounterFamily('ddn_http_requests_total', 'HTTP requests answered, by role, route pattern, method and status class'));
-    this.httpDuration = this.family(new HistogramFamily('ddn_http_request_duration_seconds', 'Time from a request\'s arrival to its answer, by role and route pattern'));
+    this.httpDuration = this.family(
+      new HistogramFamily('ddn_http_request_duration_seconds', "Time from a request's arrival to its answer, by role and route pattern"),
+    );
     this.httpErrors = this.family(new CounterFamily('ddn_http_errors_total', 'Error answers by role, route pattern and error code'));
     this.submissions = this.family(
       new CounterFamily('ddn_directory_submissions_total', 'Changes submitted to the Directory: ok (accepted into the pool) or the refusal code'),
     ).byValue({}, 'outcome');
-    this.cacheOps = this.family(new CounterFamily('ddn_cache_operations_total', 'Cache stores, retrievals and acknowledgements by outcome (ok or the error code)'));
+    this.cacheOps = this.family(
+      new CounterFamily('ddn_cache_operations_total', 'Cache stores, retrievals and acknowledgements by outcome (ok or the error code)'),
+    );
     this.relayDeliveries = this.family(new CounterFamily('ddn_relay_deliveries_total', 'Relay answers to POST /relay by delivery mode and code'));
     const outbound = this.family(
-      new HistogramFamily('ddn_relay_outbound_duration_seconds', 'Outbound requests of the Relay (Cache stores, forwards): duration by result (HTTP status class or transport failure)'),
+      new HistogramFamily(
+        'ddn_relay_outbound_duration_seconds',
+        'Outbound requests of the Relay (Cache stores, forwards): duration by result (HTTP status class or transport failure)',
+      ),
     );
     this.outboundCell = outbound.byValue({}, 'result');
   }
@@ -181,7 +194,13 @@ export class NodeMetrics {
       help,
       labelNames,
       registers: [this.registry],
-      ...(collect === undefined ? {} : { collect() { return collect(this); } }),
+      ...(collect === undefined
+        ? {}
+        : {
+            collect() {
+              return collect(this);
+            },
+          }),
     });
   }
 
@@ -225,7 +244,7 @@ export class NodeMetrics {
     const queues = new Map<string, () => number>();
     this.gauge(
       'ddn_sqlite_writer_queued_operations',
-      'Write operations waiting for a SQLite store\'s writer thread (queued or in its transaction), by store',
+      "Write operations waiting for a SQLite store's writer thread (queued or in its transaction), by store",
       (g) => {
         for (const [store, queued] of queues) g.set({ store }, queued());
       },
@@ -234,7 +253,7 @@ export class NodeMetrics {
     const commits = this.family(
       new HistogramFamily(
         'ddn_sqlite_writer_commit_seconds',
-        'Commit latency of a SQLite store\'s writer: from a batch\'s hand-off to the writer thread to its answers (transaction and fsync), by store',
+        "Commit latency of a SQLite store's writer: from a batch's hand-off to the writer thread to its answers (transaction and fsync), by store",
       ),
     ).byValue({}, 'store');
     return (this.writers = { commits, queues });
@@ -273,7 +292,10 @@ export class NodeMetrics {
     this.gauge('ddn_ledger_pool_transactions', 'Transactions waiting in the pool', (g) => g.set(ledger.poolSize));
     const blocks = this.counter('ddn_ledger_blocks_total', 'Blocks this process applied (produced or replicated) since start');
     const production = this.family(
-      new HistogramFamily('ddn_ledger_block_production_seconds', 'Time to produce one block, from the start of its build to its commit (blocks this process produced)'),
+      new HistogramFamily(
+        'ddn_ledger_block_production_seconds',
+        'Time to produce one block, from the start of its build to its commit (blocks this process produced)',
+      ),
     ).cell({});
     const stopBlocks = ledger.onBlock(() => blocks.inc());
     const stopProduced = ledger.onProduced((seconds) => production.observe(seconds));
@@ -348,19 +370,25 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 /** Adds `GET /metrics` to `server`: open on loopback without a token, else only with `Authorization: Bearer`. */
 export function registerMetricsRoute(server: HttpServer, metrics: NodeMetrics, access: MetricsAccess): void {
   const expected = access.token === null ? null : digest(`Bearer ${access.token}`);
-  server.route('GET', '/metrics', async (ctx) => {
-    if (expected !== null) {
-      const given = ctx.header('authorization');
-      if (given === undefined || !timingSafeEqual(digest(given), expected)) throw new DdnError('unauthorized', 'GET /metrics needs Authorization: Bearer <--metrics-token>');
-    } else if (!access.loopback) {
-      throw new DdnError('forbidden', 'set --metrics-token to serve /metrics on a non-loopback address');
-    }
-    return { status: 200, body: {}, payload: await metrics.text(), contentType: metrics.registry.contentType };
-  }, {
-    schema: {
-      summary: 'Prometheus text exposition; a bearer token (--metrics-token) unless on loopback',
-      tags: ['meta'],
-      response: { 200: { description: 'Prometheus text', content: { 'text/plain': { schema: Type.String() } } } as unknown as TSchema },
+  server.route(
+    'GET',
+    '/metrics',
+    async (ctx) => {
+      if (expected !== null) {
+        const given = ctx.header('authorization');
+        if (given === undefined || !timingSafeEqual(digest(given), expected))
+          throw new DdnError('unauthorized', 'GET /metrics needs Authorization: Bearer <--metrics-token>');
+      } else if (!access.loopback) {
+        throw new DdnError('forbidden', 'set --metrics-token to serve /metrics on a non-loopback address');
+      }
+      return { status: 200, body: {}, payload: await metrics.text(), contentType: metrics.registry.contentType };
     },
-  });
+    {
+      schema: {
+        summary: 'Prometheus text exposition; a bearer token (--metrics-token) unless on loopback',
+        tags: ['meta'],
+        response: { 200: { description: 'Prometheus text', content: { 'text/plain': { schema: Type.String() } } } as unknown as TSchema },
+      },
+    },
+  );
 }

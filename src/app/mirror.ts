@@ -113,7 +113,12 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
       bodyLimitBytes: o.bodyLimitBytes ?? 1024 * 1024,
       tooLargeCode: 'payload_too_large',
     });
-    const f = new FeedFollower({ from: o.from, ledger, logger: o.logger.child({ component: 'mirror' }), ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }) });
+    const f = new FeedFollower({
+      from: o.from,
+      ledger,
+      logger: o.logger.child({ component: 'mirror' }),
+      ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
+    });
     follower = f;
     let ready = false;
     registerHealthRoute(server, { roles: ['directory'], profile: genesis.profile, chainId: genesis.chainId, ledger, isReady: () => ready, build: buildInfo() });

@@ -125,9 +125,7 @@ export function parseGenesisFile(path: string, text: string): GenesisConfig {
     attestors.length === 0 ||
     attestors.some((k) => k === undefined || k.length !== 32)
   ) {
-    throw new DataDirError(
-      `${path} is malformed: expected {chain_id, profile, genesis_time_ms, persona_attestors: [hex key]}`,
-    );
+    throw new DataDirError(`${path} is malformed: expected {chain_id, profile, genesis_time_ms, persona_attestors: [hex key]}`);
   }
   return {
     chainId: g.chain_id,
@@ -149,19 +147,13 @@ export function toGenesisFile(g: GenesisConfig): GenesisFile {
 function checkGenesis(dataDir: string, g: GenesisConfig, want: WantedChain, attestor: Ed25519KeyPair): void {
   const where = `the data directory ${dataDir} holds a chain created with`;
   if (g.profile !== want.profile) {
-    throw new DataDirError(
-      `${where} profile '${g.profile}', but --profile is '${want.profile}'; use that profile or another --data-dir`,
-    );
+    throw new DataDirError(`${where} profile '${g.profile}', but --profile is '${want.profile}'; use that profile or another --data-dir`);
   }
   if (g.chainId !== want.chainId) {
-    throw new DataDirError(
-      `${where} chain id '${g.chainId}', but --chain-id is '${want.chainId}'; use that chain id or another --data-dir`,
-    );
+    throw new DataDirError(`${where} chain id '${g.chainId}', but --chain-id is '${want.chainId}'; use that chain id or another --data-dir`);
   }
   if (!g.personaAttestors.some((k) => bytesEqual(k, attestor.publicKey))) {
-    throw new DataDirError(
-      `${join(dataDir, ATTESTOR_KEY_FILE)} is not a persona attestor of the chain in ${join(dataDir, GENESIS_FILE)}`,
-    );
+    throw new DataDirError(`${join(dataDir, ATTESTOR_KEY_FILE)} is not a persona attestor of the chain in ${join(dataDir, GENESIS_FILE)}`);
   }
 }
 

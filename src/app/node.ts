@@ -214,7 +214,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       const ttlMs = config.directoryViewTtlMs;
       if (ttlMs > 0) {
         const view = new DirectoryViewCache(remote, clock, { ttlMs });
-        metrics.countedBy('ddn_directory_view_lookups_total', 'Lookups of the remote Directory\'s answers: hit (reused) or miss (asked)', 'result', () => {
+        metrics.countedBy('ddn_directory_view_lookups_total', "Lookups of the remote Directory's answers: hit (reused) or miss (asked)", 'result', () => {
           const { hits, misses } = view.lookups;
           return { hit: hits, miss: misses };
         });
@@ -329,7 +329,12 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
     if (rate !== undefined) {
       cleanups.push(() => rate.close());
       const { refusals } = rate.limits;
-      metrics.countedBy('ddn_rate_limit_refusals_total', 'Requests refused with 429 rate_limited, by rate-limit budget (a class, or <class>-target)', 'class', () => ({ ...refusals }));
+      metrics.countedBy(
+        'ddn_rate_limit_refusals_total',
+        'Requests refused with 429 rate_limited, by rate-limit budget (a class, or <class>-target)',
+        'class',
+        () => ({ ...refusals }),
+      );
     }
     metrics.gauge('ddn_storage_degraded', 'Whether the data directory is full (1: new data refused with 507)', (g) => g.set(storage.isDegraded ? 1 : 0));
     const metricsAccess = { token: config.metricsToken, loopback: isLoopbackHost(config.host) };
@@ -376,8 +381,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
             profile,
             fetch: failoverFetch(
               remoteDirectory,
-              (url, init) =>
-                globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
+              (url, init) => globalThis.fetch(url, { ...init, signal: AbortSignal.any([stopRequests.signal, AbortSignal.timeout(REGISTRATION_TIMEOUT_MS)]) }),
               logger,
             ),
           })

@@ -77,7 +77,13 @@ export async function openRateLimits(
 ): Promise<NodeRateLimits | undefined> {
   if (settings === null) return undefined;
   if (db === null) return { limits: new RateLimits(settings), close: async () => {} };
-  const pool = await openPgPool({ url: db.url, schema: db.schema, max: 4, timeoutMs: PG_TIMEOUT_MS, onError: (err) => logger?.warn({ err }, 'rate limits: idle database connection failed') });
+  const pool = await openPgPool({
+    url: db.url,
+    schema: db.schema,
+    max: 4,
+    timeoutMs: PG_TIMEOUT_MS,
+    onError: (err) => logger?.warn({ err }, 'rate limits: idle database connection failed'),
+  });
   try {
     await migratePg(pool, RATE_LIMIT_PG_MIGRATIONS, RATE_LIMIT_PG_NAMESPACE);
   } catch (err) {

@@ -106,7 +106,10 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
       writer: {
         onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'),
         onThreadExit: (err, restarted) =>
-          logger?.error({ err, restarted }, restarted ? 'relay writer thread died; a new one took over' : 'relay writer thread keeps dying; writes are refused until restart'),
+          logger?.error(
+            { err, restarted },
+            restarted ? 'relay writer thread died; a new one took over' : 'relay writer thread keeps dying; writes are refused until restart',
+          ),
         ...(m === undefined ? {} : { onCommit: m.writerCommits('relay') }),
         ...o.store?.writer,
       },
@@ -177,13 +180,14 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
   m?.gauges(
     {
       ddn_relay_live_sessions: { help: 'Open live (WebSocket) sessions on this process', key: 'sessions' },
-      ddn_relay_live_buffered_bytes: { help: 'Bytes queued on the live sessions\' sockets', key: 'bufferedBytes' },
+      ddn_relay_live_buffered_bytes: { help: "Bytes queued on the live sessions' sockets", key: 'bufferedBytes' },
     },
     () => sessions.totals(),
   );
   const sweep = (): Promise<RelaySweepResult> => service.sweep();
   const sweeper = new RelaySweeper(
-    m?.countedSweep('ddn_relay_swept_total', 'What the Relay\'s purge removed: chunk sets, chunks, delivery results and nonces past their window', sweep) ?? sweep,
+    m?.countedSweep('ddn_relay_swept_total', "What the Relay's purge removed: chunk sets, chunks, delivery results and nonces past their window", sweep) ??
+      sweep,
     o.sweepIntervalMs ?? DEFAULT_RELAY_SWEEP_INTERVAL_MS,
     logger,
   );

@@ -19,10 +19,7 @@ const holder = (e: Pick<EntryMeta, 'contentHash' | 'recipientDid' | 'chunk'>) =>
  * to the same recipient with other content (a re-encrypted retry: the first copy stands, `messageIdReuse`); else
  * `message_id_conflict` (the chunk cases, an id reused for another recipient).
  */
-export function checkDuplicate(
-  existing: Held | null,
-  incoming: Pick<EntryMeta, 'contentHash' | 'recipientDid' | 'chunk'>,
-): 'new' | 'dedupe' {
+export function checkDuplicate(existing: Held | null, incoming: Pick<EntryMeta, 'contentHash' | 'recipientDid' | 'chunk'>): 'new' | 'dedupe' {
   if (existing === null) return 'new';
   if (messageIdReuse(holder(existing), holder(incoming)) !== 'conflict') return 'dedupe';
   throw new DdnError('message_id_conflict', 'this message_id is already held with different content', {
@@ -57,13 +54,7 @@ export function chunkRetryUntil(firstAtMs: number, windowMs: number, minExpiresA
 }
 
 /** The set's state once `received` sequences are held; completeness is sticky. */
-export function chunkSetState(
-  groupId: string,
-  total: number,
-  received: number,
-  wasComplete: boolean,
-  retryUntilMs: number,
-): ChunkSetState {
+export function chunkSetState(groupId: string, total: number, received: number, wasComplete: boolean, retryUntilMs: number): ChunkSetState {
   const complete = wasComplete || received >= total;
   return { groupId, total, received, complete, retryUntilMs: complete ? null : retryUntilMs };
 }

@@ -28,11 +28,7 @@ function ownSet(ownUrls: readonly string[]): Set<string> {
  * The plain-store rule: the first service of `document` of type `serviceType` (the `<P>CacheService`) with an
  * endpoint equal (trailing `/` ignored) to one of `ownUrls`; undefined when there is none.
  */
-export function publishedDestination(
-  document: DidDocument | null,
-  serviceType: string,
-  ownUrls: readonly string[],
-): CacheDestination | undefined {
+export function publishedDestination(document: DidDocument | null, serviceType: string, ownUrls: readonly string[]): CacheDestination | undefined {
   const own = ownSet(ownUrls);
   for (const s of document?.service ?? []) {
     if (s.type !== serviceType) continue;

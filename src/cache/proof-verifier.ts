@@ -15,7 +15,6 @@ import { normalizeEndpoint, retrievalProofText, type ProofOperation } from '../p
 import { authorizedServiceKey, findService } from '../protocol/service-keys.js';
 import type { ProofInput } from './proof-request.js';
 
-
 /** The parts of the recipient's record the checks read (a `DidView` fits). */
 export interface ProofDidRecord {
   deactivated: boolean;

@@ -14,12 +14,7 @@ export interface Retention {
 /**
  * `requestedExpiryMs` = envelope time + ttl. Already passed (≤ now) → 422 `envelope_expired`.
  */
-export function computeRetention(
-  requestedExpiryMs: number,
-  effectiveTtlSeconds: number,
-  maxRetentionSeconds: number,
-  nowMs: number,
-): Retention {
+export function computeRetention(requestedExpiryMs: number, effectiveTtlSeconds: number, maxRetentionSeconds: number, nowMs: number): Retention {
   if (requestedExpiryMs <= nowMs) {
     throw new DdnError('envelope_expired', 'the envelope expired before it could be stored', {
       expired_at: new Date(requestedExpiryMs).toISOString(),

@@ -67,21 +67,28 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     ownBaseUrls: () => s.publicCacheUrls(),
   };
 
-  server.route('POST', '/cache/store', async (ctx) => {
-    const { body, raw } = requireBody(ctx);
-    const node = await authenticateNodeRequest(
-      { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header },
-      nodeAuth,
-    );
-    const result = await service.store({ body, rawBody: raw, node }, ctx.log);
-    return json(202, storeResponse(result));
-  }, STORE);
+  server.route(
+    'POST',
+    '/cache/store',
+    async (ctx) => {
+      const { body, raw } = requireBody(ctx);
+      const node = await authenticateNodeRequest({ method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header }, nodeAuth);
+      const result = await service.store({ body, rawBody: raw, node }, ctx.log);
+      return json(202, storeResponse(result));
+    },
+    STORE,
+  );
 
-  server.route('GET', '/cache/messages/:did', async (ctx) => {
-    const did = pathDid(ctx.params.did);
-    const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs), ctx.log);
-    return jsonPayload(200, body);
-  }, retrieval('Pull the mailbox (§11.5)', DID, { response: { 200: CacheMessagesResponseSchema } }));
+  server.route(
+    'GET',
+    '/cache/messages/:did',
+    async (ctx) => {
+      const did = pathDid(ctx.params.did);
+      const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs), ctx.log);
+      return jsonPayload(200, body);
+    },
+    retrieval('Pull the mailbox (§11.5)', DID, { response: { 200: CacheMessagesResponseSchema } }),
+  );
 
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
@@ -97,37 +104,58 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     retrieval('The mailbox summary for one device (§11.5)', { ...DID, device: Type.String() }, summaryOk),
   );
 
-  server.route('GET', '/cache/chunks/:did/:group', async (ctx) => {
-    const did = pathDid(ctx.params.did);
-    const body = await service.chunks(proofFromHeaders(ctx.header, { did }), ctx.params.group, (set, nowMs) =>
-      chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
-      ctx.log,
-    );
-    return jsonPayload(200, body);
-  }, retrieval('A complete chunk set (§11.5)', { ...DID, group: Type.String({ description: 'message_group_id' }) }, { response: { 200: CacheChunksResponseSchema } }));
-
-  server.route('GET', '/cache/message/:did/:id', async (ctx) => {
-    const did = pathDid(ctx.params.did);
-    return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody, ctx.log));
-  }, retrieval('One message (§11.5)', { ...DID, id: Type.String({ description: 'message_id' }) }, { response: { 200: CacheMessageResponseSchema } }));
-
-  server.route('POST', '/cache/ack', async (ctx) => {
-    const { body } = requireBody(ctx);
-    const deleted = await service.ack(ackFromBody(body, ctx.header), ctx.log);
-    const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
-    return json(200, answer);
-  }, {
-    rateClass: 'cache-retrieval',
-    schema: {
-      summary: 'Acknowledge (delete) messages (§11.6)',
-      tags: ['cache'],
-      body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
-      response: { 200: CacheAckResponseSchema },
+  server.route(
+    'GET',
+    '/cache/chunks/:did/:group',
+    async (ctx) => {
+      const did = pathDid(ctx.params.did);
+      const body = await service.chunks(
+        proofFromHeaders(ctx.header, { did }),
+        ctx.params.group,
+        (set, nowMs) => chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
+        ctx.log,
+      );
+      return jsonPayload(200, body);
     },
-  });
+    retrieval(
+      'A complete chunk set (§11.5)',
+      { ...DID, group: Type.String({ description: 'message_group_id' }) },
+      { response: { 200: CacheChunksResponseSchema } },
+    ),
+  );
+
+  server.route(
+    'GET',
+    '/cache/message/:did/:id',
+    async (ctx) => {
+      const did = pathDid(ctx.params.did);
+      return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody, ctx.log));
+    },
+    retrieval('One message (§11.5)', { ...DID, id: Type.String({ description: 'message_id' }) }, { response: { 200: CacheMessageResponseSchema } }),
+  );
+
+  server.route(
+    'POST',
+    '/cache/ack',
+    async (ctx) => {
+      const { body } = requireBody(ctx);
+      const deleted = await service.ack(ackFromBody(body, ctx.header), ctx.log);
+      const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
+      return json(200, answer);
+    },
+    {
+      rateClass: 'cache-retrieval',
+      schema: {
+        summary: 'Acknowledge (delete) messages (§11.6)',
+        tags: ['cache'],
+        body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
+        response: { 200: CacheAckResponseSchema },
+      },
+    },
+  );
 
   server.route('GET', '/cache/limits', () => json(200, service.limits()), {
     rateClass: 'read',
-    schema: { summary: 'The Cache\'s limits', tags: ['cache'], response: { 200: CacheLimitsSchema } },
+    schema: { summary: "The Cache's limits", tags: ['cache'], response: { 200: CacheLimitsSchema } },
   });
 }

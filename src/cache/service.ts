@@ -15,33 +15,12 @@ import { nodeSignatureError } from '../protocol/node-signature.js';
 import type { ProofOperation } from '../protocol/retrieval-proof.js';
 import { ackSubject } from '../protocol/retrieval-proof.js';
 import { verifySenderSignature } from '../protocol/sender-signature.js';
-import {
-  namedStoreStep,
-  publishedDestination,
-  targetDestination,
-  type CacheDestination,
-} from './destination.js';
+import { namedStoreStep, publishedDestination, targetDestination, type CacheDestination } from './destination.js';
 import { trimJsonObject } from './envelope-text.js';
 import { cacheStoredEvent, type CacheEventSink } from './events.js';
-import type {
-  ChunkSetView,
-  EntryWithEnvelope,
-  MailboxStore,
-  MessagePage,
-  NewEntry,
-  PutResult,
-  SummaryEntry,
-  SweepResult,
-} from './mailbox-store.js';
+import type { ChunkSetView, EntryWithEnvelope, MailboxStore, MessagePage, NewEntry, PutResult, SummaryEntry, SweepResult } from './mailbox-store.js';
 import type { AckRequest, ProofInput } from './proof-request.js';
-import {
-  badProofSignature,
-  checkProofTiming,
-  checkRetrievalProof,
-  proofSignatureVerifies,
-  type CheckedProof,
-  type ProofCheck,
-} from './proof-verifier.js';
+import { badProofSignature, checkProofTiming, checkRetrievalProof, proofSignatureVerifies, type CheckedProof, type ProofCheck } from './proof-verifier.js';
 import { computeRetention } from './retention.js';
 import type { CacheSettings } from './settings.js';
 
@@ -169,11 +148,10 @@ export class CacheService {
     }
     const payloadLimit = env.chunk === null ? c.maxUnchunkedMessageBytes : c.maxChunkBytes;
     if (env.payloadBytes > payloadLimit) {
-      throw new DdnError(
-        'payload_too_large',
-        `the payload exceeds the effective ${env.chunk === null ? 'max_unchunked_message_bytes' : 'max_chunk_bytes'}`,
-        { limit_bytes: payloadLimit, received: env.payloadBytes },
-      );
+      throw new DdnError('payload_too_large', `the payload exceeds the effective ${env.chunk === null ? 'max_unchunked_message_bytes' : 'max_chunk_bytes'}`, {
+        limit_bytes: payloadLimit,
+        received: env.payloadBytes,
+      });
     }
     // 9. retention
     const retention = computeRetention(env.requestedExpiryMs, c.effectiveTtlSeconds, settings.maxRetentionSeconds, nowMs);
@@ -209,10 +187,7 @@ export class CacheService {
       if (err instanceof DdnError && err.code === 'proof_nonce_replayed') throw nodeSignatureError('nonce_replayed');
       throw err;
     }
-    log?.debug(
-      { message_id: result.entry.messageId, recipient: result.entry.recipientDid, deduped: result.deduped, bytes: envelope.length },
-      'cache store',
-    );
+    log?.debug({ message_id: result.entry.messageId, recipient: result.entry.recipientDid, deduped: result.deduped, bytes: envelope.length }, 'cache store');
     if (!result.deduped) this.deps.events?.emit(cacheStoredEvent(env, view.persona, destination, result.entry), log);
     return result;
   }
@@ -262,8 +237,7 @@ export class CacheService {
     const own = this.deps.settings.publicCacheUrls();
     const policy = view.policy;
     const prov = env.provenance;
-    const notPublished = () =>
-      new DdnError('cache_not_published', 'the recipient does not publish this Cache', { recipient: view.recipient.did });
+    const notPublished = () => new DdnError('cache_not_published', 'the recipient does not publish this Cache', { recipient: view.recipient.did });
     if (prov === null) {
       const dest = publishedDestination(view.recipient.document, profile.cacheServiceType, own);
       if (dest === undefined) throw notPublished();
@@ -275,12 +249,7 @@ export class CacheService {
       }
       return dest;
     }
-    if (
-      policy === null ||
-      policy.policyId !== prov.policyId ||
-      policy.policyRevision !== prov.policyRevision ||
-      policy.ruleId !== prov.ruleId
-    ) {
+    if (policy === null || policy.policyId !== prov.policyId || policy.policyRevision !== prov.policyRevision || policy.ruleId !== prov.ruleId) {
       throw new DdnError('policy_provenance_stale', 'the policy provenance does not match the current resolution', {
         expected: policy === null ? null : { policy_id: policy.policyId, policy_revision: policy.policyRevision, rule_id: policy.ruleId },
         received: { policy_id: prov.policyId, policy_revision: prov.policyRevision, rule_id: prov.ruleId },
@@ -388,20 +357,32 @@ export class CacheService {
 
   /** `GET /cache/chunks/{did}/{group}` (operation `chunks`); absent or incomplete → 404 `chunk_set_not_found`. */
   chunks<R>(proof: ProofInput, groupId: string, present: Present<ChunkSetView, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
-    return this.admitAndRead('chunks', groupId, proof, async (nowMs) => {
-      const set = await this.deps.store.getChunkSet(proof.did, groupId, nowMs);
-      if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
-      return present(set, nowMs);
-    }, log);
+    return this.admitAndRead(
+      'chunks',
+      groupId,
+      proof,
+      async (nowMs) => {
+        const set = await this.deps.store.getChunkSet(proof.did, groupId, nowMs);
+        if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
+        return present(set, nowMs);
+      },
+      log,
+    );
   }
 
   /** `GET /cache/message/{did}/{id}` (operation `pull_message`); not visible → 404 `message_not_found`. */
   message<R>(proof: ProofInput, messageId: string, present: Present<EntryWithEnvelope, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
-    return this.admitAndRead('pull_message', messageId, proof, async (nowMs) => {
-      const e = await this.deps.store.getMessage(proof.did, messageId, nowMs);
-      if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
-      return present(e, nowMs);
-    }, log);
+    return this.admitAndRead(
+      'pull_message',
+      messageId,
+      proof,
+      async (nowMs) => {
+        const e = await this.deps.store.getMessage(proof.did, messageId, nowMs);
+        if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
+        return present(e, nowMs);
+      },
+      log,
+    );
   }
 
   /** `POST /cache/ack` (operation `ack`): deletes the listed entries; returns the ids actually deleted. */

@@ -18,7 +18,11 @@ async function apps(o: { directory?: string; profile?: string }) {
 
 function read(name: string, summary: string, get: (c: ApplicationClient, id: string) => Promise<unknown>): CliCommand {
   return leaf(`${P} ${name}`, {
-    summary, synopsis: 'APPLICATION_ID', options: DIRECTORY_OPTIONS, positionals: ID, requiredPositionals: 1,
+    summary,
+    synopsis: 'APPLICATION_ID',
+    options: DIRECTORY_OPTIONS,
+    positionals: ID,
+    requiredPositionals: 1,
     async run(_ctx, o, [id]) {
       return get((await apps(o)).client, id!);
     },
@@ -26,9 +30,19 @@ function read(name: string, summary: string, get: (c: ApplicationClient, id: str
 }
 
 /** An authorization command: `extra` options and how they make the change. */
-function change<E extends OptionDefs>(name: string, summary: string, synopsis: string, extra: E, make: (o: Record<string, unknown>) => ApplicationChange): CliCommand {
+function change<E extends OptionDefs>(
+  name: string,
+  summary: string,
+  synopsis: string,
+  extra: E,
+  make: (o: Record<string, unknown>) => ApplicationChange,
+): CliCommand {
   return leaf(`${P} ${name}`, {
-    summary, synopsis: `APPLICATION_ID ${synopsis} --key FILE`.replace(/ +/g, ' '), options: { ...extra, ...WRITE }, positionals: ID, requiredPositionals: 1,
+    summary,
+    synopsis: `APPLICATION_ID ${synopsis} --key FILE`.replace(/ +/g, ' '),
+    options: { ...extra, ...WRITE },
+    positionals: ID,
+    requiredPositionals: 1,
     async run(ctx, o, [id]) {
       const values = o as Record<string, unknown>;
       const { dir, client } = await apps(values as { directory?: string });
@@ -41,7 +55,7 @@ function change<E extends OptionDefs>(name: string, summary: string, synopsis: s
 
 const LINKED = {
   'linked-did': { type: 'string', arg: 'DID', help: 'the DID to link or unlink', required: true },
-  'linked-key': { type: 'string', arg: 'FILE', help: "Ed25519 key file of the linked DID (it signs too)", required: true },
+  'linked-key': { type: 'string', arg: 'FILE', help: 'Ed25519 key file of the linked DID (it signs too)', required: true },
   'linked-signer-key-id': { type: 'string', arg: 'ID', help: "key id of the linked DID ('root' or a verification method)", default: 'root' },
 } as const;
 
@@ -67,17 +81,32 @@ const APP_COMMANDS: Record<string, CliCommand> = {
       return finish(ctx, dir, o, submitted, { application_id: id, action: 'register', control_did: o['control-did'] });
     },
   }),
-  'set-domain': change('set-domain', 'bind a domain the control DID holds as a DNS persona', '--domain DOMAIN',
-    { domain: { type: 'string', arg: 'DOMAIN', help: 'the domain', required: true } }, (o) => ({ action: 'set_domain', domain: o.domain as string })),
+  'set-domain': change(
+    'set-domain',
+    'bind a domain the control DID holds as a DNS persona',
+    '--domain DOMAIN',
+    { domain: { type: 'string', arg: 'DOMAIN', help: 'the domain', required: true } },
+    (o) => ({ action: 'set_domain', domain: o.domain as string }),
+  ),
   'clear-domain': change('clear-domain', "remove the application's domain", '', {}, () => ({ action: 'clear_domain' })),
-  'set-status': change('set-status', 'set the status: active, suspended or tombstoned (final)', '--status STATUS',
-    { status: { type: 'string', arg: 'STATUS', help: 'active, suspended or tombstoned', required: true } }, (o) => {
+  'set-status': change(
+    'set-status',
+    'set the status: active, suspended or tombstoned (final)',
+    '--status STATUS',
+    { status: { type: 'string', arg: 'STATUS', help: 'active, suspended or tombstoned', required: true } },
+    (o) => {
       const s = o.status as (typeof STATUSES)[number];
       if (!STATUSES.includes(s)) throw new UsageError('--status must be active, suspended or tombstoned');
       return { action: 'set_status', status: s };
-    }),
-  'update-control': change('update-control', 'hand the application to another control DID', '--new-control-did DID',
-    { 'new-control-did': { type: 'string', arg: 'DID', help: 'the new control DID', required: true } }, (o) => ({ action: 'update_control', newControlDid: o['new-control-did'] as string })),
+    },
+  ),
+  'update-control': change(
+    'update-control',
+    'hand the application to another control DID',
+    '--new-control-did DID',
+    { 'new-control-did': { type: 'string', arg: 'DID', help: 'the new control DID', required: true } },
+    (o) => ({ action: 'update_control', newControlDid: o['new-control-did'] as string }),
+  ),
   'link-did': change('link-did', 'link a DID (both DIDs sign)', '--linked-did DID --linked-key FILE', LINKED, (o) => linked(o, 'link_did')),
   'unlink-did': change('unlink-did', 'unlink a DID (both DIDs sign)', '--linked-did DID --linked-key FILE', LINKED, (o) => linked(o, 'unlink_did')),
 };

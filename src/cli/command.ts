@@ -29,7 +29,13 @@ export type OptionDefs = Readonly<Record<string, OptionDef>>;
 
 /** The parsed value of each option. */
 export type OptionValues<O extends OptionDefs> = {
-  [K in keyof O]: O[K]['type'] extends 'boolean' ? boolean : O[K]['multiple'] extends true ? string[] : O[K]['required'] extends true ? string : string | undefined;
+  [K in keyof O]: O[K]['type'] extends 'boolean'
+    ? boolean
+    : O[K]['multiple'] extends true
+      ? string[]
+      : O[K]['required'] extends true
+        ? string
+        : string | undefined;
 };
 
 export { UsageError };
@@ -69,8 +75,14 @@ export interface LeafSpec<O extends OptionDefs> {
 function optionHelp(options: OptionDefs): string {
   const rows = Object.entries(options).map(([name, o]) => {
     const flag = `--${name}${o.type === 'string' ? ` ${o.arg ?? 'VALUE'}` : ''}`;
-    const extra = [o.required ? 'required' : '', o.multiple ? 'repeatable' : '', o.env ? `env ${o.env}` : '', o.default !== undefined ? `default ${o.default}` : '']
-      .filter((x) => x !== '').join(', ');
+    const extra = [
+      o.required ? 'required' : '',
+      o.multiple ? 'repeatable' : '',
+      o.env ? `env ${o.env}` : '',
+      o.default !== undefined ? `default ${o.default}` : '',
+    ]
+      .filter((x) => x !== '')
+      .join(', ');
     return `  ${flag.padEnd(34)}${o.help}${extra === '' ? '' : ` (${extra})`}`;
   });
   return [...rows, `  ${'--help'.padEnd(34)}this text (on stdout)`].join('\n');
@@ -111,7 +123,8 @@ function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: Nod
   const values: Record<string, unknown> = {};
   for (const [name, o] of Object.entries(spec.options)) {
     let v: unknown = parsed.values[name];
-    if (v === undefined && o.env !== undefined && env[o.env] !== undefined && env[o.env] !== '') v = o.type === 'boolean' ? env[o.env] === '1' || env[o.env] === 'true' : env[o.env];
+    if (v === undefined && o.env !== undefined && env[o.env] !== undefined && env[o.env] !== '')
+      v = o.type === 'boolean' ? env[o.env] === '1' || env[o.env] === 'true' : env[o.env];
     if (v === undefined && o.default !== undefined && o.type === 'string') v = o.multiple ? [o.default] : o.default;
     if (v === undefined) v = o.type === 'boolean' ? false : o.multiple ? [] : undefined;
     values[name] = v;
@@ -183,7 +196,14 @@ export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): Cli
         const outcome = await Promise.race([spec.run(ctx, values, positionals).then((result) => ({ result })), interrupted]);
         if ('signal' in outcome) {
           const { signal } = outcome;
-          printResult(io, { error: 'interrupted', code: 'interrupted', message: `${path} interrupted by ${signal}`, signal, elapsed_ms: Date.now() - started, ...progress });
+          printResult(io, {
+            error: 'interrupted',
+            code: 'interrupted',
+            message: `${path} interrupted by ${signal}`,
+            signal,
+            elapsed_ms: Date.now() - started,
+            ...progress,
+          });
           io.stderr(`${path}: interrupted by ${signal}\n`);
           return signalExit(signal);
         }

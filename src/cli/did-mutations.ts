@@ -12,7 +12,13 @@ import type { CliCommand } from './io.js';
 const ID = { id: { type: 'string', arg: 'ID', help: 'id (fragment or full DID URL)', required: true } } as const;
 
 /** A mutation leaf: `extra` options besides the common ones. */
-function mutation<E extends OptionDefs>(path: string, summary: string, synopsis: string, extra: E, run: Parameters<typeof leaf<E & typeof MUTATION_OPTIONS>>[1]['run']): CliCommand {
+function mutation<E extends OptionDefs>(
+  path: string,
+  summary: string,
+  synopsis: string,
+  extra: E,
+  run: Parameters<typeof leaf<E & typeof MUTATION_OPTIONS>>[1]['run'],
+): CliCommand {
   return leaf(path, { summary, synopsis: `--did DID --key FILE ${synopsis}`.trim(), options: { ...extra, ...MUTATION_OPTIONS }, run });
 }
 
@@ -41,45 +47,73 @@ const KEY_OPTIONS = {
 const vmOptions = { ...KEY_OPTIONS, type: { type: 'string', arg: 'TYPE', help: 'verification-method type', default: 'Ed25519VerificationKey2020' } } as const;
 const kaOptions = { ...KEY_OPTIONS, type: { type: 'string', arg: 'TYPE', help: 'key-agreement type', default: 'X25519KeyAgreementKey2020' } } as const;
 
-function method(did: string, o: { id: string; type?: string; 'public-key'?: string; 'public-key-file'?: string }, kind: 'ed25519' | 'x25519'): VerificationMethodJson {
+function method(
+  did: string,
+  o: { id: string; type?: string; 'public-key'?: string; 'public-key-file'?: string },
+  kind: 'ed25519' | 'x25519',
+): VerificationMethodJson {
   return { id: didUrl(did, o.id), type: o.type!, controller: did, publicKeyMultibase: publicKeyOption(o, kind) };
 }
 
 const P = 'ddn did';
 const alias = group(`${P} alias`, 'add, rename or remove an alias', {
-  add: mutation(`${P} alias add`, 'add an alias', '--alias ALIAS', { alias: { type: 'string', arg: 'ALIAS', help: 'the alias', required: true } },
-    (ctx, o) => mutate(ctx, o, 'add_alias', { alias: o.alias })),
-  update: mutation(`${P} alias update`, 'rename an alias', '--old ALIAS --new ALIAS', {
-    old: { type: 'string', arg: 'ALIAS', help: 'current alias', required: true },
-    new: { type: 'string', arg: 'ALIAS', help: 'new alias', required: true },
-  }, (ctx, o) => mutate(ctx, o, 'update_alias', { old_alias: o.old, new_alias: o.new })),
-  remove: mutation(`${P} alias remove`, 'remove an alias', '--alias ALIAS', { alias: { type: 'string', arg: 'ALIAS', help: 'the alias', required: true } },
-    (ctx, o) => mutate(ctx, o, 'remove_alias', { alias: o.alias })),
+  add: mutation(`${P} alias add`, 'add an alias', '--alias ALIAS', { alias: { type: 'string', arg: 'ALIAS', help: 'the alias', required: true } }, (ctx, o) =>
+    mutate(ctx, o, 'add_alias', { alias: o.alias }),
+  ),
+  update: mutation(
+    `${P} alias update`,
+    'rename an alias',
+    '--old ALIAS --new ALIAS',
+    {
+      old: { type: 'string', arg: 'ALIAS', help: 'current alias', required: true },
+      new: { type: 'string', arg: 'ALIAS', help: 'new alias', required: true },
+    },
+    (ctx, o) => mutate(ctx, o, 'update_alias', { old_alias: o.old, new_alias: o.new }),
+  ),
+  remove: mutation(
+    `${P} alias remove`,
+    'remove an alias',
+    '--alias ALIAS',
+    { alias: { type: 'string', arg: 'ALIAS', help: 'the alias', required: true } },
+    (ctx, o) => mutate(ctx, o, 'remove_alias', { alias: o.alias }),
+  ),
 });
 
 const verificationMethod = group(`${P} verification-method`, 'add, replace or remove a verification method', {
-  add: mutation(`${P} verification-method add`, 'add a verification method', '--id ID (--public-key MB | --public-key-file FILE)', vmOptions,
-    (ctx, o) => mutate(ctx, o, 'AddVerificationMethod', { verification_method: method(o.did, o, 'ed25519') })),
-  update: mutation(`${P} verification-method update`, 'replace a verification method', '--id ID (--public-key MB | --public-key-file FILE)', vmOptions,
-    (ctx, o) => mutate(ctx, o, 'UpdateVerificationMethod', { verification_method: method(o.did, o, 'ed25519') })),
-  remove: mutation(`${P} verification-method remove`, 'remove a verification method', '--id ID', ID,
-    (ctx, o) => mutate(ctx, o, 'RemoveVerificationMethod', { id: didUrl(o.did, o.id) })),
+  add: mutation(`${P} verification-method add`, 'add a verification method', '--id ID (--public-key MB | --public-key-file FILE)', vmOptions, (ctx, o) =>
+    mutate(ctx, o, 'AddVerificationMethod', { verification_method: method(o.did, o, 'ed25519') }),
+  ),
+  update: mutation(
+    `${P} verification-method update`,
+    'replace a verification method',
+    '--id ID (--public-key MB | --public-key-file FILE)',
+    vmOptions,
+    (ctx, o) => mutate(ctx, o, 'UpdateVerificationMethod', { verification_method: method(o.did, o, 'ed25519') }),
+  ),
+  remove: mutation(`${P} verification-method remove`, 'remove a verification method', '--id ID', ID, (ctx, o) =>
+    mutate(ctx, o, 'RemoveVerificationMethod', { id: didUrl(o.did, o.id) }),
+  ),
 });
 
 const authentication = group(`${P} authentication`, 'grant or withdraw authentication for a verification method', {
-  add: mutation(`${P} authentication add`, 'list a verification method in authentication', '--id ID', ID,
-    (ctx, o) => mutate(ctx, o, 'AddAuthentication', { id: didUrl(o.did, o.id) })),
-  remove: mutation(`${P} authentication remove`, 'remove a verification method from authentication', '--id ID', ID,
-    (ctx, o) => mutate(ctx, o, 'RemoveAuthentication', { id: didUrl(o.did, o.id) })),
+  add: mutation(`${P} authentication add`, 'list a verification method in authentication', '--id ID', ID, (ctx, o) =>
+    mutate(ctx, o, 'AddAuthentication', { id: didUrl(o.did, o.id) }),
+  ),
+  remove: mutation(`${P} authentication remove`, 'remove a verification method from authentication', '--id ID', ID, (ctx, o) =>
+    mutate(ctx, o, 'RemoveAuthentication', { id: didUrl(o.did, o.id) }),
+  ),
 });
 
 const keyAgreement = group(`${P} key-agreement`, 'add, replace or remove an X25519 key agreement', {
-  add: mutation(`${P} key-agreement add`, 'add a key agreement', '--id ID (--public-key MB | --public-key-file FILE)', kaOptions,
-    (ctx, o) => mutate(ctx, o, 'AddKeyAgreement', { key_agreement: method(o.did, o, 'x25519') })),
-  update: mutation(`${P} key-agreement update`, 'replace a key agreement', '--id ID (--public-key MB | --public-key-file FILE)', kaOptions,
-    (ctx, o) => mutate(ctx, o, 'UpdateKeyAgreement', { key_agreement: method(o.did, o, 'x25519') })),
-  remove: mutation(`${P} key-agreement remove`, 'remove a key agreement', '--id ID', ID,
-    (ctx, o) => mutate(ctx, o, 'RemoveKeyAgreement', { id: didUrl(o.did, o.id) })),
+  add: mutation(`${P} key-agreement add`, 'add a key agreement', '--id ID (--public-key MB | --public-key-file FILE)', kaOptions, (ctx, o) =>
+    mutate(ctx, o, 'AddKeyAgreement', { key_agreement: method(o.did, o, 'x25519') }),
+  ),
+  update: mutation(`${P} key-agreement update`, 'replace a key agreement', '--id ID (--public-key MB | --public-key-file FILE)', kaOptions, (ctx, o) =>
+    mutate(ctx, o, 'UpdateKeyAgreement', { key_agreement: method(o.did, o, 'x25519') }),
+  ),
+  remove: mutation(`${P} key-agreement remove`, 'remove a key agreement', '--id ID', ID, (ctx, o) =>
+    mutate(ctx, o, 'RemoveKeyAgreement', { id: didUrl(o.did, o.id) }),
+  ),
 });
 
 const serviceOptions = {
@@ -91,7 +125,11 @@ const serviceOptions = {
 } as const;
 
 function service(o: { did: string; id: string; type: string; endpoint: string[]; authorization: string[]; priority?: string }, profile: Profile): ServiceJson {
-  const s: ServiceJson = { id: didUrl(o.did, o.id), type: serviceType(profile, o.type), serviceEndpoint: o.endpoint.length === 1 ? o.endpoint[0]! : o.endpoint };
+  const s: ServiceJson = {
+    id: didUrl(o.did, o.id),
+    type: serviceType(profile, o.type),
+    serviceEndpoint: o.endpoint.length === 1 ? o.endpoint[0]! : o.endpoint,
+  };
   if (o.authorization.length > 0) s.authorization = o.authorization.map((a) => didUrl(o.did, a));
   const priority = o.priority === undefined ? undefined : o.priority === '0' ? 0 : positiveInt('priority', o.priority);
   if (priority !== undefined) s.priority = priority;
@@ -99,37 +137,56 @@ function service(o: { did: string; id: string; type: string; endpoint: string[];
 }
 
 const services = group(`${P} service`, 'add, replace or remove a service', {
-  add: mutation(`${P} service add`, 'add a service', '--id ID --type TYPE --endpoint URL…', serviceOptions,
-    (ctx, o) => mutate(ctx, o, 'AddService', (d) => ({ service: service(o, d.profile) }))),
-  update: mutation(`${P} service update`, 'replace a service', '--id ID --type TYPE --endpoint URL…', serviceOptions,
-    (ctx, o) => mutate(ctx, o, 'UpdateService', (d) => ({ service: service(o, d.profile) }))),
+  add: mutation(`${P} service add`, 'add a service', '--id ID --type TYPE --endpoint URL…', serviceOptions, (ctx, o) =>
+    mutate(ctx, o, 'AddService', (d) => ({ service: service(o, d.profile) })),
+  ),
+  update: mutation(`${P} service update`, 'replace a service', '--id ID --type TYPE --endpoint URL…', serviceOptions, (ctx, o) =>
+    mutate(ctx, o, 'UpdateService', (d) => ({ service: service(o, d.profile) })),
+  ),
   remove: mutation(`${P} service remove`, 'remove a service', '--id ID', ID, (ctx, o) => mutate(ctx, o, 'RemoveService', { id: didUrl(o.did, o.id) })),
 });
 
 const DEVICE = { 'device-id': { type: 'string', arg: 'ID', help: 'device id (1-64 bytes)', required: true } } as const;
 const device = group(`${P} device`, 'add, rename, remove or tombstone a device', {
   add: mutation(`${P} device add`, 'add a device', '--device-id ID', DEVICE, (ctx, o) => mutate(ctx, o, 'add_device', { device_id: o['device-id'] })),
-  update: mutation(`${P} device update`, 'rename a device', '--device-id ID --new-device-id ID',
+  update: mutation(
+    `${P} device update`,
+    'rename a device',
+    '--device-id ID --new-device-id ID',
     { ...DEVICE, 'new-device-id': { type: 'string', arg: 'ID', help: 'new device id', required: true } },
-    (ctx, o) => mutate(ctx, o, 'update_device', { device_id: o['device-id'], new_device_id: o['new-device-id'] })),
-  remove: mutation(`${P} device remove`, 'remove a device', '--device-id ID', DEVICE, (ctx, o) => mutate(ctx, o, 'remove_device', { device_id: o['device-id'] })),
-  tombstone: mutation(`${P} device tombstone`, 'tombstone a device', '--device-id ID', DEVICE, (ctx, o) => mutate(ctx, o, 'tombstone_device', { device_id: o['device-id'] })),
+    (ctx, o) => mutate(ctx, o, 'update_device', { device_id: o['device-id'], new_device_id: o['new-device-id'] }),
+  ),
+  remove: mutation(`${P} device remove`, 'remove a device', '--device-id ID', DEVICE, (ctx, o) =>
+    mutate(ctx, o, 'remove_device', { device_id: o['device-id'] }),
+  ),
+  tombstone: mutation(`${P} device tombstone`, 'tombstone a device', '--device-id ID', DEVICE, (ctx, o) =>
+    mutate(ctx, o, 'tombstone_device', { device_id: o['device-id'] }),
+  ),
 });
 
 const rootKey = group(`${P} root-key`, 'rotate the root key', {
-  rotate: mutation(`${P} root-key rotate`, 'replace the root key (signed by the current root or a verification method)',
-    '(--new-key FILE | --new-public-key KEY)', {
+  rotate: mutation(
+    `${P} root-key rotate`,
+    'replace the root key (signed by the current root or a verification method)',
+    '(--new-key FILE | --new-public-key KEY)',
+    {
       'new-key': { type: 'string', arg: 'FILE', help: 'the new Ed25519 key file (its public half is sent)' },
       'new-public-key': { type: 'string', arg: 'KEY', help: 'the new public key (0x-hex or z-multibase)' },
-    }, (ctx, o) => {
+    },
+    (ctx, o) => {
       const k = o['new-public-key'] ?? (o['new-key'] === undefined ? undefined : publicKeyOption({ 'public-key-file': o['new-key'] }, 'ed25519'));
-      if (k === undefined || (o['new-key'] !== undefined && o['new-public-key'] !== undefined)) throw new UsageError('give exactly one of --new-key and --new-public-key');
+      if (k === undefined || (o['new-key'] !== undefined && o['new-public-key'] !== undefined))
+        throw new UsageError('give exactly one of --new-key and --new-public-key');
       return mutate(ctx, o, 'UpdateRootPubkey', { new_root_pubkey: k });
-    }),
+    },
+  ),
 });
 
 const documentCmd = group(`${P} document`, 'replace the whole DID document', {
-  replace: mutation(`${P} document replace`, 'replace the document with a JSON file', '--file FILE',
+  replace: mutation(
+    `${P} document replace`,
+    'replace the document with a JSON file',
+    '--file FILE',
     { file: { type: 'string', arg: 'FILE', help: 'the new document (JSON)', required: true } },
     (ctx, o) => {
       let document: DidDocumentJson;
@@ -139,7 +196,8 @@ const documentCmd = group(`${P} document`, 'replace the whole DID document', {
         throw new UsageError(`cannot read a JSON document from ${o.file}: ${(e as Error).message}`);
       }
       return mutate(ctx, o, 'replace_document', { document });
-    }),
+    },
+  ),
 });
 
 /** Every mutation subcommand of `ddn did`. */

@@ -8,7 +8,13 @@ import { didUrl, DIRECTORY_OPTIONS, timeoutMs, WAIT_OPTIONS, type DirectoryConte
 /** Options of every DID mutation command. */
 export const MUTATION_OPTIONS = {
   did: { type: 'string', arg: 'DID', help: 'the DID to change (or its alias in the identity book)', required: true, identity: 'did' },
-  key: { type: 'string', arg: 'FILE', help: "Ed25519 private key file of the signer (default: the DID's root key in the identity book)", required: true, identity: 'key' },
+  key: {
+    type: 'string',
+    arg: 'FILE',
+    help: "Ed25519 private key file of the signer (default: the DID's root key in the identity book)",
+    required: true,
+    identity: 'key',
+  },
   'signer-key-id': { type: 'string', arg: 'ID', help: "'root' or a verification-method id (fragment or full)", default: 'root' },
   ...DIRECTORY_OPTIONS,
   ...WAIT_OPTIONS,
@@ -25,7 +31,13 @@ export interface MutationArgs {
 }
 
 /** Waits for `submitted` unless `--no-wait`, and renders the result. */
-export async function finish(ctx: CommandContext, dir: DirectoryContext, o: { 'no-wait': boolean; timeout?: string }, submitted: SubmitResponse, extra: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function finish(
+  ctx: CommandContext,
+  dir: DirectoryContext,
+  o: { 'no-wait': boolean; timeout?: string },
+  submitted: SubmitResponse,
+  extra: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   ctx.info(`accepted: ${submitted.tx_hash}`);
   const base = { ...extra, tx_hash: submitted.tx_hash, extrinsic: submitted.extrinsic };
   ctx.progress({ ...extra, tx_hash: submitted.tx_hash, status: 'accepted' });

@@ -14,12 +14,19 @@ import { absolute, addIdentity, bookPath, identityName, identityWithKey, Identit
 import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The services of a new DID: one `#relay`, `#cache` and `#archive` service for the URLs given of each kind. */
-export function initialServices(profile: Profile, did: string, urls: { relay: string[]; cache: string[]; archive: string[] }, retrievalKeyId: string): ServiceJson[] {
+export function initialServices(
+  profile: Profile,
+  did: string,
+  urls: { relay: string[]; cache: string[]; archive: string[] },
+  retrievalKeyId: string,
+): ServiceJson[] {
   const out: ServiceJson[] = [];
   const endpoint = (list: string[]) => (list.length === 1 ? list[0]! : list);
   if (urls.relay.length > 0) out.push({ id: `${did}#relay`, type: profile.relayServiceType, serviceEndpoint: endpoint(urls.relay) });
-  if (urls.cache.length > 0) out.push({ id: `${did}#cache`, type: profile.cacheServiceType, serviceEndpoint: endpoint(urls.cache), authorization: [retrievalKeyId] });
-  if (urls.archive.length > 0) out.push({ id: `${did}#archive`, type: profile.archiveServiceType, serviceEndpoint: endpoint(urls.archive), authorization: [retrievalKeyId] });
+  if (urls.cache.length > 0)
+    out.push({ id: `${did}#cache`, type: profile.cacheServiceType, serviceEndpoint: endpoint(urls.cache), authorization: [retrievalKeyId] });
+  if (urls.archive.length > 0)
+    out.push({ id: `${did}#archive`, type: profile.archiveServiceType, serviceEndpoint: endpoint(urls.archive), authorization: [retrievalKeyId] });
   return out;
 }
 
@@ -39,7 +46,11 @@ const create = leaf('ddn did create', {
     'another DID is refused unless --new is given.',
   options: {
     key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file: the root key (default: a new one in the book)' },
-    'key-agreement': { type: 'string', arg: 'FILE', help: 'X25519 private key file whose public key receives encrypted messages (default without --key: a new one)' },
+    'key-agreement': {
+      type: 'string',
+      arg: 'FILE',
+      help: 'X25519 private key file whose public key receives encrypted messages (default without --key: a new one)',
+    },
     relay: { type: 'string', multiple: true, arg: 'URL', help: 'endpoint of the #relay service' },
     cache: { type: 'string', multiple: true, arg: 'URL', help: 'endpoint of the #cache service' },
     archive: { type: 'string', multiple: true, arg: 'URL', help: 'endpoint of the #archive service' },
@@ -55,13 +66,19 @@ const create = leaf('ddn did create', {
     const dir = await directoryContext(o);
     const did = o.did ?? generateDid(dir.profile);
     if (!isDid(did)) throw new UsageError(`'${did}' is not a valid DID`);
-    const files = o.key === undefined ? newKeyFiles(env, did) : { key: absolute(o.key), keyAgreement: o['key-agreement'] === undefined ? undefined : absolute(o['key-agreement']), created: [] };
+    const files =
+      o.key === undefined
+        ? newKeyFiles(env, did)
+        : { key: absolute(o.key), keyAgreement: o['key-agreement'] === undefined ? undefined : absolute(o['key-agreement']), created: [] };
     try {
       const key = readEd25519KeyFile(files.key);
       const rootPubkey = multibaseEd25519(key.publicKey);
       const known = identityWithKey(book, rootPubkey);
       if (known !== undefined && !o.new) {
-        throw new IdentityBookError('key_already_registered', `${files.key} is already the root key of ${identityName(known)} in the identity book; give --new to register another DID with it`);
+        throw new IdentityBookError(
+          'key_already_registered',
+          `${files.key} is already the root key of ${identityName(known)} in the identity book; give --new to register another DID with it`,
+        );
       }
       const ka = files.keyAgreement === undefined ? undefined : readX25519KeyFile(files.keyAgreement);
       const services = initialServices(dir.profile, did, { relay: o.relay, cache: o.cache, archive: o.archive }, `${did}#root`);
@@ -71,18 +88,38 @@ const create = leaf('ddn did create', {
       files.created = [];
       ctx.info(`accepted: ${submitted.tx_hash}`);
       const bookFile = addIdentity(env, {
-        did, ...(o.alias === undefined ? {} : { alias: o.alias }), key: files.key, ...(files.keyAgreement === undefined ? {} : { key_agreement: files.keyAgreement }),
-        root_pubkey: rootPubkey, directory: dir.client.baseUrl, profile: dir.profile.p, tx_hash: submitted.tx_hash, created_at: new Date().toISOString(),
+        did,
+        ...(o.alias === undefined ? {} : { alias: o.alias }),
+        key: files.key,
+        ...(files.keyAgreement === undefined ? {} : { key_agreement: files.keyAgreement }),
+        root_pubkey: rootPubkey,
+        directory: dir.client.baseUrl,
+        profile: dir.profile.p,
+        tx_hash: submitted.tx_hash,
+        created_at: new Date().toISOString(),
       });
       ctx.info(`recorded in ${bookFile}`);
-      const base = { did, root_pubkey: rootPubkey, tx_hash: submitted.tx_hash, key: files.key, ...(files.keyAgreement === undefined ? {} : { key_agreement: files.keyAgreement }) };
+      const base = {
+        did,
+        root_pubkey: rootPubkey,
+        tx_hash: submitted.tx_hash,
+        key: files.key,
+        ...(files.keyAgreement === undefined ? {} : { key_agreement: files.keyAgreement }),
+      };
       ctx.progress({ ...base, registration_status: 'pending' });
       if (o['no-wait']) return { ...base, registration_status: 'pending', document: didDocument };
       ctx.info('waiting for finality…');
       await dir.client.waitForRegistration(did, { timeoutMs: timeoutMs(o.timeout) });
       const record = await dir.client.resolve(did);
       ctx.info(`registered ${did}`);
-      return { ...base, registration_status: 'confirmed', version: record.version, aliases: record.aliases, document: record.document, block_number: record.block_number };
+      return {
+        ...base,
+        registration_status: 'confirmed',
+        version: record.version,
+        aliases: record.aliases,
+        document: record.document,
+        block_number: record.block_number,
+      };
     } finally {
       // keys made for a registration that was never accepted are of no use
       for (const f of files.created) rmSync(f, { force: true });
@@ -137,4 +174,11 @@ const status = didRead('status', 'print the registration status (pending, confir
 const nonces = didRead('nonces', 'print the next usable nonce of every domain', 'nonces');
 
 /** The `did` command. */
-export const didCommand = group('ddn did', 'create, list, read and change DIDs (keys stay on this machine)', { create, list, resolve, status, nonces, ...DID_MUTATIONS });
+export const didCommand = group('ddn did', 'create, list, read and change DIDs (keys stay on this machine)', {
+  create,
+  list,
+  resolve,
+  status,
+  nonces,
+  ...DID_MUTATIONS,
+});

@@ -28,11 +28,11 @@ async function ready(url: string): Promise<{ ok: boolean; status?: number; body?
 
 /** The `health` command. */
 export const healthCommand = leaf('ddn health', {
-  summary: "check that nodes answer GET /ready (with --wait: wait until they do)",
+  summary: 'check that nodes answer GET /ready (with --wait: wait until they do)',
   synopsis: '[--directory URL] [--relay URL] [--cache URL] [--wait SECONDS]',
   description:
     'Asks GET /ready of the Directory (--directory, default http://127.0.0.1:8080) and of the Relay and Cache\n' +
-    "URLs given, and prints each answer. A role is ready when it answers 200 (a Relay or Cache also needs its\n" +
+    'URLs given, and prints each answer. A role is ready when it answers 200 (a Relay or Cache also needs its\n' +
     'Directory). With --wait it asks again every 0.2 s until all are ready or the seconds have passed (exit 3);\n' +
     "without it, a role that is not ready fails the command (exit 1). 'ddn serve … &' followed by\n" +
     "'ddn health --wait 30' starts a node in the background and waits until it serves.",
@@ -49,7 +49,11 @@ export const healthCommand = leaf('ddn health', {
       const answers = Object.fromEntries(await Promise.all(Object.entries(urls).map(async ([role, url]) => [role, { url, ...(await ready(url)) }] as const)));
       const waiting = Object.entries(answers).filter(([, a]) => !a.ok);
       if (waiting.length === 0) return { ready: true, ...answers };
-      if (deadline === undefined) throw Object.assign(new Error(`not ready: ${waiting.map(([r, a]) => `${r} at ${a.url} (${a.error ?? `HTTP ${a.status}`})`).join(', ')}`), { code: 'not_ready', details: answers });
+      if (deadline === undefined)
+        throw Object.assign(new Error(`not ready: ${waiting.map(([r, a]) => `${r} at ${a.url} (${a.error ?? `HTTP ${a.status}`})`).join(', ')}`), {
+          code: 'not_ready',
+          details: answers,
+        });
       if (Date.now() >= deadline) throw new NotReadyError(Object.fromEntries(waiting));
       ctx.progress({ ready: false, waiting_for: waiting.map(([r]) => r) });
       await new Promise((r) => setTimeout(r, POLL_MS));

@@ -48,7 +48,7 @@ const generate = leaf('ddn key generate', {
     'Without --out it goes to the keys/ directory of the identity book ($XDG_CONFIG_HOME/ddn, default\n' +
     '~/.config/ddn), named after its type and public key. Prints the file and the public key.',
   options: {
-    out: { type: 'string', arg: 'FILE', help: 'the new key file (default: in the identity book\'s keys/ directory)' },
+    out: { type: 'string', arg: 'FILE', help: "the new key file (default: in the identity book's keys/ directory)" },
     type: { type: 'string', arg: 'TYPE', help: 'ed25519 (signing) or x25519 (key agreement)', default: 'ed25519' },
   },
   async run(ctx, o) {

@@ -6,7 +6,7 @@ import { nodeConfigOrExit } from './node-config.js';
 
 const USAGE =
   'usage: ddn migrate [--db postgres://… [--db-schema S]] [--data-dir DIR] [--roles …]\n\n' +
-  "Brings the stores of the given roles to the current schema version (PostgreSQL with --db, else the data\n" +
+  'Brings the stores of the given roles to the current schema version (PostgreSQL with --db, else the data\n' +
   "directory's SQLite files) and prints one JSON line. `ddn serve` migrates on start too; run this first when\n" +
   'several processes start at once on a new database, or to migrate ahead of an upgrade.\n' +
   'Exit status: 0 migrated, 1 failure (an unreachable database, a failed migration), 2 on a bad option.\n';

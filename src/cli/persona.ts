@@ -25,9 +25,18 @@ function controllers(o: { 'controller-key': string[] }, operator: string, signer
   return o['controller-key'].length > 0 ? o['controller-key'].map((k) => didUrl(operator, k, true)) : [signerKeyId];
 }
 
-function read<O extends OptionDefs>(name: string, summary: string, options: O, get: (c: PersonaClient, persona: string, o: Record<string, unknown>) => Promise<unknown>): CliCommand {
+function read<O extends OptionDefs>(
+  name: string,
+  summary: string,
+  options: O,
+  get: (c: PersonaClient, persona: string, o: Record<string, unknown>) => Promise<unknown>,
+): CliCommand {
   return leaf(`${P} ${name}`, {
-    summary, synopsis: 'PERSONA', options: { ...options, ...DIRECTORY_OPTIONS }, positionals: NAME, requiredPositionals: 1,
+    summary,
+    synopsis: 'PERSONA',
+    options: { ...options, ...DIRECTORY_OPTIONS },
+    positionals: NAME,
+    requiredPositionals: 1,
     async run(_ctx, o, [persona]) {
       const values = o as Record<string, unknown>;
       return get((await personas(values as { directory?: string; profile?: string })).client, persona!, values);
@@ -35,25 +44,29 @@ function read<O extends OptionDefs>(name: string, summary: string, options: O, g
   });
 }
 
-const register = (renew: boolean): CliCommand => leaf(`${P} ${renew ? 'renew' : 'register'}`, {
-  summary: renew ? 'renew a DNS persona after verifying its TXT record' : 'register a DNS persona after verifying its TXT record',
-  synopsis: 'PERSONA --challenge ID --operator DID --key FILE',
-  options: { ...CHALLENGE, ...OPERATOR, ...INTENT, 'verification-days': { type: 'string', arg: 'N', help: 'validity of the DNS proof (1-365)' }, ...WRITE },
-  positionals: NAME,
-  requiredPositionals: 1,
-  async run(ctx, o, [persona]) {
-    const { dir, client } = await personas(o);
-    const signer = signerOf(o, o.operator);
-    ctx.info(`verifying the DNS record of ${persona} and signing locally…`);
-    const submitted = await client.registerDns(persona!, {
-      challengeId: o.challenge, operatorDid: o.operator, renew, signer,
-      controllerKeys: renew ? undefined : controllers(o, o.operator, signer.keyId),
-      verificationDays: positiveInt('verification-days', o['verification-days']),
-      deliveryConstraints: o.constraints === undefined ? undefined : readJsonObject(o.constraints, 'constraints'),
-    });
-    return finish(ctx, dir, o, submitted, { persona, operator_did: o.operator, operation: renew ? 'Renew' : 'Register' });
-  },
-});
+const register = (renew: boolean): CliCommand =>
+  leaf(`${P} ${renew ? 'renew' : 'register'}`, {
+    summary: renew ? 'renew a DNS persona after verifying its TXT record' : 'register a DNS persona after verifying its TXT record',
+    synopsis: 'PERSONA --challenge ID --operator DID --key FILE',
+    options: { ...CHALLENGE, ...OPERATOR, ...INTENT, 'verification-days': { type: 'string', arg: 'N', help: 'validity of the DNS proof (1-365)' }, ...WRITE },
+    positionals: NAME,
+    requiredPositionals: 1,
+    async run(ctx, o, [persona]) {
+      const { dir, client } = await personas(o);
+      const signer = signerOf(o, o.operator);
+      ctx.info(`verifying the DNS record of ${persona} and signing locally…`);
+      const submitted = await client.registerDns(persona!, {
+        challengeId: o.challenge,
+        operatorDid: o.operator,
+        renew,
+        signer,
+        controllerKeys: renew ? undefined : controllers(o, o.operator, signer.keyId),
+        verificationDays: positiveInt('verification-days', o['verification-days']),
+        deliveryConstraints: o.constraints === undefined ? undefined : readJsonObject(o.constraints, 'constraints'),
+      });
+      return finish(ctx, dir, o, submitted, { persona, operator_did: o.operator, operation: renew ? 'Renew' : 'Register' });
+    },
+  });
 
 const PERSONA_COMMANDS: Record<string, CliCommand> = {
   show: read('show', 'print a persona', {}, (c, p) => c.read(p)),
@@ -68,7 +81,9 @@ const PERSONA_COMMANDS: Record<string, CliCommand> = {
       const action = ({ register: 'register_persona', renew: 'renew_persona', transfer: 'transfer_persona' } as const)[o.action as 'register'];
       if (action === undefined) throw new UsageError('--action must be register, renew or transfer');
       const ch = await (await personas(o)).client.createChallenge(persona!, o.operator, action);
-      ctx.info(`publish TXT ${String(ch.record_name)} "${String(ch.record_value)}", then run '${P} ${o.action} ${persona} --challenge ${String(ch.challenge_id)} …'`);
+      ctx.info(
+        `publish TXT ${String(ch.record_name)} "${String(ch.record_value)}", then run '${P} ${o.action} ${persona} --challenge ${String(ch.challenge_id)} …'`,
+      );
       return ch;
     },
   }),
@@ -85,7 +100,9 @@ const PERSONA_COMMANDS: Record<string, CliCommand> = {
       const { dir, client } = await personas(o);
       const signer = signerOf(o, o.operator);
       const submitted = await client.registerNamed(persona!, {
-        operatorDid: o.operator, signer, controllerKeys: controllers(o, o.operator, signer.keyId),
+        operatorDid: o.operator,
+        signer,
+        controllerKeys: controllers(o, o.operator, signer.keyId),
         deliveryConstraints: o.constraints === undefined ? undefined : readJsonObject(o.constraints, 'constraints'),
       });
       return finish(ctx, dir, o, submitted, { persona, operator_did: o.operator, operation: 'RegisterNamed' });
@@ -117,16 +134,26 @@ const PERSONA_COMMANDS: Record<string, CliCommand> = {
     },
   }),
   'transfer-accept': leaf(`${P} transfer-accept`, {
-    summary: "new operator: verify a transfer challenge and sign the acceptance (give the output to the current operator)",
+    summary: 'new operator: verify a transfer challenge and sign the acceptance (give the output to the current operator)',
     synopsis: 'PERSONA --challenge ID --operator NEW_DID --key FILE',
-    options: { ...CHALLENGE, ...OPERATOR, ...INTENT, 'verification-days': { type: 'string', arg: 'N', help: 'validity of the DNS proof (1-365)' }, ...SIGNER_OPTIONS, ...DIRECTORY_OPTIONS },
+    options: {
+      ...CHALLENGE,
+      ...OPERATOR,
+      ...INTENT,
+      'verification-days': { type: 'string', arg: 'N', help: 'validity of the DNS proof (1-365)' },
+      ...SIGNER_OPTIONS,
+      ...DIRECTORY_OPTIONS,
+    },
     positionals: NAME,
     requiredPositionals: 1,
     async run(_ctx, o, [persona]) {
       const { client } = await personas(o);
       const signer = signerOf(o, o.operator);
       return client.acceptTransfer(persona!, {
-        challengeId: o.challenge, newOperatorDid: o.operator, signer, controllerKeys: controllers(o, o.operator, signer.keyId),
+        challengeId: o.challenge,
+        newOperatorDid: o.operator,
+        signer,
+        controllerKeys: controllers(o, o.operator, signer.keyId),
         verificationDays: positiveInt('verification-days', o['verification-days']),
         deliveryConstraints: o.constraints === undefined ? undefined : readJsonObject(o.constraints, 'constraints'),
       });
@@ -140,7 +167,12 @@ const PERSONA_COMMANDS: Record<string, CliCommand> = {
     requiredPositionals: 1,
     async run(ctx, o, [persona]) {
       const { dir, client } = await personas(o);
-      const submitted = await client.completeTransfer(persona!, { challengeId: o.challenge, operatorDid: o.operator, newOperatorSignature: o['new-operator-signature'], signer: signerOf(o, o.operator) });
+      const submitted = await client.completeTransfer(persona!, {
+        challengeId: o.challenge,
+        operatorDid: o.operator,
+        newOperatorSignature: o['new-operator-signature'],
+        signer: signerOf(o, o.operator),
+      });
       return finish(ctx, dir, o, submitted, { persona, operator_did: o.operator, operation: 'Transfer' });
     },
   }),

@@ -66,7 +66,8 @@ const nonce = leaf(`${P} nonce`, {
 const set = leaf(`${P} set`, {
   summary: 'set the policy of a scope from a JSON file',
   synopsis: '--scope TYPE --id ID --file POLICY.json --key FILE',
-  description: 'Sets a delivery policy (http-api.md §8.1 JSON). `scope` and `operator_did` are filled in when the file\nleaves them out; `policy_id` and `revision` are filled by the Directory and checked here before signing.\n`policy_ttl_seconds` (1-300) is required in version 3; with --v2 leave it out (profile platform refuses it\nthere; a v2 policy holds 60).',
+  description:
+    'Sets a delivery policy (http-api.md §8.1 JSON). `scope` and `operator_did` are filled in when the file\nleaves them out; `policy_id` and `revision` are filled by the Directory and checked here before signing.\n`policy_ttl_seconds` (1-300) is required in version 3; with --v2 leave it out (profile platform refuses it\nthere; a v2 policy holds 60).',
   options: { ...WRITE, file: { type: 'string', arg: 'FILE', help: 'the policy (JSON)', required: true } },
   async run(ctx, o) {
     const scope = scopeOf(o, o.v2);
@@ -100,13 +101,24 @@ const clear = leaf(`${P} clear`, {
 const constraints = leaf(`${P} constraints`, {
   summary: 'store the delivery constraints of a DID or persona (v2 route)',
   synopsis: '--scope did|persona --id ID --file CONSTRAINTS.json --key FILE',
-  options: { ...SCOPE, ...OPERATOR, ...SIGNER_OPTIONS, ...DIRECTORY_OPTIONS, ...WAIT_OPTIONS, file: { type: 'string', arg: 'FILE', help: 'the constraints (JSON)', required: true } },
+  options: {
+    ...SCOPE,
+    ...OPERATOR,
+    ...SIGNER_OPTIONS,
+    ...DIRECTORY_OPTIONS,
+    ...WAIT_OPTIONS,
+    file: { type: 'string', arg: 'FILE', help: 'the constraints (JSON)', required: true },
+  },
   async run(ctx, o) {
     const scope = scopeOf(o, true);
     const { dir, client } = await policies(o);
     const operator = operatorOf(o, scope);
     const action: PolicyV2Action = scope.type === 'did' ? 'set_did_constraints' : 'set_persona_constraints';
-    const submitted = await client.writeV2(action, scope.id, { constraints: readJsonObject(o.file, 'constraints'), signer: signerOf(o, operator), operatorDid: operator });
+    const submitted = await client.writeV2(action, scope.id, {
+      constraints: readJsonObject(o.file, 'constraints'),
+      signer: signerOf(o, operator),
+      operatorDid: operator,
+    });
     return finish(ctx, dir, o, submitted, { scope, operation: scope.type === 'did' ? 'SetDidConstraints' : 'SetPersonaConstraints' });
   },
 });

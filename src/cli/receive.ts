@@ -51,14 +51,31 @@ export const receiveCommand = leaf('ddn receive', {
     '--output-dir without replacing anything, and only then acknowledges it at every Cache holding a copy. A copy\n' +
     'that fails to decrypt or verify is neither kept nor acknowledged. A signed message is reported with its\n' +
     "sender once the signature verified against the sender's DID document; an unsigned one as anonymous.\n" +
-    "--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n" +
+    '--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n' +
     '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
     'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
     'a DID with no Cache service but a Relay service authorizing --key is received from live only.',
   options: {
-    did: { type: 'string', arg: 'DID', help: 'the recipient DID (default: the identity book\'s only identity; an alias of the book works too)', required: true, identity: 'did' },
-    key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file that signs retrieval proofs (default: from the identity book)', required: true, identity: 'key' },
-    'decryption-key': { type: 'string', arg: 'FILE', help: 'X25519 private key file of the key agreement, needed for encrypted messages (default: from the identity book)', identity: 'decryption-key' },
+    did: {
+      type: 'string',
+      arg: 'DID',
+      help: "the recipient DID (default: the identity book's only identity; an alias of the book works too)",
+      required: true,
+      identity: 'did',
+    },
+    key: {
+      type: 'string',
+      arg: 'FILE',
+      help: 'Ed25519 private key file that signs retrieval proofs (default: from the identity book)',
+      required: true,
+      identity: 'key',
+    },
+    'decryption-key': {
+      type: 'string',
+      arg: 'FILE',
+      help: 'X25519 private key file of the key agreement, needed for encrypted messages (default: from the identity book)',
+      identity: 'decryption-key',
+    },
     'key-id': { type: 'string', arg: 'ID', help: 'the verification method of --key (default: found in the document)' },
     device: { type: 'string', arg: 'ID', help: 'device id bound into the proofs and the live session', default: '' },
     'output-dir': { type: 'string', arg: 'DIR', help: 'where files are written', default: '.' },
@@ -83,7 +100,8 @@ export const receiveCommand = leaf('ddn receive', {
     if (record.document === null || record.deactivated) throw Object.assign(new Error(`${did} has no active document`), { code: 'did_deactivated' });
     const device = o.device ?? '';
     const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
-      ...(o['key-id'] === undefined ? {} : { keyId: didUrl(did, o['key-id']) }), deviceId: device,
+      ...(o['key-id'] === undefined ? {} : { keyId: didUrl(did, o['key-id']) }),
+      deviceId: device,
     });
     // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
     const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(did, o['key-id']));
@@ -96,22 +114,29 @@ export const receiveCommand = leaf('ddn receive', {
     let current = '';
     let done = 0;
     const bound = memoryBound();
-    const receiver = new FileReceiver(dir.profile, caches, decryption, directorySink(o['output-dir']!), (l) => {
-      bar.finish();
-      ctx.info(l);
-    }, {
-      checkSender: directorySenderCheck(dir.profile, dir.client),
-      onProgress: (p) => {
-        if (p.key !== current) {
-          bar.finish();
-          done = 0;
-        }
-        current = p.key;
-        bound(p.receivedBytes - done);
-        done = p.receivedBytes;
-        bar.update(p.receivedBytes, p.totalBytes, p.name);
+    const receiver = new FileReceiver(
+      dir.profile,
+      caches,
+      decryption,
+      directorySink(o['output-dir']!),
+      (l) => {
+        bar.finish();
+        ctx.info(l);
       },
-    });
+      {
+        checkSender: directorySenderCheck(dir.profile, dir.client),
+        onProgress: (p) => {
+          if (p.key !== current) {
+            bar.finish();
+            done = 0;
+          }
+          current = p.key;
+          bound(p.receivedBytes - done);
+          done = p.receivedBytes;
+          bar.update(p.receivedBytes, p.totalBytes, p.name);
+        },
+      },
+    );
     const result: ReceiveResult = { did, received: 0, files: [], errors: [], caches: [] };
     ctx.info(`checking ${caches.length} Cache endpoint(s) for ${did}`);
     const first = await receiver.sweep();
@@ -119,7 +144,11 @@ export const receiveCommand = leaf('ddn receive', {
     merge(result, first);
     if (!o.follow) return result;
 
-    const relayUrl = o.relay ?? record.document.service.filter((s) => s.type === dir.profile.relayServiceType).flatMap((s) => (typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint))[0];
+    const relayUrl =
+      o.relay ??
+      record.document.service
+        .filter((s) => s.type === dir.profile.relayServiceType)
+        .flatMap((s) => (typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint))[0];
     if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${did} publishes no relay service`);
     const stop = ctx.io.shutdownSignal();
     const onReport = (r: ReceiveReport): void => {
@@ -128,7 +157,9 @@ export const receiveCommand = leaf('ddn receive', {
     };
     const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
     const live = new LiveReceiver({
-      relayUrl, did, device: device === '' ? 'cli' : device,
+      relayUrl,
+      did,
+      device: device === '' ? 'cli' : device,
       ...(liveService === undefined ? {} : { proof: { profile: dir.profile, ...liveService, signer } }),
       onStatus: (l) => ctx.info(l),
       onEnvelope: (env) => void receiver.acceptLive(env).then(onReport, onFailure),

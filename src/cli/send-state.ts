@@ -39,7 +39,10 @@ export function sendStateDir(env: NodeJS.ProcessEnv): string {
 
 /** The state file name of one transfer: a hash of everything that makes the envelopes what they are. */
 export function sendStateKey(parts: readonly (string | number | boolean | null | undefined)[]): string {
-  return createHash('sha256').update(JSON.stringify(parts.map((p) => p ?? null))).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(JSON.stringify(parts.map((p) => p ?? null)))
+    .digest('hex')
+    .slice(0, 32);
 }
 
 function usable(s: unknown, nowMs: number): s is SendState {
@@ -70,7 +73,15 @@ export class SendStateFile {
     this.resumed = usable(saved, nowMs);
     this.state = this.resumed
       ? (saved as SendState)
-      : { version: 1, secret_hex: toHex(newTransferSecret()), timestamp: new Date(nowMs).toISOString(), created_at: new Date(nowMs).toISOString(), confirmed: 0, total: null, retry_until: null };
+      : {
+          version: 1,
+          secret_hex: toHex(newTransferSecret()),
+          timestamp: new Date(nowMs).toISOString(),
+          created_at: new Date(nowMs).toISOString(),
+          confirmed: 0,
+          total: null,
+          retry_until: null,
+        };
   }
 
   get secret(): Uint8Array {

@@ -17,12 +17,17 @@ import { signerOf } from './signer-options.js';
 import { findIdentity, readBook } from './identity-book.js';
 
 /** The signer of `--from` / `--key` / `--signer-key-id`, checked against the sender's published keys. */
-async function senderOf(dir: DirectoryContext, from: RecipientRef | undefined, o: { key?: string; 'signer-key-id'?: string }): Promise<EnvelopeSigner | undefined> {
+async function senderOf(
+  dir: DirectoryContext,
+  from: RecipientRef | undefined,
+  o: { key?: string; 'signer-key-id'?: string },
+): Promise<EnvelopeSigner | undefined> {
   if (from === undefined || o.key === undefined) return undefined;
   const did = (await resolveRecipient(dir.client, from)).did;
   const signer = signerOf({ key: o.key, 'signer-key-id': o['signer-key-id'] }, did);
   const record = await senderRecord(dir.client, did);
-  if (record === null || record.deactivated) throw Object.assign(new Error(`--from ${did} has no active record at the Directory`), { code: 'sender_not_found' });
+  if (record === null || record.deactivated)
+    throw Object.assign(new Error(`--from ${did} has no active record at the Directory`), { code: 'sender_not_found' });
   const published = resolveSigningKey(did, record.rootPubkey, record.document, signer.keyId);
   if (published === undefined || toHex(published) !== toHex(signer.key.publicKey)) {
     throw new UsageError(`--key is not the key '${signer.keyId}' of ${did}`);
@@ -44,7 +49,7 @@ export const sendCommand = leaf('ddn send', {
   summary: 'encrypt a file for a DID and send it through a Relay',
   synopsis: '--to DID|ALIAS[@PERSONA] --input FILE|- [--from DID --key FILE] [--relay URL] [--tag TAG] [--ttl 24h]',
   description:
-    "Resolves the recipient (an alias through GET /aliases/{alias}) and its delivery (GET /delivery-resolution/{did}:\n" +
+    'Resolves the recipient (an alias through GET /aliases/{alias}) and its delivery (GET /delivery-resolution/{did}:\n' +
     'its X25519 key agreement and effective limits), splits the file into chunks when it exceeds\n' +
     'max_unchunked_message_bytes, encrypts every part for the recipient (profile\n' +
     '<p>:cbor-chunk:x25519-hkdf-sha256-chacha20poly1305:v1) and posts the envelopes to the Relay. Nothing is sent\n' +
@@ -79,7 +84,8 @@ export const sendCommand = leaf('ddn send', {
     if (o.from === undefined && o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
     // --from names an identity of the book (its DID or alias): its key signs unless --key says otherwise
     const key = o.key ?? (o.from === undefined ? undefined : findIdentity(readBook(ctx.io.env), o.from)?.key);
-    if (o.from !== undefined && key === undefined) throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender), or an identity of the book');
+    if (o.from !== undefined && key === undefined)
+      throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender), or an identity of the book');
     const fromRef = o.from === undefined ? undefined : recipientRef(o.from, '--from');
     const dir = await directoryContext(o);
     const to = await resolveRecipient(dir.client, toRef);
@@ -87,7 +93,21 @@ export const sendCommand = leaf('ddn send', {
     const source = o.input === '-' ? await stdinSource(ctx.io.stdin, o.name) : await fileSource(o.input, o.name);
     if (o.plaintext) ctx.info('warning: --plaintext sends the file unencrypted; every Relay and Cache on the way can read it');
 
-    const stateKey = sendStateKey([toHex(source.sha256), to.did, to.persona, o.relay, source.name, o['media-type'], o.tag, o.ttl, partBytes, o.plaintext, sender?.did, sender?.keyId, dir.profile.p]);
+    const stateKey = sendStateKey([
+      toHex(source.sha256),
+      to.did,
+      to.persona,
+      o.relay,
+      source.name,
+      o['media-type'],
+      o.tag,
+      o.ttl,
+      partBytes,
+      o.plaintext,
+      sender?.did,
+      sender?.keyId,
+      dir.profile.p,
+    ]);
     const state = new SendStateFile(sendStateDir(ctx.io.env), stateKey, Date.now(), o.restart);
     const interrupt = new AbortController();
     void ctx.io.shutdownSignal().then((signal) => interrupt.abort(interruption(signal)));
@@ -106,11 +126,21 @@ export const sendCommand = leaf('ddn send', {
     let sent = { envelopes: 0, total: 0, bytes: 0 };
     try {
       const report: SendReport & { persona?: string; alias?: string } = await sendFile({
-        profile: dir.profile, directory: dir.client, relay, to: to.did, source, mediaType: o['media-type'], tag: o.tag, ttl: o.ttl,
-        plaintext: o.plaintext, partBytes,
+        profile: dir.profile,
+        directory: dir.client,
+        relay,
+        to: to.did,
+        source,
+        mediaType: o['media-type'],
+        tag: o.tag,
+        ttl: o.ttl,
+        plaintext: o.plaintext,
+        partBytes,
         ...(to.persona === undefined ? {} : { persona: to.persona }),
         ...(sender === undefined ? {} : { sender }),
-        keys: transferKeys(state.secret), timestamp: state.state.timestamp, skip: state.state.confirmed,
+        keys: transferKeys(state.secret),
+        timestamp: state.state.timestamp,
+        skip: state.state.confirmed,
         onPosted: (seq, result) => {
           state.posted(seq, result);
           if (interrupt.signal.aborted) throw interrupt.signal.reason;
@@ -134,7 +164,13 @@ export const sendCommand = leaf('ddn send', {
 });
 
 /** The error of a send that did not finish: how far it got and how to go on. */
-function stopped(ctx: CommandContext, e: unknown, signal: AbortSignal, state: SendStateFile, sent: { envelopes: number; total: number; bytes: number }): unknown {
+function stopped(
+  ctx: CommandContext,
+  e: unknown,
+  signal: AbortSignal,
+  state: SendStateFile,
+  sent: { envelopes: number; total: number; bytes: number },
+): unknown {
   const confirmed = state.state.confirmed;
   if (confirmed === 0 && !signal.aborted) {
     state.remove();
@@ -145,5 +181,7 @@ function stopped(ctx: CommandContext, e: unknown, signal: AbortSignal, state: Se
   ctx.info(`${signal.aborted ? 'interrupted' : 'stopped'}: ${how}; ${resume}`);
   const err = (signal.aborted ? signal.reason : e) as Error & { code?: string; details?: Record<string, unknown> };
   const out = Object.assign(new Error(`${err.message}; ${how}; ${resume}`), { code: err.code ?? 'send_failed' });
-  return Object.assign(out, { details: { ...(err.details ?? {}), confirmed_envelopes: confirmed, total_envelopes: state.state.total, state_file: state.path } });
+  return Object.assign(out, {
+    details: { ...(err.details ?? {}), confirmed_envelopes: confirmed, total_envelopes: state.state.total, state_file: state.path },
+  });
 }

@@ -2,7 +2,13 @@
  * The DID mutation actions of http-api.md §5.1: their request fields, ledger call, nonce domain and submit
  * route (§5.2). Action names are matched exactly as the table spells them (mixed case).
  */
-import { DID_ACTION_ROUTES, isDidAction as isSharedDidAction, submitPath, type DidActionRoute, type DidAction as SharedDidAction } from '../protocol/did-actions.js';
+import {
+  DID_ACTION_ROUTES,
+  isDidAction as isSharedDidAction,
+  submitPath,
+  type DidActionRoute,
+  type DidAction as SharedDidAction,
+} from '../protocol/did-actions.js';
 import type { HttpMethod } from './http.js';
 import type { DidDocumentJson, KeyAgreementJson, ServiceJson, VerificationMethodJson } from './types.js';
 

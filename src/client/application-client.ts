@@ -58,7 +58,10 @@ export class ApplicationClient extends DirectoryApi {
 
   /** Registration: prepare, check the `register` tuple, sign with the control DID's key, submit. */
   async register(id: string, a: { controlDid: string; signer: Signer }): Promise<ApplicationSubmitResponse> {
-    const prepared = await this.call<PreparedApplication>('POST', encodePath`/applications/${id}/registration/prepare`, { control_did: a.controlDid, signer_key_id: a.signer.keyId });
+    const prepared = await this.call<PreparedApplication>('POST', encodePath`/applications/${id}/registration/prepare`, {
+      control_did: a.controlDid,
+      signer_key_id: a.signer.keyId,
+    });
     const bytes = preparedBytes(prepared);
     checkApplicationPayload(this.profile, bytes, { action: 'register', applicationId: id, controlDid: a.controlDid, nonce: BigInt(prepared.nonce) });
     return this.call('PUT', encodePath`/applications/${id}/registration`, { ...prepared.request, signature: toBase64(a.signer.key.sign(bytes)) });
@@ -70,7 +73,8 @@ export class ApplicationClient extends DirectoryApi {
     if (change.action === 'set_domain') body.domain = change.domain;
     if (change.action === 'set_status') body.status = change.status;
     if (change.action === 'update_control') body.new_control_did = change.newControlDid;
-    if (change.action === 'link_did' || change.action === 'unlink_did') Object.assign(body, { linked_did: change.linkedDid, linked_signer_key_id: change.linkedSigner.keyId });
+    if (change.action === 'link_did' || change.action === 'unlink_did')
+      Object.assign(body, { linked_did: change.linkedDid, linked_signer_key_id: change.linkedSigner.keyId });
     const prepared = await this.call<PreparedApplication>('POST', encodePath`/applications/${id}/authorization/prepare`, body);
     const bytes = preparedBytes(prepared);
     checkApplicationPayload(this.profile, bytes, { ...expectedTuple(change), applicationId: id, nonce: BigInt(prepared.nonce) });

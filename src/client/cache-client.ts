@@ -63,7 +63,15 @@ export class CacheClient {
     const timestamp = isoSeconds(this.now());
     const nonce = this.nonce();
     const text = retrievalProofText(this.profile, {
-      operation, did: t.did, deviceId: t.deviceId, serviceId: t.serviceId, cacheEndpoint: t.endpoint, keyId: t.keyId, timestamp, nonce, subject,
+      operation,
+      did: t.did,
+      deviceId: t.deviceId,
+      serviceId: t.serviceId,
+      cacheEndpoint: t.endpoint,
+      keyId: t.keyId,
+      timestamp,
+      nonce,
+      subject,
     });
     return { timestamp, nonce, signature: toBase64(this.signer.sign(utf8(text))) };
   }
@@ -72,8 +80,13 @@ export class CacheClient {
     const t = this.target;
     const p = this.proof(operation, subject);
     const h: Record<string, string> = {
-      'X-Recipient-DID': t.did, 'X-Service-Id': t.serviceId, 'X-Cache-Endpoint': t.endpoint, 'X-Key-Id': t.keyId,
-      'X-Timestamp': p.timestamp, 'X-Nonce': p.nonce, 'X-Signature': p.signature,
+      'X-Recipient-DID': t.did,
+      'X-Service-Id': t.serviceId,
+      'X-Cache-Endpoint': t.endpoint,
+      'X-Key-Id': t.keyId,
+      'X-Timestamp': p.timestamp,
+      'X-Nonce': p.nonce,
+      'X-Signature': p.signature,
     };
     if (t.deviceId !== '') h['X-Device-Id'] = t.deviceId;
     return h;
@@ -118,8 +131,15 @@ export class CacheClient {
       const headers = this.headers('ack', subject);
       const t = this.target;
       const body = {
-        did: t.did, device_id: t.deviceId, service_id: t.serviceId, cache_endpoint: t.endpoint, key_id: t.keyId,
-        timestamp: headers['X-Timestamp'], nonce: headers['X-Nonce'], signature_b64: headers['X-Signature'], message_ids: batch,
+        did: t.did,
+        device_id: t.deviceId,
+        service_id: t.serviceId,
+        cache_endpoint: t.endpoint,
+        key_id: t.keyId,
+        timestamp: headers['X-Timestamp'],
+        nonce: headers['X-Nonce'],
+        signature_b64: headers['X-Signature'],
+        message_ids: batch,
       };
       const r = await requestJson<CacheAckResponse>(t.endpoint, 'POST', '/cache/ack', body, this.fetchImpl, headers);
       deleted.push(...r.body.message_ids);

@@ -139,23 +139,25 @@ export class FileReceiver {
   private async sweepNow(): Promise<ReceiveReport> {
     const report: ReceiveReport = { files: [], errors: [], caches: [] };
     const groups = new Map<string, Copies>();
-    await Promise.all(this.caches.map(async (cache, i) => {
-      const row = { endpoint: cache.target.endpoint, service_id: cache.target.serviceId, pending: null as number | null };
-      report.caches[i] = row;
-      try {
-        const s = await cache.summary();
-        if (!Array.isArray(s.messages) || s.count !== s.messages.length) throw new TransferError('incomplete_chunk_set', 'invalid Cache summary');
-        row.pending = s.messages.length;
-        for (const item of s.messages) {
-          const key = item.message_group_id ?? item.message_id;
-          const copies = groups.get(key) ?? new Map<number, CacheSummaryItem[]>();
-          groups.set(key, copies);
-          copies.set(i, [...(copies.get(i) ?? []), item]);
+    await Promise.all(
+      this.caches.map(async (cache, i) => {
+        const row = { endpoint: cache.target.endpoint, service_id: cache.target.serviceId, pending: null as number | null };
+        report.caches[i] = row;
+        try {
+          const s = await cache.summary();
+          if (!Array.isArray(s.messages) || s.count !== s.messages.length) throw new TransferError('incomplete_chunk_set', 'invalid Cache summary');
+          row.pending = s.messages.length;
+          for (const item of s.messages) {
+            const key = item.message_group_id ?? item.message_id;
+            const copies = groups.get(key) ?? new Map<number, CacheSummaryItem[]>();
+            groups.set(key, copies);
+            copies.set(i, [...(copies.get(i) ?? []), item]);
+          }
+        } catch (e) {
+          report.errors.push(failure(e, cache.target.endpoint));
         }
-      } catch (e) {
-        report.errors.push(failure(e, cache.target.endpoint));
-      }
-    }));
+      }),
+    );
     for (const [key, copies] of groups) {
       if (this.written.has(key)) {
         await this.acknowledge(copies, key, report);
@@ -180,7 +182,8 @@ export class FileReceiver {
         }
         for (const item of sorted) {
           const r = await cache.message(item.message_id);
-          if (r.message?.message_id !== item.message_id) throw new TransferError('incomplete_chunk_set', `the Cache answered another message for ${item.message_id}`);
+          if (r.message?.message_id !== item.message_id)
+            throw new TransferError('incomplete_chunk_set', `the Cache answered another message for ${item.message_id}`);
           yield r.message.envelope;
         }
       };
@@ -196,7 +199,12 @@ export class FileReceiver {
    * the file could not be written at all (e.g. the name is taken), which no other copy changes.
    */
   private async write(
-    key: string, envelopes: AsyncIterable<Record<string, unknown>>, ids: string[], source: 'cache' | 'live', report: ReceiveReport, endpoint?: string,
+    key: string,
+    envelopes: AsyncIterable<Record<string, unknown>>,
+    ids: string[],
+    source: 'cache' | 'live',
+    report: ReceiveReport,
+    endpoint?: string,
   ): Promise<ReceivedFile | 'retry' | undefined> {
     const assembler = new FileAssembler();
     let writer: FileWriter | undefined;
@@ -206,7 +214,8 @@ export class FileReceiver {
       for await (const envelope of envelopes) {
         const record = openFileEnvelope(this.profile, envelope, this.decryptionKey);
         const from = await this.senderOf(envelope);
-        if (sender !== undefined && JSON.stringify(sender) !== JSON.stringify(from)) throw new TransferError('inconsistent_chunk_set', 'the chunks of one file name different senders');
+        if (sender !== undefined && JSON.stringify(sender) !== JSON.stringify(from))
+          throw new TransferError('inconsistent_chunk_set', 'the chunks of one file name different senders');
         sender = from;
         const header = assembler.add(record);
         stage = 'sink';
@@ -222,8 +231,15 @@ export class FileReceiver {
       this.written.add(key);
       this.log(`wrote ${path} (${file.sizeBytes} bytes) ${sender ? `from ${sender.did} (signature verified)` : 'from an anonymous sender'}`);
       const received: ReceivedFile = {
-        path, name: file.name, media_type: file.mediaType, size_bytes: file.sizeBytes, sha256: file.sha256Hex,
-        message_ids: ids, sender: sender ?? null, source, acknowledged: [],
+        path,
+        name: file.name,
+        media_type: file.mediaType,
+        size_bytes: file.sizeBytes,
+        sha256: file.sha256Hex,
+        message_ids: ids,
+        sender: sender ?? null,
+        source,
+        acknowledged: [],
       };
       if (file.groupId !== '') received.message_group_id = file.groupId;
       report.files.push(received);

@@ -100,13 +100,20 @@ function limitsOf(c: Partial<EffectiveConstraintsJson> | undefined, relayCaps: P
     const cap = relayCaps?.[k];
     return typeof cap === 'number' && Number.isSafeInteger(cap) && cap > 0 ? Math.min(v, cap) : v;
   };
-  return { maxHttpEnvelopeBytes: pick('max_http_envelope_bytes'), maxUnchunkedMessageBytes: pick('max_unchunked_message_bytes'), maxChunkBytes: pick('max_chunk_bytes') };
+  return {
+    maxHttpEnvelopeBytes: pick('max_http_envelope_bytes'),
+    maxUnchunkedMessageBytes: pick('max_unchunked_message_bytes'),
+    maxChunkBytes: pick('max_chunk_bytes'),
+  };
 }
 
 /** The recipient key of a resolution, after the checks deployed senders make (§12 item 13). */
 function recipientKey(to: string, r: DeliveryResolutionResponse): { keyId: string; publicKey: Uint8Array } {
   if (r.encryption_profile !== 'direct') {
-    throw new TransferError('unsupported_payload_profile', `the recipient requires encryption profile ${r.encryption_profile}, which this client does not support`);
+    throw new TransferError(
+      'unsupported_payload_profile',
+      `the recipient requires encryption profile ${r.encryption_profile}, which this client does not support`,
+    );
   }
   if (r.target !== to) throw new TransferError('invalid_recipient_key', 'the Directory resolved a different delivery target');
   const publicKey = typeof r.recipient_public_key_multibase === 'string' ? decodeX25519Multibase(r.recipient_public_key_multibase) : undefined;
@@ -118,7 +125,10 @@ function recipientKey(to: string, r: DeliveryResolutionResponse): { keyId: strin
 
 async function resolve(opts: SendFileOptions): Promise<DeliveryResolutionResponse | null> {
   try {
-    return await opts.directory.deliveryResolution(opts.to, { ...(opts.tag === undefined ? {} : { tag: opts.tag }), ...(opts.persona === undefined ? {} : { persona: opts.persona }) });
+    return await opts.directory.deliveryResolution(opts.to, {
+      ...(opts.tag === undefined ? {} : { tag: opts.tag }),
+      ...(opts.persona === undefined ? {} : { persona: opts.persona }),
+    });
   } catch (e) {
     // Plaintext needs no key agreement: fall back to the Relay's advertised limits.
     if (opts.plaintext && e instanceof DirectoryApiError && e.code === 'key_agreement_not_found') return null;
@@ -149,11 +159,21 @@ export async function sendFile(opts: SendFileOptions): Promise<SendReport> {
     const data = await source.read(seq * plan.partBytes, Math.min(plan.partBytes, source.size - seq * plan.partBytes));
     const messageId = ids[seq]!;
     const record = { name: source.name, mediaType, sizeBytes: source.size, sha256: source.sha256, groupId, sequence: seq, total: plan.total, data };
-    const built = buildFileEnvelope(profile, {
-      to, messageId, timestamp, ttl: opts.ttl, tag: opts.tag, recipient, record,
-      ...(opts.keys === undefined || recipient === null ? {} : { seal: opts.keys.seal(seq, data) }),
-      ...(opts.sender === undefined ? {} : { sender: opts.sender }),
-    }, limits);
+    const built = buildFileEnvelope(
+      profile,
+      {
+        to,
+        messageId,
+        timestamp,
+        ttl: opts.ttl,
+        tag: opts.tag,
+        recipient,
+        record,
+        ...(opts.keys === undefined || recipient === null ? {} : { seal: opts.keys.seal(seq, data) }),
+        ...(opts.sender === undefined ? {} : { sender: opts.sender }),
+      },
+      limits,
+    );
     const outcome = await opts.relay.post(built.body);
     last = outcome.result;
     attempts += outcome.attempts;
@@ -170,9 +190,22 @@ export async function sendFile(opts: SendFileOptions): Promise<SendReport> {
     for (let seq = 0; seq < skip; seq++) await post(seq);
   }
   return {
-    to: opts.to, name: source.name, media_type: mediaType, size_bytes: source.size, sha256: toHex(source.sha256),
-    encrypted: recipient !== null, recipient_key_id: recipient?.keyId ?? null, chunked: plan.chunked, total_chunks: plan.total,
-    message_group_id: plan.chunked ? groupId : null, message_ids: ids, sender: opts.sender?.did ?? null, resumed_envelopes: skip, code: last!.code, delivery_mode: last!.delivery_mode, attempts,
-    policy_id: typeof last!.details?.policy_id === 'string' ? last!.details.policy_id : resolution?.policy?.policy_id ?? null,
+    to: opts.to,
+    name: source.name,
+    media_type: mediaType,
+    size_bytes: source.size,
+    sha256: toHex(source.sha256),
+    encrypted: recipient !== null,
+    recipient_key_id: recipient?.keyId ?? null,
+    chunked: plan.chunked,
+    total_chunks: plan.total,
+    message_group_id: plan.chunked ? groupId : null,
+    message_ids: ids,
+    sender: opts.sender?.did ?? null,
+    resumed_envelopes: skip,
+    code: last!.code,
+    delivery_mode: last!.delivery_mode,
+    attempts,
+    policy_id: typeof last!.details?.policy_id === 'string' ? last!.details.policy_id : (resolution?.policy?.policy_id ?? null),
   };
 }

@@ -100,8 +100,7 @@ function parseRetryAfter(v: string | null): number | undefined {
 
 function errorFromResponse(status: number, body: unknown, retryAfter: number | undefined): DirectoryApiError {
   const rec = asRecord(body);
-  const code =
-    typeof rec?.code === 'string' ? rec.code : typeof rec?.error === 'string' ? rec.error : `http_${status}`;
+  const code = typeof rec?.code === 'string' ? rec.code : typeof rec?.error === 'string' ? rec.error : `http_${status}`;
   const message = typeof rec?.message === 'string' ? rec.message : `HTTP ${status} ${code}`;
   return new DirectoryApiError(status, code, message, body, asRecord(rec?.details), retryAfter);
 }

@@ -1,20 +1,7 @@
 /** The ddn TypeScript SDK: Directory client, wire types, payload building and key helpers. */
 export { DirectoryClient } from './directory-client.js';
-export type {
-  DirectoryClientOptions,
-  LocalSubmitOptions,
-  PrepareOptions,
-  PrepareRegistrationArgs,
-  RegisterArgs,
-} from './directory-client.js';
-export {
-  DirectoryApiError,
-  RETRYABLE_STATUSES,
-  encodePath,
-  isRetryableError,
-  joinUrl,
-  requestJson,
-} from './http.js';
+export type { DirectoryClientOptions, LocalSubmitOptions, PrepareOptions, PrepareRegistrationArgs, RegisterArgs } from './directory-client.js';
+export { DirectoryApiError, RETRYABLE_STATUSES, encodePath, isRetryableError, joinUrl, requestJson } from './http.js';
 export type { ErrorBody, FetchInitLike, FetchLike, FetchResponseLike, HttpMethod, JsonResponse } from './http.js';
 export { PayloadCheckError, RegistrationFailedError, TransactionFailedError, WaitTimeoutError } from './errors.js';
 export { ActionFieldError, DID_ACTIONS, isDidAction, submitRoute } from './actions.js';
@@ -47,7 +34,14 @@ export { PolicyClient } from './policy-client.js';
 export type { PolicyV2Action, ScopeRef } from './policy-client.js';
 export { ApplicationClient } from './application-client.js';
 export type { ApplicationChange } from './application-client.js';
-export { checkApplicationPayload, checkPersonaPayload, checkPolicyV2Payload, checkPolicyV3Payload, checkTransferAcceptance, preparedBytes } from './signed-checks.js';
+export {
+  checkApplicationPayload,
+  checkPersonaPayload,
+  checkPolicyV2Payload,
+  checkPolicyV3Payload,
+  checkTransferAcceptance,
+  preparedBytes,
+} from './signed-checks.js';
 export { TransferError, type TransferErrorCode } from '../protocol/transfer-error.js';
 export type * from './transfer-types.js';
 export { generateDid } from '../protocol/did.js';

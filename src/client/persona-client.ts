@@ -62,7 +62,14 @@ export class PersonaClient extends DirectoryApi {
   }
 
   /** `POST …/verify` with the intent; `nonce` is the current nonce of the operator that will sign the submission. */
-  private async verify(persona: string, challengeId: string, operatorDid: string, action: string, signer: Signer, intent: PersonaIntent): Promise<PreparedPersona> {
+  private async verify(
+    persona: string,
+    challengeId: string,
+    operatorDid: string,
+    action: string,
+    signer: Signer,
+    intent: PersonaIntent,
+  ): Promise<PreparedPersona> {
     const ch = await this.challenge(persona, challengeId);
     const nonceOf = typeof ch.current_operator_did === 'string' ? ch.current_operator_did : operatorDid;
     const { operator_nonce } = await this.operatorNonce(nonceOf);
@@ -78,23 +85,44 @@ export class PersonaClient extends DirectoryApi {
   }
 
   /** DNS registration or renewal (§7.3, §7.4): verify the published TXT record, check, sign, `PUT /personas/{persona}`. */
-  async registerDns(persona: string, a: { challengeId: string; operatorDid: string; renew?: boolean; signer: Signer } & PersonaIntent): Promise<PersonaSubmitResponse> {
+  async registerDns(
+    persona: string,
+    a: { challengeId: string; operatorDid: string; renew?: boolean; signer: Signer } & PersonaIntent,
+  ): Promise<PersonaSubmitResponse> {
     const action = a.renew ? 'renew_persona' : 'register_persona';
     const prepared = await this.verify(persona, a.challengeId, a.operatorDid, action, a.signer, a);
     checkPersonaPayload(preparedBytes(prepared), {
-      persona, kind: a.renew ? 'Renew' : 'Register', operatorDid: a.operatorDid, signerKeyId: a.signer.keyId, controllerKeyIds: a.renew ? undefined : a.controllerKeys,
+      persona,
+      kind: a.renew ? 'Renew' : 'Register',
+      operatorDid: a.operatorDid,
+      signerKeyId: a.signer.keyId,
+      controllerKeyIds: a.renew ? undefined : a.controllerKeys,
     });
     return this.call('PUT', encodePath`/personas/${persona}`, this.signed(prepared, a.signer));
   }
 
   /** Named persona (§7.5): prepare, check, sign, `PUT /personas/{persona}/named`. */
-  async registerNamed(persona: string, a: { operatorDid: string; signer: Signer; controllerKeys: string[]; deliveryConstraints?: Json }): Promise<PersonaSubmitResponse> {
+  async registerNamed(
+    persona: string,
+    a: { operatorDid: string; signer: Signer; controllerKeys: string[]; deliveryConstraints?: Json },
+  ): Promise<PersonaSubmitResponse> {
     const body: Json = {
-      operator_did: a.operatorDid, persona, action: 'register_named_persona', signer_key_id: a.signer.keyId, controller_keys: a.controllerKeys, controller_threshold: 1,
+      operator_did: a.operatorDid,
+      persona,
+      action: 'register_named_persona',
+      signer_key_id: a.signer.keyId,
+      controller_keys: a.controllerKeys,
+      controller_threshold: 1,
     };
     if (a.deliveryConstraints !== undefined) body.delivery_constraints = a.deliveryConstraints;
     const prepared = await this.call<PreparedPersona>('POST', encodePath`/personas/${persona}/named/prepare`, body);
-    checkPersonaPayload(preparedBytes(prepared), { persona, kind: 'RegisterNamed', operatorDid: a.operatorDid, signerKeyId: a.signer.keyId, controllerKeyIds: a.controllerKeys });
+    checkPersonaPayload(preparedBytes(prepared), {
+      persona,
+      kind: 'RegisterNamed',
+      operatorDid: a.operatorDid,
+      signerKeyId: a.signer.keyId,
+      controllerKeyIds: a.controllerKeys,
+    });
     return this.call('PUT', encodePath`/personas/${persona}/named`, this.signed(prepared, a.signer));
   }
 
@@ -109,11 +137,20 @@ export class PersonaClient extends DirectoryApi {
   /** Controller rotation (§7.6): the signer must be in the current and the new set. */
   async rotateControllers(persona: string, a: { operatorDid?: string; signer: Signer; controllerKeys: string[] }): Promise<PersonaSubmitResponse> {
     const body: Json = {
-      action: 'rotate_persona_controllers', signer_key_id: a.signer.keyId, controller_keys: a.controllerKeys, controller_threshold: 1,
+      action: 'rotate_persona_controllers',
+      signer_key_id: a.signer.keyId,
+      controller_keys: a.controllerKeys,
+      controller_threshold: 1,
       ...(a.operatorDid === undefined ? {} : { operator_did: a.operatorDid }),
     };
     const prepared = await this.call<PreparedPersona>('POST', encodePath`/personas/${persona}/prepare`, body);
-    checkPersonaPayload(preparedBytes(prepared), { persona, kind: 'RotateControllers', operatorDid: a.operatorDid, signerKeyId: a.signer.keyId, controllerKeyIds: a.controllerKeys });
+    checkPersonaPayload(preparedBytes(prepared), {
+      persona,
+      kind: 'RotateControllers',
+      operatorDid: a.operatorDid,
+      signerKeyId: a.signer.keyId,
+      controllerKeyIds: a.controllerKeys,
+    });
     return this.call('PUT', encodePath`/personas/${persona}/controllers`, this.signed(prepared, a.signer));
   }
 
@@ -121,7 +158,10 @@ export class PersonaClient extends DirectoryApi {
    * Transfer, new operator's half (§7.7 steps 1–2): verify the challenge with the new controller set, check the
    * acceptance payload and sign it. The result goes to the current operator.
    */
-  async acceptTransfer(persona: string, a: { challengeId: string; newOperatorDid: string; signer: Signer } & PersonaIntent): Promise<{ challenge_id: string; new_operator_signature: string }> {
+  async acceptTransfer(
+    persona: string,
+    a: { challengeId: string; newOperatorDid: string; signer: Signer } & PersonaIntent,
+  ): Promise<{ challenge_id: string; new_operator_signature: string }> {
     const prepared = await this.verify(persona, a.challengeId, a.newOperatorDid, 'transfer_persona', a.signer, a);
     const acceptance = preparedBytes({ payload_to_sign: prepared.acceptance_payload });
     checkTransferAcceptance(this.profile, acceptance, { persona, newOperatorDid: a.newOperatorDid, signerKeyId: a.signer.keyId });
@@ -129,8 +169,16 @@ export class PersonaClient extends DirectoryApi {
   }
 
   /** Transfer, current operator's half (§7.7 steps 3–4): prepare with the new operator's signature, check, sign, submit. */
-  async completeTransfer(persona: string, a: { challengeId: string; operatorDid: string; newOperatorSignature: string; signer: Signer }): Promise<PersonaSubmitResponse> {
-    const body: Json = { operator_did: a.operatorDid, challenge_id: a.challengeId, new_operator_signature: a.newOperatorSignature, signer_key_id: a.signer.keyId };
+  async completeTransfer(
+    persona: string,
+    a: { challengeId: string; operatorDid: string; newOperatorSignature: string; signer: Signer },
+  ): Promise<PersonaSubmitResponse> {
+    const body: Json = {
+      operator_did: a.operatorDid,
+      challenge_id: a.challengeId,
+      new_operator_signature: a.newOperatorSignature,
+      signer_key_id: a.signer.keyId,
+    };
     const prepared = await this.call<PreparedPersona>('POST', encodePath`/personas/${persona}/transfer/prepare`, body);
     checkPersonaPayload(preparedBytes(prepared), { persona, kind: 'Transfer', operatorDid: a.operatorDid, signerKeyId: a.signer.keyId });
     return this.call('PUT', encodePath`/personas/${persona}/transfer`, this.signed(prepared, a.signer));

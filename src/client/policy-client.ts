@@ -21,9 +21,13 @@ export interface ScopeRef {
 }
 
 /** The v2 write actions of §8.2. */
-export type PolicyV2Action = 'set_did_policy_v2' | 'clear_did_policy_v2' | 'set_did_constraints' | 'set_persona_policy_v2' | 'clear_persona_policy_v2' | 'set_persona_constraints';
+export type PolicyV2Action =
+  'set_did_policy_v2' | 'clear_did_policy_v2' | 'set_did_constraints' | 'set_persona_policy_v2' | 'clear_persona_policy_v2' | 'set_persona_constraints';
 
-const V2_ROUTES: Record<PolicyV2Action, { method: HttpMethod; scope: 'did' | 'persona'; suffix: string; kind: 'SetPolicy' | 'ClearPolicy' | 'SetDidConstraints' | 'SetPersonaConstraints' }> = {
+const V2_ROUTES: Record<
+  PolicyV2Action,
+  { method: HttpMethod; scope: 'did' | 'persona'; suffix: string; kind: 'SetPolicy' | 'ClearPolicy' | 'SetDidConstraints' | 'SetPersonaConstraints' }
+> = {
   set_did_policy_v2: { method: 'PUT', scope: 'did', suffix: '', kind: 'SetPolicy' },
   clear_did_policy_v2: { method: 'DELETE', scope: 'did', suffix: '', kind: 'ClearPolicy' },
   set_did_constraints: { method: 'PUT', scope: 'did', suffix: '/constraints', kind: 'SetDidConstraints' },
@@ -71,14 +75,21 @@ export class PolicyClient extends DirectoryApi {
     const body: Json = { action, signer_key_id: a.signer.keyId, ...(a.policy === undefined ? {} : { policy: a.policy }) };
     const prepared = await this.call<PreparedPolicy>('POST', this.v3Path(scope, '/prepare'), body);
     checkPolicyV3Payload(this.profile, preparedBytes(prepared), {
-      kind: a.policy === undefined ? 'ClearPolicy' : 'SetPolicy', signerKeyId: a.signer.keyId, operatorDid: operatorOf(a.signer, a.operatorDid, scope), policy: a.policy,
+      kind: a.policy === undefined ? 'ClearPolicy' : 'SetPolicy',
+      signerKeyId: a.signer.keyId,
+      operatorDid: operatorOf(a.signer, a.operatorDid, scope),
+      policy: a.policy,
     });
     const signed = { ...prepared.request, signature: toBase64(a.signer.key.sign(preparedBytes(prepared))) };
     return this.call(a.policy === undefined ? 'DELETE' : 'PUT', this.v3Path(scope), signed);
   }
 
   /** A v2 write (§8.2): `policy` for the set actions, `constraints` for the constraint actions. */
-  async writeV2(action: PolicyV2Action, id: string, a: { policy?: Json; constraints?: Json; operatorDid?: string; signer: Signer }): Promise<PolicySubmitResponse> {
+  async writeV2(
+    action: PolicyV2Action,
+    id: string,
+    a: { policy?: Json; constraints?: Json; operatorDid?: string; signer: Signer },
+  ): Promise<PolicySubmitResponse> {
     const route = V2_ROUTES[action];
     const body: Json = { action, [route.scope]: id, signer_key_id: a.signer.keyId };
     if (a.operatorDid !== undefined) body.operator_did = a.operatorDid;
@@ -86,7 +97,10 @@ export class PolicyClient extends DirectoryApi {
     if (a.constraints !== undefined) body.delivery_constraints = a.constraints;
     const prepared = await this.call<PreparedPolicy>('POST', '/delivery-policies/prepare', body);
     checkPolicyV2Payload(this.profile, preparedBytes(prepared), {
-      kind: route.kind, signerKeyId: a.signer.keyId, operatorDid: operatorOf(a.signer, a.operatorDid, { type: route.scope, id }), policy: a.policy,
+      kind: route.kind,
+      signerKeyId: a.signer.keyId,
+      operatorDid: operatorOf(a.signer, a.operatorDid, { type: route.scope, id }),
+      policy: a.policy,
     });
     const path = (route.scope === 'did' ? encodePath`/delivery-policies/dids/${id}` : encodePath`/delivery-policies/personas/${id}`) + route.suffix;
     return this.call(route.method, path, { ...prepared.request, signature: toBase64(a.signer.key.sign(preparedBytes(prepared))) });

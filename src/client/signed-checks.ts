@@ -6,7 +6,13 @@
  */
 import { bytesEqual, parseHex } from '../base/bytes.js';
 import { decodeApplicationAuthorization, type ApplicationAuthorization } from '../protocol/payloads/application.js';
-import { decodePersonaPayload, decodePersonaTransferAcceptancePayload, type PersonaOperation, type PersonaPayload, type PersonaTransferAcceptancePayload } from '../protocol/payloads/persona.js';
+import {
+  decodePersonaPayload,
+  decodePersonaTransferAcceptancePayload,
+  type PersonaOperation,
+  type PersonaPayload,
+  type PersonaTransferAcceptancePayload,
+} from '../protocol/payloads/persona.js';
 import { decodePolicyV2Payload, type PolicyV2Operation } from '../protocol/payloads/policy-v2.js';
 import { decodePolicyV3Payload, type PolicyV3Operation } from '../protocol/payloads/policy-v3.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
@@ -60,7 +66,8 @@ export function checkPersonaPayload(bytes: Uint8Array, want: ExpectedPersona): P
   same('operator_did', p.operatorDid, want.operatorDid);
   same('signer_key_id', p.signerKeyId, want.signerKeyId);
   same('nonce', p.nonce.toString(), want.nonce);
-  const keys = 'controllerKeyIds' in p.operation ? p.operation.controllerKeyIds : 'newControllerKeyIds' in p.operation ? p.operation.newControllerKeyIds : undefined;
+  const keys =
+    'controllerKeyIds' in p.operation ? p.operation.controllerKeyIds : 'newControllerKeyIds' in p.operation ? p.operation.newControllerKeyIds : undefined;
   if (want.controllerKeyIds !== undefined && (keys === undefined || keys.join('\n') !== want.controllerKeyIds.join('\n'))) {
     refuse('the prepared payload names other controller keys');
   }
@@ -68,7 +75,11 @@ export function checkPersonaPayload(bytes: Uint8Array, want: ExpectedPersona): P
 }
 
 /** Decodes and checks a transfer acceptance payload (ledger-rules.md §4.9.3) before the new operator signs it. */
-export function checkTransferAcceptance(profile: Profile, bytes: Uint8Array, want: { persona: string; newOperatorDid: string; signerKeyId?: string }): PersonaTransferAcceptancePayload {
+export function checkTransferAcceptance(
+  profile: Profile,
+  bytes: Uint8Array,
+  want: { persona: string; newOperatorDid: string; signerKeyId?: string },
+): PersonaTransferAcceptancePayload {
   const a = decodePersonaTransferAcceptancePayload(bytes) ?? refuse('the acceptance payload does not decode');
   same('domain', a.domain, profile.personaTransferDomain);
   same('persona', a.persona, canonicalPersona(want.persona) ?? want.persona);
@@ -99,7 +110,12 @@ export interface ExpectedPolicy {
   policy?: unknown;
 }
 
-function checkPolicyCommon(profile: Profile, version: 2 | 3, p: { operatorDid: string; signerKeyId: string; nonce: bigint; operation: PolicyV2Operation | PolicyV3Operation }, want: ExpectedPolicy): void {
+function checkPolicyCommon(
+  profile: Profile,
+  version: 2 | 3,
+  p: { operatorDid: string; signerKeyId: string; nonce: bigint; operation: PolicyV2Operation | PolicyV3Operation },
+  want: ExpectedPolicy,
+): void {
   same('operation', p.operation.kind, want.kind);
   same('operator_did', p.operatorDid, want.operatorDid);
   same('signer_key_id', p.signerKeyId, want.signerKeyId);
@@ -121,7 +137,11 @@ export function checkPolicyV3Payload(profile: Profile, bytes: Uint8Array, want: 
 }
 
 /** Decodes and checks an application tuple (ledger-rules.md §4.10): domain, action, id, nonce and the given fields. */
-export function checkApplicationPayload(profile: Profile, bytes: Uint8Array, want: Partial<ApplicationAuthorization> & { action: ApplicationAuthorization['action']; applicationId: string; nonce?: bigint }): ApplicationAuthorization {
+export function checkApplicationPayload(
+  profile: Profile,
+  bytes: Uint8Array,
+  want: Partial<ApplicationAuthorization> & { action: ApplicationAuthorization['action']; applicationId: string; nonce?: bigint },
+): ApplicationAuthorization {
   const d = decodeApplicationAuthorization(bytes) ?? refuse('the prepared payload is not an application authorization');
   same('domain', d.domain, profile.applicationDomain);
   const got = d.authorization as unknown as Record<string, unknown>;

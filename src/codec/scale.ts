@@ -216,11 +216,7 @@ export function decodeStrict<T>(bytes: Uint8Array, decode: (r: ScaleReader) => T
 }
 
 /** Runs a decoder that must consume everything; returns undefined on any decode error. */
-export function tryDecodeStrict<T>(
-  bytes: Uint8Array,
-  decode: (r: ScaleReader) => T,
-  encode: (v: T) => Uint8Array,
-): T | undefined {
+export function tryDecodeStrict<T>(bytes: Uint8Array, decode: (r: ScaleReader) => T, encode: (v: T) => Uint8Array): T | undefined {
   try {
     return decodeStrict(bytes, decode, encode);
   } catch (e) {

@@ -13,7 +13,10 @@ export type JsonNode =
   | { type: 'null' };
 
 export class JsonSyntaxError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(`${message} at offset ${offset}`);
     this.name = 'JsonSyntaxError';
   }

@@ -28,11 +28,16 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
   const server = withDirectoryRateClasses(directoryServer);
   const feed = new ExportFeed(o.ledger, o.genesis);
   const jsonLines = Type.String({ description: 'one JSON object per line (docs/mirrors.md)', contentMediaType: JSONL_CONTENT_TYPE });
-  server.route('GET', '/export', ({ query }) => {
-    const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
-    const text = page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`;
-    return { status: 200, body: {}, payload: text, contentType: JSONL_CONTENT_TYPE, headers: { [FEED_HEAD_HEADER]: String(page.headSeq) } };
-  }, { schema: { summary: 'The export feed: finalized operations after a seq, as JSON lines', response: { 200: jsonLines } } });
+  server.route(
+    'GET',
+    '/export',
+    ({ query }) => {
+      const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
+      const text = page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`;
+      return { status: 200, body: {}, payload: text, contentType: JSONL_CONTENT_TYPE, headers: { [FEED_HEAD_HEADER]: String(page.headSeq) } };
+    },
+    { schema: { summary: 'The export feed: finalized operations after a seq, as JSON lines', response: { 200: jsonLines } } },
+  );
   server.route('GET', '/export/genesis', () => json(200, feed.genesisJson()));
   return attachFeedStream({
     server: server.fastify.server,

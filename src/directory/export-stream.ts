@@ -171,9 +171,7 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) =>
-        upgradeLogger(o.logger, req)?.error({ err }, 'export stream failed'),
-      );
+      const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) => upgradeLogger(o.logger, req)?.error({ err }, 'export stream failed'));
       sessions.set(ws, session);
       ws.on('message', () => undefined); // client frames are ignored
       ws.on('close', () => {

@@ -15,21 +15,48 @@ const NONCE_DOMAINS: Record<string, string> = {
 };
 
 const POLICY_ERRORS = new Set([
-  'InvalidPolicyId', 'InvalidPolicyTtl', 'EmptyRuleset', 'DuplicateRuleId', 'InvalidRulePriority', 'InvalidTag',
-  'InvalidCondition', 'InvalidDeliveryPlan', 'DuplicateStepId', 'DeliveryPlanCycle', 'InvalidRouteTarget',
-  'MultipleForwardSteps', 'ConstraintOverrideExceedsScope', 'PolicyTooComplex', 'InvalidCallDomain',
-  'InvalidPayloadTemplate', 'InvalidTtl', 'MaxMessageSizeExceeded', 'InvalidReplication', 'HeaderPreviewTooLarge',
-  'ReleaseFeeTooLarge', 'EmptyPolicyDocument', 'PolicyRevisionOverflow',
+  'InvalidPolicyId',
+  'InvalidPolicyTtl',
+  'EmptyRuleset',
+  'DuplicateRuleId',
+  'InvalidRulePriority',
+  'InvalidTag',
+  'InvalidCondition',
+  'InvalidDeliveryPlan',
+  'DuplicateStepId',
+  'DeliveryPlanCycle',
+  'InvalidRouteTarget',
+  'MultipleForwardSteps',
+  'ConstraintOverrideExceedsScope',
+  'PolicyTooComplex',
+  'InvalidCallDomain',
+  'InvalidPayloadTemplate',
+  'InvalidTtl',
+  'MaxMessageSizeExceeded',
+  'InvalidReplication',
+  'HeaderPreviewTooLarge',
+  'ReleaseFeeTooLarge',
+  'EmptyPolicyDocument',
+  'PolicyRevisionOverflow',
 ]);
 
 const DOCUMENT_STRUCTURE = new Set([
-  'InvalidDocument', 'VerificationMethodAlreadyExists', 'VerificationMethodNotFound', 'AuthenticationAlreadyExists',
-  'KeyAgreementAlreadyExists', 'ServiceAlreadyExists',
+  'InvalidDocument',
+  'VerificationMethodAlreadyExists',
+  'VerificationMethodNotFound',
+  'AuthenticationAlreadyExists',
+  'KeyAgreementAlreadyExists',
+  'ServiceAlreadyExists',
 ]);
 
 const SCOPE_CAUSES = new Set([
-  'did_not_found', 'did_deactivated', 'persona_not_found', 'persona_inactive', 'persona_verification_expired',
-  'application_not_found', 'application_inactive',
+  'did_not_found',
+  'did_deactivated',
+  'persona_not_found',
+  'persona_inactive',
+  'persona_verification_expired',
+  'application_not_found',
+  'application_inactive',
 ]);
 
 const DIRECT: Record<string, ErrorCode> = {

@@ -8,12 +8,7 @@ import type { Call } from '../ledger/extrinsic.js';
 import { isValidControllerSet, type PersonaRecord } from '../ledger/runtime/persona-state.js';
 import { constraintsToJson } from '../protocol/constraints.js';
 import { isDnsPersona } from '../protocol/persona-name.js';
-import {
-  decodePersonaPayload,
-  encodePersonaPayload,
-  MAX_PERSONA_CONTROLLERS,
-  type PersonaOperation,
-} from '../protocol/payloads/persona.js';
+import { decodePersonaPayload, encodePersonaPayload, MAX_PERSONA_CONTROLLERS, type PersonaOperation } from '../protocol/payloads/persona.js';
 import { parseRequestedConstraintsJson, requestedConstraintsToJson } from '../protocol/policy/constraints-json.js';
 import { POLICY_BOUNDS, type RequestedDeliveryConstraints } from '../protocol/policy/types.js';
 import { parseU64Field } from './request-fields.js';

@@ -49,14 +49,10 @@ export function registerPersonaRoutes(server: HttpServer, service: DirectoryServ
   server.route('POST', '/personas/:persona/named/prepare', (ctx) => json(200, personas.prepareNamed(ctx.params.persona, bodyOf(ctx))));
   server.route('PUT', '/personas/:persona/named', async (ctx) => json(202, await personas.submitNamed(ctx.params.persona, bodyOf(ctx))));
   server.route('POST', '/personas/:persona/prepare', (ctx) => json(200, personas.prepareControl(ctx.params.persona, bodyOf(ctx))));
-  server.route('DELETE', '/personas/:persona', async (ctx) =>
-    json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'revoke_persona')),
-  );
+  server.route('DELETE', '/personas/:persona', async (ctx) => json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'revoke_persona')));
   server.route('PUT', '/personas/:persona/controllers', async (ctx) =>
     json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'rotate_persona_controllers')),
   );
-  server.route('POST', '/personas/:persona/transfer/prepare', async (ctx) =>
-    json(200, await personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))),
-  );
+  server.route('POST', '/personas/:persona/transfer/prepare', async (ctx) => json(200, await personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))));
   server.route('PUT', '/personas/:persona/transfer', async (ctx) => json(202, await personas.submitTransfer(ctx.params.persona, bodyOf(ctx))));
 }

@@ -19,13 +19,7 @@ import type { PersonaChallenges } from './persona-challenges.js';
 import { personaRecordToJson } from './persona-fields.js';
 import { parsePersonaName, type Body } from './submission.js';
 import { prepareChange, prepareChangeSync, submitChange } from './write-pipeline.js';
-import type {
-  OperatorNonceResponse,
-  PersonaNoncesResponse,
-  PersonaPrepareResponse,
-  PersonaRecordResponse,
-  PersonaSubmitResponse,
-} from '../wire/personas.js';
+import type { OperatorNonceResponse, PersonaNoncesResponse, PersonaPrepareResponse, PersonaRecordResponse, PersonaSubmitResponse } from '../wire/personas.js';
 
 export class PersonaService {
   private readonly env: PersonaEnv;

@@ -31,7 +31,5 @@ export function registerPolicyRoutes(server: HttpServer, service: DirectoryServi
   server.route('GET', '/policies/v3/:scope/:id/nonce', ({ params }) => json(200, v3.nonce(params.scope, params.id)));
   server.route('POST', '/policies/v3/:scope/:id/prepare', (ctx) => json(200, v3.prepare(ctx.params.scope, ctx.params.id, bodyOf(ctx))));
   server.route('PUT', '/policies/v3/:scope/:id', async (ctx) => json(202, await v3.submit('set_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))));
-  server.route('DELETE', '/policies/v3/:scope/:id', async (ctx) =>
-    json(202, await v3.submit('clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))),
-  );
+  server.route('DELETE', '/policies/v3/:scope/:id', async (ctx) => json(202, await v3.submit('clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))));
 }

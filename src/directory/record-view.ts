@@ -20,13 +20,7 @@ export function pendingOperationsOf(entries: readonly PoolEntry[], subject: stri
     }));
 }
 
-export function renderDidRecord(
-  did: string,
-  rec: DidRecord,
-  documentNonce: bigint,
-  pending: PendingOperation[],
-  block: BlockRef,
-): DidRecordResponse {
+export function renderDidRecord(did: string, rec: DidRecord, documentNonce: bigint, pending: PendingOperation[], block: BlockRef): DidRecordResponse {
   const docPending = pending.filter((p) => p.nonce_domain === 'document_nonce');
   const latest = docPending[docPending.length - 1];
   const out: Omit<DidRecordResponse, 'pending_operations' | 'block_number' | 'block_hash'> = {

@@ -9,8 +9,7 @@ import { DdnError, type ErrorCode } from '../base/errors.js';
 export const U64_MAX = (1n << 64n) - 1n;
 
 const DECIMAL_RE = /^[0-9]+$/;
-const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
 
 function fieldOf(body: unknown, field: string): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
@@ -21,11 +20,7 @@ function fieldOf(body: unknown, field: string): unknown {
 export function requireString(body: unknown, field: string): string {
   const v = fieldOf(body, field);
   if (typeof v === 'string') return v;
-  throw new DdnError(
-    'invalid_request',
-    v === undefined ? `missing field "${field}"` : `field "${field}" must be a string`,
-    { field },
-  );
+  throw new DdnError('invalid_request', v === undefined ? `missing field "${field}"` : `field "${field}" must be a string`, { field });
 }
 
 /** The string `body[field]`, or `undefined` when missing or `null`; any other type → `invalid_request`. */

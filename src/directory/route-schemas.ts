@@ -87,8 +87,18 @@ interface Entry {
 }
 
 const read = (summary: string, ok: TSchema, more: Omit<Entry, 'summary' | 'ok'> = {}): Entry => ({ summary, ok: [200, ok], ...more });
-const prepare = (summary: string, body: TSchema, ok: TSchema, more: Omit<Entry, 'summary' | 'ok' | 'body'> = {}): Entry => ({ summary, body, ok: [200, ok], ...more });
-const submit = (summary: string, body: TSchema, ok: TSchema, more: Omit<Entry, 'summary' | 'ok' | 'body'> = {}): Entry => ({ summary, body, ok: [202, ok], ...more });
+const prepare = (summary: string, body: TSchema, ok: TSchema, more: Omit<Entry, 'summary' | 'ok' | 'body'> = {}): Entry => ({
+  summary,
+  body,
+  ok: [200, ok],
+  ...more,
+});
+const submit = (summary: string, body: TSchema, ok: TSchema, more: Omit<Entry, 'summary' | 'ok' | 'body'> = {}): Entry => ({
+  summary,
+  body,
+  ok: [202, ok],
+  ...more,
+});
 
 const APP = { params: ApplicationParamsSchema };
 const V3 = { params: PolicyV3ParamsSchema };
@@ -102,7 +112,9 @@ const ENTRIES: Record<string, Entry> = {
   'GET /blocks/:number': read('A block, or `latest` (§3.5)', BlockSchema, {
     params: Type.Object({ number: Type.String({ description: 'a block number or `latest`' }) }),
   }),
-  'GET /delivery-view/:did': read('What a Relay or Cache in another process needs to deliver [ddn-internal]', DeliveryViewSchema, { querystring: DeliveryQuerySchema }),
+  'GET /delivery-view/:did': read('What a Relay or Cache in another process needs to deliver [ddn-internal]', DeliveryViewSchema, {
+    querystring: DeliveryQuerySchema,
+  }),
   'GET /delivery-resolution/:did': read('Recipient key and winning delivery rule (§6)', DeliveryResolutionSchema, {
     querystring: DeliveryQuerySchema,
     errors: [409, 422],
@@ -112,8 +124,8 @@ const ENTRIES: Record<string, Entry> = {
   'POST /dids/:did/prepare': prepare('Prepare a DID mutation (§5.1)', MutationPrepareBodySchema, MutationPrepareSchema),
 
   'GET /personas/:persona': read('A persona (§7.1)', PersonaRecordSchema),
-  'GET /personas/:persona/nonces': read('A persona\'s nonces (§7.1)', PersonaNoncesSchema),
-  'GET /persona-operators/:did/nonce': read('An operator\'s persona nonce (§7.1)', OperatorNonceSchema),
+  'GET /personas/:persona/nonces': read("A persona's nonces (§7.1)", PersonaNoncesSchema),
+  'GET /persona-operators/:did/nonce': read("An operator's persona nonce (§7.1)", OperatorNonceSchema),
   'POST /personas/:persona/dns-challenges': { summary: 'Create a DNS challenge (§7.2)', body: ChallengeCreateBodySchema, ok: [201, ChallengeSchema] },
   'GET /personas/:persona/dns-challenges/:challenge_id': read('A DNS challenge and its status (§7.2)', ChallengeStatusSchema),
   'POST /personas/:persona/dns-challenges/:challenge_id/verify': prepare('Verify a DNS challenge (§7.3)', ChallengeVerifyBodySchema, ChallengeVerifySchema, {
@@ -124,27 +136,27 @@ const ENTRIES: Record<string, Entry> = {
   'PUT /personas/:persona/named': submit('Register a named persona (§7.5)', PersonaSubmitBodySchema, PersonaSubmitSchema),
   'POST /personas/:persona/prepare': prepare('Prepare a revocation or controller rotation (§7.6)', PersonaPrepareBodySchema, PersonaPrepareSchema),
   'DELETE /personas/:persona': submit('Revoke a persona (§7.6)', PersonaSubmitBodySchema, PersonaSubmitSchema),
-  'PUT /personas/:persona/controllers': submit('Rotate a persona\'s controllers (§7.6)', PersonaSubmitBodySchema, PersonaSubmitSchema),
+  'PUT /personas/:persona/controllers': submit("Rotate a persona's controllers (§7.6)", PersonaSubmitBodySchema, PersonaSubmitSchema),
   'POST /personas/:persona/transfer/prepare': prepare('Prepare a persona transfer (§7.7)', PersonaPrepareBodySchema, PersonaPrepareSchema),
   'PUT /personas/:persona/transfer': submit('Transfer a persona (§7.7)', PersonaSubmitBodySchema, PersonaSubmitSchema),
 
-  'GET /delivery-policies/dids/:did': read('A DID\'s v2 policy and constraints (§8.2)', DidPolicyV2Schema),
-  'GET /delivery-policies/personas/:persona': read('A persona\'s v2 policy and constraints (§8.2)', PersonaPolicyV2Schema),
+  'GET /delivery-policies/dids/:did': read("A DID's v2 policy and constraints (§8.2)", DidPolicyV2Schema),
+  'GET /delivery-policies/personas/:persona': read("A persona's v2 policy and constraints (§8.2)", PersonaPolicyV2Schema),
   'POST /delivery-policies/prepare': prepare('Prepare a v2 policy write (§8.2)', PolicyV2PrepareBodySchema, PolicyV2PrepareSchema),
-  'PUT /delivery-policies/dids/:did': submit('Set a DID\'s v2 policy (§8.2)', PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
-  'DELETE /delivery-policies/dids/:did': submit('Clear a DID\'s v2 policy (§8.2)', PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
-  'PUT /delivery-policies/dids/:did/constraints': submit('Set a DID\'s constraints (§8.2)', PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
-  'PUT /delivery-policies/personas/:persona': submit('Set a persona\'s v2 policy (§8.2)', PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
-  'DELETE /delivery-policies/personas/:persona': submit('Clear a persona\'s v2 policy (§8.2)', PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
-  'PUT /delivery-policies/personas/:persona/constraints': submit('Set a persona\'s constraints (§8.2)', PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
-  'GET /policies/v3/:scope/:id': read('A scope\'s v3 policy (§8.3)', PolicyV3Schema, V3),
-  'GET /policies/v3/:scope/:id/nonce': read('A scope owner\'s v3 nonce (§8.3)', PolicyV3NonceSchema, V3),
+  'PUT /delivery-policies/dids/:did': submit("Set a DID's v2 policy (§8.2)", PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
+  'DELETE /delivery-policies/dids/:did': submit("Clear a DID's v2 policy (§8.2)", PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
+  'PUT /delivery-policies/dids/:did/constraints': submit("Set a DID's constraints (§8.2)", PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
+  'PUT /delivery-policies/personas/:persona': submit("Set a persona's v2 policy (§8.2)", PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
+  'DELETE /delivery-policies/personas/:persona': submit("Clear a persona's v2 policy (§8.2)", PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
+  'PUT /delivery-policies/personas/:persona/constraints': submit("Set a persona's constraints (§8.2)", PolicyV2SubmitBodySchema, PolicyV2SubmitSchema),
+  'GET /policies/v3/:scope/:id': read("A scope's v3 policy (§8.3)", PolicyV3Schema, V3),
+  'GET /policies/v3/:scope/:id/nonce': read("A scope owner's v3 nonce (§8.3)", PolicyV3NonceSchema, V3),
   'POST /policies/v3/:scope/:id/prepare': prepare('Prepare a v3 policy write (§8.3)', PolicyV3PrepareBodySchema, PolicyV3PrepareSchema, V3),
   'PUT /policies/v3/:scope/:id': submit('Set a v3 policy (§8.3)', PolicyV3SubmitBodySchema, PolicyV3SubmitSchema, V3),
   'DELETE /policies/v3/:scope/:id': submit('Clear a v3 policy (§8.3)', PolicyV3SubmitBodySchema, PolicyV3SubmitSchema, V3),
 
   'GET /applications/:application_id': read('An application (§9)', ApplicationSchema, APP),
-  'GET /applications/:application_id/policy': read('An application\'s policy (§9)', ApplicationPolicySchema, APP),
+  'GET /applications/:application_id/policy': read("An application's policy (§9)", ApplicationPolicySchema, APP),
   'POST /applications/:application_id/registration/prepare': prepare(
     'Prepare an application registration (§9)',
     ApplicationRegistrationPrepareBodySchema,
@@ -160,13 +172,13 @@ const ENTRIES: Record<string, Entry> = {
   ),
   'PUT /applications/:application_id/authorization': submit('Change an application (§9)', ApplicationAuthorizationBodySchema, ApplicationSubmitSchema, APP),
 
-  'GET /dids/:did/history': read('A DID\'s finalized operations, newest first', DidHistorySchema, { querystring: HistoryQuerySchema }),
-  'GET /personas/:persona/history': read('A persona\'s finalized operations, newest first', PersonaHistorySchema, { querystring: HistoryQuerySchema }),
-  'GET /applications/:application_id/history': read('An application\'s finalized operations, newest first', ApplicationHistorySchema, {
+  'GET /dids/:did/history': read("A DID's finalized operations, newest first", DidHistorySchema, { querystring: HistoryQuerySchema }),
+  'GET /personas/:persona/history': read("A persona's finalized operations, newest first", PersonaHistorySchema, { querystring: HistoryQuerySchema }),
+  'GET /applications/:application_id/history': read("An application's finalized operations, newest first", ApplicationHistorySchema, {
     querystring: HistoryQuerySchema,
     ...APP,
   }),
-  'GET /export/genesis': read('The chain\'s genesis, for a mirror', GenesisSchema),
+  'GET /export/genesis': read("The chain's genesis, for a mirror", GenesisSchema),
   'GET /explorer/assets/:file': read('An explorer asset (script or style)', textAnswer('the asset', 'text/javascript', 'text/css')),
 };
 

@@ -56,8 +56,6 @@ export function registerDirectoryRoutes(directoryServer: HttpServer, service: Di
 
   server.route('POST', '/dids/:did/prepare', (ctx) => json(200, service.prepareMutation(ctx.params.did, body(ctx.body))));
   for (const spec of ACTIONS) {
-    server.route(spec.method, spec.pattern, async (ctx) =>
-      json(202, await service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))),
-    );
+    server.route(spec.method, spec.pattern, async (ctx) => json(202, await service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))));
   }
 }

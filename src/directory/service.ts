@@ -26,12 +26,7 @@ import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import type { DidRecordResponse } from '../wire/directory.js';
-import type {
-  MutationPrepareResponse,
-  MutationSubmitResponse,
-  RegistrationPrepareResponse,
-  RegistrationSubmitResponse,
-} from '../wire/directory-writes.js';
+import type { MutationPrepareResponse, MutationSubmitResponse, RegistrationPrepareResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
 
 export type { DirectoryDeps };
 

@@ -33,8 +33,7 @@ export const NO_SIGNATURE = new Uint8Array(64);
  */
 export function invalidDid(value: unknown, field: string): DdnError {
   const problem = didProblem(value) ?? { reason: 'invalid_format' };
-  const message =
-    problem.reason === 'too_long' ? `${field} is longer than ${problem.max_bytes} bytes` : `${field} is not a valid DID`;
+  const message = problem.reason === 'too_long' ? `${field} is longer than ${problem.max_bytes} bytes` : `${field} is not a valid DID`;
   return new DdnError('invalid_did', message, { field, ...(typeof value === 'string' ? { did: value } : {}), ...problem });
 }
 
@@ -187,12 +186,7 @@ export function dryRun(ledger: Ledger, call: Call, ctx: LedgerErrorContext = {})
 }
 
 /** §2.2 steps 6–7: pool admission; an identical pending extrinsic is a duplicate (same `tx_hash`). */
-export async function submitToLedger(
-  ledger: Ledger,
-  call: Call,
-  meta: TxMeta,
-  ctx: LedgerErrorContext = {},
-): Promise<{ txHash: string; duplicate: boolean }> {
+export async function submitToLedger(ledger: Ledger, call: Call, meta: TxMeta, ctx: LedgerErrorContext = {}): Promise<{ txHash: string; duplicate: boolean }> {
   try {
     return await ledger.admit(call, meta);
   } catch (e) {

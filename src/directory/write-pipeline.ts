@@ -90,12 +90,20 @@ export interface SubmitSteps<E extends DirectoryDeps, R, In, A extends Body> {
 }
 
 /** Runs a prepare route. */
-export async function prepareChange<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(env: E, kind: PrepareSteps<E, R, In, B, A>, req: R): Promise<A> {
+export async function prepareChange<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(
+  env: E,
+  kind: PrepareSteps<E, R, In, B, A>,
+  req: R,
+): Promise<A> {
   return prepareFrom(env, kind, await kind.read(env, req));
 }
 
 /** {@link prepareChange} for kinds whose `read` is synchronous (their routes answer without awaiting). */
-export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(env: E, kind: SyncPrepareSteps<E, R, In, B, A>, req: R): A {
+export function prepareChangeSync<E extends DirectoryDeps, R, In, B extends Prepared, A extends Body>(
+  env: E,
+  kind: SyncPrepareSteps<E, R, In, B, A>,
+  req: R,
+): A {
   return prepareFrom(env, kind, kind.read(env, req));
 }
 
@@ -107,7 +115,11 @@ function prepareFrom<E extends DirectoryDeps, R, In, B extends Prepared, A exten
 }
 
 /** Runs a submit route. */
-export async function submitChange<E extends DirectoryDeps, R, In, A extends Body>(env: E, kind: SubmitSteps<E, R, In, A>, req: R): Promise<AcceptedFields & A> {
+export async function submitChange<E extends DirectoryDeps, R, In, A extends Body>(
+  env: E,
+  kind: SubmitSteps<E, R, In, A>,
+  req: R,
+): Promise<AcceptedFields & A> {
   const input = await kind.read(env, req);
   const bytes = kind.rebuild?.(env, input);
   if (bytes) assertCanonical(bytes.canonical, bytes.rebuilt, bytes.decodes);

@@ -62,8 +62,7 @@ export function parseJsonBody(rawBody: Uint8Array | undefined, contentType: stri
   if (exceedsJsonDepth(rawBody)) throw tooDeepError();
   let value: unknown;
   try {
-    const elided =
-      rawBody.length >= LARGE_BODY_BYTES ? elideLongStrings(Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)) : undefined;
+    const elided = rawBody.length >= LARGE_BODY_BYTES ? elideLongStrings(Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)) : undefined;
     const text = fatalUtf8.decode(elided?.text ?? rawBody);
     value = JSON.parse(text);
     if (typeof value === 'object' && value !== null && SUSPICIOUS_RE.test(text)) assertNoPoison(value);

@@ -36,10 +36,7 @@ export interface RateBudget {
 
 /** Every budget's name: a class (per client address) or `<class>-target` (per target). */
 export type RateBudgetName = RateClass | `${TargetClass}-target`;
-export const RATE_BUDGETS: readonly RateBudgetName[] = [
-  ...RATE_CLASSES,
-  ...TARGET_CLASSES.map((c) => `${c}-target` as const),
-];
+export const RATE_BUDGETS: readonly RateBudgetName[] = [...RATE_CLASSES, ...TARGET_CLASSES.map((c) => `${c}-target` as const)];
 
 /**
  * The defaults, per minute: far above what an honest client does (registering a DID takes 2 requests, a busy

@@ -24,7 +24,14 @@ import type { Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
-import { connectionRefused, createBoundedServer, DEFAULT_CONNECTION_SETTINGS, rawJsonResponse, type ConnectionGate, type ConnectionSettings } from './connections.js';
+import {
+  connectionRefused,
+  createBoundedServer,
+  DEFAULT_CONNECTION_SETTINGS,
+  rawJsonResponse,
+  type ConnectionGate,
+  type ConnectionSettings,
+} from './connections.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
@@ -505,7 +512,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return gate
       .then(() => route.handler(ctx))
       .then((r) => {
-        if (r.status < 300) rate.countTarget(route.options, target)?.catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: a write could not be counted'));
+        if (r.status < 300)
+          rate.countTarget(route.options, target)?.catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: a write could not be counted'));
         return r;
       });
   }
@@ -590,9 +598,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     sendError(
       request,
       reply,
-      allow.length === 0
-        ? new DdnError('not_found', 'no such route')
-        : new DdnError('method_not_allowed', `method ${request.method} not allowed`, { allow }),
+      allow.length === 0 ? new DdnError('not_found', 'no such route') : new DdnError('method_not_allowed', `method ${request.method} not allowed`, { allow }),
       undefined,
     );
   });

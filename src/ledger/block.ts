@@ -35,13 +35,7 @@ export function encodeGenesisConfig(g: GenesisConfig): Uint8Array {
 }
 
 export function encodeHeader(h: BlockHeader): Uint8Array {
-  return new ScaleWriter()
-    .raw(h.parentHash)
-    .u32(h.number)
-    .u64(BigInt(h.timestampMs))
-    .raw(h.extrinsicsRoot)
-    .raw(h.resultsRoot)
-    .finish();
+  return new ScaleWriter().raw(h.parentHash).u32(h.number).u64(BigInt(h.timestampMs)).raw(h.extrinsicsRoot).raw(h.resultsRoot).finish();
 }
 
 export function blockHash(h: BlockHeader): Uint8Array {
@@ -53,9 +47,7 @@ export function extrinsicsRoot(txHashes: readonly Uint8Array[]): Uint8Array {
 }
 
 export function resultsRoot(results: readonly TxResult[]): Uint8Array {
-  return blake2_256(
-    new ScaleWriter().vec(results, (w, r) => w.raw(r.txHash).bool(r.success).bytes(utf8(r.error))).finish(),
-  );
+  return blake2_256(new ScaleWriter().vec(results, (w, r) => w.raw(r.txHash).bool(r.success).bytes(utf8(r.error))).finish());
 }
 
 export function genesisHeader(g: GenesisConfig): BlockHeader {

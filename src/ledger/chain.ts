@@ -90,9 +90,7 @@ export interface BlockRef {
   timestampMs: number;
 }
 
-export type TxView =
-  | { status: 'pending'; tx: TxRecord }
-  | { status: 'in_block' | 'finalized' | 'failed'; tx: TxRecord; block?: BlockRef };
+export type TxView = { status: 'pending'; tx: TxRecord } | { status: 'in_block' | 'finalized' | 'failed'; tx: TxRecord; block?: BlockRef };
 
 /** Reads state as of one block, memoising what it read (blocks are immutable once committed). */
 class StateAt implements StateReader {
@@ -146,7 +144,12 @@ export class Ledger {
       throw new Error('the data directory holds a chain with another genesis (profile, chain id or attestor key differ)');
     }
     this.loadHead();
-    this.rebuildPool(store.pendingTxs().map((tx) => this.entryFromStored(tx)).filter((e): e is PoolEntry => !!e));
+    this.rebuildPool(
+      store
+        .pendingTxs()
+        .map((tx) => this.entryFromStored(tx))
+        .filter((e): e is PoolEntry => !!e),
+    );
     if (this.pool.length > 0) this.schedule();
   }
 
@@ -217,8 +220,7 @@ export class Ledger {
       throw e;
     }
     const probe = this.poolState.child();
-    return applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, '0x', opts.skipSignatures), canon.call,
-      this.opts.handlers);
+    return applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, '0x', opts.skipSignatures), canon.call, this.opts.handlers);
   }
 
   /**
@@ -314,7 +316,10 @@ export class Ledger {
    */
   withdraw(txHashes: ReadonlySet<string>): void {
     if (txHashes.size === 0) return;
-    this.rebuildPool(this.pool.filter((e) => !txHashes.has(e.tx.txHash)), false);
+    this.rebuildPool(
+      this.pool.filter((e) => !txHashes.has(e.tx.txHash)),
+      false,
+    );
   }
 
   /**
@@ -361,9 +366,7 @@ export class Ledger {
       number,
       timestampMs,
       extrinsicsRoot: extrinsicsRoot(txHashes),
-      resultsRoot: resultsRoot(
-        results.map((r, i) => ({ txHash: txHashes[i]!, success: !r.failure, error: r.failure?.errorName ?? '' })),
-      ),
+      resultsRoot: resultsRoot(results.map((r, i) => ({ txHash: txHashes[i]!, success: !r.failure, error: r.failure?.errorName ?? '' }))),
     };
     const block: StoredBlock = { header, hash: blockHash(header) };
     const records: TxRecord[] = results.map((r, i) => {
@@ -410,7 +413,10 @@ export class Ledger {
     this.store.commitBlock(block, writes, txs);
     const finished = new Set(txs.map((t) => t.txHash));
     this.loadHead();
-    this.rebuildPool(this.pool.filter((e) => !finished.has(e.tx.txHash)), false);
+    this.rebuildPool(
+      this.pool.filter((e) => !finished.has(e.tx.txHash)),
+      false,
+    );
     return this.announce();
   }
 

@@ -93,7 +93,11 @@ interface Spec<T> {
   fields: Fields<T>;
 }
 
-const proof = [['signedPayload', bin()], ['signature', bin()], ['signerKeyId', str()]] as const;
+const proof = [
+  ['signedPayload', bin()],
+  ['signature', bin()],
+  ['signerKeyId', str()],
+] as const;
 const did = ['did', str()] as const;
 
 const SPECS: { [K in CallName]: Spec<CallArgs[K]> } = {
@@ -121,14 +125,7 @@ const SPECS: { [K in CallName]: Spec<CallArgs[K]> } = {
   set_document_with_proof_v2: {
     module: 8,
     index: 31,
-    fields: [
-      did,
-      ['docBlob', bin()],
-      ['documentNonce', u64],
-      ['validUntil', u64],
-      ['signerKeyId', str()],
-      ['signature', bin()],
-    ],
+    fields: [did, ['docBlob', bin()], ['documentNonce', u64], ['validUntil', u64], ['signerKeyId', str()], ['signature', bin()]],
   },
   apply_policy_v2_with_proof: { module: 9, index: 13, fields: [...proof] },
   apply_persona_with_proof: { module: 9, index: 15, fields: [...proof] },
@@ -136,22 +133,42 @@ const SPECS: { [K in CallName]: Spec<CallArgs[K]> } = {
   register_application: {
     module: 13,
     index: 0,
-    fields: [['applicationId', str(64)], ['controlDid', str(128)], ['signerKeyId', str(96)], ['signature', bin(128)]],
+    fields: [
+      ['applicationId', str(64)],
+      ['controlDid', str(128)],
+      ['signerKeyId', str(96)],
+      ['signature', bin(128)],
+    ],
   },
   update_application: {
     module: 13,
     index: 1,
-    fields: [['applicationId', str(64)], ['newControlDid', str(128)], ['signerKeyId', str(96)], ['signature', bin(128)]],
+    fields: [
+      ['applicationId', str(64)],
+      ['newControlDid', str(128)],
+      ['signerKeyId', str(96)],
+      ['signature', bin(128)],
+    ],
   },
   set_application_status: {
     module: 13,
     index: 2,
-    fields: [['applicationId', str(64)], ['status', variant(3)], ['signerKeyId', str(96)], ['signature', bin(128)]],
+    fields: [
+      ['applicationId', str(64)],
+      ['status', variant(3)],
+      ['signerKeyId', str(96)],
+      ['signature', bin(128)],
+    ],
   },
   set_application_domain: {
     module: 13,
     index: 6,
-    fields: [['applicationId', str(64)], ['domain', optStr(253)], ['signerKeyId', str(96)], ['signature', bin(128)]],
+    fields: [
+      ['applicationId', str(64)],
+      ['domain', optStr(253)],
+      ['signerKeyId', str(96)],
+      ['signature', bin(128)],
+    ],
   },
   set_application_linked_did: {
     module: 13,
@@ -168,9 +185,7 @@ const SPECS: { [K in CallName]: Spec<CallArgs[K]> } = {
   },
 };
 
-const BY_INDEX = new Map<number, CallName>(
-  (Object.keys(SPECS) as CallName[]).map((n) => [SPECS[n].module * 256 + SPECS[n].index, n]),
-);
+const BY_INDEX = new Map<number, CallName>((Object.keys(SPECS) as CallName[]).map((n) => [SPECS[n].module * 256 + SPECS[n].index, n]));
 
 const MODULE_NAMES: Record<number, string> = { 8: 'DidRegistry', 9: 'DeliveryPolicy', 13: 'ApplicationRegistry' };
 

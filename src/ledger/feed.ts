@@ -136,7 +136,8 @@ function str(v: unknown, field: string): string {
 export function parseFeedLine(v: unknown): FeedLine {
   if (!isObj(v) || !isCount(v.seq) || !isObj(v.block)) throw new FeedFormatError('a feed line needs seq and block');
   const b = v.block;
-  if (!isCount(b.number) || !isCount(b.timestamp) || !isCount(b.extrinsic_count)) throw new FeedFormatError('block number, timestamp or extrinsic_count missing');
+  if (!isCount(b.number) || !isCount(b.timestamp) || !isCount(b.extrinsic_count))
+    throw new FeedFormatError('block number, timestamp or extrinsic_count missing');
   const header: BlockHeader = {
     parentHash: hash32(b.parent_hash, 'block.parent_hash'),
     number: b.number,
@@ -146,7 +147,8 @@ export function parseFeedLine(v: unknown): FeedLine {
   };
   const line: FeedLine = { seq: v.seq, block: { header, hash: hash32(b.hash, 'block.hash') }, extrinsicCount: b.extrinsic_count };
   if (v.index === undefined) return line;
-  if (!isCount(v.index) || !isCount(v.submitted_at_ms) || typeof v.success !== 'boolean') throw new FeedFormatError('index, submitted_at_ms or success missing');
+  if (!isCount(v.index) || !isCount(v.submitted_at_ms) || typeof v.success !== 'boolean')
+    throw new FeedFormatError('index, submitted_at_ms or success missing');
   const payload = v.payload === null ? undefined : typeof v.payload === 'string' && v.payload.startsWith('0x') ? parseHex(v.payload.slice(2)) : null;
   if (payload === null) throw new FeedFormatError('payload is not 0x hex');
   const meta: TxMeta = { subject: str(v.subject, 'subject'), action: str(v.action, 'action'), limitKey: str(v.limit_key, 'limit_key') };

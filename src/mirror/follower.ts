@@ -129,7 +129,7 @@ export class FeedFollower {
       return;
     }
     this.failure = e.message;
-    this.o.logger?.error({ err: e.message, seq: this.seq }, 'the primary\'s feed does not verify; following stopped');
+    this.o.logger?.error({ err: e.message, seq: this.seq }, "the primary's feed does not verify; following stopped");
     this.ws?.close(1008, 'feed_does_not_verify');
   }
 

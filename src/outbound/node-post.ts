@@ -25,5 +25,12 @@ export async function postNodeSigned(deps: NodePostDeps, url: string, body: Buff
     timestamp: isoSeconds(deps.clock.nowMs()),
     nonce: randomUUID(),
   });
-  return deps.outbound.request({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, body, timeoutMs, ...(requestId === undefined ? {} : { requestId }) });
+  return deps.outbound.request({
+    method: 'POST',
+    url,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body,
+    timeoutMs,
+    ...(requestId === undefined ? {} : { requestId }),
+  });
 }

@@ -77,9 +77,7 @@ export function didViewFromJson(j: Json): DidView {
 
 export function deliveryViewFromJson(j: Json): DeliveryView {
   const p = j.policy as (Json & { effectiveConstraints?: unknown }) | null;
-  const policy: PolicyView | null = p
-    ? ({ ...(p as unknown as PolicyView), effectiveConstraints: constraintsFromWire(p.effectiveConstraints) })
-    : null;
+  const policy: PolicyView | null = p ? { ...(p as unknown as PolicyView), effectiveConstraints: constraintsFromWire(p.effectiveConstraints) } : null;
   return {
     recipient: didViewFromJson(j.recipient as Json),
     persona: (j.persona as string | null) ?? null,

@@ -86,9 +86,7 @@ export function parseDidDocument(v: unknown, did: string, field = 'did_document'
   );
   const authRaw = list(v.authentication, `${field}.authentication`, DOC.maxAuth);
   const authentication = authRaw.length === 0 ? null : authRaw.map((a, i) => text(a, `${field}.authentication[${i}]`, DOC.maxFieldBytes));
-  const kas = list(v.keyAgreement, `${field}.keyAgreement`, DOC.maxKas).map((x, i) =>
-    parseVerificationMethod(x, did, `${field}.keyAgreement[${i}]`),
-  );
+  const kas = list(v.keyAgreement, `${field}.keyAgreement`, DOC.maxKas).map((x, i) => parseVerificationMethod(x, did, `${field}.keyAgreement[${i}]`));
   const svcRaw = list(v.service, `${field}.service`, DOC.maxServices);
   const service = svcRaw.length === 0 ? null : svcRaw.map((s, i) => parseService(s, `${field}.service[${i}]`));
   return { id: did, verificationMethod: vms, authentication, keyAgreement: kas, service };

@@ -160,12 +160,7 @@ export function isValidVm(vm: VerificationMethod, did: string): boolean {
 }
 
 export function isValidService(s: Service): boolean {
-  return (
-    s.id.length > 0 &&
-    s.type.length > 0 &&
-    s.serviceEndpoint.length > 0 &&
-    (s.authorization ?? []).every((a) => a.length > 0)
-  );
+  return s.id.length > 0 && s.type.length > 0 && s.serviceEndpoint.length > 0 && (s.authorization ?? []).every((a) => a.length > 0);
 }
 
 /** Document structure validation for full-document writes (ledger-rules.md §3.4), in order. */

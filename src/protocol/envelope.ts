@@ -13,14 +13,30 @@ import { canonicalJsonSha256Hex } from './envelope-hash.js';
 import { canonicalPersona } from './persona-name.js';
 
 export const CLIENT_FIELDS = [
-  'message_id', 'to', 'recipient', 'tag', 'application_id', 'timestamp', 'created_at', 'ttl', 'delivery_hint',
-  'payload', 'encrypted_header', 'header_nonce', 'header_key_id', 'schema_version', 'context', 'message_group_id',
-  'sequence_number', 'total_chunks', 'sender', 'sender_key_id', 'sender_signature',
+  'message_id',
+  'to',
+  'recipient',
+  'tag',
+  'application_id',
+  'timestamp',
+  'created_at',
+  'ttl',
+  'delivery_hint',
+  'payload',
+  'encrypted_header',
+  'header_nonce',
+  'header_key_id',
+  'schema_version',
+  'context',
+  'message_group_id',
+  'sequence_number',
+  'total_chunks',
+  'sender',
+  'sender_key_id',
+  'sender_signature',
 ] as const;
 
-export const PROVENANCE_FIELDS = [
-  'policy_context', 'policy_id', 'policy_revision', 'policy_rule_id', 'policy_block_hash', 'policy_block_number',
-] as const;
+export const PROVENANCE_FIELDS = ['policy_context', 'policy_id', 'policy_revision', 'policy_rule_id', 'policy_block_hash', 'policy_block_number'] as const;
 
 export const DEFAULT_TTL_SECONDS = 86_400;
 export const MAX_METADATA_BYTES = 65_536;
@@ -89,8 +105,21 @@ export interface EnvelopeOptions {
   allowProvenance: boolean;
 }
 
-function bad(code: 'invalid_envelope' | 'invalid_message_id' | 'invalid_recipient' | 'invalid_tag' | 'invalid_application_id'
-  | 'invalid_timestamp' | 'invalid_ttl' | 'invalid_payload' | 'invalid_header' | 'invalid_chunk_metadata', field: string, message?: string): never {
+function bad(
+  code:
+    | 'invalid_envelope'
+    | 'invalid_message_id'
+    | 'invalid_recipient'
+    | 'invalid_tag'
+    | 'invalid_application_id'
+    | 'invalid_timestamp'
+    | 'invalid_ttl'
+    | 'invalid_payload'
+    | 'invalid_header'
+    | 'invalid_chunk_metadata',
+  field: string,
+  message?: string,
+): never {
   throw new DdnError(code, message ?? `invalid ${field}`, { field });
 }
 
@@ -130,11 +159,15 @@ function parseProvenance(body: Record<string, unknown>): Provenance | null {
   if (present.length === 0) return null;
   const { policy_id, policy_revision, policy_rule_id, policy_block_hash, policy_block_number, policy_context } = body;
   if (
-    typeof policy_id !== 'string' || !/^0x[0-9a-f]{64}$/.test(policy_id) ||
-    typeof policy_revision !== 'number' || !Number.isSafeInteger(policy_revision) ||
+    typeof policy_id !== 'string' ||
+    !/^0x[0-9a-f]{64}$/.test(policy_id) ||
+    typeof policy_revision !== 'number' ||
+    !Number.isSafeInteger(policy_revision) ||
     typeof policy_rule_id !== 'string' ||
-    typeof policy_block_hash !== 'string' || !/^0x[0-9a-f]{64}$/.test(policy_block_hash) ||
-    typeof policy_block_number !== 'number' || !Number.isSafeInteger(policy_block_number) ||
+    typeof policy_block_hash !== 'string' ||
+    !/^0x[0-9a-f]{64}$/.test(policy_block_hash) ||
+    typeof policy_block_number !== 'number' ||
+    !Number.isSafeInteger(policy_block_number) ||
     !isObject(policy_context)
   ) {
     bad('invalid_envelope', 'policy_context', 'malformed policy provenance');

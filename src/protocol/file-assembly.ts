@@ -37,8 +37,13 @@ export class FileAssembler {
     if (r.sequence !== this.next || r.sequence >= h.total) {
       throw new TransferError('incomplete_chunk_set', `expected chunk ${this.next} of ${h.total}, got chunk ${r.sequence}`);
     }
-    const same = r.name === h.name && r.mediaType === h.mediaType && r.sizeBytes === h.sizeBytes && r.total === h.total
-      && r.groupId === h.groupId && bytesEqual(r.sha256, h.sha256);
+    const same =
+      r.name === h.name &&
+      r.mediaType === h.mediaType &&
+      r.sizeBytes === h.sizeBytes &&
+      r.total === h.total &&
+      r.groupId === h.groupId &&
+      bytesEqual(r.sha256, h.sha256);
     if (!same) throw new TransferError('inconsistent_chunk_set', 'chunk metadata differs within one file');
     this.bytes += r.data.length;
     if (this.bytes > h.sizeBytes) throw new TransferError('file_integrity_mismatch', `the file exceeds the ${h.sizeBytes} bytes its record declares`);
@@ -102,8 +107,13 @@ export function assembleFile(records: readonly FileRecord[]): AssembledFile {
     throw new TransferError('incomplete_chunk_set', `expected ${first.total} distinct chunks, got ${records.length}`);
   }
   for (const r of sorted) {
-    const same = r.name === first.name && r.mediaType === first.mediaType && r.sizeBytes === first.sizeBytes
-      && r.total === first.total && r.groupId === first.groupId && bytesEqual(r.sha256, first.sha256);
+    const same =
+      r.name === first.name &&
+      r.mediaType === first.mediaType &&
+      r.sizeBytes === first.sizeBytes &&
+      r.total === first.total &&
+      r.groupId === first.groupId &&
+      bytesEqual(r.sha256, first.sha256);
     if (!same) throw new TransferError('inconsistent_chunk_set', 'chunk metadata differs within one file');
   }
   const size = sorted.reduce((n, r) => n + r.data.length, 0);

@@ -50,12 +50,7 @@ export function multibaseX25519(publicKey: Uint8Array): string {
  * The public key for `signerKeyId` of `did` (§3.5 steps 2–3): `root` → the root key; otherwise the first VM
  * whose id equals it and whose controller is the DID. Undefined when nothing resolves.
  */
-export function resolveSigningKey(
-  did: string,
-  rootPubkey: Uint8Array,
-  document: DidDocument | null,
-  signerKeyId: string,
-): Uint8Array | undefined {
+export function resolveSigningKey(did: string, rootPubkey: Uint8Array, document: DidDocument | null, signerKeyId: string): Uint8Array | undefined {
   if (signerKeyId === 'root') return rootPubkey;
   const vm = document?.verificationMethod.find((v) => v.id === signerKeyId && v.controller === did);
   return vm ? decodeSigningKeyMultibase(vm.publicKeyMultibase) : undefined;

@@ -7,11 +7,7 @@ import type { DidDocument, Service } from './document.js';
 import { decodeSigningKeyMultibase } from './keys.js';
 
 /** Verification-method types that carry an Ed25519 key (§11.4 step 7). */
-export const ED25519_VM_TYPES: readonly string[] = Object.freeze([
-  'Ed25519VerificationKey2020',
-  'Ed25519VerificationKey2018',
-  'Multikey',
-]);
+export const ED25519_VM_TYPES: readonly string[] = Object.freeze(['Ed25519VerificationKey2020', 'Ed25519VerificationKey2018', 'Multikey']);
 
 /** The service of `document` with id `serviceId` and type `type`, if any. */
 export function findService(document: DidDocument | null, serviceId: string, type: string): Service | undefined {
@@ -28,12 +24,7 @@ export function findService(document: DidDocument | null, serviceId: string, typ
  * `authentication`, and a key it does not list is refused even when it is. A service without `authorization`
  * authorises no key. Pure: used for retrieval proofs, node requests and live-session proofs alike.
  */
-export function authorizedServiceKey(
-  did: string,
-  document: DidDocument,
-  service: Service,
-  keyId: string,
-): Uint8Array | undefined {
+export function authorizedServiceKey(did: string, document: DidDocument, service: Service, keyId: string): Uint8Array | undefined {
   if (!(service.authorization ?? []).includes(keyId)) return undefined;
   const vm = document.verificationMethod.find((v) => v.id === keyId && v.controller === did);
   if (vm === undefined || !ED25519_VM_TYPES.includes(vm.type)) return undefined;

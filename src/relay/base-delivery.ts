@@ -18,9 +18,7 @@ export interface CacheServiceTarget {
 
 /** §10.4.1 step 1: the `<P>CacheService` services ordered by `priority` ascending (absent last), then document order. */
 export function cacheServicesOf(document: DidDocument | null, cacheServiceType: string): CacheServiceTarget[] {
-  const services = (document?.service ?? [])
-    .map((s, index) => ({ s, index }))
-    .filter(({ s }) => s.type === cacheServiceType && s.serviceEndpoint.length > 0);
+  const services = (document?.service ?? []).map((s, index) => ({ s, index })).filter(({ s }) => s.type === cacheServiceType && s.serviceEndpoint.length > 0);
   services.sort((a, b) => {
     const pa = a.s.priority ?? Number.POSITIVE_INFINITY;
     const pb = b.s.priority ?? Number.POSITIVE_INFINITY;
@@ -92,7 +90,16 @@ export async function storeInCaches(
   storer: CacheStorer,
   trace?: RequestTrace,
 ): Promise<StoreReport> {
-  const report: StoreReport = { accepted: [], attempted: [], attempts: 0, lastFailure: null, retention: null, envelopeRefusal: null, otherFailures: 0, failures: [] };
+  const report: StoreReport = {
+    accepted: [],
+    attempted: [],
+    attempts: 0,
+    lastFailure: null,
+    retention: null,
+    envelopeRefusal: null,
+    otherFailures: 0,
+    failures: [],
+  };
   const wanted = Math.max(1, maxReplicas);
   for (const service of services) {
     if (report.accepted.length >= wanted) break;

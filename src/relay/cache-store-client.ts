@@ -122,9 +122,23 @@ function errorText(a: CacheAnswer): string {
  * same 4xx instead of 502 `upstream_unavailable` (which deployed senders retry).
  */
 const ENVELOPE_FAULTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'invalid_json', 'unknown_field', 'invalid_message_id', 'invalid_recipient', 'invalid_tag', 'invalid_application_id',
-  'invalid_timestamp', 'invalid_ttl', 'invalid_payload', 'invalid_header', 'invalid_chunk_metadata', 'invalid_envelope',
-  'envelope_too_large', 'payload_too_large', 'chunk_too_large', 'metadata_too_large', 'envelope_expired',
+  'invalid_json',
+  'unknown_field',
+  'invalid_message_id',
+  'invalid_recipient',
+  'invalid_tag',
+  'invalid_application_id',
+  'invalid_timestamp',
+  'invalid_ttl',
+  'invalid_payload',
+  'invalid_header',
+  'invalid_chunk_metadata',
+  'invalid_envelope',
+  'envelope_too_large',
+  'payload_too_large',
+  'chunk_too_large',
+  'metadata_too_large',
+  'envelope_expired',
   'plaintext_not_allowed',
 ]);
 

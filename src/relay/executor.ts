@@ -102,7 +102,8 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       // anywhere: a session of another Relay process would never be known to have received it.
       if (eligible && live.count(view.recipient.did) > 0) {
         const reach = await live.push(view.recipient.did, first.toString('utf8'));
-        if (reach.sessions > 0) return this.result(job, NO_CACHE, { live_sessions: reach.sessions }, true, 'pushed to a live session; the recipient publishes no Cache service');
+        if (reach.sessions > 0)
+          return this.result(job, NO_CACHE, { live_sessions: reach.sessions }, true, 'pushed to a live session; the recipient publishes no Cache service');
       }
       throw new DeliveryFailure('no_delivery_service', 'the recipient publishes no Cache service', { recipient: view.recipient.did }, NO_CACHE);
     }
@@ -117,7 +118,12 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       const fault = envelopeFaultOf(report);
       if (fault !== undefined) throw new DeliveryFailure(fault.code, fault.message, { ...fault.details, ...attempted }, failedAttempts);
       const why = failureDetails(report);
-      throw new DeliveryFailure('upstream_unavailable', `every Cache endpoint of the recipient failed: ${why.summary}`, { ...attempted, failures: why.failures }, failedAttempts);
+      throw new DeliveryFailure(
+        'upstream_unavailable',
+        `every Cache endpoint of the recipient failed: ${why.summary}`,
+        { ...attempted, failures: why.failures },
+        failedAttempts,
+      );
     }
     const attempts = { retryCount: report.attempts, cacheAttempted: true, cacheResult: 'accepted' };
     const details: Record<string, unknown> = { accepted_caches: report.accepted, ...attempted, ...retentionDetails(report.retention) };

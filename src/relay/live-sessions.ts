@@ -58,8 +58,7 @@ export interface PendingSession {
   open(): void;
 }
 
-const rateLimited = (what: string) =>
-  new DdnError('rate_limited', `too many live sessions ${what}`, { retry_after_seconds: LIVE_RETRY_AFTER_SECONDS });
+const rateLimited = (what: string) => new DdnError('rate_limited', `too many live sessions ${what}`, { retry_after_seconds: LIVE_RETRY_AFTER_SECONDS });
 
 export class LiveSessions {
   private readonly byDid = new Map<string, Set<Session>>();

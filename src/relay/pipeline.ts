@@ -159,7 +159,7 @@ export function checkDeliverable(r: Resolved, bodyBytes: number, nowMs: number, 
   }
   // 12. Reject/v1 (chunks included; nothing is staged)
   if (policy !== null && policy.action.type === 'Reject/v1') {
-    throw new DdnError('policy_rejected', 'the recipient\'s delivery policy rejects this envelope', {
+    throw new DdnError('policy_rejected', "the recipient's delivery policy rejects this envelope", {
       reason_code: policy.action.reason_code,
       policy_id: policy.policyId,
       policy_revision: policy.policyRevision,

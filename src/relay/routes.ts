@@ -81,6 +81,6 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
   );
   server.route('GET', '/relay/limits', () => json(200, service.limits()), {
     rateClass: 'read',
-    schema: { summary: 'The Relay\'s limits (§10.5)', tags: ['relay'], response: { 200: RelayLimitsSchema } },
+    schema: { summary: "The Relay's limits (§10.5)", tags: ['relay'], response: { 200: RelayLimitsSchema } },
   });
 }

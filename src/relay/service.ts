@@ -22,7 +22,6 @@ import type { RelayStagingStore, RelaySweepResult, StageOutcome } from './stagin
 
 export type { RelayEvent };
 
-
 /** The executors step 14 chooses from. */
 export interface RelayExecutors {
   /** No winning rule, or `BaseDidDelivery/v1` (§10.4.1). */

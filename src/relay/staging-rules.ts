@@ -63,7 +63,7 @@ export function checkCapacity(o: {
     });
   }
   if (o.stagedBytes + o.addBytes > o.maxBytes) {
-    throw new DdnError('staging_capacity_full', 'the Relay\'s chunk staging is full', {
+    throw new DdnError('staging_capacity_full', "the Relay's chunk staging is full", {
       limit: 'bytes',
       retry_after_seconds: STAGING_RETRY_AFTER_SECONDS,
     });

@@ -47,8 +47,7 @@ export interface StorageGuardOptions {
 }
 
 /** A storage failure: raw (SQLite, file system, PostgreSQL) or already coded 507. */
-const isWriteFailure = (err: unknown): boolean =>
-  isStorageFailure(err) || (err instanceof DdnError && err.code === 'insufficient_storage');
+const isWriteFailure = (err: unknown): boolean => isStorageFailure(err) || (err instanceof DdnError && err.code === 'insufficient_storage');
 
 /** What a failed write throws: a storage failure as 507, anything else as it was. */
 const failureOf = (err: unknown): unknown => (isStorageFailure(err) ? insufficientStorage() : err);

@@ -107,9 +107,7 @@ export const CacheChunksResponseSchema = Type.Object(
     complete: Type.Boolean(),
     total_chunks: Type.Integer(),
     count: Type.Integer(),
-    chunks: Type.Array(
-      Type.Object({ message_id: Type.String(), sequence_number: Type.Integer(), expires_at: Iso(), envelope: JsonObject, proof: JsonObject }),
-    ),
+    chunks: Type.Array(Type.Object({ message_id: Type.String(), sequence_number: Type.Integer(), expires_at: Iso(), envelope: JsonObject, proof: JsonObject })),
   },
   { title: 'CacheChunksResponse' },
 );

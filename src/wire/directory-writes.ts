@@ -70,7 +70,7 @@ const ActionFields = {
   id: Type.Optional(Type.String()),
   document: Type.Optional(DidDocumentSchema),
   timestamp: Type.Optional(Type.String({ description: 'replace_document: `v2:<nonce>:<valid_until>`' })),
-  pubkey: Type.Optional(Type.String({ description: 'replace_document: the signer\'s current public key' })),
+  pubkey: Type.Optional(Type.String({ description: "replace_document: the signer's current public key" })),
 };
 /** The action fields of a mutation `request` (which ones depends on the action). */
 export type MutationActionFields = Static<TObject<typeof ActionFields>>;

@@ -5,14 +5,7 @@
  * (§9), history.ts (history, export), meta.ts (health, readiness); shared JSON forms: json-forms.ts.
  */
 import { Type, type Static } from 'typebox';
-import {
-  BlockRefFields,
-  DecimalSchema,
-  EffectiveConstraintsSchema,
-  JsonObjectSchema,
-  RenderedDidDocumentSchema,
-  U64NumberSchema,
-} from './json-forms.js';
+import { BlockRefFields, DecimalSchema, EffectiveConstraintsSchema, JsonObjectSchema, RenderedDidDocumentSchema, U64NumberSchema } from './json-forms.js';
 
 /** A failed transaction's or block extrinsic's error (§3.4, §3.5). */
 export const LedgerErrorSchema = Type.Object({ code: Type.String(), message: Type.String(), ledger_error: Type.String() });

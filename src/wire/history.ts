@@ -14,7 +14,7 @@ export const HistoryEntrySchema = Type.Object({
   block_hash: Type.String(),
   block_index: Type.Integer(),
   tx_hash: Type.String(),
-  timestamp: Type.Integer({ description: 'the block\'s time, Unix ms' }),
+  timestamp: Type.Integer({ description: "the block's time, Unix ms" }),
   timestamp_iso: Type.String(),
   action: Type.String({ description: 'the Directory action that submitted it' }),
   extrinsic: Type.String({ description: 'the ledger call' }),

@@ -11,7 +11,9 @@ export const JsonObjectSchema = Type.Record(Type.String(), Type.Unknown());
 export const DecimalSchema = (description?: string) => Type.String({ pattern: '^[0-9]+$', ...(description === undefined ? {} : { description }) });
 
 /** A u64 as a JSON number; a decimal string only beyond 2^53 (policy revisions). */
-export const U64NumberSchema = Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], { description: 'an integer; a decimal string only beyond 2^53' });
+export const U64NumberSchema = Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })], {
+  description: 'an integer; a decimal string only beyond 2^53',
+});
 
 /** `0x` + hex bytes. */
 export const HexSchema = (description?: string) => Type.String({ pattern: '^0x[0-9a-fA-F]*$', ...(description === undefined ? {} : { description }) });
@@ -98,10 +100,7 @@ export const DeliveryConstraintsSchema = Type.Object(
 export type DeliveryConstraintsJson = Static<typeof DeliveryConstraintsSchema>;
 
 /** A v3 scope (§8.1): a DID, a persona or an application. */
-export const PolicyScopeSchema = Type.Object(
-  { type: Type.Enum(['DID', 'PERSONA', 'APPLICATION']), id: Type.String() },
-  { title: 'PolicyScope' },
-);
+export const PolicyScopeSchema = Type.Object({ type: Type.Enum(['DID', 'PERSONA', 'APPLICATION']), id: Type.String() }, { title: 'PolicyScope' });
 export type PolicyScopeJson = Static<typeof PolicyScopeSchema>;
 
 /** A delivery rule (§8.1): conditions, action and overrides as JSON objects (their forms are in §8.1). */

@@ -44,8 +44,5 @@ export const HealthSchema = Type.Object(
 export type HealthResponse = Static<typeof HealthSchema>;
 
 /** `GET /ready` 200. */
-export const ReadySchema = Type.Object(
-  { status: Type.Literal('ready'), checks: Type.Record(Type.String(), Type.Literal('ok')) },
-  { title: 'Ready' },
-);
+export const ReadySchema = Type.Object({ status: Type.Literal('ready'), checks: Type.Record(Type.String(), Type.Literal('ok')) }, { title: 'Ready' });
 export type ReadyResponse = Static<typeof ReadySchema>;

@@ -3,7 +3,14 @@ import { Type, type Static } from 'typebox';
 import { AcceptedFields, BlockRefFields, DecimalSchema, DeliveryConstraintsSchema, JsonObjectSchema, PreparedFields, SignedFields } from './json-forms.js';
 
 const OPERATIONS = ['Register', 'Renew', 'RegisterNamed', 'Revoke', 'RotateControllers', 'Transfer'] as const;
-const PERSONA_ACTIONS = ['register_persona', 'renew_persona', 'transfer_persona', 'register_named_persona', 'revoke_persona', 'rotate_persona_controllers'] as const;
+const PERSONA_ACTIONS = [
+  'register_persona',
+  'renew_persona',
+  'transfer_persona',
+  'register_named_persona',
+  'revoke_persona',
+  'rotate_persona_controllers',
+] as const;
 
 /**
  * `GET /personas/{persona}` 200 (§7.1): one flat record for DNS and named personas. The canonical name is `name`;
@@ -46,9 +53,9 @@ export const PersonaNoncesSchema = Type.Object(
     persona: Type.String(),
     operator_did: Type.String(),
     persona_nonce: DecimalSchema('challenge nonce of the name'),
-    operator_nonce: DecimalSchema('the operator DID\'s'),
-    policy_nonce: DecimalSchema('the operator DID\'s v2 policy nonce'),
-    policy_v3_nonce: DecimalSchema('the operator DID\'s v3 policy nonce'),
+    operator_nonce: DecimalSchema("the operator DID's"),
+    policy_nonce: DecimalSchema("the operator DID's v2 policy nonce"),
+    policy_v3_nonce: DecimalSchema("the operator DID's v3 policy nonce"),
   },
   { title: 'PersonaNonces' },
 );

@@ -12,7 +12,14 @@ import {
   SignedFields,
 } from './json-forms.js';
 
-const V2_ACTIONS = ['set_did_policy_v2', 'clear_did_policy_v2', 'set_did_constraints', 'set_persona_policy_v2', 'clear_persona_policy_v2', 'set_persona_constraints'] as const;
+const V2_ACTIONS = [
+  'set_did_policy_v2',
+  'clear_did_policy_v2',
+  'set_did_constraints',
+  'set_persona_policy_v2',
+  'clear_persona_policy_v2',
+  'set_persona_constraints',
+] as const;
 const V3_ACTIONS = ['set_policy_v3', 'clear_policy_v3'] as const;
 const OPERATIONS = ['SetPolicy', 'ClearPolicy', 'SetDidConstraints', 'SetPersonaConstraints'] as const;
 
@@ -105,10 +112,7 @@ export const PolicyV3ParamsSchema = Type.Object({
 });
 
 /** `GET /policies/v3/{scope}/{id}` 200 (§8.3). */
-export const PolicyV3Schema = Type.Object(
-  { scope: PolicyScopeSchema, policy: DeliveryPolicySchema, ...BlockRefFields },
-  { title: 'PolicyV3' },
-);
+export const PolicyV3Schema = Type.Object({ scope: PolicyScopeSchema, policy: DeliveryPolicySchema, ...BlockRefFields }, { title: 'PolicyV3' });
 export type PolicyV3Response = Static<typeof PolicyV3Schema>;
 
 /** `GET /policies/v3/{scope}/{id}/nonce` 200 (§8.3). */

@@ -19,7 +19,7 @@ export const DeliveryResultSchema = Type.Object(
     retry_count: Type.Integer({ minimum: 0, description: 'Downstream attempts represented, including the first; 0 when none was made' }),
     cache_attempted: Type.Boolean({ description: 'An actual Cache store attempt was made' }),
     cache_result: Type.Union([Type.String(), Type.Null()], {
-      description: '`accepted`, `attempted`, `failed`, `no_cache_endpoints`, a failing Cache\'s error text, or null',
+      description: "`accepted`, `attempted`, `failed`, `no_cache_endpoints`, a failing Cache's error text, or null",
     }),
     details: Type.Record(Type.String(), Type.Unknown()),
   },

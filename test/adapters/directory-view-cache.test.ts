@@ -74,7 +74,10 @@ describe('DirectoryViewCache', () => {
   });
 
   it('never keeps a failure or a "no record" answer', async () => {
-    const answers = new Map<string, 'ok' | 'missing' | 'fail'>([['did:x:gone', 'missing'], ['did:x:down', 'fail']]);
+    const answers = new Map<string, 'ok' | 'missing' | 'fail'>([
+      ['did:x:gone', 'missing'],
+      ['did:x:down', 'fail'],
+    ]);
     const { port, calls } = fakePort(answers);
     const cache = new DirectoryViewCache(port, new ManualClock(0));
     for (let i = 0; i < 2; i++) {
@@ -117,7 +120,7 @@ describe('DirectoryViewCache', () => {
     assert.deepEqual(calls.slice(3), ['did:x:a short'], 'a policy_ttl_seconds of 1 ends reuse after 1 s');
     clock.advance(1_000);
     for (const tag of ['long', null]) await cache.resolveDelivery('did:x:a', null, tag);
-    assert.deepEqual(calls.slice(4), ['did:x:a long', 'did:x:a null'], 'a longer policy TTL never extends the cache\'s own');
+    assert.deepEqual(calls.slice(4), ['did:x:a long', 'did:x:a null'], "a longer policy TTL never extends the cache's own");
   });
 
   it('forget drops the resolution here and in the wrapped port', async () => {

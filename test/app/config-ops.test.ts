@@ -26,7 +26,10 @@ describe('operations settings', () => {
         (e: unknown) => e instanceof ConfigError && e.option === '--metrics-token' && !e.message.includes(token),
       );
     }
-    assert.throws(() => loadConfig(['--log-format', 'xml'], {}), (e: unknown) => e instanceof ConfigError && e.option === '--log-format');
+    assert.throws(
+      () => loadConfig(['--log-format', 'xml'], {}),
+      (e: unknown) => e instanceof ConfigError && e.option === '--log-format',
+    );
   });
 
   it('knows loopback hosts', () => {

@@ -83,21 +83,33 @@ describe('loadConfig', () => {
   it('reads flags in both --name value and --name=value forms', () => {
     const c = loadConfig(
       [
-        '--data-dir', '/tmp/x',
+        '--data-dir',
+        '/tmp/x',
         '--host=0.0.0.0',
-        '--directory-port', '0',
+        '--directory-port',
+        '0',
         '--relay-port=9001',
-        '--cache-port', '9002',
-        '--block-time-ms', '250',
-        '--finality-depth', '2',
-        '--profile', 'openpayload',
-        '--chain-id', 'test-chain.1',
+        '--cache-port',
+        '9002',
+        '--block-time-ms',
+        '250',
+        '--finality-depth',
+        '2',
+        '--profile',
+        'openpayload',
+        '--chain-id',
+        'test-chain.1',
         '--allow-private-endpoints',
-        '--roles', 'cache,directory',
-        '--proof-clock-skew-seconds', '60',
-        '--log-level', 'debug',
-        '--directory-max-body-bytes', '2048',
-        '--relay-max-envelope-bytes', '4096',
+        '--roles',
+        'cache,directory',
+        '--proof-clock-skew-seconds',
+        '60',
+        '--log-level',
+        'debug',
+        '--directory-max-body-bytes',
+        '2048',
+        '--relay-max-envelope-bytes',
+        '4096',
         '--cache-allow-plaintext=false',
       ],
       {},
@@ -174,22 +186,25 @@ describe('loadConfig', () => {
   });
 
   it('takes repeated and comma-separated public URLs, deduplicated', () => {
-    const c = loadConfig(
-      ['--public-relay-url', 'http://r1.example:9000/', '--public-relay-url=http://r2.example,http://r1.example:9000'],
-      {},
-    );
+    const c = loadConfig(['--public-relay-url', 'http://r1.example:9000/', '--public-relay-url=http://r2.example,http://r1.example:9000'], {});
     assert.deepEqual(c.publicUrls.relay, ['http://r1.example:9000', 'http://r2.example']);
   });
 
   it('takes several Directory URLs, repeated or comma-separated, in order and deduplicated', () => {
     assert.deepEqual(loadConfig([], {}).directoryUrl, []);
-    const c = loadConfig(['--directory-url', 'http://d1.example:8080/,http://d2.example', '--directory-url=http://d1.example:8080,https://d3.example/base/'], {});
+    const c = loadConfig(
+      ['--directory-url', 'http://d1.example:8080/,http://d2.example', '--directory-url=http://d1.example:8080,https://d3.example/base/'],
+      {},
+    );
     assert.deepEqual(c.directoryUrl, ['http://d1.example:8080', 'http://d2.example', 'https://d3.example/base']);
     assert.ok(Object.isFrozen(c.directoryUrl));
     const env = loadConfig([], { DDN_DIRECTORY_URL: 'http://e1.example, http://e2.example' });
     assert.deepEqual(env.directoryUrl, ['http://e1.example', 'http://e2.example']);
     assert.deepEqual(loadConfig(['--directory-url', 'http://f.example'], { DDN_DIRECTORY_URL: 'http://e1.example' }).directoryUrl, ['http://f.example']);
-    assert.match(configError(['--directory-url', 'http://d1.example,ftp://d2.example']).message, /--directory-url: must be an http\(s\) URL, got 'ftp:\/\/d2.example'/);
+    assert.match(
+      configError(['--directory-url', 'http://d1.example,ftp://d2.example']).message,
+      /--directory-url: must be an http\(s\) URL, got 'ftp:\/\/d2.example'/,
+    );
     assert.equal(configError(['--directory-url', 'http://d1.example,,http://d2.example']).option, '--directory-url');
   });
 
@@ -297,10 +312,25 @@ describe('loadConfig', () => {
 
   it('documents every flag and its variable in the help text', () => {
     const help = configHelp();
-    for (const flag of ['--data-dir', '--host', '--directory-port', '--relay-port', '--cache-port', '--block-time-ms',
-      '--finality-depth', '--profile', '--chain-id', '--allow-private-endpoints', '--roles', '--public-relay-url',
-      '--public-cache-url', '--proof-clock-skew-seconds', '--log-level', '--directory-max-body-bytes',
-      '--relay-max-envelope-bytes']) {
+    for (const flag of [
+      '--data-dir',
+      '--host',
+      '--directory-port',
+      '--relay-port',
+      '--cache-port',
+      '--block-time-ms',
+      '--finality-depth',
+      '--profile',
+      '--chain-id',
+      '--allow-private-endpoints',
+      '--roles',
+      '--public-relay-url',
+      '--public-cache-url',
+      '--proof-clock-skew-seconds',
+      '--log-level',
+      '--directory-max-body-bytes',
+      '--relay-max-envelope-bytes',
+    ]) {
       assert.ok(help.includes(flag), flag);
       assert.ok(help.includes(envNameOf(flag.slice(2))), envNameOf(flag.slice(2)));
     }

@@ -58,9 +58,18 @@ describe('GET /health', () => {
 
   it('answers ledger_unavailable when the ledger cannot be read', () => {
     const broken = source({
-      ledger: { genesisHash: new Uint8Array(32), headRef: () => { throw new Error('db closed'); }, finalizedRefNow: () => ref(0, '00') },
+      ledger: {
+        genesisHash: new Uint8Array(32),
+        headRef: () => {
+          throw new Error('db closed');
+        },
+        finalizedRefNow: () => ref(0, '00'),
+      },
     });
-    assert.throws(() => healthBody(broken), (e: unknown) => e instanceof DdnError && e.code === 'ledger_unavailable');
+    assert.throws(
+      () => healthBody(broken),
+      (e: unknown) => e instanceof DdnError && e.code === 'ledger_unavailable',
+    );
   });
 });
 
@@ -72,10 +81,15 @@ describe('GET /health: version and the Directory of a Relay- or Cache-only proce
   });
 
   it('reports the remote Directory and its chain, never the local ledger', async () => {
-    const chain = { genesis_hash: `0x${'11'.repeat(32)}`, head: { number: 9, hash: `0x${'22'.repeat(32)}` }, finalized: { number: 8, hash: `0x${'33'.repeat(32)}` } };
+    const chain = {
+      genesis_hash: `0x${'11'.repeat(32)}`,
+      head: { number: 9, hash: `0x${'22'.repeat(32)}` },
+      finalized: { number: 8, hash: `0x${'33'.repeat(32)}` },
+    };
     let reachable = true;
     const directory = {
-      state: async () => (reachable ? { url: 'http://d:8080', reachable, health: { status: 'ok', ...chain } } : { url: 'http://d:8080', reachable, reason: 'refused' }),
+      state: async () =>
+        reachable ? { url: 'http://d:8080', reachable, health: { status: 'ok', ...chain } } : { url: 'http://d:8080', reachable, reason: 'refused' },
     };
     const server = createHttpServer({ name: 'relay', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
     registerHealthRoute(server, source({ roles: ['relay'], directory, build: { version: '1.2.3' } }));

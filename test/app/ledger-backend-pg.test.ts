@@ -19,8 +19,7 @@ if (PG_URL) {
       const x = await freshPgSchema();
       const y = await freshPgSchema();
       const dataDir = mkdtempSync(join(tmpdir(), 'ddn-pg-node-'));
-      const on = (schema: string, dir?: string) =>
-        startTestNode(['--roles', 'directory', '--db', x.url, '--db-schema', schema], dir);
+      const on = (schema: string, dir?: string) => startTestNode(['--roles', 'directory', '--db', x.url, '--db-schema', schema], dir);
       const dbBlock1 = async (pool: typeof x.pool) =>
         to0x((await pool.query<{ hash: Buffer }>('SELECT hash FROM ledger_blocks WHERE number = 1')).rows[0]!.hash);
       try {

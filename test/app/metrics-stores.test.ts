@@ -45,7 +45,14 @@ const backends: Backend[] = [
 
 /** A compact envelope to `to` (what the Cache and the Relay hold of it is exactly this text). */
 function envelopeText(to: string, over: Body = {}): string {
-  const env = { message_id: randomUUID(), to, tag: 'invoice', timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') }, ...over };
+  const env = {
+    message_id: randomUUID(),
+    to,
+    tag: 'invoice',
+    timestamp: isoSeconds(Date.now()),
+    payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') },
+    ...over,
+  };
   return JSON.stringify(env);
 }
 
@@ -77,7 +84,10 @@ for (const backend of backends) {
 
       // a recipient whose Cache is this node's (blocks come from the node's own producer on either backend)
       r = await registerRecipientAt({ ...httpDirectory(node), settle() {} }, 61, { cacheEndpoints: [node.urls.cache!] });
-      await waitFor('the recipient resolves', async () => (await fetch(`${node.urls.directory}/resolve/${encodeURIComponent(r.did)}`)).status === 200 || undefined);
+      await waitFor(
+        'the recipient resolves',
+        async () => (await fetch(`${node.urls.directory}/resolve/${encodeURIComponent(r.did)}`)).status === 200 || undefined,
+      );
 
       // Cache: three envelopes and the first chunk of a set of two, stored directly
       const plain = [envelopeText(r.did), envelopeText(r.did, { tag: 'a-longer-tag-than-the-others' }), envelopeText(r.did, { ttl: '1h' })];
@@ -140,7 +150,9 @@ for (const backend of backends) {
         const store = node.cache!.store;
         assert.ok(store instanceof SqliteMailboxStore);
         const nowMs = Date.now();
-        const claims = [1, 2, 3].map((i) => store.claimNonce({ scope: 'proof', did: r.did, keyId: `${r.did}#key-1`, nonce: `queued-${i}-${randomUUID()}`, expiresAtMs: nowMs + 60_000 }, nowMs));
+        const claims = [1, 2, 3].map((i) =>
+          store.claimNonce({ scope: 'proof', did: r.did, keyId: `${r.did}#key-1`, nonce: `queued-${i}-${randomUUID()}`, expiresAtMs: nowMs + 60_000 }, nowMs),
+        );
         const verdicts = [1, 2].map(() => verifyOnThread(new Uint8Array(32), [new Uint8Array(8)], new Uint8Array(64)));
         const text = node.metrics.text();
         const waiting = parseExposition(await text);
@@ -174,7 +186,8 @@ describe('ddn_rate_limit_refusals_total', () => {
     assert.equal(second.status, 429);
     assert.equal(second.body.code, 'rate_limited');
     const end = await scrape(node.urls.cache!);
-    const delta = (labels: Record<string, string>) => total(end, 'ddn_rate_limit_refusals_total', labels) - total(start, 'ddn_rate_limit_refusals_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      total(end, 'ddn_rate_limit_refusals_total', labels) - total(start, 'ddn_rate_limit_refusals_total', labels);
     assert.equal(delta({ class: 'cache-retrieval' }), 1);
     assert.equal(delta({}), 1, 'no other budget counted it');
   });

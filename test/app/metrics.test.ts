@@ -104,8 +104,14 @@ describe('GET /metrics after a scripted workload', () => {
     // Directory
     assert.equal(delta(before.dir, after.dir, 'ddn_directory_submissions_total', { outcome: 'ok' }), 1);
     assert.equal(delta(before.dir, after.dir, 'ddn_directory_submissions_total', { outcome: refusedCode }), 1);
-    assert.equal(delta(before.dir, after.dir, 'ddn_http_requests_total', { role: 'directory', route: '/register-did', method: 'POST', status_class: '2xx' }), 1);
-    assert.equal(delta(before.dir, after.dir, 'ddn_http_requests_total', { role: 'directory', route: '/register-did', method: 'POST', status_class: '4xx' }), 1);
+    assert.equal(
+      delta(before.dir, after.dir, 'ddn_http_requests_total', { role: 'directory', route: '/register-did', method: 'POST', status_class: '2xx' }),
+      1,
+    );
+    assert.equal(
+      delta(before.dir, after.dir, 'ddn_http_requests_total', { role: 'directory', route: '/register-did', method: 'POST', status_class: '4xx' }),
+      1,
+    );
     assert.ok(delta(before.dir, after.dir, 'ddn_ledger_head_block') >= 1, 'the registration made a block');
     assert.ok(delta(before.dir, after.dir, 'ddn_ledger_blocks_total') >= 1);
     assert.equal(total(after.dir, 'ddn_ledger_pool_transactions'), 0);

@@ -177,9 +177,21 @@ describe('startNode', () => {
       const limits = (await (await fetch(`${node.urls.cache!}/cache/limits`)).json()) as { allow_plaintext: boolean };
       return { codes: out, allowPlaintext: limits.allow_plaintext };
     };
-    const refused = { codes: [[422, 'plaintext_not_allowed'], [422, 'plaintext_not_allowed']], allowPlaintext: false };
+    const refused = {
+      codes: [
+        [422, 'plaintext_not_allowed'],
+        [422, 'plaintext_not_allowed'],
+      ],
+      allowPlaintext: false,
+    };
     // accepted: the envelope passes validation and is refused later, for its unregistered recipient
-    const accepted = { codes: [[404, 'recipient_not_found'], [404, 'recipient_not_found']], allowPlaintext: true };
+    const accepted = {
+      codes: [
+        [404, 'recipient_not_found'],
+        [404, 'recipient_not_found'],
+      ],
+      allowPlaintext: true,
+    };
     for (const [args, p, want] of [
       [[], 'platform', refused],
       [['--profile', 'openpayload'], 'openpayload', accepted],

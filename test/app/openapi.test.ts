@@ -46,7 +46,7 @@ describe('OpenAPI document', () => {
     await node?.stop();
   });
 
-  it('is served by every role, lists every route with success and error answers, and the workload\'s answers match it', async () => {
+  it("is served by every role, lists every route with success and error answers, and the workload's answers match it", async () => {
     const docs: Record<string, OpenApiDocument> = {};
     for (const role of ['directory', 'relay', 'cache'] as const) {
       const res = await realFetch(`${node.urls[role]}/openapi.json`);
@@ -56,8 +56,14 @@ describe('OpenAPI document', () => {
       for (const [path, ops] of Object.entries(doc.paths)) {
         for (const [method, op] of Object.entries(ops)) {
           const statuses = Object.keys(op.responses);
-          assert.ok(statuses.some((s) => /^2/.test(s)), `${role} ${method} ${path}: a success answer`);
-          assert.ok(statuses.some((s) => /^[45]/.test(s)), `${role} ${method} ${path}: error answers`);
+          assert.ok(
+            statuses.some((s) => /^2/.test(s)),
+            `${role} ${method} ${path}: a success answer`,
+          );
+          assert.ok(
+            statuses.some((s) => /^[45]/.test(s)),
+            `${role} ${method} ${path}: error answers`,
+          );
         }
       }
       // every answer, success and error, names its members (no route documents a bare JSON object)
@@ -69,7 +75,8 @@ describe('OpenAPI document', () => {
       for (const [path, ops] of Object.entries(doc.paths)) {
         for (const [method, op] of Object.entries(ops)) {
           if (method === 'get' || method === 'head') continue;
-          const schema = (op as { requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> } }).requestBody?.content?.['application/json']?.schema;
+          const schema = (op as { requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> } }).requestBody?.content?.['application/json']
+            ?.schema;
           assert.ok(schema !== undefined && !isGeneric(schema), `${role} ${method} ${path}: a described request body`);
         }
       }
@@ -188,6 +195,9 @@ describe('OpenAPI document', () => {
     assert.equal(checker.problem('GET', '/personas/x.example.com/nonces', 200, { persona: 'x.example.com' })?.includes('operator_did'), true);
     assert.notEqual(checker.problem('POST', '/register-did', 202, { status: 'accepted' }), undefined);
     assert.notEqual(checker.problem('GET', '/resolve/did:platform:x', 404, { error: 'did_not_found' }), undefined);
-    assert.equal(checker.problem('GET', '/resolve/did:platform:x', 404, { code: 'did_not_found', error: 'did_not_found', message: 'DID not found' }), undefined);
+    assert.equal(
+      checker.problem('GET', '/resolve/did:platform:x', 404, { code: 'did_not_found', error: 'did_not_found', message: 'DID not found' }),
+      undefined,
+    );
   });
 });

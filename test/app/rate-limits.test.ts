@@ -72,13 +72,22 @@ if (PG_URL) {
         const admit = (l: RateLimits, target: string) =>
           (l.checkTarget({ rateClass: 'cache-store' }, target) ?? Promise.resolve())
             .then(() => l.countTarget({ rateClass: 'cache-store' }, target))
-            .then(() => 'ok', (e: { code?: string }) => e.code ?? String(e));
+            .then(
+              () => 'ok',
+              (e: { code?: string }) => e.code ?? String(e),
+            );
         assert.deepEqual([await admit(a!.limits, 'did:x:1'), await admit(b!.limits, 'did:x:1'), await admit(a!.limits, 'did:x:1')], ['ok', 'ok', 'ok']);
         assert.equal(await admit(b!.limits, 'did:x:1'), 'rate_limited');
         assert.equal(await admit(a!.limits, 'did:x:1'), 'rate_limited');
         assert.equal(await admit(b!.limits, 'did:x:2'), 'ok');
         const rows = await pg.pool.query<{ key: string; points: number }>('SELECT key, points FROM rate_limits ORDER BY key');
-        assert.deepEqual(rows.rows.map((r) => [r.key, r.points]), [['cache-store-target:did:x:1', 3], ['cache-store-target:did:x:2', 1]]);
+        assert.deepEqual(
+          rows.rows.map((r) => [r.key, r.points]),
+          [
+            ['cache-store-target:did:x:1', 3],
+            ['cache-store-target:did:x:2', 1],
+          ],
+        );
       } finally {
         await a?.close();
         await b?.close();

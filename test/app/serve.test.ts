@@ -32,9 +32,7 @@ function ddn(args: string[], env: NodeJS.ProcessEnv = {}): Child {
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
   proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on('close', (code, signal) => resolve({ code, signal })),
-  );
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('close', (code, signal) => resolve({ code, signal })));
   return { proc, stdout: () => out, stderr: () => err, exit };
 }
 
@@ -60,7 +58,14 @@ describe('ddn serve', () => {
     try {
       const line = JSON.parse(await firstLine(child)) as Record<string, string>;
       // the version (and the commit of this checkout) follow the URLs (issue 24)
-      assert.deepEqual(Object.keys(line), ['event', 'directory_url', 'relay_url', 'cache_url', 'version', ...(buildInfo().commit === undefined ? [] : ['commit'])]);
+      assert.deepEqual(Object.keys(line), [
+        'event',
+        'directory_url',
+        'relay_url',
+        'cache_url',
+        'version',
+        ...(buildInfo().commit === undefined ? [] : ['commit']),
+      ]);
       assert.equal(line.event, 'listening');
       assert.equal(line.version, buildInfo().version);
       assert.equal(line.commit, buildInfo().commit);
@@ -77,7 +82,10 @@ describe('ddn serve', () => {
     const { code, signal } = await child.exit;
     assert.equal(signal, null, child.stderr());
     assert.equal(code, 0, child.stderr());
-    const lines = child.stdout().split('\n').filter((l) => l !== '');
+    const lines = child
+      .stdout()
+      .split('\n')
+      .filter((l) => l !== '');
     assert.equal(lines.length, 1, child.stdout());
   });
 

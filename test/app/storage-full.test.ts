@@ -35,8 +35,21 @@ after(async () => {
 async function start(dataDir: string, disk: SmallDisk | null, extra: string[] = []): Promise<RunningNode> {
   const node = await startNode(
     loadConfig(
-      ['--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--public-cache-url', PUBLIC_CACHE,
-        '--storage-reserve-bytes', String(RESERVE), ...extra],
+      [
+        '--data-dir',
+        dataDir,
+        '--directory-port',
+        '0',
+        '--relay-port',
+        '0',
+        '--cache-port',
+        '0',
+        '--public-cache-url',
+        PUBLIC_CACHE,
+        '--storage-reserve-bytes',
+        String(RESERVE),
+        ...extra,
+      ],
       {},
     ),
     { logger: pino({ level: 'silent' }), autoProduce: false, ...(disk?.freeSpace === undefined ? {} : { freeSpace: disk.freeSpace }) },

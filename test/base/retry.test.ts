@@ -33,15 +33,30 @@ function flaky(failures: number) {
 describe('backoffDelay', () => {
   it('doubles from firstMs, capped at maxMs; a factor of 1 keeps it flat', () => {
     const b = { firstMs: 100, maxMs: 350 };
-    assert.deepEqual([1, 2, 3, 4].map((n) => backoffDelay(b, n)), [100, 200, 350, 350]);
-    assert.deepEqual([1, 2, 3].map((n) => backoffDelay({ firstMs: 300, factor: 1 }, n)), [300, 300, 300]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((n) => backoffDelay(b, n)),
+      [100, 200, 350, 350],
+    );
+    assert.deepEqual(
+      [1, 2, 3].map((n) => backoffDelay({ firstMs: 300, factor: 1 }, n)),
+      [300, 300, 300],
+    );
   });
 
   it('full jitter scales the pause by the random source', () => {
     const b = { firstMs: 2, maxMs: 50, jitter: true };
-    assert.equal(backoffDelay(b, 3, () => 0.5), 4);
-    assert.equal(backoffDelay(b, 10, () => 0.5), 25);
-    assert.equal(backoffDelay(b, 10, () => 0), 0);
+    assert.equal(
+      backoffDelay(b, 3, () => 0.5),
+      4,
+    );
+    assert.equal(
+      backoffDelay(b, 10, () => 0.5),
+      25,
+    );
+    assert.equal(
+      backoffDelay(b, 10, () => 0),
+      0,
+    );
   });
 });
 
@@ -54,10 +69,13 @@ describe('retry', () => {
     assert.equal(v, 3);
     assert.deepEqual(calls, [1, 2, 3]);
     assert.deepEqual(timing.slept, [10, 20]);
-    assert.deepEqual(notices.map((r) => [r.attempt, (r.error as Error).message, r.waitMs]), [
-      [1, 'failure 1', 10],
-      [2, 'failure 2', 20],
-    ]);
+    assert.deepEqual(
+      notices.map((r) => [r.attempt, (r.error as Error).message, r.waitMs]),
+      [
+        [1, 'failure 1', 10],
+        [2, 'failure 2', 20],
+      ],
+    );
   });
 
   it('rethrows the last failure when the attempts run out', async () => {

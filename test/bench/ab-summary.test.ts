@@ -44,8 +44,15 @@ describe('thread CPU per request', () => {
     assert.deepEqual(threadsPerRequest([{ name: 'main', user_ms: 700, system_ms: 150 }], 10_000), [{ name: 'main', userUs: 70, systemUs: 15 }]);
     const r = (threads: SideRun['threads']): SideRun => ({ rate: 1, cpuPerRequestUs: 1, threads });
     const runs = [
-      r([{ name: 'main', userUs: 70, systemUs: 15 }, { name: 'ddn-verify', userUs: 60, systemUs: 1 }]),
-      r([{ name: 'main', userUs: 80, systemUs: 13 }, { name: 'ddn-verify', userUs: 58, systemUs: 1 }, { name: 'tiny', userUs: 0.2, systemUs: 0 }]),
+      r([
+        { name: 'main', userUs: 70, systemUs: 15 },
+        { name: 'ddn-verify', userUs: 60, systemUs: 1 },
+      ]),
+      r([
+        { name: 'main', userUs: 80, systemUs: 13 },
+        { name: 'ddn-verify', userUs: 58, systemUs: 1 },
+        { name: 'tiny', userUs: 0.2, systemUs: 0 },
+      ]),
       r([{ name: 'main', userUs: 74, systemUs: 14 }]),
     ];
     assert.deepEqual(medianThreads(runs), [

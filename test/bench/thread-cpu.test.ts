@@ -11,8 +11,16 @@ describe('thread CPU from /proc', () => {
 
   it('sums each name between two readings, counting new threads from zero, largest first', () => {
     const t = (name: string, user: number, system: number): ThreadTicks => ({ name, user, system });
-    const before = new Map([[1, t('main', 100, 10)], [2, t('ddn-verify', 50, 0)]]);
-    const after = new Map([[1, t('main', 300, 60)], [2, t('ddn-verify', 150, 1)], [3, t('ddn-verify', 100, 0)], [4, t('idle', 0, 0)]]);
+    const before = new Map([
+      [1, t('main', 100, 10)],
+      [2, t('ddn-verify', 50, 0)],
+    ]);
+    const after = new Map([
+      [1, t('main', 300, 60)],
+      [2, t('ddn-verify', 150, 1)],
+      [3, t('ddn-verify', 100, 0)],
+      [4, t('idle', 0, 0)],
+    ]);
     // a tick is 10 ms
     assert.deepEqual(threadCpu(before, after), [
       { name: 'main', user_ms: 2000, system_ms: 500 },

@@ -77,11 +77,33 @@ describe('chunk sets', () => {
     const at = ids.indexOf(c0.message_id);
     assert.deepEqual(ids.slice(at, at + 4), [c0.message_id, c1.message_id, c2.message_id, between.message_id]);
     const items = ((await h.pull(r)).body.messages as Body[]).filter((m) => m.message_group_id === group);
-    assert.deepEqual(items.map((m) => [m.chunked, m.sequence_number, m.total_chunks]), [[true, 0, 3], [true, 1, 3], [true, 2, 3]]);
-    assert.deepEqual(Object.keys(items[0]).slice(0, 7), ['message_id', 'recipient', 'expires_at', 'chunked', 'message_group_id', 'sequence_number', 'total_chunks']);
+    assert.deepEqual(
+      items.map((m) => [m.chunked, m.sequence_number, m.total_chunks]),
+      [
+        [true, 0, 3],
+        [true, 1, 3],
+        [true, 2, 3],
+      ],
+    );
+    assert.deepEqual(Object.keys(items[0]).slice(0, 7), [
+      'message_id',
+      'recipient',
+      'expires_at',
+      'chunked',
+      'message_group_id',
+      'sequence_number',
+      'total_chunks',
+    ]);
 
     const summary = ((await h.summary(r)).body.messages as Body[]).filter((m) => m.message_group_id === group);
-    assert.deepEqual(summary.map((m) => [m.sequence_number, m.total_chunks]), [[0, 3], [1, 3], [2, 3]]);
+    assert.deepEqual(
+      summary.map((m) => [m.sequence_number, m.total_chunks]),
+      [
+        [0, 3],
+        [1, 3],
+        [2, 3],
+      ],
+    );
     const set = await chunksOf(group);
     assert.equal(set.status, 200, set.text);
     assert.equal(set.body.did, r.did);
@@ -90,7 +112,10 @@ describe('chunk sets', () => {
     assert.equal(set.body.total_chunks, 3);
     const chunks = set.body.chunks as Body[];
     assert.equal(set.body.count, chunks.length);
-    assert.deepEqual(chunks.map((c) => c.message_id), summary.map((m) => m.message_id));
+    assert.deepEqual(
+      chunks.map((c) => c.message_id),
+      summary.map((m) => m.message_id),
+    );
     assert.deepEqual(Object.keys(chunks[0]), ['message_id', 'sequence_number', 'expires_at', 'envelope', 'proof']);
     assert.deepEqual(chunks[1].envelope, { ...c1, expires_at: chunks[1].expires_at });
     expectError(await h.get(`/cache/chunks/${enc(r.did)}/${group}`, h.proof(r, 'chunks', '*')), 403, 'invalid_signature');
@@ -105,7 +130,10 @@ describe('chunk sets', () => {
     assert.equal(acked.body.acked, 1);
     const rest = await chunksOf(group);
     assert.equal(rest.status, 200);
-    assert.deepEqual((rest.body.chunks as Body[]).map((c) => c.sequence_number), [1, 2]);
+    assert.deepEqual(
+      (rest.body.chunks as Body[]).map((c) => c.sequence_number),
+      [1, 2],
+    );
     assert.equal(rest.body.total_chunks, 3);
     assert.ok((await idsIn()).includes(c2.message_id));
   });
@@ -136,8 +164,7 @@ describe('chunk sets', () => {
     try {
       const me = await h2.registerRecipient(33);
       const group = randomUUID();
-      const c = (seq: number) =>
-        h2.envelope(me.did, { message_group_id: group, sequence_number: seq, total_chunks: 2, payload: { ciphertext_b64: 'AAAA' } });
+      const c = (seq: number) => h2.envelope(me.did, { message_group_id: group, sequence_number: seq, total_chunks: 2, payload: { ciphertext_b64: 'AAAA' } });
       const c0 = c(0);
       assert.equal((await h2.storeRaw(c0)).status, 202);
       h2.clock.advance(59_000);

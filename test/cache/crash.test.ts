@@ -28,8 +28,7 @@ after(() => {
 
 /** `ddn serve --roles cache` on `dataDir`, with the Cache's URL. */
 async function serveCache(dataDir: string): Promise<ServeProcess & { url: string }> {
-  const p = await serveProcess(['--data-dir', dataDir, '--roles', 'cache', '--cache-port', '0', '--public-cache-url', PUBLIC_CACHE,
-    '--log-level', 'silent']);
+  const p = await serveProcess(['--data-dir', dataDir, '--roles', 'cache', '--cache-port', '0', '--public-cache-url', PUBLIC_CACHE, '--log-level', 'silent']);
   return Object.assign(p, { url: p.urls.cache! });
 }
 
@@ -69,11 +68,13 @@ describe('crash durability', () => {
         sent.set(env.message_id, env);
         let status: number;
         try {
-          status = (await fetch(`${first.url}/cache/store`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(env),
-          })).status;
+          status = (
+            await fetch(`${first.url}/cache/store`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(env),
+            })
+          ).status;
         } catch {
           return; // the server died under this request
         }

@@ -59,14 +59,17 @@ describe('SqliteMailboxStore write path', () => {
     try {
       const entries = Array.from({ length: 50 }, () => entry());
       const seen = await Promise.all(entries.map((e) => put(store, e).then(() => count.get(e.messageId.toLowerCase()))));
-      assert.deepEqual(seen, entries.map(() => 1));
+      assert.deepEqual(
+        seen,
+        entries.map(() => 1),
+      );
     } finally {
       other.close();
       await store.close();
     }
   });
 
-  it('writes on a thread of its own by default, on the caller\'s thread when asked', async () => {
+  it("writes on a thread of its own by default, on the caller's thread when asked", async () => {
     for (const inThreadWriter of [false, true]) {
       const store = SqliteMailboxStore.open(join(dir, `thread-${inThreadWriter}.sqlite`), { inThreadWriter });
       try {
@@ -87,7 +90,10 @@ describe('SqliteMailboxStore write path', () => {
       const b = entry();
       const same = entry({ messageId: a.messageId });
       const settled = await Promise.allSettled([put(store, a), put(store, clash), put(store, b), put(store, same)]);
-      assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      assert.deepEqual(
+        settled.map((s) => s.status),
+        ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+      );
       assert.ok(isCode('message_id_conflict')((settled[1] as PromiseRejectedResult).reason));
       assert.equal((settled[3] as PromiseFulfilledResult<{ deduped: boolean }>).value.deduped, true);
       assert.equal((await store.listSummary(DID, NOW)).length, 2);

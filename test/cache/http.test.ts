@@ -41,8 +41,7 @@ describe('Cache role of a node over HTTP', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const proof = (op: Parameters<typeof proofHeaders>[2], subject: string) =>
-    proofHeaders(profile, r, op, subject, { endpoint: cacheUrl, nowMs: Date.now() });
+  const proof = (op: Parameters<typeof proofHeaders>[2], subject: string) => proofHeaders(profile, r, op, subject, { endpoint: cacheUrl, nowMs: Date.now() });
   const envelope = (over: Body = {}): Body => ({
     message_id: randomUUID(),
     to: r.did,

@@ -197,9 +197,7 @@ describe('provenance stores', () => {
 
   it('stores when the named Store step targets this Cache, echoing the provenance', async () => {
     const env: Body = { ...h.envelope(r.did), ...provenance() };
-    const res = await withPolicy(policy(storeStep([{ service_did: r.did, service_id: r.serviceId, priority: 0, weight: 1 }])), () =>
-      h.storeAsNode(relay, env),
-    );
+    const res = await withPolicy(policy(storeStep([{ service_did: r.did, service_id: r.serviceId, priority: 0, weight: 1 }])), () => h.storeAsNode(relay, env));
     assert.equal(res.status, 202, res.text);
     assert.equal(res.body.policy_id, POLICY_ID);
     assert.equal(res.body.policy_revision, 3);

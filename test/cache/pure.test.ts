@@ -70,11 +70,14 @@ describe('destinations', () => {
       { id: `${did}#cache`, type: 'PlatformCacheService', serviceEndpoint: ['https://a.example', 'https://c.example/'], authorization: null, priority: null },
     ],
   };
-  it('matches a published Cache service endpoint against this node\'s URLs', () => {
+  it("matches a published Cache service endpoint against this node's URLs", () => {
     assert.deepEqual(publishedDestination(doc, 'PlatformCacheService', ['https://c.example']), { serviceId: `${did}#cache`, endpoint: 'https://c.example' });
     assert.equal(publishedDestination(doc, 'PlatformCacheService', ['https://b.example']), undefined);
     assert.equal(publishedDestination(null, 'PlatformCacheService', ['https://c.example']), undefined);
-    assert.deepEqual(targetDestination(doc, `${did}#cache`, 'PlatformCacheService', ['https://a.example/']), { serviceId: `${did}#cache`, endpoint: 'https://a.example' });
+    assert.deepEqual(targetDestination(doc, `${did}#cache`, 'PlatformCacheService', ['https://a.example/']), {
+      serviceId: `${did}#cache`,
+      endpoint: 'https://a.example',
+    });
     assert.equal(targetDestination(doc, `${did}#relay`, 'PlatformCacheService', ['https://c.example']), undefined);
   });
   it('finds the named Store/Archive step of a plan', () => {
@@ -118,7 +121,15 @@ describe('retrieval bodies, written as text', () => {
   it('a summary: its members in order, chunk members, tag and application id only when set, strings escaped', () => {
     const body = summaryBody('did:platform:a', [
       { messageId: 'm1', storedAtMs: at, expiresAtMs: at + 1000, tag: null, applicationId: null, chunk: null, sizeBytes: 10 },
-      { messageId: 'm2', storedAtMs: at, expiresAtMs: at + 2000, tag: 'in"voice\\n', applicationId: 'app', chunk: { groupId: 'g', sequence: 1, total: 3 }, sizeBytes: 20 },
+      {
+        messageId: 'm2',
+        storedAtMs: at,
+        expiresAtMs: at + 2000,
+        tag: 'in"voice\\n',
+        applicationId: 'app',
+        chunk: { groupId: 'g', sequence: 1, total: 3 },
+        sizeBytes: 20,
+      },
     ]);
     const parsed = JSON.parse(body) as { messages: Record<string, unknown>[] };
     assert.deepEqual(parsed, {
@@ -126,10 +137,32 @@ describe('retrieval bodies, written as text', () => {
       count: 2,
       messages: [
         { message_id: 'm1', chunked: false, expires_at: iso(at + 1000), stored_at: iso(at), size_bytes: 10 },
-        { message_id: 'm2', chunked: true, message_group_id: 'g', sequence_number: 1, total_chunks: 3, expires_at: iso(at + 2000), stored_at: iso(at), size_bytes: 20, tag: 'in"voice\\n', application_id: 'app' },
+        {
+          message_id: 'm2',
+          chunked: true,
+          message_group_id: 'g',
+          sequence_number: 1,
+          total_chunks: 3,
+          expires_at: iso(at + 2000),
+          stored_at: iso(at),
+          size_bytes: 20,
+          tag: 'in"voice\\n',
+          application_id: 'app',
+        },
       ],
     });
-    assert.deepEqual(Object.keys(parsed.messages[1]), ['message_id', 'chunked', 'message_group_id', 'sequence_number', 'total_chunks', 'expires_at', 'stored_at', 'size_bytes', 'tag', 'application_id']);
+    assert.deepEqual(Object.keys(parsed.messages[1]), [
+      'message_id',
+      'chunked',
+      'message_group_id',
+      'sequence_number',
+      'total_chunks',
+      'expires_at',
+      'stored_at',
+      'size_bytes',
+      'tag',
+      'application_id',
+    ]);
     assert.deepEqual(JSON.parse(summaryBody('did:platform:a', [])), { did: 'did:platform:a', count: 0, messages: [] });
   });
 
@@ -145,11 +178,16 @@ describe('retrieval bodies, written as text', () => {
     assert.deepEqual(JSON.parse(answers[0]), {
       did: 'did:platform:a',
       count: 1,
-      messages: [{
-        message_id: 'm1', recipient: 'did:platform:a', expires_at: iso(at + 1000), chunked: false,
-        envelope: { message_id: 'm1', x: 'é', expires_at: iso(at + 1000) },
-        proof: { event_type: 'retrieval', message_id: 'm1', recipient_did: 'did:platform:a', timestamp: iso(at) },
-      }],
+      messages: [
+        {
+          message_id: 'm1',
+          recipient: 'did:platform:a',
+          expires_at: iso(at + 1000),
+          chunked: false,
+          envelope: { message_id: 'm1', x: 'é', expires_at: iso(at + 1000) },
+          proof: { event_type: 'retrieval', message_id: 'm1', recipient_did: 'did:platform:a', timestamp: iso(at) },
+        },
+      ],
       truncated: false,
     });
   });
@@ -176,9 +214,22 @@ describe('a pull answer answered again (the page template)', () => {
     assert.equal(text(messagesBody(did, structuredClone(page), at + 60_000)), later);
     assert.equal(text(messagesBody(did, { entries: page.entries, truncated: true }, at + 60_000)), later, 'as a page read afresh, rendered as text');
     const parsed = JSON.parse(later) as { messages: { proof: { timestamp: string }; envelope: Record<string, unknown> }[] };
-    assert.deepEqual(parsed.messages.map((m) => m.proof.timestamp), [iso(at + 60_000), iso(at + 60_000)]);
+    assert.deepEqual(
+      parsed.messages.map((m) => m.proof.timestamp),
+      [iso(at + 60_000), iso(at + 60_000)],
+    );
     assert.deepEqual(parsed.messages[0].envelope, { message_id: 'm"1', x: 'é😀', expires_at: iso(at + 1000) });
-    assert.deepEqual(Object.keys(parsed.messages[1]), ['message_id', 'recipient', 'expires_at', 'chunked', 'message_group_id', 'sequence_number', 'total_chunks', 'envelope', 'proof']);
+    assert.deepEqual(Object.keys(parsed.messages[1]), [
+      'message_id',
+      'recipient',
+      'expires_at',
+      'chunked',
+      'message_group_id',
+      'sequence_number',
+      'total_chunks',
+      'envelope',
+      'proof',
+    ]);
     assert.equal((JSON.parse(later) as { truncated: boolean }).truncated, true);
   });
 
@@ -190,7 +241,11 @@ describe('a pull answer answered again (the page template)', () => {
   });
 
   it('answers a page whose stored text holds a NUL (a damaged file) exactly, rendered each time', () => {
-    const damaged = { entries: [{ meta: { messageId: 'n', recipientDid: did, expiresAtMs: at + 1000, chunk: null }, envelope: '{"a":"\0\0"}' }], truncated: false, kept: true as const };
+    const damaged = {
+      entries: [{ meta: { messageId: 'n', recipientDid: did, expiresAtMs: at + 1000, chunk: null }, envelope: '{"a":"\0\0"}' }],
+      truncated: false,
+      kept: true as const,
+    };
     for (const t of [at, at + 1]) {
       const answer = text(messagesBody(did, damaged, t));
       assert.ok(answer.includes('{"a":"\0\0","expires_at":'), 'the stored text as it is');

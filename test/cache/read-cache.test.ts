@@ -44,7 +44,10 @@ describe('RecipientReadCache', () => {
     assert.equal(cache.page(A, 1, NOW + 5, BUDGET, pages.read), first, 'the kept page object itself');
     assert.equal(pages.reads, 1);
     current = page(item('m1', NOW + 60_000), item('m2', NOW + 60_000));
-    assert.deepEqual(cache.page(A, 2, NOW + 6, BUDGET, pages.read).entries.map((e) => e.meta.messageId), ['m1', 'm2']);
+    assert.deepEqual(
+      cache.page(A, 2, NOW + 6, BUDGET, pages.read).entries.map((e) => e.meta.messageId),
+      ['m1', 'm2'],
+    );
     assert.equal(pages.reads, 2);
 
     const summaries = counted(() => [summaryItem('m1', NOW + 60_000)]);
@@ -130,7 +133,10 @@ describe('RecipientReadCache', () => {
     assert.equal(cache.stats.recipients, 2);
     cache.page(dids[0], 1, NOW, BUDGET, reads[0].read);
     cache.page(dids[1], 1, NOW, BUDGET, reads[1].read);
-    assert.deepEqual(reads.map((r) => r.reads), [1, 2, 1]);
+    assert.deepEqual(
+      reads.map((r) => r.reads),
+      [1, 2, 1],
+    );
 
     // bytes: each page is ~2 KiB; 32 KiB hold some, never more than the bound
     const big = new RecipientReadCache({ maxBytes: 32 * 1024, maxRecipients: 1_000 });

@@ -89,14 +89,20 @@ describe('retrieval proof vector (§13.2)', () => {
       ...document,
       verificationMethod: [{ ...document.verificationMethod[0], controller: 'did:platform:1111111111111111' }],
     };
-    assert.throws(() => check({}, foreign), (e: unknown) => e instanceof DdnError && e.code === 'key_not_authorized');
+    assert.throws(
+      () => check({}, foreign),
+      (e: unknown) => e instanceof DdnError && e.code === 'key_not_authorized',
+    );
     const sig = parseHex(Buffer.from(proof.signature, 'base64').toString('hex'))!;
     sig[0] ^= 1;
     assert.throws(
       () => check({ signature: Buffer.from(sig).toString('base64') }),
       (e: unknown) => e instanceof DdnError && e.code === 'invalid_signature',
     );
-    assert.throws(() => check({ nonce: 'another' }), (e: unknown) => e instanceof DdnError && e.code === 'invalid_signature');
+    assert.throws(
+      () => check({ nonce: 'another' }),
+      (e: unknown) => e instanceof DdnError && e.code === 'invalid_signature',
+    );
   });
 });
 
@@ -118,7 +124,7 @@ describe('retrieval routes', () => {
     return { env, res };
   };
 
-  it('GET /cache/messages returns only the DID\'s own visible messages, in store order', async () => {
+  it("GET /cache/messages returns only the DID's own visible messages, in store order", async () => {
     const a = await store(r, { application_id: 'app.a' });
     h.clock.advance(1000);
     const b = await store(r);
@@ -129,14 +135,22 @@ describe('retrieval routes', () => {
     assert.equal(res.body.truncated, false);
     const msgs = res.body.messages as Body[];
     assert.equal(res.body.count, msgs.length);
-    assert.deepEqual(msgs.map((m) => m.message_id), [a.env.message_id, b.env.message_id]);
+    assert.deepEqual(
+      msgs.map((m) => m.message_id),
+      [a.env.message_id, b.env.message_id],
+    );
     const m = msgs[0];
     assert.deepEqual(Object.keys(m), ['message_id', 'recipient', 'expires_at', 'chunked', 'envelope', 'proof']);
     assert.equal(m.recipient, r.did);
     assert.equal(m.chunked, false);
     assert.equal(m.expires_at, a.res.body.expires_at);
     assert.deepEqual(m.envelope, { ...a.env, expires_at: a.res.body.expires_at });
-    assert.deepEqual(m.proof, { event_type: 'retrieval', message_id: a.env.message_id, recipient_did: r.did, timestamp: new Date(h.clock.nowMs()).toISOString() });
+    assert.deepEqual(m.proof, {
+      event_type: 'retrieval',
+      message_id: a.env.message_id,
+      recipient_did: r.did,
+      timestamp: new Date(h.clock.nowMs()).toISOString(),
+    });
     // retrieval deletes nothing
     assert.equal(((await h.pull(r)).body.messages as Body[]).length, 2);
     const theirs = await h.pull(other);
@@ -154,7 +168,10 @@ describe('retrieval routes', () => {
     assert.ok(h.store.readCacheStats.hits > hits, 'the unchanged mailbox was answered from memory');
     const stamp = new Date(h.clock.nowMs()).toISOString();
     for (const m of again.body.messages as Body[]) assert.equal((m.proof as Body).timestamp, stamp);
-    assert.deepEqual((again.body.messages as Body[]).map((m) => m.message_id), before);
+    assert.deepEqual(
+      (again.body.messages as Body[]).map((m) => m.message_id),
+      before,
+    );
     await summaryIds();
     const added = await store(r);
     const id = added.env.message_id as string;
@@ -165,18 +182,14 @@ describe('retrieval routes', () => {
     assert.deepEqual(await summaryIds(), before, 'and from the next summary');
   });
 
-  it('never returns another DID\'s messages, whatever the headers say', async () => {
+  it("never returns another DID's messages, whatever the headers say", async () => {
     // other's key signing a proof for r's DID
     const forged = h.proof(r, 'pull', '*', { keyId: other.keyId, key: other.key });
     expectError(await h.get(`/cache/messages/${enc(r.did)}`, forged), 403, 'key_not_authorized');
     // other's valid proof presented on r's path
     const theirs = h.proof(other, 'pull', '*');
     expectError(await h.get(`/cache/messages/${enc(r.did)}`, theirs), 403, 'cache_service_not_found');
-    expectError(
-      await h.get(`/cache/messages/${enc(r.did)}`, { ...h.proof(other, 'pull', '*'), 'X-Recipient-DID': other.did }),
-      400,
-      'proof_header_mismatch',
-    );
+    expectError(await h.get(`/cache/messages/${enc(r.did)}`, { ...h.proof(other, 'pull', '*'), 'X-Recipient-DID': other.did }), 400, 'proof_header_mismatch');
     // r's own proof with r's service id but signed for the other DID's path
     const crossed = h.proof(r, 'pull', '*', { did: other.did });
     expectError(await h.get(`/cache/messages/${enc(r.did)}`, crossed), 403, 'invalid_signature');
@@ -276,7 +289,7 @@ describe('retrieval routes', () => {
     expectError(await h.get(path, { ...signed, 'X-Timestamp': isoSeconds(now + 1000) }), 403, 'invalid_signature');
   });
 
-  it('the Cache service\'s authorization decides alone: a key it lists retrieves and acknowledges, one it does not is refused', async () => {
+  it("the Cache service's authorization decides alone: a key it lists retrieves and acknowledges, one it does not is refused", async () => {
     const { env } = await store(r);
     const id = env.message_id as string;
     const k2 = { keyId: kid(r.did, 'key-2'), key: r.key2 }; // in the service's authorization, not in authentication
@@ -355,7 +368,7 @@ describe('retrieval routes', () => {
     expectError(await h.pull(gone), 409, 'did_deactivated');
   });
 
-  it('acknowledges: deletes the DID\'s listed copies and reports exactly those', async () => {
+  it("acknowledges: deletes the DID's listed copies and reports exactly those", async () => {
     const x = await store(r);
     const y = await store(r);
     const z = await store(other);
@@ -368,7 +381,10 @@ describe('retrieval routes', () => {
     assert.deepEqual(res.body, { acked: 2, message_ids: [yid, xid] });
     const left = ((await h.pull(r)).body.messages as Body[]).map((m) => m.message_id);
     assert.ok(!left.includes(xid) && !left.includes(yid));
-    assert.ok(((await h.pull(other)).body.messages as Body[]).some((m) => m.message_id === zid), 'another DID\'s copy stays');
+    assert.ok(
+      ((await h.pull(other)).body.messages as Body[]).some((m) => m.message_id === zid),
+      "another DID's copy stays",
+    );
     const again = await h.ack(r, [xid]);
     assert.deepEqual(again.body, { acked: 0, message_ids: [] });
   });
@@ -452,7 +468,10 @@ describe('retrieval routes', () => {
       assert.deepEqual(got, ids.slice(0, got.length));
       await h2.ack(me, got as string[]);
       const rest = await h2.pull(me);
-      assert.deepEqual((rest.body.messages as Body[]).map((m) => m.message_id), ids.slice(got.length, got.length + (rest.body.count as number)));
+      assert.deepEqual(
+        (rest.body.messages as Body[]).map((m) => m.message_id),
+        ids.slice(got.length, got.length + (rest.body.count as number)),
+      );
     } finally {
       await h2.close();
     }

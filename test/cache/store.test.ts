@@ -352,4 +352,3 @@ describe('POST /cache/store', () => {
     });
   });
 });
-

@@ -22,7 +22,7 @@ const killThread = (s: SqliteMailboxStore) => (writerOf(s) as unknown as { worke
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 /** Resolves once the writer has started its `n`-th replacement thread. */
 async function restarted(s: SqliteMailboxStore, n: number): Promise<void> {
-  for (const until = Date.now() + 10_000; writerOf(s).restarts < n; ) {
+  for (const until = Date.now() + 10_000; writerOf(s).restarts < n;) {
     if (Date.now() > until) throw new Error(`no restart ${n} within 10 s`);
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -71,7 +71,12 @@ describe('mailbox writer thread restart', () => {
     const store = SqliteMailboxStore.open(join(dir, 'busy.sqlite'));
     try {
       const entries = Array.from({ length: 3000 }, () => entry());
-      const outcomes = entries.map((e) => put(store, e).then(() => 'stored', (err: unknown) => err));
+      const outcomes = entries.map((e) =>
+        put(store, e).then(
+          () => 'stored',
+          (err: unknown) => err,
+        ),
+      );
       // the batch is posted at the end of this turn; the thread is ended while it works on it
       await new Promise((r) => setImmediate(r));
       await killThread(store);
@@ -104,7 +109,10 @@ describe('mailbox writer thread restart', () => {
       assert.deepEqual(exits, [...Array<boolean>(MAX_RESTARTS).fill(true), false]);
       await assert.rejects(put(store, entry()), isCode('service_unavailable'));
       // reads still work on the main thread's connection
-      assert.deepEqual((await store.listSummary(DID, NOW)).map((m) => m.messageId), [e.messageId]);
+      assert.deepEqual(
+        (await store.listSummary(DID, NOW)).map((m) => m.messageId),
+        [e.messageId],
+      );
     } finally {
       await store.close();
     }

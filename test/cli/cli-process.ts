@@ -71,7 +71,10 @@ export interface DdnResult {
 export async function ddn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer } = {}): Promise<DdnResult> {
   const child = spawnDdn(args, opts);
   const code = await child.exit;
-  const lines = child.stdout().split('\n').filter((l) => l !== '');
+  const lines = child
+    .stdout()
+    .split('\n')
+    .filter((l) => l !== '');
   if (lines.length !== 1) throw new Error(`expected one JSON line from ddn ${args.join(' ')}, got ${lines.length}:\n${child.stdout()}\n${child.stderr()}`);
   return { code, json: JSON.parse(lines[0]!) as Record<string, unknown>, stderr: child.stderr() };
 }

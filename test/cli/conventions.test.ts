@@ -60,8 +60,25 @@ describe('--help everywhere', () => {
       for (const line of m[1]!.split('\n')) await walk([...path, line.trim().split(/\s+/)[0]!]);
     };
     await walk([]);
-    for (const cmd of ['serve', 'migrate', 'key generate', 'did create', 'did list', 'did resolve', 'did alias add', 'did root-key rotate', 'did deactivate', 'send', 'receive',
-      'persona register', 'persona transfer-complete', 'policy set', 'policy constraints', 'app register', 'app link-did']) {
+    for (const cmd of [
+      'serve',
+      'migrate',
+      'key generate',
+      'did create',
+      'did list',
+      'did resolve',
+      'did alias add',
+      'did root-key rotate',
+      'did deactivate',
+      'send',
+      'receive',
+      'persona register',
+      'persona transfer-complete',
+      'policy set',
+      'policy constraints',
+      'app register',
+      'app link-did',
+    ]) {
       assert.ok(visited.includes(cmd), `${cmd} is reachable and has --help`);
     }
   });

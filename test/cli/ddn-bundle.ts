@@ -16,8 +16,16 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export async function bundleDdn(): Promise<{ entry: string; remove(): void }> {
   const dir = `${ROOT}dist/test-bundles/ddn-${process.pid}`;
   await build({
-    entryPoints: { ddn: `${ROOT}src/cli/entry-dev.ts` }, bundle: true, splitting: true, platform: 'node', format: 'esm', target: 'node20',
-    packages: 'external', outdir: dir, outExtension: { '.js': '.mjs' }, logLevel: 'error',
+    entryPoints: { ddn: `${ROOT}src/cli/entry-dev.ts` },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outdir: dir,
+    outExtension: { '.js': '.mjs' },
+    logLevel: 'error',
   });
   return { entry: `${dir}/ddn.mjs`, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -60,7 +60,10 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   const shims = join(home, '.test-bin');
   mkdirSync(shims);
   // `npx ddn …` → this checkout's ddn; any other npx use would be a mistake in the docs
-  writeFileSync(join(shims, 'npx'), `#!/bin/sh\nif [ "$1" = ddn ]; then shift; exec "${process.execPath}" "${bin}" "$@"; fi\necho "unexpected: npx $*" >&2\nexit 127\n`);
+  writeFileSync(
+    join(shims, 'npx'),
+    `#!/bin/sh\nif [ "$1" = ddn ]; then shift; exec "${process.execPath}" "${bin}" "$@"; fi\necho "unexpected: npx $*" >&2\nexit 127\n`,
+  );
   chmodSync(join(shims, 'npx'), 0o755);
   const ports = new Map<string, string>();
   for (const p of DOC_PORTS) {
@@ -80,9 +83,13 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
     HOME: home,
     PATH: `${shims}:${process.env.PATH ?? ''}`,
     // the defaults the quick start relies on (ports 8080-8082), moved with the ports
-    DDN_DIRECTORY_PORT: ports.get('8080'), DDN_RELAY_PORT: ports.get('8081'), DDN_CACHE_PORT: ports.get('8082'),
-    DDN_DIRECTORY_URL: `http://127.0.0.1:${ports.get('8080')}`, DDN_RELAY_URL: `http://127.0.0.1:${ports.get('8081')}`,
-    DDN_LOG_LEVEL: 'warn', DDN_BLOCK_TIME_MS: '100',
+    DDN_DIRECTORY_PORT: ports.get('8080'),
+    DDN_RELAY_PORT: ports.get('8081'),
+    DDN_CACHE_PORT: ports.get('8082'),
+    DDN_DIRECTORY_URL: `http://127.0.0.1:${ports.get('8080')}`,
+    DDN_RELAY_URL: `http://127.0.0.1:${ports.get('8081')}`,
+    DDN_LOG_LEVEL: 'warn',
+    DDN_BLOCK_TIME_MS: '100',
     ...extraEnv,
   });
   const sh = spawn('sh', ['-c', `set -e\n${script}`], { cwd: home, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

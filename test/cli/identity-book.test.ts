@@ -51,7 +51,10 @@ async function ok(args: string[]): Promise<Record<string, unknown>> {
 const pems = (d: string): string[] => (existsSync(d) ? readdirSync(d).filter((f) => f.endsWith('.pem')) : []);
 
 before(async () => {
-  const cfg = loadConfig(['--data-dir', join(dir, 'node'), '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '20', '--allow-private-endpoints'], {});
+  const cfg = loadConfig(
+    ['--data-dir', join(dir, 'node'), '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '20', '--allow-private-endpoints'],
+    {},
+  );
   node = await startNode(cfg, { logger: pino({ level: 'silent' }) });
   env = { XDG_CONFIG_HOME: config, DDN_DIRECTORY_URL: node.urls.directory! };
 });
@@ -84,13 +87,19 @@ describe('the identity book', () => {
     assert.equal(statSync(keys).mode & 0o777, 0o700);
     assert.deepEqual(pems(process.cwd()), before, 'no key file in the working directory');
     const doc = r.document as { keyAgreement: { id: string }[] };
-    assert.deepEqual(doc.keyAgreement.map((k) => k.id), [`${alice}#x25519-1`]);
+    assert.deepEqual(
+      doc.keyAgreement.map((k) => k.id),
+      [`${alice}#x25519-1`],
+    );
 
     const list = await ok(['did', 'list']);
     assert.equal(list.book, join(config, 'ddn', 'identities.json'));
     const ids = list.identities as Record<string, unknown>[];
     assert.equal(ids.length, 1);
-    assert.deepEqual([ids[0]!.did, ids[0]!.alias, ids[0]!.key, ids[0]!.key_agreement, ids[0]!.directory], [alice, 'alice', r.key, r.key_agreement, node.urls.directory]);
+    assert.deepEqual(
+      [ids[0]!.did, ids[0]!.alias, ids[0]!.key, ids[0]!.key_agreement, ids[0]!.directory],
+      [alice, 'alice', r.key, r.key_agreement, node.urls.directory],
+    );
     assert.equal(statSync(join(config, 'ddn', 'identities.json')).mode & 0o777, 0o600);
     assert.doesNotMatch(readFileSync(join(config, 'ddn', 'identities.json'), 'utf8'), /PRIVATE KEY/);
   });

@@ -27,7 +27,10 @@ after(async () => {
 });
 
 describe('an interrupted client command', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${signal} while waiting for finality prints a JSON summary and exits ${code}`, async () => {
       const config = join(dir, `config-${signal}`);
       const child = spawnDdn(['did', 'create', '--alias', `int-${signal.toLowerCase()}`, '--timeout', '600'], {
@@ -36,7 +39,10 @@ describe('an interrupted client command', () => {
       await child.waitForStderr('waiting for finality');
       child.proc.kill(signal);
       assert.equal(await child.exit, code, child.stderr());
-      const lines = child.stdout().split('\n').filter((l) => l !== '');
+      const lines = child
+        .stdout()
+        .split('\n')
+        .filter((l) => l !== '');
       assert.equal(lines.length, 1, child.stdout());
       const summary = JSON.parse(lines[0]!) as Record<string, unknown>;
       assert.equal(summary.code, 'interrupted');
@@ -48,7 +54,11 @@ describe('an interrupted client command', () => {
       assert.equal(typeof summary.elapsed_ms, 'number');
       assert.match(child.stderr(), new RegExp(`ddn did create: interrupted by ${signal}`));
       const book = JSON.parse(readFileSync(join(config, 'ddn', 'identities.json'), 'utf8')) as { identities: { did: string; tx_hash: string }[] };
-      assert.deepEqual(book.identities.map((i) => [i.did, i.tx_hash]), [[summary.did, summary.tx_hash]], 'accepted, so recorded');
+      assert.deepEqual(
+        book.identities.map((i) => [i.did, i.tx_hash]),
+        [[summary.did, summary.tx_hash]],
+        'accepted, so recorded',
+      );
     });
   }
 });

@@ -15,11 +15,16 @@ function io(signal: NodeJS.Signals, out: string[]): CliIo {
 const never = new Promise<never>(() => {});
 
 describe('a leaf command and signals', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`not asked for: ${signal} ends it with a summary of its progress, exit ${code}`, async () => {
       const out: string[] = [];
       const cmd = leaf('ddn t', {
-        summary: 't', synopsis: '', options: {},
+        summary: 't',
+        synopsis: '',
+        options: {},
         async run(ctx) {
           ctx.progress({ sent_bytes: 10 });
           ctx.progress({ sent_envelopes: 1 });
@@ -35,7 +40,9 @@ describe('a leaf command and signals', () => {
   it('asked for: the command ends with its own result and exit status', async () => {
     const out: string[] = [];
     const cmd = leaf('ddn t', {
-      summary: 't', synopsis: '', options: {},
+      summary: 't',
+      synopsis: '',
+      options: {},
       async run(ctx) {
         return { stopped_by: await ctx.io.shutdownSignal() };
       },
@@ -45,10 +52,15 @@ describe('a leaf command and signals', () => {
   });
 
   it('asked for, then an error with code interrupted: that error is the summary, exit 130 or 143 by its signal', async () => {
-    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
       const out: string[] = [];
       const cmd = leaf('ddn t', {
-        summary: 't', synopsis: '', options: {},
+        summary: 't',
+        synopsis: '',
+        options: {},
         async run(ctx) {
           const s = await ctx.io.shutdownSignal();
           throw Object.assign(new Error('stopped after 3 of 9 chunks; run the same command again to resume'), { code: 'interrupted', signal: s });

@@ -26,7 +26,12 @@ describe('ddn migrate', () => {
     const dir = tempDir();
     const first = await ddn(['migrate', '--data-dir', dir, '--roles', 'directory,cache']);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(first.json, { event: 'migrated', database: 'sqlite', location: dir, applied: ['ledger@1', 'ledger_history@1', 'ledger-feed@1', 'directory@1', 'cache@6', 'events@1'] });
+    assert.deepEqual(first.json, {
+      event: 'migrated',
+      database: 'sqlite',
+      location: dir,
+      applied: ['ledger@1', 'ledger_history@1', 'ledger-feed@1', 'directory@1', 'cache@6', 'events@1'],
+    });
     assert.ok(existsSync(join(dir, 'ledger.sqlite')) && existsSync(join(dir, 'cache.sqlite')));
     assert.equal(existsSync(join(dir, 'relay.sqlite')), false, 'no store of a role not asked for');
     const db = new Database(join(dir, 'ledger.sqlite'), { readonly: true });
@@ -55,7 +60,7 @@ describe('ddn migrate', () => {
   });
 
   if (PG_URL) {
-    it('creates every role\'s tables in a PostgreSQL schema, once', async () => {
+    it("creates every role's tables in a PostgreSQL schema, once", async () => {
       const pg = await freshPgSchema();
       try {
         const args = ['migrate', '--data-dir', tempDir(), '--db', pg.url, '--db-schema', pg.schema];
@@ -64,12 +69,22 @@ describe('ddn migrate', () => {
         assert.equal(first.json.database, 'postgres');
         assert.equal(first.json.location, pg.schema);
         const tables = (
-          await pg.pool.query<{ table_name: string }>(
-            'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
-            [pg.schema],
-          )
+          await pg.pool.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [
+            pg.schema,
+          ])
         ).rows.map((r) => r.table_name);
-        for (const t of ['ledger_blocks', 'ledger_txs', 'ledger_state', 'ledger_block_extrinsics', 'directory_dns_challenges', 'cache_entries', 'cache_nonces', 'relay_live_bodies', 'rate_limits', 'schema_migrations']) {
+        for (const t of [
+          'ledger_blocks',
+          'ledger_txs',
+          'ledger_state',
+          'ledger_block_extrinsics',
+          'directory_dns_challenges',
+          'cache_entries',
+          'cache_nonces',
+          'relay_live_bodies',
+          'rate_limits',
+          'schema_migrations',
+        ]) {
           assert.ok(tables.includes(t), `${t} in ${tables.join(',')}`);
         }
         const again = await ddn(args);

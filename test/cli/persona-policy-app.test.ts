@@ -57,7 +57,11 @@ before(async () => {
   dns = await startDnsServer();
   node = await startServe(path('data'), ['--dns-server', dns.server, '--allow-private-endpoints', '--block-time-ms', '10']);
   env = { DDN_DIRECTORY_URL: node.directory };
-  const keys = [['op.pem', 'ed25519'], ['rcpt.pem', 'ed25519'], ['rcpt-x.pem', 'x25519']] as const;
+  const keys = [
+    ['op.pem', 'ed25519'],
+    ['rcpt.pem', 'ed25519'],
+    ['rcpt-x.pem', 'x25519'],
+  ] as const;
   await Promise.all(keys.map(([file, type]) => ok(['key', 'generate', '--type', type, '--out', path(file)])));
   const created = await Promise.all([
     ok(['did', 'create', '--key', path('op.pem'), '--relay', node.relay]),
@@ -81,7 +85,19 @@ describe('ddn persona / policy / app end to end', () => {
     assert.equal(ch.record_type, 'TXT');
     assert.match(ch.record_value as string, /^platform-persona-verification=/);
     assert.match(ch.challenge_id as string, /^[0-9a-f-]{36}$/);
-    const register = ['persona', 'register', PERSONA, '--challenge', ch.challenge_id as string, '--operator', op, '--key', path('op.pem'), '--verification-days', '10'];
+    const register = [
+      'persona',
+      'register',
+      PERSONA,
+      '--challenge',
+      ch.challenge_id as string,
+      '--operator',
+      op,
+      '--key',
+      path('op.pem'),
+      '--verification-days',
+      '10',
+    ];
     // Not published yet: the Directory's DNS check fails and nothing is submitted.
     const early = await fails(register);
     assert.equal(early.json.error, 'dns_verification_failed');
@@ -104,7 +120,19 @@ describe('ddn persona / policy / app end to end', () => {
     const renewCh = await ok(['persona', 'challenge', PERSONA, '--operator', op, '--action', 'renew']);
     assert.equal(renewCh.action, 'renew_persona');
     dns.setTxt(renewCh.record_name as string, renewCh.record_value as string);
-    const renewed = await ok(['persona', 'renew', PERSONA, '--challenge', renewCh.challenge_id as string, '--operator', op, '--key', path('op.pem'), '--verification-days', '40']);
+    const renewed = await ok([
+      'persona',
+      'renew',
+      PERSONA,
+      '--challenge',
+      renewCh.challenge_id as string,
+      '--operator',
+      op,
+      '--key',
+      path('op.pem'),
+      '--verification-days',
+      '40',
+    ]);
     assert.equal(renewed.operation, 'Renew');
     rec = await ok(['persona', 'show', PERSONA]);
     assert.ok((rec.verification_expires_at as number) > firstExpiry + 29 * 86_400_000, 'the renewal extended the proof');
@@ -120,13 +148,19 @@ describe('ddn persona / policy / app end to end', () => {
     const set = await ok(['policy', 'set', '--scope', 'did', '--id', recipient, '--file', didPolicy, '--key', path('rcpt.pem')]);
     assert.equal(set.status, 'finalized');
     assert.equal(set.version, 3);
-    const [shown, nonce] = await Promise.all([ok(['policy', 'show', '--scope', 'did', '--id', recipient]), ok(['policy', 'nonce', '--scope', 'did', '--id', recipient])]);
+    const [shown, nonce] = await Promise.all([
+      ok(['policy', 'show', '--scope', 'did', '--id', recipient]),
+      ok(['policy', 'nonce', '--scope', 'did', '--id', recipient]),
+    ]);
     const policy = shown.policy as Json;
     assert.deepEqual(policy.scope, { type: 'DID', id: recipient });
     assert.equal(policy.operator_did, recipient);
     assert.equal(policy.revision, 1);
     assert.equal(policy.policy_ttl_seconds, 100);
-    assert.deepEqual((policy.ruleset as Json[]).map((r) => r.id), ['did-default']);
+    assert.deepEqual(
+      (policy.ruleset as Json[]).map((r) => r.id),
+      ['did-default'],
+    );
     assert.equal(nonce.nonce, '1');
 
     const personaPolicy = writeJson('persona-policy.json', {
@@ -146,7 +180,9 @@ describe('ddn persona / policy / app end to end', () => {
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.policy.source, 'persona');
     assert.equal(body.policy.rule_id, 'shop-orders');
-    const fallback = (await (await fetch(`${node.directory}/delivery-resolution/${encodeURIComponent(recipient)}?persona=${PERSONA}&tag=other`)).json()) as { policy: Json };
+    const fallback = (await (await fetch(`${node.directory}/delivery-resolution/${encodeURIComponent(recipient)}?persona=${PERSONA}&tag=other`)).json()) as {
+      policy: Json;
+    };
     assert.equal(fallback.policy.rule_id, 'did-default');
 
     // Clearing the v3 policy.

@@ -39,7 +39,13 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ddn-cli-e2e-'));
   node = await startServe(path('data'), ['--allow-private-endpoints', '--block-time-ms', '20']);
   env = { DDN_DIRECTORY_URL: node.directory, DDN_RELAY_URL: node.relay };
-  const keys = [['alice.pem', 'ed25519'], ['bob.pem', 'ed25519'], ['bob-x.pem', 'x25519'], ['carol.pem', 'ed25519'], ['carol-x.pem', 'x25519']] as const;
+  const keys = [
+    ['alice.pem', 'ed25519'],
+    ['bob.pem', 'ed25519'],
+    ['bob-x.pem', 'x25519'],
+    ['carol.pem', 'ed25519'],
+    ['carol-x.pem', 'x25519'],
+  ] as const;
   for (const [file, type] of keys) {
     const r = await ddn(['key', 'generate', '--type', type, '--out', path(file)], { env });
     assert.equal(r.code, 0, r.stderr);
@@ -60,8 +66,14 @@ describe('ddn send / ddn receive end to end', () => {
     const r = await ddn(['did', 'resolve', bob], { env });
     assert.equal(r.code, 0, r.stderr);
     const doc = r.json.document as { keyAgreement: { id: string }[]; service: { id: string; type: string; authorization?: string[] }[] };
-    assert.deepEqual(doc.keyAgreement.map((k) => k.id), [`${bob}#x25519-1`]);
-    assert.deepEqual(doc.service.map((s) => s.type), ['PlatformRelayService', 'PlatformCacheService']);
+    assert.deepEqual(
+      doc.keyAgreement.map((k) => k.id),
+      [`${bob}#x25519-1`],
+    );
+    assert.deepEqual(
+      doc.service.map((s) => s.type),
+      ['PlatformRelayService', 'PlatformCacheService'],
+    );
     assert.deepEqual(doc.service[1]!.authorization, [`${bob}#root`]);
     assert.deepEqual(r.json.aliases, ['bob']);
     assert.notEqual(alice, bob);
@@ -86,24 +98,38 @@ describe('ddn send / ddn receive end to end', () => {
     const files = got.json.files as { path: string; size_bytes: number; message_ids: string[]; acknowledged: { acked: number }[] }[];
     assert.equal(files[0]!.size_bytes, 20 * MiB);
     assert.deepEqual([...files[0]!.message_ids].sort(), [...(sent.json.message_ids as string[])].sort());
-    assert.deepEqual(files[0]!.acknowledged.map((a) => a.acked), [20]);
+    assert.deepEqual(
+      files[0]!.acknowledged.map((a) => a.acked),
+      [20],
+    );
     assert.ok(readFileSync(join(out, 'big.bin')).equals(data), 'the received file is byte-identical');
     assert.equal(statSync(join(out, 'big.bin')).mode & 0o777, 0o600);
 
     const again = await receive('bob', out);
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.json.received, 0);
-    assert.deepEqual((again.json.caches as { pending: number }[]).map((c) => c.pending), [0], 'the Cache holds nothing for the recipient');
+    assert.deepEqual(
+      (again.json.caches as { pending: number }[]).map((c) => c.pending),
+      [0],
+      'the Cache holds nothing for the recipient',
+    );
   });
 
   it('refuses a tampered ciphertext: clear error, exit 1, nothing written, nothing acknowledged', async () => {
     const to = carol;
     const file = Buffer.from('this file is altered in transit');
-    const built = buildFileEnvelope(PLATFORM, {
-      to, messageId: randomUUID(), timestamp: new Date().toISOString(), ttl: '1h',
-      recipient: { keyId: `${to}#x25519-1`, publicKey: parseHex(carolX25519Hex)! },
-      record: { name: 'tampered.txt', mediaType: 'text/plain', sizeBytes: file.length, sha256: sha256(file), groupId: '', sequence: 0, total: 1, data: file },
-    }, { maxHttpEnvelopeBytes: 26_214_400, maxUnchunkedMessageBytes: 16_777_216, maxChunkBytes: 2_097_152 });
+    const built = buildFileEnvelope(
+      PLATFORM,
+      {
+        to,
+        messageId: randomUUID(),
+        timestamp: new Date().toISOString(),
+        ttl: '1h',
+        recipient: { keyId: `${to}#x25519-1`, publicKey: parseHex(carolX25519Hex)! },
+        record: { name: 'tampered.txt', mediaType: 'text/plain', sizeBytes: file.length, sha256: sha256(file), groupId: '', sequence: 0, total: 1, data: file },
+      },
+      { maxHttpEnvelopeBytes: 26_214_400, maxUnchunkedMessageBytes: 16_777_216, maxChunkBytes: 2_097_152 },
+    );
     const payload = built.envelope.payload as Record<string, string>;
     const ct = parseBase64(payload.ciphertext_b64!)!;
     ct[5]! ^= 0xff;
@@ -117,20 +143,33 @@ describe('ddn send / ddn receive end to end', () => {
     assert.equal(got.code, 1);
     assert.equal(got.json.received, 0);
     const errors = got.json.errors as { code: string; message: string; message_key: string }[];
-    assert.deepEqual(errors.map((e) => e.code), ['decryption_failed']);
+    assert.deepEqual(
+      errors.map((e) => e.code),
+      ['decryption_failed'],
+    );
     assert.equal(errors[0]!.message_key, envelope.message_id);
     assert.match(got.stderr, /decryption failed/);
     assert.deepEqual(readdirSync(out), [], 'nothing written');
-    assert.deepEqual((got.json.caches as { pending: number }[]).map((c) => c.pending), [1], 'the tampered copy is not acknowledged');
+    assert.deepEqual(
+      (got.json.caches as { pending: number }[]).map((c) => c.pending),
+      [1],
+      'the tampered copy is not acknowledged',
+    );
   });
 
   it('receive --follow writes a live push and acknowledges the Cache copy', async () => {
     const out = path('out-live');
     mkdirSync(out);
-    const follower = spawnDdn(['receive', '--did', bob, '--key', path('bob.pem'), '--decryption-key', path('bob-x.pem'), '--output-dir', out, '--follow', '--interval', '3600'], { env });
+    const follower = spawnDdn(
+      ['receive', '--did', bob, '--key', path('bob.pem'), '--decryption-key', path('bob-x.pem'), '--output-dir', out, '--follow', '--interval', '3600'],
+      { env },
+    );
     try {
       await follower.waitForStderr('following;');
-      const sent = await ddn(['send', '--to', bob, '--input', '-', '--name', 'note.txt', '--media-type', 'text/plain'], { env, stdin: Buffer.from('hello, live') });
+      const sent = await ddn(['send', '--to', bob, '--input', '-', '--name', 'note.txt', '--media-type', 'text/plain'], {
+        env,
+        stdin: Buffer.from('hello, live'),
+      });
       assert.equal(sent.code, 0, sent.stderr);
       assert.equal(sent.json.chunked, false);
       await follower.waitForStderr('wrote ');
@@ -138,33 +177,69 @@ describe('ddn send / ddn receive end to end', () => {
       follower.proc.kill('SIGINT');
     }
     const code = await follower.exit;
-    const result = JSON.parse(follower.stdout()) as { received: number; files: { source: string; name: string; acknowledged: { acked: number }[] }[]; errors: unknown[] };
+    const result = JSON.parse(follower.stdout()) as {
+      received: number;
+      files: { source: string; name: string; acknowledged: { acked: number }[] }[];
+      errors: unknown[];
+    };
     assert.equal(code, 0, follower.stderr());
     assert.deepEqual(result.errors, []);
     assert.equal(result.received, 1, 'written once, although both the live push and the Cache copy offered it');
     assert.equal(result.files[0]!.source, 'live');
-    assert.deepEqual(result.files[0]!.acknowledged.map((a) => a.acked), [1], 'the Cache copy is acknowledged');
+    assert.deepEqual(
+      result.files[0]!.acknowledged.map((a) => a.acked),
+      [1],
+      'the Cache copy is acknowledged',
+    );
     assert.deepEqual(readdirSync(out), ['note.txt']);
     assert.equal(readFileSync(join(out, 'note.txt'), 'utf8'), 'hello, live');
   });
 
   it('receive --follow receives live for a DID whose only service is a Relay service authorizing its key', async () => {
-    for (const [file, type] of [['dave.pem', 'ed25519'], ['dave-x.pem', 'x25519']] as const) {
+    for (const [file, type] of [
+      ['dave.pem', 'ed25519'],
+      ['dave-x.pem', 'x25519'],
+    ] as const) {
       const k = await ddn(['key', 'generate', '--type', type, '--out', path(file)], { env });
       assert.equal(k.code, 0, k.stderr);
     }
     const dave = await did(['--key', path('dave.pem'), '--key-agreement', path('dave-x.pem')]);
-    const added = await ddn(['did', 'service', 'add', '--did', dave, '--key', path('dave.pem'), '--id', 'relay', '--type', 'relay', '--endpoint', node.relay, '--authorization', 'root'], { env });
+    const added = await ddn(
+      [
+        'did',
+        'service',
+        'add',
+        '--did',
+        dave,
+        '--key',
+        path('dave.pem'),
+        '--id',
+        'relay',
+        '--type',
+        'relay',
+        '--endpoint',
+        node.relay,
+        '--authorization',
+        'root',
+      ],
+      { env },
+    );
     assert.equal(added.code, 0, added.stderr);
     const none = await ddn(['send', '--to', dave, '--input', '-', '--name', 'early.txt'], { env, stdin: Buffer.from('nobody listens') });
     assert.notEqual(none.code, 0, 'no Cache service and no session: nothing to deliver to');
     assert.match(JSON.stringify(none.json) + none.stderr, /no_delivery_service/);
     const out = path('out-relay-only');
     mkdirSync(out);
-    const follower = spawnDdn(['receive', '--did', dave, '--key', path('dave.pem'), '--decryption-key', path('dave-x.pem'), '--output-dir', out, '--follow', '--interval', '3600'], { env });
+    const follower = spawnDdn(
+      ['receive', '--did', dave, '--key', path('dave.pem'), '--decryption-key', path('dave-x.pem'), '--output-dir', out, '--follow', '--interval', '3600'],
+      { env },
+    );
     try {
       await follower.waitForStderr('following;');
-      const sent = await ddn(['send', '--to', dave, '--input', '-', '--name', 'note.txt', '--media-type', 'text/plain'], { env, stdin: Buffer.from('hello, relay only') });
+      const sent = await ddn(['send', '--to', dave, '--input', '-', '--name', 'note.txt', '--media-type', 'text/plain'], {
+        env,
+        stdin: Buffer.from('hello, relay only'),
+      });
       assert.equal(sent.code, 0, sent.stderr);
       assert.equal(sent.json.code, 'delivered');
       await follower.waitForStderr('wrote ');

@@ -57,7 +57,8 @@ describe('every way of starting a node stops cleanly', () => {
           if (targets[signal] === 'launcher') proc.kill(signal);
           else process.kill(-proc.pid!, signal);
           await exited;
-          for (const pid of [proc.pid!, ...tree]) await waitFor(`process ${pid} (${name}) to exit after ${signal}`, async () => (isRunning(pid) ? undefined : true), { tries: 600, everyMs: 50 });
+          for (const pid of [proc.pid!, ...tree])
+            await waitFor(`process ${pid} (${name}) to exit after ${signal}`, async () => (isRunning(pid) ? undefined : true), { tries: 600, everyMs: 50 });
           for (const port of ports) assert.equal(await portIsFree(port), true, `port ${port} is free after ${name} stopped`);
         } finally {
           signalIfRunning(-proc.pid!, 'SIGKILL');

@@ -56,7 +56,11 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ddn-cli-first-hour-'));
   node = await startServe(path('data'), ['--allow-private-endpoints', '--block-time-ms', '20']);
   env = { DDN_DIRECTORY_URL: node.directory, DDN_RELAY_URL: node.relay, XDG_STATE_HOME: path('state') };
-  for (const [file, type] of [['alice.pem', 'ed25519'], ['bob.pem', 'ed25519'], ['bob-x.pem', 'x25519']] as const) {
+  for (const [file, type] of [
+    ['alice.pem', 'ed25519'],
+    ['bob.pem', 'ed25519'],
+    ['bob-x.pem', 'x25519'],
+  ] as const) {
     const r = await ddn(['key', 'generate', '--type', type, '--out', path(file)], { env });
     assert.equal(r.code, 0, r.stderr);
   }
@@ -98,7 +102,10 @@ describe('aliases and personas wherever a DID goes', () => {
     const got = await ddn(receiveArgs(out), { env });
     assert.equal(got.code, 0, got.stderr);
     const files = got.json.files as Received[];
-    assert.deepEqual(files.map((f) => [f.name, f.sender]), [['hello.txt', null]]);
+    assert.deepEqual(
+      files.map((f) => [f.name, f.sender]),
+      [['hello.txt', null]],
+    );
     assert.match(got.stderr, /from an anonymous sender/);
     assert.equal(readFileSync(join(out, 'hello.txt'), 'utf8'), 'hello bob');
   });
@@ -124,7 +131,10 @@ describe('signed senders', () => {
     const got = await ddn(receiveArgs(out, bob), { env });
     assert.equal(got.code, 0, got.stderr);
     const files = got.json.files as Received[];
-    assert.deepEqual(files.map((f) => f.sender), [{ did: alice, key_id: 'root' }]);
+    assert.deepEqual(
+      files.map((f) => f.sender),
+      [{ did: alice, key_id: 'root' }],
+    );
     assert.match(got.stderr, new RegExp(`from ${alice} \\(signature verified\\)`));
     assert.equal(sha(readFileSync(join(out, 'signed.bin'))), sha(data));
   });
@@ -160,7 +170,10 @@ describe('streaming receive', () => {
     clearInterval(sampler);
     assert.equal(code, 0, child.stderr());
     const result = JSON.parse(child.stdout()) as { files: Received[] };
-    assert.deepEqual(result.files.map((f) => [f.name, f.size_bytes, f.sender?.did]), [['big48.bin', 48 * MiB, alice]]);
+    assert.deepEqual(
+      result.files.map((f) => [f.name, f.size_bytes, f.sender?.did]),
+      [['big48.bin', 48 * MiB, alice]],
+    );
     assert.equal(sha(readFileSync(join(out, 'big48.bin'))), sha(data));
     assert.ok(peak > 0, 'the peak RSS was sampled');
     process.stderr.write(`# peak RSS of the receiving ddn process for 48 MiB: ${(peak / MiB).toFixed(1)} MiB\n`);
@@ -205,7 +218,11 @@ describe('resumable send', () => {
     assert.match(again.stderr, /resuming: the Relay confirmed \d+ envelope/);
     assert.ok((again.json.resumed_envelopes as number) >= stopped.details.confirmed_envelopes);
     assert.equal(again.json.code, 'chunk_set_delivered');
-    assert.deepEqual(readdirSync(stateDir).filter((f) => f.endsWith('.json')), [], 'a finished send leaves no state');
+    assert.deepEqual(
+      readdirSync(stateDir).filter((f) => f.endsWith('.json')),
+      [],
+      'a finished send leaves no state',
+    );
 
     const out = path('out-resume');
     mkdirSync(out);

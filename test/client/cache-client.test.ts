@@ -28,7 +28,9 @@ describe('CacheClient', () => {
   });
 
   it('sends proof headers on retrievals and the proof in the body of acknowledgements', async () => {
-    const { fetch, calls } = fakeFetch((req) => (req.path === '/cache/ack' ? { status: 200, body: { acked: 2, message_ids: ['a', 'b'] } } : { status: 200, body: { did: DID, count: 0, messages: [] } }));
+    const { fetch, calls } = fakeFetch((req) =>
+      req.path === '/cache/ack' ? { status: 200, body: { acked: 2, message_ids: ['a', 'b'] } } : { status: 200, body: { did: DID, count: 0, messages: [] } },
+    );
     const target: CacheTarget = { did: DID, serviceId: `${DID}#cache`, endpoint: BASE, keyId: `${DID}#root`, deviceId: 'phone' };
     const c = new CacheClient(PLATFORM, target, key, { fetch, now: () => NOW, nonce: () => NONCE });
     await c.summary();
@@ -37,8 +39,10 @@ describe('CacheClient', () => {
     assert.equal(calls[0]!.path, `/cache/summary/${encodeURIComponent(DID)}/phone`);
     assert.equal(calls[1]!.path, `/cache/chunks/${encodeURIComponent(DID)}/g%2F1`);
     const h = calls[0]!.headers;
-    assert.deepEqual([h['X-Service-Id'], h['X-Cache-Endpoint'], h['X-Key-Id'], h['X-Timestamp'], h['X-Nonce'], h['X-Device-Id'], h['X-Recipient-DID']],
-      [`${DID}#cache`, BASE, `${DID}#root`, '2026-07-16T12:00:00Z', NONCE, 'phone', DID]);
+    assert.deepEqual(
+      [h['X-Service-Id'], h['X-Cache-Endpoint'], h['X-Key-Id'], h['X-Timestamp'], h['X-Nonce'], h['X-Device-Id'], h['X-Recipient-DID']],
+      [`${DID}#cache`, BASE, `${DID}#root`, '2026-07-16T12:00:00Z', NONCE, 'phone', DID],
+    );
     const ack = calls[2]!;
     assert.equal(ack.method, 'POST');
     const body = ack.body as Record<string, unknown>;
@@ -51,16 +55,30 @@ describe('CacheClient', () => {
 });
 
 describe('cacheTargetsFor', () => {
-  const vm = (id: string, pub: Uint8Array, type = 'Ed25519VerificationKey2020') => ({ id: `${DID}#${id}`, type, controller: DID, publicKeyMultibase: multibaseEd25519(pub) });
+  const vm = (id: string, pub: Uint8Array, type = 'Ed25519VerificationKey2020') => ({
+    id: `${DID}#${id}`,
+    type,
+    controller: DID,
+    publicKeyMultibase: multibaseEd25519(pub),
+  });
   const doc = (over: Partial<RenderedDidDocumentJson>): RenderedDidDocumentJson => ({
-    id: DID, verificationMethod: [vm('root', key.publicKey), vm('k2', key.publicKey), vm('k3', other.publicKey), vm('x', key.publicKey, 'X25519KeyAgreementKey2020')],
-    authentication: [`${DID}#root`, `${DID}#k3`], keyAgreement: [], service: [], ...over,
+    id: DID,
+    verificationMethod: [vm('root', key.publicKey), vm('k2', key.publicKey), vm('k3', other.publicKey), vm('x', key.publicKey, 'X25519KeyAgreementKey2020')],
+    authentication: [`${DID}#root`, `${DID}#k3`],
+    keyAgreement: [],
+    service: [],
+    ...over,
   });
 
   it('keeps Cache services authorizing a method of this key, once per endpoint; authentication plays no part', () => {
     const d = doc({
       service: [
-        { id: `${DID}#cache`, type: 'PlatformCacheService', serviceEndpoint: ['https://a.example/', 'https://b.example'], authorization: [`${DID}#k2`, `${DID}#root`] },
+        {
+          id: `${DID}#cache`,
+          type: 'PlatformCacheService',
+          serviceEndpoint: ['https://a.example/', 'https://b.example'],
+          authorization: [`${DID}#k2`, `${DID}#root`],
+        },
         { id: `${DID}#cache-2`, type: 'PlatformCacheService', serviceEndpoint: 'https://a.example', authorization: [`${DID}#root`] },
         { id: `${DID}#cache-3`, type: 'PlatformCacheService', serviceEndpoint: 'https://c.example', authorization: [`${DID}#k3`, `${DID}#x`] },
         { id: `${DID}#archive`, type: 'PlatformArchiveService', serviceEndpoint: 'https://d.example', authorization: [`${DID}#root`] },
@@ -72,7 +90,15 @@ describe('cacheTargetsFor', () => {
       { did: DID, serviceId: `${DID}#cache`, endpoint: 'https://b.example', keyId: `${DID}#k2`, deviceId: 'p' },
     ]);
     assert.equal(cacheTargetsFor(PLATFORM, d, key.publicKey, { keyId: `${DID}#k2` }).length, 2, 'k2 is authorised though not in authentication');
-    assert.deepEqual(cacheTargetsFor(PLATFORM, doc({ ...d, service: [d.service[0]!] }), other.publicKey), [], 'k3 is in authentication but #cache does not authorise it');
-    assert.equal(cacheTargetsFor(PLATFORM, doc({ ...d, authentication: [] }), key.publicKey, { keyId: `${DID}#k2` }).length, 2, 'an empty authentication list does not restrict');
+    assert.deepEqual(
+      cacheTargetsFor(PLATFORM, doc({ ...d, service: [d.service[0]!] }), other.publicKey),
+      [],
+      'k3 is in authentication but #cache does not authorise it',
+    );
+    assert.equal(
+      cacheTargetsFor(PLATFORM, doc({ ...d, authentication: [] }), key.publicKey, { keyId: `${DID}#k2` }).length,
+      2,
+      'an empty authentication list does not restrict',
+    );
   });
 });

@@ -26,8 +26,24 @@ const KEY7 = keyPairFromSeed(hex(V.keys.seed7.seed_hex));
 const KEY9 = keyPairFromSeed(hex(V.keys.seed9.seed_hex));
 const DID = V.V1.did;
 const E = encodeURIComponent(DID);
-const ACCEPTED = { status: 'accepted', tx_hash: `0x${'ab'.repeat(32)}`, tx_id: `0x${'ab'.repeat(32)}`, extrinsic: 'x', message: 'accepted for processing; not final' };
-const NONCES = { did: DID, alias_nonce: '0', document_nonce: '7', root_pubkey_nonce: '2', control_nonce: '5', policy_nonce: '0', policy_v3_nonce: '0', operator_nonce: '0', application_nonce: '0' };
+const ACCEPTED = {
+  status: 'accepted',
+  tx_hash: `0x${'ab'.repeat(32)}`,
+  tx_id: `0x${'ab'.repeat(32)}`,
+  extrinsic: 'x',
+  message: 'accepted for processing; not final',
+};
+const NONCES = {
+  did: DID,
+  alias_nonce: '0',
+  document_nonce: '7',
+  root_pubkey_nonce: '2',
+  control_nonce: '5',
+  policy_nonce: '0',
+  policy_v3_nonce: '0',
+  operator_nonce: '0',
+  application_nonce: '0',
+};
 
 type Tamper = (p: PreparedMutation) => void;
 
@@ -47,9 +63,18 @@ function directory(tamper?: Tamper): ReturnType<typeof fakeFetch> {
         pubkey: KEY7.publicKey,
       });
       const prepared: PreparedMutation = {
-        did: did as string, action, extrinsic: spec.extrinsic, nonce_domain: spec.nonceDomain, nonce: b.request.nonce,
-        valid_until: b.request.valid_until, signer_key_id: signerKeyId, payload_to_sign: to0x(b.payload),
-        canonical_payload: to0x(b.payload), schema_version: '1', previous_version: 3, request: b.request,
+        did: did as string,
+        action,
+        extrinsic: spec.extrinsic,
+        nonce_domain: spec.nonceDomain,
+        nonce: b.request.nonce,
+        valid_until: b.request.valid_until,
+        signer_key_id: signerKeyId,
+        payload_to_sign: to0x(b.payload),
+        canonical_payload: to0x(b.payload),
+        schema_version: '1',
+        previous_version: 3,
+        request: b.request,
       };
       tamper?.(prepared);
       return { status: 200, body: prepared };
@@ -76,7 +101,9 @@ test('addAlias: prepare, check, sign, submit {...request, signature} to POST /di
   assert.equal(r.status, 'accepted');
   assert.equal(f.calls.length, 2);
   assert.deepEqual(f.calls[0], {
-    method: 'POST', path: `/dids/${E}/prepare`, headers: f.calls[0]!.headers,
+    method: 'POST',
+    path: `/dids/${E}/prepare`,
+    headers: f.calls[0]!.headers,
     body: { did: DID, action: 'add_alias', alias: ' SalesGroup ', signer_key_id: 'root' },
   });
   const sub = f.calls[1]!;
@@ -130,25 +157,63 @@ test('every convenience method reaches its own submit route with a valid signatu
 
 test('the payload check refuses a tampered payload_to_sign and sends nothing', async () => {
   const cases: [string, Tamper][] = [
-    ['flipped byte', (p) => {
-      const b = parseHex(p.payload_to_sign)!;
-      b[b.length - 1] ^= 1;
-      p.payload_to_sign = to0x(b);
-      p.canonical_payload = p.payload_to_sign;
-      p.request.canonical_payload = p.payload_to_sign;
-    }],
-    ['canonical_payload differs', (p) => { p.canonical_payload = `${p.canonical_payload.slice(0, -2)}00`; }],
-    ['request.canonical_payload differs', (p) => { p.request.canonical_payload = '0x00'; }],
-    ['not hex', (p) => { p.payload_to_sign = 'zz'; }],
-    ['request nonce differs from the signed nonce', (p) => { p.request.nonce = '1'; p.nonce = '1'; }],
-    ['top-level valid_until differs', (p) => { p.valid_until = '1'; }],
-    ['action swapped', (p) => { p.action = 'remove_alias'; p.request.action = 'remove_alias'; }],
-    ['consistent but for another alias', (p) => {
-      const evil = buildMutationRequest(PLATFORM, DID, 'add_alias', { alias: 'evil' }, { nonce: 0, validUntil: p.valid_until, signerKeyId: 'root' });
-      p.request = evil.request;
-      p.payload_to_sign = to0x(evil.payload);
-      p.canonical_payload = p.payload_to_sign;
-    }],
+    [
+      'flipped byte',
+      (p) => {
+        const b = parseHex(p.payload_to_sign)!;
+        b[b.length - 1] ^= 1;
+        p.payload_to_sign = to0x(b);
+        p.canonical_payload = p.payload_to_sign;
+        p.request.canonical_payload = p.payload_to_sign;
+      },
+    ],
+    [
+      'canonical_payload differs',
+      (p) => {
+        p.canonical_payload = `${p.canonical_payload.slice(0, -2)}00`;
+      },
+    ],
+    [
+      'request.canonical_payload differs',
+      (p) => {
+        p.request.canonical_payload = '0x00';
+      },
+    ],
+    [
+      'not hex',
+      (p) => {
+        p.payload_to_sign = 'zz';
+      },
+    ],
+    [
+      'request nonce differs from the signed nonce',
+      (p) => {
+        p.request.nonce = '1';
+        p.nonce = '1';
+      },
+    ],
+    [
+      'top-level valid_until differs',
+      (p) => {
+        p.valid_until = '1';
+      },
+    ],
+    [
+      'action swapped',
+      (p) => {
+        p.action = 'remove_alias';
+        p.request.action = 'remove_alias';
+      },
+    ],
+    [
+      'consistent but for another alias',
+      (p) => {
+        const evil = buildMutationRequest(PLATFORM, DID, 'add_alias', { alias: 'evil' }, { nonce: 0, validUntil: p.valid_until, signerKeyId: 'root' });
+        p.request = evil.request;
+        p.payload_to_sign = to0x(evil.payload);
+        p.canonical_payload = p.payload_to_sign;
+      },
+    ],
   ];
   for (const [name, tamper] of cases) {
     const f = directory(tamper);
@@ -164,7 +229,14 @@ test('other refusals: signer, valid_until, replace_document timestamp and pubkey
   });
   await assert.rejects(client(other).addDevice(DID, KEY7, `${DID}#k2`, { device_id: 'd' }), PayloadCheckError);
   const f = directory();
-  await assert.rejects(client(directory((p) => { p.request.timestamp = 'v2:0:1'; })).replaceDocument(DID, KEY7, 'root', { document: { id: DID } }), PayloadCheckError);
+  await assert.rejects(
+    client(
+      directory((p) => {
+        p.request.timestamp = 'v2:0:1';
+      }),
+    ).replaceDocument(DID, KEY7, 'root', { document: { id: DID } }),
+    PayloadCheckError,
+  );
   await assert.rejects(client(f).replaceDocument(DID, KEY9, 'root', { document: { id: DID } }), /pubkey is not the signing key/);
   const asked = '1800000000000';
   const vu = directory((p) => {
@@ -180,7 +252,13 @@ test('other refusals: signer, valid_until, replace_document timestamp and pubkey
 test('submitLocal reads the action nonce domain, builds locally and sends the signed body', async () => {
   const f = directory();
   await client(f).submitLocal(DID, KEY7, 'add_device', { device_id: 'phone-1' }, { validUntil: V.V1.valid_until });
-  assert.deepEqual(f.calls.map((c) => [c.method, c.path]), [['GET', `/dids/${E}/nonces`], ['POST', `/dids/${E}/devices`]]);
+  assert.deepEqual(
+    f.calls.map((c) => [c.method, c.path]),
+    [
+      ['GET', `/dids/${E}/nonces`],
+      ['POST', `/dids/${E}/devices`],
+    ],
+  );
   const body = f.calls[1]!.body as Record<string, unknown>;
   assert.equal(body.nonce, NONCES.control_nonce);
   assert.equal(body.action, 'add_device');
@@ -190,7 +268,11 @@ test('submitLocal reads the action nonce domain, builds locally and sends the si
   const g = directory();
   const timing = fakeTiming(1_700_000_000_000);
   await client(g, timing).submitLocal(V.V5.did, KEY7, 'replace_document', { document: V.V5.document_json as unknown as DidDocumentJson }, { nonce: 7 });
-  assert.deepEqual(g.calls.map((c) => [c.method, c.path]), [['PUT', `/dids/${encodeURIComponent(V.V5.did)}/document/proof`]], 'no nonce lookup when the nonce is given');
+  assert.deepEqual(
+    g.calls.map((c) => [c.method, c.path]),
+    [['PUT', `/dids/${encodeURIComponent(V.V5.did)}/document/proof`]],
+    'no nonce lookup when the nonce is given',
+  );
   const rb = g.calls[0]!.body as Record<string, unknown>;
   assert.equal(rb.valid_until, '1700000300000', 'default validity 300 s');
   assert.equal(rb.timestamp, 'v2:7:1700000300000');
@@ -206,15 +288,42 @@ function registrationDirectory(tamper?: (p: RegistrationPrepareResponse) => void
       const expiry = BigInt((body.expiry_ms as string | undefined) ?? V.V5.expiry_ms);
       const alias = typeof body.alias === 'string' ? body.alias.trim().toLowerCase() : null;
       const hash = documentHash(parseDidDocument(body.did_document, body.did as string));
-      const bytes = registrationSigningBytes(PLATFORM, { did: body.did as string, rootPubkey: parseRootPubkey(body.root_pubkey as string)!, alias, documentHash: hash, expiryMs: expiry });
+      const bytes = registrationSigningBytes(PLATFORM, {
+        did: body.did as string,
+        rootPubkey: parseRootPubkey(body.root_pubkey as string)!,
+        alias,
+        documentHash: hash,
+        expiryMs: expiry,
+      });
       const p: RegistrationPrepareResponse = {
-        request: { did: body.did as string, root_pubkey: body.root_pubkey as string, did_document: body.did_document as DidDocumentJson, timestamp: registrationToken(expiry), ...(alias ? { alias } : {}) },
-        payload_to_sign: to0x(bytes), canonical_payload: to0x(bytes), document_hash: to0x(hash), expiry_ms: expiry.toString(), extrinsic: 'register_with_proof_v2',
+        request: {
+          did: body.did as string,
+          root_pubkey: body.root_pubkey as string,
+          did_document: body.did_document as DidDocumentJson,
+          timestamp: registrationToken(expiry),
+          ...(alias ? { alias } : {}),
+        },
+        payload_to_sign: to0x(bytes),
+        canonical_payload: to0x(bytes),
+        document_hash: to0x(hash),
+        expiry_ms: expiry.toString(),
+        extrinsic: 'register_with_proof_v2',
       };
       tamper?.(p);
       return { status: 200, body: p };
     }
-    return { status: 202, body: { status: 'accepted', did: body.did, registration_status: 'pending', extrinsic: 'register_with_proof_v2', tx_hash: ACCEPTED.tx_hash, tx_id: ACCEPTED.tx_id, message: 'm' } };
+    return {
+      status: 202,
+      body: {
+        status: 'accepted',
+        did: body.did,
+        registration_status: 'pending',
+        extrinsic: 'register_with_proof_v2',
+        tx_hash: ACCEPTED.tx_hash,
+        tx_id: ACCEPTED.tx_id,
+        message: 'm',
+      },
+    };
   });
 }
 
@@ -223,10 +332,21 @@ test('register: V5 vector end to end (z-base58 raw root key, Base64 signature, r
   const doc = V.V5.document_json as unknown as DidDocumentJson;
   const r = await client(f).register({ did: V.V5.did, key: KEY7, didDocument: doc, alias: V.V5.alias_raw, expiryMs: V.V5.expiry_ms });
   assert.equal(r.registration_status, 'pending');
-  assert.deepEqual(f.calls[0]!.body, { did: V.V5.did, root_pubkey: V.keys.seed7.multibase_raw, did_document: doc, alias: V.V5.alias_raw, expiry_ms: V.V5.expiry_ms });
+  assert.deepEqual(f.calls[0]!.body, {
+    did: V.V5.did,
+    root_pubkey: V.keys.seed7.multibase_raw,
+    did_document: doc,
+    alias: V.V5.alias_raw,
+    expiry_ms: V.V5.expiry_ms,
+  });
   assert.equal(f.calls[1]!.path, '/register-did');
   assert.deepEqual(f.calls[1]!.body, {
-    did: V.V5.did, root_pubkey: V.keys.seed7.multibase_raw, did_document: doc, timestamp: V.V5.token, alias: V.V5.alias, signature: V.V5.signature_b64,
+    did: V.V5.did,
+    root_pubkey: V.keys.seed7.multibase_raw,
+    did_document: doc,
+    timestamp: V.V5.token,
+    alias: V.V5.alias,
+    signature: V.V5.signature_b64,
   });
 });
 
@@ -234,17 +354,61 @@ test('register refuses a preparation it did not ask for', async () => {
   const doc = V.V5.document_json as unknown as DidDocumentJson;
   const args = { did: V.V5.did, key: KEY7, didDocument: doc, alias: 'SalesGroup', expiryMs: V.V5.expiry_ms };
   const tampers: [string, (p: RegistrationPrepareResponse) => void][] = [
-    ['flipped payload byte', (p) => { const b = parseHex(p.payload_to_sign)!; b[30] ^= 1; p.payload_to_sign = to0x(b); p.canonical_payload = p.payload_to_sign; }],
-    ['alias dropped', (p) => {
-      delete p.request.alias;
-      const b = registrationSigningBytes(PLATFORM, { did: V.V5.did, rootPubkey: KEY7.publicKey, alias: null, documentHash: hex(V.V5.document_hash_hex), expiryMs: BigInt(V.V5.expiry_ms) });
-      p.payload_to_sign = to0x(b); p.canonical_payload = p.payload_to_sign;
-    }],
-    ['other root key', (p) => { p.request.root_pubkey = to0x(KEY9.publicKey); }],
-    ['other document', (p) => { p.request.did_document = { id: V.V5.did }; }],
-    ['extra request key', (p) => { (p.request as unknown as Record<string, unknown>).nonce = '0'; }],
-    ['token with a nonce', (p) => { p.request.timestamp = `v2:1:${V.V5.expiry_ms}`; }],
-    ['longer expiry', (p) => { p.request.timestamp = 'v2:0:1700000400000'; p.expiry_ms = '1700000400000'; }],
+    [
+      'flipped payload byte',
+      (p) => {
+        const b = parseHex(p.payload_to_sign)!;
+        b[30] ^= 1;
+        p.payload_to_sign = to0x(b);
+        p.canonical_payload = p.payload_to_sign;
+      },
+    ],
+    [
+      'alias dropped',
+      (p) => {
+        delete p.request.alias;
+        const b = registrationSigningBytes(PLATFORM, {
+          did: V.V5.did,
+          rootPubkey: KEY7.publicKey,
+          alias: null,
+          documentHash: hex(V.V5.document_hash_hex),
+          expiryMs: BigInt(V.V5.expiry_ms),
+        });
+        p.payload_to_sign = to0x(b);
+        p.canonical_payload = p.payload_to_sign;
+      },
+    ],
+    [
+      'other root key',
+      (p) => {
+        p.request.root_pubkey = to0x(KEY9.publicKey);
+      },
+    ],
+    [
+      'other document',
+      (p) => {
+        p.request.did_document = { id: V.V5.did };
+      },
+    ],
+    [
+      'extra request key',
+      (p) => {
+        (p.request as unknown as Record<string, unknown>).nonce = '0';
+      },
+    ],
+    [
+      'token with a nonce',
+      (p) => {
+        p.request.timestamp = `v2:1:${V.V5.expiry_ms}`;
+      },
+    ],
+    [
+      'longer expiry',
+      (p) => {
+        p.request.timestamp = 'v2:0:1700000400000';
+        p.expiry_ms = '1700000400000';
+      },
+    ],
   ];
   for (const [name, tamper] of tampers) {
     const f = registrationDirectory(tamper);
@@ -264,10 +428,19 @@ test('reads use the documented paths with percent-encoded segments', async () =>
   await c.block(7);
   await c.aliasLookup('Sales@Group');
   await c.health();
-  assert.deepEqual(f.calls.map((x) => `${x.method} ${x.path}`), [
-    `GET /resolve/${E}`, `GET /registration-status/${E}`, `GET /dids/${E}/nonces`, `GET /transactions/${ACCEPTED.tx_hash}`,
-    'GET /blocks/latest', 'GET /blocks/7', 'GET /aliases/Sales%40Group', 'GET /health',
-  ]);
+  assert.deepEqual(
+    f.calls.map((x) => `${x.method} ${x.path}`),
+    [
+      `GET /resolve/${E}`,
+      `GET /registration-status/${E}`,
+      `GET /dids/${E}/nonces`,
+      `GET /transactions/${ACCEPTED.tx_hash}`,
+      'GET /blocks/latest',
+      'GET /blocks/7',
+      'GET /aliases/Sales%40Group',
+      'GET /health',
+    ],
+  );
 });
 
 function sequence(answers: FakeAnswer[]): ReturnType<typeof fakeFetch> {
@@ -275,14 +448,20 @@ function sequence(answers: FakeAnswer[]): ReturnType<typeof fakeFetch> {
   return fakeFetch(() => answers[Math.min(i++, answers.length - 1)]!);
 }
 
-const tx = (status: string, extra: Record<string, unknown> = {}) => ({ status: 200, body: { tx_hash: ACCEPTED.tx_hash, status, extrinsic: 'add_alias', submitted_at: 'x', ...extra } });
+const tx = (status: string, extra: Record<string, unknown> = {}) => ({
+  status: 200,
+  body: { tx_hash: ACCEPTED.tx_hash, status, extrinsic: 'add_alias', submitted_at: 'x', ...extra },
+});
 
 test('waitForTransaction tolerates 425/429/5xx, honours Retry-After, ends at finalized', async () => {
   const timing = fakeTiming();
   const f = sequence([
     { status: 503, body: { code: 'ledger_unavailable' }, headers: { 'retry-after': '2' } },
-    { status: 425, body: { code: 'x' } }, { status: 502, text: 'gateway' },
-    tx('pending'), tx('in_block'), tx('finalized', { block_number: 3 }),
+    { status: 425, body: { code: 'x' } },
+    { status: 502, text: 'gateway' },
+    tx('pending'),
+    tx('in_block'),
+    tx('finalized', { block_number: 3 }),
   ]);
   const r = await client(f, timing).waitForTransaction(ACCEPTED.tx_hash, { intervalMs: 100 });
   assert.equal(r.status, 'finalized');
@@ -291,12 +470,17 @@ test('waitForTransaction tolerates 425/429/5xx, honours Retry-After, ends at fin
 
 test('waitForTransaction: failed → TransactionFailedError with the code; 404 is not retried; deadline', async () => {
   const failed = sequence([tx('pending'), tx('failed', { error: { code: 'nonce_mismatch', message: 'm', ledger_error: 'InvalidAliasNonce' } })]);
-  const e = await client(failed).waitForTransaction(ACCEPTED.tx_hash).catch((x: unknown) => x);
+  const e = await client(failed)
+    .waitForTransaction(ACCEPTED.tx_hash)
+    .catch((x: unknown) => x);
   assert.ok(e instanceof TransactionFailedError);
   assert.equal(e.code, 'nonce_mismatch');
   assert.equal(e.ledgerError, 'InvalidAliasNonce');
   const missing = sequence([{ status: 404, body: { code: 'transaction_not_found' } }]);
-  await assert.rejects(client(missing).waitForTransaction(ACCEPTED.tx_hash), (x: unknown) => x instanceof DirectoryApiError && x.code === 'transaction_not_found');
+  await assert.rejects(
+    client(missing).waitForTransaction(ACCEPTED.tx_hash),
+    (x: unknown) => x instanceof DirectoryApiError && x.code === 'transaction_not_found',
+  );
   assert.equal(missing.calls.length, 1);
   const slow = sequence([tx('pending')]);
   const timing = fakeTiming();
@@ -305,7 +489,10 @@ test('waitForTransaction: failed → TransactionFailedError with the code; 404 i
 });
 
 test('waitForRegistration polls until confirmed; a missing status with last_error fails', async () => {
-  const st = (s: string, extra: Record<string, unknown> = {}) => ({ status: 200, body: { did: DID, registration_status: s, version: 0, deactivated: false, ...extra } });
+  const st = (s: string, extra: Record<string, unknown> = {}) => ({
+    status: 200,
+    body: { did: DID, registration_status: s, version: 0, deactivated: false, ...extra },
+  });
   const ok = sequence([{ status: 429, body: { code: 'rate_limited' } }, st('pending'), st('confirmed', { version: 1 })]);
   assert.equal((await client(ok).waitForRegistration(DID)).version, 1);
   const bad = sequence([st('pending'), st('missing', { last_error: { code: 'authorization_expired', message: 'late' } })]);

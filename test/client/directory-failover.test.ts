@@ -83,9 +83,7 @@ describe('Directory failover over several base URLs', () => {
 
   before(async () => {
     refused = await refusingUrl();
-    [error, good, other, hang, html, notFound] = await Promise.all(
-      (['error', 'good', 'good', 'hang', 'html', 'not_found'] as const).map((m) => serve(m)),
-    );
+    [error, good, other, hang, html, notFound] = await Promise.all((['error', 'good', 'good', 'hang', 'html', 'not_found'] as const).map((m) => serve(m)));
   });
   after(async () => {
     for (const s of [error, good, other, hang, html, notFound]) await s.close();
@@ -152,7 +150,13 @@ describe('Directory failover over several base URLs', () => {
     assert.ok(lookupFailed(err), String(err));
     assert.ok(isDdnError(err));
     const attempts = err.details?.attempts as { base: string; status?: number; error?: string }[];
-    assert.deepEqual(attempts.map((a) => [a.base, a.status ?? 'error']), [[refused, 'error'], [error.url, 500]]);
+    assert.deepEqual(
+      attempts.map((a) => [a.base, a.status ?? 'error']),
+      [
+        [refused, 'error'],
+        [error.url, 500],
+      ],
+    );
     assert.equal(err.details?.code, 'internal_error');
     await assert.rejects(new HttpDirectoryPort([refused]).lookupAlias('known'), lookupFailed);
     assert.equal(error.hits, 1);

@@ -21,10 +21,30 @@ type Envelope = Record<string, unknown>;
 function envelopesOf(data: Uint8Array, name: string): Envelope[] {
   const plan = planFileTransfer(data.length, LIMITS);
   const groupId = plan.chunked ? randomUUID() : '';
-  return Array.from({ length: plan.total }, (_, seq) => buildFileEnvelope(PLATFORM, {
-    to: DID, messageId: randomUUID(), timestamp: '2026-07-16T12:00:00.000Z', recipient: { keyId: `${DID}#x25519-1`, publicKey: recipient.publicKey },
-    record: { name, mediaType: 'application/octet-stream', sizeBytes: data.length, sha256: sha256(data), groupId, sequence: seq, total: plan.total, data: data.subarray(seq * plan.partBytes, (seq + 1) * plan.partBytes) },
-  }, LIMITS).envelope);
+  return Array.from(
+    { length: plan.total },
+    (_, seq) =>
+      buildFileEnvelope(
+        PLATFORM,
+        {
+          to: DID,
+          messageId: randomUUID(),
+          timestamp: '2026-07-16T12:00:00.000Z',
+          recipient: { keyId: `${DID}#x25519-1`, publicKey: recipient.publicKey },
+          record: {
+            name,
+            mediaType: 'application/octet-stream',
+            sizeBytes: data.length,
+            sha256: sha256(data),
+            groupId,
+            sequence: seq,
+            total: plan.total,
+            data: data.subarray(seq * plan.partBytes, (seq + 1) * plan.partBytes),
+          },
+        },
+        LIMITS,
+      ).envelope,
+  );
 }
 
 function tamper(e: Envelope): Envelope {
@@ -45,13 +65,20 @@ class FakeCache implements CacheReader {
   }
   async summary() {
     const messages: CacheSummaryItem[] = [...this.held.values()].map((e) => ({
-      message_id: e.message_id as string, chunked: e.message_group_id !== undefined, expires_at: '', stored_at: '', size_bytes: 1,
-      ...(e.message_group_id === undefined ? {} : { message_group_id: e.message_group_id as string, sequence_number: e.sequence_number as number, total_chunks: e.total_chunks as number }),
+      message_id: e.message_id as string,
+      chunked: e.message_group_id !== undefined,
+      expires_at: '',
+      stored_at: '',
+      size_bytes: 1,
+      ...(e.message_group_id === undefined
+        ? {}
+        : { message_group_id: e.message_group_id as string, sequence_number: e.sequence_number as number, total_chunks: e.total_chunks as number }),
     }));
     return { did: DID, count: messages.length, messages };
   }
   async chunks(groupId: string) {
-    const chunks = [...this.held.values()].filter((e) => e.message_group_id === groupId)
+    const chunks = [...this.held.values()]
+      .filter((e) => e.message_group_id === groupId)
       .sort((a, b) => (a.sequence_number as number) - (b.sequence_number as number))
       .map((e) => ({ message_id: e.message_id as string, sequence_number: e.sequence_number as number, expires_at: '', envelope: e, proof: {} }));
     return { did: DID, message_group_id: groupId, complete: true, total_chunks: chunks.length, count: chunks.length, chunks };
@@ -103,21 +130,33 @@ describe('FileReceiver', () => {
     assert.deepEqual(r.errors, []);
     assert.equal(written.length, 1);
     assert.deepEqual(written[0]!.data, data);
-    assert.deepEqual(r.files[0]!.acknowledged, [{ endpoint: 'https://a', acked: 6 }, { endpoint: 'https://b', acked: 6 }]);
+    assert.deepEqual(r.files[0]!.acknowledged, [
+      { endpoint: 'https://a', acked: 6 },
+      { endpoint: 'https://b', acked: 6 },
+    ]);
     assert.equal(a.held.size + b.held.size, 0);
-    assert.deepEqual(r.caches.map((c) => c.pending), [6, 6]);
+    assert.deepEqual(
+      r.caches.map((c) => c.pending),
+      [6, 6],
+    );
   });
 
   it('skips a tampered copy, takes the intact one from the next Cache, and reports the bad copy', async () => {
     const data = bytes(20_000, 5);
     const envs = envelopesOf(data, 'b.bin');
-    const bad = new FakeCache('https://bad', envs.map((e, i) => (i === 1 ? tamper(e) : e)));
+    const bad = new FakeCache(
+      'https://bad',
+      envs.map((e, i) => (i === 1 ? tamper(e) : e)),
+    );
     const good = new FakeCache('https://good', envs);
     const written: Written[] = [];
     const r = await new FileReceiver(PLATFORM, [bad, good], recipient.privateKey, sinkInto(written)).sweep();
     assert.equal(written.length, 1);
     assert.deepEqual(written[0]!.data, data);
-    assert.deepEqual(r.errors.map((e) => [e.code, e.endpoint]), [['decryption_failed', 'https://bad']]);
+    assert.deepEqual(
+      r.errors.map((e) => [e.code, e.endpoint]),
+      [['decryption_failed', 'https://bad']],
+    );
   });
 
   it('writes and acknowledges nothing when every copy fails, or when the sink fails', async () => {
@@ -126,15 +165,24 @@ describe('FileReceiver', () => {
     const written: Written[] = [];
     const r = await new FileReceiver(PLATFORM, [cache], recipient.privateKey, sinkInto(written)).sweep();
     assert.deepEqual([written.length, cache.acks.length, r.files.length], [0, 0, 0]);
-    assert.deepEqual(r.errors.map((e) => e.code), ['decryption_failed']);
+    assert.deepEqual(
+      r.errors.map((e) => e.code),
+      ['decryption_failed'],
+    );
 
     const ok = new FakeCache('https://a', envelopesOf(bytes(500, 3), 'c.bin'));
     const r2 = await new FileReceiver(PLATFORM, [ok], recipient.privateKey, sinkInto([], true)).sweep();
     assert.deepEqual([ok.acks.length, ok.held.size], [0, 1]);
-    assert.deepEqual(r2.errors.map((e) => e.code), ['output_exists']);
+    assert.deepEqual(
+      r2.errors.map((e) => e.code),
+      ['output_exists'],
+    );
 
     const r3 = await new FileReceiver(PLATFORM, [ok], null, sinkInto([])).sweep();
-    assert.deepEqual(r3.errors.map((e) => e.code), ['decryption_key_required']);
+    assert.deepEqual(
+      r3.errors.map((e) => e.code),
+      ['decryption_key_required'],
+    );
   });
 
   it('a live push is written once, its Cache copies acknowledged, and later sweeps only clean up', async () => {
@@ -145,7 +193,10 @@ describe('FileReceiver', () => {
     const rx = new FileReceiver(PLATFORM, [a, b], recipient.privateKey, sinkInto(written));
     const r = await rx.acceptLive(env!);
     assert.equal(r.files[0]!.source, 'live');
-    assert.deepEqual(r.files[0]!.acknowledged.map((x) => x.acked), [1, 1]);
+    assert.deepEqual(
+      r.files[0]!.acknowledged.map((x) => x.acked),
+      [1, 1],
+    );
     assert.equal((await rx.acceptLive(env!)).files.length, 0, 'a repeated push is ignored');
     b.held.set(env!.message_id as string, env!);
     const again = await rx.sweep();

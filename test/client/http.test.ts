@@ -6,10 +6,7 @@ import { BASE, fakeFetch } from './fake-fetch.js';
 
 test('encodePath percent-encodes every interpolated segment, nothing kept safe', () => {
   assert.equal(encodePath`/resolve/${'did:platform:abc'}`, '/resolve/did%3Aplatform%3Aabc');
-  assert.equal(
-    encodePath`/x/${'did:p:a#key-1'}/${'dev/1'}/${'me@host'}/${'a+b c'}`,
-    '/x/did%3Ap%3Aa%23key-1/dev%2F1/me%40host/a%2Bb%20c',
-  );
+  assert.equal(encodePath`/x/${'did:p:a#key-1'}/${'dev/1'}/${'me@host'}/${'a+b c'}`, '/x/did%3Ap%3Aa%23key-1/dev%2F1/me%40host/a%2Bb%20c');
   assert.equal(encodePath`/blocks/${5}`, '/blocks/5');
   assert.equal(encodePath`/blocks/latest`, '/blocks/latest');
 });

@@ -26,7 +26,7 @@ describe('LiveReceiver', () => {
   });
   after(() => node.stop());
 
-  it('is refused without a proof, with the Relay\'s code', async () => {
+  it("is refused without a proof, with the Relay's code", async () => {
     const live = new LiveReceiver({ relayUrl: node.urls.relay!, did: r.did, device: 'sdk', onEnvelope: () => undefined });
     await assert.rejects(live.start(), (e: Error & { code?: string; status?: number }) => {
       assert.equal(e.code, 'live_proof_required');

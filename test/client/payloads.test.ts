@@ -35,7 +35,13 @@ test('V1: add_alias request and payload (alias normalised, decimal strings, 0x c
     canonical_payload: `0x${V.V1.payload_hex}`,
   });
   assert.equal(toBase64(KEY7.sign(b.payload)), V.V1.signature_b64);
-  const op = buildMutationRequest(makeProfile('openpayload'), V.V1.openpayload_did, 'add_alias', { alias: 'salesgroup' }, { nonce: 0, validUntil: BigInt(VU), signerKeyId: 'root' });
+  const op = buildMutationRequest(
+    makeProfile('openpayload'),
+    V.V1.openpayload_did,
+    'add_alias',
+    { alias: 'salesgroup' },
+    { nonce: 0, validUntil: BigInt(VU), signerKeyId: 'root' },
+  );
   assert.equal(toHex(op.payload), V.V1.openpayload_payload_hex);
 });
 
@@ -45,7 +51,13 @@ test('V2: AddService payload with a VM signer', () => {
   assert.equal(toHex(b.payload), V.V2.payload_hex);
   assert.deepEqual(b.request.service, service, 'objects are sent exactly as given');
   // a string endpoint is the same as a one-element list (ledger-rules.md §3.3)
-  const one = buildMutationRequest(PLATFORM, DID, 'AddService', { service: { ...service, serviceEndpoint: 'https://cache.example.com' } }, { nonce: 3, validUntil: VU, signerKeyId: V.V2.signer_key_id });
+  const one = buildMutationRequest(
+    PLATFORM,
+    DID,
+    'AddService',
+    { service: { ...service, serviceEndpoint: 'https://cache.example.com' } },
+    { nonce: 3, validUntil: VU, signerKeyId: V.V2.signer_key_id },
+  );
   assert.equal(toHex(one.payload), V.V2.payload_hex);
 });
 
@@ -59,7 +71,13 @@ test('V3: control payloads (delete_did, add_device)', () => {
 
 test('V6: replace_document carries timestamp v2:<nonce>:<valid_until>, pubkey, and the profile-prefixed bytes', () => {
   const doc = V.V5.document_json as unknown as DidDocumentJson;
-  const b = buildMutationRequest(PLATFORM, V.V6.did, 'replace_document', { document: doc }, { nonce: V.V6.document_nonce, validUntil: V.V6.valid_until, signerKeyId: 'root', pubkey: KEY7.publicKey });
+  const b = buildMutationRequest(
+    PLATFORM,
+    V.V6.did,
+    'replace_document',
+    { document: doc },
+    { nonce: V.V6.document_nonce, validUntil: V.V6.valid_until, signerKeyId: 'root', pubkey: KEY7.publicKey },
+  );
   assert.equal(toHex(b.payload), V.V6.signed_bytes_hex);
   assert.equal(b.request.timestamp, V.V6.token);
   assert.equal(b.request.pubkey, `0x${V.keys.seed7.public_key_hex}`);
@@ -106,7 +124,15 @@ test('every other action equals the shared codec built by hand', () => {
   const doc = { id: DID, verificationMethod: [vm], authentication: [vm.id] };
   assert.equal(
     b('replace_document', { document: doc }),
-    toHex(documentReplacementSigningBytes(PLATFORM, { did: DID, documentHash: documentHash(parseDidDocument(doc, DID)), documentNonce: 4n, validUntil: auth.validUntil, signerKeyId: 'root' })),
+    toHex(
+      documentReplacementSigningBytes(PLATFORM, {
+        did: DID,
+        documentHash: documentHash(parseDidDocument(doc, DID)),
+        documentNonce: 4n,
+        validUntil: auth.validUntil,
+        signerKeyId: 'root',
+      }),
+    ),
   );
 });
 

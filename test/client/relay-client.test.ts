@@ -4,10 +4,30 @@ import assert from 'node:assert/strict';
 import { RelayClient, RelayError } from '../../src/client/relay-client.js';
 import { BASE, fakeFetch, fakeTiming, type FakeAnswer } from './fake-fetch.js';
 
-const ok = { success: true, delivery_mode: 'cache_fallback', http_status: 202, code: 'cached', message: 'stored', retry_count: 1, cache_attempted: true, cache_result: 'accepted', details: {} };
+const ok = {
+  success: true,
+  delivery_mode: 'cache_fallback',
+  http_status: 202,
+  code: 'cached',
+  message: 'stored',
+  retry_count: 1,
+  cache_attempted: true,
+  cache_result: 'accepted',
+  details: {},
+};
 const failed = (status: number, code: string): FakeAnswer => ({
   status,
-  body: { success: false, delivery_mode: 'failed', http_status: status, code, message: code, retry_count: 0, cache_attempted: false, cache_result: null, details: {} },
+  body: {
+    success: false,
+    delivery_mode: 'failed',
+    http_status: status,
+    code,
+    message: code,
+    retry_count: 0,
+    cache_attempted: false,
+    cache_result: null,
+    details: {},
+  },
 });
 const BODY = '{"message_id":"6f1c2b9e-3d4a-4e5f-8a7b-1c2d3e4f5a6b","to":"did:platform:x","payload":{"ciphertext_b64":"AA=="}}';
 
@@ -36,9 +56,18 @@ describe('RelayClient.post', () => {
   });
 
   it('does not retry other failures and reports the DeliveryResult code', async () => {
-    for (const [status, code] of [[400, 'invalid_payload'], [409, 'message_id_conflict'], [413, 'chunk_too_large'], [500, 'internal_error'], [504, 'gateway_timeout']] as const) {
+    for (const [status, code] of [
+      [400, 'invalid_payload'],
+      [409, 'message_id_conflict'],
+      [413, 'chunk_too_large'],
+      [500, 'internal_error'],
+      [504, 'gateway_timeout'],
+    ] as const) {
       const { fetch, calls } = fakeFetch(() => failed(status, code));
-      await assert.rejects(new RelayClient(BASE, { fetch, timing: fakeTiming() }).post(BODY), (e: unknown) => e instanceof RelayError && e.code === code && e.status === status);
+      await assert.rejects(
+        new RelayClient(BASE, { fetch, timing: fakeTiming() }).post(BODY),
+        (e: unknown) => e instanceof RelayError && e.code === code && e.status === status,
+      );
       assert.equal(calls.length, 1, `${status} is not retried`);
     }
   });
@@ -47,7 +76,10 @@ describe('RelayClient.post', () => {
     const { fetch } = fakeFetch(() => ({ status: 202, body: { ...ok, success: false, code: 'odd' } }));
     await assert.rejects(new RelayClient(BASE, { fetch, timing: fakeTiming() }).post(BODY), (e: unknown) => e instanceof RelayError && e.code === 'odd');
     const f2 = fakeFetch(() => ({ status: 413, body: { code: 'envelope_too_large', error: 'envelope_too_large', message: 'too big' } }));
-    await assert.rejects(new RelayClient(BASE, { fetch: f2.fetch, timing: fakeTiming() }).post(BODY), (e: unknown) => e instanceof RelayError && e.code === 'envelope_too_large');
+    await assert.rejects(
+      new RelayClient(BASE, { fetch: f2.fetch, timing: fakeTiming() }).post(BODY),
+      (e: unknown) => e instanceof RelayError && e.code === 'envelope_too_large',
+    );
   });
 
   it('gives up after maxAttempts and retries network failures too', async () => {
@@ -58,8 +90,10 @@ describe('RelayClient.post', () => {
       return failed(503, 'service_unavailable');
     });
     const timing = fakeTiming();
-    await assert.rejects(new RelayClient(BASE, { fetch, timing, maxAttempts: 3, backoffMs: 10, maxWaitMs: 15 }).post(BODY),
-      (e: unknown) => e instanceof RelayError && e.code === 'service_unavailable' && e.attempts === 3 && /gave up after 3 attempts/.test(e.message));
+    await assert.rejects(
+      new RelayClient(BASE, { fetch, timing, maxAttempts: 3, backoffMs: 10, maxWaitMs: 15 }).post(BODY),
+      (e: unknown) => e instanceof RelayError && e.code === 'service_unavailable' && e.attempts === 3 && /gave up after 3 attempts/.test(e.message),
+    );
     assert.equal(calls.length, 3);
     assert.deepEqual(timing.slept, [10, 15]);
   });

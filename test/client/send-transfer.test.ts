@@ -32,11 +32,28 @@ function envelopes(secret: Uint8Array, data = file, sender?: EnvelopeSigner): { 
   const keys = transferKeys(secret);
   return Array.from({ length: plan.total }, (_, seq) => {
     const part = data.subarray(seq * plan.partBytes, (seq + 1) * plan.partBytes);
-    return buildFileEnvelope(PLATFORM, {
-      to: TO, messageId: keys.messageId(seq), timestamp: '2026-07-16T12:00:00.000Z', recipient: { keyId: `${TO}#x25519-1`, publicKey: recipient.publicKey },
-      record: { name: 'f.bin', mediaType: 'application/octet-stream', sizeBytes: data.length, sha256: sha256(data), groupId: keys.groupId, sequence: seq, total: plan.total, data: part },
-      seal: keys.seal(seq, part), ...(sender === undefined ? {} : { sender }),
-    }, LIMITS);
+    return buildFileEnvelope(
+      PLATFORM,
+      {
+        to: TO,
+        messageId: keys.messageId(seq),
+        timestamp: '2026-07-16T12:00:00.000Z',
+        recipient: { keyId: `${TO}#x25519-1`, publicKey: recipient.publicKey },
+        record: {
+          name: 'f.bin',
+          mediaType: 'application/octet-stream',
+          sizeBytes: data.length,
+          sha256: sha256(data),
+          groupId: keys.groupId,
+          sequence: seq,
+          total: plan.total,
+          data: part,
+        },
+        seal: keys.seal(seq, part),
+        ...(sender === undefined ? {} : { sender }),
+      },
+      LIMITS,
+    );
   });
 }
 
@@ -44,7 +61,10 @@ describe('transfer keys', () => {
   it('rebuild byte-identical envelopes from the same secret; another secret or other bytes change them', () => {
     const secret = new Uint8Array(32).fill(1);
     const a = envelopes(secret);
-    assert.deepEqual(envelopes(secret).map((e) => e.body), a.map((e) => e.body));
+    assert.deepEqual(
+      envelopes(secret).map((e) => e.body),
+      a.map((e) => e.body),
+    );
     assert.equal(a.length, plan.total);
     assert.match(a[0]!.envelope.message_group_id as string, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(new Set(a.map((e) => e.envelope.message_id)).size, plan.total);
@@ -114,7 +134,8 @@ describe('the recipient’s sender check', () => {
   it('refuses an altered envelope, an unknown sender and a malformed signature', async () => {
     const check = directorySenderCheck(PLATFORM, directory);
     const [e] = envelopes(randomBytes(32), file, signer);
-    const refused = (reason: string) => (err: unknown) => (err as { code?: string }).code === 'invalid_sender_signature' && (err as { details?: { reason?: string } }).details?.reason === reason;
+    const refused = (reason: string) => (err: unknown) =>
+      (err as { code?: string }).code === 'invalid_sender_signature' && (err as { details?: { reason?: string } }).details?.reason === reason;
     await assert.rejects(check({ ...e!.envelope, tag: 'added' }), refused('bad_signature'));
     await assert.rejects(check({ ...e!.envelope, sender: TO }), refused('sender_not_found'));
     await assert.rejects(check({ ...e!.envelope, sender_signature: 'AAAA' }), refused('bad_signature'));
@@ -129,22 +150,63 @@ describe('RelayClient failures', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const timing = fakeTiming();
     const retries: RelayRetry[] = [];
-    await assert.rejects(new RelayClient(`http://127.0.0.1:${port}`, { timing, onRetry: (r) => retries.push(r) }).post('{}'),
-      (e: unknown) => e instanceof RelayError && e.code === 'relay_unreachable' && e.attempts === 1 && /ECONNREFUSED/.test(e.message));
+    await assert.rejects(
+      new RelayClient(`http://127.0.0.1:${port}`, { timing, onRetry: (r) => retries.push(r) }).post('{}'),
+      (e: unknown) => e instanceof RelayError && e.code === 'relay_unreachable' && e.attempts === 1 && /ECONNREFUSED/.test(e.message),
+    );
     assert.deepEqual([timing.slept, retries], [[], []]);
   });
 
   it('tells why before each wait (a CLI prints it with a countdown)', async () => {
-    const { fetch } = fakeFetch(() => ({ status: 502, body: { success: false, delivery_mode: 'failed', http_status: 502, code: 'upstream_unavailable', message: 'every Cache endpoint of the recipient failed: http://c: network: connect ECONNREFUSED', retry_count: 1, cache_attempted: true, cache_result: 'failed', details: {} } }));
+    const { fetch } = fakeFetch(() => ({
+      status: 502,
+      body: {
+        success: false,
+        delivery_mode: 'failed',
+        http_status: 502,
+        code: 'upstream_unavailable',
+        message: 'every Cache endpoint of the recipient failed: http://c: network: connect ECONNREFUSED',
+        retry_count: 1,
+        cache_attempted: true,
+        cache_result: 'failed',
+        details: {},
+      },
+    }));
     const retries: RelayRetry[] = [];
     await assert.rejects(new RelayClient(BASE, { fetch, timing: fakeTiming(), maxAttempts: 3, backoffMs: 100, onRetry: (r) => retries.push(r) }).post('{}'));
-    assert.deepEqual(retries.map((r) => [r.attempt, r.maxAttempts, r.waitMs]), [[1, 3, 100], [2, 3, 200]]);
-    assert.match(retries[0]!.error.message, /502 upstream_unavailable: every Cache endpoint of the recipient failed: http:\/\/c: network: connect ECONNREFUSED/);
+    assert.deepEqual(
+      retries.map((r) => [r.attempt, r.maxAttempts, r.waitMs]),
+      [
+        [1, 3, 100],
+        [2, 3, 200],
+      ],
+    );
+    assert.match(
+      retries[0]!.error.message,
+      /502 upstream_unavailable: every Cache endpoint of the recipient failed: http:\/\/c: network: connect ECONNREFUSED/,
+    );
   });
 
   it('does not retry a 502 whose every downstream failure is permanent (a refused address, an unknown host)', async () => {
-    const answer = (reasons: string[]) => fakeFetch(() => ({ status: 502, body: { success: false, delivery_mode: 'failed', http_status: 502, code: 'upstream_unavailable', message: 'down', retry_count: 1, cache_attempted: true, cache_result: 'failed', details: { failures: reasons.map((reason, i) => ({ endpoint: `http://c${i}`, reason })) } } }));
-    for (const reasons of [['blocked_address: 127.0.0.1 is not a public address'], ['network: getaddrinfo ENOTFOUND cache.example.net', 'invalid_url: invalid URL x']]) {
+    const answer = (reasons: string[]) =>
+      fakeFetch(() => ({
+        status: 502,
+        body: {
+          success: false,
+          delivery_mode: 'failed',
+          http_status: 502,
+          code: 'upstream_unavailable',
+          message: 'down',
+          retry_count: 1,
+          cache_attempted: true,
+          cache_result: 'failed',
+          details: { failures: reasons.map((reason, i) => ({ endpoint: `http://c${i}`, reason })) },
+        },
+      }));
+    for (const reasons of [
+      ['blocked_address: 127.0.0.1 is not a public address'],
+      ['network: getaddrinfo ENOTFOUND cache.example.net', 'invalid_url: invalid URL x'],
+    ]) {
       const { fetch, calls } = answer(reasons);
       await assert.rejects(new RelayClient(BASE, { fetch, timing: fakeTiming() }).post('{}'), (e: unknown) => e instanceof RelayError && e.status === 502);
       assert.equal(calls.length, 1, reasons.join());

@@ -2,14 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toHex } from '../../src/base/bytes.js';
-import {
-  ScaleDecodeError,
-  ScaleReader,
-  ScaleWriter,
-  decodeStrict,
-  encodeCompact,
-  tryDecodeStrict,
-} from '../../src/codec/scale.js';
+import { ScaleDecodeError, ScaleReader, ScaleWriter, decodeStrict, encodeCompact, tryDecodeStrict } from '../../src/codec/scale.js';
 import { hex } from '../vectors/ledger-vectors.js';
 
 const compactOf = (n: number | bigint): string => toHex(encodeCompact(n));
@@ -115,7 +108,10 @@ test('strict decode: a Bytes≤N longer than N fails, N itself passes', () => {
   assert.throws(() => new ScaleReader(ok).bytes(3), ScaleDecodeError);
   assert.throws(() => new ScaleReader(ok).str(3), ScaleDecodeError);
   const vec = new ScaleWriter().vec([1, 2, 3], (x, v) => x.u8(v)).finish();
-  assert.deepEqual(new ScaleReader(vec).vec(3, (r) => r.u8()), [1, 2, 3]);
+  assert.deepEqual(
+    new ScaleReader(vec).vec(3, (r) => r.u8()),
+    [1, 2, 3],
+  );
   assert.throws(() => new ScaleReader(vec).vec(2, (r) => r.u8()), ScaleDecodeError);
 });
 
@@ -124,8 +120,14 @@ test('strict decode: enum index out of range, bool/option tag 2, invalid UTF-8, 
   assert.throws(() => new ScaleReader(Uint8Array.of(3)).variant(3), ScaleDecodeError);
   assert.throws(() => new ScaleReader(Uint8Array.of(2)).bool(), ScaleDecodeError);
   assert.throws(() => new ScaleReader(Uint8Array.of(2, 0)).option((r) => r.u8()), ScaleDecodeError);
-  assert.equal(new ScaleReader(Uint8Array.of(0)).option((r) => r.u8()), null);
-  assert.equal(new ScaleReader(Uint8Array.of(1, 9)).option((r) => r.u8()), 9);
+  assert.equal(
+    new ScaleReader(Uint8Array.of(0)).option((r) => r.u8()),
+    null,
+  );
+  assert.equal(
+    new ScaleReader(Uint8Array.of(1, 9)).option((r) => r.u8()),
+    9,
+  );
   assert.throws(() => new ScaleReader(hex('08c328')).str(), ScaleDecodeError, 'invalid UTF-8');
   assert.throws(() => new ScaleReader(hex('10aabb')).bytes(), ScaleDecodeError, 'length beyond input');
   assert.throws(() => new ScaleReader(hex('aabbcc')).u32(), ScaleDecodeError);
@@ -150,7 +152,21 @@ test('decodeStrict: trailing bytes and non-canonical re-encoding fail; tryDecode
   const laxRead = (r: ScaleReader) => ({ a: r.u8() & 1, b: r.bytes(8) });
   assert.throws(() => decodeStrict(hex('03' + '08' + 'aabb'), laxRead, write), /non-canonical/);
   assert.equal(tryDecodeStrict(hex('07' + '0100'), read, write), undefined, 'non-minimal compact');
-  assert.equal(tryDecodeStrict(hex('07' + '0c' + 'aabbccdd'), read, (v) => write(v)), undefined, 'trailing byte after a 3-byte vec');
+  assert.equal(
+    tryDecodeStrict(hex('07' + '0c' + 'aabbccdd'), read, (v) => write(v)),
+    undefined,
+    'trailing byte after a 3-byte vec',
+  );
   // errors other than decode errors propagate
-  assert.throws(() => tryDecodeStrict(good, () => { throw new TypeError('boom'); }, write), TypeError);
+  assert.throws(
+    () =>
+      tryDecodeStrict(
+        good,
+        () => {
+          throw new TypeError('boom');
+        },
+        write,
+      ),
+    TypeError,
+  );
 });

@@ -72,9 +72,18 @@ describe('applications', () => {
     assert.deepEqual(
       { ...read.body, block_number: 0, block_hash: '' },
       {
-        application_id: 'push.app', control_did: control.did, status: 'active', application_revision: 1,
-        registered_at: read.body.registered_at, updated_at: read.body.registered_at, domain: null, domain_verified: false,
-        linked_dids: [], policy_revision: null, block_number: 0, block_hash: '',
+        application_id: 'push.app',
+        control_did: control.did,
+        status: 'active',
+        application_revision: 1,
+        registered_at: read.body.registered_at,
+        updated_at: read.body.registered_at,
+        domain: null,
+        domain_verified: false,
+        linked_dids: [],
+        policy_revision: null,
+        block_number: 0,
+        block_hash: '',
       },
     );
     assert.equal(typeof read.body.registered_at, 'number');
@@ -163,7 +172,11 @@ describe('applications', () => {
     assertAccepted(await h.call('PUT', url, authorizationBody(prep.body, control.key, other.key)));
     h.settle();
     assert.deepEqual((await h.call('GET', appUrl('life.app'))).body.linked_dids, [other.did]);
-    assertError(await prepareAuthorization(h, 'life.app', { action: 'link_did', linked_did: 'did:platform:11111111111111111111111' }), 404, 'linked_did_not_found');
+    assertError(
+      await prepareAuthorization(h, 'life.app', { action: 'link_did', linked_did: 'did:platform:11111111111111111111111' }),
+      404,
+      'linked_did_not_found',
+    );
     assertError(
       await prepareAuthorization(h, 'life.app', { action: 'link_did', linked_did: other.did, linked_signer_key_id: kid(other.did, 'x') }),
       403,
@@ -173,7 +186,11 @@ describe('applications', () => {
     assert.deepEqual((await h.call('GET', appUrl('life.app'))).body.linked_dids, []);
 
     // Control change: signed by the current control DID; the new control DID then signs.
-    assertError(await prepareAuthorization(h, 'life.app', { action: 'update_control', new_control_did: 'did:platform:11111111111111111111111' }), 404, 'control_did_not_found');
+    assertError(
+      await prepareAuthorization(h, 'life.app', { action: 'update_control', new_control_did: 'did:platform:11111111111111111111111' }),
+      404,
+      'control_did_not_found',
+    );
     assertError(
       await prepareAuthorization(h, 'life.app', { action: 'update_control', new_control_did: other.did, control_signer_key_id: kid(control.did, 'x') }),
       403,

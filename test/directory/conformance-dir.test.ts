@@ -59,7 +59,11 @@ describe('Directory conformance', () => {
       assertError(prep, 400, 'invalid_application_id');
       assert.equal((prep.body.details as Body).reason, 'unaddressable');
       const put = await raw('PUT', `/applications/${id}/registration`, {
-        control_did: control.did, signer_key_id: 'root', nonce: 0, canonical_payload: '0x00', signature: 'AA',
+        control_did: control.did,
+        signer_key_id: 'root',
+        nonce: 0,
+        canonical_payload: '0x00',
+        signature: 'AA',
       });
       assertError(put, 400, 'invalid_application_id');
     }
@@ -153,7 +157,11 @@ describe('Directory conformance', () => {
     assertError(await h.call('PUT', appUrl('types.app', '/registration'), { ...body, signer_key_id: null }), 400, 'invalid_request');
     assertAccepted(await h.call('PUT', appUrl('types.app', '/registration'), body));
     h.settle();
-    const auth = await h.call('POST', appUrl('types.app', '/authorization/prepare'), { action: 'set_status', status: 'suspended', control_signer_key_id: 'root' });
+    const auth = await h.call('POST', appUrl('types.app', '/authorization/prepare'), {
+      action: 'set_status',
+      status: 'suspended',
+      control_signer_key_id: 'root',
+    });
     assert.equal(auth.status, 200, JSON.stringify(auth.body));
     const signed = { ...(auth.body.request as Body), control_signature: signHexOf(control, auth.body.payload_to_sign as string) };
     for (const controlDid of [7, true, ['x'], 'not-a-did']) {

@@ -19,7 +19,18 @@ import {
   type Operator,
   type PersonaNetwork,
 } from '../support/persona-flows.js';
-import { constraintsOf, forwardPlan, policyJson, policyJsonV2, registerServiceDid, rule, target, writeV2, writeV3, type ServiceDid } from '../support/policy-flows.js';
+import {
+  constraintsOf,
+  forwardPlan,
+  policyJson,
+  policyJsonV2,
+  registerServiceDid,
+  rule,
+  target,
+  writeV2,
+  writeV3,
+  type ServiceDid,
+} from '../support/policy-flows.js';
 
 type Body = Record<string, unknown>;
 const DEPRECATED = ['max_message_bytes', 'max_chunks'];
@@ -65,7 +76,18 @@ describe('GET /delivery-resolution/{did}', () => {
       persona: 'brand',
       policy: policyJsonV2('PERSONA', 'brand', brandOp.did, [
         rule('persona-invoice', 1, fwdTo('relay-b'), [{ type: 'TagEquals', value: 'invoice' }]),
-        rule('persona-big', 1, { type: 'DeliveryPlan/v1', entry_step: 's', steps: [{ id: 's', operation: 'Store', targets: [target(svc, 'cache')], desired_replicas: 1, required_replicas: 1 }], transitions: [] }, [{ type: 'TagEquals', value: 'big' }], { max_replicas: 3, requested_cache_seconds: 7200 }),
+        rule(
+          'persona-big',
+          1,
+          {
+            type: 'DeliveryPlan/v1',
+            entry_step: 's',
+            steps: [{ id: 's', operation: 'Store', targets: [target(svc, 'cache')], desired_replicas: 1, required_replicas: 1 }],
+            transitions: [],
+          },
+          [{ type: 'TagEquals', value: 'big' }],
+          { max_replicas: 3, requested_cache_seconds: 7200 },
+        ),
       ]),
     });
   });
@@ -81,16 +103,29 @@ describe('GET /delivery-resolution/{did}', () => {
     const p = r.body.policy as Body;
     assert.equal(p.source, 'did');
     assert.equal(p.source_id, recipient.did);
-    assert.equal(p.policy_id, to0x(policyIdV2(n.h.profile, { kind: 'Did', id: recipient.did })), 'v2 policies are served with the v2 id they were written with');
+    assert.equal(
+      p.policy_id,
+      to0x(policyIdV2(n.h.profile, { kind: 'Did', id: recipient.did })),
+      'v2 policies are served with the v2 id they were written with',
+    );
     assert.equal(p.policy_revision, 1);
     assert.equal(p.rule_id, 'did-first', 'equal priority keeps the first rule');
     assert.equal(p.rule_priority, 1);
-    assert.deepEqual(p.action, { type: 'DeliveryPlan/v1', entry_step: 'fwd', steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc.did, service_id: svc.id('relay-a'), priority: 0, weight: 1 }] }], transitions: [] });
+    assert.deepEqual(p.action, {
+      type: 'DeliveryPlan/v1',
+      entry_step: 'fwd',
+      steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc.did, service_id: svc.id('relay-a'), priority: 0, weight: 1 }] }],
+      transitions: [],
+    });
     assert.equal(p.policy_ttl_seconds, 60, 'a v2 policy holds 60');
     assert.deepEqual(r.body.effective_constraints, p.effective_constraints);
     assert.deepEqual(r.body.effective_constraints, {
-      requested_cache_seconds: 172_800, effective_ttl_seconds: 172_800, max_http_envelope_bytes: 26_214_400,
-      max_unchunked_message_bytes: 16_777_216, max_chunk_bytes: 2_097_152, max_replicas: 4,
+      requested_cache_seconds: 172_800,
+      effective_ttl_seconds: 172_800,
+      max_http_envelope_bytes: 26_214_400,
+      max_unchunked_message_bytes: 16_777_216,
+      max_chunk_bytes: 2_097_152,
+      max_replicas: 4,
     });
     for (const k of DEPRECATED) assert.equal(k in (r.body.effective_constraints as Body), false);
     assert.equal(r.cacheControl, 'max-age=60');
@@ -153,7 +188,10 @@ describe('GET /delivery-resolution/{did}', () => {
         rule('release', 1, {
           type: 'DeliveryPlan/v1',
           entry_step: 'rp',
-          steps: [{ id: 'rp', operation: 'RequireProfile' }, { id: 'fwd', operation: 'Forward', targets: [target(svc, 'relay-a')] }],
+          steps: [
+            { id: 'rp', operation: 'RequireProfile' },
+            { id: 'fwd', operation: 'Forward', targets: [target(svc, 'relay-a')] },
+          ],
           transitions: [{ from: 'rp', to: 'fwd', trigger: 'Success' }],
         }),
       ]),
@@ -161,7 +199,7 @@ describe('GET /delivery-resolution/{did}', () => {
     const r = await resolve(recipient.did, '?persona=private');
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.encryption_profile, 'platform:persona-release:v1');
-    assert.equal((r.body.policy as Body).policy_ttl_seconds, 120, 'the winning v3 policy\'s own TTL');
+    assert.equal((r.body.policy as Body).policy_ttl_seconds, 120, "the winning v3 policy's own TTL");
     assert.equal(r.cacheControl, 'max-age=120');
   });
 

@@ -174,8 +174,19 @@ describe('DNS challenges over HTTP', () => {
     assert.equal(decoded.signerKeyId, 'root');
     const req = v.request as Body;
     assert.deepEqual(Object.keys(req).sort(), [
-      'action', 'attestation_signature', 'attestor', 'canonical_payload', 'challenge_id', 'controller_keys', 'controller_threshold',
-      'nonce', 'operator_did', 'persona', 'signer_key_id', 'valid_until', 'verification_expires_at',
+      'action',
+      'attestation_signature',
+      'attestor',
+      'canonical_payload',
+      'challenge_id',
+      'controller_keys',
+      'controller_threshold',
+      'nonce',
+      'operator_did',
+      'persona',
+      'signer_key_id',
+      'valid_until',
+      'verification_expires_at',
     ]);
     assert.equal(req.valid_until, String(now + 300_000));
     // The challenge now reads as verified with the outputs.
@@ -222,11 +233,7 @@ describe('DNS challenges over HTTP', () => {
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, valid_until: 'later' }), 400, 'invalid_valid_until');
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, signer_key_id: kid(op.did, 'missing') }), 403, 'signer_not_authorized');
     // The signer must be in the proposed set.
-    assertError(
-      await h.call('POST', url(c.challenge_id as string), { ...ok, signer_key_id: kid(op.did, 'key-1') }),
-      403,
-      'signer_not_authorized',
-    );
+    assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, signer_key_id: kid(op.did, 'key-1') }), 403, 'signer_not_authorized');
     // DNS: missing, mismatching, failing — 422 dns_verification_failed with the reason.
     const dnsFail = async (reason: string) => {
       const res = await h.call('POST', url(c.challenge_id as string), ok);

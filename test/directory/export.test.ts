@@ -20,7 +20,13 @@ import { waitFor } from '../support/wait.js';
 async function page(url: string, query: string): Promise<{ status: number; type: string | null; head: number; lines: FeedLineJson[]; body: string }> {
   const res = await fetch(`${url}/export${query}`);
   const body = await res.text();
-  const lines = res.status === 200 && body !== '' ? body.trimEnd().split('\n').map((l) => JSON.parse(l) as FeedLineJson) : [];
+  const lines =
+    res.status === 200 && body !== ''
+      ? body
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as FeedLineJson)
+      : [];
   return { status: res.status, type: res.headers.get('content-type'), head: Number(res.headers.get(FEED_HEAD_HEADER)), lines, body };
 }
 
@@ -130,7 +136,7 @@ describe('the export feed', () => {
     }
   });
 
-  it('echoes the upgrade\'s request id in the 101 and in a refusal, and makes one up when none is sent', async () => {
+  it("echoes the upgrade's request id in the 101 and in a refusal, and makes one up when none is sent", async () => {
     const upgrade = (path: string, headers: Record<string, string>) =>
       new Promise<{ status: number; id: string | undefined }>((resolve, reject) => {
         const ws = new WebSocket(`${url.replace('http', 'ws')}${path}`, { headers });
@@ -165,10 +171,17 @@ describe('the export feed', () => {
     assert.equal(session.position, 0);
     // a consumer that keeps up gets everything
     const fast: string[] = [];
-    const ok = new FeedStreamSession(feed, { send: (t, done) => (fast.push(t), setImmediate(done)), close: () => assert.fail('closed') }, 0, { pageSize: 4, stallMs: 60_000, maxSessions: 1 });
+    const ok = new FeedStreamSession(feed, { send: (t, done) => (fast.push(t), setImmediate(done)), close: () => assert.fail('closed') }, 0, {
+      pageSize: 4,
+      stallMs: 60_000,
+      maxSessions: 1,
+    });
     ok.notify();
     const everything = (await page(url, '')).lines;
     await waitFor('every line', async () => (fast.length === everything.length ? true : undefined));
-    assert.deepEqual(fast.map((t) => JSON.parse(t) as FeedLineJson), everything);
+    assert.deepEqual(
+      fast.map((t) => JSON.parse(t) as FeedLineJson),
+      everything,
+    );
   });
 });

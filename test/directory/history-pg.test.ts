@@ -74,8 +74,14 @@ if (PG_URL) {
         const atB = await read(hb);
         assert.deepEqual(atB, await read(ha), 'both processes answer the same');
         const list = atB.history as Body[];
-        assert.deepEqual(list.map((e) => e.action), ['delete_did', 'add_device', 'register_did']);
-        assert.deepEqual(list.map((e) => e.changes && (e.changes as Body).operation), ['DeleteDid', 'AddDevice', undefined]);
+        assert.deepEqual(
+          list.map((e) => e.action),
+          ['delete_did', 'add_device', 'register_did'],
+        );
+        assert.deepEqual(
+          list.map((e) => e.changes && (e.changes as Body).operation),
+          ['DeleteDid', 'AddDevice', undefined],
+        );
         assert.equal((list[2]!.changes as Body).alias, 'pghist31');
         assert.equal((await hb.call('GET', `/resolve/${encodeURIComponent(r.did)}`)).status, 404);
 

@@ -52,8 +52,14 @@ describe('history', () => {
     assert.equal(res.body.did, r.did);
     assert.equal(res.body.next_cursor, null);
     const list = entries(res);
-    assert.deepEqual(list.map((e) => e.action), ['update_alias', 'AddService', 'add_device', 'register_did']);
-    assert.deepEqual(list.map((e) => e.extrinsic), ['update_alias', 'add_service', 'apply_control_with_proof', 'register_with_proof_v2']);
+    assert.deepEqual(
+      list.map((e) => e.action),
+      ['update_alias', 'AddService', 'add_device', 'register_did'],
+    );
+    assert.deepEqual(
+      list.map((e) => e.extrinsic),
+      ['update_alias', 'add_service', 'apply_control_with_proof', 'register_with_proof_v2'],
+    );
     const [alias, svc, device, reg] = list as [Entry, Entry, Entry, Entry];
     assert.deepEqual(alias.changes, { old_alias: 'hist11', new_alias: 'hist11b' });
     assert.deepEqual(svc.changes, { service });
@@ -76,7 +82,10 @@ describe('history', () => {
     await mutate(h, r.did, r.key, 'delete_did');
     assert.equal((await h.call('GET', `/resolve/${enc(r.did)}`)).status, 404);
     const afterDelete = entries(await h.call('GET', url));
-    assert.deepEqual(afterDelete.slice(0, 2).map((e) => e.changes), [{ operation: 'DeleteDid' }, { operation: 'RemoveDevice', device_id: 'phone' }]);
+    assert.deepEqual(
+      afterDelete.slice(0, 2).map((e) => e.changes),
+      [{ operation: 'DeleteDid' }, { operation: 'RemoveDevice', device_id: 'phone' }],
+    );
     assert.equal(afterDelete.length, 6);
   });
 
@@ -88,7 +97,10 @@ describe('history', () => {
     const whole = entries(await h.call('GET', `${url}?limit=100`));
     assert.equal(whole.length, 7);
     const { pages, cursors } = await allPages(h, url, 3);
-    assert.deepEqual(pages.map((p) => p.length), [3, 3, 1]);
+    assert.deepEqual(
+      pages.map((p) => p.length),
+      [3, 3, 1],
+    );
     assert.deepEqual(pages.flat(), whole);
     for (const c of cursors) assert.doesNotMatch(c, /[^A-Za-z0-9_-]/, 'URL-safe');
     // two operations in one block keep their order in the block
@@ -111,8 +123,14 @@ describe('history', () => {
     assert.equal(p.status, 200, JSON.stringify(p.body));
     assert.equal(p.body.persona, 'histshop');
     const pe = entries(p);
-    assert.deepEqual(pe.map((e) => e.extrinsic), ['apply_persona_with_proof', 'apply_policy_v3_with_proof', 'apply_persona_with_proof']);
-    assert.deepEqual(pe.map((e) => (e.changes as Body).operation), ['Revoke', 'SetPolicy', 'RegisterNamed']);
+    assert.deepEqual(
+      pe.map((e) => e.extrinsic),
+      ['apply_persona_with_proof', 'apply_policy_v3_with_proof', 'apply_persona_with_proof'],
+    );
+    assert.deepEqual(
+      pe.map((e) => (e.changes as Body).operation),
+      ['Revoke', 'SetPolicy', 'RegisterNamed'],
+    );
     assert.deepEqual((pe[1]!.changes as Body).scope, { type: 'PERSONA', id: 'histshop' });
     assert.equal((pe[2]!.changes as Body).operator_did, op.did);
 
@@ -128,18 +146,24 @@ describe('history', () => {
     assert.equal(a.status, 200, JSON.stringify(a.body));
     assert.equal(a.body.application_id, 'histshop');
     const ae = entries(a);
-    assert.deepEqual(ae.map((e) => e.extrinsic), ['set_application_status', 'set_application_status', 'apply_policy_v3_with_proof', 'register_application']);
-    assert.deepEqual(ae.map((e) => e.changes), [
-      { status: 'active' },
-      { status: 'suspended' },
-      { operation: 'SetPolicy', policy_version: 3, scope: { type: 'APPLICATION', id: 'histshop' }, operator_did: op.did },
-      { control_did: op.did, status: 'active' },
-    ]);
+    assert.deepEqual(
+      ae.map((e) => e.extrinsic),
+      ['set_application_status', 'set_application_status', 'apply_policy_v3_with_proof', 'register_application'],
+    );
+    assert.deepEqual(
+      ae.map((e) => e.changes),
+      [
+        { status: 'active' },
+        { status: 'suspended' },
+        { operation: 'SetPolicy', policy_version: 3, scope: { type: 'APPLICATION', id: 'histshop' }, operator_did: op.did },
+        { control_did: op.did, status: 'active' },
+      ],
+    );
     for (const e of ae) assert.equal(e.signer_key_id, 'root');
-    assert.equal(entries(await h.call('GET', '/personas/histshop/history')).length, 3, 'the application policy is not the persona\'s');
+    assert.equal(entries(await h.call('GET', '/personas/histshop/history')).length, 3, "the application policy is not the persona's");
   });
 
-  it('answers 404 with the subject\'s not-found code, 400 for bad parameters, changing nothing', async () => {
+  it("answers 404 with the subject's not-found code, 400 for bad parameters, changing nothing", async () => {
     const r = await registerDid(h, 15);
     const url = `/dids/${enc(r.did)}/history`;
     assertError(await h.call('GET', `/dids/${enc('did:platform:' + 'z'.repeat(20))}/history`), 404, 'did_not_found');

@@ -81,14 +81,23 @@ describe('DID lifecycle: register → components → updates → removals → ro
     await mutate(h, did, root1, 'AddVerificationMethod', { verification_method: vmOf(did, 'key-2', key2) });
     await mutate(h, did, root1, 'AddAuthentication', { id: kid(did, 'key-2') });
     await mutate(h, did, root1, 'AddKeyAgreement', { key_agreement: kaOf(did, 'ka-1', 1) });
-    const relay = { id: kid(did, 'relay'), type: 'PlatformRelayService', serviceEndpoint: ['https://relay.example'], authorization: [kid(did, 'key-2')], priority: 5 };
+    const relay = {
+      id: kid(did, 'relay'),
+      type: 'PlatformRelayService',
+      serviceEndpoint: ['https://relay.example'],
+      authorization: [kid(did, 'key-2')],
+      priority: 5,
+    };
     await mutate(h, did, root1, 'AddService', { service: relay });
     await mutate(h, did, root1, 'add_alias', { alias: 'life-2' });
     await mutate(h, did, root1, 'add_device', { device_id: 'phone' });
     let rec = await resolve(h, did);
     assert.equal(rec.version, 7);
     assert.deepEqual(rec.aliases, ['life', 'life-2']);
-    assert.deepEqual((rec.devices as Body[]).map((d) => d.deviceId), ['phone']);
+    assert.deepEqual(
+      (rec.devices as Body[]).map((d) => d.deviceId),
+      ['phone'],
+    );
     assert.deepEqual(rec.document, {
       id: did,
       verificationMethod: [vmOf(did, 'key-1', root1), vmOf(did, 'key-2', key2)],
@@ -99,7 +108,10 @@ describe('DID lifecycle: register → components → updates → removals → ro
     assert.deepEqual(await nonces(h, did), { ...(await nonces(h, did)), alias_nonce: '1', document_nonce: '4', control_nonce: '1', root_pubkey_nonce: '0' });
 
     // ---- a VM key signs, too (any VM whose controller is the DID)
-    const byVm = await prepareSigned(h, did, key2, 'UpdateVerificationMethod', { verification_method: vmOf(did, 'key-2', key3), signer_key_id: kid(did, 'key-2') });
+    const byVm = await prepareSigned(h, did, key2, 'UpdateVerificationMethod', {
+      verification_method: vmOf(did, 'key-2', key3),
+      signer_key_id: kid(did, 'key-2'),
+    });
     assert.equal(byVm.request.signer_key_id, kid(did, 'key-2'));
     assertAccepted(await submit(h, byVm));
     h.settle();
@@ -132,7 +144,13 @@ describe('DID lifecycle: register → components → updates → removals → ro
     rec = await resolve(h, did);
     assert.deepEqual(rec.aliases, ['life']);
     assert.deepEqual(rec.devices, []);
-    assert.deepEqual(rec.document, { id: did, verificationMethod: [vmOf(did, 'key-1', root1)], authentication: [kid(did, 'key-1')], keyAgreement: [], service: [] });
+    assert.deepEqual(rec.document, {
+      id: did,
+      verificationMethod: [vmOf(did, 'key-1', root1)],
+      authentication: [kid(did, 'key-1')],
+      keyAgreement: [],
+      service: [],
+    });
     assertError(await h.call('GET', '/aliases/life-3'), 404, 'alias_not_found');
     const versionBeforeRotation = rec.version as number;
     assert.equal(versionBeforeRotation, 19);
@@ -176,8 +194,17 @@ describe('DID lifecycle: register → components → updates → removals → ro
     const fields = anyFields(did);
     for (const action of ALL_ACTIONS) {
       assertError(await prepare(h, did, action, fields[action]), 409, 'did_deactivated');
-      const domain = action.endsWith('_alias') ? 'alias_nonce' : action.endsWith('_device') || action.endsWith('_did') ? 'control_nonce' : action === 'UpdateRootPubkey' ? 'root_pubkey_nonce' : 'document_nonce';
-      const sub = localSubmission(h.profile, did, root2, action, fields[action], { nonce: BigInt(n[domain] as string), validUntil: BigInt(h.clock.nowMs() + 60_000) });
+      const domain = action.endsWith('_alias')
+        ? 'alias_nonce'
+        : action.endsWith('_device') || action.endsWith('_did')
+          ? 'control_nonce'
+          : action === 'UpdateRootPubkey'
+            ? 'root_pubkey_nonce'
+            : 'document_nonce';
+      const sub = localSubmission(h.profile, did, root2, action, fields[action], {
+        nonce: BigInt(n[domain] as string),
+        validUntil: BigInt(h.clock.nowMs() + 60_000),
+      });
       assertError(await h.call(sub.route.method, sub.route.url, sub.body), 409, 'did_deactivated');
     }
     assert.equal((await resolve(h, did)).version, rec.version, 'nothing changed');
@@ -233,7 +260,12 @@ describe('DID lifecycle: register → delete (profile platform: never registered
       (e: unknown) => e instanceof LedgerFailure && e.errorName === 'DidDeleted' && ledgerError(e).code === 'did_deleted' && ERROR_STATUS.did_deleted === 409,
     );
     // deployed pollers still read `missing`, never a 404 or a new status
-    assert.deepEqual((await h.call('GET', `/registration-status/${r.did}`)).body, { did: r.did, registration_status: 'missing', version: 0, deactivated: false });
+    assert.deepEqual((await h.call('GET', `/registration-status/${r.did}`)).body, {
+      did: r.did,
+      registration_status: 'missing',
+      version: 0,
+      deactivated: false,
+    });
     assertError(await h.call('GET', `/resolve/${r.did}`), 404, 'did_not_found');
     // the deleted DID's aliases are free for other DIDs
     const other = await registerDid(h, 4, { alias: 'gone1-2' });

@@ -88,7 +88,14 @@ describe('DID mutations: ledger semantic errors', () => {
     for (const bad of ['bad alias', 'a@b', 'ünicode', '   ', 'x'.repeat(65)]) {
       const prep = await prepare(h, f.did, 'add_alias', { alias: bad });
       assertError(prep, 400, 'invalid_alias');
-      const body = { did: f.did, action: 'add_alias', alias: bad, nonce: '0', valid_until: String(h.clock.nowMs() + 60_000), signature: '0x' + '11'.repeat(64) };
+      const body = {
+        did: f.did,
+        action: 'add_alias',
+        alias: bad,
+        nonce: '0',
+        valid_until: String(h.clock.nowMs() + 60_000),
+        signature: '0x' + '11'.repeat(64),
+      };
       assertError(await h.call('POST', submitRoute('add_alias', f.did, body).url, body), 400, 'invalid_alias');
     }
     assertError(await prepare(h, f.did, 'update_alias', { old_alias: f.alias, new_alias: 'no way' }), 400, 'invalid_alias');
@@ -123,10 +130,22 @@ describe('DID mutations: ledger semantic errors', () => {
   it('verification methods: already_exists, not_found, in_use, a 6th method', async () => {
     const f = await fixture();
     const k = keyOf(201);
-    await refused(f, 'AddVerificationMethod', { verification_method: vmOf(f.did, 'key-1', k) }, 409,
-      'verification_method_already_exists', 'VerificationMethodAlreadyExists');
-    await refused(f, 'UpdateVerificationMethod', { verification_method: vmOf(f.did, 'absent', k) }, 404,
-      'verification_method_not_found', 'VerificationMethodNotFound');
+    await refused(
+      f,
+      'AddVerificationMethod',
+      { verification_method: vmOf(f.did, 'key-1', k) },
+      409,
+      'verification_method_already_exists',
+      'VerificationMethodAlreadyExists',
+    );
+    await refused(
+      f,
+      'UpdateVerificationMethod',
+      { verification_method: vmOf(f.did, 'absent', k) },
+      404,
+      'verification_method_not_found',
+      'VerificationMethodNotFound',
+    );
     await refused(f, 'RemoveVerificationMethod', { id: kid(f.did, 'absent') }, 404, 'verification_method_not_found', 'VerificationMethodNotFound');
     await refused(f, 'RemoveVerificationMethod', { id: kid(f.did, 'key-1') }, 409, 'verification_method_in_use', 'VerificationMethodInUse');
     for (const n of [3, 4, 5]) await mutate(h, f.did, f.key, 'AddVerificationMethod', { verification_method: vmOf(f.did, `key-${n}`, k) }, { pending: true });
@@ -190,7 +209,14 @@ describe('DID mutations: ledger semantic errors', () => {
     const f = await fixture();
     for (const bad of ['xyz', '0x1234', `0x${'ab'.repeat(33)}`, 'z111']) {
       assertError(await prepare(h, f.did, 'UpdateRootPubkey', { new_root_pubkey: bad }), 400, 'invalid_root_pubkey');
-      const body = { did: f.did, action: 'UpdateRootPubkey', new_root_pubkey: bad, nonce: '0', valid_until: String(h.clock.nowMs() + 60_000), signature: '0x' + '11'.repeat(64) };
+      const body = {
+        did: f.did,
+        action: 'UpdateRootPubkey',
+        new_root_pubkey: bad,
+        nonce: '0',
+        valid_until: String(h.clock.nowMs() + 60_000),
+        signature: '0x' + '11'.repeat(64),
+      };
       assertError(await h.call('PUT', submitRoute('UpdateRootPubkey', f.did, body).url, body), 400, 'invalid_root_pubkey');
     }
     assertError(await prepare(h, f.did, 'UpdateRootPubkey', {}), 400, 'invalid_root_pubkey');

@@ -74,14 +74,24 @@ const CASES: Record<ActionName, ActionCase> = {
     fields: () => ({ device_id: 'phone/2#a:b' }),
     effect: (_h, _f, rec) => {
       const devices = rec!.devices as Body[];
-      assert.deepEqual(devices.map((d) => [d.deviceId, d.tombstoned]), [['dev-1', false], ['phone/2#a:b', false]]);
+      assert.deepEqual(
+        devices.map((d) => [d.deviceId, d.tombstoned]),
+        [
+          ['dev-1', false],
+          ['phone/2#a:b', false],
+        ],
+      );
       assert.equal(typeof devices[1]!.addedAt, 'number');
     },
   },
   update_device: {
     fields: () => ({ device_id: 'dev-1', new_device_id: 'dev/renamed' }),
     pathId: () => 'dev-1',
-    effect: (_h, _f, rec) => assert.deepEqual((rec!.devices as Body[]).map((d) => d.deviceId), ['dev/renamed']),
+    effect: (_h, _f, rec) =>
+      assert.deepEqual(
+        (rec!.devices as Body[]).map((d) => d.deviceId),
+        ['dev/renamed'],
+      ),
   },
   remove_device: {
     fields: () => ({ device_id: 'dev-1' }),
@@ -91,7 +101,11 @@ const CASES: Record<ActionName, ActionCase> = {
   tombstone_device: {
     fields: () => ({ device_id: 'dev-1' }),
     pathId: () => 'dev-1',
-    effect: (_h, _f, rec) => assert.deepEqual((rec!.devices as Body[]).map((d) => [d.deviceId, d.tombstoned]), [['dev-1', true]]),
+    effect: (_h, _f, rec) =>
+      assert.deepEqual(
+        (rec!.devices as Body[]).map((d) => [d.deviceId, d.tombstoned]),
+        [['dev-1', true]],
+      ),
   },
   deactivate_did: {
     fields: () => ({}),
@@ -156,7 +170,10 @@ const CASES: Record<ActionName, ActionCase> = {
     }),
     effect: (_h, f, rec) =>
       assert.deepEqual(doc(rec).service[1], {
-        id: kid(f.did, 'svc-2'), type: 'PlatformCacheService', serviceEndpoint: ['https://cache.example/x'], authorization: [kid(f.did, 'key-1')],
+        id: kid(f.did, 'svc-2'),
+        type: 'PlatformCacheService',
+        serviceEndpoint: ['https://cache.example/x'],
+        authorization: [kid(f.did, 'key-1')],
       }),
   },
   UpdateService: {
@@ -172,7 +189,11 @@ const CASES: Record<ActionName, ActionCase> = {
   },
   replace_document: {
     fields: (f) => ({
-      document: { id: f.did, verificationMethod: [vmOf(f.did, 'key-9', k3)], service: [{ id: kid(f.did, 'svc-9'), type: 'T', serviceEndpoint: 'https://x.example' }] },
+      document: {
+        id: f.did,
+        verificationMethod: [vmOf(f.did, 'key-9', k3)],
+        service: [{ id: kid(f.did, 'svc-9'), type: 'T', serviceEndpoint: 'https://x.example' }],
+      },
     }),
     effect: (_h, f, rec) =>
       assert.deepEqual(rec!.document, {
@@ -393,7 +414,10 @@ describe('DID mutations: request forms', () => {
     }
     const rec = await resolve(h, f.did);
     assert.deepEqual(rec.aliases, [f.alias, 'rebuilt']);
-    assert.deepEqual((rec.devices as Body[]).map((d) => d.deviceId), ['dev-1', 'dev-2']);
+    assert.deepEqual(
+      (rec.devices as Body[]).map((d) => d.deviceId),
+      ['dev-1', 'dev-2'],
+    );
     assert.deepEqual((rec.document as Body).verificationMethod, [vmOf(f.did, 'key-1', f.key)]);
     assert.equal(rec.version, 2 + cases.length);
   });
@@ -450,7 +474,13 @@ describe('DID mutations: request forms', () => {
     assertAccepted(await submit(h, p), 'tombstone_device');
     h.settle();
     const devices = (await resolve(h, f.did)).devices as Body[];
-    assert.deepEqual(devices.map((d) => [d.deviceId, d.tombstoned]), [['dev-1', false], [odd, true]]);
+    assert.deepEqual(
+      devices.map((d) => [d.deviceId, d.tombstoned]),
+      [
+        ['dev-1', false],
+        [odd, true],
+      ],
+    );
 
     // a raw `/` instead of %2F splits the path: no such route
     const raw = `/dids/${encodeURIComponent(f.did)}/devices/tablet/7/tombstone`;
@@ -467,7 +497,12 @@ describe('DID mutations: request forms', () => {
     }
     const p = await prepareSigned(h, f.did, f.key, 'remove_device', { device_id: 'dev-1' });
     assert.equal(p.prepared.nonce, '17');
-    const res = await h.server.fastify.inject({ method: 'DELETE', url: p.route.url, payload: JSON.stringify(p.body), headers: { 'content-type': 'application/json' } });
+    const res = await h.server.fastify.inject({
+      method: 'DELETE',
+      url: p.route.url,
+      payload: JSON.stringify(p.body),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.statusCode, 429);
     const body = res.json() as Body;
     assert.equal(body.code, 'too_many_pending');
@@ -478,8 +513,11 @@ describe('DID mutations: request forms', () => {
     assertAccepted(await submit(h, alias));
     h.settle();
     // removed and re-added eight times: the last of the 16 changes re-added it
-    assert.deepEqual(((await resolve(h, f.did)).devices as Body[]).map((d) => d.deviceId), ['dev-1']);
-    assert.equal((await nonceFor(h, f.did, 'add_device')), 17n);
+    assert.deepEqual(
+      ((await resolve(h, f.did)).devices as Body[]).map((d) => d.deviceId),
+      ['dev-1'],
+    );
+    assert.equal(await nonceFor(h, f.did, 'add_device'), 17n);
     assertAccepted(await submit(h, await prepareSigned(h, f.did, f.key, 'add_device', { device_id: 'after' })));
   });
 

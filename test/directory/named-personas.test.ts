@@ -25,7 +25,13 @@ describe('named personas', () => {
 
   it('prepare → sign → PUT …/named; the record reads as a named persona that never expires', async () => {
     const p = fresh();
-    const constraints = { requested_cache_seconds: 60, max_http_envelope_bytes: 4096, max_unchunked_message_bytes: 2048, max_chunk_bytes: 1024, max_replicas: 1 };
+    const constraints = {
+      requested_cache_seconds: 60,
+      max_http_envelope_bytes: 4096,
+      max_unchunked_message_bytes: 2048,
+      max_chunk_bytes: 1024,
+      max_replicas: 1,
+    };
     const prep = await prepareNamed(h, p.toUpperCase(), { operator_did: op.did, persona: p, controller_keys: ['root'], delivery_constraints: constraints });
     assert.equal(prep.status, 200, JSON.stringify(prep.body));
     const b = prep.body;
@@ -42,7 +48,15 @@ describe('named personas', () => {
       persona: p,
       controllerKeyIds: ['root'],
       controllerThreshold: 1,
-      constraints: { requestedCacheSeconds: 60, maxHttpEnvelopeBytes: 4096, maxUnchunkedMessageBytes: 2048, maxChunkBytes: 1024, maxMessageBytes: 4_294_967_295, maxChunks: 65_535, maxReplicas: 1 },
+      constraints: {
+        requestedCacheSeconds: 60,
+        maxHttpEnvelopeBytes: 4096,
+        maxUnchunkedMessageBytes: 2048,
+        maxChunkBytes: 1024,
+        maxMessageBytes: 4_294_967_295,
+        maxChunks: 65_535,
+        maxReplicas: 1,
+      },
     });
     const res = await h.call('PUT', `/personas/${enc(p)}/named`, signedRequest(b, op.key));
     assertAccepted(res);

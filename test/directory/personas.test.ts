@@ -55,7 +55,13 @@ describe('DNS persona lifecycle over HTTP', () => {
     const reg = await registerDnsPersona(n, P, op, {
       controller_keys: ['root'],
       verification_days: 30,
-      delivery_constraints: { requested_cache_seconds: 3600, max_http_envelope_bytes: 1_000_000, max_unchunked_message_bytes: 500_000, max_chunk_bytes: 100_000, max_replicas: 2 },
+      delivery_constraints: {
+        requested_cache_seconds: 3600,
+        max_http_envelope_bytes: 1_000_000,
+        max_unchunked_message_bytes: 500_000,
+        max_chunk_bytes: 100_000,
+        max_replicas: 2,
+      },
     });
     assert.equal(reg.challenge.persona, p);
     assert.equal(reg.verification.operation, 'Register');
@@ -81,8 +87,12 @@ describe('DNS persona lifecycle over HTTP', () => {
     assert.equal(rec.verification_expires_at, reg.verification.verification_expires_at);
     assert.equal(rec.verification_expires_at, h.clock.nowMs() - 1 + 30 * DAY, 'now + verification_days');
     assert.deepEqual(rec.delivery_constraints, {
-      requested_cache_seconds: 3600, effective_ttl_seconds: 3600, max_http_envelope_bytes: 1_000_000,
-      max_unchunked_message_bytes: 500_000, max_chunk_bytes: 100_000, max_replicas: 2,
+      requested_cache_seconds: 3600,
+      effective_ttl_seconds: 3600,
+      max_http_envelope_bytes: 1_000_000,
+      max_unchunked_message_bytes: 500_000,
+      max_chunk_bytes: 100_000,
+      max_replicas: 2,
     });
     assert.deepEqual(rec.pending_operations, []);
     let nonces = (await h.call('GET', `/personas/${enc(p)}/nonces`)).body;
@@ -163,9 +173,18 @@ describe('persona submissions: error codes', () => {
     const challenge = await createChallenge(h, p, op.did, 'register_persona');
     // Not verified yet: 409 challenge_not_verified (with a syntactically complete body).
     const fake: Body = {
-      action: 'register_persona', operator_did: op.did, controller_keys: ['root'], challenge_id: challenge.challenge_id,
-      verification_expires_at: 1, nonce: '0', valid_until: String(h.clock.nowMs() + 60_000), signer_key_id: 'root',
-      attestor: `0x${'00'.repeat(32)}`, attestation_signature: `0x${'00'.repeat(65)}`, canonical_payload: '0x00', signature: `0x${'11'.repeat(64)}`,
+      action: 'register_persona',
+      operator_did: op.did,
+      controller_keys: ['root'],
+      challenge_id: challenge.challenge_id,
+      verification_expires_at: 1,
+      nonce: '0',
+      valid_until: String(h.clock.nowMs() + 60_000),
+      signer_key_id: 'root',
+      attestor: `0x${'00'.repeat(32)}`,
+      attestation_signature: `0x${'00'.repeat(65)}`,
+      canonical_payload: '0x00',
+      signature: `0x${'11'.repeat(64)}`,
     };
     assertError(await putPersona(h, p, fake), 409, 'challenge_not_verified');
     assertError(await putPersona(h, p, { ...fake, challenge_id: '00000000-0000-4000-8000-000000000000' }), 404, 'challenge_not_found');
@@ -237,7 +256,11 @@ describe('persona submissions: error codes', () => {
     assertError(await prepareControl(h, p, { action: 'revoke_persona', signer_key_id: kid(op.did, 'key-1') }), 403, 'signer_not_authorized');
     assertError(await prepareControl(h, p, { action: 'rotate_persona_controllers', controller_keys: ['other'] }), 403, 'invalid_persona_controller');
     assertError(await prepareControl(h, p, { action: 'rotate_persona_controllers', controller_keys: ['root', 'root'] }), 403, 'invalid_persona_controller');
-    assertError(await prepareControl(h, p, { action: 'rotate_persona_controllers', controller_keys: ['root'], controller_threshold: 2 }), 403, 'invalid_persona_controller');
+    assertError(
+      await prepareControl(h, p, { action: 'rotate_persona_controllers', controller_keys: ['root'], controller_threshold: 2 }),
+      403,
+      'invalid_persona_controller',
+    );
     assertError(await prepareControl(h, p, { action: 'rotate_persona_controllers' }), 400, 'invalid_request');
 
     const prep = await prepareControl(h, p, { action: 'revoke_persona' });
@@ -251,7 +274,11 @@ describe('persona submissions: error codes', () => {
     assertError(await h.call('DELETE', url, { ...body, nonce: String(Number(body.nonce) + 1) }), 403, 'canonical_payload_mismatch');
     assertError(await h.call('DELETE', url, { ...body, persona: 'x.example.org' }), 400, 'path_body_mismatch');
     // Without operator_did the operator is the persona's: an unknown persona is 404; another payload is 403.
-    assertError(await h.call('DELETE', `/personas/${enc('zz.example.org')}`, { ...body, persona: undefined, operator_did: undefined }), 404, 'persona_not_found');
+    assertError(
+      await h.call('DELETE', `/personas/${enc('zz.example.org')}`, { ...body, persona: undefined, operator_did: undefined }),
+      404,
+      'persona_not_found',
+    );
     assertError(await h.call('DELETE', `/personas/${enc('zz.example.org')}`, { ...body, persona: undefined }), 403, 'canonical_payload_mismatch');
     assertAccepted(await h.call('DELETE', url, body));
     h.settle();
@@ -315,7 +342,10 @@ describe('persona submissions: error codes', () => {
     const tx = assertAccepted(res);
     const rec = await readPersona(h, p);
     assert.equal(rec.active, true, 'finalized state until the block');
-    assert.deepEqual((rec.pending_operations as Body[]).map((o) => [o.operation, o.tx_hash, o.nonce]), [['Revoke', tx, prep.body.nonce]]);
+    assert.deepEqual(
+      (rec.pending_operations as Body[]).map((o) => [o.operation, o.tx_hash, o.nonce]),
+      [['Revoke', tx, prep.body.nonce]],
+    );
     assert.equal(typeof rec.block_number, 'number');
     assert.match(rec.block_hash as string, /^0x[0-9a-f]{64}$/);
     h.settle();
@@ -334,7 +364,11 @@ describe('persona submissions: error codes', () => {
     assert.equal(rec.expired, true);
     assert.equal(rec.deliverable, false);
     // Transfer needs a deliverable persona.
-    assertError(await h.call('POST', `/personas/${enc(p)}/dns-challenges`, { operator_did: other.did, action: 'transfer_persona' }), 409, 'persona_verification_expired');
+    assertError(
+      await h.call('POST', `/personas/${enc(p)}/dns-challenges`, { operator_did: other.did, action: 'transfer_persona' }),
+      409,
+      'persona_verification_expired',
+    );
     await renewDnsPersona(n, p, op);
     rec = await readPersona(h, p);
     assert.equal(rec.expired, false);

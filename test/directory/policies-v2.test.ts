@@ -70,11 +70,15 @@ describe('delivery policies v2', () => {
     assert.equal(submitted.revision, 1);
     let read = (await h.call('GET', `/delivery-policies/dids/${enc(owner.did)}`)).body;
     assert.equal((read.policy as Body).revision, 1);
-    assert.equal((read.policy as Body).policy_ttl_seconds, 60, 'the ledger\'s v2 struct holds 60; reads show it');
+    assert.equal((read.policy as Body).policy_ttl_seconds, 60, "the ledger's v2 struct holds 60; reads show it");
     assert.equal(read.delivery_constraints, null);
     assert.equal((read.scope_constraints as Body).max_replicas, 4);
     // Replace: revision 2.
-    const second = await writeV2(h, owner.key, { action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did, [rule('r2', 5, { type: 'Reject/v1', reason_code: 7 })]) });
+    const second = await writeV2(h, owner.key, {
+      action: 'set_did_policy_v2',
+      did: owner.did,
+      policy: didPolicy(owner.did, [rule('r2', 5, { type: 'Reject/v1', reason_code: 7 })]),
+    });
     assert.equal(second.revision, 2);
     read = (await h.call('GET', `/delivery-policies/dids/${enc(owner.did)}`)).body;
     assert.deepEqual((read.policy as Body).ruleset, [{ id: 'r2', priority: 5, conditions: [], action: { type: 'Reject/v1', reason_code: 7 } }]);
@@ -128,14 +132,22 @@ describe('delivery policies v2', () => {
       [{ action: 'set_policy' }, 400, 'unsupported_action'],
       [{ action: 'set_did_policy_v2', did: 'x', policy: didPolicy(owner.did) }, 400, 'invalid_did'],
       [{ action: 'set_did_policy_v2', did: owner.did }, 400, 'invalid_delivery_policy'],
-      [{ action: 'set_did_policy_v2', did: 'did:platform:11111111111111111111111', policy: didPolicy('did:platform:11111111111111111111111') }, 404, 'did_not_found'],
+      [
+        { action: 'set_did_policy_v2', did: 'did:platform:11111111111111111111111', policy: didPolicy('did:platform:11111111111111111111111') },
+        404,
+        'did_not_found',
+      ],
       [{ action: 'set_did_policy_v2', did: deact.did, policy: didPolicy(deact.did) }, 409, 'did_deactivated'],
       [{ action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did), signer_key_id: kid(owner.did, 'nope') }, 403, 'signer_not_authorized'],
       [{ action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did), valid_until: 'x' }, 400, 'invalid_valid_until'],
       [{ action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did, undefined, { operator_did: relay.did }) }, 403, 'invalid_policy_scope'],
       [{ action: 'set_did_constraints', did: owner.did, delivery_constraints: { max_replicas: 1 } }, 400, 'invalid_delivery_constraints'],
       [{ action: 'set_did_constraints', did: owner.did, delivery_constraints: constraintsOf({ max_replicas: 9 }) }, 400, 'invalid_delivery_constraints'],
-      [{ action: 'set_did_constraints', did: owner.did, delivery_constraints: { ...constraintsOf(), effective_ttl_seconds: 5 } }, 400, 'invalid_delivery_constraints'],
+      [
+        { action: 'set_did_constraints', did: owner.did, delivery_constraints: { ...constraintsOf(), effective_ttl_seconds: 5 } },
+        400,
+        'invalid_delivery_constraints',
+      ],
       [{ action: 'set_persona_policy_v2', persona: 'nobody', policy: policyJsonV2('PERSONA', 'nobody', owner.did, []) }, 400, 'invalid_delivery_policy'],
       [{ action: 'clear_persona_policy_v2', persona: 'nobody' }, 404, 'persona_not_found'],
       [{ action: 'clear_persona_policy_v2', persona: 'bad persona' }, 400, 'invalid_persona'],
@@ -164,7 +176,11 @@ describe('delivery policies v2', () => {
       'invalid_delivery_policy',
     );
     assertError(
-      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: policyJsonV2('PERSONA', 'other', personaOp.did, [rule('a', 1, { type: 'Reject/v1' })]) }),
+      await prepareV2(h, {
+        action: 'set_persona_policy_v2',
+        persona,
+        policy: policyJsonV2('PERSONA', 'other', personaOp.did, [rule('a', 1, { type: 'Reject/v1' })]),
+      }),
       400,
       'path_body_mismatch',
     );
@@ -191,7 +207,10 @@ describe('delivery policies v2', () => {
 
   it('after a v3 write, v2 writes to the scope conflict (409 policy_revision_conflict); v2 clear is 404', async () => {
     await freshOwner();
-    await writeV3(h, owner.key, 'did', owner.did, { action: 'set_policy_v3', policy: policyJson('DID', owner.did, owner.did, [rule('r1', 1, forwardPlan([target(relay, 'relay')]))]) });
+    await writeV3(h, owner.key, 'did', owner.did, {
+      action: 'set_policy_v3',
+      policy: policyJson('DID', owner.did, owner.did, [rule('r1', 1, forwardPlan([target(relay, 'relay')]))]),
+    });
     assertError(await prepareV2(h, { action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did) }), 409, 'policy_revision_conflict');
     assertError(await prepareV2(h, { action: 'clear_did_policy_v2', did: owner.did }), 404, 'policy_not_found');
   });
@@ -199,7 +218,11 @@ describe('delivery policies v2', () => {
   it('the public-endpoint rule, and allowPrivateEndpoints', async () => {
     await freshOwner();
     const local = await registerServiceDid(h, seed++, [{ fragment: 'relay', kind: 'Relay', endpoints: ['https://relay.node.example/x'] }]);
-    const res = await prepareV2(h, { action: 'set_did_policy_v2', did: owner.did, policy: didPolicy(owner.did, [rule('r1', 1, forwardPlan([target(local, 'relay')]))]) });
+    const res = await prepareV2(h, {
+      action: 'set_did_policy_v2',
+      did: owner.did,
+      policy: didPolicy(owner.did, [rule('r1', 1, forwardPlan([target(local, 'relay')]))]),
+    });
     assertError(res, 400, 'invalid_delivery_policy');
     assert.equal((res.body.details as Body).reason, 'non_public_endpoint');
     assert.equal((res.body.details as Body).rule_id, 'r1');
@@ -210,7 +233,11 @@ describe('delivery policies v2', () => {
     try {
       const o = await registerServiceDid(dev, 90, []);
       const l = await registerServiceDid(dev, 91, [{ fragment: 'relay', kind: 'Relay', endpoints: ['http://127.0.0.1:8080'] }]);
-      await writeV2(dev, o.key, { action: 'set_did_policy_v2', did: o.did, policy: policyJsonV2('DID', o.did, o.did, [rule('r1', 1, forwardPlan([target(l, 'relay')]))]) });
+      await writeV2(dev, o.key, {
+        action: 'set_did_policy_v2',
+        did: o.did,
+        policy: policyJsonV2('DID', o.did, o.did, [rule('r1', 1, forwardPlan([target(l, 'relay')]))]),
+      });
     } finally {
       await dev.close();
     }
@@ -230,7 +257,11 @@ describe('delivery policies v2', () => {
     const persona = `ttl${seed}`;
     await registerNamed(h, persona, personaOp);
     ttlRefused(
-      await prepareV2(h, { action: 'set_persona_policy_v2', persona, policy: { ...policyJsonV2('PERSONA', persona, personaOp.did, [rule('p', 1, { type: 'Reject/v1' })]), policy_ttl_seconds: 60 } }),
+      await prepareV2(h, {
+        action: 'set_persona_policy_v2',
+        persona,
+        policy: { ...policyJsonV2('PERSONA', persona, personaOp.did, [rule('p', 1, { type: 'Reject/v1' })]), policy_ttl_seconds: 60 },
+      }),
       'persona prepare',
     );
     // Submit: the prepared, signed body (which encodes 60) with the field added to its policy.
@@ -263,7 +294,11 @@ describe('delivery policies v2', () => {
       const read = (await o.call('GET', `/delivery-policies/dids/${enc(op.did)}`)).body;
       assert.equal((read.policy as Body).policy_ttl_seconds, 90);
       // Omitted: 60, as before.
-      await writeV2(o, op.key, { action: 'set_did_policy_v2', did: op.did, policy: policyJsonV2('DID', op.did, op.did, [rule('r', 1, { type: 'Reject/v1' })]) });
+      await writeV2(o, op.key, {
+        action: 'set_did_policy_v2',
+        did: op.did,
+        policy: policyJsonV2('DID', op.did, op.did, [rule('r', 1, { type: 'Reject/v1' })]),
+      });
       assert.equal(((await o.call('GET', `/delivery-policies/dids/${enc(op.did)}`)).body.policy as Body).policy_ttl_seconds, 60);
     } finally {
       await o.close();

@@ -74,7 +74,11 @@ describe('delivery policies v3', () => {
     assertError(await h.call('GET', v3Url('persona', 'a..b')), 400, 'invalid_persona');
     assertError(await h.call('GET', v3Url('application', 'Talaria Push')), 400, 'invalid_application_id');
     assertError(await prepareV3(h, 'did', o.did, { action: 'set_policy' }), 400, 'unsupported_action');
-    assertError(await prepareV3(h, 'did', o.did, { action: 'set_policy_v3', policy: policyJson('DID', relay.did, relay.did, [fwd()]) }), 400, 'path_body_mismatch');
+    assertError(
+      await prepareV3(h, 'did', o.did, { action: 'set_policy_v3', policy: policyJson('DID', relay.did, relay.did, [fwd()]) }),
+      400,
+      'path_body_mismatch',
+    );
     assertError(
       await prepareV3(h, 'did', o.did, { action: 'set_policy_v3', policy: policyJson('DID', o.did, o.did, [fwd()]), operator_did: relay.did }),
       400,
@@ -87,7 +91,11 @@ describe('delivery policies v3', () => {
     assertError(missing, 400, 'invalid_delivery_policy');
     assert.equal((missing.body.details as Body).reason, 'missing_field');
     // Another DID as operator: 403 invalid_policy_scope (owner mismatch).
-    assertError(await prepareV3(h, 'did', o.did, { action: 'set_policy_v3', policy: policyJson('DID', o.did, relay.did, [fwd()]) }), 403, 'invalid_policy_scope');
+    assertError(
+      await prepareV3(h, 'did', o.did, { action: 'set_policy_v3', policy: policyJson('DID', o.did, relay.did, [fwd()]) }),
+      403,
+      'invalid_policy_scope',
+    );
     assertError(
       await prepareV3(h, 'did', o.did, { action: 'set_policy_v3', policy: policyJson('DID', o.did, o.did, [fwd()]), signer_key_id: kid(o.did, 'x') }),
       403,
@@ -119,7 +127,11 @@ describe('delivery policies v3', () => {
     const gone = await registerServiceDid(h, seed++, []);
     await mutate(h, gone.did, gone.key, 'deactivate_did');
     assertError(await h.call('GET', `${v3Url('did', gone.did)}/nonce`), 409, 'did_deactivated');
-    assertError(await prepareV3(h, 'did', gone.did, { action: 'set_policy_v3', policy: policyJson('DID', gone.did, gone.did, [fwd()]) }), 409, 'did_deactivated');
+    assertError(
+      await prepareV3(h, 'did', gone.did, { action: 'set_policy_v3', policy: policyJson('DID', gone.did, gone.did, [fwd()]) }),
+      409,
+      'did_deactivated',
+    );
     assertError(await h.call('GET', `${v3Url('persona', 'ghost')}/nonce`), 404, 'persona_not_found');
     assertError(await h.call('GET', `${v3Url('application', 'no.such.app')}/nonce`), 404, 'application_not_found');
     const op = await operatorOf(h, seed++);
@@ -137,7 +149,11 @@ describe('delivery policies v3', () => {
     await registerNamed(h, 'shopv3', op);
     assert.equal((await h.call('GET', `${v3Url('persona', 'SHOPV3')}/nonce`)).body.operator_did, op.did);
     const pol = policyJson('PERSONA', 'shopv3', op.did, [fwd()]);
-    assertError(await prepareV3(h, 'persona', 'shopv3', { action: 'set_policy_v3', policy: pol, signer_key_id: kid(op.did, 'key-1') }), 403, 'invalid_persona_controller');
+    assertError(
+      await prepareV3(h, 'persona', 'shopv3', { action: 'set_policy_v3', policy: pol, signer_key_id: kid(op.did, 'key-1') }),
+      403,
+      'invalid_persona_controller',
+    );
     const set = await writeV3(h, op.key, 'persona', 'ShopV3', { action: 'set_policy_v3', policy: pol });
     assert.deepEqual(set.scope, { type: 'PERSONA', id: 'shopv3' });
     assert.equal((await h.call('GET', v3Url('persona', 'shopv3'))).status, 200);
@@ -150,7 +166,10 @@ describe('delivery policies v3', () => {
     await registerApplication(h, 'notify.app', control);
     assertError(await h.call('GET', '/applications/notify.app/policy'), 404, 'policy_not_found');
     // A routing rule is forbidden in an application scope.
-    const forbidden = await prepareV3(h, 'application', 'notify.app', { action: 'set_policy_v3', policy: policyJson('APPLICATION', 'notify.app', control.did, [fwd()]) });
+    const forbidden = await prepareV3(h, 'application', 'notify.app', {
+      action: 'set_policy_v3',
+      policy: policyJson('APPLICATION', 'notify.app', control.did, [fwd()]),
+    });
     assertError(forbidden, 400, 'invalid_delivery_policy');
     assert.equal((forbidden.body.details as Body).reason, 'application_rule_forbidden');
     const set = await writeV3(h, control.key, 'application', 'notify.app', {
@@ -172,7 +191,10 @@ describe('delivery policies v3', () => {
     // Another DID cannot write it.
     const stranger = await operatorOf(h, seed++);
     assertError(
-      await prepareV3(h, 'application', 'notify.app', { action: 'set_policy_v3', policy: policyJson('APPLICATION', 'notify.app', stranger.did, [sendRule('ev', control.did)]) }),
+      await prepareV3(h, 'application', 'notify.app', {
+        action: 'set_policy_v3',
+        policy: policyJson('APPLICATION', 'notify.app', stranger.did, [sendRule('ev', control.did)]),
+      }),
       403,
       'invalid_policy_scope',
     );

@@ -85,7 +85,9 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
       {
         type: 'DeliveryPlan/v1',
         entry_step: 'hook',
-        steps: [{ id: 'hook', operation: 'Call', service_did: service.did, service_id: service.id(frag), registered_domain: domain, payload_template: { a: 1 } }],
+        steps: [
+          { id: 'hook', operation: 'Call', service_did: service.did, service_id: service.id(frag), registered_domain: domain, payload_template: { a: 1 } },
+        ],
         transitions: [],
       },
       [{ type: 'EventEquals', value: 'CacheStored' }],
@@ -96,7 +98,7 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
         `r${i}`,
         1,
         { type: 'Reject/v1' },
-        Array.from({ length: 8 }, (_, c) => ({ type: 'RecipientIn', values: Array.from({ length: 16 }, (_, d) => didOf(((i * 8 + c) * 16 + d) % 250 + 1)) })),
+        Array.from({ length: 8 }, (_, c) => ({ type: 'RecipientIn', values: Array.from({ length: 16 }, (_, d) => didOf((((i * 8 + c) * 16 + d) % 250) + 1)) })),
       ),
     );
 
@@ -108,7 +110,13 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
     { name: 'InvalidRulePriority', version: 2, policy: () => pol([rule('r1', 65_536, { type: 'Reject/v1' })]), reason: 'invalid_rule_priority', shape: true },
     { name: 'DuplicateRuleId', version: 2, policy: () => pol([fwd(), fwd()]), reason: 'duplicate_rule_id', ruleId: 'r1' },
     { name: 'DuplicateRuleId, empty id', version: 3, policy: () => pol([rule('', 1, { type: 'Reject/v1' })]), reason: 'duplicate_rule_id', ruleId: '' },
-    { name: 'InvalidTag', version: 2, policy: () => pol([rule('t', 1, { type: 'Reject/v1' }, [{ type: 'TagEquals', value: 'bell\u0007' }])]), reason: 'invalid_tag', ruleId: 't' },
+    {
+      name: 'InvalidTag',
+      version: 2,
+      policy: () => pol([rule('t', 1, { type: 'Reject/v1' }, [{ type: 'TagEquals', value: 'bell\u0007' }])]),
+      reason: 'invalid_tag',
+      ruleId: 't',
+    },
     {
       name: 'InvalidCondition (unknown recipient)',
       version: 2,
@@ -140,7 +148,10 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
           rule('d', 1, {
             type: 'DeliveryPlan/v1',
             entry_step: 'x',
-            steps: [{ id: 'x', operation: 'Forward', targets: [target(svc, 'relay')] }, { id: 'x', operation: 'Archive', targets: [target(svc, 'archive')] }],
+            steps: [
+              { id: 'x', operation: 'Forward', targets: [target(svc, 'relay')] },
+              { id: 'x', operation: 'Archive', targets: [target(svc, 'archive')] },
+            ],
             transitions: [],
           }),
         ]),
@@ -171,7 +182,10 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
           rule('m', 1, {
             type: 'DeliveryPlan/v1',
             entry_step: 'a',
-            steps: [{ id: 'a', operation: 'Forward', targets: [target(svc, 'relay')] }, { id: 'b', operation: 'Forward', targets: [target(svc, 'relay')] }],
+            steps: [
+              { id: 'a', operation: 'Forward', targets: [target(svc, 'relay')] },
+              { id: 'b', operation: 'Forward', targets: [target(svc, 'relay')] },
+            ],
             transitions: [{ from: 'a', to: 'b', trigger: 'Failure' }],
           }),
         ]),
@@ -187,7 +201,14 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
       ruleId: 'o',
     },
     { name: 'PolicyTooComplex', version: 2, policy: () => pol(tooComplex()), reason: 'policy_too_complex' },
-    { name: 'InvalidCallDomain', version: 3, policy: () => pol([callRule(svc, 'ctl', 'partner.example.org')]), reason: 'invalid_call_domain', ruleId: 'call', stepId: 'hook' },
+    {
+      name: 'InvalidCallDomain',
+      version: 3,
+      policy: () => pol([callRule(svc, 'ctl', 'partner.example.org')]),
+      reason: 'invalid_call_domain',
+      ruleId: 'call',
+      stepId: 'hook',
+    },
     {
       name: 'InvalidPayloadTemplate',
       version: 3,
@@ -268,7 +289,14 @@ describe('policy validation through HTTP: one failing policy per rule', () => {
         payload = encodePolicyV3Payload({ operatorDid, operation: { kind: 'SetPolicy', policy: full }, nonce: 0n, validUntil, signerKeyId: 'root' });
       }
     }
-    const common = { policy, nonce: '0', valid_until: validUntil.toString(), signer_key_id: 'root', canonical_payload: to0x(payload), signature: to0x(signer.key.sign(payload)) };
+    const common = {
+      policy,
+      nonce: '0',
+      valid_until: validUntil.toString(),
+      signer_key_id: 'root',
+      canonical_payload: to0x(payload),
+      signature: to0x(signer.key.sign(payload)),
+    };
     if (row.version === 2) return { method: 'PUT', url: `/delivery-policies/dids/${enc(did())}`, body: { did: did(), action: 'set_did_policy_v2', ...common } };
     const [scope, id] = row.application ? ['application', row.application] : ['did', did()];
     return { method: 'PUT', url: v3Url(scope, id), body: { action: 'set_policy_v3', ...common } };

@@ -52,30 +52,49 @@ function fieldsOf(f: Fixture, action: string): { sent: Body; expected: Body } {
   const k = keyOf(220);
   const same = (b: Body) => ({ sent: b, expected: b });
   switch (action) {
-    case 'add_alias': return { sent: { alias: '  MixedCase ' }, expected: { alias: 'mixedcase' } };
-    case 'update_alias': return { sent: { old_alias: f.alias.toUpperCase(), new_alias: ' Next ' }, expected: { old_alias: f.alias, new_alias: 'next' } };
-    case 'remove_alias': return { sent: { alias: `\t${f.alias}` }, expected: { alias: f.alias } };
-    case 'add_device': return same({ device_id: 'Device One' });
-    case 'update_device': return same({ device_id: 'dev-1', new_device_id: 'dev-2' });
+    case 'add_alias':
+      return { sent: { alias: '  MixedCase ' }, expected: { alias: 'mixedcase' } };
+    case 'update_alias':
+      return { sent: { old_alias: f.alias.toUpperCase(), new_alias: ' Next ' }, expected: { old_alias: f.alias, new_alias: 'next' } };
+    case 'remove_alias':
+      return { sent: { alias: `\t${f.alias}` }, expected: { alias: f.alias } };
+    case 'add_device':
+      return same({ device_id: 'Device One' });
+    case 'update_device':
+      return same({ device_id: 'dev-1', new_device_id: 'dev-2' });
     case 'remove_device':
-    case 'tombstone_device': return same({ device_id: 'dev-1' });
+    case 'tombstone_device':
+      return same({ device_id: 'dev-1' });
     case 'deactivate_did':
-    case 'delete_did': return same({});
+    case 'delete_did':
+      return same({});
     case 'UpdateRootPubkey':
       return { sent: { new_root_pubkey: multibaseEd25519(k.publicKey) }, expected: { new_root_pubkey: to0x(k.publicKey) } };
-    case 'AddVerificationMethod': return same({ verification_method: vmOf(f.did, 'key-3', k) });
-    case 'UpdateVerificationMethod': return same({ verification_method: vmOf(f.did, 'key-2', k) });
-    case 'AddKeyAgreement': return same({ key_agreement: kaOf(f.did, 'ka-2', 1) });
-    case 'UpdateKeyAgreement': return same({ key_agreement: kaOf(f.did, 'ka-1', 9) });
-    case 'AddService': return same({ service: { serviceEndpoint: 'https://x.example', type: 'T', id: kid(f.did, 'svc-2') } });
-    case 'UpdateService': return same({ service: { id: kid(f.did, 'svc-1'), type: 'T', serviceEndpoint: 'https://y.example', authorization: null } });
+    case 'AddVerificationMethod':
+      return same({ verification_method: vmOf(f.did, 'key-3', k) });
+    case 'UpdateVerificationMethod':
+      return same({ verification_method: vmOf(f.did, 'key-2', k) });
+    case 'AddKeyAgreement':
+      return same({ key_agreement: kaOf(f.did, 'ka-2', 1) });
+    case 'UpdateKeyAgreement':
+      return same({ key_agreement: kaOf(f.did, 'ka-1', 9) });
+    case 'AddService':
+      return same({ service: { serviceEndpoint: 'https://x.example', type: 'T', id: kid(f.did, 'svc-2') } });
+    case 'UpdateService':
+      return same({ service: { id: kid(f.did, 'svc-1'), type: 'T', serviceEndpoint: 'https://y.example', authorization: null } });
     case 'RemoveVerificationMethod':
-    case 'AddAuthentication': return same({ id: kid(f.did, 'key-2') });
-    case 'RemoveAuthentication': return same({ id: kid(f.did, 'key-1') });
-    case 'RemoveKeyAgreement': return same({ id: kid(f.did, 'ka-1') });
-    case 'RemoveService': return same({ id: kid(f.did, 'svc-1') });
-    case 'replace_document': return same({ document: { id: f.did, authentication: [], verificationMethod: [] } });
-    default: throw new Error(action);
+    case 'AddAuthentication':
+      return same({ id: kid(f.did, 'key-2') });
+    case 'RemoveAuthentication':
+      return same({ id: kid(f.did, 'key-1') });
+    case 'RemoveKeyAgreement':
+      return same({ id: kid(f.did, 'ka-1') });
+    case 'RemoveService':
+      return same({ id: kid(f.did, 'svc-1') });
+    case 'replace_document':
+      return same({ document: { id: f.did, authentication: [], verificationMethod: [] } });
+    default:
+      throw new Error(action);
   }
 }
 
@@ -96,7 +115,18 @@ describe('POST /dids/{did}/prepare', () => {
       assert.equal(res.status, 200, `${action}: ${JSON.stringify(res.body)}`);
       const b = res.body;
       assert.deepEqual(Object.keys(b).sort(), [
-        'action', 'canonical_payload', 'did', 'extrinsic', 'nonce', 'nonce_domain', 'payload_to_sign', 'previous_version', 'request', 'schema_version', 'signer_key_id', 'valid_until',
+        'action',
+        'canonical_payload',
+        'did',
+        'extrinsic',
+        'nonce',
+        'nonce_domain',
+        'payload_to_sign',
+        'previous_version',
+        'request',
+        'schema_version',
+        'signer_key_id',
+        'valid_until',
       ]);
       assert.equal(b.did, f.did);
       assert.equal(b.action, action);
@@ -121,7 +151,18 @@ describe('POST /dids/{did}/prepare', () => {
   });
 
   it('matches action names exactly: anything else is 400 unsupported_action', async () => {
-    for (const action of ['AddAlias', 'add_Alias', 'ADD_ALIAS', 'addAlias', 'update_root_pubkey', 'add_verification_method', 'set_delivery_policy_links', '', 42, null]) {
+    for (const action of [
+      'AddAlias',
+      'add_Alias',
+      'ADD_ALIAS',
+      'addAlias',
+      'update_root_pubkey',
+      'add_verification_method',
+      'set_delivery_policy_links',
+      '',
+      42,
+      null,
+    ]) {
       assertError(await prepare(h, f.did, action as string, { alias: 'x' }), 400, 'unsupported_action');
     }
     assertError(await h.call('POST', `/dids/${f.did}/prepare`, { did: f.did }), 400, 'unsupported_action');

@@ -3,15 +3,7 @@ import assert from 'node:assert/strict';
 import { directoryRateOptions } from '../../src/directory/rate-classes.js';
 import type { HttpServer } from '../../src/http/server.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
-import {
-  assertError,
-  prepareRegistration,
-  prepareSigned,
-  registerDid,
-  registrationSubmitBody,
-  submit,
-  type Reply,
-} from '../support/directory-flows.js';
+import { assertError, prepareRegistration, prepareSigned, registerDid, registrationSubmitBody, submit, type Reply } from '../support/directory-flows.js';
 import { smallRateLimits } from '../support/rate-limits.js';
 
 const harnesses: DirectoryHarness[] = [];
@@ -51,7 +43,7 @@ describe('Directory rate limits', () => {
     assert.equal(other.status, 202, JSON.stringify(other.body));
   });
 
-  it('limits accepted changes to one DID; strangers\' invalid changes and preparations naming it use up nothing; other DIDs are unaffected', async () => {
+  it("limits accepted changes to one DID; strangers' invalid changes and preparations naming it use up nothing; other DIDs are unaffected", async () => {
     const h = await startDirectory({ rateLimits: smallRateLimits({ 'directory-write-target': { points: 2, seconds: WINDOW } }) });
     harnesses.push(h);
     const a = await registerDid(h, 11);
@@ -59,7 +51,10 @@ describe('Directory rate limits', () => {
     // a stranger trying to lock the owner out: unsigned changes and preparations from many addresses
     for (let i = 0; i < 5; i++) {
       assert.equal((await from(h.server, `192.0.2.${10 + i}`, 'POST', `/dids/${enc(a.did)}/aliases`, {})).status, 400);
-      assert.equal((await from(h.server, `192.0.2.${10 + i}`, 'POST', `/dids/${enc(a.did)}/prepare`, { did: a.did, action: 'add_alias', alias: `x${i}` })).status, 200);
+      assert.equal(
+        (await from(h.server, `192.0.2.${10 + i}`, 'POST', `/dids/${enc(a.did)}/prepare`, { did: a.did, action: 'add_alias', alias: `x${i}` })).status,
+        200,
+      );
     }
     const change = async (r: { did: string; key: typeof a.key }, alias: string) => submit(h, await prepareSigned(h, r.did, r.key, 'add_alias', { alias }));
     assert.equal((await change(a, 'first')).status, 202);
@@ -92,12 +87,16 @@ describe('Directory rate limits', () => {
     assert.deepEqual(directoryRateOptions('POST', '/register-did/prepare'), { rateClass: 'registration' });
     assert.deepEqual(directoryRateOptions('POST', '/register-did'), { rateClass: 'registration' });
     assert.deepEqual(directoryRateOptions('POST', '/delivery-policies/prepare'), { rateClass: 'directory-write' });
-    const ctx = (params: Record<string, string>) => ({ params }) as unknown as Parameters<NonNullable<ReturnType<typeof directoryRateOptions>['rateTarget']>>[0];
+    const ctx = (params: Record<string, string>) =>
+      ({ params }) as unknown as Parameters<NonNullable<ReturnType<typeof directoryRateOptions>['rateTarget']>>[0];
     const target = (method: 'POST' | 'PUT' | 'DELETE', pattern: string, params: Record<string, string>) => {
       const o = directoryRateOptions(method, pattern);
       return [o.rateClass, o.rateTarget?.(ctx(params))];
     };
-    assert.deepEqual(target('POST', '/personas/:persona/dns-challenges/:challenge_id/verify', { persona: 'p.example', challenge_id: 'c' }), ['dns-challenge', 'p.example']);
+    assert.deepEqual(target('POST', '/personas/:persona/dns-challenges/:challenge_id/verify', { persona: 'p.example', challenge_id: 'c' }), [
+      'dns-challenge',
+      'p.example',
+    ]);
     assert.deepEqual(target('DELETE', '/dids/:did/aliases/:alias', { did: 'did:x:1', alias: 'a' }), ['directory-write', 'did:x:1']);
     assert.deepEqual(target('PUT', '/policies/v3/:scope/:id', { scope: 'did', id: 'did:x:1' }), ['directory-write', 'did/did:x:1']);
     assert.deepEqual(target('PUT', '/applications/:application_id/registration', { application_id: 'app1' }), ['directory-write', 'app1']);

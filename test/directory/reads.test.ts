@@ -27,14 +27,35 @@ import {
 type Body = Record<string, unknown>;
 
 const RECORD_KEYS = [
-  'aliases', 'block_hash', 'block_number', 'deactivated', 'devices', 'did', 'document', 'document_nonce', 'freshness',
-  'owner', 'pending_document_action', 'pending_operations', 'registration_status', 'root_pubkey', 'tx_id', 'updatedAt',
+  'aliases',
+  'block_hash',
+  'block_number',
+  'deactivated',
+  'devices',
+  'did',
+  'document',
+  'document_nonce',
+  'freshness',
+  'owner',
+  'pending_document_action',
+  'pending_operations',
+  'registration_status',
+  'root_pubkey',
+  'tx_id',
+  'updatedAt',
   'version',
 ];
 const PENDING_KEYS = ['pending_document_action_name', 'pending_document_nonce', 'pending_document_submitted_at', 'pending_extrinsic_hash'];
 const NONCE_KEYS = [
-  'alias_nonce', 'application_nonce', 'control_nonce', 'did', 'document_nonce', 'operator_nonce', 'policy_nonce',
-  'policy_v3_nonce', 'root_pubkey_nonce',
+  'alias_nonce',
+  'application_nonce',
+  'control_nonce',
+  'did',
+  'document_nonce',
+  'operator_nonce',
+  'policy_nonce',
+  'policy_v3_nonce',
+  'root_pubkey_nonce',
 ];
 
 describe('GET /resolve/{did}', () => {
@@ -55,7 +76,13 @@ describe('GET /resolve/{did}', () => {
       aliases: [],
       devices: [],
       version: 1,
-      document: { id: r.did, verificationMethod: (r.document.verificationMethod as Body[]), authentication: [kid(r.did, 'key-1')], keyAgreement: [], service: [] },
+      document: {
+        id: r.did,
+        verificationMethod: r.document.verificationMethod as Body[],
+        authentication: [kid(r.did, 'key-1')],
+        keyAgreement: [],
+        service: [],
+      },
       updatedAt: latest.timestamp,
       freshness: 'finalized',
       registration_status: 'confirmed',
@@ -112,7 +139,10 @@ describe('GET /resolve/{did}', () => {
     const rec = await resolve(h, r.did);
     assert.equal(rec.pending_document_action, false);
     assert.equal('pending_document_nonce' in rec, false);
-    assert.deepEqual((rec.pending_operations as Body[]).map((o) => [o.action, o.nonce_domain, o.tx_hash]), [['add_device', 'control_nonce', m.submitted.tx_hash]]);
+    assert.deepEqual(
+      (rec.pending_operations as Body[]).map((o) => [o.action, o.nonce_domain, o.tx_hash]),
+      [['add_device', 'control_nonce', m.submitted.tx_hash]],
+    );
     h.settle();
   });
 
@@ -124,7 +154,13 @@ describe('GET /resolve/{did}', () => {
     assert.equal((pending.body.details as Body).tx_hash, p.submitted.tx_hash);
     h.settle();
     assert.equal((await resolve(h, p.did)).registration_status, 'confirmed');
-    for (const bad of ['not-a-did', 'did:Platform:8C2kCzsB2fJy9MiZos1mS', 'did:platform:abc', `did:platform:${'1'.repeat(97)}`, 'did:platform:0OIl0OIl0OIl0OIl0OIl']) {
+    for (const bad of [
+      'not-a-did',
+      'did:Platform:8C2kCzsB2fJy9MiZos1mS',
+      'did:platform:abc',
+      `did:platform:${'1'.repeat(97)}`,
+      'did:platform:0OIl0OIl0OIl0OIl0OIl',
+    ]) {
       assertError(await h.call('GET', `/resolve/${encodeURIComponent(bad)}`), 400, 'invalid_did');
     }
   });
@@ -180,9 +216,7 @@ describe('GET /registration-status/{did}', () => {
     assert.deepEqual(txv.body.error, { code: 'authorization_expired', message: (txv.body.error as Body).message, ledger_error: 'RegistrationExpired' });
     assert.equal(typeof txv.body.block_number, 'number');
     const block = await h.call('GET', `/blocks/${txv.body.block_number}`);
-    assert.deepEqual(block.body.extrinsics, [
-      { tx_hash: tx, extrinsic: 'register_with_proof_v2', success: false, error: txv.body.error },
-    ]);
+    assert.deepEqual(block.body.extrinsics, [{ tx_hash: tx, extrinsic: 'register_with_proof_v2', success: false, error: txv.body.error }]);
 
     h.clock.advance(3_600_001);
     const later = await h.call('GET', `/registration-status/${did}`);
@@ -212,7 +246,14 @@ describe('GET /dids/{did}/nonces', () => {
     await mutate(h, r.did, r.key, 'add_alias', { alias: 'a1' }, { pending: true });
     await mutate(h, r.did, r.key, 'add_alias', { alias: 'a2' }, { pending: true });
     await mutate(h, r.did, r.key, 'add_device', { device_id: 'd' }, { pending: true });
-    await mutate(h, r.did, r.key, 'AddKeyAgreement', { key_agreement: { id: kid(r.did, 'ka'), type: 'X25519KeyAgreementKey2020', controller: r.did, publicKeyMultibase: 'zKey' } }, { pending: true });
+    await mutate(
+      h,
+      r.did,
+      r.key,
+      'AddKeyAgreement',
+      { key_agreement: { id: kid(r.did, 'ka'), type: 'X25519KeyAgreementKey2020', controller: r.did, publicKeyMultibase: 'zKey' } },
+      { pending: true },
+    );
     await mutate(h, r.did, r.key, 'UpdateRootPubkey', { new_root_pubkey: to0x(r.key.publicKey) }, { pending: true });
     const pending = await nonces(h, r.did);
     assert.deepEqual(
@@ -270,7 +311,11 @@ describe('GET /transactions/{tx_hash}', () => {
     h.settle();
     const failed = await h.call('GET', `/transactions/${tx}`);
     assert.equal(failed.body.status, 'failed');
-    assert.deepEqual(failed.body.error, { code: 'authorization_expired', message: (failed.body.error as Body).message, ledger_error: 'ControlAuthorizationExpired' });
+    assert.deepEqual(failed.body.error, {
+      code: 'authorization_expired',
+      message: (failed.body.error as Body).message,
+      ledger_error: 'ControlAuthorizationExpired',
+    });
     assert.equal(typeof (failed.body.error as Body).message, 'string');
     assert.equal(failed.body.block_number, (await h.call('GET', '/blocks/latest')).body.number);
     // a failed change consumes no nonce and changes nothing
@@ -305,7 +350,16 @@ describe('GET /blocks/latest and /blocks/{number}', () => {
     const r = await registerDid(h, 1);
     const b1 = await h.call('GET', '/blocks/latest');
     assert.deepEqual(Object.keys(b1.body).sort(), [
-      'extrinsics', 'extrinsics_root', 'finalized', 'finalized_number', 'hash', 'number', 'parent_hash', 'results_root', 'timestamp', 'timestamp_iso',
+      'extrinsics',
+      'extrinsics_root',
+      'finalized',
+      'finalized_number',
+      'hash',
+      'number',
+      'parent_hash',
+      'results_root',
+      'timestamp',
+      'timestamp_iso',
     ]);
     assert.equal(b1.body.number, 1);
     assert.equal(b1.body.parent_hash, genesis.body.hash);

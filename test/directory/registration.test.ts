@@ -62,7 +62,13 @@ describe('POST /register-did/prepare', () => {
 
     const hash = documentHash(parseDidDocument(document, did));
     assert.equal(res.body.document_hash, to0x(hash));
-    const expected = registrationSigningBytes(h.profile, { did, rootPubkey: key.publicKey, alias: 'sales.group', documentHash: hash, expiryMs: BigInt(expiry) });
+    const expected = registrationSigningBytes(h.profile, {
+      did,
+      rootPubkey: key.publicKey,
+      alias: 'sales.group',
+      documentHash: hash,
+      expiryMs: BigInt(expiry),
+    });
     assert.equal(res.body.payload_to_sign, to0x(expected));
     assert.equal(res.body.canonical_payload, res.body.payload_to_sign);
     assert.ok((res.body.payload_to_sign as string).startsWith(`0x${toHex(utf8('platform:register:v2|'))}`));
@@ -105,7 +111,11 @@ describe('POST /register-did/prepare', () => {
       // the alias of another DID, even for a DID that already exists: alias_taken comes first
       [{ ...good, did: taken.did, did_document: docOf(taken.did, key), alias: 'ALSO-TAKEN', expiry_ms: '1' }, 409, 'alias_taken'],
       [{ ...good, alias: ' Taken ' }, 409, 'alias_taken'],
-      [{ ...good, did: taken.did, root_pubkey: multibaseEd25519(taken.key.publicKey), did_document: docOf(taken.did, taken.key), expiry_ms: '1' }, 409, 'did_already_exists'],
+      [
+        { ...good, did: taken.did, root_pubkey: multibaseEd25519(taken.key.publicKey), did_document: docOf(taken.did, taken.key), expiry_ms: '1' },
+        409,
+        'did_already_exists',
+      ],
       [{ ...good, expiry_ms: String(h.clock.nowMs()) }, 400, 'invalid_expiry'],
       [{ ...good, expiry_ms: String(h.clock.nowMs() + 3_600_001) }, 400, 'invalid_expiry'],
       [{ ...good, expiry_ms: 'soon' }, 400, 'invalid_expiry'],

@@ -6,18 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { to0x } from '../../src/base/bytes.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
-import {
-  assertError,
-  keyOf,
-  kid,
-  mutate,
-  nonces,
-  registerDid,
-  registrationSubmitBody,
-  resolve,
-  vmOf,
-  type Reply,
-} from '../support/directory-flows.js';
+import { assertError, keyOf, kid, mutate, nonces, registerDid, registrationSubmitBody, resolve, vmOf, type Reply } from '../support/directory-flows.js';
 
 type Body = Record<string, unknown>;
 
@@ -33,7 +22,12 @@ describe('replays after inclusion', () => {
     ['document patch payload', 'AddVerificationMethod', (did) => ({ verification_method: vmOf(did, 'key-2', keyOf(70)) }), 'document_nonce'],
     ['root-key payload', 'UpdateRootPubkey', () => ({ new_root_pubkey: to0x(keyOf(71).publicKey) }), 'root_pubkey_nonce'],
     ['control payload', 'add_device', () => ({ device_id: 'once' }), 'control_nonce'],
-    ['document replacement', 'replace_document', (did) => ({ document: { id: did, service: [{ id: kid(did, 's'), type: 'T', serviceEndpoint: 'https://s' }] } }), 'document_nonce'],
+    [
+      'document replacement',
+      'replace_document',
+      (did) => ({ document: { id: did, service: [{ id: kid(did, 's'), type: 'T', serviceEndpoint: 'https://s' }] } }),
+      'document_nonce',
+    ],
   ];
 
   kinds.forEach(([name, action, fields, domain], i) => {

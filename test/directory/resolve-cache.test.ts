@@ -65,7 +65,11 @@ describe('ResolveCache', () => {
 
   it('does not cache failures', () => {
     const { cache, renders } = setup();
-    for (let i = 0; i < 2; i++) assert.throws(() => cache.body('did:x:missing'), (e: unknown) => e instanceof DdnError && e.code === 'did_not_found');
+    for (let i = 0; i < 2; i++)
+      assert.throws(
+        () => cache.body('did:x:missing'),
+        (e: unknown) => e instanceof DdnError && e.code === 'did_not_found',
+      );
     assert.deepEqual(renders, ['did:x:missing', 'did:x:missing']);
   });
 

@@ -57,7 +57,11 @@ describe('restart on the same data directory', () => {
       assert.deepEqual(await nonces(h2, a.did), before.nonces);
       assert.deepEqual((await h2.call('GET', '/blocks/latest')).body, before.latest);
       assert.deepEqual((await h2.call('GET', '/blocks/1')).body, before.block1);
-      for (const [alias, did] of [['alpha', a.did], ['alpha-2', a.did], ['beta', b.did]] as const) {
+      for (const [alias, did] of [
+        ['alpha', a.did],
+        ['alpha-2', a.did],
+        ['beta', b.did],
+      ] as const) {
         assert.deepEqual((await h2.call('GET', `/aliases/${alias}`)).body, { alias, did });
       }
       assert.equal((await h2.call('GET', `/transactions/${pendingChange.submitted.tx_hash}`)).body.status, 'pending');
@@ -128,7 +132,11 @@ describe('restart on the same data directory', () => {
 
     const h2 = await startDirectory({ dir: h1.dir, clock: h1.clock });
     try {
-      const prepared = await h2.call('POST', '/register-did/prepare', { did: a.did, root_pubkey: to0x(keyOf(9).publicKey), did_document: docOf(a.did, keyOf(9)) });
+      const prepared = await h2.call('POST', '/register-did/prepare', {
+        did: a.did,
+        root_pubkey: to0x(keyOf(9).publicKey),
+        did_document: docOf(a.did, keyOf(9)),
+      });
       assertError(prepared, 409, 'did_deleted');
       assertError(await h2.call('POST', '/register-did', clientRegistrationBody(h2, a.did, keyOf(9))), 409, 'did_deleted');
       assert.equal((await h2.call('GET', `/registration-status/${a.did}`)).body.registration_status, 'missing');

@@ -56,7 +56,11 @@ describe('Directory transport', () => {
   it('answers 415 on a DID mutation route too, before looking at the body', async () => {
     const r = await registerDid(h, 2);
     const p = await prepareSigned(h, r.did, r.key, 'add_alias', { alias: 'x' });
-    assertErrorBody(await raw('POST', p.route.url, JSON.stringify(p.body), { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    assertErrorBody(
+      await raw('POST', p.route.url, JSON.stringify(p.body), { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported_media_type',
+    );
     assertErrorBody(await raw('DELETE', `/dids/${encodeURIComponent(r.did)}`, '{}', { 'content-type': 'text/json' }), 415, 'unsupported_media_type');
     assert.deepEqual((await resolve(h, r.did)).aliases, []);
   });

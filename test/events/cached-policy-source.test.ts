@@ -48,7 +48,10 @@ describe('CachedPolicySource', () => {
     const { source, calls } = countingSource(answers);
     const cached = new CachedPolicySource(source, clock);
     const both = await Promise.allSettled([cached.policy(DID), cached.policy(DID)]);
-    assert.deepEqual(both.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      both.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
     assert.equal(calls.length, 1, 'concurrent lookups share one request');
     answers.set(DID.id, 'policy');
     assert.deepEqual(await cached.policy(DID), { policy_id: 'DID:did:platform:abc', ruleset: [] }, 'the failure was not kept');

@@ -189,7 +189,7 @@ describe('event rule limits', () => {
     }
   });
 
-  it('drops and counts an owner\'s events beyond its budget for the minute; the next minute runs again', async () => {
+  it("drops and counts an owner's events beyond its budget for the minute; the next minute runs again", async () => {
     const s = setup(PLATFORM, [sendsRule([OWNER.did])], 2);
     try {
       for (let i = 0; i < 5; i++) s.d.onEvent(event(i));
@@ -205,7 +205,11 @@ describe('event rule limits', () => {
         roles: ['relay'],
         profile: 'platform',
         chainId: 'c',
-        ledger: { genesisHash: new Uint8Array(32), headRef: () => ({ number: 0, hash: '0x', timestampMs: 0 }), finalizedRefNow: () => ({ number: 0, hash: '0x', timestampMs: 0 }) },
+        ledger: {
+          genesisHash: new Uint8Array(32),
+          headRef: () => ({ number: 0, hash: '0x', timestampMs: 0 }),
+          finalizedRefNow: () => ({ number: 0, hash: '0x', timestampMs: 0 }),
+        },
         isReady: () => true,
         eventDrops: () => s.d.drops(),
       });

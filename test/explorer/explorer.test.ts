@@ -89,12 +89,18 @@ describe('web explorer in Chromium', () => {
 
     // A DID with one of everything, two services, a policy with a branching plan; a persona; an application.
     const relay = await registerServiceDid(h, 60, [{ fragment: 'relay', kind: 'Relay' }]);
-    const cache = await registerServiceDid(h, 61, [{ fragment: 'cache', kind: 'Cache' }, { fragment: 'archive', kind: 'Archive' }]);
+    const cache = await registerServiceDid(h, 61, [
+      { fragment: 'cache', kind: 'Cache' },
+      { fragment: 'archive', kind: 'Archive' },
+    ]);
     fx = await registerFixture(h, 62);
     const inbox = { id: kid(fx.did, 'inbox'), type: 'PlatformCacheService', serviceEndpoint: ['https://cache.example/inbox', 'https://cache2.example/inbox'] };
     await mutate(h, fx.did, fx.key, 'AddService', { service: inbox });
     await mutate(h, fx.did, fx.key, 'add_alias', { alias: 'explorer62' });
-    await writeV3(h, fx.key, 'did', fx.did, { action: 'set_policy_v3', policy: policyJson('DID', fx.did, fx.did, [rule('main', 1, richPlan(relay, cache, false))]) });
+    await writeV3(h, fx.key, 'did', fx.did, {
+      action: 'set_policy_v3',
+      policy: policyJson('DID', fx.did, fx.did, [rule('main', 1, richPlan(relay, cache, false))]),
+    });
     op = await operatorOf(h, 63);
     await registerNamed(h, 'explorershop', op);
     await writeV3(h, op.key, 'persona', 'explorershop', {
@@ -105,7 +111,16 @@ describe('web explorer in Chromium', () => {
 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('console', (m) => {
@@ -172,7 +187,10 @@ describe('web explorer in Chromium', () => {
     await assertAccessible(page, 'Delivery policy of explorershop');
     assert.match(await page.locator('main').innerText(), /PERSONA explorershop/);
     const graph = page.locator('svg.plan-graph');
-    assert.deepEqual((await graph.locator('g.step .step-op').allTextContents()).map((t) => t.replace('▶ ', '')), ['RequireProfile', 'Forward', 'Store', 'Archive']);
+    assert.deepEqual(
+      (await graph.locator('g.step .step-op').allTextContents()).map((t) => t.replace('▶ ', '')),
+      ['RequireProfile', 'Forward', 'Store', 'Archive'],
+    );
     assert.equal(await graph.locator('g.step.entry').count(), 1);
     assert.match(await graph.locator('g.step.entry').innerHTML(), /gate/);
     assert.equal(await graph.locator('g.transition').count(), 3);
@@ -255,7 +273,7 @@ describe('web explorer in Chromium', () => {
     await page.waitForURL(/\/explorer\/$/);
   });
 
-  it('node status page: health and live charts of the node\'s own metrics', async () => {
+  it("node status page: health and live charts of the node's own metrics", async () => {
     await page.goto(`${base}/explorer/status`);
     await assertAccessible(page, 'Node status');
     const samples = page.locator('[data-samples]');
@@ -290,6 +308,9 @@ describe('web explorer in Chromium', () => {
     await page.goto(`${base}/explorer/nowhere/at/all`);
     await page.getByRole('heading', { name: 'Not found' }).waitFor();
     // the browser logs the 4xx answers of lookups (they are the test's own); script errors are another matter
-    assert.deepEqual(consoleErrors.filter((e) => !/the server responded with a status of 4\d\d/.test(e)), []);
+    assert.deepEqual(
+      consoleErrors.filter((e) => !/the server responded with a status of 4\d\d/.test(e)),
+      [],
+    );
   });
 });

@@ -8,13 +8,20 @@ const step = (id: string, operation = 'Forward') => ({ id, operation, detail: ''
 
 describe('plan layout', () => {
   it('puts steps in columns by distance from the entry, rows within a column, edges from right side to left side', () => {
-    const g = layoutPlan('a', [step('a'), step('b', 'Store'), step('c', 'Archive'), step('d', 'Store')], [
-      { from: 'a', to: 'b', trigger: 'Failure', mode: 'Next' },
-      { from: 'a', to: 'c', trigger: 'Always', mode: 'Fork' },
-      { from: 'b', to: 'd', trigger: 'Success', mode: 'Next' },
-    ]);
+    const g = layoutPlan(
+      'a',
+      [step('a'), step('b', 'Store'), step('c', 'Archive'), step('d', 'Store')],
+      [
+        { from: 'a', to: 'b', trigger: 'Failure', mode: 'Next' },
+        { from: 'a', to: 'c', trigger: 'Always', mode: 'Fork' },
+        { from: 'b', to: 'd', trigger: 'Success', mode: 'Next' },
+      ],
+    );
     const at = (id: string) => g.steps.find((s) => s.id === id)!;
-    assert.deepEqual(['a', 'b', 'c', 'd'].map((id) => at(id).column), [0, 1, 1, 2]);
+    assert.deepEqual(
+      ['a', 'b', 'c', 'd'].map((id) => at(id).column),
+      [0, 1, 1, 2],
+    );
     assert.ok(at('a').entry && !at('b').entry);
     assert.equal(at('b').x, at('c').x);
     assert.ok(at('c').y > at('b').y, 'second row of the column');
@@ -26,12 +33,16 @@ describe('plan layout', () => {
   });
 
   it('loops an edge inside one column under the steps; unreachable steps go last; unknown ends are left out', () => {
-    const g = layoutPlan('a', [step('a'), step('b'), step('c'), step('lost')], [
-      { from: 'a', to: 'b', trigger: 'Success', mode: 'Next' },
-      { from: 'a', to: 'c', trigger: 'Failure', mode: 'Next' },
-      { from: 'b', to: 'c', trigger: 'Always', mode: 'Fork' },
-      { from: 'c', to: 'ghost', trigger: 'Always', mode: 'Next' },
-    ]);
+    const g = layoutPlan(
+      'a',
+      [step('a'), step('b'), step('c'), step('lost')],
+      [
+        { from: 'a', to: 'b', trigger: 'Success', mode: 'Next' },
+        { from: 'a', to: 'c', trigger: 'Failure', mode: 'Next' },
+        { from: 'b', to: 'c', trigger: 'Always', mode: 'Fork' },
+        { from: 'c', to: 'ghost', trigger: 'Always', mode: 'Next' },
+      ],
+    );
     assert.equal(g.steps.find((s) => s.id === 'lost')!.column, 2);
     assert.equal(g.transitions.length, 3);
     const loop = g.transitions[2]!;

@@ -36,7 +36,14 @@ describe('explorer routes', () => {
   it('serves the page at every depth up to four segments, and the two bundle files', async () => {
     const s = await serverWith(dir);
     try {
-      for (const url of ['/explorer', '/explorer/', '/explorer/blocks', '/explorer/did/did:platform:abc', '/explorer/policy/did/did%3Aplatform%3Aabc', '/explorer/a/b/c/d']) {
+      for (const url of [
+        '/explorer',
+        '/explorer/',
+        '/explorer/blocks',
+        '/explorer/did/did:platform:abc',
+        '/explorer/policy/did/did%3Aplatform%3Aabc',
+        '/explorer/a/b/c/d',
+      ]) {
         const res = await s.fastify.inject({ method: 'GET', url });
         assert.equal(res.statusCode, 200, url);
         assert.match(res.headers['content-type'] as string, /^text\/html; charset=utf-8/);

@@ -107,7 +107,7 @@ describe('connection timeouts', () => {
     assert.equal(r.body.error, 'request_timeout');
   });
 
-  it('a body that trickles is cut with 408 request_timeout JSON (the route\'s error body), then closed', { timeout: 20_000 }, async () => {
+  it("a body that trickles is cut with 408 request_timeout JSON (the route's error body), then closed", { timeout: 20_000 }, async () => {
     const { port } = await start();
     for (const path of ['/echo', '/relay']) {
       const c = rawConnection(port);
@@ -186,7 +186,7 @@ describe('connection caps', () => {
     for (const c of [a, elsewhere, again]) c.socket.destroy();
   });
 
-  it('beyond the total cap every address is refused; the Relay\'s refusal is a DeliveryResult', { timeout: 20_000 }, async () => {
+  it("beyond the total cap every address is refused; the Relay's refusal is a DeliveryResult", { timeout: 20_000 }, async () => {
     const gate = new ConnectionGate({ maxConnections: 1, maxConnectionsPerAddress: 0 });
     const { port } = await start({ gate, relay: true, connections: { headersTimeoutMs: 30_000, keepAliveTimeoutMs: 30_000 } });
     const a = rawConnection(port);
@@ -208,16 +208,14 @@ describe('connection caps', () => {
 describe('refusals as JSON bodies', () => {
   after(closeServers);
 
-  it('Expect other than 100-continue → 417 expectation_failed JSON (the route\'s error body on Relay routes)', async () => {
+  it("Expect other than 100-continue → 417 expectation_failed JSON (the route's error body on Relay routes)", async () => {
     const { port } = await start();
     const c = rawConnection(port);
     const plain = parseRaw(await exchange(c, 'GET /ping HTTP/1.1\r\nHost: x\r\nExpect: anything-else\r\n\r\n'));
     assert.equal(plain.status, 417);
     assert.equal(plain.body.code, 'expectation_failed');
     assert.equal(plain.body.error, 'expectation_failed');
-    const relay = parseRaw(
-      await exchange(c, 'POST /relay HTTP/1.1\r\nHost: x\r\nExpect: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'),
-    );
+    const relay = parseRaw(await exchange(c, 'POST /relay HTTP/1.1\r\nHost: x\r\nExpect: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'));
     assert.equal(relay.status, 417);
     assert.deepEqual(relay.body, { success: false, delivery_mode: 'failed', http_status: 417, code: 'expectation_failed' });
     // the connection still serves
@@ -259,7 +257,8 @@ describe('refusals as JSON bodies', () => {
   it('Expect: 100-continue: a body announced over the limit is refused before it is sent; one within is invited', async () => {
     const { port } = await start({ limit: 64 });
     const c = rawConnection(port);
-    const head = (length: number) => `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${length}\r\n\r\n`;
+    const head = (length: number) =>
+      `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${length}\r\n\r\n`;
     await c.connected;
     c.socket.write(head(9));
     while (!c.received().includes('\r\n\r\n')) await sleep(5);
@@ -297,7 +296,7 @@ describe('refusals as JSON bodies', () => {
     assert.equal(body.code, 'payload_too_large');
   });
 
-  it('a refusal before any route (unparseable HTTP) carries the Relay\'s DeliveryResult fields', async () => {
+  it("a refusal before any route (unparseable HTTP) carries the Relay's DeliveryResult fields", async () => {
     const { port } = await start({ relay: true });
     const r = await answerBeforeClose(port, 'GARBAGE\r\n\r\n');
     assert.equal(r.status, 400);

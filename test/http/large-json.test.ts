@@ -39,7 +39,10 @@ describe('parseJsonBody on large bodies', () => {
       Buffer.concat([Buffer.from(`{"a":"${big}","b":"`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
     ];
     for (const body of bad) {
-      assert.throws(() => parseJsonBody(Buffer.from(body), CT), (err: unknown) => err instanceof DdnError && err.code === 'invalid_json');
+      assert.throws(
+        () => parseJsonBody(Buffer.from(body), CT),
+        (err: unknown) => err instanceof DdnError && err.code === 'invalid_json',
+      );
     }
   });
 });

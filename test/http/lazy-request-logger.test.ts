@@ -55,6 +55,9 @@ describe('LazyRequestLogger', () => {
     log.debug('now written');
     assert.equal(log.level, 'debug');
     assert.equal(parent.level, 'info');
-    assert.deepEqual(lines.map((l) => l.msg), ['now written']);
+    assert.deepEqual(
+      lines.map((l) => l.msg),
+      ['now written'],
+    );
   });
 });

@@ -153,7 +153,7 @@ describe('rate limits: per target', () => {
     assert.equal(calls.write, 4);
   });
 
-  it('counts Relay posts per recipient named in the body and keeps the route\'s error body shape', async () => {
+  it("counts Relay posts per recipient named in the body and keeps the route's error body shape", async () => {
     const { server, calls } = build(smallRateLimits({ 'relay-post-target': { points: 2, seconds: WINDOW } }));
     assert.equal((await post(server, '/relay', { to: 'did:x:bob' }, { remoteAddress: '192.0.2.1' })).statusCode, 202);
     assert.equal((await post(server, '/relay', { to: 'did:x:bob@support.example' }, { remoteAddress: '192.0.2.2' })).statusCode, 202);
@@ -234,11 +234,23 @@ describe('rate limits: parts', () => {
     assert.equal(limiter.trackedKeys, 5);
     // three more new keys fit in the overflow budget, the fourth does not
     const results: string[] = [];
-    for (let i = 5; i < 9; i++) results.push(await limiter.consume(`k${i}`).then(() => 'ok', () => 'refused'));
+    for (let i = 5; i < 9; i++)
+      results.push(
+        await limiter.consume(`k${i}`).then(
+          () => 'ok',
+          () => 'refused',
+        ),
+      );
     assert.deepEqual(results, ['ok', 'ok', 'ok', 'refused']);
     assert.equal(limiter.trackedKeys, 5);
     // keys already tracked keep their own budgets
-    assert.equal(await limiter.consume('k0').then(() => 'ok', () => 'refused'), 'ok');
+    assert.equal(
+      await limiter.consume('k0').then(
+        () => 'ok',
+        () => 'refused',
+      ),
+      'ok',
+    );
   });
 
   it('forgets the previous generation after two windows', async () => {

@@ -54,7 +54,7 @@ describe('X-Request-Id', () => {
     await server.fastify.close();
   });
 
-  it('is passed on by the Relay\'s outbound requests made while serving a request', async () => {
+  it("is passed on by the Relay's outbound requests made while serving a request", async () => {
     const seen: IncomingHttpHeaders[] = [];
     const target = createServer((req, res) => {
       seen.push(req.headers);

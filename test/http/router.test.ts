@@ -67,13 +67,13 @@ describe('percent-decoding of path segments (§0.4)', () => {
   const r = directoryRouter();
 
   it('decodes %3A %23 %40 and keeps a literal plus', async () => {
-    const m = (await r.match('GET', '/resolve/did%3Aplatform%3Aabc%23key-1%40x+y'));
+    const m = await r.match('GET', '/resolve/did%3Aplatform%3Aabc%23key-1%40x+y');
     assert.equal(m.value, 'resolve');
     assert.deepEqual(m.params, { did: 'did:platform:abc#key-1@x+y' });
   });
 
   it('treats %2F as a literal slash inside one segment', async () => {
-    const m = (await r.match('DELETE', '/dids/did%3Ap%3Aq/devices/phone%2Fmain'));
+    const m = await r.match('DELETE', '/dids/did%3Ap%3Aq/devices/phone%2Fmain');
     assert.equal(m.value, 'delete-device');
     assert.deepEqual(m.params, { did: 'did:p:q', device_id: 'phone/main' });
   });
@@ -162,7 +162,7 @@ describe('route matching', () => {
     const x = new Routes();
     x.add('GET', '/personas/special/foo', 'special-foo');
     x.add('GET', '/personas/:persona/nonces', 'persona-nonces');
-    const m = (await x.match('GET', '/personas/special/nonces'));
+    const m = await x.match('GET', '/personas/special/nonces');
     assert.deepEqual([m.value, m.params], ['persona-nonces', { persona: 'special' }]);
     assert.equal((await x.match('GET', '/personas/special/foo')).value, 'special-foo');
   });
@@ -229,7 +229,7 @@ describe('request target splitting and query decoding', () => {
 
   it('form-decodes: + is a space, then percent-decoding', () => {
     const q = parseQuery('a=b+c&d=%2B&e=%3A%23&flag&=empty&x=1&x=2&caf%C3%A9=%C3%A9');
-    assert.deepEqual({ ...q }, { a: 'b c', d: '+', e: ':#', flag: '', '': 'empty', x: '1', 'café': 'é' });
+    assert.deepEqual({ ...q }, { a: 'b c', d: '+', e: ':#', flag: '', '': 'empty', x: '1', café: 'é' });
   });
 
   it('returns an empty object for an empty query', () => {

@@ -53,11 +53,16 @@ function build(opts: { tooLargeCode?: 'payload_too_large' | 'envelope_too_large'
   server.route('GET', '/busy', () => json(503, { code: 'busy' }));
   server.route('GET', '/busy-custom', () => json(429, { code: 'busy' }, { 'Retry-After': '30' }));
   server.route('POST', '/created', () => json(201, { ok: true }, { location: '/items/1' }));
-  server.route('POST', '/relay', () => {
-    throw new DdnError('recipient_not_found');
-  }, {
-    errorBody: (err) => ({ success: false, delivery_mode: 'failed', http_status: err.status, code: err.code }),
-  });
+  server.route(
+    'POST',
+    '/relay',
+    () => {
+      throw new DdnError('recipient_not_found');
+    },
+    {
+      errorBody: (err) => ({ success: false, delivery_mode: 'failed', http_status: err.status, code: err.code }),
+    },
+  );
   return { server, logLines };
 }
 

@@ -3,15 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { concatBytes } from '../../src/base/bytes.js';
 import { getAliasOwner } from '../../src/ledger/records.js';
-import {
-  aliasCall,
-  assertRejected,
-  didOf,
-  Harness,
-  rootSigner,
-  seedKey,
-  type Signer,
-} from './harness.js';
+import { aliasCall, assertRejected, didOf, Harness, rootSigner, seedKey, type Signer } from './harness.js';
 
 const key7 = seedKey(7);
 const key8 = seedKey(8);
@@ -41,11 +33,7 @@ test('alias add: raw call argument, normalised payload, nonce +1, version +1, in
   assert.equal(h.headNonce('alias_nonce', A), 1n);
   assert.equal(h.headNonce('document_nonce', A), 0n, 'other domains untouched');
   // the payload must carry the normalised form
-  assertRejected(
-    h,
-    aliasCall(A, { kind: 'add', alias: 'Other' }, rootA, { nonce: 1n, payloadAliases: { alias: 'Other' } }),
-    'InvalidAliasPayload',
-  );
+  assertRejected(h, aliasCall(A, { kind: 'add', alias: 'Other' }, rootA, { nonce: 1n, payloadAliases: { alias: 'Other' } }), 'InvalidAliasPayload');
   // nonce equal to the current value only
   assertRejected(h, aliasCall(A, { kind: 'add', alias: 'x' }, rootA, { nonce: 0n }), 'InvalidAliasNonce');
   assertRejected(h, aliasCall(A, { kind: 'add', alias: 'x' }, rootA, { nonce: 2n }), 'InvalidAliasNonce');
@@ -130,12 +118,22 @@ test('alias validation order (§5.1 steps 1–9)', (t) => {
     ['payload did', aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { payloadDid: B, validUntil: now }), 'InvalidAliasPayload'],
     ['payload alias', aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { payloadAliases: { alias: 'ko' }, validUntil: now }), 'InvalidAliasPayload'],
     ['payload extra option', aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { payloadAliases: { newAlias: 'ok' } }), 'InvalidAliasPayload'],
-    ['payload action', aliasCall(A, { kind: 'remove', alias: 'ok' }, rootA, { signedPayload: (aliasCall(A, { kind: 'add', alias: 'ok' }, rootA).args as { signedPayload: Uint8Array }).signedPayload }), 'InvalidAliasPayload'],
+    [
+      'payload action',
+      aliasCall(A, { kind: 'remove', alias: 'ok' }, rootA, {
+        signedPayload: (aliasCall(A, { kind: 'add', alias: 'ok' }, rootA).args as { signedPayload: Uint8Array }).signedPayload,
+      }),
+      'InvalidAliasPayload',
+    ],
     ['signer id differs from call', aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { callSignerKeyId: `${A}#root` }), 'InvalidAliasPayload'],
     // 6 before 7 and 8: expiry is strict
     ['expired == now, unknown DID', aliasCall(unknown, { kind: 'add', alias: 'ok' }, rootA, { validUntil: now }), 'AliasAuthorizationExpired'],
     ['expired + wrong nonce', aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { validUntil: now, nonce: 5n }), 'AliasAuthorizationExpired'],
-    ['expired + bad signature', aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { validUntil: now - 1n, signature: new Uint8Array(64) }), 'AliasAuthorizationExpired'],
+    [
+      'expired + bad signature',
+      aliasCall(A, { kind: 'add', alias: 'ok' }, rootA, { validUntil: now - 1n, signature: new Uint8Array(64) }),
+      'AliasAuthorizationExpired',
+    ],
     // 7 before 8
     ['unknown DID + wrong nonce', aliasCall(unknown, { kind: 'add', alias: 'ok' }, rootA, { nonce: 5n }), 'DidNotFound'],
     // 8 before 9

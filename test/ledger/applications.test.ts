@@ -6,12 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Call } from '../../src/ledger/extrinsic.js';
 import { applicationNonce } from '../../src/ledger/runtime/nonces.js';
-import {
-  applicationsOfControlDid,
-  authorizedSendTarget,
-  getApplication,
-  verifiedDomain,
-} from '../../src/ledger/runtime/application-state.js';
+import { applicationsOfControlDid, authorizedSendTarget, getApplication, verifiedDomain } from '../../src/ledger/runtime/application-state.js';
 import { getPolicyV3 } from '../../src/ledger/runtime/policy-state.js';
 import { controlCall, Harness, rootSigner, seedKey } from './harness.js';
 import {
@@ -186,8 +181,7 @@ test('application policies: owner is the control DID while Active; Send targets 
   const h = setup();
   t.after(() => h.close());
   h.apply(registerAppCall(h, APP, CTRL));
-  const set = (to: string, operator = CTRL): Call =>
-    v3Call(h, operator, { kind: 'SetPolicy', policy: policyV3(appScope(APP), operator.did, [eventSend(to)]) });
+  const set = (to: string, operator = CTRL): Call => v3Call(h, operator, { kind: 'SetPolicy', policy: policyV3(appScope(APP), operator.did, [eventSend(to)]) });
   expectFailure(h, set(CTRL.did, NEXT), 'InvalidPolicyScope', 'owner_mismatch');
   expectFailure(h, set(LINKED.did), 'InvalidPolicyScope', 'application_rule_forbidden');
   h.apply(linkAppCall(h, APP, CTRL, LINKED, true));

@@ -126,8 +126,15 @@ test('pool: a pending change reserves its nonce; nonce queries answer from the p
   assert.equal(h.record(A)!.aliases, null, 'the finalized state does not see pending changes');
   const block = h.produce();
   const { txs } = h.ledger.block(block.number)!;
-  assert.deepEqual(txs.map((x) => x.status), ['included', 'included', 'included', 'included']);
-  assert.deepEqual(txs.map((x) => x.extrinsic), ['add_alias', 'add_alias', 'add_service', 'add_alias'], 'FIFO order');
+  assert.deepEqual(
+    txs.map((x) => x.status),
+    ['included', 'included', 'included', 'included'],
+  );
+  assert.deepEqual(
+    txs.map((x) => x.extrinsic),
+    ['add_alias', 'add_alias', 'add_service', 'add_alias'],
+    'FIFO order',
+  );
   assert.deepEqual(h.record(A)!.aliases, ['one', 'two']);
   assert.equal(h.headNonce('alias_nonce', A), 2n);
   assert.equal(h.headNonce('document_nonce', A), 1n);
@@ -177,10 +184,17 @@ test('pool rebuild: a pending entry invalidated by a failure in the previous blo
   h.clock.set(headTs + 10);
   const block = h.produce();
   const { txs } = h.ledger.block(block.number)!;
-  assert.deepEqual(txs.map((x) => x.txHash), [a], 'one extrinsic per block');
+  assert.deepEqual(
+    txs.map((x) => x.txHash),
+    [a],
+    'one extrinsic per block',
+  );
   assert.equal(txs[0]!.status, 'failed');
   // b was re-validated against the new head and dropped; c stays pending
-  assert.deepEqual(h.ledger.pendingEntries().map((e) => e.tx.txHash), [c]);
+  assert.deepEqual(
+    h.ledger.pendingEntries().map((e) => e.tx.txHash),
+    [c],
+  );
   const vb = h.ledger.txView(b)!;
   assert.equal(vb.status, 'failed');
   assert.equal(vb.tx.error?.name, 'InvalidAliasNonce');
@@ -198,7 +212,10 @@ test('pool limits: PoolFull at 16 pending per (DID, nonce domain) and at max_poo
   for (let n = 1n; n < 16n; n++) h.submit(controlCall(A, { kind: 'TombstoneDevice', deviceId: 'p' }, root7, { nonce: n }));
   assert.equal(h.ledger.pendingEntries().length, 16);
   const seventeenth = controlCall(A, { kind: 'TombstoneDevice', deviceId: 'p' }, root7, { nonce: 16n });
-  assert.throws(() => h.ledger.submit(seventeenth, metaOf(seventeenth)), (e: unknown) => isFailure('PoolFull')(e) && (e as LedgerFailure).module === 'Ledger');
+  assert.throws(
+    () => h.ledger.submit(seventeenth, metaOf(seventeenth)),
+    (e: unknown) => isFailure('PoolFull')(e) && (e as LedgerFailure).module === 'Ledger',
+  );
   // a duplicate of a pending one is still answered
   const dup = controlCall(A, { kind: 'TombstoneDevice', deviceId: 'p' }, root7, { nonce: 15n });
   assert.equal(h.ledger.submit(dup, metaOf(dup)).duplicate, true);
@@ -248,7 +265,11 @@ test('restart: the same SQLite file gives the same head, state and pending pool'
   assert.deepEqual(l2.headRef(), head);
   assert.deepEqual(h.record(A), recA);
   assert.equal(getAliasOwner(l2.finalizedView(), 'kept'), A);
-  assert.deepEqual(l2.pendingEntries().map((e) => e.tx.txHash), [p1, p2, p3], 'same pool, same order');
+  assert.deepEqual(
+    l2.pendingEntries().map((e) => e.tx.txHash),
+    [p1, p2, p3],
+    'same pool, same order',
+  );
   assert.equal(h.poolNonce('alias_nonce', A), 3n, 'pool state rebuilt');
   assert.equal(h.headNonce('alias_nonce', A), 1n);
   assert.equal(l2.txView(p2)?.status, 'pending');
@@ -275,7 +296,10 @@ test('restart: a pending entry that expired while the node was down is dropped a
   const fine = h.submit(aliasCall(B, { kind: 'add', alias: 'fine' }, root8, { nonce: 0n }));
   h.clock.set(headTs + 100);
   h.reopen();
-  assert.deepEqual(h.ledger.pendingEntries().map((e) => e.tx.txHash), [fine]);
+  assert.deepEqual(
+    h.ledger.pendingEntries().map((e) => e.tx.txHash),
+    [fine],
+  );
   const v = h.ledger.txView(stale)!;
   assert.equal(v.status, 'failed');
   assert.equal(v.tx.error?.name, 'AliasAuthorizationExpired');

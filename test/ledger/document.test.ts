@@ -4,19 +4,7 @@ import assert from 'node:assert/strict';
 import { concatBytes } from '../../src/base/bytes.js';
 import { encodeDocument, type DidDocument, type Service } from '../../src/protocol/document.js';
 import { makeProfile } from '../../src/protocol/profile.js';
-import {
-  aliasCall,
-  assertRejected,
-  defaultDocument,
-  didOf,
-  Harness,
-  patchCall,
-  replaceDocumentCall,
-  rootSigner,
-  seedKey,
-  serviceOf,
-  vmOf,
-} from './harness.js';
+import { aliasCall, assertRejected, defaultDocument, didOf, Harness, patchCall, replaceDocumentCall, rootSigner, seedKey, serviceOf, vmOf } from './harness.js';
 
 const key7 = seedKey(7);
 const key8 = seedKey(8);
@@ -48,7 +36,10 @@ test('patches: every action applies, the document nonce advances, version +1 eac
   };
   const k2 = vmOf(A, 'k2', key8);
   let d = step(patchCall('add_verification_method', A, k2, root, { nonce: n }));
-  assert.deepEqual(d.verificationMethod.map((v) => v.id), [`${A}#root`, `${A}#k2`]);
+  assert.deepEqual(
+    d.verificationMethod.map((v) => v.id),
+    [`${A}#root`, `${A}#k2`],
+  );
   const k2b = { ...k2, type: 'Multikey', publicKeyMultibase: vmOf(A, 'x', key5).publicKeyMultibase };
   d = step(patchCall('update_verification_method', A, k2b, root, { nonce: n }));
   assert.deepEqual(d.verificationMethod[1], k2b, 'replaced in place');
@@ -57,7 +48,10 @@ test('patches: every action applies, the document nonce advances, version +1 eac
   d = step(patchCall('remove_authentication', A, k2.id, root, { nonce: n }));
   assert.deepEqual(d.authentication, [`${A}#root`]);
   d = step(patchCall('remove_verification_method', A, k2.id, root, { nonce: n }));
-  assert.deepEqual(d.verificationMethod.map((v) => v.id), [`${A}#root`]);
+  assert.deepEqual(
+    d.verificationMethod.map((v) => v.id),
+    [`${A}#root`],
+  );
   const ka = vmOf(A, 'x1', key5, { type: 'X25519KeyAgreementKey2020' });
   d = step(patchCall('add_key_agreement', A, ka, root, { nonce: n }));
   assert.deepEqual(d.keyAgreement, [ka]);
@@ -68,7 +62,10 @@ test('patches: every action applies, the document nonce advances, version +1 eac
   assert.deepEqual(d.keyAgreement, []);
   const relay = serviceOf(A, 'relay', { type: 'PlatformRelayService', priority: 5 });
   d = step(patchCall('add_service', A, relay, root, { nonce: n }));
-  assert.deepEqual(d.service!.map((s) => s.id), [`${A}#cache`, relay.id]);
+  assert.deepEqual(
+    d.service!.map((s) => s.id),
+    [`${A}#cache`, relay.id],
+  );
   const relay2: Service = { ...relay, serviceEndpoint: ['https://r1.example', 'https://r2.example'], authorization: [] };
   d = step(patchCall('update_service', A, relay2, root, { nonce: n }));
   assert.deepEqual(d.service![1], relay2);
@@ -238,7 +235,10 @@ test('extrinsic arguments beyond their bounds are MalformedExtrinsic before any 
   const c1 = patchCall('add_verification_method', A, longVm, root);
   const f1 = h.ledger.check(c1);
   assert.equal(f1?.errorName, 'MalformedExtrinsic');
-  assert.throws(() => h.ledger.submit(c1, { subject: A, action: 'x', limitKey: A }), (e: unknown) => (e as { errorName?: string }).errorName === 'MalformedExtrinsic');
+  assert.throws(
+    () => h.ledger.submit(c1, { subject: A, action: 'x', limitKey: A }),
+    (e: unknown) => (e as { errorName?: string }).errorName === 'MalformedExtrinsic',
+  );
   const c2 = patchCall('add_service', 'did:p:' + '1'.repeat(123), serviceOf(A, 's', { serviceEndpoint: Array(6).fill('https://e') }), root);
   assert.equal(h.ledger.check(c2)?.errorName, 'MalformedExtrinsic', 'bound violation beats DidTooLong');
   const c3 = patchCall('update_key_agreement', A, vmOf(A, 'x', key5, { publicKeyMultibase: 'z'.repeat(129) }), root);
@@ -288,7 +288,11 @@ test('replacement v2 validation order (§5.6 steps 1–8)', (t) => {
     ['bad blob + expired', replaceDocumentCall(A, badBlob, root, { validUntil: now }), 'InvalidDocument'],
     ['blob > 16384', replaceDocumentCall(A, new Uint8Array(16_385), root), 'InvalidDocument'],
     ['structure (doc for B) + expired', replaceDocumentCall(A, defaultDocument(B, key8), root, { validUntil: now }), 'InvalidDocument'],
-    ['structure dup service + unknown DID', replaceDocumentCall(didOf(97), { ...defaultDocument(didOf(97), key7), service: [serviceOf(didOf(97), 's'), serviceOf(didOf(97), 's')] }, root), 'ServiceAlreadyExists'],
+    [
+      'structure dup service + unknown DID',
+      replaceDocumentCall(didOf(97), { ...defaultDocument(didOf(97), key7), service: [serviceOf(didOf(97), 's'), serviceOf(didOf(97), 's')] }, root),
+      'ServiceAlreadyExists',
+    ],
     ['expired + unknown DID', replaceDocumentCall(didOf(97), defaultDocument(didOf(97), key7), root, { validUntil: now }), 'DocumentAuthorizationExpired'],
     ['unknown DID + wrong nonce', replaceDocumentCall(didOf(97), defaultDocument(didOf(97), key7), root, { nonce: 4n }), 'DidNotFound'],
     ['wrong nonce + bad signature', replaceDocumentCall(A, good, root, { nonce: 4n, signature: new Uint8Array(64) }), 'InvalidDocumentNonce'],

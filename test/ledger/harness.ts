@@ -145,7 +145,8 @@ export function aliasCall(
     newAlias: op.kind === 'update' ? n(op.newAlias) : null,
     ...o.payloadAliases,
   };
-  const payload = o.signedPayload ??
+  const payload =
+    o.signedPayload ??
     encodeAliasPayload({
       did: o.payloadDid ?? did,
       action: op.kind === 'add' ? 'Add' : op.kind === 'update' ? 'Update' : 'Remove',
@@ -179,7 +180,8 @@ export function patchCall(
   const action = o.payloadAction ?? documentActionOfCall(name);
   const field = documentActionField(documentActionOfCall(name));
   const pf = o.payloadField ?? arg;
-  const payload = o.signedPayload ??
+  const payload =
+    o.signedPayload ??
     encodeDocumentPatchPayload({
       did: o.payloadDid ?? did,
       action,
@@ -212,13 +214,9 @@ export function patchCall(
   return { name, args: { did, [argKey[name]]: arg, ...proof } } as unknown as Call;
 }
 
-export function rootKeyCall(
-  did: string,
-  newRootPubkey: Uint8Array,
-  signer: Signer,
-  o: ProofOptions & { payloadKey?: Uint8Array } = {},
-): Call {
-  const payload = o.signedPayload ??
+export function rootKeyCall(did: string, newRootPubkey: Uint8Array, signer: Signer, o: ProofOptions & { payloadKey?: Uint8Array } = {}): Call {
+  const payload =
+    o.signedPayload ??
     encodeRootKeyPayload({
       did: o.payloadDid ?? did,
       newRootPubkey: o.payloadKey ?? newRootPubkey,
@@ -239,7 +237,8 @@ export function rootKeyCall(
 }
 
 export function controlCall(did: string, action: ControlAction, signer: Signer, o: ProofOptions = {}): Call {
-  const payload = o.signedPayload ??
+  const payload =
+    o.signedPayload ??
     encodeControlPayload({
       did,
       action,
@@ -257,12 +256,7 @@ export function controlCall(did: string, action: ControlAction, signer: Signer, 
   };
 }
 
-export function replaceDocumentCall(
-  did: string,
-  doc: DidDocument | Uint8Array,
-  signer: Signer,
-  o: ProofOptions & { profile?: Profile } = {},
-): Call {
+export function replaceDocumentCall(did: string, doc: DidDocument | Uint8Array, signer: Signer, o: ProofOptions & { profile?: Profile } = {}): Call {
   const docBlob = doc instanceof Uint8Array ? doc : encodeDocument(doc);
   const documentNonce = o.nonce ?? 0n;
   const validUntil = o.validUntil ?? VALID_UNTIL;

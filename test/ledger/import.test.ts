@@ -70,7 +70,10 @@ test('a block that does not verify is refused and changes nothing', () => {
     const [first, second] = blocksOf(p.ledger);
     const refused = (b: AssembledBlock, why: RegExp) => {
       const head = m.ledger.headRef();
-      assert.throws(() => m.ledger.importBlock(b.block, b.txs), (e: unknown) => e instanceof BlockImportError && why.test(e.message));
+      assert.throws(
+        () => m.ledger.importBlock(b.block, b.txs),
+        (e: unknown) => e instanceof BlockImportError && why.test(e.message),
+      );
       assert.deepEqual(m.ledger.headRef(), head);
       assert.equal(m.ledger.finalizedFeedSeq(), head.number === 0 ? 0 : 2);
     };
@@ -103,8 +106,14 @@ test('a ledger from before the feed gets its feed numbered from its blocks, with
     db.exec("DROP TABLE ledger_feed; DELETE FROM schema_migrations WHERE namespace = 'ledger-feed'");
     const reopened = p.reopen();
     const after = reopened.finalizedFeed(0, 1000);
-    assert.deepEqual(after.map((e) => [e.seq, e.blockNumber, e.tx?.txHash]), before.map((e) => [e.seq, e.blockNumber, e.tx?.txHash]));
-    assert.deepEqual(after.map((e) => e.tx?.bytes), before.map((e) => e.tx?.bytes));
+    assert.deepEqual(
+      after.map((e) => [e.seq, e.blockNumber, e.tx?.txHash]),
+      before.map((e) => [e.seq, e.blockNumber, e.tx?.txHash]),
+    );
+    assert.deepEqual(
+      after.map((e) => e.tx?.bytes),
+      before.map((e) => e.tx?.bytes),
+    );
     assert.ok(after.some((e) => e.tx?.bytes !== undefined));
     assert.equal(reopened.finalizedFeedSeq(), 4);
   } finally {

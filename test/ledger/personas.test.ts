@@ -67,7 +67,11 @@ test('DNS persona lifecycle: register → renew → revoke → renew → rotate 
   expectFailure(h, personaCall(h, OP, registerOp(h, P, OP)), 'PersonaAlreadyExists');
 
   // Renew: a stale challenge fails; a fresh one renews and keeps the constraints (None keeps them).
-  expectFailure(h, personaCall(h, OP, { kind: 'Renew', persona: P, constraints: null, attestation: attest(h, P, OP.did, { challengeNonce: 0n }) }), 'InvalidPersonaNonce');
+  expectFailure(
+    h,
+    personaCall(h, OP, { kind: 'Renew', persona: P, constraints: null, attestation: attest(h, P, OP.did, { challengeNonce: 0n }) }),
+    'InvalidPersonaNonce',
+  );
   h.apply(personaCall(h, OP, { kind: 'Renew', persona: P, constraints: null, attestation: attest(h, P, OP.did, { expiresAt: EXPIRES + 1n }) }));
   rec = getPersona(h.ledger.finalizedView(), P)!;
   assert.equal(rec.revision, 2);
@@ -91,8 +95,16 @@ test('DNS persona lifecycle: register → renew → revoke → renew → rotate 
   assert.deepEqual(nonces(h), { persona: 3n, op: 4n, neu: 0n });
 
   // Staged rotation: the new set must contain the signer; #k2 joins, then #k2 removes root.
-  expectFailure(h, personaCall(h, OP, { kind: 'RotateControllers', persona: P, controllerKeyIds: [OP.k2.keyId], controllerThreshold: 1 }), 'InvalidPersonaController');
-  expectFailure(h, personaCall(h, OP, { kind: 'RotateControllers', persona: P, controllerKeyIds: ['root', 'root'], controllerThreshold: 1 }), 'InvalidPersonaController');
+  expectFailure(
+    h,
+    personaCall(h, OP, { kind: 'RotateControllers', persona: P, controllerKeyIds: [OP.k2.keyId], controllerThreshold: 1 }),
+    'InvalidPersonaController',
+  );
+  expectFailure(
+    h,
+    personaCall(h, OP, { kind: 'RotateControllers', persona: P, controllerKeyIds: ['root', 'root'], controllerThreshold: 1 }),
+    'InvalidPersonaController',
+  );
   h.apply(personaCall(h, OP, { kind: 'RotateControllers', persona: P, controllerKeyIds: ['root', OP.k2.keyId], controllerThreshold: 1 }));
   h.apply(personaCall(h, OP, { kind: 'RotateControllers', persona: P, controllerKeyIds: [OP.k2.keyId], controllerThreshold: 1 }, { signer: OP.k2 }));
   rec = getPersona(h.ledger.finalizedView(), P)!;

@@ -159,7 +159,12 @@ test('v3 scopes without an owner report the cause: expired persona, deactivated 
   t.after(() => h.close());
   registerPersona(h, 'short.example.com', OP, { expiresAt: BigInt(h.clock.nowMs() + 10_000) });
   h.apply(registerAppCall(h, 'talaria', OP));
-  h.apply(v3Call(h, OP, { kind: 'SetPolicy', policy: policyV3(appScope('talaria'), OP.did, [rule('a', 1, planAction([send('s', OP.did)]), [{ kind: 'EventEquals', event: 'CacheStored' }])]) }));
+  h.apply(
+    v3Call(h, OP, {
+      kind: 'SetPolicy',
+      policy: policyV3(appScope('talaria'), OP.did, [rule('a', 1, planAction([send('s', OP.did)]), [{ kind: 'EventEquals', event: 'CacheStored' }])]),
+    }),
+  );
   assert.equal(policyV3Nonce(h.ledger.finalizedView(), OP.did), 1n, 'application policies use the control DID v3 nonce');
   h.apply(statusAppCall(h, 'talaria', OP, 'Suspended'));
   expectFailure(h, v3Call(h, OP, { kind: 'ClearPolicy', scope: appScope('talaria') }), 'InvalidPolicyScope', 'scope_unavailable:application_inactive');
@@ -176,7 +181,11 @@ test('v3 scopes without an owner report the cause: expired persona, deactivated 
     'InvalidPolicyScope',
     'scope_unavailable:persona_verification_expired',
   );
-  expectFailure(h, v2Call(h, OP, { kind: 'SetPolicy', policy: policyV2(personaScope('short.example.com'), OP.did, [rule('p')]) }), 'PersonaVerificationExpired');
+  expectFailure(
+    h,
+    v2Call(h, OP, { kind: 'SetPolicy', policy: policyV2(personaScope('short.example.com'), OP.did, [rule('p')]) }),
+    'PersonaVerificationExpired',
+  );
 });
 
 test('a failed extrinsic consumes no nonce; the pool reserves the next one', (t) => {

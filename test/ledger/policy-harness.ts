@@ -91,7 +91,10 @@ export function expectFailure(h: Harness, call: Call, name: string, reason?: str
   assert.equal(f.errorName, name, `error name (reason ${f.reason ?? '-'})`);
   if (reason !== undefined) assert.equal(f.reason, reason);
   const before = h.ledger.pendingEntries().length;
-  assert.throws(() => h.ledger.submit(call, metaOf(call)), (e: unknown) => e instanceof LedgerFailure && e.errorName === name);
+  assert.throws(
+    () => h.ledger.submit(call, metaOf(call)),
+    (e: unknown) => e instanceof LedgerFailure && e.errorName === name,
+  );
   assert.equal(h.ledger.pendingEntries().length, before);
   return f;
 }
@@ -215,7 +218,9 @@ export function registerPersona(
   o: { constraints?: RequestedDeliveryConstraints | null; expiresAt?: bigint } = {},
 ): void {
   const attestation = attest(h, persona, operator.did, o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {});
-  h.apply(personaCall(h, operator, registerOp(h, persona, operator, { controllers: ['root', operator.k2.keyId], constraints: o.constraints ?? null, attestation })));
+  h.apply(
+    personaCall(h, operator, registerOp(h, persona, operator, { controllers: ['root', operator.k2.keyId], constraints: o.constraints ?? null, attestation })),
+  );
 }
 
 /** A `Transfer` operation with the acceptance payload signed by `newOperator`'s `signer`. */
@@ -274,15 +279,15 @@ export function domainAppCall(h: Harness, id: string, control: Actor, domain: st
   return { name: 'set_application_domain', args: { applicationId: id, domain, signerKeyId: 'root', signature: control.key.sign(msg) } };
 }
 
-export function linkAppCall(
-  h: Harness,
-  id: string,
-  control: Actor,
-  linked: Actor,
-  enabled: boolean,
-  o: { linkedKey?: Ed25519KeyPair } = {},
-): Call {
-  const msg = appAuthBytes({ action: 'linked_did', applicationId: id, controlDid: control.did, linkedDid: linked.did, enabled, nonce: appNonce(h, control.did) });
+export function linkAppCall(h: Harness, id: string, control: Actor, linked: Actor, enabled: boolean, o: { linkedKey?: Ed25519KeyPair } = {}): Call {
+  const msg = appAuthBytes({
+    action: 'linked_did',
+    applicationId: id,
+    controlDid: control.did,
+    linkedDid: linked.did,
+    enabled,
+    nonce: appNonce(h, control.did),
+  });
   return {
     name: 'set_application_linked_did',
     args: {
@@ -323,7 +328,12 @@ export const callStep = (id: string, serviceDid: string, frag: string, registere
   operation: { kind: 'Call', serviceDid, serviceId: `${serviceDid}#${frag}`, registeredDomain, payloadTemplate },
 });
 export const requireProfile = (id: string): DeliveryStep => ({ id, operation: { kind: 'RequireProfile' } });
-export const edge = (from: string, to: string, trigger: DeliveryTransition['trigger'] = 'Success', mode: DeliveryTransition['mode'] = 'Next'): DeliveryTransition => ({
+export const edge = (
+  from: string,
+  to: string,
+  trigger: DeliveryTransition['trigger'] = 'Success',
+  mode: DeliveryTransition['mode'] = 'Next',
+): DeliveryTransition => ({
   from,
   to,
   trigger,

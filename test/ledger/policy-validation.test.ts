@@ -68,7 +68,12 @@ before(() => {
   ]);
   register(h, INFRA2, [svc(INFRA2.did, 'relay', 'PlatformRelayService'), svc(INFRA2.did, 'cache', 'PlatformCacheService')]);
   register(h, OTHER);
-  for (const a of ARCH) register(h, a, [0, 1, 2, 3].map((i) => svc(a.did, `a${i}`, 'PlatformArchiveService')));
+  for (const a of ARCH)
+    register(
+      h,
+      a,
+      [0, 1, 2, 3].map((i) => svc(a.did, `a${i}`, 'PlatformArchiveService')),
+    );
   registerPersona(h, P, OP);
   registerPersona(h, CALL_DOMAIN, OP);
   registerPersona(h, OTHER_DOMAIN, OTHER);
@@ -84,8 +89,7 @@ after(() => h.close());
 const relayT = () => target(INFRA.did, 'relay');
 const cacheT = () => target(INFRA.did, 'cache');
 const cache2T = () => target(INFRA2.did, 'cache');
-const goodPlan = () =>
-  planAction([forward('f', [relayT()]), store('s', [cacheT(), cache2T()], 2, 1)], [edge('f', 's', 'Failure')]);
+const goodPlan = () => planAction([forward('f', [relayT()]), store('s', [cacheT(), cache2T()], 2, 1)], [edge('f', 's', 'Failure')]);
 
 /** A v2 SetPolicy on OP's DID scope with the given rules (and policy fields). */
 const setDidV2 = (ruleset: PolicyRule[], p: Parameters<typeof policyV2>[3] = {}): Call =>
@@ -109,7 +113,11 @@ interface Case {
 }
 
 const v2Proof: Case[] = [
-  { title: 'signer_key_id over 256 bytes', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { callSignerKeyId: 'k'.repeat(257) }), error: 'InvalidPolicyV2Payload' },
+  {
+    title: 'signer_key_id over 256 bytes',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { callSignerKeyId: 'k'.repeat(257) }),
+    error: 'InvalidPolicyV2Payload',
+  },
   {
     title: 'trailing byte after the payload',
     call: () => {
@@ -119,31 +127,107 @@ const v2Proof: Case[] = [
     },
     error: 'InvalidPolicyV2Payload',
   },
-  { title: 'payload signer differs from the call', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { callSignerKeyId: OP.k2.keyId }), error: 'InvalidPolicyV2Payload' },
-  { title: 'valid_until in the past', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { validUntil: BigInt(T0) }), error: 'PolicyAuthorizationExpired' },
+  {
+    title: 'payload signer differs from the call',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { callSignerKeyId: OP.k2.keyId }),
+    error: 'InvalidPolicyV2Payload',
+  },
+  {
+    title: 'valid_until in the past',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { validUntil: BigInt(T0) }),
+    error: 'PolicyAuthorizationExpired',
+  },
   { title: 'operator DID not registered', call: () => v2Call(h, STRANGER, { kind: 'ClearPolicy', scope: didScope(STRANGER.did) }), error: 'DidNotFound' },
   { title: 'stale policy nonce', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { nonce: 5n }), error: 'InvalidPolicyV2Nonce' },
-  { title: 'persona gate: unknown persona', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope('unknown.example.com') }), error: 'PersonaNotFound' },
-  { title: 'persona gate: non-canonical name is looked up as given', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope('Example.com') }), error: 'PersonaNotFound' },
-  { title: 'persona gate: another operator', call: () => v2Call(h, OTHER, { kind: 'SetPersonaConstraints', persona: P, constraints: requested() }), error: 'InvalidPersonaController' },
-  { title: 'persona gate: signer not a controller', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope(SOLO) }, { signer: OP.k2 }), error: 'InvalidPersonaController' },
-  { title: 'bad signature', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { signature: new Uint8Array(64) }), error: 'InvalidSignature' },
-  { title: 'signature by a key of another DID', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { signer: { keyId: 'root', key: OTHER.key } }), error: 'InvalidSignature' },
+  {
+    title: 'persona gate: unknown persona',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope('unknown.example.com') }),
+    error: 'PersonaNotFound',
+  },
+  {
+    title: 'persona gate: non-canonical name is looked up as given',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope('Example.com') }),
+    error: 'PersonaNotFound',
+  },
+  {
+    title: 'persona gate: another operator',
+    call: () => v2Call(h, OTHER, { kind: 'SetPersonaConstraints', persona: P, constraints: requested() }),
+    error: 'InvalidPersonaController',
+  },
+  {
+    title: 'persona gate: signer not a controller',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope(SOLO) }, { signer: OP.k2 }),
+    error: 'InvalidPersonaController',
+  },
+  {
+    title: 'bad signature',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { signature: new Uint8Array(64) }),
+    error: 'InvalidSignature',
+  },
+  {
+    title: 'signature by a key of another DID',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { signer: { keyId: 'root', key: OTHER.key } }),
+    error: 'InvalidSignature',
+  },
 ];
 
 const v2Operations: Case[] = [
-  { title: 'policy.operator_did differs', call: () => v2Call(h, OP, { kind: 'SetPolicy', policy: policyV2(didScope(OP.did), OTHER.did, [rule('r')]) }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
-  { title: 'Did scope of another DID', call: () => v2Call(h, OP, { kind: 'SetPolicy', policy: policyV2(didScope(OTHER.did), OP.did, [rule('r')]) }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
+  {
+    title: 'policy.operator_did differs',
+    call: () => v2Call(h, OP, { kind: 'SetPolicy', policy: policyV2(didScope(OP.did), OTHER.did, [rule('r')]) }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
+  {
+    title: 'Did scope of another DID',
+    call: () => v2Call(h, OP, { kind: 'SetPolicy', policy: policyV2(didScope(OTHER.did), OP.did, [rule('r')]) }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
   { title: 'clear without a v2 record', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }), error: 'PolicyNotFound' },
   { title: 'clear persona policy without a v2 record', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: personaScope(P) }), error: 'PolicyNotFound' },
-  { title: 'clear another DID', call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OTHER.did) }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
-  { title: 'constraints of another DID', call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OTHER.did, constraints: requested() }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
-  { title: 'constraints: 5 replicas', call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxReplicas: 5 }) }), error: 'InvalidConstraints' },
-  { title: 'constraints: zero cache seconds', call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ requestedCacheSeconds: 0 }) }), error: 'InvalidConstraints' },
-  { title: 'constraints: envelope above 25 MiB', call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxHttpEnvelopeBytes: 26_214_401 }) }), error: 'InvalidConstraints' },
-  { title: 'constraints: unchunked above envelope', call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxUnchunkedMessageBytes: 1_000_001 }) }), error: 'InvalidConstraints' },
-  { title: 'constraints: chunk above unchunked', call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxChunkBytes: 500_001 }) }), error: 'InvalidConstraints' },
-  { title: 'persona constraints: unknown persona', call: () => v2Call(h, OP, { kind: 'SetPersonaConstraints', persona: 'nope.example.com', constraints: requested() }), error: 'PersonaNotFound' },
+  {
+    title: 'clear another DID',
+    call: () => v2Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OTHER.did) }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
+  {
+    title: 'constraints of another DID',
+    call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OTHER.did, constraints: requested() }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
+  {
+    title: 'constraints: 5 replicas',
+    call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxReplicas: 5 }) }),
+    error: 'InvalidConstraints',
+  },
+  {
+    title: 'constraints: zero cache seconds',
+    call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ requestedCacheSeconds: 0 }) }),
+    error: 'InvalidConstraints',
+  },
+  {
+    title: 'constraints: envelope above 25 MiB',
+    call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxHttpEnvelopeBytes: 26_214_401 }) }),
+    error: 'InvalidConstraints',
+  },
+  {
+    title: 'constraints: unchunked above envelope',
+    call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxUnchunkedMessageBytes: 1_000_001 }) }),
+    error: 'InvalidConstraints',
+  },
+  {
+    title: 'constraints: chunk above unchunked',
+    call: () => v2Call(h, OP, { kind: 'SetDidConstraints', did: OP.did, constraints: requested({ maxChunkBytes: 500_001 }) }),
+    error: 'InvalidConstraints',
+  },
+  {
+    title: 'persona constraints: unknown persona',
+    call: () => v2Call(h, OP, { kind: 'SetPersonaConstraints', persona: 'nope.example.com', constraints: requested() }),
+    error: 'PersonaNotFound',
+  },
 ];
 
 const validateV2: Case[] = [
@@ -156,7 +240,16 @@ const validateV2: Case[] = [
     title: 'units above 4096 (RecipientIn members count in v2)',
     call: () => {
       const cond: PolicyCondition = { kind: 'RecipientIn', dids: Array.from({ length: 16 }, () => OP.did) };
-      return setDidV2(Array.from({ length: 32 }, (_v, i) => rule(`r${i}`, 1, BASE, Array.from({ length: 8 }, () => cond))));
+      return setDidV2(
+        Array.from({ length: 32 }, (_v, i) =>
+          rule(
+            `r${i}`,
+            1,
+            BASE,
+            Array.from({ length: 8 }, () => cond),
+          ),
+        ),
+      );
     },
     error: 'PolicyTooComplex',
   },
@@ -167,10 +260,18 @@ const validateV2: Case[] = [
   { title: 'EventEquals in v2', call: () => v2Rule('r', 1, BASE, [EVENT]), error: 'InvalidCondition' },
   { title: 'RecipientEquals an unknown DID', call: () => v2Rule('r', 1, BASE, [{ kind: 'RecipientEquals', did: STRANGER.did }]), error: 'InvalidCondition' },
   { title: 'RecipientIn empty', call: () => v2Rule('r', 1, BASE, [{ kind: 'RecipientIn', dids: [] }]), error: 'InvalidCondition' },
-  { title: 'RecipientIn with an unknown DID', call: () => v2Rule('r', 1, BASE, [{ kind: 'RecipientIn', dids: [OP.did, STRANGER.did] }]), error: 'InvalidCondition' },
+  {
+    title: 'RecipientIn with an unknown DID',
+    call: () => v2Rule('r', 1, BASE, [{ kind: 'RecipientIn', dids: [OP.did, STRANGER.did] }]),
+    error: 'InvalidCondition',
+  },
   { title: 'empty tag', call: () => v2Rule('r', 1, BASE, [{ kind: 'TagEquals', tag: '' }]), error: 'InvalidTag' },
   { title: 'tag with a control character', call: () => v2Rule('r', 1, BASE, [{ kind: 'TagPrefix', tag: 'a\u0085b' }]), error: 'InvalidTag' },
-  { title: 'override above the scope (replicas 5)', call: () => v2Rule('r', 1, BASE, [], overrides({ maxReplicas: 5 })), error: 'ConstraintOverrideExceedsScope' },
+  {
+    title: 'override above the scope (replicas 5)',
+    call: () => v2Rule('r', 1, BASE, [], overrides({ maxReplicas: 5 })),
+    error: 'ConstraintOverrideExceedsScope',
+  },
   { title: 'override of zero', call: () => v2Rule('r', 1, BASE, [], overrides({ requestedCacheSeconds: 0 })), error: 'ConstraintOverrideExceedsScope' },
   { title: 'override breaks the size chain', call: () => v2Rule('r', 1, BASE, [], overrides({ maxHttpEnvelopeBytes: 1000 })), error: 'InvalidConstraints' },
   { title: 'Send step in v2', call: () => v2Plan([forward('f', [relayT()]), send('s', OTHER.did)], [edge('f', 's')]), error: 'InvalidDeliveryPlan' },
@@ -182,7 +283,11 @@ const validatePlan: Case[] = [
   { title: 'entry step not a step', call: () => v2Plan([forward('f', [relayT()])], [], 'x'), error: 'InvalidDeliveryPlan' },
   { title: 'empty step id', call: () => v2Plan([forward('', [relayT()])], [], ''), error: 'DuplicateStepId' },
   { title: 'duplicate step id', call: () => v2Plan([forward('f', [relayT()]), store('f', [cacheT()])]), error: 'DuplicateStepId' },
-  { title: 'two Forward steps', call: () => v2Plan([forward('f', [relayT()]), forward('g', [target(INFRA2.did, 'relay')])], [edge('f', 'g')]), error: 'MultipleForwardSteps' },
+  {
+    title: 'two Forward steps',
+    call: () => v2Plan([forward('f', [relayT()]), forward('g', [target(INFRA2.did, 'relay')])], [edge('f', 'g')]),
+    error: 'MultipleForwardSteps',
+  },
   { title: 'no targets', call: () => v2Plan([forward('f', [])]), error: 'InvalidRouteTarget' },
   { title: 'Forward to a cache service', call: () => v2Plan([forward('f', [cacheT()])]), error: 'InvalidRouteTarget' },
   { title: 'Store to a relay service', call: () => v2Plan([store('s', [relayT()])]), error: 'InvalidRouteTarget' },
@@ -190,10 +295,22 @@ const validatePlan: Case[] = [
   { title: 'target weight 0', call: () => v2Plan([forward('f', [target(INFRA.did, 'relay', { weight: 0 })])]), error: 'InvalidRouteTarget' },
   { title: 'duplicate target', call: () => v2Plan([store('s', [cacheT(), target(INFRA.did, 'cache', { priority: 3 })])]), error: 'InvalidRouteTarget' },
   { title: 'target DID not registered', call: () => v2Plan([forward('f', [target(STRANGER.did, 'relay')])]), error: 'InvalidRouteTarget' },
-  { title: 'empty service id', call: () => v2Plan([forward('f', [{ serviceDid: INFRA.did, serviceId: '', priority: 0, weight: 1 }])]), error: 'InvalidRouteTarget' },
-  { title: 'service id without the DID prefix', call: () => v2Plan([forward('f', [{ serviceDid: INFRA.did, serviceId: '#relay', priority: 0, weight: 1 }])]), error: 'InvalidRouteTarget' },
+  {
+    title: 'empty service id',
+    call: () => v2Plan([forward('f', [{ serviceDid: INFRA.did, serviceId: '', priority: 0, weight: 1 }])]),
+    error: 'InvalidRouteTarget',
+  },
+  {
+    title: 'service id without the DID prefix',
+    call: () => v2Plan([forward('f', [{ serviceDid: INFRA.did, serviceId: '#relay', priority: 0, weight: 1 }])]),
+    error: 'InvalidRouteTarget',
+  },
   { title: 'Store desired 0', call: () => v2Plan([store('s', [cacheT()], 0, 0)]), error: 'InvalidDeliveryPlan' },
-  { title: 'Store desired above the rule replicas', call: () => v2Rule('r', 1, planAction([store('s', [cacheT(), cache2T()], 2, 1)]), [], overrides({ maxReplicas: 1 })), error: 'InvalidDeliveryPlan' },
+  {
+    title: 'Store desired above the rule replicas',
+    call: () => v2Rule('r', 1, planAction([store('s', [cacheT(), cache2T()], 2, 1)]), [], overrides({ maxReplicas: 1 })),
+    error: 'InvalidDeliveryPlan',
+  },
   { title: 'Store required above desired', call: () => v2Plan([store('s', [cacheT(), cache2T()], 1, 2)]), error: 'InvalidDeliveryPlan' },
   { title: 'Store desired above the targets', call: () => v2Plan([store('s', [cacheT()], 2, 1)]), error: 'InvalidDeliveryPlan' },
   { title: 'Send to an unknown DID', call: () => v2Plan([send('s', STRANGER.did)]), error: 'InvalidPayloadTemplate' },
@@ -205,12 +322,20 @@ const validatePlan: Case[] = [
   { title: 'self transition', call: () => v2Plan([forward('f', [relayT()])], [edge('f', 'f')]), error: 'DeliveryPlanCycle' },
   {
     title: 'overlapping Next triggers (Success, Always)',
-    call: () => v2Plan([forward('f', [relayT()]), store('s', [cacheT()]), archive('a', [target(INFRA.did, 'archive')])], [edge('f', 's', 'Success'), edge('f', 'a', 'Always')]),
+    call: () =>
+      v2Plan(
+        [forward('f', [relayT()]), store('s', [cacheT()]), archive('a', [target(INFRA.did, 'archive')])],
+        [edge('f', 's', 'Success'), edge('f', 'a', 'Always')],
+      ),
     error: 'InvalidDeliveryPlan',
   },
   {
     title: 'overlapping Next triggers (Failure, Failure)',
-    call: () => v2Plan([forward('f', [relayT()]), store('s', [cacheT()]), archive('a', [target(INFRA.did, 'archive')])], [edge('f', 's', 'Failure'), edge('f', 'a', 'Failure')]),
+    call: () =>
+      v2Plan(
+        [forward('f', [relayT()]), store('s', [cacheT()]), archive('a', [target(INFRA.did, 'archive')])],
+        [edge('f', 's', 'Failure'), edge('f', 'a', 'Failure')],
+      ),
     error: 'InvalidDeliveryPlan',
   },
   {
@@ -236,30 +361,85 @@ const v3Proof: Case[] = [
     },
     error: 'InvalidPolicyV3Payload',
   },
-  { title: 'v3 signer over 256 bytes', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { callSignerKeyId: 'k'.repeat(257) }), error: 'InvalidPolicyV3Payload' },
-  { title: 'v3 expired', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { validUntil: BigInt(T0) }), error: 'PolicyAuthorizationExpired' },
+  {
+    title: 'v3 signer over 256 bytes',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { callSignerKeyId: 'k'.repeat(257) }),
+    error: 'InvalidPolicyV3Payload',
+  },
+  {
+    title: 'v3 expired',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { validUntil: BigInt(T0) }),
+    error: 'PolicyAuthorizationExpired',
+  },
   { title: 'v3 stale nonce', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { nonce: 1n }), error: 'InvalidPolicyV3Nonce' },
-  { title: 'v3 unknown DID scope', call: () => v3Call(h, STRANGER, { kind: 'ClearPolicy', scope: didScope(STRANGER.did) }), error: 'InvalidPolicyScope', reason: 'scope_unavailable:did_not_found' },
-  { title: 'v3 unknown persona scope', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: personaScope('nope.example.com') }), error: 'InvalidPolicyScope', reason: 'scope_unavailable:persona_not_found' },
-  { title: 'v3 unknown application', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: appScope('nope') }), error: 'InvalidPolicyScope', reason: 'scope_unavailable:application_not_found' },
-  { title: 'v3 invalid application id', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: appScope('Talaria Push') }), error: 'InvalidPolicyScope', reason: 'scope_unavailable:application_not_found' },
-  { title: 'v3 scope owned by another DID', call: () => v3Call(h, OTHER, { kind: 'ClearPolicy', scope: didScope(OP.did) }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
-  { title: 'v3 persona of another operator', call: () => v3Call(h, OTHER, { kind: 'ClearPolicy', scope: personaScope(P) }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
-  { title: 'v3 persona signer not a controller', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: personaScope(SOLO) }, { signer: OP.k2 }), error: 'InvalidPersonaController' },
-  { title: 'v3 bad signature', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { signature: new Uint8Array(64) }), error: 'InvalidSignature' },
+  {
+    title: 'v3 unknown DID scope',
+    call: () => v3Call(h, STRANGER, { kind: 'ClearPolicy', scope: didScope(STRANGER.did) }),
+    error: 'InvalidPolicyScope',
+    reason: 'scope_unavailable:did_not_found',
+  },
+  {
+    title: 'v3 unknown persona scope',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: personaScope('nope.example.com') }),
+    error: 'InvalidPolicyScope',
+    reason: 'scope_unavailable:persona_not_found',
+  },
+  {
+    title: 'v3 unknown application',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: appScope('nope') }),
+    error: 'InvalidPolicyScope',
+    reason: 'scope_unavailable:application_not_found',
+  },
+  {
+    title: 'v3 invalid application id',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: appScope('Talaria Push') }),
+    error: 'InvalidPolicyScope',
+    reason: 'scope_unavailable:application_not_found',
+  },
+  {
+    title: 'v3 scope owned by another DID',
+    call: () => v3Call(h, OTHER, { kind: 'ClearPolicy', scope: didScope(OP.did) }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
+  {
+    title: 'v3 persona of another operator',
+    call: () => v3Call(h, OTHER, { kind: 'ClearPolicy', scope: personaScope(P) }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
+  {
+    title: 'v3 persona signer not a controller',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: personaScope(SOLO) }, { signer: OP.k2 }),
+    error: 'InvalidPersonaController',
+  },
+  {
+    title: 'v3 bad signature',
+    call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }, { signature: new Uint8Array(64) }),
+    error: 'InvalidSignature',
+  },
   { title: 'v3 clear without a policy', call: () => v3Call(h, OP, { kind: 'ClearPolicy', scope: didScope(OP.did) }), error: 'PolicyNotFound' },
 ];
 
 const validateV3: Case[] = [
   { title: 'v3 with the v2 policy_id', call: () => setDidV3([rule('r')], { policyId: policyIdV2(PLATFORM, didScope(OP.did)) }), error: 'InvalidPolicyId' },
-  { title: 'v3 policy.operator_did differs from the owner', call: () => setDidV3([rule('r')], { operatorDid: OTHER.did }), error: 'InvalidPolicyScope', reason: 'owner_mismatch' },
+  {
+    title: 'v3 policy.operator_did differs from the owner',
+    call: () => setDidV3([rule('r')], { operatorDid: OTHER.did }),
+    error: 'InvalidPolicyScope',
+    reason: 'owner_mismatch',
+  },
   { title: 'v3 empty ruleset', call: () => setDidV3([]), error: 'EmptyRuleset' },
   { title: 'v3 TTL 301', call: () => setDidV3([rule('r')], { policyTtlSeconds: 301 }), error: 'InvalidPolicyTtl' },
   { title: 'v3 revision 3 without a stored policy', call: () => setDidV3([rule('r')], { revision: 3n }), error: 'InvalidPolicyRevision' },
   { title: 'v3 priority 65 536 is DuplicateRuleId', call: () => setDidV3([rule('r', 65_536)]), error: 'DuplicateRuleId' },
   { title: 'v3 empty rule id', call: () => setDidV3([rule('')]), error: 'DuplicateRuleId' },
   { title: 'v3 invalid tag', call: () => setDidV3([rule('r', 1, BASE, [{ kind: 'TagEquals', tag: 'a\nb' }])]), error: 'InvalidTag' },
-  { title: 'v3 override above the scope', call: () => setDidV3([rule('r', 1, BASE, [], overrides({ maxHttpEnvelopeBytes: 26_214_401 }))]), error: 'ConstraintOverrideExceedsScope' },
+  {
+    title: 'v3 override above the scope',
+    call: () => setDidV3([rule('r', 1, BASE, [], overrides({ maxHttpEnvelopeBytes: 26_214_401 }))]),
+    error: 'ConstraintOverrideExceedsScope',
+  },
   { title: 'v3 Send without an event condition', call: () => setDidV3([rule('r', 1, planAction([send('s', OTHER.did)]))]), error: 'InvalidDeliveryPlan' },
   {
     title: 'v3 event-bound rule with a Forward step',
@@ -267,9 +447,21 @@ const validateV3: Case[] = [
     error: 'InvalidDeliveryPlan',
   },
   { title: 'v3 event-bound rule with only routing', call: () => setDidV3([rule('r', 1, goodPlan(), [EVENT])]), error: 'InvalidDeliveryPlan' },
-  { title: 'v3 Call domain operated by another DID', call: () => setDidV3([rule('r', 1, planAction([callStep('c', INFRA.did, 'control', OTHER_DOMAIN)]), [EVENT])]), error: 'InvalidCallDomain' },
-  { title: 'v3 Call domain that is no persona', call: () => setDidV3([rule('r', 1, planAction([callStep('c', INFRA.did, 'control', 'nope.example.org')]), [EVENT])]), error: 'PersonaNotFound' },
-  { title: 'v3 RequireProfile in a DID scope', call: () => setDidV3([rule('r', 1, planAction([requireProfile('p'), forward('f', [relayT()])], [edge('p', 'f')]))]), error: 'InvalidDeliveryPlan' },
+  {
+    title: 'v3 Call domain operated by another DID',
+    call: () => setDidV3([rule('r', 1, planAction([callStep('c', INFRA.did, 'control', OTHER_DOMAIN)]), [EVENT])]),
+    error: 'InvalidCallDomain',
+  },
+  {
+    title: 'v3 Call domain that is no persona',
+    call: () => setDidV3([rule('r', 1, planAction([callStep('c', INFRA.did, 'control', 'nope.example.org')]), [EVENT])]),
+    error: 'PersonaNotFound',
+  },
+  {
+    title: 'v3 RequireProfile in a DID scope',
+    call: () => setDidV3([rule('r', 1, planAction([requireProfile('p'), forward('f', [relayT()])], [edge('p', 'f')]))]),
+    error: 'InvalidDeliveryPlan',
+  },
   {
     title: 'v3 RequireProfile not the entry step',
     call: () => setPersonaV3([rule('r', 1, planAction([forward('f', [relayT()]), requireProfile('p')], [edge('f', 'p')]))]),
@@ -291,11 +483,35 @@ const validateV3: Case[] = [
       setPersonaV3([rule('r', 1, planAction([requireProfile('p'), requireProfile('q'), forward('f', [relayT()])], [edge('p', 'q'), edge('q', 'f')]))]),
     error: 'InvalidDeliveryPlan',
   },
-  { title: 'v3 application rule with overrides', call: () => setAppV3([rule('r', 1, planAction([send('s', OP.did)]), [EVENT], overrides({}))]), error: 'InvalidPolicyScope', reason: 'application_rule_forbidden' },
-  { title: 'v3 application rule rejecting', call: () => setAppV3([rule('r', 1, reject(), [EVENT])]), error: 'InvalidPolicyScope', reason: 'application_rule_forbidden' },
-  { title: 'v3 application rule routing', call: () => setAppV3([rule('r', 1, planAction([forward('f', [relayT()])]))]), error: 'InvalidPolicyScope', reason: 'application_rule_forbidden' },
-  { title: 'v3 application Send to an unlinked DID', call: () => setAppV3([rule('r', 1, planAction([send('s', OTHER.did)]), [EVENT])]), error: 'InvalidPolicyScope', reason: 'application_rule_forbidden' },
-  { title: 'v3 application Call outside its verified domain', call: () => setAppV3([rule('r', 1, planAction([callStep('c', INFRA.did, 'control', OTHER_DOMAIN)]), [EVENT])]), error: 'InvalidCallDomain' },
+  {
+    title: 'v3 application rule with overrides',
+    call: () => setAppV3([rule('r', 1, planAction([send('s', OP.did)]), [EVENT], overrides({}))]),
+    error: 'InvalidPolicyScope',
+    reason: 'application_rule_forbidden',
+  },
+  {
+    title: 'v3 application rule rejecting',
+    call: () => setAppV3([rule('r', 1, reject(), [EVENT])]),
+    error: 'InvalidPolicyScope',
+    reason: 'application_rule_forbidden',
+  },
+  {
+    title: 'v3 application rule routing',
+    call: () => setAppV3([rule('r', 1, planAction([forward('f', [relayT()])]))]),
+    error: 'InvalidPolicyScope',
+    reason: 'application_rule_forbidden',
+  },
+  {
+    title: 'v3 application Send to an unlinked DID',
+    call: () => setAppV3([rule('r', 1, planAction([send('s', OTHER.did)]), [EVENT])]),
+    error: 'InvalidPolicyScope',
+    reason: 'application_rule_forbidden',
+  },
+  {
+    title: 'v3 application Call outside its verified domain',
+    call: () => setAppV3([rule('r', 1, planAction([callStep('c', INFRA.did, 'control', OTHER_DOMAIN)]), [EVENT])]),
+    error: 'InvalidCallDomain',
+  },
 ];
 
 for (const [group, cases] of [
@@ -314,7 +530,11 @@ for (const [group, cases] of [
 }
 
 test('failures carry the rule and step where they were found', () => {
-  const f = expectFailure(h, setDidV2([rule('ok'), rule('bad', 1, planAction([forward('f', [relayT()]), store('s', [])], [edge('f', 's')]))]), 'InvalidRouteTarget');
+  const f = expectFailure(
+    h,
+    setDidV2([rule('ok'), rule('bad', 1, planAction([forward('f', [relayT()]), store('s', [])], [edge('f', 's')]))]),
+    'InvalidRouteTarget',
+  );
   assert.deepEqual(f.detail, { ruleId: 'bad', stepId: 's' });
 });
 
@@ -340,10 +560,24 @@ test('validate_v3: units are checked after every rule and do not count Recipient
   expectFailure(h, setDidV3(heavy), 'PolicyTooComplex');
   // 6 × 602 + 1 rule with 8 × 16 RecipientIn members: 3612 + 9 ≤ 4096 in v3.
   const members: PolicyCondition = { kind: 'RecipientIn', dids: Array.from({ length: 16 }, () => OTHER.did) };
-  const light = rule('members', 1, BASE, Array.from({ length: 8 }, () => members));
+  const light = rule(
+    'members',
+    1,
+    BASE,
+    Array.from({ length: 8 }, () => members),
+  );
   assert.equal(h.ledger.check(setDidV3([...heavy.slice(0, 6), light])), null);
   // The same member-heavy rule is too complex in v2 (members count there).
-  const v2 = setDidV2(Array.from({ length: 4 }, (_v, i) => rule(`m${i}`, 1, BASE, Array.from({ length: 8 }, () => members))));
+  const v2 = setDidV2(
+    Array.from({ length: 4 }, (_v, i) =>
+      rule(
+        `m${i}`,
+        1,
+        BASE,
+        Array.from({ length: 8 }, () => members),
+      ),
+    ),
+  );
   assert.equal(h.ledger.check(v2), null, '4 × (1 + 8 + 128) = 548 units is fine');
 });
 

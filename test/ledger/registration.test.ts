@@ -6,16 +6,7 @@ import { encodeDocument } from '../../src/protocol/document.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { DID_SCOPED_NONCES, getAliasOwner } from '../../src/ledger/records.js';
 import { hex, vectors as V } from '../vectors/ledger-vectors.js';
-import {
-  assertRejected,
-  defaultDocument,
-  didOf,
-  Harness,
-  registerCall,
-  seedKey,
-  T0,
-  vmOf,
-} from './harness.js';
+import { assertRejected, defaultDocument, didOf, Harness, registerCall, seedKey, T0, vmOf } from './harness.js';
 
 const key7 = seedKey(7);
 const key8 = seedKey(8);
@@ -102,11 +93,7 @@ test('registration: each check of §5.5 and the order between adjacent checks', 
       registerCall(did, key7, { doc: { ...defaultDocument(did, key7), verificationMethod: [vmOf(did, 'root', key7), vmOf(did, 'root', key8)] } }),
       'VerificationMethodAlreadyExists',
     ],
-    [
-      'auth without vm',
-      registerCall(did, key7, { doc: { ...defaultDocument(did, key7), authentication: [`${did}#gone`] } }),
-      'VerificationMethodNotFound',
-    ],
+    ['auth without vm', registerCall(did, key7, { doc: { ...defaultDocument(did, key7), authentication: [`${did}#gone`] } }), 'VerificationMethodNotFound'],
     // 9. signature
     ['signed by another key', registerCall(did, key7, { signWith: key8 }), 'InvalidSignature'],
     ['raw alias in signed bytes', registerCall(did, key7, { alias: ' SalesGroup ', signedAlias: ' SalesGroup ' }), 'InvalidSignature'],

@@ -49,7 +49,9 @@ test('a persona rule beats the DID rule; a non-matching persona policy falls bac
   const h = setup();
   t.after(() => h.close());
   h.apply(v2Call(h, R, { kind: 'SetPolicy', policy: policyV2(didScope(R.did), R.did, [rule('did', 100, reject(1))]) }));
-  h.apply(v3Call(h, OP, { kind: 'SetPolicy', policy: policyV3(personaScope(P), OP.did, [rule('persona', 1, reject(2), [{ kind: 'TagEquals', tag: 'chat' }])]) }));
+  h.apply(
+    v3Call(h, OP, { kind: 'SetPolicy', policy: policyV3(personaScope(P), OP.did, [rule('persona', 1, reject(2), [{ kind: 'TagEquals', tag: 'chat' }])]) }),
+  );
 
   const viaPersona = resolve(h, P, 'chat')!;
   assert.deepEqual(
@@ -66,7 +68,12 @@ test('a persona rule beats the DID rule; a non-matching persona policy falls bac
 test('ties keep the earliest eligible rule; only a strictly greater priority replaces it', (t) => {
   const h = setup();
   t.after(() => h.close());
-  const ruleset = [rule('first', 5, reject(1)), rule('second', 5, reject(2)), rule('lower', 4, reject(3)), rule('tagged', 9, reject(4), [{ kind: 'TagPrefix', tag: 'vip/' }])];
+  const ruleset = [
+    rule('first', 5, reject(1)),
+    rule('second', 5, reject(2)),
+    rule('lower', 4, reject(3)),
+    rule('tagged', 9, reject(4), [{ kind: 'TagPrefix', tag: 'vip/' }]),
+  ];
   h.apply(v2Call(h, R, { kind: 'SetPolicy', policy: policyV2(didScope(R.did), R.did, ruleset) }));
   assert.equal(resolve(h, null, null)!.ruleId, 'first');
   assert.equal(resolve(h, null, 'vip')!.ruleId, 'first', 'TagPrefix is a byte prefix of the tag');
@@ -78,7 +85,13 @@ test("rule overrides are clamped by the recipient's constraints; addressed = min
   const h = setup();
   t.after(() => h.close());
   h.apply(v2Call(h, R, { kind: 'SetDidConstraints', did: R.did, constraints: requested() }));
-  const o = overrides({ maxHttpEnvelopeBytes: 2_000_000, maxUnchunkedMessageBytes: 1_500_000, maxChunkBytes: 50_000, maxReplicas: 3, requestedCacheSeconds: 7200 });
+  const o = overrides({
+    maxHttpEnvelopeBytes: 2_000_000,
+    maxUnchunkedMessageBytes: 1_500_000,
+    maxChunkBytes: 50_000,
+    maxReplicas: 3,
+    requestedCacheSeconds: 7200,
+  });
   h.apply(v3Call(h, OP, { kind: 'SetPolicy', policy: policyV3(personaScope(P), OP.did, [rule('p', 1, reject(), [], o)]) }));
   const r = resolve(h, P, null)!;
   assert.deepEqual(r.effectiveConstraints, {
@@ -93,14 +106,23 @@ test("rule overrides are clamped by the recipient's constraints; addressed = min
   });
 
   // With persona constraints too, the addressed constraints are the field-wise minimum.
-  h.apply(v2Call(h, OP, { kind: 'SetPersonaConstraints', persona: P, constraints: requested({ maxHttpEnvelopeBytes: 400_000, maxUnchunkedMessageBytes: 300_000, maxReplicas: 4, requestedCacheSeconds: 100 }) }));
+  h.apply(
+    v2Call(h, OP, {
+      kind: 'SetPersonaConstraints',
+      persona: P,
+      constraints: requested({ maxHttpEnvelopeBytes: 400_000, maxUnchunkedMessageBytes: 300_000, maxReplicas: 4, requestedCacheSeconds: 100 }),
+    }),
+  );
   const addressed = addressedConstraints(h.ledger.finalizedView(), h.clock.nowMs(), R.did, P);
   assert.deepEqual(
     [addressed.maxHttpEnvelopeBytes, addressed.maxUnchunkedMessageBytes, addressed.maxChunkBytes, addressed.maxReplicas, addressed.effectiveTtlSeconds],
     [400_000, 300_000, 100_000, 2, 100],
   );
   const again = resolve(h, P, null)!;
-  assert.deepEqual([again.effectiveConstraints.maxHttpEnvelopeBytes, again.effectiveConstraints.maxChunkBytes, again.effectiveConstraints.requestedCacheSeconds], [400_000, 50_000, 100]);
+  assert.deepEqual(
+    [again.effectiveConstraints.maxHttpEnvelopeBytes, again.effectiveConstraints.maxChunkBytes, again.effectiveConstraints.requestedCacheSeconds],
+    [400_000, 50_000, 100],
+  );
   assert.deepEqual(addressedConstraints(h.ledger.finalizedView(), h.clock.nowMs(), OP.did, null), { ...NETWORK_CONSTRAINTS });
 });
 

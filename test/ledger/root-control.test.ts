@@ -168,7 +168,11 @@ test('deactivation is permanent: every later proof fails DidDeactivated, registr
   const rec = h.record(A)!;
   assert.equal(rec.deactivated, true);
   assert.equal(rec.version, 3);
-  assert.deepEqual(rec.devices?.map((d) => d.deviceId), ['p'], 'the record is kept');
+  assert.deepEqual(
+    rec.devices?.map((d) => d.deviceId),
+    ['p'],
+    'the record is kept',
+  );
   assert.equal(h.headNonce('control_nonce', A), 2n);
   const now = BigInt(h.ledger.poolNowMs());
   assertRejected(h, aliasCall(A, { kind: 'add', alias: 'x' }, root7), 'DidDeactivated');
@@ -200,7 +204,11 @@ test('retirement guard: DeactivateDid and DeleteDid fail DidControlsApplication;
   // without injected handlers the built-in modules run (module 9: a payload that does not decode, §5.8 step 1)
   const bare = new Harness();
   t.after(() => bare.close());
-  assert.equal(bare.ledger.check({ name: 'apply_policy_v3_with_proof', args: { signedPayload: new Uint8Array(1), signature: new Uint8Array(64), signerKeyId: 'root' } })?.errorName, 'InvalidPolicyV3Payload');
+  assert.equal(
+    bare.ledger.check({ name: 'apply_policy_v3_with_proof', args: { signedPayload: new Uint8Array(1), signature: new Uint8Array(64), signerKeyId: 'root' } })
+      ?.errorName,
+    'InvalidPolicyV3Payload',
+  );
 });
 
 // ---- deletion and re-registration ----

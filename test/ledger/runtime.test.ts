@@ -114,17 +114,28 @@ test('applyAtomically: a failing call leaves no write behind; a success commits 
       throw new LedgerFailure('InvalidAuthorization', 'ApplicationRegistry');
     },
   };
-  const f = applyAtomically(child, ctx, { name: 'register_application', args: { applicationId: 'a', controlDid: D, signerKeyId: 'root', signature: new Uint8Array(64) } }, handlers);
+  const f = applyAtomically(
+    child,
+    ctx,
+    { name: 'register_application', args: { applicationId: 'a', controlDid: D, signerKeyId: 'root', signature: new Uint8Array(64) } },
+    handlers,
+  );
   assert.equal(f?.errorName, 'InvalidAuthorization');
   assert.equal(f?.module, 'ApplicationRegistry');
   assert.equal(child.get('scratch'), undefined);
   // other exceptions are bugs and propagate
   assert.throws(
-    () => applyAtomically(child, ctx, { name: 'register_application', args: { applicationId: 'a', controlDid: D, signerKeyId: 'root', signature: new Uint8Array(64) } }, {
-      register_application: () => {
-        throw new TypeError('bug');
-      },
-    }),
+    () =>
+      applyAtomically(
+        child,
+        ctx,
+        { name: 'register_application', args: { applicationId: 'a', controlDid: D, signerKeyId: 'root', signature: new Uint8Array(64) } },
+        {
+          register_application: () => {
+            throw new TypeError('bug');
+          },
+        },
+      ),
     TypeError,
   );
   child.commitInto(s);
@@ -154,7 +165,14 @@ test('overlay: set/delete/child/commit; state values survive serialisation (bigi
   c.commitInto(base);
   assert.equal(base.get('a'), undefined);
   assert.equal(base.get('b'), undefined);
-  assert.deepEqual([...base.changes().entries()], [['a', undefined], ['b', undefined], ['c', { n: 5n }]]);
+  assert.deepEqual(
+    [...base.changes().entries()],
+    [
+      ['a', undefined],
+      ['b', undefined],
+      ['c', { n: 5n }],
+    ],
+  );
   const rec = {
     aliases: null,
     document: { id: D, service: [{ priority: null, authorization: [] }] },

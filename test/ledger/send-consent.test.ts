@@ -65,7 +65,10 @@ test('openpayload: a DID-scope Send may address any existing DID (the deployed r
     t.after(() => h.close());
     h.register(OWNER.did, OWNER.key, { profile });
     h.register(STRANGER.did, STRANGER.key, { profile });
-    const call = v3Call(h, OWNER, { kind: 'SetPolicy', policy: policyV3(scope, OWNER.did, [sendRule(STRANGER.did)], { policyId: policyIdV3(profile, scope) }) });
+    const call = v3Call(h, OWNER, {
+      kind: 'SetPolicy',
+      policy: policyV3(scope, OWNER.did, [sendRule(STRANGER.did)], { policyId: policyIdV3(profile, scope) }),
+    });
     if (profile.p === 'openpayload') h.apply(call);
     else expectFailure(h, call, 'InvalidPolicyScope', 'send_target_not_consented');
   }

@@ -46,7 +46,13 @@ test('templates: $from references', () => {
   assert.ok(ok('{"$from":"/event/type"}'), 'the root may itself be a reference');
   assert.ok(ok(`{"v":{"$from":"/node/${'x'.repeat(250)}"}}`), '256-byte pointer');
   assert.ok(!ok(`{"v":{"$from":"/node/${'x'.repeat(251)}"}}`), '257-byte pointer');
-  for (const bad of ['{"v":{"$from":"/payload/x"}}', '{"v":{"$from":"envelope/x"}}', '{"v":{"$from":1}}', '{"v":{"$from":"/event/x","y":1}}', '{"v":{"$from":"/event/x","$from":"/event/y"}}']) {
+  for (const bad of [
+    '{"v":{"$from":"/payload/x"}}',
+    '{"v":{"$from":"envelope/x"}}',
+    '{"v":{"$from":1}}',
+    '{"v":{"$from":"/event/x","y":1}}',
+    '{"v":{"$from":"/event/x","$from":"/event/y"}}',
+  ]) {
     assert.ok(!ok(bad), bad);
   }
   // A reference counts as one node (its pointer string is not walked): root + array + 253 numbers + 1 reference.

@@ -20,7 +20,9 @@ describe('HttpDirectoryPort', () => {
     node = await startTestNode();
     const client = new DirectoryClient(node.urls.directory!);
     const doc = didDocumentFor(did, key.publicKey, {
-      services: [{ id: `${did}#cache`, type: 'PlatformCacheService', serviceEndpoint: ['https://cache.example.com'], authorization: [`${did}#root`], priority: 2 }],
+      services: [
+        { id: `${did}#cache`, type: 'PlatformCacheService', serviceEndpoint: ['https://cache.example.com'], authorization: [`${did}#root`], priority: 2 },
+      ],
     });
     await client.waitForTransaction((await client.register({ did, key, didDocument: doc, alias: 'port-test' })).tx_hash);
   });

@@ -65,7 +65,10 @@ describe('DID lifecycle over HTTP with the SDK', () => {
     assert.equal(rec.document?.keyAgreement[0]?.id, `${did}#x1`);
     assert.deepEqual(rec.document?.service[0], cache);
     assert.deepEqual(rec.aliases, ['lifecycle', 'second']);
-    assert.deepEqual(rec.devices.map((d) => d.deviceId), ['phone/1']);
+    assert.deepEqual(
+      rec.devices.map((d) => d.deviceId),
+      ['phone/1'],
+    );
 
     // the second key signs from now on
     await wait(client.updateService(did, key2, vm2.id, { service: { ...cache, priority: 3 } }));

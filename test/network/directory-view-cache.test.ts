@@ -41,7 +41,7 @@ async function countingProxy(target: string): Promise<{ url: string; asked: (pre
   };
 }
 
-describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-ms', () => {
+describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-ms", () => {
   let dir: TestNode;
   let proxy: Awaited<ReturnType<typeof countingProxy>>;
   let reusing: TestNode;
@@ -68,7 +68,12 @@ describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-
   });
 
   const post = (cache: TestNode, r: Recipient) => {
-    const body = { message_id: randomUUID(), to: r.did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') } };
+    const body = {
+      message_id: randomUUID(),
+      to: r.did,
+      timestamp: isoSeconds(Date.now()),
+      payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') },
+    };
     return fetchJson(`${cache.urls.cache}/cache/store`, { body });
   };
   const store = async (cache: TestNode, r: Recipient) => {
@@ -109,18 +114,23 @@ describe('a Cache reuses a remote Directory\'s answers for --directory-view-ttl-
     assert.equal(askedFor(c), before + 1, 'and reused again');
   });
 
-  it('checks a Relay\'s node-signed stores against its reused node record', async () => {
+  it("checks a Relay's node-signed stores against its reused node record", async () => {
     const relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints']);
     try {
       await relay.identity.ready;
       const d = await registerRecipientAt(httpDirectory(dir), 84, { cacheEndpoints: [reusing.urls.cache!] });
       for (let i = 0; i < 3; i++) {
-        const body = { message_id: randomUUID(), to: d.did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') } };
+        const body = {
+          message_id: randomUUID(),
+          to: d.did,
+          timestamp: isoSeconds(Date.now()),
+          payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') },
+        };
         const res = await fetchJson(`${relay.urls.relay}/relay`, { body });
         assert.equal(res.status, 202, JSON.stringify(res.body));
         assert.equal(res.body.code, 'cached');
       }
-      assert.equal(askedFor({ did: relay.identity.did } as Recipient), 1, 'the Relay\'s node DID asked for once');
+      assert.equal(askedFor({ did: relay.identity.did } as Recipient), 1, "the Relay's node DID asked for once");
       assert.equal(await summary(reusing, d), 3);
     } finally {
       await relay.stop();

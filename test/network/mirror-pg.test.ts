@@ -36,10 +36,16 @@ if (PG_URL) {
         await sameAnswer(urlA, urlB, `/export?after=3&count=5`);
         const lines = (await (await fetch(`${urlA}/export`)).text()).trimEnd().split('\n');
         assert.ok(lines.length >= 8);
-        assert.ok(lines.every((l) => (JSON.parse(l) as { payload: string | null }).payload !== null), 'every line carries its extrinsic');
+        assert.ok(
+          lines.every((l) => (JSON.parse(l) as { payload: string | null }).payload !== null),
+          'every line carries its extrinsic',
+        );
 
         await caughtUp(mirror, urlA);
-        for (const [did, alias, txs] of [[one.did, 'pg-one', one.txs], [two.did, 'pg-two', two.txs]] as const) {
+        for (const [did, alias, txs] of [
+          [one.did, 'pg-one', one.txs],
+          [two.did, 'pg-two', two.txs],
+        ] as const) {
           const d = encodeURIComponent(did);
           for (const path of [`/resolve/${d}`, `/dids/${d}/nonces`, `/aliases/${alias}`, `/delivery-view/${d}`, ...txs.map((t) => `/transactions/${t}`)]) {
             await sameAnswer(urlA, mirror.url, path);

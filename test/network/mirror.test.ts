@@ -70,18 +70,27 @@ describe('a read-only mirror of a Directory', () => {
     const svcKey = keyPairFromSeed(new Uint8Array(32).fill(61));
     const svc = generateDid(PLATFORM, new Uint8Array(16).fill(61));
     const relayService = { id: `${svc}#relay-a`, type: PLATFORM.relayServiceType, serviceEndpoint: ['https://relay-a.example.net/ddn'] };
-    await dir.waitForTransaction((await dir.register({ did: svc, key: svcKey, didDocument: didDocumentFor(svc, svcKey.publicKey, { services: [relayService] }) })).tx_hash);
+    await dir.waitForTransaction(
+      (await dir.register({ did: svc, key: svcKey, didDocument: didDocumentFor(svc, svcKey.publicKey, { services: [relayService] }) })).tx_hash,
+    );
     const owner = { key: keyPairFromSeed(new Uint8Array(32).fill(31)), keyId: 'root' };
     const policy = {
       scope: { type: 'DID', id: first.did },
       operator_did: first.did,
       policy_ttl_seconds: 120,
-      ruleset: [{ id: 'to-relay', priority: 1, conditions: [], action: {
-        type: 'DeliveryPlan/v1',
-        entry_step: 'fwd',
-        steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc, service_id: relayService.id }] }],
-        transitions: [],
-      } }],
+      ruleset: [
+        {
+          id: 'to-relay',
+          priority: 1,
+          conditions: [],
+          action: {
+            type: 'DeliveryPlan/v1',
+            entry_step: 'fwd',
+            steps: [{ id: 'fwd', operation: 'Forward', targets: [{ service_did: svc, service_id: relayService.id }] }],
+            transitions: [],
+          },
+        },
+      ],
     };
     const policies = new PolicyClient(url, PLATFORM);
     await dir.waitForTransaction((await policies.writeV3({ type: 'did', id: first.did }, { policy, signer: owner })).tx_hash);
@@ -103,7 +112,10 @@ describe('a read-only mirror of a Directory', () => {
       await sameAnswer(url, mirror.url, path);
     }
     const read = JSON.parse(await sameAnswer(url, mirror.url, `/policies/v3/did/${d}`)) as { policy: { ruleset: { id: string }[] } };
-    assert.deepEqual(read.policy.ruleset.map((r) => r.id), ['to-relay']);
+    assert.deepEqual(
+      read.policy.ruleset.map((r) => r.id),
+      ['to-relay'],
+    );
     const app = JSON.parse(await sameAnswer(url, mirror.url, '/applications/mirror-app')) as { control_did: string };
     assert.equal(app.control_did, first.did);
   });

@@ -135,9 +135,16 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     assert.ok(dns.queries.includes(`_platform-persona.${PERSONA}`), 'the Directory asked the test DNS server');
 
     const ch = await publishedChallenge(opA.did, 'register_persona');
-    const sub = await wait(personas.registerDns(PERSONA, {
-      challengeId: ch.challenge_id as string, operatorDid: opA.did, signer: opA.root, controllerKeys: ['root'], verificationDays: 30, deliveryConstraints: constraints,
-    }));
+    const sub = await wait(
+      personas.registerDns(PERSONA, {
+        challengeId: ch.challenge_id as string,
+        operatorDid: opA.did,
+        signer: opA.root,
+        controllerKeys: ['root'],
+        verificationDays: 30,
+        deliveryConstraints: constraints,
+      }),
+    );
     assert.equal(sub.operation, 'Register');
     const rec = await personas.read(PERSONA);
     assert.equal(rec.name, PERSONA);
@@ -163,7 +170,9 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
   it('renews, revokes, and renews again (reactivation under the same operator)', async () => {
     const before = await personas.read(PERSONA);
     let ch = await publishedChallenge(opA.did, 'renew_persona');
-    const renewed = await wait(personas.registerDns(PERSONA, { challengeId: ch.challenge_id as string, operatorDid: opA.did, renew: true, signer: opA.root, verificationDays: 60 }));
+    const renewed = await wait(
+      personas.registerDns(PERSONA, { challengeId: ch.challenge_id as string, operatorDid: opA.did, renew: true, signer: opA.root, verificationDays: 60 }),
+    );
     assert.equal(renewed.operation, 'Renew');
     let rec = await personas.read(PERSONA);
     assert.equal(rec.revision, (before.revision as number) + 1);
@@ -204,18 +213,38 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     const ch = await publishedChallenge(opB.did, 'transfer_persona');
     assert.equal(ch.current_operator_did, opA.did);
     // A signature by someone else than the new operator is refused by the Directory.
-    const forged = await personas.acceptTransfer(PERSONA, { challengeId: ch.challenge_id as string, newOperatorDid: opB.did, signer: { key: opA.key, keyId: 'root' }, controllerKeys: ['root'] });
+    const forged = await personas.acceptTransfer(PERSONA, {
+      challengeId: ch.challenge_id as string,
+      newOperatorDid: opB.did,
+      signer: { key: opA.key, keyId: 'root' },
+      controllerKeys: ['root'],
+    });
     await rejects(
-      personas.completeTransfer(PERSONA, { challengeId: ch.challenge_id as string, operatorDid: opA.did, newOperatorSignature: forged.new_operator_signature, signer: { key: k2, keyId: `${opA.did}#k2` } }),
+      personas.completeTransfer(PERSONA, {
+        challengeId: ch.challenge_id as string,
+        operatorDid: opA.did,
+        newOperatorSignature: forged.new_operator_signature,
+        signer: { key: k2, keyId: `${opA.did}#k2` },
+      }),
       403,
       'invalid_signature',
     );
     // Verifying again replaces the intent (and the acceptance payload); the new operator signs that one.
-    const accepted = await personas.acceptTransfer(PERSONA, { challengeId: ch.challenge_id as string, newOperatorDid: opB.did, signer: opB.root, controllerKeys: ['root'] });
+    const accepted = await personas.acceptTransfer(PERSONA, {
+      challengeId: ch.challenge_id as string,
+      newOperatorDid: opB.did,
+      signer: opB.root,
+      controllerKeys: ['root'],
+    });
     assert.equal(accepted.challenge_id, ch.challenge_id);
-    const done = await wait(personas.completeTransfer(PERSONA, {
-      challengeId: ch.challenge_id as string, operatorDid: opA.did, newOperatorSignature: accepted.new_operator_signature, signer: { key: k2, keyId: `${opA.did}#k2` },
-    }));
+    const done = await wait(
+      personas.completeTransfer(PERSONA, {
+        challengeId: ch.challenge_id as string,
+        operatorDid: opA.did,
+        newOperatorSignature: accepted.new_operator_signature,
+        signer: { key: k2, keyId: `${opA.did}#k2` },
+      }),
+    );
     assert.equal(done.operation, 'Transfer');
     const rec = await personas.read(PERSONA);
     assert.equal(rec.operator_did, opB.did);
@@ -228,7 +257,9 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
 
   it('registers a named persona', async () => {
     await rejects(personas.registerNamed('brand.example.org', { operatorDid: opA.did, signer: opA.root, controllerKeys: ['root'] }), 400, 'persona_not_dns');
-    const sub = await wait(personas.registerNamed('Acme', { operatorDid: opA.did, signer: opA.root, controllerKeys: ['root'], deliveryConstraints: constraints }));
+    const sub = await wait(
+      personas.registerNamed('Acme', { operatorDid: opA.did, signer: opA.root, controllerKeys: ['root'], deliveryConstraints: constraints }),
+    );
     assert.equal(sub.operation, 'RegisterNamed');
     const rec = await personas.read('acme');
     assert.equal(rec.name, 'acme');
@@ -262,9 +293,16 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     assert.equal(storedDid.operator_did, recipient.did);
     assert.equal(storedDid.policy_ttl_seconds, 120);
     assert.match(storedDid.policy_id as string, /^0x[0-9a-f]{64}$/);
-    assert.deepEqual((storedDid.ruleset as Json[]).map((r) => r.id), ['did-default']);
+    assert.deepEqual(
+      (storedDid.ruleset as Json[]).map((r) => r.id),
+      ['did-default'],
+    );
     assert.equal(((storedDid.ruleset as Json[])[0]!.action as Json).entry_step, 'fwd');
-    assert.deepEqual(await policies.nonceV3({ type: 'did', id: recipient.did }), { scope: { type: 'DID', id: recipient.did }, operator_did: recipient.did, nonce: '1' });
+    assert.deepEqual(await policies.nonceV3({ type: 'did', id: recipient.did }), {
+      scope: { type: 'DID', id: recipient.did },
+      operator_did: recipient.did,
+      nonce: '1',
+    });
 
     const personaPolicy: Json = {
       scope: { type: 'PERSONA', id: PERSONA },
@@ -273,7 +311,11 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
       ruleset: [{ id: 'persona-invoice', priority: 1, conditions: [{ type: 'TagEquals', value: 'invoice' }], action: forward(svc.did, 'relay-b') }],
     };
     // The former operator may not write it.
-    await rejects(policies.writeV3({ type: 'persona', id: PERSONA }, { policy: { ...personaPolicy, operator_did: opA.did }, signer: opA.root, operatorDid: opA.did }), 403, 'invalid_policy_scope');
+    await rejects(
+      policies.writeV3({ type: 'persona', id: PERSONA }, { policy: { ...personaPolicy, operator_did: opA.did }, signer: opA.root, operatorDid: opA.did }),
+      403,
+      'invalid_policy_scope',
+    );
     await wait(policies.writeV3({ type: 'persona', id: PERSONA }, { policy: personaPolicy, signer: opB.root, operatorDid: opB.did }));
     const storedPersona = (await policies.readV3({ type: 'persona', id: PERSONA })).policy as Json;
     assert.deepEqual(storedPersona.scope, { type: 'PERSONA', id: PERSONA });
@@ -312,7 +354,10 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     const stored = read.policy as Json;
     assert.equal(stored.revision, 1);
     assert.equal(stored.policy_ttl_seconds, 60, 'v2 default ttl');
-    assert.deepEqual((stored.ruleset as Json[]).map((r) => r.id), ['v2-rule']);
+    assert.deepEqual(
+      (stored.ruleset as Json[]).map((r) => r.id),
+      ['v2-rule'],
+    );
     assert.equal(read.delivery_constraints, null);
 
     await wait(policies.writeV2('set_did_constraints', v2Did.did, { constraints, signer: v2Did.root }));
@@ -353,12 +398,17 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
     assert.equal(read.persona, 'acme');
     assert.equal(read.operator_did, opA.did);
     assert.equal((read.policy as Json).policy_ttl_seconds, 60, 'v2 policies hold 60 (policy_ttl_seconds is v3-only)');
-    assert.deepEqual(((read.policy as Json).ruleset as Json[]).map((r) => r.id), ['acme-any']);
+    assert.deepEqual(
+      ((read.policy as Json).ruleset as Json[]).map((r) => r.id),
+      ['acme-any'],
+    );
     const viaAcme = await dir.deliveryResolution(v2Did.did, { persona: 'acme' });
     assert.equal(viaAcme.policy?.source, 'persona');
     assert.equal(viaAcme.policy?.rule_id, 'acme-any');
 
-    await wait(policies.writeV2('set_persona_constraints', 'acme', { constraints: { ...constraints, max_replicas: 1 }, operatorDid: opA.did, signer: opA.root }));
+    await wait(
+      policies.writeV2('set_persona_constraints', 'acme', { constraints: { ...constraints, max_replicas: 1 }, operatorDid: opA.did, signer: opA.root }),
+    );
     read = await policies.readV2({ type: 'persona', id: 'acme' });
     assert.equal((read.delivery_constraints as Json).max_replicas, 1);
     assert.equal((await dir.deliveryResolution(v2Did.did, { persona: 'acme' })).effective_constraints.max_replicas, 1, 'min(DID, persona) constraints');
@@ -420,13 +470,19 @@ describe('personas, policies and applications over HTTP with the SDK', () => {
       action: {
         type: 'DeliveryPlan/v1',
         entry_step: 'notify',
-        steps: [{ id: 'notify', operation: 'Send', recipient_did: opB.did, payload_template: { recipient: { $from: '/event/recipient_did' }, kind: 'stored' } }],
+        steps: [
+          { id: 'notify', operation: 'Send', recipient_did: opB.did, payload_template: { recipient: { $from: '/event/recipient_did' }, kind: 'stored' } },
+        ],
         transitions: [],
       },
     };
     const policy: Json = { scope: { type: 'APPLICATION', id: APP }, operator_did: opB.did, policy_ttl_seconds: 90, ruleset: [rule] };
     // Only the control DID owns the scope.
-    await rejects(policies.writeV3({ type: 'application', id: APP }, { policy: { ...policy, operator_did: opA.did }, signer: opA.root, operatorDid: opA.did }), 403, 'invalid_policy_scope');
+    await rejects(
+      policies.writeV3({ type: 'application', id: APP }, { policy: { ...policy, operator_did: opA.did }, signer: opA.root, operatorDid: opA.did }),
+      403,
+      'invalid_policy_scope',
+    );
     await wait(policies.writeV3({ type: 'application', id: APP }, { policy, signer: opB.root, operatorDid: opB.did }));
     const got = await apps.policy(APP);
     assert.equal(got.application_id, APP);

@@ -46,8 +46,11 @@ if (PG_URL) {
         },
       };
       r = await registerRecipientAt(viaA, 97, { cacheEndpoints: [a.urls.cache!, b.urls.cache!] });
-      await waitFor('the recipient resolves at both nodes', async () =>
-        (await Promise.all([a, b].map((n) => fetch(`${n.urls.directory!}/resolve/${encodeURIComponent(r.did)}`)))).every((x) => x.status === 200) || undefined,
+      await waitFor(
+        'the recipient resolves at both nodes',
+        async () =>
+          (await Promise.all([a, b].map((n) => fetch(`${n.urls.directory!}/resolve/${encodeURIComponent(r.did)}`)))).every((x) => x.status === 200) ||
+          undefined,
       );
     });
     after(async () => {
@@ -73,7 +76,10 @@ if (PG_URL) {
       const headers = proofHeaders(profile, r, 'pull', '*', { endpoint: a.urls.cache!, nowMs: Date.now() });
       const pulled = await fetchJson(`${a.urls.cache!}/cache/messages/${encodeURIComponent(r.did)}`, { headers });
       assert.equal(pulled.status, 200, JSON.stringify(pulled.body));
-      assert.deepEqual((pulled.body.messages as { message_id: string }[]).map((m) => m.message_id), [env.message_id]);
+      assert.deepEqual(
+        (pulled.body.messages as { message_id: string }[]).map((m) => m.message_id),
+        [env.message_id],
+      );
     });
   });
 }

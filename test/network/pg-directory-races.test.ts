@@ -149,7 +149,8 @@ if (PG_URL) {
           const pid = await leaderPid();
           return pid !== undefined && pid !== victim.pid ? pid : undefined;
         });
-        for (const d of admitted) await waitFor(`${d}, admitted before or after the kill, is final`, async () => ((await resolves(survivor, d)) ? true : undefined));
+        for (const d of admitted)
+          await waitFor(`${d}, admitted before or after the kill, is final`, async () => ((await resolves(survivor, d)) ? true : undefined));
         const pending = await pg.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
         assert.equal(pending.rows[0]!.n, 0, 'nothing is left in the shared pool');
       } finally {

@@ -48,7 +48,10 @@ if (PG_URL) {
         },
       };
       const r = await registerRecipientAt(via, 93, { cacheEndpoints: [node.urls.cache!] });
-      await waitFor('the recipient resolves', async () => (await fetch(`${node.urls.directory}/resolve/${encodeURIComponent(r.did)}`)).status === 200 || undefined);
+      await waitFor(
+        'the recipient resolves',
+        async () => (await fetch(`${node.urls.directory}/resolve/${encodeURIComponent(r.did)}`)).status === 200 || undefined,
+      );
       const env = { message_id: randomUUID(), to: r.did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: Buffer.from('pg').toString('base64') } };
       const sent = await fetchJson(`${node.urls.relay}/relay`, { body: env });
       assert.equal(sent.status, 202, JSON.stringify(sent.body));

@@ -42,10 +42,9 @@ if (PG_URL) {
         };
         /** The pid of the process whose session holds the leader lock of this schema. */
         const leaderPid = async (): Promise<number | undefined> => {
-          const r = await pg.pool.query<{ application_name: string }>(
-            "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1",
-            [`ddn-ledger-leader ${pg.schema} %`],
-          );
+          const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
+            `ddn-ledger-leader ${pg.schema} %`,
+          ]);
           const names = r.rows.map((x) => x.application_name);
           return names.length === 1 ? Number(names[0]!.split(' ')[2]!.split('@')[0]) : undefined;
         };
@@ -164,8 +163,15 @@ if (PG_URL) {
           const p = proof('ack', ackSubject(ids));
           const ack = await fetchJson(`${c2.urls.cache!}/cache/ack`, {
             body: {
-              did: r.did, device_id: '', service_id: p['X-Service-Id'], cache_endpoint: p['X-Cache-Endpoint'], key_id: p['X-Key-Id'],
-              timestamp: p['X-Timestamp'], nonce: p['X-Nonce'], signature_b64: p['X-Signature'], message_ids: ids,
+              did: r.did,
+              device_id: '',
+              service_id: p['X-Service-Id'],
+              cache_endpoint: p['X-Cache-Endpoint'],
+              key_id: p['X-Key-Id'],
+              timestamp: p['X-Timestamp'],
+              nonce: p['X-Nonce'],
+              signature_b64: p['X-Signature'],
+              message_ids: ids,
             },
           });
           assert.equal(ack.status, 200, JSON.stringify(ack.body));

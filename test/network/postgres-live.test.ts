@@ -77,8 +77,7 @@ if (PG_URL) {
       timestamp: isoSeconds(Date.now()),
       payload: { ciphertext_b64: randomBytes(payloadBytes).toString('base64') },
     });
-    const wsUrl = (relay: TestNode, device: string) =>
-      `${relay.urls.relay!.replace('http://', 'ws://')}/ws/${encodeURIComponent(r.did)}/${device}`;
+    const wsUrl = (relay: TestNode, device: string) => `${relay.urls.relay!.replace('http://', 'ws://')}/ws/${encodeURIComponent(r.did)}/${device}`;
 
     it('pushes an envelope posted to one Relay to the sessions of both, exactly once, small and large', { timeout: 60_000 }, async () => {
       const a = await connect(wsUrl(relayA, 'at-a'), liveHeaders(r, 'at-a', relayA.urls.relay!));
@@ -143,7 +142,7 @@ if (PG_URL) {
       const envA = { ...env, message_id: randomUUID() };
       const atA = await fetchJson(`${relayA.urls.relay}/relay`, { body: envA });
       assert.equal(atA.body.code, 'delivered');
-      assert.equal(await s.frame(1), JSON.stringify(envA), 'the envelope refused at B was pushed nowhere: A\'s is the first');
+      assert.equal(await s.frame(1), JSON.stringify(envA), "the envelope refused at B was pushed nowhere: A's is the first");
       s.ws.close();
     });
 
@@ -174,12 +173,19 @@ if (PG_URL) {
         await s1.received(3);
         // f1's own announcements of small and large reached its listener before f2's marker (commit order):
         // they were skipped, not pushed again.
-        assert.deepEqual(s1.pushed.map((p) => p.text), [small, large, marker]);
+        assert.deepEqual(
+          s1.pushed.map((p) => p.text),
+          [small, large, marker],
+        );
         const marker2 = JSON.stringify({ to: did, marker: 2 });
         assert.deepEqual(await f1.push(did, marker2), ONE);
         await s2.received(4);
         const s2Texts = s2.pushed.map((p) => p.text);
-        assert.deepEqual(s2Texts.filter((t) => t !== marker), [small, large, marker2], 'f1\'s announcements, in order, once each');
+        assert.deepEqual(
+          s2Texts.filter((t) => t !== marker),
+          [small, large, marker2],
+          "f1's announcements, in order, once each",
+        );
         assert.equal(s2Texts.filter((t) => t === marker).length, 1);
 
         now += LIVE_BODY_RETENTION_MS - 1;
@@ -200,7 +206,10 @@ if (PG_URL) {
         const final = JSON.stringify({ to: did, marker: 'final' });
         await f2.push(did, final);
         await s1.received(6);
-        assert.deepEqual(s1.pushed.map((p) => p.text), [small, large, marker, marker2, after, final]);
+        assert.deepEqual(
+          s1.pushed.map((p) => p.text),
+          [small, large, marker, marker2, after, final],
+        );
       } finally {
         await f1.close();
         await f2.close();

@@ -79,8 +79,15 @@ if (PG_URL) {
       const p = proof('ack', env.message_id);
       const ack = await fetchJson(`${cacheB.urls.cache}/cache/ack`, {
         body: {
-          did: r.did, device_id: '', service_id: p['X-Service-Id'], cache_endpoint: p['X-Cache-Endpoint'], key_id: p['X-Key-Id'],
-          timestamp: p['X-Timestamp'], nonce: p['X-Nonce'], signature_b64: p['X-Signature'], message_ids: [env.message_id],
+          did: r.did,
+          device_id: '',
+          service_id: p['X-Service-Id'],
+          cache_endpoint: p['X-Cache-Endpoint'],
+          key_id: p['X-Key-Id'],
+          timestamp: p['X-Timestamp'],
+          nonce: p['X-Nonce'],
+          signature_b64: p['X-Signature'],
+          message_ids: [env.message_id],
         },
       });
       assert.deepEqual(ack.body, { acked: 1, message_ids: [env.message_id] });
@@ -109,7 +116,10 @@ if (PG_URL) {
       assert.equal(done.body.code, 'chunk_set_delivered');
       const set = await fetchJson(`${cacheB.urls.cache}/cache/chunks/${encodeURIComponent(r.did)}/${group}`, { headers: proof('chunks', group) });
       assert.equal(set.status, 200, JSON.stringify(set.body));
-      assert.deepEqual((set.body.chunks as { message_id: string }[]).map((c) => c.message_id), chunks.map((c) => c.message_id));
+      assert.deepEqual(
+        (set.body.chunks as { message_id: string }[]).map((c) => c.message_id),
+        chunks.map((c) => c.message_id),
+      );
     });
   });
 }

@@ -116,12 +116,18 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
 
   before(async () => {
     node = await startTestNode([
-      '--profile', 'platform',
-      '--relay-live-auth', 'required',
-      '--rate-limit-registration', `${REGISTRATIONS_PER_MINUTE}/1m`,
-      '--max-connections-per-address', String(PER_ADDRESS_CONNECTIONS),
-      '--http-headers-timeout-ms', '4000',
-      '--cache-storage-budget-bytes', String(STORAGE_BUDGET),
+      '--profile',
+      'platform',
+      '--relay-live-auth',
+      'required',
+      '--rate-limit-registration',
+      `${REGISTRATIONS_PER_MINUTE}/1m`,
+      '--max-connections-per-address',
+      String(PER_ADDRESS_CONNECTIONS),
+      '--http-headers-timeout-ms',
+      '4000',
+      '--cache-storage-budget-bytes',
+      String(STORAGE_BUDGET),
     ]);
     relayUrl = node.urls.relay!;
     cacheUrl = node.urls.cache!;
@@ -131,7 +137,7 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
   const send = (body: Body | string, from = '127.0.0.1') => call(`${relayUrl}/relay`, { body, from });
   const wsUrl = (did: string, device: string) => `${relayUrl.replace('http://', 'ws://')}/ws/${enc(did)}/${enc(device)}`;
 
-  it('eavesdropping: a stranger cannot open the victim\'s live session; the victim\'s own session is delivered to', async () => {
+  it("eavesdropping: a stranger cannot open the victim's live session; the victim's own session is delivered to", async () => {
     const dir = directoryFrom(node, '127.0.0.11');
     const victim = await registerRecipientAt(dir, 301, { cacheEndpoints: [cacheUrl] });
     const stranger = await registerRecipientAt(dir, 302, { cacheEndpoints: [cacheUrl] });
@@ -144,7 +150,10 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     assert.equal(ownKey.status, 403);
     assert.equal(ownKey.body.code, 'invalid_signature');
     // the stranger's own DID's service and key, for the victim's path
-    const ownService = await liveRefusal(wsUrl(victim.did, 'phone'), liveHeaders(victim, 'phone', relayUrl, { key: stranger.key, keyId: stranger.keyId, serviceId: stranger.serviceId }));
+    const ownService = await liveRefusal(
+      wsUrl(victim.did, 'phone'),
+      liveHeaders(victim, 'phone', relayUrl, { key: stranger.key, keyId: stranger.keyId, serviceId: stranger.serviceId }),
+    );
     assert.equal(ownService.status, 403);
     assert.equal(ownService.body.code, 'live_service_not_found');
 
@@ -191,7 +200,10 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     const owner = await registerRecipientAt(dir, 304, { cacheEndpoints: [cacheUrl] });
     const target = await registerRecipientAt(dir, 305, { cacheEndpoints: [cacheUrl] });
     const before = await dir.call('GET', v3Url('did', owner.did));
-    const res = await prepareV3(dir, 'did', owner.did, { action: 'set_policy_v3', policy: policyJson('DID', owner.did, owner.did, [sendRule('spam', target.did)]) });
+    const res = await prepareV3(dir, 'did', owner.did, {
+      action: 'set_policy_v3',
+      policy: policyJson('DID', owner.did, owner.did, [sendRule('spam', target.did)]),
+    });
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.code, 'invalid_delivery_policy');
     assert.equal((res.body.details as Body).reason, 'send_target_not_consented');
@@ -199,7 +211,10 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     assert.deepEqual(await dir.call('GET', v3Url('did', owner.did)), before);
     assert.notEqual(before.status, 200, JSON.stringify(before.body));
     // notifying oneself is fine
-    await writeV3(dir, owner.key, 'did', owner.did, { action: 'set_policy_v3', policy: policyJson('DID', owner.did, owner.did, [sendRule('self', owner.did)]) });
+    await writeV3(dir, owner.key, 'did', owner.did, {
+      action: 'set_policy_v3',
+      policy: policyJson('DID', owner.did, owner.did, [sendRule('self', owner.did)]),
+    });
     const now = await dir.call('GET', v3Url('did', owner.did));
     assert.equal(now.status, 200, JSON.stringify(now.body));
     assert.equal(((now.body.policy as Body).ruleset as Body[])[0]!.id, 'self');
@@ -215,7 +230,11 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     const attacker = directoryFrom(node, '127.0.0.6');
     const key = keyOf(307);
     const document = docOf(victim.did, key);
-    const prepared = await attacker.call('POST', '/register-did/prepare', { did: victim.did, root_pubkey: multibaseEd25519(key.publicKey, false), did_document: document });
+    const prepared = await attacker.call('POST', '/register-did/prepare', {
+      did: victim.did,
+      root_pubkey: multibaseEd25519(key.publicKey, false),
+      did_document: document,
+    });
     assert.equal(prepared.status, 409, JSON.stringify(prepared.body));
     assert.equal(prepared.body.code, 'did_deleted');
     // a registration signed without prepare
@@ -229,8 +248,9 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
     assert.equal(after.body.registration_status, 'missing');
     // the stranger registers an identifier of its own as usual
     const own = await registerDid(attacker, 307);
-    await waitFor('the stranger\'s own DID is confirmed', async () =>
-      (await attacker.call('GET', `/registration-status/${enc(own.did)}`)).body.registration_status === 'confirmed' ? true : undefined);
+    await waitFor("the stranger's own DID is confirmed", async () =>
+      (await attacker.call('GET', `/registration-status/${enc(own.did)}`)).body.registration_status === 'confirmed' ? true : undefined,
+    );
   });
 
   it('storage: a mailbox filled to the budget answers 507; the victim drains it; nothing accepted is lost; stores resume', async () => {

@@ -57,13 +57,17 @@ describe('a Relay-only process whose Directory stops and returns', () => {
     assert.equal(health.body.version, buildInfo().version);
     assert.deepEqual(health.body.roles, ['relay']);
     assert.deepEqual(health.body.directory, { url: dirUrl, reachable: true });
-    assert.equal(health.body.genesis_hash, dirHealth.body.genesis_hash, 'the Directory\'s chain, not one of its own');
+    assert.equal(health.body.genesis_hash, dirHealth.body.genesis_hash, "the Directory's chain, not one of its own");
 
     await stop(directory);
-    const down = await waitFor('the Relay sees its Directory gone', async () => {
-      const r = await fetchJson(`${relayUrl}/ready`);
-      return r.status === 503 ? r : undefined;
-    }, { everyMs: 100 });
+    const down = await waitFor(
+      'the Relay sees its Directory gone',
+      async () => {
+        const r = await fetchJson(`${relayUrl}/ready`);
+        return r.status === 503 ? r : undefined;
+      },
+      { everyMs: 100 },
+    );
     assert.equal(down.body.code, 'service_unavailable');
     assert.match(String(down.body.message), /directory: .*does not answer/);
     const checks = (down.body.details as Body).checks as Body;
@@ -76,10 +80,14 @@ describe('a Relay-only process whose Directory stops and returns', () => {
     assert.equal(downHealth.body.genesis_hash, undefined);
 
     directory = await start(['--roles', 'directory', '--data-dir', dDir, '--directory-port', new URL(dirUrl).port]);
-    const back = await waitFor('the Relay sees its Directory back', async () => {
-      const r = await fetchJson(`${relayUrl}/ready`);
-      return r.status === 200 ? r : undefined;
-    }, { everyMs: 100 });
+    const back = await waitFor(
+      'the Relay sees its Directory back',
+      async () => {
+        const r = await fetchJson(`${relayUrl}/ready`);
+        return r.status === 200 ? r : undefined;
+      },
+      { everyMs: 100 },
+    );
     assert.equal(back.body.status, 'ready');
     const upHealth = await fetchJson(`${relayUrl}/health`);
     assert.deepEqual(upHealth.body.directory, { url: dirUrl, reachable: true });

@@ -32,7 +32,13 @@ describe('outbound HTTP address guard', () => {
 
   it('reaches a local endpoint when private endpoints are allowed', async () => {
     const out = new OutboundHttp({ allowPrivate: true });
-    const res = await out.request({ method: 'POST', url: `http://localhost:${port}/cache/store`, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}'), timeoutMs: 2000 });
+    const res = await out.request({
+      method: 'POST',
+      url: `http://localhost:${port}/cache/store`,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{}'),
+      timeoutMs: 2000,
+    });
     assert.equal(res.status, 202);
     assert.deepEqual(JSON.parse(res.body.toString()), { method: 'POST', url: '/cache/store' });
     out.close();

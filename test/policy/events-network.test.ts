@@ -32,7 +32,18 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import type { TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import { registerDnsPersona } from '../support/persona-flows.js';
-import { directoryOf, envelope, profile, pullFrom, registerControlDid, relayPost, setPolicy, startDirectoryNode, startRelayNode, type Body } from './network-support.js';
+import {
+  directoryOf,
+  envelope,
+  profile,
+  pullFrom,
+  registerControlDid,
+  relayPost,
+  setPolicy,
+  startDirectoryNode,
+  startRelayNode,
+  type Body,
+} from './network-support.js';
 
 const DOMAIN = 'apps.example.org';
 const HOOK_HOST = `hooks.${DOMAIN}`;
@@ -47,11 +58,29 @@ interface Received {
 function throwawayCertificate(): { key: string; cert: string } {
   const d = mkdtempSync(join(tmpdir(), 'ddn-cert-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', `/CN=${HOOK_HOST}`, '-addext', `subjectAltName=DNS:${HOOK_HOST}`,
-      '-keyout', join(d, 'key.pem'), '-out', join(d, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${HOOK_HOST}`,
+        '-addext',
+        `subjectAltName=DNS:${HOOK_HOST}`,
+        '-keyout',
+        join(d, 'key.pem'),
+        '-out',
+        join(d, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(d, 'key.pem'), 'utf8'), cert: readFileSync(join(d, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(d, { recursive: true, force: true });
@@ -89,11 +118,32 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     dir = await startDirectoryNode(['--dns-server', dns.server]);
     relay = await startRelayNode(dir);
     const config = loadConfig(
-      ['--data-dir', cacheDir, '--roles', 'cache', '--cache-port', '0', '--directory-url', dir.urls.directory!, '--allow-private-endpoints', '--event-relay-url', relay.urls.relay!],
+      [
+        '--data-dir',
+        cacheDir,
+        '--roles',
+        'cache',
+        '--cache-port',
+        '0',
+        '--directory-url',
+        dir.urls.directory!,
+        '--allow-private-endpoints',
+        '--event-relay-url',
+        relay.urls.relay!,
+      ],
       {},
     );
-    const node = await startNode(config, { logger: pino({ level: 'silent' }), eventOutbound: { extraCa: [tlsPair.cert], hosts: { [HOOK_HOST]: '127.0.0.1' } } });
-    cache = Object.assign(node, { dataDir: cacheDir, stop: async () => { await node.close(); rmSync(cacheDir, { recursive: true, force: true }); } });
+    const node = await startNode(config, {
+      logger: pino({ level: 'silent' }),
+      eventOutbound: { extraCa: [tlsPair.cert], hosts: { [HOOK_HOST]: '127.0.0.1' } },
+    });
+    cache = Object.assign(node, {
+      dataDir: cacheDir,
+      stop: async () => {
+        await node.close();
+        rmSync(cacheDir, { recursive: true, force: true });
+      },
+    });
     cacheUrl = cache.urls.cache!;
 
     const h = directoryOf(dir);
@@ -123,7 +173,14 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
           entry_step: 'notify',
           steps: [
             { id: 'notify', operation: 'Send', recipient_did: controlDid, payload_template: template },
-            { id: 'hook', operation: 'Call', service_did: controlDid, service_id: kid(controlDid, 'control'), registered_domain: DOMAIN, payload_template: template },
+            {
+              id: 'hook',
+              operation: 'Call',
+              service_did: controlDid,
+              service_id: kid(controlDid, 'control'),
+              registered_domain: DOMAIN,
+              payload_template: template,
+            },
           ],
           transitions: [{ from: 'notify', to: 'hook', trigger: 'Always', mode: 'Fork' }],
         },
@@ -146,7 +203,9 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     assert.equal(res.body.code, 'cached');
 
     const controlRecipient = { did: controlDid, key: controlKey, keyId: kid(controlDid, 'key-1'), serviceId: kid(controlDid, 'cache') };
-    const item = await waitFor('the control envelope', async () => (await pullFrom(cacheUrl, controlRecipient)).find((m) => (m.envelope as Body).tag === profile.controlTag));
+    const item = await waitFor('the control envelope', async () =>
+      (await pullFrom(cacheUrl, controlRecipient)).find((m) => (m.envelope as Body).tag === profile.controlTag),
+    );
     const control = item.envelope as Body;
     assert.equal(control.to, controlDid);
     assert.equal(control.ttl, '24h');
@@ -183,9 +242,7 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     await cache.identity.ready;
     const nodeRecord = await fetchJson(`${dir.urls.directory!}/resolve/${encodeURIComponent(cache.identity.did)}`);
     const services = (nodeRecord.body.document as { service: { id: string; type: string; serviceEndpoint: string[]; authorization: string[] }[] }).service;
-    assert.deepEqual(services, [
-      { id: headers.serviceId, type: 'PlatformCacheService', serviceEndpoint: [cacheUrl], authorization: [headers.keyId] },
-    ]);
+    assert.deepEqual(services, [{ id: headers.serviceId, type: 'PlatformCacheService', serviceEndpoint: [cacheUrl], authorization: [headers.keyId] }]);
 
     // the identical store again is deduplicated: no second event; the control envelope itself triggered nothing
     await cache.events!.idle();

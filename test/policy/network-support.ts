@@ -26,7 +26,10 @@ export function directoryOf(dir: TestNode): DirectoryHarness {
 
 export const startDirectoryNode = (extra: string[] = []) => startTestNode(['--roles', 'directory', '--allow-private-endpoints', ...extra]);
 export const startCacheNode = (dir: TestNode, dataDir?: string, port = 0) =>
-  startTestNode(['--roles', 'cache', '--directory-url', dir.urls.directory!, '--cache-port', String(port), '--allow-private-endpoints'], ...(dataDir === undefined ? [] : [dataDir]));
+  startTestNode(
+    ['--roles', 'cache', '--directory-url', dir.urls.directory!, '--cache-port', String(port), '--allow-private-endpoints'],
+    ...(dataDir === undefined ? [] : [dataDir]),
+  );
 export async function startRelayNode(dir: TestNode): Promise<TestNode> {
   const relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints']);
   await relay.identity.ready;
@@ -49,7 +52,13 @@ export function envelope(to: string, over: Body = {}): Body {
 export const relayPost = (relay: TestNode, body: Body) => fetchJson(`${relay.urls.relay}/relay`, { body });
 
 /** Writes a v3 policy on `scope`/`id` owned by `owner` (signed with its root key) and waits for finality. */
-export async function setPolicy(dir: TestNode, owner: { did: string; key: Ed25519KeyPair }, scope: 'did' | 'persona' | 'application', id: string, ruleset: Body[]): Promise<Body> {
+export async function setPolicy(
+  dir: TestNode,
+  owner: { did: string; key: Ed25519KeyPair },
+  scope: 'did' | 'persona' | 'application',
+  id: string,
+  ruleset: Body[],
+): Promise<Body> {
   const type = scope === 'did' ? 'DID' : scope === 'persona' ? 'PERSONA' : 'APPLICATION';
   return writeV3(directoryOf(dir), owner.key, scope, id, {
     action: 'set_policy_v3',
@@ -67,7 +76,11 @@ export async function pullFrom(cacheUrl: string, r: Pick<Recipient, 'did' | 'key
 }
 
 /** The pulled envelope with `message_id`, or undefined. */
-export async function pulledEnvelope(cacheUrl: string, r: Pick<Recipient, 'did' | 'key' | 'keyId' | 'serviceId'>, messageId: unknown): Promise<Body | undefined> {
+export async function pulledEnvelope(
+  cacheUrl: string,
+  r: Pick<Recipient, 'did' | 'key' | 'keyId' | 'serviceId'>,
+  messageId: unknown,
+): Promise<Body | undefined> {
   const m = (await pullFrom(cacheUrl, r)).find((x) => x.message_id === messageId);
   return m === undefined ? undefined : (m.envelope as Body);
 }

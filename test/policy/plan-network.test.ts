@@ -110,7 +110,13 @@ describe('delivery policies across separate nodes', () => {
     const node = nodeIdentityOf(profile, loadNodeKey(relayA.dataDir));
     const storeAsNode = async (url: string, body: Body) => {
       const text = JSON.stringify(body);
-      const headers = signNodeRequest(profile, node, { method: 'POST', url: `${url}/cache/store`, body: text, timestamp: isoSeconds(Date.now()), nonce: randomUUID() });
+      const headers = signNodeRequest(profile, node, {
+        method: 'POST',
+        url: `${url}/cache/store`,
+        body: text,
+        timestamp: isoSeconds(Date.now()),
+        nonce: randomUUID(),
+      });
       return fetchJson(`${url}/cache/store`, { body: text, headers });
     };
     const provenance = (over: Body = {}, context: Body = {}): Body => ({
@@ -179,7 +185,7 @@ describe('delivery policies across separate nodes', () => {
       assert.equal(await pulledEnvelope(cacheUrls[2]!, r, env.message_id), undefined, 'desired_replicas is 2');
     });
 
-    it('applies the rule\'s max_unchunked_message_bytes at the Relay', async () => {
+    it("applies the rule's max_unchunked_message_bytes at the Relay", async () => {
       const big = await relayPost(relayA, envelope(to(), { payload: { ciphertext_b64: Buffer.alloc(65).toString('base64') } }));
       assert.equal(big.status, 413, JSON.stringify(big.body));
       assert.equal(big.body.code, 'payload_too_large');

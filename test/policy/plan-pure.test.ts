@@ -120,7 +120,7 @@ describe('the Relay policy cache', () => {
     await assert.rejects(cached.resolveDelivery('did:x', null, null), /down/);
   });
 
-  it('forget reaches a forgetting port below it (a remote Directory\'s answer cache)', () => {
+  it("forget reaches a forgetting port below it (a remote Directory's answer cache)", () => {
     const forgotten: string[] = [];
     const inner = {
       getDid: async () => null,

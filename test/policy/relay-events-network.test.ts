@@ -61,7 +61,10 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
         transitions: [],
       },
     });
-    await setPolicy(dir, { did: controlDid, key: controlKey }, 'did', controlDid, [sendRule('accepted', 'RelayAccepted', 1), sendRule('delivered', 'RelayDelivered', 2)]);
+    await setPolicy(dir, { did: controlDid, key: controlKey }, 'did', controlDid, [
+      sendRule('accepted', 'RelayAccepted', 1),
+      sendRule('delivered', 'RelayDelivered', 2),
+    ]);
   });
   after(async () => {
     await relay?.stop();
@@ -75,7 +78,10 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
     const res = await relayPost(relay, env);
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.equal(res.body.code, 'cached', 'event-bound rules do not change delivery');
-    assert.ok((await pullFrom(cache.urls.cache!, control)).some((m) => m.message_id === env.message_id), 'the envelope itself is delivered');
+    assert.ok(
+      (await pullFrom(cache.urls.cache!, control)).some((m) => m.message_id === env.message_id),
+      'the envelope itself is delivered',
+    );
 
     const controls = await waitFor('both control envelopes', async () => {
       const got = (await pullFrom(cache.urls.cache!, control)).filter((m) => (m.envelope as Body).tag === profile.controlTag);

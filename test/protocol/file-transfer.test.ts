@@ -18,8 +18,14 @@ const recipient = x25519KeyPairFromSeed(hex('recipient_seed_hex'));
 const ephemeral = x25519KeyPairFromSeed(hex('ephemeral_seed_hex'));
 const aad: AadFields = { messageId: V.message_id as string, to: V.to as string, groupId: V.message_group_id as string, sequence: 1, total: 3 };
 const vectorRecord: FileRecord = {
-  name: 'hello.txt', mediaType: 'text/plain', sizeBytes: hex('file_hex').length, sha256: sha256(hex('file_hex')),
-  groupId: aad.groupId, sequence: 1, total: 3, data: hex('data_hex'),
+  name: 'hello.txt',
+  mediaType: 'text/plain',
+  sizeBytes: hex('file_hex').length,
+  sha256: sha256(hex('file_hex')),
+  groupId: aad.groupId,
+  sequence: 1,
+  total: 3,
+  data: hex('data_hex'),
 };
 const NETWORK: TransferLimits = { maxHttpEnvelopeBytes: 26_214_400, maxUnchunkedMessageBytes: 16_777_216, maxChunkBytes: 2_097_152 };
 
@@ -33,7 +39,14 @@ describe('payload encryption profile', () => {
     assert.equal(new TextDecoder().decode(payloadAad(PLATFORM, aad)), V.aad);
     const cbor = encodeFileRecord(PLATFORM, vectorRecord);
     assert.equal(toHex(cbor), V.record_cbor_hex);
-    const sealed = sealPayload(PLATFORM, { recipientKeyId: `${aad.to}#x25519-1`, recipientPublicKey: recipient.publicKey, plaintext: cbor, aad, ephemeral, nonce: hex('nonce_hex') });
+    const sealed = sealPayload(PLATFORM, {
+      recipientKeyId: `${aad.to}#x25519-1`,
+      recipientPublicKey: recipient.publicKey,
+      plaintext: cbor,
+      aad,
+      ephemeral,
+      nonce: hex('nonce_hex'),
+    });
     assert.equal(sealed.profile, PLATFORM.controlPayloadProfile);
     assert.equal(toHex(parseBase64(sealed.ciphertext_b64)!), V.ciphertext_hex);
     assert.equal(toHex(parseBase64(sealed.ephemeral_x25519_b64)!), V.ephemeral_public_hex);
@@ -55,7 +68,13 @@ describe('payload encryption profile', () => {
       rejects(() => openPayload(PLATFORM, { ...sealed, ciphertext_b64: toBase64(bad) }, aad, recipient.privateKey), 'decryption_failed');
     }
     rejects(() => openPayload(PLATFORM, sealed, aad, ephemeral.privateKey), 'decryption_failed');
-    for (const other of [{ ...aad, messageId: 'x' }, { ...aad, to: 'did:platform:other' }, { ...aad, sequence: 2 }, { ...aad, total: 4 }, { ...aad, groupId: '' }]) {
+    for (const other of [
+      { ...aad, messageId: 'x' },
+      { ...aad, to: 'did:platform:other' },
+      { ...aad, sequence: 2 },
+      { ...aad, total: 4 },
+      { ...aad, groupId: '' },
+    ]) {
       rejects(() => openPayload(PLATFORM, sealed, other, recipient.privateKey), 'decryption_failed');
     }
     rejects(() => openPayload(PLATFORM, { ...sealed, nonce_b64: 'AAAA' }, aad, recipient.privateKey), 'invalid_encrypted_payload');
@@ -108,11 +127,29 @@ describe('file envelopes', () => {
   const to = 'did:platform:8DfbjXLth7APvt3qQPgtf';
   const build = (plaintext: boolean) => {
     const plan = planFileTransfer(file.length, limits, { plaintext });
-    return Array.from({ length: plan.total }, (_, seq) => buildFileEnvelope(PLATFORM, {
-      to, messageId: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`, timestamp: '2026-07-16T12:00:00.000Z', ttl: '1h',
-      recipient: plaintext ? null : { keyId: `${to}#x25519-1`, publicKey: recipient.publicKey },
-      record: { name: 'f.bin', mediaType: 'application/octet-stream', sizeBytes: file.length, sha256: sha256(file), groupId: '11111111-1111-4111-8111-111111111111', sequence: seq, total: plan.total, data: file.subarray(seq * plan.partBytes, (seq + 1) * plan.partBytes) },
-    }, limits));
+    return Array.from({ length: plan.total }, (_, seq) =>
+      buildFileEnvelope(
+        PLATFORM,
+        {
+          to,
+          messageId: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`,
+          timestamp: '2026-07-16T12:00:00.000Z',
+          ttl: '1h',
+          recipient: plaintext ? null : { keyId: `${to}#x25519-1`, publicKey: recipient.publicKey },
+          record: {
+            name: 'f.bin',
+            mediaType: 'application/octet-stream',
+            sizeBytes: file.length,
+            sha256: sha256(file),
+            groupId: '11111111-1111-4111-8111-111111111111',
+            sequence: seq,
+            total: plan.total,
+            data: file.subarray(seq * plan.partBytes, (seq + 1) * plan.partBytes),
+          },
+        },
+        limits,
+      ),
+    );
   };
 
   it('encrypted parts stay within the limits and reassemble in any order', () => {

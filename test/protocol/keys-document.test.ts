@@ -12,14 +12,7 @@ import {
   parseRootPubkey,
   resolveSigningKey,
 } from '../../src/protocol/keys.js';
-import {
-  checkDocumentStructure,
-  documentToJson,
-  emptyDocument,
-  type DidDocument,
-  type Service,
-  type VerificationMethod,
-} from '../../src/protocol/document.js';
+import { checkDocumentStructure, documentToJson, emptyDocument, type DidDocument, type Service, type VerificationMethod } from '../../src/protocol/document.js';
 import { hex, vectors as V } from '../vectors/ledger-vectors.js';
 
 const PK = hex(V.keys.seed7.public_key_hex);

@@ -10,26 +10,13 @@ import { ScaleWriter } from '../../src/codec/scale.js';
 import { blake2_256 } from '../../src/crypto/hash.js';
 import { normalizeAlias } from '../../src/protocol/alias.js';
 import { generateDid, isDid } from '../../src/protocol/did.js';
-import {
-  decodeDocument,
-  documentHash,
-  documentToJson,
-  encodeDocument,
-  type DidDocument,
-} from '../../src/protocol/document.js';
+import { decodeDocument, documentHash, documentToJson, encodeDocument, type DidDocument } from '../../src/protocol/document.js';
 import { decodeSigningKeyMultibase, multibaseEd25519, parseRootPubkey, resolveSigningKey } from '../../src/protocol/keys.js';
 import { PLATFORM, makeProfile } from '../../src/protocol/profile.js';
 import { decodeAliasPayload, encodeAliasPayload, type AliasPayload } from '../../src/protocol/payloads/alias.js';
 import { decodeControlPayload, encodeControlPayload, type ControlPayload } from '../../src/protocol/payloads/control.js';
-import {
-  decodeDocumentPatchPayload,
-  encodeDocumentPatchPayload,
-  type DocumentPatchPayload,
-} from '../../src/protocol/payloads/document-patch.js';
-import {
-  documentReplacementSigningBytes,
-  documentReplacementToken,
-} from '../../src/protocol/payloads/document-replacement.js';
+import { decodeDocumentPatchPayload, encodeDocumentPatchPayload, type DocumentPatchPayload } from '../../src/protocol/payloads/document-patch.js';
+import { documentReplacementSigningBytes, documentReplacementToken } from '../../src/protocol/payloads/document-replacement.js';
 import { parseV2Token, registrationSigningBytes, registrationToken } from '../../src/protocol/payloads/registration.js';
 import { encodeExtrinsic, decodeExtrinsic, txHashOf } from '../../src/ledger/extrinsic.js';
 import { blockHash, encodeGenesisConfig, encodeHeader, genesisHeader, type GenesisConfig } from '../../src/ledger/block.js';
@@ -119,9 +106,7 @@ test('V2: AddService document payload and signature', () => {
   // the signer is a VM holding the seed-7 key: resolution gives that key
   const doc: DidDocument = {
     id: v.did,
-    verificationMethod: [
-      { id: v.signer_key_id, type: 'Ed25519VerificationKey2020', controller: v.did, publicKeyMultibase: V.keys.seed7.multibase_raw },
-    ],
+    verificationMethod: [{ id: v.signer_key_id, type: 'Ed25519VerificationKey2020', controller: v.did, publicKeyMultibase: V.keys.seed7.multibase_raw }],
     authentication: null,
     keyAgreement: [],
     service: null,

@@ -4,12 +4,7 @@ import assert from 'node:assert/strict';
 import { keyPairFromSeed } from '../../src/crypto/ed25519.js';
 import type { DidDocument } from '../../src/protocol/document.js';
 import { multibaseEd25519 } from '../../src/protocol/keys.js';
-import {
-  signNodeRequest,
-  verifyNodeRequest,
-  type NodeIdentity,
-  type NodeRequestCheck,
-} from '../../src/protocol/node-signature.js';
+import { signNodeRequest, verifyNodeRequest, type NodeIdentity, type NodeRequestCheck } from '../../src/protocol/node-signature.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 
 const DID = 'did:platform:node1';
@@ -18,12 +13,12 @@ const other = keyPairFromSeed(new Uint8Array(32).fill(10));
 const identity: NodeIdentity = { did: DID, serviceId: `${DID}#relay`, keyId: `${DID}#key-1`, key };
 const document: DidDocument = {
   id: DID,
-  verificationMethod: [
-    { id: `${DID}#key-1`, type: 'Ed25519VerificationKey2020', controller: DID, publicKeyMultibase: multibaseEd25519(key.publicKey) },
-  ],
+  verificationMethod: [{ id: `${DID}#key-1`, type: 'Ed25519VerificationKey2020', controller: DID, publicKeyMultibase: multibaseEd25519(key.publicKey) }],
   authentication: null,
   keyAgreement: [],
-  service: [{ id: `${DID}#relay`, type: PLATFORM.relayServiceType, serviceEndpoint: ['https://relay.example'], authorization: [`${DID}#key-1`], priority: null }],
+  service: [
+    { id: `${DID}#relay`, type: PLATFORM.relayServiceType, serviceEndpoint: ['https://relay.example'], authorization: [`${DID}#key-1`], priority: null },
+  ],
 };
 const URL_ = 'https://cache.example/cache/store';
 const NOW = Date.parse('2026-11-24T10:00:00Z');

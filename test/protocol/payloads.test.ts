@@ -6,13 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { concatBytes, toHex } from '../../src/base/bytes.js';
 import { ScaleDecodeError, ScaleWriter } from '../../src/codec/scale.js';
-import {
-  decodeDocument,
-  encodeDocument,
-  type DidDocument,
-  type Service,
-  type VerificationMethod,
-} from '../../src/protocol/document.js';
+import { decodeDocument, encodeDocument, type DidDocument, type Service, type VerificationMethod } from '../../src/protocol/document.js';
 import { decodeAliasPayload, encodeAliasPayload, type AliasPayload } from '../../src/protocol/payloads/alias.js';
 import { decodeControlPayload, encodeControlPayload, type ControlPayload } from '../../src/protocol/payloads/control.js';
 import {
@@ -244,10 +238,7 @@ test('control payload: index 8, device id ≤ 64, link bounds, did ≤ 128 fail 
   assert.equal(decodeControlPayload(bad), undefined);
   assert.ok(decodeControlPayload(encodeControlPayload(control({ kind: 'AddDevice', deviceId: s(64) }))));
   assert.equal(decodeControlPayload(encodeControlPayload(control({ kind: 'AddDevice', deviceId: s(65) }))), undefined);
-  assert.equal(
-    decodeControlPayload(encodeControlPayload(control({ kind: 'UpdateDevice', oldDeviceId: 'a', newDeviceId: s(65) }))),
-    undefined,
-  );
+  assert.equal(decodeControlPayload(encodeControlPayload(control({ kind: 'UpdateDevice', oldDeviceId: 'a', newDeviceId: s(65) }))), undefined);
   const links = (tag: number, rp: string | null = null) =>
     encodeControlPayload(control({ kind: 'SetDeliveryPolicyLinks', links: { recipientPolicy: rp, tagPolicies: Array(tag).fill('t'), personaPolicies: [] } }));
   assert.ok(decodeControlPayload(links(8)));
@@ -272,14 +263,18 @@ const doc = (d: Partial<DidDocument> = {}): DidDocument => ({
 test('document blob: empty document layout, bounds on every vector and field, trailing bytes', () => {
   const empty = encodeDocument({ id: DID, verificationMethod: [], authentication: null, keyAgreement: [], service: null });
   assert.equal(toHex(empty), toHex(new ScaleWriter().str(DID).finish()) + '00000000');
-  assertStrictRoundTrip(encodeDocument(doc()), (b) => {
-    try {
-      return decodeDocument(b);
-    } catch (e) {
-      assert.ok(e instanceof ScaleDecodeError);
-      return undefined;
-    }
-  }, encodeDocument);
+  assertStrictRoundTrip(
+    encodeDocument(doc()),
+    (b) => {
+      try {
+        return decodeDocument(b);
+      } catch (e) {
+        assert.ok(e instanceof ScaleDecodeError);
+        return undefined;
+      }
+    },
+    encodeDocument,
+  );
   const vms = (n: number) => Array.from({ length: n }, (_v, i) => ({ ...VM, id: `#k${i}` }));
   const svcs = (n: number) => Array.from({ length: n }, (_v, i) => ({ ...SVC, id: `#s${i}` }));
   const cases: [string, Partial<DidDocument>, Partial<DidDocument>][] = [
@@ -299,7 +294,10 @@ test('document blob: empty document layout, bounds on every vector and field, tr
   assert.throws(() => decodeDocument(concatBytes(b, Uint8Array.of(0))), ScaleDecodeError);
   // authentication option tag 2
   const at = b.slice();
-  const prefix = new ScaleWriter().str(DID).vec([VM], (w, v) => w.str(v.id).str(v.type).str(v.controller).str(v.publicKeyMultibase)).finish();
+  const prefix = new ScaleWriter()
+    .str(DID)
+    .vec([VM], (w, v) => w.str(v.id).str(v.type).str(v.controller).str(v.publicKeyMultibase))
+    .finish();
   assert.equal(at[prefix.length], 1, 'authentication Some');
   at[prefix.length] = 2;
   assert.throws(() => decodeDocument(at), ScaleDecodeError);

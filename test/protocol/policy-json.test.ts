@@ -36,7 +36,14 @@ function fullPolicy(): Record<string, unknown> {
           entry_step: 'f',
           steps: [
             { id: 'f', operation: 'Forward', targets: [{ service_did: DID, service_id: `${DID}#relay`, priority: 2, weight: 3 }] },
-            { id: 's', operation: 'Store', targets: [{ service_did: DID, service_id: `${DID}#cache` }], desired_replicas: 1, required_replicas: 1, selection: 'Weighted' },
+            {
+              id: 's',
+              operation: 'Store',
+              targets: [{ service_did: DID, service_id: `${DID}#cache` }],
+              desired_replicas: 1,
+              required_replicas: 1,
+              selection: 'Weighted',
+            },
             { id: 'a', operation: 'Archive', targets: [{ service_did: DID, service_id: `${DID}#archive` }] },
             { id: 'p', operation: 'RequireProfile' },
           ],
@@ -142,13 +149,26 @@ test('v2: policy_ttl_seconds defaults to 60, APPLICATION scopes are v3 only, id 
   assert.deepEqual([d.policyId, d.revision, d.policyTtlSeconds], [null, null, 60]);
   const filled = completePolicy(d, { policyId: policyIdV3(PLATFORM, d.scope), revision: 4n });
   assert.deepEqual([filled.policyId, filled.revision], [policyIdV3(PLATFORM, d.scope), 4n]);
-  expectError(() => parsePolicyJsonV2({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' } }, false), 'invalid_delivery_policy', 'invalid_field', 'policy.scope.type');
+  expectError(
+    () => parsePolicyJsonV2({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' } }, false),
+    'invalid_delivery_policy',
+    'invalid_field',
+    'policy.scope.type',
+  );
   expectError(() => parsePolicyJsonV3(v2), 'invalid_delivery_policy', 'missing_field', 'policy.policy_ttl_seconds');
-  assert.deepEqual(parsePolicyJsonV3({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' }, policy_ttl_seconds: 1 }).scope, { kind: 'Application', id: 'talaria' });
+  assert.deepEqual(parsePolicyJsonV3({ ...v2, scope: { type: 'APPLICATION', id: 'talaria' }, policy_ttl_seconds: 1 }).scope, {
+    kind: 'Application',
+    id: 'talaria',
+  });
 });
 
-test('v2: policy_ttl_seconds is refused (policy_ttl_v3_only) unless deployed clients\' forms are accepted', () => {
-  const v2 = { scope: { type: 'DID', id: DID }, operator_did: DID, policy_ttl_seconds: 60, ruleset: [{ id: 'r', priority: 1, action: { type: 'BaseDidDelivery/v1' } }] };
+test("v2: policy_ttl_seconds is refused (policy_ttl_v3_only) unless deployed clients' forms are accepted", () => {
+  const v2 = {
+    scope: { type: 'DID', id: DID },
+    operator_did: DID,
+    policy_ttl_seconds: 60,
+    ruleset: [{ id: 'r', priority: 1, action: { type: 'BaseDidDelivery/v1' } }],
+  };
   expectError(() => parsePolicyJsonV2(v2, false), 'invalid_delivery_policy', 'policy_ttl_v3_only', 'policy.policy_ttl_seconds');
   assert.equal(parsePolicyJsonV2({ ...v2, policy_ttl_seconds: 90 }, true).policyTtlSeconds, 90);
   expectError(() => parsePolicyJsonV2({ ...v2, policy_ttl_seconds: 301 }, true), 'invalid_delivery_policy', 'invalid_policy_ttl', 'policy.policy_ttl_seconds');
@@ -196,9 +216,13 @@ test('shape errors: 400 invalid_delivery_policy with reason and field path', () 
     [at((o) => (step(o, 0).operation = 'Teleport')), 'invalid_field', 'policy.ruleset[0].action.steps[0].operation'],
     [at((o) => (((rule0(o).action as R).transitions as R[])[0]!.trigger = 'Maybe')), 'invalid_field', 'policy.ruleset[0].action.transitions[0].trigger'],
     [at((o) => ((rule0(o).constraint_overrides as R).max_replicas = 256)), 'invalid_field', 'policy.ruleset[0].constraint_overrides.max_replicas'],
-    [at((o) => ((rule0(o).constraint_overrides as R).effective_ttl_seconds = 1)), 'unknown_key', 'policy.ruleset[0].constraint_overrides.effective_ttl_seconds'],
     [
-      at((o) => (((o.ruleset as R[])[1]!.action as R).steps as R[])[0]!.payload_template = [1]),
+      at((o) => ((rule0(o).constraint_overrides as R).effective_ttl_seconds = 1)),
+      'unknown_key',
+      'policy.ruleset[0].constraint_overrides.effective_ttl_seconds',
+    ],
+    [
+      at((o) => ((((o.ruleset as R[])[1]!.action as R).steps as R[])[0]!.payload_template = [1])),
       'invalid_payload_template',
       'policy.ruleset[1].action.steps[0].payload_template',
     ],
@@ -209,7 +233,10 @@ test('shape errors: 400 invalid_delivery_policy with reason and field path', () 
     ],
   ];
   for (const [fn, reason, field] of cases) expectError(fn, 'invalid_delivery_policy', reason, field);
-  assert.throws(() => parsePolicyJsonV3({}), (e: unknown) => e instanceof DdnError && e.status === 400);
+  assert.throws(
+    () => parsePolicyJsonV3({}),
+    (e: unknown) => e instanceof DdnError && e.status === 400,
+  );
 });
 
 test('constraints JSON: five required positive limits, deprecated fields optional, effective TTL refused', () => {
@@ -225,11 +252,26 @@ test('constraints JSON: five required positive limits, deprecated fields optiona
   });
   assert.equal(parseRequestedConstraintsJson({ ...c, max_chunks: 0, unknown: true }).maxChunks, 0);
   assert.deepEqual(requestedConstraintsToJson(parseRequestedConstraintsJson({ ...c, max_message_bytes: 5 })), c);
-  expectError(() => parseRequestedConstraintsJson({ ...c, max_replicas: undefined }), 'invalid_delivery_constraints', 'missing_field', 'delivery_constraints.max_replicas');
-  expectError(() => parseRequestedConstraintsJson({ ...c, max_chunk_bytes: 0 }), 'invalid_delivery_constraints', 'invalid_field', 'delivery_constraints.max_chunk_bytes');
+  expectError(
+    () => parseRequestedConstraintsJson({ ...c, max_replicas: undefined }),
+    'invalid_delivery_constraints',
+    'missing_field',
+    'delivery_constraints.max_replicas',
+  );
+  expectError(
+    () => parseRequestedConstraintsJson({ ...c, max_chunk_bytes: 0 }),
+    'invalid_delivery_constraints',
+    'invalid_field',
+    'delivery_constraints.max_chunk_bytes',
+  );
   expectError(() => parseRequestedConstraintsJson({ ...c, requested_cache_seconds: '600' }), 'invalid_delivery_constraints', 'invalid_field');
   expectError(() => parseRequestedConstraintsJson({ ...c, effective_ttl_seconds: 600 }), 'invalid_delivery_constraints', 'response_only_field');
-  expectError(() => parseRequestedConstraintsJson(null, 'intent.delivery_constraints'), 'invalid_delivery_constraints', 'invalid_field', 'intent.delivery_constraints');
+  expectError(
+    () => parseRequestedConstraintsJson(null, 'intent.delivery_constraints'),
+    'invalid_delivery_constraints',
+    'invalid_field',
+    'intent.delivery_constraints',
+  );
 });
 
 test('resolved policy JSON (GET /delivery-resolution): field names, action JSON, no deprecated limits', () => {

@@ -99,7 +99,15 @@ const simpleRules: PolicyRule[] = [
 ];
 
 function policyOf<S extends PolicyScopeV3>(scope: S, p: Partial<DeliveryPolicy<S>> = {}): DeliveryPolicy<S> {
-  return { policyId: new Uint8Array(32).fill(7), scope, revision: 18_446_744_073_709_551_615n, operatorDid: DID, ruleset: [fullRule, ...simpleRules], policyTtlSeconds: 300, ...p };
+  return {
+    policyId: new Uint8Array(32).fill(7),
+    scope,
+    revision: 18_446_744_073_709_551_615n,
+    operatorDid: DID,
+    ruleset: [fullRule, ...simpleRules],
+    policyTtlSeconds: 300,
+    ...p,
+  };
 }
 
 const v2 = (operation: PolicyV2Operation, p: Partial<PolicyV2Payload> = {}): PolicyV2Payload => ({
@@ -145,7 +153,13 @@ test('policy v3 payload: Set (all three scopes) and Clear round-trip', () => {
     { kind: 'Application', id: 'talaria' },
   ];
   for (const scope of scopes) {
-    const base: PolicyV3Payload = { operatorDid: DID, operation: { kind: 'SetPolicy', policy: policyOf(scope) }, nonce: 0n, validUntil: 1n, signerKeyId: s(256) };
+    const base: PolicyV3Payload = {
+      operatorDid: DID,
+      operation: { kind: 'SetPolicy', policy: policyOf(scope) },
+      nonce: 0n,
+      validUntil: 1n,
+      signerKeyId: s(256),
+    };
     roundTrip(base, encodePolicyV3Payload, decodePolicyV3Payload);
     roundTrip({ ...base, operation: { kind: 'ClearPolicy', scope } }, encodePolicyV3Payload, decodePolicyV3Payload);
   }
@@ -159,23 +173,46 @@ test('policy struct bounds: each bound passes, one more fails (§7.1, §4.7)', (
   const step = (id: string, op: DeliveryStep['operation']): DeliveryStep => ({ id, operation: op });
   const fwd = (targets: RouteTarget[]) => step('f', { kind: 'Forward', targets });
   const send = (recipientDid: string, template: Uint8Array) => step('x', { kind: 'Send', recipientDid, payloadTemplate: template });
-  const call = (serviceId: string, domain: string) => step('c', { kind: 'Call', serviceDid: DID, serviceId, registeredDomain: domain, payloadTemplate: utf8('{}') });
+  const call = (serviceId: string, domain: string) =>
+    step('c', { kind: 'Call', serviceDid: DID, serviceId, registeredDomain: domain, payloadTemplate: utf8('{}') });
   const tr = { from: 'a', to: 'b', trigger: 'Success', mode: 'Next' } as const;
   const pairs: Array<[string, PolicyV2Payload, PolicyV2Payload]> = [
     ['policy_id', v2Set(policyOf(did, { policyId: new Uint8Array(32) })), v2Set(policyOf(did, { policyId: new Uint8Array(33) }))],
     ['scope DID', v2Set(policyOf({ kind: 'Did', id: s(128) })), v2Set(policyOf({ kind: 'Did', id: s(129) }))],
     ['scope persona', v2Set(policyOf({ kind: 'Persona', id: s(253) })), v2Set(policyOf({ kind: 'Persona', id: s(254) }))],
     ['operator_did', v2Set(policyOf(did, { operatorDid: s(128) })), v2Set(policyOf(did, { operatorDid: s(129) }))],
-    ['rules', v2Set(policyOf(did, { ruleset: Array.from({ length: 32 }, () => simpleRules[0]!) })), v2Set(policyOf(did, { ruleset: Array.from({ length: 33 }, () => simpleRules[0]!) }))],
+    [
+      'rules',
+      v2Set(policyOf(did, { ruleset: Array.from({ length: 32 }, () => simpleRules[0]!) })),
+      v2Set(policyOf(did, { ruleset: Array.from({ length: 33 }, () => simpleRules[0]!) })),
+    ],
     ['rule id', withRule({ id: s(64) }), withRule({ id: s(65) })],
-    ['conditions', withRule({ conditions: Array.from({ length: 8 }, () => allConditions[2]!) }), withRule({ conditions: Array.from({ length: 9 }, () => allConditions[2]!) })],
+    [
+      'conditions',
+      withRule({ conditions: Array.from({ length: 8 }, () => allConditions[2]!) }),
+      withRule({ conditions: Array.from({ length: 9 }, () => allConditions[2]!) }),
+    ],
     ['tag', withRule({ conditions: [{ kind: 'TagEquals', tag: s(96) }] }), withRule({ conditions: [{ kind: 'TagPrefix', tag: s(97) }] })],
     ['recipient', withRule({ conditions: [{ kind: 'RecipientEquals', did: s(128) }] }), withRule({ conditions: [{ kind: 'RecipientEquals', did: s(129) }] })],
-    ['RecipientIn', withRule({ conditions: [{ kind: 'RecipientIn', dids: Array.from({ length: 16 }, () => DID) }] }), withRule({ conditions: [{ kind: 'RecipientIn', dids: Array.from({ length: 17 }, () => DID) }] })],
+    [
+      'RecipientIn',
+      withRule({ conditions: [{ kind: 'RecipientIn', dids: Array.from({ length: 16 }, () => DID) }] }),
+      withRule({ conditions: [{ kind: 'RecipientIn', dids: Array.from({ length: 17 }, () => DID) }] }),
+    ],
     ['entry step', plan([fwd([tgt(1)])], [], s(64)), plan([fwd([tgt(1)])], [], s(65))],
     ['steps', plan(Array.from({ length: 32 }, () => fwd([]))), plan(Array.from({ length: 33 }, () => fwd([])))],
     ['step id', plan([step(s(64), { kind: 'RequireProfile' })]), plan([step(s(65), { kind: 'RequireProfile' })])],
-    ['transitions', plan([], Array.from({ length: 64 }, () => tr)), plan([], Array.from({ length: 65 }, () => tr))],
+    [
+      'transitions',
+      plan(
+        [],
+        Array.from({ length: 64 }, () => tr),
+      ),
+      plan(
+        [],
+        Array.from({ length: 65 }, () => tr),
+      ),
+    ],
     ['transition from', plan([], [{ ...tr, from: s(64) }]), plan([], [{ ...tr, from: s(65) }])],
     ['targets', plan([fwd(Array.from({ length: 16 }, (_v, i) => tgt(i)))]), plan([fwd(Array.from({ length: 17 }, (_v, i) => tgt(i)))])],
     ['target service_id', plan([fwd([{ ...tgt(1), serviceId: s(128) }])]), plan([fwd([{ ...tgt(1), serviceId: s(129) }])])],
@@ -186,7 +223,11 @@ test('policy struct bounds: each bound passes, one more fails (§7.1, §4.7)', (
     ['call service id', plan([call(s(128), 'a.b')]), plan([call(s(129), 'a.b')])],
     ['signer_key_id', v2({ kind: 'ClearPolicy', scope: did }, { signerKeyId: s(256) }), v2({ kind: 'ClearPolicy', scope: did }, { signerKeyId: s(257) })],
     ['payload operator', v2({ kind: 'ClearPolicy', scope: did }, { operatorDid: s(128) }), v2({ kind: 'ClearPolicy', scope: did }, { operatorDid: s(129) })],
-    ['constraints persona', v2({ kind: 'SetPersonaConstraints', persona: s(253), constraints }), v2({ kind: 'SetPersonaConstraints', persona: s(254), constraints })],
+    [
+      'constraints persona',
+      v2({ kind: 'SetPersonaConstraints', persona: s(253), constraints }),
+      v2({ kind: 'SetPersonaConstraints', persona: s(254), constraints }),
+    ],
   ];
   for (const [name, ok, bad] of pairs) {
     assert.deepEqual(v2Ok(ok), ok, `${name}: the bound decodes`);
@@ -318,10 +359,7 @@ test('application tuples: the five actions round-trip; the domain string is insi
     assert.equal(decodeApplicationAuthorization(concatBytes(bytes, Uint8Array.of(0))), undefined);
   }
   const reg = encodeApplicationAuthorization(PLATFORM, auths[0]!);
-  assert.deepEqual(
-    [...reg],
-    [...new ScaleWriter().str('platform:application-registry:v1').str('register').str('talaria').str(DID).u8(0).u64(0n).finish()],
-  );
+  assert.deepEqual([...reg], [...new ScaleWriter().str('platform:application-registry:v1').str('register').str('talaria').str(DID).u8(0).u64(0n).finish()]);
   const tuple = (f: (w: ScaleWriter) => void) => {
     const w = new ScaleWriter().str('platform:application-registry:v1');
     f(w);

@@ -57,8 +57,7 @@ describe('sender signature vector (§13.1)', () => {
   });
 
   it('covers exactly the fields of §10.2: ttl, delivery_hint, context and header fields may change', () => {
-    const verify = (fields: Record<string, unknown>) =>
-      verifySenderSignature(PLATFORM, fields, { did: V.did, keyId: V.sender_key_id, signature }, record);
+    const verify = (fields: Record<string, unknown>) => verifySenderSignature(PLATFORM, fields, { did: V.did, keyId: V.sender_key_id, signature }, record);
     for (const over of [
       { ttl: '2h' },
       { delivery_hint: 'standard' },
@@ -80,10 +79,7 @@ describe('sender signature vector (§13.1)', () => {
     ]) {
       assert.throws(() => verify({ ...signed, ...over }), refusedFor('bad_signature'), JSON.stringify(over));
     }
-    assert.throws(
-      () => verifySenderSignature(PLATFORM, signed, { did: V.did, keyId: `${V.did}#other`, signature }, record),
-      refusedFor('key_not_found'),
-    );
+    assert.throws(() => verifySenderSignature(PLATFORM, signed, { did: V.did, keyId: `${V.did}#other`, signature }, record), refusedFor('key_not_found'));
     assert.throws(() => verifySenderSignature(PLATFORM, signed, { did: V.did, keyId: 'root', signature }, null), refusedFor('sender_not_found'));
     assert.throws(
       () => verifySenderSignature(PLATFORM, signed, { did: V.did, keyId: 'root', signature }, { ...record, deactivated: true }),

@@ -142,7 +142,12 @@ describe('HttpCacheStorer', () => {
     seen.length = 0;
     const { storer, outbound } = make({ allowPrivate: false, local, own: [`${base}/`] });
     assert.deepEqual(await storer.store(base, Buffer.from('{"a":1}')), { ok: true, attempts: 1, retention: RETENTION });
-    assert.deepEqual(await storer.store(`${base}/`, Buffer.from('{"a":2}')), { ok: false, attempts: 1, cacheResult: 'message_id_conflict', reason: 'HTTP 409 message_id_conflict' });
+    assert.deepEqual(await storer.store(`${base}/`, Buffer.from('{"a":2}')), {
+      ok: false,
+      attempts: 1,
+      cacheResult: 'message_id_conflict',
+      reason: 'HTTP 409 message_id_conflict',
+    });
     assert.deepEqual(calls, [`${identity.did} {"a":1}`, `${identity.did} {"a":2}`]);
     assert.equal(seen.length, 0, 'no HTTP request was made');
     outbound.close();

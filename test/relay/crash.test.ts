@@ -28,8 +28,19 @@ after(() => {
 type Child = ServeProcess & { url: string };
 
 async function serveRelay(dataDir: string, directoryUrl: string): Promise<Child> {
-  const p = await serveProcess(['--data-dir', dataDir, '--roles', 'relay', '--relay-port', '0', '--directory-url', directoryUrl,
-    '--allow-private-endpoints', '--log-level', 'silent']);
+  const p = await serveProcess([
+    '--data-dir',
+    dataDir,
+    '--roles',
+    'relay',
+    '--relay-port',
+    '0',
+    '--directory-url',
+    directoryUrl,
+    '--allow-private-endpoints',
+    '--log-level',
+    'silent',
+  ]);
   return Object.assign(p, { url: p.urls.relay! });
 }
 
@@ -79,7 +90,10 @@ describe('relay staging crash durability', () => {
       const proof = proofHeaders(profile, r, 'chunks', group, { endpoint: node.urls.cache!, nowMs: Date.now() });
       const set = await fetchJson(`${node.urls.cache}/cache/chunks/${encodeURIComponent(r.did)}/${group}`, { headers: proof });
       assert.equal(set.status, 200, JSON.stringify(set.body));
-      assert.deepEqual((set.body.chunks as Record<string, unknown>[]).map((c) => c.message_id), chunks.map((c) => c.message_id));
+      assert.deepEqual(
+        (set.body.chunks as Record<string, unknown>[]).map((c) => c.message_id),
+        chunks.map((c) => c.message_id),
+      );
     } finally {
       child?.proc.kill('SIGKILL');
       await child?.exited;

@@ -37,7 +37,9 @@ describe('Relay: deeply nested JSON', () => {
     fakeCache.route('POST', '/strict/cache/store', () => {
       throw tooDeepError();
     });
-    fakeCache.route('POST', '/fail/cache/store', () => (failStatus === 500 ? json(500, { code: 'internal_error' }) : json(failStatus, { code: 'invalid_node_signature' })));
+    fakeCache.route('POST', '/fail/cache/store', () =>
+      failStatus === 500 ? json(500, { code: 'internal_error' }) : json(failStatus, { code: 'invalid_node_signature' }),
+    );
     await fakeCache.fastify.listen({ host: '127.0.0.1', port: 0 });
     const address = fakeCache.fastify.server.address();
     if (address === null || typeof address === 'string') throw new Error('not listening');
@@ -76,7 +78,7 @@ describe('Relay: deeply nested JSON', () => {
     expectFailure(over, 400, 'invalid_json');
   });
 
-  it('a Cache refusing the client\'s envelope (400 invalid_json) → the client gets that 400, not 502', async () => {
+  it("a Cache refusing the client's envelope (400 invalid_json) → the client gets that 400, not 502", async () => {
     const res = await h.post(h.envelope(refusing.did));
     expectFailure(res, 400, 'invalid_json');
     assert.equal((res.body.details as Body).reason, 'too_deep');
@@ -90,13 +92,13 @@ describe('Relay: deeply nested JSON', () => {
     }
   });
 
-  it('the same under a plan\'s Store step', async () => {
+  it("the same under a plan's Store step", async () => {
     const res = await h.post(h.envelope(planned.did));
     expectFailure(res, 400, 'invalid_json');
     assert.equal(res.body.cache_result, 'invalid_json');
   });
 
-  it('the Relay\'s own Cache, called in-process, parses with the same bound', async () => {
+  it("the Relay's own Cache, called in-process, parses with the same bound", async () => {
     const port = localCachePort(h.cacheService, h.clock, 300);
     const env = h.envelope(r.did);
     const answer = await port.store(Buffer.from(withNested(env, 'payload', deepObjects(5000))), h.identity);

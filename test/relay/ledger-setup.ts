@@ -82,7 +82,11 @@ export function setScopePolicy(ledger: Ledger, profile: Profile, owner: Owner, s
     validUntil: VALID_UNTIL,
     signerKeyId: 'root',
   });
-  submit(ledger, { name: 'apply_policy_v3_with_proof', args: { signedPayload: payload, signature: owner.key.sign(payload), signerKeyId: 'root' } } as Call, owner.did);
+  submit(
+    ledger,
+    { name: 'apply_policy_v3_with_proof', args: { signedPayload: payload, signature: owner.key.sign(payload), signerKeyId: 'root' } } as Call,
+    owner.did,
+  );
   return `0x${Buffer.from(policyId).toString('hex')}`;
 }
 
@@ -95,5 +99,9 @@ export function registerNamedPersona(ledger: Ledger, owner: Owner, persona: stri
     validUntil: VALID_UNTIL,
     signerKeyId: 'root',
   });
-  submit(ledger, { name: 'apply_persona_with_proof', args: { signedPayload: payload, signature: owner.key.sign(payload), signerKeyId: 'root' } } as Call, owner.did);
+  submit(
+    ledger,
+    { name: 'apply_persona_with_proof', args: { signedPayload: payload, signature: owner.key.sign(payload), signerKeyId: 'root' } } as Call,
+    owner.did,
+  );
 }

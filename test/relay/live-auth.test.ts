@@ -106,7 +106,10 @@ describe('live sessions under --relay-live-auth required (the platform default)'
   let wsBase: string;
   let relayUrl: string;
   before(async () => {
-    ({ node, r, other, relayOnly, relayUrl, wsBase } = await startLiveNode(['--relay-live-auth-timeout-ms', '300', '--relay-live-max-session-buffered-bytes', '65536'], 61));
+    ({ node, r, other, relayOnly, relayUrl, wsBase } = await startLiveNode(
+      ['--relay-live-auth-timeout-ms', '300', '--relay-live-max-session-buffered-bytes', '65536'],
+      61,
+    ));
   });
   after(() => node.stop());
 
@@ -140,7 +143,7 @@ describe('live sessions under --relay-live-auth required (the platform default)'
     await s.closed;
   });
 
-  it('takes a key the service authorises though it is not in authentication (the Cache\'s key rule)', async () => {
+  it("takes a key the service authorises though it is not in authentication (the Cache's key rule)", async () => {
     const s = await connectLive(url(r, 'tablet'), liveHeaders(r, 'tablet', relayUrl, { key: r.key2, keyId: kid(r.did, 'key-2') }));
     assert.equal(s.frames[0], `{"type":"welcome","status":"ok","connectionKey":"${r.did}::tablet"}`);
     s.ws.close();
@@ -154,11 +157,11 @@ describe('live sessions under --relay-live-auth required (the platform default)'
       ['a signature by another key', liveHeaders(r, dev, relayUrl, { key: r.key2 }), 403, 'invalid_signature'],
       ['a key the service does not authorise', liveHeaders(r, dev, relayUrl, { key: r.key3, keyId: kid(r.did, 'key-3') }), 403, 'key_not_authorized'],
       ['a stale timestamp', liveHeaders(r, dev, relayUrl, { timestamp: isoSeconds(Date.now() - 600_000) }), 403, 'proof_timestamp_out_of_window'],
-      ['another DID\'s proof', liveHeaders(other, dev, relayUrl), 403, 'live_service_not_found'],
+      ["another DID's proof", liveHeaders(other, dev, relayUrl), 403, 'live_service_not_found'],
       ['a proof signed for another DID', liveHeaders(r, dev, relayUrl, { did: other.did }), 403, 'invalid_signature'],
       ['a proof for another device', liveHeaders(r, dev, relayUrl, { device: 'laptop' }), 403, 'invalid_signature'],
       ['an Archive service', liveHeaders(r, dev, relayUrl, { serviceId: r.archiveServiceId }), 403, 'live_service_not_found'],
-      ['another Relay\'s endpoint', liveHeaders(r, dev, relayUrl, { relayEndpoint: 'https://relay.elsewhere.example' }), 403, 'relay_endpoint_mismatch'],
+      ["another Relay's endpoint", liveHeaders(r, dev, relayUrl, { relayEndpoint: 'https://relay.elsewhere.example' }), 403, 'relay_endpoint_mismatch'],
     ];
     for (const [what, headers, status, code] of cases) {
       const res = await liveRefusal(url(r, dev), headers);
@@ -219,7 +222,12 @@ describe('live sessions under --relay-live-auth required (the platform default)'
       ['POST', upgradeRequest('POST', path, host, { ...WS_HEADERS, 'Content-Length': '0' }), 405, 'method_not_allowed'],
       ['no key', upgradeRequest('GET', path, host, { 'Sec-WebSocket-Version': '13' }), 400, 'invalid_request'],
       ['version 7', upgradeRequest('GET', path, host, { ...WS_HEADERS, 'Sec-WebSocket-Version': '7' }), 400, 'invalid_request'],
-      ['a malformed subprotocol list', upgradeRequest('GET', path, host, { ...WS_HEADERS, ...liveHeaders(r, 'laptop', relayUrl), 'Sec-WebSocket-Protocol': 'a, a' }), 400, 'invalid_request'],
+      [
+        'a malformed subprotocol list',
+        upgradeRequest('GET', path, host, { ...WS_HEADERS, ...liveHeaders(r, 'laptop', relayUrl), 'Sec-WebSocket-Protocol': 'a, a' }),
+        400,
+        'invalid_request',
+      ],
       ['a bad path', upgradeRequest('GET', '/ws/x', host, WS_HEADERS), 404, 'not_found'],
     ];
     for (const [what, request, status, code] of cases) {
@@ -230,7 +238,7 @@ describe('live sessions under --relay-live-auth required (the platform default)'
     }
   });
 
-  it('delivers to a Relay-only recipient\'s live session (202 delivered); without one 404 no_delivery_service', async () => {
+  it("delivers to a Relay-only recipient's live session (202 delivered); without one 404 no_delivery_service", async () => {
     const none = await send(envelope(relayOnly.did));
     assert.equal(none.status, 404);
     assert.equal(none.body.code, 'no_delivery_service');
@@ -306,7 +314,7 @@ describe('live sessions under --relay-live-auth open, and the session cap', () =
     }
   });
 
-  it('delivers to a Relay-only recipient\'s proof-less session (the deployed clients\' setup)', async () => {
+  it("delivers to a Relay-only recipient's proof-less session (the deployed clients' setup)", async () => {
     const s = await connectLive(`${wsBase}/${enc(relayOnly.did)}/app`);
     const env = envelope(relayOnly.did);
     const res = await send(env);

@@ -34,8 +34,7 @@ describe('Directory, Relay and Cache as separate nodes', () => {
   let cachePort: number;
   let r: Recipient;
 
-  const startCache = (port = 0) =>
-    startTestNode(['--roles', 'cache', '--directory-url', dir.urls.directory!, '--cache-port', String(port)], cacheDataDir);
+  const startCache = (port = 0) => startTestNode(['--roles', 'cache', '--directory-url', dir.urls.directory!, '--cache-port', String(port)], cacheDataDir);
 
   before(async () => {
     dir = await startTestNode(['--roles', 'directory']);
@@ -125,7 +124,10 @@ describe('Directory, Relay and Cache as separate nodes', () => {
     assert.equal(done.body.code, 'chunk_set_delivered');
     const set = await fetchJson(`${cache.urls.cache}/cache/chunks/${enc(r.did)}/${group}`, { headers: proof('chunks', group) });
     assert.equal(set.status, 200, JSON.stringify(set.body));
-    assert.deepEqual((set.body.chunks as Body[]).map((c) => c.message_id), chunks.map((c) => c.message_id));
+    assert.deepEqual(
+      (set.body.chunks as Body[]).map((c) => c.message_id),
+      chunks.map((c) => c.message_id),
+    );
   });
 
   it('sends an 18-chunk set out of order: nothing is retrievable before its last chunk, then the whole set', async () => {
@@ -151,8 +153,14 @@ describe('Directory, Relay and Cache as separate nodes', () => {
     const set = await chunksOf();
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal(set.body.complete, true);
-    assert.deepEqual((set.body.chunks as Body[]).map((c) => c.sequence_number), [...Array(18).keys()]);
-    assert.deepEqual((set.body.chunks as Body[]).map((c) => c.message_id), chunks.map((c) => c.message_id));
+    assert.deepEqual(
+      (set.body.chunks as Body[]).map((c) => c.sequence_number),
+      [...Array(18).keys()],
+    );
+    assert.deepEqual(
+      (set.body.chunks as Body[]).map((c) => c.message_id),
+      chunks.map((c) => c.message_id),
+    );
   });
 
   it('answers 502 while the Cache is down and redelivers the staged set once it is back', async () => {

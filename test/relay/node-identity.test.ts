@@ -41,7 +41,10 @@ describe('node identity', () => {
 
       const rec = await new DirectoryClient(first.urls.directory!).resolve(first.identity.did);
       const did = first.identity.did;
-      assert.deepEqual(rec.document?.verificationMethod.map((v) => [v.id, v.type, v.controller]), [[`${did}#node`, 'Ed25519VerificationKey2020', did]]);
+      assert.deepEqual(
+        rec.document?.verificationMethod.map((v) => [v.id, v.type, v.controller]),
+        [[`${did}#node`, 'Ed25519VerificationKey2020', did]],
+      );
       assert.deepEqual(rec.document?.service, [
         { id: `${did}#relay`, type: 'PlatformRelayService', serviceEndpoint: ['https://relay-a.example'], authorization: [`${did}#node`] },
       ]);

@@ -131,7 +131,10 @@ describe('plan execution: the Archive step (§10.4.2)', () => {
     assert.deepEqual(result.details.accepted_caches, ['https://cache.example']);
     assert.deepEqual(result.details.attempted_caches, ['https://cache.example'], 'Archives are not Caches');
     assert.deepEqual(result.details.accepted_archives, ['https://a2.example', 'https://c.example']);
-    assert.deepEqual(storer.stored.map((s) => s.endpoint), ['https://cache.example', 'https://a1.example', 'https://a2.example', 'https://b.example', 'https://c.example']);
+    assert.deepEqual(
+      storer.stored.map((s) => s.endpoint),
+      ['https://cache.example', 'https://a1.example', 'https://a2.example', 'https://b.example', 'https://c.example'],
+    );
     // the copies carry the step's provenance
     const archived = storer.stored.find((s) => s.endpoint === 'https://c.example')!.body;
     assert.equal(archived.policy_rule_id, 'keep');
@@ -155,7 +158,10 @@ describe('plan execution: the Archive step (§10.4.2)', () => {
     assert.equal(err.code, 'upstream_unavailable');
     assert.equal(err.status, 502);
     assert.equal(err.details?.accepted_archives, undefined);
-    assert.deepEqual((err.details?.failed_steps as { step_id: string }[]).map((f) => f.step_id), ['archive']);
+    assert.deepEqual(
+      (err.details?.failed_steps as { step_id: string }[]).map((f) => f.step_id),
+      ['archive'],
+    );
     assert.equal(err.attempts.cacheResult, 'refused_by_c.example');
   });
 

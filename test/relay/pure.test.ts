@@ -52,7 +52,10 @@ describe('base-DID delivery order and store loop (§10.4.1)', () => {
       ]),
       'PlatformCacheService',
     );
-    assert.deepEqual(services.map((s) => s.serviceId.split('#')[1]), ['c', 'b', 'e', 'a', 'd']);
+    assert.deepEqual(
+      services.map((s) => s.serviceId.split('#')[1]),
+      ['c', 'b', 'e', 'a', 'd'],
+    );
     assert.deepEqual(services[1]!.endpoints, ['https://b1', 'https://b2']);
     assert.deepEqual(cacheServicesOf(null, 'PlatformCacheService'), []);
   });
@@ -73,13 +76,10 @@ describe('base-DID delivery order and store loop (§10.4.1)', () => {
     const services = cacheServicesOf(doc([svc('a', ['https://a']), svc('b', ['https://b'])]), 'PlatformCacheService');
     const storer = new ScriptedStorer({ 'https://a': [true, false] });
     const report = await storeInCaches(services, bodies('c0', 'c1', 'c2'), 1, storer);
-    assert.deepEqual(storer.calls.map((c) => `${c.endpoint} ${c.body}`), [
-      'https://a c0',
-      'https://a c1',
-      'https://b c0',
-      'https://b c1',
-      'https://b c2',
-    ]);
+    assert.deepEqual(
+      storer.calls.map((c) => `${c.endpoint} ${c.body}`),
+      ['https://a c0', 'https://a c1', 'https://b c0', 'https://b c1', 'https://b c2'],
+    );
     assert.deepEqual(report.accepted, ['https://b']);
   });
 
@@ -94,7 +94,12 @@ describe('base-DID delivery order and store loop (§10.4.1)', () => {
       envelopes: [Buffer.from(JSON.stringify(body))],
       chunked: false,
       view: {
-        recipient: { did: DID, deactivated: false, document: doc([svc('a', ['https://a']), svc('b', ['https://b']), svc('c', ['https://c'])]), rootPubkey: new Uint8Array(32) },
+        recipient: {
+          did: DID,
+          deactivated: false,
+          document: doc([svc('a', ['https://a']), svc('b', ['https://b']), svc('c', ['https://c'])]),
+          rootPubkey: new Uint8Array(32),
+        },
         persona: null,
         personaState: null,
         policy: null,
@@ -103,7 +108,11 @@ describe('base-DID delivery order and store loop (§10.4.1)', () => {
         blockHash: `0x${'00'.repeat(32)}`,
       },
     });
-    assert.deepEqual(storer.calls.map((c) => c.endpoint), ['https://a', 'https://b'], 'no store after the first 202');
+    assert.deepEqual(
+      storer.calls.map((c) => c.endpoint),
+      ['https://a', 'https://b'],
+      'no store after the first 202',
+    );
     assert.equal(result.code, 'cached');
     assert.deepEqual(result.details, { accepted_caches: ['https://b'], attempted_caches: ['https://a', 'https://b'] });
   });
@@ -127,7 +136,10 @@ describe('base-DID delivery order and store loop (§10.4.1)', () => {
 
   it('appends provenance members without touching the client bytes', () => {
     const text = Buffer.from('{"b":1,  "a":"x"}');
-    assert.equal(appendMembers(text, { policy_id: '0x1', policy_context: { source: 'did' } }).toString(), '{"b":1,  "a":"x","policy_id":"0x1","policy_context":{"source":"did"}}');
+    assert.equal(
+      appendMembers(text, { policy_id: '0x1', policy_context: { source: 'did' } }).toString(),
+      '{"b":1,  "a":"x","policy_id":"0x1","policy_context":{"source":"did"}}',
+    );
     assert.equal(appendMembers(text, {}).toString(), text.toString());
   });
 });
@@ -142,7 +154,10 @@ describe('node identity document', () => {
     assert.equal(id.serviceId, `${id.did}#relay`);
     assert.equal(id.keyId, `${id.did}#node`);
     const d = nodeDocument(PLATFORM, id, ['https://relay.example']);
-    assert.deepEqual(d.verificationMethod.map((v) => [v.id, v.type, v.controller]), [[id.keyId, 'Ed25519VerificationKey2020', id.did]]);
+    assert.deepEqual(
+      d.verificationMethod.map((v) => [v.id, v.type, v.controller]),
+      [[id.keyId, 'Ed25519VerificationKey2020', id.did]],
+    );
     assert.deepEqual(d.service, [
       { id: id.serviceId, type: 'PlatformRelayService', serviceEndpoint: ['https://relay.example'], authorization: [id.keyId], priority: null },
     ]);
@@ -167,7 +182,13 @@ describe('staging rules and results', () => {
   const values = { total: 3, to: DID, tag: 't', applicationId: null, sender: null };
   it('checks the fixed set values, sequences and capacity', () => {
     checkSetValues('g', values, { ...values });
-    for (const [k, v, field] of [['total', 4, 'total_chunks'], ['to', 'x', 'to'], ['tag', null, 'tag'], ['applicationId', 'app', 'application_id'], ['sender', DID, 'sender']] as const) {
+    for (const [k, v, field] of [
+      ['total', 4, 'total_chunks'],
+      ['to', 'x', 'to'],
+      ['tag', null, 'tag'],
+      ['applicationId', 'app', 'application_id'],
+      ['sender', DID, 'sender'],
+    ] as const) {
       assert.throws(
         () => checkSetValues('g', values, { ...values, [k]: v }),
         (e: unknown) => e instanceof DdnError && e.code === 'chunk_set_conflict' && e.details?.field === field,
@@ -175,17 +196,25 @@ describe('staging rules and results', () => {
     }
     assert.equal(checkSequence('g', 0, null, 'h'), 'new');
     assert.equal(checkSequence('g', 0, 'h', 'h'), 'replay');
-    assert.throws(() => checkSequence('g', 0, 'h', 'other'), (e: unknown) => e instanceof DdnError && e.code === 'chunk_conflict');
+    assert.throws(
+      () => checkSequence('g', 0, 'h', 'other'),
+      (e: unknown) => e instanceof DdnError && e.code === 'chunk_conflict',
+    );
     const cap = { newSet: true, setsOfRecipient: 1, maxSetsPerRecipient: 2, stagedBytes: 10, addBytes: 5, maxBytes: 15 };
     checkCapacity(cap);
     checkCapacity({ ...cap, newSet: false, setsOfRecipient: 2 });
     for (const over of [{ setsOfRecipient: 2 }, { addBytes: 6 }]) {
-      assert.throws(() => checkCapacity({ ...cap, ...over }), (e: unknown) => e instanceof DdnError && e.code === 'staging_capacity_full');
+      assert.throws(
+        () => checkCapacity({ ...cap, ...over }),
+        (e: unknown) => e instanceof DdnError && e.code === 'staging_capacity_full',
+      );
     }
   });
 
   it('renders failures with their attempts and Retry-After', () => {
-    const r = failureResult(new DeliveryFailure('upstream_unavailable', 'down', { attempted_caches: ['https://a'] }, { retryCount: 3, cacheAttempted: true, cacheResult: 'failed' }));
+    const r = failureResult(
+      new DeliveryFailure('upstream_unavailable', 'down', { attempted_caches: ['https://a'] }, { retryCount: 3, cacheAttempted: true, cacheResult: 'failed' }),
+    );
     assert.deepEqual(r, {
       success: false,
       delivery_mode: 'failed',
@@ -213,12 +242,25 @@ describe('relay configuration', () => {
       [16_777_216, 2_097_152, 1_073_741_824, 64],
     );
     const c = loadConfig(
-      ['--directory-url', 'http://dir.example:8080/', '--relay-max-unchunked-bytes', '1000', '--relay-max-chunk-bytes', '500',
-        '--relay-staging-max-bytes', '9000', '--relay-staging-max-sets-per-recipient', '3'],
+      [
+        '--directory-url',
+        'http://dir.example:8080/',
+        '--relay-max-unchunked-bytes',
+        '1000',
+        '--relay-max-chunk-bytes',
+        '500',
+        '--relay-staging-max-bytes',
+        '9000',
+        '--relay-staging-max-sets-per-recipient',
+        '3',
+      ],
       {},
     );
     assert.deepEqual(c.directoryUrl, ['http://dir.example:8080']);
-    assert.deepEqual([c.relay.maxUnchunkedMessageBytes, c.relay.maxChunkBytes, c.relay.stagingMaxBytes, c.relay.stagingMaxSetsPerRecipient], [1000, 500, 9000, 3]);
+    assert.deepEqual(
+      [c.relay.maxUnchunkedMessageBytes, c.relay.maxChunkBytes, c.relay.stagingMaxBytes, c.relay.stagingMaxSetsPerRecipient],
+      [1000, 500, 9000, 3],
+    );
     assert.deepEqual(loadConfig([], { DDN_DIRECTORY_URL: 'https://d.example' }).directoryUrl, ['https://d.example']);
     assert.throws(() => loadConfig(['--directory-url', 'ftp://x'], {}), /--directory-url/);
     assert.throws(() => loadConfig(['--relay-staging-max-sets-per-recipient', '0'], {}), /--relay-staging-max-sets-per-recipient/);

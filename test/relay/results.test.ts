@@ -73,7 +73,7 @@ describe('POST /relay: DeliveryResult for every status', () => {
     });
   });
 
-  it('202 with details.applied_ttl: a ttl above the node\'s maximum is capped, and the result says so', async () => {
+  it("202 with details.applied_ttl: a ttl above the node's maximum is capped, and the result says so", async () => {
     const env = h.envelope(r.did, { ttl: '30d' });
     const res = await h.post(env);
     expectSuccess(res, 'cached', 'cache_fallback');
@@ -330,7 +330,7 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.equal(details(plan).rule_id, 'plan');
     assert.equal(details(plan).policy_source, 'did');
     assert.deepEqual(details(plan).accepted_caches, [CACHE_URL]);
-    assert.deepEqual(await h.cached(planned.did), [sent.message_id], 'stored by the plan\'s Store step');
+    assert.deepEqual(await h.cached(planned.did), [sent.message_id], "stored by the plan's Store step");
   });
 
   it('502 upstream_unavailable when every Cache endpoint fails; nothing is pushed live', async () => {
@@ -343,7 +343,10 @@ describe('POST /relay: DeliveryResult for every status', () => {
     assert.deepEqual(details(res).attempted_caches, ['http://127.0.0.1:1', 'http://127.0.0.1:2']);
     // the 502 says what failed downstream: each endpoint and its error
     const failures = details(res).failures as { endpoint: string; reason: string }[];
-    assert.deepEqual(failures.map((f) => f.endpoint), ['http://127.0.0.1:1', 'http://127.0.0.1:2']);
+    assert.deepEqual(
+      failures.map((f) => f.endpoint),
+      ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
+    );
     for (const f of failures) assert.match(f.reason, /^network: .*ECONNREFUSED/);
     assert.match(res.body.message as string, /every Cache endpoint of the recipient failed: http:\/\/127\.0\.0\.1:1: network: .*ECONNREFUSED.* \(and 1 more\)/);
     assert.equal(res.body.retry_count, 4, 'two attempts per endpoint');
@@ -414,7 +417,6 @@ describe('POST /relay: limits and failures of a configured node', () => {
       const internal = await h.post(h.envelope(planned.did));
       expectFailure(internal, 500, 'internal_error');
       assert.equal(internal.body.message, 'internal error', 'nothing of the cause leaks');
-
     } finally {
       await h.close();
     }

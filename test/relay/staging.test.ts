@@ -51,12 +51,19 @@ describe('chunk staging', () => {
       received_chunks: 3,
       expected_chunks: 3,
     });
-    assert.deepEqual(h.events.slice(accepted).map((e) => e.type), ['RelayAccepted', 'RelayDelivered']);
+    assert.deepEqual(
+      h.events.slice(accepted).map((e) => e.type),
+      ['RelayAccepted', 'RelayDelivered'],
+    );
     const set = await h.mailbox.getChunkSet(r.did, group, h.clock.nowMs());
     const earliest = Math.min(...set!.entries.map((e) => e.meta.expiresAtMs));
     assert.equal(expiresAt, new Date(earliest).toISOString(), 'the copy of the set that expires first');
     assert.match(String(appliedTtl), /^PT/);
-    assert.deepEqual(set?.entries.map((e) => e.meta.messageId), c.map((x) => x.message_id), 'stored in sequence order');
+    assert.deepEqual(
+      set?.entries.map((e) => e.meta.messageId),
+      c.map((x) => x.message_id),
+      'stored in sequence order',
+    );
     assert.deepEqual(h.live.pushed, [], 'chunks are never pushed live');
     assert.deepEqual(await h.store.loadSet(r.did, group), [], 'the delivered set is no longer staged');
     const again = await h.post(c[1]!);

@@ -80,91 +80,109 @@ export function dnsChallengeContract(name: string, open: () => Promise<DnsChalle
   };
 
   describe(`DnsChallengeStore contract: ${name}`, () => {
-    it('returns an inserted challenge exactly, and nothing for an unknown id', withStore(async ({ store }) => {
-      const plain = challenge();
-      const transfer = challenge({
-        action: 'transfer_persona',
-        currentOperatorDid: 'did:platform:3333333333333333',
-        status: 'verified',
-        intent: { ...intent('7'), acceptancePayload: '0x0304', canonicalPayload: null, constraints: CONSTRAINTS },
-      });
-      await store.insert(plain);
-      await store.insert(transfer);
-      assert.deepEqual(await store.get(plain.id), plain);
-      assert.deepEqual(await store.get(transfer.id), transfer);
-      assert.equal(await store.get(randomUUID()), undefined);
-    }));
+    it(
+      'returns an inserted challenge exactly, and nothing for an unknown id',
+      withStore(async ({ store }) => {
+        const plain = challenge();
+        const transfer = challenge({
+          action: 'transfer_persona',
+          currentOperatorDid: 'did:platform:3333333333333333',
+          status: 'verified',
+          intent: { ...intent('7'), acceptancePayload: '0x0304', canonicalPayload: null, constraints: CONSTRAINTS },
+        });
+        await store.insert(plain);
+        await store.insert(transfer);
+        assert.deepEqual(await store.get(plain.id), plain);
+        assert.deepEqual(await store.get(transfer.id), transfer);
+        assert.equal(await store.get(randomUUID()), undefined);
+      }),
+    );
 
-    it('verifies (replacing the intent), is used once, then refuses both moves', withStore(async ({ store }) => {
-      const c = challenge();
-      await store.insert(c);
-      assert.equal(await store.markVerified(c.id, intent('1')), true);
-      assert.equal(await store.markVerified(c.id, intent('2')), true);
-      assert.deepEqual(await store.get(c.id), { ...c, status: 'verified', intent: intent('2') });
-      assert.equal(await store.markUsed(c.id, '0xaa'), true);
-      assert.equal(await store.markVerified(c.id, intent('3')), false);
-      assert.equal(await store.markUsed(c.id, '0xbb'), false);
-      assert.deepEqual(await store.get(c.id), { ...c, status: 'used', intent: intent('2'), usedTxHash: '0xaa' });
-      assert.equal(await store.markVerified(randomUUID(), intent('1')), false, 'unknown id');
-      assert.equal(await store.markUsed(randomUUID(), '0xaa'), false, 'unknown id');
-    }));
+    it(
+      'verifies (replacing the intent), is used once, then refuses both moves',
+      withStore(async ({ store }) => {
+        const c = challenge();
+        await store.insert(c);
+        assert.equal(await store.markVerified(c.id, intent('1')), true);
+        assert.equal(await store.markVerified(c.id, intent('2')), true);
+        assert.deepEqual(await store.get(c.id), { ...c, status: 'verified', intent: intent('2') });
+        assert.equal(await store.markUsed(c.id, '0xaa'), true);
+        assert.equal(await store.markVerified(c.id, intent('3')), false);
+        assert.equal(await store.markUsed(c.id, '0xbb'), false);
+        assert.deepEqual(await store.get(c.id), { ...c, status: 'used', intent: intent('2'), usedTxHash: '0xaa' });
+        assert.equal(await store.markVerified(randomUUID(), intent('1')), false, 'unknown id');
+        assert.equal(await store.markUsed(randomUUID(), '0xaa'), false, 'unknown id');
+      }),
+    );
 
-    it('shares challenges between handles: created through one, verified and used through the other', withStore(async (h) => {
-      const b = await h.another();
-      const c = challenge();
-      await h.store.insert(c);
-      assert.equal((await b.get(c.id))?.status, 'pending');
-      assert.equal(await b.markVerified(c.id, intent('1')), true);
-      assert.deepEqual((await h.store.get(c.id))?.intent, intent('1'));
-      assert.equal(await h.store.markUsed(c.id, '0xaa'), true);
-      assert.equal(await b.markVerified(c.id, intent('2')), false);
-      assert.equal((await b.get(c.id))?.usedTxHash, '0xaa');
-    }));
+    it(
+      'shares challenges between handles: created through one, verified and used through the other',
+      withStore(async (h) => {
+        const b = await h.another();
+        const c = challenge();
+        await h.store.insert(c);
+        assert.equal((await b.get(c.id))?.status, 'pending');
+        assert.equal(await b.markVerified(c.id, intent('1')), true);
+        assert.deepEqual((await h.store.get(c.id))?.intent, intent('1'));
+        assert.equal(await h.store.markUsed(c.id, '0xaa'), true);
+        assert.equal(await b.markVerified(c.id, intent('2')), false);
+        assert.equal((await b.get(c.id))?.usedTxHash, '0xaa');
+      }),
+    );
 
-    it('lets exactly one of many concurrent markUsed calls from two handles win', withStore(async (h) => {
-      const b = await h.another();
-      const c = challenge({ status: 'verified', intent: intent('1') });
-      await h.store.insert(c);
-      const hashes = Array.from({ length: 16 }, (_, i) => `0x${i.toString(16).padStart(2, '0')}`);
-      const won = await Promise.all(hashes.map((x, i) => (i % 2 === 0 ? h.store : b).markUsed(c.id, x)));
-      assert.equal(won.filter(Boolean).length, 1);
-      const stored = await b.get(c.id);
-      assert.equal(stored?.status, 'used');
-      assert.equal(stored?.usedTxHash, hashes[won.indexOf(true)]);
-    }));
+    it(
+      'lets exactly one of many concurrent markUsed calls from two handles win',
+      withStore(async (h) => {
+        const b = await h.another();
+        const c = challenge({ status: 'verified', intent: intent('1') });
+        await h.store.insert(c);
+        const hashes = Array.from({ length: 16 }, (_, i) => `0x${i.toString(16).padStart(2, '0')}`);
+        const won = await Promise.all(hashes.map((x, i) => (i % 2 === 0 ? h.store : b).markUsed(c.id, x)));
+        assert.equal(won.filter(Boolean).length, 1);
+        const stored = await b.get(c.id);
+        assert.equal(stored?.status, 'used');
+        assert.equal(stored?.usedTxHash, hashes[won.indexOf(true)]);
+      }),
+    );
 
-    it('never lets a concurrent markVerified undo a use', withStore(async (h) => {
-      const b = await h.another();
-      const c = challenge();
-      await h.store.insert(c);
-      const moves = Array.from({ length: 16 }, (_, i) => {
-        const s = i % 2 === 0 ? h.store : b;
-        return i === 7 ? s.markUsed(c.id, '0xaa') : s.markVerified(c.id, intent(String(i)));
-      });
-      const results = await Promise.all(moves);
-      assert.equal(results[7], true, 'the only markUsed wins');
-      const stored = await h.store.get(c.id);
-      assert.equal(stored?.status, 'used');
-      assert.equal(stored?.usedTxHash, '0xaa');
-      // The stored intent is one a successful markVerified wrote (or none, when markUsed came first).
-      const wrote = results.flatMap((ok, i) => (ok && i !== 7 ? [intent(String(i))] : []));
-      if (stored?.intent === null) assert.equal(wrote.length, 0);
-      else assert.ok(wrote.some((w) => JSON.stringify(w) === JSON.stringify(stored?.intent)));
-      assert.equal(await b.markVerified(c.id, intent('99')), false);
-    }));
+    it(
+      'never lets a concurrent markVerified undo a use',
+      withStore(async (h) => {
+        const b = await h.another();
+        const c = challenge();
+        await h.store.insert(c);
+        const moves = Array.from({ length: 16 }, (_, i) => {
+          const s = i % 2 === 0 ? h.store : b;
+          return i === 7 ? s.markUsed(c.id, '0xaa') : s.markVerified(c.id, intent(String(i)));
+        });
+        const results = await Promise.all(moves);
+        assert.equal(results[7], true, 'the only markUsed wins');
+        const stored = await h.store.get(c.id);
+        assert.equal(stored?.status, 'used');
+        assert.equal(stored?.usedTxHash, '0xaa');
+        // The stored intent is one a successful markVerified wrote (or none, when markUsed came first).
+        const wrote = results.flatMap((ok, i) => (ok && i !== 7 ? [intent(String(i))] : []));
+        if (stored?.intent === null) assert.equal(wrote.length, 0);
+        else assert.ok(wrote.some((w) => JSON.stringify(w) === JSON.stringify(stored?.intent)));
+        assert.equal(await b.markVerified(c.id, intent('99')), false);
+      }),
+    );
 
-    it('purges challenges that expired before the given time, whatever their status', withStore(async ({ store }) => {
-      const old = challenge({ expiresAtMs: T - 1 });
-      const oldUsed = challenge({ expiresAtMs: T - HOUR, status: 'used', usedTxHash: '0xaa' });
-      const edge = challenge({ expiresAtMs: T });
-      const fresh = challenge({ expiresAtMs: T + 1 });
-      for (const c of [old, oldUsed, edge, fresh]) await store.insert(c);
-      assert.equal(await store.purgeExpiredBefore(T), 2);
-      assert.equal(await store.get(old.id), undefined);
-      assert.equal(await store.get(oldUsed.id), undefined);
-      assert.deepEqual(await store.get(edge.id), edge);
-      assert.deepEqual(await store.get(fresh.id), fresh);
-      assert.equal(await store.purgeExpiredBefore(T), 0);
-    }));
+    it(
+      'purges challenges that expired before the given time, whatever their status',
+      withStore(async ({ store }) => {
+        const old = challenge({ expiresAtMs: T - 1 });
+        const oldUsed = challenge({ expiresAtMs: T - HOUR, status: 'used', usedTxHash: '0xaa' });
+        const edge = challenge({ expiresAtMs: T });
+        const fresh = challenge({ expiresAtMs: T + 1 });
+        for (const c of [old, oldUsed, edge, fresh]) await store.insert(c);
+        assert.equal(await store.purgeExpiredBefore(T), 2);
+        assert.equal(await store.get(old.id), undefined);
+        assert.equal(await store.get(oldUsed.id), undefined);
+        assert.deepEqual(await store.get(edge.id), edge);
+        assert.deepEqual(await store.get(fresh.id), fresh);
+        assert.equal(await store.purgeExpiredBefore(T), 0);
+      }),
+    );
   });
 }

@@ -101,7 +101,7 @@ export function ledgerContract(name: string, open: OpenCluster): void {
         await c.close();
       }
     });
-  
+
     it('keeps a deleted DID deleted across a restart (profile platform)', async () => {
       const c = await open();
       try {
@@ -143,7 +143,10 @@ export function ledgerContract(name: string, open: OpenCluster): void {
         assert.ok(getDidRecord(last.finalizedView(), did), 'registered again');
         await assert.rejects(last.admit(captured, metaOf(captured)), (e: unknown) => e instanceof LedgerFailure && e.errorName === 'InvalidAliasNonce');
         await c.restart();
-        await assert.rejects(c.nodes[0]!.ledger.admit(captured, metaOf(captured)), (e: unknown) => e instanceof LedgerFailure && e.errorName === 'InvalidAliasNonce');
+        await assert.rejects(
+          c.nodes[0]!.ledger.admit(captured, metaOf(captured)),
+          (e: unknown) => e instanceof LedgerFailure && e.errorName === 'InvalidAliasNonce',
+        );
       } finally {
         await c.close();
       }

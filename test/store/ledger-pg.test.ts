@@ -22,8 +22,7 @@ if (PG_URL) {
     const d = await pgLedgerDeployment(o.profile === undefined ? {} : { profile: o.profile });
     const open = () => Promise.all([d.start(0, false), d.start(1, false)]);
     let procs: PgLedgerProcess[] = await open();
-    const settled = () =>
-      procs.every((p) => p.ledger.pendingEntries().length === 0 && p.ledger.headRef().hash === procs[0]!.ledger.headRef().hash);
+    const settled = () => procs.every((p) => p.ledger.pendingEntries().length === 0 && p.ledger.headRef().hash === procs[0]!.ledger.headRef().hash);
     const cluster: ContractCluster = {
       get nodes() {
         return procs;
@@ -50,8 +49,7 @@ if (PG_URL) {
   });
 
   describe('ledger on PostgreSQL: admissions of several processes at once', () => {
-    const admitAll = (p: PgLedgerProcess, calls: Call[]) =>
-      Promise.allSettled(calls.map((c) => p.ledger.admit(c, metaOf(c))));
+    const admitAll = (p: PgLedgerProcess, calls: Call[]) => Promise.allSettled(calls.map((c) => p.ledger.admit(c, metaOf(c))));
     const refusals = (rs: PromiseSettledResult<unknown>[]) =>
       rs.flatMap((r) => (r.status === 'rejected' ? [r.reason instanceof LedgerFailure ? r.reason.errorName : String(r.reason)] : []));
 
@@ -82,7 +80,11 @@ if (PG_URL) {
         assert.equal(pending.rows[0]!.n, 46, 'every admission stored once');
         await procs[1]!.sync.refresh();
         while (procs[1]!.ledger.pendingEntries().length > 0) assert.ok(await procs[1]!.sync.produceOnce());
-        await eventually(procs, () => procs.every((p) => p.ledger.pendingEntries().length === 0 && p.ledger.headRef().hash === procs[1]!.ledger.headRef().hash), 'all in blocks everywhere');
+        await eventually(
+          procs,
+          () => procs.every((p) => p.ledger.pendingEntries().length === 0 && p.ledger.headRef().hash === procs[1]!.ledger.headRef().hash),
+          'all in blocks everywhere',
+        );
         const included = await procs[0]!.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'included'");
         assert.equal(included.rows[0]!.n, 46, 'every admitted change is included, none fails in its block');
       } finally {
@@ -118,7 +120,10 @@ if (PG_URL) {
         let removed = 0;
         p.pool.on('remove', () => removed++);
         await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
-        const batch = admitAll(p, [900, 901, 902].map((i) => registerCall(didOf(i), seedKey(i - 880))));
+        const batch = admitAll(
+          p,
+          [900, 901, 902].map((i) => registerCall(didOf(i), seedKey(i - 880))),
+        );
         const waiting = async (): Promise<number> => {
           for (;;) {
             const r = await holder.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
@@ -152,7 +157,7 @@ if (PG_URL) {
   describe('ledger on PostgreSQL: block production', () => {
     const leaders = (procs: PgLedgerProcess[]) => procs.filter((p) => p.sync.isLeader);
 
-    it('has exactly one producer at a time, also after the producer\'s connection dies', async () => {
+    it("has exactly one producer at a time, also after the producer's connection dies", async () => {
       const d = await pgLedgerDeployment();
       const procs = [await d.start(0), await d.start(1), await d.start(2)];
       try {
@@ -210,8 +215,14 @@ if (PG_URL) {
         await eventually(procs, () => procs.every((p) => p.ledger.txView(r.txHash)?.status === 'finalized'), 'registered');
         // Rows written past the admission checks (as a buggy or older process might): both must leave the pool.
         const again = registerCall(did, seedKey(54), { alias: 'late-comer' });
-        const stale = { txHash: to0x(txHashOf(encodeExtrinsic(again))), extrinsic: again.name, status: 'pending' as const,
-          submittedAtMs: T0, meta: metaOf(again), bytes: encodeExtrinsic(again) };
+        const stale = {
+          txHash: to0x(txHashOf(encodeExtrinsic(again))),
+          extrinsic: again.name,
+          status: 'pending' as const,
+          submittedAtMs: T0,
+          meta: metaOf(again),
+          bytes: encodeExtrinsic(again),
+        };
         const garbage = { ...stale, txHash: `0x${'ab'.repeat(32)}`, bytes: new Uint8Array([0xff, 0x00, 0x01]) };
         await insertPending(procs[0]!.pool, stale);
         await insertPending(procs[0]!.pool, garbage);

@@ -4,7 +4,11 @@ import { ledgerContract, type ContractCluster } from './ledger-contract.js';
 
 ledgerContract('SQLite', async (o = {}) => {
   const h = new Harness(o.profile === undefined ? {} : { profile: o.profile, genesis: genesisConfig({ profile: o.profile.p }) });
-  const node = { get ledger() { return h.ledger; } };
+  const node = {
+    get ledger() {
+      return h.ledger;
+    },
+  };
   const cluster: ContractCluster = {
     nodes: [node],
     async settle() {

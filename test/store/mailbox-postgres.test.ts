@@ -58,13 +58,28 @@ if (PG_URL) {
     it('counts the entries of a mailbox written before migration 3 (metrics), and keeps counting', async () => {
       const db = await freshPgSchema();
       try {
-        await migratePg(db.pool, PG_MAILBOX_MIGRATIONS.filter((m) => m.version <= 2), 'cache');
+        await migratePg(
+          db.pool,
+          PG_MAILBOX_MIGRATIONS.filter((m) => m.version <= 2),
+          'cache',
+        );
         const before = [entry(), entry(), entry({ recipientDid: OTHER })];
         for (const e of before) {
           await db.pool.query(
             `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms, max_ttl_s, applied_ttl_s, size_bytes, envelope)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-            [e.messageId.toLowerCase(), e.messageId, e.recipientDid, e.contentHash, e.storedAtMs, e.expiresAtMs, e.maxTtlSeconds, e.appliedTtlSeconds, e.sizeBytes, e.envelope],
+            [
+              e.messageId.toLowerCase(),
+              e.messageId,
+              e.recipientDid,
+              e.contentHash,
+              e.storedAtMs,
+              e.expiresAtMs,
+              e.maxTtlSeconds,
+              e.appliedTtlSeconds,
+              e.sizeBytes,
+              e.envelope,
+            ],
           );
         }
         const store = await PgMailboxStore.open(db.pool);

@@ -140,11 +140,17 @@ describe('SqliteMailboxStore: read cache', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ddn-read-cache-migrate-'));
     const path = join(dir, 'cache.sqlite');
     const old = new Database(path);
-    migrate(old, MAILBOX_MIGRATIONS.filter((m) => m.version <= 4), 'cache');
+    migrate(
+      old,
+      MAILBOX_MIGRATIONS.filter((m) => m.version <= 4),
+      'cache',
+    );
     const e: NewEntry = entry({ messageId: 'before' });
     old
-      .prepare(`INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms, max_ttl_s,
-        applied_ttl_s, size_bytes, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .prepare(
+        `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms, max_ttl_s,
+        applied_ttl_s, size_bytes, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
       .run('before', 'before', DID, e.contentHash, NOW, NOW + HOUR, 60, 60, e.envelope.byteLength, Buffer.from(e.envelope));
     old.close();
     const store = SqliteMailboxStore.open(path);
@@ -152,11 +158,20 @@ describe('SqliteMailboxStore: read cache', () => {
     try {
       const version = () => peek.prepare('SELECT version FROM cache_recipient_bytes WHERE recipient = ?').pluck().get(DID) as number;
       assert.equal(version(), 0);
-      assert.deepEqual((await store.listMessages(DID, NOW, BUDGET)).entries.map((x) => x.meta.messageId), ['before']);
+      assert.deepEqual(
+        (await store.listMessages(DID, NOW, BUDGET)).entries.map((x) => x.meta.messageId),
+        ['before'],
+      );
       await put(store, entry({ messageId: 'after' }));
       assert.equal(version(), 1);
-      assert.deepEqual((await store.listSummary(DID, NOW)).map((x) => x.messageId), ['before', 'after']);
-      assert.deepEqual((await store.listMessages(DID, NOW, BUDGET)).entries.map((x) => x.meta.messageId), ['before', 'after']);
+      assert.deepEqual(
+        (await store.listSummary(DID, NOW)).map((x) => x.messageId),
+        ['before', 'after'],
+      );
+      assert.deepEqual(
+        (await store.listMessages(DID, NOW, BUDGET)).entries.map((x) => x.meta.messageId),
+        ['before', 'after'],
+      );
     } finally {
       peek.close();
       await store.close();

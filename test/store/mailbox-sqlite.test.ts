@@ -45,8 +45,19 @@ describe('SqliteMailboxStore: large envelopes in parts', () => {
       const envelope = Buffer.from(JSON.stringify({ message_id: 'm1', pad: 'x'.repeat(ENVELOPE_PART_BYTES * 2 + 5) }));
       await store.put({
         entry: {
-          messageId: 'm1', recipientDid: did, contentHash: 'h', storedAtMs: now, expiresAtMs: now + 1_000, maxTtlSeconds: 1,
-          appliedTtlSeconds: 1, tag: null, applicationId: null, chunk: null, sizeBytes: envelope.length, provenance: null, envelope,
+          messageId: 'm1',
+          recipientDid: did,
+          contentHash: 'h',
+          storedAtMs: now,
+          expiresAtMs: now + 1_000,
+          maxTtlSeconds: 1,
+          appliedTtlSeconds: 1,
+          tag: null,
+          applicationId: null,
+          chunk: null,
+          sizeBytes: envelope.length,
+          provenance: null,
+          envelope,
         },
         nowMs: now,
         chunkWindowMs: 1_000,
@@ -71,8 +82,19 @@ describe('SqliteMailboxStore: large envelopes in parts', () => {
       const put = async (did: string, id: string, envelope: Buffer, at: number) => {
         await store.put({
           entry: {
-            messageId: id, recipientDid: did, contentHash: `h-${id}`, storedAtMs: at, expiresAtMs: now + 60_000, maxTtlSeconds: 60,
-            appliedTtlSeconds: 60, tag: null, applicationId: null, chunk: null, sizeBytes: envelope.length, provenance: null, envelope,
+            messageId: id,
+            recipientDid: did,
+            contentHash: `h-${id}`,
+            storedAtMs: at,
+            expiresAtMs: now + 60_000,
+            maxTtlSeconds: 60,
+            appliedTtlSeconds: 60,
+            tag: null,
+            applicationId: null,
+            chunk: null,
+            sizeBytes: envelope.length,
+            provenance: null,
+            envelope,
           },
           nowMs: at,
           chunkWindowMs: 1_000,
@@ -99,10 +121,16 @@ describe('SqliteMailboxStore: large envelopes in parts', () => {
         const page = await store.listMessages(did, now + 10, budget);
         return { ids: page.entries.map((e) => e.meta.messageId), bytes: page.entries.map((e) => envelopeBuffer(e.envelope)), truncated: page.truncated };
       };
-      for (const [did, ids] of [[small, ['s1', 's2']], [mixed, ['m1', 'big', 'm2']]] as const) {
+      for (const [did, ids] of [
+        [small, ['s1', 's2']],
+        [mixed, ['m1', 'big', 'm2']],
+      ] as const) {
         const got = await read(did, 64 * 1024 * 1024);
         assert.deepEqual(got.ids, ids);
-        assert.deepEqual(got.bytes, ids.map((id) => sent.get(id)));
+        assert.deepEqual(
+          got.bytes,
+          ids.map((id) => sent.get(id)),
+        );
         assert.equal(got.truncated, false);
       }
       // the budget still cuts a page after its first entry, on either path
@@ -124,14 +152,18 @@ describe('SqliteMailboxStore: nonce keys (migration 4)', () => {
     const live: NonceClaim = { scope: 'proof:pull', did, keyId: `${did}#key-1`, nonce: 'live-nonce', expiresAtMs: now + 300_000 };
     const expired: NonceClaim = { ...live, nonce: 'expired-nonce', expiresAtMs: now - 1 };
     const old = new Database(path);
-    migrate(old, MAILBOX_MIGRATIONS.filter((m) => m.version <= 3), 'cache');
+    migrate(
+      old,
+      MAILBOX_MIGRATIONS.filter((m) => m.version <= 3),
+      'cache',
+    );
     const insert = old.prepare('INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (?, ?, ?, ?, ?)');
     for (const c of [live, expired]) insert.run(c.scope, c.did, c.keyId, c.nonce, c.expiresAtMs);
     old.close();
     const store = SqliteMailboxStore.open(path);
     const peek = new Database(path, { readonly: true });
     try {
-      const tables = (peek.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+      const tables = peek.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
       assert.ok(tables.includes('cache_nonce_keys') && !tables.includes('cache_nonces'));
       assert.equal(store.isNonceClaimed(live, now), true);
       assert.equal(await store.claimNonce(live, now), false, 'a nonce claimed before the migration is still used');
@@ -152,7 +184,11 @@ describe('SqliteMailboxStore: totals for the metrics (migration 6)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ddn-mailbox-totals-'));
     const path = join(dir, 'cache.sqlite');
     const old = new Database(path);
-    migrate(old, MAILBOX_MIGRATIONS.filter((m) => m.version <= 5), 'cache');
+    migrate(
+      old,
+      MAILBOX_MIGRATIONS.filter((m) => m.version <= 5),
+      'cache',
+    );
     const writes = new MailboxWrites(old);
     const before = [entry(), entry({ recipientDid: OTHER })];
     for (const e of before) writes.put({ entry: e, nowMs: NOW, chunkWindowMs: HOUR, claim: null, quotaBytes: null });

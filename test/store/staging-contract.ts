@@ -57,11 +57,19 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
     it('stages, replays, refuses conflicts and message id reuse, and reports completeness', () =>
       withStore(async (s) => {
         assert.deepEqual(await s.stage(req('g', 0)), { replayed: false, received: 1, total: 2, retryUntilMs: T + 1000, complete: false });
-        assert.deepEqual(await s.stage(req('g', 0, { retryUntilMs: T + 5000 })), { replayed: true, received: 1, total: 2, retryUntilMs: T + 1000, complete: false });
+        assert.deepEqual(await s.stage(req('g', 0, { retryUntilMs: T + 5000 })), {
+          replayed: true,
+          received: 1,
+          total: 2,
+          retryUntilMs: T + 1000,
+          complete: false,
+        });
         await assert.rejects(s.stage(req('g', 0, { contentHash: 'other' })), isCode('chunk_conflict'));
         await assert.rejects(s.stage(req('g', 1, { set: { total: 2, to: R, tag: 't', applicationId: null, sender: null } })), isCode('chunk_set_conflict'));
-        await assert.rejects(s.stage(req('g', 1, { set: { total: 3, to: R, tag: null, applicationId: null, sender: null } })), (e: unknown) =>
-          isCode('chunk_set_conflict')(e) && (e as DdnError).details?.field === 'total_chunks' && (e as DdnError).details?.expected === 2);
+        await assert.rejects(
+          s.stage(req('g', 1, { set: { total: 3, to: R, tag: null, applicationId: null, sender: null } })),
+          (e: unknown) => isCode('chunk_set_conflict')(e) && (e as DdnError).details?.field === 'total_chunks' && (e as DdnError).details?.expected === 2,
+        );
         await assert.rejects(s.stage(req('g', 1, { messageKey: 'g-0' })), isCode('message_id_conflict'));
         assert.deepEqual(await s.findStagedMessage('g-0', T), { recipientDid: R, groupId: 'g', sequence: 0, contentHash: 'hash-g-0' });
         assert.equal(await s.findStagedMessage('g-0', T + 1000), null, 'a set past retry_until no longer holds its message ids');
@@ -69,7 +77,13 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         const done = await s.stage(req('g', 1));
         assert.deepEqual(done, { replayed: false, received: 2, total: 2, retryUntilMs: T + 1000, complete: true });
         const chunks = await s.loadSet(R, 'g');
-        assert.deepEqual(chunks.map((c) => [c.sequence, c.messageKey, c.contentHash]), [[0, 'g-0', 'hash-g-0'], [1, 'g-1', 'hash-g-1']]);
+        assert.deepEqual(
+          chunks.map((c) => [c.sequence, c.messageKey, c.contentHash]),
+          [
+            [0, 'g-0', 'hash-g-0'],
+            [1, 'g-1', 'hash-g-1'],
+          ],
+        );
         assert.deepEqual(Buffer.from(chunks[1]!.envelope), req('g', 1).envelope, 'the envelope bytes come back unchanged');
         assert.deepEqual(await s.loadSet(R, 'none'), []);
       }));
@@ -92,7 +106,10 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
       withStore(async (s) => {
         await s.stage(req('a', 0));
         await s.stage(req('b', 0));
-        await assert.rejects(s.stage(req('c', 0)), (e: unknown) => isCode('staging_capacity_full')(e) && (e as DdnError).details?.limit === 'sets_per_recipient');
+        await assert.rejects(
+          s.stage(req('c', 0)),
+          (e: unknown) => isCode('staging_capacity_full')(e) && (e as DdnError).details?.limit === 'sets_per_recipient',
+        );
         await assert.rejects(s.stage(req('a', 1)), (e: unknown) => isCode('staging_capacity_full')(e) && (e as DdnError).details?.limit === 'bytes');
         const chunks = await s.loadSet(R, 'a');
         const result = successResult('chunk_set_delivered', 'cache_fallback', 'ok', NO_ATTEMPT);

@@ -51,7 +51,11 @@ if (PG_URL) {
           assert.deepEqual([x.received, y.received].sort(), [2, 3]);
           assert.equal([x, y].filter((o) => o.complete).length, 1);
         }
-        for (const g of groups) assert.deepEqual((await b.loadSet(R, g)).map((c) => c.sequence), [0, 1, 2]);
+        for (const g of groups)
+          assert.deepEqual(
+            (await b.loadSet(R, g)).map((c) => c.sequence),
+            [0, 1, 2],
+          );
       }));
 
     it('two processes creating one set concurrently: both chunks are staged, exactly one completes it', () =>

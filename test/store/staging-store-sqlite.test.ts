@@ -33,14 +33,14 @@ for (const [name, options] of [
 const writerOf = (s: SqliteRelayStagingStore) => (s as unknown as { writer: WorkerWriter<unknown> }).writer;
 const threadNames = () => readdirSync('/proc/self/task').map((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim());
 
-describe('the Relay store\'s writer thread', () => {
+describe("the Relay store's writer thread", () => {
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'ddn-relay-writer-'));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes a file\'s store on a thread of its own, named ddn-relay-w', async () => {
+  it("writes a file's store on a thread of its own, named ddn-relay-w", async () => {
     const s = SqliteRelayStagingStore.open(join(dir, 'named.sqlite'));
     try {
       await s.stage(req('g', 0));
@@ -61,13 +61,21 @@ describe('the Relay store\'s writer thread', () => {
       const big = { maxBytes: 1e9, maxSetsPerRecipient: 1e6 };
       await s.stage(req('kept', 0, big));
       const groups = Array.from({ length: 2000 }, (_, i) => `g${i}`);
-      const outcomes = groups.map((g) => s.stage(req(g, 0, big)).then(() => 'staged', (e: unknown) => e));
+      const outcomes = groups.map((g) =>
+        s.stage(req(g, 0, big)).then(
+          () => 'staged',
+          (e: unknown) => e,
+        ),
+      );
       // the batch is posted at the end of this turn; the thread is ended while it works on it
       await new Promise((r) => setImmediate(r));
       await (writerOf(s) as unknown as { worker: Worker }).worker.terminate();
       const settled = await Promise.all(outcomes);
       assert.deepEqual(exits, [true]);
-      assert.ok(settled.some((o) => o !== 'staged'), 'the thread ended before its batch committed');
+      assert.ok(
+        settled.some((o) => o !== 'staged'),
+        'the thread ended before its batch committed',
+      );
       for (const o of settled) if (o !== 'staged') assert.ok(isCode('staging_persist_failed')(o), String(o));
       for (const [i, g] of groups.entries()) {
         if (settled[i] === 'staged') assert.equal((await s.loadSet(R, g)).length, 1, `answered as staged but missing: ${g}`);
@@ -89,7 +97,11 @@ describe('SqliteRelayStagingStore: nonce keys (migration 2)', () => {
     const live: NonceClaim = { scope: 'node', did: R, keyId: `${R}#node`, nonce: 'live-nonce', expiresAtMs: T + 300_000 };
     const expired: NonceClaim = { ...live, nonce: 'expired-nonce', expiresAtMs: T - 1 };
     const old = new Database(path);
-    migrate(old, RELAY_MIGRATIONS.filter((m) => m.version <= 1), 'relay');
+    migrate(
+      old,
+      RELAY_MIGRATIONS.filter((m) => m.version <= 1),
+      'relay',
+    );
     const insert = old.prepare('INSERT INTO relay_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES (?, ?, ?, ?, ?)');
     for (const c of [live, expired]) insert.run(c.scope, c.did, c.keyId, c.nonce, c.expiresAtMs);
     old.close();

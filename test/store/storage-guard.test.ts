@@ -79,14 +79,30 @@ describe('StorageGuard', () => {
       assert.equal(g.guard.write(false, failingOnce), 'written');
       assert.deepEqual([calls, g.guard.isDegraded, g.held()], [2, true, MiB]);
       assert.throws(() => g.guard.write(true, () => 'never'), isCode('insufficient_storage'));
-      await assert.rejects(g.guard.writeAsync(true, async () => 'never'), isCode('insufficient_storage'));
+      await assert.rejects(
+        g.guard.writeAsync(true, async () => 'never'),
+        isCode('insufficient_storage'),
+      );
       // degraded already: a failing write is not tried again, and its raw error is a 507
       calls = 0;
-      assert.throws(() => g.guard.write(false, () => { calls++; throw diskFull(); }), isCode('insufficient_storage'));
+      assert.throws(
+        () =>
+          g.guard.write(false, () => {
+            calls++;
+            throw diskFull();
+          }),
+        isCode('insufficient_storage'),
+      );
       assert.equal(calls, 1);
       // other errors pass through as they are
       const other = new Error('constraint');
-      assert.throws(() => g.guard.write(false, () => { throw other; }), (e: unknown) => e === other);
+      assert.throws(
+        () =>
+          g.guard.write(false, () => {
+            throw other;
+          }),
+        (e: unknown) => e === other,
+      );
     } finally {
       g.close();
     }
@@ -95,9 +111,18 @@ describe('StorageGuard', () => {
   it('does not go degraded when a write fails on a disk with room (a single write too large for it)', () => {
     const g = guardOn(100 * MiB);
     try {
-      assert.throws(() => g.guard.write(true, () => { throw diskFull(); }), isCode('insufficient_storage'));
+      assert.throws(
+        () =>
+          g.guard.write(true, () => {
+            throw diskFull();
+          }),
+        isCode('insufficient_storage'),
+      );
       assert.equal(g.guard.isDegraded, false);
-      assert.equal(g.guard.write(true, () => 1), 1);
+      assert.equal(
+        g.guard.write(true, () => 1),
+        1,
+      );
     } finally {
       g.close();
     }

@@ -146,9 +146,15 @@ describe('SqliteMailboxStore with its checkpointer', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a small mailbox keeps SQLite\'s own checkpoints and a smaller cache; past the size bound the thread takes them over', LIMIT, async () => {
+  it("a small mailbox keeps SQLite's own checkpoints and a smaller cache; past the size bound the thread takes them over", LIMIT, async () => {
     const put = (s: SqliteMailboxStore, envelopeBytes?: number) =>
-      s.put({ entry: entry(envelopeBytes === undefined ? {} : { body: JSON.stringify({ payload: 'x'.repeat(envelopeBytes) }) }), nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
+      s.put({
+        entry: entry(envelopeBytes === undefined ? {} : { body: JSON.stringify({ payload: 'x'.repeat(envelopeBytes) }) }),
+        nowMs: NOW,
+        chunkWindowMs: 3_600_000,
+        claim: null,
+        quotaBytes: null,
+      });
     const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: { info: { checkpointerThread?: boolean; cacheKib?: number } } }).writer.info;
     const small = SqliteMailboxStore.open(join(dir, 'small.sqlite'));
     const big = SqliteMailboxStore.open(join(dir, 'big.sqlite'), { checkpointerFromBytes: 0 });

@@ -25,7 +25,15 @@ export async function buildDdnPackage(): Promise<string> {
   copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
   mkdirSync(join(pkg, 'bin'));
   copyFileSync(join(ROOT, 'bin', 'ddn.js'), join(pkg, 'bin', 'ddn.js'));
-  await build({ entryPoints: sources(join(ROOT, 'src')), outdir: join(pkg, 'dist'), outbase: join(ROOT, 'src'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+  await build({
+    entryPoints: sources(join(ROOT, 'src')),
+    outdir: join(pkg, 'dist'),
+    outbase: join(ROOT, 'src'),
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'error',
+  });
   const modules = join(pkg, 'node_modules');
   mkdirSync(join(modules, '.bin'), { recursive: true });
   for (const name of readdirSync(join(ROOT, 'node_modules'))) {

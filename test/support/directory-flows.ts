@@ -107,7 +107,13 @@ export function clientRegistrationBody(h: DirectoryHarness, did: string, key: Ed
     documentHash: documentHash(parseDidDocument(document, did)),
     expiryMs,
   });
-  return { did, root_pubkey: multibaseEd25519(key.publicKey, false), did_document: document, timestamp: `v2:0:${expiryMs}`, signature: toBase64(key.sign(bytes)) };
+  return {
+    did,
+    root_pubkey: multibaseEd25519(key.publicKey, false),
+    did_document: document,
+    timestamp: `v2:0:${expiryMs}`,
+    signature: toBase64(key.sign(bytes)),
+  };
 }
 
 /** prepare → sign → `POST /register-did` (202) → settle (unless `pending`). */
@@ -126,29 +132,52 @@ export function submitRoute(action: string, did: string, request: Body): { metho
   const d = `/dids/${enc(did)}`;
   const obj = (k: string) => (request[k] as Body | undefined) ?? {};
   switch (action) {
-    case 'add_alias': return { method: 'POST', url: `${d}/aliases` };
-    case 'update_alias': return { method: 'PATCH', url: `${d}/aliases/${enc(String(request.old_alias))}` };
-    case 'remove_alias': return { method: 'DELETE', url: `${d}/aliases/${enc(String(request.alias))}` };
-    case 'add_device': return { method: 'POST', url: `${d}/devices` };
-    case 'update_device': return { method: 'PATCH', url: `${d}/devices/${enc(String(request.device_id))}` };
-    case 'remove_device': return { method: 'DELETE', url: `${d}/devices/${enc(String(request.device_id))}` };
-    case 'tombstone_device': return { method: 'POST', url: `${d}/devices/${enc(String(request.device_id))}/tombstone` };
-    case 'deactivate_did': return { method: 'POST', url: `${d}/deactivate` };
-    case 'delete_did': return { method: 'DELETE', url: d };
-    case 'UpdateRootPubkey': return { method: 'PUT', url: `${d}/root-pubkey` };
-    case 'AddVerificationMethod': return { method: 'POST', url: `${d}/document/verification-methods` };
-    case 'UpdateVerificationMethod': return { method: 'PUT', url: `${d}/document/verification-methods/${enc(String(obj('verification_method').id))}` };
-    case 'RemoveVerificationMethod': return { method: 'DELETE', url: `${d}/document/verification-methods/${enc(String(request.id))}` };
-    case 'AddAuthentication': return { method: 'POST', url: `${d}/document/authentication` };
-    case 'RemoveAuthentication': return { method: 'DELETE', url: `${d}/document/authentication/${enc(String(request.id))}` };
-    case 'AddKeyAgreement': return { method: 'POST', url: `${d}/document/key-agreements` };
-    case 'UpdateKeyAgreement': return { method: 'PUT', url: `${d}/document/key-agreements/${enc(String(obj('key_agreement').id))}` };
-    case 'RemoveKeyAgreement': return { method: 'DELETE', url: `${d}/document/key-agreements/${enc(String(request.id))}` };
-    case 'AddService': return { method: 'POST', url: `${d}/document/services` };
-    case 'UpdateService': return { method: 'PUT', url: `${d}/document/services/${enc(String(obj('service').id))}` };
-    case 'RemoveService': return { method: 'DELETE', url: `${d}/document/services/${enc(String(request.id))}` };
-    case 'replace_document': return { method: 'PUT', url: `${d}/document/proof` };
-    default: throw new Error(`no submit route for ${action}`);
+    case 'add_alias':
+      return { method: 'POST', url: `${d}/aliases` };
+    case 'update_alias':
+      return { method: 'PATCH', url: `${d}/aliases/${enc(String(request.old_alias))}` };
+    case 'remove_alias':
+      return { method: 'DELETE', url: `${d}/aliases/${enc(String(request.alias))}` };
+    case 'add_device':
+      return { method: 'POST', url: `${d}/devices` };
+    case 'update_device':
+      return { method: 'PATCH', url: `${d}/devices/${enc(String(request.device_id))}` };
+    case 'remove_device':
+      return { method: 'DELETE', url: `${d}/devices/${enc(String(request.device_id))}` };
+    case 'tombstone_device':
+      return { method: 'POST', url: `${d}/devices/${enc(String(request.device_id))}/tombstone` };
+    case 'deactivate_did':
+      return { method: 'POST', url: `${d}/deactivate` };
+    case 'delete_did':
+      return { method: 'DELETE', url: d };
+    case 'UpdateRootPubkey':
+      return { method: 'PUT', url: `${d}/root-pubkey` };
+    case 'AddVerificationMethod':
+      return { method: 'POST', url: `${d}/document/verification-methods` };
+    case 'UpdateVerificationMethod':
+      return { method: 'PUT', url: `${d}/document/verification-methods/${enc(String(obj('verification_method').id))}` };
+    case 'RemoveVerificationMethod':
+      return { method: 'DELETE', url: `${d}/document/verification-methods/${enc(String(request.id))}` };
+    case 'AddAuthentication':
+      return { method: 'POST', url: `${d}/document/authentication` };
+    case 'RemoveAuthentication':
+      return { method: 'DELETE', url: `${d}/document/authentication/${enc(String(request.id))}` };
+    case 'AddKeyAgreement':
+      return { method: 'POST', url: `${d}/document/key-agreements` };
+    case 'UpdateKeyAgreement':
+      return { method: 'PUT', url: `${d}/document/key-agreements/${enc(String(obj('key_agreement').id))}` };
+    case 'RemoveKeyAgreement':
+      return { method: 'DELETE', url: `${d}/document/key-agreements/${enc(String(request.id))}` };
+    case 'AddService':
+      return { method: 'POST', url: `${d}/document/services` };
+    case 'UpdateService':
+      return { method: 'PUT', url: `${d}/document/services/${enc(String(obj('service').id))}` };
+    case 'RemoveService':
+      return { method: 'DELETE', url: `${d}/document/services/${enc(String(request.id))}` };
+    case 'replace_document':
+      return { method: 'PUT', url: `${d}/document/proof` };
+    default:
+      throw new Error(`no submit route for ${action}`);
   }
 }
 
@@ -234,13 +263,27 @@ export function assertAccepted(res: Reply, action?: string): string {
 
 /** Every action of the §5.1 table. */
 export const ALL_ACTIONS = [
-  'add_alias', 'update_alias', 'remove_alias',
-  'add_device', 'update_device', 'remove_device', 'tombstone_device', 'deactivate_did', 'delete_did',
+  'add_alias',
+  'update_alias',
+  'remove_alias',
+  'add_device',
+  'update_device',
+  'remove_device',
+  'tombstone_device',
+  'deactivate_did',
+  'delete_did',
   'UpdateRootPubkey',
-  'AddVerificationMethod', 'UpdateVerificationMethod', 'RemoveVerificationMethod',
-  'AddAuthentication', 'RemoveAuthentication',
-  'AddKeyAgreement', 'UpdateKeyAgreement', 'RemoveKeyAgreement',
-  'AddService', 'UpdateService', 'RemoveService',
+  'AddVerificationMethod',
+  'UpdateVerificationMethod',
+  'RemoveVerificationMethod',
+  'AddAuthentication',
+  'RemoveAuthentication',
+  'AddKeyAgreement',
+  'UpdateKeyAgreement',
+  'RemoveKeyAgreement',
+  'AddService',
+  'UpdateService',
+  'RemoveService',
   'replace_document',
 ] as const;
 export type ActionName = (typeof ALL_ACTIONS)[number];
@@ -282,13 +325,18 @@ export function buildPayload(profile: Profile, did: string, action: string, fiel
       return encodeAliasPayload({ did, action: 'Remove', alias: normAlias(fields.alias), oldAlias: null, newAlias: null, ...tail });
     case 'update_alias':
       return encodeAliasPayload({ did, action: 'Update', alias: null, oldAlias: normAlias(fields.old_alias), newAlias: normAlias(fields.new_alias), ...tail });
-    case 'add_device': return control({ kind: 'AddDevice', deviceId: String(fields.device_id) });
-    case 'remove_device': return control({ kind: 'RemoveDevice', deviceId: String(fields.device_id) });
-    case 'tombstone_device': return control({ kind: 'TombstoneDevice', deviceId: String(fields.device_id) });
+    case 'add_device':
+      return control({ kind: 'AddDevice', deviceId: String(fields.device_id) });
+    case 'remove_device':
+      return control({ kind: 'RemoveDevice', deviceId: String(fields.device_id) });
+    case 'tombstone_device':
+      return control({ kind: 'TombstoneDevice', deviceId: String(fields.device_id) });
     case 'update_device':
       return control({ kind: 'UpdateDevice', oldDeviceId: String(fields.device_id), newDeviceId: String(fields.new_device_id) });
-    case 'deactivate_did': return control({ kind: 'DeactivateDid' });
-    case 'delete_did': return control({ kind: 'DeleteDid' });
+    case 'deactivate_did':
+      return control({ kind: 'DeactivateDid' });
+    case 'delete_did':
+      return control({ kind: 'DeleteDid' });
     case 'UpdateRootPubkey': {
       const key = parseRootPubkey(String(fields.new_root_pubkey));
       if (!key) throw new Error('bad new_root_pubkey in test');

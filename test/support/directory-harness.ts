@@ -70,7 +70,15 @@ export function injectCall(server: HttpServer): DirectoryHarness['call'] {
 }
 
 export async function startDirectory(
-  opts: { dir?: string; profile?: string; clock?: ManualClock; deps?: DirectoryOptions; rateLimits?: RateLimits; observer?: HttpObserver; moreRoutes?: (server: HttpServer, ledger: Ledger) => void } = {},
+  opts: {
+    dir?: string;
+    profile?: string;
+    clock?: ManualClock;
+    deps?: DirectoryOptions;
+    rateLimits?: RateLimits;
+    observer?: HttpObserver;
+    moreRoutes?: (server: HttpServer, ledger: Ledger) => void;
+  } = {},
 ): Promise<DirectoryHarness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ddn-dir-'));
   const clock = opts.clock ?? new ManualClock(T0 + 1000);

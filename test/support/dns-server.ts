@@ -108,7 +108,10 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     queries,
     setTxt(name, ...records) {
       failures.delete(name.toLowerCase());
-      zone.set(name.toLowerCase(), records.map((r) => (typeof r === 'string' ? [r] : r)));
+      zone.set(
+        name.toLowerCase(),
+        records.map((r) => (typeof r === 'string' ? [r] : r)),
+      );
     },
     remove(name) {
       zone.delete(name.toLowerCase());

@@ -81,7 +81,9 @@ export function openLive(url: string, headers: Record<string, string> = {}): Pro
       if (frames.length > i) resolve(frames[i]!);
       else waiters.push({ i, resolve });
     });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') })),
+  );
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve({ ws, frames, closed, frame, next: () => frame(frames.length) }));
     ws.once('error', reject);

@@ -13,10 +13,7 @@ export interface TestNode extends RunningNode {
 }
 
 export async function startTestNode(args: string[] = [], dataDir = mkdtempSync(join(tmpdir(), 'ddn-node-'))): Promise<TestNode> {
-  const config = loadConfig(
-    ['--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '10', ...args],
-    {},
-  );
+  const config = loadConfig(['--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '10', ...args], {});
   const node = await startNode(config, { logger: pino({ level: 'silent' }) });
   return Object.assign(node, {
     dataDir,

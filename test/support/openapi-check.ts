@@ -18,9 +18,7 @@ export interface OpenApiDocument {
  * `{n}`; one with an operation for `method` first: `PUT …/services/{serviceId}`, `DELETE …/services/{id}`).
  */
 export function templateOf(doc: OpenApiDocument, path: string, method?: string): string | undefined {
-  const all = Object.keys(doc.paths).filter((t) =>
-    new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`).test(path),
-  );
+  const all = Object.keys(doc.paths).filter((t) => new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`).test(path));
   const withMethod = all.filter((t) => method !== undefined && doc.paths[t]?.[method.toLowerCase()] !== undefined);
   const matching = withMethod.length > 0 ? withMethod : all;
   return matching.sort((a, b) => b.replace(/\{[^}]+\}/g, '').length - a.replace(/\{[^}]+\}/g, '').length)[0];

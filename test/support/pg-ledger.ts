@@ -26,7 +26,9 @@ export interface PgLedgerProcess {
 }
 
 /** One schema; `start(i)` opens "process" i (its replica file survives close, as a data dir would). */
-export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profile?: Profile; maxPoolSize?: number; maxPendingPerKey?: number; maxBatch?: number } = {}) {
+export async function pgLedgerDeployment(
+  opts: { blockIntervalMs?: number; profile?: Profile; maxPoolSize?: number; maxPendingPerKey?: number; maxBatch?: number } = {},
+) {
   const pg = await freshPgSchema();
   const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
   const clock = new ManualClock(T0 + 1_000);
@@ -37,7 +39,7 @@ export async function pgLedgerDeployment(opts: { blockIntervalMs?: number; profi
 
   async function start(i: number, produce = true): Promise<PgLedgerProcess> {
     const pool = await openPgPool({ url: pg.url, schema: pg.schema, max: 4 });
-    assert.ok(await preparePgLedger(pool, { header, hash: blockHash(header) }), "same genesis");
+    assert.ok(await preparePgLedger(pool, { header, hash: blockHash(header) }), 'same genesis');
     const db: SqliteDb = openSqlite(join(dir, `replica-${i}.sqlite`), LEDGER_MIGRATIONS, 'ledger');
     const ledger = new Ledger(new SqliteLedgerStore(db), {
       profile,

@@ -26,7 +26,12 @@ export interface ServiceDid {
 }
 
 /** Registers DID `seed` with VM `#key-1` (root key), key agreement `#ka-1` and the given services. */
-export async function registerServiceDid(h: DirectoryHarness, seed: number, services: ServiceSpec[], opts: { keyAgreement?: boolean } = {}): Promise<ServiceDid> {
+export async function registerServiceDid(
+  h: DirectoryHarness,
+  seed: number,
+  services: ServiceSpec[],
+  opts: { keyAgreement?: boolean } = {},
+): Promise<ServiceDid> {
   const did = didOf(seed, h.profile.p);
   const key = keyOf(seed);
   const document: Body = {
@@ -114,13 +119,20 @@ export function v2Route(action: string, subject: string): { method: string; url:
   const d = `/delivery-policies/dids/${enc(subject)}`;
   const p = `/delivery-policies/personas/${enc(subject)}`;
   switch (action) {
-    case 'set_did_policy_v2': return { method: 'PUT', url: d };
-    case 'clear_did_policy_v2': return { method: 'DELETE', url: d };
-    case 'set_did_constraints': return { method: 'PUT', url: `${d}/constraints` };
-    case 'set_persona_policy_v2': return { method: 'PUT', url: p };
-    case 'clear_persona_policy_v2': return { method: 'DELETE', url: p };
-    case 'set_persona_constraints': return { method: 'PUT', url: `${p}/constraints` };
-    default: throw new Error(`no v2 route for ${action}`);
+    case 'set_did_policy_v2':
+      return { method: 'PUT', url: d };
+    case 'clear_did_policy_v2':
+      return { method: 'DELETE', url: d };
+    case 'set_did_constraints':
+      return { method: 'PUT', url: `${d}/constraints` };
+    case 'set_persona_policy_v2':
+      return { method: 'PUT', url: p };
+    case 'clear_persona_policy_v2':
+      return { method: 'DELETE', url: p };
+    case 'set_persona_constraints':
+      return { method: 'PUT', url: `${p}/constraints` };
+    default:
+      throw new Error(`no v2 route for ${action}`);
   }
 }
 

@@ -67,7 +67,7 @@ function appendUpTo(path: string, bytes: number): void {
   const fd = openSync(path, 'a');
   const page = Buffer.alloc(64 * 1024, 0xab);
   try {
-    for (let left = bytes; left > 0; ) {
+    for (let left = bytes; left > 0;) {
       const n = Math.min(left, page.length);
       writeSync(fd, page, 0, n);
       left -= n;

@@ -76,9 +76,7 @@ export interface LedgerVectors {
   };
 }
 
-export const vectors: LedgerVectors = JSON.parse(
-  readFileSync(new URL('./ledger-vectors.json', import.meta.url), 'utf8'),
-) as LedgerVectors;
+export const vectors: LedgerVectors = JSON.parse(readFileSync(new URL('./ledger-vectors.json', import.meta.url), 'utf8')) as LedgerVectors;
 
 /** Hex → bytes; throws on malformed hex so a typo in the fixture cannot pass silently. */
 export function hex(s: string): Uint8Array {

@@ -147,7 +147,13 @@ function prechecks(env: DirectoryDeps, i: AuthIntent): void {
 const encode = (env: DirectoryDeps, i: AuthIntent, nonce: bigint): Uint8Array => encodeApplicationAuthorization(env.profile, i.tuple(nonce));
 
 /** `POST /applications/{id}/authorization/prepare`. */
-export const PREPARE_APPLICATION_AUTHORIZATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, AuthIntent, NoncePrepared, ApplicationAuthorizationPrepareResponse> = {
+export const PREPARE_APPLICATION_AUTHORIZATION: SyncPrepareSteps<
+  DirectoryDeps,
+  ApplicationRequest,
+  AuthIntent,
+  NoncePrepared,
+  ApplicationAuthorizationPrepareResponse
+> = {
   read: (env, { id, body }) => authIntent(env, id, body),
   precheck: prechecks,
   build(env, i) {

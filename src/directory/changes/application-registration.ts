@@ -44,7 +44,13 @@ const callOf = (r: Registration, signature: Uint8Array): Call => ({
 });
 
 /** `POST /applications/{id}/registration/prepare`. */
-export const PREPARE_APPLICATION_REGISTRATION: SyncPrepareSteps<DirectoryDeps, ApplicationRequest, Registration, NoncePrepared, ApplicationRegistrationPrepareResponse> = {
+export const PREPARE_APPLICATION_REGISTRATION: SyncPrepareSteps<
+  DirectoryDeps,
+  ApplicationRequest,
+  Registration,
+  NoncePrepared,
+  ApplicationRegistrationPrepareResponse
+> = {
   read(_env, { id, body }) {
     assertRegistrableApplicationId(id);
     const controlDid = requireDid(body, 'control_did');

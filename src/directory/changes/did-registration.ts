@@ -38,7 +38,8 @@ function readRegistration(body: Body): Registration {
   if (typeof did !== 'string' || !isDid(did)) throw invalidDid(did, 'did');
   const rootText = body.root_pubkey;
   const rootPubkey = typeof rootText === 'string' ? parseRootPubkey(rootText) : undefined;
-  if (typeof rootText !== 'string' || !rootPubkey) throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
+  if (typeof rootText !== 'string' || !rootPubkey)
+    throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
   const doc = parseDidDocument(body.did_document, did, 'did_document');
   const blob = encodeDocument(doc);
   if (blob.length > DOC.maxDocBlobBytes) throw new DdnError('invalid_document', 'document too large', { reason: 'too_large' });
@@ -69,30 +70,36 @@ interface PreparedRegistration extends Prepared {
 }
 
 /** `POST /register-did/prepare`: no dry run (nothing of the pool state beyond the pre-checks applies). */
-export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Registration & { body: Body }, PreparedRegistration, RegistrationPrepareResponse> = {
-  read: (_env, body) => ({ ...readRegistration(body), body }),
-  precheck: assertRegistrable,
-  build(env, r) {
-    const now = BigInt(env.clock.nowMs());
-    let expiryMs = now + DEFAULT_VALIDITY_MS;
-    if (r.body.expiry_ms !== undefined) {
-      expiryMs = parseU64Field(r.body.expiry_ms, 'expiry_ms', 'invalid_expiry');
-      if (!(expiryMs > now && expiryMs <= now + REGISTRATION_WINDOW_MS)) {
-        throw new DdnError('invalid_expiry', 'expiry_ms must be in (now, now + 1 h]', { field: 'expiry_ms' });
+export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Registration & { body: Body }, PreparedRegistration, RegistrationPrepareResponse> =
+  {
+    read: (_env, body) => ({ ...readRegistration(body), body }),
+    precheck: assertRegistrable,
+    build(env, r) {
+      const now = BigInt(env.clock.nowMs());
+      let expiryMs = now + DEFAULT_VALIDITY_MS;
+      if (r.body.expiry_ms !== undefined) {
+        expiryMs = parseU64Field(r.body.expiry_ms, 'expiry_ms', 'invalid_expiry');
+        if (!(expiryMs > now && expiryMs <= now + REGISTRATION_WINDOW_MS)) {
+          throw new DdnError('invalid_expiry', 'expiry_ms must be in (now, now + 1 h]', { field: 'expiry_ms' });
+        }
       }
-    }
-    const hash = documentHash(r.doc);
-    const payload = registrationSigningBytes(env.profile, { did: r.did, rootPubkey: r.rootPubkey, alias: r.alias, documentHash: hash, expiryMs });
-    return { payload, expiryMs, hash };
-  },
-  answer(_env, { did, rootText, body, alias }, { payload, expiryMs, hash }) {
-    const hex = to0x(payload);
-    // The document as sent: `parseDidDocument` accepted it, so it has the wire form.
-    const request: RegistrationRequest = { did, root_pubkey: rootText, did_document: body.did_document as DidDocumentJson, timestamp: registrationToken(expiryMs) };
-    if (alias !== null) request.alias = alias;
-    return { request, payload_to_sign: hex, canonical_payload: hex, document_hash: to0x(hash), expiry_ms: expiryMs.toString(), extrinsic: EXTRINSIC };
-  },
-};
+      const hash = documentHash(r.doc);
+      const payload = registrationSigningBytes(env.profile, { did: r.did, rootPubkey: r.rootPubkey, alias: r.alias, documentHash: hash, expiryMs });
+      return { payload, expiryMs, hash };
+    },
+    answer(_env, { did, rootText, body, alias }, { payload, expiryMs, hash }) {
+      const hex = to0x(payload);
+      // The document as sent: `parseDidDocument` accepted it, so it has the wire form.
+      const request: RegistrationRequest = {
+        did,
+        root_pubkey: rootText,
+        did_document: body.did_document as DidDocumentJson,
+        timestamp: registrationToken(expiryMs),
+      };
+      if (alias !== null) request.alias = alias;
+      return { request, payload_to_sign: hex, canonical_payload: hex, document_hash: to0x(hash), expiry_ms: expiryMs.toString(), extrinsic: EXTRINSIC };
+    },
+  };
 
 interface SignedRegistration extends Registration {
   expiryMs: bigint;

@@ -103,7 +103,12 @@ interface ControlSubmission extends PersonaSubmission {
 }
 
 /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-export const SUBMIT_PERSONA_CONTROL: SubmitSteps<PersonaEnv, PersonaRequest & { action: ControlAction }, ControlSubmission, KindFields<PersonaSubmitResponse>> = {
+export const SUBMIT_PERSONA_CONTROL: SubmitSteps<
+  PersonaEnv,
+  PersonaRequest & { action: ControlAction },
+  ControlSubmission,
+  KindFields<PersonaSubmitResponse>
+> = {
   read(env, { raw, body, action }) {
     const persona = parsePersonaName(raw);
     bindBodyPersona(body, persona);

@@ -51,17 +51,17 @@ export type PolicyPrepared<I extends PolicyIntent, W extends PolicyWire> = {
   operation: I['operation']['kind'];
   extrinsic: W['extrinsic'];
 } & W['preparedSubject'] & {
-  operator_did: string;
-  nonce_domain: W['nonceDomain'];
-  nonce: string;
-  valid_until: string;
-  signer_key_id: string;
-  policy?: DeliveryPolicyJson;
-  delivery_constraints?: DeliveryConstraintsJson;
-  canonical_payload: string;
-  payload_to_sign: string;
-  request: Body;
-};
+    operator_did: string;
+    nonce_domain: W['nonceDomain'];
+    nonce: string;
+    valid_until: string;
+    signer_key_id: string;
+    policy?: DeliveryPolicyJson;
+    delivery_constraints?: DeliveryConstraintsJson;
+    canonical_payload: string;
+    payload_to_sign: string;
+    request: Body;
+  };
 
 /** The kind's fields of a policy version's 202 body. */
 export type PolicyAccepted<I extends PolicyIntent, W extends PolicyWire> = W['acceptedSubject'] & {

@@ -195,7 +195,11 @@ export function History(props: { path: string; id: string }) {
                     <a href={link('block', str(e.block_number))}>#{str(e.block_number)}</a>
                   </td>
                   <td>
-                    <time dateTime={str(e.timestamp_iso)}>{str(e.timestamp_iso).replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>
+                    <time dateTime={str(e.timestamp_iso)}>
+                      {str(e.timestamp_iso)
+                        .replace('T', ' ')
+                        .replace(/\.\d+Z$/, 'Z')}
+                    </time>
                   </td>
                   <td>
                     <span class="action">{str(e.action)}</span>

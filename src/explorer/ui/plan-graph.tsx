@@ -27,14 +27,7 @@ export function PlanGraph(props: { plan: Json; id: string; label: string }) {
     (transitions.length === 0 ? 'No transitions.' : `Transitions: ${transitions.map((t) => `${t.from} to ${t.to} on ${t.trigger}`).join('; ')}.`);
   return (
     <figure class="plan">
-      <svg
-        role="img"
-        aria-labelledby={`${titleId} ${descId}`}
-        viewBox={`0 0 ${g.width} ${g.height}`}
-        width={g.width}
-        height={g.height}
-        class="plan-graph"
-      >
+      <svg role="img" aria-labelledby={`${titleId} ${descId}`} viewBox={`0 0 ${g.width} ${g.height}`} width={g.width} height={g.height} class="plan-graph">
         <title id={titleId}>{props.label}</title>
         <desc id={descId}>{desc}</desc>
         <defs>

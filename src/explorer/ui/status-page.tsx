@@ -16,7 +16,10 @@ interface Series {
   value(now: Map<string, number>, prev: Map<string, number> | undefined, seconds: number): number | undefined;
 }
 
-const gauge = (name: string, scale = 1) => (m: Map<string, number>) => (m.has(name) ? m.get(name)! * scale : undefined);
+const gauge =
+  (name: string, scale = 1) =>
+  (m: Map<string, number>) =>
+    m.has(name) ? m.get(name)! * scale : undefined;
 const rate = (name: string) => (m: Map<string, number>, prev: Map<string, number> | undefined, s: number) =>
   prev === undefined || !m.has(name) || s <= 0 ? undefined : Math.max(0, (m.get(name)! - (prev.get(name) ?? 0)) / s);
 

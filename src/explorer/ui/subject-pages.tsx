@@ -17,7 +17,20 @@ function recordRows(body: Json): [string, ComponentChildren][] {
       if (typeof v === 'string' && v.startsWith('did:')) return [label, <a href={link('did', v)}>{v}</a>];
       if (typeof v === 'string' && /^0x[0-9a-f]{40,}$/.test(v)) return [label, <Hash value={v} />];
       if (Array.isArray(v) && v.every((x) => typeof x === 'string' && x.startsWith('did:'))) {
-        return [label, v.length === 0 ? '' : <ul class="inline">{(v as string[]).map((d) => <li key={d}><a href={link('did', d)}>{d}</a></li>)}</ul>];
+        return [
+          label,
+          v.length === 0 ? (
+            ''
+          ) : (
+            <ul class="inline">
+              {(v as string[]).map((d) => (
+                <li key={d}>
+                  <a href={link('did', d)}>{d}</a>
+                </li>
+              ))}
+            </ul>
+          ),
+        ];
       }
       return [label, typeof v === 'object' && v !== null ? <code>{JSON.stringify(v)}</code> : str(v)];
     });
@@ -113,9 +126,7 @@ export function SearchPage(props: { q: string }) {
   return (
     <Layout title={`Search: ${q}`}>
       {hits === undefined && <Loading />}
-      {hits !== undefined && hits.length === 0 && (
-        <p role="status">Nothing found for “{q}”: no alias, persona or application has this name.</p>
-      )}
+      {hits !== undefined && hits.length === 0 && <p role="status">Nothing found for “{q}”: no alias, persona or application has this name.</p>}
       {hits !== undefined && hits.length > 1 && (
         <ul class="hits">
           {hits.map((h) => (

@@ -32,14 +32,7 @@ const fail = failer('ApplicationRegistry');
 const U64_MAX = (1n << 64n) - 1n;
 
 /** "Signature check" of §5.10: `verify_did_signature` of `did` over the tuple, else `InvalidAuthorization`. */
-function checkAuthorization(
-  s: StateReader,
-  ctx: ExecContext,
-  did: string,
-  signerKeyId: string,
-  signature: Uint8Array,
-  auth: ApplicationAuthorization,
-): void {
+function checkAuthorization(s: StateReader, ctx: ExecContext, did: string, signerKeyId: string, signature: Uint8Array, auth: ApplicationAuthorization): void {
   const msg = encodeApplicationAuthorization(ctx.profile, auth);
   if (!verifyDidSignature(ctx, s, did, signerKeyId, msg, signature)) fail('InvalidAuthorization');
 }
@@ -70,7 +63,11 @@ function addToIndex(s: Overlay, did: string, id: string): void {
 }
 
 function removeFromIndex(s: Overlay, did: string, id: string): void {
-  setApplicationsOfControlDid(s, did, applicationsOfControlDid(s, did).filter((x) => x !== id));
+  setApplicationsOfControlDid(
+    s,
+    did,
+    applicationsOfControlDid(s, did).filter((x) => x !== id),
+  );
 }
 
 /** Clears what belongs to the current control of an application: domain, linked DIDs, the v3 policy. */

@@ -19,12 +19,7 @@ import {
 } from '../../protocol/document.js';
 import { decodeAliasPayload, type AliasPayload } from '../../protocol/payloads/alias.js';
 import { decodeControlPayload } from '../../protocol/payloads/control.js';
-import {
-  decodeDocumentPatchPayload,
-  documentActionField,
-  type DocumentAction,
-  type DocumentPatchPayload,
-} from '../../protocol/payloads/document-patch.js';
+import { decodeDocumentPatchPayload, documentActionField, type DocumentAction, type DocumentPatchPayload } from '../../protocol/payloads/document-patch.js';
 import { documentReplacementSigningBytes } from '../../protocol/payloads/document-replacement.js';
 import { registrationSigningBytes } from '../../protocol/payloads/registration.js';
 import { decodeRootKeyPayload } from '../../protocol/payloads/root-key.js';
@@ -105,20 +100,23 @@ export function executeAliasCall(s: Overlay, ctx: ExecContext, call: AliasCall):
   }
   if (tooLong(a.signerKeyId, 64)) fail('InvalidAliasPayload');
   const p = decodeAliasPayload(a.signedPayload) ?? fail('InvalidAliasPayload');
-  const action: AliasPayload['action'] =
-    call.name === 'add_alias' ? 'Add' : call.name === 'update_alias' ? 'Update' : 'Remove';
-  if (
-    p.did !== a.did ||
-    p.action !== action ||
-    p.alias !== alias ||
-    p.oldAlias !== oldAlias ||
-    p.newAlias !== newAlias ||
-    p.signerKeyId !== a.signerKeyId
-  ) {
+  const action: AliasPayload['action'] = call.name === 'add_alias' ? 'Add' : call.name === 'update_alias' ? 'Update' : 'Remove';
+  if (p.did !== a.did || p.action !== action || p.alias !== alias || p.oldAlias !== oldAlias || p.newAlias !== newAlias || p.signerKeyId !== a.signerKeyId) {
     fail('InvalidAliasPayload');
   }
-  const rec = checkProofTail(s, ctx, a.did, p.validUntil, 'AliasAuthorizationExpired', 'alias_nonce', p.nonce,
-    'InvalidAliasNonce', a.signerKeyId, a.signedPayload, a.signature);
+  const rec = checkProofTail(
+    s,
+    ctx,
+    a.did,
+    p.validUntil,
+    'AliasAuthorizationExpired',
+    'alias_nonce',
+    p.nonce,
+    'InvalidAliasNonce',
+    a.signerKeyId,
+    a.signedPayload,
+    a.signature,
+  );
   const list = rec.aliases ?? [];
   let next: string[];
   if (action === 'Add') {
@@ -224,8 +222,19 @@ export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall):
   ) {
     fail('InvalidDocumentPayload');
   }
-  const rec = checkProofTail(s, ctx, a.did, p.validUntil, 'DocumentAuthorizationExpired', 'document_nonce', p.nonce,
-    'InvalidDocumentNonce', a.signerKeyId, a.signedPayload, a.signature);
+  const rec = checkProofTail(
+    s,
+    ctx,
+    a.did,
+    p.validUntil,
+    'DocumentAuthorizationExpired',
+    'document_nonce',
+    p.nonce,
+    'InvalidDocumentNonce',
+    a.signerKeyId,
+    a.signedPayload,
+    a.signature,
+  );
   const doc = applyPatch(rec.document, a.did, p);
   putDidRecord(s, a.did, touched(rec, ctx, { document: doc }));
   bumpNonce(s, 'document_nonce', a.did, p.nonce);
@@ -332,8 +341,19 @@ export function executeRootKeyCall(s: Overlay, ctx: ExecContext, call: CallOf<'u
   if (p.did !== a.did || !bytesEqual(p.newRootPubkey, a.newRootPubkey) || p.signerKeyId !== a.signerKeyId) {
     fail('InvalidRootPubkeyPayload');
   }
-  const rec = checkProofTail(s, ctx, a.did, p.validUntil, 'RootPubkeyAuthorizationExpired', 'root_pubkey_nonce',
-    p.nonce, 'InvalidRootPubkeyNonce', a.signerKeyId, a.signedPayload, a.signature);
+  const rec = checkProofTail(
+    s,
+    ctx,
+    a.did,
+    p.validUntil,
+    'RootPubkeyAuthorizationExpired',
+    'root_pubkey_nonce',
+    p.nonce,
+    'InvalidRootPubkeyNonce',
+    a.signerKeyId,
+    a.signedPayload,
+    a.signature,
+  );
   putDidRecord(s, a.did, touched(rec, ctx, { rootPubkey: a.newRootPubkey.slice() }));
   bumpNonce(s, 'root_pubkey_nonce', a.did, p.nonce);
 }
@@ -347,8 +367,19 @@ export function executeControlCall(s: Overlay, ctx: ExecContext, call: CallOf<'a
   if (p.signerKeyId !== a.signerKeyId) fail('InvalidControlPayload');
   if (p.action.kind === 'SetDeliveryPolicyLinks' || p.action.kind === 'ClearDeliveryPolicyLinks') fail('PolicyLinksRemoved');
   const did = p.did;
-  const rec = checkProofTail(s, ctx, did, p.validUntil, 'ControlAuthorizationExpired', 'control_nonce', p.nonce,
-    'InvalidControlNonce', a.signerKeyId, a.signedPayload, a.signature);
+  const rec = checkProofTail(
+    s,
+    ctx,
+    did,
+    p.validUntil,
+    'ControlAuthorizationExpired',
+    'control_nonce',
+    p.nonce,
+    'InvalidControlNonce',
+    a.signerKeyId,
+    a.signedPayload,
+    a.signature,
+  );
   const devices = rec.devices ?? [];
   const act = p.action;
   switch (act.kind) {
@@ -479,11 +510,7 @@ function decodeDocBlob(blob: Uint8Array): DidDocument {
 
 // ---- document replacement v2 (§5.6) ----
 
-export function executeDocumentReplacement(
-  s: Overlay,
-  ctx: ExecContext,
-  call: CallOf<'set_document_with_proof_v2'>,
-): void {
+export function executeDocumentReplacement(s: Overlay, ctx: ExecContext, call: CallOf<'set_document_with_proof_v2'>): void {
   const a = call.args;
   if (tooLong(a.did, 128)) fail('DidTooLong');
   if (tooLong(a.signerKeyId, 64)) fail('InvalidDocumentPayload');

@@ -66,12 +66,7 @@ export function executeCall(s: Overlay, ctx: ExecContext, call: Call, extra: Mod
 }
 
 /** Runs `call` against `s` atomically: on failure nothing is written and the failure is returned. */
-export function applyAtomically(
-  s: Overlay,
-  ctx: ExecContext,
-  call: Call,
-  extra?: ModuleHandlers,
-): LedgerFailure | null {
+export function applyAtomically(s: Overlay, ctx: ExecContext, call: Call, extra?: ModuleHandlers): LedgerFailure | null {
   const child = s.child();
   try {
     executeCall(child, ctx, call, extra);

@@ -29,9 +29,7 @@ export function putPersona(s: Overlay, p: string, rec: PersonaRecord): void {
 
 export type PersonaError = 'PersonaNotFound' | 'PersonaInactive' | 'PersonaVerificationExpired';
 
-export type PersonaLiveness =
-  | { ok: true; persona: string; record: PersonaRecord }
-  | { ok: false; error: PersonaError | 'InvalidPersona' };
+export type PersonaLiveness = { ok: true; persona: string; record: PersonaRecord } | { ok: false; error: PersonaError | 'InvalidPersona' };
 
 /**
  * `active_persona(p)` (§8.6) with `p` used as the lookup key byte for byte, as the ledger modules do

@@ -16,16 +16,7 @@ import { narrowConstraints, validatedConstraints } from './constraints.js';
 import type { ExecContext } from './context.js';
 import { getPersona, personaLiveness, putPersona } from './persona-state.js';
 import { validateAction } from './plan.js';
-import {
-  deletePolicyV2,
-  deletePolicyV3,
-  getDidConstraints,
-  getPolicyV2,
-  getPolicyV3,
-  putDidConstraints,
-  putPolicyV2,
-  putPolicyV3,
-} from './policy-state.js';
+import { deletePolicyV2, deletePolicyV3, getDidConstraints, getPolicyV2, getPolicyV3, putDidConstraints, putPolicyV2, putPolicyV3 } from './policy-state.js';
 import { didUnavailableCause, OWNER_MISMATCH, scopeUnavailable } from './scope-owner.js';
 import { verifyDidSignature } from './signatures.js';
 

@@ -3,12 +3,7 @@
  * meant to run over the finalized state.
  */
 import { to0x, utf8Length } from '../../base/bytes.js';
-import {
-  NETWORK_CONSTRAINTS,
-  minConstraints,
-  normalisedConstraints,
-  type DeliveryConstraints,
-} from '../../protocol/constraints.js';
+import { NETWORK_CONSTRAINTS, minConstraints, normalisedConstraints, type DeliveryConstraints } from '../../protocol/constraints.js';
 import { canonicalPersona } from '../../protocol/persona-name.js';
 import type { DeliveryPolicy, PolicyScopeV2, ResolvedPolicy } from '../../protocol/policy/types.js';
 import type { StateReader } from '../state.js';
@@ -97,13 +92,7 @@ function evaluate(
  * policy is consulted first (v3 before v2); without a winner there, the recipient DID's (v3 before v2; a v3 policy
  * without a winner ends the search). Application-scope policies are never consulted; `EventEquals` never matches.
  */
-export function resolveDeliveryPolicy(
-  s: StateReader,
-  nowMs: number,
-  recipient: string,
-  persona: string | null,
-  tag: string | null,
-): ResolvedPolicy | null {
+export function resolveDeliveryPolicy(s: StateReader, nowMs: number, recipient: string, persona: string | null, tag: string | null): ResolvedPolicy | null {
   if (utf8Length(recipient) > 128) return null;
   if (tag !== null && !isValidTag(tag)) return null;
   const didCfg = didConfig(s, recipient);

@@ -29,9 +29,7 @@ export function scopeUnavailable(cause: ScopeUnavailableCause): string {
   return `scope_unavailable:${cause}`;
 }
 
-export type ScopeOwner =
-  | { ok: true; owner: string }
-  | { ok: false; error: 'DidNotFound' | PersonaError | 'InvalidPolicyScope'; cause: ScopeUnavailableCause };
+export type ScopeOwner = { ok: true; owner: string } | { ok: false; error: 'DidNotFound' | PersonaError | 'InvalidPolicyScope'; cause: ScopeUnavailableCause };
 
 const PERSONA_CAUSES: Record<PersonaError, ScopeUnavailableCause> = {
   PersonaNotFound: 'persona_not_found',
@@ -52,9 +50,7 @@ export function didUnavailableCause(s: StateReader, did: string): ScopeUnavailab
 export function scopeOwner(s: StateReader, nowMs: number, scope: PolicyScopeV3): ScopeOwner {
   switch (scope.kind) {
     case 'Did':
-      return didExists(s, scope.id)
-        ? { ok: true, owner: scope.id }
-        : { ok: false, error: 'DidNotFound', cause: didUnavailableCause(s, scope.id) };
+      return didExists(s, scope.id) ? { ok: true, owner: scope.id } : { ok: false, error: 'DidNotFound', cause: didUnavailableCause(s, scope.id) };
     case 'Persona': {
       const live = personaLiveness(s, nowMs, scope.id);
       if (live.ok) return { ok: true, owner: live.record.operatorDid };

@@ -213,10 +213,7 @@ export function decodePersonaAttestationPayload(b: Uint8Array): PersonaAttestati
 }
 
 /** The attestation struct of §4.9.2 for this profile. */
-export function personaAttestationPayload(
-  profile: Profile,
-  a: Omit<PersonaAttestationPayload, 'domain'>,
-): PersonaAttestationPayload {
+export function personaAttestationPayload(profile: Profile, a: Omit<PersonaAttestationPayload, 'domain'>): PersonaAttestationPayload {
   return { domain: profile.personaAttestationDomain, ...a };
 }
 

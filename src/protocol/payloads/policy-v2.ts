@@ -1,20 +1,8 @@
 /** `PolicyV2AuthorizationPayload` (ledger-rules.md §4.7): signed by a key of the operator DID. */
 import { type ScaleReader, type ScaleWriter, tryDecodeStrict } from '../../codec/scale.js';
-import {
-  readPolicyV2,
-  readRequestedConstraints,
-  readScopeV2,
-  writePolicy,
-  writeRequestedConstraints,
-  writeScope,
-} from '../policy/codec.js';
+import { readPolicyV2, readRequestedConstraints, readScopeV2, writePolicy, writeRequestedConstraints, writeScope } from '../policy/codec.js';
 import { encodeOperatorSigned, readOperatorSigned } from './operator-signed.js';
-import {
-  POLICY_BOUNDS as B,
-  type DeliveryPolicyV2,
-  type PolicyScopeV2,
-  type RequestedDeliveryConstraints,
-} from '../policy/types.js';
+import { POLICY_BOUNDS as B, type DeliveryPolicyV2, type PolicyScopeV2, type RequestedDeliveryConstraints } from '../policy/types.js';
 
 export type PolicyV2Operation =
   | { kind: 'SetPolicy'; policy: DeliveryPolicyV2 }

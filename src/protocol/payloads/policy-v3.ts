@@ -4,9 +4,7 @@ import { encodeOperatorSigned, readOperatorSigned } from './operator-signed.js';
 import { readPolicyV3, readScopeV3, writePolicy, writeScope } from '../policy/codec.js';
 import type { DeliveryPolicyV3, PolicyScopeV3 } from '../policy/types.js';
 
-export type PolicyV3Operation =
-  | { kind: 'SetPolicy'; policy: DeliveryPolicyV3 }
-  | { kind: 'ClearPolicy'; scope: PolicyScopeV3 };
+export type PolicyV3Operation = { kind: 'SetPolicy'; policy: DeliveryPolicyV3 } | { kind: 'ClearPolicy'; scope: PolicyScopeV3 };
 
 export interface PolicyV3Payload {
   operatorDid: string;

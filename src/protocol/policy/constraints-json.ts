@@ -69,7 +69,11 @@ const OVERRIDE_KEYS = [
  */
 export function parseOverridesJson(v: unknown, field: string): DeliveryConstraintOverrides | null {
   if (v === undefined || v === null) return null;
-  const o = policyReader.object(v, field, OVERRIDE_KEYS.map(([k]) => k));
+  const o = policyReader.object(
+    v,
+    field,
+    OVERRIDE_KEYS.map(([k]) => k),
+  );
   const out: DeliveryConstraintOverrides = {
     requestedCacheSeconds: null,
     maxHttpEnvelopeBytes: null,

@@ -109,10 +109,7 @@ export function parsePolicyJsonV3(v: unknown, field = 'policy'): PolicyDraft<Pol
 }
 
 /** The struct to sign: the draft with `policy_id` / `revision` filled where the JSON omitted them. */
-export function completePolicy<S extends PolicyScopeV3>(
-  draft: PolicyDraft<S>,
-  fill: { policyId: Uint8Array; revision: bigint },
-): DeliveryPolicy<S> {
+export function completePolicy<S extends PolicyScopeV3>(draft: PolicyDraft<S>, fill: { policyId: Uint8Array; revision: bigint }): DeliveryPolicy<S> {
   return { ...draft, policyId: draft.policyId ?? fill.policyId, revision: draft.revision ?? fill.revision };
 }
 

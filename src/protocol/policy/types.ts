@@ -101,10 +101,7 @@ export interface DeliveryPlanV1 {
   transitions: DeliveryTransition[];
 }
 
-export type PolicyAction =
-  | { kind: 'DeliveryPlanV1'; plan: DeliveryPlanV1 }
-  | { kind: 'RejectV1'; reasonCode: number }
-  | { kind: 'BaseDidDeliveryV1' };
+export type PolicyAction = { kind: 'DeliveryPlanV1'; plan: DeliveryPlanV1 } | { kind: 'RejectV1'; reasonCode: number } | { kind: 'BaseDidDeliveryV1' };
 
 export const ACTION_KINDS = ['DeliveryPlanV1', 'RejectV1', 'BaseDidDeliveryV1'] as const;
 

@@ -27,12 +27,14 @@ export function targetsOf(step: Record<string, unknown>): PlanTarget[] {
   const list = Array.isArray(step.targets) ? step.targets : [];
   return list.filter(isRecord).flatMap((t) =>
     typeof t.service_did === 'string' && typeof t.service_id === 'string'
-      ? [{
-          serviceDid: t.service_did,
-          serviceId: t.service_id,
-          priority: typeof t.priority === 'number' ? t.priority : 0,
-          weight: typeof t.weight === 'number' && t.weight > 0 ? t.weight : 1,
-        }]
+      ? [
+          {
+            serviceDid: t.service_did,
+            serviceId: t.service_id,
+            priority: typeof t.priority === 'number' ? t.priority : 0,
+            weight: typeof t.weight === 'number' && t.weight > 0 ? t.weight : 1,
+          },
+        ]
       : [],
   );
 }
@@ -72,11 +74,7 @@ export type TargetProblem = 'service_did_not_found' | 'service_not_found';
  * The target's service in the finalized state: `(service_did, service_id)` of `serviceType` with at least one
  * endpoint, else the problem (a plan whose targets no longer resolve is not deliverable, §10.4.2).
  */
-export async function resolveTarget(
-  directory: DirectoryPort,
-  target: PlanTarget,
-  serviceType: string,
-): Promise<ResolvedTarget | TargetProblem> {
+export async function resolveTarget(directory: DirectoryPort, target: PlanTarget, serviceType: string): Promise<ResolvedTarget | TargetProblem> {
   const rec = await directory.getDid(target.serviceDid);
   if (rec === null || rec.deactivated) return 'service_did_not_found';
   const service = rec.document?.service?.find((s) => s.id === target.serviceId && s.type === serviceType);

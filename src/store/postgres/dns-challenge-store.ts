@@ -49,7 +49,10 @@ export class PgDnsChallengeStore implements DnsChallengeStore {
 
   async insert(c: DnsChallenge): Promise<void> {
     const row = challengeToRow(c);
-    await this.query(INSERT, DNS_CHALLENGE_COLUMNS.map((k) => row[k]));
+    await this.query(
+      INSERT,
+      DNS_CHALLENGE_COLUMNS.map((k) => row[k]),
+    );
   }
 
   async get(id: string): Promise<DnsChallenge | undefined> {
@@ -58,18 +61,18 @@ export class PgDnsChallengeStore implements DnsChallengeStore {
   }
 
   async markVerified(id: string, intent: VerifiedIntent): Promise<boolean> {
-    const rows = await this.query(
-      "UPDATE directory_dns_challenges SET status = 'verified', intent = $1 WHERE id = $2 AND status <> 'used' RETURNING id",
-      [JSON.stringify(intent), id],
-    );
+    const rows = await this.query("UPDATE directory_dns_challenges SET status = 'verified', intent = $1 WHERE id = $2 AND status <> 'used' RETURNING id", [
+      JSON.stringify(intent),
+      id,
+    ]);
     return rows.length > 0;
   }
 
   async markUsed(id: string, txHash: string): Promise<boolean> {
-    const rows = await this.query(
-      "UPDATE directory_dns_challenges SET status = 'used', used_tx_hash = $1 WHERE id = $2 AND status <> 'used' RETURNING id",
-      [txHash, id],
-    );
+    const rows = await this.query("UPDATE directory_dns_challenges SET status = 'used', used_tx_hash = $1 WHERE id = $2 AND status <> 'used' RETURNING id", [
+      txHash,
+      id,
+    ]);
     return rows.length > 0;
   }
 

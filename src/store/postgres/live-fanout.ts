@@ -161,9 +161,11 @@ export class PgLiveFanout implements LiveFanout {
     client.on('notification', (msg) => {
       if (msg.channel !== this.channel || msg.payload === undefined) return;
       const payload = msg.payload;
-      this.inbound = this.inbound.then(() => this.receive(payload)).catch((err: unknown) => {
-        this.o.logger?.warn({ err }, 'live announcement could not be delivered');
-      });
+      this.inbound = this.inbound
+        .then(() => this.receive(payload))
+        .catch((err: unknown) => {
+          this.o.logger?.warn({ err }, 'live announcement could not be delivered');
+        });
     });
     this.client = client;
     try {

@@ -179,10 +179,7 @@ function toMeta(r: MetaRow): EntryMeta {
     appliedTtlSeconds: Number(r.applied_ttl_s),
     tag: r.tag,
     applicationId: r.application_id,
-    chunk:
-      r.group_id === null
-        ? null
-        : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
+    chunk: r.group_id === null ? null : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
     sizeBytes: Number(r.size_bytes),
     provenance: r.provenance === null ? null : (JSON.parse(r.provenance) as StoredProvenance),
   };
@@ -202,9 +199,7 @@ function isDatabaseError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && /^(E[A-Z]+|[0-9A-Z]{5})$/.test(code)) return true;
-  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/.test(
-    err.message,
-  );
+  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/.test(err.message);
 }
 
 /** A storage failure becomes 507 `insufficient_storage`; coded errors (and programming errors) pass through. */
@@ -282,10 +277,7 @@ export class PgMailboxStore implements MailboxStore {
         const key = id.toLowerCase();
         if (seen.has(key)) continue;
         seen.add(key);
-        const r = await c.query(
-          'DELETE FROM cache_entries WHERE message_key = $1 AND recipient = $2 AND expires_at_ms > $3',
-          [key, did, nowMs],
-        );
+        const r = await c.query('DELETE FROM cache_entries WHERE message_key = $1 AND recipient = $2 AND expires_at_ms > $3', [key, did, nowMs]);
         if ((r.rowCount ?? 0) > 0) deleted.push(id);
       }
       return deleted;
@@ -321,10 +313,13 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   async isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
-    const r = await this.pool.query(
-      'SELECT 1 FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5',
-      [claim.scope, claim.did, claim.keyId, claim.nonce, nowMs],
-    );
+    const r = await this.pool.query('SELECT 1 FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5', [
+      claim.scope,
+      claim.did,
+      claim.keyId,
+      claim.nonce,
+      nowMs,
+    ]);
     return r.rows.length > 0;
   }
 
@@ -349,10 +344,10 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   async listSummary(did: string, nowMs: number): Promise<EntryMeta[]> {
-    const r = await this.pool.query<MetaRow>(
-      `SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = $1 AND ${VISIBLE} ORDER BY ${STORE_ORDER}`,
-      [did, nowMs],
-    );
+    const r = await this.pool.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.recipient = $1 AND ${VISIBLE} ORDER BY ${STORE_ORDER}`, [
+      did,
+      nowMs,
+    ]);
     return r.rows.map(toMeta);
   }
 
@@ -386,10 +381,7 @@ export class PgMailboxStore implements MailboxStore {
   /** Runs `body` in its own durable SERIALIZABLE transaction, retried while it loses races. */
   private async write<T>(body: (c: pg.PoolClient) => Promise<T>, bytes = 0): Promise<T> {
     if (this.closed) throw new DdnError('service_unavailable', 'the store is closing');
-    if (
-      this.inFlight >= this.maxQueuedOps ||
-      (this.inFlight > 0 && this.inFlightBytes + bytes > this.maxQueuedBytes)
-    ) {
+    if (this.inFlight >= this.maxQueuedOps || (this.inFlight > 0 && this.inFlightBytes + bytes > this.maxQueuedBytes)) {
       throw new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 });
     }
     this.inFlight++;
@@ -478,10 +470,11 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   private async setCount(c: pg.PoolClient, recipient: string, groupId: string, nowMs: number): Promise<number> {
-    const r = await c.query<{ n: Num }>(
-      'SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = $1 AND group_id = $2 AND expires_at_ms > $3',
-      [recipient, groupId, nowMs],
-    );
+    const r = await c.query<{ n: Num }>('SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = $1 AND group_id = $2 AND expires_at_ms > $3', [
+      recipient,
+      groupId,
+      nowMs,
+    ]);
     return Number(r.rows[0].n);
   }
 
@@ -492,13 +485,7 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   /** Deletes an incomplete set past its `retry_until` (entries included); returns whether it did. */
-  private async purgeIfStale(
-    c: pg.PoolClient,
-    recipient: string,
-    groupId: string,
-    set: SetRow | undefined,
-    nowMs: number,
-  ): Promise<boolean> {
+  private async purgeIfStale(c: pg.PoolClient, recipient: string, groupId: string, set: SetRow | undefined, nowMs: number): Promise<boolean> {
     if (set === undefined || set.complete || Number(set.retry_until_ms) > nowMs) return false;
     await this.deleteSet(c, recipient, groupId);
     return true;
@@ -517,9 +504,7 @@ export class PgMailboxStore implements MailboxStore {
     const key = entry.messageId.toLowerCase();
     const chunk = entry.chunk;
 
-    let existing: MetaRow | undefined = (
-      await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = $1`, [key])
-    ).rows[0];
+    let existing: MetaRow | undefined = (await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = $1`, [key])).rows[0];
     if (existing !== undefined && existing.group_id !== null) {
       const set = await this.getSet(c, existing.recipient, existing.group_id);
       if (await this.purgeIfStale(c, existing.recipient, existing.group_id, set, nowMs)) existing = undefined;

@@ -44,13 +44,9 @@ export async function migratePg(pool: PgPool, migrations: readonly PgMigration[]
   try {
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [`ddn-migrate:${namespace}`]);
     try {
-      await client.query(
-        'CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))',
-      );
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))');
       const done = new Set(
-        (await client.query<{ version: number }>('SELECT version FROM schema_migrations WHERE namespace = $1', [namespace])).rows.map(
-          (r) => r.version,
-        ),
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations WHERE namespace = $1', [namespace])).rows.map((r) => r.version),
       );
       for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
         if (done.has(m.version)) continue;

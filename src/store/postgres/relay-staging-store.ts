@@ -169,10 +169,13 @@ export class PgRelayStagingStore implements RelayStagingStore {
   }
 
   async isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
-    const r = await this.pool.query(
-      'SELECT 1 FROM relay_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5',
-      [claim.scope, claim.did, claim.keyId, claim.nonce, nowMs],
-    );
+    const r = await this.pool.query('SELECT 1 FROM relay_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5', [
+      claim.scope,
+      claim.did,
+      claim.keyId,
+      claim.nonce,
+      nowMs,
+    ]);
     return r.rowCount !== null && r.rowCount > 0;
   }
 
@@ -252,9 +255,11 @@ export class PgRelayStagingStore implements RelayStagingStore {
   /** Runs `fn` in one transaction on one connection, re-running it after a lost race; resolves once committed. */
   private write<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new DdnError('insufficient_storage', 'the Relay store is closed'));
-    return this.track(this.transaction(fn).catch((err: unknown) => {
-      throw toPgStorageError(err);
-    }));
+    return this.track(
+      this.transaction(fn).catch((err: unknown) => {
+        throw toPgStorageError(err);
+      }),
+    );
   }
 
   private transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -314,10 +319,9 @@ export class PgRelayStagingStore implements RelayStagingStore {
         return this.state(db, recipient, groupId, set, true);
       }
     }
-    const other = await db.query<{ recipient: string; group_id: string }>(
-      'SELECT recipient, group_id FROM relay_chunks WHERE message_key = $1',
-      [req.messageKey],
-    );
+    const other = await db.query<{ recipient: string; group_id: string }>('SELECT recipient, group_id FROM relay_chunks WHERE message_key = $1', [
+      req.messageKey,
+    ]);
     const o = other.rows[0];
     if (o !== undefined) {
       const otherSet = await lockSet(db, o.recipient, o.group_id);
@@ -347,7 +351,15 @@ export class PgRelayStagingStore implements RelayStagingStore {
     await db.query(
       `INSERT INTO relay_chunks (recipient, group_id, sequence_number, message_key, content_hash, size_bytes, envelope)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [recipient, groupId, req.sequence, req.messageKey, req.contentHash, req.envelope.byteLength, Buffer.from(req.envelope.buffer, req.envelope.byteOffset, req.envelope.byteLength)],
+      [
+        recipient,
+        groupId,
+        req.sequence,
+        req.messageKey,
+        req.contentHash,
+        req.envelope.byteLength,
+        Buffer.from(req.envelope.buffer, req.envelope.byteOffset, req.envelope.byteLength),
+      ],
     );
     await addUsage(db, req.envelope.byteLength - freedBytes);
     return this.state(db, recipient, groupId, set, false);

@@ -21,12 +21,7 @@ export interface SqliteOpenOptions {
   synchronous?: 'NORMAL' | 'FULL';
 }
 
-export function openSqlite(
-  path: string,
-  migrations: readonly Migration[],
-  namespace: string,
-  options: SqliteOpenOptions = {},
-): SqliteDb {
+export function openSqlite(path: string, migrations: readonly Migration[], namespace: string, options: SqliteOpenOptions = {}): SqliteDb {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
@@ -45,11 +40,7 @@ export function openSqlite(
 
 export function migrate(db: SqliteDb, migrations: readonly Migration[], namespace: string): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))');
-  const done = new Set(
-    (db.prepare('SELECT version FROM schema_migrations WHERE namespace = ?').all(namespace) as { version: number }[]).map(
-      (r) => r.version,
-    ),
-  );
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations WHERE namespace = ?').all(namespace) as { version: number }[]).map((r) => r.version));
   const record = db.prepare('INSERT INTO schema_migrations (namespace, version) VALUES (?, ?)');
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (done.has(m.version)) continue;

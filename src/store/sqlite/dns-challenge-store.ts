@@ -29,12 +29,8 @@ export class SqliteDnsChallengeStore implements DnsChallengeStore {
          VALUES (${DNS_CHALLENGE_COLUMNS.map((c) => `@${c}`).join(', ')})`,
       ),
       get: db.prepare('SELECT * FROM directory_dns_challenges WHERE id = ?'),
-      verified: db.prepare(
-        "UPDATE directory_dns_challenges SET status = 'verified', intent = ? WHERE id = ? AND status != 'used'",
-      ),
-      used: db.prepare(
-        "UPDATE directory_dns_challenges SET status = 'used', used_tx_hash = ? WHERE id = ? AND status != 'used'",
-      ),
+      verified: db.prepare("UPDATE directory_dns_challenges SET status = 'verified', intent = ? WHERE id = ? AND status != 'used'"),
+      used: db.prepare("UPDATE directory_dns_challenges SET status = 'used', used_tx_hash = ? WHERE id = ? AND status != 'used'"),
       purge: db.prepare('DELETE FROM directory_dns_challenges WHERE expires_at_ms < ?'),
     };
   }

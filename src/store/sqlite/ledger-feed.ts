@@ -50,9 +50,7 @@ export class SqliteLedgerFeed {
 
   /** The rows of a block being committed (inside the caller's transaction): its extrinsics in order, or one empty row. */
   recordBlock(blockNumber: number, txs: readonly TxRecord[]): void {
-    const own = txs
-      .filter((t) => t.blockNumber === blockNumber && t.blockIndex !== undefined)
-      .sort((a, b) => a.blockIndex! - b.blockIndex!);
+    const own = txs.filter((t) => t.blockNumber === blockNumber && t.blockIndex !== undefined).sort((a, b) => a.blockIndex! - b.blockIndex!);
     if (own.length === 0) this.q.insert.run(blockNumber, null);
     for (const t of own) this.q.insert.run(blockNumber, t.blockIndex);
   }

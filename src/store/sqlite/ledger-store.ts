@@ -109,9 +109,7 @@ export class SqliteLedgerStore implements LedgerStore {
       setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
       head: db.prepare('SELECT MAX(number) AS n FROM ledger_blocks'),
       block: db.prepare('SELECT * FROM ledger_blocks WHERE number = ?'),
-      insertBlock: db.prepare(
-        'INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
+      insertBlock: db.prepare('INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root) VALUES (?, ?, ?, ?, ?, ?)'),
       blockTxs: db.prepare('SELECT * FROM ledger_txs WHERE block_number = ? ORDER BY block_index'),
       readState: db.prepare('SELECT value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1'),
       writeState: db.prepare('INSERT OR REPLACE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
@@ -163,12 +161,11 @@ export class SqliteLedgerStore implements LedgerStore {
 
   private insertBlock(b: StoredBlock): void {
     const h = b.header;
-    this.q.insertBlock.run(h.number, Buffer.from(b.hash), Buffer.from(h.parentHash), h.timestampMs,
-      Buffer.from(h.extrinsicsRoot), Buffer.from(h.resultsRoot));
+    this.q.insertBlock.run(h.number, Buffer.from(b.hash), Buffer.from(h.parentHash), h.timestampMs, Buffer.from(h.extrinsicsRoot), Buffer.from(h.resultsRoot));
   }
 
   headNumber(): number {
-    return ((this.q.head.get() as { n: number | null }).n ?? -1);
+    return (this.q.head.get() as { n: number | null }).n ?? -1;
   }
 
   getBlock(number: number): StoredBlock | undefined {
@@ -200,17 +197,20 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): void {
-    this.write(false, this.db.transaction(() => {
-      this.insertBlock(block);
-      const n = block.header.number;
-      for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
-      for (const tx of txs) {
-        const row = this.finishRow(tx);
-        const changed = this.q.finishTx.run(row).changes;
-        if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
-      }
-      this.feed.recordBlock(n, txs);
-    }));
+    this.write(
+      false,
+      this.db.transaction(() => {
+        this.insertBlock(block);
+        const n = block.header.number;
+        for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
+        for (const tx of txs) {
+          const row = this.finishRow(tx);
+          const changed = this.q.finishTx.run(row).changes;
+          if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
+        }
+        this.feed.recordBlock(n, txs);
+      }),
+    );
   }
 
   private finishRow(tx: TxRecord) {

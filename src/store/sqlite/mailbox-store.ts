@@ -19,13 +19,7 @@ import type {
   SummaryEntry,
   SweepResult,
 } from '../../cache/mailbox-store.js';
-import {
-  DEFAULT_READ_CACHE_LIMITS,
-  RecipientReadCache,
-  type MailboxVersion,
-  type ReadCacheLimits,
-  type ReadCacheStats,
-} from '../../cache/read-cache.js';
+import { DEFAULT_READ_CACHE_LIMITS, RecipientReadCache, type MailboxVersion, type ReadCacheLimits, type ReadCacheStats } from '../../cache/read-cache.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { openSqlite, type SqliteDb } from './database.js';
 import { nonceKey } from './nonce-key.js';
@@ -156,10 +150,12 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   sweep(nowMs: number): Promise<SweepResult> {
-    return sweepInBatches(
-      () => this.writer.submit({ kind: 'sweep', nowMs }, 0) as Promise<SweepResult & { more: boolean }>,
-      { expiredEntries: 0, purgedChunkSets: 0, purgedChunks: 0, expiredNonces: 0 },
-    );
+    return sweepInBatches(() => this.writer.submit({ kind: 'sweep', nowMs }, 0) as Promise<SweepResult & { more: boolean }>, {
+      expiredEntries: 0,
+      purgedChunkSets: 0,
+      purgedChunks: 0,
+      expiredNonces: 0,
+    });
   }
 
   settle(): Promise<void> {

@@ -139,8 +139,7 @@ export class MailboxWrites {
       set = this.q.set.get(entry.recipientDid, chunk.groupId) as SetRow | undefined;
       if (this.purgeIfStale(entry.recipientDid, chunk.groupId, set, nowMs)) set = undefined;
       let held = this.q.chunkAt.get(entry.recipientDid, chunk.groupId, chunk.sequence) as
-        | { seq: number; message_id: string; expires_at_ms: number }
-        | undefined;
+        { seq: number; message_id: string; expires_at_ms: number } | undefined;
       if (held !== undefined && held.expires_at_ms <= nowMs) {
         this.q.deleteSeq.run(held.seq);
         held = undefined;

@@ -14,7 +14,10 @@ import type { SqliteDb } from './database.js';
  * sharing a key (a collision, 2^64 work to find on purpose) would only refuse the second as replayed.
  */
 export function nonceKey(c: Pick<NonceClaim, 'scope' | 'did' | 'keyId' | 'nonce'>): Buffer {
-  return createHash('sha256').update(JSON.stringify([c.scope, c.did, c.keyId, c.nonce])).digest().subarray(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([c.scope, c.did, c.keyId, c.nonce]))
+    .digest()
+    .subarray(0, 16);
 }
 
 /**

@@ -158,10 +158,12 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   }
 
   sweep(nowMs: number): Promise<RelaySweepResult> {
-    return sweepInBatches(
-      () => this.submit({ kind: 'sweep', nowMs }) as Promise<RelaySweepResult & { more: boolean }>,
-      { purgedSets: 0, purgedChunks: 0, expiredResults: 0, expiredNonces: 0 },
-    );
+    return sweepInBatches(() => this.submit({ kind: 'sweep', nowMs }) as Promise<RelaySweepResult & { more: boolean }>, {
+      purgedSets: 0,
+      purgedChunks: 0,
+      expiredResults: 0,
+      expiredNonces: 0,
+    });
   }
 
   settle(): Promise<void> {

@@ -25,7 +25,8 @@ export interface ChunkRow {
   content_hash: string;
 }
 
-export const SELECT_SET = 'SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?';
+export const SELECT_SET =
+  'SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?';
 export const SELECT_CHUNK_BY_KEY = 'SELECT recipient, group_id, sequence_number, message_key, content_hash FROM relay_chunks WHERE message_key = ?';
 
 /** A delivered chunk whose result is remembered. */

@@ -31,9 +31,7 @@ export interface CheckpointerData {
 }
 
 /** Checkpointer thread → its parent. */
-export type CheckpointerReport =
-  | { type: 'pass'; log: number; checkpointed: number; rewindDue: boolean }
-  | { type: 'failed'; message: string };
+export type CheckpointerReport = { type: 'pass'; log: number; checkpointed: number; rewindDue: boolean } | { type: 'failed'; message: string };
 
 /** The WAL is truncated back to this size when it rewinds, so one burst does not keep a large file. */
 const WAL_KEEP_BYTES = 64 * 1024 * 1024;

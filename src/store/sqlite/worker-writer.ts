@@ -112,7 +112,8 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
 
   submit(op: Op, bytes: number): Promise<unknown> {
     if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
-    if (this.failure !== undefined) return Promise.reject(new DdnError('service_unavailable', `the ${this.module.label} writer failed; writes are refused until restart`));
+    if (this.failure !== undefined)
+      return Promise.reject(new DdnError('service_unavailable', `the ${this.module.label} writer failed; writes are refused until restart`));
     const n = this.inFlight.size;
     if (n >= this.maxQueuedOps || (n > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
       return Promise.reject(new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 }));

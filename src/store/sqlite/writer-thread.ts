@@ -64,10 +64,12 @@ export function serveWriterThread<Op>(spec: WriterThreadSpec<Op>): void {
     const bytes = sizes.reduce((a, b) => a + b, 0);
     spec.beforeBatch?.(bytes);
     const answers = m.ops.map(({ id, op }, i) =>
-      writer.submit(() => runner.run(op), sizes[i]!, runner.sync?.(op) ?? true).then(
-        (value): WriterAnswer => ({ id, ok: true, value }),
-        (err: unknown): WriterAnswer => ({ id, ok: false, error: toWireError(err) }),
-      ),
+      writer
+        .submit(() => runner.run(op), sizes[i]!, runner.sync?.(op) ?? true)
+        .then(
+          (value): WriterAnswer => ({ id, ok: true, value }),
+          (err: unknown): WriterAnswer => ({ id, ok: false, error: toWireError(err) }),
+        ),
     );
     void Promise.all(answers).then((a) => {
       post({ type: 'done', answers: a, stats: { ...writer.stats, info: spec.info?.() ?? {} } });

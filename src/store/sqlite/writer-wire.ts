@@ -34,7 +34,4 @@ export interface WriterThreadStats {
 }
 
 /** Writer thread → main thread. */
-export type WriterReply =
-  | { type: 'done'; answers: WriterAnswer[]; stats: WriterThreadStats }
-  | { type: 'batch_error'; error: WireError }
-  | { type: 'closed' };
+export type WriterReply = { type: 'done'; answers: WriterAnswer[]; stats: WriterThreadStats } | { type: 'batch_error'; error: WireError } | { type: 'closed' };
