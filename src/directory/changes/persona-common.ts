@@ -10,10 +10,10 @@ import { getPersona, type PersonaRecord } from '../../ledger/runtime/persona-sta
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import type { DirectoryDeps } from '../deps.js';
 import type { VerifiedIntent } from '../dns-challenges.js';
-import { encodePersona, intentMismatch, personaCall, sameU64 } from '../persona-fields.js';
+import { decodesAsPersona, encodePersona, intentMismatch, personaCall, sameU64 } from '../persona-fields.js';
 import type { PersonaChallenges } from '../persona-challenges.js';
 import { activeDidRecord, NO_SIGNATURE, resolveSigner, signedRequestFields, type Body, type SignedFields } from '../submission.js';
-import type { Admission, KindFields, NoncePrepared } from '../write-pipeline.js';
+import type { Admission, KindFields, NoncePrepared, Rebuilt } from '../write-pipeline.js';
 import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 
 export const PERSONA_EXTRINSIC = 'apply_persona_with_proof';
@@ -124,6 +124,11 @@ export interface PersonaSubmission {
   action: PersonaAction;
   operatorDid: string;
   s: SignedFields;
+}
+
+/** The submitted bytes beside the ones rebuilt from the body's fields and the operation `op` read from them. */
+export function personaRebuilt(i: PersonaSubmission, op: PersonaOperation): Rebuilt {
+  return { canonical: i.s.canonical, rebuilt: encodePersona(i.operatorDid, op, i.s.nonce, i.s.validUntil, i.s.signerKeyId), decodes: decodesAsPersona };
 }
 
 export const personaSubmitCall = (i: PersonaSubmission) => personaCall(i.s.canonical, i.s.signature, i.s.signerKeyId);

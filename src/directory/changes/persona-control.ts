@@ -5,7 +5,7 @@
 import { DdnError } from '../../base/errors.js';
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import type { DirectoryDeps } from '../deps.js';
-import { assertControllerSet, assertSignerInSet, controllerThresholdOf, decodesAsPersona, encodePersona, optionalControllerKeys } from '../persona-fields.js';
+import { assertControllerSet, assertSignerInSet, controllerThresholdOf, optionalControllerKeys } from '../persona-fields.js';
 import {
   bindBodyPersona,
   optionalDid,
@@ -23,14 +23,15 @@ import {
   PERSONA_EXTRINSIC,
   personaAccepted,
   personaAdmission,
+  type PersonaDraft,
+  type PersonaEnv,
+  personaRebuilt,
+  type PersonaRequest,
+  type PersonaSubmission,
   personaSubmitCall,
   poolPersona,
   precheckSigner,
   preparedPersona,
-  type PersonaDraft,
-  type PersonaEnv,
-  type PersonaRequest,
-  type PersonaSubmission,
 } from './persona-common.js';
 
 export type ControlAction = 'revoke_persona' | 'rotate_persona_controllers';
@@ -117,11 +118,7 @@ export const SUBMIT_PERSONA_CONTROL: SubmitSteps<
     const op = controlOperation(persona, action, body);
     return { persona, action, s, op, operatorDid: controlOperator(env, persona, body) };
   },
-  rebuild: (_env, i) => ({
-    canonical: i.s.canonical,
-    rebuilt: encodePersona(i.operatorDid, i.op, i.s.nonce, i.s.validUntil, i.s.signerKeyId),
-    decodes: decodesAsPersona,
-  }),
+  rebuild: (_env, i) => personaRebuilt(i, i.op),
   call: personaSubmitCall,
   precheck: (env, i) => prechecks(env, i.persona, i.operatorDid, i.op, i.s.signerKeyId),
   admission: personaAdmission,

@@ -11,8 +11,6 @@ import {
   assertControllerSet,
   assertSignerInSet,
   controllerThresholdOf,
-  decodesAsPersona,
-  encodePersona,
   namedPersonaOf,
   optionalConstraints,
   optionalControllerKeys,
@@ -34,12 +32,13 @@ import {
   buildPersona,
   personaAccepted,
   personaAdmission,
-  personaSubmitCall,
-  preparedPersona,
   type PersonaDraft,
   type PersonaEnv,
+  personaRebuilt,
   type PersonaRequest,
   type PersonaSubmission,
+  personaSubmitCall,
+  preparedPersona,
 } from './persona-common.js';
 
 type Named = PersonaOperation & { kind: 'RegisterNamed' };
@@ -114,11 +113,7 @@ export const SUBMIT_NAMED_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, Named
     const s = readSignedFields(body, env.profile);
     return { persona, action, operatorDid, s, op: namedOperation(env, persona, body, s.signerKeyId, true) };
   },
-  rebuild: (_env, i) => ({
-    canonical: i.s.canonical,
-    rebuilt: encodePersona(i.operatorDid, i.op, i.s.nonce, i.s.validUntil, i.s.signerKeyId),
-    decodes: decodesAsPersona,
-  }),
+  rebuild: (_env, i) => personaRebuilt(i, i.op),
   call: personaSubmitCall,
   precheck: (env, i) => prechecks(env, i.persona, i.operatorDid, i.op, i.s.signerKeyId),
   admission: personaAdmission,

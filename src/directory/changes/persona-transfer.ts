@@ -17,9 +17,7 @@ import {
   attestationOf,
   constraintsEqual,
   controllerThresholdOf,
-  decodesAsPersona,
   dnsPersonaOf,
-  encodePersona,
   intentMismatch,
   optionalConstraints,
   optionalControllerKeys,
@@ -44,14 +42,15 @@ import {
   compareAttestationFields,
   personaAccepted,
   personaAdmission,
+  type PersonaDraft,
+  type PersonaEnv,
+  personaRebuilt,
+  type PersonaRequest,
+  type PersonaSubmission,
   personaSubmitCall,
   precheckSigner,
   preparedPersona,
   sameList,
-  type PersonaDraft,
-  type PersonaEnv,
-  type PersonaRequest,
-  type PersonaSubmission,
 } from './persona-common.js';
 
 /** A verified transfer challenge for `persona` whose current operator is `operatorDid`. */
@@ -183,11 +182,7 @@ export const SUBMIT_PERSONA_TRANSFER: SubmitSteps<PersonaEnv, PersonaRequest, Tr
     compareAttestationFields(body, i);
     return { persona, action, operatorDid, s, c, i, newSig, duplicate };
   },
-  rebuild: (_env, t) => ({
-    canonical: t.s.canonical,
-    rebuilt: encodePersona(t.operatorDid, transferOperation(t.c, t.i, t.newSig), t.s.nonce, t.s.validUntil, t.s.signerKeyId),
-    decodes: decodesAsPersona,
-  }),
+  rebuild: (_env, t) => personaRebuilt(t, transferOperation(t.c, t.i, t.newSig)),
   call: personaSubmitCall,
   skipsPrechecks: (t) => t.duplicate,
   precheck: (env, t) => prechecks(env, t, t.s.signerKeyId),
