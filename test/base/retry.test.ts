@@ -1,20 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backoffDelay, retry, type RetryNotice, type RetryTiming } from '../../src/base/retry.js';
-
-/** A clock that only moves when the loop sleeps. */
-function fakeTiming(start = 1_000): RetryTiming & { slept: number[] } {
-  let now = start;
-  const slept: number[] = [];
-  return {
-    slept,
-    now: () => now,
-    sleep: async (ms) => {
-      slept.push(ms);
-      now += ms;
-    },
-  };
-}
+import { backoffDelay, retry, type RetryNotice } from '../../src/base/retry.js';
+import { fakeTiming } from '../support/fake-timing.js';
 
 class Transient extends Error {}
 const transient = (e: unknown) => e instanceof Transient;

@@ -1,6 +1,5 @@
 /** A fake `fetch` for SDK tests: records every request and answers from a handler. */
 import type { FetchLike } from '../../src/client/http.js';
-import type { PollTiming } from '../../src/client/poll.js';
 
 export const BASE = 'http://directory.test/prefix';
 
@@ -45,16 +44,4 @@ export function fakeFetch(handler: FakeHandler): { fetch: FetchLike; calls: Reco
   return { fetch, calls };
 }
 
-/** Manual time: `sleep` advances `now` instantly and records the pause. */
-export function fakeTiming(startMs = 1_700_000_000_000): PollTiming & { slept: number[] } {
-  let now = startMs;
-  const slept: number[] = [];
-  return {
-    slept,
-    now: () => now,
-    sleep: async (ms) => {
-      slept.push(ms);
-      now += ms;
-    },
-  };
-}
+export { fakeTiming } from '../support/fake-timing.js';
