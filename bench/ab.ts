@@ -1,13 +1,14 @@
 /**
  * Interleaved A/B comparison of two builds, for deciding whether a change is faster (not part of the report).
  *
- *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay] [--rounds 8] [--seconds 5]
+ *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay] [--rounds 8] [--seconds 5] [--cpu-prof <dir>]
  *
  * A is this checkout, B the other tree (its own `bin/ddn.js`, `dist/` and `node_modules/`, e.g. a `git worktree`
  * after `npm ci && npm run build`). Both run as combined nodes at once, each on its own data directory; the same
  * load job alternates between them in short windows (A B, B A, A B, …). On a shared machine the speed drifts over
  * minutes, so one bench run per side, minutes apart, compares the drift; windows seconds apart see the same one.
- * Prints each round's rates and the median of the per-round ratios B ÷ A.
+ * Prints each round's rates and the median of the per-round ratios B ÷ A. `--cpu-prof` writes a V8 CPU profile of
+ * each side's service into `<dir>/A` and `<dir>/B` (`npx tsx bench/profile-top.ts <file>` summarises one).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     job: { type: 'string', default: 'store1k' },
     rounds: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '5' },
+    'cpu-prof': { type: 'string' },
   },
 });
 if (values.other === undefined) throw new Error('--other <built tree> is required');
@@ -56,6 +58,7 @@ async function startSide(name: 'A' | 'B', root: string | undefined, work: string
     blockTimeMs: 50,
     logFile: join(work, `${name}.log`),
     ...(root === undefined ? {} : { root }),
+    ...(values['cpu-prof'] === undefined ? {} : { cpuProfDir: resolve(values['cpu-prof'], name) }),
   });
   const { profile } = (await (await fetch(`${service.urls.directory}/health`)).json()) as { profile: string };
   const [r] = await registerRecipients(service.urls.directory, service.urls.cache, profile, 1);

@@ -1,8 +1,7 @@
 /**
- * A request's logger (`ctx.log`, fastify's `request.log`) made only when it is used: fastify makes a child logger
- * for every request (the `reqId` binding), but most requests log nothing. This one stands in for the child and
- * creates it (`parent.child(bindings)`) on the first line at an enabled level, so every line still carries `reqId`.
- * Installed as fastify's `childLoggerFactory` (src/http/server.ts).
+ * A request's logger (`ctx.log`) made only when it is used: most requests log nothing, so making a child logger
+ * (the `reqId` binding) for each would be wasted. This one stands in for the child and creates it
+ * (`parent.child(bindings)`) on the first line at an enabled level, so every line still carries `reqId`.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
@@ -61,8 +60,3 @@ for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as cons
   } as LogFn;
 }
 LazyRequestLogger.prototype.silent = function (): void {} as LogFn;
-
-/** fastify's `childLoggerFactory`: a {@link LazyRequestLogger} per request. */
-export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  return new LazyRequestLogger(logger, bindings, options);
-}

@@ -11,16 +11,16 @@
  * responses are serialised with `JSON.stringify` as handlers build them, so a request costs no schema work.
  *
  * Every request has an id (its acceptable `X-Request-Id`, else a generated one), echoed in the response and
- * bound into `ctx.log`, the request's logger (fastify's `request.log`), so every line logged through it carries
- * `reqId`.
+ * bound into `ctx.log`, the request's logger, so every line logged through it carries `reqId`. fastify itself runs
+ * without a logger: it would log nothing of ours (the access log and every error line are ours) and would tie
+ * `finish` listeners to every response.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import swagger from '@fastify/swagger';
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
@@ -35,7 +35,7 @@ import {
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
-import { lazyChildLogger } from './lazy-request-logger.js';
+import { LazyRequestLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
 import { errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
 import { invalidPath, parseQuery } from './url.js';
@@ -218,6 +218,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The body bytes as received (src/http/server.ts); null when there were none. */
     ddnRawBody: Buffer | null;
+    /** The request's logger (src/http/server.ts), made on first use. */
+    ddnLog: RequestLogger | null;
   }
   interface FastifyContextConfig {
     /** The route's options (src/http/server.ts). */
@@ -236,6 +238,18 @@ type Refusable = IncomingMessage & { [REFUSED]?: BodyError };
 function refuse(req: IncomingMessage, err: BodyError): void {
   (req as Refusable)[REFUSED] = err;
 }
+
+/** When a request reached fastify (`performance.now()`), set when its id is made: the start of its answer time. */
+const ARRIVED = Symbol('arrived');
+type Timed = IncomingMessage & { [ARRIVED]?: number };
+
+/** Seconds from `request`'s arrival until now. */
+function secondsSince(request: FastifyRequest): number {
+  return (performance.now() - ((request.raw as Timed)[ARRIVED] ?? performance.now())) / 1000;
+}
+
+/** A logger that writes nothing (a server built with `logger: false`). */
+const SILENT: RequestLogger = pino({ level: 'silent' });
 
 /** Marks the query of a request whose query string could not be decoded (the error is answered by the route). */
 const BAD_QUERY = Symbol('bad query');
@@ -267,6 +281,7 @@ class Context implements RequestContext {
     private readonly request: FastifyRequest,
     readonly params: Record<string, string>,
     readonly query: Record<string, string>,
+    private readonly logOf: (request: FastifyRequest) => RequestLogger,
   ) {}
 
   get method(): string {
@@ -290,7 +305,7 @@ class Context implements RequestContext {
   }
 
   get log(): RequestLogger {
-    return this.request.log;
+    return this.logOf(this.request);
   }
 
   get headers(): IncomingHttpHeaders {
@@ -349,6 +364,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   // made-up request ids: unique per server and process
   const idPrefix = `${Math.floor(Math.random() * 0x1000000).toString(36)}-`;
   const genReqId = (req: IncomingMessage): string => {
+    (req as Timed)[ARRIVED] = performance.now();
     const sent = req.headers['x-request-id'];
     return acceptedRequestId(typeof sent === 'string' ? sent : undefined) ?? `${idPrefix}${(nextRequestId++).toString(36)}`;
   };
@@ -357,15 +373,15 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const routes: Route[] = [];
   let started = false;
 
+  /** The request's logger: lines carry its `reqId`; the child logger is made when a line is first written. */
+  const logOf = (request: FastifyRequest): RequestLogger =>
+    (request.ddnLog ??= logger === undefined ? SILENT : new LazyRequestLogger(logger as FastifyBaseLogger, { reqId: request.id }, {}));
+
   const fastify: FastifyInstance = Fastify({
-    ...(logger === undefined ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
+    logger: false,
     bodyLimit: opts.bodyLimitBytes,
-    // the access log is ours (one `request completed` line, below)
-    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId,
-    // the request's logger (with its `reqId`) is made when a line is first written, not for every request
-    childLoggerFactory: lazyChildLogger,
     // Requests on kept-alive connections during close are served normally (with `Connection: close`).
     return503OnClosing: false,
     routerOptions: {
@@ -464,16 +480,20 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown, route: Route | undefined): void {
     if (reply.sent || reply.raw.headersSent) return;
     const close = err instanceof BodyError && err.closeConnection;
-    const { e, body, headers } = errorAnswer(err instanceof BodyError ? err.error : err, route, request.log);
+    const { e, body, headers } = errorAnswer(err instanceof BodyError ? err.error : err, route, logOf(request));
     reply.code(e.status).headers(headers).header('x-request-id', request.id).type(CONTENT_TYPE);
     // fastify closes after any body-parser failure; ours say when unread bytes may follow
     if (close) reply.header('connection', 'close');
     else reply.removeHeader('connection');
-    record(route, e.status, e.code, reply.elapsedTime / 1000);
+    record(route, e.status, e.code, secondsSince(request));
     void reply.send(body);
   }
 
-  /** Writes a handler's answer. */
+  /**
+   * Writes a handler's answer straight to Node's response (fastify's reply is hijacked: an answer needs none of
+   * its send pipeline — no hooks, serialisers or content-type handling — and a `HEAD` answer's body is dropped by
+   * Node). fastify's `finish` listeners still run, so `onResponse` (the access log) sees every answer.
+   */
   function write(request: FastifyRequest, reply: FastifyReply, route: Route, r: HttpResponse): void {
     if (reply.sent) return;
     let payload: JsonPayload;
@@ -483,20 +503,26 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       sendError(request, reply, err, route);
       return;
     }
-    reply.code(r.status);
-    if (r.headers !== undefined) reply.headers(r.headers);
-    if ((r.status === 429 || r.status === 503) && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
-    reply.header('x-request-id', request.id).type(r.contentType ?? CONTENT_TYPE);
-    record(route, r.status, undefined, reply.elapsedTime / 1000);
+    const headers: OutgoingHttpHeaders = { 'content-type': r.contentType ?? CONTENT_TYPE, 'x-request-id': request.id };
+    if (r.headers !== undefined) for (const name in r.headers) headers[name.toLowerCase()] = r.headers[name];
+    if ((r.status === 429 || r.status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = '1';
+    record(route, r.status, undefined, secondsSince(request));
+    reply.hijack();
+    const res = reply.raw;
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
-      void reply.send(payload);
+      headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      res.writeHead(r.status, headers);
+      res.end(payload);
       return;
     }
-    // bytes in parts (stored envelopes): streamed uncopied, with their total length
+    // bytes in parts (stored envelopes): written uncopied, with their total length, in one socket write
     let length = 0;
     for (const part of payload) length += part.length;
-    reply.header('content-length', length);
-    void reply.send(Readable.from(payload, { objectMode: false }));
+    headers['content-length'] = length;
+    res.writeHead(r.status, headers);
+    res.cork();
+    for (const part of payload) res.write(part);
+    res.end();
   }
 
   /**
@@ -529,7 +555,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         const params = request.params as Record<string, string>;
         // an empty segment is never a parameter (`/dids//nonces`)
         for (const name in params) if (params[name] === '') throw new DdnError('not_found', 'no such route');
-        const r = run(route, new Context(request, params, query));
+        const r = run(route, new Context(request, params, query, logOf));
         if (r instanceof Promise) {
           r.then(
             (v) => write(request, reply, route, v),
@@ -558,6 +584,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   }
 
   fastify.decorateRequest('ddnRawBody', null);
+  fastify.decorateRequest('ddnLog', null);
   fastify.removeAllContentTypeParsers();
   // Every body, whatever its media type, is read by our reader and parsed by ours (415 for a non-JSON one).
   const readBody = (request: FastifyRequest, _payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void => {
@@ -604,8 +631,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   });
   if (opts.accessLog === true) {
     fastify.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        { req: { method: request.method, url: request.raw.url }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+      logOf(request).info(
+        { req: { method: request.method, url: request.raw.url }, res: { statusCode: reply.statusCode }, responseTime: secondsSince(request) * 1000 },
         'request completed',
       );
       done();
