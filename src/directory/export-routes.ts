@@ -34,7 +34,13 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
     ({ query }) => {
       const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
       const text = page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`;
-      return { status: 200, body: {}, payload: text, contentType: JSONL_CONTENT_TYPE, headers: { [FEED_HEAD_HEADER]: String(page.headSeq) } };
+      return {
+        status: 200,
+        body: {},
+        payload: text,
+        contentType: `${JSONL_CONTENT_TYPE}; charset=utf-8`,
+        headers: { [FEED_HEAD_HEADER]: String(page.headSeq) },
+      };
     },
     { schema: { summary: 'The export feed: finalized operations after a seq, as JSON lines', response: { 200: jsonLines } } },
   );
