@@ -514,11 +514,12 @@ class Reader {
     return bare;
   }
 
-  /** `--metrics-token`: at least 16 visible ASCII characters, no spaces. */
+  /** `--metrics-token`: see {@link metricsTokenProblem}. */
   metricsToken(): string | null {
     const v = this.raw.get('metrics-token')?.values[0];
     if (v === undefined) return null;
-    if (!/^[\x21-\x7e]{16,256}$/.test(v)) this.fail('metrics-token', 'must be 16 to 256 visible ASCII characters without spaces');
+    const problem = metricsTokenProblem(v);
+    if (problem !== undefined) this.fail('metrics-token', problem);
     return v;
   }
 
@@ -592,6 +593,11 @@ class Reader {
     }
     return out;
   }
+}
+
+/** What is wrong with a `--metrics-token` value (16 to 256 visible ASCII characters, no spaces); undefined: nothing. */
+export function metricsTokenProblem(token: string): string | undefined {
+  return /^[\x21-\x7e]{16,256}$/.test(token) ? undefined : 'must be 16 to 256 visible ASCII characters without spaces';
 }
 
 /** True when `host` (as `--host` gives it) is a loopback address or `localhost`. */

@@ -3,7 +3,7 @@
  * filled by following the primary's export stream and verifying every block (src/mirror/follower.ts), and the
  * Directory's read routes over it — the same DirectoryService the primary runs, so every read answers with the
  * primary's body. Writes are refused with the primary's URL. The mirror serves the export feed too, so mirrors
- * can follow mirrors.
+ * can follow mirrors, and `GET /metrics` (the HTTP and ledger families of a node, and how far it follows).
  */
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,8 @@ import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
 import { openSqlite } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
-import { hostForUrl } from './config.js';
+import { hostForUrl, isLoopbackHost } from './config.js';
+import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
@@ -45,6 +46,8 @@ export interface MirrorOptions {
   streamLimits?: Partial<FeedStreamLimits>;
   /** Largest request body (default 1 MiB; writes are refused anyway). */
   bodyLimitBytes?: number;
+  /** Bearer token `GET /metrics` asks for; none: open on a loopback host only (as a node's). */
+  metricsToken?: string | null;
 }
 
 export interface RunningMirror {
@@ -107,11 +110,13 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
     // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
     const ledger = new Ledger(new SqliteLedgerStore(db), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
     const service = new DirectoryService({ ledger, profile, clock, challenges: SqliteDnsChallengeStore.inMemory() });
+    const metrics = new NodeMetrics(buildInfo());
     const server = createHttpServer({
       name: 'directory',
       logger: o.logger,
       bodyLimitBytes: o.bodyLimitBytes ?? 1024 * 1024,
       tooLargeCode: 'payload_too_large',
+      observer: metrics.httpObserver('directory'),
     });
     const f = new FeedFollower({
       from: o.from,
@@ -120,6 +125,8 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
       ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
     });
     follower = f;
+    const stopWatching = watchMirror(metrics, ledger, f, clock);
+    registerMetricsRoute(server, metrics, { token: o.metricsToken ?? null, loopback: isLoopbackHost(o.host) });
     let ready = false;
     registerHealthRoute(server, { roles: ['directory'], profile: genesis.profile, chainId: genesis.chainId, ledger, isReady: () => ready, build: buildInfo() });
     server.route('GET', '/mirror/status', () => json<MirrorStatusResponse>(200, f.status()), {
@@ -147,6 +154,7 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
         (closing ??= (async () => {
           ready = false;
           f.stop();
+          stopWatching();
           stream.close();
           await server.fastify.close();
           ledger.stop();
@@ -158,4 +166,23 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
     db.close();
     throw e;
   }
+}
+
+/** The ledger's families and the follower's: what it holds, whether it is connected, when it last imported a block. */
+function watchMirror(metrics: NodeMetrics, ledger: Ledger, f: FeedFollower, clock: Clock): () => void {
+  const stopLedger = metrics.watchLedger(ledger);
+  metrics.gauge('ddn_mirror_feed_seq', 'The last export-feed entry this mirror holds', (g) => g.set(f.seq));
+  metrics.gauge('ddn_mirror_connected', "Whether the mirror is connected to the primary's export stream (1) or reconnecting (0)", (g) =>
+    g.set(f.status().connected ? 1 : 0),
+  );
+  metrics.gauge('ddn_mirror_verification_failed', "1 once the primary's feed did not verify and following stopped (see GET /mirror/status)", (g) =>
+    g.set(f.status().error === undefined ? 0 : 1),
+  );
+  const imported = metrics.gauge('ddn_mirror_last_import_timestamp_seconds', 'When the mirror last imported a block (Unix seconds; 0: none since start)');
+  imported.set(0);
+  const stopProgress = f.onProgress(() => imported.set(clock.nowMs() / 1000));
+  return () => {
+    stopLedger();
+    stopProgress();
+  };
 }

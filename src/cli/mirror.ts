@@ -1,7 +1,7 @@
 /** `ddn mirror`: a read-only mirror of a Directory (docs/mirrors.md), until SIGTERM/SIGINT. */
 import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from '../app/config.js';
+import { metricsTokenProblem, type LogLevel } from '../app/config.js';
 import { createLogger } from '../app/logger.js';
 import { startMirror } from '../app/mirror.js';
 import { DataDirError } from '../app/node-keys.js';
@@ -18,6 +18,8 @@ Directory's read routes from it (writes answer 403 read_only_mirror with the pri
   --host HOST         interface to listen on (default 127.0.0.1; env DDN_HOST)
   --port N            port to listen on, 0 for any (default 8080; env DDN_PORT)
   --log-level LEVEL   fatal, error, warn, info, debug, trace or silent (default info; env DDN_LOG_LEVEL)
+  --metrics-token T   bearer token GET /metrics asks for (16+ visible characters); without one /metrics is open
+                      on a loopback --host and 403 elsewhere (env DDN_METRICS_TOKEN)
   --help              this text
 
 ${EXIT_HELP}
@@ -31,6 +33,7 @@ interface MirrorArgs {
   host: string;
   port: number;
   logLevel: LogLevel;
+  metricsToken: string | null;
 }
 
 /** The options, or a message saying which one is wrong. */
@@ -46,6 +49,7 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
         host: { type: 'string' },
         port: { type: 'string' },
         'log-level': { type: 'string' },
+        'metrics-token': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -66,7 +70,11 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   if (!/^[0-9]{1,5}$/.test(portText) || port > 65535) return { error: `--port: not a port number: '${portText}'` };
   const logLevel = (values['log-level'] ?? env.DDN_LOG_LEVEL ?? 'info') as LogLevel;
   if (!LEVELS.includes(logLevel)) return { error: `--log-level: one of ${LEVELS.join(', ')}` };
-  return { from, dataDir: values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror', host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel };
+  const metricsToken = values['metrics-token'] ?? env.DDN_METRICS_TOKEN ?? null;
+  const tokenProblem = metricsToken === null ? undefined : metricsTokenProblem(metricsToken);
+  if (tokenProblem !== undefined) return { error: `--metrics-token: ${tokenProblem}` };
+  const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror';
+  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken };
 }
 
 async function mirror(args: string[], io: CliIo): Promise<number> {

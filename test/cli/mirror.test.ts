@@ -59,6 +59,7 @@ describe('ddn mirror', () => {
       [['--from', 'http://127.0.0.1:1', '--port', '70000'], 2, /--port: not a port number/],
       [['--from', 'http://127.0.0.1:1', '--log-level', 'loud'], 2, /--log-level/],
       [['--from', 'http://127.0.0.1:1', '--bogus'], 2, /bogus/],
+      [['--from', 'http://127.0.0.1:1', '--metrics-token', 'short'], 2, /--metrics-token: must be 16 to 256 visible ASCII/],
       [['--from', 'http://127.0.0.1:1', '--data-dir', join(dir, 'fresh'), '--port', '0', '--log-level', 'silent'], 1, /cannot read the primary's genesis/],
     ];
     for (const [args, code, message] of cases) {

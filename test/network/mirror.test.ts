@@ -120,6 +120,51 @@ describe('a read-only mirror of a Directory', () => {
     assert.equal(app.control_did, first.did);
   });
 
+  it("serves GET /metrics: the feed entry it holds, the stream's state, its last import, its ledger and its HTTP answers", async () => {
+    await caughtUp(mirror, primary.urls.directory!);
+    assert.equal((await fetch(`${mirror.url}/resolve/${encodeURIComponent(first.did)}`)).status, 200);
+    const res = await fetch(`${mirror.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    const sample = (series: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      assert.ok(line !== undefined, `no sample of ${series}`);
+      return Number(line.slice(series.length + 1));
+    };
+    assert.equal(sample('ddn_mirror_feed_seq'), mirror.follower.seq);
+    assert.equal(sample('ddn_mirror_connected'), 1);
+    assert.equal(sample('ddn_mirror_verification_failed'), 0);
+    const imported = sample('ddn_mirror_last_import_timestamp_seconds');
+    assert.ok(imported > Date.now() / 1000 - 600 && imported <= Date.now() / 1000, `last import at ${imported}`);
+    assert.equal(sample('ddn_ledger_head_block'), mirror.ledger.headNumber);
+    assert.ok(sample('ddn_http_requests_total{role="directory",route="/resolve/:did",method="GET",status_class="2xx"}') >= 1);
+  });
+
+  it('asks for its --metrics-token, and refuses /metrics on a non-loopback host without one', async () => {
+    const token = 'mirror-metrics-token-0123';
+    const guarded = await startTestMirror(primary.urls.directory!, undefined, { metricsToken: token });
+    const open = await startTestMirror(primary.urls.directory!, undefined, { host: '0.0.0.0' });
+    try {
+      const without = await fetch(`${guarded.url}/metrics`);
+      assert.equal(without.status, 401);
+      assert.equal(((await without.json()) as { code: string }).code, 'unauthorized');
+      const wrong = await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer not-the-token-at-all' } });
+      assert.equal(wrong.status, 401);
+      await wrong.arrayBuffer();
+      const right = await fetch(`${guarded.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(right.status, 200);
+      assert.match(await right.text(), /^ddn_mirror_feed_seq \d+$/m);
+      const port = new URL(open.url).port;
+      const refused = await fetch(`http://127.0.0.1:${port}/metrics`);
+      assert.equal(refused.status, 403);
+      assert.equal(((await refused.json()) as { code: string }).code, 'forbidden');
+    } finally {
+      await guarded.stop();
+      await open.stop();
+    }
+  });
+
   it('refuses every write with read_only_mirror and the primary URL', async () => {
     const d = encodeURIComponent(first.did);
     const writes: [string, string][] = [

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { startMirror, type RunningMirror } from '../../src/app/mirror.js';
+import { startMirror, type MirrorOptions, type RunningMirror } from '../../src/app/mirror.js';
 import { FEED_HEAD_HEADER } from '../../src/directory/export-routes.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
 import { didDocumentFor, keyPairFromSeed } from '../../src/client/keys.js';
@@ -18,8 +18,20 @@ export interface TestMirror extends RunningMirror {
   stop(keep?: boolean): Promise<void>;
 }
 
-export async function startTestMirror(from: string, dataDir = mkdtempSync(join(tmpdir(), 'ddn-mirror-'))): Promise<TestMirror> {
-  const m = await startMirror({ from, dataDir, host: '127.0.0.1', port: 0, logger: pino({ level: 'silent' }), retryMs: { first: 20, max: 200 } });
+export async function startTestMirror(
+  from: string,
+  dataDir = mkdtempSync(join(tmpdir(), 'ddn-mirror-')),
+  options: Partial<Pick<MirrorOptions, 'host' | 'metricsToken'>> = {},
+): Promise<TestMirror> {
+  const m = await startMirror({
+    from,
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    logger: pino({ level: 'silent' }),
+    retryMs: { first: 20, max: 200 },
+    ...options,
+  });
   return Object.assign(m, {
     dataDir,
     async stop(keep = false) {
