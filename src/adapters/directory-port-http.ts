@@ -3,7 +3,8 @@
  * several base URLs (scaled-out Directory processes): a lookup starts at the one that last answered and moves to
  * the next on a connection failure, a timeout, a 5xx or an answer that is not JSON (src/base/failover.ts). A clean
  * 200/404 from any of them is the answer. When every base fails the lookup is `policy_lookup_failed` (503): a
- * failed lookup is never taken as "not found" or "no policy".
+ * failed lookup is never taken as "not found" or "no policy". A lookup made for a request carries its id as
+ * `X-Request-Id`.
  */
 import type { Logger } from 'pino';
 import { DdnError } from '../base/errors.js';
@@ -40,8 +41,8 @@ export class HttpDirectoryPort implements DirectoryPort {
     return this.failover.current;
   }
 
-  private async fetchJson(url: string, timeoutMs = this.timeoutMs): Promise<Answer> {
-    const { status, body } = await this.http.get(url, timeoutMs);
+  private async fetchJson(url: string, timeoutMs = this.timeoutMs, requestId?: string): Promise<Answer> {
+    const { status, body } = await this.http.get(url, timeoutMs, { requestId });
     if (typeof body !== 'object' || body === null) throw new Error(`HTTP ${status} without a JSON object`);
     return { status, body: body as Record<string, unknown> };
   }
@@ -65,10 +66,11 @@ export class HttpDirectoryPort implements DirectoryPort {
     this.http.close();
   }
 
-  private async get(path: string, notFoundCodes: readonly string[]): Promise<Record<string, unknown> | null> {
+  /** `path`'s answer, from the first base that answers; `requestId` goes along as `X-Request-Id` (every attempt). */
+  private async get(path: string, notFoundCodes: readonly string[], requestId: string | undefined): Promise<Record<string, unknown> | null> {
     let a: Answer;
     try {
-      a = await this.failover.send((base) => this.fetchJson(`${base}${path}`));
+      a = await this.failover.send((base) => this.fetchJson(`${base}${path}`, this.timeoutMs, requestId));
     } catch (e) {
       if (!(e instanceof FailoverExhausted)) throw e;
       const last = 'answer' in e.last ? (e.last.answer as Answer) : undefined;
@@ -80,22 +82,22 @@ export class HttpDirectoryPort implements DirectoryPort {
     throw new DdnError('policy_lookup_failed', 'the Directory could not answer', { status: a.status, code: a.body.code });
   }
 
-  async getDid(did: string): Promise<DidView | null> {
-    const v = await this.get(`/delivery-view/${encodeURIComponent(did)}`, ['did_not_found']);
+  async getDid(did: string, requestId?: string): Promise<DidView | null> {
+    const v = await this.get(`/delivery-view/${encodeURIComponent(did)}`, ['did_not_found'], requestId);
     return v ? deliveryViewFromJson(v).recipient : null;
   }
 
-  async lookupAlias(alias: string): Promise<string | null> {
-    const v = await this.get(`/aliases/${encodeURIComponent(alias)}`, ['alias_not_found']);
+  async lookupAlias(alias: string, requestId?: string): Promise<string | null> {
+    const v = await this.get(`/aliases/${encodeURIComponent(alias)}`, ['alias_not_found'], requestId);
     return v ? String(v.did) : null;
   }
 
-  async resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+  async resolveDelivery(did: string, persona: string | null, tag: string | null, requestId?: string): Promise<DeliveryView | null> {
     const q = new URLSearchParams();
     if (persona !== null) q.set('persona', persona);
     if (tag !== null) q.set('tag', tag);
     const qs = q.toString();
-    const v = await this.get(`/delivery-view/${encodeURIComponent(did)}${qs ? `?${qs}` : ''}`, ['did_not_found']);
+    const v = await this.get(`/delivery-view/${encodeURIComponent(did)}${qs ? `?${qs}` : ''}`, ['did_not_found'], requestId);
     return v ? deliveryViewFromJson(v) : null;
   }
 }

@@ -8,6 +8,9 @@
  * that failed is asked again and a newly registered DID is seen at once. The cost is bounded staleness: a
  * Directory change (a new policy, a rotated or removed key, a Cache removed from a document) reaches this process
  * up to `ttlMs` after the Directory serves it.
+ *
+ * A miss asks with the asker's request id (`X-Request-Id` at the Directory). A lookup shared by concurrent askers
+ * carries the first asker's id only; a reused answer asks nothing, so the Directory logs nothing for it.
  */
 import type { Clock } from '../base/clock.js';
 import { TtlAnswers } from '../base/ttl-answers.js';
@@ -49,18 +52,19 @@ export class DirectoryViewCache implements DirectoryPort {
     return { hits: this.answers.hits, misses: this.answers.misses };
   }
 
-  getDid(did: string): Promise<DidView | null> {
-    return this.answers.get(`did\n${did}`, () => this.inner.getDid(did));
+  // a miss asks with this asker's id; concurrent askers of the same key share that one lookup (the first one's id)
+  getDid(did: string, requestId?: string): Promise<DidView | null> {
+    return this.answers.get(`did\n${did}`, () => this.inner.getDid(did, requestId));
   }
 
-  lookupAlias(alias: string): Promise<string | null> {
-    return this.answers.get(`alias\n${alias}`, () => this.inner.lookupAlias(alias));
+  lookupAlias(alias: string, requestId?: string): Promise<string | null> {
+    return this.answers.get(`alias\n${alias}`, () => this.inner.lookupAlias(alias, requestId));
   }
 
-  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+  resolveDelivery(did: string, persona: string | null, tag: string | null, requestId?: string): Promise<DeliveryView | null> {
     return this.answers.get(
       resolutionKey(did, persona, tag),
-      () => this.inner.resolveDelivery(did, persona, tag),
+      () => this.inner.resolveDelivery(did, persona, tag, requestId),
       (view) => (view.policy === null ? undefined : view.policy.policyTtlSeconds * 1000),
     );
   }
@@ -88,16 +92,16 @@ export class FreshDidRecords implements DirectoryPort {
     private readonly fresh: DirectoryPort,
   ) {}
 
-  getDid(did: string): Promise<DidView | null> {
-    return this.fresh.getDid(did);
+  getDid(did: string, requestId?: string): Promise<DidView | null> {
+    return this.fresh.getDid(did, requestId);
   }
 
-  lookupAlias(alias: string): Promise<string | null> {
-    return this.cached.lookupAlias(alias);
+  lookupAlias(alias: string, requestId?: string): Promise<string | null> {
+    return this.cached.lookupAlias(alias, requestId);
   }
 
-  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
-    return this.cached.resolveDelivery(did, persona, tag);
+  resolveDelivery(did: string, persona: string | null, tag: string | null, requestId?: string): Promise<DeliveryView | null> {
+    return this.cached.resolveDelivery(did, persona, tag, requestId);
   }
 
   forget(did: string, persona: string | null, tag: string | null): void {

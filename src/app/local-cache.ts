@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
-import type { TraceLogger } from '../base/request-trace.js';
+import type { RequestTrace } from '../base/request-trace.js';
 import { storeResponse } from '../cache/views.js';
 import type { CacheService } from '../cache/service.js';
 import { errorBody, toDdnError } from '../http/error-body.js';
@@ -18,7 +18,7 @@ import type { LocalCachePort } from '../relay/cache-store-client.js';
 /** A {@link LocalCachePort} over `cache`; each store carries a fresh node nonce. */
 export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: number): LocalCachePort {
   return {
-    async store(rawBody: Buffer, node: NodeIdentity, log?: TraceLogger) {
+    async store(rawBody: Buffer, node: NodeIdentity, trace?: RequestTrace) {
       // the same parse as a body over HTTP (JSON object, nesting bound, no prototype keys)
       let body: Record<string, unknown> | undefined;
       try {
@@ -37,7 +37,7 @@ export function localCachePort(cache: CacheService, clock: Clock, skewSeconds: n
       };
       const authenticated: AuthenticatedNode = { ...verified, claim: nodeNonceClaim(verified) };
       try {
-        const r = await cache.store({ body, rawBody, node: authenticated }, log);
+        const r = await cache.store({ body, rawBody, node: authenticated }, trace);
         return { status: 202, body: storeResponse(r) };
       } catch (err) {
         const e = isDdnError(err) ? err : toDdnError(err);

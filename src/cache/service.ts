@@ -5,7 +5,7 @@
 import type { CacheLimitsResponse } from '../wire/cache.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
-import type { TraceLogger } from '../base/request-trace.js';
+import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
@@ -66,8 +66,10 @@ function capture<T>(p: Promise<T>): Promise<Outcome<T>> {
 type LookupFailure = Extract<ErrorCode, 'policy_lookup_failed' | 'ledger_unavailable'>;
 
 /**
- * The Cache role. Each use-case takes the request's logger (`log`, its lines carry the request id) for what it
- * logs while serving the request; without one (outside a request) it logs through the Cache's own.
+ * The Cache role. Each use-case takes the request it serves (`trace`): what it logs goes through the request's
+ * logger (its lines carry the request id), and its Directory lookups carry the request id (passed on as
+ * `X-Request-Id` by a remote Directory's port). Without one (outside a request) it logs through the Cache's own
+ * logger and asks without an id.
  */
 export class CacheService {
   constructor(private readonly deps: CacheServiceDeps) {}
@@ -95,9 +97,9 @@ export class CacheService {
    * `POST /cache/store` steps 3–12 (the route did 1–2). A node request's nonce is recorded with the entry, or
    * on its own when the store fails, so a signed request is never accepted twice.
    */
-  async store(req: StoreRequest, log: TraceLogger | undefined = this.deps.logger): Promise<PutResult> {
+  async store(req: StoreRequest, trace?: RequestTrace): Promise<PutResult> {
     try {
-      return await this.storeChecked(req, log);
+      return await this.storeChecked(req, trace);
     } catch (err) {
       if (req.node !== null && !(err instanceof DdnError && err.code === 'invalid_node_signature')) {
         await this.deps.store.claimNonce(req.node.claim, this.deps.clock.nowMs()).catch(() => false);
@@ -106,7 +108,7 @@ export class CacheService {
     }
   }
 
-  private async storeChecked(req: StoreRequest, log: TraceLogger | undefined): Promise<PutResult> {
+  private async storeChecked(req: StoreRequest, trace: RequestTrace | undefined): Promise<PutResult> {
     const { settings, clock } = this.deps;
     const nowMs = clock.nowMs();
     // 3. envelope and metadata
@@ -123,21 +125,21 @@ export class CacheService {
       });
     }
     // 4. sender signature
-    if (env.sender !== null) await this.verifySender(env, log);
+    if (env.sender !== null) await this.verifySender(env, trace);
     // 5. recipient
-    let view = await this.resolveRecipient(env, log);
+    let view = await this.resolveRecipient(env, trace);
     // 6–7. destination and policy
     let destination: CacheDestination;
     try {
-      destination = await this.checkDestination(env, view, log);
+      destination = await this.checkDestination(env, view, trace);
     } catch (err) {
       // A reused resolution (a Cache in its own process) may be older than the sender's: a policy or a document
       // changed within the reuse window. It is asked anew once before the store is refused.
       const { directory } = this.deps;
       if (!(err instanceof DdnError && STALE_VIEW_REFUSALS.has(err.code)) || directory.forget === undefined) throw err;
       directory.forget(view.recipient.did, env.persona, env.tag);
-      view = await this.resolveRecipient(env, log);
-      destination = await this.checkDestination(env, view, log);
+      view = await this.resolveRecipient(env, trace);
+      destination = await this.checkDestination(env, view, trace);
     }
     // 8. limits
     const c = view.effectiveConstraints;
@@ -187,38 +189,45 @@ export class CacheService {
       if (err instanceof DdnError && err.code === 'proof_nonce_replayed') throw nodeSignatureError('nonce_replayed');
       throw err;
     }
+    const log = this.logOf(trace);
     log?.debug({ message_id: result.entry.messageId, recipient: result.entry.recipientDid, deduped: result.deduped, bytes: envelope.length }, 'cache store');
     if (!result.deduped) this.deps.events?.emit(cacheStoredEvent(env, view.persona, destination, result.entry), log);
     return result;
   }
 
-  private async lookup<T>(fn: () => Promise<T>, code: LookupFailure, log: TraceLogger | undefined): Promise<T> {
+  /** The logger of what is done for `trace`'s request (the Cache's own outside a request). */
+  private logOf(trace: RequestTrace | undefined): TraceLogger | undefined {
+    return trace?.log ?? this.deps.logger;
+  }
+
+  /** A Directory lookup made for `trace`'s request (`fn` is given its id); a failure other than `code` is logged and becomes `code`. */
+  private async lookup<T>(fn: (requestId: string | undefined) => Promise<T>, code: LookupFailure, trace: RequestTrace | undefined): Promise<T> {
     try {
-      return await fn();
+      return await fn(trace?.id);
     } catch (err) {
       if (err instanceof DdnError && err.code === code) throw err;
-      log?.warn({ err }, 'directory lookup failed');
+      this.logOf(trace)?.warn({ err }, 'directory lookup failed');
       throw new DdnError(code, 'the Directory could not answer; try again later', { retry_after_seconds: 1 });
     }
   }
 
   /** Step 4 (§10.2): sender active, key resolved, signature verifies → else 403 `invalid_sender_signature`. */
-  private async verifySender(env: Envelope, log: TraceLogger | undefined): Promise<void> {
+  private async verifySender(env: Envelope, trace: RequestTrace | undefined): Promise<void> {
     const sender = env.sender!;
-    const rec = await this.lookup(() => this.deps.directory.getDid(sender.did), 'policy_lookup_failed', log);
+    const rec = await this.lookup((id) => this.deps.directory.getDid(sender.did, id), 'policy_lookup_failed', trace);
     verifySenderSignature(this.deps.settings.profile, env.fields, sender, rec);
   }
 
   /** Step 5: the DID (directly or through its alias) must have an active record; a failed lookup is 503. */
-  private async resolveRecipient(env: Envelope, log: TraceLogger | undefined): Promise<DeliveryView> {
+  private async resolveRecipient(env: Envelope, trace: RequestTrace | undefined): Promise<DeliveryView> {
     const { directory } = this.deps;
     let did = env.target;
     if (!env.targetIsDid) {
-      const owner = await this.lookup(() => directory.lookupAlias(env.target), 'policy_lookup_failed', log);
+      const owner = await this.lookup((id) => directory.lookupAlias(env.target, id), 'policy_lookup_failed', trace);
       if (owner === null) throw new DdnError('recipient_not_found', 'no DID holds this alias', { field: 'to' });
       did = owner;
     }
-    const view = await this.lookup(() => directory.resolveDelivery(did, env.persona, env.tag), 'policy_lookup_failed', log);
+    const view = await this.lookup((id) => directory.resolveDelivery(did, env.persona, env.tag, id), 'policy_lookup_failed', trace);
     if (view === null || view.recipient.deactivated) {
       throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
     }
@@ -232,7 +241,7 @@ export class CacheService {
    * step check is only meaningful once it matches) and its named Store/Archive step targets a service of this
    * Cache (or the winner is `BaseDidDelivery/v1` and the plain-store rule holds).
    */
-  private async checkDestination(env: Envelope, view: DeliveryView, log: TraceLogger | undefined): Promise<CacheDestination> {
+  private async checkDestination(env: Envelope, view: DeliveryView, trace: RequestTrace | undefined): Promise<CacheDestination> {
     const { profile } = this.deps.settings;
     const own = this.deps.settings.publicCacheUrls();
     const policy = view.policy;
@@ -264,7 +273,7 @@ export class CacheService {
     if (step === undefined) throw notPublished();
     const type = step.operation === 'Store' ? profile.cacheServiceType : profile.archiveServiceType;
     for (const t of step.targets) {
-      const rec = await this.lookup(() => this.deps.directory.getDid(t.serviceDid), 'policy_lookup_failed', log);
+      const rec = await this.lookup((id) => this.deps.directory.getDid(t.serviceDid, id), 'policy_lookup_failed', trace);
       if (rec === null || rec.deactivated) continue;
       const dest = targetDestination(rec.document, t.serviceId, type, own);
       if (dest !== undefined) return dest;
@@ -275,10 +284,10 @@ export class CacheService {
   // ------------------------------------------------------------------ retrieval (§11.4–§11.6)
 
   /** Proof steps 2–7 (the recipient's record looked up for 4–7); step 8 is the caller's. */
-  private async checkProof(operation: ProofOperation, subject: string, proof: ProofInput, log: TraceLogger | undefined): Promise<CheckedProof> {
+  private async checkProof(operation: ProofOperation, subject: string, proof: ProofInput, trace: RequestTrace | undefined): Promise<CheckedProof> {
     const { settings, clock, directory } = this.deps;
     checkProofTiming(proof, clock.nowMs(), settings.proofClockSkewSeconds);
-    const record = await this.lookup(() => directory.getDid(proof.did), 'ledger_unavailable', log);
+    const record = await this.lookup((id) => directory.getDid(proof.did, id), 'ledger_unavailable', trace);
     const check: ProofCheck = {
       profile: settings.profile,
       operation,
@@ -293,8 +302,8 @@ export class CacheService {
   }
 
   /** Proof steps 2–8; returns the nonce claim (step 9 is recorded by the caller's write). */
-  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput, log: TraceLogger | undefined): Promise<NonceClaim> {
-    const checked = await this.checkProof(operation, subject, proof, log);
+  private async authorize(operation: ProofOperation, subject: string, proof: ProofInput, trace: RequestTrace | undefined): Promise<NonceClaim> {
+    const checked = await this.checkProof(operation, subject, proof, trace);
     if (!(await proofSignatureVerifies(checked))) throw badProofSignature();
     return checked.claim;
   }
@@ -314,17 +323,17 @@ export class CacheService {
     subject: string,
     proof: ProofInput,
     read: (nowMs: number) => Promise<R>,
-    log: TraceLogger | undefined,
+    trace: RequestTrace | undefined,
   ): Promise<R> {
     const { store, clock } = this.deps;
-    const checked = await this.checkProof(operation, subject, proof, log);
+    const checked = await this.checkProof(operation, subject, proof, trace);
     const claimed = capture(store.claimNonce(checked.claim, clock.nowMs()));
     if (!(await proofSignatureVerifies(checked))) {
       const claim = await claimed;
       if (claim.ok && claim.value) {
         await store.releaseNonce(checked.claim).catch((err: unknown) => {
           // the claim then simply expires with the proof's window
-          log?.warn({ err }, 'releasing the nonce of a refused proof failed');
+          this.logOf(trace)?.warn({ err }, 'releasing the nonce of a refused proof failed');
         });
       }
       throw badProofSignature();
@@ -339,24 +348,24 @@ export class CacheService {
   }
 
   /** `GET /cache/messages/{did}` (operation `pull`). */
-  messages<R>(proof: ProofInput, present: Present<MessagePage, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
+  messages<R>(proof: ProofInput, present: Present<MessagePage, R>, trace?: RequestTrace): Promise<R> {
     const { store, settings } = this.deps;
     return this.admitAndRead(
       'pull',
       '*',
       proof,
       async (nowMs) => present(await store.listMessages(proof.did, nowMs, settings.maxResponseEnvelopeBytes), nowMs),
-      log,
+      trace,
     );
   }
 
   /** `GET /cache/summary/{did}[/{device}]` (operation `summary`). */
-  summary<R>(proof: ProofInput, present: Present<SummaryEntry[], R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
-    return this.admitAndRead('summary', '*', proof, async (nowMs) => present(await this.deps.store.listSummary(proof.did, nowMs), nowMs), log);
+  summary<R>(proof: ProofInput, present: Present<SummaryEntry[], R>, trace?: RequestTrace): Promise<R> {
+    return this.admitAndRead('summary', '*', proof, async (nowMs) => present(await this.deps.store.listSummary(proof.did, nowMs), nowMs), trace);
   }
 
   /** `GET /cache/chunks/{did}/{group}` (operation `chunks`); absent or incomplete → 404 `chunk_set_not_found`. */
-  chunks<R>(proof: ProofInput, groupId: string, present: Present<ChunkSetView, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
+  chunks<R>(proof: ProofInput, groupId: string, present: Present<ChunkSetView, R>, trace?: RequestTrace): Promise<R> {
     return this.admitAndRead(
       'chunks',
       groupId,
@@ -366,12 +375,12 @@ export class CacheService {
         if (set === null) throw new DdnError('chunk_set_not_found', 'no complete chunk set with this id', { message_group_id: groupId });
         return present(set, nowMs);
       },
-      log,
+      trace,
     );
   }
 
   /** `GET /cache/message/{did}/{id}` (operation `pull_message`); not visible → 404 `message_not_found`. */
-  message<R>(proof: ProofInput, messageId: string, present: Present<EntryWithEnvelope, R>, log: TraceLogger | undefined = this.deps.logger): Promise<R> {
+  message<R>(proof: ProofInput, messageId: string, present: Present<EntryWithEnvelope, R>, trace?: RequestTrace): Promise<R> {
     return this.admitAndRead(
       'pull_message',
       messageId,
@@ -381,13 +390,13 @@ export class CacheService {
         if (e === null) throw new DdnError('message_not_found', 'no retrievable message with this id', { message_id: messageId });
         return present(e, nowMs);
       },
-      log,
+      trace,
     );
   }
 
   /** `POST /cache/ack` (operation `ack`): deletes the listed entries; returns the ids actually deleted. */
-  async ack(req: AckRequest, log: TraceLogger | undefined = this.deps.logger): Promise<string[]> {
-    const claim = await this.authorize('ack', ackSubject(req.messageIds), req.proof, log);
+  async ack(req: AckRequest, trace?: RequestTrace): Promise<string[]> {
+    const claim = await this.authorize('ack', ackSubject(req.messageIds), req.proof, trace);
     return this.deps.store.ack(req.proof.did, req.messageIds, this.deps.clock.nowMs(), claim);
   }
 

@@ -1,4 +1,7 @@
-/** The DirectoryPort answered in-process from the ledger's finalized state (combined node). */
+/**
+ * The DirectoryPort answered in-process from the ledger's finalized state (combined node). It takes no request id:
+ * nothing leaves the process, and the asker's own lines carry its id.
+ */
 import type { Clock } from '../base/clock.js';
 import type { Ledger } from '../ledger/chain.js';
 import { getAliasOwner, getDidRecord } from '../ledger/records.js';

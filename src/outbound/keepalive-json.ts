@@ -21,11 +21,14 @@ export interface JsonAnswer {
 export class KeepAliveJson {
   private readonly http = new OutboundHttp({ allowPrivate: true, maxResponseBytes: MAX_ANSWER_BYTES, oversize: 'fail' });
 
-  /** Rejects on a transport failure, a timeout, a body that is too large or not JSON; never on a status. */
-  async get(url: string, timeoutMs: number): Promise<JsonAnswer> {
+  /**
+   * Rejects on a transport failure, a timeout, a body that is too large or not JSON; never on a status. Asked for a
+   * request (`requestId`), it carries that request's id as `X-Request-Id`.
+   */
+  async get(url: string, timeoutMs: number, options: { requestId?: string } = {}): Promise<JsonAnswer> {
     let res;
     try {
-      res = await this.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, timeoutMs });
+      res = await this.http.request({ method: 'GET', url, headers: { accept: 'application/json' }, timeoutMs, requestId: options.requestId });
     } catch (e) {
       if (e instanceof OutboundError && e.kind === 'timeout') throw new Error(`no answer within ${timeoutMs} ms`, { cause: e });
       throw e;

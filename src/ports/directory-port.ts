@@ -3,6 +3,9 @@
  * in-process (src/directory/local-port.ts) or over HTTP (src/adapters/directory-port-http.ts). Every method
  * reads finalized state. A lookup that cannot be answered throws DdnError `policy_lookup_failed` — never
  * "not found", never "no policy".
+ *
+ * Each lookup takes the id of the request it is made for (`requestId`, absent outside a request): a port that asks
+ * another process passes it on as `X-Request-Id`, so the Directory's lines about the lookup carry the same id.
  */
 import type { DeliveryConstraints } from '../protocol/constraints.js';
 import type { DidDocument } from '../protocol/document.js';
@@ -43,14 +46,14 @@ export interface DeliveryView {
 
 export interface DirectoryPort {
   /** A DID's finalized record, or null when it has none. */
-  getDid(did: string): Promise<DidView | null>;
+  getDid(did: string, requestId?: string): Promise<DidView | null>;
   /** The DID an alias (already normalised) points to, or null. */
-  lookupAlias(alias: string): Promise<string | null>;
+  lookupAlias(alias: string, requestId?: string): Promise<string | null>;
   /**
    * Resolution for delivering to `did` (optionally addressed through `persona`, with `tag`): the record, persona
    * liveness, the winning policy rule and the effective constraints. Null when the DID has no record.
    */
-  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null>;
+  resolveDelivery(did: string, persona: string | null, tag: string | null, requestId?: string): Promise<DeliveryView | null>;
   /**
    * Drops a resolution of (did, persona, tag) a port reuses (src/adapters/directory-view-cache.ts,
    * src/relay/policy-cache.ts), so the next one is asked anew; absent where nothing is reused.

@@ -11,7 +11,7 @@ import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
-import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
+import type { RequestTrace } from '../base/request-trace.js';
 import { retry } from '../base/retry.js';
 
 /** The answer of a Cache to one store. */
@@ -26,8 +26,8 @@ export interface CacheAnswer {
  * `node` is the identity the store is made as, exactly as if it had been node-signed.
  */
 export interface LocalCachePort {
-  /** `log`: the logger of the request the store is made for. */
-  store(rawBody: Buffer, node: NodeIdentity, log?: TraceLogger): Promise<CacheAnswer>;
+  /** `trace`: the request the store is made for (its logger, and its id for the Cache's Directory lookups). */
+  store(rawBody: Buffer, node: NodeIdentity, trace?: RequestTrace): Promise<CacheAnswer>;
 }
 
 /** The retention a Cache applied to a copy, as its 202 answered it (§11.1 response: ISO duration, ISO time). */
@@ -189,7 +189,7 @@ export class HttpCacheStorer implements CacheStorer {
 
   async store(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<StoreOutcome> {
     if (this.deps.local !== undefined && this.isOwn(endpoint)) {
-      const a = await this.deps.local.store(body, this.deps.identity, trace?.log);
+      const a = await this.deps.local.store(body, this.deps.identity, trace);
       return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : refused(1, a);
     }
     const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;

@@ -71,6 +71,7 @@ function namesWinner(view: DeliveryView, p: NonNullable<Envelope['provenance']>)
 export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDeps): Promise<Resolved> {
   const { settings, directory } = deps;
   const log = req.trace?.log ?? deps.logger;
+  const id = req.trace?.id;
   // 3. envelope (provenance fields only on node-signed requests, §10.1)
   const env = parseEnvelope(req.body, {
     nowMs,
@@ -81,7 +82,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
   // 4. sender signature (§10.2)
   if (env.sender !== null) {
     const sender = env.sender;
-    const record = await lookup(log, () => directory.getDid(sender.did));
+    const record = await lookup(log, () => directory.getDid(sender.did, id));
     verifySenderSignature(settings.profile, env.fields, sender, record);
   }
   // 5. recipient: the path names a base DID equal to the target byte for byte; aliases must use POST /relay
@@ -93,16 +94,16 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
   }
   let did = env.target;
   if (!env.targetIsDid) {
-    const owner = await lookup(log, () => directory.lookupAlias(env.target));
+    const owner = await lookup(log, () => directory.lookupAlias(env.target, id));
     if (owner === null) throw new DdnError('recipient_not_found', 'no DID holds this alias', { field: 'to' });
     did = owner;
   }
-  let view = await lookup(log, () => directory.resolveDelivery(did, env.persona, env.tag));
+  let view = await lookup(log, () => directory.resolveDelivery(did, env.persona, env.tag, id));
   // a provenance naming another rule than a cached winner: the cache may be behind the sender (policy-cache.ts)
   const p = env.provenance;
   if (p !== null && view !== null && directory.forget !== undefined && !namesWinner(view, p)) {
     directory.forget(did, env.persona, env.tag);
-    view = await lookup(log, () => directory.resolveDelivery(did, env.persona, env.tag));
+    view = await lookup(log, () => directory.resolveDelivery(did, env.persona, env.tag, id));
   }
   if (view === null || view.recipient.deactivated) {
     throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });

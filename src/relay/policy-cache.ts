@@ -5,6 +5,7 @@
  * are not kept, so a newly written policy applies from the next envelope on. A failed lookup is never cached
  * and never becomes "no policy" (it propagates as `policy_lookup_failed`). A node-signed request whose
  * provenance names another revision or rule than the cached winner re-resolves once before being judged stale.
+ * A lookup asks with its asker's request id; one shared by concurrent askers carries the first asker's id.
  */
 import type { Clock } from '../base/clock.js';
 import { TtlAnswers } from '../base/ttl-answers.js';
@@ -26,18 +27,19 @@ export class PolicyCachingDirectory implements DirectoryPort {
     this.answers = new TtlAnswers(clock, { ttlMs: MAX_POLICY_TTL_MS, maxEntries: MAX_ENTRIES });
   }
 
-  getDid(did: string): Promise<DidView | null> {
-    return this.inner.getDid(did);
+  getDid(did: string, requestId?: string): Promise<DidView | null> {
+    return this.inner.getDid(did, requestId);
   }
 
-  lookupAlias(alias: string): Promise<string | null> {
-    return this.inner.lookupAlias(alias);
+  lookupAlias(alias: string, requestId?: string): Promise<string | null> {
+    return this.inner.lookupAlias(alias, requestId);
   }
 
-  resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+  resolveDelivery(did: string, persona: string | null, tag: string | null, requestId?: string): Promise<DeliveryView | null> {
     return this.answers.get(
       JSON.stringify([did, persona, tag]),
-      () => this.inner.resolveDelivery(did, persona, tag),
+      // concurrent askers share this lookup: it carries the first asker's id
+      () => this.inner.resolveDelivery(did, persona, tag, requestId),
       (view) => (view.policy === null ? 0 : view.policy.policyTtlSeconds * 1000),
     );
   }

@@ -64,7 +64,10 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
     if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
     let node;
     try {
-      node = await authenticateNodeRequest({ method: ctx.method, rawUrl: ctx.rawUrl, rawBody: ctx.rawBody, header: ctx.header }, nodeAuth);
+      node = await authenticateNodeRequest(
+        { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: ctx.rawBody, header: ctx.header, requestId: ctx.requestId },
+        nodeAuth,
+      );
     } catch (err) {
       if (isDdnError(err)) return respond(observed(failureResult(err)));
       throw err;

@@ -16,7 +16,7 @@ import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import { utf8Length } from '../base/bytes.js';
 import { toDdnError } from '../http/error-body.js';
-import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgradeLogger } from '../http/websocket-upgrade.js';
+import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgradeIdOf, upgradeLogger } from '../http/websocket-upgrade.js';
 import { decodePathSegments, splitTarget } from '../http/url.js';
 import type { DidView, DirectoryPort } from '../ports/directory-port.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
@@ -66,14 +66,14 @@ function wantsFirstFrame(rawUrl: string): boolean {
   return splitTarget(rawUrl).query.split('&').includes(LIVE_FIRST_FRAME_QUERY);
 }
 
-/** §10.8's checks before the upgrade: the path's DID and device, the DID's record, the caps. Returns the record. */
-async function admit(opts: WebSocketRouteOptions, did: string, device: string): Promise<DidView> {
+/** §10.8's checks before the upgrade: the path's DID and device, the DID's record (asked for upgrade `requestId`), the caps. Returns the record. */
+async function admit(opts: WebSocketRouteOptions, did: string, device: string, requestId: string | undefined): Promise<DidView> {
   if (!isDid(did)) throw new DdnError('invalid_did', 'malformed DID');
   if (device.length === 0 || utf8Length(device) > 64 || device.trim() !== device) {
     throw new DdnError('invalid_request', 'device must be 1–64 bytes without surrounding whitespace', { field: 'device' });
   }
   opts.sessions.checkCapacity(did);
-  const rec = await opts.directory.getDid(did);
+  const rec = await opts.directory.getDid(did, requestId);
   if (!rec) throw new DdnError('did_not_found', 'DID not found');
   if (rec.deactivated) throw new DdnError('did_deactivated', 'DID is deactivated');
   return rec;
@@ -116,7 +116,7 @@ async function decide(opts: WebSocketRouteOptions, req: IncomingMessage, did: st
     const v = req.headers[name.toLowerCase()];
     return Array.isArray(v) ? v[0] : v;
   };
-  const rec = await admit(opts, did, device);
+  const rec = await admit(opts, did, device, upgradeIdOf(req));
   const proof = liveProofFromHeaders(header);
   if (proof !== undefined) {
     await authenticate(auth, rec, did, device, proof);

@@ -42,6 +42,8 @@ export interface NodeAuthRequest {
   rawUrl: string;
   rawBody: Uint8Array | undefined;
   header(name: string): string | undefined;
+  /** The request's id, passed on with the node DID's lookup. */
+  requestId?: string;
 }
 
 /** A node request that passed §10.6, with the nonce claim to record. */
@@ -65,7 +67,7 @@ export async function authenticateNodeRequest(req: NodeAuthRequest, deps: NodeAu
   checkNodeRequestTiming(headers, deps.clock.nowMs(), deps.skewSeconds);
   let record;
   try {
-    record = await deps.directory.getDid(headers.nodeDid);
+    record = await deps.directory.getDid(headers.nodeDid, req.requestId);
   } catch (err) {
     if (err instanceof DdnError && err.code !== 'policy_lookup_failed') throw err;
     throw new DdnError(deps.lookupFailureCode ?? 'policy_lookup_failed', 'the node DID could not be looked up', {

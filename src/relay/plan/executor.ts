@@ -152,7 +152,7 @@ export class PlanExecutor implements DeliveryExecutor {
     const problems: string[] = [];
     let tried = 0;
     for (const t of priorityOrder(targetsOf(step))) {
-      const r = await resolveTarget(this.deps.directory, t, this.deps.profile.relayServiceType);
+      const r = await resolveTarget(this.deps.directory, t, this.deps.profile.relayServiceType, state.trace?.id);
       if (typeof r === 'string') {
         problems.push(`${t.serviceDid} ${t.serviceId}: ${r}`);
         continue;

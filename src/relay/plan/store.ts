@@ -19,13 +19,19 @@ export interface StoreStepDeps {
   random?: () => number;
 }
 
-/** Resolves the targets of `step` in order; unresolvable ones are reported through `problems`. */
-async function resolvedTargets(deps: StoreStepDeps, step: Record<string, unknown>, serviceType: string, problems: string[]): Promise<ResolvedTarget[]> {
+/** Resolves the targets of `step` in order (for request `requestId`); unresolvable ones are reported through `problems`. */
+async function resolvedTargets(
+  deps: StoreStepDeps,
+  step: Record<string, unknown>,
+  serviceType: string,
+  problems: string[],
+  requestId: string | undefined,
+): Promise<ResolvedTarget[]> {
   const targets = targetsOf(step);
   const ordered = step.selection === 'Weighted' ? weightedOrder(targets, deps.random) : priorityOrder(targets);
   const out: ResolvedTarget[] = [];
   for (const t of ordered) {
-    const r = await resolveTarget(deps.directory, t, serviceType);
+    const r = await resolveTarget(deps.directory, t, serviceType, requestId);
     if (typeof r === 'string') problems.push(`${t.serviceDid} ${t.serviceId}: ${r}`);
     else out.push(r);
   }
@@ -61,7 +67,7 @@ export async function runStoreStep(
 ): Promise<StepOutcome> {
   const id = String(step.id);
   const problems: string[] = [];
-  const targets = await resolvedTargets(deps, step, cacheServiceType, problems);
+  const targets = await resolvedTargets(deps, step, cacheServiceType, problems, state.trace?.id);
   const desired = Math.max(1, Math.min(Number(step.desired_replicas ?? 1), maxReplicas));
   const required = Math.max(1, Math.min(Number(step.required_replicas ?? 1), desired));
   const report = await storeInCaches(toServices(targets), bodies, desired, deps.storer, state.trace);
@@ -86,7 +92,7 @@ export async function runArchiveStep(
 ): Promise<StepOutcome> {
   const id = String(step.id);
   const problems: string[] = [];
-  const targets = await resolvedTargets(deps, { ...step, selection: 'Priority' }, archiveServiceType, problems);
+  const targets = await resolvedTargets(deps, { ...step, selection: 'Priority' }, archiveServiceType, problems, state.trace?.id);
   const report = await storeInCaches(toServices(targets), bodies, targets.length, deps.storer, state.trace);
   state.attempts += report.attempts;
   if (report.attempts > 0) state.cacheAttempted = true;

@@ -72,10 +72,16 @@ export type TargetProblem = 'service_did_not_found' | 'service_not_found';
 
 /**
  * The target's service in the finalized state: `(service_did, service_id)` of `serviceType` with at least one
- * endpoint, else the problem (a plan whose targets no longer resolve is not deliverable, §10.4.2).
+ * endpoint, else the problem (a plan whose targets no longer resolve is not deliverable, §10.4.2). `requestId`: the
+ * request the plan runs for.
  */
-export async function resolveTarget(directory: DirectoryPort, target: PlanTarget, serviceType: string): Promise<ResolvedTarget | TargetProblem> {
-  const rec = await directory.getDid(target.serviceDid);
+export async function resolveTarget(
+  directory: DirectoryPort,
+  target: PlanTarget,
+  serviceType: string,
+  requestId?: string,
+): Promise<ResolvedTarget | TargetProblem> {
+  const rec = await directory.getDid(target.serviceDid, requestId);
   if (rec === null || rec.deactivated) return 'service_did_not_found';
   const service = rec.document?.service?.find((s) => s.id === target.serviceId && s.type === serviceType);
   if (service === undefined || service.serviceEndpoint.length === 0) return 'service_not_found';
