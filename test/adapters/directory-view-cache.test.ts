@@ -19,23 +19,28 @@ function fakePort(answers: Map<string, 'ok' | 'missing' | 'fail'> = new Map()) {
     return a === 'missing' ? null : didView(did);
   };
   const forgotten: string[] = [];
+  /** The request id of each call, in call order. */
+  const ids: (string | undefined)[] = [];
   const port: DirectoryPort & { forget(did: string, persona: string | null, tag: string | null): void } = {
-    getDid: async (did) => {
+    getDid: async (did, requestId) => {
       calls.push(`did ${did}`);
+      ids.push(requestId);
       return answer(did);
     },
-    lookupAlias: async (alias) => {
+    lookupAlias: async (alias, requestId) => {
       calls.push(`alias ${alias}`);
+      ids.push(requestId);
       return 'did:x:owner';
     },
-    resolveDelivery: async (did, persona, tag) => {
+    resolveDelivery: async (did, persona, tag, requestId) => {
       calls.push(`resolve ${did} ${persona} ${tag}`);
+      ids.push(requestId);
       const recipient = answer(did);
       return recipient === null ? null : ({ recipient, persona, personaState: null, policy: null } as unknown as DeliveryView);
     },
     forget: (did) => void forgotten.push(did),
   };
-  return { port, calls, forgotten };
+  return { port, calls, forgotten, ids };
 }
 
 describe('DirectoryViewCache', () => {
@@ -131,5 +136,18 @@ describe('DirectoryViewCache', () => {
     await cache.resolveDelivery('did:x:a', null, 'vip');
     assert.equal(calls.length, 2);
     assert.deepEqual(forgotten, ['did:x:a']);
+  });
+
+  it("asks with the asker's request id on a miss; concurrent askers share the first one's lookup and id", async () => {
+    const clock = new ManualClock(0);
+    const { port, calls, ids } = fakePort();
+    const cache = new DirectoryViewCache(port, clock, { ttlMs: 1_000 });
+    await Promise.all([cache.getDid('did:x:a', 'first'), cache.getDid('did:x:a', 'second')]);
+    await cache.lookupAlias('name', 'alias-req');
+    await cache.resolveDelivery('did:x:a', null, 'invoice', 'resolve-req');
+    await cache.resolveDelivery('did:x:a', null, 'invoice', 'reused');
+    await cache.getDid('did:x:b');
+    assert.deepEqual(calls, ['did did:x:a', 'alias name', 'resolve did:x:a null invoice', 'did did:x:b']);
+    assert.deepEqual(ids, ['first', 'alias-req', 'resolve-req', undefined]);
   });
 });

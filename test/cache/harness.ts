@@ -52,6 +52,8 @@ export class TestDirectoryPort implements DirectoryPort {
   broken = false;
   policy: PolicyView | null = null;
   constraints: Partial<DeliveryConstraints> = {};
+  /** Every lookup asked, with the request id it was asked for. */
+  readonly asked: { lookup: 'getDid' | 'lookupAlias' | 'resolveDelivery'; key: string; requestId: string | undefined }[] = [];
   constructor(private readonly inner: DirectoryPort) {}
 
   private check(): void {
@@ -59,17 +61,20 @@ export class TestDirectoryPort implements DirectoryPort {
     if (this.broken) throw new Error('ledger database unavailable (test)');
   }
 
-  async getDid(did: string): Promise<DidView | null> {
+  async getDid(did: string, requestId?: string): Promise<DidView | null> {
+    this.asked.push({ lookup: 'getDid', key: did, requestId });
     this.check();
     return this.inner.getDid(did);
   }
 
-  async lookupAlias(alias: string): Promise<string | null> {
+  async lookupAlias(alias: string, requestId?: string): Promise<string | null> {
+    this.asked.push({ lookup: 'lookupAlias', key: alias, requestId });
     this.check();
     return this.inner.lookupAlias(alias);
   }
 
-  async resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+  async resolveDelivery(did: string, persona: string | null, tag: string | null, requestId?: string): Promise<DeliveryView | null> {
+    this.asked.push({ lookup: 'resolveDelivery', key: did, requestId });
     this.check();
     const v = await this.inner.resolveDelivery(did, persona, tag);
     if (v === null) return null;
@@ -126,7 +131,11 @@ export interface CacheHarness {
   /** `POST /cache/store` with the envelope (or raw text) and extra headers. */
   storeRaw(body: Body | string, headers?: Record<string, string>): Promise<Reply>;
   /** Node-signed `POST /cache/store`. */
-  storeAsNode(node: NodeIdentity, body: Body | string, over?: { url?: string; timestamp?: string; nonce?: string; signedBody?: string }): Promise<Reply>;
+  storeAsNode(
+    node: NodeIdentity,
+    body: Body | string,
+    over?: { url?: string; timestamp?: string; nonce?: string; signedBody?: string; headers?: Record<string, string> },
+  ): Promise<Reply>;
   /** Retrieval-proof headers for `r`. */
   proof(r: Recipient, operation: ProofOperation, subject: string, over?: ProofOverrides): Record<string, string>;
   get(path: string, headers?: Record<string, string>): Promise<Reply>;
@@ -314,7 +323,7 @@ export async function startCache(o: HarnessOptions = {}): Promise<CacheHarness> 
         timestamp: over.timestamp ?? isoSeconds(clock.nowMs()),
         nonce: over.nonce ?? randomUUID(),
       });
-      return inject('POST', '/cache/store', text, headers);
+      return inject('POST', '/cache/store', text, { ...headers, ...over.headers });
     },
     proof(r, operation, subject, over = {}) {
       return proofHeaders(profile, r, operation, subject, { endpoint: CACHE_URL, nowMs: clock.nowMs(), ...over });
