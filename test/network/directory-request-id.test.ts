@@ -3,7 +3,8 @@
  * behind a loopback proxy that records each lookup's `X-Request-Id` and the id the Directory answered with (its own
  * request's id, echoed). A store or relay request sent with `X-Request-Id` reaches the Directory's lookups with that
  * id — one relay request carries it through the Relay, the Cache it stores at and the Directory — and one sent
- * without reaches them with the id the node made up (the one echoed in its response).
+ * without reaches them with the id the node made up (the one echoed in its response); a live-session upgrade's
+ * lookup carries the upgrade's id.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { makeProfile } from '../../src/protocol/profile.js';
 import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { httpDirectory } from '../cache/http-support.js';
 import { kid } from '../support/directory-flows.js';
+import { liveRefusal } from '../support/live.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 
 const profile = makeProfile('platform');
@@ -168,5 +170,16 @@ describe('Relay- and Cache-only nodes pass the request id on to the Directory', 
     assert.match(String(none.res.requestId), MADE_UP_ID);
     assert.equal(none.lookups.length, 5, JSON.stringify(none.lookups));
     everyOneUnder(none.lookups, none.res.requestId!);
+  });
+
+  it("a live-session upgrade: the DID's record, under the upgrade's id", async () => {
+    const url = `${relay.urls.relay!.replace('http://', 'ws://')}/ws/${enc(r.did)}/phone`;
+    const before = proxy.lookups.length;
+    const refused = await liveRefusal(url, { 'X-Request-Id': 'net-live' });
+    assert.equal(refused.body.code, 'live_proof_required', JSON.stringify(refused.body));
+    assert.equal(refused.headers['x-request-id'], 'net-live');
+    const lookups = proxy.lookups.slice(before);
+    assert.deepEqual(paths(lookups), [`/delivery-view/${enc(r.did)}`]);
+    everyOneUnder(lookups, 'net-live');
   });
 });

@@ -6,6 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DdnError } from '../../src/base/errors.js';
+import type { RequestTrace } from '../../src/base/request-trace.js';
 import type { DeliveryView, DidView, DirectoryPort } from '../../src/ports/directory-port.js';
 import { NETWORK_CONSTRAINTS } from '../../src/protocol/constraints.js';
 import type { Service } from '../../src/protocol/document.js';
@@ -48,8 +49,14 @@ const host: DidView = {
   },
 };
 
+/** The DID records asked for, with the request id each was asked for. */
+const asked: [string, string | undefined][] = [];
+
 const directory: DirectoryPort = {
-  getDid: async (did) => (did === HOST ? host : null),
+  getDid: async (did, requestId) => {
+    asked.push([did, requestId]);
+    return did === HOST ? host : null;
+  },
   lookupAlias: async () => null,
   resolveDelivery: async () => null,
 };
@@ -90,7 +97,7 @@ function viewWith(steps: Record<string, unknown>[], transitions: Record<string, 
   };
 }
 
-async function run(storer: ScriptedStorer, view: DeliveryView): Promise<DeliveryResult> {
+async function run(storer: ScriptedStorer, view: DeliveryView, trace?: RequestTrace): Promise<DeliveryResult> {
   const executor = new PlanExecutor({
     profile: PLATFORM,
     identity: nodeIdentityOf(PLATFORM, keyOf(91)),
@@ -100,7 +107,7 @@ async function run(storer: ScriptedStorer, view: DeliveryView): Promise<Delivery
   });
   const fields = { message_id: '6f1c2b9e-3d4a-4e5f-8a7b-1c2d3e4f5a6b', to: RECIPIENT, timestamp: '2026-07-16T12:00:00Z', payload: { ciphertext_b64: 'AA==' } };
   const env = parseEnvelope(fields, { nowMs: NOW, clockSkewSeconds: 300, allowPlaintext: false, allowProvenance: false });
-  return executor.execute({ env, envelopes: [Buffer.from(JSON.stringify(fields))], chunked: false, view });
+  return executor.execute({ env, envelopes: [Buffer.from(JSON.stringify(fields))], chunked: false, view, trace });
 }
 
 async function failure(p: Promise<DeliveryResult>): Promise<DeliveryFailure> {
@@ -188,5 +195,29 @@ describe('plan execution: the Archive step (§10.4.2)', () => {
     assert.equal(result.code, 'policy_applied');
     assert.deepEqual(result.details.accepted_caches, ['https://cache.example']);
     assert.equal(result.details.accepted_archives, undefined);
+  });
+
+  it("resolves every step's targets for the request the plan runs for (its id goes with each lookup)", async () => {
+    const storer = new ScriptedStorer({ 'https://cache.example': true, 'https://b.example': true });
+    const view = viewWith(
+      [
+        { id: 'fwd', operation: 'Forward', targets: [target('relay')] },
+        { id: 'store', operation: 'Store', targets: [target('cache')], desired_replicas: 1, required_replicas: 1 },
+        { id: 'archive', operation: 'Archive', targets: [target('arch-b')] },
+      ],
+      [
+        { from: 'fwd', to: 'store', trigger: 'Failure', mode: 'Next' },
+        { from: 'store', to: 'archive', trigger: 'Success', mode: 'Next' },
+      ],
+    );
+    asked.length = 0;
+    const silent = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
+    const result = await run(storer, view, { id: 'plan-request', log: silent });
+    assert.equal(result.code, 'policy_applied');
+    assert.deepEqual(asked, [
+      [HOST, 'plan-request'],
+      [HOST, 'plan-request'],
+      [HOST, 'plan-request'],
+    ]);
   });
 });
