@@ -154,6 +154,40 @@ if (PG_URL) {
     });
   });
 
+  describe('ledger on PostgreSQL: the admission lock', () => {
+    it('counts the time an admission batch waited for the lock while another session held it', async () => {
+      const d = await pgLedgerDeployment();
+      const p = await d.start(0, false);
+      const holder = new pg.Client({ connectionString: d.url, options: `-c search_path="${d.schema}"` });
+      await holder.connect();
+      try {
+        assert.deepEqual(p.sync.lockUses.admission, { transactions: 0, waitS: 0, totalS: 0 });
+        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        const call = registerCall(didOf(950), seedKey(30));
+        const admitted = p.ledger.admit(call, metaOf(call));
+        for (;;) {
+          const r = await holder.query('SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
+          if (r.rows.length > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        // the batch is seen waiting for the lock, then the lock is released
+        await holder.query('ROLLBACK');
+        assert.equal((await admitted).duplicate, false);
+        const use = p.sync.lockUses.admission;
+        assert.equal(use.transactions, 1);
+        assert.ok(use.waitS > 0, `waited ${use.waitS} s`);
+        assert.ok(use.waitS <= use.totalS, `waited ${use.waitS} s of ${use.totalS} s`);
+        assert.deepEqual(p.sync.lockUses.block, { transactions: 0, waitS: 0, totalS: 0 }, 'no block was made');
+        assert.ok(await p.sync.produceOnce());
+        assert.equal(p.sync.lockUses.block.transactions, 1);
+      } finally {
+        await holder.end();
+        await p.close();
+        await d.drop();
+      }
+    });
+  });
+
   describe('ledger on PostgreSQL: block production', () => {
     const leaders = (procs: PgLedgerProcess[]) => procs.filter((p) => p.sync.isLeader);
 

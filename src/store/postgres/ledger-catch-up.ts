@@ -20,10 +20,16 @@ export interface CatchUpRows {
   pending: TxRecord[];
   /** The highest seq among them, else `afterSeq`. */
   lastSeq: number;
+  /** With {@link BEGIN_ADMISSION} in front: seconds PostgreSQL spent waiting for the admission lock. */
+  lockWaitS?: number;
 }
 
-/** The lock every admission and every block commit takes first (transaction-scoped). */
-export const BEGIN_ADMISSION = `BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK});`;
+/**
+ * The lock every admission and every block commit takes first (transaction-scoped), and how long taking it
+ * waited: from the arrival of the query (`statement_timestamp()`) to the lock held, on the server's clock (the
+ * select list is evaluated in order, so `clock_timestamp()` is read once the lock is held).
+ */
+export const BEGIN_ADMISSION = `BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK}), extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 AS lock_wait_s;`;
 
 function int(n: number): string {
   if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
@@ -75,5 +81,15 @@ export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: numb
   }
   const pending = pendingRows.rows.map(txFromRow);
   const last = pendingRows.rows[pendingRows.rows.length - 1];
-  return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq };
+  const lockWaitS = lockWaitOf(results.slice(0, -5));
+  return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq, ...(lockWaitS === undefined ? {} : { lockWaitS }) };
+}
+
+/** The `lock_wait_s` of {@link BEGIN_ADMISSION} among the results of a query's prefix, when it ran there. */
+function lockWaitOf(results: readonly pg.QueryResult[]): number | undefined {
+  for (const r of results) {
+    const v: unknown = (r.rows[0] as { lock_wait_s?: unknown } | undefined)?.lock_wait_s;
+    if (typeof v === 'number') return Math.max(0, v);
+  }
+  return undefined;
 }

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
-import type { Admission, Ledger, PoolCoordinator } from '../../ledger/chain.js';
+import type { Admission, BuiltBlock, Ledger, PoolCoordinator } from '../../ledger/chain.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
 import { BEGIN_ADMISSION, readCatchUp } from './ledger-catch-up.js';
@@ -55,6 +55,21 @@ interface WaitingAdmission {
 }
 
 type Outcome = { ok: { txHash: string; duplicate: boolean } } | { err: unknown };
+
+/** Transactions of one kind that took the admission lock, and their time, summed since start (seconds). */
+export interface LockUse {
+  transactions: number;
+  /** From asking for the lock to holding it, as PostgreSQL measured it. */
+  waitS: number;
+  /** From sending the lock's round trip to the answer to COMMIT (or ROLLBACK): the wait, then the lock held. */
+  totalS: number;
+}
+
+/** This process's use of the admission lock: by its admission batches and by the blocks it produced. */
+export interface LockUses {
+  admission: LockUse;
+  block: LockUse;
+}
 
 export interface PgLedgerSyncOptions {
   pool: PgPool;
@@ -138,6 +153,10 @@ export class PgLedgerSync implements PoolCoordinator {
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
+  private readonly locks: LockUses = {
+    admission: { transactions: 0, waitS: 0, totalS: 0 },
+    block: { transactions: 0, waitS: 0, totalS: 0 },
+  };
 
   private constructor(private readonly o: PgLedgerSyncOptions) {
     this.channel = `ddn_ledger_${o.schema}`;
@@ -157,6 +176,18 @@ export class PgLedgerSync implements PoolCoordinator {
   /** True while this process produces the blocks. */
   get isLeader(): boolean {
     return this.leader;
+  }
+
+  /** How long this process waited for and held the admission lock so far (metrics). */
+  get lockUses(): Readonly<LockUses> {
+    return this.locks;
+  }
+
+  /** Counts one transaction under the admission lock that started at `startedMs` (`performance.now()`). */
+  private lockUsed(use: LockUse, startedMs: number, waitS: number | undefined): void {
+    use.transactions++;
+    use.waitS += waitS ?? 0;
+    use.totalS += (performance.now() - startedMs) / 1000;
   }
 
   admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }> {
@@ -191,11 +222,14 @@ export class PgLedgerSync implements PoolCoordinator {
     const outcomes: Outcome[] = [];
     const stored: TxRecord[] = [];
     let lastSeq = 0;
+    let startedMs: number | undefined;
+    let lockWaitS: number | undefined;
     try {
       await inAdmissionTransaction(this.o.pool, async (c) => {
         // the lock and the catch-up under it in one round trip; the checks are pure work on the local pool (the
         // signatures were verified before, see Ledger.admit)
-        await this.catchUp(c, BEGIN_ADMISSION);
+        startedMs = performance.now();
+        lockWaitS = await this.catchUp(c, BEGIN_ADMISSION);
         for (const w of batch) {
           try {
             const a = w.prepare();
@@ -217,6 +251,7 @@ export class PgLedgerSync implements PoolCoordinator {
         [lastSeq] = await Promise.all([insertPendingRows(c, stored, this.channel), c.query('COMMIT')]);
       });
     } catch (e) {
+      if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lockWaitS);
       this.o.ledger.withdraw(new Set(stored.map((t) => t.txHash)));
       this.o.logger?.error({ err: e, batch: batch.length }, 'ledger admission failed');
       const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
@@ -226,6 +261,7 @@ export class PgLedgerSync implements PoolCoordinator {
       });
       return;
     }
+    if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lockWaitS);
     if (lastSeq > 0) this.lastPendingSeq = lastSeq;
     batch.forEach((w, i) => {
       const o = outcomes[i]!;
@@ -259,10 +295,15 @@ export class PgLedgerSync implements PoolCoordinator {
     }
   }
 
-  /** New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first. */
-  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<void> {
+  /**
+   * New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first.
+   * With {@link BEGIN_ADMISSION} as the prefix: the seconds its lock waited.
+   */
+  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<number | undefined> {
+    let lockWaitS: number | undefined;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, CATCH_UP_BATCH, first ? prefix : '');
+      if (first) lockWaitS = rows.lockWaitS;
       for (const b of rows.blocks) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
@@ -272,7 +313,7 @@ export class PgLedgerSync implements PoolCoordinator {
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
       if (rows.pending.length > 0) this.wantBlock();
-      return;
+      return lockWaitS;
     }
   }
 
@@ -411,23 +452,27 @@ export class PgLedgerSync implements PoolCoordinator {
     // catch-up under the lock finds little and the block's execution verifies nothing new.
     await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
+    const startedMs = performance.now();
+    let lockWaitS: number | undefined;
+    let built: BuiltBlock | undefined;
     try {
-      await this.catchUp(c, BEGIN_ADMISSION);
+      lockWaitS = await this.catchUp(c, BEGIN_ADMISSION);
       const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
-      if (!next) {
-        await c.query('ROLLBACK');
-        return;
-      }
-      // Rows this process could not adopt leave the shared pool with this block, as failed.
-      const built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
-      await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
-      await c.query('COMMIT');
-      this.o.ledger.commitBuilt(built);
-      this.unadoptable.clear();
+      if (next) {
+        // Rows this process could not adopt leave the shared pool with this block, as failed.
+        built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
+        await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
+        await c.query('COMMIT');
+      } else await c.query('ROLLBACK');
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw e;
+    } finally {
+      this.lockUsed(this.locks.block, startedMs, lockWaitS);
     }
+    if (built === undefined) return;
+    this.o.ledger.commitBuilt(built);
+    this.unadoptable.clear();
   }
 
   /** Stops following; a leader gives up its lock (its session ends), so another process takes over at once. */
