@@ -110,6 +110,31 @@ if (PG_URL) {
       }
     });
 
+    it("stores with a pending row the digests of the signatures its admission verified; another process's block includes it and clears them", async () => {
+      const d = await pgLedgerDeployment();
+      const procs = [await d.start(0, false), await d.start(1, false)];
+      try {
+        const call = registerCall(didOf(960), seedKey(31));
+        const { txHash } = await procs[0]!.ledger.admit(call, metaOf(call));
+        const row = async () =>
+          (await procs[0]!.pool.query<{ status: string; signatures: Buffer | null }>('SELECT status, signatures FROM ledger_txs WHERE tx_hash = $1', [txHash]))
+            .rows[0]!;
+        const pending = await row();
+        assert.equal(pending.status, 'pending');
+        assert.ok(pending.signatures !== null && pending.signatures.length > 0 && pending.signatures.length % 32 === 0, 'one digest per verified signature');
+        await procs[1]!.sync.refresh();
+        assert.equal(procs[1]!.ledger.pendingEntries()[0]?.verified.size, pending.signatures.length / 32, 'the adopting process keeps them');
+        assert.ok(await procs[1]!.sync.produceOnce());
+        assert.equal(procs[1]!.ledger.txView(txHash)?.tx.status, 'included');
+        const finished = await row();
+        assert.equal(finished.status, 'included');
+        assert.equal(finished.signatures, null);
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
     it('answers 503 to a batch whose connection was killed mid-transaction, drops that connection, and admits the next batch', async () => {
       const d = await pgLedgerDeployment();
       const p = await d.start(0, false);

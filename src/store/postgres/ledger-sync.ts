@@ -448,8 +448,9 @@ export class PgLedgerSync implements PoolCoordinator {
     const c = this.session;
     if (c === undefined || !this.leader || this.closed) return;
     this.lastBlockMs = Date.now();
-    // Before the lock: what other processes admitted joins the pool and has its signatures verified, so the
-    // catch-up under the lock finds little and the block's execution verifies nothing new.
+    // Before the lock: what other processes admitted joins the pool, with the digests of the signatures its
+    // admitting process verified (rows without them have their signatures verified here), so the catch-up under
+    // the lock finds little and the block's execution verifies nothing new.
     await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
     const startedMs = performance.now();
