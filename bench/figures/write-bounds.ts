@@ -5,8 +5,9 @@
  *
  * - `lock_wait_share`: of the time admission batches spent from asking for the lock to their commit, the share
  *   spent waiting for it (all processes summed). Near 0: the lock does not hold admissions back.
- * - `lock_busy`: the time the lock was held (admissions and blocks, every process), ÷ the window. Near 1: the
- *   lock is the bound — every admission runs through it one after another.
+ * - `lock_busy`: the time the lock was held (admissions and blocks, every process, from taking it to the end of
+ *   its transaction on PostgreSQL's clock), ÷ the window. Near 1: the lock is the bound — every admission runs
+ *   through it one after another.
  */
 import { cpuMsBetween, cpuMsByName, round } from '../proc.js';
 
@@ -15,6 +16,7 @@ interface LockReading {
   transactions: number;
   waitS: number;
   totalS: number;
+  heldS: number;
 }
 type Locks = Record<Work, LockReading>;
 
@@ -22,11 +24,12 @@ const FAMILIES = {
   transactions: 'ddn_ledger_lock_transactions_total',
   waitS: 'ddn_ledger_lock_wait_seconds_total',
   totalS: 'ddn_ledger_lock_transaction_seconds_total',
+  heldS: 'ddn_ledger_lock_held_seconds_total',
 } as const;
 
 /** The lock counters of one `/metrics` text (zero where a series is absent: nothing counted yet). */
 export function parseLockMetrics(text: string): Locks {
-  const zero = (): LockReading => ({ transactions: 0, waitS: 0, totalS: 0 });
+  const zero = (): LockReading => ({ transactions: 0, waitS: 0, totalS: 0, heldS: 0 });
   const out: Locks = { admission: zero(), block: zero() };
   for (const line of text.split('\n')) {
     for (const [key, name] of Object.entries(FAMILIES) as [keyof LockReading, string][]) {
@@ -49,7 +52,7 @@ export interface WriteBounds {
   postgres_cores: number;
   /** Admission batches: waiting for the lock ÷ asking-to-commit time, all processes. */
   lock_wait_share: number;
-  /** Lock held (asking-to-commit time less the wait, admissions and blocks, all processes) ÷ window. */
+  /** Lock held (admissions and blocks, all processes, as PostgreSQL measured it) ÷ window. */
   lock_busy: number;
   /** Admission batches (transactions) in the window, all processes. */
   admission_batches: number;
@@ -70,7 +73,7 @@ export class WriteBoundsWindow {
     const [before, after] = await Promise.all([this.locks0, Promise.all(this.urls.map(readLocks))]);
     const diff = (work: Work, key: keyof LockReading) => after.reduce((sum, a, i) => sum + a[work][key] - before[i]![work][key], 0);
     const admissionTotal = diff('admission', 'totalS');
-    const held = admissionTotal - diff('admission', 'waitS') + diff('block', 'totalS') - diff('block', 'waitS');
+    const held = diff('admission', 'heldS') + diff('block', 'heldS');
     return {
       postgres_cores: round(pgMs / 1000 / wallS, 2),
       lock_wait_share: admissionTotal > 0 ? round(diff('admission', 'waitS') / admissionTotal, 3) : 0,

@@ -70,6 +70,7 @@ if (PG_URL) {
       assert.ok(delta('ddn_ledger_lock_transactions_total', { work: 'admission' }) >= 1);
       assert.ok(delta('ddn_ledger_lock_transactions_total', { work: 'block' }) >= 1);
       assert.ok(delta('ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }) > 0);
+      assert.ok(delta('ddn_ledger_lock_held_seconds_total', { work: 'block' }) > 0);
       assert.ok(
         total(after, 'ddn_ledger_lock_wait_seconds_total', { work: 'admission' }) <=
           total(after, 'ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }),

@@ -186,7 +186,7 @@ if (PG_URL) {
       const holder = new pg.Client({ connectionString: d.url, options: `-c search_path="${d.schema}"` });
       await holder.connect();
       try {
-        assert.deepEqual(p.sync.lockUses.admission, { transactions: 0, waitS: 0, totalS: 0 });
+        assert.deepEqual(p.sync.lockUses.admission, { transactions: 0, waitS: 0, totalS: 0, heldS: 0 });
         await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
         const call = registerCall(didOf(950), seedKey(30));
         const admitted = p.ledger.admit(call, metaOf(call));
@@ -202,9 +202,11 @@ if (PG_URL) {
         assert.equal(use.transactions, 1);
         assert.ok(use.waitS > 0, `waited ${use.waitS} s`);
         assert.ok(use.waitS <= use.totalS, `waited ${use.waitS} s of ${use.totalS} s`);
-        assert.deepEqual(p.sync.lockUses.block, { transactions: 0, waitS: 0, totalS: 0 }, 'no block was made');
+        assert.ok(use.heldS > 0, 'the batch held the lock for its insert and commit');
+        assert.deepEqual(p.sync.lockUses.block, { transactions: 0, waitS: 0, totalS: 0, heldS: 0 }, 'no block was made');
         assert.ok(await p.sync.produceOnce());
         assert.equal(p.sync.lockUses.block.transactions, 1);
+        assert.ok(p.sync.lockUses.block.heldS > 0);
       } finally {
         await holder.end();
         await p.close();

@@ -27,7 +27,7 @@ import { SerialQueue } from '../../base/serial-queue.js';
 import type { Admission, BuiltBlock, Ledger, PoolCoordinator } from '../../ledger/chain.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import { BEGIN_ADMISSION, readCatchUp } from './ledger-catch-up.js';
+import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp } from './ledger-catch-up.js';
 import {
   blockHashAt,
   commitBlockRows,
@@ -63,6 +63,8 @@ export interface LockUse {
   waitS: number;
   /** From sending the lock's round trip to the answer to COMMIT (or ROLLBACK): the wait, then the lock held. */
   totalS: number;
+  /** From holding the lock to the end of the transaction that released it, as PostgreSQL measured it. */
+  heldS: number;
 }
 
 /** This process's use of the admission lock: by its admission batches and by the blocks it produced. */
@@ -154,8 +156,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
   private readonly locks: LockUses = {
-    admission: { transactions: 0, waitS: 0, totalS: 0 },
-    block: { transactions: 0, waitS: 0, totalS: 0 },
+    admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
+    block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
   };
 
   private constructor(private readonly o: PgLedgerSyncOptions) {
@@ -183,11 +185,15 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.locks;
   }
 
-  /** Counts one transaction under the admission lock that started at `startedMs` (`performance.now()`). */
-  private lockUsed(use: LockUse, startedMs: number, waitS: number | undefined): void {
+  /**
+   * Counts one transaction under the admission lock that started at `startedMs` (`performance.now()`), took the
+   * lock as `lock` says and ended at `endedAtS` (server clock; unknown when it failed).
+   */
+  private lockUsed(use: LockUse, startedMs: number, lock: LockTaken | undefined, endedAtS: number | undefined): void {
     use.transactions++;
-    use.waitS += waitS ?? 0;
+    use.waitS += lock?.waitS ?? 0;
     use.totalS += (performance.now() - startedMs) / 1000;
+    if (lock !== undefined && endedAtS !== undefined) use.heldS += Math.max(0, endedAtS - lock.atS);
   }
 
   admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }> {
@@ -223,13 +229,14 @@ export class PgLedgerSync implements PoolCoordinator {
     const stored: TxRecord[] = [];
     let lastSeq = 0;
     let startedMs: number | undefined;
-    let lockWaitS: number | undefined;
+    let lock: LockTaken | undefined;
+    let endedAtS: number | undefined;
     try {
       await inAdmissionTransaction(this.o.pool, async (c) => {
         // the lock and the catch-up under it in one round trip; the checks are pure work on the local pool (the
         // signatures were verified before, see Ledger.admit)
         startedMs = performance.now();
-        lockWaitS = await this.catchUp(c, BEGIN_ADMISSION);
+        lock = await this.catchUp(c, BEGIN_ADMISSION);
         for (const w of batch) {
           try {
             const a = w.prepare();
@@ -243,15 +250,15 @@ export class PgLedgerSync implements PoolCoordinator {
           }
         }
         if (stored.length === 0) {
-          await c.query('COMMIT');
+          endedAtS = await endTransaction(c, 'COMMIT');
           return;
         }
         // the insert (with its NOTIFY) and the COMMIT queued together: the COMMIT leaves as the insert's answer
         // arrives, without waiting for this process's event loop; a failed insert makes it a rollback
-        [lastSeq] = await Promise.all([insertPendingRows(c, stored, this.channel), c.query('COMMIT')]);
+        [lastSeq, endedAtS] = await Promise.all([insertPendingRows(c, stored, this.channel), endTransaction(c, 'COMMIT')]);
       });
     } catch (e) {
-      if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lockWaitS);
+      if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, undefined);
       this.o.ledger.withdraw(new Set(stored.map((t) => t.txHash)));
       this.o.logger?.error({ err: e, batch: batch.length }, 'ledger admission failed');
       const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
@@ -261,7 +268,7 @@ export class PgLedgerSync implements PoolCoordinator {
       });
       return;
     }
-    if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lockWaitS);
+    if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, endedAtS);
     if (lastSeq > 0) this.lastPendingSeq = lastSeq;
     batch.forEach((w, i) => {
       const o = outcomes[i]!;
@@ -297,13 +304,13 @@ export class PgLedgerSync implements PoolCoordinator {
 
   /**
    * New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first.
-   * With {@link BEGIN_ADMISSION} as the prefix: the seconds its lock waited.
+   * With {@link BEGIN_ADMISSION} as the prefix: when its lock was taken.
    */
-  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<number | undefined> {
-    let lockWaitS: number | undefined;
+  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<LockTaken | undefined> {
+    let lock: LockTaken | undefined;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, CATCH_UP_BATCH, first ? prefix : '');
-      if (first) lockWaitS = rows.lockWaitS;
+      if (first) lock = rows.lock;
       for (const b of rows.blocks) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
@@ -313,7 +320,7 @@ export class PgLedgerSync implements PoolCoordinator {
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
       if (rows.pending.length > 0) this.wantBlock();
-      return lockWaitS;
+      return lock;
     }
   }
 
@@ -454,22 +461,23 @@ export class PgLedgerSync implements PoolCoordinator {
     await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
     const startedMs = performance.now();
-    let lockWaitS: number | undefined;
+    let lock: LockTaken | undefined;
+    let endedAtS: number | undefined;
     let built: BuiltBlock | undefined;
     try {
-      lockWaitS = await this.catchUp(c, BEGIN_ADMISSION);
+      lock = await this.catchUp(c, BEGIN_ADMISSION);
       const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
       if (next) {
         // Rows this process could not adopt leave the shared pool with this block, as failed.
         built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
         await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
-        await c.query('COMMIT');
-      } else await c.query('ROLLBACK');
+        endedAtS = await endTransaction(c, 'COMMIT');
+      } else endedAtS = await endTransaction(c, 'ROLLBACK');
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw e;
     } finally {
-      this.lockUsed(this.locks.block, startedMs, lockWaitS);
+      this.lockUsed(this.locks.block, startedMs, lock, endedAtS);
     }
     if (built === undefined) return;
     this.o.ledger.commitBuilt(built);
