@@ -392,6 +392,18 @@ export class Ledger {
     return { block, writes: overlay.changes(), records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
   }
 
+  /**
+   * `built` (from {@link buildBlock} on the current head) with `entries`, pool entries added after every entry
+   * the pool held then: checked after its pool on the new head, as {@link buildBlock} checks the pool's last
+   * entries — those that pass join its pool, the others its drops.
+   */
+  extendBuilt(built: BuiltBlock, entries: readonly PoolEntry[]): BuiltBlock {
+    if (entries.length === 0) return built;
+    const h = built.block.header;
+    const next = this.validatePool(built.poolWrites, entries, Math.max(h.timestampMs, this.opts.clock.nowMs()), h.number + 1);
+    return { ...built, pool: [...built.pool, ...next.pool], dropped: [...built.dropped, ...next.dropped] };
+  }
+
   /** Stores a {@link BuiltBlock} (built on the current head) and makes it the head; the pool keeps what still passes. */
   commitBuilt(built: BuiltBlock): BlockRef {
     if (built.block.header.number !== this.head.number + 1) throw new Error('the head moved since the block was built');

@@ -155,6 +155,8 @@ export class PgLedgerSync implements PoolCoordinator {
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
+  /** The highest block number another process announced (NOTIFY `block:<n>`). */
+  private notifiedHead = -1;
   private readonly locks: LockUses = {
     admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
     block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
@@ -231,6 +233,12 @@ export class PgLedgerSync implements PoolCoordinator {
     let startedMs: number | undefined;
     let lock: LockTaken | undefined;
     let endedAtS: number | undefined;
+    // A block this process has not copied yet is copied before the lock: its replica commit is the longest step of
+    // a catch-up, and under the lock every other process's admissions would wait for it. What arrives after this
+    // is still caught up under the lock.
+    if (this.notifiedHead > this.o.ledger.headNumber) {
+      await this.catchUpWithPool().catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
+    }
     try {
       await inAdmissionTransaction(this.o.pool, async (c) => {
         // the lock and the catch-up under it in one round trip; the checks are pure work on the local pool (the
@@ -375,6 +383,7 @@ export class PgLedgerSync implements PoolCoordinator {
       if (msg.channel !== this.channel) return;
       const [kind, at] = (msg.payload ?? '').split(':');
       const n = Number(at);
+      if (kind === 'block' && Number.isSafeInteger(n)) this.notifiedHead = Math.max(this.notifiedHead, n);
       // what this process already holds (its own admissions and blocks among them) needs no catch-up
       if (kind === 'pending' && n <= this.lastPendingSeq) return;
       if (kind === 'block' && n <= this.o.ledger.headNumber) return;
@@ -460,13 +469,24 @@ export class PgLedgerSync implements PoolCoordinator {
     // the lock finds little and the block's execution verifies nothing new.
     await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
+    // The block is executed before the lock too: only this process makes blocks, so the head stays, and what
+    // other processes admit meanwhile joins the pool after every entry the block was built from; under the lock
+    // those entries are checked after the block's pool, exactly as building it then would check them (they wait
+    // for the next block, as if they had arrived just after this one was built).
+    const head = this.o.ledger.headNumber;
+    const poolBefore = [...this.o.ledger.pendingEntries()];
+    const early = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
     const startedMs = performance.now();
     let lock: LockTaken | undefined;
     let endedAtS: number | undefined;
     let built: BuiltBlock | undefined;
     try {
       lock = await this.catchUp(c, BEGIN_ADMISSION);
-      const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
+      const pool = this.o.ledger.pendingEntries();
+      const stillValid = early !== null && this.o.ledger.headNumber === head && poolBefore.every((e, i) => pool[i] === e);
+      const next = stillValid
+        ? this.o.ledger.extendBuilt(early, pool.slice(poolBefore.length))
+        : this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
       if (next) {
         // Rows this process could not adopt leave the shared pool with this block, as failed.
         built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
