@@ -82,6 +82,30 @@ export function cpuMsBetween(before: ReadonlyMap<number, number>, after: Readonl
 }
 
 /**
+ * Milliseconds the threads of `pids` have spent so far runnable but waiting for a CPU (/proc/<pid>/task/<tid>/schedstat,
+ * second field), summed; threads that ended are left out. 0 where the kernel keeps no schedstat.
+ */
+export function runQueueMs(pids: readonly number[]): number {
+  let ns = 0;
+  for (const pid of pids) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1] ?? 0);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return ns / 1e6;
+}
+
+/**
  * CPU time of processes (summed) over a window, as a share of one core; also of their main threads alone — a
  * Node server whose event loop is near 1.0 is bound by that one thread, whatever the other threads do.
  */

@@ -259,7 +259,7 @@ async function measure(ctx: BenchContext, d: Deployment): Promise<Figure> {
       },
       d.processes.map((p) => p.pid),
       // on PostgreSQL: what bounds it (PostgreSQL's CPU, the admission lock), read beside the window
-      d.id === 'sqlite' ? undefined : () => (window = new WriteBoundsWindow(urls)),
+      d.id === 'sqlite' ? undefined : () => (window = new WriteBoundsWindow(urls, d.processes.map((p) => p.pid))),
     )
     .finally(() => (loading = false));
   const bounds = await window?.end();

@@ -9,7 +9,7 @@
  *   its transaction on PostgreSQL's clock), ÷ the window. Near 1: the lock is the bound — every admission runs
  *   through it one after another.
  */
-import { cpuMsBetween, cpuMsByName, round } from '../proc.js';
+import { cpuMsBetween, cpuMsByName, round, runQueueMs } from '../proc.js';
 
 type Work = 'admission' | 'block';
 interface LockReading {
@@ -56,6 +56,17 @@ export interface WriteBounds {
   lock_busy: number;
   /** Admission batches (transactions) in the window, all processes. */
   admission_batches: number;
+  /** Blocks produced (transactions under the lock) in the window. */
+  block_transactions: number;
+  /** Mean time one admission batch held the lock, ms. */
+  lock_held_ms_per_batch: number;
+  /** Mean time one block's transaction held the lock, ms. */
+  lock_held_ms_per_block: number;
+  /**
+   * The Directory processes' threads runnable but waiting for a CPU, in cores over the window: well above 0, the
+   * machine's cores are the bound (a process holding the lock waits for a core too).
+   */
+  servers_run_queue_cores: number;
 }
 
 /** Readings taken at the start of a measured window; `end` reads again and gives the window's figures. */
@@ -63,13 +74,19 @@ export class WriteBoundsWindow {
   private readonly t0 = performance.now();
   private readonly pg0 = cpuMsByName('postgres');
   private readonly locks0: Promise<Locks[]>;
-  constructor(private readonly urls: readonly string[]) {
+  private readonly queued0: number;
+  constructor(
+    private readonly urls: readonly string[],
+    private readonly pids: readonly number[],
+  ) {
+    this.queued0 = runQueueMs(pids);
     this.locks0 = Promise.all(urls.map(readLocks));
   }
 
   async end(): Promise<WriteBounds> {
     const wallS = (performance.now() - this.t0) / 1000;
     const pgMs = cpuMsBetween(this.pg0, cpuMsByName('postgres'));
+    const queuedMs = runQueueMs(this.pids) - this.queued0;
     const [before, after] = await Promise.all([this.locks0, Promise.all(this.urls.map(readLocks))]);
     const diff = (work: Work, key: keyof LockReading) => after.reduce((sum, a, i) => sum + a[work][key] - before[i]![work][key], 0);
     const admissionTotal = diff('admission', 'totalS');
@@ -79,6 +96,10 @@ export class WriteBoundsWindow {
       lock_wait_share: admissionTotal > 0 ? round(diff('admission', 'waitS') / admissionTotal, 3) : 0,
       lock_busy: round(held / wallS, 3),
       admission_batches: Math.round(diff('admission', 'transactions')),
+      block_transactions: Math.round(diff('block', 'transactions')),
+      lock_held_ms_per_batch: diff('admission', 'transactions') > 0 ? round((diff('admission', 'heldS') * 1000) / diff('admission', 'transactions'), 2) : 0,
+      lock_held_ms_per_block: diff('block', 'transactions') > 0 ? round((diff('block', 'heldS') * 1000) / diff('block', 'transactions'), 2) : 0,
+      servers_run_queue_cores: round(queuedMs / 1000 / wallS, 2),
     };
   }
 }
