@@ -114,6 +114,8 @@ export interface LoadResult {
    * load generator, in cores — other work sharing the machine, which skews the figure.
    */
   other_cpu_cores?: number;
+  /** CPU used on the whole machine during the measured window (every core, everything on it), in cores. */
+  machine_cores?: number;
   /** Runs made (more than one when other work disturbed the first); this is the quietest. */
   attempts?: number;
 }

@@ -22,8 +22,9 @@ export class LoadGenerator {
   /**
    * Runs one job (warm-up, then the measured window) and returns its result; with `target` (one process id or
    * several), the CPU those processes used during the measured window is added as `target_cpu`.
+   * `onMeasuring` is called as the measured window starts (readings to take beside it).
    */
-  run(job: LoadJob, target?: number | readonly number[]): Promise<LoadResult> {
+  run(job: LoadJob, target?: number | readonly number[], onMeasuring?: () => void): Promise<LoadResult> {
     const pids = target === undefined ? [] : typeof target === 'number' ? [target] : target;
     return new Promise((resolve, reject) => {
       let window: CpuWindow | undefined;
@@ -32,6 +33,7 @@ export class LoadGenerator {
         if (msg.type === 'measuring') {
           if (pids.length > 0) window = new CpuWindow(pids);
           machine0 = machineBusyMs();
+          onMeasuring?.();
           return;
         }
         cleanup();
@@ -39,8 +41,9 @@ export class LoadGenerator {
         const r = msg.result;
         if (window === undefined) return resolve(r);
         const target = window.end();
-        const other = (machineBusyMs() - machine0 - target.cpu_ms - r.loadgen_cpu.cpu_ms) / target.wall_ms;
-        resolve({ ...r, target_cpu: target, other_cpu_cores: round(Math.max(0, other), 2) });
+        const machine = machineBusyMs() - machine0;
+        const other = (machine - target.cpu_ms - r.loadgen_cpu.cpu_ms) / target.wall_ms;
+        resolve({ ...r, target_cpu: target, other_cpu_cores: round(Math.max(0, other), 2), machine_cores: round(machine / target.wall_ms, 2) });
       };
       const onExit = (code: number | null) => {
         cleanup();

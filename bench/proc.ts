@@ -1,5 +1,5 @@
 /** Linux /proc readings of another process: CPU time, resident memory and its peak (reset through clear_refs). */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseThreadStat, readThreadTicks, threadCpu, TICKS_PER_SECOND, type ThreadCpu, type ThreadTicks } from './thread-cpu.js';
 
@@ -45,6 +45,64 @@ export function machineBusyMs(): number {
   // user nice system idle iowait irq softirq steal (guest time is already inside user)
   const busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
   return (busy * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU milliseconds used so far by every process named `comm` (e.g. `postgres`: the server and its backends), by
+ * process id. Empty where there is no /proc; a process that ends meanwhile is left out.
+ */
+export function cpuMsByName(comm: string): Map<number, number> {
+  const out = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const t = parseThreadStat(readFileSync(`/proc/${e}/stat`, 'utf8'));
+      if (t.name === comm) out.set(Number(e), ((t.user + t.system) * 1000) / TICKS_PER_SECOND);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU milliseconds `after` − `before` of {@link cpuMsByName} readings: a process that started in between counts
+ * whole, one that ended in between is missing (PostgreSQL backends live as long as their pooled connections).
+ */
+export function cpuMsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+  return sum;
+}
+
+/**
+ * Milliseconds the threads of `pids` have spent so far runnable but waiting for a CPU (/proc/<pid>/task/<tid>/schedstat,
+ * second field), summed; threads that ended are left out. 0 where the kernel keeps no schedstat.
+ */
+export function runQueueMs(pids: readonly number[]): number {
+  let ns = 0;
+  for (const pid of pids) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1] ?? 0);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return ns / 1e6;
 }
 
 /**

@@ -148,6 +148,7 @@ export function toMarkdown(r: Report): string {
     out.push(`| ${cell(f.title)} | ${cell(value)}${extra ? `<br>${extra}` : ''} | ${ref} | ${f.ratio ?? '—'}${runs} | ${target} | ${result} |`);
   }
   out.push('');
+  out.push(...writeBoundsTable(r.figures));
   const floored = r.figures.filter((f) => f.floor !== undefined && f.value !== null);
   if (floored.length > 0) {
     out.push('## Floors', '');
@@ -228,6 +229,48 @@ export function toMarkdown(r: Report): string {
     out.push('');
   }
   return out.join('\n');
+}
+
+/**
+ * The Directory write figures beside what bounds them: the servers' and the machine's CPU, PostgreSQL's, and the
+ * shared ledger's admission lock (bench/figures/write-bounds.ts). Empty when the run has no write figures.
+ */
+function writeBoundsTable(figures: readonly Figure[]): string[] {
+  const writes = figures.filter((f) => f.id.startsWith('dir_writes_') && f.value !== null && f.extra !== undefined);
+  if (writes.length === 0) return [];
+  const x = (f: Figure, k: string): string => {
+    const v = f.extra?.[k];
+    return typeof v === 'number' ? num(v) : '—';
+  };
+  const pct = (f: Figure, k: string): string => {
+    const v = f.extra?.[k];
+    return typeof v === 'number' ? `${Math.round(v * 100)} %` : '—';
+  };
+  const perTurn = (f: Figure): string =>
+    typeof f.extra?.lock_held_ms_per_batch === 'number' ? `${x(f, 'lock_held_ms_per_batch')} / ${x(f, 'lock_held_ms_per_block')} ms` : '—';
+  const batches = (f: Figure): string => {
+    const n = f.extra?.admission_batches;
+    return typeof n === 'number' && n > 0 && f.load !== undefined ? `${num(n)} (${num(round(f.load.ok / n, 1))})` : '—';
+  };
+  return [
+    '## Directory writes: what bounds them',
+    '',
+    '| Deployment | Writes/s | Server CPU per write | Servers, cores | Servers waiting for a core, cores | Machine, cores | PostgreSQL, cores | Admission time waiting for the lock | Lock held, share of the window | Lock held per batch / per block | Batches (writes per batch) | Load average (1 min) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...writes.map(
+      (f) =>
+        `| ${cell(f.title)} | ${num(f.value as number)} | ${f.load === undefined ? '—' : cpuPerRequest(f.load)} | ${x(f, 'service_cpu_cores')} | ${x(f, 'servers_run_queue_cores')} | ${x(f, 'machine_cores')} | ${x(f, 'postgres_cores')} | ${pct(f, 'lock_wait_share')} | ${pct(f, 'lock_busy')} | ${perTurn(f)} | ${batches(f)} | ${x(f, 'load_avg_1m')} |`,
+    ),
+    '',
+    'Machine: every core of the machine busy during the window, everything on it (the servers, PostgreSQL, the load',
+    "generator, other work). The lock columns come from the Directory processes' `ddn_ledger_lock_*_total` counters:",
+    "the share of admission batches' time (asking for the lock to commit) spent waiting for it, and the time the lock",
+    "was held by any process (admissions and blocks, on PostgreSQL's clock) ÷ the window — near 100 %, admissions",
+    'queue behind it. "Waiting for a core" is the time the Directory processes\' threads were runnable but not running',
+    "(`/proc/<pid>/task/*/schedstat`), in cores: well above 0, the machine's cores are short, and a process holding",
+    'the lock waits for one too, which lengthens every turn.',
+    '',
+  ];
 }
 
 /** Writes `<base>.json` and `<base>.md` (`latest` for a whole run). */

@@ -14,6 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { ATTESTOR_KEY_FILE, GENESIS_FILE } from '../../src/app/node-keys.js';
@@ -28,6 +29,7 @@ import { enc, type BenchContext, type Figure } from '../context.js';
 import type { LatencyMs, UpdatedDid } from '../jobs.js';
 import { round } from '../proc.js';
 import { freePort, ServiceProcess } from '../service.js';
+import { WriteBoundsWindow } from './write-bounds.js';
 
 /** Block interval of the write deployments (the issue's second row). */
 const BLOCK_TIME_MS = 100;
@@ -243,6 +245,7 @@ async function measure(ctx: BenchContext, d: Deployment): Promise<Figure> {
     while (loading) await probe.once();
   })();
   await ctx.settle(`dir-writes-${d.id}`);
+  let window: WriteBoundsWindow | undefined;
   // once, not again when other work disturbed it (ctx.load would): a second run would send nonces already used
   const load = await ctx.gen
     .run(
@@ -255,8 +258,11 @@ async function measure(ctx: BenchContext, d: Deployment): Promise<Figure> {
         request: { kind: 'did-update', profile: health.profile, dids, rounds, ...(urls.length > 1 ? { moreUrls: urls.slice(1) } : {}) },
       },
       d.processes.map((p) => p.pid),
+      // on PostgreSQL: what bounds it (PostgreSQL's CPU, the admission lock), read beside the window
+      d.id === 'sqlite' ? undefined : () => (window = new WriteBoundsWindow(urls, d.processes.map((p) => p.pid))),
     )
     .finally(() => (loading = false));
+  const bounds = await window?.end();
   await busyProbe;
   const busy = summary(probe.samples);
   return {
@@ -272,6 +278,10 @@ async function measure(ctx: BenchContext, d: Deployment): Promise<Figure> {
       p50_visible_busy_ms: busy.p50,
       p90_visible_busy_ms: busy.p90,
       service_cpu_cores: load.target_cpu?.cores ?? 0,
+      machine_cores: load.machine_cores ?? 0,
+      // the machine's 1-minute load average as the window ended (others' work on a shared machine shows here)
+      load_avg_1m: round(loadavg()[0] ?? 0, 2),
+      ...(bounds === undefined ? {} : bounds),
     },
     load,
     details: { block_time_ms: BLOCK_TIME_MS, dids: count, processes: d.processes.length, visible_idle_ms: idle, visible_busy_ms: busy },

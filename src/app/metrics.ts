@@ -306,6 +306,36 @@ export class NodeMetrics {
   }
 
   /**
+   * A shared ledger's admission lock (PostgreSQL): per kind of work (`admission` batches, `block` production),
+   * the transactions that took it, the seconds they waited for it, their seconds from asking to commit, and the
+   * seconds they held it. The wait's share of the total is how far the lock holds this process back; the time
+   * held, summed over every process and divided by the wall time, is how busy the lock is.
+   */
+  watchLedgerLock(sync: { readonly lockUses: Readonly<Record<string, { transactions: number; waitS: number; totalS: number; heldS: number }>> }): void {
+    const by = (key: 'transactions' | 'waitS' | 'totalS' | 'heldS') => () =>
+      Object.fromEntries(Object.entries(sync.lockUses).map(([work, u]) => [work, u[key]]));
+    this.countedBy('ddn_ledger_lock_transactions_total', 'Transactions that took the shared ledger admission lock, by work', 'work', by('transactions'));
+    this.countedBy(
+      'ddn_ledger_lock_wait_seconds_total',
+      'Seconds from asking for the shared ledger admission lock to holding it (measured by PostgreSQL), by work',
+      'work',
+      by('waitS'),
+    );
+    this.countedBy(
+      'ddn_ledger_lock_transaction_seconds_total',
+      'Seconds from asking for the shared ledger admission lock to the end of its transaction (wait included), by work',
+      'work',
+      by('totalS'),
+    );
+    this.countedBy(
+      'ddn_ledger_lock_held_seconds_total',
+      'Seconds the shared ledger admission lock was held, from taking it to the end of its transaction (measured by PostgreSQL), by work',
+      'work',
+      by('heldS'),
+    );
+  }
+
+  /**
    * `sweep` counted into `name` by kind: each number of its result (e.g. `expiredEntries`) is added to the
    * counter labelled with that kind in snake case (`expired_entries`).
    */

@@ -187,6 +187,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
     let stopping = false;
     const isReady = () => listening !== undefined && !stopping;
     if (config.roles.includes('directory')) cleanups.push(metrics.watchLedger(ledger));
+    if (backend.sync !== undefined) metrics.watchLedgerLock(backend.sync);
     const directoryService = config.roles.includes('directory')
       ? new DirectoryService({
           ledger,

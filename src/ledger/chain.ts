@@ -176,7 +176,10 @@ export class Ledger {
   private entryFromStored(tx: TxRecord): PoolEntry | undefined {
     const call = tx.bytes ? decodeExtrinsic(tx.bytes) : undefined;
     if (!call || !tx.bytes) return undefined;
-    return { tx, call, bytes: tx.bytes, verified: new VerifiedSignatures() };
+    // a shared pool's row carries what its admitting process verified (see VerifiedSignatures for why it is safe)
+    const verified = tx.signatures === undefined ? new VerifiedSignatures() : VerifiedSignatures.vouchedFor(tx.signatures);
+    const { signatures: _, ...kept } = tx;
+    return { tx: kept, call, bytes: tx.bytes, verified };
   }
 
   private loadHead(): void {
@@ -270,10 +273,12 @@ export class Ledger {
     const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call, this.opts.handlers);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
+    // a shared pool's row carries the signatures found valid, so the producer does not verify them again
+    const stored: TxRecord = this.coordinator ? { ...tx, signatures: verified.digests() } : tx;
     const poolState = this.poolState;
     return {
       result: { txHash, duplicate: false },
-      tx,
+      tx: stored,
       accept: () => {
         if (this.poolState !== poolState) throw new Error('the pool changed between admission check and acceptance');
         probe.commitInto(poolState);
@@ -299,8 +304,8 @@ export class Ledger {
     for (const tx of txs) {
       if (this.poolIndex.has(tx.txHash)) continue;
       const entry = this.entryFromStored(tx);
-      // The admitting process verified the signatures, and block execution verifies them again: adoption only
-      // keeps this pool's state in step, so it spends no second verification.
+      // The admitting process verified the signatures (the entry keeps their digests for the block's execution):
+      // adoption only keeps this pool's state in step, so it spends no verification.
       const failure = entry
         ? applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, tx.txHash, true), entry.call, this.opts.handlers)
         : new LedgerFailure('MalformedExtrinsic', 'Ledger');
@@ -323,8 +328,9 @@ export class Ledger {
   }
 
   /**
-   * Verifies the signatures of the pool's entries this process has not verified (a shared pool's entries other
-   * processes admitted), on the head state, so that building the next block under the pool lock finds them done
+   * Verifies the signatures of the pool's entries this process has not verified and no admitting process vouched
+   * for (a shared pool's rows stored without their digests), on the head state, so that building the next block
+   * under the pool lock finds them done
    * (an entry that needs an earlier one of the pool may stop before its signature; the block verifies it then).
    * Changes no state and no verdict.
    */
@@ -384,6 +390,18 @@ export class Ledger {
     });
     const next = this.validatePool(new Overlay(overlay), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), number + 1);
     return { block, writes: overlay.changes(), records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
+  }
+
+  /**
+   * `built` (from {@link buildBlock} on the current head) with `entries`, pool entries added after every entry
+   * the pool held then: checked after its pool on the new head, as {@link buildBlock} checks the pool's last
+   * entries — those that pass join its pool, the others its drops.
+   */
+  extendBuilt(built: BuiltBlock, entries: readonly PoolEntry[]): BuiltBlock {
+    if (entries.length === 0) return built;
+    const h = built.block.header;
+    const next = this.validatePool(built.poolWrites, entries, Math.max(h.timestampMs, this.opts.clock.nowMs()), h.number + 1);
+    return { ...built, pool: [...built.pool, ...next.pool], dropped: [...built.dropped, ...next.dropped] };
   }
 
   /** Stores a {@link BuiltBlock} (built on the current head) and makes it the head; the pool keeps what still passes. */

@@ -32,6 +32,11 @@ export interface TxRecord {
   blockIndex?: number;
   error?: TxError;
   finishedAtMs?: number;
+  /**
+   * A shared pool's pending row: digests of the signatures its admitting process found valid (see
+   * src/ledger/runtime/verified-signatures.ts). Stores that keep no shared pool ignore it.
+   */
+  signatures?: Uint8Array;
 }
 
 export interface StoredBlock {

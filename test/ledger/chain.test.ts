@@ -174,6 +174,43 @@ test('block execution: expiry at the block timestamp (valid_until == now) fails 
   assert.deepEqual(h.record(A)!.aliases, ['late']);
 });
 
+test('extendBuilt: entries pooled after a block was built are checked after its pool, as building it with them would', (t) => {
+  const h = setup({ maxExtrinsicsPerBlock: 1 });
+  t.after(() => h.close());
+  const headTs = h.ledger.headRef().timestampMs;
+  const a = h.submit(aliasCall(A, { kind: 'add', alias: 'late' }, root7, { nonce: 0n, validUntil: BigInt(headTs + 10) }));
+  h.clock.set(headTs + 10);
+  const early = h.ledger.buildBlock();
+  assert.ok(early);
+  // admitted while the block was being made: b needs a, which the block fails; c does not
+  const b = h.submit(aliasCall(A, { kind: 'add', alias: 'next' }, root7, { nonce: 1n }));
+  const c = h.submit(aliasCall(B, { kind: 'add', alias: 'fine' }, root8, { nonce: 0n }));
+  const added = h.ledger.pendingEntries().slice(1);
+  assert.deepEqual(
+    added.map((e) => e.tx.txHash),
+    [b, c],
+  );
+  const built = h.ledger.extendBuilt(early, added);
+  assert.equal(h.ledger.extendBuilt(early, []), early);
+  h.ledger.commitBuilt(built);
+  const { txs } = h.ledger.block(built.block.header.number)!;
+  assert.deepEqual(
+    txs.map((x) => [x.txHash, x.status]),
+    [[a, 'failed']],
+  );
+  assert.deepEqual(
+    h.ledger.pendingEntries().map((e) => e.tx.txHash),
+    [c],
+  );
+  assert.deepEqual(
+    built.dropped.map((d) => [d.txHash, d.error?.name]),
+    [[b, 'InvalidAliasNonce']],
+  );
+  assert.equal(h.poolNonce('alias_nonce', A), 0n);
+  h.produce();
+  assert.equal(h.ledger.txView(c)?.status, 'finalized');
+});
+
 test('pool rebuild: a pending entry invalidated by a failure in the previous block is dropped and recorded failed', (t) => {
   const h = setup({ maxExtrinsicsPerBlock: 1 });
   t.after(() => h.close());

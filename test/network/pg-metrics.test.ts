@@ -66,6 +66,15 @@ if (PG_URL) {
       assert.equal(delta('ddn_cache_operations_total', { operation: 'retrieval', outcome: 'ok' }), 1);
       assert.ok(delta('ddn_ledger_head_block') >= 1, 'the registration made a block on PostgreSQL');
       assert.ok(delta('ddn_ledger_blocks_total') >= 1);
+      // the shared ledger's admission lock: the registration's batch and its block took it
+      assert.ok(delta('ddn_ledger_lock_transactions_total', { work: 'admission' }) >= 1);
+      assert.ok(delta('ddn_ledger_lock_transactions_total', { work: 'block' }) >= 1);
+      assert.ok(delta('ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }) > 0);
+      assert.ok(delta('ddn_ledger_lock_held_seconds_total', { work: 'block' }) > 0);
+      assert.ok(
+        total(after, 'ddn_ledger_lock_wait_seconds_total', { work: 'admission' }) <=
+          total(after, 'ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }),
+      );
     });
   });
 }

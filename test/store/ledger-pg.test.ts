@@ -110,6 +110,31 @@ if (PG_URL) {
       }
     });
 
+    it("stores with a pending row the digests of the signatures its admission verified; another process's block includes it and clears them", async () => {
+      const d = await pgLedgerDeployment();
+      const procs = [await d.start(0, false), await d.start(1, false)];
+      try {
+        const call = registerCall(didOf(960), seedKey(31));
+        const { txHash } = await procs[0]!.ledger.admit(call, metaOf(call));
+        const row = async () =>
+          (await procs[0]!.pool.query<{ status: string; signatures: Buffer | null }>('SELECT status, signatures FROM ledger_txs WHERE tx_hash = $1', [txHash]))
+            .rows[0]!;
+        const pending = await row();
+        assert.equal(pending.status, 'pending');
+        assert.ok(pending.signatures !== null && pending.signatures.length > 0 && pending.signatures.length % 32 === 0, 'one digest per verified signature');
+        await procs[1]!.sync.refresh();
+        assert.equal(procs[1]!.ledger.pendingEntries()[0]?.verified.size, pending.signatures.length / 32, 'the adopting process keeps them');
+        assert.ok(await procs[1]!.sync.produceOnce());
+        assert.equal(procs[1]!.ledger.txView(txHash)?.tx.status, 'included');
+        const finished = await row();
+        assert.equal(finished.status, 'included');
+        assert.equal(finished.signatures, null);
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
     it('answers 503 to a batch whose connection was killed mid-transaction, drops that connection, and admits the next batch', async () => {
       const d = await pgLedgerDeployment();
       const p = await d.start(0, false);
@@ -146,6 +171,42 @@ if (PG_URL) {
         assert.equal(r.duplicate, false);
         const stored = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
         assert.equal(stored.rows[0]!.n, 1, 'only the next admission is stored');
+      } finally {
+        await holder.end();
+        await p.close();
+        await d.drop();
+      }
+    });
+  });
+
+  describe('ledger on PostgreSQL: the admission lock', () => {
+    it('counts the time an admission batch waited for the lock while another session held it', async () => {
+      const d = await pgLedgerDeployment();
+      const p = await d.start(0, false);
+      const holder = new pg.Client({ connectionString: d.url, options: `-c search_path="${d.schema}"` });
+      await holder.connect();
+      try {
+        assert.deepEqual(p.sync.lockUses.admission, { transactions: 0, waitS: 0, totalS: 0, heldS: 0 });
+        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        const call = registerCall(didOf(950), seedKey(30));
+        const admitted = p.ledger.admit(call, metaOf(call));
+        for (;;) {
+          const r = await holder.query('SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
+          if (r.rows.length > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        // the batch is seen waiting for the lock, then the lock is released
+        await holder.query('ROLLBACK');
+        assert.equal((await admitted).duplicate, false);
+        const use = p.sync.lockUses.admission;
+        assert.equal(use.transactions, 1);
+        assert.ok(use.waitS > 0, `waited ${use.waitS} s`);
+        assert.ok(use.waitS <= use.totalS, `waited ${use.waitS} s of ${use.totalS} s`);
+        assert.ok(use.heldS > 0, 'the batch held the lock for its insert and commit');
+        assert.deepEqual(p.sync.lockUses.block, { transactions: 0, waitS: 0, totalS: 0, heldS: 0 }, 'no block was made');
+        assert.ok(await p.sync.produceOnce());
+        assert.equal(p.sync.lockUses.block.transactions, 1);
+        assert.ok(p.sync.lockUses.block.heldS > 0);
       } finally {
         await holder.end();
         await p.close();

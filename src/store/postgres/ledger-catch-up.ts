@@ -20,10 +20,34 @@ export interface CatchUpRows {
   pending: TxRecord[];
   /** The highest seq among them, else `afterSeq`. */
   lastSeq: number;
+  /** With {@link BEGIN_ADMISSION} in front: when the admission lock was taken, and how long taking it waited. */
+  lock?: LockTaken;
 }
 
-/** The lock every admission and every block commit takes first (transaction-scoped). */
-export const BEGIN_ADMISSION = `BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK});`;
+/** The admission lock taken, on the server's clock (seconds). */
+export interface LockTaken {
+  /** From the arrival of the query to the lock held. */
+  waitS: number;
+  /** When it was held (epoch seconds). */
+  atS: number;
+}
+
+/**
+ * The lock every admission and every block commit takes first (transaction-scoped), when it was held and how long
+ * taking it waited: from the arrival of the query (`statement_timestamp()`) to the lock held, on the server's
+ * clock (the select list is evaluated in order, so `clock_timestamp()` is read once the lock is held).
+ */
+export const BEGIN_ADMISSION = `BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK}), extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 AS lock_wait_s, extract(epoch FROM clock_timestamp())::float8 AS lock_at;`;
+
+/**
+ * Ends the transaction (`COMMIT` or `ROLLBACK`, releasing the admission lock) and reads the server's clock right
+ * after, in the same round trip: epoch seconds, on the clock of {@link LockTaken.atS}.
+ */
+export async function endTransaction(c: pg.ClientBase, end: 'COMMIT' | 'ROLLBACK'): Promise<number | undefined> {
+  const results = (await c.query(`${end}; SELECT extract(epoch FROM clock_timestamp())::float8 AS ended_at;`)) as unknown as pg.QueryResult[];
+  const v: unknown = (results[results.length - 1]?.rows[0] as { ended_at?: unknown } | undefined)?.ended_at;
+  return typeof v === 'number' ? v : undefined;
+}
 
 function int(n: number): string {
   if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
@@ -75,5 +99,15 @@ export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: numb
   }
   const pending = pendingRows.rows.map(txFromRow);
   const last = pendingRows.rows[pendingRows.rows.length - 1];
-  return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq };
+  const lock = lockTakenOf(results.slice(0, -5));
+  return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq, ...(lock === undefined ? {} : { lock }) };
+}
+
+/** What {@link BEGIN_ADMISSION} read among the results of a query's prefix, when it ran there. */
+function lockTakenOf(results: readonly pg.QueryResult[]): LockTaken | undefined {
+  for (const r of results) {
+    const row = r.rows[0] as { lock_wait_s?: unknown; lock_at?: unknown } | undefined;
+    if (typeof row?.lock_wait_s === 'number' && typeof row.lock_at === 'number') return { waitS: Math.max(0, row.lock_wait_s), atS: row.lock_at };
+  }
+  return undefined;
 }

@@ -24,10 +24,10 @@ import type { Logger } from 'pino';
 import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
-import type { Admission, Ledger, PoolCoordinator } from '../../ledger/chain.js';
+import type { Admission, BuiltBlock, Ledger, PoolCoordinator } from '../../ledger/chain.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import { BEGIN_ADMISSION, readCatchUp } from './ledger-catch-up.js';
+import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp } from './ledger-catch-up.js';
 import {
   blockHashAt,
   commitBlockRows,
@@ -55,6 +55,23 @@ interface WaitingAdmission {
 }
 
 type Outcome = { ok: { txHash: string; duplicate: boolean } } | { err: unknown };
+
+/** Transactions of one kind that took the admission lock, and their time, summed since start (seconds). */
+export interface LockUse {
+  transactions: number;
+  /** From asking for the lock to holding it, as PostgreSQL measured it. */
+  waitS: number;
+  /** From sending the lock's round trip to the answer to COMMIT (or ROLLBACK): the wait, then the lock held. */
+  totalS: number;
+  /** From holding the lock to the end of the transaction that released it, as PostgreSQL measured it. */
+  heldS: number;
+}
+
+/** This process's use of the admission lock: by its admission batches and by the blocks it produced. */
+export interface LockUses {
+  admission: LockUse;
+  block: LockUse;
+}
 
 export interface PgLedgerSyncOptions {
   pool: PgPool;
@@ -138,6 +155,12 @@ export class PgLedgerSync implements PoolCoordinator {
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
+  /** The highest block number another process announced (NOTIFY `block:<n>`). */
+  private notifiedHead = -1;
+  private readonly locks: LockUses = {
+    admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
+    block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
+  };
 
   private constructor(private readonly o: PgLedgerSyncOptions) {
     this.channel = `ddn_ledger_${o.schema}`;
@@ -157,6 +180,22 @@ export class PgLedgerSync implements PoolCoordinator {
   /** True while this process produces the blocks. */
   get isLeader(): boolean {
     return this.leader;
+  }
+
+  /** How long this process waited for and held the admission lock so far (metrics). */
+  get lockUses(): Readonly<LockUses> {
+    return this.locks;
+  }
+
+  /**
+   * Counts one transaction under the admission lock that started at `startedMs` (`performance.now()`), took the
+   * lock as `lock` says and ended at `endedAtS` (server clock; unknown when it failed).
+   */
+  private lockUsed(use: LockUse, startedMs: number, lock: LockTaken | undefined, endedAtS: number | undefined): void {
+    use.transactions++;
+    use.waitS += lock?.waitS ?? 0;
+    use.totalS += (performance.now() - startedMs) / 1000;
+    if (lock !== undefined && endedAtS !== undefined) use.heldS += Math.max(0, endedAtS - lock.atS);
   }
 
   admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }> {
@@ -191,11 +230,21 @@ export class PgLedgerSync implements PoolCoordinator {
     const outcomes: Outcome[] = [];
     const stored: TxRecord[] = [];
     let lastSeq = 0;
+    let startedMs: number | undefined;
+    let lock: LockTaken | undefined;
+    let endedAtS: number | undefined;
+    // A block this process has not copied yet is copied before the lock: its replica commit is the longest step of
+    // a catch-up, and under the lock every other process's admissions would wait for it. What arrives after this
+    // is still caught up under the lock.
+    if (this.notifiedHead > this.o.ledger.headNumber) {
+      await this.catchUpWithPool().catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
+    }
     try {
       await inAdmissionTransaction(this.o.pool, async (c) => {
         // the lock and the catch-up under it in one round trip; the checks are pure work on the local pool (the
         // signatures were verified before, see Ledger.admit)
-        await this.catchUp(c, BEGIN_ADMISSION);
+        startedMs = performance.now();
+        lock = await this.catchUp(c, BEGIN_ADMISSION);
         for (const w of batch) {
           try {
             const a = w.prepare();
@@ -209,14 +258,15 @@ export class PgLedgerSync implements PoolCoordinator {
           }
         }
         if (stored.length === 0) {
-          await c.query('COMMIT');
+          endedAtS = await endTransaction(c, 'COMMIT');
           return;
         }
         // the insert (with its NOTIFY) and the COMMIT queued together: the COMMIT leaves as the insert's answer
         // arrives, without waiting for this process's event loop; a failed insert makes it a rollback
-        [lastSeq] = await Promise.all([insertPendingRows(c, stored, this.channel), c.query('COMMIT')]);
+        [lastSeq, endedAtS] = await Promise.all([insertPendingRows(c, stored, this.channel), endTransaction(c, 'COMMIT')]);
       });
     } catch (e) {
+      if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, undefined);
       this.o.ledger.withdraw(new Set(stored.map((t) => t.txHash)));
       this.o.logger?.error({ err: e, batch: batch.length }, 'ledger admission failed');
       const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
@@ -226,6 +276,7 @@ export class PgLedgerSync implements PoolCoordinator {
       });
       return;
     }
+    if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, endedAtS);
     if (lastSeq > 0) this.lastPendingSeq = lastSeq;
     batch.forEach((w, i) => {
       const o = outcomes[i]!;
@@ -259,10 +310,15 @@ export class PgLedgerSync implements PoolCoordinator {
     }
   }
 
-  /** New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first. */
-  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<void> {
+  /**
+   * New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first.
+   * With {@link BEGIN_ADMISSION} as the prefix: when its lock was taken.
+   */
+  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<LockTaken | undefined> {
+    let lock: LockTaken | undefined;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, CATCH_UP_BATCH, first ? prefix : '');
+      if (first) lock = rows.lock;
       for (const b of rows.blocks) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
@@ -272,7 +328,7 @@ export class PgLedgerSync implements PoolCoordinator {
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
       if (rows.pending.length > 0) this.wantBlock();
-      return;
+      return lock;
     }
   }
 
@@ -327,6 +383,7 @@ export class PgLedgerSync implements PoolCoordinator {
       if (msg.channel !== this.channel) return;
       const [kind, at] = (msg.payload ?? '').split(':');
       const n = Number(at);
+      if (kind === 'block' && Number.isSafeInteger(n)) this.notifiedHead = Math.max(this.notifiedHead, n);
       // what this process already holds (its own admissions and blocks among them) needs no catch-up
       if (kind === 'pending' && n <= this.lastPendingSeq) return;
       if (kind === 'block' && n <= this.o.ledger.headNumber) return;
@@ -407,27 +464,44 @@ export class PgLedgerSync implements PoolCoordinator {
     const c = this.session;
     if (c === undefined || !this.leader || this.closed) return;
     this.lastBlockMs = Date.now();
-    // Before the lock: what other processes admitted joins the pool and has its signatures verified, so the
-    // catch-up under the lock finds little and the block's execution verifies nothing new.
+    // Before the lock: what other processes admitted joins the pool, with the digests of the signatures its
+    // admitting process verified (rows without them have their signatures verified here), so the catch-up under
+    // the lock finds little and the block's execution verifies nothing new.
     await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
+    // The block is executed before the lock too: only this process makes blocks, so the head stays, and what
+    // other processes admit meanwhile joins the pool after every entry the block was built from; under the lock
+    // those entries are checked after the block's pool, exactly as building it then would check them (they wait
+    // for the next block, as if they had arrived just after this one was built).
+    const head = this.o.ledger.headNumber;
+    const poolBefore = [...this.o.ledger.pendingEntries()];
+    const early = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
+    const startedMs = performance.now();
+    let lock: LockTaken | undefined;
+    let endedAtS: number | undefined;
+    let built: BuiltBlock | undefined;
     try {
-      await this.catchUp(c, BEGIN_ADMISSION);
-      const next = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
-      if (!next) {
-        await c.query('ROLLBACK');
-        return;
-      }
-      // Rows this process could not adopt leave the shared pool with this block, as failed.
-      const built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
-      await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
-      await c.query('COMMIT');
-      this.o.ledger.commitBuilt(built);
-      this.unadoptable.clear();
+      lock = await this.catchUp(c, BEGIN_ADMISSION);
+      const pool = this.o.ledger.pendingEntries();
+      const stillValid = early !== null && this.o.ledger.headNumber === head && poolBefore.every((e, i) => pool[i] === e);
+      const next = stillValid
+        ? this.o.ledger.extendBuilt(early, pool.slice(poolBefore.length))
+        : this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
+      if (next) {
+        // Rows this process could not adopt leave the shared pool with this block, as failed.
+        built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
+        await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
+        endedAtS = await endTransaction(c, 'COMMIT');
+      } else endedAtS = await endTransaction(c, 'ROLLBACK');
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw e;
+    } finally {
+      this.lockUsed(this.locks.block, startedMs, lock, endedAtS);
     }
+    if (built === undefined) return;
+    this.o.ledger.commitBuilt(built);
+    this.unadoptable.clear();
   }
 
   /** Stops following; a leader gives up its lock (its session ends), so another process takes over at once. */

@@ -30,6 +30,11 @@ export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX ledger_txs_finished ON ledger_txs (finished_block);
     `,
   },
+  {
+    // a pending row's signature digests (TxRecord.signatures): NULL once finished, and in rows of older processes
+    version: 2,
+    sql: `ALTER TABLE ledger_txs ADD COLUMN signatures BYTEA;`,
+  },
 ];
 
 export const LEDGER_MIGRATION_NAMESPACE = 'ledger';
@@ -64,6 +69,7 @@ export interface TxRow {
   error_reason: string | null;
   finished_at_ms: Num | null;
   finished_block: Num | null;
+  signatures: Buffer | null;
 }
 
 const u8 = (b: Buffer): Uint8Array => new Uint8Array(b);
@@ -95,6 +101,7 @@ export function txFromRow(r: TxRow): TxRecord {
     if (r.error_reason) tx.error.reason = r.error_reason;
   }
   if (r.finished_at_ms !== null) tx.finishedAtMs = Number(r.finished_at_ms);
+  if (r.signatures) tx.signatures = u8(r.signatures);
   return tx;
 }
 
@@ -142,9 +149,9 @@ export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], 
   const col = <T>(f: (t: TxRecord) => T) => txs.map(f);
   const r = await c.query<{ seq: Num }>(
     `WITH ins AS (
-       INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes)
-       SELECT h, x, 'pending', s, t, m, b
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(h, x, s, t, m, b, i)
+       INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures)
+       SELECT h, x, 'pending', s, t, m, b, g
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[], $8::bytea[]) WITH ORDINALITY AS u(h, x, s, t, m, b, g, i)
          ORDER BY i
        RETURNING seq)
      SELECT max(seq) AS seq, CASE WHEN $7::text IS NOT NULL THEN pg_notify($7, 'pending:' || max(seq)) END FROM ins`,
@@ -156,6 +163,7 @@ export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], 
       col((t) => JSON.stringify(t.meta)),
       col((t) => (t.bytes ? Buffer.from(t.bytes) : null)),
       notifyChannel ?? null,
+      col((t) => (t.signatures ? Buffer.from(t.signatures) : null)),
     ],
   );
   return Number(r.rows[0]!.seq);
@@ -190,7 +198,7 @@ export async function commitBlockRows(
      s AS (INSERT INTO ledger_state (key, block, value) SELECT k, $1, v FROM unnest($7::text[], $8::text[]) AS u(k, v)),
      -- an included transaction keeps its bytes (replicas' history decodes them); failed and dropped ones do not
      done AS (
-       UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END,
+       UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, signatures = NULL,
          block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
          error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
        FROM unnest($9::text[], $10::text[], $11::bigint[], $12::int[], $13::text[], $14::text[], $15::text[], $16::bigint[])
