@@ -9,8 +9,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { toBase64 } from '../../src/base/bytes.js';
 import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { makeProfile } from '../../src/protocol/profile.js';
@@ -18,45 +16,16 @@ import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '.
 import { httpDirectory } from '../cache/http-support.js';
 import { kid } from '../support/directory-flows.js';
 import { liveRefusal } from '../support/live.js';
+import { directoryProxy, type ProxiedRequest } from '../support/directory-proxy.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 
 const profile = makeProfile('platform');
 const enc = encodeURIComponent;
 const MADE_UP_ID = /^[a-z0-9]+-[a-z0-9]+$/;
 
-interface Lookup {
-  path: string;
-  /** The `X-Request-Id` the lookup was sent with. */
-  sent: string | undefined;
-  /** The id the Directory served it under (its response's `X-Request-Id`). */
-  served: string | undefined;
-}
-
-/** A proxy in front of `target` that records the Directory lookups (`/delivery-view/…`, `/aliases/…`) it passes on. */
-async function recordingProxy(target: string): Promise<{ url: string; lookups: Lookup[]; close(): Promise<void> }> {
-  const lookups: Lookup[] = [];
-  const to = new URL(target);
-  const server = http.createServer((req, res) => {
-    const path = req.url ?? '';
-    const header = req.headers['x-request-id'];
-    const out = http.request({ host: to.hostname, port: to.port, method: req.method, path, headers: req.headers }, (answer) => {
-      if (path.startsWith('/delivery-view/') || path.startsWith('/aliases/')) {
-        const served = answer.headers['x-request-id'];
-        lookups.push({ path, sent: typeof header === 'string' ? header : undefined, served: typeof served === 'string' ? served : undefined });
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    lookups,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
+/** A Directory lookup the proxy passed on (`/delivery-view/…`, `/aliases/…`). */
+type Lookup = ProxiedRequest;
+const isLookup = (r: ProxiedRequest): boolean => r.path.startsWith('/delivery-view/') || r.path.startsWith('/aliases/');
 
 interface Answer {
   status: number;
@@ -75,7 +44,7 @@ async function send(url: string, body: unknown, headers: Record<string, string> 
 
 describe('Relay- and Cache-only nodes pass the request id on to the Directory', () => {
   let dir: TestNode;
-  let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let proxy: Awaited<ReturnType<typeof directoryProxy>>;
   let cache: TestNode;
   let relay: TestNode;
   let r: Recipient;
@@ -83,7 +52,7 @@ describe('Relay- and Cache-only nodes pass the request id on to the Directory', 
 
   before(async () => {
     dir = await startTestNode(['--roles', 'directory']);
-    proxy = await recordingProxy(dir.urls.directory!);
+    proxy = await directoryProxy(dir.urls.directory!);
     // every lookup asked anew (no reuse across requests), so each request's lookups reach the Directory
     cache = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0']);
     relay = await startTestNode(['--roles', 'relay', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0', '--allow-private-endpoints']);
@@ -114,9 +83,9 @@ describe('Relay- and Cache-only nodes pass the request id on to the Directory', 
 
   /** The lookups the Directory served while `run` ran. */
   const lookupsOf = async (run: () => Promise<Answer>): Promise<{ res: Answer; lookups: Lookup[] }> => {
-    const before = proxy.lookups.length;
+    const before = proxy.requests.length;
     const res = await run();
-    return { res, lookups: proxy.lookups.slice(before) };
+    return { res, lookups: proxy.requests.slice(before).filter(isLookup) };
   };
   const paths = (lookups: readonly Lookup[]) => lookups.map((l) => l.path).sort();
   const everyOneUnder = (lookups: readonly Lookup[], id: string) => {
@@ -174,11 +143,11 @@ describe('Relay- and Cache-only nodes pass the request id on to the Directory', 
 
   it("a live-session upgrade: the DID's record, under the upgrade's id", async () => {
     const url = `${relay.urls.relay!.replace('http://', 'ws://')}/ws/${enc(r.did)}/phone`;
-    const before = proxy.lookups.length;
+    const before = proxy.requests.length;
     const refused = await liveRefusal(url, { 'X-Request-Id': 'net-live' });
     assert.equal(refused.body.code, 'live_proof_required', JSON.stringify(refused.body));
     assert.equal(refused.headers['x-request-id'], 'net-live');
-    const lookups = proxy.lookups.slice(before);
+    const lookups = proxy.requests.slice(before).filter(isLookup);
     assert.deepEqual(paths(lookups), [`/delivery-view/${enc(r.did)}`]);
     everyOneUnder(lookups, 'net-live');
   });

@@ -8,42 +8,20 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { isoSeconds, proofHeaders, recipientDocument, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
 import { mutate } from '../support/directory-flows.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
+import { directoryProxy, type DirectoryProxy } from '../support/directory-proxy.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 
 const profile = makeProfile('platform');
 const enc = encodeURIComponent;
 
-/** A proxy in front of `target` that counts the requests for each path. */
-async function countingProxy(target: string): Promise<{ url: string; asked: (prefix: string) => number; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const to = new URL(target);
-  const server = http.createServer((req, res) => {
-    seen.push(req.url ?? '');
-    const out = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    asked: (prefix) => seen.filter((p) => p.startsWith(prefix)).length,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
-
 describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-ms", () => {
   let dir: TestNode;
-  let proxy: Awaited<ReturnType<typeof countingProxy>>;
+  let proxy: DirectoryProxy;
   let reusing: TestNode;
   let asking: TestNode;
   let long: TestNode;
@@ -52,7 +30,7 @@ describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-m
 
   before(async () => {
     dir = await startTestNode(['--roles', 'directory']);
-    proxy = await countingProxy(dir.urls.directory!);
+    proxy = await directoryProxy(dir.urls.directory!);
     reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url]);
     asking = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0']);
     long = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '300000']);
