@@ -1,13 +1,14 @@
 /**
  * Interleaved A/B comparison of two builds, for deciding whether a change is faster (not part of the report).
  *
- *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay] [--rounds 8] [--seconds 5] [--cpu-prof <dir>]
+ *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay] [--rounds 8] [--seconds 5] [--swap] [--cpu-prof <dir>]
  *
  * A is this checkout, B the other tree (its own `bin/ddn.js`, `dist/` and `node_modules/`, e.g. a `git worktree`
  * after `npm ci && npm run build`). Both run as combined nodes at once, each on its own data directory; the same
  * load job alternates between them in short windows (A B, B A, A B, …). On a shared machine the speed drifts over
  * minutes, so one bench run per side, minutes apart, compares the drift; windows seconds apart see the same one.
- * Prints each round's rates and the median of the per-round ratios B ÷ A. `--cpu-prof` writes a V8 CPU profile of
+ * Prints each round's rates and the median of the per-round ratios B ÷ A. `--swap` makes the other tree A (started
+ * first) and this checkout B: run both ways and take the geometric mean, since one way alone can mislead. `--cpu-prof` writes a V8 CPU profile of
  * each side's service into `<dir>/A` and `<dir>/B` (`npx tsx bench/profile-top.ts <file>` summarises one).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '5' },
     'cpu-prof': { type: 'string' },
+    swap: { type: 'boolean', default: false },
   },
 });
 if (values.other === undefined) throw new Error('--other <built tree> is required');
@@ -92,9 +94,13 @@ function threadLine(runs: readonly SideRun[]): string {
 const work = mkdtempSync(join(tmpdir(), 'ddn-ab-'));
 const gen = LoadGenerator.start();
 try {
-  const a = await startSide('A', undefined, work);
-  const b = await startSide('B', resolve(values.other), work);
-  console.log(`job ${jobName}, ${rounds} rounds of ${seconds} s per side, ${CONNECTIONS} connections; B = ${resolve(values.other)}`);
+  const [rootA, rootB] = values.swap ? [resolve(values.other), undefined] : [undefined, resolve(values.other)];
+  const a = await startSide('A', rootA, work);
+  const b = await startSide('B', rootB, work);
+  console.log(
+    `job ${jobName}, ${rounds} rounds of ${seconds} s per side, ${CONNECTIONS} connections; ` +
+      `A = ${rootA ?? 'this checkout'}, B = ${rootB ?? 'this checkout'}`,
+  );
   for (let i = 0; i < rounds; i++) {
     for (const side of i % 2 === 0 ? [a, b] : [b, a]) {
       const r = await gen.run(side.job, side.service.pid);
