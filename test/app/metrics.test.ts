@@ -16,7 +16,7 @@ import { startNode, type RunningNode } from '../../src/app/node.js';
 import { buildInfo } from '../../src/app/version.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { makeProfile } from '../../src/protocol/profile.js';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { parseExposition, scrape, total, type Sample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/network.js';
@@ -81,17 +81,7 @@ describe('GET /metrics after a scripted workload', () => {
     assert.equal(pulled.status, 200, JSON.stringify(pulled.body));
     const p = proof('ack', env.message_id);
     const ack = await fetchJson(`${cache.urls.cache}/cache/ack`, {
-      body: {
-        did: r.did,
-        device_id: '',
-        service_id: p['X-Service-Id'],
-        cache_endpoint: p['X-Cache-Endpoint'],
-        key_id: p['X-Key-Id'],
-        timestamp: p['X-Timestamp'],
-        nonce: p['X-Nonce'],
-        signature_b64: p['X-Signature'],
-        message_ids: [env.message_id],
-      },
+      body: ackBody(p, r.did, [env.message_id]),
     });
     assert.deepEqual(ack.body, { acked: 1, message_ids: [env.message_id] });
     const badStore = await fetchJson(`${cache.urls.cache}/cache/store`, { body: '{"not json' });

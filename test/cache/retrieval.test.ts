@@ -10,7 +10,7 @@ import type { DidDocument } from '../../src/protocol/document.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 import { ackSubject } from '../../src/protocol/retrieval-proof.js';
 import { kid } from '../support/directory-flows.js';
-import { CACHE_URL, OTHER_CACHE_URL, expectError, isoSeconds, startCache, type CacheHarness, type Recipient } from './harness.js';
+import { CACHE_URL, OTHER_CACHE_URL, ackBody, expectError, isoSeconds, startCache, type CacheHarness, type Recipient } from './harness.js';
 
 const enc = encodeURIComponent;
 type Body = Record<string, unknown>;
@@ -393,17 +393,7 @@ describe('retrieval routes', () => {
     const { env } = await store(r);
     const id = env.message_id as string;
     const p = h.proof(r, 'ack', id);
-    const body = {
-      did: r.did,
-      device_id: '',
-      service_id: p['X-Service-Id'],
-      cache_endpoint: p['X-Cache-Endpoint'],
-      key_id: p['X-Key-Id'],
-      timestamp: p['X-Timestamp'],
-      nonce: p['X-Nonce'],
-      signature_b64: p['X-Signature'],
-      message_ids: [id],
-    };
+    const body = ackBody(p, r.did, [id]);
     expectError(await h.post('/cache/ack', { ...body, message_ids: [] }), 400, 'invalid_request');
     expectError(await h.post('/cache/ack', { ...body, message_ids: 'x' }), 400, 'invalid_request');
     expectError(await h.post('/cache/ack', { ...body, message_ids: ['x'.repeat(129)] }), 400, 'invalid_request');

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ATTESTOR_KEY_FILE, GENESIS_FILE } from '../../src/app/node-keys.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { ackSubject } from '../../src/protocol/retrieval-proof.js';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson } from '../cache/http-support.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { serveProcess, serveScratch, type ServeProcess } from '../support/serve-process.js';
@@ -162,17 +162,7 @@ if (PG_URL) {
           for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
           const p = proof('ack', ackSubject(ids));
           const ack = await fetchJson(`${c2.urls.cache!}/cache/ack`, {
-            body: {
-              did: r.did,
-              device_id: '',
-              service_id: p['X-Service-Id'],
-              cache_endpoint: p['X-Cache-Endpoint'],
-              key_id: p['X-Key-Id'],
-              timestamp: p['X-Timestamp'],
-              nonce: p['X-Nonce'],
-              signature_b64: p['X-Signature'],
-              message_ids: ids,
-            },
+            body: ackBody(p, r.did, ids),
           });
           assert.equal(ack.status, 200, JSON.stringify(ack.body));
           assert.equal(ack.body.acked, ids.length);

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { makeProfile } from '../../src/protocol/profile.js';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
@@ -78,17 +78,7 @@ if (PG_URL) {
       assert.equal(dup.body.deduped, true);
       const p = proof('ack', env.message_id);
       const ack = await fetchJson(`${cacheB.urls.cache}/cache/ack`, {
-        body: {
-          did: r.did,
-          device_id: '',
-          service_id: p['X-Service-Id'],
-          cache_endpoint: p['X-Cache-Endpoint'],
-          key_id: p['X-Key-Id'],
-          timestamp: p['X-Timestamp'],
-          nonce: p['X-Nonce'],
-          signature_b64: p['X-Signature'],
-          message_ids: [env.message_id],
-        },
+        body: ackBody(p, r.did, [env.message_id]),
       });
       assert.deepEqual(ack.body, { acked: 1, message_ids: [env.message_id] });
       const after = await fetchJson(`${cacheA.urls.cache}/cache/message/${encodeURIComponent(r.did)}/${env.message_id}`, {

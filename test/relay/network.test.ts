@@ -14,7 +14,7 @@ import { toBase64 } from '../../src/base/bytes.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory, type FetchReply } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { liveHeaders } from '../support/live.js';
@@ -92,17 +92,7 @@ describe('Directory, Relay and Cache as separate nodes', () => {
 
     const p = proof('ack', String(env.message_id));
     const ack = await fetchJson(`${cache.urls.cache}/cache/ack`, {
-      body: {
-        did: r.did,
-        device_id: '',
-        service_id: p['X-Service-Id'],
-        cache_endpoint: p['X-Cache-Endpoint'],
-        key_id: p['X-Key-Id'],
-        timestamp: p['X-Timestamp'],
-        nonce: p['X-Nonce'],
-        signature_b64: p['X-Signature'],
-        message_ids: [env.message_id],
-      },
+      body: ackBody(p, r.did, [String(env.message_id)]),
     });
     assert.deepEqual(ack.body, { acked: 1, message_ids: [env.message_id] });
     assert.ok(!ids(await pull()).includes(env.message_id));
