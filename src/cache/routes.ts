@@ -3,7 +3,6 @@
  * and call {@link CacheService}. `POST /cache/store` authenticates node-signed requests first (§11.1 step 2).
  */
 import { DdnError } from '../base/errors.js';
-import type { RequestTrace } from '../base/request-trace.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
@@ -33,11 +32,6 @@ export interface CacheRouteOptions {
 function pathDid(did: string): string {
   if (!isDid(did)) throw new DdnError('invalid_did', 'the path is not a valid DID', { field: 'did' });
   return did;
-}
-
-/** The request a use-case serves: its id (passed on with Directory lookups) and logger. */
-function traceOf(ctx: Pick<RequestContext, 'requestId' | 'log'>): RequestTrace {
-  return { id: ctx.requestId, log: ctx.log };
 }
 
 function requireBody(ctx: RequestContext<unknown>): { body: Record<string, unknown>; raw: Buffer } {
@@ -82,7 +76,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
         { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header, requestId: ctx.requestId },
         nodeAuth,
       );
-      const result = await service.store({ body, rawBody: raw, node }, traceOf(ctx));
+      const result = await service.store({ body, rawBody: raw, node }, ctx.trace);
       return json(202, storeResponse(result));
     },
     STORE,
@@ -93,7 +87,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     '/cache/messages/:did',
     async (ctx) => {
       const did = pathDid(ctx.params.did);
-      const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs), traceOf(ctx));
+      const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs), ctx.trace);
       return jsonPayload(200, body);
     },
     retrieval('Pull the mailbox (§11.5)', DID, { response: { 200: CacheMessagesResponseSchema } }),
@@ -102,7 +96,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
   const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
     const did = pathDid(ctx.params.did);
     const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
-    return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries), traceOf(ctx)));
+    return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries), ctx.trace));
   };
   const summaryOk = { response: { 200: CacheSummaryResponseSchema } };
   server.route('GET', '/cache/summary/:did', summary, retrieval('The mailbox summary (§11.5)', DID, summaryOk));
@@ -122,7 +116,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
         proofFromHeaders(ctx.header, { did }),
         ctx.params.group,
         (set, nowMs) => chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
-        traceOf(ctx),
+        ctx.trace,
       );
       return jsonPayload(200, body);
     },
@@ -138,7 +132,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     '/cache/message/:did/:id',
     async (ctx) => {
       const did = pathDid(ctx.params.did);
-      return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody, traceOf(ctx)));
+      return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody, ctx.trace));
     },
     retrieval('One message (§11.5)', { ...DID, id: Type.String({ description: 'message_id' }) }, { response: { 200: CacheMessageResponseSchema } }),
   );
@@ -148,7 +142,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     '/cache/ack',
     async (ctx) => {
       const { body } = requireBody(ctx);
-      const deleted = await service.ack(ackFromBody(body, ctx.header), traceOf(ctx));
+      const deleted = await service.ack(ackFromBody(body, ctx.header), ctx.trace);
       const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
       return json(200, answer);
     },

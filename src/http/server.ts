@@ -23,6 +23,7 @@ import swagger from '@fastify/swagger';
 import { pino, type Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import { DdnError, type ErrorCode } from '../base/errors.js';
+import type { RequestTrace } from '../base/request-trace.js';
 import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
 import {
   connectionRefused,
@@ -108,6 +109,8 @@ export interface RequestContext<P = Record<string, string>> {
   requestId: string;
   /** The request's logger: every line carries `reqId`. */
   log: RequestLogger;
+  /** The request's id and logger together, as use-cases take them (passed on with node-to-node calls). */
+  trace: RequestTrace;
 }
 
 /** A route handler. Throw `DdnError` for client-visible failures. */
@@ -306,6 +309,10 @@ class Context implements RequestContext {
 
   get log(): RequestLogger {
     return this.logOf(this.request);
+  }
+
+  get trace(): RequestTrace {
+    return { id: this.request.id, log: this.logOf(this.request) };
   }
 
   get headers(): IncomingHttpHeaders {
