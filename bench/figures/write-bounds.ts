@@ -18,7 +18,8 @@ interface LockReading {
   totalS: number;
   heldS: number;
 }
-type Locks = Record<Work, LockReading>;
+type ViewOutcome = 'stored' | 'stale' | 'conflict' | 'full';
+type Locks = Record<Work, LockReading> & { view: Record<ViewOutcome, number> };
 
 const FAMILIES = {
   transactions: 'ddn_ledger_lock_transactions_total',
@@ -30,8 +31,10 @@ const FAMILIES = {
 /** The lock counters of one `/metrics` text (zero where a series is absent: nothing counted yet). */
 export function parseLockMetrics(text: string): Locks {
   const zero = (): LockReading => ({ transactions: 0, waitS: 0, totalS: 0, heldS: 0 });
-  const out: Locks = { admission: zero(), block: zero() };
+  const out: Locks = { admission: zero(), block: zero(), view: { stored: 0, stale: 0, conflict: 0, full: 0 } };
   for (const line of text.split('\n')) {
+    const v = /^ddn_ledger_view_batches_total\{outcome="(stored|stale|conflict|full)"\}\s+(\S+)/.exec(line);
+    if (v !== null) out.view[v[1] as ViewOutcome] = Number(v[2]);
     for (const [key, name] of Object.entries(FAMILIES) as [keyof LockReading, string][]) {
       if (!line.startsWith(`${name}{`)) continue;
       const m = /work="(admission|block)"\}\s+(\S+)/.exec(line);
@@ -58,6 +61,11 @@ export interface WriteBounds {
   admission_batches: number;
   /** Blocks produced (transactions under the lock) in the window. */
   block_transactions: number;
+  /**
+   * Admission batches checked on their process's own view and stored by one statement (ledger-admission.ts) ÷ all
+   * batches checked on a view; the others (a block or a conflicting row came) took the turn under the lock.
+   */
+  view_stored_share: number;
   /** Mean time one admission batch held the lock, ms. */
   lock_held_ms_per_batch: number;
   /** Mean time one block's transaction held the lock, ms. */
@@ -97,9 +105,21 @@ export class WriteBoundsWindow {
       lock_busy: round(held / wallS, 3),
       admission_batches: Math.round(diff('admission', 'transactions')),
       block_transactions: Math.round(diff('block', 'transactions')),
+      view_stored_share: viewShare(before, after),
       lock_held_ms_per_batch: diff('admission', 'transactions') > 0 ? round((diff('admission', 'heldS') * 1000) / diff('admission', 'transactions'), 2) : 0,
       lock_held_ms_per_block: diff('block', 'transactions') > 0 ? round((diff('block', 'heldS') * 1000) / diff('block', 'transactions'), 2) : 0,
       servers_run_queue_cores: round(queuedMs / 1000 / wallS, 2),
     };
   }
+}
+
+function viewShare(before: readonly Locks[], after: readonly Locks[]): number {
+  const sum = (o: ViewOutcome | 'all') =>
+    after.reduce((acc, a, i) => {
+      const b = before[i]!;
+      const outcomes: ViewOutcome[] = o === 'all' ? ['stored', 'stale', 'conflict', 'full'] : [o];
+      return acc + outcomes.reduce((x, k) => x + a.view[k] - b.view[k], 0);
+    }, 0);
+  const all = sum('all');
+  return all > 0 ? round(sum('stored') / all, 3) : 0;
 }

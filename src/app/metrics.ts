@@ -311,7 +311,16 @@ export class NodeMetrics {
    * seconds they held it. The wait's share of the total is how far the lock holds this process back; the time
    * held, summed over every process and divided by the wall time, is how busy the lock is.
    */
-  watchLedgerLock(sync: { readonly lockUses: Readonly<Record<string, { transactions: number; waitS: number; totalS: number; heldS: number }>> }): void {
+  watchLedgerLock(sync: {
+    readonly lockUses: Readonly<Record<string, { transactions: number; waitS: number; totalS: number; heldS: number }>>;
+    readonly viewAdmissions: Readonly<Record<string, number>>;
+  }): void {
+    this.countedBy(
+      'ddn_ledger_view_batches_total',
+      "Admission batches checked on this process's own view of the shared pool, by outcome: stored, or taken again under the admission lock (stale, conflict, full)",
+      'outcome',
+      () => sync.viewAdmissions,
+    );
     const by = (key: 'transactions' | 'waitS' | 'totalS' | 'heldS') => () =>
       Object.fromEntries(Object.entries(sync.lockUses).map(([work, u]) => [work, u[key]]));
     this.countedBy('ddn_ledger_lock_transactions_total', 'Transactions that took the shared ledger admission lock, by work', 'work', by('transactions'));

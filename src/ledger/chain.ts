@@ -43,17 +43,74 @@ export interface Admission {
   readonly result: { txHash: string; duplicate: boolean };
   /** The pending transaction to persist; absent for a duplicate. */
   readonly tx?: TxRecord;
-  /** Adds the transaction to this process's pool (after `tx` is persisted). */
+  /**
+   * What the transaction writes, for a shared pool's conflict checks (in a batch; else empty): its state keys,
+   * its hash and its limit key (see {@link AdmissionBatch.reads}); empty for a duplicate.
+   */
+  readonly writes: readonly string[];
+  /** Adds the transaction to this process's pool (after `tx` is persisted), or to its batch. */
   accept(): void;
 }
 
 /** Serialises pool admissions of several processes sharing one database (src/store/postgres/ledger-sync.ts). */
 export interface PoolCoordinator {
   /**
-   * Brings the ledger up to date with every other process, then runs `prepare` serialised with their admissions
-   * and block production; persists the admission's `tx` and accepts it; rejects with what `prepare` throws.
+   * Runs `prepare` on a batch of this ledger ({@link Ledger.openBatch}) serialised with the admissions of every
+   * other process and block production, on a view it proves current for what the admission read; persists the
+   * admission's `tx` and accepts it; rejects with what `prepare` throws.
    */
-  admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }>;
+  admit(prepare: (batch: AdmissionBatch) => Admission): Promise<{ txHash: string; duplicate: boolean }>;
+}
+
+/** Records the keys read through it. */
+class ReadRecorder implements StateReader {
+  readonly keys = new Set<string>();
+  constructor(private readonly base: StateReader) {}
+  get(key: string): StateValue | undefined {
+    this.keys.add(key);
+    return this.base.get(key);
+  }
+}
+
+/** Conflict keys of what the pool itself knows: a pending transaction's hash, and its limit key's count. */
+const poolTxKey = (txHash: string) => `pool/tx/${txHash}`;
+const poolLimitKey = (limitKey: string) => `pool/limit/${limitKey}`;
+
+/**
+ * Admissions checked together on the pool (a shared pool's batch), each seeing the ones accepted before it, kept
+ * out of the pool until {@link Ledger.joinBatch}: dropped, they leave nothing behind. It records what its checks
+ * read from the pool, so a database can tell whether transactions it has not seen could change a verdict.
+ */
+export class AdmissionBatch {
+  private readonly recorder: ReadRecorder;
+  /** The batch's writes over the pool state. */
+  readonly state: Overlay;
+  readonly entries: PoolEntry[] = [];
+  readonly index = new Map<string, PoolEntry>();
+
+  constructor(
+    /** The pool state it was opened on. */
+    readonly base: Overlay,
+    /** The head it was opened on. */
+    readonly headNumber: number,
+  ) {
+    this.recorder = new ReadRecorder(base);
+    this.state = new Overlay(this.recorder);
+  }
+
+  /**
+   * Every key the batch's checks read from the pool: state keys, and the pool's facts (`pool/tx/<hash>`: is it
+   * pending; `pool/limit/<limit key>`: how many are). A transaction that wrote none of them could not change any
+   * verdict of the batch, except through the pool's size (checked apart).
+   */
+  get reads(): ReadonlySet<string> {
+    return this.recorder.keys;
+  }
+
+  /** Records a read of a pool fact. */
+  read(key: string): void {
+    this.recorder.keys.add(key);
+  }
 }
 
 /** A block built from the pool and not yet stored (see {@link Ledger.buildBlock}). */
@@ -164,6 +221,11 @@ export class Ledger {
     return this.head.number;
   }
 
+  /** The most transactions the pool holds. */
+  get maxPoolSize(): number {
+    return this.maxPool;
+  }
+
   /** Transactions waiting in this process's pool (metrics). */
   get poolSize(): number {
     return this.pool.length;
@@ -242,7 +304,19 @@ export class Ledger {
       const ctx = this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified);
       applyAtomically(this.poolState.child(), ctx, canon.call, this.opts.handlers);
     }
-    return this.coordinator.admit(() => this.prepareAdmission(canon, meta, txHash, verified));
+    return this.coordinator.admit((batch) => this.prepareAdmission(canon, meta, txHash, verified, batch));
+  }
+
+  /** A batch of admissions on the current pool (see {@link AdmissionBatch}). */
+  openBatch(): AdmissionBatch {
+    return new AdmissionBatch(this.poolState, this.head.number);
+  }
+
+  /** Adds a batch's accepted admissions to the pool; the pool must not have changed since the batch was opened. */
+  joinBatch(batch: AdmissionBatch): void {
+    if (batch.base !== this.poolState || batch.headNumber !== this.head.number) throw new Error('the pool changed since the batch was opened');
+    batch.state.commitInto(this.poolState);
+    for (const e of batch.entries) this.addToPool(e);
   }
 
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */
@@ -256,33 +330,47 @@ export class Ledger {
     return admission.result;
   }
 
-  /** Checks an admission without changing anything; `accept()` adds it to the pool once `tx` is persisted. */
+  /**
+   * Checks an admission without changing anything; `accept()` adds it to the pool once `tx` is persisted — or,
+   * with a `batch`, to the batch, checked on the batch's state.
+   */
   private prepareAdmission(
     canon: { bytes: Uint8Array; call: Call },
     meta: TxMeta,
     txHash = to0x(txHashOf(canon.bytes)),
     verified = new VerifiedSignatures(),
+    batch?: AdmissionBatch,
   ): Admission {
     const { bytes, call } = canon;
-    if (this.poolIndex.has(txHash)) return { result: { txHash, duplicate: true }, accept: () => {} };
-    if (this.pool.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
-    if (this.pool.filter((e) => e.tx.meta.limitKey === meta.limitKey).length >= this.maxPerKey) {
-      throw new LedgerFailure('PoolFull', 'Ledger');
-    }
-    const probe = this.poolState.child();
+    batch?.read(poolTxKey(txHash));
+    if (this.poolIndex.has(txHash) || batch?.index.has(txHash)) return { result: { txHash, duplicate: true }, writes: [], accept: () => {} };
+    const batched = batch?.entries ?? [];
+    if (this.pool.length + batched.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
+    batch?.read(poolLimitKey(meta.limitKey));
+    const sameKey = (e: PoolEntry) => e.tx.meta.limitKey === meta.limitKey;
+    if (this.pool.filter(sameKey).length + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
+    const state = batch?.state ?? this.poolState;
+    const probe = state.child();
     const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call, this.opts.handlers);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
     // a shared pool's row carries the signatures found valid, so the producer does not verify them again
     const stored: TxRecord = this.coordinator ? { ...tx, signatures: verified.digests() } : tx;
-    const poolState = this.poolState;
+    const entry: PoolEntry = { tx, call, bytes, verified };
     return {
       result: { txHash, duplicate: false },
       tx: stored,
+      writes: batch ? [...probe.writtenKeys(), poolTxKey(txHash), poolLimitKey(meta.limitKey)] : [],
       accept: () => {
-        if (this.poolState !== poolState) throw new Error('the pool changed between admission check and acceptance');
-        probe.commitInto(poolState);
-        this.addToPool({ tx, call, bytes, verified });
+        if (batch) {
+          probe.commitInto(batch.state);
+          batch.entries.push(entry);
+          batch.index.set(txHash, entry);
+          return;
+        }
+        if (this.poolState !== state) throw new Error('the pool changed between admission check and acceptance');
+        probe.commitInto(state);
+        this.addToPool(entry);
       },
     };
   }
@@ -313,18 +401,6 @@ export class Ledger {
       else if (failure) rejected.push(droppedRecord(tx, failure, now));
     }
     return rejected;
-  }
-
-  /**
-   * Takes accepted admissions back out of this process's pool (a shared pool's batch whose rows were not stored):
-   * the pool state is rebuilt from the head without them.
-   */
-  withdraw(txHashes: ReadonlySet<string>): void {
-    if (txHashes.size === 0) return;
-    this.rebuildPool(
-      this.pool.filter((e) => !txHashes.has(e.tx.txHash)),
-      false,
-    );
   }
 
   /**

@@ -34,6 +34,10 @@ export class Overlay implements StateReader {
   commitInto(target: Overlay): void {
     for (const [k, v] of this.writes) target.writes.set(k, v);
   }
+  /** The keys written (deleted ones too). */
+  writtenKeys(): IterableIterator<string> {
+    return this.writes.keys();
+  }
   /** The writes, `undefined` meaning deleted. */
   changes(): Map<string, StateValue | undefined> {
     const out = new Map<string, StateValue | undefined>();

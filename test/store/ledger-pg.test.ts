@@ -164,6 +164,8 @@ if (PG_URL) {
           assert.equal(o.status, 'rejected');
           assert.ok(o.reason instanceof DdnError && o.reason.code === 'service_unavailable', String(o.reason));
         }
+        // the pool emits `remove` once the broken connection has ended
+        for (let i = 0; i < 200 && removed === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
         assert.equal(removed, 1, 'the broken connection left the pool');
         assert.equal(p.ledger.pendingEntries().length, 0, 'nothing of the failed batch stays in the pool');
         const next = registerCall(didOf(903), seedKey(23));

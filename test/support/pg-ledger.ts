@@ -27,7 +27,7 @@ export interface PgLedgerProcess {
 
 /** One schema; `start(i)` opens "process" i (its replica file survives close, as a data dir would). */
 export async function pgLedgerDeployment(
-  opts: { blockIntervalMs?: number; profile?: Profile; maxPoolSize?: number; maxPendingPerKey?: number; maxBatch?: number } = {},
+  opts: { blockIntervalMs?: number; profile?: Profile; maxPoolSize?: number; maxPendingPerKey?: number; maxBatch?: number; pollMs?: number } = {},
 ) {
   const pg = await freshPgSchema();
   const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
@@ -57,7 +57,7 @@ export async function pgLedgerDeployment(
       schema: pg.schema,
       ledger,
       blockIntervalMs: opts.blockIntervalMs ?? 10,
-      pollMs: 50,
+      pollMs: opts.pollMs ?? 50,
       produce,
       ...(opts.maxBatch === undefined ? {} : { maxBatch: opts.maxBatch }),
       logger,

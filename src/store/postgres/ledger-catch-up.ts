@@ -33,11 +33,14 @@ export interface LockTaken {
 }
 
 /**
- * The lock every admission and every block commit takes first (transaction-scoped), when it was held and how long
+ * The lock every admission batch and every block commit takes (transaction-scoped), when it was held and how long
  * taking it waited: from the arrival of the query (`statement_timestamp()`) to the lock held, on the server's
  * clock (the select list is evaluated in order, so `clock_timestamp()` is read once the lock is held).
  */
-export const BEGIN_ADMISSION = `BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK}), extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 AS lock_wait_s, extract(epoch FROM clock_timestamp())::float8 AS lock_at;`;
+export const TAKE_ADMISSION_LOCK = `SELECT pg_advisory_xact_lock(${ADMISSION_LOCK}), extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 AS lock_wait_s, extract(epoch FROM clock_timestamp())::float8 AS lock_at;`;
+
+/** `BEGIN` and {@link TAKE_ADMISSION_LOCK}. */
+export const BEGIN_ADMISSION = `BEGIN; ${TAKE_ADMISSION_LOCK}`;
 
 /**
  * Ends the transaction (`COMMIT` or `ROLLBACK`, releasing the admission lock) and reads the server's clock right

@@ -2,7 +2,7 @@
  * The extrinsic bytes of every block of a shared PostgreSQL ledger, kept for the export feed (docs/mirrors.md):
  * `ledger_txs` drops a failed transaction's bytes once it is finished, and each Directory process's replica needs
  * them to serve the feed. A table (and migration namespace) of its own, written by the block's statement
- * (`commitBlockRows`, ledger-tables.ts) and read with the block (`readCatchUp`, ledger-catch-up.ts).
+ * (`writeBlockRows`, ledger-tables.ts) and read with the block (`readCatchUp`, ledger-catch-up.ts).
  */
 import type { PgMigration } from './pool.js';
 

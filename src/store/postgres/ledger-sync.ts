@@ -4,14 +4,18 @@
  * Each process keeps its {@link Ledger} on a local SQLite replica (reads stay synchronous and local) and copies
  * into it every block the database holds, with the block's state writes and finished transactions. The pool is
  * the set of pending rows of `ledger_txs`:
- * - admission: any process, one batch at a time across all of them (a transaction-scoped advisory lock), on a
- *   pool first brought up to date with every block and pending row — so the checks, the pool's limits included,
- *   are exactly the embedded ledger's. Admissions that arrive while a batch is in the database wait and go
- *   together in the next one: one lock, one catch-up, one insert and one commit for all of them, so the lock is
- *   held per batch and not per admission;
+ * - admission: any process, in batches — the admissions that arrive while its previous batch is in the database
+ *   go together into the next one. A batch is checked on the process's own view of the pool and stored by one
+ *   statement that takes a transaction-scoped advisory lock shared by all processes, confirms that no block and
+ *   no row that wrote what the checks read came after the view, inserts and commits (ledger-admission.ts): the
+ *   lock is held only while PostgreSQL works, and different DIDs do not wait for each other's checks. When the
+ *   view was behind, the batch is checked again on a fresh one, then under the lock on a pool brought up to date
+ *   there with every block and pending row. Either way the checks, the pool's limits included, are exactly the
+ *   embedded ledger's;
  * - block production: only the process holding the session-level leader lock. It builds the block from its
- *   up-to-date pool under the same admission lock and commits it on the very connection that holds the leader
- *   lock, so a producer that lost its connection (and with it the lock) cannot commit; the block number's
+ *   up-to-date pool and writes it before it takes the admission lock; under the lock it takes in what was admitted
+ *   meanwhile, marks the transactions the block finished and commits, on the very connection that holds the
+ *   leader lock, so a producer that lost its connection (and with it the lock) cannot commit; the block number's
  *   primary key rules out a fork. When the leader dies, PostgreSQL releases its lock and another process takes
  *   over within one poll interval. The leader learns of every admission at once (its own, or another
  *   process's by NOTIFY) and makes a block as soon as none was made in the last block interval, as the embedded
@@ -24,19 +28,21 @@ import type { Logger } from 'pino';
 import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
-import type { Admission, BuiltBlock, Ledger, PoolCoordinator } from '../../ledger/chain.js';
+import type { Admission, AdmissionBatch, BuiltBlock, Ledger, PoolCoordinator } from '../../ledger/chain.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp } from './ledger-catch-up.js';
+import { admitOnView, conflictKeysLiteral, type ViewAdmission, type ViewBatch } from './ledger-admission.js';
+import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
 import {
   blockHashAt,
-  commitBlockRows,
+  finishTxRows,
   genesisHashOf,
   initGenesis,
   insertPendingRows,
   LEADER_LOCK,
   LEDGER_MIGRATION_NAMESPACE,
   LEDGER_PG_MIGRATIONS,
+  writeBlockRows,
 } from './ledger-tables.js';
 import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from './ledger-feed.js';
 import { migratePg, type PgPool } from './pool.js';
@@ -49,7 +55,7 @@ const MAX_BATCH = 256;
 const MAX_WAITING = 4096;
 
 interface WaitingAdmission {
-  prepare: () => Admission;
+  prepare: (batch: AdmissionBatch) => Admission;
   resolve: (r: { txHash: string; duplicate: boolean }) => void;
   reject: (e: unknown) => void;
 }
@@ -157,6 +163,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private lastBlockMs = 0;
   /** The highest block number another process announced (NOTIFY `block:<n>`). */
   private notifiedHead = -1;
+  /** Batches checked on this process's own view, by what became of them (metrics). */
+  private readonly viewBatches: Record<ViewAdmission['outcome'], number> = { stored: 0, stale: 0, conflict: 0, full: 0 };
   private readonly locks: LockUses = {
     admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
     block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
@@ -182,6 +190,14 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.leader;
   }
 
+  /**
+   * Admission batches checked on this process's own view so far, by outcome: `stored`, or (then checked again)
+   * `stale` (a block came), `conflict` (another process's row wrote what it read), `full` (metrics).
+   */
+  get viewAdmissions(): Readonly<Record<ViewAdmission['outcome'], number>> {
+    return this.viewBatches;
+  }
+
   /** How long this process waited for and held the admission lock so far (metrics). */
   get lockUses(): Readonly<LockUses> {
     return this.locks;
@@ -198,7 +214,7 @@ export class PgLedgerSync implements PoolCoordinator {
     if (lock !== undefined && endedAtS !== undefined) use.heldS += Math.max(0, endedAtS - lock.atS);
   }
 
-  admit(prepare: () => Admission): Promise<{ txHash: string; duplicate: boolean }> {
+  admit(prepare: (batch: AdmissionBatch) => Admission): Promise<{ txHash: string; duplicate: boolean }> {
     if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the ledger is closing'));
     if (this.waiting.length >= MAX_WAITING) {
       return Promise.reject(new DdnError('service_unavailable', 'too many admissions are waiting for the ledger database'));
@@ -222,68 +238,152 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   /**
-   * Checks the batch in arrival order on the up-to-date pool, each admission seeing the ones before it (accepted
-   * into the pool at once), and stores the accepted ones in one insert. When the transaction fails they leave
-   * the pool again and every admission of the batch is answered 503, except those the checks refused.
+   * Checks the batch in arrival order, each admission seeing the ones before it, on this process's own view of
+   * the pool, stored in one statement if the view holds for it ({@link admitOnView}); when it does not, once more
+   * on a fresh view, then under the lock, on the pool brought up to date there.
    */
   private async admitBatch(batch: readonly WaitingAdmission[]): Promise<void> {
+    // A block this process has not copied yet is copied first: its replica commit is the longest step of a
+    // catch-up, and under the lock every other process's admissions would wait for it; on an old head, the view
+    // would not hold.
+    if (this.notifiedHead > this.o.ledger.headNumber) {
+      await this.catchUpWithPool().catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
+    }
+    if (await this.admitOnOwnView(batch)) return;
+    // A block or another process's rows came after the view: once more on a view brought up to date (outside the
+    // lock), then under the lock.
+    const caughtUp = await this.catchUpWithPool().then(
+      () => true,
+      (err: unknown) => {
+        this.o.logger?.warn({ err }, 'ledger catch-up failed');
+        return false;
+      },
+    );
+    if (caughtUp && (await this.admitOnOwnView(batch))) return;
+    await this.admitUnderLock(batch);
+  }
+
+  /** Each admission's verdict on `view`; the accepted ones join it, with what they write. */
+  private checkBatch(view: AdmissionBatch, batch: readonly WaitingAdmission[]): { outcomes: Outcome[]; rows: ViewBatch['rows'][number][] } {
     const outcomes: Outcome[] = [];
-    const stored: TxRecord[] = [];
+    const rows: ViewBatch['rows'][number][] = [];
+    for (const w of batch) {
+      try {
+        const a = w.prepare(view);
+        if (a.tx) {
+          a.accept();
+          rows.push({ tx: a.tx, writes: a.writes });
+        }
+        outcomes.push({ ok: a.result });
+      } catch (e) {
+        outcomes.push({ err: e });
+      }
+    }
+    return { outcomes, rows };
+  }
+
+  /** Answers every admission of the batch with its verdict. */
+  private answer(batch: readonly WaitingAdmission[], outcomes: readonly Outcome[]): void {
+    batch.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if ('ok' in o) w.resolve(o.ok);
+      else w.reject(this.refusal(o.err));
+    });
+  }
+
+  /**
+   * A batch whose statement failed: 503 for every admission, except the refusals among `refused` (verdicts on
+   * the up-to-date pool, under the lock).
+   */
+  private fail(batch: readonly WaitingAdmission[], err: unknown, refused: readonly Outcome[] = []): void {
+    this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
+    const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
+    batch.forEach((w, i) => {
+      const o = refused[i];
+      w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
+    });
+  }
+
+  /**
+   * The batch checked on this process's view, without the lock, and stored by one statement that holds the lock
+   * only while PostgreSQL works. False when the view did not hold (nothing stored, nothing answered).
+   */
+  private async admitOnOwnView(batch: readonly WaitingAdmission[]): Promise<boolean> {
+    const view = this.o.ledger.openBatch();
+    const { outcomes, rows } = this.checkBatch(view, batch);
+    const startedMs = performance.now();
+    let r: ViewAdmission;
+    try {
+      r = await admitOnView(this.o.pool, {
+        head: view.headNumber,
+        afterSeq: this.lastPendingSeq,
+        reads: view.reads,
+        maxPool: this.o.ledger.maxPoolSize,
+        rows,
+        notifyChannel: this.channel,
+      });
+    } catch (e) {
+      if (rows.length > 0) this.lockUsed(this.locks.admission, startedMs, undefined, undefined);
+      // verdicts on a view that was not confirmed: none is answered
+      this.fail(batch, e);
+      return true;
+    }
+    this.viewBatches[r.outcome]++;
+    if (r.lock !== undefined) this.lockUsed(this.locks.admission, startedMs, r.lock, r.endedAtS);
+    if (r.outcome !== 'stored') return false;
+    if (rows.length > 0 && r.contiguous && r.lastSeq !== undefined) {
+      this.o.ledger.joinBatch(view);
+      this.lastPendingSeq = r.lastSeq;
+    }
+    // rows stored after another process's join this pool with the next catch-up (their notification asks for
+    // one), after the rows before them
+    this.answer(batch, outcomes);
+    if (rows.length > 0) this.wantBlock(true);
+    return true;
+  }
+
+  /**
+   * The batch checked on the pool brought up to date under the admission lock, and stored in one insert; when
+   * the transaction fails, every admission the checks accepted is answered 503.
+   */
+  private async admitUnderLock(batch: readonly WaitingAdmission[]): Promise<void> {
+    let checked: ReturnType<PgLedgerSync['checkBatch']> | undefined;
+    let view: AdmissionBatch | undefined;
     let lastSeq = 0;
     let startedMs: number | undefined;
     let lock: LockTaken | undefined;
     let endedAtS: number | undefined;
-    // A block this process has not copied yet is copied before the lock: its replica commit is the longest step of
-    // a catch-up, and under the lock every other process's admissions would wait for it. What arrives after this
-    // is still caught up under the lock.
-    if (this.notifiedHead > this.o.ledger.headNumber) {
-      await this.catchUpWithPool().catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
-    }
     try {
       await inAdmissionTransaction(this.o.pool, async (c) => {
         // the lock and the catch-up under it in one round trip; the checks are pure work on the local pool (the
         // signatures were verified before, see Ledger.admit)
         startedMs = performance.now();
         lock = await this.catchUp(c, BEGIN_ADMISSION);
-        for (const w of batch) {
-          try {
-            const a = w.prepare();
-            if (a.tx) {
-              a.accept();
-              stored.push(a.tx);
-            }
-            outcomes.push({ ok: a.result });
-          } catch (e) {
-            outcomes.push({ err: e });
-          }
-        }
-        if (stored.length === 0) {
+        view = this.o.ledger.openBatch();
+        checked = this.checkBatch(view, batch);
+        const { rows } = checked;
+        if (rows.length === 0) {
           endedAtS = await endTransaction(c, 'COMMIT');
           return;
         }
         // the insert (with its NOTIFY) and the COMMIT queued together: the COMMIT leaves as the insert's answer
         // arrives, without waiting for this process's event loop; a failed insert makes it a rollback
-        [lastSeq, endedAtS] = await Promise.all([insertPendingRows(c, stored, this.channel), endTransaction(c, 'COMMIT')]);
+        const txs = rows.map((r) => r.tx);
+        const keys = rows.map((r) => conflictKeysLiteral(r.writes));
+        [lastSeq, endedAtS] = await Promise.all([insertPendingRows(c, txs, this.channel, keys), endTransaction(c, 'COMMIT')]);
       });
     } catch (e) {
       if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, undefined);
-      this.o.ledger.withdraw(new Set(stored.map((t) => t.txHash)));
-      this.o.logger?.error({ err: e, batch: batch.length }, 'ledger admission failed');
-      const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
-      batch.forEach((w, i) => {
-        const o = outcomes[i];
-        w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
-      });
+      this.fail(batch, e, checked?.outcomes);
       return;
     }
     if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, endedAtS);
-    if (lastSeq > 0) this.lastPendingSeq = lastSeq;
-    batch.forEach((w, i) => {
-      const o = outcomes[i]!;
-      if ('ok' in o) w.resolve(o.ok);
-      else w.reject(this.refusal(o.err));
-    });
-    if (stored.length > 0) this.wantBlock();
+    if (lastSeq > 0 && view !== undefined) {
+      this.o.ledger.joinBatch(view);
+      this.lastPendingSeq = lastSeq;
+    }
+    this.answer(batch, checked!.outcomes);
+    if (lastSeq > 0) this.wantBlock();
   }
 
   /** What a failed check answers: the ledger's or the Directory's refusal, else 503 (logged). */
@@ -311,19 +411,20 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   /**
-   * New blocks, then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks; `prefix` goes first.
-   * With {@link BEGIN_ADMISSION} as the prefix: when its lock was taken.
+   * New blocks (unless `blocks` is false), then new pending rows, one round trip per {@link CATCH_UP_BATCH} blocks;
+   * `prefix` goes first. With {@link BEGIN_ADMISSION} or {@link TAKE_ADMISSION_LOCK} as the prefix: when its lock
+   * was taken.
    */
-  private async catchUp(c: pg.ClientBase, prefix = ''): Promise<LockTaken | undefined> {
+  private async catchUp(c: pg.ClientBase, prefix = '', blocks = true): Promise<LockTaken | undefined> {
     let lock: LockTaken | undefined;
     for (let first = true; ; first = false) {
-      const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, CATCH_UP_BATCH, first ? prefix : '');
+      const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
       if (first) lock = rows.lock;
       for (const b of rows.blocks) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
       }
-      if (rows.blocks.length === CATCH_UP_BATCH) continue;
+      if (blocks && rows.blocks.length === CATCH_UP_BATCH) continue;
       for (const t of this.o.ledger.adoptPending(rows.pending)) this.unadoptable.set(t.txHash, t);
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
@@ -469,28 +570,32 @@ export class PgLedgerSync implements PoolCoordinator {
     // the lock finds little and the block's execution verifies nothing new.
     await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
-    // The block is executed before the lock too: only this process makes blocks, so the head stays, and what
-    // other processes admit meanwhile joins the pool after every entry the block was built from; under the lock
-    // those entries are checked after the block's pool, exactly as building it then would check them (they wait
-    // for the next block, as if they had arrived just after this one was built).
+    // The block is executed and written before the lock too: only this process makes blocks, so the head stays,
+    // and the block's rows stay invisible until the commit. What other processes admit meanwhile joins the pool
+    // after every entry the block was built from; under the lock those entries are checked after the block's
+    // pool, exactly as building it then would check them (they wait for the next block, as if they had arrived
+    // just after this one was built), and those that fail leave the shared pool with it.
     const head = this.o.ledger.headNumber;
     const poolBefore = [...this.o.ledger.pendingEntries()];
     const early = this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
-    const startedMs = performance.now();
+    if (early === null) return;
+    let startedMs = performance.now();
     let lock: LockTaken | undefined;
     let endedAtS: number | undefined;
     let built: BuiltBlock | undefined;
     try {
-      lock = await this.catchUp(c, BEGIN_ADMISSION);
+      await c.query('BEGIN');
+      await writeBlockRows(c, early.block, early.writes, early.records, this.channel);
+      // under the lock only the pending rows: the block this transaction wrote is not one to copy
+      startedMs = performance.now();
+      lock = await this.catchUp(c, TAKE_ADMISSION_LOCK, false);
       const pool = this.o.ledger.pendingEntries();
-      const stillValid = early !== null && this.o.ledger.headNumber === head && poolBefore.every((e, i) => pool[i] === e);
-      const next = stillValid
-        ? this.o.ledger.extendBuilt(early, pool.slice(poolBefore.length))
-        : this.o.ledger.buildBlock({ allowEmpty: this.unadoptable.size > 0 });
-      if (next) {
+      if (this.o.ledger.headNumber === head && poolBefore.every((e, i) => pool[i] === e)) {
+        const next = this.o.ledger.extendBuilt(early, pool.slice(poolBefore.length));
         // Rows this process could not adopt leave the shared pool with this block, as failed.
         built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
-        await commitBlockRows(c, built.block, built.writes, [...built.records, ...built.dropped], this.channel);
+        // marked under the lock: admissions wait for no row this transaction holds
+        await finishTxRows(c, early.block.header.number, [...built.records, ...built.dropped]);
         endedAtS = await endTransaction(c, 'COMMIT');
       } else endedAtS = await endTransaction(c, 'ROLLBACK');
     } catch (e) {

@@ -10,6 +10,10 @@ import { serializeStateValue, type StateValue } from '../../ledger/state.js';
 import type { StoredBlock, TxRecord } from '../../ledger/store.js';
 import type { PgMigration } from './pool.js';
 
+/** Advisory-lock keys, scoped to the schema (locks are database-wide; schemas are separate deployments). */
+export const ADMISSION_LOCK = "hashtext('ddn-ledger-admission:' || current_schema())";
+export const LEADER_LOCK = "hashtext('ddn-ledger-leader:' || current_schema())";
+
 export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
@@ -34,6 +38,85 @@ export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
     // a pending row's signature digests (TxRecord.signatures): NULL once finished, and in rows of older processes
     version: 2,
     sql: `ALTER TABLE ledger_txs ADD COLUMN signatures BYTEA;`,
+  },
+  {
+    // what a pending row wrote, as hashed conflict keys (NULL once finished, and in rows of older processes), and
+    // the admission of a batch checked on a process's own view (ledger-admission.ts)
+    version: 3,
+    sql: `
+      ALTER TABLE ledger_txs ADD COLUMN keys INT4[];
+      -- the shared pool's size, kept by triggers, so that a full pool is found without counting it
+      CREATE TABLE ledger_pool (one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one), pending BIGINT NOT NULL);
+      INSERT INTO ledger_pool (pending) SELECT count(*) FROM ledger_txs WHERE status = 'pending';
+      CREATE FUNCTION ddn_pool_size() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE ledger_pool SET pending = pending + (SELECT count(*) FROM new_rows WHERE status = 'pending');
+        ELSIF TG_OP = 'UPDATE' THEN
+          UPDATE ledger_pool SET pending = pending + (SELECT count(*) FROM new_rows WHERE status = 'pending')
+            - (SELECT count(*) FROM old_rows WHERE status = 'pending');
+        ELSE
+          UPDATE ledger_pool SET pending = pending - (SELECT count(*) FROM old_rows WHERE status = 'pending');
+        END IF;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER ledger_pool_insert AFTER INSERT ON ledger_txs REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION ddn_pool_size();
+      CREATE TRIGGER ledger_pool_update AFTER UPDATE ON ledger_txs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION ddn_pool_size();
+      CREATE TRIGGER ledger_pool_delete AFTER DELETE ON ledger_txs REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION ddn_pool_size();
+      CREATE FUNCTION ddn_admit_on_view(
+        p_head BIGINT, p_after BIGINT, p_reads INT4[], p_max_pool BIGINT, p_channel TEXT,
+        p_hash TEXT[], p_extrinsic TEXT[], p_subject TEXT[], p_submitted BIGINT[], p_meta TEXT[], p_bytes BYTEA[],
+        p_signatures BYTEA[], p_keys TEXT[])
+      RETURNS TABLE (outcome TEXT, last_seq BIGINT, contiguous BOOLEAN, lock_wait_s FLOAT8, lock_at FLOAT8, ended_at FLOAT8)
+      LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $fn$
+      DECLARE
+        n BIGINT := coalesce(cardinality(p_hash), 0);
+        seqscan TEXT := current_setting('enable_seqscan');
+        pooled BIGINT;
+      BEGIN
+        -- a batch that stores nothing (only refusals and duplicates) needs no lock: rows committed after its reads
+        -- come after its verdicts
+        IF n > 0 THEN
+          PERFORM pg_advisory_xact_lock(${ADMISSION_LOCK});
+          lock_wait_s := extract(epoch FROM clock_timestamp() - statement_timestamp());
+          lock_at := extract(epoch FROM clock_timestamp());
+        END IF;
+        -- each statement below sees what was committed before the lock was held (a new snapshot per statement); the
+        -- rows after the view are few and read through the primary key: without statistics (a young table) the
+        -- planner may take a scan of the whole table for cheaper
+        SELECT pending INTO pooled FROM ledger_pool;
+        PERFORM set_config('enable_seqscan', 'off', true);
+        IF (SELECT max(number) FROM ledger_blocks) > p_head THEN
+          outcome := 'stale';
+        -- (a row finished by a block up to the view's head is in the view's state; a later block made it stale)
+        ELSIF EXISTS (SELECT 1 FROM ledger_txs WHERE status = 'pending' AND seq > p_after AND (keys IS NULL OR keys && p_reads)) THEN
+          outcome := 'conflict';
+        ELSIF n > 0 AND pooled + n > p_max_pool THEN
+          outcome := 'full';
+        ELSE
+          outcome := 'stored';
+          contiguous := NOT EXISTS (SELECT 1 FROM ledger_txs WHERE status = 'pending' AND seq > p_after);
+        END IF;
+        PERFORM set_config('enable_seqscan', seqscan, true);
+        IF outcome = 'stored' AND n > 0 THEN
+          WITH ins AS (
+            INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures, keys)
+            SELECT h, x, 'pending', s, t, m, b, g, k::INT4[]
+              FROM unnest(p_hash, p_extrinsic, p_subject, p_submitted, p_meta, p_bytes, p_signatures, p_keys)
+                WITH ORDINALITY AS u(h, x, s, t, m, b, g, k, i)
+              ORDER BY i
+            RETURNING seq)
+          SELECT max(seq) INTO last_seq FROM ins;
+          PERFORM pg_notify(p_channel, 'pending:' || last_seq);
+        END IF;
+        ended_at := extract(epoch FROM clock_timestamp());
+        RETURN NEXT;
+      END
+      $fn$`,
   },
 ];
 
@@ -142,44 +225,51 @@ export async function insertPending(c: Queryable, tx: TxRecord): Promise<number>
 }
 
 /**
- * Several pending transactions in one statement, in this order; the highest seq they got. With `notifyChannel`,
- * the same statement sends `pending:<highest seq>` on it (delivered when the transaction commits).
+ * The columns of pending rows as parameter arrays, in this order: hash, extrinsic, subject, submitted at, meta,
+ * bytes, signature digests.
  */
-export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], notifyChannel?: string): Promise<number> {
+export function pendingColumns(txs: readonly TxRecord[]): unknown[][] {
   const col = <T>(f: (t: TxRecord) => T) => txs.map(f);
+  return [
+    col((t) => t.txHash),
+    col((t) => t.extrinsic),
+    col((t) => t.meta.subject),
+    col((t) => t.submittedAtMs),
+    col((t) => JSON.stringify(t.meta)),
+    col((t) => (t.bytes ? Buffer.from(t.bytes) : null)),
+    col((t) => (t.signatures ? Buffer.from(t.signatures) : null)),
+  ];
+}
+
+/**
+ * Several pending transactions in one statement, in this order; the highest seq they got. With `notifyChannel`,
+ * the same statement sends `pending:<highest seq>` on it (delivered when the transaction commits). `keys`: the
+ * INT4[] literal of each one's conflict keys (ledger-admission.ts); without, a row conflicts with every view.
+ */
+export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], notifyChannel?: string, keys?: readonly string[]): Promise<number> {
   const r = await c.query<{ seq: Num }>(
     `WITH ins AS (
-       INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures)
-       SELECT h, x, 'pending', s, t, m, b, g
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[], $8::bytea[]) WITH ORDINALITY AS u(h, x, s, t, m, b, g, i)
+       INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures, keys)
+       SELECT h, x, 'pending', s, t, m, b, g, k::int4[]
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bytea[], $7::bytea[], $8::text[]) WITH ORDINALITY AS u(h, x, s, t, m, b, g, k, i)
          ORDER BY i
        RETURNING seq)
-     SELECT max(seq) AS seq, CASE WHEN $7::text IS NOT NULL THEN pg_notify($7, 'pending:' || max(seq)) END FROM ins`,
-    [
-      col((t) => t.txHash),
-      col((t) => t.extrinsic),
-      col((t) => t.meta.subject),
-      col((t) => t.submittedAtMs),
-      col((t) => JSON.stringify(t.meta)),
-      col((t) => (t.bytes ? Buffer.from(t.bytes) : null)),
-      notifyChannel ?? null,
-      col((t) => (t.signatures ? Buffer.from(t.signatures) : null)),
-    ],
+     SELECT max(seq) AS seq, CASE WHEN $9::text IS NOT NULL THEN pg_notify($9, 'pending:' || max(seq)) END FROM ins`,
+    [...pendingColumns(txs), txs.map((_, i) => keys?.[i] ?? null), notifyChannel ?? null],
   );
   return Number(r.rows[0]!.seq);
 }
 
 /**
- * Stores a produced block in one statement: header, state writes, the outcome of every transaction it finished,
- * the extrinsic bytes of its own transactions (the export feed's table, ledger-feed.ts), and a `block:<number>`
- * notification on `notifyChannel` (delivered at commit). Throws when a finished transaction was not pending (the
- * caller rolls the transaction back).
+ * Stores a produced block in one statement: header, state writes, the extrinsic bytes of its own transactions
+ * (the export feed's table, ledger-feed.ts), and a `block:<number>` notification on `notifyChannel` (delivered at
+ * commit). The transactions it finished are marked with {@link finishTxRows} in the same transaction.
  */
-export async function commitBlockRows(
+export async function writeBlockRows(
   c: Queryable,
   block: StoredBlock,
   writes: Map<string, StateValue | undefined>,
-  finished: readonly TxRecord[],
+  own: readonly TxRecord[],
   notifyChannel: string,
 ): Promise<void> {
   const n = block.header.number;
@@ -189,24 +279,14 @@ export async function commitBlockRows(
     const v = writes.get(k);
     return v === undefined ? null : serializeStateValue(v);
   });
-  const col = <T>(f: (t: TxRecord) => T) => finished.map(f);
-  const own = finished.filter((t) => t.blockNumber === n && t.blockIndex !== undefined && t.bytes !== undefined);
-  const r = await c.query<{ updated: Num }>(
+  const withBytes = own.filter((t) => t.blockNumber === n && t.blockIndex !== undefined && t.bytes !== undefined);
+  await c.query(
     `WITH b AS (
        INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root)
        VALUES ($1, $2, $3, $4, $5, $6)),
      s AS (INSERT INTO ledger_state (key, block, value) SELECT k, $1, v FROM unnest($7::text[], $8::text[]) AS u(k, v)),
-     -- an included transaction keeps its bytes (replicas' history decodes them); failed and dropped ones do not
-     done AS (
-       UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, signatures = NULL,
-         block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
-         error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
-       FROM unnest($9::text[], $10::text[], $11::bigint[], $12::int[], $13::text[], $14::text[], $15::text[], $16::bigint[])
-         AS u(tx_hash, status, block_number, block_index, error_name, error_module, error_reason, finished_at_ms)
-       WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'
-       RETURNING 1),
-     e AS (INSERT INTO ledger_block_extrinsics (block_number, block_index, bytes) SELECT $1, i, x FROM unnest($17::int[], $18::bytea[]) AS u(i, x))
-     SELECT (SELECT count(*) FROM done) AS updated, pg_notify($19, $20)`,
+     e AS (INSERT INTO ledger_block_extrinsics (block_number, block_index, bytes) SELECT $1, i, x FROM unnest($9::int[], $10::bytea[]) AS u(i, x))
+     SELECT pg_notify($11, $12)`,
     [
       n,
       Buffer.from(block.hash),
@@ -216,6 +296,30 @@ export async function commitBlockRows(
       Buffer.from(h.resultsRoot),
       keys,
       values,
+      withBytes.map((t) => t.blockIndex!),
+      withBytes.map((t) => Buffer.from(t.bytes!)),
+      notifyChannel,
+      `block:${n}`,
+    ],
+  );
+}
+
+/**
+ * Marks pending transactions finished by block `blockNumber` (written by {@link writeBlockRows} in the same
+ * transaction): included, failed, or dropped from the pool. An included one keeps its bytes (replicas' history
+ * decodes them); failed and dropped ones do not. Throws when one was not pending (the caller rolls back).
+ */
+export async function finishTxRows(c: Queryable, blockNumber: number, finished: readonly TxRecord[]): Promise<void> {
+  const col = <T>(f: (t: TxRecord) => T) => finished.map(f);
+  const r = await c.query(
+    `UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, signatures = NULL, keys = NULL,
+       block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
+       error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
+     FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+       AS u(tx_hash, status, block_number, block_index, error_name, error_module, error_reason, finished_at_ms)
+     WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'`,
+    [
+      blockNumber,
       col((t) => t.txHash),
       col((t) => t.status),
       col((t) => t.blockNumber ?? null),
@@ -224,18 +328,9 @@ export async function commitBlockRows(
       col((t) => t.error?.module ?? null),
       col((t) => t.error?.reason ?? null),
       col((t) => t.finishedAtMs ?? null),
-      own.map((t) => t.blockIndex!),
-      own.map((t) => Buffer.from(t.bytes!)),
-      notifyChannel,
-      `block:${n}`,
     ],
   );
-  const updated = Number(r.rows[0]!.updated);
-  if (updated !== finished.length) {
-    throw new Error(`block ${n} finishes ${finished.length} pooled transactions but ${updated} were pending`);
+  if (r.rowCount !== finished.length) {
+    throw new Error(`block ${blockNumber} finishes ${finished.length} pooled transactions but ${r.rowCount ?? 0} were pending`);
   }
 }
-
-/** Advisory-lock keys, scoped to the schema (locks are database-wide; schemas are separate deployments). */
-export const ADMISSION_LOCK = "hashtext('ddn-ledger-admission:' || current_schema())";
-export const LEADER_LOCK = "hashtext('ddn-ledger-leader:' || current_schema())";

@@ -1,0 +1,202 @@
+/**
+ * Admissions checked on a process's own view of the shared pool (src/store/postgres/ledger-admission.ts): stored
+ * in one statement when no newer block and no newer row that wrote what the checks read exists, else decided
+ * again under the admission lock. Each test makes a view fall behind on purpose — the process's notification
+ * session is cut and it polls once a minute — so that another process's rows arrive unseen.
+ * Registers only when DDN_TEST_PG_URL is set.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { to0x } from '../../src/base/bytes.js';
+import { LedgerFailure } from '../../src/ledger/errors.js';
+import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
+import { ADMISSION_LOCK, insertPending } from '../../src/store/postgres/ledger-tables.js';
+import { aliasCall, didOf, metaOf, registerCall, rootSigner, seedKey, T0 } from '../ledger/harness.js';
+import { pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { PG_URL } from '../support/pg.js';
+
+/** Ends `p`'s notification session from the server side, as a dropped connection would, and waits until it knows. */
+async function deafen(p: PgLedgerProcess): Promise<void> {
+  const sync = p.sync as unknown as { session?: { processID: number } };
+  const pid = sync.session?.processID;
+  assert.ok(pid !== undefined, 'the process listens');
+  await p.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+  for (let i = 0; i < 200 && sync.session !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(sync.session, undefined, 'the process lost its session');
+}
+
+const admit = (p: PgLedgerProcess, call: Call) => p.ledger.admit(call, metaOf(call));
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (e) {
+    return e instanceof LedgerFailure ? e.errorName : String(e);
+  }
+  return 'admitted';
+}
+
+async function pendingCount(p: PgLedgerProcess): Promise<number> {
+  const r = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
+  return r.rows[0]!.n;
+}
+
+if (PG_URL) {
+  describe('ledger on PostgreSQL: admissions checked on a view that fell behind', () => {
+    /** Two processes that produce only when told, both deaf to each other's notifications. */
+    async function deaf(): Promise<{ a: PgLedgerProcess; b: PgLedgerProcess; url: string; schema: string; done: () => Promise<void> }> {
+      const d = await pgLedgerDeployment({ pollMs: 60_000 });
+      const a = await d.start(0, false);
+      const b = await d.start(1, false);
+      await deafen(a);
+      await deafen(b);
+      return {
+        a,
+        b,
+        url: d.url,
+        schema: d.schema,
+        async done() {
+          await a.close();
+          await b.close();
+          await d.drop();
+        },
+      };
+    }
+
+    it("stores a change no unseen row touches at once, and the pool takes it after the other process's row", async () => {
+      const { a, b, done } = await deaf();
+      try {
+        const x = registerCall(didOf(1001), seedKey(41));
+        const y = registerCall(didOf(1002), seedKey(42));
+        const rx = await admit(a, x);
+        const ry = await admit(b, y);
+        assert.equal(ry.duplicate, false);
+        assert.deepEqual(b.sync.viewAdmissions, { stored: 1, stale: 0, conflict: 0, full: 0 }, 'stored on the view, without the turn under the lock');
+        assert.deepEqual(
+          b.ledger.pendingEntries().map((e) => e.tx.txHash),
+          [],
+          'a row stored after an unseen one waits for the catch-up',
+        );
+        await b.sync.refresh();
+        assert.deepEqual(
+          b.ledger.pendingEntries().map((e) => e.tx.txHash),
+          [rx.txHash, ry.txHash],
+          'in the order the database holds them',
+        );
+        assert.ok(await b.sync.produceOnce());
+        assert.equal(b.ledger.txView(rx.txHash)?.status, 'finalized');
+        assert.equal(b.ledger.txView(ry.txHash)?.status, 'finalized');
+      } finally {
+        await done();
+      }
+    });
+
+    it('refuses on a fresh view what an unseen row makes invalid: one alias for two DIDs', async () => {
+      const { a, b, done } = await deaf();
+      try {
+        const [kx, ky] = [seedKey(43), seedKey(44)];
+        const [x, y] = [didOf(1003), didOf(1004)];
+        await admit(a, registerCall(x, kx));
+        await admit(a, registerCall(y, ky));
+        assert.ok(await a.sync.produceOnce());
+        await b.sync.refresh();
+        const first = await admit(a, aliasCall(x, { kind: 'add', alias: 'shared' }, rootSigner(kx)));
+        assert.equal(first.duplicate, false);
+        // b's view has no pending alias: alone, its checks would accept the second claim
+        const second = admit(b, aliasCall(y, { kind: 'add', alias: 'shared' }, rootSigner(ky)));
+        assert.equal(await refusal(second), 'AliasTaken');
+        assert.equal(b.sync.viewAdmissions.conflict, 1, 'the unseen row wrote what the view read');
+        assert.equal(await pendingCount(a), 1, 'only the first claim is stored');
+      } finally {
+        await done();
+      }
+    });
+
+    it('admits on a fresh view what its old view would have refused: a change to a DID registered unseen', async () => {
+      const { a, b, done } = await deaf();
+      try {
+        const k = seedKey(45);
+        const x = didOf(1005);
+        await admit(a, registerCall(x, k));
+        const alias = await admit(b, aliasCall(x, { kind: 'add', alias: 'later' }, rootSigner(k)));
+        assert.equal(alias.duplicate, false);
+        assert.equal(b.sync.viewAdmissions.conflict, 1, 'the refusal on the view was not answered');
+        assert.equal(await pendingCount(b), 2);
+      } finally {
+        await done();
+      }
+    });
+
+    it('decides again on a fresh view when a block or a row without keys came after its view', async () => {
+      const { a, b, done } = await deaf();
+      try {
+        await admit(a, registerCall(didOf(1006), seedKey(46)));
+        assert.ok(await a.sync.produceOnce());
+        await admit(b, registerCall(didOf(1007), seedKey(47)));
+        assert.deepEqual(b.sync.viewAdmissions, { stored: 1, stale: 1, conflict: 0, full: 0 }, 'a block after the view, then stored on the fresh one');
+
+        // a row as a process of an earlier version stores it: no conflict keys, so it may have written anything
+        const old = registerCall(didOf(1008), seedKey(48));
+        const bytes = encodeExtrinsic(old);
+        await insertPending(a.pool, { txHash: to0x(txHashOf(bytes)), extrinsic: old.name, status: 'pending', submittedAtMs: T0, meta: metaOf(old), bytes });
+        await admit(b, registerCall(didOf(1009), seedKey(49)));
+        assert.deepEqual(b.sync.viewAdmissions, { stored: 2, stale: 1, conflict: 1, full: 0 }, 'a row without keys may have written anything');
+        assert.equal(await pendingCount(b), 3);
+      } finally {
+        await done();
+      }
+    });
+
+    it('takes the turn under the lock when its fresh view is behind again', async () => {
+      const { b, url, schema, done } = await deaf();
+      // another session stores rows under the admission lock while b's statements wait for it
+      const holder = new pg.Client({ connectionString: url, options: `-c search_path="${schema}"` });
+      await holder.connect();
+      try {
+        const rowOf = (call: Call) => {
+          const bytes = encodeExtrinsic(call);
+          return { txHash: to0x(txHashOf(bytes)), extrinsic: call.name, status: 'pending' as const, submittedAtMs: T0, meta: metaOf(call), bytes };
+        };
+        const blocked = async (): Promise<void> => {
+          for (;;) {
+            const r = await holder.query('SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
+            if (r.rows.length > 0) return;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+        };
+        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        await insertPending(holder, rowOf(registerCall(didOf(1011), seedKey(51))));
+        const admitted = admit(b, registerCall(didOf(1012), seedKey(52)));
+        await blocked();
+        // the first statement finds the first row; the lock is taken again before b's fresh view is stored
+        await holder.query(`COMMIT; BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        await insertPending(holder, rowOf(registerCall(didOf(1013), seedKey(53))));
+        await blocked();
+        await holder.query('COMMIT');
+        assert.equal((await admitted).duplicate, false);
+        assert.deepEqual(b.sync.viewAdmissions, { stored: 0, stale: 0, conflict: 2, full: 0 }, 'both views were behind');
+        assert.equal(b.ledger.pendingEntries().length, 3, 'the turn under the lock caught up with both rows');
+        assert.equal(await pendingCount(b), 3);
+      } finally {
+        await holder.end();
+        await done();
+      }
+    });
+
+    it('answers a duplicate seen on the view only once the view is confirmed', async () => {
+      const { a, b, done } = await deaf();
+      try {
+        const x = registerCall(didOf(1010), seedKey(50));
+        const first = await admit(b, x);
+        // the same change again through the same process: its view holds it; through the other: its view does not
+        assert.deepEqual(await admit(b, x), { txHash: first.txHash, duplicate: true });
+        assert.deepEqual(await admit(a, x), { txHash: first.txHash, duplicate: true });
+        assert.equal(a.sync.viewAdmissions.conflict, 1, "the other process's view missed it, and its fresh view found it");
+        assert.equal(await pendingCount(a), 1);
+      } finally {
+        await done();
+      }
+    });
+  });
+}
