@@ -10,7 +10,8 @@ import { DdnError } from '../../src/base/errors.js';
 import { to0x } from '../../src/base/bytes.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
-import { ADMISSION_LOCK, insertPending } from '../../src/store/postgres/ledger-tables.js';
+import { ADMISSION_LOCK, finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
+import { endTransaction } from '../../src/store/postgres/ledger-catch-up.js';
 import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
 import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
@@ -299,6 +300,31 @@ if (PG_URL) {
         assert.equal(left.rows[0].n, 0);
       } finally {
         for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('rolls a block back whole when it would finish a transaction that is not pending, though its COMMIT was already sent', async () => {
+      const d = await pgLedgerDeployment();
+      const p = await d.start(0, false);
+      const c = await p.pool.connect();
+      try {
+        const call = registerCall(didOf(706), seedKey(56));
+        const { txHash } = await p.ledger.admit(call, metaOf(call));
+        const built = p.ledger.buildBlock();
+        assert.ok(built);
+        const ghost = { ...built.records[0]!, txHash: `0x${'cd'.repeat(32)}` };
+        await c.query('BEGIN');
+        await writeBlockRows(c, built.block, built.writes, built.records, 'ddn_test_unused');
+        const outcome = Promise.all([finishTxRows(c, built.block.header.number, [...built.records, ghost]), endTransaction(c, 'COMMIT')]);
+        await assert.rejects(outcome, /block 1 finishes 2 pooled transactions but 1 were pending/);
+        const blocks = await p.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_blocks WHERE number = 1');
+        assert.equal(blocks.rows[0]!.n, 0, 'no block');
+        const row = await p.pool.query<{ status: string }>('SELECT status FROM ledger_txs WHERE tx_hash = $1', [txHash]);
+        assert.equal(row.rows[0]!.status, 'pending', 'the transaction is still pending');
+      } finally {
+        c.release();
+        await p.close();
         await d.drop();
       }
     });

@@ -586,7 +586,9 @@ export class PgLedgerSync implements PoolCoordinator {
     try {
       await c.query('BEGIN');
       await writeBlockRows(c, early.block, early.writes, early.records, this.channel);
-      // under the lock only the pending rows: the block this transaction wrote is not one to copy
+      // the pending rows only, here and under the lock (the block this transaction wrote is not one to copy): what
+      // was admitted while the block was written joins the pool before the lock, so little is left for under it
+      await this.catchUp(c, '', false);
       startedMs = performance.now();
       lock = await this.catchUp(c, TAKE_ADMISSION_LOCK, false);
       const pool = this.o.ledger.pendingEntries();
@@ -594,9 +596,8 @@ export class PgLedgerSync implements PoolCoordinator {
         const next = this.o.ledger.extendBuilt(early, pool.slice(poolBefore.length));
         // Rows this process could not adopt leave the shared pool with this block, as failed.
         built = { ...next, dropped: [...next.dropped, ...this.unadoptable.values()] };
-        // marked under the lock: admissions wait for no row this transaction holds
-        await finishTxRows(c, early.block.header.number, [...built.records, ...built.dropped]);
-        endedAtS = await endTransaction(c, 'COMMIT');
+        // marked under the lock (admissions wait for no row this transaction holds), the COMMIT queued behind
+        [, endedAtS] = await Promise.all([finishTxRows(c, early.block.header.number, [...built.records, ...built.dropped]), endTransaction(c, 'COMMIT')]);
       } else endedAtS = await endTransaction(c, 'ROLLBACK');
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);

@@ -61,6 +61,15 @@ export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
         RETURN NULL;
       END
       $fn$;
+      -- a block's transactions were all pending: else the statement fails, and the COMMIT queued behind it rolls back
+      CREATE FUNCTION ddn_finished_all(block BIGINT, finished BIGINT, expected BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF finished <> expected THEN
+          RAISE EXCEPTION 'block % finishes % pooled transactions but % were pending', block, expected, finished;
+        END IF;
+        RETURN finished;
+      END
+      $fn$;
       CREATE TRIGGER ledger_pool_insert AFTER INSERT ON ledger_txs REFERENCING NEW TABLE AS new_rows
         FOR EACH STATEMENT EXECUTE FUNCTION ddn_pool_size();
       CREATE TRIGGER ledger_pool_update AFTER UPDATE ON ledger_txs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
@@ -307,17 +316,21 @@ export async function writeBlockRows(
 /**
  * Marks pending transactions finished by block `blockNumber` (written by {@link writeBlockRows} in the same
  * transaction): included, failed, or dropped from the pool. An included one keeps its bytes (replicas' history
- * decodes them); failed and dropped ones do not. Throws when one was not pending (the caller rolls back).
+ * decodes them); failed and dropped ones do not. Fails when one was not pending, so a COMMIT sent behind it
+ * rolls the transaction back.
  */
 export async function finishTxRows(c: Queryable, blockNumber: number, finished: readonly TxRecord[]): Promise<void> {
   const col = <T>(f: (t: TxRecord) => T) => finished.map(f);
-  const r = await c.query(
-    `UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, signatures = NULL, keys = NULL,
-       block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
-       error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
-     FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[])
-       AS u(tx_hash, status, block_number, block_index, error_name, error_module, error_reason, finished_at_ms)
-     WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'`,
+  await c.query(
+    `WITH done AS (
+       UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, signatures = NULL, keys = NULL,
+         block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
+         error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
+       FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+         AS u(tx_hash, status, block_number, block_index, error_name, error_module, error_reason, finished_at_ms)
+       WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'
+       RETURNING 1)
+     SELECT ddn_finished_all($1, (SELECT count(*) FROM done), $10)`,
     [
       blockNumber,
       col((t) => t.txHash),
@@ -328,9 +341,7 @@ export async function finishTxRows(c: Queryable, blockNumber: number, finished: 
       col((t) => t.error?.module ?? null),
       col((t) => t.error?.reason ?? null),
       col((t) => t.finishedAtMs ?? null),
+      finished.length,
     ],
   );
-  if (r.rowCount !== finished.length) {
-    throw new Error(`block ${blockNumber} finishes ${finished.length} pooled transactions but ${r.rowCount ?? 0} were pending`);
-  }
 }
