@@ -312,6 +312,19 @@ export class Ledger {
     return new AdmissionBatch(this.poolState, this.head.number);
   }
 
+  /**
+   * A batch stored after transactions that joined the pool since it was opened, none of which wrote a key the
+   * batch read (a shared pool confirms it): its entries join the pool after them with the writes they were checked
+   * with — executing them again would read the same values and write the same. False, changing nothing, when the
+   * head moved since the batch was opened: its entries must then be checked again.
+   */
+  adoptBatch(batch: AdmissionBatch): boolean {
+    if (batch.headNumber !== this.head.number) return false;
+    batch.state.commitInto(this.poolState);
+    for (const e of batch.entries) this.addToPool(e);
+    return true;
+  }
+
   /** Adds a batch's accepted admissions to the pool; the pool must not have changed since the batch was opened. */
   joinBatch(batch: AdmissionBatch): void {
     if (batch.base !== this.poolState || batch.headNumber !== this.head.number) throw new Error('the pool changed since the batch was opened');

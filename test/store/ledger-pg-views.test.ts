@@ -92,6 +92,23 @@ if (PG_URL) {
       }
     });
 
+    it('takes its own change stored after an unseen row from the block when a block includes both first', async () => {
+      const { a, b, done } = await deaf();
+      try {
+        const rx = await admit(a, registerCall(didOf(1014), seedKey(54)));
+        const ry = await admit(b, registerCall(didOf(1015), seedKey(55)));
+        assert.ok(await a.sync.produceOnce(), 'a makes a block of both');
+        await b.sync.refresh();
+        assert.equal(b.ledger.pendingEntries().length, 0);
+        for (const h of [rx.txHash, ry.txHash]) assert.equal(b.ledger.txView(h)?.status, 'finalized');
+        // and b's next change, to the DID it registered, sees its registration
+        const next = await admit(b, aliasCall(didOf(1015), { kind: 'add', alias: 'after-block' }, rootSigner(seedKey(55))));
+        assert.equal(next.duplicate, false);
+      } finally {
+        await done();
+      }
+    });
+
     it('refuses on a fresh view what an unseen row makes invalid: one alias for two DIDs', async () => {
       const { a, b, done } = await deaf();
       try {

@@ -163,6 +163,12 @@ export class PgLedgerSync implements PoolCoordinator {
   private lastBlockMs = 0;
   /** The highest block number another process announced (NOTIFY `block:<n>`). */
   private notifiedHead = -1;
+  /**
+   * This process's batches stored after rows of other processes it had not copied, by their first transaction's
+   * hash, until the catch-up that reaches them (cleared when a block comes first: then their rows are checked
+   * again as any other's).
+   */
+  private readonly storedAfterOthers = new Map<string, AdmissionBatch>();
   /** Batches checked on this process's own view, by what became of them (metrics). */
   private readonly viewBatches: Record<ViewAdmission['outcome'], number> = { stored: 0, stale: 0, conflict: 0, full: 0 };
   private readonly locks: LockUses = {
@@ -334,9 +340,12 @@ export class PgLedgerSync implements PoolCoordinator {
     if (rows.length > 0 && r.contiguous && r.lastSeq !== undefined) {
       this.o.ledger.joinBatch(view);
       this.lastPendingSeq = r.lastSeq;
+    } else if (rows.length > 0) {
+      // Rows stored after another process's join this pool with the next catch-up (their notification asks for
+      // one), after the rows before them — as they were checked: the rows between wrote nothing they read.
+      if (this.storedAfterOthers.size >= MAX_WAITING) this.storedAfterOthers.clear();
+      this.storedAfterOthers.set(view.entries[0]!.tx.txHash, view);
     }
-    // rows stored after another process's join this pool with the next catch-up (their notification asks for
-    // one), after the rows before them
     this.answer(batch, outcomes);
     if (rows.length > 0) this.wantBlock(true);
     return true;
@@ -424,13 +433,38 @@ export class PgLedgerSync implements PoolCoordinator {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
       }
+      // a batch checked on an older head is adopted row by row
+      if (rows.blocks.length > 0) this.storedAfterOthers.clear();
       if (blocks && rows.blocks.length === CATCH_UP_BATCH) continue;
-      for (const t of this.o.ledger.adoptPending(rows.pending)) this.unadoptable.set(t.txHash, t);
+      this.adopt(rows.pending);
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
       if (rows.pending.length > 0) this.wantBlock();
       return lock;
     }
+  }
+
+  /**
+   * Pending rows in the database's order join the pool: this process's own batches stored after rows of others
+   * ({@link storedAfterOthers}) as they were checked, every other row checked on the pool.
+   */
+  private adopt(pending: readonly TxRecord[]): void {
+    let from = 0;
+    const adoptRows = (to: number) => {
+      for (const t of this.o.ledger.adoptPending(pending.slice(from, to))) this.unadoptable.set(t.txHash, t);
+      from = to;
+    };
+    for (let i = 0; i < pending.length; i++) {
+      const batch = this.storedAfterOthers.get(pending[i]!.txHash);
+      if (batch === undefined) continue;
+      this.storedAfterOthers.delete(pending[i]!.txHash);
+      if (!batch.entries.every((e, k) => pending[i + k]?.txHash === e.tx.txHash)) continue;
+      adoptRows(i);
+      if (!this.o.ledger.adoptBatch(batch)) continue;
+      from = i + batch.entries.length;
+      i = from - 1;
+    }
+    adoptRows(pending.length);
   }
 
   /**
@@ -608,6 +642,7 @@ export class PgLedgerSync implements PoolCoordinator {
     if (built === undefined) return;
     this.o.ledger.commitBuilt(built);
     this.unadoptable.clear();
+    this.storedAfterOthers.clear();
   }
 
   /** Stops following; a leader gives up its lock (its session ends), so another process takes over at once. */
