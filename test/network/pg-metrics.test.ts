@@ -71,6 +71,9 @@ if (PG_URL) {
       assert.ok(delta('ddn_ledger_lock_transactions_total', { work: 'block' }) >= 1);
       assert.ok(delta('ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }) > 0);
       assert.ok(delta('ddn_ledger_lock_held_seconds_total', { work: 'block' }) > 0);
+      // the node is alone on its schema: its view is never behind, so its batch was stored on it
+      assert.ok(delta('ddn_ledger_view_batches_total', { outcome: 'stored' }) >= 1);
+      assert.equal(delta('ddn_ledger_view_batches_total', { outcome: 'conflict' }), 0);
       assert.ok(
         total(after, 'ddn_ledger_lock_wait_seconds_total', { work: 'admission' }) <=
           total(after, 'ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }),
