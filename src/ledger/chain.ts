@@ -327,9 +327,7 @@ export class Ledger {
 
   /** Adds a batch's accepted admissions to the pool; the pool must not have changed since the batch was opened. */
   joinBatch(batch: AdmissionBatch): void {
-    if (batch.base !== this.poolState || batch.headNumber !== this.head.number) throw new Error('the pool changed since the batch was opened');
-    batch.state.commitInto(this.poolState);
-    for (const e of batch.entries) this.addToPool(e);
+    if (batch.base !== this.poolState || !this.adoptBatch(batch)) throw new Error('the pool changed since the batch was opened');
   }
 
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */

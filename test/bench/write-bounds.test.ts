@@ -6,7 +6,7 @@ import { parseLockMetrics } from '../../bench/figures/write-bounds.js';
 import { cpuMsBetween, cpuMsByName, runQueueMs } from '../../bench/proc.js';
 
 describe('parseLockMetrics', () => {
-  it("reads each lock counter by work from a node's /metrics text, and zero for a series not there yet", () => {
+  it("reads each lock counter by work and the view batches by outcome from a node's /metrics text, and zero for a series not there yet", () => {
     const text = [
       '# HELP ddn_ledger_lock_wait_seconds_total Seconds ...',
       '# TYPE ddn_ledger_lock_wait_seconds_total counter',
@@ -15,11 +15,14 @@ describe('parseLockMetrics', () => {
       'ddn_ledger_lock_transactions_total{work="admission"} 40',
       'ddn_ledger_lock_held_seconds_total{work="admission"} 2.25',
       'ddn_ledger_lock_transaction_seconds_total{work="admission"} 4',
+      'ddn_ledger_view_batches_total{outcome="stored"} 36',
+      'ddn_ledger_view_batches_total{outcome="conflict"} 3',
       'ddn_ledger_blocks_total 7',
     ].join('\n');
     assert.deepEqual(parseLockMetrics(text), {
       admission: { transactions: 40, waitS: 1.5, totalS: 4, heldS: 2.25 },
       block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
+      view: { stored: 36, stale: 0, conflict: 3, full: 0 },
     });
   });
 });
