@@ -329,6 +329,33 @@ if (PG_URL) {
       }
     });
 
+    it("copies a block's extrinsic bytes into a new replica once, also for blocks written before the feed's table kept them", async () => {
+      const d = await pgLedgerDeployment();
+      const p = await d.start(0, false);
+      try {
+        const calls = [registerCall(didOf(707), seedKey(57)), registerCall(didOf(708), seedKey(58))];
+        await p.ledger.admit(calls[0]!, metaOf(calls[0]!));
+        assert.ok(await p.sync.produceOnce());
+        await p.ledger.admit(calls[1]!, metaOf(calls[1]!));
+        assert.ok(await p.sync.produceOnce());
+        // block 1 as an older version wrote it: its bytes only in ledger_txs
+        await p.pool.query('DELETE FROM ledger_block_extrinsics WHERE block_number = 1');
+        const fresh = await d.start(1, false);
+        try {
+          for (const [i, call] of calls.entries()) {
+            const txs = fresh.ledger.block(i + 1)?.txs ?? [];
+            assert.equal(txs.length, 1);
+            assert.deepEqual(txs[0]!.bytes, encodeExtrinsic(call), `block ${i + 1}`);
+          }
+        } finally {
+          await fresh.close();
+        }
+      } finally {
+        await p.close();
+        await d.drop();
+      }
+    });
+
     it('hands production over when the leader closes, and never produces on a process that does not compete', async () => {
       const d = await pgLedgerDeployment();
       const reader = await d.start(0, false);

@@ -57,16 +57,41 @@ function int(n: number): string {
   return String(n);
 }
 
-/** The five reads of a catch-up, as one text (integers only). */
+/** What a catch-up reads of a transaction's row (not its conflict keys: only the database compares them). */
+const TX_COLUMNS = [
+  'seq',
+  'tx_hash',
+  'extrinsic',
+  'status',
+  'submitted_at_ms',
+  'meta',
+  'bytes',
+  'block_number',
+  'block_index',
+  'error_name',
+  'error_module',
+  'error_reason',
+  'finished_at_ms',
+  'finished_block',
+  'signatures',
+];
+/**
+ * A finished transaction's bytes come once: a block's own from the feed's table (`ledger_txs` keeps them too, and
+ * alone for blocks written before that table existed); a dropped one has none.
+ */
+const FINISHED_TX_COLUMNS = TX_COLUMNS.map((c) => (c === 'bytes' ? 'coalesce(e.bytes, t.bytes) AS bytes' : `t.${c}`)).join(', ');
+
+/** The four reads of a catch-up, as one text (integers only). */
 export function catchUpText(from: number, afterSeq: number, limit: number): string {
   const lo = int(from);
   const hi = int(from + limit);
   return `
     SELECT * FROM ledger_blocks WHERE number >= ${lo} AND number < ${hi} ORDER BY number;
     SELECT key, block, value FROM ledger_state WHERE block >= ${lo} AND block < ${hi};
-    SELECT * FROM ledger_txs WHERE finished_block >= ${lo} AND finished_block < ${hi} ORDER BY finished_block, block_index NULLS LAST, seq;
-    SELECT block_number, block_index, bytes FROM ledger_block_extrinsics WHERE block_number >= ${lo} AND block_number < ${hi};
-    SELECT * FROM ledger_txs WHERE status = 'pending' AND seq > ${int(afterSeq)} ORDER BY seq;`;
+    SELECT ${FINISHED_TX_COLUMNS} FROM ledger_txs t
+      LEFT JOIN ledger_block_extrinsics e ON e.block_number = t.block_number AND e.block_index = t.block_index
+      WHERE t.finished_block >= ${lo} AND t.finished_block < ${hi} ORDER BY t.finished_block, t.block_index NULLS LAST, t.seq;
+    SELECT ${TX_COLUMNS.join(', ')} FROM ledger_txs WHERE status = 'pending' AND seq > ${int(afterSeq)} ORDER BY seq;`;
 }
 
 type Num = string | number;
@@ -78,11 +103,10 @@ type Num = string | number;
 export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: number, limit: number, prefix = ''): Promise<CatchUpRows> {
   // a multi-statement query answers one result per statement
   const results = (await c.query(prefix + catchUpText(from, afterSeq, limit))) as unknown as pg.QueryResult[];
-  const [blockRows, stateRows, txRows, extrinsicRows, pendingRows] = results.slice(-5) as [
+  const [blockRows, stateRows, txRows, pendingRows] = results.slice(-4) as [
     pg.QueryResult<BlockRow>,
     pg.QueryResult<{ key: string; block: Num; value: string | null }>,
     pg.QueryResult<TxRow>,
-    pg.QueryResult<{ block_number: Num; block_index: number; bytes: Buffer }>,
     pg.QueryResult<TxRow>,
   ];
   const byNumber = new Map<number, BlockWithEffects>();
@@ -90,19 +114,10 @@ export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: numb
   for (const w of stateRows.rows) {
     byNumber.get(Number(w.block))?.writes.set(w.key, w.value === null ? undefined : deserializeStateValue(w.value));
   }
-  const bytes = new Map(extrinsicRows.rows.map((r) => [`${Number(r.block_number)}:${r.block_index}`, new Uint8Array(r.bytes)]));
-  for (const t of txRows.rows) {
-    const b = byNumber.get(Number(t.finished_block));
-    if (!b) continue;
-    const tx = txFromRow(t);
-    // the block's own transactions get back the extrinsic bytes the feed table keeps
-    const own = tx.blockNumber === undefined || tx.blockIndex === undefined ? undefined : bytes.get(`${tx.blockNumber}:${tx.blockIndex}`);
-    if (own) tx.bytes = own;
-    b.txs.push(tx);
-  }
+  for (const t of txRows.rows) byNumber.get(Number(t.finished_block))?.txs.push(txFromRow(t));
   const pending = pendingRows.rows.map(txFromRow);
   const last = pendingRows.rows[pendingRows.rows.length - 1];
-  const lock = lockTakenOf(results.slice(0, -5));
+  const lock = lockTakenOf(results.slice(0, -4));
   return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq, ...(lock === undefined ? {} : { lock }) };
 }
 
