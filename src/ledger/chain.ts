@@ -325,9 +325,12 @@ export class Ledger {
     return true;
   }
 
-  /** Adds a batch's accepted admissions to the pool; the pool must not have changed since the batch was opened. */
-  joinBatch(batch: AdmissionBatch): void {
-    if (batch.base !== this.poolState || !this.adoptBatch(batch)) throw new Error('the pool changed since the batch was opened');
+  /**
+   * Adds a batch's accepted admissions to the pool, when the pool has not changed since the batch was opened;
+   * false, changing nothing, when it has.
+   */
+  joinBatch(batch: AdmissionBatch): boolean {
+    return batch.base === this.poolState && this.adoptBatch(batch);
   }
 
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */

@@ -337,8 +337,7 @@ export class PgLedgerSync implements PoolCoordinator {
     this.viewBatches[r.outcome]++;
     if (r.lock !== undefined) this.lockUsed(this.locks.admission, startedMs, r.lock, r.endedAtS);
     if (r.outcome !== 'stored') return false;
-    if (rows.length > 0 && r.contiguous && r.lastSeq !== undefined) {
-      this.o.ledger.joinBatch(view);
+    if (rows.length > 0 && r.contiguous && r.lastSeq !== undefined && this.o.ledger.joinBatch(view)) {
       this.lastPendingSeq = r.lastSeq;
     } else if (rows.length > 0) {
       // Rows stored after another process's join this pool with the next catch-up (their notification asks for
@@ -387,10 +386,8 @@ export class PgLedgerSync implements PoolCoordinator {
       return;
     }
     if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, endedAtS);
-    if (lastSeq > 0 && view !== undefined) {
-      this.o.ledger.joinBatch(view);
-      this.lastPendingSeq = lastSeq;
-    }
+    // (a pool that changed meanwhile takes the rows with its next catch-up)
+    if (lastSeq > 0 && view !== undefined && this.o.ledger.joinBatch(view)) this.lastPendingSeq = lastSeq;
     this.answer(batch, checked!.outcomes);
     if (lastSeq > 0) this.wantBlock();
   }
