@@ -7,13 +7,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { to0x } from '../../src/base/bytes.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
-import { ADMISSION_LOCK, insertPending } from '../../src/store/postgres/ledger-tables.js';
+import { insertPending } from '../../src/store/postgres/ledger-tables.js';
 import { aliasCall, didOf, metaOf, registerCall, rootSigner, seedKey, T0 } from '../ledger/harness.js';
-import { pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { AdmissionLockHolder, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 
 /** Ends `p`'s notification session from the server side, as a dropped connection would, and waits until it knows. */
@@ -27,6 +26,12 @@ async function deafen(p: PgLedgerProcess): Promise<void> {
 }
 
 const admit = (p: PgLedgerProcess, call: Call) => p.ledger.admit(call, metaOf(call));
+
+/** A pending row as another process stores it, without the checks (and, as older versions, without keys). */
+function rowOf(call: Call) {
+  const bytes = encodeExtrinsic(call);
+  return { txHash: to0x(txHashOf(bytes)), extrinsic: call.name, status: 'pending' as const, submittedAtMs: T0, meta: metaOf(call), bytes };
+}
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
   try {
@@ -154,9 +159,7 @@ if (PG_URL) {
         assert.deepEqual(b.sync.viewAdmissions, { stored: 1, stale: 1, conflict: 0, full: 0 }, 'a block after the view, then stored on the fresh one');
 
         // a row as a process of an earlier version stores it: no conflict keys, so it may have written anything
-        const old = registerCall(didOf(1008), seedKey(48));
-        const bytes = encodeExtrinsic(old);
-        await insertPending(a.pool, { txHash: to0x(txHashOf(bytes)), extrinsic: old.name, status: 'pending', submittedAtMs: T0, meta: metaOf(old), bytes });
+        await insertPending(a.pool, rowOf(registerCall(didOf(1008), seedKey(48))));
         await admit(b, registerCall(didOf(1009), seedKey(49)));
         assert.deepEqual(b.sync.viewAdmissions, { stored: 2, stale: 1, conflict: 1, full: 0 }, 'a row without keys may have written anything');
         assert.equal(await pendingCount(b), 3);
@@ -168,35 +171,23 @@ if (PG_URL) {
     it('takes the turn under the lock when its fresh view is behind again', async () => {
       const { b, url, schema, done } = await deaf();
       // another session stores rows under the admission lock while b's statements wait for it
-      const holder = new pg.Client({ connectionString: url, options: `-c search_path="${schema}"` });
-      await holder.connect();
+      const holder = await AdmissionLockHolder.open(url, schema);
       try {
-        const rowOf = (call: Call) => {
-          const bytes = encodeExtrinsic(call);
-          return { txHash: to0x(txHashOf(bytes)), extrinsic: call.name, status: 'pending' as const, submittedAtMs: T0, meta: metaOf(call), bytes };
-        };
-        const blocked = async (): Promise<void> => {
-          for (;;) {
-            const r = await holder.query('SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
-            if (r.rows.length > 0) return;
-            await new Promise((resolve) => setTimeout(resolve, 5));
-          }
-        };
-        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
-        await insertPending(holder, rowOf(registerCall(didOf(1011), seedKey(51))));
+        await holder.take();
+        await insertPending(holder.client, rowOf(registerCall(didOf(1011), seedKey(51))));
         const admitted = admit(b, registerCall(didOf(1012), seedKey(52)));
-        await blocked();
+        await holder.waiter();
         // the first statement finds the first row; the lock is taken again before b's fresh view is stored
-        await holder.query(`COMMIT; BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
-        await insertPending(holder, rowOf(registerCall(didOf(1013), seedKey(53))));
-        await blocked();
-        await holder.query('COMMIT');
+        await holder.commitAndTake();
+        await insertPending(holder.client, rowOf(registerCall(didOf(1013), seedKey(53))));
+        await holder.waiter();
+        await holder.release();
         assert.equal((await admitted).duplicate, false);
         assert.deepEqual(b.sync.viewAdmissions, { stored: 0, stale: 0, conflict: 2, full: 0 }, 'both views were behind');
         assert.equal(b.ledger.pendingEntries().length, 3, 'the turn under the lock caught up with both rows');
         assert.equal(await pendingCount(b), 3);
       } finally {
-        await holder.end();
+        await holder.close();
         await done();
       }
     });

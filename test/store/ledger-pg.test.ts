@@ -5,15 +5,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { DdnError } from '../../src/base/errors.js';
 import { to0x } from '../../src/base/bytes.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
-import { ADMISSION_LOCK, finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
+import { finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
 import { endTransaction } from '../../src/store/postgres/ledger-catch-up.js';
 import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
-import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { AdmissionLockHolder, eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 import { ledgerContract, type ContractCluster } from './ledger-contract.js';
 
@@ -139,27 +138,18 @@ if (PG_URL) {
     it('answers 503 to a batch whose connection was killed mid-transaction, drops that connection, and admits the next batch', async () => {
       const d = await pgLedgerDeployment();
       const p = await d.start(0, false);
-      // another session holds the admission lock, so the batch's transaction waits in it
-      const holder = new pg.Client({ connectionString: d.url, options: `-c search_path="${d.schema}"` });
-      await holder.connect();
+      // another session holds the admission lock, so the batch's statement waits for it
+      const holder = await AdmissionLockHolder.open(d.url, d.schema);
       try {
         let removed = 0;
         p.pool.on('remove', () => removed++);
-        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        await holder.take();
         const batch = admitAll(
           p,
           [900, 901, 902].map((i) => registerCall(didOf(i), seedKey(i - 880))),
         );
-        const waiting = async (): Promise<number> => {
-          for (;;) {
-            const r = await holder.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
-            if (r.rows[0]) return r.rows[0].pid;
-            await new Promise((resolve) => setTimeout(resolve, 10));
-          }
-        };
-        const pid = await waiting();
-        await holder.query('SELECT pg_terminate_backend($1)', [pid]);
-        await holder.query('ROLLBACK');
+        await holder.client.query('SELECT pg_terminate_backend($1)', [await holder.waiter()]);
+        await holder.release('ROLLBACK');
         const outcomes = await batch;
         for (const o of outcomes) {
           assert.equal(o.status, 'rejected');
@@ -175,7 +165,7 @@ if (PG_URL) {
         const stored = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
         assert.equal(stored.rows[0]!.n, 1, 'only the next admission is stored');
       } finally {
-        await holder.end();
+        await holder.close();
         await p.close();
         await d.drop();
       }
@@ -186,20 +176,15 @@ if (PG_URL) {
     it('counts the time an admission batch waited for the lock while another session held it', async () => {
       const d = await pgLedgerDeployment();
       const p = await d.start(0, false);
-      const holder = new pg.Client({ connectionString: d.url, options: `-c search_path="${d.schema}"` });
-      await holder.connect();
+      const holder = await AdmissionLockHolder.open(d.url, d.schema);
       try {
         assert.deepEqual(p.sync.lockUses.admission, { transactions: 0, waitS: 0, totalS: 0, heldS: 0 });
-        await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+        await holder.take();
         const call = registerCall(didOf(950), seedKey(30));
         const admitted = p.ledger.admit(call, metaOf(call));
-        for (;;) {
-          const r = await holder.query('SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
-          if (r.rows.length > 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
         // the batch is seen waiting for the lock, then the lock is released
-        await holder.query('ROLLBACK');
+        await holder.waiter();
+        await holder.release('ROLLBACK');
         assert.equal((await admitted).duplicate, false);
         const use = p.sync.lockUses.admission;
         assert.equal(use.transactions, 1);
@@ -211,7 +196,7 @@ if (PG_URL) {
         assert.equal(p.sync.lockUses.block.transactions, 1);
         assert.ok(p.sync.lockUses.block.heldS > 0);
       } finally {
-        await holder.end();
+        await holder.close();
         await p.close();
         await d.drop();
       }

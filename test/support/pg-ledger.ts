@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
 import { ManualClock } from '../../src/base/clock.js';
 import { blockHash, genesisHeader } from '../../src/ledger/block.js';
 import { Ledger } from '../../src/ledger/chain.js';
 import { PgLedgerSync, preparePgLedger } from '../../src/store/postgres/ledger-sync.js';
+import { ADMISSION_LOCK } from '../../src/store/postgres/ledger-tables.js';
 import { openPgPool, type PgPool } from '../../src/store/postgres/pool.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
@@ -96,4 +98,43 @@ export async function eventually(procs: readonly PgLedgerProcess[], done: () => 
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`never happened: ${what}`);
+}
+
+/** Another session on a deployment's schema that takes the admission lock, as a process in its turn would. */
+export class AdmissionLockHolder {
+  private constructor(readonly client: pg.Client) {}
+
+  static async open(url: string, schema: string): Promise<AdmissionLockHolder> {
+    const client = new pg.Client({ connectionString: url, options: `-c search_path="${schema}"` });
+    await client.connect();
+    return new AdmissionLockHolder(client);
+  }
+
+  /** Begins a transaction and takes the lock in it. */
+  async take(): Promise<void> {
+    await this.client.query(`BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+  }
+
+  /** Commits and takes the lock again in a new transaction, in one query: a session waiting for it goes first. */
+  async commitAndTake(): Promise<void> {
+    await this.client.query(`COMMIT; BEGIN; SELECT pg_advisory_xact_lock(${ADMISSION_LOCK})`);
+  }
+
+  /** Ends the transaction, releasing the lock. */
+  async release(end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<void> {
+    await this.client.query(end);
+  }
+
+  /** The backend pid of a session waiting for this one, once there is one. */
+  async waiter(): Promise<number> {
+    for (;;) {
+      const r = await this.client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
+      if (r.rows[0]) return r.rows[0].pid;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.client.end();
+  }
 }

@@ -252,21 +252,23 @@ export class PgLedgerSync implements PoolCoordinator {
     // A block this process has not copied yet is copied first: its replica commit is the longest step of a
     // catch-up, and under the lock every other process's admissions would wait for it; on an old head, the view
     // would not hold.
-    if (this.notifiedHead > this.o.ledger.headNumber) {
-      await this.catchUpWithPool().catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
-    }
+    if (this.notifiedHead > this.o.ledger.headNumber) await this.tryCatchUp();
     if (await this.admitOnOwnView(batch)) return;
     // A block or another process's rows came after the view: once more on a view brought up to date (outside the
     // lock), then under the lock.
-    const caughtUp = await this.catchUpWithPool().then(
+    if ((await this.tryCatchUp()) && (await this.admitOnOwnView(batch))) return;
+    await this.admitUnderLock(batch);
+  }
+
+  /** A catch-up outside the lock; false (logged) when it failed. */
+  private tryCatchUp(): Promise<boolean> {
+    return this.catchUpWithPool().then(
       () => true,
       (err: unknown) => {
         this.o.logger?.warn({ err }, 'ledger catch-up failed');
         return false;
       },
     );
-    if (caughtUp && (await this.admitOnOwnView(batch))) return;
-    await this.admitUnderLock(batch);
   }
 
   /** Each admission's verdict on `view`; the accepted ones join it, with what they write. */
