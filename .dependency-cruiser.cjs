@@ -42,6 +42,12 @@ module.exports = {
     onlyFrom('wire-is-shapes', 'wire', [], 'Wire shapes (TypeBox schemas) import nothing of ours: the routes and the SDK both import them.'),
     onlyFrom('protocol-pure', 'protocol', ['base', 'codec', 'crypto'], 'Wire formats and protocol rules import no role, store or transport.'),
     onlyFrom('ledger-below-roles', 'ledger', ['base', 'codec', 'crypto', 'protocol'], 'The ledger (state, runtime) imports no role, store or transport.'),
+    onlyFrom(
+      'chain-follows-for-the-ledger',
+      'chain',
+      ['base', 'codec', 'crypto', 'protocol', 'ledger'],
+      'The Substrate order source (client, follower, submitter, network file) drives the ledger and knows no role, store or transport of ours.',
+    ),
     onlyFrom('ports-are-interfaces', 'ports', ['base', 'codec', 'crypto', 'protocol'], 'Ports declare what the roles need; they import no implementation.'),
     onlyFrom('shared-rules', 'shared', ['base', 'codec', 'crypto', 'protocol', 'ports'], 'Use-case code more than one role runs (node authentication).'),
     onlyFrom('outbound-http', 'outbound', ['base', 'codec', 'crypto', 'protocol'], 'Outbound HTTP (the SSRF guard, timeouts, size caps) knows no role.'),

@@ -54,6 +54,20 @@ export interface Config {
   readonly blockIntervalMs: number;
   /** `finality_depth`. */
   readonly finalityDepth: number;
+  /**
+   * Where the Directory's ledger takes its order from (`--ledger`): `embedded` (this process's blocks, or the
+   * PostgreSQL producer with `--db`) or `substrate` (a Substrate chain every Directory of the network follows,
+   * docs/chain.md); then `chain` says which chain, which account and which network.
+   */
+  readonly ledger: 'embedded' | 'substrate';
+  readonly chain: {
+    /** `--chain-url`: WebSocket endpoints of one chain, tried in turn. */
+    readonly urls: readonly string[];
+    /** `--chain-key`: the account key file the Directory submits from. */
+    readonly keyFile: string;
+    /** `--network`: the network definition every Directory of the network shares. */
+    readonly networkFile: string;
+  } | null;
   readonly logLevel: LogLevel;
   /** `--log-format`. */
   readonly logFormat: LogFormat;
@@ -167,6 +181,28 @@ const OPTIONS: readonly OptionSpec[] = [
   { name: 'chain-id', kind: 'value', arg: 'ID', defaultText: 'ddn-dev', help: 'chain id written into the genesis' },
   { name: 'block-time-ms', kind: 'value', arg: 'MS', defaultText: '1000', help: 'block interval, at least 1' },
   { name: 'finality-depth', kind: 'value', arg: 'N', defaultText: '0', help: 'blocks behind the head that are final' },
+  {
+    name: 'ledger',
+    kind: 'value',
+    arg: 'KIND',
+    defaultText: 'embedded',
+    help: 'where the ledger takes its order from: embedded | substrate (a Substrate chain, docs/chain.md)',
+  },
+  {
+    name: 'chain-url',
+    kind: 'list',
+    arg: 'URL',
+    defaultText: 'none',
+    help: 'ws(s):// endpoint of the chain (--ledger substrate; repeatable or comma-separated: tried in turn)',
+  },
+  { name: 'chain-key', kind: 'value', arg: 'FILE', defaultText: 'none', help: 'account key file the Directory submits from (--ledger substrate)' },
+  {
+    name: 'network',
+    kind: 'value',
+    arg: 'FILE',
+    defaultText: 'none',
+    help: 'network definition shared by every Directory of the network (--ledger substrate; ddn network init)',
+  },
   {
     name: 'public-relay-url',
     kind: 'list',
@@ -575,6 +611,39 @@ class Reader {
     return mode === 'off' ? null : { budgets, trustedProxies, maxKeys };
   }
 
+  /** True when the option was given (flag or environment). */
+  given(name: string): boolean {
+    return this.raw.has(name);
+  }
+
+  /** `--ledger` and, for `substrate`, the chain options (a usage error where they do not fit together). */
+  ledger(roles: readonly Role[]): Pick<Config, 'ledger' | 'chain'> {
+    const kind = this.oneOf('ledger', ['embedded', 'substrate'] as const, 'embedded');
+    const chainOptions = ['chain-url', 'chain-key', 'network'] as const;
+    if (kind === 'embedded') {
+      for (const o of chainOptions) if (this.given(o)) this.fail(o, 'needs --ledger substrate');
+      return { ledger: kind, chain: null };
+    }
+    // the chain decides what these set on an embedded ledger
+    for (const o of ['block-time-ms', 'finality-depth', 'chain-id'] as const) {
+      if (this.given(o)) this.fail(o, 'the chain decides this with --ledger substrate (block time and finality: the chain; chain id: the network file)');
+    }
+    if (!roles.includes('directory')) this.fail('ledger', 'substrate needs the directory role (the Relay and the Cache read a Directory)');
+    for (const o of chainOptions) if (!this.given(o)) this.fail(o, 'required with --ledger substrate');
+    const urls: string[] = [];
+    for (const item of this.list('chain-url') ?? []) {
+      let u: URL | undefined;
+      try {
+        u = new URL(item);
+      } catch {
+        u = undefined;
+      }
+      if (u === undefined || (u.protocol !== 'ws:' && u.protocol !== 'wss:')) this.fail('chain-url', `must be a ws:// or wss:// URL, got '${item}'`);
+      if (!urls.includes(item)) urls.push(item);
+    }
+    return { ledger: kind, chain: { urls, keyFile: this.string('chain-key', ''), networkFile: this.string('network', '') } };
+  }
+
   urls(name: string): string[] {
     const out: string[] = [];
     for (const item of this.list(name) ?? []) {
@@ -653,6 +722,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     chainId,
     blockIntervalMs: r.int('block-time-ms', 1000, 1, MAX_TIMER_MS),
     finalityDepth: r.int('finality-depth', 0, 0, 0xffff_ffff),
+    ...r.ledger(roles),
     logLevel: r.oneOf('log-level', LOG_LEVELS, 'info'),
     logFormat: r.oneOf('log-format', LOG_FORMATS, 'auto'),
     accessLog: r.bool('access-log', false),

@@ -7,6 +7,7 @@ import { json, type HttpServer } from '../http/server.js';
 import type { Role } from './config.js';
 import type { DirectoryState } from './readiness.js';
 import type { BuildInfo } from './version.js';
+import type { ChainOrdering } from '../chain/substrate-ordering.js';
 import { HealthSchema, type HealthResponse } from '../wire/meta.js';
 
 /** What `/health` reports on. */
@@ -28,6 +29,8 @@ export interface HealthSource {
   readonly directory?: { state(): Promise<DirectoryState> };
   /** What event processing dropped, when this node runs it (src/events/limits.ts). */
   eventDrops?(): EventDropCounters | null;
+  /** The chain a Directory on `--ledger substrate` follows. */
+  readonly chain?: Pick<ChainOrdering, 'status'>;
 }
 
 /** The 200 body of §3.7. */
@@ -47,6 +50,8 @@ export interface HealthBody {
   directory?: { url: string; reachable: boolean };
   /** Present on a node running the Relay or the Cache: events and steps dropped since start, by kind. */
   events?: { dropped: EventDropCounters };
+  /** A Directory on `--ledger substrate`: the chain it follows. */
+  chain?: HealthResponse['chain'];
 }
 
 const refBody = (b: Pick<BlockRef, 'number' | 'hash'>): { number: number; hash: string } => ({ number: b.number, hash: b.hash });
@@ -67,7 +72,25 @@ export function healthBody(src: HealthSource): HealthBody {
     genesis_hash: to0x(src.ledger.genesisHash),
     head: refBody(head),
     finalized: refBody(finalized),
+    ...chainFields(src),
     ...eventFields(src),
+  };
+}
+
+/** Where a Directory on a chain stands on it. */
+function chainFields(src: HealthSource): Pick<HealthBody, 'chain'> {
+  if (src.chain === undefined) return {};
+  const s = src.chain.status();
+  return {
+    chain: {
+      network_id: src.chainId,
+      connected: s.connected,
+      account: s.info.account,
+      finalized: s.chainFinalized,
+      applied: s.applied.number,
+      lag: Math.max(0, s.chainFinalized - s.applied.number),
+      awaiting: s.awaiting,
+    },
   };
 }
 

@@ -16,6 +16,9 @@ import { openPgPool, type PgPool } from '../store/postgres/pool.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import type { StorageGuard } from '../store/storage-guard.js';
+import type { ChainClient } from '../chain/chain-port.js';
+import type { NetworkDefinition } from '../chain/network-definition.js';
+import { startChainOrdering, type ChainOrdering } from '../chain/substrate-ordering.js';
 import type { Config } from './config.js';
 import { DataDirError, GENESIS_FILE } from './node-keys.js';
 
@@ -24,6 +27,8 @@ export const REPLICA_FILE = 'ledger-replica.sqlite';
 
 export interface LedgerBackend {
   readonly ledger: Ledger;
+  /** The chain the ledger follows, under `--ledger substrate`. */
+  readonly chain?: ChainOrdering;
   /** The ledger's SQLite database (embedded: the ledger itself; shared: the replica). */
   readonly db: SqliteDb;
   /** The shared ledger's follower/leader, when on PostgreSQL. */
@@ -41,6 +46,8 @@ export interface LedgerBackendDeps {
   logger: Logger;
   /** The data directory's storage guard (the embedded ledger's writes). */
   guard?: StorageGuard;
+  /** `--ledger substrate`: the network definition (its genesis is `genesis`) and the chain client. */
+  chain?: { network: NetworkDefinition; client: ChainClient };
 }
 
 /** Opens the ledger `config` asks for. */
@@ -55,6 +62,8 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
   };
   const header = genesisHeader(deps.genesis);
   const genesis = { header, hash: blockHash(header) };
+
+  if (deps.chain !== undefined) return openChainLedger(config, deps, deps.chain, options);
 
   if (config.db === null || !config.roles.includes('directory')) {
     const path = join(config.dataDir, LEDGER_FILE);
@@ -119,6 +128,53 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
     };
   } catch (e) {
     await pool.end();
+    throw e;
+  }
+}
+
+/**
+ * `--ledger substrate`: the ledger in the data directory (SQLite), ordered by the chain — every Directory of the
+ * network follows the chain itself, so nothing of the ledger is shared through `--db`.
+ */
+async function openChainLedger(
+  config: Config,
+  deps: LedgerBackendDeps,
+  chain: { network: NetworkDefinition; client: ChainClient },
+  options: { profile: Profile; genesis: GenesisConfig; clock: Clock; onError: (err: unknown) => void },
+): Promise<LedgerBackend> {
+  const path = join(config.dataDir, LEDGER_FILE);
+  const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+  try {
+    const store = new SqliteLedgerStore(db, deps.guard);
+    const stored = store.genesisHash();
+    const wanted = blockHash(genesisHeader(deps.genesis));
+    if (stored !== undefined && !bytesEqual(stored, wanted)) {
+      throw new DataDirError(
+        `${path} holds a ledger whose genesis differs from the network ${config.chain?.networkFile ?? ''} defines ` +
+          '(another network, or an embedded ledger): use another --data-dir',
+      );
+    }
+    const ledger = new Ledger(store, { ...options, blockIntervalMs: 1, finalityDepth: 0, autoProduce: false, ordering: 'chain' });
+    const ordering = await startChainOrdering({
+      client: chain.client,
+      ledger,
+      network: chain.network,
+      logger: deps.logger.child({ component: 'chain' }),
+    }).catch(async (e: unknown) => {
+      await chain.client.close();
+      throw e;
+    });
+    return {
+      ledger,
+      db,
+      chain: ordering,
+      close: async () => {
+        await ordering.close();
+        db.close();
+      },
+    };
+  } catch (e) {
+    db.close();
     throw e;
   }
 }

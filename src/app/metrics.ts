@@ -10,6 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DdnError } from '../base/errors.js';
 import type { HttpObserver, HttpServer, RequestRecorder } from '../http/server.js';
+import type { ChainOrderingStatus } from '../chain/substrate-ordering.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { Role } from './config.js';
 import type { BuildInfo } from './version.js';
@@ -369,6 +370,45 @@ export class NodeMetrics {
   /** One outbound request of the Relay: its result (`2xx`…, or the transport failure) and duration. */
   outbound(result: string, seconds: number): void {
     this.outboundCell(result).observe(seconds);
+  }
+
+  /**
+   * A Directory on `--ledger substrate` (docs/chain.md): the chain's finalized head, the block applied and the
+   * lag, the batches submitted and included, fees paid, refusals by kind and the account's balance (in the token's
+   * smallest unit; large balances lose precision beyond 2^53 in the exposition's float).
+   */
+  watchChain(chain: { status(): ChainOrderingStatus }): void {
+    const s = () => chain.status();
+    this.gauges(
+      {
+        ddn_chain_finalized_block: { help: "The chain's newest finalized block seen", key: 'finalized' },
+        ddn_chain_applied_block: { help: 'The last chain block applied to the ledger', key: 'applied' },
+        ddn_chain_lag_blocks: { help: 'Finalized chain blocks not yet applied', key: 'lag' },
+        ddn_chain_connected: { help: '1 while a chain endpoint is connected', key: 'connected' },
+        ddn_chain_awaiting_transactions: { help: 'Changes accepted here that the chain has not ordered yet', key: 'awaiting' },
+        ddn_chain_account_balance: { help: "The chain account's free balance (smallest unit)", key: 'balance' },
+      },
+      () => {
+        const x = s();
+        return {
+          finalized: x.chainFinalized,
+          applied: x.applied.number,
+          lag: Math.max(0, x.chainFinalized - x.applied.number),
+          connected: x.connected ? 1 : 0,
+          awaiting: x.awaiting,
+          balance: x.balance === null ? 0 : Number(x.balance),
+        };
+      },
+    );
+    this.countedBy('ddn_chain_batches_total', 'Batches (remarks) this Directory submitted, by outcome', 'outcome', () => {
+      const st = s().submitter;
+      return { submitted: st.batchesSubmitted, included: st.batchesIncluded };
+    });
+    this.countedBy('ddn_chain_submission_failures_total', 'Batches the chain did not include, by reason', 'reason', () => ({ ...s().submitter.failures }));
+    this.gauge('ddn_chain_fees_paid', 'Fees paid for batches since start (smallest unit)', (g) => g.set(Number(s().submitter.feesPaid)));
+    this.gauge('ddn_chain_transactions_submitted', 'Changes submitted in batches since start (a change re-submitted counts again)', (g) =>
+      g.set(s().submitter.transactionsSubmitted),
+    );
   }
 
   /** Gauges read at scrape time, one per family: `families` maps each name to its help and its key in `read()`. */

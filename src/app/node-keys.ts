@@ -28,8 +28,11 @@ export class DataDirError extends Error {
 
 /** What the node loads from its data directory. */
 export interface NodeKeys {
-  /** The Directory's persona attestor key; its public key is the genesis's only persona attestor. */
-  readonly attestor: Ed25519KeyPair;
+  /**
+   * The Directory's persona attestor key: on an embedded ledger the genesis's only persona attestor; under a chain
+   * absent when the network file does not list it (the Directory then attests no persona).
+   */
+  readonly attestor?: Ed25519KeyPair;
   readonly genesis: Readonly<GenesisConfig>;
 }
 
@@ -95,6 +98,15 @@ function loadOrCreateKey(path: string): Ed25519KeyPair {
 
 function loadAttestor(dataDir: string): Ed25519KeyPair {
   return loadOrCreateKey(join(dataDir, ATTESTOR_KEY_FILE));
+}
+
+/**
+ * The data directory's persona attestor key (`attestor.key`, created on first use), for a network whose genesis
+ * comes from elsewhere (`--ledger substrate`: the network file lists the attestors).
+ */
+export function loadAttestorKey(dataDir: string): Ed25519KeyPair {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  return loadAttestor(dataDir);
 }
 
 /**

@@ -50,6 +50,8 @@ import { localRegistrationDirectory } from './local-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
 import { startEventProcessing, type EventProcessing } from './event-processing.js';
 import type { EventDispatcher } from '../events/dispatcher.js';
+import type { ChainClient } from '../chain/chain-port.js';
+import { chainCheck, chainDegraded, createChainClient, loadNetwork, networkKeys } from './chain-backend.js';
 
 /** Test seams of {@link startNode}. */
 export interface NodeOverrides {
@@ -67,6 +69,8 @@ export interface NodeOverrides {
   eventOutbound?: { extraCa?: string[]; hosts?: Record<string, string> };
   /** How the data directory's free space is measured (tests that cannot mount a small file system). */
   freeSpace?: FreeSpace;
+  /** `--ledger substrate`: the chain client (default: @polkadot/api on `--chain-url` with `--chain-key`). */
+  chainClient?: (chain: NonNullable<Config['chain']>, logger: Logger) => ChainClient;
 }
 
 /** The node identity (http-api.md §0.1, §10.6). */
@@ -145,7 +149,9 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
   logger.info({ version: build.version, ...(build.commit === undefined ? {} : { commit: build.commit }) }, 'ddn starting');
   const metrics = new NodeMetrics(build);
   const profile = makeProfile(config.profile);
-  const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
+  const network = config.chain === null ? undefined : loadNetwork(config);
+  const keys =
+    network === undefined ? loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock) : networkKeys(config.dataDir, network);
   // A node acts under its Relay service, or, without a Relay, under its Cache service (event Calls).
   const acting = config.roles.includes('relay') || !config.roles.includes('cache') ? 'relay' : 'cache';
   const identity = nodeIdentityOf(profile, loadNodeKey(config.dataDir), acting);
@@ -178,6 +184,9 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       autoProduce: overrides.autoProduce ?? true,
       logger,
       guard: storage,
+      ...(network === undefined || config.chain === null
+        ? {}
+        : { chain: { network, client: (overrides.chainClient ?? createChainClient)(config.chain, logger.child({ component: 'chain-client' })) } }),
     });
     cleanups.push(() => backend.close());
     const { ledger, db } = backend;
@@ -188,6 +197,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
     const isReady = () => listening !== undefined && !stopping;
     if (config.roles.includes('directory')) cleanups.push(metrics.watchLedger(ledger));
     if (backend.sync !== undefined) metrics.watchLedgerLock(backend.sync);
+    if (backend.chain !== undefined) metrics.watchChain(backend.chain);
     const directoryService = config.roles.includes('directory')
       ? new DirectoryService({
           ledger,
@@ -226,10 +236,11 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
     const health: HealthSource = {
       roles: config.roles,
       profile: config.profile,
-      chainId: config.chainId,
+      chainId: keys.genesis.chainId,
       ledger,
       isReady,
-      isDegraded: () => storage.isDegraded,
+      isDegraded: () => storage.isDegraded || (backend.chain !== undefined && chainDegraded(backend.chain)),
+      ...(backend.chain === undefined ? {} : { chain: backend.chain }),
       // `events` is set below, before any server listens
       eventDrops: () => events?.dispatcher.drops() ?? null,
       build,
@@ -243,6 +254,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
     ];
     if (directoryProbe !== undefined) readyChecks.push(directoryProbe.check());
     else readyChecks.push({ name: 'ledger', check: () => reasonOf(async () => ledger.headRef()) });
+    if (backend.chain !== undefined) readyChecks.push(chainCheck(backend.chain));
 
     // Configured, else the role's own listening URL once it listens.
     const publicCache = (): readonly string[] => listening?.publicUrls.cache ?? config.publicUrls.cache;
@@ -437,7 +449,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
           roles: config.roles,
           urls,
           profile: config.profile,
-          chain_id: config.chainId,
+          chain_id: keys.genesis.chainId,
           genesis_hash: to0x(ledger.genesisHash),
           node_did: identity.did,
         },

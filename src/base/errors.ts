@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   internal_error: 500,
   ledger_unavailable: 503,
+  /** `--ledger substrate`: the chain does not answer; the Directory takes no writes until it does. */
+  chain_unavailable: 503,
   service_unavailable: 503,
   // directory request syntax
   path_body_mismatch: 400,

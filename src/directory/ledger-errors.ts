@@ -62,6 +62,7 @@ const SCOPE_CAUSES = new Set([
 const DIRECT: Record<string, ErrorCode> = {
   MalformedExtrinsic: 'invalid_request',
   PoolFull: 'too_many_pending',
+  OrderUnavailable: 'chain_unavailable',
   InvalidSignature: 'invalid_signature',
   SignatureMismatch: 'invalid_signature',
   InvalidRootPubkey: 'invalid_root_pubkey',

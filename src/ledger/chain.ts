@@ -28,6 +28,20 @@ export interface LedgerOptions {
   maxPoolSize?: number;
   handlers?: ModuleHandlers;
   onError?: (err: unknown) => void;
+  /**
+   * Where the order of transactions comes from: this ledger's own blocks (`producer`: the embedded ledger, and the
+   * PostgreSQL one's elected producer), or an outside chain's finalized blocks (`chain`, see {@link
+   * Ledger.applyOrdered}). Under a chain an admitted transaction stays pending until the chain orders it: the pool
+   * never drops one (the chain decides, the same on every Directory), and nothing here makes blocks.
+   */
+  ordering?: 'producer' | 'chain';
+}
+
+/** One extrinsic ordered by an outside chain, with what its admitting Directory knew of it (src/ledger/anchor-batch.ts). */
+export interface OrderedTx {
+  readonly bytes: Uint8Array;
+  readonly meta: TxMeta;
+  readonly submittedAtMs: number;
 }
 
 export interface PoolEntry {
@@ -185,6 +199,14 @@ export class Ledger {
   private readonly maxPerKey: number;
   private readonly maxPool: number;
   private coordinator: PoolCoordinator | null = null;
+  /**
+   * Under a chain ({@link LedgerOptions.ordering}): every admitted transaction not yet in a block, in admission
+   * order — the pool's entries and those that no longer pass on the head but are still the chain's to decide.
+   */
+  private unordered: PoolEntry[] = [];
+  private readonly unorderedIndex = new Map<string, PoolEntry>();
+  /** Why admissions are held (the order source cannot take them now), else null. */
+  private heldBecause: string | null = null;
 
   constructor(
     private readonly store: LedgerStore,
@@ -201,13 +223,18 @@ export class Ledger {
       throw new Error('the data directory holds a chain with another genesis (profile, chain id or attestor key differ)');
     }
     this.loadHead();
-    this.rebuildPool(
-      store
-        .pendingTxs()
-        .map((tx) => this.entryFromStored(tx))
-        .filter((e): e is PoolEntry => !!e),
-    );
+    const pending = store
+      .pendingTxs()
+      .map((tx) => this.entryFromStored(tx))
+      .filter((e): e is PoolEntry => !!e);
+    if (this.chainOrdered) this.reorderPool(pending);
+    else this.rebuildPool(pending);
     if (this.pool.length > 0) this.schedule();
+  }
+
+  /** True when an outside chain orders the transactions ({@link LedgerOptions.ordering}). */
+  get chainOrdered(): boolean {
+    return this.opts.ordering === 'chain';
   }
 
   /** Hands pool admission to `coordinator` (processes sharing one database); blocks then come from outside. */
@@ -294,6 +321,7 @@ export class Ledger {
    * database) the admission runs serialised with every other process's, on a pool brought up to date first.
    */
   async admit(submitted: Call, meta: TxMeta): Promise<{ txHash: string; duplicate: boolean }> {
+    if (this.heldBecause !== null) throw new LedgerFailure('OrderUnavailable', 'Ledger', this.heldBecause);
     if (!this.coordinator) return this.submit(submitted, meta);
     const canon = canonicalCall(submitted);
     const txHash = to0x(txHashOf(canon.bytes));
@@ -305,6 +333,14 @@ export class Ledger {
       applyAtomically(this.poolState.child(), ctx, canon.call, this.opts.handlers);
     }
     return this.coordinator.admit((batch) => this.prepareAdmission(canon, meta, txHash, verified, batch));
+  }
+
+  /**
+   * Holds admissions while the source of order cannot take them (a chain that does not answer): {@link admit}
+   * then fails with `OrderUnavailable` and `reason`; null admits again. Reads are not affected.
+   */
+  holdAdmissions(reason: string | null): void {
+    this.heldBecause = reason;
   }
 
   /** A batch of admissions on the current pool (see {@link AdmissionBatch}). */
@@ -357,9 +393,13 @@ export class Ledger {
   ): Admission {
     const { bytes, call } = canon;
     batch?.read(poolTxKey(txHash));
-    if (this.poolIndex.has(txHash) || batch?.index.has(txHash)) return { result: { txHash, duplicate: true }, writes: [], accept: () => {} };
+    if (this.poolIndex.has(txHash) || this.unorderedIndex.has(txHash) || batch?.index.has(txHash)) {
+      return { result: { txHash, duplicate: true }, writes: [], accept: () => {} };
+    }
     const batched = batch?.entries ?? [];
-    if (this.pool.length + batched.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
+    // under a chain, what waits for its order counts (entries that no longer pass on the head too)
+    const waiting = Math.max(this.pool.length, this.unordered.length);
+    if (waiting + batched.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
     batch?.read(poolLimitKey(meta.limitKey));
     const sameKey = (e: PoolEntry) => e.tx.meta.limitKey === meta.limitKey;
     if (this.pool.filter(sameKey).length + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
@@ -392,6 +432,10 @@ export class Ledger {
   private addToPool(entry: PoolEntry): void {
     this.pool.push(entry);
     this.poolIndex.set(entry.tx.txHash, entry);
+    if (this.chainOrdered && !this.unorderedIndex.has(entry.tx.txHash)) {
+      this.unordered.push(entry);
+      this.unorderedIndex.set(entry.tx.txHash, entry);
+    }
     this.schedule();
   }
 
@@ -429,9 +473,88 @@ export class Ledger {
     if (unverified.length > 0) this.validatePool(new Overlay(this.headState), unverified, this.poolNowMs(), this.head.number + 1);
   }
 
-  /** True when an identical extrinsic is waiting in the pool. */
+  /** True when an identical extrinsic is waiting in the pool (or, under a chain, waits for the chain's order). */
   isPending(call: Call): boolean {
-    return this.poolIndex.has(to0x(txHashOf(encodeExtrinsic(call))));
+    const txHash = to0x(txHashOf(encodeExtrinsic(call)));
+    return this.poolIndex.has(txHash) || this.unorderedIndex.has(txHash);
+  }
+
+  /**
+   * Under a chain: every admitted transaction the chain has not ordered yet, in admission order — what the
+   * Directory submits to the chain (those that no longer pass on the head too: the chain decides them).
+   */
+  awaitingOrder(): readonly PoolEntry[] {
+    return this.unordered;
+  }
+
+  /**
+   * The ddn blocks of one finalized block of an outside chain (`ordering: 'chain'`): its ddn extrinsics in chain
+   * order, executed under the ledger's rules at the chain block's time, so that every Directory following the
+   * chain computes the same blocks, hashes and failures. Deterministic from the head and `items` alone: an item
+   * whose bytes do not decode exactly is skipped, and so is a transaction already in a block (a batch submitted
+   * twice), or already earlier in `items`; what remains is cut into blocks of at most `maxExtrinsicsPerBlock`
+   * (none when nothing remains). `cursor` — where the caller stands on the chain — is stored with the last of
+   * them, or alone. Returns the new head, or null when no block was made.
+   */
+  applyOrdered(chainTimestampMs: number, items: readonly OrderedTx[], cursor: Uint8Array): BlockRef | null {
+    if (!this.chainOrdered) throw new Error('applyOrdered needs a ledger ordered by a chain');
+    const seen = new Set<string>();
+    const txs: { entry: PoolEntry; submittedAtMs: number }[] = [];
+    for (const it of items) {
+      const call = decodeExtrinsic(it.bytes);
+      if (!call) continue;
+      let canon: { bytes: Uint8Array; call: Call };
+      try {
+        canon = canonicalCall(call);
+      } catch {
+        continue;
+      }
+      if (!bytesEqual(canon.bytes, it.bytes)) continue;
+      const txHash = to0x(txHashOf(it.bytes));
+      if (seen.has(txHash) || this.store.getTx(txHash)?.blockNumber !== undefined) continue;
+      seen.add(txHash);
+      const own = this.unorderedIndex.get(txHash);
+      const tx: TxRecord = { txHash, extrinsic: canon.call.name, status: 'pending', submittedAtMs: it.submittedAtMs, meta: it.meta };
+      txs.push({ entry: { tx, call: canon.call, bytes: it.bytes, verified: own?.verified ?? new VerifiedSignatures() }, submittedAtMs: it.submittedAtMs });
+    }
+    if (txs.length === 0) {
+      this.store.writeMeta(CHAIN_CURSOR_KEY, cursor);
+      return null;
+    }
+    const finished = new Set<string>();
+    for (let start = 0; start < txs.length; start += this.maxPerBlock) {
+      const part = txs.slice(start, start + this.maxPerBlock).map((t) => t.entry);
+      const last = start + this.maxPerBlock >= txs.length;
+      const timestampMs = Math.max(chainTimestampMs, this.head.timestampMs + 1);
+      const built = this.executeBlock(part, timestampMs);
+      this.store.commitBlock(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
+      for (const r of built.records) finished.add(r.txHash);
+      this.loadHead();
+      this.reorderPool(this.unordered.filter((e) => !finished.has(e.tx.txHash)));
+      this.announce();
+    }
+    return this.head;
+  }
+
+  /** Under a chain: the cursor stored by the last {@link applyOrdered}; undefined before the first. */
+  orderCursor(): Uint8Array | undefined {
+    return this.store.readMeta(CHAIN_CURSOR_KEY);
+  }
+
+  /**
+   * Under a chain: `entries` (waiting for the chain's order) checked again on the head; those that pass form the
+   * pool, all of them stay waiting — none is dropped.
+   */
+  private reorderPool(entries: PoolEntry[]): void {
+    // signatures were verified on admission; the block that orders an entry verifies them again
+    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, true);
+    this.poolState = next.state;
+    this.pool = next.pool;
+    this.poolIndex.clear();
+    for (const e of next.pool) this.poolIndex.set(e.tx.txHash, e);
+    this.unordered = entries;
+    this.unorderedIndex.clear();
+    for (const e of entries) this.unorderedIndex.set(e.tx.txHash, e);
   }
 
   /** Executes up to `maxExtrinsicsPerBlock` pooled extrinsics into a new block. Null when the pool is empty. */
@@ -448,15 +571,27 @@ export class Ledger {
   buildBlock(opts: { allowEmpty?: boolean } = {}): BuiltBlock | null {
     if (this.pool.length === 0 && opts.allowEmpty !== true) return null;
     this.buildStartedAt = performance.now();
-    const number = this.head.number + 1;
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
     const taken = this.pool.slice(0, this.maxPerBlock);
+    const { block, writes, records, overlay } = this.executeBlock(taken, timestampMs);
+    const next = this.validatePool(
+      new Overlay(overlay),
+      this.pool.slice(taken.length),
+      Math.max(timestampMs, this.opts.clock.nowMs()),
+      block.header.number + 1,
+    );
+    return { block, writes, records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
+  }
+
+  /** The block after the head holding `entries` in order at `timestampMs`: header, state writes, outcomes. */
+  private executeBlock(entries: readonly PoolEntry[], timestampMs: number) {
+    const number = this.head.number + 1;
     const overlay = new Overlay(this.headState);
-    const results = taken.map((e) => ({
+    const results = entries.map((e) => ({
       entry: e,
       failure: applyAtomically(overlay, this.ctx(timestampMs, number, e.tx.txHash, false, e.verified), e.call, this.opts.handlers),
     }));
-    const txHashes = taken.map((e) => txHashOf(e.bytes));
+    const txHashes = entries.map((e) => txHashOf(e.bytes));
     const header: BlockHeader = {
       parentHash: Buffer.from(this.head.hash.slice(2), 'hex'),
       number,
@@ -478,8 +613,7 @@ export class Ledger {
       if (r.failure) rec.error = failureToTxError(r.failure);
       return rec;
     });
-    const next = this.validatePool(new Overlay(overlay), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), number + 1);
-    return { block, writes: overlay.changes(), records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
+    return { block, writes: overlay.changes(), records, overlay };
   }
 
   /**
@@ -709,6 +843,9 @@ export class Ledger {
     return this.store.subjectHistory(q);
   }
 }
+
+/** The ledger meta key of the chain cursor ({@link Ledger.applyOrdered}). */
+const CHAIN_CURSOR_KEY = 'chain_cursor';
 
 /**
  * The extrinsic bytes of `call` and the call decoded back from them (§2.4): an argument outside its bound, or one

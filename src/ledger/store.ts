@@ -84,8 +84,11 @@ export interface LedgerStore {
   blockTxs(number: number): TxRecord[];
   /** The value of `key` as of block `atBlock` (latest version at or below it). */
   readState(key: string, atBlock: number): StateValue | undefined;
-  /** Atomically: the block, its state writes, its transactions' outcomes. */
-  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): void;
+  /** Atomically: the block, its state writes, its transactions' outcomes (and `meta` values, when given). */
+  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void;
+  /** A value the ledger keeps beside its blocks (the chain cursor of a ledger ordered by a chain). */
+  readMeta(key: string): Uint8Array | undefined;
+  writeMeta(key: string, value: Uint8Array): void;
   putPendingTx(tx: TxRecord): void;
   /** Pool rebuild dropped a pending transaction. */
   markDropped(tx: TxRecord): void;

@@ -32,6 +32,20 @@ export const HealthSchema = Type.Object(
     head: Type.Optional(blockRef),
     finalized: Type.Optional(blockRef),
     directory: Type.Optional(Type.Object({ url: Type.String(), reachable: Type.Boolean() }, { description: 'a Relay- or Cache-only process' })),
+    chain: Type.Optional(
+      Type.Object(
+        {
+          network_id: Type.String(),
+          connected: Type.Boolean(),
+          account: Type.String(),
+          finalized: Type.Integer({ description: "the chain's newest finalized block seen (-1: none yet)" }),
+          applied: Type.Integer({ description: 'the last chain block applied to the ledger' }),
+          lag: Type.Integer({ description: 'finalized blocks not yet applied' }),
+          awaiting: Type.Integer({ description: 'changes accepted here that the chain has not ordered yet' }),
+        },
+        { description: 'a Directory on `--ledger substrate` (docs/chain.md)' },
+      ),
+    ),
     events: Type.Optional(
       Type.Object(
         { dropped: Type.Object({ queue_full: Type.Integer(), owner_budget: Type.Integer(), step_cap: Type.Integer(), send_not_consented: Type.Integer() }) },

@@ -148,8 +148,7 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   genesisHash(): Uint8Array | undefined {
-    const r = this.q.meta.get('genesis_hash') as { v: Buffer } | undefined;
-    return r ? u8(r.v) : undefined;
+    return this.readMeta('genesis_hash');
   }
 
   initGenesis(block: StoredBlock): void {
@@ -196,7 +195,7 @@ export class SqliteLedgerStore implements LedgerStore {
     else this.guard.write(addsData, write);
   }
 
-  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): void {
+  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
     this.write(
       false,
       this.db.transaction(() => {
@@ -209,8 +208,18 @@ export class SqliteLedgerStore implements LedgerStore {
           if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
         }
         this.feed.recordBlock(n, txs);
+        for (const [k, v] of meta ?? []) this.q.setMeta.run(k, Buffer.from(v));
       }),
     );
+  }
+
+  readMeta(key: string): Uint8Array | undefined {
+    const r = this.q.meta.get(key) as { v: Buffer } | undefined;
+    return r ? u8(r.v) : undefined;
+  }
+
+  writeMeta(key: string, value: Uint8Array): void {
+    this.write(false, () => void this.q.setMeta.run(key, Buffer.from(value)));
   }
 
   private finishRow(tx: TxRecord) {
