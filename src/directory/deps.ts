@@ -1,12 +1,13 @@
 /** What the Directory's use cases are built from (the app passes the ledger, the clock and the stores). */
 import type { Clock } from '../base/clock.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { DirectoryLedger } from '../ledger/ports.js';
 import type { Profile } from '../protocol/profile.js';
 import type { DnsChallengeStore } from './dns-challenges.js';
 
 export interface DirectoryDeps {
-  ledger: Ledger;
+  /** Reads and the pool; where blocks come from is the app's concern (src/ledger/ports.ts). */
+  ledger: DirectoryLedger;
   profile: Profile;
   clock: Clock;
   /**

@@ -5,7 +5,8 @@
  */
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
-import type { BlockRef, Ledger } from '../ledger/chain.js';
+import type { BlockRef } from '../ledger/chain.js';
+import type { LedgerReads } from '../ledger/ports.js';
 import { decodeExtrinsic } from '../ledger/extrinsic.js';
 import type { TxPosition, TxRecord } from '../ledger/store.js';
 import { isApplicationId } from '../protocol/payloads/application.js';
@@ -69,7 +70,7 @@ interface Subject {
 }
 
 export class HistoryService {
-  constructor(private readonly ledger: Ledger) {}
+  constructor(private readonly ledger: Pick<LedgerReads, 'subjectHistory' | 'finalizedRefNow' | 'blockRef'>) {}
 
   /** `GET /dids/{did}/history`. */
   did(did: string, query: Query): DidHistoryResponse {

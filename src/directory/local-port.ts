@@ -3,7 +3,7 @@
  * nothing leaves the process, and the asker's own lines carry its id.
  */
 import type { Clock } from '../base/clock.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { LedgerReads } from '../ledger/ports.js';
 import { getAliasOwner, getDidRecord } from '../ledger/records.js';
 import { activePersona, addressedConstraints, resolveDeliveryPolicy } from '../ledger/runtime/resolution.js';
 import { actionToJson } from '../protocol/policy/json-render.js';
@@ -18,7 +18,7 @@ const PERSONA_STATES: Record<string, PersonaState> = {
 
 export class LocalDirectoryPort implements DirectoryPort {
   constructor(
-    private readonly ledger: Ledger,
+    private readonly ledger: Pick<LedgerReads, 'finalizedView' | 'finalizedRefNow'>,
     private readonly clock: Clock,
   ) {}
 

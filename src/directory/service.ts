@@ -7,7 +7,7 @@ import type { AliasResponse, BlockResponse, NoncesResponse, RegistrationStatusRe
 import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { DirectoryLedger } from '../ledger/ports.js';
 import { getAliasOwner, getDidRecord, getNonce, type NonceDomain } from '../ledger/records.js';
 import { normalizeAlias } from '../protocol/alias.js';
 import type { ActionSpec } from './actions.js';
@@ -61,7 +61,7 @@ export class DirectoryService {
     return resolveDelivery(this.deps, did, query);
   }
 
-  private get ledger(): Ledger {
+  private get ledger(): DirectoryLedger {
     return this.deps.ledger;
   }
 

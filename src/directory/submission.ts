@@ -5,7 +5,7 @@
  */
 import { bytesEqual, utf8Length } from '../base/bytes.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { LedgerPool } from '../ledger/ports.js';
 import { LedgerFailure } from '../ledger/errors.js';
 import type { Call } from '../ledger/extrinsic.js';
 import { getDidRecord, type DidRecord } from '../ledger/records.js';
@@ -180,13 +180,18 @@ export function nonceMismatch(domain: string, expected: bigint, received: bigint
 }
 
 /** Prepare routes: the ledger's checks for `call` against the pool state, without signature checks (§5.1). */
-export function dryRun(ledger: Ledger, call: Call, ctx: LedgerErrorContext = {}): void {
+export function dryRun(ledger: Pick<LedgerPool, 'check'>, call: Call, ctx: LedgerErrorContext = {}): void {
   const failure = ledger.check(call, { skipSignatures: true });
   if (failure) throw ledgerError(failure, ctx);
 }
 
 /** §2.2 steps 6–7: pool admission; an identical pending extrinsic is a duplicate (same `tx_hash`). */
-export async function submitToLedger(ledger: Ledger, call: Call, meta: TxMeta, ctx: LedgerErrorContext = {}): Promise<{ txHash: string; duplicate: boolean }> {
+export async function submitToLedger(
+  ledger: Pick<LedgerPool, 'admit'>,
+  call: Call,
+  meta: TxMeta,
+  ctx: LedgerErrorContext = {},
+): Promise<{ txHash: string; duplicate: boolean }> {
   try {
     return await ledger.admit(call, meta);
   } catch (e) {

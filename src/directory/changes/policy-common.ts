@@ -7,7 +7,7 @@
  */
 import { to0x } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
-import type { Ledger } from '../../ledger/chain.js';
+import type { LedgerPool } from '../../ledger/ports.js';
 import { getPersona } from '../../ledger/runtime/persona-state.js';
 import type { Call } from '../../ledger/extrinsic.js';
 import type { StateReader } from '../../ledger/state.js';
@@ -174,7 +174,7 @@ export interface PolicyPrecheck {
  * resolves (403 `signer_not_authorized`), a persona-scoped write is signed by a controller of the persona as its
  * operator (404 `persona_not_found`, 403 `invalid_persona_controller`), and route endpoints are public (§8.1).
  */
-export function policyPrechecks(ledger: Ledger, allowPrivateEndpoints: boolean, p: PolicyPrecheck): void {
+export function policyPrechecks(ledger: Pick<LedgerPool, 'poolView'>, allowPrivateEndpoints: boolean, p: PolicyPrecheck): void {
   const pool = ledger.poolView();
   const rec = activeDidRecord(pool, p.operatorDid, 'operator_did');
   resolveSigner(p.operatorDid, rec, p.signerKeyId);
