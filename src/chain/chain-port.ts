@@ -36,6 +36,11 @@ export interface ChainInfo {
   readonly tokenDecimals: number;
   /** The Directory's own account (SS58). */
   readonly account: string;
+  /**
+   * The largest remark {@link ChainClient.submitRemark} takes (larger ones are refused as `too_large` before
+   * submission): the runtime's block length limit for normal transactions, less room for the block's inherents.
+   */
+  readonly maxRemarkBytes: number;
 }
 
 /** Why a remark was not included. */
