@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { ChainClient } from '../chain/chain-port.js';
 import { loadNetworkFile, networkGenesis, type NetworkDefinition } from '../chain/network-definition.js';
 import type { ChainOrdering } from '../chain/substrate-ordering.js';
+import { createSubstrateClient } from '../chain/substrate-client.js';
 import type { Config } from './config.js';
 import { DataDirError, loadAttestorKey, type NodeKeys } from './node-keys.js';
 import type { ReadinessCheck } from './readiness.js';
@@ -41,9 +42,9 @@ export function networkKeys(dataDir: string, network: NetworkDefinition): NodeKe
   return Object.freeze({ ...(listed ? { attestor } : {}), genesis: Object.freeze(networkGenesis(network)) });
 }
 
-/** The chain client of `--chain-url` and `--chain-key`. */
-export function createChainClient(_chain: NonNullable<Config['chain']>, _logger: Logger): ChainClient {
-  throw new Error('the Substrate chain client is not built into this version');
+/** The chain client of `--chain-url` and `--chain-key` (@polkadot/api; the key is read at connect). */
+export function createChainClient(chain: NonNullable<Config['chain']>, logger: Logger): ChainClient {
+  return createSubstrateClient({ urls: chain.urls, keyFile: chain.keyFile, logger });
 }
 
 /**

@@ -63,7 +63,6 @@ export class ChainSubmitter {
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private backoffMs = BACKOFF_MIN_MS;
-  private readyToSubmit: Promise<void>;
   readonly stats: SubmitterStats = {
     batchesSubmitted: 0,
     batchesIncluded: 0,
@@ -84,16 +83,15 @@ export class ChainSubmitter {
     settings: Partial<SubmitterSettings> = {},
   ) {
     this.settings = { ...DEFAULT_SUBMITTER_SETTINGS, ...settings };
-    this.maxBatchBytes = this.settings.maxBatchBytes;
-    // nothing is submitted before the follower has applied what the chain finalized (a restart: what the last run
-    // submitted may be there already)
-    this.readyToSubmit = Promise.resolve();
+    this.maxBatchBytes = Math.min(this.settings.maxBatchBytes, client.info().maxRemarkBytes);
   }
 
-  /** Starts submitting once the follower has applied the chain's finalized head as it is now. */
+  /**
+   * Starts submitting once the follower has applied the chain's finalized head as it is now (after a restart,
+   * what the last run submitted may be there already).
+   */
   start(finalizedAtStart: number): void {
-    this.readyToSubmit = this.follower.reached(finalizedAtStart);
-    void this.readyToSubmit.then(() => this.schedule(0));
+    void this.follower.reached(finalizedAtStart).then(() => this.schedule(0));
   }
 
   private schedule(delayMs: number): void {

@@ -24,6 +24,7 @@ export const COMMANDS: Readonly<Record<string, CliCommand>> = Object.freeze({
   serve: lazy('run a node (Directory, Relay, Cache)', async () => (await import('./serve.js')).serveCommand),
   migrate: lazy('apply the store migrations and exit', async () => (await import('./migrate.js')).migrateCommand),
   mirror: lazy('run a read-only mirror of a Directory', async () => (await import('./mirror.js')).mirrorCommand),
+  network: lazy('a ddn network on a Substrate chain: network file, account key', async () => (await import('./network.js')).networkCommand),
   health: healthCommand,
   key: keyCommand,
   did: didCommand,

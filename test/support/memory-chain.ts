@@ -100,7 +100,7 @@ export class MemoryChainClient implements ChainClient {
     this.wasConnected = true;
   }
   info(): ChainInfo {
-    return { genesisHash: this.chain.genesisHash, specName: 'memory', tokenSymbol: 'UNIT', tokenDecimals: 12, account: this.account };
+    return { genesisHash: this.chain.genesisHash, specName: 'memory', tokenSymbol: 'UNIT', tokenDecimals: 12, account: this.account, maxRemarkBytes: 1_000_000 };
   }
   async finalizedNumber(): Promise<number> {
     if (this.chain.down) throw new ChainError('unavailable', 'down');
