@@ -5,7 +5,7 @@
 import { bytesEqual } from '../base/bytes.js';
 import type { Logger } from 'pino';
 import type { ChainClient } from '../chain/chain-port.js';
-import { loadNetworkFile, networkGenesis, type NetworkDefinition } from '../chain/network-definition.js';
+import { defaultNetwork, loadNetworkFile, networkGenesis, type NetworkDefinition } from '../chain/network-definition.js';
 import type { ChainOrdering } from '../chain/substrate-ordering.js';
 import { createSubstrateClient } from '../chain/substrate-client.js';
 import type { Config } from './config.js';
@@ -15,9 +15,13 @@ import type { ReadinessCheck } from './readiness.js';
 /** A Directory more than this many finalized chain blocks behind is degraded. */
 export const CHAIN_LAG_DEGRADED_BLOCKS = 10;
 
-/** The network file `--network` names, checked against `--profile`; throws DataDirError saying what differs. */
+/**
+ * The network file `--network` names, checked against `--profile`; throws DataDirError saying what differs.
+ * Without `--network`: the chain's default network of `--network-id` (see defaultNetwork).
+ */
 export function loadNetwork(config: Config): NetworkDefinition {
   if (config.chain === null) throw new Error('loadNetwork needs --ledger substrate');
+  if (config.chain.networkFile === null) return defaultNetwork(config.chain.networkId, config.profile);
   let network: NetworkDefinition;
   try {
     network = loadNetworkFile(config.chain.networkFile);

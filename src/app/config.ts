@@ -65,8 +65,10 @@ export interface Config {
     readonly urls: readonly string[];
     /** `--chain-key`: the account key file the Directory submits from. */
     readonly keyFile: string;
-    /** `--network`: the network definition every Directory of the network shares. */
-    readonly networkFile: string;
+    /** `--network`: the network definition every Directory of the network shares; null: the chain's default network. */
+    readonly networkFile: string | null;
+    /** `--network-id` of the default network (without `--network`). */
+    readonly networkId: string;
   } | null;
   readonly logLevel: LogLevel;
   /** `--log-format`. */
@@ -202,6 +204,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'FILE',
     defaultText: 'none',
     help: 'network definition shared by every Directory of the network (--ledger substrate; ddn network init)',
+  },
+  {
+    name: 'network-id',
+    kind: 'value',
+    arg: 'ID',
+    defaultText: 'ddn-dev',
+    help: "without --network: the network id of the chain's default network (development chains; docs/chain.md)",
   },
   {
     name: 'public-relay-url',
@@ -619,9 +628,8 @@ class Reader {
   /** `--ledger` and, for `substrate`, the chain options (a usage error where they do not fit together). */
   ledger(roles: readonly Role[]): Pick<Config, 'ledger' | 'chain'> {
     const kind = this.oneOf('ledger', ['embedded', 'substrate'] as const, 'embedded');
-    const chainOptions = ['chain-url', 'chain-key', 'network'] as const;
     if (kind === 'embedded') {
-      for (const o of chainOptions) if (this.given(o)) this.fail(o, 'needs --ledger substrate');
+      for (const o of ['chain-url', 'chain-key', 'network', 'network-id'] as const) if (this.given(o)) this.fail(o, 'needs --ledger substrate');
       return { ledger: kind, chain: null };
     }
     // the chain decides what these set on an embedded ledger
@@ -629,7 +637,10 @@ class Reader {
       if (this.given(o)) this.fail(o, 'the chain decides this with --ledger substrate (block time and finality: the chain; chain id: the network file)');
     }
     if (!roles.includes('directory')) this.fail('ledger', 'substrate needs the directory role (the Relay and the Cache read a Directory)');
-    for (const o of chainOptions) if (!this.given(o)) this.fail(o, 'required with --ledger substrate');
+    for (const o of ['chain-url', 'chain-key'] as const) if (!this.given(o)) this.fail(o, 'required with --ledger substrate');
+    if (this.given('network') && this.given('network-id')) this.fail('network-id', 'the network file names the network: give --network or --network-id');
+    const networkId = this.string('network-id', 'ddn-dev');
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(networkId)) this.fail('network-id', `must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${networkId}'`);
     const urls: string[] = [];
     for (const item of this.list('chain-url') ?? []) {
       let u: URL | undefined;
@@ -641,7 +652,8 @@ class Reader {
       if (u === undefined || (u.protocol !== 'ws:' && u.protocol !== 'wss:')) this.fail('chain-url', `must be a ws:// or wss:// URL, got '${item}'`);
       if (!urls.includes(item)) urls.push(item);
     }
-    return { ledger: kind, chain: { urls, keyFile: this.string('chain-key', ''), networkFile: this.string('network', '') } };
+    const networkFile = this.given('network') ? this.string('network', '') : null;
+    return { ledger: kind, chain: { urls, keyFile: this.string('chain-key', ''), networkFile, networkId } };
   }
 
   urls(name: string): string[] {

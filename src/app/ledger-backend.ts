@@ -150,7 +150,7 @@ async function openChainLedger(
     const wanted = blockHash(genesisHeader(deps.genesis));
     if (stored !== undefined && !bytesEqual(stored, wanted)) {
       throw new DataDirError(
-        `${path} holds a ledger whose genesis differs from the network ${config.chain?.networkFile ?? ''} defines ` +
+        `${path} holds a ledger whose genesis differs from the network ${config.chain?.networkFile ?? config.chain?.networkId ?? ''} defines ` +
           '(another network, or an embedded ledger): use another --data-dir',
       );
     }

@@ -36,8 +36,8 @@ export function orderedItems(block: ChainBlock, networkId: string): AnchoredTx[]
 export interface FollowerStatus {
   /** The newest finalized chain block number seen (-1: none yet). */
   readonly chainFinalized: number;
-  /** The last chain block applied. */
-  readonly applied: ChainPoint;
+  /** The last chain block applied (a null hash: the network's unchecked start block, see defaultNetwork). */
+  readonly applied: { readonly number: number; readonly hash: string | null };
   /** True while every finalized block seen has been applied. */
   readonly caughtUp: boolean;
   /** True once the follower has been caught up (since start). */
@@ -52,7 +52,8 @@ const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
 
 export class ChainFollower {
-  private cursor: ChainPoint;
+  /** The last chain block applied; a null hash: the network's unchecked start block (see defaultNetwork). */
+  private cursor: { number: number; hash: string | null };
   private chainFinalized = -1;
   private running = false;
   private caughtUpOnce = false;
@@ -82,7 +83,7 @@ export class ChainFollower {
   async verifyChain(): Promise<void> {
     const { genesisHash, start } = this.network.chain;
     const info = this.client.info();
-    if (info.genesisHash !== genesisHash) {
+    if (genesisHash !== null && info.genesisHash !== genesisHash) {
       throw new NetworkDefinitionError(`the chain's genesis is ${info.genesisHash}, but the network file names ${genesisHash}: wrong --chain-url?`);
     }
     const finalized = await this.client.finalizedNumber();
@@ -93,6 +94,7 @@ export class ChainFollower {
       if (point.number > finalized) {
         throw new NetworkDefinitionError(`${what} (#${point.number}) is beyond the chain's finalized head #${finalized}: another chain?`);
       }
+      if (point.hash === null) continue;
       const b = await this.client.block(point.number);
       if (b.hash !== point.hash) {
         throw new NetworkDefinitionError(`${what} #${point.number} is ${point.hash}, but the chain's block #${point.number} is ${b.hash}: another chain?`);
@@ -180,7 +182,7 @@ export class ChainFollower {
     while (!this.stopped && this.cursor.number < this.chainFinalized) {
       const block = await this.client.block(this.cursor.number + 1);
       if (this.stopped) return;
-      if (block.parentHash !== this.cursor.hash) {
+      if (this.cursor.hash !== null && block.parentHash !== this.cursor.hash) {
         throw new NetworkDefinitionError(
           `finalized block #${block.number} (${block.hash}) does not extend #${this.cursor.number} (${this.cursor.hash}), the last block applied`,
         );

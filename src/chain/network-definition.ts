@@ -21,10 +21,13 @@ export interface NetworkDefinition {
   readonly profile: string;
   readonly personaAttestors: readonly Uint8Array[];
   readonly chain: {
-    /** The chain's block 0 hash (0x hex). */
-    readonly genesisHash: string;
-    /** The block the network starts at: remarks of later blocks are followed. */
-    readonly start: ChainPoint & { readonly timestampMs: number };
+    /** The chain's block 0 hash (0x hex); null: whatever chain the Directory is pointed at ({@link defaultNetwork}). */
+    readonly genesisHash: string | null;
+    /**
+     * The block the network starts at: remarks of later blocks are followed. A null hash (only with block 0, in
+     * {@link defaultNetwork}) is not checked: the data directory is tied to the chain by the first block applied.
+     */
+    readonly start: { readonly number: number; readonly hash: string | null; readonly timestampMs: number };
   };
 }
 
@@ -91,7 +94,24 @@ export function parseNetworkFile(path: string, text: string): NetworkDefinition 
   });
 }
 
+/**
+ * The network of a Directory started without `--network` (a development chain, `npm run dev-chain`): it starts at
+ * the chain's block 0, its genesis time is 0, and it lists no persona attestor (the Directory attests no DNS
+ * persona). Directories on one chain with one network id and profile compute the same genesis. A network of
+ * several operators writes a network file instead (`ddn network init`): a recent start block, so that a new
+ * Directory does not read the chain's whole history, and the attestors.
+ */
+export function defaultNetwork(networkId: string, profile: string): NetworkDefinition {
+  return Object.freeze({
+    networkId,
+    profile,
+    personaAttestors: [],
+    chain: Object.freeze({ genesisHash: null, start: Object.freeze({ number: 0, hash: null, timestampMs: 0 }) }),
+  });
+}
+
 export function toNetworkFile(n: NetworkDefinition): NetworkFile {
+  if (n.chain.genesisHash === null || n.chain.start.hash === null) throw new Error('a network file names its chain and start block');
   return {
     network_id: n.networkId,
     profile: n.profile,

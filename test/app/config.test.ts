@@ -381,3 +381,41 @@ describe('loadConfig: request rate limits', () => {
     assert.match(configHelp(), /--rate-limit-relay-post-target N\/PERIOD\|off/);
   });
 });
+
+describe('loadConfig: --ledger substrate', () => {
+  const chainArgs = ['--ledger', 'substrate', '--chain-url', 'ws://127.0.0.1:9944', '--chain-key', 'k.json'];
+  const fails = (args: string[], flag: string, message: RegExp) =>
+    assert.throws(
+      () => loadConfig(args, {}),
+      (e: unknown) => e instanceof ConfigError && e.message.startsWith(flag) && message.test(e.message),
+    );
+
+  it('is embedded by default, with no chain', () => {
+    const c = loadConfig([], {});
+    assert.equal(c.ledger, 'embedded');
+    assert.equal(c.chain, null);
+  });
+
+  it('reads the chain endpoints (repeatable, deduplicated), the key, and the network file or the default network id', () => {
+    const c = loadConfig([...chainArgs, '--chain-url', 'wss://b.example:443,ws://127.0.0.1:9944', '--network', 'net.json'], {});
+    assert.deepEqual(c.chain, { urls: ['ws://127.0.0.1:9944', 'wss://b.example:443'], keyFile: 'k.json', networkFile: 'net.json', networkId: 'ddn-dev' });
+    assert.deepEqual(loadConfig([...chainArgs, '--network-id', 'dev-2'], {}).chain?.networkFile, null);
+    assert.equal(loadConfig([...chainArgs, '--network-id', 'dev-2'], {}).chain?.networkId, 'dev-2');
+    assert.equal(loadConfig([], { DDN_LEDGER: 'substrate', DDN_CHAIN_URL: 'ws://h:1', DDN_CHAIN_KEY: 'k' }).chain?.urls[0], 'ws://h:1');
+  });
+
+  it('refuses what the chain decides, what does not fit together, and malformed values, naming the flag', () => {
+    fails([...chainArgs, '--block-time-ms', '10'], '--block-time-ms', /chain decides/);
+    fails([...chainArgs, '--finality-depth', '2'], '--finality-depth', /chain decides/);
+    fails([...chainArgs, '--chain-id', 'x'], '--chain-id', /chain decides/);
+    fails(['--ledger', 'substrate', '--chain-key', 'k'], '--chain-url', /required/);
+    fails(['--ledger', 'substrate', '--chain-url', 'ws://h:1'], '--chain-key', /required/);
+    fails([...chainArgs.slice(0, 2), '--chain-url', 'http://h:1', '--chain-key', 'k'], '--chain-url', /ws:\/\//);
+    fails([...chainArgs, '--network', 'n.json', '--network-id', 'x'], '--network-id', /--network or --network-id/);
+    fails([...chainArgs, '--network-id', 'bad id'], '--network-id', /1-64 characters/);
+    fails([...chainArgs, '--roles', 'relay,cache'], '--ledger', /directory role/);
+    fails(['--ledger', 'chain'], '--ledger', /one of embedded, substrate/);
+    fails(['--chain-url', 'ws://h:1'], '--chain-url', /needs --ledger substrate/);
+    fails(['--network', 'n.json'], '--network', /needs --ledger substrate/);
+  });
+});

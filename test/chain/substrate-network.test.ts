@@ -267,6 +267,21 @@ describe('Directories on one Substrate chain (real runtime)', { timeout: 900_000
     assert.equal((await finished(a, t)).status, 'finalized');
   });
 
+  it("without --network: the chain's default network, from block 0, for a development chain", async () => {
+    const dataDir = scratch.tempDir();
+    const args = ['--roles', 'directory', '--directory-port', '0', '--data-dir', dataDir, '--ledger', 'substrate', '--chain-url', chain.url];
+    const p = await serveProcess([...args, '--chain-key', chain.keyFiles[3]!, '--rate-limit', 'off']);
+    scratch.children.push(p);
+    const d = Object.assign(p, { dataDir, client: new DirectoryClient(p.urls.directory!) });
+    await synced(d);
+    const t = await registerVia(d, 71);
+    assert.equal((await finished(d, t)).status, 'finalized');
+    const h = (await get(d, '/health')).body;
+    assert.equal(h.chain_id, 'ddn-dev');
+    assert.notEqual(h.genesis_hash, (await get(b, '/health')).body.genesis_hash, "another network than the file's");
+    assert.equal((await get(b, `/resolve/${encodeURIComponent(didOf(71))}`)).status, 404, "the file's network does not see it");
+  });
+
   it('refuses a data directory that follows another network, at start', async () => {
     const other = join(scratch.tempDir(), 'other.json');
     const text = JSON.stringify({ ...JSON.parse((await import('node:fs')).readFileSync(networkFile, 'utf8')), network_id: 'another-net' });
