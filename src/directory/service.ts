@@ -6,6 +6,7 @@
 import type { AliasResponse, BlockResponse, NoncesResponse, RegistrationStatusResponse, TransactionResponse } from '../wire/directory.js';
 import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
+import { subjectKindOf } from './subject-kind.js';
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
 import { getAliasOwner, getDidRecord, getNonce, type NonceDomain } from '../ledger/records.js';
@@ -164,7 +165,14 @@ export class DirectoryService {
       finalized: h.number <= fin.number,
       finalized_number: fin.number,
       extrinsics: b.txs.map((t) => {
-        const x: BlockResponse['extrinsics'][number] = { tx_hash: t.txHash, extrinsic: t.extrinsic, success: t.status === 'included' };
+        const x: BlockResponse['extrinsics'][number] = {
+          tx_hash: t.txHash,
+          extrinsic: t.extrinsic,
+          success: t.status === 'included',
+          action: t.meta.action,
+          subject: t.meta.subject,
+          subject_kind: subjectKindOf(t),
+        };
         if (t.error) x.error = txErrorBody(t.error, this.errorCtxOf(t.extrinsic));
         return x;
       }),
