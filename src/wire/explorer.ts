@@ -3,6 +3,7 @@
  * search over every kind of name, and a subject's current delivery policy, whichever version it has.
  */
 import { Type, type Static } from 'typebox';
+import { HistoryEntrySchema } from './history.js';
 import { JsonObjectSchema } from './json-forms.js';
 
 /** What an operation is about: a DID, a persona or an application (null when the call does not say). */
@@ -14,15 +15,17 @@ export const OverviewQuerySchema = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: 'operations and blocks listed, 1–100, default 10' })),
 });
 
-/** One finalized operation of the overview, newest first. */
+const { block_number, block_index, tx_hash, timestamp, timestamp_iso, action, extrinsic } = HistoryEntrySchema.properties;
+
+/** One finalized operation of the overview, newest first: a history entry's place and names, its outcome and subject. */
 export const RecentOperationSchema = Type.Object({
-  block_number: Type.Integer(),
-  block_index: Type.Integer(),
-  tx_hash: Type.String(),
-  timestamp: Type.Integer({ description: "the block's time, Unix ms" }),
-  timestamp_iso: Type.String(),
-  action: Type.String({ description: 'the Directory action that submitted it' }),
-  extrinsic: Type.String({ description: 'the ledger call' }),
+  block_number,
+  block_index,
+  tx_hash,
+  timestamp,
+  timestamp_iso,
+  action,
+  extrinsic,
   success: Type.Boolean(),
   subject: Type.String({ description: 'the DID, persona or application id the operation is about' }),
   subject_kind: SubjectKindSchema,
