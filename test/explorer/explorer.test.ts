@@ -366,6 +366,29 @@ describe('web explorer in Chromium', () => {
     assert.match(await page.locator('[data-samples]').innerText(), /from GET \/metrics/);
   });
 
+  it('a hostile document runs no script: its endpoints are text, a javascript: URL is no link', async () => {
+    const evil = await registerServiceDid(h, 66, [
+      { fragment: 'relay', kind: 'Relay', endpoints: ['javascript:window.__pwned=1'] },
+      { fragment: 'cache', kind: 'Cache', endpoints: ['https://x.example/"><img src=x onerror=__pwned=1>'] },
+    ]);
+    for (const url of [`/explorer/did/${evil.did}`, '/explorer/', `/explorer/block/${h.ledger.finalizedRefNow().number}`]) {
+      await page.goto(`${base}${url}`);
+      await page.locator('main section').first().waitFor();
+      await page
+        .getByRole('status')
+        .first()
+        .waitFor({ state: 'detached' })
+        .catch(() => undefined);
+      assert.equal(await page.evaluate('"__pwned" in window'), false, url);
+      assert.equal(await page.locator('main img, main script').count(), 0, url);
+    }
+    await page.goto(`${base}/explorer/did/${evil.did}`);
+    await page.locator('section[aria-labelledby="services"]').waitFor();
+    const services = page.locator('section[aria-labelledby="services"]');
+    assert.equal(await services.locator('a[href^="javascript:"]').count(), 0);
+    assert.match(await services.innerText(), /javascript:window\.__pwned=1/);
+  });
+
   it('the tour of pages above asked for nothing that answered 400 or more', () => {
     assert.deepEqual(failedResources, []);
   });
