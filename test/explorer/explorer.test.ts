@@ -298,6 +298,13 @@ describe('web explorer in Chromium', () => {
       'no bare 0 for an unset value',
     );
     assert.ok((await page.locator('table.history tbody tr').count()) >= 2);
+    const changed = await page.locator('table.history .changes .k').allInnerTexts();
+    assert.ok(changed.includes('controller threshold'), JSON.stringify(changed));
+    assert.deepEqual(
+      changed.filter((k) => k.includes('_')),
+      [],
+      'what each operation changed, in words too',
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'explorer-persona.png'), fullPage: true });
 
     await page.goto(`${base}/explorer/application/explorer.app`);
@@ -360,7 +367,8 @@ describe('web explorer in Chromium', () => {
     assert.equal(await page.locator('figure.chart[data-series="head"] output').innerText(), String(h.ledger.headRef().number));
     // a time axis under every chart, from two minutes ago to now
     for (const chart of await page.locator('figure.chart').all()) {
-      assert.deepEqual(await chart.locator('g.x-axis text').allTextContents(), ['2 min ago', '90 s ago', '1 min ago', '30 s ago', 'now']);
+      assert.equal(await chart.locator('g.x-axis line').count(), 6, 'the axis and five ticks');
+      assert.deepEqual(await chart.locator('g.x-axis text').allTextContents(), ['2 min ago', '1 min ago', '30 s ago', 'now']);
     }
     await page.screenshot({ path: join(ARTIFACTS, 'explorer-status.png'), fullPage: true });
     assert.match(await page.locator('[data-samples]').innerText(), /from GET \/metrics/);

@@ -145,7 +145,7 @@ export function Changes(props: { changes: unknown }) {
     <ul class="changes">
       {entries.map(([k, v]) => (
         <li key={k}>
-          <span class="k">{k}</span> <code>{str(v)}</code>
+          <span class="k">{k.replace(/_/g, ' ')}</span> <code>{str(v)}</code>
         </li>
       ))}
     </ul>

@@ -39,9 +39,14 @@ interface Point {
   v: number;
 }
 
-/** Ticks of the time axis, seconds before the latest sample. */
-const TICKS = [120, 90, 60, 30, 0];
-const tickLabel = (s: number): string => (s === 0 ? 'now' : s % 60 === 0 ? `${s / 60} min ago` : `${s} s ago`);
+/** Ticks of the time axis, seconds before the latest sample, and their labels (none where it would crowd). */
+const TICKS: [number, string][] = [
+  [120, '2 min ago'],
+  [90, ''],
+  [60, '1 min ago'],
+  [30, '30 s ago'],
+  [0, 'now'],
+];
 
 function Chart(props: { label: string; unit: string; points: Point[]; now: number; id: string }) {
   const w = 320;
@@ -81,14 +86,16 @@ function Chart(props: { label: string; unit: string; points: Point[]; now: numbe
         </text>
         <g class="x-axis" aria-hidden="true">
           <line x1={left} x2={right} y1={bottom} y2={bottom} class="chart-axis" />
-          {TICKS.map((s) => {
+          {TICKS.map(([s, label]) => {
             const tx = x(props.now - s * 1000);
             return (
               <g key={s}>
                 <line x1={tx} x2={tx} y1={bottom} y2={bottom + 4} class="chart-axis" />
-                <text x={tx} y={h - 3} text-anchor={s === 120 ? 'start' : s === 0 ? 'end' : 'middle'} class="chart-tick">
-                  {tickLabel(s)}
-                </text>
+                {label !== '' && (
+                  <text x={tx} y={h - 3} text-anchor={s === 120 ? 'start' : s === 0 ? 'end' : 'middle'} class="chart-tick">
+                    {label}
+                  </text>
+                )}
               </g>
             );
           })}
