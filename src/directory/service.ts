@@ -6,7 +6,6 @@
 import type { AliasResponse, BlockResponse, NoncesResponse, RegistrationStatusResponse, TransactionResponse } from '../wire/directory.js';
 import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
-import { subjectKindOf } from './subject-kind.js';
 import { DdnError } from '../base/errors.js';
 import type { Ledger } from '../ledger/chain.js';
 import { getAliasOwner, getDidRecord, getNonce, type NonceDomain } from '../ledger/records.js';
@@ -26,6 +25,7 @@ import { assertDid, type Body } from './submission.js';
 import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
+import { subjectKindOf } from './subject-kind.js';
 import type { DidRecordResponse } from '../wire/directory.js';
 import type { MutationPrepareResponse, MutationSubmitResponse, RegistrationPrepareResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
 
