@@ -2,10 +2,7 @@
  * Registers a new DID on a running Directory and resolves it — keys are generated and used here, never sent.
  * Usage: npx tsx examples/register-did.ts http://127.0.0.1:8080 [alias]
  */
-import { DirectoryClient } from '../src/client/directory-client.js';
-import { didDocumentFor, generateKeyPair } from '../src/client/keys.js';
-import { generateDid } from '../src/protocol/did.js';
-import { makeProfile } from '../src/protocol/profile.js';
+import { DirectoryClient, didDocumentFor, generateDid, generateKeyPair, makeProfile } from 'ddn/client';
 
 async function main(): Promise<void> {
   const [directoryUrl = 'http://127.0.0.1:8080', alias] = process.argv.slice(2);

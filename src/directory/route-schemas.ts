@@ -41,6 +41,7 @@ import {
   RegistrationSubmitBodySchema,
   RegistrationSubmitSchema,
 } from '../wire/directory-writes.js';
+import { CurrentPolicySchema, OverviewQuerySchema, OverviewSchema, SearchQuerySchema, SearchSchema } from '../wire/explorer.js';
 import { ApplicationHistorySchema, DidHistorySchema, GenesisSchema, HistoryQuerySchema, PersonaHistorySchema } from '../wire/history.js';
 import {
   ChallengeCreateBodySchema,
@@ -172,6 +173,13 @@ const ENTRIES: Record<string, Entry> = {
   ),
   'PUT /applications/:application_id/authorization': submit('Change an application (§9)', ApplicationAuthorizationBodySchema, ApplicationSubmitSchema, APP),
 
+  'GET /overview': read('Counts of DIDs, personas and applications; the latest operations and blocks (finalized)', OverviewSchema, {
+    querystring: OverviewQuerySchema,
+  }),
+  'GET /search': read('Every record a DID, alias, persona, application id, transaction hash or block number names', SearchSchema, {
+    querystring: SearchQuerySchema,
+  }),
+  'GET /policies/:scope/:id': read("A subject's delivery policy, v3 else v2, or none", CurrentPolicySchema, { params: PolicyV3ParamsSchema }),
   'GET /dids/:did/history': read("A DID's finalized operations, newest first", DidHistorySchema, { querystring: HistoryQuerySchema }),
   'GET /personas/:persona/history': read("A persona's finalized operations, newest first", PersonaHistorySchema, { querystring: HistoryQuerySchema }),
   'GET /applications/:application_id/history': read("An application's finalized operations, newest first", ApplicationHistorySchema, {

@@ -25,6 +25,7 @@ import { assertDid, type Body } from './submission.js';
 import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecord } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
+import { subjectKindOf } from './subject-kind.js';
 import type { DidRecordResponse } from '../wire/directory.js';
 import type { MutationPrepareResponse, MutationSubmitResponse, RegistrationPrepareResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
 
@@ -164,7 +165,14 @@ export class DirectoryService {
       finalized: h.number <= fin.number,
       finalized_number: fin.number,
       extrinsics: b.txs.map((t) => {
-        const x: BlockResponse['extrinsics'][number] = { tx_hash: t.txHash, extrinsic: t.extrinsic, success: t.status === 'included' };
+        const x: BlockResponse['extrinsics'][number] = {
+          tx_hash: t.txHash,
+          extrinsic: t.extrinsic,
+          success: t.status === 'included',
+          action: t.meta.action,
+          subject: t.meta.subject,
+          subject_kind: subjectKindOf(t),
+        };
         if (t.error) x.error = txErrorBody(t.error, this.errorCtxOf(t.extrinsic));
         return x;
       }),

@@ -4,6 +4,7 @@
  * Directory routes' shapes: directory-writes.ts (§4, §5), personas.ts (§7), policies.ts (§8), applications.ts
  * (§9), history.ts (history, export), meta.ts (health, readiness); shared JSON forms: json-forms.ts.
  */
+import { SubjectKindSchema } from './explorer.js';
 import { Type, type Static } from 'typebox';
 import { BlockRefFields, DecimalSchema, EffectiveConstraintsSchema, JsonObjectSchema, RenderedDidDocumentSchema, U64NumberSchema } from './json-forms.js';
 
@@ -106,6 +107,9 @@ export const BlockExtrinsicSchema = Type.Object({
   extrinsic: Type.String(),
   success: Type.Boolean(),
   error: Type.Optional(LedgerErrorSchema),
+  action: Type.Optional(Type.String({ description: 'ddn: the Directory action that submitted it' })),
+  subject: Type.Optional(Type.String({ description: 'ddn: the DID, persona or application id it is about' })),
+  subject_kind: Type.Optional(SubjectKindSchema),
 });
 
 /** `GET /blocks/latest`, `GET /blocks/{number}` (§3.5). */

@@ -216,7 +216,9 @@ describe('GET /registration-status/{did}', () => {
     assert.deepEqual(txv.body.error, { code: 'authorization_expired', message: (txv.body.error as Body).message, ledger_error: 'RegistrationExpired' });
     assert.equal(typeof txv.body.block_number, 'number');
     const block = await h.call('GET', `/blocks/${txv.body.block_number}`);
-    assert.deepEqual(block.body.extrinsics, [{ tx_hash: tx, extrinsic: 'register_with_proof_v2', success: false, error: txv.body.error }]);
+    assert.deepEqual(block.body.extrinsics, [
+      { tx_hash: tx, extrinsic: 'register_with_proof_v2', success: false, action: 'register_did', subject: did, subject_kind: 'did', error: txv.body.error },
+    ]);
 
     h.clock.advance(3_600_001);
     const later = await h.call('GET', `/registration-status/${did}`);
@@ -369,7 +371,9 @@ describe('GET /blocks/latest and /blocks/{number}', () => {
     assert.equal(b1.body.timestamp_iso, isoMs(b1.body.timestamp as number));
     assert.equal(b1.body.finalized, true);
     assert.equal(b1.body.finalized_number, 1);
-    assert.deepEqual(b1.body.extrinsics, [{ tx_hash: r.submitted.tx_hash, extrinsic: 'register_with_proof_v2', success: true }]);
+    assert.deepEqual(b1.body.extrinsics, [
+      { tx_hash: r.submitted.tx_hash, extrinsic: 'register_with_proof_v2', success: true, action: 'register_did', subject: r.did, subject_kind: 'did' },
+    ]);
     assert.deepEqual((await h.call('GET', '/blocks/1')).body, b1.body);
     const g = await h.call('GET', '/blocks/0');
     assert.equal(g.body.finalized_number, 1);

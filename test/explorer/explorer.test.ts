@@ -70,6 +70,8 @@ describe('web explorer in Chromium', () => {
   let fx: Fixture;
   let op: Operator;
   const consoleErrors: string[] = [];
+  /** Every answer of 400 or more the pages got: the tour of a healthy ledger must cause none. */
+  const failedResources: string[] = [];
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
@@ -127,6 +129,9 @@ describe('web explorer in Chromium', () => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    page.on('response', (r) => {
+      if (r.status() >= 400) failedResources.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
   });
 
   after(async () => {
@@ -204,6 +209,35 @@ describe('web explorer in Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'explorer-policy.png'), fullPage: true });
   });
 
+  it('home page: counts, the latest operations with their subjects linked, the latest blocks', async () => {
+    await page.goto(`${base}/explorer/`);
+    await page.locator('table.recent-operations tbody tr').first().waitFor();
+    await assertAccessible(page, 'ddn explorer');
+    const counts = await page.locator('ul.counts li').allInnerTexts();
+    // DIDs: the two service DIDs, the fixture, the operator
+    assert.deepEqual(
+      counts.map((c) => c.replace(/\s+/g, ' ').trim()),
+      [
+        '4 DIDs',
+        '1 Personas',
+        '1 Applications',
+        `${((await (await fetch(`${base}/overview`)).json()) as { counts: { operations: number } }).counts.operations} Operations`,
+      ],
+    );
+    const first = page.locator('table.recent-operations tbody tr').first();
+    assert.match(await first.innerText(), /register_application\s+application explorer\.app\s+success/i);
+    assert.equal(await first.getByRole('link', { name: 'explorer.app' }).getAttribute('href'), '/explorer/application/explorer.app');
+    const didRow = page.locator('table.recent-operations tbody tr').filter({ hasText: 'add_alias' });
+    assert.equal(await didRow.getByRole('link', { name: fx.did }).getAttribute('href'), `/explorer/did/${fx.did}`);
+    assert.doesNotMatch(await page.locator('table.recent-operations').innerText(), /never/, 'every operation has its time');
+    const fin = h.ledger.finalizedRefNow().number;
+    assert.equal(await page.locator('table.recent-blocks tbody tr').first().locator('a').innerText(), `#${fin}`);
+    await page.screenshot({ path: join(ARTIFACTS, 'explorer-home.png'), fullPage: true });
+    await didRow.getByRole('link', { name: fx.did }).click();
+    await page.waitForURL(new RegExp(`/explorer/did/${fx.did}$`));
+    await page.getByRole('heading', { name: 'Record' }).waitFor();
+  });
+
   it('block list and block page with its operations; transaction page', async () => {
     await page.goto(`${base}/explorer/blocks`);
     await page.locator('tbody tr').first().waitFor();
@@ -218,7 +252,15 @@ describe('web explorer in Chromium', () => {
     const ops = page.locator('section[aria-labelledby="operations"] tbody tr');
     assert.equal(await ops.count(), h.ledger.block(head)!.txs.length);
     assert.match(await ops.first().innerText(), /apply_policy_v3_with_proof|register_application/);
-    await ops.first().locator('a').click();
+    // each operation names what it is about, linked to its page
+    const subjects = await ops.locator('.subject a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    assert.equal(subjects.length, h.ledger.block(head)!.txs.length);
+    assert.ok(
+      subjects.every((href) => /^\/explorer\/(did|persona|application)\//.test(href ?? '')),
+      JSON.stringify(subjects),
+    );
+    assert.equal(await page.getByRole('link', { name: `Block #${head + 1} →` }).count(), 0, 'no link past the finalized head');
+    await ops.first().locator('td:nth-child(2) a').click();
     await page.waitForURL(/\/explorer\/tx\/0x[0-9a-f]{64}$/);
     await page.getByText('finalized', { exact: true }).waitFor();
     await assertAccessible(page, 'Transaction');
@@ -228,8 +270,42 @@ describe('web explorer in Chromium', () => {
     await page.goto(`${base}/explorer/persona/explorershop`);
     await page.locator('table.history tbody tr').first().waitFor();
     await assertAccessible(page, 'explorershop');
-    assert.match(await page.locator('section[aria-labelledby="record"]').innerText(), new RegExp(op.did));
+    const record = page.locator('section[aria-labelledby="record"]');
+    assert.match(await record.innerText(), new RegExp(op.did));
+    const labels = await record.locator('dt').allInnerTexts();
+    for (const label of ['Kind', 'Status', 'Receives deliveries', 'Operator', 'Last verified', 'Verification expires'])
+      assert.ok(labels.includes(label), label);
+    assert.deepEqual(
+      labels.filter((l) => /_|^(Dns|Verified at|Controller threshold)/.test(l)),
+      [],
+      'no machine labels',
+    );
+    const value = async (label: string) =>
+      (
+        await record
+          .locator('div')
+          .filter({ has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
+          .locator('dd')
+          .innerText()
+      ).trim();
+    assert.equal(await value('Kind'), 'Named (registered without a DNS proof)');
+    assert.equal(await value('Last verified'), 'never');
+    assert.equal(await value('Verification expires'), 'never');
+    assert.equal(await value('Signatures required'), '1 of 1');
+    assert.deepEqual(
+      (await record.locator('dd').allInnerTexts()).filter((v) => v.trim() === '0'),
+      [],
+      'no bare 0 for an unset value',
+    );
     assert.ok((await page.locator('table.history tbody tr').count()) >= 2);
+    const changed = await page.locator('table.history .changes .k').allInnerTexts();
+    assert.ok(changed.includes('controller threshold'), JSON.stringify(changed));
+    assert.deepEqual(
+      changed.filter((k) => k.includes('_')),
+      [],
+      'what each operation changed, in words too',
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'explorer-persona.png'), fullPage: true });
 
     await page.goto(`${base}/explorer/application/explorer.app`);
     await page.locator('table.history tbody tr').first().waitFor();
@@ -242,6 +318,7 @@ describe('web explorer in Chromium', () => {
     await page.goto(`${base}/explorer/policy/application/Bad%20App`);
     await page.getByRole('alert').waitFor();
     assert.match(await page.getByRole('alert').innerText(), /400 invalid_application_id/);
+    assert.deepEqual(failedResources.splice(0), ['400 /policies/application/Bad%20App'], 'only the bad id was refused');
   });
 
   it('search finds a DID, an alias, a persona, an application, a transaction and a block; says so when nothing matches', async () => {
@@ -288,7 +365,40 @@ describe('web explorer in Chromium', () => {
       assert.doesNotMatch(await chart.locator('output').innerText(), /no data/);
     }
     assert.equal(await page.locator('figure.chart[data-series="head"] output').innerText(), String(h.ledger.headRef().number));
+    // a time axis under every chart, from two minutes ago to now
+    for (const chart of await page.locator('figure.chart').all()) {
+      assert.equal(await chart.locator('g.x-axis line').count(), 6, 'the axis and five ticks');
+      assert.deepEqual(await chart.locator('g.x-axis text').allTextContents(), ['2 min ago', '1 min ago', '30 s ago', 'now']);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'explorer-status.png'), fullPage: true });
     assert.match(await page.locator('[data-samples]').innerText(), /from GET \/metrics/);
+  });
+
+  it('a hostile document runs no script: its endpoints are text, a javascript: URL is no link', async () => {
+    const evil = await registerServiceDid(h, 66, [
+      { fragment: 'relay', kind: 'Relay', endpoints: ['javascript:window.__pwned=1'] },
+      { fragment: 'cache', kind: 'Cache', endpoints: ['https://x.example/"><img src=x onerror=__pwned=1>'] },
+    ]);
+    for (const url of [`/explorer/did/${evil.did}`, '/explorer/', `/explorer/block/${h.ledger.finalizedRefNow().number}`]) {
+      await page.goto(`${base}${url}`);
+      await page.locator('main section').first().waitFor();
+      await page
+        .getByRole('status')
+        .first()
+        .waitFor({ state: 'detached' })
+        .catch(() => undefined);
+      assert.equal(await page.evaluate('"__pwned" in window'), false, url);
+      assert.equal(await page.locator('main img, main script').count(), 0, url);
+    }
+    await page.goto(`${base}/explorer/did/${evil.did}`);
+    await page.locator('section[aria-labelledby="services"]').waitFor();
+    const services = page.locator('section[aria-labelledby="services"]');
+    assert.equal(await services.locator('a[href^="javascript:"]').count(), 0);
+    assert.match(await services.innerText(), /javascript:window\.__pwned=1/);
+  });
+
+  it('the tour of pages above asked for nothing that answered 400 or more', () => {
+    assert.deepEqual(failedResources, []);
   });
 
   it("a deleted DID's page says it is gone and still shows its history", async () => {

@@ -4,7 +4,7 @@
  * src/ by esbuild (file by file, as `npm run build` compiles it), and a node_modules whose `.bin/ddn` links to that
  * bin/ddn.js (as scripts/link-bin.mjs makes it) beside links to this checkout's packages.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,11 @@ function sources(dir: string): string[] {
 /** Builds the copy in a new temporary directory and returns it (the caller removes it). */
 export async function buildDdnPackage(): Promise<string> {
   const pkg = mkdtempSync(join(tmpdir(), 'ddn-package-'));
-  copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
+  // Without its `bin`: with it, npx installs the project itself into its cache to link that bin, which fails on a
+  // node_modules of links; the copy's `.bin/ddn` (below) is what scripts/link-bin.mjs makes in a checkout.
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+  delete manifest.bin;
+  writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   mkdirSync(join(pkg, 'bin'));
   copyFileSync(join(ROOT, 'bin', 'ddn.js'), join(pkg, 'bin', 'ddn.js'));
   await build({

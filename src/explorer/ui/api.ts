@@ -54,3 +54,20 @@ export function safeHref(url: unknown): string | undefined {
 export const str = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
 export const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 export const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+
+/** A Unix-ms time as `YYYY-MM-DD HH:MM:SS UTC`; `never` for an unset one (0, null or absent). */
+export function timeText(ms: unknown): string {
+  if (typeof ms !== 'number' || ms <= 0) return 'never';
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
+}
+
+const SUBJECT_PAGES: Record<string, string> = { did: 'did', persona: 'persona', application: 'application' };
+
+/** The explorer page of an operation's subject (`subject_kind` of the Directory's answers), if it has one. */
+export function subjectLink(kind: unknown, id: unknown): string | undefined {
+  const page = typeof kind === 'string' ? SUBJECT_PAGES[kind] : undefined;
+  return page === undefined || typeof id !== 'string' || id === '' ? undefined : link(page, id);
+}

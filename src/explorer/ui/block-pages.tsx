@@ -1,7 +1,7 @@
 /** The latest blocks, one block with its operations, and one transaction. */
 import { useEffect, useState } from 'preact/hooks';
 import { arr, getJson, link, obj, str, type Json } from './api.js';
-import { Fields, Hash, Layout, Loading, Problem, Section, useJson } from './components.js';
+import { Fields, Hash, Layout, Loading, Problem, Section, Subject, useJson } from './components.js';
 
 const LIST_SIZE = 20;
 
@@ -70,7 +70,7 @@ export function BlockPage(props: { which: string }) {
         <>
           <nav aria-label="Neighbouring blocks" class="pager">
             {n > 0 && <a href={link('block', n - 1)}>← Block #{n - 1}</a>}
-            <a href={link('block', n + 1)}>Block #{n + 1} →</a>
+            {n < Number(b.finalized_number) && <a href={link('block', n + 1)}>Block #{n + 1} →</a>}
           </nav>
           <Section title="Header" id="header">
             <Fields
@@ -95,6 +95,8 @@ export function BlockPage(props: { which: string }) {
                     <tr>
                       <th scope="col">#</th>
                       <th scope="col">Transaction</th>
+                      <th scope="col">Action</th>
+                      <th scope="col">Subject</th>
                       <th scope="col">Call</th>
                       <th scope="col">Outcome</th>
                     </tr>
@@ -105,6 +107,12 @@ export function BlockPage(props: { which: string }) {
                         <td>{i}</td>
                         <td>
                           <Hash value={x.tx_hash} href={link('tx', str(x.tx_hash))} />
+                        </td>
+                        <td>
+                          <span class="action">{str(x.action)}</span>
+                        </td>
+                        <td>
+                          <Subject kind={x.subject_kind} id={x.subject} />
                         </td>
                         <td>
                           <code>{str(x.extrinsic)}</code>

@@ -1,7 +1,7 @@
 /** Shared pieces of the explorer's pages: layout, data loading, key/value lists, history. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { getJson, link, str, arr, type Json, type Reply } from './api.js';
+import { getJson, link, str, arr, subjectLink, type Json, type Reply } from './api.js';
 import { navigate } from './navigation.js';
 
 /** Loads a Directory route (null: nothing to load); reloads when `path` changes. */
@@ -145,7 +145,7 @@ export function Changes(props: { changes: unknown }) {
     <ul class="changes">
       {entries.map(([k, v]) => (
         <li key={k}>
-          <span class="k">{k}</span> <code>{str(v)}</code>
+          <span class="k">{k.replace(/_/g, ' ')}</span> <code>{str(v)}</code>
         </li>
       ))}
     </ul>
@@ -224,5 +224,18 @@ export function History(props: { path: string; id: string }) {
         </button>
       )}
     </Section>
+  );
+}
+
+/** What an operation is about: its kind and id, linked to its page. */
+export function Subject(props: { kind: unknown; id: unknown }) {
+  const href = subjectLink(props.kind, props.id);
+  const id = str(props.id);
+  if (id === '') return <span class="muted">—</span>;
+  const label = typeof props.kind === 'string' ? <span class="kind">{props.kind === 'did' ? 'DID' : props.kind}</span> : null;
+  return (
+    <span class="subject">
+      {label} {href ? <a href={href}>{id}</a> : <code>{id}</code>}
+    </span>
   );
 }

@@ -5,23 +5,15 @@ import { Fields, Layout, Loading, Problem, Section } from './components.js';
 import { PlanGraph } from './plan-graph.js';
 
 const SUBJECT_PAGE: Record<string, string> = { did: 'did', persona: 'persona', application: 'application' };
-const V2_ROUTE: Record<string, string> = { did: 'dids', persona: 'personas' };
 
+/** One read (`GET /policies/{scope}/{id}`): the v3 policy, else the v2 one, else none — 200 whenever the subject exists. */
 async function loadPolicy(scope: string, id: string): Promise<{ reply: Reply; policy: Json | null; version: number }> {
-  const e = encodeURIComponent(id);
-  const v3 = await getJson(`/policies/v3/${encodeURIComponent(scope)}/${e}`);
-  if (v3.status === 200) return { reply: v3, policy: obj(v3.body.policy), version: 3 };
-  const v2route = V2_ROUTE[scope];
-  if (v3.status === 404 && v2route !== undefined) {
-    const v2 = await getJson(`/delivery-policies/${v2route}/${e}`);
-    if (v2.status === 200) return { reply: v2, policy: v2.body.policy ? obj(v2.body.policy) : null, version: 2 };
-    return { reply: v2.status === 404 && v2.body.code === 'policy_not_found' ? v3 : v2, policy: null, version: 2 };
-  }
-  return { reply: v3, policy: null, version: 3 };
+  const r = await getJson(`/policies/${encodeURIComponent(scope)}/${encodeURIComponent(id)}`);
+  return { reply: r, policy: r.status === 200 && r.body.policy ? obj(r.body.policy) : null, version: Number(r.body.version) };
 }
 
 /** A read that found the subject but no policy. */
-const none = (r: Reply): boolean => r.status === 200 || (r.status === 404 && r.body.code === 'policy_not_found');
+const none = (r: Reply): boolean => r.status === 200;
 
 function Conditions(props: { conditions: Json[] }) {
   if (props.conditions.length === 0) return <p class="muted">Applies to every message.</p>;

@@ -33,30 +33,73 @@ const SERIES: Series[] = [
 
 const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
 
-function Chart(props: { label: string; unit: string; points: number[]; id: string }) {
+/** One sample: when it was taken (ms, the page's clock) and its value. */
+interface Point {
+  t: number;
+  v: number;
+}
+
+/** Ticks of the time axis, seconds before the latest sample, and their labels (none where it would crowd). */
+const TICKS: [number, string][] = [
+  [120, '2 min ago'],
+  [90, ''],
+  [60, '1 min ago'],
+  [30, '30 s ago'],
+  [0, 'now'],
+];
+
+function Chart(props: { label: string; unit: string; points: Point[]; now: number; id: string }) {
   const w = 320;
-  const h = 110;
+  const h = 130;
   const pad = 6;
+  const axis = 18;
+  const left = 8;
+  const right = w - 26;
+  const bottom = h - axis;
   const pts = props.points;
   const last = pts[pts.length - 1];
-  const min = Math.min(...pts, 0);
-  const max = Math.max(...pts, min + 1e-9);
-  const x = (i: number) => pad + (i * (w - 2 * pad)) / Math.max(1, WINDOW - 1);
-  const y = (v: number) => h - pad - ((v - min) * (h - 2 * pad)) / (max - min || 1);
-  const line = pts.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
-  const now = last === undefined ? 'no data yet' : `${fmt(last)}${props.unit}`;
+  const values = pts.map((p) => p.v);
+  const min = Math.min(...values, 0);
+  const max = Math.max(...values, min + 1e-9);
+  const span = WINDOW * POLL_MS;
+  const x = (t: number) => left + ((t - (props.now - span)) * (right - left)) / span;
+  const y = (v: number) => bottom - pad - ((v - min) * (bottom - 2 * pad)) / (max - min || 1);
+  const line = pts.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(' ');
+  const now = last === undefined ? 'no data yet' : `${fmt(last.v)}${props.unit}`;
   return (
     <figure class="chart" data-series={props.id}>
       <figcaption>
         <span>{props.label}</span> <output aria-live="off">{now}</output>
       </figcaption>
-      <svg role="img" aria-label={`${props.label}: ${now}, over the last ${pts.length} samples`} viewBox={`0 0 ${w} ${h}`} width={w} height={h}>
-        <rect x="0" y="0" width={w} height={h} class="chart-bg" />
+      <svg
+        role="img"
+        aria-label={`${props.label}: ${now}, over the last ${Math.round(span / 60_000)} minutes (${pts.length} samples)`}
+        viewBox={`0 0 ${w} ${h}`}
+        width={w}
+        height={h}
+      >
+        <rect x="0" y="0" width={w} height={bottom} class="chart-bg" />
         {pts.length > 1 && <polyline points={line} class="chart-line" fill="none" />}
-        {last !== undefined && <circle cx={x(pts.length - 1)} cy={y(last)} r="3" class="chart-dot" />}
-        <text x={w - pad} y="14" text-anchor="end" class="chart-max">
+        {last !== undefined && <circle cx={x(last.t)} cy={y(last.v)} r="3" class="chart-dot" />}
+        <text x={right} y="14" text-anchor="end" class="chart-max">
           max {fmt(max)}
         </text>
+        <g class="x-axis" aria-hidden="true">
+          <line x1={left} x2={right} y1={bottom} y2={bottom} class="chart-axis" />
+          {TICKS.map(([s, label]) => {
+            const tx = x(props.now - s * 1000);
+            return (
+              <g key={s}>
+                <line x1={tx} x2={tx} y1={bottom} y2={bottom + 4} class="chart-axis" />
+                {label !== '' && (
+                  <text x={tx} y={h - 3} text-anchor={s === 120 ? 'start' : s === 0 ? 'end' : 'middle'} class="chart-tick">
+                    {label}
+                  </text>
+                )}
+              </g>
+            );
+          })}
+        </g>
       </svg>
     </figure>
   );
@@ -65,7 +108,8 @@ function Chart(props: { label: string; unit: string; points: number[]; id: strin
 export function StatusPage() {
   const [health, setHealth] = useState<{ status: number; body: Json } | undefined>(undefined);
   const [metricsStatus, setMetricsStatus] = useState<number | undefined>(undefined);
-  const [points, setPoints] = useState<Record<string, number[]>>({});
+  const [points, setPoints] = useState<Record<string, Point[]>>({});
+  const [lastAt, setLastAt] = useState(0);
   const [samples, setSamples] = useState(0);
   const prev = useRef<{ m: Map<string, number>; t: number } | undefined>(undefined);
   useEffect(() => {
@@ -85,13 +129,15 @@ export function StatusPage() {
       const before = prev.current;
       prev.current = { m: now, t };
       setPoints((p) => {
-        const next: Record<string, number[]> = {};
+        const next: Record<string, Point[]> = {};
         for (const s of SERIES) {
           const v = s.value(now, before?.m, before === undefined ? 0 : (t - before.t) / 1000);
-          next[s.key] = v === undefined ? (p[s.key] ?? []) : [...(p[s.key] ?? []), v].slice(-WINDOW);
+          const kept = (p[s.key] ?? []).filter((q) => q.t > t - WINDOW * POLL_MS);
+          next[s.key] = v === undefined ? kept : [...kept, { t, v }];
         }
         return next;
       });
+      setLastAt(t);
       setSamples((n) => n + 1);
     };
     void tick();
@@ -132,7 +178,7 @@ export function StatusPage() {
         </p>
         <div class="charts">
           {SERIES.map((s) => (
-            <Chart key={s.key} id={s.key} label={s.label} unit={s.unit} points={points[s.key] ?? []} />
+            <Chart key={s.key} id={s.key} label={s.label} unit={s.unit} points={points[s.key] ?? []} now={lastAt} />
           ))}
         </div>
       </Section>

@@ -1,42 +1,93 @@
 /** Persona and application pages, the search results and the home page. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { getJson, link, str, type Json, type Reply } from './api.js';
-import { Fields, Hash, History, Layout, Loading, Problem, Section, useJson } from './components.js';
+import { arr, getJson, link, str, timeText, type Json, type Reply } from './api.js';
+import { Fields, Hash, History, Layout, Loading, Problem, Section, Subject, useJson } from './components.js';
 import { navigate } from './navigation.js';
 
-const SKIP = new Set(['pending_operations', 'block_hash', 'block_number']);
+const yesNo = (v: unknown): string => (v === true ? 'yes' : 'no');
 
-/** A record's fields: DIDs link to their page, lists and objects show as JSON. */
-function recordRows(body: Json): [string, ComponentChildren][] {
-  return Object.entries(body)
-    .filter(([k]) => !SKIP.has(k))
-    .map(([k, v]) => {
-      const words = k.replace(/_/g, ' ');
-      const label = words.charAt(0).toUpperCase() + words.slice(1);
-      if (typeof v === 'string' && v.startsWith('did:')) return [label, <a href={link('did', v)}>{v}</a>];
-      if (typeof v === 'string' && /^0x[0-9a-f]{40,}$/.test(v)) return [label, <Hash value={v} />];
-      if (Array.isArray(v) && v.every((x) => typeof x === 'string' && x.startsWith('did:'))) {
-        return [
-          label,
-          v.length === 0 ? (
-            ''
-          ) : (
-            <ul class="inline">
-              {(v as string[]).map((d) => (
-                <li key={d}>
-                  <a href={link('did', d)}>{d}</a>
-                </li>
-              ))}
-            </ul>
-          ),
-        ];
-      }
-      return [label, typeof v === 'object' && v !== null ? <code>{JSON.stringify(v)}</code> : str(v)];
-    });
+function DidLink(props: { did: unknown }) {
+  const did = str(props.did);
+  return did === '' ? <span class="muted">none</span> : <a href={link('did', did)}>{did}</a>;
 }
 
-function SubjectPage(props: { kind: string; title: string; read: string; history: string; policy: string; what: string }) {
+function DidList(props: { dids: unknown }) {
+  const dids = Array.isArray(props.dids) ? (props.dids as unknown[]).map(str) : [];
+  if (dids.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="inline">
+      {dids.map((d) => (
+        <li key={d}>
+          <a href={link('did', d)}>{d}</a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Codes(props: { values: unknown }) {
+  const values = Array.isArray(props.values) ? (props.values as unknown[]).map(str) : [];
+  if (values.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="inline">
+      {values.map((v) => (
+        <li key={v}>
+          <code>{v}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+const asOf = (b: Json): ComponentChildren => <a href={link('block', str(b.block_number))}>#{str(b.block_number)}</a>;
+
+/** A persona's record in words: what kind it is, who operates it, whether it delivers, when it was proven. */
+function personaRows(b: Json): [string, ComponentChildren][] {
+  const named = b.kind === 'named';
+  const status = b.active !== true ? 'revoked' : b.expired === true ? 'expired' : 'active';
+  return [
+    ['Kind', named ? 'Named (registered without a DNS proof)' : 'DNS-proven domain'],
+    ['Status', status],
+    ['Receives deliveries', yesNo(b.deliverable)],
+    ['Operator', <DidLink did={b.operator_did} />],
+    ['Controller keys', <Codes values={b.controller_keys} />],
+    ['Signatures required', `${str(b.controller_threshold)} of ${Array.isArray(b.controller_keys) ? b.controller_keys.length : 0}`],
+    ['DNS proof required', yesNo(b.dns_required)],
+    ['DNS proof', b.dns_proof_hash ? <Hash value={b.dns_proof_hash} /> : <span class="muted">none</span>],
+    ['Last verified', <time dateTime={str(b.verified_at)}>{timeText(b.verified_at)}</time>],
+    ['Verification expires', <time dateTime={str(b.verification_expires_at)}>{timeText(b.verification_expires_at)}</time>],
+    ['Delivery constraints', b.delivery_constraints ? <code>{JSON.stringify(b.delivery_constraints)}</code> : <span class="muted">none</span>],
+    ['Revision', str(b.revision)],
+    ['As of block', asOf(b)],
+  ];
+}
+
+/** An application's record in words. */
+function applicationRows(b: Json): [string, ComponentChildren][] {
+  return [
+    ['Status', str(b.status)],
+    ['Controlled by', <DidLink did={b.control_did} />],
+    ['Domain', b.domain ? <code>{str(b.domain)}</code> : <span class="muted">none</span>],
+    ['Domain verified', yesNo(b.domain_verified)],
+    ['Linked DIDs', <DidList dids={b.linked_dids} />],
+    ['Registered in block', <a href={link('block', str(b.registered_at))}>#{str(b.registered_at)}</a>],
+    ['Last changed in block', <a href={link('block', str(b.updated_at))}>#{str(b.updated_at)}</a>],
+    ['Revision', str(b.application_revision)],
+    ['Policy revision', b.policy_revision === null ? <span class="muted">no policy</span> : str(b.policy_revision)],
+    ['As of block', asOf(b)],
+  ];
+}
+
+function SubjectPage(props: {
+  kind: string;
+  title: string;
+  read: string;
+  history: string;
+  policy: string;
+  what: string;
+  rows: (b: Json) => [string, ComponentChildren][];
+}) {
   const r = useJson(props.read);
   return (
     <Layout title={props.title}>
@@ -45,7 +96,7 @@ function SubjectPage(props: { kind: string; title: string; read: string; history
       {r !== undefined && r.status !== 200 && <Problem reply={r} what={props.what} />}
       {r?.status === 200 && (
         <Section title="Record" id="record">
-          <Fields rows={[...recordRows(r.body), ['Delivery policy', <a href={props.policy}>view the delivery policy</a>]]} />
+          <Fields rows={[...props.rows(r.body), ['Delivery policy', <a href={props.policy}>view the delivery policy</a>]]} />
         </Section>
       )}
       <History path={props.history} id="history" />
@@ -63,6 +114,7 @@ export function PersonaPage(props: { persona: string }) {
       history={`/personas/${p}/history`}
       policy={link('policy', 'persona', props.persona)}
       what="The persona"
+      rows={personaRows}
     />
   );
 }
@@ -77,6 +129,7 @@ export function ApplicationPage(props: { id: string }) {
       history={`/applications/${a}/history`}
       policy={link('policy', 'application', props.id)}
       what="The application"
+      rows={applicationRows}
     />
   );
 }
@@ -87,36 +140,34 @@ interface Hit {
   href: string;
 }
 
-/** Where a query points without asking: a DID, a transaction hash, a block number. */
-function directHit(q: string): string | undefined {
-  if (q.startsWith('did:')) return link('did', q);
-  if (/^0x[0-9a-fA-F]{64}$/.test(q)) return link('tx', q.toLowerCase());
-  if (/^[0-9]{1,10}$/.test(q)) return link('block', q);
-  return undefined;
-}
+const HIT_PAGES: Record<string, [string, string]> = {
+  did: ['DID', 'did'],
+  alias: ['Alias', 'did'],
+  persona: ['Persona', 'persona'],
+  application: ['Application', 'application'],
+  transaction: ['Transaction', 'tx'],
+  block: ['Block', 'block'],
+};
 
-async function lookUp(q: string): Promise<Hit[]> {
-  const e = encodeURIComponent(q);
-  const [alias, persona, app] = await Promise.all([getJson(`/aliases/${e}`), getJson(`/personas/${e}`), getJson(`/applications/${e}`)]);
-  const hits: Hit[] = [];
-  const ok = (r: Reply) => r.status === 200;
-  if (ok(alias)) hits.push({ kind: 'Alias', label: `${str(alias.body.alias)} → ${str(alias.body.did)}`, href: link('did', str(alias.body.did)) });
-  if (ok(persona)) hits.push({ kind: 'Persona', label: str(persona.body.name), href: link('persona', str(persona.body.name)) });
-  if (ok(app)) hits.push({ kind: 'Application', label: str(app.body.application_id), href: link('application', str(app.body.application_id)) });
-  return hits;
+/** One read (`GET /search`): every kind of record the query names. */
+async function lookUp(q: string): Promise<Hit[] | Reply> {
+  const r = await getJson(`/search?q=${encodeURIComponent(q)}`);
+  if (r.status !== 200) return r;
+  return arr(r.body.hits).flatMap((h) => {
+    const page = HIT_PAGES[str(h.kind)];
+    return page === undefined ? [] : [{ kind: page[0], label: str(h.label), href: link(page[1], str(h.id)) }];
+  });
 }
 
 export function SearchPage(props: { q: string }) {
   const q = props.q.trim();
-  const [hits, setHits] = useState<Hit[] | undefined>(undefined);
+  const [hits, setHits] = useState<Hit[] | Reply | undefined>(undefined);
   useEffect(() => {
     setHits(undefined);
-    const direct = directHit(q);
-    if (direct !== undefined) return navigate(direct, true);
     let live = true;
     void lookUp(q).then((h) => {
       if (!live) return;
-      if (h.length === 1) navigate(h[0]!.href, true);
+      if (Array.isArray(h) && h.length === 1) navigate(h[0]!.href, true);
       else setHits(h);
     });
     return () => {
@@ -126,8 +177,11 @@ export function SearchPage(props: { q: string }) {
   return (
     <Layout title={`Search: ${q}`}>
       {hits === undefined && <Loading />}
-      {hits !== undefined && hits.length === 0 && <p role="status">Nothing found for “{q}”: no alias, persona or application has this name.</p>}
-      {hits !== undefined && hits.length > 1 && (
+      {hits !== undefined && !Array.isArray(hits) && <Problem reply={hits} what="The search" />}
+      {Array.isArray(hits) && hits.length === 0 && (
+        <p role="status">Nothing found for “{q}”: no DID, alias, persona, application, transaction or block has this name.</p>
+      )}
+      {Array.isArray(hits) && hits.length > 1 && (
         <ul class="hits">
           {hits.map((h) => (
             <li key={h.href}>
@@ -140,14 +194,135 @@ export function SearchPage(props: { q: string }) {
   );
 }
 
+function Counts(props: { counts: Json }) {
+  const c = props.counts;
+  const items: [string, unknown][] = [
+    ['DIDs', c.dids],
+    ['Personas', c.personas],
+    ['Applications', c.applications],
+    ['Operations', c.operations],
+  ];
+  return (
+    <ul class="counts">
+      {items.map(([label, n]) => (
+        <li key={label}>
+          <strong>{str(n)}</strong> {label}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function RecentOperations(props: { ops: Json[] }) {
+  if (props.ops.length === 0)
+    return (
+      <p class="muted">
+        No operations yet: register a DID (<code>npx ddn did create</code>) and it shows here.
+      </p>
+    );
+  return (
+    <div class="scroll">
+      <table class="recent-operations">
+        <caption class="sr-only">The latest finalized operations, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Block</th>
+            <th scope="col">Time</th>
+            <th scope="col">Action</th>
+            <th scope="col">Subject</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Transaction</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.ops.map((o) => (
+            <tr key={str(o.tx_hash)}>
+              <td>
+                <a href={link('block', str(o.block_number))}>#{str(o.block_number)}</a>
+              </td>
+              <td>
+                <time dateTime={str(o.timestamp_iso)}>{timeText(o.timestamp)}</time>
+              </td>
+              <td>
+                <span class="action">{str(o.action)}</span>
+              </td>
+              <td>
+                <Subject kind={o.subject_kind} id={o.subject} />
+              </td>
+              <td>{o.success === true ? 'success' : 'failed'}</td>
+              <td>
+                <Hash value={o.tx_hash} href={link('tx', str(o.tx_hash))} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function RecentBlocks(props: { blocks: Json[] }) {
+  return (
+    <div class="scroll">
+      <table class="recent-blocks">
+        <caption class="sr-only">The latest finalized blocks, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Number</th>
+            <th scope="col">Time</th>
+            <th scope="col">Operations</th>
+            <th scope="col">Hash</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.blocks.map((b) => (
+            <tr key={str(b.number)}>
+              <td>
+                <a href={link('block', str(b.number))}>#{str(b.number)}</a>
+              </td>
+              <td>
+                <time dateTime={str(b.timestamp_iso)}>{timeText(b.timestamp)}</time>
+              </td>
+              <td>{str(b.operations)}</td>
+              <td>
+                <Hash value={b.hash} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function HomePage() {
   const health = useJson('/health');
+  const overview = useJson('/overview?limit=10');
   const h = health?.body ?? {};
   const head = (h.head ?? {}) as Json;
   const fin = (h.finalized ?? {}) as Json;
+  const o = overview?.body ?? {};
   return (
     <Layout title="ddn explorer">
-      <p>Look up a DID, an alias, a persona, an application or a transaction on this Directory's ledger with the search box above.</p>
+      <p>The DIDs, personas and applications of this Directory's ledger. Look one up with the search box above, or start from the latest operations.</p>
+      {overview === undefined && <Loading />}
+      {overview !== undefined && overview.status !== 200 && <Problem reply={overview} what="The ledger's overview" />}
+      {overview?.status === 200 && (
+        <>
+          <Section title="On the ledger" id="counts">
+            <Counts counts={(o.counts ?? {}) as Json} />
+          </Section>
+          <Section title="Latest operations" id="recent-operations">
+            <RecentOperations ops={arr(o.recent_operations)} />
+          </Section>
+          <Section title="Latest blocks" id="recent-blocks">
+            <RecentBlocks blocks={arr(o.recent_blocks)} />
+            <p>
+              <a href={link('blocks')}>More blocks</a>
+            </p>
+          </Section>
+        </>
+      )}
       <Section title="This Directory" id="directory">
         {health === undefined && <Loading />}
         {health !== undefined && health.status !== 200 && <Problem reply={health} what="The node's health" />}
@@ -163,7 +338,7 @@ export function HomePage() {
           />
         )}
         <p>
-          <a href={link('blocks')}>Latest blocks</a> · <a href={link('status')}>Node status</a>
+          <a href={link('status')}>Node status</a>
         </p>
       </Section>
     </Layout>

@@ -1,0 +1,127 @@
+/**
+ * `GET /overview` (docs/explorer.md): how many DIDs, personas and applications the finalized ledger holds, and
+ * its latest operations and blocks. The ledger keeps no counts, so they are folded from the export feed (every
+ * finalized operation in order, src/ledger/feed): the first request reads the whole feed, a page at a time with
+ * the event loop free between pages, and each later one only what was finalized since. Per process, in memory.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { to0x } from '../base/bytes.js';
+import { isoMs } from '../base/clock.js';
+import { DdnError } from '../base/errors.js';
+import type { Ledger } from '../ledger/chain.js';
+import type { TxRecord } from '../ledger/store.js';
+import type { OverviewResponse, RecentOperationJson } from '../wire/explorer.js';
+import { subjectKindOf } from './subject-kind.js';
+
+export const OVERVIEW_LIST = { defaultLimit: 10, maxLimit: 100 } as const;
+const FEED_PAGE = 1000;
+const PERSONA_REGISTRATIONS = new Set(['register_persona', 'register_named_persona']);
+
+/** `?limit=`: 1…100, default 10. */
+export function parseOverviewLimit(raw: string | undefined): number {
+  if (raw === undefined) return OVERVIEW_LIST.defaultLimit;
+  if (!/^[0-9]{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > OVERVIEW_LIST.maxLimit) {
+    throw new DdnError('invalid_request', `limit must be an integer from 1 to ${OVERVIEW_LIST.maxLimit}`, { field: 'limit' });
+  }
+  return Number(raw);
+}
+
+/** The running totals of the feed read so far. */
+export class OverviewTally {
+  seq = 0;
+  dids = 0;
+  deletedDids = 0;
+  applications = 0;
+  operations = 0;
+  readonly personas = new Set<string>();
+  /** The latest operations, oldest first, at most {@link OVERVIEW_LIST.maxLimit}. */
+  readonly recent: { tx: TxRecord; blockNumber: number }[] = [];
+
+  add(tx: TxRecord, blockNumber: number): void {
+    this.operations++;
+    this.recent.push({ tx, blockNumber });
+    if (this.recent.length > OVERVIEW_LIST.maxLimit) this.recent.shift();
+    if (tx.status !== 'included') return;
+    const action = tx.meta.action;
+    if (action === 'register_did') this.dids++;
+    else if (action === 'delete_did') {
+      this.dids--;
+      this.deletedDids++;
+    } else if (action === 'register_application') this.applications++;
+    else if (PERSONA_REGISTRATIONS.has(action)) this.personas.add(tx.meta.subject);
+  }
+}
+
+export class OverviewService {
+  private readonly tally = new OverviewTally();
+  private catchingUp: Promise<void> | undefined;
+
+  constructor(private readonly ledger: Ledger) {}
+
+  async overview(query: Record<string, string>): Promise<OverviewResponse> {
+    const limit = parseOverviewLimit(query.limit);
+    await this.catchUp();
+    const t = this.tally;
+    const fin = this.ledger.finalizedRefNow();
+    const timestamps = new Map<number, number>();
+    const timeOf = (n: number): number => {
+      if (!timestamps.has(n)) timestamps.set(n, this.ledger.blockRef(n)?.timestampMs ?? 0);
+      return timestamps.get(n)!;
+    };
+    const recent_operations: RecentOperationJson[] = t.recent
+      .slice(-limit)
+      .reverse()
+      .map(({ tx, blockNumber }) => ({
+        block_number: blockNumber,
+        block_index: tx.blockIndex ?? 0,
+        tx_hash: tx.txHash,
+        timestamp: timeOf(blockNumber),
+        timestamp_iso: isoMs(timeOf(blockNumber)),
+        action: tx.meta.action,
+        extrinsic: tx.extrinsic,
+        success: tx.status === 'included',
+        subject: tx.meta.subject,
+        subject_kind: subjectKindOf(tx),
+      }));
+    const recent_blocks: OverviewResponse['recent_blocks'] = [];
+    for (let n = fin.number; n >= 0 && recent_blocks.length < limit; n--) {
+      const b = this.ledger.block(n);
+      if (b === undefined) break;
+      const ms = b.block.header.timestampMs;
+      recent_blocks.push({ number: n, hash: to0x(b.block.hash), timestamp: ms, timestamp_iso: isoMs(ms), operations: b.txs.length });
+    }
+    return {
+      finalized_number: fin.number,
+      head_number: this.ledger.headRef().number,
+      counts: { dids: t.dids, deleted_dids: t.deletedDids, personas: t.personas.size, applications: t.applications, operations: t.operations },
+      recent_operations,
+      recent_blocks,
+    };
+  }
+
+  /** Folds what was finalized since the last request; concurrent requests share one pass. */
+  private catchUp(): Promise<void> {
+    if (this.catchingUp === undefined) {
+      const pass = this.fold();
+      this.catchingUp = pass;
+      void pass
+        .finally(() => {
+          if (this.catchingUp === pass) this.catchingUp = undefined;
+        })
+        .catch(() => undefined);
+    }
+    return this.catchingUp;
+  }
+
+  private async fold(): Promise<void> {
+    for (;;) {
+      const page = this.ledger.finalizedFeed(this.tally.seq, FEED_PAGE);
+      for (const e of page) {
+        this.tally.seq = e.seq;
+        if (e.tx !== undefined) this.tally.add(e.tx, e.blockNumber);
+      }
+      if (page.length < FEED_PAGE) return;
+      await yieldToLoop();
+    }
+  }
+}
