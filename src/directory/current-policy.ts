@@ -3,7 +3,7 @@
  * (which wins on delivery), else v2 — or none, in one answer that is 200 whenever the subject exists.
  */
 import { DdnError } from '../base/errors.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { LedgerReads } from '../ledger/ports.js';
 import { getDidRecord } from '../ledger/records.js';
 import { getApplication } from '../ledger/runtime/application-state.js';
 import { getPersona } from '../ledger/runtime/persona-state.js';
@@ -27,7 +27,7 @@ function assertSubject(view: StateReader, scope: PolicyScopeV3): void {
   }
 }
 
-export function currentPolicy(ledger: Ledger, scopeSeg: string, id: string): CurrentPolicyResponse {
+export function currentPolicy(ledger: LedgerReads, scopeSeg: string, id: string): CurrentPolicyResponse {
   const scope = parseV3Scope(scopeSeg, id);
   const view = ledger.finalizedView();
   assertSubject(view, scope);

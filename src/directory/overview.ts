@@ -8,7 +8,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { LedgerReads } from '../ledger/ports.js';
 import type { TxRecord } from '../ledger/store.js';
 import type { OverviewResponse, RecentOperationJson } from '../wire/explorer.js';
 import { subjectKindOf } from './subject-kind.js';
@@ -56,7 +56,7 @@ export class OverviewService {
   private readonly tally = new OverviewTally();
   private catchingUp: Promise<void> | undefined;
 
-  constructor(private readonly ledger: Ledger) {}
+  constructor(private readonly ledger: LedgerReads) {}
 
   async overview(query: Record<string, string>): Promise<OverviewResponse> {
     const limit = parseOverviewLimit(query.limit);

@@ -4,7 +4,7 @@
  * explorer asks once and nothing answers 404 for the kinds the query is not.
  */
 import { DdnError } from '../base/errors.js';
-import type { Ledger } from '../ledger/chain.js';
+import type { LedgerReads } from '../ledger/ports.js';
 import { getAliasOwner, getDidRecord, isDeletedDid } from '../ledger/records.js';
 import { getApplication } from '../ledger/runtime/application-state.js';
 import { getPersona } from '../ledger/runtime/persona-state.js';
@@ -17,7 +17,7 @@ import type { SearchResponse } from '../wire/explorer.js';
 type Hit = SearchResponse['hits'][number];
 const MAX_QUERY = 300;
 
-export function search(ledger: Ledger, raw: string | undefined): SearchResponse {
+export function search(ledger: LedgerReads, raw: string | undefined): SearchResponse {
   if (raw === undefined) throw new DdnError('invalid_request', 'q is required', { field: 'q' });
   const q = raw.trim();
   if (q.length === 0 || q.length > MAX_QUERY) throw new DdnError('invalid_request', `q must be 1–${MAX_QUERY} characters`, { field: 'q' });
