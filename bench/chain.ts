@@ -73,7 +73,13 @@ function registration(i: number, seedBase: number): Record<string, unknown> {
     documentHash: documentHash(parseDidDocument(document, did)),
     expiryMs,
   });
-  return { did, root_pubkey: multibaseEd25519(key.publicKey, false), did_document: document, timestamp: `v2:0:${expiryMs}`, signature: toBase64(key.sign(bytes)) };
+  return {
+    did,
+    root_pubkey: multibaseEd25519(key.publicKey, false),
+    did_document: document,
+    timestamp: `v2:0:${expiryMs}`,
+    signature: toBase64(key.sign(bytes)),
+  };
 }
 
 const percentile = (xs: number[], p: number) => {
@@ -117,7 +123,11 @@ async function measure(url: string, bodies: Record<string, unknown>[]) {
     accepted_per_s: Math.round(bodies.length / acceptSeconds),
     finalized_per_s: Math.round((bodies.length - waiting.size) / allSeconds),
     unfinished: waiting.size,
-    to_finality_ms: { p50: Math.round(percentile(finalizedMs, 50)), p95: Math.round(percentile(finalizedMs, 95)), max: Math.round(percentile(finalizedMs, 100)) },
+    to_finality_ms: {
+      p50: Math.round(percentile(finalizedMs, 50)),
+      p95: Math.round(percentile(finalizedMs, 95)),
+      max: Math.round(percentile(finalizedMs, 100)),
+    },
   };
 }
 
@@ -131,7 +141,19 @@ async function main(): Promise<void> {
     const chainUrl = String(chain.line.chain_url);
     const common = ['bin/ddn.js', 'serve', '--roles', 'directory', '--rate-limit', 'off', '--log-level', 'warn'];
     const substrate = await start(
-      [...common, '--directory-port', String(await freePort()), '--data-dir', join(dir, 'substrate'), '--ledger', 'substrate', '--chain-url', chainUrl, '--chain-key', key],
+      [
+        ...common,
+        '--directory-port',
+        String(await freePort()),
+        '--data-dir',
+        join(dir, 'substrate'),
+        '--ledger',
+        'substrate',
+        '--chain-url',
+        chainUrl,
+        '--chain-key',
+        key,
+      ],
       'the substrate Directory',
     );
     children.push(substrate);
@@ -143,7 +165,12 @@ async function main(): Promise<void> {
     for (let i = 0; i < 600 && (await fetch(`${String(substrate.line.directory_url)}/ready`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
     const results = {
       machine: { cores: (await import('node:os')).cpus().length, node: process.version },
-      settings: { changes: CHANGES, concurrency: CONCURRENCY, embedded_block_time_ms: 1000, chain: 'dev chain (chopsticks, instant blocks, finalized at once)' },
+      settings: {
+        changes: CHANGES,
+        concurrency: CONCURRENCY,
+        embedded_block_time_ms: 1000,
+        chain: 'dev chain (chopsticks, instant blocks, finalized at once)',
+      },
       embedded: await measure(String(embedded.line.directory_url), eBodies),
       substrate: await measure(String(substrate.line.directory_url), sBodies),
       at: new Date().toISOString(),
@@ -159,7 +186,7 @@ async function main(): Promise<void> {
         })
         .join('\n') +
       '\n\nThe dev chain builds a block per transaction and finalizes it at once; on a real chain the time to finality is\n' +
-      "the chain's (docs/chain.md, \"Which chain\").\n";
+      'the chain\'s (docs/chain.md, "Which chain").\n';
     writeFileSync(join(ROOT, 'bench/results/chain-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(join(ROOT, 'bench/results/chain-latest.md'), md);
     process.stdout.write(md);
