@@ -21,6 +21,7 @@ import {
 import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
 import { DEFAULT_EVENT_BUDGET_PER_OWNER } from '../events/limits.js';
 import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '../http/connections.js';
+import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -85,6 +86,8 @@ export interface Config {
   readonly directoryViewTtlMs: number;
   /** Timeouts of every listener and connection caps of the process (`--http-*-timeout-ms`, `--max-connections*`). */
   readonly http: Readonly<ConnectionSettings>;
+  /** Memory for request bodies in flight, in the process and per client address (`--http-body-budget*-bytes`). */
+  readonly bodyBudget: Readonly<BodyBudgetSettings>;
   /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
   readonly db: { readonly url: string; readonly schema: string } | null;
   readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
@@ -282,6 +285,20 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'N',
     defaultText: String(HTTP.maxConnectionsPerAddress),
     help: 'open connections of one client address, all roles together (beyond: 503 and closed; 0: no cap)',
+  },
+  {
+    name: 'http-body-budget-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: String(BODIES.maxBytes),
+    help: 'request bodies in flight in the process, all roles together (beyond: 503 before the body is read; 0: no bound)',
+  },
+  {
+    name: 'http-body-budget-per-address-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: String(BODIES.maxBytesPerAddress),
+    help: 'request bodies in flight from one client address, IPv6 per /64 (beyond: 429 before the body is read; 0: no bound)',
   },
   { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
   { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
@@ -669,6 +686,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       keepAliveTimeoutMs: r.int('http-keep-alive-timeout-ms', HTTP.keepAliveTimeoutMs, 100, 600_000),
       maxConnections: r.int('max-connections', HTTP.maxConnections, 0, 1_000_000),
       maxConnectionsPerAddress: r.int('max-connections-per-address', HTTP.maxConnectionsPerAddress, 0, 1_000_000),
+    },
+    bodyBudget: {
+      maxBytes: r.int('http-body-budget-bytes', BODIES.maxBytes, 0, Number.MAX_SAFE_INTEGER),
+      maxBytesPerAddress: r.int('http-body-budget-per-address-bytes', BODIES.maxBytesPerAddress, 0, Number.MAX_SAFE_INTEGER),
     },
     db: r.database(),
     directory: {

@@ -21,6 +21,7 @@ import { registerDirectoryRoutes } from '../directory/routes.js';
 import { registerExportRoutes } from '../directory/export-routes.js';
 import type { FeedStream } from '../directory/export-stream.js';
 import { ConnectionGate } from '../http/connections.js';
+import { BodyBudget } from '../http/body-budget.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
 import { refusalResult } from '../relay/delivery-result.js';
@@ -348,6 +349,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       logger,
       metrics,
       connectionGate: new ConnectionGate(config.http),
+      bodyBudget: new BodyBudget(config.bodyBudget),
       ...(rate === undefined ? {} : { rateLimits: rate.limits }),
       health,
       readyChecks,
@@ -471,6 +473,8 @@ interface ServerDeps {
   metrics: NodeMetrics;
   /** One count of open connections for every listener: they share the process's file descriptors. */
   connectionGate: ConnectionGate;
+  /** One budget of request bodies in flight for every listener: they share the process's memory. */
+  bodyBudget: BodyBudget;
   rateLimits?: RateLimits;
   health: HealthSource;
   readyChecks: readonly ReadinessCheck[];
@@ -494,6 +498,7 @@ function buildServers(config: Config, deps: ServerDeps): Map<Role, HttpServer> {
       ...(deps.rateLimits === undefined ? {} : { rateLimits: deps.rateLimits }),
       connections: config.http,
       gate: deps.connectionGate,
+      bodyBudget: deps.bodyBudget,
       ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
     });
     registerHealthRoute(server, deps.health);

@@ -24,7 +24,8 @@ import { pino, type Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import type { RequestTrace } from '../base/request-trace.js';
-import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
+import type { BodyBudget } from './body-budget.js';
+import { BodyError, isBodyless, readRequestBody, refusedBeforeBody, type BodyHold } from './body-reader.js';
 import {
   connectionRefused,
   createBoundedServer,
@@ -35,7 +36,7 @@ import {
 } from './connections.js';
 import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
-import type { RateClass, RateLimits } from './rate-limit.js';
+import { addressKey, clientAddress, type RateClass, type RateLimits } from './rate-limit.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
 import { errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
@@ -170,6 +171,8 @@ export interface HttpServerOptions {
   connections?: Partial<ConnectionSettings>;
   /** Connection caps, shared by every listener of the process; none when absent. */
   gate?: ConnectionGate;
+  /** The memory for request bodies in flight, shared by every listener of the process; no bound when absent. */
+  bodyBudget?: BodyBudget;
   /**
    * The body of refusals made before any route is known (a refused connection, unparseable HTTP, a header
    * timeout, `CONNECT`); the §0.6 error body by default. The Relay's also carries the DeliveryResult fields.
@@ -241,6 +244,12 @@ type Refusable = IncomingMessage & { [REFUSED]?: BodyError };
 function refuse(req: IncomingMessage, err: BodyError): void {
   (req as Refusable)[REFUSED] = err;
 }
+
+/** The response of a request (set before fastify sees it), so a body's reservation ends with its answer. */
+const RESPONSE = Symbol('response');
+/** The reservation of a request's body, made when its bytes are first reserved. */
+const HOLD = Symbol('hold');
+type Held = IncomingMessage & { [RESPONSE]?: ServerResponse; [HOLD]?: BodyHold };
 
 /** When a request reached fastify (`performance.now()`), set when its id is made: the start of its answer time. */
 const ARRIVED = Symbol('arrived');
@@ -377,6 +386,24 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   };
   const observer = opts.observer;
   const rate = opts.rateLimits;
+  const budget = opts.bodyBudget;
+
+  /**
+   * Where `req`'s body bytes are reserved: the body budget's reservation for its client address (as the rate
+   * limits count it), given back when its response closes; undefined without a budget.
+   */
+  function holdOf(req: IncomingMessage): BodyHold | undefined {
+    const held = req as Held;
+    if (budget === undefined || held[HOLD] !== undefined) return held[HOLD];
+    const key = addressKey(rate?.clientOf(req) ?? clientAddress(req.socket.remoteAddress, undefined, undefined));
+    const reservation = budget.reserve(key, 0);
+    if (reservation instanceof DdnError) throw reservation; // a reservation of nothing always fits
+    const res = held[RESPONSE];
+    if (res === undefined || res.closed) reservation.release();
+    else res.once('close', () => reservation.release());
+    held[HOLD] = reservation;
+    return reservation;
+  }
   const routes: Route[] = [];
   let started = false;
 
@@ -397,7 +424,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       maxParamLength: 16 * 1024,
       querystringParser: queryOf,
     },
-    serverFactory: (handler) => {
+    serverFactory: (fastifyHandler) => {
+      const handler = (req: IncomingMessage, res: ServerResponse): void => {
+        if (budget !== undefined) (req as Held)[RESPONSE] = res;
+        fastifyHandler(req, res);
+      };
       const nodeServer = createBoundedServer(handler, settings, opts.gate, refusal(connectionRefused()));
       // An `Expect` other than 100-continue: 417 with the JSON body (Node's own has none); the body, if any
       // follows, is read and dropped by Node as for any answered request.
@@ -405,12 +436,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         refuse(req, new BodyError(new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported'), false));
         handler(req, res);
       });
-      // `Expect: 100-continue`: a body announced over the limit is refused before the client sends it
+      // `Expect: 100-continue`: a body announced over the limit, or beyond the body budget, is refused before
+      // the client sends it
       nodeServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-        const refused = refusedBeforeBody(req, limits);
+        (req as Held)[RESPONSE] = res;
+        const refused = refusedBeforeBody(req, limits) ?? continueRefusal(req);
         if (refused === undefined) res.writeContinue();
         else refuse(req, refused);
-        handler(req, res);
+        fastifyHandler(req, res);
       });
       // CONNECT is never a route (Node would drop the connection without an answer).
       nodeServer.on('connect', (_req: IncomingMessage, socket: Socket) => {
@@ -441,6 +474,29 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       sendError(request, reply, err.code === 'FST_ERR_BAD_URL' ? invalidPath() : fromFramework(err), undefined);
     },
   });
+
+  /**
+   * The refusal of an `Expect: 100-continue` body that does not fit the body budget; when it fits, its bytes stay
+   * reserved for the body reader (which then reserves them no second time).
+   */
+  function continueRefusal(req: IncomingMessage): BodyError | undefined {
+    const declared = Number(req.headers['content-length']);
+    const hold = declared > 0 ? holdOf(req) : undefined;
+    if (hold === undefined) return undefined;
+    const refused = hold.grow(declared);
+    if (refused !== undefined) return new BodyError(refused, true);
+    let prepaid = declared;
+    (req as Held)[HOLD] = {
+      grow: (bytes) => {
+        if (prepaid >= bytes) {
+          prepaid -= bytes;
+          return undefined;
+        }
+        return hold.grow(bytes);
+      },
+    };
+    return undefined;
+  }
 
   /** Maps errors fastify raises before our handler runs to codes. */
   function fromFramework(err: unknown): unknown {
@@ -600,7 +656,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       done(refused, undefined);
       return;
     }
-    readRequestBody(request.raw, limits).then(
+    let hold: BodyHold | undefined;
+    try {
+      hold = holdOf(request.raw);
+    } catch (err) {
+      done(err as Error, undefined);
+      return;
+    }
+    readRequestBody(request.raw, limits, hold).then(
       (raw) => {
         const rawBody = raw !== undefined && raw.length > 0 ? raw : undefined;
         let parsed: JsonObject | undefined;
