@@ -106,6 +106,11 @@ export interface RequestContext<P = Record<string, string>> {
   header(name: string): string | undefined;
   /** The scheme the request arrived over (`https` on a TLS socket). */
   protocol: 'http' | 'https';
+  /**
+   * The client's address as the rate limits and the body budget count it: the socket peer, or behind a trusted
+   * proxy the forwarded address; an IPv6 address as its /64 (`2001:db8:1:2::/64`).
+   */
+  clientKey: string;
   /** The request's id: its acceptable `X-Request-Id`, else one made up; echoed in the response. */
   requestId: string;
   /** The request's logger: every line carries `reqId`. */
@@ -294,7 +299,12 @@ class Context implements RequestContext {
     readonly params: Record<string, string>,
     readonly query: Record<string, string>,
     private readonly logOf: (request: FastifyRequest) => RequestLogger,
+    private readonly keyOf: (req: IncomingMessage) => string,
   ) {}
+
+  get clientKey(): string {
+    return this.keyOf(this.request.raw);
+  }
 
   get method(): string {
     return this.request.raw.method ?? 'GET';
@@ -388,6 +398,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const rate = opts.rateLimits;
   const budget = opts.bodyBudget;
 
+  /** The client address key of `req` (see RequestContext.clientKey). */
+  const clientKeyOf = (req: IncomingMessage): string => addressKey(rate?.clientOf(req) ?? clientAddress(req.socket.remoteAddress, undefined, undefined));
+
   /**
    * Where `req`'s body bytes are reserved: the body budget's reservation for its client address (as the rate
    * limits count it), given back when its response closes; undefined without a budget.
@@ -395,8 +408,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   function holdOf(req: IncomingMessage): BodyHold | undefined {
     const held = req as Held;
     if (budget === undefined || held[HOLD] !== undefined) return held[HOLD];
-    const key = addressKey(rate?.clientOf(req) ?? clientAddress(req.socket.remoteAddress, undefined, undefined));
-    const reservation = budget.reserve(key, 0);
+    const reservation = budget.reserve(clientKeyOf(req), 0);
     if (reservation instanceof DdnError) throw reservation; // a reservation of nothing always fits
     const res = held[RESPONSE];
     if (res === undefined || res.closed) reservation.release();
@@ -618,7 +630,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         const params = request.params as Record<string, string>;
         // an empty segment is never a parameter (`/dids//nonces`)
         for (const name in params) if (params[name] === '') throw new DdnError('not_found', 'no such route');
-        const r = run(route, new Context(request, params, query, logOf));
+        const r = run(route, new Context(request, params, query, logOf, clientKeyOf));
         if (r instanceof Promise) {
           r.then(
             (v) => write(request, reply, route, v),
