@@ -34,7 +34,7 @@ import {
   type ConnectionGate,
   type ConnectionSettings,
 } from './connections.js';
-import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
+import { authenticateChallenge, errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
 import { addressKey, clientAddress, type RateClass, type RateLimits } from './rate-limit.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
@@ -548,6 +548,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const allow = e.details?.allow;
     if (e.code === 'method_not_allowed' && Array.isArray(allow)) headers.allow = allow.join(', ');
     if (e.status === 429 || e.status === 503) headers['retry-after'] = String(retryAfterSeconds(e));
+    const challenge = authenticateChallenge(e);
+    if (challenge !== undefined) headers['www-authenticate'] = challenge;
     return { e, body: JSON.stringify(body), headers };
   }
 
@@ -581,6 +583,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const headers: OutgoingHttpHeaders = { 'content-type': r.contentType ?? CONTENT_TYPE, 'x-request-id': request.id };
     if (r.headers !== undefined) for (const name in r.headers) headers[name.toLowerCase()] = r.headers[name];
     if ((r.status === 429 || r.status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = '1';
+    if (r.status === 401 && headers['www-authenticate'] === undefined) headers['www-authenticate'] = 'Bearer realm="ddn"';
     record(route, r.status, undefined, secondsSince(request));
     reply.hijack();
     const res = reply.raw;
