@@ -40,7 +40,7 @@ import { hostForUrl, isLoopbackHost, type Config, type Role } from './config.js'
 import { registerHealthRoute, type HealthSource } from './health.js';
 import { createLogger } from './logger.js';
 import { NodeMetrics, registerMetricsRoute, type MetricsAccess } from './metrics.js';
-import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, type ReadinessCheck } from './readiness.js';
+import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, writesCheck, type ReadinessCheck } from './readiness.js';
 import { buildInfo } from './version.js';
 import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
@@ -353,6 +353,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       ...(rate === undefined ? {} : { rateLimits: rate.limits }),
       health,
       readyChecks,
+      writesCheck: writesCheck(() => storage.isDegraded),
       isReady,
       metricsAccess,
       register: {
@@ -478,6 +479,8 @@ interface ServerDeps {
   rateLimits?: RateLimits;
   health: HealthSource;
   readyChecks: readonly ReadinessCheck[];
+  /** The extra check of `/ready/writes`: the node takes new data. */
+  writesCheck: ReadinessCheck;
   isReady: () => boolean;
   metricsAccess: MetricsAccess;
   /** Adds each enabled role's own routes. */
@@ -502,7 +505,7 @@ function buildServers(config: Config, deps: ServerDeps): Map<Role, HttpServer> {
       ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
     });
     registerHealthRoute(server, deps.health);
-    registerReadyRoute(server, deps.readyChecks, deps.isReady);
+    registerReadyRoute(server, deps.readyChecks, deps.isReady, deps.writesCheck);
     registerMetricsRoute(server, deps.metrics, deps.metricsAccess);
     deps.register[role]?.(server);
     servers.set(role, server);
