@@ -4,7 +4,7 @@
  * `service_unavailable` naming each failing dependency and why. `GET /ready/writes` adds one check: the node takes
  * new data (not degraded by a full disk, when writes are answered 507 but reads go on) — for a load balancer that
  * sends writes only to nodes that take them while `/ready` keeps a degraded node serving reads
- * (docs/operations.md, "Readiness"). Also the probe of a remote Directory that `/health` reports on.
+ * (docs/operations.md, "Health and readiness"). Also the probe of a remote Directory that `/health` reports on.
  */
 import { ReadySchema, type ReadyResponse } from '../wire/meta.js';
 import { constants } from 'node:fs';
