@@ -86,6 +86,23 @@ export function announcedSetBytes(total: number, chunkBytes: number): number {
  * Retry-After and `details.limit` naming the bound.
  */
 export function checkCapacity(o: CapacityCheck): void {
+  checkOwnBounds(o);
+  if (o.newSet && o.setsOfRecipient >= o.maxSetsPerRecipient) {
+    throw full('too many chunk sets are staged for this recipient', { limit: 'sets_per_recipient', max_sets_per_recipient: o.maxSetsPerRecipient });
+  }
+  if (o.maxBytesPerRecipient !== undefined && o.recipientBytes + o.addBytes > o.maxBytesPerRecipient) {
+    throw full('too many chunk bytes are staged for this recipient', { limit: 'recipient_bytes', max_bytes_per_recipient: o.maxBytesPerRecipient });
+  }
+  if (o.stagedBytes + o.addBytes > o.maxBytes) {
+    throw full("the Relay's chunk staging is full", { limit: 'bytes' });
+  }
+}
+
+/**
+ * The bounds of the chunk's own set and owner, which no dropped idle set can make room for: checked before a stage
+ * drops anything (a chunk refused anyway drops nothing).
+ */
+export function checkOwnBounds(o: CapacityCheck): void {
   const maxSet = o.maxSetBytes;
   if (maxSet !== undefined && (o.setBytes + o.addBytes > maxSet || (o.newSet && announcedSetBytes(o.total, o.addBytes) > maxSet))) {
     throw new DdnError('payload_too_large', `a chunk set of ${o.total} chunks this size exceeds this Relay's ${maxSet} bytes per set`, {
@@ -93,17 +110,8 @@ export function checkCapacity(o: CapacityCheck): void {
       max_set_bytes: maxSet,
     });
   }
-  if (o.newSet && o.setsOfRecipient >= o.maxSetsPerRecipient) {
-    throw full('too many chunk sets are staged for this recipient', { limit: 'sets_per_recipient', max_sets_per_recipient: o.maxSetsPerRecipient });
-  }
-  if (o.maxBytesPerRecipient !== undefined && o.recipientBytes + o.addBytes > o.maxBytesPerRecipient) {
-    throw full('too many chunk bytes are staged for this recipient', { limit: 'recipient_bytes', max_bytes_per_recipient: o.maxBytesPerRecipient });
-  }
   if (o.maxBytesPerOwner !== undefined && o.ownerBytes !== undefined && o.ownerBytes + o.addBytes > o.maxBytesPerOwner) {
     throw full('too many chunk bytes are staged from this sender', { limit: 'sender_bytes', max_bytes_per_sender: o.maxBytesPerOwner });
-  }
-  if (o.stagedBytes + o.addBytes > o.maxBytes) {
-    throw full("the Relay's chunk staging is full", { limit: 'bytes' });
   }
 }
 

@@ -20,7 +20,15 @@ import { DdnError } from '../../base/errors.js';
 import { retry } from '../../base/retry.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { DeliveryResult } from '../../relay/delivery-result.js';
-import { checkCapacity, checkSequence, checkSetValues, idlePressure, messageIdConflict, type CapacityCheck } from '../../relay/staging-rules.js';
+import {
+  checkCapacity,
+  checkOwnBounds,
+  checkSequence,
+  checkSetValues,
+  idlePressure,
+  messageIdConflict,
+  type CapacityCheck,
+} from '../../relay/staging-rules.js';
 import {
   MAX_IDLE_DROPS_PER_STAGE,
   RESULT_RETENTION_MS,
@@ -91,7 +99,7 @@ export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE relay_chunk_sets ADD COLUMN owner TEXT;
       ALTER TABLE relay_chunk_sets ADD COLUMN staged_bytes BIGINT NOT NULL DEFAULT 0;
       ALTER TABLE relay_chunk_sets ADD COLUMN last_chunk_ms BIGINT NOT NULL DEFAULT 0;
-      UPDATE relay_chunk_sets s SET owner = sender, last_chunk_ms = created_at_ms, staged_bytes =
+      UPDATE relay_chunk_sets s SET owner = CASE WHEN sender IS NULL THEN NULL ELSE 'did:' || sender END, last_chunk_ms = created_at_ms, staged_bytes =
         (SELECT COALESCE(SUM(size_bytes), 0) FROM relay_chunks c WHERE c.recipient = s.recipient AND c.group_id = s.group_id);
       CREATE INDEX relay_chunk_sets_owner ON relay_chunk_sets (owner) WHERE owner IS NOT NULL;
       CREATE INDEX relay_chunk_sets_last_chunk ON relay_chunk_sets (last_chunk_ms);
@@ -346,6 +354,7 @@ export class PgRelayStagingStore implements RelayStagingStore {
     const usage = await db.query<{ staged_bytes: string }>('SELECT staged_bytes FROM relay_usage WHERE id = 1 FOR UPDATE');
     let stagedBytes = Math.max(0, Number(usage.rows[0]?.staged_bytes ?? 0) - freedBytes);
     let check = await capacityOf(db, req, set, stagedBytes);
+    checkOwnBounds(check);
     const pressure = req.idleDropMs === undefined ? undefined : idlePressure(check);
     if (pressure !== undefined && (pressure.recipient || pressure.node)) {
       // idle sets make room: the recipient's own for its bounds, anyone's for the node's; sets another process

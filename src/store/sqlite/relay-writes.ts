@@ -4,7 +4,15 @@
  * ones of `relay/staging-rules.ts`; this file only reads and writes rows.
  */
 import type { NonceClaim } from '../../ports/nonce-registry.js';
-import { checkCapacity, checkSequence, checkSetValues, idlePressure, messageIdConflict, type CapacityCheck } from '../../relay/staging-rules.js';
+import {
+  checkCapacity,
+  checkOwnBounds,
+  checkSequence,
+  checkSetValues,
+  idlePressure,
+  messageIdConflict,
+  type CapacityCheck,
+} from '../../relay/staging-rules.js';
 import { MAX_IDLE_DROPS_PER_STAGE, RESULT_RETENTION_MS, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
 import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import type { SqliteDb } from './database.js';
@@ -109,6 +117,7 @@ export class RelayWrites {
       else throw messageIdConflict(req.messageKey);
     }
     let check = this.capacity(req, set);
+    checkOwnBounds(check);
     const pressure = req.idleDropMs === undefined ? undefined : idlePressure(check);
     if (pressure !== undefined && (pressure.recipient || pressure.node)) {
       // idle sets make room: the recipient's own for its bounds, anyone's for the node's
