@@ -338,6 +338,16 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
         () => ({ ...refusals }),
       );
     }
+    const bodyBudget = new BodyBudget(config.bodyBudget);
+    metrics.gauge('ddn_http_body_bytes_in_flight', 'Bytes reserved by request bodies being received or answered (--http-body-budget-bytes)', (g) =>
+      g.set(bodyBudget.heldBytes),
+    );
+    metrics.countedBy(
+      'ddn_http_body_refusals_total',
+      'Request bodies refused before they were read: body_budget (503, the process) or body_share (429, one address)',
+      'reason',
+      () => ({ ...bodyBudget.refusals }),
+    );
     metrics.gauge('ddn_storage_degraded', 'Whether the data directory is full (1: new data refused with 507)', (g) => g.set(storage.isDegraded ? 1 : 0));
     const metricsAccess = { token: config.metricsToken, loopback: isLoopbackHost(config.host) };
     if (metricsAccess.token === null && !metricsAccess.loopback) {
@@ -349,7 +359,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       logger,
       metrics,
       connectionGate: new ConnectionGate(config.http),
-      bodyBudget: new BodyBudget(config.bodyBudget),
+      bodyBudget,
       ...(rate === undefined ? {} : { rateLimits: rate.limits }),
       health,
       readyChecks,
