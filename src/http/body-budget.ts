@@ -11,6 +11,9 @@
  * One budget is shared by every listener of a process, like the connection caps; addresses are keyed as the rate
  * limits key them (IPv6 per /64).
  *
+ * Small bodies announced by `Content-Length` (up to 64 KiB: acknowledgements, registrations) may go an eighth beyond the total, so a flood of large
+ * bodies that fills it does not stop them.
+ *
  * A body's bytes are freed only when V8 collects the objects holding them, and an idle process collects nothing:
  * after a burst (bodies in flight fell to a quarter of a peak of at least {@link COLLECT_AFTER_BYTES}) one full
  * collection gives the memory back to the system.
@@ -38,6 +41,14 @@ export const DEFAULT_BODY_BUDGET: Readonly<BodyBudgetSettings> = Object.freeze({
 /** `Retry-After` of a refused body: bodies in flight end within seconds, or within the request timeout. */
 export const BODY_BUDGET_RETRY_AFTER_SECONDS = 5;
 
+/**
+ * Bodies announced at most this size (acknowledgements, registrations, most Directory changes) may use
+ * {@link SMALL_BODY_HEADROOM} of the total beyond the budget, so a flood of large bodies does not stop them.
+ */
+export const SMALL_BODY_BYTES = 64 * 1024;
+/** The share of the total small bodies may use on top of it. */
+const SMALL_BODY_HEADROOM = 1 / 8;
+
 /** A burst of bodies at least this large is collected once it has ended. */
 export const COLLECT_AFTER_BYTES = 64 * 1024 * 1024;
 /** Releases within this of the burst's end are collected together. */
@@ -45,8 +56,11 @@ const COLLECT_DELAY_MS = 200;
 
 /** The bytes one request holds; given back once by {@link release}. */
 export interface BodyReservation {
-  /** Reserves `bytes` more (a chunked body's next bytes); the refusal when they do not fit. */
-  grow(bytes: number): DdnError | undefined;
+  /**
+   * Reserves `bytes` more — a body's whole announced length (`whole`), or a chunked body's next bytes — or answers
+   * the refusal when they do not fit.
+   */
+  grow(bytes: number, whole?: boolean): DdnError | undefined;
   /** Gives every reserved byte back; later calls do nothing. */
   release(): void;
 }
@@ -81,14 +95,14 @@ export class BodyBudget {
 
   /** A reservation of `bytes` for the address `key`, or the refusal when they do not fit. */
   reserve(key: string, bytes: number): BodyReservation | DdnError {
-    const refused = this.take(key, bytes);
+    const refused = this.take(key, bytes, true);
     if (refused !== undefined) return refused;
     let mine = bytes;
     let released = false;
     return {
-      grow: (more) => {
+      grow: (more, whole = false) => {
         if (released) return undefined;
-        const e = this.take(key, more);
+        const e = this.take(key, more, whole);
         if (e === undefined) mine += more;
         return e;
       },
@@ -100,7 +114,8 @@ export class BodyBudget {
     };
   }
 
-  private take(key: string, bytes: number): DdnError | undefined {
+  /** `whole`: `bytes` is a whole body (only an announced small body may use the headroom). */
+  private take(key: string, bytes: number, whole: boolean): DdnError | undefined {
     if (bytes <= 0) return undefined;
     const { maxBytes, maxBytesPerAddress } = this.settings;
     const own = this.byAddress.get(key) ?? 0;
@@ -112,7 +127,8 @@ export class BodyBudget {
         retry_after_seconds: BODY_BUDGET_RETRY_AFTER_SECONDS,
       });
     }
-    if (maxBytes > 0 && this.held + bytes > maxBytes) {
+    const total = whole && bytes <= SMALL_BODY_BYTES ? maxBytes * (1 + SMALL_BODY_HEADROOM) : maxBytes;
+    if (maxBytes > 0 && this.held + bytes > total) {
       this.refusals.body_budget++;
       return new DdnError('service_unavailable', 'too many request bytes in flight; retry later', {
         reason: 'body_budget',

@@ -35,8 +35,8 @@ export interface BodyLimits {
 
 /** Where a body's bytes are reserved before they are read (src/http/body-budget.ts). */
 export interface BodyHold {
-  /** Reserves `bytes` more; the refusal (503 or 429) when they do not fit. */
-  grow(bytes: number): DdnError | undefined;
+  /** Reserves `bytes` more (`whole`: the body's whole announced length); the refusal (503 or 429) when they do not fit. */
+  grow(bytes: number, whole?: boolean): DdnError | undefined;
 }
 
 /** A body failure; `closeConnection` when unread bytes may still follow on the socket. */
@@ -110,7 +110,7 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits, hold?:
   const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
   if (declared > TOO_LARGE_DRAIN_BYTES) return Promise.reject(tooLarge(limits));
   // a body over the limit is only counted while it is drained, never held: it reserves nothing
-  const refused = declared > 0 && declared <= limits.limitBytes ? hold?.grow(declared) : undefined;
+  const refused = declared > 0 && declared <= limits.limitBytes ? hold?.grow(declared, true) : undefined;
   if (refused !== undefined) return Promise.reject(new BodyError(refused, true));
   return new Promise((resolve, reject) => {
     // With a Content-Length the bytes go straight into one buffer of that size (allocated when the first bytes

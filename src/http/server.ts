@@ -495,16 +495,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const declared = Number(req.headers['content-length']);
     const hold = declared > 0 ? holdOf(req) : undefined;
     if (hold === undefined) return undefined;
-    const refused = hold.grow(declared);
+    const refused = hold.grow(declared, true);
     if (refused !== undefined) return new BodyError(refused, true);
     let prepaid = declared;
     (req as Held)[HOLD] = {
-      grow: (bytes) => {
+      grow: (bytes, whole) => {
         if (prepaid >= bytes) {
           prepaid -= bytes;
           return undefined;
         }
-        return hold.grow(bytes);
+        return hold.grow(bytes, whole);
       },
     };
     return undefined;

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { BodyBudget, COLLECT_AFTER_BYTES } from '../../src/http/body-budget.js';
+import { BodyBudget, COLLECT_AFTER_BYTES, SMALL_BODY_BYTES } from '../../src/http/body-budget.js';
 import { createHttpServer, json, type HttpServer } from '../../src/http/server.js';
 import { serveProcess, serveScratch } from '../support/serve-process.js';
 import { waitFor } from '../support/wait.js';
@@ -17,31 +17,43 @@ const MiB = 1024 * 1024;
 
 describe('BodyBudget', () => {
   it('reserves per address and in total, refuses beyond either, and gives back on release', () => {
-    const budget = new BodyBudget({ maxBytes: 10, maxBytesPerAddress: 6 }, null);
-    const a = budget.reserve('a', 4);
+    const budget = new BodyBudget({ maxBytes: 10 * MiB, maxBytesPerAddress: 6 * MiB }, null);
+    const a = budget.reserve('a', 4 * MiB);
     assert.ok(!(a instanceof Error));
-    const share = budget.reserve('a', 3);
+    const share = budget.reserve('a', 3 * MiB);
     assert.ok(share instanceof Error);
     assert.equal(share.code, 'rate_limited');
     assert.equal(share.status, 429);
     assert.equal(share.details?.reason, 'body_share');
-    const b = budget.reserve('b', 6);
+    const b = budget.reserve('b', 6 * MiB);
     assert.ok(!(b instanceof Error));
-    const total = budget.reserve('c', 1);
+    const total = budget.reserve('c', MiB);
     assert.ok(total instanceof Error);
     assert.equal(total.code, 'service_unavailable');
     assert.equal(total.details?.reason, 'body_budget');
     assert.equal(total.details?.retry_after_seconds, 5);
-    assert.equal(budget.heldBytes, 10);
+    assert.equal(budget.heldBytes, 10 * MiB);
     // a chunked body grows its reservation; beyond the share it is refused and keeps what it had
-    assert.ok(a.grow(3) instanceof Error);
+    assert.ok(a.grow(3 * MiB) instanceof Error);
     a.release();
     a.release();
-    assert.equal(budget.heldBytes, 6);
+    assert.equal(budget.heldBytes, 6 * MiB);
     assert.equal(budget.heldBy('a'), 0);
     b.release();
     assert.equal(budget.heldBytes, 0);
     assert.deepEqual(budget.refusals, { body_budget: 1, body_share: 2 });
+  });
+
+  it('lets small bodies go an eighth beyond a total that large bodies filled', () => {
+    const budget = new BodyBudget({ maxBytes: 8 * MiB, maxBytesPerAddress: 0 }, null);
+    assert.ok(!(budget.reserve('big', 8 * MiB) instanceof Error));
+    assert.ok(budget.reserve('late', MiB) instanceof Error, 'a large body is refused');
+    // a chunked body's pieces are not small bodies: they get no headroom
+    const chunked = budget.reserve('chunked', 0);
+    assert.ok(!(chunked instanceof Error));
+    assert.ok(chunked.grow(1024) instanceof Error);
+    for (let i = 0; i < 16; i++) assert.ok(!(budget.reserve(`ack${i}`, SMALL_BODY_BYTES) instanceof Error), `small body ${i}`);
+    assert.ok(budget.reserve('ack', SMALL_BODY_BYTES) instanceof Error, 'beyond the headroom small bodies are refused too');
   });
 
   it('collects once after a burst has ended, not after small bodies', async () => {
