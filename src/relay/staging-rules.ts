@@ -3,7 +3,7 @@
  * write transaction so check and insert are atomic.
  */
 import { DdnError } from '../base/errors.js';
-import type { ChunkSetKeyValues } from './staging-store.js';
+import type { ChunkSetKeyValues, StageRequest } from './staging-store.js';
 
 /** How long a client should wait before retrying when staging is full. */
 export const STAGING_RETRY_AFTER_SECONDS = 30;
@@ -65,6 +65,40 @@ export interface CapacityCheck {
   maxBytesPerOwner?: number;
   stagedBytes: number;
   maxBytes: number;
+}
+
+/** What a store counted for a stage: the set's, the recipient's, the owner's (when it has one) and the node's bytes. */
+export interface StagedCounts {
+  newSet: boolean;
+  setBytes: number;
+  setsOfRecipient: number;
+  recipientBytes: number;
+  /** Undefined without an owner, or when no owner bound applies. */
+  ownerBytes: number | undefined;
+  stagedBytes: number;
+}
+
+/** The check of a stage of `req` against the store's counts. */
+export function capacityCheck(req: StageRequest, c: StagedCounts): CapacityCheck {
+  return {
+    newSet: c.newSet,
+    total: req.set.total,
+    addBytes: req.envelope.byteLength,
+    setBytes: c.setBytes,
+    ...(req.maxSetBytes === undefined ? {} : { maxSetBytes: req.maxSetBytes }),
+    setsOfRecipient: c.setsOfRecipient,
+    maxSetsPerRecipient: req.maxSetsPerRecipient,
+    recipientBytes: c.recipientBytes,
+    ...(req.maxBytesPerRecipient === undefined ? {} : { maxBytesPerRecipient: req.maxBytesPerRecipient }),
+    ...(c.ownerBytes === undefined || req.maxBytesPerOwner === undefined ? {} : { ownerBytes: c.ownerBytes, maxBytesPerOwner: req.maxBytesPerOwner }),
+    stagedBytes: c.stagedBytes,
+    maxBytes: req.maxBytes,
+  };
+}
+
+/** Whose bytes `req`'s set counts as, when an owner bound applies to it; null: none. */
+export function boundOwner(req: StageRequest): string | null {
+  return req.owner === undefined || req.owner === null || req.maxBytesPerOwner === undefined ? null : req.owner;
 }
 
 function full(message: string, details: Record<string, unknown>): DdnError {

@@ -21,6 +21,8 @@ import { retry } from '../../base/retry.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { DeliveryResult } from '../../relay/delivery-result.js';
 import {
+  boundOwner,
+  capacityCheck,
   checkCapacity,
   checkOwnBounds,
   checkSequence,
@@ -461,7 +463,7 @@ async function countOf(db: Db, sql: string, params: unknown[]): Promise<number> 
 /** The counts a stage of `req` is checked against, read after the usage row's lock (`set`: its set, when staged). */
 async function capacityOf(db: Db, req: StageRequest, set: SetRow | undefined, stagedBytes: number): Promise<CapacityCheck> {
   const recipient = req.recipientDid;
-  const owner = req.owner ?? null;
+  const owner = boundOwner(req);
   const sums = await db.query<{ sets: string; bytes: string; owner_bytes: string | null }>(
     `SELECT COUNT(*) AS sets, COALESCE(SUM(staged_bytes), 0) AS bytes,
        (SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE owner = $2) AS owner_bytes
@@ -469,20 +471,14 @@ async function capacityOf(db: Db, req: StageRequest, set: SetRow | undefined, st
     [recipient, owner],
   );
   const row = sums.rows[0];
-  return {
+  return capacityCheck(req, {
     newSet: set === undefined,
-    total: req.set.total,
-    addBytes: req.envelope.byteLength,
     setBytes: Number(set?.staged_bytes ?? 0),
-    ...(req.maxSetBytes === undefined ? {} : { maxSetBytes: req.maxSetBytes }),
     setsOfRecipient: Number(row?.sets ?? 0),
-    maxSetsPerRecipient: req.maxSetsPerRecipient,
     recipientBytes: Number(row?.bytes ?? 0),
-    ...(req.maxBytesPerRecipient === undefined ? {} : { maxBytesPerRecipient: req.maxBytesPerRecipient }),
-    ...(owner === null || req.maxBytesPerOwner === undefined ? {} : { ownerBytes: Number(row?.owner_bytes ?? 0), maxBytesPerOwner: req.maxBytesPerOwner }),
+    ownerBytes: owner === null ? undefined : Number(row?.owner_bytes ?? 0),
     stagedBytes,
-    maxBytes: req.maxBytes,
-  };
+  });
 }
 
 /** The set row, locked until the transaction ends (undefined when there is none). */

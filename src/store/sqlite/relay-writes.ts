@@ -5,6 +5,8 @@
  */
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import {
+  boundOwner,
+  capacityCheck,
   checkCapacity,
   checkOwnBounds,
   checkSequence,
@@ -155,23 +157,15 @@ export class RelayWrites {
   /** The counts a stage of `req` is checked against (`set`: its set, when staged). */
   private capacity(req: StageRequest, set: SetRow | undefined): CapacityCheck {
     const recipient = req.recipientDid;
-    const owner = req.owner ?? null;
-    return {
+    const owner = boundOwner(req);
+    return capacityCheck(req, {
       newSet: set === undefined,
-      total: req.set.total,
-      addBytes: req.envelope.byteLength,
       setBytes: set?.staged_bytes ?? 0,
-      ...(req.maxSetBytes === undefined ? {} : { maxSetBytes: req.maxSetBytes }),
       setsOfRecipient: (this.q.setsOf.get(recipient) as { n: number }).n,
-      maxSetsPerRecipient: req.maxSetsPerRecipient,
       recipientBytes: this.q.recipientBytes.get(recipient) as number,
-      ...(req.maxBytesPerRecipient === undefined ? {} : { maxBytesPerRecipient: req.maxBytesPerRecipient }),
-      ...(owner === null || req.maxBytesPerOwner === undefined
-        ? {}
-        : { ownerBytes: this.q.ownerBytes.get(owner) as number, maxBytesPerOwner: req.maxBytesPerOwner }),
+      ownerBytes: owner === null ? undefined : (this.q.ownerBytes.get(owner) as number),
       stagedBytes: this.q.usage.get() as number,
-      maxBytes: req.maxBytes,
-    };
+    });
   }
 
   sweepStep(nowMs: number): RelaySweepResult & { more: boolean } {
