@@ -93,10 +93,18 @@ export class BodyBudget {
     return this.byAddress.get(key) ?? 0;
   }
 
-  /** A reservation of `bytes` for the address `key`, or the refusal when they do not fit. */
+  /** A reservation of `bytes` (a whole body) for the address `key`, or the refusal when they do not fit. */
   reserve(key: string, bytes: number): BodyReservation | DdnError {
     const refused = this.take(key, bytes, true);
-    if (refused !== undefined) return refused;
+    return refused ?? this.reservation(key, bytes);
+  }
+
+  /** An empty reservation for the address `key`, to grow as its body's bytes are announced or arrive. */
+  open(key: string): BodyReservation {
+    return this.reservation(key, 0);
+  }
+
+  private reservation(key: string, bytes: number): BodyReservation {
     let mine = bytes;
     let released = false;
     return {

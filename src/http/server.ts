@@ -408,8 +408,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   function holdOf(req: IncomingMessage): BodyHold | undefined {
     const held = req as Held;
     if (budget === undefined || held[HOLD] !== undefined) return held[HOLD];
-    const reservation = budget.reserve(clientKeyOf(req), 0);
-    if (reservation instanceof DdnError) throw reservation; // a reservation of nothing always fits
+    const reservation = budget.open(clientKeyOf(req));
     const res = held[RESPONSE];
     if (res === undefined || res.closed) reservation.release();
     else res.once('close', () => reservation.release());
@@ -671,14 +670,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       done(refused, undefined);
       return;
     }
-    let hold: BodyHold | undefined;
-    try {
-      hold = holdOf(request.raw);
-    } catch (err) {
-      done(err as Error, undefined);
-      return;
-    }
-    readRequestBody(request.raw, limits, hold).then(
+    readRequestBody(request.raw, limits, holdOf(request.raw)).then(
       (raw) => {
         const rawBody = raw !== undefined && raw.length > 0 ? raw : undefined;
         let parsed: JsonObject | undefined;
