@@ -21,6 +21,8 @@ import {
 import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
 import { DEFAULT_EVENT_BUDGET_PER_OWNER } from '../events/limits.js';
 import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '../http/connections.js';
+import { STAGING_DEFAULTS as STAGING } from '../relay/settings.js';
+import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -101,6 +103,8 @@ export interface Config {
   readonly directoryViewTtlMs: number;
   /** Timeouts of every listener and connection caps of the process (`--http-*-timeout-ms`, `--max-connections*`). */
   readonly http: Readonly<ConnectionSettings>;
+  /** Memory for request bodies in flight, in the process and per client address (`--http-body-budget*-bytes`). */
+  readonly bodyBudget: Readonly<BodyBudgetSettings>;
   /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
   readonly db: { readonly url: string; readonly schema: string } | null;
   readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
@@ -116,6 +120,14 @@ export interface Config {
     readonly stagingMaxBytes: number;
     /** Chunk sets staged at once per recipient DID (§10.4.3). */
     readonly stagingMaxSetsPerRecipient: number;
+    /** Envelope bytes of one staged set, judged from its announced total at its first chunk (beyond: 413). */
+    readonly stagingMaxSetBytes: number;
+    /** Envelope bytes staged for one recipient DID. */
+    readonly stagingMaxBytesPerRecipient: number;
+    /** Envelope bytes staged by one sender DID (an unsigned set: its client address). */
+    readonly stagingMaxBytesPerSender: number;
+    /** A set that got no chunk for this long is dropped when staging needs its room. */
+    readonly stagingIdleSeconds: number;
     readonly maxSessionsPerDid: number;
     /** Who may open a live session (`--relay-live-auth`; default by profile: platform `required`, openpayload `open`). */
     readonly liveAuth: LiveAuthMode;
@@ -328,18 +340,60 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: String(HTTP.maxConnectionsPerAddress),
     help: 'open connections of one client address, all roles together (beyond: 503 and closed; 0: no cap)',
   },
+  {
+    name: 'http-body-budget-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: String(BODIES.maxBytes),
+    help: 'request bodies in flight in the process, all roles together (beyond: 503 before the body is read; 0: no bound)',
+  },
+  {
+    name: 'http-body-budget-per-address-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    defaultText: String(BODIES.maxBytesPerAddress),
+    help: 'request bodies in flight from one client address, IPv6 per /64 (beyond: 429 before the body is read; 0: no bound)',
+  },
   { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
   { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
   { name: 'relay-max-unchunked-bytes', kind: 'value', arg: 'N', defaultText: '16777216', help: 'Relay payload limit (unchunked)' },
   { name: 'relay-max-chunk-bytes', kind: 'value', arg: 'N', defaultText: '2097152', help: 'Relay payload limit (one chunk)' },
   { name: 'relay-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Relay chunk staging window' },
-  { name: 'relay-staging-max-bytes', kind: 'value', arg: 'N', defaultText: '1073741824', help: 'Relay chunk staging capacity' },
+  { name: 'relay-staging-max-bytes', kind: 'value', arg: 'N', defaultText: String(STAGING.maxBytes), help: 'Relay chunk staging capacity' },
   {
     name: 'relay-staging-max-sets-per-recipient',
     kind: 'value',
     arg: 'N',
-    defaultText: '64',
+    defaultText: String(STAGING.maxSetsPerRecipient),
     help: 'chunk sets staged at once per recipient',
+  },
+  {
+    name: 'relay-staging-max-set-bytes',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(STAGING.maxSetBytes),
+    help: 'envelope bytes of one chunk set, judged from its announced total at its first chunk (beyond: 413)',
+  },
+  {
+    name: 'relay-staging-max-bytes-per-recipient',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(STAGING.maxBytesPerRecipient),
+    help: 'envelope bytes staged for one recipient (beyond: 429 staging_capacity_full)',
+  },
+  {
+    name: 'relay-staging-max-bytes-per-sender',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(STAGING.maxBytesPerSender),
+    help: 'envelope bytes staged by one sender DID, or one client address for unsigned sets (beyond: 429)',
+  },
+  {
+    name: 'relay-staging-idle-seconds',
+    kind: 'value',
+    arg: 'S',
+    defaultText: String(STAGING.idleSeconds),
+    help: 'a chunk set that got no chunk for this long is dropped when staging needs its room',
   },
   { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', defaultText: '8', help: 'live sessions per DID' },
   {
@@ -752,6 +806,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       maxConnections: r.int('max-connections', HTTP.maxConnections, 0, 1_000_000),
       maxConnectionsPerAddress: r.int('max-connections-per-address', HTTP.maxConnectionsPerAddress, 0, 1_000_000),
     },
+    bodyBudget: {
+      maxBytes: r.int('http-body-budget-bytes', BODIES.maxBytes, 0, Number.MAX_SAFE_INTEGER),
+      maxBytesPerAddress: r.int('http-body-budget-per-address-bytes', BODIES.maxBytesPerAddress, 0, Number.MAX_SAFE_INTEGER),
+    },
     db: r.database(),
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),
@@ -762,8 +820,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       maxUnchunkedMessageBytes: r.int('relay-max-unchunked-bytes', 16_777_216, 1, MAX_BODY_LIMIT),
       maxChunkBytes: r.int('relay-max-chunk-bytes', 2_097_152, 1, MAX_BODY_LIMIT),
       stagingWindowSeconds: r.int('relay-staging-window-seconds', 3600, 1, YEAR_SECONDS),
-      stagingMaxBytes: r.int('relay-staging-max-bytes', 1_073_741_824, 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', 64, 1, 1_000_000),
+      stagingMaxBytes: r.int('relay-staging-max-bytes', STAGING.maxBytes, 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', STAGING.maxSetsPerRecipient, 1, 1_000_000),
+      stagingMaxSetBytes: r.int('relay-staging-max-set-bytes', STAGING.maxSetBytes, 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxBytesPerRecipient: r.int('relay-staging-max-bytes-per-recipient', STAGING.maxBytesPerRecipient, 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxBytesPerSender: r.int('relay-staging-max-bytes-per-sender', STAGING.maxBytesPerSender, 1, Number.MAX_SAFE_INTEGER),
+      stagingIdleSeconds: r.int('relay-staging-idle-seconds', STAGING.idleSeconds, 1, YEAR_SECONDS),
       maxSessionsPerDid: r.int('relay-max-sessions-per-did', 8, 1, 1024),
       liveAuth: r.oneOf('relay-live-auth', LIVE_AUTH_MODES, profile === 'platform' ? 'required' : 'open'),
       liveMaxSessions: r.int('relay-live-max-sessions', 10_000, 1, 10_000_000),

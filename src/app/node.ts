@@ -21,6 +21,7 @@ import { registerDirectoryRoutes } from '../directory/routes.js';
 import { registerExportRoutes } from '../directory/export-routes.js';
 import type { FeedStream } from '../directory/export-stream.js';
 import { ConnectionGate } from '../http/connections.js';
+import { BodyBudget } from '../http/body-budget.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
 import { refusalResult } from '../relay/delivery-result.js';
@@ -39,7 +40,7 @@ import { hostForUrl, isLoopbackHost, type Config, type Role } from './config.js'
 import { registerHealthRoute, type HealthSource } from './health.js';
 import { createLogger } from './logger.js';
 import { NodeMetrics, registerMetricsRoute, type MetricsAccess } from './metrics.js';
-import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, type ReadinessCheck } from './readiness.js';
+import { DirectoryProbe, reasonOf, registerReadyRoute, storageCheck, writesCheck, type ReadinessCheck } from './readiness.js';
 import { buildInfo } from './version.js';
 import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
@@ -349,6 +350,16 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
         () => ({ ...refusals }),
       );
     }
+    const bodyBudget = new BodyBudget(config.bodyBudget);
+    metrics.gauge('ddn_http_body_bytes_in_flight', 'Bytes reserved by request bodies being received or answered (--http-body-budget-bytes)', (g) =>
+      g.set(bodyBudget.heldBytes),
+    );
+    metrics.countedBy(
+      'ddn_http_body_refusals_total',
+      'Request bodies refused before they were read: body_budget (503, the process) or body_share (429, one address)',
+      'reason',
+      () => ({ ...bodyBudget.refusals }),
+    );
     metrics.gauge('ddn_storage_degraded', 'Whether the data directory is full (1: new data refused with 507)', (g) => g.set(storage.isDegraded ? 1 : 0));
     const metricsAccess = { token: config.metricsToken, loopback: isLoopbackHost(config.host) };
     if (metricsAccess.token === null && !metricsAccess.loopback) {
@@ -360,9 +371,11 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       logger,
       metrics,
       connectionGate: new ConnectionGate(config.http),
+      bodyBudget,
       ...(rate === undefined ? {} : { rateLimits: rate.limits }),
       health,
       readyChecks,
+      writesCheck: writesCheck(() => storage.isDegraded),
       isReady,
       metricsAccess,
       register: {
@@ -483,9 +496,13 @@ interface ServerDeps {
   metrics: NodeMetrics;
   /** One count of open connections for every listener: they share the process's file descriptors. */
   connectionGate: ConnectionGate;
+  /** One budget of request bodies in flight for every listener: they share the process's memory. */
+  bodyBudget: BodyBudget;
   rateLimits?: RateLimits;
   health: HealthSource;
   readyChecks: readonly ReadinessCheck[];
+  /** The extra check of `/ready/writes`: the node takes new data. */
+  writesCheck: ReadinessCheck;
   isReady: () => boolean;
   metricsAccess: MetricsAccess;
   /** Adds each enabled role's own routes. */
@@ -506,10 +523,11 @@ function buildServers(config: Config, deps: ServerDeps): Map<Role, HttpServer> {
       ...(deps.rateLimits === undefined ? {} : { rateLimits: deps.rateLimits }),
       connections: config.http,
       gate: deps.connectionGate,
+      bodyBudget: deps.bodyBudget,
       ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
     });
     registerHealthRoute(server, deps.health);
-    registerReadyRoute(server, deps.readyChecks, deps.isReady);
+    registerReadyRoute(server, deps.readyChecks, deps.isReady, deps.writesCheck);
     registerMetricsRoute(server, deps.metrics, deps.metricsAccess);
     deps.register[role]?.(server);
     servers.set(role, server);

@@ -1,8 +1,10 @@
 /**
  * `GET /ready` on every role, for load balancers and orchestrators: 200 while every dependency of this process
  * answers (the Directory a Relay- or Cache-only process asks, the database, a writable data directory), else 503
- * `service_unavailable` naming each failing dependency and why. Also the probe of a remote Directory that
- * `/health` reports on.
+ * `service_unavailable` naming each failing dependency and why. `GET /ready/writes` adds one check: the node takes
+ * new data (not degraded by a full disk, when writes are answered 507 but reads go on) — for a load balancer that
+ * sends writes only to nodes that take them while `/ready` keeps a degraded node serving reads
+ * (docs/operations.md, "Health and readiness"). Also the probe of a remote Directory that `/health` reports on.
  */
 import { ReadySchema, type ReadyResponse } from '../wire/meta.js';
 import { constants } from 'node:fs';
@@ -42,6 +44,14 @@ export async function reasonOf(work: () => Promise<unknown>, timeoutMs = CHECK_T
 /** The data directory is writable. */
 export function storageCheck(dataDir: string): ReadinessCheck {
   return { name: 'storage', check: () => reasonOf(() => access(dataDir, constants.W_OK)) };
+}
+
+/** The `writes` check of `/ready/writes`: failing while the node refuses new data for lack of storage. */
+export function writesCheck(isDegraded: () => boolean): ReadinessCheck {
+  return {
+    name: 'writes',
+    check: () => Promise.resolve(isDegraded() ? 'refused: the data directory is full, new data is answered 507 insufficient_storage' : null),
+  };
 }
 
 /** What a remote Directory's probe found. */
@@ -104,11 +114,19 @@ export async function readiness(checks: readonly ReadinessCheck[], started: () =
   return { status: 'ready', checks: Object.fromEntries(results.map(([name]) => [name, 'ok' as const])) };
 }
 
-/** Adds `GET /ready` to `server`. */
-export function registerReadyRoute(server: HttpServer, checks: readonly ReadinessCheck[], started: () => boolean): void {
+/** Adds `GET /ready` to `server`, and `GET /ready/writes` with `writes` checked too. */
+export function registerReadyRoute(server: HttpServer, checks: readonly ReadinessCheck[], started: () => boolean, writes: ReadinessCheck): void {
   server.route('GET', '/ready', async () => json(200, await readiness(checks, started)), {
     schema: {
       summary: 'Readiness: 503 with the reason while a dependency is unavailable',
+      tags: ['meta'],
+      response: { 200: ReadySchema },
+    },
+  });
+  const withWrites = [...checks, writes];
+  server.route('GET', '/ready/writes', async () => json(200, await readiness(withWrites, started)), {
+    schema: {
+      summary: 'Readiness for writes: also 503 while the node refuses new data (a full disk; reads go on)',
       tags: ['meta'],
       response: { 200: ReadySchema },
     },

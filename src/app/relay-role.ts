@@ -96,6 +96,10 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     stagingWindowSeconds: c.relay.stagingWindowSeconds,
     stagingMaxBytes: c.relay.stagingMaxBytes,
     stagingMaxSetsPerRecipient: c.relay.stagingMaxSetsPerRecipient,
+    stagingMaxSetBytes: c.relay.stagingMaxSetBytes,
+    stagingMaxBytesPerRecipient: c.relay.stagingMaxBytesPerRecipient,
+    stagingMaxBytesPerSender: c.relay.stagingMaxBytesPerSender,
+    stagingIdleSeconds: c.relay.stagingIdleSeconds,
     proofClockSkewSeconds: c.proofClockSkewSeconds,
     allowPlaintext: c.cache.allowPlaintext,
   });

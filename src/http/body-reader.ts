@@ -33,6 +33,12 @@ export interface BodyLimits {
   timeoutMs?: number;
 }
 
+/** Where a body's bytes are reserved before they are read (src/http/body-budget.ts). */
+export interface BodyHold {
+  /** Reserves `bytes` more (`whole`: the body's whole announced length); the refusal (503 or 429) when they do not fit. */
+  grow(bytes: number, whole?: boolean): DdnError | undefined;
+}
+
 /** A body failure; `closeConnection` when unread bytes may still follow on the socket. */
 export class BodyError extends Error {
   constructor(
@@ -85,9 +91,10 @@ function malformed(): BodyError {
 
 /**
  * The body bytes of `req`, or `undefined` for a bodyless method or a request that announces no body. Rejects
- * with a {@link BodyError}.
+ * with a {@link BodyError}. With `hold`, the bytes are reserved there before they are read: a `Content-Length`
+ * body's whole length at once (refused without reading a byte of it), a chunked body's bytes as they arrive.
  */
-export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer | undefined> {
+export function readRequestBody(req: IncomingMessage, limits: BodyLimits, hold?: BodyHold): Promise<Buffer | undefined> {
   const method = req.method ?? 'GET';
   if (BODYLESS.has(method)) return Promise.resolve(undefined);
   const headers = req.headers;
@@ -102,6 +109,9 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
   }
   const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
   if (declared > TOO_LARGE_DRAIN_BYTES) return Promise.reject(tooLarge(limits));
+  // a body over the limit is only counted while it is drained, never held: it reserves nothing
+  const refused = declared > 0 && declared <= limits.limitBytes ? hold?.grow(declared, true) : undefined;
+  if (refused !== undefined) return Promise.reject(new BodyError(refused, true));
   return new Promise((resolve, reject) => {
     // With a Content-Length the bytes go straight into one buffer of that size (allocated when the first bytes
     // arrive), so a large body is held once, not as chunks plus their concatenation.
@@ -135,6 +145,8 @@ export function readRequestBody(req: IncomingMessage, limits: BodyLimits): Promi
         return;
       }
       if (Number.isNaN(declared)) {
+        const over = hold?.grow(b.length);
+        if (over !== undefined) return fail(new BodyError(over, true));
         chunks.push(b);
       } else {
         if (received + b.length > declared) return fail(malformed());

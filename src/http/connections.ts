@@ -1,6 +1,7 @@
 /**
  * Bounds on the connections of a role's listener: header, request and keep-alive timeouts (Node's own,
- * checked every `connectionsCheckingInterval`), and caps on open connections per remote address and in total,
+ * checked every `connectionsCheckingInterval`), and caps on open connections per remote address (an IPv6 address
+ * counted as its /64, like the rate limits) and in total,
  * shared by every listener of a process (they share its file descriptors). A connection beyond a cap is refused
  * before any HTTP parsing: it gets one `503` JSON response with `Connection: close`, whatever it sends is read
  * and discarded, and it is closed when the client closes or after {@link REFUSAL_LINGER_MS}; with more than
@@ -12,6 +13,7 @@
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { DdnError } from '../base/errors.js';
+import { addressKey, clientAddress } from './rate-limit.js';
 
 /** Timeouts and caps of a listener; every value in milliseconds or connections. */
 export interface ConnectionSettings {
@@ -23,7 +25,7 @@ export interface ConnectionSettings {
   keepAliveTimeoutMs: number;
   /** Open connections of the process, every listener together; 0: no cap. */
   maxConnections: number;
-  /** Open connections of one remote address, every listener together; 0: no cap. */
+  /** Open connections of one remote address (IPv6: one /64, as the rate limits count), every listener together; 0: no cap. */
   maxConnectionsPerAddress: number;
 }
 
@@ -55,7 +57,8 @@ export class ConnectionGate {
 
   /** Counts `socket` until it closes and returns true, or returns false when a cap is reached. */
   admit(socket: Socket): boolean {
-    const address = socket.remoteAddress ?? '';
+    // one host usually holds a whole IPv6 /64: its addresses share one count, as in the rate limits
+    const address = addressKey(clientAddress(socket.remoteAddress, undefined, undefined));
     const n = this.byAddress.get(address) ?? 0;
     const { maxConnections, maxConnectionsPerAddress } = this.limits;
     if ((maxConnections > 0 && this.total >= maxConnections) || (maxConnectionsPerAddress > 0 && n >= maxConnectionsPerAddress)) {

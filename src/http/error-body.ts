@@ -35,3 +35,12 @@ export function retryAfterSeconds(err: DdnError): number {
   const v = err.details?.retry_after_seconds;
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.ceil(v) : 1;
 }
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 9110 §11.6.1: every 401 carries one): `/metrics` asks for its bearer
+ * token, a live session for ddn's live-session proof (docs/public-node.md, "The proof"); undefined for other statuses.
+ */
+export function authenticateChallenge(err: DdnError): string | undefined {
+  if (err.status !== 401) return undefined;
+  return err.code === 'live_proof_required' ? 'DDN-Live-Proof realm="ddn"' : 'Bearer realm="ddn"';
+}

@@ -24,7 +24,8 @@ import { pino, type Logger } from 'pino';
 import type { TSchema } from 'typebox';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import type { RequestTrace } from '../base/request-trace.js';
-import { BodyError, isBodyless, readRequestBody, refusedBeforeBody } from './body-reader.js';
+import type { BodyBudget } from './body-budget.js';
+import { BodyError, isBodyless, readRequestBody, refusedBeforeBody, type BodyHold } from './body-reader.js';
 import {
   connectionRefused,
   createBoundedServer,
@@ -33,9 +34,9 @@ import {
   type ConnectionGate,
   type ConnectionSettings,
 } from './connections.js';
-import { errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
+import { authenticateChallenge, errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { parseJsonBody, type JsonObject } from './json-body.js';
-import type { RateClass, RateLimits } from './rate-limit.js';
+import { addressKey, clientAddress, type RateClass, type RateLimits } from './rate-limit.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
 import { errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
@@ -105,6 +106,11 @@ export interface RequestContext<P = Record<string, string>> {
   header(name: string): string | undefined;
   /** The scheme the request arrived over (`https` on a TLS socket). */
   protocol: 'http' | 'https';
+  /**
+   * The client's address as the rate limits and the body budget count it: the socket peer, or behind a trusted
+   * proxy the forwarded address; an IPv6 address as its /64 (`2001:db8:1:2::/64`).
+   */
+  clientKey: string;
   /** The request's id: its acceptable `X-Request-Id`, else one made up; echoed in the response. */
   requestId: string;
   /** The request's logger: every line carries `reqId`. */
@@ -170,6 +176,8 @@ export interface HttpServerOptions {
   connections?: Partial<ConnectionSettings>;
   /** Connection caps, shared by every listener of the process; none when absent. */
   gate?: ConnectionGate;
+  /** The memory for request bodies in flight, shared by every listener of the process; no bound when absent. */
+  bodyBudget?: BodyBudget;
   /**
    * The body of refusals made before any route is known (a refused connection, unparseable HTTP, a header
    * timeout, `CONNECT`); the §0.6 error body by default. The Relay's also carries the DeliveryResult fields.
@@ -242,6 +250,12 @@ function refuse(req: IncomingMessage, err: BodyError): void {
   (req as Refusable)[REFUSED] = err;
 }
 
+/** The response of a request (set before fastify sees it), so a body's reservation ends with its answer. */
+const RESPONSE = Symbol('response');
+/** The reservation of a request's body, made when its bytes are first reserved. */
+const HOLD = Symbol('hold');
+type Held = IncomingMessage & { [RESPONSE]?: ServerResponse; [HOLD]?: BodyHold };
+
 /** When a request reached fastify (`performance.now()`), set when its id is made: the start of its answer time. */
 const ARRIVED = Symbol('arrived');
 type Timed = IncomingMessage & { [ARRIVED]?: number };
@@ -285,7 +299,12 @@ class Context implements RequestContext {
     readonly params: Record<string, string>,
     readonly query: Record<string, string>,
     private readonly logOf: (request: FastifyRequest) => RequestLogger,
+    private readonly keyOf: (req: IncomingMessage) => string,
   ) {}
+
+  get clientKey(): string {
+    return this.keyOf(this.request.raw);
+  }
 
   get method(): string {
     return this.request.raw.method ?? 'GET';
@@ -377,6 +396,25 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   };
   const observer = opts.observer;
   const rate = opts.rateLimits;
+  const budget = opts.bodyBudget;
+
+  /** The client address key of `req` (see RequestContext.clientKey). */
+  const clientKeyOf = (req: IncomingMessage): string => addressKey(rate?.clientOf(req) ?? clientAddress(req.socket.remoteAddress, undefined, undefined));
+
+  /**
+   * Where `req`'s body bytes are reserved: the body budget's reservation for its client address (as the rate
+   * limits count it), given back when its response closes; undefined without a budget.
+   */
+  function holdOf(req: IncomingMessage): BodyHold | undefined {
+    const held = req as Held;
+    if (budget === undefined || held[HOLD] !== undefined) return held[HOLD];
+    const reservation = budget.open(clientKeyOf(req));
+    const res = held[RESPONSE];
+    if (res === undefined || res.closed) reservation.release();
+    else res.once('close', () => reservation.release());
+    held[HOLD] = reservation;
+    return reservation;
+  }
   const routes: Route[] = [];
   let started = false;
 
@@ -397,7 +435,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       maxParamLength: 16 * 1024,
       querystringParser: queryOf,
     },
-    serverFactory: (handler) => {
+    serverFactory: (fastifyHandler) => {
+      const handler = (req: IncomingMessage, res: ServerResponse): void => {
+        if (budget !== undefined) (req as Held)[RESPONSE] = res;
+        fastifyHandler(req, res);
+      };
       const nodeServer = createBoundedServer(handler, settings, opts.gate, refusal(connectionRefused()));
       // An `Expect` other than 100-continue: 417 with the JSON body (Node's own has none); the body, if any
       // follows, is read and dropped by Node as for any answered request.
@@ -405,12 +447,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         refuse(req, new BodyError(new DdnError('expectation_failed', 'only "Expect: 100-continue" is supported'), false));
         handler(req, res);
       });
-      // `Expect: 100-continue`: a body announced over the limit is refused before the client sends it
+      // `Expect: 100-continue`: a body announced over the limit, or beyond the body budget, is refused before
+      // the client sends it
       nodeServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-        const refused = refusedBeforeBody(req, limits);
+        (req as Held)[RESPONSE] = res;
+        const refused = refusedBeforeBody(req, limits) ?? continueRefusal(req);
         if (refused === undefined) res.writeContinue();
         else refuse(req, refused);
-        handler(req, res);
+        fastifyHandler(req, res);
       });
       // CONNECT is never a route (Node would drop the connection without an answer).
       nodeServer.on('connect', (_req: IncomingMessage, socket: Socket) => {
@@ -441,6 +485,29 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       sendError(request, reply, err.code === 'FST_ERR_BAD_URL' ? invalidPath() : fromFramework(err), undefined);
     },
   });
+
+  /**
+   * The refusal of an `Expect: 100-continue` body that does not fit the body budget; when it fits, its bytes stay
+   * reserved for the body reader (which then reserves them no second time).
+   */
+  function continueRefusal(req: IncomingMessage): BodyError | undefined {
+    const declared = Number(req.headers['content-length']);
+    const hold = declared > 0 ? holdOf(req) : undefined;
+    if (hold === undefined) return undefined;
+    const refused = hold.grow(declared, true);
+    if (refused !== undefined) return new BodyError(refused, true);
+    let prepaid = declared;
+    (req as Held)[HOLD] = {
+      grow: (bytes, whole) => {
+        if (prepaid >= bytes) {
+          prepaid -= bytes;
+          return undefined;
+        }
+        return hold.grow(bytes, whole);
+      },
+    };
+    return undefined;
+  }
 
   /** Maps errors fastify raises before our handler runs to codes. */
   function fromFramework(err: unknown): unknown {
@@ -480,6 +547,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const allow = e.details?.allow;
     if (e.code === 'method_not_allowed' && Array.isArray(allow)) headers.allow = allow.join(', ');
     if (e.status === 429 || e.status === 503) headers['retry-after'] = String(retryAfterSeconds(e));
+    const challenge = authenticateChallenge(e);
+    if (challenge !== undefined) headers['www-authenticate'] = challenge;
     return { e, body: JSON.stringify(body), headers };
   }
 
@@ -513,6 +582,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const headers: OutgoingHttpHeaders = { 'content-type': r.contentType ?? CONTENT_TYPE, 'x-request-id': request.id };
     if (r.headers !== undefined) for (const name in r.headers) headers[name.toLowerCase()] = r.headers[name];
     if ((r.status === 429 || r.status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = '1';
+    if (r.status === 401 && headers['www-authenticate'] === undefined) headers['www-authenticate'] = 'Bearer realm="ddn"';
     record(route, r.status, undefined, secondsSince(request));
     reply.hijack();
     const res = reply.raw;
@@ -562,7 +632,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         const params = request.params as Record<string, string>;
         // an empty segment is never a parameter (`/dids//nonces`)
         for (const name in params) if (params[name] === '') throw new DdnError('not_found', 'no such route');
-        const r = run(route, new Context(request, params, query, logOf));
+        const r = run(route, new Context(request, params, query, logOf, clientKeyOf));
         if (r instanceof Promise) {
           r.then(
             (v) => write(request, reply, route, v),
@@ -600,7 +670,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       done(refused, undefined);
       return;
     }
-    readRequestBody(request.raw, limits).then(
+    readRequestBody(request.raw, limits, holdOf(request.raw)).then(
       (raw) => {
         const rawBody = raw !== undefined && raw.length > 0 ? raw : undefined;
         let parsed: JsonObject | undefined;

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocketServer } from 'ws';
 import { DdnError } from '../base/errors.js';
-import { errorBody } from './error-body.js';
+import { authenticateChallenge, errorBody } from './error-body.js';
 import { upgradeRequestId } from './request-id.js';
 
 const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
@@ -58,6 +58,8 @@ export function refuseUpgrade(socket: Duplex, req: IncomingMessage, err: DdnErro
   const retryAfter = retryAfterSeconds(err);
   let extra = retryAfter === undefined ? '' : `Retry-After: ${retryAfter}\r\n`;
   if (err.status === 405) extra += 'Allow: GET\r\n';
+  const challenge = authenticateChallenge(err);
+  if (challenge !== undefined) extra += `WWW-Authenticate: ${challenge}\r\n`;
   const id = upgradeIdOf(req);
   if (id !== undefined) extra += `X-Request-Id: ${id}\r\n`;
   socket.end(

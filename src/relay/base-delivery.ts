@@ -43,6 +43,8 @@ export interface StoreReport {
   envelopeRefusal: DdnError | null;
   /** Failed stores that were not such a refusal (timeouts, 5xx, other refusals). */
   otherFailures: number;
+  /** Of those, the ones a Cache answered 507 (out of storage). */
+  storageFullFailures: number;
   /** Each failed endpoint and why (its last failure), in the order tried. */
   failures: { endpoint: string; reason: string }[];
 }
@@ -66,6 +68,14 @@ export function failureDetails(report: StoreReport): { failures: { endpoint: str
   const first = report.failures[0];
   const more = report.failures.length > 1 ? ` (and ${report.failures.length - 1} more)` : '';
   return { failures: report.failures, summary: first === undefined ? 'no endpoint was tried' : `${first.endpoint}: ${first.reason}${more}` };
+}
+
+/**
+ * True when nothing was stored and every Cache tried answered 507 (out of storage): the Relay then answers 507
+ * `insufficient_storage` on profile `platform` instead of 502 (docs/api.md, "A full Cache through the Relay").
+ */
+export function everyCacheFull(report: StoreReport): boolean {
+  return report.accepted.length === 0 && report.envelopeRefusal === null && report.otherFailures > 0 && report.storageFullFailures === report.otherFailures;
 }
 
 /**
@@ -98,6 +108,7 @@ export async function storeInCaches(
     retention: null,
     envelopeRefusal: null,
     otherFailures: 0,
+    storageFullFailures: 0,
     failures: [],
   };
   const wanted = Math.max(1, maxReplicas);
@@ -115,6 +126,7 @@ export async function storeInCaches(
           report.lastFailure = outcome.cacheResult;
           if (outcome.envelopeRefusal === undefined) report.otherFailures++;
           else report.envelopeRefusal = outcome.envelopeRefusal;
+          if (outcome.storageFull === true) report.storageFullFailures++;
           const reason = outcome.reason ?? outcome.cacheResult;
           const seen = report.failures.find((f) => f.endpoint === shown);
           if (seen === undefined) report.failures.push({ endpoint: shown, reason });

@@ -53,6 +53,8 @@ export type StoreOutcome =
       envelopeRefusal?: DdnError;
       /** What went wrong, for the 502's `details.failures` (`HTTP 503 ledger_unavailable`, `network: connect ECONNREFUSED …`). */
       reason?: string;
+      /** The Cache answered 507: it is out of storage (its disk or its storage budget). */
+      storageFull?: true;
     };
 
 /** A failed store. */
@@ -158,7 +160,10 @@ function refused(attempts: number, a: CacheAnswer): StoreFailure {
   const envelopeRefusal = envelopeRefusalOf(a);
   const cacheResult = errorText(a);
   const reason = `HTTP ${a.status} ${cacheResult}`;
-  return envelopeRefusal === undefined ? { ok: false, attempts, cacheResult, reason } : { ok: false, attempts, cacheResult, envelopeRefusal, reason };
+  const failure: StoreFailure =
+    envelopeRefusal === undefined ? { ok: false, attempts, cacheResult, reason } : { ok: false, attempts, cacheResult, envelopeRefusal, reason };
+  if (a.status === 507) failure.storageFull = true;
+  return failure;
 }
 
 /** One attempt's failure inside {@link HttpCacheStorer.store}'s retry loop. */

@@ -8,7 +8,7 @@ import type { DeliveryView, PolicyView } from '../ports/directory-port.js';
 import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
-import { cacheServicesOf, envelopeFaultOf, failureDetails, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
+import { cacheServicesOf, envelopeFaultOf, everyCacheFull, failureDetails, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
 import type { CacheStorer } from './cache-store-client.js';
 import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from './delivery-result.js';
 import { NO_REACH, type LiveReach } from './live-sessions.js';
@@ -118,6 +118,16 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       const fault = envelopeFaultOf(report);
       if (fault !== undefined) throw new DeliveryFailure(fault.code, fault.message, { ...fault.details, ...attempted }, failedAttempts);
       const why = failureDetails(report);
+      // Every Cache is full: 507 says so (deployed senders retry 502 eight times). The profile openpayload keeps the
+      // spec's 502, whose DeliveryResult table names no Cache code under 507 (docs/api.md).
+      if (everyCacheFull(report) && this.deps.profile.p === 'platform') {
+        throw new DeliveryFailure(
+          'insufficient_storage',
+          `every Cache endpoint of the recipient is out of storage: ${why.summary}`,
+          { ...attempted, failures: why.failures },
+          failedAttempts,
+        );
+      }
       throw new DeliveryFailure(
         'upstream_unavailable',
         `every Cache endpoint of the recipient failed: ${why.summary}`,

@@ -26,6 +26,8 @@ export interface RelayRequest {
   node: AuthenticatedNode | null;
   /** The request's id (passed on to the Caches and Relays called for it) and logger (lines carry the id). */
   trace?: RequestTrace;
+  /** The client's address key (RequestContext.clientKey): whose staging bytes an unsigned chunk set counts as. */
+  client?: string;
 }
 
 /** A request that passed steps 3–5. */
@@ -36,6 +38,8 @@ export interface Resolved {
   clientEnvelope: Buffer;
   /** The request's id and logger. */
   trace?: RequestTrace;
+  /** The client's address key, when known. */
+  client?: string;
 }
 
 /** What the admission steps read. */
@@ -109,7 +113,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
     throw new DdnError('recipient_not_found', 'the recipient DID has no active record', { field: 'to' });
   }
   const clientEnvelope = env.provenance === null ? trimJsonObject(req.rawBody) : Buffer.from(JSON.stringify(env.fields), 'utf8');
-  return { env, view, clientEnvelope, trace: req.trace };
+  return { env, view, clientEnvelope, trace: req.trace, ...(req.client === undefined ? {} : { client: req.client }) };
 }
 
 /** Steps 7–12, in order. `bodyBytes` is the request body's length. */

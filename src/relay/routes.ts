@@ -72,7 +72,7 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
       if (isDdnError(err)) return respond(observed(failureResult(err)));
       throw err;
     }
-    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node, trace: ctx.trace })));
+    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node, trace: ctx.trace, client: ctx.clientKey })));
   };
 
   server.route('POST', '/relay', (ctx) => relay(ctx, null), post('Deliver an envelope (§10.3)'));

@@ -160,6 +160,12 @@ export class RelayService {
       retryUntilMs: nowMs + settings.stagingWindowSeconds * 1000,
       maxBytes: settings.stagingMaxBytes,
       maxSetsPerRecipient: settings.stagingMaxSetsPerRecipient,
+      // a signed set counts as its sender's, an unsigned one as its client address's
+      owner: env.sender !== null ? `did:${env.sender.did}` : r.client === undefined ? null : `address:${r.client}`,
+      maxSetBytes: settings.stagingMaxSetBytes,
+      maxBytesPerRecipient: settings.stagingMaxBytesPerRecipient,
+      maxBytesPerOwner: settings.stagingMaxBytesPerSender,
+      idleDropMs: settings.stagingIdleSeconds * 1000,
     });
     if (!outcome.complete) return stagedResult(chunk.groupId, outcome);
     return this.withSetLock(`${view.recipient.did}\n${chunk.groupId}`, () => this.deliverSet(r, outcome));

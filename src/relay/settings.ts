@@ -3,6 +3,20 @@ import type { RelayLimitsResponse } from '../wire/relay.js';
 import { MAX_METADATA_BYTES } from '../protocol/envelope.js';
 import type { Profile } from '../protocol/profile.js';
 
+/**
+ * Chunk staging's bounds by default (docs/public-node.md, "Chunk staging"): the node's bytes; per set, recipient and
+ * sender half of them, so no one set, recipient or sender holds all; a set idle for 5 minutes gives its room to
+ * others when staging is full (the window is an hour).
+ */
+export const STAGING_DEFAULTS = Object.freeze({
+  maxBytes: 1024 * 1024 * 1024,
+  maxSetsPerRecipient: 64,
+  maxSetBytes: 512 * 1024 * 1024,
+  maxBytesPerRecipient: 512 * 1024 * 1024,
+  maxBytesPerSender: 512 * 1024 * 1024,
+  idleSeconds: 300,
+});
+
 /** The Relay's settings, read once from the node configuration. */
 export interface RelaySettings {
   readonly profile: Profile;
@@ -20,6 +34,14 @@ export interface RelaySettings {
   readonly stagingMaxBytes: number;
   /** Staged sets per recipient. */
   readonly stagingMaxSetsPerRecipient: number;
+  /** Envelope bytes of one staged set (judged from its announced total at its first chunk). */
+  readonly stagingMaxSetBytes: number;
+  /** Envelope bytes staged for one recipient. */
+  readonly stagingMaxBytesPerRecipient: number;
+  /** Envelope bytes staged by one sender (a sender DID, else a client address). */
+  readonly stagingMaxBytesPerSender: number;
+  /** A set that got no chunk for this long is dropped when a stage needs its room. */
+  readonly stagingIdleSeconds: number;
   /** `proof_clock_skew_seconds` (envelope timestamps, node requests). */
   readonly proofClockSkewSeconds: number;
   /** `cache.allow_plaintext`: plaintext (`cbor_b64`) payloads are accepted. */

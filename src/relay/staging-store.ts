@@ -47,6 +47,22 @@ export interface StageRequest {
   /** Capacity: envelope bytes staged on this node, and sets staged per recipient. */
   maxBytes: number;
   maxSetsPerRecipient: number;
+  /**
+   * Whose staged bytes the set counts against (`maxBytesPerOwner`), fixed by its first chunk: the sender DID of a
+   * sender-signed envelope, else the client's address; null: none.
+   */
+  owner?: string | null;
+  /** Envelope bytes of one set (also judged from its announced total at its first chunk); absent: no cap. */
+  maxSetBytes?: number;
+  /** Envelope bytes staged for one recipient; absent: no cap. */
+  maxBytesPerRecipient?: number;
+  /** Envelope bytes staged by one owner; absent: no cap. */
+  maxBytesPerOwner?: number;
+  /**
+   * A set that got no new chunk for this long is dropped when a stage needs its room (the node's bytes, or its
+   * recipient's bytes or sets); absent: sets are kept until `retry_until`.
+   */
+  idleDropMs?: number;
 }
 
 /** What the staging store holds now. */
@@ -81,6 +97,9 @@ export interface StagedMessageRef {
   sequence: number;
   contentHash: string;
 }
+
+/** Sets dropped to make room, at most per stage (the oldest idle first). */
+export const MAX_IDLE_DROPS_PER_STAGE = 64;
 
 /** What one sweep removed. */
 export interface RelaySweepResult {

@@ -8,6 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { verifyOnThread } from '../../src/crypto/verify-thread.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
@@ -190,5 +191,37 @@ describe('ddn_rate_limit_refusals_total', () => {
       total(end, 'ddn_rate_limit_refusals_total', labels) - total(start, 'ddn_rate_limit_refusals_total', labels);
     assert.equal(delta({ class: 'cache-retrieval' }), 1);
     assert.equal(delta({}), 1, 'no other budget counted it');
+  });
+});
+
+describe('ddn_http_body_refusals_total and ddn_http_body_bytes_in_flight', () => {
+  let node: TestNode;
+  before(async () => {
+    node = await startTestNode(['--roles', 'cache', '--http-body-budget-per-address-bytes', '1000']);
+  });
+  after(async () => {
+    await node?.stop();
+  });
+
+  it('counts a body refused over its address share, and holds nothing once it is answered', async () => {
+    const start = await scrape(node.urls.cache!);
+    const { port } = new URL(node.urls.cache!);
+    // only the headers: the refusal comes before any byte of the body
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port: Number(port) });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (text += c));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(text));
+      socket.write('POST /cache/store HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n');
+    });
+    assert.match(answer, /^HTTP\/1.1 429 /);
+    assert.match(answer, /"reason":"body_share"/);
+    const end = await scrape(node.urls.cache!);
+    const delta = (labels: Record<string, string>) => total(end, 'ddn_http_body_refusals_total', labels) - total(start, 'ddn_http_body_refusals_total', labels);
+    assert.equal(delta({ reason: 'body_share' }), 1);
+    assert.equal(delta({ reason: 'body_budget' }), 0);
+    assert.equal(total(end, 'ddn_http_body_bytes_in_flight', {}), 0);
   });
 });

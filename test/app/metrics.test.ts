@@ -162,6 +162,9 @@ describe('GET /metrics access', () => {
       const none = await fetchJson(`${node.urls.directory}/metrics`);
       assert.equal(none.status, 401);
       assert.equal(none.body.code, 'unauthorized');
+      const challenge = await fetch(`${node.urls.directory}/metrics`);
+      await challenge.arrayBuffer();
+      assert.equal(challenge.headers.get('www-authenticate'), 'Bearer realm="ddn"', 'every 401 names its challenge');
       const wrong = await fetchJson(`${node.urls.directory}/metrics`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } });
       assert.equal(wrong.status, 401);
       assert.equal(wrong.body.code, 'unauthorized');

@@ -127,6 +127,7 @@ describe('OpenAPI document', () => {
       `/delivery-view/${enc(r.did)}`,
       '/export/genesis',
       '/ready',
+      '/ready/writes',
     ];
     for (const path of dirReads) await fetch(`${dirUrl}${path}`);
     // a DID mutation, prepared and submitted by the SDK, and failing preparations

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirectoryProbe, registerReadyRoute, storageCheck, type ReadinessCheck } from '../../src/app/readiness.js';
+import { DirectoryProbe, registerReadyRoute, storageCheck, writesCheck, type ReadinessCheck } from '../../src/app/readiness.js';
 import { createHttpServer } from '../../src/http/server.js';
 
 const server = () => createHttpServer({ name: 'cache', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
@@ -17,7 +17,12 @@ describe('GET /ready', () => {
     ];
     let started = true;
     const s = server();
-    registerReadyRoute(s, checks, () => started);
+    registerReadyRoute(
+      s,
+      checks,
+      () => started,
+      writesCheck(() => false),
+    );
     const ok = await s.fastify.inject({ method: 'GET', url: '/ready' });
     assert.equal(ok.statusCode, 200);
     assert.deepEqual(ok.json(), { status: 'ready', checks: { storage: 'ok', database: 'ok' } });
@@ -34,6 +39,31 @@ describe('GET /ready', () => {
     const stopping = await s.fastify.inject({ method: 'GET', url: '/ready' });
     assert.equal(stopping.statusCode, 503);
     assert.equal(stopping.json<{ code: string }>().code, 'service_unavailable');
+    await s.fastify.close();
+  });
+
+  it('/ready/writes is 503 while the node refuses new data (a full disk), while /ready stays 200 for reads', async () => {
+    let degraded = false;
+    const s = server();
+    registerReadyRoute(
+      s,
+      [{ name: 'storage', check: async () => null }],
+      () => true,
+      writesCheck(() => degraded),
+    );
+    const ok = await s.fastify.inject({ method: 'GET', url: '/ready/writes' });
+    assert.equal(ok.statusCode, 200);
+    assert.deepEqual(ok.json(), { status: 'ready', checks: { storage: 'ok', writes: 'ok' } });
+    degraded = true;
+    const refused = await s.fastify.inject({ method: 'GET', url: '/ready/writes' });
+    assert.equal(refused.statusCode, 503);
+    assert.ok(refused.headers['retry-after'] !== undefined);
+    const body = refused.json<{ code: string; details: { checks: Record<string, string> } }>();
+    assert.equal(body.code, 'service_unavailable');
+    assert.match(body.details.checks.writes!, /^refused: the data directory is full/);
+    assert.equal((await s.fastify.inject({ method: 'GET', url: '/ready' })).statusCode, 200, 'reads are still served');
+    degraded = false;
+    assert.equal((await s.fastify.inject({ method: 'GET', url: '/ready/writes' })).statusCode, 200);
     await s.fastify.close();
   });
 

@@ -150,6 +150,10 @@ describe(`a full disk (${mode === 'tmpfs' ? 'a real 20 MiB tmpfs' : 'an injected
     for (const url of Object.values(node.urls)) {
       const health = await fetchJson(`${url}/health`);
       assert.deepEqual([health.status, health.body.status], [200, 'degraded']);
+      // a load balancer sees "not accepting writes" on /ready/writes; /ready keeps the node serving reads
+      assert.equal((await fetchJson(`${url}/ready`)).status, 200);
+      const writes = await fetchJson(`${url}/ready/writes`);
+      assert.deepEqual([writes.status, writes.body.code], [503, 'service_unavailable']);
     }
 
     // a clean stop, the last free pages taken, a start on the full disk: reads are served, stores refused
@@ -170,6 +174,7 @@ describe(`a full disk (${mode === 'tmpfs' ? 'a real 20 MiB tmpfs' : 'an injected
     assert.equal(node.storage.check(), false);
     assert.equal(statSync(join(disk.dataDir, RESERVE_FILE)).size, RESERVE);
     assert.equal((await fetchJson(`${node.urls.directory!}/health`)).body.status, 'ok');
+    assert.equal((await fetchJson(`${node.urls.cache!}/ready/writes`)).status, 200);
     const fresh = envelope(r.did, 3);
     assert.equal((await store(node, fresh)).status, 202);
     const dir2 = httpDirectory(node);

@@ -7,6 +7,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DdnError } from '../../src/base/errors.js';
@@ -184,6 +185,21 @@ describe('connection caps', () => {
     const again = rawConnection(port);
     assert.equal(parseRaw(await exchange(again, GET_PING)).status, 200);
     for (const c of [a, elsewhere, again]) c.socket.destroy();
+  });
+
+  it('counts an IPv6 client per /64, as the rate limits do, and an IPv4-mapped address as its IPv4 address', () => {
+    const gate = new ConnectionGate({ maxConnections: 0, maxConnectionsPerAddress: 2 });
+    const socket = (remoteAddress: string) => Object.assign(new EventEmitter(), { remoteAddress }) as unknown as Socket;
+    const first = socket('2001:db8:1:2::1');
+    assert.equal(gate.admit(first), true);
+    assert.equal(gate.admit(socket('2001:db8:1:2:ffff::9')), true);
+    assert.equal(gate.admit(socket('2001:db8:1:2:aaaa:bbbb:cccc:dddd')), false, 'a third address of the same /64 is over the cap');
+    assert.equal(gate.admit(socket('2001:db8:1:3::1')), true, 'the next /64 is another client');
+    first.emit('close');
+    assert.equal(gate.admit(socket('2001:db8:1:2::7')), true, 'a closed connection frees its /64 slot');
+    assert.equal(gate.admit(socket('::ffff:192.0.2.1')), true);
+    assert.equal(gate.admit(socket('192.0.2.1')), true);
+    assert.equal(gate.admit(socket('::ffff:192.0.2.1')), false, 'the mapped and the plain IPv4 address are one client');
   });
 
   it("beyond the total cap every address is refused; the Relay's refusal is a DeliveryResult", { timeout: 20_000 }, async () => {

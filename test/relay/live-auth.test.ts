@@ -127,6 +127,7 @@ describe('live sessions under --relay-live-auth required (the platform default)'
     assert.equal(res.status, 401);
     assert.equal(res.body.code, 'live_proof_required');
     assert.equal(res.headers['content-type'], 'application/json');
+    assert.equal(res.headers['www-authenticate'], 'DDN-Live-Proof realm="ddn"', 'every 401 names its challenge');
     const sent = await send(envelope(r.did));
     assert.equal(sent.body.code, 'cached');
   });

@@ -11,7 +11,7 @@ import { appendMembers, BaseDidDeliveryExecutor } from '../../src/relay/executor
 import { parseEnvelope } from '../../src/protocol/envelope.js';
 import { NETWORK_CONSTRAINTS } from '../../src/protocol/constraints.js';
 import { nodeDidFor, nodeDocument, nodeIdentityOf, nodeServiceOf, serviceMatches } from '../../src/relay/node-identity.js';
-import { checkCapacity, checkSequence, checkSetValues } from '../../src/relay/staging-rules.js';
+import { checkCapacity, idlePressure, checkSequence, checkSetValues } from '../../src/relay/staging-rules.js';
 import { isDid } from '../../src/protocol/did.js';
 import { keyOf } from '../support/directory-flows.js';
 
@@ -200,15 +200,51 @@ describe('staging rules and results', () => {
       () => checkSequence('g', 0, 'h', 'other'),
       (e: unknown) => e instanceof DdnError && e.code === 'chunk_conflict',
     );
-    const cap = { newSet: true, setsOfRecipient: 1, maxSetsPerRecipient: 2, stagedBytes: 10, addBytes: 5, maxBytes: 15 };
+    const cap = {
+      newSet: true,
+      total: 3,
+      setBytes: 0,
+      maxSetBytes: 10,
+      setsOfRecipient: 1,
+      maxSetsPerRecipient: 2,
+      recipientBytes: 4,
+      maxBytesPerRecipient: 9,
+      ownerBytes: 3,
+      maxBytesPerOwner: 8,
+      stagedBytes: 10,
+      addBytes: 5,
+      maxBytes: 15,
+    };
     checkCapacity(cap);
     checkCapacity({ ...cap, newSet: false, setsOfRecipient: 2 });
-    for (const over of [{ setsOfRecipient: 2 }, { addBytes: 6 }]) {
+    assert.deepEqual(idlePressure(cap), { recipient: false, node: false });
+    const limits: [Partial<typeof cap>, string][] = [
+      [{ setsOfRecipient: 2 }, 'sets_per_recipient'],
+      [{ recipientBytes: 5 }, 'recipient_bytes'],
+      [{ ownerBytes: 4 }, 'sender_bytes'],
+      [{ stagedBytes: 11 }, 'bytes'],
+    ];
+    for (const [over, limit] of limits) {
       assert.throws(
         () => checkCapacity({ ...cap, ...over }),
-        (e: unknown) => e instanceof DdnError && e.code === 'staging_capacity_full',
+        (e: unknown) => e instanceof DdnError && e.code === 'staging_capacity_full' && e.details?.limit === limit && e.details.retry_after_seconds === 30,
       );
     }
+    assert.deepEqual(idlePressure({ ...cap, setsOfRecipient: 2 }), { recipient: true, node: false });
+    assert.deepEqual(idlePressure({ ...cap, recipientBytes: 5, stagedBytes: 11 }), { recipient: true, node: true });
+    // a set whose announced total of chunks this size exceeds the per-set cap is refused at its first chunk (413:
+    // it can never fit); a set that outgrew the cap is refused too
+    for (const over of [{ total: 4 }, { newSet: false, setBytes: 6 }]) {
+      assert.throws(
+        () => checkCapacity({ ...cap, ...over }),
+        (e: unknown) => e instanceof DdnError && e.code === 'payload_too_large' && e.status === 413 && e.details?.limit === 'set_bytes',
+      );
+    }
+    // an existing set is never judged by its total again (its first chunk may have been the short last one)
+    checkCapacity({ ...cap, newSet: false, total: 4 });
+    // without an owner (no cap) the owner bound is not checked
+    const { ownerBytes: _o, ...ownerless } = cap;
+    checkCapacity({ ...ownerless, maxBytesPerOwner: 1 });
   });
 
   it('renders failures with their attempts and Retry-After', () => {

@@ -131,6 +131,87 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         assert.equal((await s.sweep(T + 86_400_000)).expiredResults, 1);
       }));
 
+    it('caps a set by its announced total, and bytes per recipient and per owner (429 naming the bound)', () =>
+      withStore(async (s) => {
+        const limit = (name: string) => (e: unknown) => (e as DdnError).details?.limit === name;
+        const size = req('x', 0).envelope.byteLength;
+        const roomy = { maxBytes: 100_000, maxSetsPerRecipient: 100 };
+        const set = (total: number, sender: string | null = null) => ({ total, to: R, tag: null, applicationId: null, sender });
+        // a set announcing 1,000 chunks this size can never fit 10 of them: refused at its first chunk, nothing kept
+        await assert.rejects(
+          s.stage(req('huge', 0, { ...roomy, set: set(1000), maxSetBytes: 10 * size })),
+          (e: unknown) => isCode('payload_too_large')(e) && limit('set_bytes')(e),
+        );
+        assert.deepEqual(await s.usage(), { sets: 0, bytes: 0 });
+        // one that announces what fits is staged up to the cap
+        for (let i = 0; i < 3; i++) await s.stage(req('fits', i, { ...roomy, set: set(4), maxSetBytes: 3 * size }));
+        await assert.rejects(s.stage(req('fits', 3, { ...roomy, set: set(4), maxSetBytes: 3 * size })), limit('set_bytes'));
+        // per recipient: R holds 3 chunks; a new set to R is over 3.5 chunks, another recipient's is not
+        const R2 = 'did:platform:Other2recipient';
+        await assert.rejects(
+          s.stage(req('r', 0, { ...roomy, maxBytesPerRecipient: 3.5 * size })),
+          (e: unknown) => isCode('staging_capacity_full')(e) && limit('recipient_bytes')(e),
+        );
+        await s.stage(req('r', 0, { ...roomy, recipientDid: R2, set: { ...set(2), to: R2 }, maxBytesPerRecipient: 3.5 * size }));
+        // per owner: one sender's chunks to many recipients stop at its cap; another sender still stages
+        const owner = 'did:did:platform:Sender';
+        const toMany = (i: number, who: string) =>
+          req(`o-${who}-${i}`, 0, { ...roomy, recipientDid: `did:platform:R${i}`, owner: who, maxBytesPerOwner: 2.5 * size });
+        await s.stage(toMany(0, owner));
+        await s.stage(toMany(1, owner));
+        await assert.rejects(s.stage(toMany(2, owner)), (e: unknown) => isCode('staging_capacity_full')(e) && limit('sender_bytes')(e));
+        await s.stage(toMany(2, 'address:127.0.0.9'));
+        assert.deepEqual(await s.usage(), { sets: 5, bytes: 7 * size });
+        // what a delivered set held no longer counts against its owner
+        await s.finishSet(
+          'did:platform:R0',
+          `o-${owner}-0`,
+          await s.loadSet('did:platform:R0', `o-${owner}-0`),
+          successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT),
+          T,
+        );
+        await s.stage(toMany(3, owner));
+      }));
+
+    it('drops sets that stopped growing when a stage needs their room, never sets that grow', () =>
+      withStore(async (s) => {
+        const size = req('x', 0).envelope.byteLength;
+        const idle = 60_000;
+        const at = (nowMs: number, over: Partial<StageRequest> = {}) => ({
+          nowMs,
+          retryUntilMs: T + 3_600_000,
+          maxBytes: 2 * size,
+          maxSetsPerRecipient: 10,
+          idleDropMs: idle,
+          set: { total: 3, to: R, tag: null, applicationId: null, sender: null },
+          ...over,
+        });
+        await s.stage(req('stalled', 0, at(T)));
+        await s.stage(req('growing', 0, at(T)));
+        await s.stage(req('growing', 1, at(T + idle - 1, { maxBytes: 3 * size })));
+        // full: before the idle bound nothing is dropped
+        await assert.rejects(s.stage(req('new', 0, at(T + idle - 1, { maxBytes: 3 * size }))), isCode('staging_capacity_full'));
+        // at the bound the stalled set gives its room; the one that grew since is kept
+        await s.stage(req('new', 0, at(T + idle, { maxBytes: 3 * size })));
+        assert.deepEqual(await s.loadSet(R, 'stalled'), []);
+        assert.equal(await s.findStagedMessage('stalled-0', T + idle), null);
+        assert.equal((await s.loadSet(R, 'growing')).length, 2);
+        assert.deepEqual(await s.usage(), { sets: 2, bytes: 3 * size });
+        // without pressure an idle set stays until retry_until
+        await s.stage(req('other', 0, at(T + 10 * idle, { maxBytes: 100 * size })));
+        assert.equal((await s.loadSet(R, 'growing')).length, 2);
+        // a recipient at its set cap: its own idle sets make room (not other recipients')
+        const R3 = 'did:platform:Third3recipient';
+        await s.stage(
+          req('r3', 0, at(T + 10 * idle, { recipientDid: R3, set: { total: 3, to: R3, tag: null, applicationId: null, sender: null }, maxBytes: 100 * size })),
+        );
+        await s.stage(req('capped', 0, at(T + 10 * idle, { maxBytes: 100 * size, maxSetsPerRecipient: 3 })));
+        assert.deepEqual(await s.loadSet(R, 'growing'), [], "R's idle sets were dropped for R's own bound");
+        assert.deepEqual(await s.loadSet(R, 'new'), []);
+        assert.equal((await s.loadSet(R, 'other')).length, 1, 'a set that got a chunk within the bound is kept');
+        assert.equal((await s.loadSet(R3, 'r3')).length, 1, "another recipient's set is kept");
+      }));
+
     it('remembers the latest result saved for a message id, with its recipient', () =>
       withStore(async (s) => {
         await s.saveResult('m', 'h1', R, successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);

@@ -126,3 +126,51 @@ describe('SqliteRelayStagingStore: nonce keys (migration 2)', () => {
     }
   });
 });
+
+describe('SqliteRelayStagingStore: staging bounds (migration 4)', () => {
+  it('gives the sets of a file written before it their bytes, their sender as owner and their creation as last growth', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-relay-bounds-'));
+    const path = join(dir, 'relay.sqlite');
+    const old = new Database(path);
+    migrate(
+      old,
+      RELAY_MIGRATIONS.filter((m) => m.version <= 3),
+      'relay',
+    );
+    const sender = 'did:platform:Sender1';
+    old
+      .prepare(
+        `INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender, created_at_ms, retry_until_ms)
+         VALUES (?, 'g', 3, ?, NULL, NULL, ?, ?, ?)`,
+      )
+      .run(R, R, sender, T, T + 3_600_000);
+    const chunk = old.prepare(
+      'INSERT INTO relay_chunks (recipient, group_id, sequence_number, message_key, content_hash, size_bytes, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    chunk.run(R, 'g', 0, 'g-0', 'h0', 300, Buffer.alloc(300));
+    chunk.run(R, 'g', 1, 'g-1', 'h1', 200, Buffer.alloc(200));
+    old.prepare('UPDATE relay_usage SET staged_bytes = 500').run();
+    old.close();
+    const store = SqliteRelayStagingStore.open(path);
+    try {
+      const peek = new Database(path, { readonly: true });
+      assert.deepEqual(peek.prepare("SELECT owner, staged_bytes, last_chunk_ms FROM relay_chunk_sets WHERE group_id = 'g'").get(), {
+        owner: `did:${sender}`,
+        staged_bytes: 500,
+        last_chunk_ms: T,
+      });
+      peek.close();
+      // the old set counts against its sender, and is idle since its creation
+      const set = { total: 3, to: R, tag: null, applicationId: null, sender };
+      await assert.rejects(
+        store.stage(req('g', 2, { set, maxBytes: 10_000, maxSetsPerRecipient: 10, owner: `did:${sender}`, maxBytesPerOwner: 600 })),
+        (e: unknown) => isCode('staging_capacity_full')(e),
+      );
+      await store.stage(req('new', 0, { maxBytes: 800, maxSetsPerRecipient: 10, idleDropMs: 1000, nowMs: T + 1000 }));
+      assert.deepEqual(await store.loadSet(R, 'g'), [], 'dropped for room once idle');
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -20,8 +20,19 @@ import { DdnError } from '../../base/errors.js';
 import { retry } from '../../base/retry.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { DeliveryResult } from '../../relay/delivery-result.js';
-import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
 import {
+  boundOwner,
+  capacityCheck,
+  checkCapacity,
+  checkOwnBounds,
+  checkSequence,
+  checkSetValues,
+  idlePressure,
+  messageIdConflict,
+  type CapacityCheck,
+} from '../../relay/staging-rules.js';
+import {
+  MAX_IDLE_DROPS_PER_STAGE,
   RESULT_RETENTION_MS,
   type RelayStagingStore,
   type RelaySweepResult,
@@ -83,6 +94,19 @@ export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
     version: 2,
     sql: 'ALTER TABLE relay_results ADD COLUMN recipient TEXT;',
   },
+  {
+    // Staging caps per set, recipient and owner, and idle sets dropped under pressure (the SQLite store's migration 4).
+    version: 3,
+    sql: `
+      ALTER TABLE relay_chunk_sets ADD COLUMN owner TEXT;
+      ALTER TABLE relay_chunk_sets ADD COLUMN staged_bytes BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE relay_chunk_sets ADD COLUMN last_chunk_ms BIGINT NOT NULL DEFAULT 0;
+      UPDATE relay_chunk_sets s SET owner = CASE WHEN sender IS NULL THEN NULL ELSE 'did:' || sender END, last_chunk_ms = created_at_ms, staged_bytes =
+        (SELECT COALESCE(SUM(size_bytes), 0) FROM relay_chunks c WHERE c.recipient = s.recipient AND c.group_id = s.group_id);
+      CREATE INDEX relay_chunk_sets_owner ON relay_chunk_sets (owner) WHERE owner IS NOT NULL;
+      CREATE INDEX relay_chunk_sets_last_chunk ON relay_chunk_sets (last_chunk_ms);
+    `,
+  },
 ];
 
 /** The migration namespace in `schema_migrations`. */
@@ -96,7 +120,7 @@ const MAX_ATTEMPTS = 8;
 
 type Db = pg.PoolClient;
 
-type SetRow = RelaySetRow & { retry_until_ms: string };
+type SetRow = RelaySetRow & { retry_until_ms: string; staged_bytes: string };
 
 /** A failed durable write becomes 507 `insufficient_storage`; coded errors and programming errors pass through. */
 export function toPgStorageError(err: unknown): unknown {
@@ -330,23 +354,47 @@ export class PgRelayStagingStore implements RelayStagingStore {
     }
     // the usage row is locked last; the capacity counts are read after it, so they include every committed stage
     const usage = await db.query<{ staged_bytes: string }>('SELECT staged_bytes FROM relay_usage WHERE id = 1 FOR UPDATE');
-    const stagedBytes = Math.max(0, Number(usage.rows[0]?.staged_bytes ?? 0) - freedBytes);
-    checkCapacity({
-      newSet: set === undefined,
-      setsOfRecipient: await countOf(db, 'SELECT COUNT(*) AS n FROM relay_chunk_sets WHERE recipient = $1', [recipient]),
-      maxSetsPerRecipient: req.maxSetsPerRecipient,
-      stagedBytes,
-      addBytes: req.envelope.byteLength,
-      maxBytes: req.maxBytes,
-    });
+    let stagedBytes = Math.max(0, Number(usage.rows[0]?.staged_bytes ?? 0) - freedBytes);
+    let check = await capacityOf(db, req, set, stagedBytes);
+    checkOwnBounds(check);
+    const pressure = req.idleDropMs === undefined ? undefined : idlePressure(check);
+    if (pressure !== undefined && (pressure.recipient || pressure.node)) {
+      // idle sets make room: the recipient's own for its bounds, anyone's for the node's; sets another process
+      // holds are skipped (never waited for: the usage row is locked already)
+      const cutoff = nowMs - req.idleDropMs!;
+      const idle = await db.query<{ recipient: string; group_id: string }>(
+        pressure.node
+          ? `SELECT recipient, group_id FROM relay_chunk_sets WHERE last_chunk_ms <= $1 AND NOT (recipient = $2 AND group_id = $3)
+              ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE} FOR UPDATE SKIP LOCKED`
+          : `SELECT recipient, group_id FROM relay_chunk_sets WHERE recipient = $2 AND last_chunk_ms <= $1 AND group_id <> $3
+              ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE} FOR UPDATE SKIP LOCKED`,
+        [cutoff, recipient, groupId],
+      );
+      for (const s of idle.rows) {
+        const dropped = (await dropSetRows(db, s.recipient, s.group_id)).bytes;
+        freedBytes += dropped;
+        stagedBytes = Math.max(0, stagedBytes - dropped);
+      }
+      if (idle.rows.length > 0) check = await capacityOf(db, req, set, stagedBytes);
+    }
+    checkCapacity(check);
     if (set === undefined) {
       const s = req.set;
       await db.query(
-        `INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender, created_at_ms, retry_until_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [recipient, groupId, s.total, s.to, s.tag, s.applicationId, s.sender, nowMs, req.retryUntilMs],
+        `INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender, created_at_ms, retry_until_ms,
+           owner, staged_bytes, last_chunk_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $8)`,
+        [recipient, groupId, s.total, s.to, s.tag, s.applicationId, s.sender, nowMs, req.retryUntilMs, req.owner ?? null],
       );
-      set = { total_chunks: s.total, to_value: s.to, tag: s.tag, application_id: s.applicationId, sender: s.sender, retry_until_ms: String(req.retryUntilMs) };
+      set = {
+        total_chunks: s.total,
+        to_value: s.to,
+        tag: s.tag,
+        application_id: s.applicationId,
+        sender: s.sender,
+        retry_until_ms: String(req.retryUntilMs),
+        staged_bytes: '0',
+      };
     }
     await db.query(
       `INSERT INTO relay_chunks (recipient, group_id, sequence_number, message_key, content_hash, size_bytes, envelope)
@@ -361,6 +409,12 @@ export class PgRelayStagingStore implements RelayStagingStore {
         Buffer.from(req.envelope.buffer, req.envelope.byteOffset, req.envelope.byteLength),
       ],
     );
+    await db.query('UPDATE relay_chunk_sets SET staged_bytes = staged_bytes + $1, last_chunk_ms = $2 WHERE recipient = $3 AND group_id = $4', [
+      req.envelope.byteLength,
+      nowMs,
+      recipient,
+      groupId,
+    ]);
     await addUsage(db, req.envelope.byteLength - freedBytes);
     return this.state(db, recipient, groupId, set, false);
   }
@@ -406,10 +460,31 @@ async function countOf(db: Db, sql: string, params: unknown[]): Promise<number> 
   return Number(r.rows[0]?.n ?? 0);
 }
 
+/** The counts a stage of `req` is checked against, read after the usage row's lock (`set`: its set, when staged). */
+async function capacityOf(db: Db, req: StageRequest, set: SetRow | undefined, stagedBytes: number): Promise<CapacityCheck> {
+  const recipient = req.recipientDid;
+  const owner = boundOwner(req);
+  const sums = await db.query<{ sets: string; bytes: string; owner_bytes: string | null }>(
+    `SELECT COUNT(*) AS sets, COALESCE(SUM(staged_bytes), 0) AS bytes,
+       (SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE owner = $2) AS owner_bytes
+     FROM relay_chunk_sets WHERE recipient = $1`,
+    [recipient, owner],
+  );
+  const row = sums.rows[0];
+  return capacityCheck(req, {
+    newSet: set === undefined,
+    setBytes: Number(set?.staged_bytes ?? 0),
+    setsOfRecipient: Number(row?.sets ?? 0),
+    recipientBytes: Number(row?.bytes ?? 0),
+    ownerBytes: owner === null ? undefined : Number(row?.owner_bytes ?? 0),
+    stagedBytes,
+  });
+}
+
 /** The set row, locked until the transaction ends (undefined when there is none). */
 async function lockSet(db: Db, recipient: string, groupId: string): Promise<SetRow | undefined> {
   const r = await db.query<SetRow>(
-    `SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms FROM relay_chunk_sets
+    `SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms, staged_bytes FROM relay_chunk_sets
       WHERE recipient = $1 AND group_id = $2 FOR UPDATE`,
     [recipient, groupId],
   );

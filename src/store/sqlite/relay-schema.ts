@@ -61,4 +61,19 @@ export const RELAY_MIGRATIONS: readonly Migration[] = [
     version: 3,
     sql: 'ALTER TABLE relay_results ADD COLUMN recipient TEXT;',
   },
+  {
+    // Staging caps per set, recipient and owner, and idle sets dropped under pressure (docs/public-node.md): each
+    // set's bytes, whose bytes they count as (`did:<sender DID>`, else `address:<client address>`; sets staged
+    // before: their sender's, else none) and when it last grew (sets staged before: their creation).
+    version: 4,
+    sql: `
+      ALTER TABLE relay_chunk_sets ADD COLUMN owner TEXT;
+      ALTER TABLE relay_chunk_sets ADD COLUMN staged_bytes INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE relay_chunk_sets ADD COLUMN last_chunk_ms INTEGER NOT NULL DEFAULT 0;
+      UPDATE relay_chunk_sets SET owner = CASE WHEN sender IS NULL THEN NULL ELSE 'did:' || sender END, last_chunk_ms = created_at_ms, staged_bytes =
+        (SELECT COALESCE(SUM(size_bytes), 0) FROM relay_chunks c WHERE c.recipient = relay_chunk_sets.recipient AND c.group_id = relay_chunk_sets.group_id);
+      CREATE INDEX relay_chunk_sets_owner ON relay_chunk_sets (owner) WHERE owner IS NOT NULL;
+      CREATE INDEX relay_chunk_sets_last_chunk ON relay_chunk_sets (last_chunk_ms);
+    `,
+  },
 ];

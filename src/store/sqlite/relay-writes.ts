@@ -4,8 +4,18 @@
  * ones of `relay/staging-rules.ts`; this file only reads and writes rows.
  */
 import type { NonceClaim } from '../../ports/nonce-registry.js';
-import { checkCapacity, checkSequence, checkSetValues, messageIdConflict } from '../../relay/staging-rules.js';
-import { RESULT_RETENTION_MS, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
+import {
+  boundOwner,
+  capacityCheck,
+  checkCapacity,
+  checkOwnBounds,
+  checkSequence,
+  checkSetValues,
+  idlePressure,
+  messageIdConflict,
+  type CapacityCheck,
+} from '../../relay/staging-rules.js';
+import { MAX_IDLE_DROPS_PER_STAGE, RESULT_RETENTION_MS, type RelaySweepResult, type StageOutcome, type StageRequest } from '../../relay/staging-store.js';
 import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import type { SqliteDb } from './database.js';
 import { nonceKey } from './nonce-key.js';
@@ -14,7 +24,7 @@ import { nonceKey } from './nonce-key.js';
 const SWEEP_CHUNK = 1_000;
 
 /** A staged set's row (SQLite gives its integers as numbers). */
-export type SetRow = RelaySetRow & { retry_until_ms: number };
+export type SetRow = RelaySetRow & { retry_until_ms: number; staged_bytes: number };
 
 /** The key columns of a staged chunk. */
 export interface ChunkRow {
@@ -26,7 +36,7 @@ export interface ChunkRow {
 }
 
 export const SELECT_SET =
-  'SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?';
+  'SELECT total_chunks, to_value, tag, application_id, sender, retry_until_ms, staged_bytes FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?';
 export const SELECT_CHUNK_BY_KEY = 'SELECT recipient, group_id, sequence_number, message_key, content_hash FROM relay_chunks WHERE message_key = ?';
 
 /** A delivered chunk whose result is remembered. */
@@ -47,7 +57,14 @@ export class RelayWrites {
         result = excluded.result, created_at_ms = excluded.created_at_ms`),
       set: p(SELECT_SET),
       insertSet: p(`INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender,
-        created_at_ms, retry_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        created_at_ms, retry_until_ms, owner, staged_bytes, last_chunk_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`),
+      growSet: p('UPDATE relay_chunk_sets SET staged_bytes = staged_bytes + ?, last_chunk_ms = ? WHERE recipient = ? AND group_id = ?'),
+      recipientBytes: p('SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE recipient = ?').pluck(),
+      ownerBytes: p('SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE owner = ?').pluck(),
+      idleSets: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE last_chunk_ms <= ? AND NOT (recipient = ? AND group_id = ?)
+        ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE}`),
+      idleSetsOf: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE recipient = ? AND last_chunk_ms <= ? AND group_id <> ?
+        ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE}`),
       deleteSet: p('DELETE FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?'),
       setBytes: p('SELECT COALESCE(SUM(size_bytes), 0) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
       deleteSetChunks: p('DELETE FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
@@ -101,25 +118,54 @@ export class RelayWrites {
       if (otherSet !== undefined && otherSet.retry_until_ms <= nowMs) this.dropSet(other.recipient, other.group_id);
       else throw messageIdConflict(req.messageKey);
     }
-    checkCapacity({
-      newSet: set === undefined,
-      setsOfRecipient: (this.q.setsOf.get(recipient) as { n: number }).n,
-      maxSetsPerRecipient: req.maxSetsPerRecipient,
-      stagedBytes: this.q.usage.get() as number,
-      addBytes: req.envelope.byteLength,
-      maxBytes: req.maxBytes,
-    });
+    let check = this.capacity(req, set);
+    checkOwnBounds(check);
+    const pressure = req.idleDropMs === undefined ? undefined : idlePressure(check);
+    if (pressure !== undefined && (pressure.recipient || pressure.node)) {
+      // idle sets make room: the recipient's own for its bounds, anyone's for the node's
+      const cutoff = nowMs - req.idleDropMs!;
+      const idle = (pressure.node ? this.q.idleSets.all(cutoff, recipient, groupId) : this.q.idleSetsOf.all(recipient, cutoff, groupId)) as {
+        recipient: string;
+        group_id: string;
+      }[];
+      for (const s of idle) this.dropSet(s.recipient, s.group_id);
+      if (idle.length > 0) check = this.capacity(req, set);
+    }
+    checkCapacity(check);
     if (set === undefined) {
       const s = req.set;
-      this.q.insertSet.run(recipient, groupId, s.total, s.to, s.tag, s.applicationId, s.sender, nowMs, req.retryUntilMs);
-      set = { total_chunks: s.total, to_value: s.to, tag: s.tag, application_id: s.applicationId, sender: s.sender, retry_until_ms: req.retryUntilMs };
+      this.q.insertSet.run(recipient, groupId, s.total, s.to, s.tag, s.applicationId, s.sender, nowMs, req.retryUntilMs, req.owner ?? null, nowMs);
+      set = {
+        total_chunks: s.total,
+        to_value: s.to,
+        tag: s.tag,
+        application_id: s.applicationId,
+        sender: s.sender,
+        retry_until_ms: req.retryUntilMs,
+        staged_bytes: 0,
+      };
     }
     // a plain Uint8Array once it crossed to the writer thread: SQLite binds a Buffer
     const e = req.envelope;
     const bytes = Buffer.isBuffer(e) ? e : Buffer.from(e.buffer, e.byteOffset, e.byteLength);
     this.q.insertChunk.run(recipient, groupId, req.sequence, req.messageKey, req.contentHash, bytes.byteLength, bytes);
+    this.q.growSet.run(bytes.byteLength, nowMs, recipient, groupId);
     this.q.addUsage.run(bytes.byteLength);
     return this.state(recipient, groupId, set, false);
+  }
+
+  /** The counts a stage of `req` is checked against (`set`: its set, when staged). */
+  private capacity(req: StageRequest, set: SetRow | undefined): CapacityCheck {
+    const recipient = req.recipientDid;
+    const owner = boundOwner(req);
+    return capacityCheck(req, {
+      newSet: set === undefined,
+      setBytes: set?.staged_bytes ?? 0,
+      setsOfRecipient: (this.q.setsOf.get(recipient) as { n: number }).n,
+      recipientBytes: this.q.recipientBytes.get(recipient) as number,
+      ownerBytes: owner === null ? undefined : (this.q.ownerBytes.get(owner) as number),
+      stagedBytes: this.q.usage.get() as number,
+    });
   }
 
   sweepStep(nowMs: number): RelaySweepResult & { more: boolean } {
