@@ -7,6 +7,7 @@ import { canonicalPersona } from '../protocol/persona-name.js';
 import { registerExplorerRoutes } from '../explorer/routes.js';
 import { ACTIONS } from './actions.js';
 import { registerApplicationRoutes } from './application-routes.js';
+import { registerDidResolutionRoutes } from './did-resolution-routes.js';
 import { registerHistoryRoutes } from './history-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
 import { registerPersonaRoutes } from './persona-routes.js';
@@ -49,6 +50,7 @@ export function registerDirectoryRoutes(directoryServer: HttpServer, service: Di
   registerPolicyRoutes(server, service);
   registerApplicationRoutes(server, service);
   registerHistoryRoutes(server, service);
+  registerDidResolutionRoutes(server, service);
   registerExplorerRoutes(server);
 
   server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
