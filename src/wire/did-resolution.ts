@@ -2,7 +2,7 @@
  * Wire shapes of the W3C DID Resolution HTTP(S) binding (`GET /1.0/identifiers/{did}`, docs/api.md "W3C DID
  * Resolution") as TypeBox schemas: W3C's resolution and dereferencing results, not ddn's §0.6 forms.
  */
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { ServiceSchema, VerificationMethodSchema } from './json-forms.js';
 
 /** A DID document in W3C's representation (`@context` in the JSON-LD one and in resolution results). */
@@ -19,6 +19,7 @@ export const W3cDidDocumentSchema = Type.Object(
   },
   { title: 'W3cDidDocument', additionalProperties: false },
 );
+export type W3cDidDocumentJson = Static<typeof W3cDidDocumentSchema>;
 
 const XmlDateTime = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$', description: 'XML datetime, UTC, no fractions' });
 
@@ -34,12 +35,14 @@ export const W3cDocumentMetadataSchema = Type.Object(
   },
   { title: 'W3cDocumentMetadata', additionalProperties: false },
 );
+export type W3cDocumentMetadataJson = Static<typeof W3cDocumentMetadataSchema>;
 
 /** W3C's error: RFC 9457 problem details whose `type` is `https://www.w3.org/ns/did#<TYPE>`. */
 export const W3cErrorSchema = Type.Object(
   { type: Type.String({ pattern: '^https://www\\.w3\\.org/ns/did#[A-Z_]+$' }), title: Type.String(), detail: Type.String() },
   { title: 'W3cError' },
 );
+export type W3cErrorJson = Static<typeof W3cErrorSchema>;
 
 const Metadata = Type.Object({ contentType: Type.Optional(Type.String()), error: Type.Optional(W3cErrorSchema) });
 
