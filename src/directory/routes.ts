@@ -25,6 +25,7 @@ export function registerDirectoryRoutes(directoryServer: HttpServer, service: Di
   server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));
   server.route('GET', '/dids/:did/nonces', ({ params }) => json(200, service.nonces(params.did)));
   server.route('GET', '/transactions/:tx_hash', ({ params }) => json(200, service.transaction(params.tx_hash)));
+  server.route('GET', '/blocks/latest', () => json(200, service.block('latest')));
   server.route('GET', '/blocks/:number', ({ params }) => json(200, service.block(params.number)));
   server.route('GET', '/aliases/:alias', ({ params }) => json(200, service.aliasLookup(params.alias)));
 
