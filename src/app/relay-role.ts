@@ -24,7 +24,7 @@ import { RelayService, type RelayEvent } from '../relay/service.js';
 import type { RelaySettings } from '../relay/settings.js';
 import type { RelayStagingStore, RelaySweepResult } from '../relay/staging-store.js';
 import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.js';
-import { describeUpgrade } from '../http/openapi-upgrades.js';
+import { describeUpgrade } from '../http/openapi-additions.js';
 import { attachWebSocketRoute } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
 import type { Config } from './config.js';

@@ -9,7 +9,7 @@ import { json, type HttpServer } from '../http/server.js';
 import { Type } from 'typebox';
 import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
 import { withDirectoryRateClasses } from './rate-classes.js';
-import { describeUpgrade } from '../http/openapi-upgrades.js';
+import { describeUpgrade } from '../http/openapi-additions.js';
 import { attachFeedStream, type FeedStream, type FeedStreamLimits } from './export-stream.js';
 
 export const JSONL_CONTENT_TYPE = 'application/jsonl';

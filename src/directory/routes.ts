@@ -2,6 +2,7 @@
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
 import { DdnError } from '../base/errors.js';
+import { adjustDocument } from '../http/openapi-additions.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { registerExplorerRoutes } from '../explorer/routes.js';
@@ -10,6 +11,7 @@ import { registerApplicationRoutes } from './application-routes.js';
 import { registerDidResolutionRoutes } from './did-resolution-routes.js';
 import { registerHistoryRoutes } from './history-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
+import { profileDocument } from './openapi-profile.js';
 import { registerPersonaRoutes } from './persona-routes.js';
 import { registerPolicyRoutes } from './policy-routes.js';
 import { withDirectoryRateClasses } from './rate-classes.js';
@@ -20,6 +22,7 @@ const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
 export function registerDirectoryRoutes(directoryServer: HttpServer, service: DirectoryService): void {
   const server = withDirectoryRateClasses(directoryServer);
+  adjustDocument(directoryServer.fastify, (doc) => profileDocument(doc, service.deps.profile));
   const resolved = new ResolveCache(service.deps.ledger, (did) => service.resolve(did));
   server.route('GET', '/resolve/:did', ({ params }) => jsonPayload(200, resolved.body(params.did)));
   server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));

@@ -38,7 +38,7 @@ import { parseJsonBody, type JsonObject } from './json-body.js';
 import type { RateClass, RateLimits } from './rate-limit.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
-import { withUpgrades } from './openapi-upgrades.js';
+import { withAdditions } from './openapi-additions.js';
 import { enumerateErrorCodes, errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
 import { invalidPath, parseQuery } from './url.js';
 
@@ -696,7 +696,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     method: 'GET',
     pattern: '/openapi.json',
     handler: () => {
-      openapi ??= JSON.stringify(withUpgrades(fastify, fastify.swagger()));
+      openapi ??= JSON.stringify(withAdditions(fastify, fastify.swagger()));
       return jsonPayload(200, openapi);
     },
     options: { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: OpenApiDocumentSchema } } },

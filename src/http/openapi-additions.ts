@@ -1,7 +1,7 @@
 /**
- * WebSocket routes in a role's OpenAPI document. They are served by an `upgrade` handler on Node's server, not by
- * fastify, so fastify's OpenAPI plugin never sees them: each is described here, by the code that attaches it, and
- * merged into the served document as a `GET` whose success is `101 Switching Protocols`.
+ * What a role's OpenAPI document needs beyond fastify's routes: WebSocket routes, served by an `upgrade` handler on
+ * Node's server that fastify's OpenAPI plugin never sees (each described by the code that attaches it, merged in as
+ * a `GET` whose success is `101 Switching Protocols`), and adjustments of the whole document (the profile's rules).
  */
 import type { TSchema } from 'typebox';
 import { codesOf, ErrorBodySchema, withCodes } from './schemas.js';
@@ -19,6 +19,15 @@ export interface UpgradeRoute {
 }
 
 const UPGRADES = new WeakMap<object, UpgradeRoute[]>();
+const ADJUSTMENTS = new WeakMap<object, ((doc: OpenApiDoc) => OpenApiDoc)[]>();
+
+/** An OpenAPI document as the additions read it. */
+export type OpenApiDoc = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> };
+
+/** Adjusts the served document of the server that owns `fastify` (applied in order, after the upgrades). */
+export function adjustDocument(fastify: object, adjust: (doc: OpenApiDoc) => OpenApiDoc): void {
+  ADJUSTMENTS.set(fastify, [...(ADJUSTMENTS.get(fastify) ?? []), adjust]);
+}
 
 /** Describes a WebSocket route of the server that owns `fastify`. */
 export function describeUpgrade(fastify: object, route: UpgradeRoute): void {
@@ -39,11 +48,15 @@ const errorContent = (status: number): { description: string; content: Record<st
   content: { 'application/json': { schema: withCodes(ErrorBodySchema, codesOf(status)) } },
 });
 
-/** `doc` (an OpenAPI document) with the WebSocket routes of `fastify` added. */
-export function withUpgrades(fastify: object, doc: object): object {
+/** `doc` (an OpenAPI document) with the WebSocket routes of `fastify` added and its adjustments applied. */
+export function withAdditions(fastify: object, doc: object): object {
+  return (ADJUSTMENTS.get(fastify) ?? []).reduce((d, adjust) => adjust(d), withUpgrades(fastify, doc as OpenApiDoc));
+}
+
+function withUpgrades(fastify: object, doc: OpenApiDoc): OpenApiDoc {
   const routes = UPGRADES.get(fastify);
   if (routes === undefined) return doc;
-  const paths: Record<string, unknown> = { ...(doc as { paths?: Record<string, unknown> }).paths };
+  const paths: Record<string, Record<string, unknown>> = { ...doc.paths };
   for (const r of routes) {
     const responses: Record<string, unknown> = {
       101: {
@@ -53,7 +66,7 @@ export function withUpgrades(fastify: object, doc: object): object {
     };
     for (const status of r.errors) responses[String(status)] = errorContent(status);
     const parameters = [...r.parameters.map((p) => ({ ...p, required: p.in === 'path' || p.required === true, schema: { type: 'string' } })), ...HANDSHAKE];
-    paths[r.path] = { ...(paths[r.path] as object | undefined), get: { summary: r.summary, tags: ['websocket'], 'x-websocket': true, parameters, responses } };
+    paths[r.path] = { ...paths[r.path], get: { summary: r.summary, tags: ['websocket'], 'x-websocket': true, parameters, responses } };
   }
   return { ...doc, paths };
 }
