@@ -1,21 +1,10 @@
 /** The codes each error status of the Cache's routes carries (http-api.md §11.8), for the OpenAPI document. */
 import type { ErrorCode } from '../base/errors.js';
+import { ENVELOPE_FIELD_CODES } from '../protocol/envelope-codes.js';
 
 export const CACHE_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> = {
   400: [
-    'invalid_json',
-    'unknown_field',
-    'invalid_message_id',
-    'invalid_recipient',
-    'invalid_tag',
-    'invalid_application_id',
-    'invalid_timestamp',
-    'invalid_ttl',
-    'invalid_payload',
-    'invalid_header',
-    'invalid_chunk_metadata',
-    'invalid_envelope',
-    'client_policy_context_forbidden',
+    ...ENVELOPE_FIELD_CODES,
     'invalid_request',
     'missing_proof_header',
     'invalid_proof_header',

@@ -1,24 +1,9 @@
 /** The codes each error status of `POST /relay[/{recipientDid}]` carries (http-api.md §10.5), for the OpenAPI document. */
 import type { ErrorCode } from '../base/errors.js';
+import { ENVELOPE_FIELD_CODES } from '../protocol/envelope-codes.js';
 
 export const RELAY_POST_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> = {
-  400: [
-    'invalid_json',
-    'unknown_field',
-    'invalid_message_id',
-    'invalid_recipient',
-    'invalid_tag',
-    'invalid_application_id',
-    'invalid_timestamp',
-    'invalid_ttl',
-    'invalid_payload',
-    'invalid_header',
-    'invalid_chunk_metadata',
-    'invalid_envelope',
-    'client_policy_context_forbidden',
-    'recipient_mismatch',
-    'invalid_did',
-  ],
+  400: [...ENVELOPE_FIELD_CODES, 'recipient_mismatch', 'invalid_did'],
   403: ['invalid_sender_signature', 'invalid_node_signature', 'policy_rejected'],
   404: ['recipient_not_found', 'no_delivery_service'],
   408: ['request_timeout'],
