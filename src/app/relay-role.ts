@@ -24,6 +24,7 @@ import { RelayService, type RelayEvent } from '../relay/service.js';
 import type { RelaySettings } from '../relay/settings.js';
 import type { RelayStagingStore, RelaySweepResult } from '../relay/staging-store.js';
 import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.js';
+import { describeUpgrade } from '../http/openapi-additions.js';
 import { attachWebSocketRoute } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
 import type { Config } from './config.js';
@@ -206,6 +207,16 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
       registerRelayRoutes(server, service, {
         nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
         ...(m === undefined ? {} : { onResult: (r) => m.relayDelivery(r.delivery_mode, r.code) }),
+      });
+      describeUpgrade(server.fastify, {
+        path: '/ws/{did}/{device}',
+        summary: "A device's live session: envelopes pushed as they arrive (§10.8)",
+        parameters: [
+          { name: 'did', in: 'path', description: 'the recipient DID' },
+          { name: 'device', in: 'path', description: 'the device id' },
+        ],
+        errors: [400, 401, 403, 404, 405, 409, 429, 503],
+        messages: 'Server → client: one JSON envelope per text frame; --relay-live-auth decides the proof headers asked for.',
       });
       wss = attachWebSocketRoute({
         server: server.fastify.server,

@@ -8,7 +8,9 @@ import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders } from './proof-request.js';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { ErrorBodySchema, tableErrorAnswers } from '../http/schemas.js';
+import { CACHE_ERRORS } from './error-codes.js';
 import {
   CacheAckResponseSchema,
   type CacheAckResponse,
@@ -39,6 +41,9 @@ function requireBody(ctx: RequestContext<unknown>): { body: Record<string, unkno
   return { body: ctx.body, raw: ctx.rawBody };
 }
 
+/** Every error status of the Cache's routes with the codes §11.8 lists for it. */
+const ERRORS = tableErrorAnswers(ErrorBodySchema, CACHE_ERRORS);
+
 /** Stores count per client address (a Relay's, mostly) and per recipient; retrievals and acks per address. */
 const STORE: RouteOptions = {
   rateClass: 'cache-store',
@@ -47,14 +52,29 @@ const STORE: RouteOptions = {
     summary: 'Store an envelope (§11.1); node-signed when a Relay stores',
     tags: ['cache'],
     body: EnvelopeSchema,
-    response: { 202: CacheStoreResponseSchema },
+    response: { ...ERRORS, 202: CacheStoreResponseSchema },
   },
 };
 const DID = { did: Type.String({ description: 'The recipient DID' }) };
 
+/** The retrieval proof's headers (§11.4): the six required, the two optional ones that must agree with the path. */
+const PROOF_HEADERS = Type.Object({
+  'X-Service-Id': Type.String({ description: "the recipient's Cache service id (a DID URL)" }),
+  'X-Cache-Endpoint': Type.String({ description: 'this Cache as the service publishes it' }),
+  'X-Key-Id': Type.String({ description: "a verification method listed in the service's `authorization`" }),
+  'X-Timestamp': Type.String({ description: 'ISO-8601, Unix ms or Unix s, within the clock skew' }),
+  'X-Nonce': Type.String({ description: 'unique per operation, DID and key' }),
+  'X-Signature': Type.String({ description: 'Base64 Ed25519 signature of the proof text' }),
+  'X-Recipient-DID': Type.Optional(Type.String({ description: 'when sent, equal to the path DID' })),
+  'X-Device-Id': Type.Optional(Type.String({ description: 'when sent, equal to the path device' })),
+});
+
 /** A retrieval route (§11.5): retrieval budget, the recipient's proof in headers, `params` and its answer. */
-function retrieval(summary: string, params: Parameters<typeof Type.Object>[0], ok: RouteOptions['schema'] & object): RouteOptions {
-  return { rateClass: 'cache-retrieval', schema: { summary, tags: ['cache'], params: Type.Object(params), ...ok } };
+function retrieval(summary: string, params: Parameters<typeof Type.Object>[0], ok: { response: Record<number, TSchema> }): RouteOptions {
+  return {
+    rateClass: 'cache-retrieval',
+    schema: { summary, tags: ['cache'], params: Type.Object(params), headers: PROOF_HEADERS, response: { ...ERRORS, ...ok.response } },
+  };
 }
 
 /** Registers every Cache route on `server`. */
@@ -152,7 +172,7 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
         summary: 'Acknowledge (delete) messages (§11.6)',
         tags: ['cache'],
         body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
-        response: { 200: CacheAckResponseSchema },
+        response: { ...ERRORS, 200: CacheAckResponseSchema },
       },
     },
   );

@@ -117,6 +117,7 @@ export class CacheService {
       clockSkewSeconds: settings.proofClockSkewSeconds,
       allowPlaintext: settings.allowPlaintext,
       allowProvenance: req.node !== null,
+      malformedSenderSignatureIs403: !settings.profile.acceptsDeployedClientForms,
     });
     if (env.metadataBytes > MAX_METADATA_BYTES) {
       throw new DdnError('metadata_too_large', `envelope metadata exceeds ${MAX_METADATA_BYTES} bytes`, {

@@ -50,3 +50,5 @@ export type * from './transfer-types.js';
 export { generateDid } from '../protocol/did.js';
 export { makeProfile, PLATFORM, type Profile } from '../protocol/profile.js';
 export type * from './types.js';
+export { getResolver } from './did-resolver.js';
+export type { DidResolverDriver, DidResolverOptions, DidResolverResult, ParsedDidLike } from './did-resolver.js';

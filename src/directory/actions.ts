@@ -21,6 +21,7 @@ import { decodeControlPayload } from '../protocol/payloads/control.js';
 import { decodeDocumentPatchPayload } from '../protocol/payloads/document-patch.js';
 import { decodeRootKeyPayload } from '../protocol/payloads/root-key.js';
 import type { Profile } from '../protocol/profile.js';
+import { assertServiceIdsOfDid } from '../protocol/document-json.js';
 
 type Body = Record<string, unknown>;
 
@@ -120,6 +121,10 @@ export const ACTIONS: readonly ActionSpec[] = (Object.keys(DID_ACTION_ROUTES) as
     decodes: decoderOf(route.payload),
     parse: (body: Body, did: string, profile: Profile): ParsedAction => {
       const { operand, request } = parseDidAction(action, did, body);
+      if (!profile.acceptsDeployedClientForms) {
+        if (operand.kind === 'patch' && operand.service !== null) assertServiceIdsOfDid([operand.service], did, 'service');
+        if (operand.kind === 'replace') assertServiceIdsOfDid(operand.document.service, did, 'document.service');
+      }
       return {
         request,
         payload: (p) => encodeDidActionPayload(profile, did, operand, p),

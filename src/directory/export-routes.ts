@@ -9,6 +9,7 @@ import { json, type HttpServer } from '../http/server.js';
 import { Type } from 'typebox';
 import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
 import { withDirectoryRateClasses } from './rate-classes.js';
+import { describeUpgrade } from '../http/openapi-additions.js';
 import { attachFeedStream, type FeedStream, type FeedStreamLimits } from './export-stream.js';
 
 export const JSONL_CONTENT_TYPE = 'application/jsonl';
@@ -45,6 +46,13 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
     { schema: { summary: 'The export feed: finalized operations after a seq, as JSON lines', response: { 200: jsonLines } } },
   );
   server.route('GET', '/export/genesis', () => json(200, feed.genesisJson()));
+  describeUpgrade(server.fastify, {
+    path: '/export/stream',
+    summary: 'The export feed, live: finalized operations after `cursor`, then each as it is final (docs/mirrors.md)',
+    parameters: [{ name: 'cursor', in: 'query', description: 'the last seq already held (default 0)' }],
+    errors: [400, 404, 405, 429, 503],
+    messages: 'Server → client: one JSON feed line per text frame.',
+  });
   return attachFeedStream({
     server: server.fastify.server,
     feed,

@@ -110,6 +110,7 @@ const ENTRIES: Record<string, Entry> = {
   'GET /dids/:did/nonces': read('Next usable nonces (§3.3)', NoncesSchema),
   'GET /transactions/:tx_hash': read('A transaction (§3.4)', TransactionSchema),
   'GET /aliases/:alias': read('The DID of an alias (§3.6)', AliasSchema),
+  'GET /blocks/latest': read('The newest block (§3.5)', BlockSchema),
   'GET /blocks/:number': read('A block, or `latest` (§3.5)', BlockSchema, {
     params: Type.Object({ number: Type.String({ description: 'a block number or `latest`' }) }),
   }),

@@ -2,14 +2,17 @@
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
 import { DdnError } from '../base/errors.js';
+import { adjustDocument } from '../http/openapi-additions.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { registerExplorerRoutes } from '../explorer/routes.js';
 import { ACTIONS } from './actions.js';
 import { registerApplicationRoutes } from './application-routes.js';
 import { registerExplorerReadRoutes } from './explorer-read-routes.js';
+import { registerDidResolutionRoutes } from './did-resolution-routes.js';
 import { registerHistoryRoutes } from './history-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
+import { profileDocument } from './openapi-profile.js';
 import { registerPersonaRoutes } from './persona-routes.js';
 import { registerPolicyRoutes } from './policy-routes.js';
 import { withDirectoryRateClasses } from './rate-classes.js';
@@ -20,11 +23,13 @@ const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
 export function registerDirectoryRoutes(directoryServer: HttpServer, service: DirectoryService): void {
   const server = withDirectoryRateClasses(directoryServer);
+  adjustDocument(directoryServer.fastify, (doc) => profileDocument(doc, service.deps.profile));
   const resolved = new ResolveCache(service.deps.ledger, (did) => service.resolve(did));
   server.route('GET', '/resolve/:did', ({ params }) => jsonPayload(200, resolved.body(params.did)));
   server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));
   server.route('GET', '/dids/:did/nonces', ({ params }) => json(200, service.nonces(params.did)));
   server.route('GET', '/transactions/:tx_hash', ({ params }) => json(200, service.transaction(params.tx_hash)));
+  server.route('GET', '/blocks/latest', () => json(200, service.block('latest')));
   server.route('GET', '/blocks/:number', ({ params }) => json(200, service.block(params.number)));
   server.route('GET', '/aliases/:alias', ({ params }) => json(200, service.aliasLookup(params.alias)));
 
@@ -51,6 +56,7 @@ export function registerDirectoryRoutes(directoryServer: HttpServer, service: Di
   registerApplicationRoutes(server, service);
   registerHistoryRoutes(server, service);
   registerExplorerReadRoutes(server, service);
+  registerDidResolutionRoutes(server, service);
   registerExplorerRoutes(server);
 
   server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));

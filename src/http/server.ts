@@ -39,7 +39,8 @@ import { parseJsonBody, type JsonObject } from './json-body.js';
 import { addressKey, clientAddress, type RateClass, type RateLimits } from './rate-limit.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { acceptedRequestId } from './request-id.js';
-import { errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
+import { withAdditions } from './openapi-additions.js';
+import { enumerateErrorCodes, errorResponses, OpenApiDocumentSchema, paramsOf } from './schemas.js';
 import { invalidPath, parseQuery } from './url.js';
 
 /** Methods a route can be added for (`HEAD` is served by `GET` routes). */
@@ -765,7 +766,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     method: 'GET',
     pattern: '/openapi.json',
     handler: () => {
-      openapi ??= JSON.stringify(fastify.swagger());
+      openapi ??= JSON.stringify(withAdditions(fastify, fastify.swagger()));
       return jsonPayload(200, openapi);
     },
     options: { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: OpenApiDocumentSchema } } },
@@ -780,7 +781,7 @@ function documented(route: Route): Record<string, unknown> {
   const s = route.options.schema ?? {};
   const response: Record<string, unknown> = { ...errorResponses(route.options.errorSchema, route.method) };
   for (const [status, schema] of Object.entries(s.response ?? {})) response[status] = schema;
-  const out: Record<string, unknown> = { response };
+  const out: Record<string, unknown> = { response: enumerateErrorCodes(response) };
   const params = s.params ?? paramsOf(route.pattern);
   if (params !== undefined) out.params = params;
   for (const key of ['summary', 'description', 'tags', 'querystring', 'headers', 'body'] as const) {

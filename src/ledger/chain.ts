@@ -804,6 +804,10 @@ export class Ledger {
   finalizedView(): StateReader {
     return this.finalizedState;
   }
+  /** State as of committed block `number` (historical reads: W3C DID resolution's `versionId`/`versionTime`). */
+  stateAt(number: number): StateReader {
+    return new StateAt(this.store, number);
+  }
   /** Head state plus every pending extrinsic: what submissions and nonce routes see. */
   poolView(): StateReader {
     return this.poolState;

@@ -15,6 +15,7 @@ export type LedgerReads = Pick<
   | 'genesisHash'
   | 'profile'
   | 'finalizedView'
+  | 'stateAt'
   | 'finalizedRefNow'
   | 'headRef'
   | 'txView'

@@ -66,6 +66,19 @@ export function parseService(v: unknown, field = 'service'): Service {
   return { id, type, serviceEndpoint: [...endpoints], authorization, priority };
 }
 
+/**
+ * Each service `id` is a complete DID URL of `did` itself, `<did>#<fragment>` (service-spec.md: "Complete DID URL
+ * such as `<did>#relay`"): the rule of every profile but `openpayload`, whose deployed clients' ids are stored as
+ * given. `invalid_document` with `reason: "service_id_not_did_url"` otherwise.
+ */
+export function assertServiceIdsOfDid(services: readonly Service[] | null, did: string, field: string): void {
+  (services ?? []).forEach((s, i) => {
+    if (!s.id.startsWith(`${did}#`) || s.id.length === did.length + 1) {
+      bad('service_id_not_did_url', `${field}[${i}].id`, `service id must be a DID URL of ${did} (${did}#<fragment>)`);
+    }
+  });
+}
+
 function list(v: unknown, field: string, max: number): unknown[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) bad('not_an_array', field);

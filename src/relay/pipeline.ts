@@ -82,6 +82,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
     clockSkewSeconds: settings.proofClockSkewSeconds,
     allowPlaintext: settings.allowPlaintext,
     allowProvenance: req.node !== null,
+    malformedSenderSignatureIs403: !settings.profile.acceptsDeployedClientForms,
   });
   // 4. sender signature (§10.2)
   if (env.sender !== null) {

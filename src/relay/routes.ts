@@ -9,6 +9,8 @@ import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpResponse, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
+import { tableErrorAnswers } from '../http/schemas.js';
+import { RELAY_POST_ERRORS } from './error-codes.js';
 import { DeliveryResultSchema, RelayLimitsSchema } from '../wire/relay.js';
 import type { RelayService } from './service.js';
 import { EnvelopeSchema } from '../wire/envelope.js';
@@ -56,7 +58,7 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
       tags: ['relay'],
       ...(params === undefined ? {} : { params }),
       body: EnvelopeSchema,
-      response: { 202: DeliveryResultSchema },
+      response: { ...tableErrorAnswers(DeliveryResultSchema, RELAY_POST_ERRORS), 202: DeliveryResultSchema },
     },
   });
 

@@ -1,7 +1,7 @@
 /**
  * The DDN envelope (http-api.md §10.1) as a TypeBox schema: the body of `POST /relay[/{recipientDid}]` and
  * `POST /cache/store`, and the `envelope` of Cache retrieval items. Documentation only: the envelope parser
- * (closed field set, per-field codes) checks it.
+ * (closed field set, per-field codes) checks it; the schema forbids other members as the parser does.
  */
 import { Type, type Static } from 'typebox';
 
@@ -36,7 +36,15 @@ export const EnvelopeSchema = Type.Object(
     sender: opt('sender DID; with sender_key_id and sender_signature'),
     sender_key_id: opt('`root` or a verification-method id of `sender`'),
     sender_signature: opt('Base64 Ed25519 signature (§10.2)'),
+    // policy provenance (§10.6): only on node-signed requests (else 400 client_policy_context_forbidden)
+    policy_context: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'node-signed requests only' })),
+    policy_id: opt('node-signed requests only: 0x + 64 hex'),
+    policy_revision: Type.Optional(Type.Integer({ description: 'node-signed requests only' })),
+    policy_rule_id: opt('node-signed requests only'),
+    policy_block_hash: opt('node-signed requests only: 0x + 64 hex'),
+    policy_block_number: Type.Optional(Type.Integer({ description: 'node-signed requests only' })),
   },
-  { title: 'Envelope' },
+  // the field set is closed: any other member is 400 unknown_field
+  { title: 'Envelope', additionalProperties: false },
 );
 export type EnvelopeJson = Static<typeof EnvelopeSchema>;

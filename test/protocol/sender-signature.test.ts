@@ -9,6 +9,7 @@ import { keyPairFromSeed } from '../../src/crypto/ed25519.js';
 import { sha256 } from '../../src/crypto/hash.js';
 import type { DidDocument } from '../../src/protocol/document.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
+import { parseEnvelope } from '../../src/protocol/envelope.js';
 import { senderSigningBytes, verifySenderSignature } from '../../src/protocol/sender-signature.js';
 
 interface Vector {
@@ -85,5 +86,21 @@ describe('sender signature vector (§13.1)', () => {
       () => verifySenderSignature(PLATFORM, signed, { did: V.did, keyId: 'root', signature }, { ...record, deactivated: true }),
       refusedFor('sender_not_found'),
     );
+  });
+
+  it('a malformed signature: 403 bad_signature on every profile but openpayload (400 invalid_envelope there)', () => {
+    const opts = { nowMs: Date.parse('2026-07-16T12:00:00Z'), clockSkewSeconds: 300, allowPlaintext: true, allowProvenance: false };
+    for (const bad of ['AAAA', 'not base64!', toBase64(new Uint8Array(63))]) {
+      const body = { ...signed, sender_signature: bad };
+      assert.throws(
+        () => parseEnvelope(body, opts),
+        (e: unknown) => e instanceof DdnError && e.code === 'invalid_envelope' && e.status === 400,
+      );
+      const env = parseEnvelope(body, { ...opts, malformedSenderSignatureIs403: true });
+      const sender = env.sender;
+      assert.ok(sender);
+      assert.throws(() => verifySenderSignature(PLATFORM, env.fields, sender, record), refusedFor('bad_signature'));
+      assert.equal(new DdnError('invalid_sender_signature').status, 403);
+    }
   });
 });

@@ -211,6 +211,10 @@ describe('POST /relay: DeliveryResult for every status', () => {
     const bad = await h.post(signed(h.envelope(r.did), new Uint8Array(64)));
     expectFailure(bad, 403, 'invalid_sender_signature');
     assert.equal(details(bad).reason, 'bad_signature');
+    // a malformed one too (service-spec.md: a sender-signature failure gives 403)
+    const malformed = await h.post({ ...signed(h.envelope(r.did), new Uint8Array(64)), sender_signature: 'AAAA' });
+    expectFailure(malformed, 403, 'invalid_sender_signature');
+    assert.equal(details(malformed).reason, 'bad_signature');
 
     const stranger = nodeIdentityOf(h.profile, keyOf(222));
     const node = await h.postAsNode(stranger, h.envelope(r.did));

@@ -39,7 +39,7 @@ export function genericAnswers(doc: OpenApiDocument): string[] {
     for (const [method, op] of Object.entries(ops)) {
       for (const [status, answer] of Object.entries(op.responses)) {
         const content = answer.content ?? {};
-        if (Object.keys(content).length === 0) out.push(`${method} ${path} ${status}: no content`);
+        if (Object.keys(content).length === 0 && status !== '101') out.push(`${method} ${path} ${status}: no content`);
         for (const [type, c] of Object.entries(content)) {
           if (c.schema === undefined || (type.startsWith('application/json') && isGeneric(c.schema))) out.push(`${method} ${path} ${status}`);
         }

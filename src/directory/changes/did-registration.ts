@@ -10,8 +10,9 @@ import { getAliasOwner, getDidRecord, isDeletedDid } from '../../ledger/records.
 import { normalizeAlias } from '../../protocol/alias.js';
 import { isDid } from '../../protocol/did.js';
 import { checkDocumentStructure, documentHash, DOC, encodeDocument, type DidDocument } from '../../protocol/document.js';
-import { parseDidDocument } from '../../protocol/document-json.js';
+import { assertServiceIdsOfDid, parseDidDocument } from '../../protocol/document-json.js';
 import { parseRootPubkey } from '../../protocol/keys.js';
+import type { Profile } from '../../protocol/profile.js';
 import { parseV2Token, registrationSigningBytes, registrationToken } from '../../protocol/payloads/registration.js';
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature, parseU64Field } from '../request-fields.js';
@@ -33,7 +34,7 @@ interface Registration {
   alias: string | null;
 }
 
-function readRegistration(body: Body): Registration {
+function readRegistration(body: Body, profile: Profile): Registration {
   const did = body.did;
   if (typeof did !== 'string' || !isDid(did)) throw invalidDid(did, 'did');
   const rootText = body.root_pubkey;
@@ -41,6 +42,7 @@ function readRegistration(body: Body): Registration {
   if (typeof rootText !== 'string' || !rootPubkey)
     throw new DdnError('invalid_root_pubkey', 'root_pubkey is not a 32-byte Ed25519 key', { field: 'root_pubkey' });
   const doc = parseDidDocument(body.did_document, did, 'did_document');
+  if (!profile.acceptsDeployedClientForms) assertServiceIdsOfDid(doc.service, did, 'did_document.service');
   const blob = encodeDocument(doc);
   if (blob.length > DOC.maxDocBlobBytes) throw new DdnError('invalid_document', 'document too large', { reason: 'too_large' });
   const structural = checkDocumentStructure(doc, did);
@@ -72,7 +74,7 @@ interface PreparedRegistration extends Prepared {
 /** `POST /register-did/prepare`: no dry run (nothing of the pool state beyond the pre-checks applies). */
 export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Registration & { body: Body }, PreparedRegistration, RegistrationPrepareResponse> =
   {
-    read: (_env, body) => ({ ...readRegistration(body), body }),
+    read: (env, body) => ({ ...readRegistration(body, env.profile), body }),
     precheck: assertRegistrable,
     build(env, r) {
       const now = BigInt(env.clock.nowMs());
@@ -118,7 +120,7 @@ export const SUBMIT_DID_REGISTRATION: SubmitSteps<DirectoryDeps, Body, SignedReg
     }
     const token = parseV2Token(ts);
     if (!token || token.nonce !== 0n) throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:0:<expiry_ms>', { field: 'timestamp' });
-    const r = readRegistration(body);
+    const r = readRegistration(body, env.profile);
     // §4.2 order: every prepare check (alias_taken, did_already_exists included) before the signature encoding;
     // an identical pending submission skips them (it is answered as a duplicate).
     let signature: Uint8Array;
