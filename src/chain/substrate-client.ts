@@ -237,12 +237,12 @@ class Client implements SubstrateClient {
     this.o.logger.info({ chain_url: session.url, genesis_hash: this.facts.genesisHash }, 'connected to the chain');
     this.emitConnection(true, session.url);
     for (const w of this.waiters) w();
-    const unsubscribe = api.rpc.chain
+    // the subscription ends with the connection (its unsubscribe is moot then, and may never settle)
+    api.rpc.chain
       .subscribeFinalizedHeads((header) => this.advance(header.number.toNumber()))
       .catch((err: unknown) => {
         this.o.logger.warn({ chain_url: session.url, err: (err as Error).message }, 'finalized-head subscription failed');
         session.end();
-        return undefined;
       });
     const liveness = this.o.livenessMs ?? 10_000;
     const probe = setInterval(() => {
@@ -258,7 +258,6 @@ class Client implements SubstrateClient {
     await session.ended;
     clearInterval(probe);
     this.session = undefined;
-    (await unsubscribe)?.();
   }
 
   private advance(n: number): void {
