@@ -59,11 +59,10 @@ function chopsticksBin(): string {
   }
   return join(dir, 'chopsticks.cjs');
 }
-const child = spawn(
-  process.execPath,
-  [bin, '--genesis', specFile, '--host', '127.0.0.1', '--port', String(opts.port), '--build-block-mode', 'Instant'],
-  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_COMPACT: 'true' } },
-);
+const child = spawn(process.execPath, [bin, '--genesis', specFile, '--host', '127.0.0.1', '--port', String(opts.port), '--build-block-mode', 'Instant'], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, LOG_COMPACT: 'true' },
+});
 let stopping = false;
 
 function stop(code: number): void {

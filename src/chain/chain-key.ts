@@ -92,14 +92,10 @@ export async function loadChainKey(path: string): Promise<ChainKey> {
   } catch (err) {
     throw new ChainKeyError(`cannot read the chain key ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  if ((mode & 0o077) !== 0)
-    throw new ChainKeyError(
-      `${path} may be read by others (mode ${(mode & 0o777).toString(8)}); run chmod 600 ${path}`,
-    );
+  if ((mode & 0o077) !== 0) throw new ChainKeyError(`${path} may be read by others (mode ${(mode & 0o777).toString(8)}); run chmod 600 ${path}`);
   const file = parseKeyFile(path, text);
   await cryptoWaitReady();
   const pair = pairOf(Uint8Array.from(Buffer.from(file.secret.slice(2), 'hex')));
-  if (!samePublicKey(file.address, pair.publicKey))
-    throw new ChainKeyError(`${path}: "address" ${file.address} is not the secret's account ${pair.address}`);
+  if (!samePublicKey(file.address, pair.publicKey)) throw new ChainKeyError(`${path}: "address" ${file.address} is not the secret's account ${pair.address}`);
   return { address: encodeAddress(pair.publicKey, SS58_PREFIX), pair };
 }

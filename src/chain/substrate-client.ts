@@ -94,10 +94,7 @@ class Client implements SubstrateClient {
       await new Promise<void>((resolve, reject) => {
         wake = resolve;
         this.waiters.add(resolve);
-        timer = setTimeout(
-          () => reject(new ChainError('unavailable', `no chain endpoint answered in ${timeoutMs} ms (${this.o.urls.join(', ')})`)),
-          timeoutMs,
-        );
+        timer = setTimeout(() => reject(new ChainError('unavailable', `no chain endpoint answered in ${timeoutMs} ms (${this.o.urls.join(', ')})`)), timeoutMs);
       });
     } finally {
       clearTimeout(timer);
@@ -121,14 +118,9 @@ class Client implements SubstrateClient {
 
   async block(number: number): Promise<ChainBlock> {
     const api = this.api();
-    if (number > this.lastFinalized && number > (await this.finalizedNumber()))
-      throw new RangeError(`block ${number} is not finalized yet`);
+    if (number > this.lastFinalized && number > (await this.finalizedNumber())) throw new RangeError(`block ${number} is not finalized yet`);
     const hash = await api.rpc.chain.getBlockHash(number);
-    const [signed, events, now] = await Promise.all([
-      api.rpc.chain.getBlock(hash),
-      api.query.system.events.at(hash),
-      api.query.timestamp.now.at(hash),
-    ]);
+    const [signed, events, now] = await Promise.all([api.rpc.chain.getBlock(hash), api.query.system.events.at(hash), api.query.timestamp.now.at(hash)]);
     const header = signed.block.header;
     if (header.number.toNumber() !== number) throw new ChainError('unavailable', `the endpoint has no block ${number}`);
     const views: ExtrinsicView[] = signed.block.extrinsics.map((ex) => ({
@@ -359,8 +351,7 @@ function signerOf(address: { toString(): string; isId?: boolean; asId?: Uint8Arr
 
 function succeededIndexes(api: ApiPromise, events: readonly EventRecord[]): Set<number> {
   const ok = new Set<number>();
-  for (const e of events)
-    if (e.phase.isApplyExtrinsic && api.events.system.ExtrinsicSuccess.is(e.event)) ok.add(e.phase.asApplyExtrinsic.toNumber());
+  for (const e of events) if (e.phase.isApplyExtrinsic && api.events.system.ExtrinsicSuccess.is(e.event)) ok.add(e.phase.asApplyExtrinsic.toNumber());
   return ok;
 }
 

@@ -115,14 +115,20 @@ describe('the Substrate client on the dev chain', () => {
     assert.equal(new Set(numbers).size, numbers.length);
     for (const [i, r] of included.entries()) {
       const remarks = (await c.block(r.blockNumber)).remarks;
-      assert.deepEqual(remarks.map((x) => x.data), [data[i]]);
+      assert.deepEqual(
+        remarks.map((x) => x.data),
+        [data[i]],
+      );
     }
     assert.ok((await c.finalizedNumber()) >= numbers.at(-1)!);
   });
 
   it('tells finalized heads as they advance', async () => {
     const before = await c.finalizedNumber();
-    const first = next<[number]>((l) => c.onFinalized(l), () => true);
+    const first = next<[number]>(
+      (l) => c.onFinalized(l),
+      () => true,
+    );
     const included = await c.submitRemark(bytes(10, 9));
     const [n] = await first;
     assert.ok(n > before && n <= included.blockNumber, `${before} < ${n} <= ${included.blockNumber}`);
@@ -200,7 +206,10 @@ describe('connections', () => {
   it('fails over from a dead endpoint to the next one', async () => {
     const dead = `ws://127.0.0.1:${await closedPort()}`;
     const c = client({ urls: [dead, chain.url] });
-    const told = next<[boolean, string | null]>((l) => c.onConnection(l), (up) => up);
+    const told = next<[boolean, string | null]>(
+      (l) => c.onConnection(l),
+      (up) => up,
+    );
     await c.connect(60_000);
     assert.deepEqual(await told, [true, chain.url]);
     assert.equal(c.url, chain.url);
@@ -220,16 +229,25 @@ describe('connections', () => {
     try {
       const c = client({ urls: [url] });
       await c.connect(60_000);
-      const down = next<[boolean, string | null]>((l) => c.onConnection(l), (up) => !up);
+      const down = next<[boolean, string | null]>(
+        (l) => c.onConnection(l),
+        (up) => !up,
+      );
       await proxy.cut();
       assert.deepEqual(await down, [false, null]);
       assert.equal(c.connected, false);
       assert.equal((await refusal(c.finalizedNumber())).kind, 'unavailable');
-      const up = next<[boolean, string | null]>((l) => c.onConnection(l), (u) => u);
+      const up = next<[boolean, string | null]>(
+        (l) => c.onConnection(l),
+        (u) => u,
+      );
       await proxy.restore();
       assert.deepEqual(await up, [true, url]);
       const included = await c.submitRemark(bytes(50, 4));
-            assert.deepEqual((await c.block(included.blockNumber)).remarks.map((r) => r.data), [bytes(50, 4)]);
+      assert.deepEqual(
+        (await c.block(included.blockNumber)).remarks.map((r) => r.data),
+        [bytes(50, 4)],
+      );
     } finally {
       await proxy.close();
     }
@@ -238,14 +256,20 @@ describe('connections', () => {
   it('drops a stalled endpoint and comes back when it answers again', async () => {
     const c = client({ livenessMs: 1000, openTimeoutMs: 3000 });
     await c.connect(60_000);
-    const down = next<[boolean, string | null]>((l) => c.onConnection(l), (up) => !up);
+    const down = next<[boolean, string | null]>(
+      (l) => c.onConnection(l),
+      (up) => !up,
+    );
     chain.pause();
     try {
       assert.deepEqual(await down, [false, null]);
     } finally {
       chain.resume();
     }
-    const up = next<[boolean, string | null]>((l) => c.onConnection(l), (u) => u);
+    const up = next<[boolean, string | null]>(
+      (l) => c.onConnection(l),
+      (u) => u,
+    );
     assert.deepEqual(await up, [true, chain.url]);
     assert.ok((await c.submitRemark(bytes(20, 6))).blockNumber > 0);
   });
