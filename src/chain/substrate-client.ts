@@ -242,9 +242,10 @@ class Client implements SubstrateClient {
         this.o.logger.warn({ chain_url: session.url, ms: liveness }, 'chain endpoint stopped answering');
         session.end();
       }, liveness);
+      // any answer, an error included, shows the endpoint is alive; a dropped connection ends the session anyway
       api.rpc.system.health().then(
         () => clearTimeout(t),
-        () => undefined,
+        () => clearTimeout(t),
       );
     }, liveness / 2);
     await session.ended;
@@ -345,8 +346,14 @@ class Client implements SubstrateClient {
   }
 }
 
+/** The signer in SS58 (prefix 42); a signer given otherwise than by account id (an index) as the chain prints it. */
 function signerOf(address: { toString(): string; isId?: boolean; asId?: Uint8Array }): string {
-  return address.isId === true && address.asId !== undefined ? encodeAddress(address.asId, SS58_PREFIX) : encodeAddress(address.toString(), SS58_PREFIX);
+  if (address.isId === true && address.asId !== undefined) return encodeAddress(address.asId, SS58_PREFIX);
+  try {
+    return encodeAddress(address.toString(), SS58_PREFIX);
+  } catch {
+    return address.toString();
+  }
 }
 
 function succeededIndexes(api: ApiPromise, events: readonly EventRecord[]): Set<number> {
