@@ -44,7 +44,6 @@ module.exports = {
     onlyFrom('ledger-below-roles', 'ledger', ['base', 'codec', 'crypto', 'protocol'], 'The ledger (state, runtime) imports no role, store or transport.'),
     onlyFrom('ports-are-interfaces', 'ports', ['base', 'codec', 'crypto', 'protocol'], 'Ports declare what the roles need; they import no implementation.'),
     onlyFrom('shared-rules', 'shared', ['base', 'codec', 'crypto', 'protocol', 'ports'], 'Use-case code more than one role runs (node authentication).'),
-    onlyFrom('chain-io', 'chain', ['base'], 'The Substrate chain I/O (the port, the @polkadot/api client, the account key file) imports base only.'),
     onlyFrom('outbound-http', 'outbound', ['base', 'codec', 'crypto', 'protocol'], 'Outbound HTTP (the SSRF guard, timeouts, size caps) knows no role.'),
     onlyFrom(
       'sdk-is-publishable',
