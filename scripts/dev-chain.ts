@@ -46,6 +46,7 @@ function options(): { port: number; keyOut: string[]; balance: bigint } {
 }
 
 const opts = options();
+const bin = chopsticksBin();
 const dir = mkdtempSync(join(tmpdir(), 'ddn-dev-chain-'));
 const specFile = join(dir, 'rococo_v2_2_asset_hub.json');
 writeFileSync(specFile, chainSpec);
@@ -58,12 +59,10 @@ function chopsticksBin(): string {
   }
   return join(dir, 'chopsticks.cjs');
 }
-const bin = chopsticksBin();
-const child = spawn(
-  process.execPath,
-  [bin, '--genesis', specFile, '--host', '127.0.0.1', '--port', String(opts.port), '--build-block-mode', 'Instant'],
-  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_COMPACT: 'true' } },
-);
+const child = spawn(process.execPath, [bin, '--genesis', specFile, '--host', '127.0.0.1', '--port', String(opts.port), '--build-block-mode', 'Instant'], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, LOG_COMPACT: 'true' },
+});
 let stopping = false;
 
 function stop(code: number): void {

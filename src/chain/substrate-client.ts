@@ -229,12 +229,12 @@ class Client implements SubstrateClient {
     this.o.logger.info({ chain_url: session.url, genesis_hash: this.facts.genesisHash }, 'connected to the chain');
     this.emitConnection(true, session.url);
     for (const w of this.waiters) w();
-    const unsubscribe = api.rpc.chain
+    // the subscription ends with the connection (its unsubscribe is moot then, and may never settle)
+    api.rpc.chain
       .subscribeFinalizedHeads((header) => this.advance(header.number.toNumber()))
       .catch((err: unknown) => {
         this.o.logger.warn({ chain_url: session.url, err: (err as Error).message }, 'finalized-head subscription failed');
         session.end();
-        return undefined;
       });
     const liveness = this.o.livenessMs ?? 10_000;
     const probe = setInterval(() => {
@@ -242,15 +242,15 @@ class Client implements SubstrateClient {
         this.o.logger.warn({ chain_url: session.url, ms: liveness }, 'chain endpoint stopped answering');
         session.end();
       }, liveness);
+      // any answer, an error included, shows the endpoint is alive; a dropped connection ends the session anyway
       api.rpc.system.health().then(
         () => clearTimeout(t),
-        () => undefined,
+        () => clearTimeout(t),
       );
     }, liveness / 2);
     await session.ended;
     clearInterval(probe);
     this.session = undefined;
-    (await unsubscribe)?.();
   }
 
   private advance(n: number): void {
@@ -346,8 +346,14 @@ class Client implements SubstrateClient {
   }
 }
 
+/** The signer in SS58 (prefix 42); a signer given otherwise than by account id (an index) as the chain prints it. */
 function signerOf(address: { toString(): string; isId?: boolean; asId?: Uint8Array }): string {
-  return address.isId === true && address.asId !== undefined ? encodeAddress(address.asId, SS58_PREFIX) : encodeAddress(address.toString(), SS58_PREFIX);
+  if (address.isId === true && address.asId !== undefined) return encodeAddress(address.asId, SS58_PREFIX);
+  try {
+    return encodeAddress(address.toString(), SS58_PREFIX);
+  } catch {
+    return address.toString();
+  }
 }
 
 function succeededIndexes(api: ApiPromise, events: readonly EventRecord[]): Set<number> {
