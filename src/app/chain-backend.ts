@@ -8,6 +8,8 @@ import type { ChainClient } from '../chain/chain-port.js';
 import { defaultNetwork, loadNetworkFile, networkGenesis, type NetworkDefinition } from '../chain/network-definition.js';
 import type { ChainOrdering } from '../chain/substrate-ordering.js';
 import { createSubstrateClient } from '../chain/substrate-client.js';
+import type { Clock } from '../base/clock.js';
+import type { Ledger } from '../ledger/chain.js';
 import type { Config } from './config.js';
 import { DataDirError, loadAttestorKey, type NodeKeys } from './node-keys.js';
 import type { ReadinessCheck } from './readiness.js';
@@ -49,6 +51,16 @@ export function networkKeys(dataDir: string, network: NetworkDefinition): NodeKe
 /** The chain client of `--chain-url` and `--chain-key` (@polkadot/api; the key is read at connect). */
 export function createChainClient(chain: NonNullable<Config['chain']>, logger: Logger): ChainClient {
   return createSubstrateClient({ urls: chain.urls, keyFile: chain.keyFile, logger });
+}
+
+/**
+ * The Directory's "now" under a chain: the wall clock, or the head's time when the chain runs ahead of it (a dev
+ * chain makes a block per transaction, each at least a slot after its parent). Validity windows the Directory
+ * fills in (a prepared registration's expiry, a default `valid_until`) are then counted from the time the chain
+ * will execute them at, as the pool's checks already are.
+ */
+export function ledgerTime(clock: Clock, ledger: Pick<Ledger, 'headRef'>): Clock {
+  return { nowMs: () => Math.max(clock.nowMs(), ledger.headRef().timestampMs) };
 }
 
 /**

@@ -52,7 +52,7 @@ import { createRelayRole, type RelayRole } from './relay-role.js';
 import { startEventProcessing, type EventProcessing } from './event-processing.js';
 import type { EventDispatcher } from '../events/dispatcher.js';
 import type { ChainClient } from '../chain/chain-port.js';
-import { chainCheck, chainDegraded, createChainClient, loadNetwork, networkKeys } from './chain-backend.js';
+import { chainCheck, chainDegraded, createChainClient, ledgerTime, loadNetwork, networkKeys } from './chain-backend.js';
 
 /** Test seams of {@link startNode}. */
 export interface NodeOverrides {
@@ -203,7 +203,8 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
       ? new DirectoryService({
           ledger,
           profile,
-          clock,
+          // under a chain, the chain's time when it runs ahead of the wall clock (chain-backend.ts)
+          clock: backend.chain === undefined ? clock : ledgerTime(clock, ledger),
           attestor: keys.attestor,
           // Shared by every Directory process on PostgreSQL (the replica database is only a cache of the ledger).
           challenges: backend.pgPool === undefined ? new SqliteDnsChallengeStore(db) : await PgDnsChallengeStore.open(backend.pgPool),
