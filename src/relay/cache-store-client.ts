@@ -3,6 +3,7 @@
  * (§10.6), over keep-alive HTTP with a timeout and bounded retries with backoff — or in-process when the
  * endpoint is one of this node's `public_urls.cache` (not an outbound request, so no address guard applies).
  */
+import { ENVELOPE_FIELD_CODES } from '../protocol/envelope-codes.js';
 import { postNodeSigned } from '../outbound/node-post.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
@@ -124,18 +125,8 @@ function errorText(a: CacheAnswer): string {
  * same 4xx instead of 502 `upstream_unavailable` (which deployed senders retry).
  */
 const ENVELOPE_FAULTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'invalid_json',
-  'unknown_field',
-  'invalid_message_id',
-  'invalid_recipient',
-  'invalid_tag',
-  'invalid_application_id',
-  'invalid_timestamp',
-  'invalid_ttl',
-  'invalid_payload',
-  'invalid_header',
-  'invalid_chunk_metadata',
-  'invalid_envelope',
+  // the field codes, but for the policy context (the Relay's own, never a Cache's verdict on the envelope)
+  ...ENVELOPE_FIELD_CODES.filter((c) => c !== 'client_policy_context_forbidden'),
   'envelope_too_large',
   'payload_too_large',
   'chunk_too_large',
