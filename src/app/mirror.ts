@@ -6,7 +6,7 @@
  * can follow mirrors, and `GET /metrics` (the HTTP and ledger families of a node, and how far it follows).
  */
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -23,12 +23,13 @@ import { createHttpServer } from '../http/server.js';
 import { FeedFollower } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
-import { openSqlite } from '../store/sqlite/database.js';
+import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { hostForUrl, isLoopbackHost } from './config.js';
 import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
 import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/meta.js';
@@ -101,14 +102,17 @@ async function mirrorGenesis(o: MirrorOptions): Promise<GenesisConfig> {
 
 export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
   const clock = o.clock ?? systemClock;
-  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
-  const genesis = await mirrorGenesis(o);
-  const db = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
+  // one process per data directory (src/app/data-dir-lock.ts)
+  const dirLock = lockDataDir(o.dataDir);
+  let db: SqliteDb | undefined;
   let follower: FeedFollower | undefined;
   try {
+    const genesis = await mirrorGenesis(o);
+    const ledgerDb = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
+    db = ledgerDb;
     const profile = makeProfile(genesis.profile);
     // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
-    const ledger = new Ledger(new SqliteLedgerStore(db), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
+    const ledger = new Ledger(new SqliteLedgerStore(ledgerDb), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
     const service = new DirectoryService({ ledger, profile, clock, challenges: SqliteDnsChallengeStore.inMemory() });
     const metrics = new NodeMetrics(buildInfo());
     const server = createHttpServer({
@@ -158,12 +162,14 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
           stream.close();
           await server.fastify.close();
           ledger.stop();
-          db.close();
+          ledgerDb.close();
+          dirLock.release();
         })()),
     };
   } catch (e) {
     follower?.stop();
-    db.close();
+    db?.close();
+    dirLock.release();
     throw e;
   }
 }

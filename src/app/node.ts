@@ -45,6 +45,7 @@ import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
 import { openRateLimits } from './rate-limits.js';
 import { loadNodeKey, loadNodeKeys } from './node-keys.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { startNodeRegistration, type RegistrationDirectory } from './node-registration.js';
 import { localRegistrationDirectory } from './local-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
@@ -145,12 +146,21 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
   logger.info({ version: build.version, ...(build.commit === undefined ? {} : { commit: build.commit }) }, 'ddn starting');
   const metrics = new NodeMetrics(build);
   const profile = makeProfile(config.profile);
-  const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
+  // one process per data directory: the lock comes first and is released last
+  const dirLock = lockDataDir(config.dataDir);
   // A node acts under its Relay service, or, without a Relay, under its Cache service (event Calls).
   const acting = config.roles.includes('relay') || !config.roles.includes('cache') ? 'relay' : 'cache';
-  const identity = nodeIdentityOf(profile, loadNodeKey(config.dataDir), acting);
+  const { keys, identity } = (() => {
+    try {
+      const keys = loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock);
+      return { keys, identity: nodeIdentityOf(profile, loadNodeKey(config.dataDir), acting) };
+    } catch (err) {
+      dirLock.release();
+      throw err;
+    }
+  })();
 
-  const cleanups: (() => void | Promise<void>)[] = [];
+  const cleanups: (() => void | Promise<void>)[] = [() => dirLock.release()];
   /** Runs the teardown steps in reverse order of setup; every step runs, the first failure is rethrown. */
   const cleanup = async (): Promise<void> => {
     let failure: unknown;
