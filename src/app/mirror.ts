@@ -20,7 +20,7 @@ import { registerDirectoryRoutes } from '../directory/routes.js';
 import { DirectoryService } from '../directory/service.js';
 import { json } from '../http/server.js';
 import { createHttpServer } from '../http/server.js';
-import { FeedFollower } from '../mirror/follower.js';
+import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
@@ -44,6 +44,8 @@ export interface MirrorOptions {
   clock?: Clock;
   /** Reconnect delays of the follower (tests). */
   retryMs?: { first: number; max: number };
+  /** What the primary may cost the follower, and its timeouts (`--max-line-bytes`, …). */
+  followerLimits?: Partial<FollowerLimits>;
   streamLimits?: Partial<FeedStreamLimits>;
   /** Largest request body (default 1 MiB; writes are refused anyway). */
   bodyLimitBytes?: number;
@@ -127,6 +129,7 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
       ledger,
       logger: o.logger.child({ component: 'mirror' }),
       ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
+      ...(o.followerLimits === undefined ? {} : { limits: o.followerLimits }),
     });
     follower = f;
     const stopWatching = watchMirror(metrics, ledger, f, clock);
