@@ -30,6 +30,7 @@ import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { watchFeedStream } from './feed-stream-metrics.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
 import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/meta.js';
@@ -146,6 +147,7 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
       logger: o.logger,
       ...(o.streamLimits === undefined ? {} : { streamLimits: o.streamLimits }),
     });
+    watchFeedStream(metrics, stream);
     await server.fastify.listen({ host: o.host, port: o.port });
     const { port } = server.fastify.server.address() as AddressInfo;
     const url = `http://${hostForUrl(o.host)}:${port}`;

@@ -5,6 +5,7 @@
  * work (sweeps, the node identity's registration) and returns the {@link RunningNode}, which nothing changes
  * afterwards. {@link startNode} is both. `close()` tears everything down in reverse order.
  */
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { to0x } from '../base/bytes.js';
@@ -46,6 +47,7 @@ import { openLedgerBackend } from './ledger-backend.js';
 import { openRateLimits } from './rate-limits.js';
 import { loadNodeKey, loadNodeKeys } from './node-keys.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { watchFeedStream } from './feed-stream-metrics.js';
 import { startNodeRegistration, type RegistrationDirectory } from './node-registration.js';
 import { localRegistrationDirectory } from './local-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
@@ -369,7 +371,16 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
           : {
               directory: (server) => {
                 registerDirectoryRoutes(server, directoryService);
-                feedStreams.push(registerExportRoutes(server, { ledger, genesis: keys.genesis, logger }));
+                const stream = registerExportRoutes(server, {
+                  ledger,
+                  genesis: keys.genesis,
+                  logger,
+                  streamLimits: config.directory.exportStream,
+                  // the client address as the rate limits count it (trusted proxies), IPv6 per /64
+                  ...(rate === undefined ? {} : { clientOf: (req: IncomingMessage) => rate.limits.clientOf(req) }),
+                });
+                watchFeedStream(metrics, stream);
+                feedStreams.push(stream);
               },
             }),
         ...(cache === undefined ? {} : { cache: (server) => cache.register(server) }),
