@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tryExclusiveLock } from '../store/sqlite/exclusive-lock.js';
+import { tryExclusiveLock, type ExclusiveFileLock } from '../store/sqlite/exclusive-lock.js';
 import { DataDirError } from './node-keys.js';
 
 export const LOCK_FILE = 'ddn.lock';
@@ -41,20 +41,26 @@ function holderPid(dataDir: string): number | undefined {
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const lock = tryExclusiveLock(join(dataDir, LOCK_FILE));
+  let lock: ExclusiveFileLock | null;
+  try {
+    lock = tryExclusiveLock(join(dataDir, LOCK_FILE));
+  } catch (err) {
+    throw new DataDirError(`cannot lock the data directory ${dataDir} (${join(dataDir, LOCK_FILE)}): ${err instanceof Error ? err.message : String(err)}`);
+  }
   if (lock === null) {
     const pid = holderPid(dataDir);
     const who = pid === undefined ? 'another ddn process' : `another ddn process (pid ${pid})`;
     throw new DataDirError(`the data directory ${dataDir} is in use by ${who}; stop it, or give this one its own --data-dir`);
   }
   const pidPath = join(dataDir, PID_FILE);
+  const tmp = `${pidPath}.${process.pid}.tmp`;
   try {
-    const tmp = `${pidPath}.${process.pid}.tmp`;
     writeFileSync(tmp, `${process.pid}\n`, { mode: 0o644 });
     renameSync(tmp, pidPath);
-  } catch (err) {
-    lock.release();
-    throw err;
+  } catch {
+    // only a name for a second process's message (a full disk may refuse it): the lock holds without it
+    rmSync(tmp, { force: true });
+    rmSync(pidPath, { force: true });
   }
   let held = true;
   return {

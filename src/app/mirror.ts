@@ -63,13 +63,31 @@ export interface RunningMirror {
 }
 
 const GENESIS_TIMEOUT_MS = 10_000;
+/** A genesis is a few hundred bytes; more is not one (and is not read). */
+const GENESIS_MAX_BYTES = 64 * 1024;
+
+/** The body of `res` as text, refused beyond `max` bytes before more of it is read. */
+async function boundedText(res: Response, max: number, url: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += (chunk as Uint8Array).length;
+    // leaving the loop cancels the rest of the body
+    if (size > max) throw new DataDirError(`${url} answered more than ${max} bytes; is it a ddn Directory?`);
+    chunks.push(chunk as Uint8Array);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** The primary's genesis parameters and hash (`GET /export/genesis`). */
 async function fetchGenesis(from: string): Promise<{ genesis: GenesisConfig; hash: string }> {
   const url = `${from.replace(/\/+$/, '')}/export/genesis`;
   const res = await fetch(url, { signal: AbortSignal.timeout(GENESIS_TIMEOUT_MS) });
-  if (res.status !== 200) throw new DataDirError(`${url} answered ${res.status}; is ${from} a ddn Directory?`);
-  const text = await res.text();
+  if (res.status !== 200) {
+    await res.body?.cancel();
+    throw new DataDirError(`${url} answered ${res.status}; is ${from} a ddn Directory?`);
+  }
+  const text = await boundedText(res, GENESIS_MAX_BYTES, url);
   const body = JSON.parse(text) as { genesis_hash?: unknown };
   return { genesis: parseGenesisFile(url, text), hash: String(body.genesis_hash) };
 }

@@ -11,6 +11,7 @@
  * (src/directory/feed-stream-slots.ts): beyond its address's share or the total a newcomer is refused with 503,
  * unless a session that has kept a ping unanswered for `displaceAfterMs` can give it its place.
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -52,6 +53,9 @@ export const DEFAULT_FEED_STREAM_LIMITS: Readonly<FeedStreamLimits> = Object.fre
 
 /** Close code and reason for a consumer that cannot keep up. */
 export const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'consumer_too_slow' } as const;
+/** A client's ping is answered only while less than this waits to be sent to it. */
+const PONG_BACKLOG_BYTES = 64 * 1024;
+
 /** Close code and reason for a consumer that does not answer pings (it does not read). */
 export const NOT_READING_CLOSE = { code: 1008, reason: 'consumer_not_reading' } as const;
 
@@ -176,6 +180,8 @@ export interface FeedStreamCounts {
 /** One open (or opening) session: its place, its socket once upgraded, its ping timer. */
 interface Slot extends FeedStreamSlot {
   readonly socket: Duplex;
+  /** What the last ping carried. */
+  pingPayload?: Buffer;
   ws?: WebSocket;
   session?: FeedStreamSession;
   pinger?: NodeJS.Timeout;
@@ -192,7 +198,8 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
   const limits = { ...DEFAULT_FEED_STREAM_LIMITS, ...o.limits };
   const clock = o.clock ?? systemClock;
   const clientOf = o.clientOf ?? ((req: IncomingMessage) => clientAddress(req.socket.remoteAddress, undefined, undefined));
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 1024 });
+  // pongs are answered by hand (below): never onto a socket whose peer does not read
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 1024, autoPong: false });
   // every session's place, from its admission until its socket closes
   const slots = new Set<Slot>();
   const counts: FeedStreamCounts = { notReading: 0, refusedAddressShare: 0, refusedFull: 0 };
@@ -212,9 +219,11 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
     release(slot);
     slot.socket.destroy();
   };
+  // a pong counts only with the payload of the ping it answers: a client must read the ping to answer it
   const ping = (slot: Slot): void => {
     slot.awaitingPongSince = clock.nowMs();
-    slot.ws!.ping();
+    slot.pingPayload = randomBytes(8);
+    slot.ws!.ping(slot.pingPayload);
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
@@ -264,7 +273,13 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
       const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) => upgradeLogger(o.logger, req)?.error({ err }, 'export stream failed'));
       slot.session = session;
       ws.on('message', () => undefined); // client frames are ignored
-      ws.on('pong', () => (slot.awaitingPongSince = undefined));
+      ws.on('pong', (data) => {
+        if (slot.pingPayload !== undefined && data.equals(slot.pingPayload)) slot.awaitingPongSince = undefined;
+      });
+      // a client's pings are answered while what was sent to it drains; one that does not read gets no pongs
+      ws.on('ping', (data) => {
+        if (ws.bufferedAmount < PONG_BACKLOG_BYTES) ws.pong(data);
+      });
       ws.on('close', () => release(slot));
       // the first ping before the first page: a consumer that reads answers it at once
       ping(slot);

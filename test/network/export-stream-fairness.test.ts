@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { registerAndChange } from '../support/mirror.js';
 import { startTestNode, type TestNode } from '../support/network.js';
-import { nonReadingClient, type RawUpgrade } from '../support/stream-clients.js';
+import { nonReadingClient, writePong, type RawUpgrade } from '../support/stream-clients.js';
 import { waitFor } from '../support/wait.js';
 import { scrape, total } from '../support/metrics.js';
 
@@ -71,11 +71,19 @@ describe('fair export streams', () => {
     const port = Number(new URL(n.urls.directory!).port);
     const idle = await upgrade(port, '127.0.0.4');
     assert.equal(idle.status, 101);
+    // one that never reads either, but sends pongs of its own all the time: they answer no ping
+    const faking = await upgrade(port, '127.0.0.4');
+    assert.equal(faking.status, 101);
+    const fake = setInterval(() => writePong(faking.socket, Buffer.from('pong')), 5);
     const r = reader(n.urls.directory!);
     await r.opened;
-    await waitFor('the non-reading consumer is closed', async () =>
-      total(await scrape(n.urls.directory!), 'ddn_export_stream_closed_total', { reason: 'not_reading' }) === 1 ? true : undefined,
-    );
+    try {
+      await waitFor('both non-reading consumers are closed', async () =>
+        total(await scrape(n.urls.directory!), 'ddn_export_stream_closed_total', { reason: 'not_reading' }) === 2 ? true : undefined,
+      );
+    } finally {
+      clearInterval(fake);
+    }
     // the reader answered every ping meanwhile and stays: it still gets what is new
     await waitFor('the reader answered a few pings', async () => (r.pings() >= 3 ? true : undefined));
     const before = r.lines.length;
@@ -84,7 +92,7 @@ describe('fair export streams', () => {
     assert.equal(r.ws.readyState, WebSocket.OPEN);
     const m = await scrape(n.urls.directory!);
     assert.equal(total(m, 'ddn_export_stream_sessions'), 1);
-    assert.equal(total(m, 'ddn_export_stream_closed_total', { reason: 'not_reading' }), 1);
+    assert.equal(total(m, 'ddn_export_stream_closed_total', { reason: 'not_reading' }), 2);
     r.ws.close();
   });
 

@@ -115,4 +115,13 @@ describe('a mirror that defends itself', () => {
     const error = await waitFor('the block is refused', async () => (await blockCapped.status()).error);
     assert.match(error, /^block \d+ is larger than 1024 bytes of feed lines \(after \d+ of its \d+ extrinsics\)$/);
   });
+
+  it('does not read a genesis of more than 64 KiB at its first start', async () => {
+    const standIn = await standInPrimary(`{"pad":"${'x'.repeat(8 * 1024 * 1024)}"}`, () => 'hang');
+    try {
+      await assert.rejects(startTestMirror(standIn.url), /answered more than 65536 bytes; is it a ddn Directory\?/);
+    } finally {
+      await standIn.close();
+    }
+  });
 });

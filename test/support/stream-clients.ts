@@ -48,3 +48,10 @@ export function nonReadingClient(port: number, localAddress: string, cursor = 0)
     );
   });
 }
+
+/** Writes a (masked, as a client must) WebSocket pong frame with `payload` — one that answers no ping. */
+export function writePong(socket: Socket, payload: Buffer): void {
+  const mask = randomBytes(4);
+  const masked = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!));
+  socket.write(Buffer.concat([Buffer.from([0x8a, 0x80 | payload.length]), mask, masked]));
+}
