@@ -7,7 +7,7 @@
  *
  * A consumer whose socket buffers absorb the whole feed never leaves a page unwritten, so the stream also pings
  * every session (at its opening and every `pingIntervalMs`): one that has not answered a ping when the next is due
- * does not read and is closed (1008 `consumer_not_reading`). Sessions are shared out by client address
+ * does not read, and its connection is dropped (it would not read a close frame either). Sessions are shared out by client address
  * (src/directory/feed-stream-slots.ts): beyond its address's share or the total a newcomer is refused with 503,
  * unless a session that has kept a ping unanswered for `displaceAfterMs` can give it its place.
  */
@@ -55,9 +55,6 @@ export const DEFAULT_FEED_STREAM_LIMITS: Readonly<FeedStreamLimits> = Object.fre
 export const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'consumer_too_slow' } as const;
 /** A client's ping is answered only while less than this waits to be sent to it. */
 const PONG_BACKLOG_BYTES = 64 * 1024;
-
-/** Close code and reason for a consumer that does not answer pings (it does not read). */
-export const NOT_READING_CLOSE = { code: 1008, reason: 'consumer_not_reading' } as const;
 
 /** One consumer of the stream: its position, and the pump that moves it forward. */
 export class FeedStreamSession {

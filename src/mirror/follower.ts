@@ -5,7 +5,7 @@
  * mirror's store numbers the entries itself; a seq that differs from the primary's stops the follower as well.
  *
  * It defends itself against its primary. A line or a block larger than the bounds does not verify (the
- * assembler holds at most one block, {@link FollowerOptions.bounds}). An upgrade not answered within
+ * assembler holds at most one block, {@link FollowerOptions.limits}). An upgrade not answered within
  * `handshakeTimeoutMs`, a connection that brings nothing — no line, no pong to the follower's pings — for a whole
  * `pingIntervalMs`, a frame that is not a feed line (a proxy's page, a binary frame) or lines that do not continue
  * the stream are transport errors: the connection is dropped and opened again, with a delay that doubles up to
