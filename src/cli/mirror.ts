@@ -6,6 +6,7 @@ import { createLogger } from '../app/logger.js';
 import { startMirror } from '../app/mirror.js';
 import { DataDirError } from '../app/node-keys.js';
 import { DEFAULT_FOLLOWER_LIMITS, type FollowerLimits } from '../mirror/follower.js';
+import { DEFAULT_FEED_STREAM_LIMITS, type FeedStreamLimits } from '../directory/export-stream.js';
 import type { CliCommand, CliIo } from './io.js';
 import { listeningLine } from './serve.js';
 
@@ -29,6 +30,9 @@ Directory's read routes from it (writes answer 403 read_only_mirror with the pri
                       (default 10000; env DDN_HANDSHAKE_TIMEOUT_MS)
   --ping-interval-ms MS  pings the primary this often; a connection that brought nothing (no line, no pong) for
                       this long is dropped and opened again (default 15000; env DDN_PING_INTERVAL_MS)
+  --export-stream-max-sessions N, --export-stream-max-sessions-per-address N, --export-stream-ping-interval-ms MS
+                      the mirror's own GET /export/stream, as ddn serve's (defaults 64, 4, 15000; env
+                      DDN_EXPORT_STREAM_MAX_SESSIONS, …)
   --help              this text
 
 ${EXIT_HELP}
@@ -44,6 +48,7 @@ interface MirrorArgs {
   logLevel: LogLevel;
   metricsToken: string | null;
   followerLimits: FollowerLimits;
+  streamLimits: Pick<FeedStreamLimits, 'maxSessions' | 'maxSessionsPerAddress' | 'pingIntervalMs'>;
 }
 
 /** The integer option `--name` (flag, else env, else the default); throws the message saying what is wrong. */
@@ -72,6 +77,9 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
         'max-block-bytes': { type: 'string' },
         'handshake-timeout-ms': { type: 'string' },
         'ping-interval-ms': { type: 'string' },
+        'export-stream-max-sessions': { type: 'string' },
+        'export-stream-max-sessions-per-address': { type: 'string' },
+        'export-stream-ping-interval-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -97,7 +105,32 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   if (tokenProblem !== undefined) return { error: `--metrics-token: ${tokenProblem}` };
   const d = DEFAULT_FOLLOWER_LIMITS;
   let followerLimits: FollowerLimits;
+  let streamLimits: MirrorArgs['streamLimits'];
+  const f = DEFAULT_FEED_STREAM_LIMITS;
   try {
+    streamLimits = {
+      maxSessions: intOption(
+        values['export-stream-max-sessions'] ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS,
+        'export-stream-max-sessions',
+        f.maxSessions,
+        1,
+        1_000_000,
+      ),
+      maxSessionsPerAddress: intOption(
+        values['export-stream-max-sessions-per-address'] ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS_PER_ADDRESS,
+        'export-stream-max-sessions-per-address',
+        f.maxSessionsPerAddress,
+        1,
+        1_000_000,
+      ),
+      pingIntervalMs: intOption(
+        values['export-stream-ping-interval-ms'] ?? env.DDN_EXPORT_STREAM_PING_INTERVAL_MS,
+        'export-stream-ping-interval-ms',
+        f.pingIntervalMs,
+        100,
+        600_000,
+      ),
+    };
     followerLimits = {
       ...d,
       maxLineBytes: intOption(values['max-line-bytes'] ?? env.DDN_MAX_LINE_BYTES, 'max-line-bytes', d.maxLineBytes, 1024, 1 << 30),
@@ -109,7 +142,7 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
     return { error: (e as Error).message };
   }
   const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror';
-  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken, followerLimits };
+  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken, followerLimits, streamLimits };
 }
 
 async function mirror(args: string[], io: CliIo): Promise<number> {
