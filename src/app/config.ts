@@ -23,6 +23,7 @@ import { DEFAULT_EVENT_BUDGET_PER_OWNER } from '../events/limits.js';
 import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '../http/connections.js';
 import { STAGING_DEFAULTS as STAGING } from '../relay/settings.js';
 import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
+import { DEFAULT_FEED_STREAM_LIMITS as FEED } from '../directory/export-stream.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -107,7 +108,12 @@ export interface Config {
   readonly bodyBudget: Readonly<BodyBudgetSettings>;
   /** PostgreSQL for the Cache mailbox and the Relay staging store (`--db`); null: SQLite files in the data dir. */
   readonly db: { readonly url: string; readonly schema: string } | null;
-  readonly directory: { readonly maxBodyBytes: number; readonly dnsServers: readonly string[] };
+  readonly directory: {
+    readonly maxBodyBytes: number;
+    readonly dnsServers: readonly string[];
+    /** Sessions of `GET /export/stream` and their ping rule (`--export-stream-*`, docs/mirrors.md). */
+    readonly exportStream: { readonly maxSessions: number; readonly maxSessionsPerAddress: number; readonly pingIntervalMs: number };
+  };
   readonly relay: {
     /** Body limit of the Relay and the Cache (http-api.md §0.3). */
     readonly maxHttpEnvelopeBytes: number;
@@ -355,6 +361,27 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'request bodies in flight from one client address, IPv6 per /64 (beyond: 429 before the body is read; 0: no bound)',
   },
   { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
+  {
+    name: 'export-stream-max-sessions',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(FEED.maxSessions),
+    help: 'GET /export/stream sessions of the Directory (beyond: 503, unless one that does not answer pings gives its place)',
+  },
+  {
+    name: 'export-stream-max-sessions-per-address',
+    kind: 'value',
+    arg: 'N',
+    defaultText: String(FEED.maxSessionsPerAddress),
+    help: 'GET /export/stream sessions of one client address (grouped like the rate limits; beyond: 503)',
+  },
+  {
+    name: 'export-stream-ping-interval-ms',
+    kind: 'value',
+    arg: 'MS',
+    defaultText: String(FEED.pingIntervalMs),
+    help: 'the export stream pings each session this often; one that has not answered when the next ping is due is closed',
+  },
   { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
   { name: 'relay-max-unchunked-bytes', kind: 'value', arg: 'N', defaultText: '16777216', help: 'Relay payload limit (unchunked)' },
   { name: 'relay-max-chunk-bytes', kind: 'value', arg: 'N', defaultText: '2097152', help: 'Relay payload limit (one chunk)' },
@@ -814,6 +841,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),
       dnsServers: r.dnsServers('dns-server'),
+      exportStream: {
+        maxSessions: r.int('export-stream-max-sessions', FEED.maxSessions, 1, 1_000_000),
+        maxSessionsPerAddress: r.int('export-stream-max-sessions-per-address', FEED.maxSessionsPerAddress, 1, 1_000_000),
+        pingIntervalMs: r.int('export-stream-ping-interval-ms', FEED.pingIntervalMs, 100, 600_000),
+      },
     },
     relay: {
       maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 26_214_400, 1, MAX_BODY_LIMIT),

@@ -6,7 +6,7 @@
  * can follow mirrors, and `GET /metrics` (the HTTP and ledger families of a node, and how far it follows).
  */
 import { SqliteDnsChallengeStore } from '../store/sqlite/dns-challenge-store.js';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -20,15 +20,17 @@ import { registerDirectoryRoutes } from '../directory/routes.js';
 import { DirectoryService } from '../directory/service.js';
 import { json } from '../http/server.js';
 import { createHttpServer } from '../http/server.js';
-import { FeedFollower } from '../mirror/follower.js';
+import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
-import { openSqlite } from '../store/sqlite/database.js';
+import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { hostForUrl, isLoopbackHost } from './config.js';
 import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { watchFeedStream } from './feed-stream-metrics.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
 import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/meta.js';
@@ -43,6 +45,8 @@ export interface MirrorOptions {
   clock?: Clock;
   /** Reconnect delays of the follower (tests). */
   retryMs?: { first: number; max: number };
+  /** What the primary may cost the follower, and its timeouts (`--max-line-bytes`, …). */
+  followerLimits?: Partial<FollowerLimits>;
   streamLimits?: Partial<FeedStreamLimits>;
   /** Largest request body (default 1 MiB; writes are refused anyway). */
   bodyLimitBytes?: number;
@@ -59,13 +63,31 @@ export interface RunningMirror {
 }
 
 const GENESIS_TIMEOUT_MS = 10_000;
+/** A genesis is a few hundred bytes; more is not one (and is not read). */
+const GENESIS_MAX_BYTES = 64 * 1024;
+
+/** The body of `res` as text, refused beyond `max` bytes before more of it is read. */
+async function boundedText(res: Response, max: number, url: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += (chunk as Uint8Array).length;
+    // leaving the loop cancels the rest of the body
+    if (size > max) throw new DataDirError(`${url} answered more than ${max} bytes; is it a ddn Directory?`);
+    chunks.push(chunk as Uint8Array);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** The primary's genesis parameters and hash (`GET /export/genesis`). */
 async function fetchGenesis(from: string): Promise<{ genesis: GenesisConfig; hash: string }> {
   const url = `${from.replace(/\/+$/, '')}/export/genesis`;
   const res = await fetch(url, { signal: AbortSignal.timeout(GENESIS_TIMEOUT_MS) });
-  if (res.status !== 200) throw new DataDirError(`${url} answered ${res.status}; is ${from} a ddn Directory?`);
-  const text = await res.text();
+  if (res.status !== 200) {
+    await res.body?.cancel();
+    throw new DataDirError(`${url} answered ${res.status}; is ${from} a ddn Directory?`);
+  }
+  const text = await boundedText(res, GENESIS_MAX_BYTES, url);
   const body = JSON.parse(text) as { genesis_hash?: unknown };
   return { genesis: parseGenesisFile(url, text), hash: String(body.genesis_hash) };
 }
@@ -101,14 +123,17 @@ async function mirrorGenesis(o: MirrorOptions): Promise<GenesisConfig> {
 
 export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
   const clock = o.clock ?? systemClock;
-  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
-  const genesis = await mirrorGenesis(o);
-  const db = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
+  // one process per data directory (src/app/data-dir-lock.ts)
+  const dirLock = lockDataDir(o.dataDir);
+  let db: SqliteDb | undefined;
   let follower: FeedFollower | undefined;
   try {
+    const genesis = await mirrorGenesis(o);
+    const ledgerDb = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
+    db = ledgerDb;
     const profile = makeProfile(genesis.profile);
     // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
-    const ledger = new Ledger(new SqliteLedgerStore(db), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
+    const ledger = new Ledger(new SqliteLedgerStore(ledgerDb), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
     const service = new DirectoryService({ ledger, profile, clock, challenges: SqliteDnsChallengeStore.inMemory() });
     const metrics = new NodeMetrics(buildInfo());
     const server = createHttpServer({
@@ -123,6 +148,7 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
       ledger,
       logger: o.logger.child({ component: 'mirror' }),
       ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
+      ...(o.followerLimits === undefined ? {} : { limits: o.followerLimits }),
     });
     follower = f;
     const stopWatching = watchMirror(metrics, ledger, f, clock);
@@ -139,6 +165,7 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
       logger: o.logger,
       ...(o.streamLimits === undefined ? {} : { streamLimits: o.streamLimits }),
     });
+    watchFeedStream(metrics, stream);
     await server.fastify.listen({ host: o.host, port: o.port });
     const { port } = server.fastify.server.address() as AddressInfo;
     const url = `http://${hostForUrl(o.host)}:${port}`;
@@ -158,12 +185,14 @@ export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
           stream.close();
           await server.fastify.close();
           ledger.stop();
-          db.close();
+          ledgerDb.close();
+          dirLock.release();
         })()),
     };
   } catch (e) {
     follower?.stop();
-    db.close();
+    db?.close();
+    dirLock.release();
     throw e;
   }
 }

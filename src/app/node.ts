@@ -5,6 +5,7 @@
  * work (sweeps, the node identity's registration) and returns the {@link RunningNode}, which nothing changes
  * afterwards. {@link startNode} is both. `close()` tears everything down in reverse order.
  */
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { to0x } from '../base/bytes.js';
@@ -46,6 +47,8 @@ import { localCachePort } from './local-cache.js';
 import { openLedgerBackend } from './ledger-backend.js';
 import { openRateLimits } from './rate-limits.js';
 import { loadNodeKey, loadNodeKeys } from './node-keys.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { watchFeedStream } from './feed-stream-metrics.js';
 import { startNodeRegistration, type RegistrationDirectory } from './node-registration.js';
 import { localRegistrationDirectory } from './local-registration.js';
 import { createRelayRole, type RelayRole } from './relay-role.js';
@@ -150,14 +153,25 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
   logger.info({ version: build.version, ...(build.commit === undefined ? {} : { commit: build.commit }) }, 'ddn starting');
   const metrics = new NodeMetrics(build);
   const profile = makeProfile(config.profile);
-  const network = config.chain === null ? undefined : loadNetwork(config);
-  const keys =
-    network === undefined ? loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock) : networkKeys(config.dataDir, network);
+  // one process per data directory: the lock comes first and is released last
+  const dirLock = lockDataDir(config.dataDir);
   // A node acts under its Relay service, or, without a Relay, under its Cache service (event Calls).
   const acting = config.roles.includes('relay') || !config.roles.includes('cache') ? 'relay' : 'cache';
-  const identity = nodeIdentityOf(profile, loadNodeKey(config.dataDir), acting);
+  const { network, keys, identity } = (() => {
+    try {
+      const network = config.chain === null ? undefined : loadNetwork(config);
+      const keys =
+        network === undefined
+          ? loadNodeKeys(config.dataDir, { profile: config.profile, chainId: config.chainId }, clock)
+          : networkKeys(config.dataDir, network);
+      return { network, keys, identity: nodeIdentityOf(profile, loadNodeKey(config.dataDir), acting) };
+    } catch (err) {
+      dirLock.release();
+      throw err;
+    }
+  })();
 
-  const cleanups: (() => void | Promise<void>)[] = [];
+  const cleanups: (() => void | Promise<void>)[] = [() => dirLock.release()];
   /** Runs the teardown steps in reverse order of setup; every step runs, the first failure is rethrown. */
   const cleanup = async (): Promise<void> => {
     let failure: unknown;
@@ -385,7 +399,16 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
           : {
               directory: (server) => {
                 registerDirectoryRoutes(server, directoryService);
-                feedStreams.push(registerExportRoutes(server, { ledger, genesis: keys.genesis, logger }));
+                const stream = registerExportRoutes(server, {
+                  ledger,
+                  genesis: keys.genesis,
+                  logger,
+                  streamLimits: config.directory.exportStream,
+                  // the client address as the rate limits count it (trusted proxies), IPv6 per /64
+                  ...(rate === undefined ? {} : { clientOf: (req: IncomingMessage) => rate.limits.clientOf(req) }),
+                });
+                watchFeedStream(metrics, stream);
+                feedStreams.push(stream);
               },
             }),
         ...(cache === undefined ? {} : { cache: (server) => cache.register(server) }),

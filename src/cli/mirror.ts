@@ -5,6 +5,8 @@ import { metricsTokenProblem, type LogLevel } from '../app/config.js';
 import { createLogger } from '../app/logger.js';
 import { startMirror } from '../app/mirror.js';
 import { DataDirError } from '../app/node-keys.js';
+import { DEFAULT_FOLLOWER_LIMITS, type FollowerLimits } from '../mirror/follower.js';
+import { DEFAULT_FEED_STREAM_LIMITS, type FeedStreamLimits } from '../directory/export-stream.js';
 import type { CliCommand, CliIo } from './io.js';
 import { listeningLine } from './serve.js';
 
@@ -20,6 +22,17 @@ Directory's read routes from it (writes answer 403 read_only_mirror with the pri
   --log-level LEVEL   fatal, error, warn, info, debug, trace or silent (default info; env DDN_LOG_LEVEL)
   --metrics-token T   bearer token GET /metrics asks for (16+ visible characters); without one /metrics is open
                       on a loopback --host and 403 elsewhere (env DDN_METRICS_TOKEN)
+  --max-line-bytes N  the largest feed line taken; a larger one does not verify (default 4194304; env
+                      DDN_MAX_LINE_BYTES)
+  --max-block-bytes N the most bytes of feed lines one block may take; a larger block does not verify (default
+                      67108864; env DDN_MAX_BLOCK_BYTES)
+  --handshake-timeout-ms MS  the primary must answer the stream's upgrade within this, else it is tried again
+                      (default 10000; env DDN_HANDSHAKE_TIMEOUT_MS)
+  --ping-interval-ms MS  pings the primary this often; a connection that brought nothing (no line, no pong) for
+                      this long is dropped and opened again (default 15000; env DDN_PING_INTERVAL_MS)
+  --export-stream-max-sessions N, --export-stream-max-sessions-per-address N, --export-stream-ping-interval-ms MS
+                      the mirror's own GET /export/stream, as ddn serve's (defaults 64, 4, 15000; env
+                      DDN_EXPORT_STREAM_MAX_SESSIONS, …)
   --help              this text
 
 ${EXIT_HELP}
@@ -34,6 +47,16 @@ interface MirrorArgs {
   port: number;
   logLevel: LogLevel;
   metricsToken: string | null;
+  followerLimits: FollowerLimits;
+  streamLimits: Pick<FeedStreamLimits, 'maxSessions' | 'maxSessionsPerAddress' | 'pingIntervalMs'>;
+}
+
+/** The integer option `--name` (flag, else env, else the default); throws the message saying what is wrong. */
+function intOption(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  const text = value ?? String(fallback);
+  const n = /^[0-9]{1,16}$/.test(text) ? Number(text) : NaN;
+  if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
+  throw new Error(`--${name}: must be an integer from ${min} to ${max}, got '${text}'`);
 }
 
 /** The options, or a message saying which one is wrong. */
@@ -50,6 +73,13 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
         port: { type: 'string' },
         'log-level': { type: 'string' },
         'metrics-token': { type: 'string' },
+        'max-line-bytes': { type: 'string' },
+        'max-block-bytes': { type: 'string' },
+        'handshake-timeout-ms': { type: 'string' },
+        'ping-interval-ms': { type: 'string' },
+        'export-stream-max-sessions': { type: 'string' },
+        'export-stream-max-sessions-per-address': { type: 'string' },
+        'export-stream-ping-interval-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -73,8 +103,46 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   const metricsToken = values['metrics-token'] ?? env.DDN_METRICS_TOKEN ?? null;
   const tokenProblem = metricsToken === null ? undefined : metricsTokenProblem(metricsToken);
   if (tokenProblem !== undefined) return { error: `--metrics-token: ${tokenProblem}` };
+  const d = DEFAULT_FOLLOWER_LIMITS;
+  let followerLimits: FollowerLimits;
+  let streamLimits: MirrorArgs['streamLimits'];
+  const f = DEFAULT_FEED_STREAM_LIMITS;
+  try {
+    streamLimits = {
+      maxSessions: intOption(
+        values['export-stream-max-sessions'] ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS,
+        'export-stream-max-sessions',
+        f.maxSessions,
+        1,
+        1_000_000,
+      ),
+      maxSessionsPerAddress: intOption(
+        values['export-stream-max-sessions-per-address'] ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS_PER_ADDRESS,
+        'export-stream-max-sessions-per-address',
+        f.maxSessionsPerAddress,
+        1,
+        1_000_000,
+      ),
+      pingIntervalMs: intOption(
+        values['export-stream-ping-interval-ms'] ?? env.DDN_EXPORT_STREAM_PING_INTERVAL_MS,
+        'export-stream-ping-interval-ms',
+        f.pingIntervalMs,
+        100,
+        600_000,
+      ),
+    };
+    followerLimits = {
+      ...d,
+      maxLineBytes: intOption(values['max-line-bytes'] ?? env.DDN_MAX_LINE_BYTES, 'max-line-bytes', d.maxLineBytes, 1024, 1 << 30),
+      maxBlockBytes: intOption(values['max-block-bytes'] ?? env.DDN_MAX_BLOCK_BYTES, 'max-block-bytes', d.maxBlockBytes, 1024, 2 ** 40),
+      handshakeTimeoutMs: intOption(values['handshake-timeout-ms'] ?? env.DDN_HANDSHAKE_TIMEOUT_MS, 'handshake-timeout-ms', d.handshakeTimeoutMs, 1, 600_000),
+      pingIntervalMs: intOption(values['ping-interval-ms'] ?? env.DDN_PING_INTERVAL_MS, 'ping-interval-ms', d.pingIntervalMs, 1, 600_000),
+    };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
   const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror';
-  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken };
+  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken, followerLimits, streamLimits };
 }
 
 async function mirror(args: string[], io: CliIo): Promise<number> {

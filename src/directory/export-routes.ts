@@ -2,6 +2,7 @@
  * The export feed's routes (docs/mirrors.md): `GET /export?after=<seq>&count=<n>` (JSON lines,
  * `application/jsonl`), `GET /export/genesis`, and the WebSocket `GET /export/stream?cursor=<seq>`.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { GenesisConfig } from '../ledger/block.js';
 import type { Ledger } from '../ledger/chain.js';
@@ -21,6 +22,8 @@ export interface ExportRouteOptions {
   genesis: GenesisConfig;
   logger?: Logger;
   streamLimits?: Partial<FeedStreamLimits>;
+  /** The client address of a stream upgrade (default: the socket's peer). */
+  clientOf?: (req: IncomingMessage) => string;
 }
 
 /** Adds the export routes to the Directory's server; the returned stream is closed with the server. */
@@ -59,5 +62,6 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
     ledger: o.ledger,
     ...(o.streamLimits === undefined ? {} : { limits: o.streamLimits }),
     ...(o.logger === undefined ? {} : { logger: o.logger }),
+    ...(o.clientOf === undefined ? {} : { clientOf: o.clientOf }),
   });
 }

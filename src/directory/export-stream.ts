@@ -4,7 +4,14 @@
  * text frame per line. Lines are read from the ledger store a page at a time and the next page waits until the
  * last one was written to the socket, so a session never holds more than one page; a consumer that leaves a page
  * unwritten for `stallMs` cannot keep up and is closed with code 1008 and the reason `consumer_too_slow`.
+ *
+ * A consumer whose socket buffers absorb the whole feed never leaves a page unwritten, so the stream also pings
+ * every session (at its opening and every `pingIntervalMs`): one that has not answered a ping when the next is due
+ * does not read, and its connection is dropped (it would not read a close frame either). Sessions are shared out by client address
+ * (src/directory/feed-stream-slots.ts): beyond its address's share or the total a newcomer is refused with 503,
+ * unless a session that has kept a ping unanswered for `displaceAfterMs` can give it its place.
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -15,6 +22,9 @@ import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgra
 import { parseQuery, splitTarget } from '../http/url.js';
 import type { Ledger } from '../ledger/chain.js';
 import { parseCursor, type ExportFeed } from './export-feed.js';
+import { admitToStream, type FeedStreamSlot, type SlotLimits } from './feed-stream-slots.js';
+import { addressKey, clientAddress } from '../http/rate-limit.js';
+import { systemClock, type Clock } from '../base/clock.js';
 
 /** Where a session sends its lines (a WebSocket, or a test's stand-in). */
 export interface FeedSink {
@@ -23,19 +33,28 @@ export interface FeedSink {
   close(code: number, reason: string): void;
 }
 
-export interface FeedStreamLimits {
+export interface FeedStreamLimits extends SlotLimits {
   /** Lines read and sent per page (default 500). */
   pageSize: number;
   /** How long a page may stay unwritten before the consumer is closed as too slow (default 30 s). */
   stallMs: number;
-  /** Open sessions at most; more are refused with 503 (default 64). */
-  maxSessions: number;
+  /** How often every session is pinged; one that has not answered a ping when the next is due is closed (15 s). */
+  pingIntervalMs: number;
 }
 
-export const DEFAULT_FEED_STREAM_LIMITS: FeedStreamLimits = { pageSize: 500, stallMs: 30_000, maxSessions: 64 };
+export const DEFAULT_FEED_STREAM_LIMITS: Readonly<FeedStreamLimits> = Object.freeze({
+  pageSize: 500,
+  stallMs: 30_000,
+  maxSessions: 64,
+  maxSessionsPerAddress: 4,
+  pingIntervalMs: 15_000,
+  displaceAfterMs: 5_000,
+});
 
 /** Close code and reason for a consumer that cannot keep up. */
 export const SLOW_CONSUMER_CLOSE = { code: 1008, reason: 'consumer_too_slow' } as const;
+/** A client's ping is answered only while less than this waits to be sent to it. */
+const PONG_BACKLOG_BYTES = 64 * 1024;
 
 /** One consumer of the stream: its position, and the pump that moves it forward. */
 export class FeedStreamSession {
@@ -48,7 +67,7 @@ export class FeedStreamSession {
     private readonly feed: ExportFeed,
     private readonly sink: FeedSink,
     cursor: number,
-    private readonly limits: FeedStreamLimits,
+    private readonly limits: Pick<FeedStreamLimits, 'pageSize' | 'stallMs'>,
     private readonly onError?: (err: unknown) => void,
   ) {
     this.sent = cursor;
@@ -132,12 +151,37 @@ export interface FeedStreamOptions {
   ledger: Pick<Ledger, 'onBlock'>;
   limits?: Partial<FeedStreamLimits>;
   logger?: Logger;
+  /** The client address of an upgrade (default: the socket's peer), e.g. the rate limits' (trusted proxies). */
+  clientOf?: (req: IncomingMessage) => string;
+  clock?: Clock;
 }
 
 /** The stream's sessions on one HTTP server; `close()` ends them (code 1001) and stops listening for blocks. */
 export interface FeedStream {
   readonly sessions: number;
+  /** Sessions closed or displaced because they did not answer pings, and upgrades refused for lack of room. */
+  readonly counts: FeedStreamCounts;
   close(): void;
+}
+
+/** What the stream's sessions came to, since it started (metrics). */
+export interface FeedStreamCounts {
+  /** Sessions closed, or displaced by a newcomer, because they did not answer pings. */
+  notReading: number;
+  /** Upgrades refused (503) because the client address had its share. */
+  refusedAddressShare: number;
+  /** Upgrades refused (503) because every session was taken by consumers that read. */
+  refusedFull: number;
+}
+
+/** One open (or opening) session: its place, its socket once upgraded, its ping timer. */
+interface Slot extends FeedStreamSlot {
+  readonly socket: Duplex;
+  /** What the last ping carried. */
+  pingPayload?: Buffer;
+  ws?: WebSocket;
+  session?: FeedStreamSession;
+  pinger?: NodeJS.Timeout;
 }
 
 const sinkOf = (ws: WebSocket): FeedSink => ({
@@ -149,47 +193,116 @@ const sinkOf = (ws: WebSocket): FeedSink => ({
 /** Attaches `GET /export/stream` to the Directory's HTTP server (every other upgrade is refused with 404). */
 export function attachFeedStream(o: FeedStreamOptions): FeedStream {
   const limits = { ...DEFAULT_FEED_STREAM_LIMITS, ...o.limits };
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 1024 });
-  const sessions = new Map<WebSocket, FeedStreamSession>();
+  const clock = o.clock ?? systemClock;
+  const clientOf = o.clientOf ?? ((req: IncomingMessage) => clientAddress(req.socket.remoteAddress, undefined, undefined));
+  // pongs are answered by hand (below): never onto a socket whose peer does not read
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 1024, autoPong: false });
+  // every session's place, from its admission until its socket closes
+  const slots = new Set<Slot>();
+  const counts: FeedStreamCounts = { notReading: 0, refusedAddressShare: 0, refusedFull: 0 };
   wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => refuse(socket, req, new DdnError('invalid_request', err.message)));
   echoRequestIds(wss);
   const stopListening = o.ledger.onBlock(() => {
-    for (const s of sessions.values()) s.notify();
+    for (const s of slots) s.session?.notify();
   });
+  const release = (slot: Slot): void => {
+    slots.delete(slot);
+    clearInterval(slot.pinger);
+    slot.session?.end();
+  };
+  /** Frees the place of a session that does not read; its socket is destroyed (it would not read a close frame). */
+  const dropNotReading = (slot: Slot): void => {
+    counts.notReading++;
+    release(slot);
+    slot.socket.destroy();
+  };
+  // a pong counts only with the payload of the ping it answers: a client must read the ping to answer it
+  const ping = (slot: Slot): void => {
+    slot.awaitingPongSince = clock.nowMs();
+    slot.pingPayload = randomBytes(8);
+    slot.ws!.ping(slot.pingPayload);
+  };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     tagUpgrade(req);
     let cursor: number;
+    let slot: Slot;
     try {
       const target = splitTarget(req.url ?? '/');
       if (target.path !== '/export/stream') throw new DdnError('not_found', 'no such route');
       checkUpgradeHandshake(req);
       cursor = parseCursor(parseQuery(target.query).cursor, 'cursor');
-      if (sessions.size >= limits.maxSessions) throw new DdnError('service_unavailable', 'too many export stream sessions; try again later');
+      const address = addressKey(clientOf(req));
+      const decision = admitToStream([...slots], address, clock.nowMs(), limits);
+      if (!decision.admitted) {
+        if (decision.full === 'address') counts.refusedAddressShare++;
+        else counts.refusedFull++;
+        throw decision.full === 'address'
+          ? new DdnError('service_unavailable', 'too many export stream sessions from this client address; try again later', {
+              reason: 'export_stream_address_share',
+              limit: limits.maxSessionsPerAddress,
+              retry_after_seconds: 5,
+            })
+          : new DdnError('service_unavailable', 'too many export stream sessions; try again later', {
+              reason: 'export_stream_sessions',
+              limit: limits.maxSessions,
+              retry_after_seconds: 5,
+            });
+      }
+      if (decision.displace !== undefined) {
+        const displaced = decision.displace;
+        upgradeLogger(o.logger, req)?.info({ address: displaced.address }, 'export stream session displaced: it does not answer pings');
+        dropNotReading(displaced);
+      }
+      slot = { address, socket, awaitingPongSince: undefined };
     } catch (e) {
       refuse(socket, req, toDdnError(e));
       return;
     }
+    slots.add(slot);
+    socket.once('close', () => release(slot));
     wss.handleUpgrade(req, socket, head, (ws) => {
+      if (!slots.has(slot)) {
+        ws.terminate();
+        return;
+      }
+      slot.ws = ws;
       const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) => upgradeLogger(o.logger, req)?.error({ err }, 'export stream failed'));
-      sessions.set(ws, session);
+      slot.session = session;
       ws.on('message', () => undefined); // client frames are ignored
-      ws.on('close', () => {
-        session.end();
-        sessions.delete(ws);
+      ws.on('pong', (data) => {
+        if (slot.pingPayload !== undefined && data.equals(slot.pingPayload)) slot.awaitingPongSince = undefined;
       });
+      // a client's pings are answered while what was sent to it drains; one that does not read gets no pongs
+      ws.on('ping', (data) => {
+        if (ws.bufferedAmount < PONG_BACKLOG_BYTES) ws.pong(data);
+      });
+      ws.on('close', () => release(slot));
+      // the first ping before the first page: a consumer that reads answers it at once
+      ping(slot);
+      slot.pinger = setInterval(() => {
+        if (slot.awaitingPongSince !== undefined) {
+          upgradeLogger(o.logger, req)?.info({ address: slot.address }, 'export stream session closed: it does not answer pings');
+          dropNotReading(slot);
+        } else ping(slot);
+      }, limits.pingIntervalMs);
+      slot.pinger.unref();
       session.notify();
     });
   };
   o.server.on('upgrade', onUpgrade);
   return {
     get sessions() {
-      return sessions.size;
+      return slots.size;
     },
+    counts,
     close() {
       stopListening();
       o.server.off('upgrade', onUpgrade);
-      for (const ws of sessions.keys()) ws.close(1001, 'server_closing');
+      for (const slot of [...slots]) {
+        release(slot);
+        slot.ws?.close(1001, 'server_closing');
+      }
       wss.close();
     },
   };

@@ -15,6 +15,9 @@ import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
 
+/** The most extrinsics a block holds (the default of {@link LedgerOptions.maxExtrinsicsPerBlock}). */
+export const MAX_EXTRINSICS_PER_BLOCK = 1000;
+
 export interface LedgerOptions {
   profile: Profile;
   genesis: GenesisConfig;
@@ -212,7 +215,7 @@ export class Ledger {
     private readonly store: LedgerStore,
     private readonly opts: LedgerOptions,
   ) {
-    this.maxPerBlock = opts.maxExtrinsicsPerBlock ?? 1000;
+    this.maxPerBlock = opts.maxExtrinsicsPerBlock ?? MAX_EXTRINSICS_PER_BLOCK;
     this.maxPerKey = opts.maxPendingPerKey ?? 16;
     this.maxPool = opts.maxPoolSize ?? 10_000;
     const g = genesisHeader(opts.genesis);

@@ -11,7 +11,10 @@ export const MirrorStatusSchema = Type.Object(
     seq: Type.Integer({ description: 'the last feed entry held' }),
     block: Type.Integer({ description: 'the head block' }),
     connected: Type.Boolean(),
-    error: Type.Optional(Type.String({ description: 'why following stopped' })),
+    error: Type.Optional(Type.String({ description: 'why following stopped: the first block that did not verify' })),
+    last_connection_error: Type.Optional(
+      Type.String({ description: 'why the last connection to the primary ended or could not be opened (it is retried); absent once one is open' }),
+    ),
   },
   { title: 'MirrorStatus' },
 );

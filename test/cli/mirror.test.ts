@@ -60,6 +60,15 @@ describe('ddn mirror', () => {
       [['--from', 'http://127.0.0.1:1', '--log-level', 'loud'], 2, /--log-level/],
       [['--from', 'http://127.0.0.1:1', '--bogus'], 2, /bogus/],
       [['--from', 'http://127.0.0.1:1', '--metrics-token', 'short'], 2, /--metrics-token: must be 16 to 256 visible ASCII/],
+      [['--from', 'http://127.0.0.1:1', '--max-line-bytes', '12'], 2, /--max-line-bytes: must be an integer from 1024 to 1073741824, got '12'/],
+      [['--from', 'http://127.0.0.1:1', '--max-block-bytes', 'lots'], 2, /--max-block-bytes: must be an integer from 1024/],
+      [['--from', 'http://127.0.0.1:1', '--handshake-timeout-ms', '0'], 2, /--handshake-timeout-ms: must be an integer from 1 to 600000/],
+      [
+        ['--from', 'http://127.0.0.1:1', '--export-stream-max-sessions-per-address', '0'],
+        2,
+        /--export-stream-max-sessions-per-address: must be an integer from 1/,
+      ],
+      [['--from', 'http://127.0.0.1:1', '--ping-interval-ms', 'soon'], 2, /--ping-interval-ms: must be an integer from 1 to 600000, got 'soon'/],
       [['--from', 'http://127.0.0.1:1', '--data-dir', join(dir, 'fresh'), '--port', '0', '--log-level', 'silent'], 1, /cannot read the primary's genesis/],
     ];
     for (const [args, code, message] of cases) {
@@ -71,5 +80,6 @@ describe('ddn mirror', () => {
     const help = await run(['--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /usage: ddn mirror --from/);
+    for (const flag of ['--max-line-bytes', '--max-block-bytes', '--handshake-timeout-ms', '--ping-interval-ms']) assert.match(help.stdout, new RegExp(flag));
   });
 });

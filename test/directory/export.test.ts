@@ -163,7 +163,7 @@ describe('the export feed', () => {
     let closed: { code: number; reason: string } | undefined;
     // a socket whose writes never complete: a peer that stopped reading
     const stuck: FeedSink = { send: (text) => void sent.push(text), close: (code, reason) => void (closed = { code, reason }) };
-    const session = new FeedStreamSession(feed, stuck, 0, { pageSize: 4, stallMs: 20, maxSessions: 1 });
+    const session = new FeedStreamSession(feed, stuck, 0, { pageSize: 4, stallMs: 20 });
     session.notify();
     await waitFor('the slow consumer is closed', async () => closed);
     assert.deepEqual(closed, SLOW_CONSUMER_CLOSE);
@@ -174,7 +174,6 @@ describe('the export feed', () => {
     const ok = new FeedStreamSession(feed, { send: (t, done) => (fast.push(t), setImmediate(done)), close: () => assert.fail('closed') }, 0, {
       pageSize: 4,
       stallMs: 60_000,
-      maxSessions: 1,
     });
     ok.notify();
     const everything = (await page(url, '')).lines;

@@ -21,7 +21,7 @@ export interface TestMirror extends RunningMirror {
 export async function startTestMirror(
   from: string,
   dataDir = mkdtempSync(join(tmpdir(), 'ddn-mirror-')),
-  options: Partial<Pick<MirrorOptions, 'host' | 'metricsToken'>> = {},
+  options: Partial<Pick<MirrorOptions, 'host' | 'metricsToken' | 'followerLimits'>> = {},
 ): Promise<TestMirror> {
   const m = await startMirror({
     from,

@@ -21,13 +21,29 @@ export interface ServeProcess {
   stderr(): string;
 }
 
-/** Starts `ddn serve …args` (or another command that prints the same listening line, e.g. `mirror`); DDN_* variables of this process are not passed on. */
-export function serveProcess(args: string[], command = 'serve'): Promise<ServeProcess> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_')) env[k] = v;
+/** Runs `ddn <command> …args` to its end (for a start that must fail): its exit code and what it wrote to stderr. */
+export function ddnToExit(args: string[], command = 'serve'): Promise<{ code: number | null; stderr: string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', command, ...args], {
     cwd: ROOT,
-    env,
+    env: envWithoutDdn(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stderr })));
+}
+
+function envWithoutDdn(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('DDN_')) env[k] = v;
+  return env;
+}
+
+/** Starts `ddn serve …args` (or another command that prints the same listening line, e.g. `mirror`); DDN_* variables of this process are not passed on. */
+export function serveProcess(args: string[], command = 'serve'): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', command, ...args], {
+    cwd: ROOT,
+    env: envWithoutDdn(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise((resolve) => proc.on('close', resolve));
