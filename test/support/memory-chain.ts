@@ -100,7 +100,14 @@ export class MemoryChainClient implements ChainClient {
     this.wasConnected = true;
   }
   info(): ChainInfo {
-    return { genesisHash: this.chain.genesisHash, specName: 'memory', tokenSymbol: 'UNIT', tokenDecimals: 12, account: this.account, maxRemarkBytes: 1_000_000 };
+    return {
+      genesisHash: this.chain.genesisHash,
+      specName: 'memory',
+      tokenSymbol: 'UNIT',
+      tokenDecimals: 12,
+      account: this.account,
+      maxRemarkBytes: 1_000_000,
+    };
   }
   async finalizedNumber(): Promise<number> {
     if (this.chain.down) throw new ChainError('unavailable', 'down');
