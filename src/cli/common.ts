@@ -1,28 +1,77 @@
 /** Options and helpers shared by the user commands: which Directory, which profile, waiting, key ids. */
 import { readFileSync } from 'node:fs';
+import { deadlineFetch } from '../client/deadline-fetch.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import type { FetchLike } from '../client/http.js';
 import { makeProfile, type Profile } from '../protocol/profile.js';
 import { UsageError, type OptionDef } from './command.js';
 
-/** Longest wait for one HTTP request. */
-export const REQUEST_TIMEOUT_MS = 60_000;
+/** The deadlines of every request a command makes (`--connect-timeout`, `--answer-timeout`). */
+export interface DeadlineValues {
+  'connect-timeout'?: string;
+  'answer-timeout'?: string;
+}
+
+/** `--connect-timeout` and `--answer-timeout` in milliseconds. */
+export function deadlines(o: DeadlineValues): { connectTimeoutMs: number; answerTimeoutMs: number } {
+  const ms = (name: keyof DeadlineValues, fallback: string): number => {
+    const n = Number(o[name] ?? fallback);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number of seconds`);
+    return Math.round(n * 1000);
+  };
+  return { connectTimeoutMs: ms('connect-timeout', '10'), answerTimeoutMs: ms('answer-timeout', '30') };
+}
 
 /**
- * The global fetch with a per-request deadline (a deadline that passes is a timeout: exit code 2), ended early
- * when `stop` aborts (Ctrl-C).
+ * The fetch of a command's requests to `name` (`the Relay`): the deadlines of `o`, a stderr line through `info`
+ * while a request waits longer than 5 s, and an end to every request when `stop` aborts (Ctrl-C). A deadline that
+ * passes fails the request with `request_timeout` (exit 3) naming the URL.
  */
-export function timedFetch(timeoutMs = REQUEST_TIMEOUT_MS, stop?: AbortSignal): FetchLike {
-  return (url, init) => {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    return globalThis.fetch(url, { ...init, signal: stop === undefined ? deadline : AbortSignal.any([deadline, stop]) });
-  };
+export function commandFetch(o: DeadlineValues, name: string, info: ((line: string) => void) | undefined, stop?: AbortSignal): FetchLike {
+  return deadlineFetch({
+    ...deadlines(o),
+    name,
+    noticeAfterMs: Math.min(5_000, Math.ceil(deadlines(o).answerTimeoutMs / 2)),
+    ...(stop === undefined ? {} : { signal: stop }),
+    ...(info === undefined
+      ? {}
+      : { onWait: (w) => info(`waiting for ${w.name} at ${w.url} (${Math.round(w.waitedMs / 1000)} s; gives up after ${Math.round(w.deadlineMs / 1000)} s)`) }),
+  });
 }
+
+/** The deadlines of every request; in DIRECTORY_OPTIONS, so every command that talks to a node has them. */
+export const DEADLINE_OPTIONS = {
+  'connect-timeout': {
+    type: 'string',
+    arg: 'SECONDS',
+    help: 'give up on a request that has not connected (DNS, TCP, TLS) within this',
+    env: 'DDN_CONNECT_TIMEOUT',
+    default: '10',
+  },
+  'answer-timeout': {
+    type: 'string',
+    arg: 'SECONDS',
+    help: 'give up on a request whose answer has not begun (or stalls) for this long',
+    env: 'DDN_ANSWER_TIMEOUT',
+    default: '30',
+  },
+} as const satisfies Record<string, OptionDef>;
 
 export const DIRECTORY_OPTIONS = {
   directory: { type: 'string', arg: 'URL', help: 'Directory base URL', env: 'DDN_DIRECTORY_URL', default: 'http://127.0.0.1:8080' },
   profile: { type: 'string', arg: 'NAME', help: "network profile (default: the Directory's, from GET /health)", env: 'DDN_PROFILE' },
+  ...DEADLINE_OPTIONS,
 } as const satisfies Record<string, OptionDef>;
+
+/**
+ * What `--help` says of a node that does not answer: one request's worst case, and that the Directory is asked
+ * once (its reads and writes are not retried on a timeout).
+ */
+export const STALL_HELP =
+  'A node that does not answer: every request gives up after --connect-timeout (10 s) to connect and\n' +
+  '--answer-timeout (30 s) for its answer to begin, with a line on stderr naming the URL after 5 s (or half\n' +
+  'of --answer-timeout when that is shorter); a\n' +
+  'Directory request that times out ends the command (exit 3), so a hung Directory costs at most 40 s.';
 
 export const WAIT_OPTIONS = {
   'no-wait': { type: 'boolean', help: 'return once the change is accepted (202) instead of waiting for finality' },
@@ -36,10 +85,21 @@ export interface DirectoryContext {
   fetch: FetchLike;
 }
 
-/** The Directory of `--directory`, with the profile of `--profile` or, when absent, the one it reports. */
-export async function directoryContext(opts: { directory?: string; profile?: string }): Promise<DirectoryContext> {
+/** A line on the process's stderr (for helpers that have no command context at hand). */
+function stderrLine(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/**
+ * The Directory of `--directory`, with the profile of `--profile` or, when absent, the one it reports. `info`
+ * hears of a request that waits (see {@link commandFetch}).
+ */
+export async function directoryContext(
+  opts: { directory?: string; profile?: string } & DeadlineValues,
+  info: (line: string) => void = stderrLine,
+): Promise<DirectoryContext> {
   const url = opts.directory ?? 'http://127.0.0.1:8080';
-  const fetch = timedFetch();
+  const fetch = commandFetch(opts, 'the Directory', info);
   let name = opts.profile;
   if (name === undefined) name = (await new DirectoryClient(url, { fetch }).health()).profile;
   let profile: Profile;
@@ -51,10 +111,10 @@ export async function directoryContext(opts: { directory?: string; profile?: str
   return { client: new DirectoryClient(url, { fetch, profile }), profile, fetch };
 }
 
-/** `--timeout` in milliseconds. */
-export function timeoutMs(seconds: string | undefined): number {
+/** `--timeout` (or the option `flag`) in milliseconds. */
+export function timeoutMs(seconds: string | undefined, flag = '--timeout'): number {
   const n = Number(seconds ?? '60');
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError('--timeout must be a positive number of seconds');
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number of seconds`);
   return Math.round(n * 1000);
 }
 

@@ -63,7 +63,7 @@ const create = leaf('ddn did create', {
   async run(ctx, o) {
     const env = ctx.io.env;
     const book = readBook(env);
-    const dir = await directoryContext(o);
+    const dir = await directoryContext(o, ctx.info);
     const did = o.did ?? generateDid(dir.profile);
     if (!isDid(did)) throw new UsageError(`'${did}' is not a valid DID`);
     const files =
@@ -160,9 +160,9 @@ function didRead(name: string, summary: string, read: 'resolve' | 'registrationS
     synopsis: 'DID|ALIAS',
     options: DID_ARG,
     positionals: ['DID'],
-    async run(_ctx, o, p) {
+    async run(ctx, o, p) {
       const ref = recipientRef(oneDid(o.did, p), 'the DID');
-      const { client } = await directoryContext(o);
+      const { client } = await directoryContext(o, ctx.info);
       const { did } = await resolveRecipient(client, ref);
       return client[read](did);
     },

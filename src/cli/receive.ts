@@ -7,7 +7,7 @@ import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
 import { LiveReceiver, liveProofServiceFor } from '../client/live-receiver.js';
 import { directorySenderCheck } from '../client/sender-check.js';
 import { leaf, UsageError, type CommandContext } from './command.js';
-import { directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
+import { commandFetch, directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
 import { memoryBound } from './memory.js';
 import { progressBar } from './progress.js';
@@ -92,7 +92,7 @@ export const receiveCommand = leaf('ddn receive', {
       throw new UsageError(`--output-dir ${o['output-dir']} is not a directory`);
     }
     const ref = recipientRef(o.did, '--did');
-    const dir = await directoryContext(o);
+    const dir = await directoryContext(o, ctx.info);
     const signer = readEd25519KeyFile(o.key);
     const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
     const did = (await resolveRecipient(dir.client, ref)).did;
@@ -109,7 +109,8 @@ export const receiveCommand = leaf('ddn receive', {
     if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
       throw Object.assign(new Error(`no Cache service of ${did} authorizes this key for retrieval`), { code: 'no_cache_service' });
     }
-    const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: dir.fetch }));
+    const cacheFetch = commandFetch(o, 'the Cache', ctx.info);
+    const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: cacheFetch }));
     const bar = progressBar(ctx.io, 'receiving');
     let current = '';
     let done = 0;

@@ -7,7 +7,7 @@ import { toHex } from '../base/bytes.js';
 import type { EnvelopeSigner } from '../protocol/file-envelopes.js';
 import { resolveSigningKey } from '../protocol/keys.js';
 import { leaf, UsageError, type CommandContext } from './command.js';
-import { directoryContext, DIRECTORY_OPTIONS, positiveInt, timedFetch, type DirectoryContext } from './common.js';
+import { commandFetch, directoryContext, DIRECTORY_OPTIONS, positiveInt, STALL_HELP, timeoutMs, type DirectoryContext } from './common.js';
 import { fileSource, stdinSource } from './file-input.js';
 import { progressBar } from './progress.js';
 import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.js';
@@ -55,8 +55,13 @@ export const sendCommand = leaf('ddn send', {
     '<p>:cbor-chunk:x25519-hkdf-sha256-chacha20poly1305:v1) and posts the envelopes to the Relay. Nothing is sent\n' +
     'unencrypted unless --plaintext. With --from and --key every envelope carries the sender signature, and the\n' +
     'recipient sees who sent it; without them the message is anonymous.\n' +
-    'Retries: 429, 502, 503, 507 and timeouts are retried with the identical bytes (the reason is printed, with a\n' +
-    'countdown on a terminal); a Relay that refuses the connection or does not resolve fails at once.\n' +
+    'Retries: 408, 429, 502, 503, 507, timeouts and dropped connections are retried with the identical bytes (the\n' +
+    'reason is printed, with a countdown on a terminal), up to 8 attempts started within --retry-for (120 s) of an\n' +
+    'envelope’s first; a Relay that refuses the connection, does not resolve, sits on a port fetch refuses or\n' +
+    'fails TLS, and any other 4xx, fail at once. Worst case for a Relay that never answers: --retry-for plus one\n' +
+    'attempt (10 s + 30 s), about 160 s with the defaults, then exit 3.\n' +
+    STALL_HELP +
+    '\n' +
     'Resuming: a send that stops (Ctrl-C, a failure) keeps a small state file under $XDG_STATE_HOME/ddn/sends;\n' +
     'running the same command again continues the staged set where it stopped. --restart starts over.',
   options: {
@@ -71,6 +76,7 @@ export const sendCommand = leaf('ddn send', {
     tag: { type: 'string', arg: 'TAG', help: 'public tag (delivery policies may route on it)' },
     ttl: { type: 'string', arg: 'DURATION', help: 'how long the message may wait in a Cache (24h, 90m, PT2H, …)', default: '24h' },
     'chunk-size': { type: 'string', arg: 'BYTES', help: 'file bytes per chunk (capped by the limits)', default: '1048576' },
+    'retry-for': { type: 'string', arg: 'SECONDS', help: 'start no new attempt of an envelope later than this after its first', default: '120' },
     restart: { type: 'boolean', help: 'ignore what an interrupted run of the same send staged, and start over' },
     plaintext: {
       type: 'boolean',
@@ -80,6 +86,7 @@ export const sendCommand = leaf('ddn send', {
   },
   async run(ctx, o) {
     const partBytes = positiveInt('chunk-size', o['chunk-size']);
+    const retryFor = timeoutMs(o['retry-for'], '--retry-for');
     const toRef = recipientRef(o.to, '--to', true);
     if (o.from === undefined && o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
     // --from names an identity of the book (its DID or alias): its key signs unless --key says otherwise
@@ -87,7 +94,7 @@ export const sendCommand = leaf('ddn send', {
     if (o.from !== undefined && key === undefined)
       throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender), or an identity of the book');
     const fromRef = o.from === undefined ? undefined : recipientRef(o.from, '--from');
-    const dir = await directoryContext(o);
+    const dir = await directoryContext(o, ctx.info);
     const to = await resolveRecipient(dir.client, toRef);
     const sender = await senderOf(dir, fromRef, { key, 'signer-key-id': o['signer-key-id'] });
     const source = o.input === '-' ? await stdinSource(ctx.io.stdin, o.name) : await fileSource(o.input, o.name);
@@ -113,7 +120,8 @@ export const sendCommand = leaf('ddn send', {
     void ctx.io.shutdownSignal().then((signal) => interrupt.abort(interruption(signal)));
     const bar = progressBar(ctx.io, 'sending');
     const relay = new RelayClient(o.relay!, {
-      fetch: timedFetch(undefined, interrupt.signal),
+      fetch: commandFetch(o, 'the Relay', ctx.info, interrupt.signal),
+      retryForMs: retryFor,
       timing: countdownTiming(ctx.io, interrupt.signal),
       onRetry: (r) => {
         bar.finish();

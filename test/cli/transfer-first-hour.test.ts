@@ -239,7 +239,7 @@ describe('fail fast and say why', () => {
     const r = await ddn(['send', '--to', bob, '--relay', `http://127.0.0.1:${port}`, '--input', '-'], { env, stdin: Buffer.from('x') });
     assert.equal(r.code, 1);
     assert.equal(r.json.code, 'relay_unreachable');
-    assert.match(r.json.message as string, /cannot reach the Relay at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    assert.match(r.json.message as string, /cannot reach the Relay at http:\/\/127\.0\.0\.1:\d+\/relay: .*ECONNREFUSED/);
     assert.doesNotMatch(r.stderr, /retrying/);
   });
 });
