@@ -5,7 +5,9 @@
  */
 import { parseArgs } from 'node:util';
 import { EXIT, EXIT_HELP, signalExit } from './exit-codes.js';
-import { fillFromIdentityBook, type IdentityRole } from './identity-options.js';
+import { directoryHealth, networkOf } from './directory-network.js';
+import { fillFromIdentityBook, type IdentityRole, type NetworkLookup } from './identity-options.js';
+import { commandFetch, type DeadlineValues } from './request-deadlines.js';
 import type { CliCommand, CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
@@ -111,7 +113,25 @@ export function errorResult(e: unknown): Record<string, unknown> {
   return out;
 }
 
-function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: NodeJS.ProcessEnv): { values: OptionValues<O>; positionals: string[] } {
+/**
+ * The network of the Directory a command's options name (`--directory`), for the identity book; none for a command
+ * without one.
+ */
+function networkLookup(values: Record<string, unknown>, info: (line: string) => void): NetworkLookup {
+  return async () => {
+    const directory = values.directory;
+    if (typeof directory !== 'string') return undefined;
+    const health = await directoryHealth(directory, commandFetch(values as DeadlineValues, 'the Directory', info));
+    return { network: networkOf(health), directory };
+  };
+}
+
+async function parse<O extends OptionDefs>(
+  spec: LeafSpec<O>,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  info: (line: string) => void,
+): Promise<{ values: OptionValues<O>; positionals: string[] }> {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
   for (const [name, o] of Object.entries(spec.options)) options[name] = o.multiple ? { type: o.type, multiple: true } : { type: o.type };
   let parsed;
@@ -129,7 +149,7 @@ function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: Nod
     if (v === undefined) v = o.type === 'boolean' ? false : o.multiple ? [] : undefined;
     values[name] = v;
   }
-  fillFromIdentityBook(spec.options, values, env);
+  await fillFromIdentityBook(spec.options, values, env, networkLookup(values, info));
   for (const [name, o] of Object.entries(spec.options)) {
     const v = values[name];
     if (o.required && (v === undefined || (Array.isArray(v) && v.length === 0))) {
@@ -192,7 +212,7 @@ export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): Cli
       const ctx: CommandContext = { io, info: (line) => io.stderr(`${line}\n`), progress: (f) => void (progress = { ...progress, ...f }) };
       const interrupted = signals.signal().then((signal) => (signals.claimed() ? new Promise<never>(() => {}) : { signal }));
       try {
-        const { values, positionals } = parse(spec, args, io.env);
+        const { values, positionals } = await parse(spec, args, io.env, ctx.info);
         const outcome = await Promise.race([spec.run(ctx, values, positionals).then((result) => ({ result })), interrupted]);
         if ('signal' in outcome) {
           const { signal } = outcome;

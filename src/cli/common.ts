@@ -1,61 +1,13 @@
 /** Options and helpers shared by the user commands: which Directory, which profile, waiting, key ids. */
 import { readFileSync } from 'node:fs';
-import { deadlineFetch } from '../client/deadline-fetch.js';
 import { DirectoryClient } from '../client/directory-client.js';
 import type { FetchLike } from '../client/http.js';
 import { makeProfile, type Profile } from '../protocol/profile.js';
+import { directoryHealth, networkOf, type Network } from './directory-network.js';
 import { UsageError, type OptionDef } from './command.js';
+import { commandFetch, DEADLINE_OPTIONS, type DeadlineValues } from './request-deadlines.js';
 
-/** The deadlines of every request a command makes (`--connect-timeout`, `--answer-timeout`). */
-export interface DeadlineValues {
-  'connect-timeout'?: string;
-  'answer-timeout'?: string;
-}
-
-/** `--connect-timeout` and `--answer-timeout` in milliseconds. */
-export function deadlines(o: DeadlineValues): { connectTimeoutMs: number; answerTimeoutMs: number } {
-  const ms = (name: keyof DeadlineValues, fallback: string): number => {
-    const n = Number(o[name] ?? fallback);
-    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number of seconds`);
-    return Math.round(n * 1000);
-  };
-  return { connectTimeoutMs: ms('connect-timeout', '10'), answerTimeoutMs: ms('answer-timeout', '30') };
-}
-
-/**
- * The fetch of a command's requests to `name` (`the Relay`): the deadlines of `o`, a stderr line through `info`
- * while a request waits longer than 5 s, and an end to every request when `stop` aborts (Ctrl-C). A deadline that
- * passes fails the request with `request_timeout` (exit 3) naming the URL.
- */
-export function commandFetch(o: DeadlineValues, name: string, info: ((line: string) => void) | undefined, stop?: AbortSignal): FetchLike {
-  return deadlineFetch({
-    ...deadlines(o),
-    name,
-    noticeAfterMs: Math.min(5_000, Math.ceil(deadlines(o).answerTimeoutMs / 2)),
-    ...(stop === undefined ? {} : { signal: stop }),
-    ...(info === undefined
-      ? {}
-      : { onWait: (w) => info(`waiting for ${w.name} at ${w.url} (${Math.round(w.waitedMs / 1000)} s; gives up after ${Math.round(w.deadlineMs / 1000)} s)`) }),
-  });
-}
-
-/** The deadlines of every request; in DIRECTORY_OPTIONS, so every command that talks to a node has them. */
-export const DEADLINE_OPTIONS = {
-  'connect-timeout': {
-    type: 'string',
-    arg: 'SECONDS',
-    help: 'give up on a request that has not connected (DNS, TCP, TLS) within this',
-    env: 'DDN_CONNECT_TIMEOUT',
-    default: '10',
-  },
-  'answer-timeout': {
-    type: 'string',
-    arg: 'SECONDS',
-    help: 'give up on a request whose answer has not begun (or stalls) for this long',
-    env: 'DDN_ANSWER_TIMEOUT',
-    default: '30',
-  },
-} as const satisfies Record<string, OptionDef>;
+export { commandFetch, deadlines, DEADLINE_OPTIONS, type DeadlineValues } from './request-deadlines.js';
 
 export const DIRECTORY_OPTIONS = {
   directory: { type: 'string', arg: 'URL', help: 'Directory base URL', env: 'DDN_DIRECTORY_URL', default: 'http://127.0.0.1:8080' },
@@ -83,6 +35,8 @@ export interface DirectoryContext {
   client: DirectoryClient;
   profile: Profile;
   fetch: FetchLike;
+  /** The network the Directory serves (its chain id and genesis hash). */
+  network(): Promise<Network>;
 }
 
 /** A line on the process's stderr (for helpers that have no command context at hand). */
@@ -101,14 +55,14 @@ export async function directoryContext(
   const url = opts.directory ?? 'http://127.0.0.1:8080';
   const fetch = commandFetch(opts, 'the Directory', info);
   let name = opts.profile;
-  if (name === undefined) name = (await new DirectoryClient(url, { fetch }).health()).profile;
+  if (name === undefined) name = (await directoryHealth(url, fetch)).profile;
   let profile: Profile;
   try {
     profile = makeProfile(name);
   } catch {
     throw new UsageError(`invalid profile '${name}'`);
   }
-  return { client: new DirectoryClient(url, { fetch, profile }), profile, fetch };
+  return { client: new DirectoryClient(url, { fetch, profile }), profile, fetch, network: async () => networkOf(await directoryHealth(url, fetch)) };
 }
 
 /** `--timeout` (or the option `flag`) in milliseconds. */

@@ -14,7 +14,8 @@ import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.j
 import { countdownTiming, retryLine } from './retry-notice.js';
 import { sendStateDir, sendStateKey, SendStateFile } from './send-state.js';
 import { signerOf } from './signer-options.js';
-import { findIdentity, readBook } from './identity-book.js';
+import { findIdentity, usable } from './identity-book.js';
+import { bookHere } from './identity-options.js';
 
 /** The signer of `--from` / `--key` / `--signer-key-id`, checked against the sender's published keys. */
 async function senderOf(
@@ -90,11 +91,15 @@ export const sendCommand = leaf('ddn send', {
     const toRef = recipientRef(o.to, '--to', true);
     if (o.from === undefined && o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
     // --from names an identity of the book (its DID or alias): its key signs unless --key says otherwise
-    const key = o.key ?? (o.from === undefined ? undefined : findIdentity(readBook(ctx.io.env), o.from)?.key);
+    const dir = await directoryContext(o, ctx.info);
+    const key =
+      o.key ??
+      (o.from === undefined
+        ? undefined
+        : findIdentity(usable((await bookHere(ctx.io.env, async () => ({ network: await dir.network(), directory: dir.client.baseUrl }))).local), o.from)?.key);
     if (o.from !== undefined && key === undefined)
       throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender), or an identity of the book');
     const fromRef = o.from === undefined ? undefined : recipientRef(o.from, '--from');
-    const dir = await directoryContext(o, ctx.info);
     const to = await resolveRecipient(dir.client, toRef);
     const sender = await senderOf(dir, fromRef, { key, 'signer-key-id': o['signer-key-id'] });
     const source = o.input === '-' ? await stdinSource(ctx.io.stdin, o.name) : await fileSource(o.input, o.name);

@@ -135,7 +135,7 @@ describe('the identity book', () => {
     const none = await run(['did', 'alias', 'add', '--alias', 'x-1']);
     assert.equal(none.code, 2);
     assert.equal(none.json.code, 'invalid_usage');
-    assert.match(String(none.json.message), /3 identities \(alice \(did:.*\), bob \(did:.*\), did:.*\): give --did DID\|ALIAS/);
+    assert.match(String(none.json.message), /3 identities of this network \(alice \(did:.*\), bob \(did:.*\), did:.*\): give --did DID\|ALIAS/);
     const byAlias = await ok(['did', 'alias', 'add', '--did', 'bob', '--alias', 'bob-2']);
     const bob = ((await ok(['did', 'list'])).identities as { did: string; alias?: string }[]).find((i) => i.alias === 'bob')!;
     assert.equal(byAlias.did, bob.did);
