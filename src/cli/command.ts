@@ -25,6 +25,8 @@ export interface OptionDef {
   required?: boolean;
   /** Taken from the identity book (identity-book.ts) when absent: the identity's DID, signing key or decryption key. */
   identity?: IdentityRole;
+  /** With `identity: 'key'`: the key of the DID given in the first of these options (e.g. `operator`), from the book. */
+  keyOf?: readonly string[];
 }
 
 export type OptionDefs = Readonly<Record<string, OptionDef>>;
@@ -78,7 +80,8 @@ function optionHelp(options: OptionDefs): string {
   const rows = Object.entries(options).map(([name, o]) => {
     const flag = `--${name}${o.type === 'string' ? ` ${o.arg ?? 'VALUE'}` : ''}`;
     const extra = [
-      o.required ? 'required' : '',
+      // an option the identity book can fill is required only when the book cannot: its help says so
+      o.required && o.identity === undefined ? 'required' : '',
       o.multiple ? 'repeatable' : '',
       o.env ? `env ${o.env}` : '',
       o.default !== undefined ? `default ${o.default}` : '',

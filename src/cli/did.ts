@@ -64,8 +64,6 @@ const create = leaf('ddn did create', {
   async run(ctx, o) {
     const env = ctx.io.env;
     const dir = await directoryContext(o, ctx.info);
-    const network = await dir.network();
-    const book = identitiesOn(env, readBook(env), network, dir.client.baseUrl);
     const did = o.did ?? generateDid(dir.profile);
     if (!isDid(did)) throw new UsageError(`'${did}' is not a valid DID`);
     const files =
@@ -75,6 +73,8 @@ const create = leaf('ddn did create', {
     try {
       const key = readEd25519KeyFile(files.key);
       const rootPubkey = multibaseEd25519(key.publicKey);
+      const network = await dir.network();
+      const book = identitiesOn(env, readBook(env), network, dir.client.baseUrl);
       const known = identityWithKey(book, rootPubkey);
       if (known !== undefined && !o.new) {
         throw new IdentityBookError(

@@ -8,6 +8,32 @@ export type IdentityRole = 'did' | 'key' | 'decryption-key';
 
 interface IdentityOption {
   identity?: IdentityRole;
+  /** A `key` that belongs to the DID of the first of these options that is given (a signer's key, e.g. `--operator`). */
+  keyOf?: readonly string[];
+}
+
+/**
+ * Fills `key` options that follow another option's DID (`keyOf`): the key of that DID (or book alias, which is
+ * replaced by its DID) in the book of this network. True when something is left for the other identity options.
+ */
+async function fillSignerKeys(
+  options: Readonly<Record<string, IdentityOption>>,
+  values: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  here: NetworkLookup,
+): Promise<void> {
+  for (const [name, o] of Object.entries(options)) {
+    if (o.keyOf === undefined || values[name] !== undefined) continue;
+    const source = o.keyOf.find((n) => typeof values[n] === 'string');
+    if (source === undefined) continue;
+    const ref = values[source] as string;
+    // `--id` names a DID only in a DID scope (else a persona or application): a book alias there would be a guess
+    if (source === 'id' && !ref.startsWith('did:')) continue;
+    const entry = findIdentity(usable((await bookHere(env, here)).local), ref);
+    if (entry === undefined) continue;
+    values[name] = entry.key;
+    if (ref === entry.alias) values[source] = entry.did;
+  }
 }
 
 /** The network a command talks to and the URL of its Directory; undefined when it talks to none. */
@@ -35,7 +61,8 @@ export async function fillFromIdentityBook(
   env: NodeJS.ProcessEnv,
   here: NetworkLookup,
 ): Promise<void> {
-  const names = Object.entries(options).filter(([, o]) => o.identity !== undefined);
+  await fillSignerKeys(options, values, env, here);
+  const names = Object.entries(options).filter(([, o]) => o.identity !== undefined && o.keyOf === undefined);
   if (names.length === 0) return;
   const didName = names.find(([, o]) => o.identity === 'did')?.[0];
   const given = didName === undefined ? undefined : (values[didName] as string | undefined);

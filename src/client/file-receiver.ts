@@ -323,8 +323,8 @@ export class FileReceiver {
       } else {
         await (writer ?? (resumed === undefined ? undefined : { abort: () => resumed.discard() }))?.abort().catch(() => undefined);
       }
+      // reported once, through `report.errors` (a CLI prints each error of the report)
       report.errors.push(failure(e, stage === 'copy' ? endpoint : undefined, key));
-      if (stage === 'copy' && endpoint !== undefined) this.log(`message ${key} at ${endpoint}: ${e instanceof Error ? e.message : String(e)}`);
       return stage === 'copy' ? 'retry' : undefined;
     }
   }

@@ -89,6 +89,8 @@ describe('usage errors', () => {
     [['did', 'resolve'], /a DID is required/],
     [['did', 'frobnicate'], /unknown command 'ddn did frobnicate'/],
     [['did'], /a command is required/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['send', '--to', 'bob', '--input', 'f', '--ttl', 'forever'], /--ttl 'forever' is not a duration from 1 s to 10 years/],
     [['send', '--to', 'did:platform:8DfbjXLth7APvt3qQPgtf'], /--input is required/],
     [['key', 'generate', '--out', join(dir, 'x.pem'), '--frob'], /--frob/],
     [['key', 'generate', '--out', join(dir, 'y.pem'), '--type', 'rsa'], /--type must be ed25519 or x25519/],
@@ -192,7 +194,10 @@ describe('against a Directory whose ledger produces no blocks', () => {
     const r = await run(['did', 'status', 'did:platform:8DfbjXLth7APvt3qQPgtf', '--directory', `http://127.0.0.1:${port}`, '--profile', 'platform']);
     assert.equal(r.code, 1);
     assert.equal(r.json.code, 'connection_failed');
-    assert.match(String(r.json.message), /cannot connect: .*ECONNREFUSED/);
+    assert.match(
+      String(r.json.message),
+      /^cannot reach the Directory at http:\/\/127\.0\.0\.1:\d+\/registration-status\/did%3Aplatform%3A8DfbjXLth7APvt3qQPgtf: connect ECONNREFUSED/,
+    );
   });
 });
 
