@@ -11,7 +11,7 @@ import { group, leaf, UsageError } from './command.js';
 import { commandFetch, directoryContext, DIRECTORY_OPTIONS, oneDid, timeoutMs, WAIT_OPTIONS } from './common.js';
 import { directoryHealth, networkOf } from './directory-network.js';
 import { DID_MUTATIONS } from './did-mutations.js';
-import { absolute, addIdentity, bookPath, identitiesOn, identityName, identityWithKey, IdentityBookError, keysDir, readBook } from './identity-book.js';
+import { absolute, addIdentity, bookPath, identitiesOn, identityName, identityWithKey, IdentityBookError, keysDir, readBook, usable } from './identity-book.js';
 import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The services of a new DID: one `#relay`, `#cache` and `#archive` service for the URLs given of each kind. */
@@ -75,7 +75,7 @@ const create = leaf('ddn did create', {
       const rootPubkey = multibaseEd25519(key.publicKey);
       const network = await dir.network();
       const book = identitiesOn(env, readBook(env), network, dir.client.baseUrl);
-      const known = identityWithKey(book, rootPubkey);
+      const known = identityWithKey(usable(book), rootPubkey);
       if (known !== undefined && !o.new) {
         throw new IdentityBookError(
           'key_already_registered',

@@ -27,8 +27,8 @@ async function fillSignerKeys(
     const source = o.keyOf.find((n) => typeof values[n] === 'string');
     if (source === undefined) continue;
     const ref = values[source] as string;
-    // `--id` names a DID only in a DID scope (else a persona or application): a book alias there would be a guess
-    if (source === 'id' && !ref.startsWith('did:')) continue;
+    // `--id` names a DID (or a book alias) only in a DID scope; otherwise it is a persona or an application
+    if (source === 'id' && values.scope !== 'did') continue;
     const entry = findIdentity(usable((await bookHere(env, here)).local), ref);
     if (entry === undefined) continue;
     values[name] = entry.key;
