@@ -56,7 +56,12 @@ interface DocBlock {
 
 /** Every ```sh / ```bash block of README.md and docs/*.md, named `file § heading #n`. */
 function allBlocks(): DocBlock[] {
-  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const out: DocBlock[] = [];
   for (const file of files) {
     let heading = '';
@@ -84,7 +89,7 @@ const did = `did_of() { node -p 'JSON.parse(require("fs").readFileSync(0, "utf8"
 
 /** What runs before a block (the node, files and identities the text assumes), and what its output must show. */
 const PRELUDES: Readonly<Record<string, { prelude: string; expect?: RegExp }>> = {
-  "README.md § Quick start: two DIDs and an encrypted file #1": { prelude: '', expect: /^received$/m },
+  'README.md § Quick start: two DIDs and an encrypted file #1': { prelude: '', expect: /^received$/m },
   'docs/api.md § The API #1': { prelude: NODE, expect: /"openapi"/ },
   'docs/cli.md § The identity book #1': { prelude: NODE, expect: /"received":0/ },
   'docs/deployment.md § Running the roles in separate processes #1': { prelude: '', expect: /^received$/m },

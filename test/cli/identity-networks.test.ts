@@ -131,4 +131,32 @@ describe('one identity book, several networks', () => {
     assert.equal(saved.version, 2);
     assert.notEqual(saved.identities[0]!.network!.genesis_hash, saved.identities[1]!.network!.genesis_hash);
   });
+
+  it('policy set and persona register-named sign with the book key of the owner, without --key', async () => {
+    const erin = (await ok(['did', 'create', '--alias', 'erin', '--directory', b.urls.directory!])).did as string;
+    const named = await ok(['persona', 'register-named', 'erinshop', '--operator', 'erin', '--directory', b.urls.directory!]);
+    assert.equal(named.operator_did, erin, 'the alias of the book became the DID');
+    const policy = join(dir, 'erin-policy.json');
+    writeFileSync(
+      policy,
+      JSON.stringify({ policy_ttl_seconds: 60, ruleset: [{ id: 'd', priority: 1, conditions: [], action: { type: 'BaseDidDelivery/v1' } }] }),
+    );
+    const set = await ok(['policy', 'set', '--scope', 'did', '--id', 'erin', '--file', policy, '--directory', b.urls.directory!]);
+    assert.deepEqual(set.scope, { type: 'did', id: erin });
+    const persona = await ok([
+      'policy',
+      'set',
+      '--scope',
+      'persona',
+      '--id',
+      'erinshop',
+      '--operator',
+      'erin',
+      '--file',
+      policy,
+      '--directory',
+      b.urls.directory!,
+    ]);
+    assert.equal(persona.status, 'finalized');
+  });
 });
