@@ -213,9 +213,10 @@ export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): Cli
       const io = signals.io;
       let progress: Record<string, unknown> = {};
       const ctx: CommandContext = { io, info: (line) => io.stderr(`${line}\n`), progress: (f) => void (progress = { ...progress, ...f }) };
-      const interrupted = signals.signal().then((signal) => (signals.claimed() ? new Promise<never>(() => {}) : { signal }));
       try {
         const { values, positionals } = await parse(spec, args, io.env, ctx.info);
+        // made after the (asynchronous) parse, so that a command that asks for the signal has asked before it is seen
+        const interrupted = signals.signal().then((signal) => (signals.claimed() ? new Promise<never>(() => {}) : { signal }));
         const outcome = await Promise.race([spec.run(ctx, values, positionals).then((result) => ({ result })), interrupted]);
         if ('signal' in outcome) {
           const { signal } = outcome;
