@@ -13,35 +13,14 @@ import pino from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { bookPath } from '../../src/cli/identity-book.js';
-import type { CliIo } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
+import { inProcess } from './in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ddn-cli-networks-'));
 const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: join(dir, 'config') };
 let a: RunningNode;
 let b: RunningNode;
 
-interface Run {
-  code: number;
-  stderr: string;
-  json: Record<string, unknown>;
-}
-
-async function run(args: string[]): Promise<Run> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { env, stdout: (t) => void (out += t), stderr: (t) => void (err += t), shutdownSignal: () => new Promise<NodeJS.Signals>(() => {}) };
-  const code = await main(args, io);
-  const lines = out.split('\n').filter((l) => l !== '');
-  assert.equal(lines.length, 1, `one JSON line from ddn ${args.join(' ')}:\n${out}\n${err}`);
-  return { code, stderr: err, json: JSON.parse(lines[0]!) as Record<string, unknown> };
-}
-
-async function ok(args: string[]): Promise<Record<string, unknown>> {
-  const r = await run(args);
-  assert.equal(r.code, 0, `ddn ${args.join(' ')}:\n${r.stderr}`);
-  return r.json;
-}
+const { run, ok } = inProcess(() => env);
 
 async function node(name: string): Promise<RunningNode> {
   const cfg = loadConfig(
