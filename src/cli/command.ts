@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { EXIT, EXIT_HELP, signalExit } from './exit-codes.js';
 import { directoryHealth, networkOf } from './directory-network.js';
 import { fillFromIdentityBook, type IdentityRole, type NetworkLookup } from './identity-options.js';
-import { commandFetch, type DeadlineValues } from './request-deadlines.js';
+import { commandFetch, DEADLINE_HELP, type DeadlineValues } from './request-deadlines.js';
 import type { CliCommand, CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
@@ -200,6 +200,7 @@ function sharedSignalIo(io: CliIo): { io: CliIo; signal(): Promise<NodeJS.Signal
 export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): CliCommand {
   const help = (): string =>
     `usage: ${path} ${spec.synopsis}\n\n${spec.description ?? spec.summary}\n\noptions:\n${optionHelp(spec.options)}\n\n` +
+    ('connect-timeout' in spec.options ? DEADLINE_HELP : '') +
     `Prints one JSON result on stdout; progress goes to stderr. ${EXIT_HELP}\n`;
   return {
     summary: spec.summary,

@@ -15,16 +15,6 @@ export const DIRECTORY_OPTIONS = {
   ...DEADLINE_OPTIONS,
 } as const satisfies Record<string, OptionDef>;
 
-/**
- * What `--help` says of a node that does not answer: one request's worst case, and that the Directory is asked
- * once (its reads and writes are not retried on a timeout).
- */
-export const STALL_HELP =
-  'A node that does not answer: every request gives up after --connect-timeout (10 s) to connect and\n' +
-  '--answer-timeout (30 s) for its answer to begin, with a line on stderr naming the URL after 5 s (or half\n' +
-  'of --answer-timeout when that is shorter); a\n' +
-  'Directory request that times out ends the command (exit 3), so a hung Directory costs at most 40 s.';
-
 export const WAIT_OPTIONS = {
   'no-wait': { type: 'boolean', help: 'return once the change is accepted (202) instead of waiting for finality' },
   timeout: { type: 'string', arg: 'SECONDS', help: 'how long to wait for finality', default: '60' },

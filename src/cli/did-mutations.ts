@@ -20,7 +20,7 @@ function mutation<E extends OptionDefs>(
   extra: E,
   run: Parameters<typeof leaf<E & typeof MUTATION_OPTIONS>>[1]['run'],
 ): CliCommand {
-  return leaf(path, { summary, synopsis: `--did DID --key FILE ${synopsis}`.trim(), options: { ...extra, ...MUTATION_OPTIONS }, run });
+  return leaf(path, { summary, synopsis: `[--did DID|ALIAS] [--key FILE] ${synopsis}`.trim(), options: { ...extra, ...MUTATION_OPTIONS }, run });
 }
 
 /** The public key of `--public-key` (multibase, as given) or `--public-key-file` (any PEM key; its public half). */

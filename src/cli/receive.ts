@@ -64,7 +64,7 @@ async function finish(ctx: CommandContext, result: ReceiveResult, last: ReceiveR
 /** The `receive` command. */
 export const receiveCommand = leaf('ddn receive', {
   summary: 'receive, decrypt and acknowledge the messages waiting for a DID',
-  synopsis: '--did DID|ALIAS --key FILE --decryption-key FILE [--output-dir DIR] [--follow]',
+  synopsis: '[--did DID|ALIAS] [--key FILE] [--decryption-key FILE] [--output-dir DIR] [--follow]',
   description:
     'Asks every Cache service of the DID that authorizes --key for a summary (signed retrieval proofs), downloads\n' +
     'each message once, one chunk at a time, decrypting, checking and writing each part as it arrives (memory stays\n' +
@@ -78,7 +78,8 @@ export const receiveCommand = leaf('ddn receive', {
     '--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n' +
     '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
     'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
-    'a DID with no Cache service but a Relay service authorizing --key is received from live only.',
+    'a DID with no Cache service but a Relay service authorizing --key is received from live only.\n' +
+    'Without --did, --key and --decryption-key, the identity of the book (in the network of --directory) is used.',
   options: {
     did: {
       type: 'string',

@@ -53,3 +53,12 @@ export const DEADLINE_OPTIONS = {
     default: '30',
   },
 } as const;
+
+/**
+ * What `--help` of every command with these options says of a node that does not answer: the worst case of one
+ * request, and that a Directory or Cache request is not tried again.
+ */
+export const DEADLINE_HELP =
+  'A node that does not answer: each request gives up after --connect-timeout (10 s) to connect plus\n' +
+  '--answer-timeout (30 s) for its answer, naming the URL on stderr once it waited 5 s; Directory and Cache\n' +
+  'requests are not tried again, so a hung Directory ends the command within 40 s (exit 3).\n';

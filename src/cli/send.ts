@@ -8,7 +8,7 @@ import { parseDurationSeconds } from '../codec/duration.js';
 import type { EnvelopeSigner } from '../protocol/file-envelopes.js';
 import { resolveSigningKey } from '../protocol/keys.js';
 import { leaf, UsageError } from './command.js';
-import { commandFetch, directoryContext, DIRECTORY_OPTIONS, positiveInt, STALL_HELP, timeoutMs, type DirectoryContext } from './common.js';
+import { commandFetch, directoryContext, DIRECTORY_OPTIONS, positiveInt, timeoutMs, type DirectoryContext } from './common.js';
 import { fileSource, stdinSource } from './file-input.js';
 import { progressBar } from './progress.js';
 import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.js';
@@ -74,8 +74,6 @@ export const sendCommand = leaf('ddn send', {
     'envelope’s first; a Relay that refuses the connection, does not resolve, sits on a port fetch refuses or\n' +
     'fails TLS, and any other 4xx, fail at once. Worst case for a Relay that never answers: --retry-for plus one\n' +
     'attempt (10 s + 30 s), about 160 s with the defaults, then exit 3.\n' +
-    STALL_HELP +
-    '\n' +
     'Resuming: a send that stops (Ctrl-C, a failure) keeps a small state file under $XDG_STATE_HOME/ddn/sends;\n' +
     'running the same command again continues the staged set where it stopped. --restart starts over.',
   options: {

@@ -110,6 +110,13 @@ describe('--help says what the command does', () => {
         assert.ok(existsSync(new URL(file, root)), `ddn ${path} --help names ${doc}, which is not in the repository`);
       }
       assert.doesNotMatch(joined, /http-api\.md|service-spec\.md|ledger-rules\.md/, `ddn ${path} --help points at the product spec, which users do not have`);
+      if (/--connect-timeout/.test(text)) {
+        assert.match(
+          text.replace(/\s+/g, ' '),
+          /A node that does not answer: .* a hung Directory ends the command within 40 s \(exit 3\)/,
+          `ddn ${path} --help states its worst case`,
+        );
+      }
     }
   });
 
