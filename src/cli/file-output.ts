@@ -206,16 +206,21 @@ export function directorySink(dir: string, did: string): FileSink & { sweepParts
       discard: () => removePart(path),
     };
   };
-  /** Removes the parts of `did` whose message key is not in `pending` (and parts with no record); their paths. */
+  /**
+   * Removes the parts of `did` whose message key is not in `pending`, parts with no record (an older ddn's), and
+   * records left half-written; their paths.
+   */
   const sweepParts = async (pending: ReadonlySet<string>): Promise<string[]> => {
     const removed: string[] = [];
     for (const entry of await readdir(dir).catch(() => [] as string[])) {
-      if (!entry.startsWith(PREFIX) || entry.endsWith('.json') || entry.includes('.json.')) continue;
-      const path = join(dir, entry);
+      if (!entry.startsWith(PREFIX) || entry.endsWith('.json')) continue;
+      const tmp = entry.indexOf('.json.');
+      const path = join(dir, tmp < 0 ? entry : entry.slice(0, tmp));
       const record = await readRecord(path);
       if (record !== undefined && (record.did !== did || pending.has(record.key))) continue;
-      await removePart(path);
-      removed.push(path);
+      if (tmp < 0) await removePart(path);
+      else await unlink(join(dir, entry)).catch(() => undefined);
+      removed.push(join(dir, entry));
     }
     return removed;
   };

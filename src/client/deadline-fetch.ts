@@ -110,7 +110,7 @@ function agentFor(connectMs: number, answerMs: number): Agent {
 }
 
 /** A response whose body, read through `text()`, fails like the request did (named URL, timeouts). */
-function wrapped(res: FetchResponseLike, fail: (e: unknown) => RequestFailedError, stop: () => void): FetchResponseLike {
+function wrapped(res: FetchResponseLike, fail: (e: unknown) => RequestFailedError): FetchResponseLike {
   return {
     status: res.status,
     headers: res.headers,
@@ -119,8 +119,6 @@ function wrapped(res: FetchResponseLike, fail: (e: unknown) => RequestFailedErro
         return await res.text();
       } catch (e) {
         throw fail(e);
-      } finally {
-        stop();
       }
     },
   };
@@ -150,11 +148,13 @@ export function deadlineFetch(o: DeadlineOptions = {}): FetchLike {
       const withDeadlines = { ...init, dispatcher: agentFor(connectTimeoutMs, answerTimeoutMs), ...(o.signal === undefined ? {} : { signal: o.signal }) };
       // the global fetch takes undici's Agent; its `dispatcher` type is Node's copy of the same undici types
       const res = await globalThis.fetch(url, withDeadlines as unknown as RequestInit);
-      return wrapped(res, (e) => (o.signal?.aborted === true ? (o.signal.reason as RequestFailedError) : fail(e)), stop);
+      return wrapped(res, (e) => (o.signal?.aborted === true ? (o.signal.reason as RequestFailedError) : fail(e)));
     } catch (e) {
-      stop();
       if (o.signal?.aborted === true) throw o.signal.reason;
       throw fail(e);
+    } finally {
+      // the answer began (or the request failed): nothing is awaited any more
+      stop();
     }
   };
 }
