@@ -285,7 +285,7 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'value',
     arg: 'URL',
     defaultText: 'SQLite files in the data directory',
-    help: 'postgres://… database for the Cache mailbox and the Relay staging (several processes per role)',
+    help: 'postgres://… database for the ledger, DNS challenges, the Cache mailbox, the Relay staging and live fan-out (several processes of every role share it; a replica of the ledger stays in --data-dir)',
   },
   { name: 'db-schema', kind: 'value', arg: 'NAME', defaultText: 'public', help: "PostgreSQL schema holding ddn's tables" },
   {
@@ -518,9 +518,9 @@ export function envNameOf(name: string): string {
   return `DDN_${name.toUpperCase().replace(/-/g, '_')}`;
 }
 
-/** Help text of every configuration flag (used by `ddn serve --help`). */
-export function configHelp(): string {
-  const rows = OPTIONS.map((o) => {
+/** Help text of the configuration flags named in `only` (default: every one; `ddn serve --help`). */
+export function configHelp(only?: readonly string[]): string {
+  const rows = OPTIONS.filter((o) => only === undefined || only.includes(o.name)).map((o) => {
     const flag = o.kind === 'switch' ? `--${o.name}[=BOOL]` : `--${o.name} ${o.arg}`;
     return `  ${flag.padEnd(44)}${o.help} [${o.defaultText}]\n  ${''.padEnd(44)}env ${envNameOf(o.name)}`;
   });

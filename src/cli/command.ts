@@ -5,7 +5,9 @@
  */
 import { parseArgs } from 'node:util';
 import { EXIT, EXIT_HELP, signalExit } from './exit-codes.js';
-import { fillFromIdentityBook, type IdentityRole } from './identity-options.js';
+import { directoryHealth, networkOf } from './directory-network.js';
+import { fillFromIdentityBook, type IdentityRole, type NetworkLookup } from './identity-options.js';
+import { commandFetch, DEADLINE_HELP, type DeadlineValues } from './request-deadlines.js';
 import type { CliCommand, CliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
@@ -23,6 +25,8 @@ export interface OptionDef {
   required?: boolean;
   /** Taken from the identity book (identity-book.ts) when absent: the identity's DID, signing key or decryption key. */
   identity?: IdentityRole;
+  /** With `identity: 'key'`: the key of the DID given in the first of these options (e.g. `operator`), from the book. */
+  keyOf?: readonly string[];
 }
 
 export type OptionDefs = Readonly<Record<string, OptionDef>>;
@@ -76,7 +80,8 @@ function optionHelp(options: OptionDefs): string {
   const rows = Object.entries(options).map(([name, o]) => {
     const flag = `--${name}${o.type === 'string' ? ` ${o.arg ?? 'VALUE'}` : ''}`;
     const extra = [
-      o.required ? 'required' : '',
+      // an option the identity book can fill is required only when the book cannot: its help says so
+      o.required && o.identity === undefined ? 'required' : '',
       o.multiple ? 'repeatable' : '',
       o.env ? `env ${o.env}` : '',
       o.default !== undefined ? `default ${o.default}` : '',
@@ -111,7 +116,25 @@ export function errorResult(e: unknown): Record<string, unknown> {
   return out;
 }
 
-function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: NodeJS.ProcessEnv): { values: OptionValues<O>; positionals: string[] } {
+/**
+ * The network of the Directory a command's options name (`--directory`), for the identity book; none for a command
+ * without one.
+ */
+function networkLookup(values: Record<string, unknown>, info: (line: string) => void): NetworkLookup {
+  return async () => {
+    const directory = values.directory;
+    if (typeof directory !== 'string') return undefined;
+    const health = await directoryHealth(directory, commandFetch(values as DeadlineValues, 'the Directory', info));
+    return { network: networkOf(health), directory };
+  };
+}
+
+async function parse<O extends OptionDefs>(
+  spec: LeafSpec<O>,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  info: (line: string) => void,
+): Promise<{ values: OptionValues<O>; positionals: string[] }> {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
   for (const [name, o] of Object.entries(spec.options)) options[name] = o.multiple ? { type: o.type, multiple: true } : { type: o.type };
   let parsed;
@@ -129,7 +152,7 @@ function parse<O extends OptionDefs>(spec: LeafSpec<O>, args: string[], env: Nod
     if (v === undefined) v = o.type === 'boolean' ? false : o.multiple ? [] : undefined;
     values[name] = v;
   }
-  fillFromIdentityBook(spec.options, values, env);
+  await fillFromIdentityBook(spec.options, values, env, networkLookup(values, info));
   for (const [name, o] of Object.entries(spec.options)) {
     const v = values[name];
     if (o.required && (v === undefined || (Array.isArray(v) && v.length === 0))) {
@@ -177,6 +200,7 @@ function sharedSignalIo(io: CliIo): { io: CliIo; signal(): Promise<NodeJS.Signal
 export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): CliCommand {
   const help = (): string =>
     `usage: ${path} ${spec.synopsis}\n\n${spec.description ?? spec.summary}\n\noptions:\n${optionHelp(spec.options)}\n\n` +
+    ('connect-timeout' in spec.options ? DEADLINE_HELP : '') +
     `Prints one JSON result on stdout; progress goes to stderr. ${EXIT_HELP}\n`;
   return {
     summary: spec.summary,
@@ -190,9 +214,10 @@ export function leaf<O extends OptionDefs>(path: string, spec: LeafSpec<O>): Cli
       const io = signals.io;
       let progress: Record<string, unknown> = {};
       const ctx: CommandContext = { io, info: (line) => io.stderr(`${line}\n`), progress: (f) => void (progress = { ...progress, ...f }) };
-      const interrupted = signals.signal().then((signal) => (signals.claimed() ? new Promise<never>(() => {}) : { signal }));
       try {
-        const { values, positionals } = parse(spec, args, io.env);
+        const { values, positionals } = await parse(spec, args, io.env, ctx.info);
+        // made after the (asynchronous) parse, so that a command that asks for the signal has asked before it is seen
+        const interrupted = signals.signal().then((signal) => (signals.claimed() ? new Promise<never>(() => {}) : { signal }));
         const outcome = await Promise.race([spec.run(ctx, values, positionals).then((result) => ({ result })), interrupted]);
         if ('signal' in outcome) {
           const { signal } = outcome;

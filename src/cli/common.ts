@@ -3,25 +3,16 @@ import { readFileSync } from 'node:fs';
 import { DirectoryClient } from '../client/directory-client.js';
 import type { FetchLike } from '../client/http.js';
 import { makeProfile, type Profile } from '../protocol/profile.js';
+import { directoryHealth, networkOf, type Network } from './directory-network.js';
 import { UsageError, type OptionDef } from './command.js';
+import { commandFetch, DEADLINE_OPTIONS, type DeadlineValues } from './request-deadlines.js';
 
-/** Longest wait for one HTTP request. */
-export const REQUEST_TIMEOUT_MS = 60_000;
-
-/**
- * The global fetch with a per-request deadline (a deadline that passes is a timeout: exit code 2), ended early
- * when `stop` aborts (Ctrl-C).
- */
-export function timedFetch(timeoutMs = REQUEST_TIMEOUT_MS, stop?: AbortSignal): FetchLike {
-  return (url, init) => {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    return globalThis.fetch(url, { ...init, signal: stop === undefined ? deadline : AbortSignal.any([deadline, stop]) });
-  };
-}
+export { commandFetch, deadlines, DEADLINE_OPTIONS, type DeadlineValues } from './request-deadlines.js';
 
 export const DIRECTORY_OPTIONS = {
   directory: { type: 'string', arg: 'URL', help: 'Directory base URL', env: 'DDN_DIRECTORY_URL', default: 'http://127.0.0.1:8080' },
   profile: { type: 'string', arg: 'NAME', help: "network profile (default: the Directory's, from GET /health)", env: 'DDN_PROFILE' },
+  ...DEADLINE_OPTIONS,
 } as const satisfies Record<string, OptionDef>;
 
 export const WAIT_OPTIONS = {
@@ -34,27 +25,40 @@ export interface DirectoryContext {
   client: DirectoryClient;
   profile: Profile;
   fetch: FetchLike;
+  /** The network the Directory serves (its chain id and genesis hash). */
+  network(): Promise<Network>;
 }
 
-/** The Directory of `--directory`, with the profile of `--profile` or, when absent, the one it reports. */
-export async function directoryContext(opts: { directory?: string; profile?: string }): Promise<DirectoryContext> {
+/** A line on the process's stderr (for helpers that have no command context at hand). */
+function stderrLine(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/**
+ * The Directory of `--directory`, with the profile of `--profile` or, when absent, the one it reports. `info`
+ * hears of a request that waits (see {@link commandFetch}).
+ */
+export async function directoryContext(
+  opts: { directory?: string; profile?: string } & DeadlineValues,
+  info: (line: string) => void = stderrLine,
+): Promise<DirectoryContext> {
   const url = opts.directory ?? 'http://127.0.0.1:8080';
-  const fetch = timedFetch();
+  const fetch = commandFetch(opts, 'the Directory', info);
   let name = opts.profile;
-  if (name === undefined) name = (await new DirectoryClient(url, { fetch }).health()).profile;
+  if (name === undefined) name = (await directoryHealth(url, fetch)).profile;
   let profile: Profile;
   try {
     profile = makeProfile(name);
   } catch {
     throw new UsageError(`invalid profile '${name}'`);
   }
-  return { client: new DirectoryClient(url, { fetch, profile }), profile, fetch };
+  return { client: new DirectoryClient(url, { fetch, profile }), profile, fetch, network: async () => networkOf(await directoryHealth(url, fetch)) };
 }
 
-/** `--timeout` in milliseconds. */
-export function timeoutMs(seconds: string | undefined): number {
+/** `--timeout` (or the option `flag`) in milliseconds. */
+export function timeoutMs(seconds: string | undefined, flag = '--timeout'): number {
   const n = Number(seconds ?? '60');
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError('--timeout must be a positive number of seconds');
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number of seconds`);
   return Math.round(n * 1000);
 }
 

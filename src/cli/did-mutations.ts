@@ -3,9 +3,10 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DidDocumentJson, ServiceJson, VerificationMethodJson } from '../client/types.js';
 import { multibaseEd25519, multibaseX25519 } from '../protocol/keys.js';
-import { group, leaf, UsageError, type OptionDefs } from './command.js';
-import { didUrl, positiveInt, serviceType } from './common.js';
-import { MUTATION_OPTIONS, mutate } from './did-submit.js';
+import { group, leaf, UsageError, type CommandContext, type OptionDefs } from './command.js';
+import { didUrl, directoryContext, positiveInt, serviceType } from './common.js';
+import { MUTATION_OPTIONS, mutate, type MutationArgs } from './did-submit.js';
+import { markIdentity } from './identity-book.js';
 import type { Profile } from '../protocol/profile.js';
 import type { CliCommand } from './io.js';
 
@@ -19,7 +20,7 @@ function mutation<E extends OptionDefs>(
   extra: E,
   run: Parameters<typeof leaf<E & typeof MUTATION_OPTIONS>>[1]['run'],
 ): CliCommand {
-  return leaf(path, { summary, synopsis: `--did DID --key FILE ${synopsis}`.trim(), options: { ...extra, ...MUTATION_OPTIONS }, run });
+  return leaf(path, { summary, synopsis: `[--did DID|ALIAS] [--key FILE] ${synopsis}`.trim(), options: { ...extra, ...MUTATION_OPTIONS }, run });
 }
 
 /** The public key of `--public-key` (multibase, as given) or `--public-key-file` (any PEM key; its public half). */
@@ -200,6 +201,16 @@ const documentCmd = group(`${P} document`, 'replace the whole DID document', {
   ),
 });
 
+/** `deactivate` and `delete`: the change, then the identity book marks the DID so that it is never picked again. */
+function ending(action: 'deactivate_did' | 'delete_did', status: 'deactivated' | 'deleted') {
+  return async (ctx: CommandContext, o: MutationArgs): Promise<Record<string, unknown>> => {
+    const result = await mutate(ctx, o, action, {});
+    const dir = await directoryContext(o, ctx.info);
+    if (markIdentity(ctx.io.env, o.did, await dir.network(), status, new Date())) ctx.info(`marked ${o.did} ${status} in the identity book`);
+    return result;
+  };
+}
+
 /** Every mutation subcommand of `ddn did`. */
 export const DID_MUTATIONS: Readonly<Record<string, CliCommand>> = {
   alias,
@@ -210,6 +221,6 @@ export const DID_MUTATIONS: Readonly<Record<string, CliCommand>> = {
   device,
   'root-key': rootKey,
   document: documentCmd,
-  deactivate: mutation(`${P} deactivate`, 'deactivate the DID (permanent)', '', {}, (ctx, o) => mutate(ctx, o, 'deactivate_did', {})),
-  delete: mutation(`${P} delete`, 'delete the DID record', '', {}, (ctx, o) => mutate(ctx, o, 'delete_did', {})),
+  deactivate: mutation(`${P} deactivate`, 'deactivate the DID (permanent)', '', {}, ending('deactivate_did', 'deactivated')),
+  delete: mutation(`${P} delete`, 'delete the DID record', '', {}, ending('delete_did', 'deleted')),
 };

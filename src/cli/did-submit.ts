@@ -55,7 +55,7 @@ export async function mutate<A extends DidAction>(
   action: A,
   fieldsOf: ActionFields[A] | ((dir: DirectoryContext) => ActionFields[A]),
 ): Promise<Record<string, unknown>> {
-  const dir = await directoryContext(o);
+  const dir = await directoryContext(o, ctx.info);
   const fields = typeof fieldsOf === 'function' ? fieldsOf(dir) : fieldsOf;
   const key = readEd25519KeyFile(o.key);
   const signer = didUrl(o.did, o['signer-key-id'] ?? 'root', true);

@@ -8,9 +8,10 @@ import { generateDid, isDid } from '../protocol/did.js';
 import { multibaseEd25519 } from '../protocol/keys.js';
 import type { Profile } from '../protocol/profile.js';
 import { group, leaf, UsageError } from './command.js';
-import { directoryContext, DIRECTORY_OPTIONS, oneDid, timeoutMs, WAIT_OPTIONS } from './common.js';
+import { commandFetch, directoryContext, DIRECTORY_OPTIONS, oneDid, timeoutMs, WAIT_OPTIONS } from './common.js';
+import { directoryHealth, networkOf } from './directory-network.js';
 import { DID_MUTATIONS } from './did-mutations.js';
-import { absolute, addIdentity, bookPath, identityName, identityWithKey, IdentityBookError, keysDir, readBook } from './identity-book.js';
+import { absolute, addIdentity, bookPath, identitiesOn, identityName, identityWithKey, IdentityBookError, keysDir, readBook, usable } from './identity-book.js';
 import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The services of a new DID: one `#relay`, `#cache` and `#archive` service for the URLs given of each kind. */
@@ -62,8 +63,7 @@ const create = leaf('ddn did create', {
   },
   async run(ctx, o) {
     const env = ctx.io.env;
-    const book = readBook(env);
-    const dir = await directoryContext(o);
+    const dir = await directoryContext(o, ctx.info);
     const did = o.did ?? generateDid(dir.profile);
     if (!isDid(did)) throw new UsageError(`'${did}' is not a valid DID`);
     const files =
@@ -73,7 +73,9 @@ const create = leaf('ddn did create', {
     try {
       const key = readEd25519KeyFile(files.key);
       const rootPubkey = multibaseEd25519(key.publicKey);
-      const known = identityWithKey(book, rootPubkey);
+      const network = await dir.network();
+      const book = identitiesOn(env, readBook(env), network, dir.client.baseUrl);
+      const known = identityWithKey(usable(book), rootPubkey);
       if (known !== undefined && !o.new) {
         throw new IdentityBookError(
           'key_already_registered',
@@ -95,6 +97,7 @@ const create = leaf('ddn did create', {
         root_pubkey: rootPubkey,
         directory: dir.client.baseUrl,
         profile: dir.profile.p,
+        network,
         tx_hash: submitted.tx_hash,
         created_at: new Date().toISOString(),
       });
@@ -139,15 +142,33 @@ function newKeyFiles(env: NodeJS.ProcessEnv, did: string): { key: string; keyAgr
 }
 
 const list = leaf('ddn did list', {
-  summary: 'list the identities of the local identity book',
+  summary: 'list the identities of the local identity book, with their network',
   synopsis: '',
   description:
-    'Prints the identities `ddn did create` recorded on this machine: DID, alias, key files, Directory.\n' +
+    'Prints the identities `ddn did create` recorded on this machine: DID, alias, key files, Directory, and the\n' +
+    'network (chain id and genesis hash) each lives in; `status` marks a DID deleted or deactivated through ddn.\n' +
+    'An alias names the identity of the network a command talks to. Identities recorded by an older ddn, which\n' +
+    "knew no networks, are placed in their Directory's network here (asked with short deadlines; one that does\n" +
+    'not answer leaves them unplaced, "network": null, until it does).\n' +
     'The book is $XDG_CONFIG_HOME/ddn/identities.json (default ~/.config/ddn/identities.json).',
   options: {},
   async run(ctx) {
-    const identities = readBook(ctx.io.env);
-    return { book: bookPath(ctx.io.env), identities };
+    const env = ctx.io.env;
+    const book = readBook(env);
+    const unplaced = [...new Set(book.filter((i) => i.network === undefined).map((i) => i.directory))];
+    for (const url of unplaced) {
+      try {
+        identitiesOn(
+          env,
+          book,
+          networkOf(await directoryHealth(url, commandFetch({ 'connect-timeout': '2', 'answer-timeout': '5' }, 'the Directory', undefined))),
+          url,
+        );
+      } catch {
+        ctx.info(`the Directory at ${url} did not answer: its identities stay without a network for now`);
+      }
+    }
+    return { book: bookPath(env), identities: book.map((i) => ({ ...i, network: i.network ?? null })) };
   },
 });
 
@@ -160,9 +181,9 @@ function didRead(name: string, summary: string, read: 'resolve' | 'registrationS
     synopsis: 'DID|ALIAS',
     options: DID_ARG,
     positionals: ['DID'],
-    async run(_ctx, o, p) {
+    async run(ctx, o, p) {
       const ref = recipientRef(oneDid(o.did, p), 'the DID');
-      const { client } = await directoryContext(o);
+      const { client } = await directoryContext(o, ctx.info);
       const { did } = await resolveRecipient(client, ref);
       return client[read](did);
     },

@@ -61,7 +61,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
   const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) {
-    io.stderr(`${name === undefined ? '' : `ddn: unknown command '${name}'\n`}${usage()}`);
+    // a JSON result like every other failure (scripts read stdout); the usage text goes to stderr
+    const message = name === undefined ? 'a command is required' : `unknown command '${name}'`;
+    io.stdout(`${JSON.stringify({ error: 'invalid_usage', code: 'invalid_usage', message })}\n`);
+    io.stderr(`ddn: ${message}\n${usage()}`);
     return EXIT.usage;
   }
   return command.run(rest, io);

@@ -9,10 +9,14 @@ const USAGE =
   'Brings the stores of the given roles to the current schema version (PostgreSQL with --db, else the data\n' +
   "directory's SQLite files) and prints one JSON line. `ddn serve` migrates on start too; run this first when\n" +
   'several processes start at once on a new database, or to migrate ahead of an upgrade.\n' +
+  "It accepts every 'ddn serve' option (so one command line serves both) and reads only these.\n" +
   'Exit status: 0 migrated, 1 failure (an unreachable database, a failed migration), 2 on a bad option.\n';
 
+/** The options `ddn migrate` reads (it accepts every `ddn serve` option, so one command line serves both). */
+const MIGRATE_OPTIONS = ['data-dir', 'roles', 'db', 'db-schema'];
+
 async function migrate(args: string[], io: CliIo): Promise<number> {
-  const config = nodeConfigOrExit('migrate', USAGE, args, io);
+  const config = nodeConfigOrExit('migrate', USAGE, args, io, MIGRATE_OPTIONS);
   if (typeof config === 'number') return config;
   try {
     const report = await migrateStores(config);

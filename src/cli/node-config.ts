@@ -5,11 +5,11 @@ import type { CliIo } from './io.js';
 
 /**
  * The configuration `args` and the environment give, or the exit code to return: 0 after printing `usage` and
- * the options for `--help`, 2 with a message naming the option on misuse.
+ * the options for `--help` (those named in `only`, when given), 2 with a message naming the option on misuse.
  */
-export function nodeConfigOrExit(command: string, usage: string, args: string[], io: CliIo): Config | number {
+export function nodeConfigOrExit(command: string, usage: string, args: string[], io: CliIo, only?: readonly string[]): Config | number {
   if (args.includes('--help') || args.includes('-h')) {
-    io.stdout(`${usage}\n${configHelp()}`);
+    io.stdout(`${usage}\n${configHelp(only)}`);
     return EXIT.ok;
   }
   try {

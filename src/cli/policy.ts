@@ -65,9 +65,14 @@ const nonce = leaf(`${P} nonce`, {
 
 const set = leaf(`${P} set`, {
   summary: 'set the policy of a scope from a JSON file',
-  synopsis: '--scope TYPE --id ID --file POLICY.json --key FILE',
+  synopsis: '--scope TYPE --id ID --file POLICY.json [--key FILE]',
   description:
-    'Sets a delivery policy (http-api.md §8.1 JSON). `scope` and `operator_did` are filled in when the file\nleaves them out; `policy_id` and `revision` are filled by the Directory and checked here before signing.\n`policy_ttl_seconds` (1-300) is required in version 3; with --v2 leave it out (profile platform refuses it\nthere; a v2 policy holds 60).',
+    'Sets a delivery policy from a JSON file: `ruleset` (rules with id, priority, conditions and an action) and, in\n' +
+    'version 3, `policy_ttl_seconds` (1-300); with --v2 leave that out (profile platform refuses it there; a v2\n' +
+    'policy holds 60). `scope` and `operator_did` are filled in when the file leaves them out; `policy_id` and\n' +
+    '`revision` are filled by the Directory and checked here before signing. --key defaults to the root key of the\n' +
+    'owner (--operator, or the DID of a DID scope) when the identity book holds it. A worked example and every\n' +
+    'field: docs/policies.md.',
   options: { ...WRITE, file: { type: 'string', arg: 'FILE', help: 'the policy (JSON)', required: true } },
   async run(ctx, o) {
     const scope = scopeOf(o, o.v2);

@@ -2,12 +2,12 @@
 import { statSync } from 'node:fs';
 import { CacheClient } from '../client/cache-client.js';
 import { cacheTargetsFor } from '../client/cache-targets.js';
-import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFile } from '../client/file-receiver.js';
+import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFile, type SuspendedFile } from '../client/file-receiver.js';
 import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
 import { LiveReceiver, liveProofServiceFor } from '../client/live-receiver.js';
 import { directorySenderCheck } from '../client/sender-check.js';
 import { leaf, UsageError, type CommandContext } from './command.js';
-import { directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
+import { commandFetch, directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
 import { memoryBound } from './memory.js';
 import { progressBar } from './progress.js';
@@ -20,11 +20,17 @@ interface ReceiveResult {
   files: ReceivedFile[];
   errors: ReceiveFailure[];
   caches: ReceiveReport['caches'];
+  /** Files whose download stopped part-way; the next run continues them. */
+  suspended?: SuspendedFile[];
 }
 
 function merge(into: ReceiveResult, r: ReceiveReport): void {
   into.files.push(...r.files);
   into.received = into.files.length;
+  const done = new Set(r.files.map((f) => f.message_group_id ?? f.message_ids[0]));
+  const suspended = [...(into.suspended ?? []).filter((f) => !done.has(f.message_key)), ...(r.suspended ?? [])];
+  if (suspended.length > 0) into.suspended = suspended;
+  else delete into.suspended;
   for (const e of r.errors) {
     if (!into.errors.some((x) => JSON.stringify(x) === JSON.stringify(e))) into.errors.push(e);
   }
@@ -40,21 +46,40 @@ function report(ctx: CommandContext, r: ReceiveReport): void {
   for (const e of r.errors) ctx.info(`error ${e.code}${e.message_key ? ` (${e.message_key})` : ''}${e.endpoint ? ` at ${e.endpoint}` : ''}: ${e.message}`);
 }
 
+/**
+ * The end of a run: parts kept for files that stopped part-way are named (the next run continues them); once
+ * every Cache answered its summary, the parts of this DID for messages no Cache lists any more are removed.
+ */
+async function finish(ctx: CommandContext, result: ReceiveResult, last: ReceiveReport, sink: ReturnType<typeof directorySink>): Promise<ReceiveResult> {
+  for (const f of result.suspended ?? []) {
+    ctx.info(`kept ${f.received_bytes} of ${f.total_bytes} bytes of ${f.name}${f.partial ? ` in ${f.partial}` : ''}; run the same command again to continue`);
+  }
+  if (last.caches.every((c) => c.pending !== null)) {
+    const removed = await sink.sweepParts(new Set((result.suspended ?? []).map((f) => f.message_key)));
+    for (const path of removed) ctx.info(`removed ${path}: no Cache lists its message any more`);
+  }
+  return result;
+}
+
 /** The `receive` command. */
 export const receiveCommand = leaf('ddn receive', {
   summary: 'receive, decrypt and acknowledge the messages waiting for a DID',
-  synopsis: '--did DID|ALIAS --key FILE --decryption-key FILE [--output-dir DIR] [--follow]',
+  synopsis: '[--did DID|ALIAS] [--key FILE] [--decryption-key FILE] [--output-dir DIR] [--follow]',
   description:
     'Asks every Cache service of the DID that authorizes --key for a summary (signed retrieval proofs), downloads\n' +
     'each message once, one chunk at a time, decrypting, checking and writing each part as it arrives (memory stays\n' +
     'a few chunks whatever the file size), checks the whole file (size and SHA-256), then gives it its name in\n' +
     '--output-dir without replacing anything, and only then acknowledges it at every Cache holding a copy. A copy\n' +
-    'that fails to decrypt or verify is neither kept nor acknowledged. A signed message is reported with its\n' +
+    'that fails to decrypt or verify is neither kept nor acknowledged. A run that stops part-way (Ctrl-C, a Cache\n' +
+    'that stops answering) keeps the chunks it wrote in a hidden .ddn-partial-… file and says how far it got;\n' +
+    'the same command run again checks them and continues from there (docs/sending-files.md). A finished run\n' +
+    'leaves no partial file of the DID behind. A signed message is reported with its\n' +
     "sender once the signature verified against the sender's DID document; an unsigned one as anonymous.\n" +
     '--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n' +
     '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
     'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
-    'a DID with no Cache service but a Relay service authorizing --key is received from live only.',
+    'a DID with no Cache service but a Relay service authorizing --key is received from live only.\n' +
+    'Without --did, --key and --decryption-key, the identity of the book (in the network of --directory) is used.',
   options: {
     did: {
       type: 'string',
@@ -92,7 +117,7 @@ export const receiveCommand = leaf('ddn receive', {
       throw new UsageError(`--output-dir ${o['output-dir']} is not a directory`);
     }
     const ref = recipientRef(o.did, '--did');
-    const dir = await directoryContext(o);
+    const dir = await directoryContext(o, ctx.info);
     const signer = readEd25519KeyFile(o.key);
     const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
     const did = (await resolveRecipient(dir.client, ref)).did;
@@ -109,16 +134,18 @@ export const receiveCommand = leaf('ddn receive', {
     if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
       throw Object.assign(new Error(`no Cache service of ${did} authorizes this key for retrieval`), { code: 'no_cache_service' });
     }
-    const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: dir.fetch }));
+    const cacheFetch = commandFetch(o, 'the Cache', ctx.info);
+    const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: cacheFetch }));
     const bar = progressBar(ctx.io, 'receiving');
     let current = '';
     let done = 0;
     const bound = memoryBound();
+    const sink = directorySink(o['output-dir']!, did);
     const receiver = new FileReceiver(
       dir.profile,
       caches,
       decryption,
-      directorySink(o['output-dir']!),
+      sink,
       (l) => {
         bar.finish();
         ctx.info(l);
@@ -133,6 +160,11 @@ export const receiveCommand = leaf('ddn receive', {
           current = p.key;
           bound(p.receivedBytes - done);
           done = p.receivedBytes;
+          // what an interrupted run reports (the part is kept: the next run continues from there)
+          ctx.progress({
+            receiving: { message_key: p.key, name: p.name, received_bytes: p.receivedBytes, total_bytes: p.totalBytes },
+            resume: 'run the same command again to continue where it stopped',
+          });
           bar.update(p.receivedBytes, p.totalBytes, p.name);
         },
       },
@@ -142,7 +174,8 @@ export const receiveCommand = leaf('ddn receive', {
     const first = await receiver.sweep();
     report(ctx, first);
     merge(result, first);
-    if (!o.follow) return result;
+    ctx.progress({ received: result.received, receiving: undefined, resume: undefined });
+    if (!o.follow) return finish(ctx, result, first, sink);
 
     const relayUrl =
       o.relay ??
@@ -178,7 +211,8 @@ export const receiveCommand = leaf('ddn receive', {
     clearInterval(timer);
     await live.stop();
     // Lets a live message still being handled finish, and picks up what arrived meanwhile.
-    onReport(await receiver.sweep());
-    return result;
+    const last = await receiver.sweep();
+    onReport(last);
+    return finish(ctx, result, last, sink);
   },
 });

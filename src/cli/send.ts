@@ -4,17 +4,19 @@ import { RelayClient } from '../client/relay-client.js';
 import { transferKeys } from '../client/send-keys.js';
 import { senderRecord } from '../client/sender-check.js';
 import { toHex } from '../base/bytes.js';
+import { parseDurationSeconds } from '../codec/duration.js';
 import type { EnvelopeSigner } from '../protocol/file-envelopes.js';
 import { resolveSigningKey } from '../protocol/keys.js';
-import { leaf, UsageError, type CommandContext } from './command.js';
-import { directoryContext, DIRECTORY_OPTIONS, positiveInt, timedFetch, type DirectoryContext } from './common.js';
+import { leaf, UsageError } from './command.js';
+import { commandFetch, directoryContext, DIRECTORY_OPTIONS, positiveInt, timeoutMs, type DirectoryContext } from './common.js';
 import { fileSource, stdinSource } from './file-input.js';
 import { progressBar } from './progress.js';
 import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.js';
 import { countdownTiming, retryLine } from './retry-notice.js';
 import { sendStateDir, sendStateKey, SendStateFile } from './send-state.js';
 import { signerOf } from './signer-options.js';
-import { findIdentity, readBook } from './identity-book.js';
+import { findIdentity, readBook, usable } from './identity-book.js';
+import { bookHere } from './identity-options.js';
 
 /** The signer of `--from` / `--key` / `--signer-key-id`, checked against the sender's published keys. */
 async function senderOf(
@@ -33,6 +35,18 @@ async function senderOf(
     throw new UsageError(`--key is not the key '${signer.keyId}' of ${did}`);
   }
   return { did, keyId: signer.keyId, sign: (b) => signer.key.sign(b) };
+}
+
+/** The key of the book's identity `ref` (DID or alias) in the network of the Directory of `o`. */
+async function bookKey(
+  env: NodeJS.ProcessEnv,
+  o: Parameters<typeof directoryContext>[0],
+  info: (line: string) => void,
+  ref: string,
+): Promise<string | undefined> {
+  const dir = await directoryContext(o, info);
+  const { local } = await bookHere(env, async () => ({ network: await dir.network(), directory: dir.client.baseUrl }));
+  return findIdentity(usable(local), ref)?.key;
 }
 
 /** An Error marking the end of a send by a signal (named AbortError so no retry loop swallows it). */
@@ -55,8 +69,11 @@ export const sendCommand = leaf('ddn send', {
     '<p>:cbor-chunk:x25519-hkdf-sha256-chacha20poly1305:v1) and posts the envelopes to the Relay. Nothing is sent\n' +
     'unencrypted unless --plaintext. With --from and --key every envelope carries the sender signature, and the\n' +
     'recipient sees who sent it; without them the message is anonymous.\n' +
-    'Retries: 429, 502, 503, 507 and timeouts are retried with the identical bytes (the reason is printed, with a\n' +
-    'countdown on a terminal); a Relay that refuses the connection or does not resolve fails at once.\n' +
+    'Retries: 408, 429, 502, 503, 507, timeouts and dropped connections are retried with the identical bytes (the\n' +
+    'reason is printed, with a countdown on a terminal), up to 8 attempts started within --retry-for (120 s) of an\n' +
+    'envelope’s first; a Relay that refuses the connection, does not resolve, sits on a port fetch refuses or\n' +
+    'fails TLS, and any other 4xx, fail at once. Worst case for a Relay that never answers: --retry-for plus one\n' +
+    'attempt (10 s + 30 s), about 160 s with the defaults, then exit 3.\n' +
     'Resuming: a send that stops (Ctrl-C, a failure) keeps a small state file under $XDG_STATE_HOME/ddn/sends;\n' +
     'running the same command again continues the staged set where it stopped. --restart starts over.',
   options: {
@@ -71,6 +88,7 @@ export const sendCommand = leaf('ddn send', {
     tag: { type: 'string', arg: 'TAG', help: 'public tag (delivery policies may route on it)' },
     ttl: { type: 'string', arg: 'DURATION', help: 'how long the message may wait in a Cache (24h, 90m, PT2H, …)', default: '24h' },
     'chunk-size': { type: 'string', arg: 'BYTES', help: 'file bytes per chunk (capped by the limits)', default: '1048576' },
+    'retry-for': { type: 'string', arg: 'SECONDS', help: 'start no new attempt of an envelope later than this after its first', default: '120' },
     restart: { type: 'boolean', help: 'ignore what an interrupted run of the same send staged, and start over' },
     plaintext: {
       type: 'boolean',
@@ -80,14 +98,18 @@ export const sendCommand = leaf('ddn send', {
   },
   async run(ctx, o) {
     const partBytes = positiveInt('chunk-size', o['chunk-size']);
+    if (parseDurationSeconds(o.ttl!) === undefined) {
+      throw new UsageError(`--ttl '${o.ttl}' is not a duration from 1 s to 10 years (24h, 90m, 1d12h, PT2H, P2W or seconds)`);
+    }
+    const retryFor = timeoutMs(o['retry-for'], '--retry-for');
     const toRef = recipientRef(o.to, '--to', true);
     if (o.from === undefined && o.key !== undefined) throw new UsageError('--key signs as the sender: give --from DID too');
-    // --from names an identity of the book (its DID or alias): its key signs unless --key says otherwise
-    const key = o.key ?? (o.from === undefined ? undefined : findIdentity(readBook(ctx.io.env), o.from)?.key);
+    // --from names an identity of the book (its DID or alias) of this network: its key signs unless --key says otherwise
+    const key = o.key ?? (o.from === undefined || readBook(ctx.io.env).length === 0 ? undefined : await bookKey(ctx.io.env, o, ctx.info, o.from));
     if (o.from !== undefined && key === undefined)
       throw new UsageError('--from needs --key (the Ed25519 key that signs as the sender), or an identity of the book');
+    const dir = await directoryContext(o, ctx.info);
     const fromRef = o.from === undefined ? undefined : recipientRef(o.from, '--from');
-    const dir = await directoryContext(o);
     const to = await resolveRecipient(dir.client, toRef);
     const sender = await senderOf(dir, fromRef, { key, 'signer-key-id': o['signer-key-id'] });
     const source = o.input === '-' ? await stdinSource(ctx.io.stdin, o.name) : await fileSource(o.input, o.name);
@@ -113,7 +135,8 @@ export const sendCommand = leaf('ddn send', {
     void ctx.io.shutdownSignal().then((signal) => interrupt.abort(interruption(signal)));
     const bar = progressBar(ctx.io, 'sending');
     const relay = new RelayClient(o.relay!, {
-      fetch: timedFetch(undefined, interrupt.signal),
+      fetch: commandFetch(o, 'the Relay', ctx.info, interrupt.signal),
+      retryForMs: retryFor,
       timing: countdownTiming(ctx.io, interrupt.signal),
       onRetry: (r) => {
         bar.finish();
@@ -158,19 +181,13 @@ export const sendCommand = leaf('ddn send', {
       return report;
     } catch (e) {
       bar.finish();
-      throw stopped(ctx, e, interrupt.signal, state, sent);
+      throw stopped(e, interrupt.signal, state, sent);
     }
   },
 });
 
 /** The error of a send that did not finish: how far it got and how to go on. */
-function stopped(
-  ctx: CommandContext,
-  e: unknown,
-  signal: AbortSignal,
-  state: SendStateFile,
-  sent: { envelopes: number; total: number; bytes: number },
-): unknown {
+function stopped(e: unknown, signal: AbortSignal, state: SendStateFile, sent: { envelopes: number; total: number; bytes: number }): unknown {
   const confirmed = state.state.confirmed;
   if (confirmed === 0 && !signal.aborted) {
     state.remove();
@@ -178,9 +195,9 @@ function stopped(
   }
   const how = `${confirmed} of ${state.state.total ?? (sent.total || '?')} envelopes (${mib(Math.min(sent.bytes, Number.MAX_SAFE_INTEGER))} sent) are staged at the Relay`;
   const resume = `run the same command again to resume (state ${state.path}); --restart starts over`;
-  ctx.info(`${signal.aborted ? 'interrupted' : 'stopped'}: ${how}; ${resume}`);
   const err = (signal.aborted ? signal.reason : e) as Error & { code?: string; details?: Record<string, unknown> };
-  const out = Object.assign(new Error(`${err.message}; ${how}; ${resume}`), { code: err.code ?? 'send_failed' });
+  // printed once, by the command's error line: `ddn send: interrupted by SIGINT: 37 of 100 envelopes …`
+  const out = Object.assign(new Error(`${err.message}: ${how}; ${resume}`), { code: err.code ?? 'send_failed' });
   return Object.assign(out, {
     details: { ...(err.details ?? {}), confirmed_envelopes: confirmed, total_envelopes: state.state.total, state_file: state.path },
   });

@@ -4,7 +4,14 @@ import type { Signer } from '../client/persona-client.js';
 import { didUrl } from './common.js';
 
 export const SIGNER_OPTIONS = {
-  key: { type: 'string', arg: 'FILE', help: 'Ed25519 private key file of the signer', required: true },
+  key: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'Ed25519 private key file of the signer (default: the root key of the --operator, --control-did or DID --id in the identity book; required otherwise)',
+    required: true,
+    identity: 'key',
+    keyOf: ['operator', 'control-did', 'id'],
+  },
   'signer-key-id': { type: 'string', arg: 'ID', help: "'root' or a verification-method id (fragment or full)", default: 'root' },
 } as const;
 

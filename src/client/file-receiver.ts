@@ -29,10 +29,48 @@ export interface FileWriter {
   commit(): Promise<string>;
   /** Removes what was written (a chunk failed to decrypt or verify). */
   abort(): Promise<void>;
+  /**
+   * Closes the file and keeps what was written for a later run to continue (the Cache could not be read to the
+   * end). A sink without it loses the part: {@link abort} is called instead.
+   */
+  suspend?(): Promise<void>;
+  /** Where the part being written lives (for the report of a suspended file). */
+  readonly partialPath?: string;
 }
 
-/** Opens a file for the metadata its first record declares. `key` is the group id, or the message id when unchunked. */
-export type FileSink = (file: FileHeader, key: string) => Promise<FileWriter>;
+/** The part of a file an earlier run wrote and kept ({@link FileWriter.suspend}), verified chunk by chunk. */
+export interface PartialFile {
+  header: FileHeader;
+  sender: VerifiedSender | null;
+  /** Chunks (from the first) whose bytes verified against what was recorded when they were written. */
+  chunks: number;
+  bytes: number;
+  /** The verified chunks' bytes, in order. */
+  read(): AsyncIterable<Uint8Array>;
+  /** Opens the part to append the next chunk (anything after the verified chunks is cut off). */
+  writer(): Promise<FileWriter>;
+  /** Removes the part (it does not belong to the message any more). */
+  discard(): Promise<void>;
+}
+
+/**
+ * Opens a file for the metadata its first record declares. `key` is the group id, or the message id when
+ * unchunked; `sender` is the verified sender (null: anonymous). A sink with `resume` keeps the parts of files
+ * whose download stopped, and the receiver continues them where they stopped.
+ */
+export type FileSink = ((file: FileHeader, key: string, sender: VerifiedSender | null) => Promise<FileWriter>) & {
+  resume?(key: string): Promise<PartialFile | undefined>;
+};
+
+/** A file whose download stopped part-way and whose part is kept for the next run. */
+export interface SuspendedFile {
+  message_key: string;
+  name: string;
+  received_bytes: number;
+  total_bytes: number;
+  /** The hidden file holding the part, when the sink says. */
+  partial?: string;
+}
 
 /** The sender of a message, after its signatures verified (http-api.md §10.2). */
 export interface VerifiedSender {
@@ -92,6 +130,17 @@ export interface ReceiveReport {
   files: ReceivedFile[];
   errors: ReceiveFailure[];
   caches: { endpoint: string; service_id: string; pending: number | null }[];
+  /** Files whose download stopped part-way; a later run continues them (absent when none). */
+  suspended?: SuspendedFile[];
+}
+
+/** A failure of the transport (no answer, no connection, a 5xx): the copy may still be good, the part is kept. */
+function transportFailure(e: unknown): boolean {
+  const name = (e as { name?: unknown })?.name;
+  if (name === 'RequestFailedError' || name === 'AbortError' || name === 'TimeoutError') return true;
+  if (e instanceof TypeError && e.message === 'fetch failed') return true;
+  const status = (e as { status?: unknown })?.status;
+  return name === 'DirectoryApiError' && typeof status === 'number' && (status >= 500 || status === 408 || status === 429);
 }
 
 function failure(e: unknown, endpoint?: string, key?: string): ReceiveFailure {
@@ -176,19 +225,28 @@ export class FileReceiver {
       const cache = this.caches[i]!;
       const sorted = [...items].sort((a, b) => (a.sequence_number ?? 0) - (b.sequence_number ?? 0));
       const total = sorted[0]!.total_chunks ?? 1;
+      const resumed = await this.sink.resume?.(key);
+      const skip = resumed?.chunks ?? 0;
+      if (resumed !== undefined)
+        this.log(`resuming ${resumed.header.name}: ${resumed.chunks} of ${resumed.header.total} chunk(s), ${resumed.bytes} bytes kept`);
       const envelopes = async function* (): AsyncGenerator<Record<string, unknown>> {
         if (sorted.length !== total || sorted.some((m, seq) => (m.sequence_number ?? 0) !== seq)) {
           throw new TransferError('incomplete_chunk_set', `the Cache lists ${sorted.length} of ${total} chunks`);
         }
-        for (const item of sorted) {
+        for (const item of sorted.slice(skip)) {
           const r = await cache.message(item.message_id);
           if (r.message?.message_id !== item.message_id)
             throw new TransferError('incomplete_chunk_set', `the Cache answered another message for ${item.message_id}`);
           yield r.message.envelope;
         }
       };
-      const outcome = await this.write(key, envelopes(), ids, 'cache', report, cache.target.endpoint);
-      if (outcome !== 'retry') return outcome;
+      const outcome = await this.write(key, envelopes(), ids, 'cache', report, cache.target.endpoint, resumed);
+      if (outcome !== 'retry') {
+        // another Cache's copy finished what one that stopped answering began
+        if (report.suspended !== undefined) report.suspended = report.suspended.filter((f) => f.message_key !== key);
+        if (report.suspended?.length === 0) delete report.suspended;
+        return outcome;
+      }
     }
     return undefined;
   }
@@ -205,21 +263,33 @@ export class FileReceiver {
     source: 'cache' | 'live',
     report: ReceiveReport,
     endpoint?: string,
+    resumed?: PartialFile,
   ): Promise<ReceivedFile | 'retry' | undefined> {
     const assembler = new FileAssembler();
     let writer: FileWriter | undefined;
     let sender: VerifiedSender | null | undefined;
     let stage: 'copy' | 'sink' = 'copy';
+    let header: FileHeader | undefined;
     try {
+      if (resumed !== undefined) {
+        // the kept chunks count towards the size and SHA-256 of the file, as if they had just been downloaded
+        stage = 'sink';
+        const h = resumed.header;
+        let sequence = 0;
+        for await (const data of resumed.read()) header = assembler.add({ ...h, sequence: sequence++, data });
+        sender = resumed.sender;
+        writer = await resumed.writer();
+        stage = 'copy';
+      }
       for await (const envelope of envelopes) {
         const record = openFileEnvelope(this.profile, envelope, this.decryptionKey);
         const from = await this.senderOf(envelope);
         if (sender !== undefined && JSON.stringify(sender) !== JSON.stringify(from))
           throw new TransferError('inconsistent_chunk_set', 'the chunks of one file name different senders');
         sender = from;
-        const header = assembler.add(record);
+        header = assembler.add(record);
         stage = 'sink';
-        writer ??= await this.sink(header, key);
+        writer ??= await this.sink(header, key, from);
         await writer.write(record.data);
         stage = 'copy';
         this.opts.onProgress?.({ key, name: header.name, receivedBytes: assembler.received, totalBytes: header.sizeBytes });
@@ -245,9 +315,16 @@ export class FileReceiver {
       report.files.push(received);
       return received;
     } catch (e) {
-      await writer?.abort().catch(() => undefined);
+      if (stage === 'copy' && writer?.suspend !== undefined && header !== undefined && transportFailure(e)) {
+        await writer.suspend().catch(() => undefined);
+        const kept: SuspendedFile = { message_key: key, name: header.name, received_bytes: assembler.received, total_bytes: header.sizeBytes };
+        if (writer.partialPath !== undefined) kept.partial = writer.partialPath;
+        (report.suspended ??= []).push(kept);
+      } else {
+        await (writer ?? (resumed === undefined ? undefined : { abort: () => resumed.discard() }))?.abort().catch(() => undefined);
+      }
+      // reported once, through `report.errors` (a CLI prints each error of the report)
       report.errors.push(failure(e, stage === 'copy' ? endpoint : undefined, key));
-      if (stage === 'copy' && endpoint !== undefined) this.log(`message ${key} at ${endpoint}: ${e instanceof Error ? e.message : String(e)}`);
       return stage === 'copy' ? 'retry' : undefined;
     }
   }

@@ -183,7 +183,8 @@ export async function sendFile(opts: SendFileOptions): Promise<SendReport> {
   for (let seq = 0; seq < plan.total; seq++) ids.push(opts.keys?.messageId(seq) ?? newId());
   for (let seq = 0; seq < plan.total; seq++) {
     sentBytes += seq < skip ? Math.min(plan.partBytes, source.size - seq * plan.partBytes) : await post(seq);
-    opts.onProgress?.({ sentBytes, totalBytes: source.size, sentEnvelopes: seq + 1, totalEnvelopes: plan.total });
+    // a resumed send reports progress from where it resumed, not once per envelope staged before
+    if (seq >= skip - 1) opts.onProgress?.({ sentBytes, totalBytes: source.size, sentEnvelopes: seq + 1, totalEnvelopes: plan.total });
   }
   // The Relay no longer holds what an earlier run staged (purged, or another Relay): send those envelopes again.
   if (skip > 0 && last?.code === 'chunk_staged') {

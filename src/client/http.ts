@@ -2,23 +2,10 @@
  * A tiny JSON-over-HTTP helper for the SDK (http-api.md §0.3–§0.6). No automatic retries: only the callers that
  * say so (the pollers) retry, and only on the "try again later" statuses of §0.5.
  */
+import { deadlineFetch } from './deadline-fetch.js';
+import type { FetchInitLike, FetchLike } from './fetch-types.js';
 
-/** The part of a fetch `Response` the SDK reads. The global `Response` satisfies it. */
-export interface FetchResponseLike {
-  readonly status: number;
-  readonly headers: { get(name: string): string | null };
-  text(): Promise<string>;
-}
-
-/** The part of `RequestInit` the SDK sends. */
-export interface FetchInitLike {
-  method: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-/** A fetch implementation; the global `fetch` is the default, tests inject a fake. */
-export type FetchLike = (url: string, init: FetchInitLike) => Promise<FetchResponseLike>;
+export type { FetchInitLike, FetchLike, FetchResponseLike } from './fetch-types.js';
 
 /** HTTP methods the Directory routes use. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -105,8 +92,12 @@ function errorFromResponse(status: number, body: unknown, retryAfter: number | u
   return new DirectoryApiError(status, code, message, body, asRecord(rec?.details), retryAfter);
 }
 
-/** The global fetch, looked up at call time so tests may replace it. */
-export const globalFetch: FetchLike = (url, init) => globalThis.fetch(url, init);
+/**
+ * The global fetch (looked up at call time so tests may replace it) with the default deadlines of
+ * deadline-fetch.ts: 10 s to connect, 30 s to the first byte of the answer.
+ */
+export const globalFetch: FetchLike = (url, init) => (defaultFetch ??= deadlineFetch())(url, init);
+let defaultFetch: FetchLike | undefined;
 
 /**
  * Sends one JSON request and parses the JSON answer. `path` must already be encoded (see {@link encodePath}).

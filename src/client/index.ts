@@ -1,6 +1,8 @@
 /** The ddn TypeScript SDK: Directory client, wire types, payload building and key helpers. */
 export { DirectoryClient } from './directory-client.js';
 export type { DirectoryClientOptions, LocalSubmitOptions, PrepareOptions, PrepareRegistrationArgs, RegisterArgs } from './directory-client.js';
+export { deadlineFetch, RequestFailedError, DEFAULT_ANSWER_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS } from './deadline-fetch.js';
+export type { DeadlineOptions, RequestFailure } from './deadline-fetch.js';
 export { DirectoryApiError, RETRYABLE_STATUSES, encodePath, isRetryableError, joinUrl, requestJson } from './http.js';
 export type { ErrorBody, FetchInitLike, FetchLike, FetchResponseLike, HttpMethod, JsonResponse } from './http.js';
 export { PayloadCheckError, RegistrationFailedError, TransactionFailedError, WaitTimeoutError } from './errors.js';

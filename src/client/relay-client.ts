@@ -4,12 +4,13 @@
  * idempotent per `message_id` and content (§10.3 step 6).
  */
 import { retry } from '../base/retry.js';
+import { RequestFailedError } from './deadline-fetch.js';
 import { globalFetch, joinUrl, type FetchLike, type FetchResponseLike } from './http.js';
 import { realTiming, type PollTiming } from './poll.js';
 import type { DeliveryResult, RelayLimitsResponse } from './transfer-types.js';
 
-/** Statuses after which the same body is sent again (§0.5, §12 item 9). */
-export const RELAY_RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 507]);
+/** Statuses after which the same body is sent again (§0.5, §12 item 9; 408 asks for the request again). */
+export const RELAY_RETRY_STATUSES: ReadonlySet<number> = new Set([408, 429, 502, 503, 507]);
 
 /** The Relay refused an envelope, or every attempt failed. `result` is the DeliveryResult when one was returned. */
 export class RelayError extends Error {
@@ -80,6 +81,8 @@ export interface RelayClientOptions {
   backoffMs?: number;
   /** Longest single wait; default 30 000 ms. */
   maxWaitMs?: number;
+  /** No attempt of an envelope starts later than this after its first one; default 120 000 ms. */
+  retryForMs?: number;
   /** Told before each wait between attempts (a CLI shows the reason and a countdown). */
   onRetry?(r: RelayRetry): void;
 }
@@ -133,6 +136,7 @@ export class RelayClient {
   private readonly maxAttempts: number;
   private readonly backoffMs: number;
   private readonly maxWaitMs: number;
+  private readonly retryForMs: number;
   private readonly onRetry: ((r: RelayRetry) => void) | undefined;
 
   constructor(baseUrl: string, opts: RelayClientOptions = {}) {
@@ -142,6 +146,7 @@ export class RelayClient {
     this.maxAttempts = opts.maxAttempts ?? 8;
     this.backoffMs = opts.backoffMs ?? 500;
     this.maxWaitMs = opts.maxWaitMs ?? 30_000;
+    this.retryForMs = opts.retryForMs ?? 120_000;
     this.onRetry = opts.onRetry;
   }
 
@@ -159,8 +164,9 @@ export class RelayClient {
   /**
    * Posts `body` (the envelope's exact JSON text) to `POST /relay`, or to `POST /relay/{recipientDid}` when given.
    * Success is a 2xx with `success: true` (§12 item 14). 429/502/503/507 and network failures are retried with
-   * the same bytes, waiting `Retry-After` or an exponential back-off; any other answer throws {@link RelayError},
-   * and so does, at once, a Relay that cannot be reached at all (refused connection, unknown host).
+   * the same bytes, waiting `Retry-After` or an exponential back-off, for at most `maxAttempts` attempts started
+   * within `retryForMs`; any other answer throws {@link RelayError}, and so does, at once, a Relay that cannot be
+   * reached at all (refused connection, unknown host, bad port, failed TLS).
    */
   async post(body: string, recipientDid?: string): Promise<RelayPostOutcome> {
     const url = joinUrl(this.baseUrl, recipientDid === undefined ? '/relay' : `/relay/${encodeURIComponent(recipientDid)}`);
@@ -171,8 +177,13 @@ export class RelayClient {
         res = await this.fetchImpl(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body });
         text = await res.text();
       } catch (e) {
+        if (e instanceof RequestFailedError) {
+          const failure = new RelayError(e.permanent ? 'relay_unreachable' : e.code, e.message, n);
+          if (e.permanent) throw failure;
+          throw new TryAgain(failure);
+        }
         const code = networkCode(e);
-        if (code !== undefined && UNREACHABLE_CODES.has(code)) {
+        if ((code !== undefined && UNREACHABLE_CODES.has(code)) || networkMessage(e) === 'bad port') {
           throw new RelayError('relay_unreachable', `cannot reach the Relay at ${this.baseUrl}: ${networkMessage(e)}`, n);
         }
         if ((e as { name?: unknown })?.name === 'AbortError') throw e;
@@ -188,6 +199,7 @@ export class RelayClient {
     try {
       return await retry(attempt, {
         attempts: this.maxAttempts,
+        deadlineMs: this.timing.now() + this.retryForMs,
         retryable: (e) => e instanceof TryAgain,
         backoff: { firstMs: this.backoffMs, maxMs: this.maxWaitMs },
         waitMs: (e, _n, backoffMs) => {
@@ -200,7 +212,8 @@ export class RelayClient {
     } catch (e) {
       if (!(e instanceof TryAgain)) throw e;
       const last = e.error;
-      throw new RelayError(last.code, `${last.message} (gave up after ${this.maxAttempts} attempts)`, this.maxAttempts, last.status, last.result);
+      const n = last.attempts;
+      throw new RelayError(last.code, `${last.message} (gave up after ${n} attempt${n === 1 ? '' : 's'})`, n, last.status, last.result);
     }
   }
 }

@@ -4,7 +4,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -84,11 +84,66 @@ describe('--help everywhere', () => {
   });
 });
 
+describe('--help says what the command does', () => {
+  /** The --help text of every command and subcommand, by path. */
+  async function helps(): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const walk = async (path: string[]): Promise<void> => {
+      const text = (await run([...path, '--help'])).stdout;
+      out.set(path.join(' '), text);
+      const m = /\ncommands:\n([\s\S]*?)\n\n/.exec(text);
+      if (m !== null) for (const line of m[1]!.split('\n')) await walk([...path, line.trim().split(/\s+/)[0]!]);
+    };
+    await walk([]);
+    return out;
+  }
+
+  it('no option is called required and given a default at once; every document named exists in the repository', async () => {
+    const root = new URL('../..', import.meta.url);
+    for (const [path, text] of await helps()) {
+      const joined = text.replace(/\n\s+/g, ' ');
+      for (const line of joined.split('\n').filter((l) => /^\s+--/.test(l))) {
+        assert.ok(!(/\brequired\b/.test(line) && /default/.test(line)), `ddn ${path} --help: '${line.trim()}' is both required and defaulted`);
+      }
+      for (const doc of joined.match(/[\w./-]+\.md\b/g) ?? []) {
+        const file = doc.includes('/') ? doc : `docs/${doc}`;
+        assert.ok(existsSync(new URL(file, root)), `ddn ${path} --help names ${doc}, which is not in the repository`);
+      }
+      assert.doesNotMatch(joined, /http-api\.md|service-spec\.md|ledger-rules\.md/, `ddn ${path} --help points at the product spec, which users do not have`);
+      if (/--connect-timeout/.test(text)) {
+        assert.match(
+          text.replace(/\s+/g, ' '),
+          /A node that does not answer: .* a hung Directory ends the command within 40 s \(exit 3\)/,
+          `ddn ${path} --help states its worst case`,
+        );
+      }
+    }
+  });
+
+  it('migrate lists only its options; serve says --db holds the ledger too; send states its worst case', async () => {
+    const h = await helps();
+    const migrate = h.get('migrate')!;
+    assert.match(migrate, /--db URL/);
+    assert.doesNotMatch(migrate, /--relay-port|--cache-port|--block-time-ms/);
+    assert.match(h.get('serve')!.replace(/\s+/g, ' '), /--db URL postgres:\/\/… database for the ledger, DNS challenges, the Cache mailbox/);
+    assert.match(h.get('send')!.replace(/\s+/g, ' '), /Worst case for a Relay that never answers/);
+    const receive = h.get('receive')!.replace(/\n\s{30,}/g, ' ');
+    assert.match(receive, /--did DID\s+the recipient DID \(default: the identity book's only identity; an alias of the book works too\)\n/);
+    assert.match(h.get('policy set')!, /docs\/policies\.md/);
+    assert.match(
+      h.get('persona register-named')!.replace(/\s+/g, ' '),
+      /--key FILE Ed25519 private key file of the signer \(default: the root key of the --operator/,
+    );
+  });
+});
+
 describe('usage errors', () => {
   for (const [args, pattern] of [
     [['did', 'resolve'], /a DID is required/],
     [['did', 'frobnicate'], /unknown command 'ddn did frobnicate'/],
     [['did'], /a command is required/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['send', '--to', 'bob', '--input', 'f', '--ttl', 'forever'], /--ttl 'forever' is not a duration from 1 s to 10 years/],
     [['send', '--to', 'did:platform:8DfbjXLth7APvt3qQPgtf'], /--input is required/],
     [['key', 'generate', '--out', join(dir, 'x.pem'), '--frob'], /--frob/],
     [['key', 'generate', '--out', join(dir, 'y.pem'), '--type', 'rsa'], /--type must be ed25519 or x25519/],
@@ -192,7 +247,10 @@ describe('against a Directory whose ledger produces no blocks', () => {
     const r = await run(['did', 'status', 'did:platform:8DfbjXLth7APvt3qQPgtf', '--directory', `http://127.0.0.1:${port}`, '--profile', 'platform']);
     assert.equal(r.code, 1);
     assert.equal(r.json.code, 'connection_failed');
-    assert.match(String(r.json.message), /cannot connect: .*ECONNREFUSED/);
+    assert.match(
+      String(r.json.message),
+      /^cannot reach the Directory at http:\/\/127\.0\.0\.1:\d+\/registration-status\/did%3Aplatform%3A8DfbjXLth7APvt3qQPgtf: connect ECONNREFUSED/,
+    );
   });
 });
 

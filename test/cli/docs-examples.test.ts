@@ -1,19 +1,23 @@
 /**
- * Issue 25, item 9: the shell blocks of the README's quick start and of docs/deployment.md's "separate processes"
- * and "scaling out on PostgreSQL" sections run as written, so they stay true. Each block runs in `sh` with
- * `set -e`, in a fresh temporary directory that is also $HOME (so the identity book and the keys land there), with
- * `npx ddn` running this checkout built as `npm ci` builds it (test/support/ddn-package.ts) and `npm ci` left out. The only changes to the text: the docs' fixed
- * ports become free ones (other suites run beside this one) and `DB=` names the test database (DDN_TEST_PG_URL,
- * in a schema of its own). Whatever a block leaves running in the background is stopped with SIGTERM afterwards
- * and must leave no process and no port behind.
+ * Every shell block of README.md and docs/ runs as written (issue 25 item 9, issue 42 item 5), so the docs stay
+ * true. Each block runs in `sh` with `set -e`, in a fresh temporary directory that is also $HOME (so the identity
+ * book and the keys land there), with `npx ddn` running this checkout built as `npm ci` builds it
+ * (test/support/ddn-package.ts) and `npm ci` left out. The only changes to the text: the docs' fixed ports become
+ * free ones (blocks run side by side), `DB=` names the test database (DDN_TEST_PG_URL, in a schema of its own), and
+ * a server the block starts in the foreground (`npx ddn serve …` without `&`) is started in the background and
+ * waited for, so the block can end. A block that talks to "a running node" gets one started first (PRELUDES), and
+ * a few get the files and identities they name. Whatever a block leaves running is stopped with SIGTERM afterwards
+ * and must leave no process and no port behind, and every file it leaves in the directory must be one the
+ * repository's .gitignore covers (a newcomer runs them in the clone). A block not run says why in NOT_RUN; a new
+ * block that is neither run nor listed fails the first test.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildDdnPackage } from '../support/ddn-package.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
@@ -21,7 +25,7 @@ import { groupMembers, isRunning, portIsFree, signalIfRunning } from '../support
 import { waitFor } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const DOC_PORTS = ['8080', '8081', '8082', '8090', '8091', '9001', '9002'];
+const DOC_PORTS = ['8080', '8081', '8082', '8090', '8091', '9001', '9002', '9080', '9081', '9082'];
 
 const dirs: string[] = [];
 let bin: string;
@@ -43,6 +47,100 @@ function shellBlock(file: string, heading: string): string {
   assert.ok(m, `${file}: a sh block under ${heading}`);
   return m[1]!;
 }
+
+/** One shell block of a doc: `file`, the heading above it, its ordinal under that heading (1…) and its text. */
+interface DocBlock {
+  id: string;
+  text: string;
+}
+
+/** Every ```sh / ```bash block of README.md and docs/*.md, named `file § heading #n`. */
+function allBlocks(): DocBlock[] {
+  const files = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  const out: DocBlock[] = [];
+  for (const file of files) {
+    let heading = '';
+    const seen = new Map<string, number>();
+    let block: string[] | undefined;
+    for (const line of readFileSync(join(ROOT, file), 'utf8').split('\n')) {
+      if (block !== undefined) {
+        if (/^```\s*$/.test(line)) {
+          const n = (seen.get(heading) ?? 0) + 1;
+          seen.set(heading, n);
+          out.push({ id: `${file} § ${heading} #${n}`, text: `${block.join('\n')}\n` });
+          block = undefined;
+        } else block.push(line);
+      } else if (/^```(sh|bash)\s*$/.test(line)) block = [];
+      else if (/^#{1,6} /.test(line)) heading = line.replace(/^#+ /, '');
+    }
+  }
+  return out;
+}
+
+/** A node on the docs' ports (moved like the block's), for the blocks that talk to "a running node". */
+const NODE = 'npx ddn serve --allow-private-endpoints --data-dir ./.ddn-data >/dev/null 2>&1 &\nnpx ddn health --wait 30 >/dev/null\n';
+
+const did = `did_of() { node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).did'; }\n`;
+
+/** What runs before a block (the node, files and identities the text assumes), and what its output must show. */
+const PRELUDES: Readonly<Record<string, { prelude: string; expect?: RegExp }>> = {
+  'README.md § Quick start: two DIDs and an encrypted file #1': { prelude: '', expect: /^received$/m },
+  'docs/api.md § The API #1': { prelude: NODE, expect: /"openapi"/ },
+  'docs/cli.md § The identity book #1': { prelude: NODE, expect: /"received":0/ },
+  'docs/deployment.md § Running the roles in separate processes #1': { prelude: '', expect: /^received$/m },
+  'docs/explorer.md § History routes #1': { prelude: '', expect: /"action":"register_did"[\s\S]*"next_cursor":null/ },
+  'docs/mirrors.md § `GET /export?after=<seq>&count=<n>` #1': { prelude: NODE, expect: /ddn-feed-head/i },
+  'docs/operations.md § Operating a node #1': { prelude: '' },
+  'docs/operations.md § Version #1': { prelude: '', expect: /"version":/ },
+  'docs/operations.md § Metrics: `GET /metrics` #1': { prelude: NODE, expect: /^ddn_ledger/m },
+  'docs/operations.md § Metrics: `GET /metrics` #2': { prelude: '', expect: /^# HELP/m },
+  'docs/operations.md § Health and readiness #1': { prelude: NODE, expect: /"genesis_hash"/ },
+  'docs/operations.md § Health and readiness #2': { prelude: NODE, expect: /^200$/m },
+  'docs/operations.md § Request ids #1': { prelude: NODE, expect: /x-request-id: support-ticket-4711/i },
+  'docs/policies.md § A first policy #1': { prelude: NODE, expect: /refused \(exit 1\)/ },
+  'docs/public-node.md § The proof #1': { prelude: NODE, expect: /did_not_found/ },
+  'docs/public-node.md § Event rules and amplification #1': { prelude: NODE, expect: /refused \(exit 1\)/ },
+  'docs/public-node.md § Event rules and amplification #2': { prelude: NODE, expect: /"events":\{"dropped"/ },
+  'docs/public-node.md § Deleted DIDs #1': { prelude: NODE, expect: /refused \(exit 1\)/ },
+  'docs/public-node.md § Connections and request bodies #1': { prelude: '' },
+  'docs/public-node.md § Connections and request bodies #2': { prelude: NODE, expect: /expectation_failed[\s\S]*too_deep/ },
+  'docs/sending-files.md § Addressing: a DID, an alias, or `…@persona` #1': {
+    prelude:
+      NODE +
+      'npx ddn key generate --out bob.pem >/dev/null && npx ddn key generate --type x25519 --out bob-x25519.pem >/dev/null\n' +
+      'npx ddn did create --key bob.pem --key-agreement bob-x25519.pem --alias bob --cache http://127.0.0.1:8082 >/dev/null\n' +
+      'head -c 100000 /dev/urandom > report.pdf && mkdir inbox\n',
+    expect: /"name":"report.pdf"/,
+  },
+  'docs/sending-files.md § Signed senders #1': {
+    prelude:
+      NODE +
+      did +
+      'npx ddn did create --alias bob --cache http://127.0.0.1:8082 >/dev/null\n' +
+      'npx ddn key generate --out alice.pem >/dev/null\nALICE=$(npx ddn did create --key alice.pem --alias alice | did_of)\n' +
+      'head -c 1000 /dev/urandom > report.pdf\n',
+    expect: /"sender":"did:/,
+  },
+};
+
+/** Blocks not run here, and why. */
+const NOT_RUN: Readonly<Record<string, string>> = {
+  'README.md § The two commands #1': 'a foreground server and the whole test suite; the quick start runs the server',
+  'README.md § From a fresh clone to a registered DID (SDK) #1': 'runs examples/ of the checkout with tsx; the package test covers the SDK',
+  'docs/deployment.md § Scaling out on PostgreSQL #1': 'run by its own test below when DDN_TEST_PG_URL is set',
+  'docs/explorer.md § Tests #1': 'installs Chromium with apt-get; test/explorer is that test',
+  'docs/mirrors.md § `GET /export/stream?cursor=<seq>` (WebSocket) #1': 'follows the stream until stopped with Ctrl-C',
+  'docs/mirrors.md § `ddn mirror` #1': 'a mirror of a primary; test/cli/mirror.test.ts runs the same command',
+  'docs/mirrors.md § Relays and Caches on a mirror #1': 'needs a mirror and its primary; test/network covers a Relay on a mirror',
+  'docs/public-node.md § Who may open a session: `--relay-live-auth` #1': 'three alternative ways to start the same node, not a sequence',
+  'docs/public-node.md § Request rate limits #1': 'starts two nodes on the same ports, the first in the foreground (an alternative, not a sequence)',
+  'docs/public-node.md § Settings #1': 'a Cache-only node with a 20 GiB storage budget, checked against the free disk',
+};
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -74,6 +172,8 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   let script = block
     .split('\n')
     .filter((l) => !/^npm ci\b/.test(l))
+    // a server started in the foreground: in the background, and waited for, so that the block ends
+    .map((l) => (/^npx ddn serve\b/.test(l) && !/(&|\\)\s*(#.*)?$/.test(l) ? `${l.replace(/\s*#.*$/, '')} &\nnpx ddn health --wait 30` : l))
     .join('\n')
     .replace(new RegExp(`\\b(${DOC_PORTS.join('|')})\\b`, 'g'), (p) => ports.get(p)!);
   if (db !== undefined) script = script.replace(/^DB=.*$/m, `DB=${db}`);
@@ -109,20 +209,49 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   }
   assert.equal(code, 0, `the block failed (exit ${code}):\n${script}\n--- stdout\n${out}\n--- stderr\n${err}`);
   for (const p of ports.values()) assert.equal(await portIsFree(Number(p)), true, `port ${p} is free once the block's processes stopped`);
+  const untracked = leftovers(home).filter((f) => !ignoredByGit(f));
+  assert.deepEqual(untracked, [], `files the block leaves that .gitignore does not cover:\n${script}`);
   return out;
 }
 
-describe('the docs run as written', () => {
-  it("README.md's quick start: two DIDs, an encrypted file sent and received byte-identical", async () => {
-    const out = await runBlock(shellBlock('README.md', '## Quick start: two DIDs and an encrypted file'));
-    assert.match(out, /"registration_status":"confirmed"/);
-    assert.match(out, /^received$/m);
+/** What a block left in its directory, outside $HOME's own (the identity book, keys, state) and the test's shims. */
+function leftovers(home: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      const rel = relative(home, p);
+      if (['.test-bin', '.config', '.local', '.npm'].includes(rel)) continue;
+      if (statSync(p).isDirectory()) out.push(`${rel}/`);
+      else out.push(rel);
+    }
+  };
+  walk(home);
+  return out;
+}
+
+/** True when the repository's .gitignore covers `path` (relative to the repository root). */
+function ignoredByGit(path: string): boolean {
+  return spawnSync('git', ['check-ignore', '--no-index', '-q', path], { cwd: ROOT }).status === 0;
+}
+
+describe('the docs run as written', { concurrency: 2 }, () => {
+  it('every shell block of README.md and docs/ is run here, or says why not', () => {
+    const ids = allBlocks().map((b) => b.id);
+    const unplanned = ids.filter((id) => PRELUDES[id] === undefined && NOT_RUN[id] === undefined);
+    assert.deepEqual(unplanned, [], 'blocks neither run nor listed in NOT_RUN (add them to PRELUDES, with what they need)');
+    const stale = [...Object.keys(PRELUDES), ...Object.keys(NOT_RUN)].filter((id) => !ids.includes(id));
+    assert.deepEqual(stale, [], 'planned blocks that no doc has any more');
   });
 
-  it('docs/deployment.md, separate processes: a Directory, a Cache and a Relay process carry a file', async () => {
-    const out = await runBlock(shellBlock('docs/deployment.md', '## Running the roles in separate processes'));
-    assert.match(out, /^received$/m);
-  });
+  for (const block of allBlocks()) {
+    const plan = PRELUDES[block.id];
+    if (plan === undefined) continue;
+    it(block.id, async () => {
+      const out = await runBlock(`${plan.prelude}${block.text}`);
+      if (plan.expect !== undefined) assert.match(out, plan.expect);
+    });
+  }
 
   if (PG_URL) {
     it('docs/deployment.md, scaling out on PostgreSQL: two processes of each role carry a file', async () => {

@@ -13,40 +13,14 @@ import pino from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { bookPath, configDir } from '../../src/cli/identity-book.js';
-import type { CliIo } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
+import { inProcess } from './in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ddn-cli-book-'));
 const config = join(dir, 'config');
 let node: RunningNode;
 let env: NodeJS.ProcessEnv;
 
-interface Run {
-  code: number;
-  stderr: string;
-  json: Record<string, unknown>;
-}
-
-async function run(args: string[]): Promise<Run> {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    env,
-    stdout: (t) => void (out += t),
-    stderr: (t) => void (err += t),
-    shutdownSignal: () => new Promise<NodeJS.Signals>(() => {}),
-  };
-  const code = await main(args, io);
-  const lines = out.split('\n').filter((l) => l !== '');
-  assert.equal(lines.length, 1, `one JSON line from ddn ${args.join(' ')}:\n${out}\n${err}`);
-  return { code, stderr: err, json: JSON.parse(lines[0]!) as Record<string, unknown> };
-}
-
-async function ok(args: string[]): Promise<Record<string, unknown>> {
-  const r = await run(args);
-  assert.equal(r.code, 0, `ddn ${args.join(' ')}:\n${r.stderr}`);
-  return r.json;
-}
+const { run, ok } = inProcess(() => env);
 
 const pems = (d: string): string[] => (existsSync(d) ? readdirSync(d).filter((f) => f.endsWith('.pem')) : []);
 
@@ -135,7 +109,7 @@ describe('the identity book', () => {
     const none = await run(['did', 'alias', 'add', '--alias', 'x-1']);
     assert.equal(none.code, 2);
     assert.equal(none.json.code, 'invalid_usage');
-    assert.match(String(none.json.message), /3 identities \(alice \(did:.*\), bob \(did:.*\), did:.*\): give --did DID\|ALIAS/);
+    assert.match(String(none.json.message), /3 identities of this network \(alice \(did:.*\), bob \(did:.*\), did:.*\): give --did DID\|ALIAS/);
     const byAlias = await ok(['did', 'alias', 'add', '--did', 'bob', '--alias', 'bob-2']);
     const bob = ((await ok(['did', 'list'])).identities as { did: string; alias?: string }[]).find((i) => i.alias === 'bob')!;
     assert.equal(byAlias.did, bob.did);

@@ -211,7 +211,8 @@ describe('resumable send', () => {
     assert.equal(stopped.code, 'interrupted');
     assert.ok(stopped.details.confirmed_envelopes >= 3 && stopped.details.confirmed_envelopes < 192, JSON.stringify(stopped));
     assert.equal(stopped.details.total_envelopes, 192);
-    assert.match(first.stderr(), /interrupted: \d+ of 192 envelopes .* are staged at the Relay; run the same command again to resume/);
+    assert.match(first.stderr(), /ddn send: interrupted by SIGINT: \d+ of 192 envelopes .* are staged at the Relay; run the same command again to resume/);
+    assert.equal(first.stderr().match(/interrupted/g)?.length, 1, `the interruption is told once:\n${first.stderr()}`);
 
     const again = await ddn(args, { env });
     assert.equal(again.code, 0, again.stderr);
@@ -239,7 +240,7 @@ describe('fail fast and say why', () => {
     const r = await ddn(['send', '--to', bob, '--relay', `http://127.0.0.1:${port}`, '--input', '-'], { env, stdin: Buffer.from('x') });
     assert.equal(r.code, 1);
     assert.equal(r.json.code, 'relay_unreachable');
-    assert.match(r.json.message as string, /cannot reach the Relay at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    assert.match(r.json.message as string, /cannot reach the Relay at http:\/\/127\.0\.0\.1:\d+\/relay: .*ECONNREFUSED/);
     assert.doesNotMatch(r.stderr, /retrying/);
   });
 });
