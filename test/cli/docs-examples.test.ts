@@ -140,6 +140,12 @@ const NOT_RUN: Readonly<Record<string, string>> = {
   'docs/public-node.md § Who may open a session: `--relay-live-auth` #1': 'three alternative ways to start the same node, not a sequence',
   'docs/public-node.md § Request rate limits #1': 'starts two nodes on the same ports, the first in the foreground (an alternative, not a sequence)',
   'docs/public-node.md § Settings #1': 'a Cache-only node with a 20 GiB storage budget, checked against the free disk',
+  'docs/chain.md § Quick start: a dev chain and two Directories #1':
+    'starts a Substrate dev chain (15–35 s); test/chain/substrate-network.test.ts runs the same commands on it',
+  'docs/chain.md § Quick start: a dev chain and two Directories #2':
+    'needs the dev chain of the block above; test/chain/substrate-network.test.ts starts a Directory so',
+  'docs/chain.md § The local dev chain #1': 'a foreground dev chain; test/chain/dev-chain.test.ts runs the command',
+  'docs/chain.md § The local dev chain #2': 'needs a running dev chain and a key file from it; test/chain/substrate-client.test.ts reads the same fees',
 };
 
 function freePort(): Promise<number> {
