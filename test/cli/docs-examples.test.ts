@@ -101,6 +101,10 @@ const PRELUDES: Readonly<Record<string, { prelude: string; expect?: RegExp }>> =
   'docs/operations.md § Metrics: `GET /metrics` #2': { prelude: '', expect: /^# HELP/m },
   'docs/operations.md § Health and readiness #1': { prelude: NODE, expect: /"genesis_hash"/ },
   'docs/operations.md § Health and readiness #2': { prelude: NODE, expect: /^200$/m },
+  'docs/operations.md § Health and readiness #3': { prelude: NODE, expect: /^200$/m },
+  'docs/operations.md § One process per data directory #1': { prelude: '', expect: /^refused \(exit 1\)$/m },
+  'docs/api.md § W3C DID Resolution: `GET /1.0/identifiers/{did}` #1': { prelude: NODE, expect: /METHOD_NOT_SUPPORTED/ },
+  'docs/explorer.md § Explorer read routes #1': { prelude: NODE, expect: /"hits":\[/ },
   'docs/operations.md § Request ids #1': { prelude: NODE, expect: /x-request-id: support-ticket-4711/i },
   'docs/policies.md § A first policy #1': { prelude: NODE, expect: /refused \(exit 1\)/ },
   'docs/public-node.md § The proof #1': { prelude: NODE, expect: /did_not_found/ },
@@ -140,6 +144,12 @@ const NOT_RUN: Readonly<Record<string, string>> = {
   'docs/public-node.md § Who may open a session: `--relay-live-auth` #1': 'three alternative ways to start the same node, not a sequence',
   'docs/public-node.md § Request rate limits #1': 'starts two nodes on the same ports, the first in the foreground (an alternative, not a sequence)',
   'docs/public-node.md § Settings #1': 'a Cache-only node with a 20 GiB storage budget, checked against the free disk',
+  'README.md § The two commands #2': 'the whole test suite (this test is part of it)',
+  'README.md § Using ddn as a package #1': 'npm pack and an install from the registry; test/package/installed-package.test.ts does the same offline',
+  'README.md § Using ddn as a package #2':
+    'needs the project of the block above; test/package/installed-package.test.ts compiles and runs the same under strict',
+  'docs/api.md § Sending and receiving a file with the SDK #1':
+    'runs examples/ with tsx; test/package/installed-package.test.ts runs examples/send-file.ts against a node',
   'docs/chain.md § Quick start: a dev chain and two Directories #1':
     'starts a Substrate dev chain (15–35 s); test/chain/substrate-network.test.ts runs the same commands on it',
   'docs/chain.md § Quick start: a dev chain and two Directories #2':
