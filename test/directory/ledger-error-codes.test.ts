@@ -1,6 +1,8 @@
 /**
- * The ledger rejections no HTTP flow of the suite reaches cheaply (limits of thousands of entries, counters at
- * 2^64, names the ledger no longer raises) keep their http-api.md §1.1 code, status and `details.ledger_error`.
+ * Ledger rejections mapped to their http-api.md §1.1 code, status and `details.ledger_error`, for the names the ledger
+ * suites raise but no HTTP flow reaches cheaply (counters at 2^64, persona attestations the dev network's attestor
+ * always signs validly, names the ledger no longer raises). Over HTTP, test/directory/applications.test.ts produces
+ * `did_controls_application`, `too_many_applications` and `too_many_linked_dids`.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
