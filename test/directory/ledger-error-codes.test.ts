@@ -1,7 +1,7 @@
 /**
  * Ledger rejections mapped to their http-api.md §1.1 code, status and `details.ledger_error`, for the names the ledger
- * suites raise but no HTTP flow reaches cheaply (counters at 2^64, persona attestations the dev network's attestor
- * always signs validly, names the ledger no longer raises). Over HTTP, test/directory/applications.test.ts produces
+ * suites raise but no HTTP flow reaches (counters at 2^64; persona attestations, which the Directory signs itself
+ * with an approved attestor key; names the ledger no longer raises). Over HTTP, test/directory/applications.test.ts produces
  * `did_controls_application`, `too_many_applications` and `too_many_linked_dids`.
  */
 import { describe, it } from 'node:test';
