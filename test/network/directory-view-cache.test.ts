@@ -9,9 +9,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ManualClock } from '../../src/base/clock.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { isoSeconds, proofHeaders, recipientDocument, registerRecipientAt, type Recipient } from '../cache/harness.js';
@@ -39,7 +36,7 @@ describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-m
   before(async () => {
     dir = await startTestNode(['--roles', 'directory']);
     proxy = await directoryProxy(dir.urls.directory!);
-    reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url], mkdtempSync(join(tmpdir(), 'ddn-node-')), { clock });
+    reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url], undefined, { clock });
     asking = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0']);
     long = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '300000']);
     a = await registerRecipientAt(httpDirectory(dir), 81, { cacheEndpoints: [reusing.urls.cache!] });
