@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts file with node's own test runner (TypeScript through tsx).
-// Usage: node scripts/run-tests.mjs [path-filter ...]
+// Usage: node scripts/run-tests.mjs [--coverage] [path-filter ...]
+// --coverage: node's own line/branch/function coverage of the src/ files the suites load (source-mapped to the .ts)
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -15,7 +16,8 @@ function walk(dir) {
   return out;
 }
 
-const filters = process.argv.slice(2);
+const coverage = process.argv.includes('--coverage');
+const filters = process.argv.slice(2).filter((a) => a !== '--coverage');
 const files = walk('test')
   .sort()
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
@@ -23,6 +25,7 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files];
+const measure = coverage ? ['--enable-source-maps', '--experimental-test-coverage'] : [];
+const args = ['--import', 'tsx', ...measure, '--test', '--test-reporter=spec', '--test-concurrency=2', ...files];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
 process.exit(r.status ?? 1);

@@ -177,13 +177,18 @@ export class ConfigError extends Error {
 
 type OptionKind = 'value' | 'list' | 'switch';
 
-interface OptionSpec {
+type DefaultValue = string | number | boolean;
+
+/**
+ * One flag: `loadConfig` reads `default` when the flag is not given, and the help shows it. `defaultText` is the
+ * help's default column where the default is not a plain value (it depends on another option, or there is none).
+ */
+type OptionSpec = {
   readonly name: string;
   readonly kind: OptionKind;
   readonly arg: string;
-  readonly defaultText: string;
   readonly help: string;
-}
+} & ({ readonly default: DefaultValue; readonly defaultText?: string } | { readonly default?: undefined; readonly defaultText: string });
 
 const MAX_BODY_LIMIT = 1 << 30;
 const YEAR_SECONDS = 31_536_000;
@@ -191,21 +196,21 @@ const YEAR_SECONDS = 31_536_000;
 const MAX_TIMER_MS = 2_147_483_647;
 
 const OPTIONS: readonly OptionSpec[] = [
-  { name: 'data-dir', kind: 'value', arg: 'PATH', defaultText: './.ddn-data', help: 'ledger database and node keys' },
-  { name: 'host', kind: 'value', arg: 'HOST', defaultText: '127.0.0.1', help: 'interface every role listens on' },
-  { name: 'roles', kind: 'list', arg: 'LIST', defaultText: 'directory,relay,cache', help: 'roles to run' },
-  { name: 'directory-port', kind: 'value', arg: 'PORT', defaultText: '8080', help: 'Directory port (0: any free port)' },
-  { name: 'relay-port', kind: 'value', arg: 'PORT', defaultText: '8081', help: 'Relay port (0: any free port)' },
-  { name: 'cache-port', kind: 'value', arg: 'PORT', defaultText: '8082', help: 'Cache port (0: any free port)' },
-  { name: 'profile', kind: 'value', arg: 'NAME', defaultText: 'platform', help: 'network profile: platform | openpayload' },
-  { name: 'chain-id', kind: 'value', arg: 'ID', defaultText: 'ddn-dev', help: 'chain id written into the genesis' },
-  { name: 'block-time-ms', kind: 'value', arg: 'MS', defaultText: '1000', help: 'block interval, at least 1' },
-  { name: 'finality-depth', kind: 'value', arg: 'N', defaultText: '0', help: 'blocks behind the head that are final' },
+  { name: 'data-dir', kind: 'value', arg: 'PATH', default: './.ddn-data', help: 'ledger database and node keys' },
+  { name: 'host', kind: 'value', arg: 'HOST', default: '127.0.0.1', help: 'interface every role listens on' },
+  { name: 'roles', kind: 'list', arg: 'LIST', defaultText: ROLES.join(','), help: 'roles to run' },
+  { name: 'directory-port', kind: 'value', arg: 'PORT', default: 8080, help: 'Directory port (0: any free port)' },
+  { name: 'relay-port', kind: 'value', arg: 'PORT', default: 8081, help: 'Relay port (0: any free port)' },
+  { name: 'cache-port', kind: 'value', arg: 'PORT', default: 8082, help: 'Cache port (0: any free port)' },
+  { name: 'profile', kind: 'value', arg: 'NAME', default: 'platform', help: 'network profile: platform | openpayload' },
+  { name: 'chain-id', kind: 'value', arg: 'ID', default: 'ddn-dev', help: 'chain id written into the genesis' },
+  { name: 'block-time-ms', kind: 'value', arg: 'MS', default: 1000, help: 'block interval, at least 1' },
+  { name: 'finality-depth', kind: 'value', arg: 'N', default: 0, help: 'blocks behind the head that are final' },
   {
     name: 'ledger',
     kind: 'value',
     arg: 'KIND',
-    defaultText: 'embedded',
+    default: 'embedded',
     help: 'where the ledger takes its order from: embedded | substrate (a Substrate chain, docs/chain.md)',
   },
   {
@@ -227,7 +232,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'network-id',
     kind: 'value',
     arg: 'ID',
-    defaultText: 'ddn-dev',
+    default: 'ddn-dev',
     help: "without --network: the network id of the chain's default network (development chains; docs/chain.md)",
   },
   {
@@ -244,12 +249,12 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'the Cache listening URL',
     help: 'Cache URL DID documents publish (repeatable or comma-separated)',
   },
-  { name: 'proof-clock-skew-seconds', kind: 'value', arg: 'S', defaultText: '300', help: 'retrieval-proof clock skew' },
+  { name: 'proof-clock-skew-seconds', kind: 'value', arg: 'S', default: 300, help: 'retrieval-proof clock skew' },
   {
     name: 'allow-private-endpoints',
     kind: 'switch',
     arg: '',
-    defaultText: 'false',
+    default: false,
     help: 'let delivery policies name private/loopback endpoints',
   },
   {
@@ -263,7 +268,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'directory-view-ttl-ms',
     kind: 'value',
     arg: 'MS',
-    defaultText: '2000',
+    default: DEFAULT_DIRECTORY_VIEW_TTL_MS,
     help: 'how long the Relay and Cache reuse answers of the --directory-url Directory (0: ask every time)',
   },
   {
@@ -277,7 +282,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'event-budget-per-owner',
     kind: 'value',
     arg: 'N',
-    defaultText: '600',
+    default: DEFAULT_EVENT_BUDGET_PER_OWNER,
     help: "events one policy owner's event rules may run per minute on this node; further ones are dropped and counted",
   },
   {
@@ -287,7 +292,7 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'SQLite files in the data directory',
     help: 'postgres://… database for the ledger, DNS challenges, the Cache mailbox, the Relay staging and live fan-out (several processes of every role share it; a replica of the ledger stays in --data-dir)',
   },
-  { name: 'db-schema', kind: 'value', arg: 'NAME', defaultText: 'public', help: "PostgreSQL schema holding ddn's tables" },
+  { name: 'db-schema', kind: 'value', arg: 'NAME', default: 'public', help: "PostgreSQL schema holding ddn's tables" },
   {
     name: 'dns-server',
     kind: 'list',
@@ -295,15 +300,16 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'the system resolvers',
     help: 'DNS server the Directory asks for Persona TXT records (repeatable or comma-separated)',
   },
-  { name: 'log-level', kind: 'value', arg: 'LEVEL', defaultText: 'info', help: LOG_LEVELS.join(' | ') },
+  { name: 'log-level', kind: 'value', arg: 'LEVEL', default: 'info', help: LOG_LEVELS.join(' | ') },
   {
     name: 'log-format',
     kind: 'value',
     arg: 'FORMAT',
+    default: 'auto',
     defaultText: 'pretty on a terminal, else json',
     help: 'how log lines on stderr are written: pretty | json',
   },
-  { name: 'access-log', kind: 'switch', arg: '', defaultText: 'false', help: 'log one line per HTTP request (at info)' },
+  { name: 'access-log', kind: 'switch', arg: '', default: false, help: 'log one line per HTTP request (at info)' },
   {
     name: 'metrics-token',
     kind: 'value',
@@ -315,114 +321,114 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'http-headers-timeout-ms',
     kind: 'value',
     arg: 'MS',
-    defaultText: String(HTTP.headersTimeoutMs),
+    default: HTTP.headersTimeoutMs,
     help: "a connection must send a request's headers within this (one that sends nothing is closed)",
   },
   {
     name: 'http-request-timeout-ms',
     kind: 'value',
     arg: 'MS',
-    defaultText: String(HTTP.requestTimeoutMs),
+    default: HTTP.requestTimeoutMs,
     help: "a request's body must arrive within this after its headers (408 request_timeout; 0: no bound)",
   },
   {
     name: 'http-keep-alive-timeout-ms',
     kind: 'value',
     arg: 'MS',
-    defaultText: String(HTTP.keepAliveTimeoutMs),
+    default: HTTP.keepAliveTimeoutMs,
     help: 'an idle kept-alive connection is closed after this',
   },
   {
     name: 'max-connections',
     kind: 'value',
     arg: 'N',
-    defaultText: String(HTTP.maxConnections),
+    default: HTTP.maxConnections,
     help: 'open connections of the process, all roles together (beyond: 503 and closed; 0: no cap)',
   },
   {
     name: 'max-connections-per-address',
     kind: 'value',
     arg: 'N',
-    defaultText: String(HTTP.maxConnectionsPerAddress),
+    default: HTTP.maxConnectionsPerAddress,
     help: 'open connections of one client address, all roles together (beyond: 503 and closed; 0: no cap)',
   },
   {
     name: 'http-body-budget-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: String(BODIES.maxBytes),
+    default: BODIES.maxBytes,
     help: 'request bodies in flight in the process, all roles together (beyond: 503 before the body is read; 0: no bound)',
   },
   {
     name: 'http-body-budget-per-address-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: String(BODIES.maxBytesPerAddress),
+    default: BODIES.maxBytesPerAddress,
     help: 'request bodies in flight from one client address, IPv6 per /64 (beyond: 429 before the body is read; 0: no bound)',
   },
-  { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', defaultText: '1048576', help: 'Directory body limit' },
+  { name: 'directory-max-body-bytes', kind: 'value', arg: 'N', default: 1_048_576, help: 'Directory body limit' },
   {
     name: 'export-stream-max-sessions',
     kind: 'value',
     arg: 'N',
-    defaultText: String(FEED.maxSessions),
+    default: FEED.maxSessions,
     help: 'GET /export/stream sessions of the Directory (beyond: 503, unless one that does not answer pings gives its place)',
   },
   {
     name: 'export-stream-max-sessions-per-address',
     kind: 'value',
     arg: 'N',
-    defaultText: String(FEED.maxSessionsPerAddress),
+    default: FEED.maxSessionsPerAddress,
     help: 'GET /export/stream sessions of one client address (grouped like the rate limits; beyond: 503)',
   },
   {
     name: 'export-stream-ping-interval-ms',
     kind: 'value',
     arg: 'MS',
-    defaultText: String(FEED.pingIntervalMs),
+    default: FEED.pingIntervalMs,
     help: 'the export stream pings each session this often; one that has not answered when the next ping is due is closed',
   },
-  { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', defaultText: '26214400', help: 'Relay/Cache body limit' },
-  { name: 'relay-max-unchunked-bytes', kind: 'value', arg: 'N', defaultText: '16777216', help: 'Relay payload limit (unchunked)' },
-  { name: 'relay-max-chunk-bytes', kind: 'value', arg: 'N', defaultText: '2097152', help: 'Relay payload limit (one chunk)' },
-  { name: 'relay-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Relay chunk staging window' },
-  { name: 'relay-staging-max-bytes', kind: 'value', arg: 'N', defaultText: String(STAGING.maxBytes), help: 'Relay chunk staging capacity' },
+  { name: 'relay-max-envelope-bytes', kind: 'value', arg: 'N', default: 26_214_400, help: 'Relay/Cache body limit' },
+  { name: 'relay-max-unchunked-bytes', kind: 'value', arg: 'N', default: 16_777_216, help: 'Relay payload limit (unchunked)' },
+  { name: 'relay-max-chunk-bytes', kind: 'value', arg: 'N', default: 2_097_152, help: 'Relay payload limit (one chunk)' },
+  { name: 'relay-staging-window-seconds', kind: 'value', arg: 'S', default: 3600, help: 'Relay chunk staging window' },
+  { name: 'relay-staging-max-bytes', kind: 'value', arg: 'N', default: STAGING.maxBytes, help: 'Relay chunk staging capacity' },
   {
     name: 'relay-staging-max-sets-per-recipient',
     kind: 'value',
     arg: 'N',
-    defaultText: String(STAGING.maxSetsPerRecipient),
+    default: STAGING.maxSetsPerRecipient,
     help: 'chunk sets staged at once per recipient',
   },
   {
     name: 'relay-staging-max-set-bytes',
     kind: 'value',
     arg: 'N',
-    defaultText: String(STAGING.maxSetBytes),
+    default: STAGING.maxSetBytes,
     help: 'envelope bytes of one chunk set, judged from its announced total at its first chunk (beyond: 413)',
   },
   {
     name: 'relay-staging-max-bytes-per-recipient',
     kind: 'value',
     arg: 'N',
-    defaultText: String(STAGING.maxBytesPerRecipient),
+    default: STAGING.maxBytesPerRecipient,
     help: 'envelope bytes staged for one recipient (beyond: 429 staging_capacity_full)',
   },
   {
     name: 'relay-staging-max-bytes-per-sender',
     kind: 'value',
     arg: 'N',
-    defaultText: String(STAGING.maxBytesPerSender),
+    default: STAGING.maxBytesPerSender,
     help: 'envelope bytes staged by one sender DID, or one client address for unsigned sets (beyond: 429)',
   },
   {
     name: 'relay-staging-idle-seconds',
     kind: 'value',
     arg: 'S',
-    defaultText: String(STAGING.idleSeconds),
+    default: STAGING.idleSeconds,
     help: 'a chunk set that got no chunk for this long is dropped when staging needs its room',
   },
-  { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', defaultText: '8', help: 'live sessions per DID' },
+  { name: 'relay-max-sessions-per-did', kind: 'value', arg: 'N', default: 8, help: 'live sessions per DID' },
   {
     name: 'relay-live-auth',
     kind: 'value',
@@ -430,24 +436,24 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: 'platform: required, openpayload: open',
     help: 'live sessions: required (prove control of the DID) | open (proof optional) | off (route disabled)',
   },
-  { name: 'relay-live-max-sessions', kind: 'value', arg: 'N', defaultText: '10000', help: 'live sessions on this process (all DIDs)' },
+  { name: 'relay-live-max-sessions', kind: 'value', arg: 'N', default: 10_000, help: 'live sessions on this process (all DIDs)' },
   {
     name: 'relay-live-max-session-buffered-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '33554432',
+    default: 33_554_432,
     help: 'bytes buffered for one live session before it is closed as not reading',
   },
   {
     name: 'relay-live-max-buffered-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '268435456',
+    default: 268_435_456,
     help: 'bytes buffered for all live sessions (the furthest behind are closed beyond it)',
   },
-  { name: 'relay-live-auth-timeout-ms', kind: 'value', arg: 'MS', defaultText: '5000', help: 'deadline of a first-frame live-session proof' },
-  { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', defaultText: '172800', help: 'longest Cache retention' },
-  { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', defaultText: '3600', help: 'Cache chunk window' },
+  { name: 'relay-live-auth-timeout-ms', kind: 'value', arg: 'MS', default: 5000, help: 'deadline of a first-frame live-session proof' },
+  { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', default: 172_800, help: 'longest Cache retention' },
+  { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', default: 3600, help: 'Cache chunk window' },
   {
     name: 'cache-allow-plaintext',
     kind: 'switch',
@@ -459,35 +465,35 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'cache-max-bytes-per-recipient',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '1073741824',
+    default: 1_073_741_824,
     help: 'unexpired envelope bytes held per recipient (429 storage_quota_exceeded beyond; 0: no quota)',
   },
   {
     name: 'cache-storage-budget-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '0',
+    default: 0,
     help: 'storage the whole mailbox may take (SQLite: pages of cache.sqlite in use; PostgreSQL: envelope bytes); 507 insufficient_storage beyond (0: no budget but the disk)',
   },
   {
     name: 'storage-reserve-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '8388608',
+    default: DEFAULT_RESERVE_BYTES,
     help: 'disk space held back in <data-dir>/storage.reserve and given back when the disk fills up (0: none)',
   },
   {
     name: 'cache-read-cache-bytes',
     kind: 'value',
     arg: 'BYTES',
-    defaultText: '33554432',
+    default: DEFAULT_READ_CACHE_LIMITS.maxBytes,
     help: 'memory for pages and summaries of unchanged mailboxes (SQLite mailbox; 0: off)',
   },
   {
     name: 'rate-limit',
     kind: 'value',
     arg: 'on|off|FACTOR',
-    defaultText: 'on',
+    default: 'on',
     help: 'request rate limits: on, off, or every default budget multiplied by FACTOR (e.g. 10, 0.5)',
   },
   ...RATE_BUDGETS.map((b): OptionSpec => ({
@@ -501,7 +507,7 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'rate-limit-max-keys',
     kind: 'value',
     arg: 'N',
-    defaultText: String(DEFAULT_RATE_MAX_KEYS),
+    default: DEFAULT_RATE_MAX_KEYS,
     help: 'addresses or targets one budget tracks per process; beyond, new ones share one budget',
   },
   {
@@ -522,7 +528,7 @@ export function envNameOf(name: string): string {
 export function configHelp(only?: readonly string[]): string {
   const rows = OPTIONS.filter((o) => only === undefined || only.includes(o.name)).map((o) => {
     const flag = o.kind === 'switch' ? `--${o.name}[=BOOL]` : `--${o.name} ${o.arg}`;
-    return `  ${flag.padEnd(44)}${o.help} [${o.defaultText}]\n  ${''.padEnd(44)}env ${envNameOf(o.name)}`;
+    return `  ${flag.padEnd(44)}${o.help} [${o.defaultText ?? String(o.default)}]\n  ${''.padEnd(44)}env ${envNameOf(o.name)}`;
   });
   return `Options (each also read from its DDN_* environment variable; flags win):\n${rows.join('\n')}\n`;
 }
@@ -535,6 +541,16 @@ interface RawValue {
 
 function specOf(name: string): OptionSpec | undefined {
   return OPTIONS.find((o) => o.name === name);
+}
+
+/** The `default` of option `name` in {@link OPTIONS}; an option read without one of that type is a bug. */
+function defaultOf(name: string, type: 'string'): string;
+function defaultOf(name: string, type: 'number'): number;
+function defaultOf(name: string, type: 'boolean'): boolean;
+function defaultOf(name: string, type: 'string' | 'number' | 'boolean'): DefaultValue {
+  const d = specOf(name)?.default;
+  if (typeof d !== type) throw new Error(`--${name} has no ${type} default in OPTIONS`);
+  return d!;
 }
 
 /** Collects the raw strings of every option: environment first, then flags replace them. */
@@ -578,22 +594,22 @@ class Reader {
     throw new ConfigError(`${source}: ${problem}`, `--${name}`);
   }
 
-  string(name: string, fallback: string): string {
+  string(name: string, fallback = defaultOf(name, 'string')): string {
     const v = this.raw.get(name)?.values[0];
     if (v === undefined) return fallback;
     if (v.trim() === '') this.fail(name, 'must not be empty');
     return v;
   }
 
-  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback = defaultOf(name, 'string') as T): T {
     const v = this.string(name, fallback);
     if (!(allowed as readonly string[]).includes(v)) this.fail(name, `must be one of ${allowed.join(', ')}, got '${v}'`);
     return v as T;
   }
 
-  int(name: string, fallback: number, min: number, max: number): number {
+  int(name: string, min: number, max: number): number {
     const v = this.raw.get(name)?.values[0];
-    if (v === undefined) return fallback;
+    if (v === undefined) return defaultOf(name, 'number');
     const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
     if (!Number.isSafeInteger(n) || n < min || n > max) {
       this.fail(name, `must be an integer from ${min} to ${max}, got '${v}'`);
@@ -601,7 +617,7 @@ class Reader {
     return n;
   }
 
-  bool(name: string, fallback: boolean): boolean {
+  bool(name: string, fallback = defaultOf(name, 'boolean')): boolean {
     const v = this.raw.get(name)?.values[0];
     if (v === undefined) return fallback;
     const s = v.trim().toLowerCase();
@@ -629,7 +645,7 @@ class Reader {
   }
 
   host(): string {
-    const v = this.string('host', '127.0.0.1').trim();
+    const v = this.string('host').trim();
     const bare = v.startsWith('[') && v.endsWith(']') ? v.slice(1, -1) : v;
     try {
       const u = new URL(`http://${hostForUrl(bare)}:1/`);
@@ -652,7 +668,7 @@ class Reader {
   /** `--db postgres://…` and `--db-schema`. */
   database(): { url: string; schema: string } | null {
     const url = this.string('db', '');
-    const schema = this.string('db-schema', 'public');
+    const schema = this.string('db-schema');
     if (url === '') return null;
     if (!/^postgres(ql)?:\/\//.test(url)) this.fail('db', `must be a postgres:// URL, got '${url}'`);
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) this.fail('db-schema', `must be a lowercase SQL identifier, got '${schema}'`);
@@ -674,7 +690,7 @@ class Reader {
 
   /** `--rate-limit`, the per-budget overrides, `--rate-limit-max-keys` and `--trusted-proxies`; null when off. */
   rateLimit(): RateLimitSettings | null {
-    const mode = this.string('rate-limit', 'on').trim().toLowerCase();
+    const mode = this.string('rate-limit').trim().toLowerCase();
     let factor = 1;
     if (mode !== 'on' && mode !== 'off') {
       factor = /^\d+(\.\d+)?$/.test(mode) ? Number(mode) : NaN;
@@ -696,7 +712,7 @@ class Reader {
     } catch (e) {
       this.fail('trusted-proxies', (e as Error).message);
     }
-    const maxKeys = this.int('rate-limit-max-keys', DEFAULT_RATE_MAX_KEYS, 2, 10_000_000);
+    const maxKeys = this.int('rate-limit-max-keys', 2, 10_000_000);
     // every setting is checked even when the limits are off
     return mode === 'off' ? null : { budgets, trustedProxies, maxKeys };
   }
@@ -708,7 +724,7 @@ class Reader {
 
   /** `--ledger` and, for `substrate`, the chain options (a usage error where they do not fit together). */
   ledger(roles: readonly Role[]): Pick<Config, 'ledger' | 'chain'> {
-    const kind = this.oneOf('ledger', ['embedded', 'substrate'] as const, 'embedded');
+    const kind = this.oneOf('ledger', ['embedded', 'substrate'] as const);
     if (kind === 'embedded') {
       for (const o of ['chain-url', 'chain-key', 'network', 'network-id'] as const) if (this.given(o)) this.fail(o, 'needs --ledger substrate');
       return { ledger: kind, chain: null };
@@ -720,7 +736,7 @@ class Reader {
     if (!roles.includes('directory')) this.fail('ledger', 'substrate needs the directory role (the Relay and the Cache read a Directory)');
     for (const o of ['chain-url', 'chain-key'] as const) if (!this.given(o)) this.fail(o, 'required with --ledger substrate');
     if (this.given('network') && this.given('network-id')) this.fail('network-id', 'the network file names the network: give --network or --network-id');
-    const networkId = this.string('network-id', 'ddn-dev');
+    const networkId = this.string('network-id');
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(networkId)) this.fail('network-id', `must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${networkId}'`);
     const urls: string[] = [];
     for (const item of this.list('chain-url') ?? []) {
@@ -790,9 +806,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   const r = new Reader(collect(argv, env));
   const roles = r.roles();
   const ports: Record<Role, number> = {
-    directory: r.int('directory-port', 8080, 0, 65535),
-    relay: r.int('relay-port', 8081, 0, 65535),
-    cache: r.int('cache-port', 8082, 0, 65535),
+    directory: r.int('directory-port', 0, 65535),
+    relay: r.int('relay-port', 0, 65535),
+    cache: r.int('cache-port', 0, 65535),
   };
   for (const [i, a] of roles.entries()) {
     for (const b of roles.slice(i + 1)) {
@@ -801,81 +817,81 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       }
     }
   }
-  const chainId = r.string('chain-id', 'ddn-dev');
+  const chainId = r.string('chain-id');
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(chainId)) {
     throw new ConfigError(`--chain-id: must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${chainId}'`, '--chain-id');
   }
-  const profile = r.oneOf('profile', PROFILES, 'platform');
+  const profile = r.oneOf('profile', PROFILES);
   const config: Config = {
-    dataDir: r.string('data-dir', './.ddn-data'),
+    dataDir: r.string('data-dir'),
     host: r.host(),
     roles,
     ports,
     profile,
     chainId,
-    blockIntervalMs: r.int('block-time-ms', 1000, 1, MAX_TIMER_MS),
-    finalityDepth: r.int('finality-depth', 0, 0, 0xffff_ffff),
+    blockIntervalMs: r.int('block-time-ms', 1, MAX_TIMER_MS),
+    finalityDepth: r.int('finality-depth', 0, 0xffff_ffff),
     ...r.ledger(roles),
-    logLevel: r.oneOf('log-level', LOG_LEVELS, 'info'),
-    logFormat: r.oneOf('log-format', LOG_FORMATS, 'auto'),
-    accessLog: r.bool('access-log', false),
+    logLevel: r.oneOf('log-level', LOG_LEVELS),
+    logFormat: r.oneOf('log-format', LOG_FORMATS),
+    accessLog: r.bool('access-log'),
     metricsToken: r.metricsToken(),
     publicUrls: { relay: r.urls('public-relay-url'), cache: r.urls('public-cache-url') },
-    proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 300, 1, 86_400),
-    policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints', false) },
-    events: { relayUrls: r.urls('event-relay-url'), budgetPerOwnerPerMinute: r.int('event-budget-per-owner', DEFAULT_EVENT_BUDGET_PER_OWNER, 1, 1_000_000) },
+    proofClockSkewSeconds: r.int('proof-clock-skew-seconds', 1, 86_400),
+    policy: { allowPrivateEndpoints: r.bool('allow-private-endpoints') },
+    events: { relayUrls: r.urls('event-relay-url'), budgetPerOwnerPerMinute: r.int('event-budget-per-owner', 1, 1_000_000) },
     directoryUrl: r.urls('directory-url'),
-    directoryViewTtlMs: r.int('directory-view-ttl-ms', DEFAULT_DIRECTORY_VIEW_TTL_MS, 0, 300_000),
+    directoryViewTtlMs: r.int('directory-view-ttl-ms', 0, 300_000),
     http: {
-      headersTimeoutMs: r.int('http-headers-timeout-ms', HTTP.headersTimeoutMs, 100, 600_000),
-      requestTimeoutMs: r.int('http-request-timeout-ms', HTTP.requestTimeoutMs, 0, 3_600_000),
-      keepAliveTimeoutMs: r.int('http-keep-alive-timeout-ms', HTTP.keepAliveTimeoutMs, 100, 600_000),
-      maxConnections: r.int('max-connections', HTTP.maxConnections, 0, 1_000_000),
-      maxConnectionsPerAddress: r.int('max-connections-per-address', HTTP.maxConnectionsPerAddress, 0, 1_000_000),
+      headersTimeoutMs: r.int('http-headers-timeout-ms', 100, 600_000),
+      requestTimeoutMs: r.int('http-request-timeout-ms', 0, 3_600_000),
+      keepAliveTimeoutMs: r.int('http-keep-alive-timeout-ms', 100, 600_000),
+      maxConnections: r.int('max-connections', 0, 1_000_000),
+      maxConnectionsPerAddress: r.int('max-connections-per-address', 0, 1_000_000),
     },
     bodyBudget: {
-      maxBytes: r.int('http-body-budget-bytes', BODIES.maxBytes, 0, Number.MAX_SAFE_INTEGER),
-      maxBytesPerAddress: r.int('http-body-budget-per-address-bytes', BODIES.maxBytesPerAddress, 0, Number.MAX_SAFE_INTEGER),
+      maxBytes: r.int('http-body-budget-bytes', 0, Number.MAX_SAFE_INTEGER),
+      maxBytesPerAddress: r.int('http-body-budget-per-address-bytes', 0, Number.MAX_SAFE_INTEGER),
     },
     db: r.database(),
     directory: {
-      maxBodyBytes: r.int('directory-max-body-bytes', 1_048_576, 1, MAX_BODY_LIMIT),
+      maxBodyBytes: r.int('directory-max-body-bytes', 1, MAX_BODY_LIMIT),
       dnsServers: r.dnsServers('dns-server'),
       exportStream: {
-        maxSessions: r.int('export-stream-max-sessions', FEED.maxSessions, 1, 1_000_000),
-        maxSessionsPerAddress: r.int('export-stream-max-sessions-per-address', FEED.maxSessionsPerAddress, 1, 1_000_000),
-        pingIntervalMs: r.int('export-stream-ping-interval-ms', FEED.pingIntervalMs, 100, 600_000),
+        maxSessions: r.int('export-stream-max-sessions', 1, 1_000_000),
+        maxSessionsPerAddress: r.int('export-stream-max-sessions-per-address', 1, 1_000_000),
+        pingIntervalMs: r.int('export-stream-ping-interval-ms', 100, 600_000),
       },
     },
     relay: {
-      maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 26_214_400, 1, MAX_BODY_LIMIT),
-      maxUnchunkedMessageBytes: r.int('relay-max-unchunked-bytes', 16_777_216, 1, MAX_BODY_LIMIT),
-      maxChunkBytes: r.int('relay-max-chunk-bytes', 2_097_152, 1, MAX_BODY_LIMIT),
-      stagingWindowSeconds: r.int('relay-staging-window-seconds', 3600, 1, YEAR_SECONDS),
-      stagingMaxBytes: r.int('relay-staging-max-bytes', STAGING.maxBytes, 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', STAGING.maxSetsPerRecipient, 1, 1_000_000),
-      stagingMaxSetBytes: r.int('relay-staging-max-set-bytes', STAGING.maxSetBytes, 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxBytesPerRecipient: r.int('relay-staging-max-bytes-per-recipient', STAGING.maxBytesPerRecipient, 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxBytesPerSender: r.int('relay-staging-max-bytes-per-sender', STAGING.maxBytesPerSender, 1, Number.MAX_SAFE_INTEGER),
-      stagingIdleSeconds: r.int('relay-staging-idle-seconds', STAGING.idleSeconds, 1, YEAR_SECONDS),
-      maxSessionsPerDid: r.int('relay-max-sessions-per-did', 8, 1, 1024),
+      maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 1, MAX_BODY_LIMIT),
+      maxUnchunkedMessageBytes: r.int('relay-max-unchunked-bytes', 1, MAX_BODY_LIMIT),
+      maxChunkBytes: r.int('relay-max-chunk-bytes', 1, MAX_BODY_LIMIT),
+      stagingWindowSeconds: r.int('relay-staging-window-seconds', 1, YEAR_SECONDS),
+      stagingMaxBytes: r.int('relay-staging-max-bytes', 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', 1, 1_000_000),
+      stagingMaxSetBytes: r.int('relay-staging-max-set-bytes', 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxBytesPerRecipient: r.int('relay-staging-max-bytes-per-recipient', 1, Number.MAX_SAFE_INTEGER),
+      stagingMaxBytesPerSender: r.int('relay-staging-max-bytes-per-sender', 1, Number.MAX_SAFE_INTEGER),
+      stagingIdleSeconds: r.int('relay-staging-idle-seconds', 1, YEAR_SECONDS),
+      maxSessionsPerDid: r.int('relay-max-sessions-per-did', 1, 1024),
       liveAuth: r.oneOf('relay-live-auth', LIVE_AUTH_MODES, profile === 'platform' ? 'required' : 'open'),
-      liveMaxSessions: r.int('relay-live-max-sessions', 10_000, 1, 10_000_000),
-      liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 33_554_432, 1, Number.MAX_SAFE_INTEGER),
-      liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 268_435_456, 1, Number.MAX_SAFE_INTEGER),
-      liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 5000, 1, 600_000),
+      liveMaxSessions: r.int('relay-live-max-sessions', 1, 10_000_000),
+      liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
+      liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
+      liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 1, 600_000),
     },
     cache: {
-      maxRetentionSeconds: r.int('cache-max-retention-seconds', 172_800, 1, YEAR_SECONDS),
-      chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 3600, 1, YEAR_SECONDS),
+      maxRetentionSeconds: r.int('cache-max-retention-seconds', 1, YEAR_SECONDS),
+      chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 1, YEAR_SECONDS),
       // The spec's payload is encrypted; the deployed openpayload clients package plaintext records (§10.1 decision).
       allowPlaintext: r.bool('cache-allow-plaintext', profile === 'openpayload'),
-      maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 1_073_741_824, 0, Number.MAX_SAFE_INTEGER),
-      readCacheBytes: r.int('cache-read-cache-bytes', DEFAULT_READ_CACHE_LIMITS.maxBytes, 0, 1 << 30),
-      storageBudgetBytes: r.int('cache-storage-budget-bytes', 0, 0, Number.MAX_SAFE_INTEGER),
+      maxBytesPerRecipient: r.int('cache-max-bytes-per-recipient', 0, Number.MAX_SAFE_INTEGER),
+      readCacheBytes: r.int('cache-read-cache-bytes', 0, 1 << 30),
+      storageBudgetBytes: r.int('cache-storage-budget-bytes', 0, Number.MAX_SAFE_INTEGER),
     },
     rateLimit: r.rateLimit(),
-    storageReserveBytes: r.int('storage-reserve-bytes', DEFAULT_RESERVE_BYTES, 0, 2 ** 40),
+    storageReserveBytes: r.int('storage-reserve-bytes', 0, 2 ** 40),
   };
   return deepFreeze(config);
 }

@@ -335,6 +335,32 @@ describe('loadConfig', () => {
       assert.ok(help.includes(envNameOf(flag.slice(2))), envNameOf(flag.slice(2)));
     }
   });
+
+  it("shows as each flag's default the value taken when the flag is not given", () => {
+    const help = configHelp();
+    const shown = (name: string) => new RegExp(`^  --${name}[ =\\[].*\\[([^\\]]*)\\]$`, 'm').exec(help)?.[1];
+    const c = loadConfig([], {});
+    const cases: [string, unknown][] = [
+      ['data-dir', c.dataDir],
+      ['host', c.host],
+      ['directory-port', c.ports.directory],
+      ['block-time-ms', c.blockIntervalMs],
+      ['profile', c.profile],
+      ['allow-private-endpoints', c.policy.allowPrivateEndpoints],
+      ['directory-view-ttl-ms', c.directoryViewTtlMs],
+      ['event-budget-per-owner', c.events.budgetPerOwnerPerMinute],
+      ['http-body-budget-bytes', c.bodyBudget.maxBytes],
+      ['export-stream-ping-interval-ms', c.directory.exportStream.pingIntervalMs],
+      ['relay-staging-max-bytes', c.relay.stagingMaxBytes],
+      ['cache-read-cache-bytes', c.cache.readCacheBytes],
+      ['storage-reserve-bytes', c.storageReserveBytes],
+      ['rate-limit-max-keys', c.rateLimit?.maxKeys],
+    ];
+    for (const [name, value] of cases) assert.equal(shown(name), String(value), `--${name}`);
+    // defaults that depend on another option keep their words
+    assert.equal(shown('log-format'), 'pretty on a terminal, else json');
+    assert.equal(shown('relay-live-auth'), 'platform: required, openpayload: open');
+  });
 });
 
 describe('loadConfig: request rate limits', () => {

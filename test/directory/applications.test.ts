@@ -1,13 +1,14 @@
 /**
  * Applications over HTTP (http-api.md §9): registration (prepare → sign → submit, `application_proof_stale` for a
  * stale nonce or payload), the read, every authorization action — domain, status, control change, linked DIDs
- * with two signatures — and their error codes.
+ * with two signatures — their error codes and their limits.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseHex, toBase64 } from '../../src/base/bytes.js';
+import { MAX_APPLICATIONS_PER_CONTROL_DID, MAX_LINKED_DIDS } from '../../src/ledger/runtime/application-state.js';
 import { decodeApplicationAuthorization } from '../../src/protocol/payloads/application.js';
-import { assertAccepted, assertError, kid, mutate, signHex } from '../support/directory-flows.js';
+import { assertAccepted, assertError, kid, mutate, prepare, signHex } from '../support/directory-flows.js';
 import {
   appUrl,
   authorizationBody,
@@ -204,6 +205,29 @@ describe('applications', () => {
     const before = await prepareAuthorization(h, 'life.app', { action: 'set_status', status: 'active' });
     await authorize(h, 'life.app', { action: 'set_status', status: 'active' }, other.key);
     assertError(await h.call('PUT', url, authorizationBody(before.body, other.key)), 409, 'application_proof_stale');
+  });
+
+  it('limits: a DID that controls an application stays; 16 applications per control DID, 16 linked DIDs', async () => {
+    const { h } = n;
+    const owner = await operatorOf(h, seed++);
+    for (let i = 0; i < MAX_APPLICATIONS_PER_CONTROL_DID; i++) await registerApplication(h, `many${i}.app`, owner);
+    for (const action of ['deactivate_did', 'delete_did']) {
+      const res = await prepare(h, owner.did, action);
+      assertError(res, 409, 'did_controls_application');
+      assert.equal((res.body.details as Body).ledger_error, 'DidControlsApplication');
+    }
+    const more = await prepareApplication(h, 'one-more.app', { control_did: owner.did, signer_key_id: 'root' });
+    assertError(more, 409, 'too_many_applications');
+    assert.equal((more.body.details as Body).ledger_error, 'TooManyApplicationsForControlDid');
+
+    for (let i = 0; i < MAX_LINKED_DIDS; i++) {
+      const linked = await operatorOf(h, seed++);
+      await authorize(h, 'many0.app', { action: 'link_did', linked_did: linked.did }, owner.key, linked.key);
+    }
+    assert.equal(((await h.call('GET', appUrl('many0.app'))).body.linked_dids as string[]).length, MAX_LINKED_DIDS);
+    const extra = await prepareAuthorization(h, 'many0.app', { action: 'link_did', linked_did: other.did });
+    assertError(extra, 409, 'too_many_linked_dids');
+    assert.equal((extra.body.details as Body).ledger_error, 'TooManyLinkedDids');
   });
 
   it('authorization errors: unknown application, bad ids, missing fields', async () => {

@@ -3,11 +3,13 @@
  * `--directory-view-ttl-ms` (default 2 s; src/adapters/directory-view-cache.ts), never the DID records that
  * authenticate proofs: the Directory sits behind a loopback proxy here that counts what it is asked. One Cache keeps
  * the default, one asks every time (`0`), one reuses for 5 minutes (a store the reused resolution would refuse is
- * asked anew).
+ * asked anew). The Cache that keeps the default runs on a manual clock: its 2 s pass only when the test moves it, so a
+ * slow machine cannot expire a resolution between two stores.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { ManualClock } from '../../src/base/clock.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { isoSeconds, proofHeaders, recipientDocument, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
@@ -27,11 +29,14 @@ describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-m
   let long: TestNode;
   let a: Recipient;
   let b: Recipient;
+  /** The clock of `reusing`; its stores and proofs are stamped with it. */
+  const clock = new ManualClock(Date.now());
+  const nowOf = (cache: TestNode) => (cache === reusing ? clock.nowMs() : Date.now());
 
   before(async () => {
     dir = await startTestNode(['--roles', 'directory']);
     proxy = await directoryProxy(dir.urls.directory!);
-    reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url]);
+    reusing = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url], undefined, { clock });
     asking = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '0']);
     long = await startTestNode(['--roles', 'cache', '--directory-url', proxy.url, '--directory-view-ttl-ms', '300000']);
     a = await registerRecipientAt(httpDirectory(dir), 81, { cacheEndpoints: [reusing.urls.cache!] });
@@ -49,7 +54,7 @@ describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-m
     const body = {
       message_id: randomUUID(),
       to: r.did,
-      timestamp: isoSeconds(Date.now()),
+      timestamp: isoSeconds(nowOf(cache)),
       payload: { ciphertext_b64: Buffer.from(randomUUID()).toString('base64') },
     };
     return fetchJson(`${cache.urls.cache}/cache/store`, { body });
@@ -59,7 +64,7 @@ describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-m
     assert.equal(res.status, 202, JSON.stringify(res.body));
   };
   const summary = async (cache: TestNode, r: Recipient) => {
-    const headers = proofHeaders(profile, r, 'summary', '*', { endpoint: cache.urls.cache!, nowMs: Date.now() });
+    const headers = proofHeaders(profile, r, 'summary', '*', { endpoint: cache.urls.cache!, nowMs: nowOf(cache) });
     const res = await fetchJson(`${cache.urls.cache}/cache/summary/${enc(r.did)}`, { headers });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body.count;
@@ -72,7 +77,10 @@ describe("a Cache reuses a remote Directory's answers for --directory-view-ttl-m
     assert.equal(await summary(reusing, a), 3);
     assert.equal(await summary(reusing, a), 3);
     assert.equal(askedFor(a), 3, 'each proof asked for the DID record');
-    await new Promise((r) => setTimeout(r, 2_100));
+    clock.advance(1_999);
+    await store(reusing, a);
+    assert.equal(askedFor(a), 3, 'still fresh 1.999 s later');
+    clock.advance(1);
     await store(reusing, a);
     assert.equal(askedFor(a), 4, 'the resolution was asked for again after 2 s');
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/app/config.js';
-import { startNode, type RunningNode } from '../../src/app/node.js';
+import { startNode, type NodeOverrides, type RunningNode } from '../../src/app/node.js';
 
 export interface TestNode extends RunningNode {
   dataDir: string;
@@ -12,9 +12,10 @@ export interface TestNode extends RunningNode {
   stop(keep?: boolean): Promise<void>;
 }
 
-export async function startTestNode(args: string[] = [], dataDir = mkdtempSync(join(tmpdir(), 'ddn-node-'))): Promise<TestNode> {
+/** `overrides`: test seams of the node (a `ManualClock`, …); its logger is silent unless one is given. */
+export async function startTestNode(args: string[] = [], dataDir = mkdtempSync(join(tmpdir(), 'ddn-node-')), overrides: NodeOverrides = {}): Promise<TestNode> {
   const config = loadConfig(['--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '10', ...args], {});
-  const node = await startNode(config, { logger: pino({ level: 'silent' }) });
+  const node = await startNode(config, { logger: pino({ level: 'silent' }), ...overrides });
   return Object.assign(node, {
     dataDir,
     async stop(keep = false) {
