@@ -188,8 +188,11 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   let script = block
     .split('\n')
     .filter((l) => !/^npm ci\b/.test(l))
-    // a server started in the foreground: in the background, and waited for, so that the block ends
-    .map((l) => (/^npx ddn serve\b/.test(l) && !/(&|\\)\s*(#.*)?$/.test(l) ? `${l.replace(/\s*#.*$/, '')} &\nnpx ddn health --wait 30` : l))
+    // a server started in the foreground (not one the block expects to be refused, `|| echo …`): in the background,
+    // and waited for, so that the block ends
+    .map((l) =>
+      /^npx ddn serve\b/.test(l) && !/(&|\\)\s*(#.*)?$/.test(l) && !l.includes('||') ? `${l.replace(/\s*#.*$/, '')} &\nnpx ddn health --wait 30` : l,
+    )
     .join('\n')
     .replace(new RegExp(`\\b(${DOC_PORTS.join('|')})\\b`, 'g'), (p) => ports.get(p)!);
   if (db !== undefined) script = script.replace(/^DB=.*$/m, `DB=${db}`);
