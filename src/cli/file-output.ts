@@ -217,9 +217,12 @@ export function directorySink(dir: string, did: string): FileSink & { sweepParts
       const tmp = entry.indexOf('.json.');
       const path = join(dir, tmp < 0 ? entry : entry.slice(0, tmp));
       const record = await readRecord(path);
-      if (record !== undefined && (record.did !== did || pending.has(record.key))) continue;
-      if (tmp < 0) await removePart(path);
-      else await unlink(join(dir, entry)).catch(() => undefined);
+      if (record !== undefined && record.did !== did) continue;
+      if (tmp >= 0) {
+        // a record of this DID half-written when a run was interrupted: never read, always removed
+        await unlink(join(dir, entry)).catch(() => undefined);
+      } else if (record !== undefined && pending.has(record.key)) continue;
+      else await removePart(path);
       removed.push(join(dir, entry));
     }
     return removed;

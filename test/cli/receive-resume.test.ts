@@ -108,7 +108,8 @@ describe('an interrupted receive continues where it stopped', () => {
     // what the last reported chunk brought it to (the part may hold a chunk more, written as the signal came)
     assert.ok(receiving.received_bytes >= MiB && receiving.received_bytes < 12 * MiB, JSON.stringify(stopped));
     assert.match(stopped.resume as string, /run the same command again/);
-    assert.equal(parts(out).length, 2, 'the part and its record are kept');
+    // (a record being rewritten when the signal came may leave its temporary file too: the next run removes it)
+    assert.equal(parts(out).filter((f) => !f.includes('.json.')).length, 2, 'the part and its record are kept');
 
     const again = await ddn(['receive', '--output-dir', out], { env });
     assert.equal(again.code, 0, again.stderr);
