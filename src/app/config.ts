@@ -3,6 +3,7 @@
  * once into a typed, deeply frozen {@link Config}. Flags win over the environment. Pure: the caller passes
  * `argv` and `env`; nothing here touches `process`.
  */
+import { NETWORK_ID_PATTERN } from '../ledger/anchor-batch.js';
 import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../adapters/directory-view-cache.js';
@@ -737,7 +738,7 @@ class Reader {
     for (const o of ['chain-url', 'chain-key'] as const) if (!this.given(o)) this.fail(o, 'required with --ledger substrate');
     if (this.given('network') && this.given('network-id')) this.fail('network-id', 'the network file names the network: give --network or --network-id');
     const networkId = this.string('network-id');
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(networkId)) this.fail('network-id', `must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${networkId}'`);
+    if (!NETWORK_ID_PATTERN.test(networkId)) this.fail('network-id', `must be 1-64 characters of A-Z a-z 0-9 . _ -, got '${networkId}'`);
     const urls: string[] = [];
     for (const item of this.list('chain-url') ?? []) {
       let u: URL | undefined;

@@ -63,20 +63,18 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
   const header = genesisHeader(deps.genesis);
   const genesis = { header, hash: blockHash(header) };
 
-  if (deps.chain !== undefined) return openChainLedger(config, deps, deps.chain, options);
+  if (deps.chain !== undefined) return openChainLedger(config, deps, deps.chain, genesis.hash, options);
 
   if (config.db === null || !config.roles.includes('directory')) {
     const path = join(config.dataDir, LEDGER_FILE);
     const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
     try {
       const store = new SqliteLedgerStore(db, deps.guard);
-      const stored = store.genesisHash();
-      if (stored !== undefined && !bytesEqual(stored, genesis.hash)) {
-        throw new DataDirError(
-          `${path} holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}; ` +
-            'restore the original genesis.json or use another --data-dir',
-        );
-      }
+      assertGenesis(
+        store,
+        genesis.hash,
+        `${path} holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}; restore the original genesis.json or use another --data-dir`,
+      );
       const ledger = new Ledger(store, { ...options, autoProduce: deps.autoProduce });
       return { ledger, db, close: async () => void (ledger.stop(), db.close()) };
     } catch (e) {
@@ -140,20 +138,19 @@ async function openChainLedger(
   config: Config,
   deps: LedgerBackendDeps,
   chain: { network: NetworkDefinition; client: ChainClient },
+  genesisHash: Uint8Array,
   options: { profile: Profile; genesis: GenesisConfig; clock: Clock; onError: (err: unknown) => void },
 ): Promise<LedgerBackend> {
   const path = join(config.dataDir, LEDGER_FILE);
   const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
   try {
     const store = new SqliteLedgerStore(db, deps.guard);
-    const stored = store.genesisHash();
-    const wanted = blockHash(genesisHeader(deps.genesis));
-    if (stored !== undefined && !bytesEqual(stored, wanted)) {
-      throw new DataDirError(
-        `${path} holds a ledger whose genesis differs from the network ${config.chain?.networkFile ?? config.chain?.networkId ?? ''} defines ` +
-          '(another network, or an embedded ledger): use another --data-dir',
-      );
-    }
+    assertGenesis(
+      store,
+      genesisHash,
+      `${path} holds a ledger whose genesis differs from the network ${config.chain?.networkFile ?? config.chain?.networkId ?? ''} defines ` +
+        '(another network, or an embedded ledger): use another --data-dir',
+    );
     const ledger = new Ledger(store, { ...options, blockIntervalMs: 1, finalityDepth: 0, autoProduce: false, ordering: 'chain' });
     const ordering = await startChainOrdering({
       client: chain.client,
@@ -177,4 +174,10 @@ async function openChainLedger(
     db.close();
     throw e;
   }
+}
+
+/** Throws {@link DataDirError} with `problem` when `store` holds a chain of another genesis than `wanted`. */
+function assertGenesis(store: SqliteLedgerStore, wanted: Uint8Array, problem: string): void {
+  const stored = store.genesisHash();
+  if (stored !== undefined && !bytesEqual(stored, wanted)) throw new DataDirError(problem);
 }

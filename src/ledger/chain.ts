@@ -502,23 +502,24 @@ export class Ledger {
   applyOrdered(chainTimestampMs: number, items: readonly OrderedTx[], cursor: Uint8Array): BlockRef | null {
     if (!this.chainOrdered) throw new Error('applyOrdered needs a ledger ordered by a chain');
     const seen = new Set<string>();
-    const txs: { entry: PoolEntry; submittedAtMs: number }[] = [];
+    const txs: PoolEntry[] = [];
     for (const it of items) {
       const call = decodeExtrinsic(it.bytes);
       if (!call) continue;
-      let canon: { bytes: Uint8Array; call: Call };
+      // canonical: the call encodes back to exactly its bytes (an argument out of bounds does not encode)
+      let encoded: Uint8Array;
       try {
-        canon = canonicalCall(call);
+        encoded = encodeExtrinsic(call);
       } catch {
         continue;
       }
-      if (!bytesEqual(canon.bytes, it.bytes)) continue;
+      if (!bytesEqual(encoded, it.bytes)) continue;
       const txHash = to0x(txHashOf(it.bytes));
       if (seen.has(txHash) || this.store.getTx(txHash)?.blockNumber !== undefined) continue;
       seen.add(txHash);
       const own = this.unorderedIndex.get(txHash);
-      const tx: TxRecord = { txHash, extrinsic: canon.call.name, status: 'pending', submittedAtMs: it.submittedAtMs, meta: it.meta };
-      txs.push({ entry: { tx, call: canon.call, bytes: it.bytes, verified: own?.verified ?? new VerifiedSignatures() }, submittedAtMs: it.submittedAtMs });
+      const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: it.submittedAtMs, meta: it.meta };
+      txs.push({ tx, call, bytes: it.bytes, verified: own?.verified ?? new VerifiedSignatures() });
     }
     if (txs.length === 0) {
       this.store.writeMeta(CHAIN_CURSOR_KEY, cursor);
@@ -526,7 +527,7 @@ export class Ledger {
     }
     const finished = new Set<string>();
     for (let start = 0; start < txs.length; start += this.maxPerBlock) {
-      const part = txs.slice(start, start + this.maxPerBlock).map((t) => t.entry);
+      const part = txs.slice(start, start + this.maxPerBlock);
       const last = start + this.maxPerBlock >= txs.length;
       const timestampMs = Math.max(chainTimestampMs, this.head.timestampMs + 1);
       const built = this.executeBlock(part, timestampMs);

@@ -77,7 +77,6 @@ export class MemoryChain {
 
 export class MemoryChainClient implements ChainClient {
   private readonly connectionListeners = new Set<(c: boolean, url: string | null) => void>();
-  private wasConnected = false;
   readonly submitted: Uint8Array[] = [];
   private busy = false;
 
@@ -97,7 +96,6 @@ export class MemoryChainClient implements ChainClient {
 
   async connect(): Promise<void> {
     if (this.chain.down) throw new ChainError('unavailable', 'no chain endpoint answers');
-    this.wasConnected = true;
   }
   info(): ChainInfo {
     return {
@@ -150,7 +148,5 @@ export class MemoryChainClient implements ChainClient {
     this.connectionListeners.add(listener);
     return () => this.connectionListeners.delete(listener);
   }
-  async close(): Promise<void> {
-    this.wasConnected = false;
-  }
+  async close(): Promise<void> {}
 }
