@@ -1,31 +1,56 @@
 /**
  * The layer rules of src/ (ARCHITECTURE.md, "Layers"), checked by `npm run lint:boundaries` (part of `npm test`).
- * Lower layers name what they may import (an allow-list); the roles, events, stores and adapters name what they
- * must not. A new folder under src/ starts outside every allow-list: add it here and to ARCHITECTURE.md.
+ * The table is layers.cjs: every folder of src/ has an allow-list of the folders it may import, checked on each
+ * import (`layer-<folder>`) and on everything it reaches through other modules (`reach-<folder>`); a folder
+ * missing from the table fails `every-folder-has-a-rule`. Pure files (layers.cjs, PURE) import no Node I/O
+ * module, no driver and no package beyond a short list, and only other pure files. test/boundaries/ plants a
+ * violation of every rule and checks that it is reported.
  */
-const ROLES = '^src/(directory|relay|cache)/';
+const L = require('./layers.cjs');
 
-/** A rule: files under `from` may import only the listed src folders (and packages). */
-function onlyFrom(name, from, allowed, comment) {
-  return {
-    name,
-    comment,
-    severity: 'error',
-    from: { path: `^src/${from}/` },
-    to: { path: '^src/', pathNot: `^src/(${[from, ...allowed].join('|')})/` },
-  };
+const FOLDERS = Object.keys(L.MAY_IMPORT);
+const anyOf = (names) => `(${names.join('|')})`;
+const literal = (path) => path.replace(/[.]/g, '\\.');
+/** A regular expression matching the files of a list of paths (a folder ends with `/`). */
+const filesOf = (paths) => `^${anyOf(paths.map(literal))}`;
+const folders = (names) => `^src/${anyOf(names)}/`;
+
+/** The folders `folder` reaches when every module keeps to its allow-list. */
+function closure(folder) {
+  const seen = new Set([folder]);
+  const todo = [folder];
+  while (todo.length > 0) {
+    for (const next of L.MAY_IMPORT[todo.pop()]) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        todo.push(next);
+      }
+    }
+  }
+  return [...seen];
 }
 
-/** A rule: files under `from` must not import the listed src folders. */
-function never(name, from, forbidden, comment) {
-  return {
-    name,
-    comment,
+const layerRules = FOLDERS.flatMap((folder) => [
+  {
+    name: `layer-${folder}`,
+    comment: `src/${folder}/ imports only ${L.MAY_IMPORT[folder].join(', ') || 'nothing of ours'} (layers.cjs).`,
     severity: 'error',
-    from: { path: `^src/(${from.join('|')})/` },
-    to: { path: `^src/(${forbidden.join('|')})/` },
-  };
-}
+    from: { path: folders([folder]) },
+    to: { path: '^src/', pathNot: folders([folder, ...L.MAY_IMPORT[folder]]) },
+  },
+  {
+    name: `reach-${folder}`,
+    comment: `What src/${folder}/ reaches through other modules stays within its layers (${closure(folder).join(', ')}).`,
+    severity: 'error',
+    from: { path: folders([folder]) },
+    to: { path: '^src/', pathNot: folders(closure(folder)), reachable: true },
+  },
+]);
+
+/** The pure files: those of PURE but the platform edges. */
+const pureFiles = `^(?!${anyOf(Object.keys(L.PLATFORM_EDGES).map(literal))})${anyOf(L.PURE.map(literal))}`;
+const exceptionFiles = Object.keys(L.PURE_NODE_MODULE_EXCEPTIONS);
+const RUNTIME = ['type-only', 'type-import', 'pre-compilation-only'];
 
 module.exports = {
   forbidden: [
@@ -36,77 +61,55 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
-    onlyFrom('base-is-a-leaf', 'base', [], 'base/ (bytes, clock, errors, small utilities) imports nothing of ours.'),
-    onlyFrom('codec-pure', 'codec', ['base'], 'Encodings depend on base only.'),
-    onlyFrom('crypto-pure', 'crypto', ['base', 'codec'], 'Crypto primitives depend on base and codec only.'),
-    onlyFrom('wire-is-shapes', 'wire', [], 'Wire shapes (TypeBox schemas) import nothing of ours: the routes and the SDK both import them.'),
-    onlyFrom('protocol-pure', 'protocol', ['base', 'codec', 'crypto'], 'Wire formats and protocol rules import no role, store or transport.'),
-    onlyFrom('ledger-below-roles', 'ledger', ['base', 'codec', 'crypto', 'protocol'], 'The ledger (state, runtime) imports no role, store or transport.'),
-    onlyFrom(
-      'chain-follows-for-the-ledger',
-      'chain',
-      ['base', 'codec', 'crypto', 'protocol', 'ledger'],
-      'The Substrate order source (client, follower, submitter, network file) drives the ledger and knows no role, store or transport of ours.',
-    ),
-    onlyFrom('ports-are-interfaces', 'ports', ['base', 'codec', 'crypto', 'protocol'], 'Ports declare what the roles need; they import no implementation.'),
-    onlyFrom('shared-rules', 'shared', ['base', 'codec', 'crypto', 'protocol', 'ports'], 'Use-case code more than one role runs (node authentication).'),
-    onlyFrom('outbound-http', 'outbound', ['base', 'codec', 'crypto', 'protocol'], 'Outbound HTTP (the SSRF guard, timeouts, size caps) knows no role.'),
-    onlyFrom(
-      'sdk-is-publishable',
-      'client',
-      ['base', 'codec', 'crypto', 'protocol', 'wire'],
-      'The SDK (ddn/client) imports no server code: no role, store, port, adapter, transport or app (the wire shapes it shares with the routes are its own).',
-    ),
+    ...layerRules,
     {
       name: 'roles-are-independent',
       comment: 'The Directory, the Relay and the Cache never import each other; they meet through ports/.',
       severity: 'error',
-      from: { path: ROLES },
-      to: { path: ROLES, pathNot: '^src/$1/' },
-    },
-    never(
-      'roles-use-ports',
-      ['directory', 'relay', 'cache'],
-      ['app', 'cli', 'client', 'store', 'adapters', 'events'],
-      'A role reaches storage and other nodes through ports/; the app picks the implementation.',
-    ),
-    never(
-      'events-use-ports',
-      ['events'],
-      ['directory', 'relay', 'cache', 'app', 'cli', 'client', 'store', 'adapters', 'http'],
-      'Event processing sees the roles only through the events of ports/node-events.ts.',
-    ),
-    never(
-      'http-knows-no-role',
-      ['http'],
-      ['directory', 'relay', 'cache', 'events', 'store', 'adapters', 'app', 'cli', 'client'],
-      'The HTTP plumbing serves any role.',
-    ),
-    never(
-      'stores-implement-ports',
-      ['store'],
-      ['app', 'cli', 'client', 'http', 'events', 'adapters', 'outbound'],
-      'Stores implement ports; they serve no request and call no node.',
-    ),
-    never(
-      'adapters-implement-ports',
-      ['adapters'],
-      ['directory', 'relay', 'cache', 'store', 'http', 'app', 'cli'],
-      'HTTP implementations of ports for a process without the Directory.',
-    ),
-    {
-      name: 'app-is-the-composition-root',
-      comment: 'Only the CLI (and bin/) starts a node; nothing else imports app/.',
-      severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(app|cli)/' },
-      to: { path: '^src/app/' },
+      from: { path: folders(L.ROLES) },
+      to: { path: folders(L.ROLES), pathNot: '^src/$1/' },
     },
     {
-      name: 'cli-is-the-top',
-      comment: 'Nothing imports the CLI.',
+      name: 'roles-never-reach-a-store',
+      comment: 'A role reaches storage and other nodes through ports/, never a store, an adapter, the app, the CLI or a driver, even through other modules.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/cli/' },
-      to: { path: '^src/cli/' },
+      from: { path: folders(L.ROLES) },
+      to: { path: [folders(['store', 'adapters', 'app', 'cli']), `(^|/)node_modules/${anyOf(L.DRIVERS)}/`], reachable: true },
+    },
+    {
+      name: 'drivers-only-in-store',
+      comment: 'Only src/store/ imports a database driver (better-sqlite3, pg).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/store/' },
+      to: { path: `(^|/)node_modules/${anyOf([...L.DRIVERS, 'pg-[^/]+'])}/` },
+    },
+    {
+      name: 'pure-no-node-io',
+      comment: `Pure files import no Node module but ${L.PURE_NODE_MODULES.join(', ')}: no file, socket, process, thread or timer.`,
+      severity: 'error',
+      from: { path: pureFiles, pathNot: filesOf(exceptionFiles) },
+      to: { dependencyTypes: ['core'], pathNot: `^(node:)?${anyOf(L.PURE_NODE_MODULES)}$` },
+    },
+    ...exceptionFiles.map((file) => ({
+      name: 'pure-no-node-io',
+      comment: `${file} may also import ${L.PURE_NODE_MODULE_EXCEPTIONS[file].join(', ')} (layers.cjs says why).`,
+      severity: 'error',
+      from: { path: filesOf([file]) },
+      to: { dependencyTypes: ['core'], pathNot: `^(node:)?${anyOf([...L.PURE_NODE_MODULES, ...L.PURE_NODE_MODULE_EXCEPTIONS[file]])}$` },
+    })),
+    {
+      name: 'pure-packages-only',
+      comment: `Pure files import no package but ${L.PURE_PACKAGES.join(', ')}: no driver, transport or logger.`,
+      severity: 'error',
+      from: { path: pureFiles },
+      to: { dependencyTypesNot: ['core', 'local', 'aliased-tsconfig', ...RUNTIME], pathNot: `(^|/)node_modules/${anyOf(L.PURE_PACKAGES)}/` },
+    },
+    {
+      name: 'pure-imports-pure',
+      comment: 'A pure file imports only pure files (type-only imports aside; not the platform edges of layers.cjs), so purity holds through every import.',
+      severity: 'error',
+      from: { path: pureFiles },
+      to: { path: '^src/', pathNot: pureFiles, dependencyTypesNot: RUNTIME },
     },
     {
       name: 'src-not-to-test',
@@ -121,6 +124,16 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/explorer/ui/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  required: [
+    {
+      name: 'every-folder-has-a-rule',
+      comment: 'Every file of src/ lies in a folder of layers.cjs: add a new folder there (and to ARCHITECTURE.md) before using it.',
+      severity: 'error',
+      module: { path: '^src/', pathNot: folders(FOLDERS) },
+      // Nothing matches: a module this rule applies to always violates it.
+      to: { path: '^$' },
     },
   ],
   options: {

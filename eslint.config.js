@@ -1,7 +1,14 @@
 // ESLint (flat config): @eslint/js and typescript-eslint recommended rules over src/, test/, bench/, examples/,
-// scripts/ and bin/. `npm run lint` (part of `npm test`). Formatting is prettier's job (`npm run format`).
+// scripts/ and bin/; type-aware rules (promises) over the TypeScript files; no clock or environment read in the
+// pure files of layers.cjs. `npm run lint` (part of `npm test`). Formatting is prettier's job (`npm run format`).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './layers.cjs';
+
+/** The pure files of layers.cjs as globs, and their platform edges, which are not pure. */
+const pureFiles = layers.PURE.map((path) => (path.endsWith('/') ? `${path}**/*.ts` : path));
+const platformEdges = Object.keys(layers.PLATFORM_EDGES);
+const pureOnly = (what) => `${what} in a pure file (layers.cjs, PURE): take it as a parameter (a Clock, a config value).`;
 
 /** Node's globals, for the plain JavaScript files (TypeScript files are checked by tsc). */
 const nodeGlobals = Object.fromEntries(
@@ -47,6 +54,49 @@ export default tseslint.config(
       // A variable declared before the closures that read it and assigned once after them stays `let`.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       'no-console': 'off',
+    },
+  },
+  {
+    // Type-aware: a promise is awaited, returned, or handed to `void` where dropping it is meant (with the reason).
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // node:test's describe/it/test return promises the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
+    // The explorer's UI is its own TypeScript project (DOM, preact), outside tsconfig.json.
+    files: ['src/explorer/ui/**'],
+    languageOptions: { parserOptions: { projectService: false, project: './tsconfig.explorer.json', tsconfigRootDir: import.meta.dirname } },
+  },
+  {
+    // Pure layers read neither the clock nor the environment: time and settings come in as parameters.
+    files: pureFiles,
+    ignores: platformEdges,
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: pureOnly('Date.now()') },
+        { object: 'performance', property: 'now', message: pureOnly('performance.now()') },
+        { object: 'globalThis', property: 'performance', message: pureOnly('performance') },
+        { object: 'process', property: 'env', message: pureOnly('process.env') },
+        { object: 'process', property: 'hrtime', message: pureOnly('process.hrtime') },
+        { object: 'globalThis', property: 'process', message: pureOnly('process') },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: pureOnly('new Date() (the current time)') },
+        { selector: "CallExpression[callee.name='Date']", message: pureOnly('Date() (the current time)') },
+      ],
     },
   },
   {

@@ -17,6 +17,7 @@ export interface SodiumEd25519 {
 export type Ed25519BackendName = 'libsodium' | 'openssl';
 
 function load(): { sodium: SodiumEd25519 | null; reason: string | null } {
+  // eslint-disable-next-line no-restricted-properties -- read once at load, before any configuration exists (ARCHITECTURE.md)
   if (process.env.DDN_ED25519_BACKEND === 'openssl') return { sodium: null, reason: 'DDN_ED25519_BACKEND=openssl' };
   try {
     return { sodium: createRequire(import.meta.url)('sodium-native') as SodiumEd25519, reason: null };
