@@ -310,7 +310,8 @@ class Client implements SubstrateClient {
         unsubscribe?.();
         f();
       };
-      session.ended.then(() =>
+      // `ended` never rejects; it only settles this promise when the connection goes first.
+      void session.ended.then(() =>
         settle(() => reject(new ChainError('unavailable', 'the chain connection dropped before the remark was finalized (it may still be included)'))),
       );
       api.rpc.author
