@@ -8,6 +8,30 @@
 /** The layers every folder above the primitives may build on. */
 const CORE = ['base', 'codec', 'crypto', 'wire', 'protocol'];
 
+/** Every folder but the composition root (app) and the command (cli). */
+const BELOW_APP = [
+  'adapters',
+  'base',
+  'cache',
+  'chain',
+  'client',
+  'codec',
+  'crypto',
+  'directory',
+  'events',
+  'explorer',
+  'http',
+  'ledger',
+  'mirror',
+  'outbound',
+  'ports',
+  'protocol',
+  'relay',
+  'shared',
+  'store',
+  'wire',
+];
+
 /**
  * Folder → the src/ folders its files may import (besides their own). Everything else of ours is forbidden.
  * Type-only imports count too: a folder that may not import another may not name its types either.
@@ -34,51 +58,8 @@ const MAY_IMPORT = {
   adapters: [...CORE, 'ports', 'outbound', 'client', 'events'],
   // Stores implement the interfaces their users declare, some of which live in a role (`*-store.ts`).
   store: [...CORE, 'ledger', 'ports', 'directory', 'relay', 'cache'],
-  app: [
-    'adapters',
-    'base',
-    'cache',
-    'chain',
-    'client',
-    'codec',
-    'crypto',
-    'directory',
-    'events',
-    'explorer',
-    'http',
-    'ledger',
-    'mirror',
-    'outbound',
-    'ports',
-    'protocol',
-    'relay',
-    'shared',
-    'store',
-    'wire',
-  ],
-  cli: [
-    'adapters',
-    'app',
-    'base',
-    'cache',
-    'chain',
-    'client',
-    'codec',
-    'crypto',
-    'directory',
-    'events',
-    'explorer',
-    'http',
-    'ledger',
-    'mirror',
-    'outbound',
-    'ports',
-    'protocol',
-    'relay',
-    'shared',
-    'store',
-    'wire',
-  ],
+  app: BELOW_APP,
+  cli: [...BELOW_APP, 'app'],
 };
 
 /** The roles: they never import each other, and never reach a store, an adapter, the app or the CLI. */
