@@ -39,13 +39,14 @@ import type {
   MessagePage,
   PutRequest,
   PutResult,
-  StoredProvenance,
   SweepResult,
 } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
 import { KeyedBatches, type Settled } from './keyed-batches.js';
+import { bulkPut } from './mailbox-bulk-put.js';
+import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -141,9 +142,6 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
 const SWEEP_CHUNK = 2_000;
 
-const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e.stored_at_ms, e.expires_at_ms, e.max_ttl_s,
-  e.applied_ttl_s, e.tag, e.application_id, e.group_id, e.sequence_number, e.total_chunks, e.size_bytes, e.provenance`;
-
 /** Visible = unexpired and (unchunked or in a complete set), §11.5. `$2` is now. */
 const VISIBLE = `e.expires_at_ms > $2 AND (e.group_id IS NULL OR EXISTS (SELECT 1 FROM cache_chunk_sets s
   WHERE s.recipient = e.recipient AND s.group_id = e.group_id AND s.complete))`;
@@ -151,50 +149,12 @@ const VISIBLE = `e.expires_at_ms > $2 AND (e.group_id IS NULL OR EXISTS (SELECT 
 /** Store order (sets together, by sequence), as in the SQLite store (whose NULLs sort first). */
 const STORE_ORDER = 'COALESCE(e.sort_key, e.seq), e.sequence_number NULLS FIRST, e.seq';
 
-/** BIGINT columns arrive as strings (pg does not narrow them); every value here fits a JS number. */
-type Num = string | number;
-
-interface MetaRow {
-  seq: Num;
-  message_id: string;
-  recipient: string;
-  content_hash: string;
-  stored_at_ms: Num;
-  expires_at_ms: Num;
-  max_ttl_s: Num;
-  applied_ttl_s: Num;
-  tag: string | null;
-  application_id: string | null;
-  group_id: string | null;
-  sequence_number: number | null;
-  total_chunks: number | null;
-  size_bytes: Num;
-  provenance: string | null;
-}
-
 interface SetRow {
   total_chunks: number;
   first_at_ms: Num;
   first_seq: Num;
   retry_until_ms: Num;
   complete: boolean;
-}
-
-function toMeta(r: MetaRow): EntryMeta {
-  return {
-    messageId: r.message_id,
-    recipientDid: r.recipient,
-    contentHash: r.content_hash,
-    storedAtMs: Number(r.stored_at_ms),
-    expiresAtMs: Number(r.expires_at_ms),
-    maxTtlSeconds: Number(r.max_ttl_s),
-    appliedTtlSeconds: Number(r.applied_ttl_s),
-    tag: r.tag,
-    applicationId: r.application_id,
-    chunk: r.group_id === null ? null : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
-    sizeBytes: Number(r.size_bytes),
-    provenance: r.provenance === null ? null : (JSON.parse(r.provenance) as StoredProvenance),
-  };
 }
 
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
@@ -483,9 +443,20 @@ export class PgMailboxStore implements MailboxStore {
     return out;
   }
 
-  /** Locks `recipient`'s row, then checks and writes each store in turn; a rule violation answers only its store. */
+  /**
+   * Locks `recipient`'s row, then writes the batch: plain stores in a few statements (`mailbox-bulk-put.ts`), any
+   * other batch store by store; a rule violation answers only its store.
+   */
   private async putBatch(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
-    const hold: RecipientHold = { bytes: await this.lockRecipient(c, recipient), claimed: false };
+    const heldBytes = await this.lockRecipient(c, recipient);
+    const bulk = await bulkPut(c, recipient, reqs, {
+      heldBytes,
+      heldTotal: () => this.heldTotal(c),
+      // counted before the commit: a store that then fails only makes the next sum come a little early
+      stored: (bytes) => void (this.total.bytes += bytes),
+    });
+    if (bulk !== null) return bulk;
+    const hold: RecipientHold = { bytes: heldBytes, claimed: false };
     const out: Settled<PutResult>[] = [];
     for (const req of reqs) {
       hold.claimed = false;
@@ -657,31 +628,7 @@ export class PgMailboxStore implements MailboxStore {
     }
     if (req.budgetBytes != null) checkBudget(await this.heldTotal(c), entry.sizeBytes, req.budgetBytes);
 
-    const inserted = await c.query<{ seq: Num }>(
-      `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms,
-         max_ttl_s, applied_ttl_s, tag, application_id, group_id, sequence_number, total_chunks, sort_key, size_bytes,
-         provenance, envelope)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING seq`,
-      [
-        key,
-        entry.messageId,
-        entry.recipientDid,
-        entry.contentHash,
-        entry.storedAtMs,
-        entry.expiresAtMs,
-        entry.maxTtlSeconds,
-        entry.appliedTtlSeconds,
-        entry.tag,
-        entry.applicationId,
-        chunk?.groupId ?? null,
-        chunk?.sequence ?? null,
-        chunk?.total ?? null,
-        sortKey,
-        entry.sizeBytes,
-        entry.provenance === null ? null : JSON.stringify(entry.provenance),
-        Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength),
-      ],
-    );
+    const inserted = await c.query<{ seq: Num }>(`INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES (${placeholders(0)}) RETURNING seq`, entryValues(entry, sortKey));
     // counted before the commit: a store that then fails only makes the next sum come a little early
     this.total.bytes += entry.sizeBytes;
     if (hold.bytes !== undefined) hold.bytes += entry.sizeBytes;
