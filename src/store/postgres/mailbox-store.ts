@@ -628,7 +628,10 @@ export class PgMailboxStore implements MailboxStore {
     }
     if (req.budgetBytes != null) checkBudget(await this.heldTotal(c), entry.sizeBytes, req.budgetBytes);
 
-    const inserted = await c.query<{ seq: Num }>(`INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES (${placeholders(0)}) RETURNING seq`, entryValues(entry, sortKey));
+    const inserted = await c.query<{ seq: Num }>(
+      `INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES (${placeholders(0)}) RETURNING seq`,
+      entryValues(entry, sortKey),
+    );
     // counted before the commit: a store that then fails only makes the next sum come a little early
     this.total.bytes += entry.sizeBytes;
     if (hold.bytes !== undefined) hold.bytes += entry.sizeBytes;
@@ -690,7 +693,11 @@ export class PgMailboxStore implements MailboxStore {
         )
       ).rowCount ?? 0;
     const EMPTY = 'NOT EXISTS (SELECT 1 FROM cache_entries e WHERE e.recipient = s.recipient AND e.group_id = s.group_id)';
-    const emptied = await this.lockSets(c, `SELECT recipient, group_id FROM cache_chunk_sets s WHERE s.complete AND ${EMPTY} ORDER BY recipient, group_id LIMIT ${SWEEP_CHUNK}`, []);
+    const emptied = await this.lockSets(
+      c,
+      `SELECT recipient, group_id FROM cache_chunk_sets s WHERE s.complete AND ${EMPTY} ORDER BY recipient, group_id LIMIT ${SWEEP_CHUNK}`,
+      [],
+    );
     if (emptied.length > 0) {
       await c.query(
         `DELETE FROM cache_chunk_sets s WHERE s.complete AND (s.recipient, s.group_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND ${EMPTY}`,
@@ -713,7 +720,9 @@ export class PgMailboxStore implements MailboxStore {
   private async lockSets(c: pg.PoolClient, select: string, params: unknown[]): Promise<{ recipient: string; group_id: string }[]> {
     const sets = (await c.query<{ recipient: string; group_id: string }>(select, params)).rows;
     if (sets.length > 0) {
-      await c.query('SELECT 1 FROM cache_recipient_bytes WHERE recipient = ANY($1) ORDER BY recipient FOR UPDATE', [[...new Set(sets.map((k) => k.recipient))]]);
+      await c.query('SELECT 1 FROM cache_recipient_bytes WHERE recipient = ANY($1) ORDER BY recipient FOR UPDATE', [
+        [...new Set(sets.map((k) => k.recipient))],
+      ]);
     }
     return sets;
   }
