@@ -54,7 +54,14 @@ export interface BenchContext {
 }
 
 /** Which same-run reference a figure is divided by. */
-export type ReferenceId = 'hello_world_rps' | 'sqlite_commits_per_s' | 'ed25519_verifies_per_s' | 'envelope_bytes' | 'empty_store';
+export type ReferenceId =
+  | 'hello_world_rps'
+  | 'sqlite_commits_per_s'
+  | 'ed25519_verifies_per_s'
+  | 'envelope_bytes'
+  | 'empty_store'
+  /** Another line of the same figure (`referenceValue`), e.g. the hot mailbox's PostgreSQL against its SQLite. */
+  | 'same_run_line';
 
 /** A reference measured beside one figure (or a group of figures measured together). */
 export interface PairedReference {

@@ -20,6 +20,8 @@ export interface EnvelopeRequest {
   path: string;
   to: string;
   bodyBytes: number;
+  /** More processes beside the job's `url` (one autocannon each, the connections split between them). */
+  moreUrls?: string[];
 }
 
 /** `GET path` with a fresh signed retrieval proof (http-api.md §11.4) per request, signed before the clock starts. */

@@ -209,7 +209,20 @@ async function runDidUpdates(job: LoadJob, r: DidUpdateRequest, durationS: numbe
   return merged(outcomes, lat);
 }
 
+/** An envelope job against several processes: one autocannon per URL, side by side, the connections split. */
+async function runSplitEnvelopes(job: LoadJob, urls: readonly string[], durationS: number): Promise<PhaseOutcome> {
+  const lat = new Latencies();
+  const connections = Math.max(1, Math.floor(job.connections / urls.length));
+  const outcomes = await Promise.all(urls.map((url) => runPhase({ ...job, url, connections }, phaseFor(job, durationS), lat)));
+  return merged(outcomes, lat);
+}
+
 async function run(job: LoadJob): Promise<LoadResult> {
+  if (job.request.kind === 'envelope' && (job.request.moreUrls?.length ?? 0) > 0) {
+    const urls = [job.url, ...(job.request.moreUrls ?? [])];
+    if (job.warmupS > 0) await runSplitEnvelopes(job, urls, job.warmupS);
+    return measured(job, () => runSplitEnvelopes(job, urls, job.durationS));
+  }
   if (job.request.kind === 'did-update') {
     const r = job.request;
     const setups = didUpdateLists(r).map(sequence);

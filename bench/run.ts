@@ -9,7 +9,7 @@
  * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
- * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, feed)
+ * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, hot, feed)
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -26,6 +26,7 @@ import { store1KiBFigure, store1MiBFigure, storeSplitFigure } from './figures/ca
 import { directoryWriteFigures } from './figures/directory-writes.js';
 import { feedFigures } from './figures/feed.js';
 import { growthFigures } from './figures/growth.js';
+import { hotMailboxFigures } from './figures/hot-mailbox.js';
 import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
 import { resolveFigure } from './figures/resolve.js';
@@ -40,7 +41,7 @@ import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOption
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'feed'] as const;
+const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'hot', 'feed'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** References measured again beside the figures that use them. */
@@ -290,6 +291,9 @@ async function main(): Promise<void> {
       'Directory writes: SQLite, PostgreSQL with one and with two Directory processes',
       () => directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
       'hello',
+    );
+    await step('hot', 'hot mailbox: one recipient on SQLite and PostgreSQL Cache processes, and through a Relay', () =>
+      hotMailboxFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
     );
     await service.stop();
     service = undefined;

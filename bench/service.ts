@@ -120,7 +120,10 @@ export class ServiceProcess {
     return this.child.pid ?? -1;
   }
 
-  /** Starts `ddn serve` and resolves once it printed its listening line (rejects after 30 s or on exit). */
+  /**
+   * Starts `ddn serve` and resolves once it printed its listening line (rejects after 90 s or on exit: on a machine
+   * shared with other work a start has taken over 30 s).
+   */
   static async start(o: ServiceOptions): Promise<ServiceProcess> {
     const [, ...args] = serviceCommand(o);
     const root = o.root ?? ROOT;
@@ -131,8 +134,8 @@ export class ServiceProcess {
     const urls = await new Promise<ServiceUrls>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`service did not start within 30 s (see ${o.logFile})`));
-      }, 30_000);
+        reject(new Error(`service did not start within 90 s (see ${o.logFile})`));
+      }, 90_000);
       const lines = createInterface({ input: child.stdout! });
       lines.once('line', (line) => {
         clearTimeout(timer);

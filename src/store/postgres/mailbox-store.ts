@@ -2,12 +2,23 @@
  * The Cache's mailbox on PostgreSQL: the same tables and rules as the SQLite mailbox
  * (`../sqlite/mailbox-store.ts`), for several Cache processes sharing one database.
  *
- * Every write (store, nonce claim, acknowledgement, sweep step) is one SERIALIZABLE transaction with
- * `synchronous_commit = on`, so its promise resolves only after the commit is durable, and concurrent
- * transactions — from this process or another — behave as if they ran one after another, exactly like the
- * single SQLite writer. A transaction that loses a serialization race (40001, 40P01, or a unique violation
- * raced by a concurrent insert) is retried from the start; nonce single-use additionally rests on the
- * primary key of `cache_nonces` (`INSERT … ON CONFLICT`), so two processes claiming one nonce never both win.
+ * Every write is a READ COMMITTED transaction with `synchronous_commit = on`, so its promise resolves only after
+ * the commit is durable. What must not interleave is serialised by row locks, never by aborts:
+ * - the stores into one recipient run in batches (group commit per recipient, `keyed-batches.ts`): the stores
+ *   that arrive while the recipient's previous batch is in the database run together in one transaction, which
+ *   first locks the recipient's row of `cache_recipient_bytes` (creating it if absent). So one recipient's
+ *   stores — from this process or another — run one batch after another: the quota is exact (the bytes are read
+ *   under the lock, and every other change to them waits for it), dedupe and chunk-set completion see every
+ *   earlier store, and `seq` (an identity) grows in commit order within a recipient, so a reader never sees a
+ *   later entry of a recipient before an earlier one. Inside a batch each store is checked and written in turn;
+ *   one that breaks a rule is answered with its error (its nonce claim undone) while the others commit. A batch
+ *   that fails as a whole (a database error, a failed COMMIT) is run again store by store, so one bad store
+ *   fails only itself, and no store is answered before the transaction holding it committed;
+ * - nonce single-use rests on the primary key of `cache_nonces` (`INSERT … ON CONFLICT … WHERE expired`): two
+ *   processes claiming one nonce never both win;
+ * - the sweep locks a recipient's row before purging one of its stale chunk sets, and checks again under it.
+ * A transaction that still loses a race (40P01 deadlock between a sweep and a store, 23505 when two processes
+ * insert one `message_id` for two recipients) is run again from the start.
  *
  * Errors mirror the SQLite store: rule violations are `DdnError`s; a database failure becomes 507
  * `insufficient_storage`; too many writes in flight here (or a transaction still losing races after every
@@ -28,12 +39,14 @@ import type {
   MessagePage,
   PutRequest,
   PutResult,
-  StoredProvenance,
   SweepResult,
 } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
+import { KeyedBatches, type Settled } from './keyed-batches.js';
+import { bulkPut } from './mailbox-bulk-put.js';
+import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -129,9 +142,6 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
 const SWEEP_CHUNK = 2_000;
 
-const META_COLUMNS = `e.seq, e.message_id, e.recipient, e.content_hash, e.stored_at_ms, e.expires_at_ms, e.max_ttl_s,
-  e.applied_ttl_s, e.tag, e.application_id, e.group_id, e.sequence_number, e.total_chunks, e.size_bytes, e.provenance`;
-
 /** Visible = unexpired and (unchunked or in a complete set), §11.5. `$2` is now. */
 const VISIBLE = `e.expires_at_ms > $2 AND (e.group_id IS NULL OR EXISTS (SELECT 1 FROM cache_chunk_sets s
   WHERE s.recipient = e.recipient AND s.group_id = e.group_id AND s.complete))`;
@@ -139,50 +149,12 @@ const VISIBLE = `e.expires_at_ms > $2 AND (e.group_id IS NULL OR EXISTS (SELECT 
 /** Store order (sets together, by sequence), as in the SQLite store (whose NULLs sort first). */
 const STORE_ORDER = 'COALESCE(e.sort_key, e.seq), e.sequence_number NULLS FIRST, e.seq';
 
-/** BIGINT columns arrive as strings (pg does not narrow them); every value here fits a JS number. */
-type Num = string | number;
-
-interface MetaRow {
-  seq: Num;
-  message_id: string;
-  recipient: string;
-  content_hash: string;
-  stored_at_ms: Num;
-  expires_at_ms: Num;
-  max_ttl_s: Num;
-  applied_ttl_s: Num;
-  tag: string | null;
-  application_id: string | null;
-  group_id: string | null;
-  sequence_number: number | null;
-  total_chunks: number | null;
-  size_bytes: Num;
-  provenance: string | null;
-}
-
 interface SetRow {
   total_chunks: number;
   first_at_ms: Num;
   first_seq: Num;
   retry_until_ms: Num;
   complete: boolean;
-}
-
-function toMeta(r: MetaRow): EntryMeta {
-  return {
-    messageId: r.message_id,
-    recipientDid: r.recipient,
-    contentHash: r.content_hash,
-    storedAtMs: Number(r.stored_at_ms),
-    expiresAtMs: Number(r.expires_at_ms),
-    maxTtlSeconds: Number(r.max_ttl_s),
-    appliedTtlSeconds: Number(r.applied_ttl_s),
-    tag: r.tag,
-    applicationId: r.application_id,
-    chunk: r.group_id === null ? null : { groupId: r.group_id, sequence: r.sequence_number ?? 0, total: r.total_chunks ?? 1 },
-    sizeBytes: Number(r.size_bytes),
-    provenance: r.provenance === null ? null : (JSON.parse(r.provenance) as StoredProvenance),
-  };
 }
 
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
@@ -214,8 +186,20 @@ export interface PgMailboxOptions {
   maxQueuedOps?: number;
   /** Bytes of writes in flight beyond which new ones are refused (default 512 MiB). */
   maxQueuedBytes?: number;
-  /** Attempts of one transaction that keeps losing serialization races (default 12). */
+  /** Attempts of one transaction that keeps losing races (default 12). */
   maxAttempts?: number;
+  /** Stores into one recipient committed by one transaction at most (default 256). */
+  maxBatchOps?: number;
+  /** Envelope bytes committed by one transaction at most; a larger store still runs, alone (default 16 MiB). */
+  maxBatchBytes?: number;
+}
+
+/** What a batch knows of its recipient while it holds the recipient's lock. */
+interface RecipientHold {
+  /** The recipient's envelope bytes now, unexpired or not (`undefined`: read again, something was deleted). */
+  bytes: number | undefined;
+  /** Whether the store running now claimed its nonce (undone if the store then fails). */
+  claimed: boolean;
 }
 
 /** {@link MailboxStore} on PostgreSQL. */
@@ -229,6 +213,7 @@ export class PgMailboxStore implements MailboxStore {
   private readonly maxQueuedOps: number;
   private readonly maxQueuedBytes: number;
   private readonly maxAttempts: number;
+  private readonly batches: KeyedBatches<PutRequest, PutResult>;
 
   /** Migrates the `cache` namespace of `pool`'s schema and returns a store on it. */
   static async open(pool: PgPool, options: PgMailboxOptions = {}, ownsPool = false): Promise<PgMailboxStore> {
@@ -244,12 +229,17 @@ export class PgMailboxStore implements MailboxStore {
     this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
     this.maxAttempts = options.maxAttempts ?? 12;
+    this.batches = new KeyedBatches((recipient, reqs) => this.runBatch(recipient, reqs), {
+      maxOps: options.maxBatchOps ?? 256,
+      maxBytes: options.maxBatchBytes ?? 16 * 1024 * 1024,
+    });
   }
 
   // ------------------------------------------------------------------ writes
 
   put(req: PutRequest): Promise<PutResult> {
-    return this.write((c) => this.putNow(c, req), req.entry.envelope.byteLength);
+    const bytes = req.entry.envelope.byteLength;
+    return this.admitted(() => this.batches.submit(req.entry.recipientDid, req, bytes), bytes);
   }
 
   claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean> {
@@ -257,15 +247,7 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   async releaseNonce(claim: NonceClaim): Promise<void> {
-    await this.write((c) =>
-      c.query('DELETE FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms = $5', [
-        claim.scope,
-        claim.did,
-        claim.keyId,
-        claim.nonce,
-        claim.expiresAtMs,
-      ]),
-    );
+    await this.write((c) => this.unclaim(c, claim));
   }
 
   ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]> {
@@ -378,8 +360,13 @@ export class PgMailboxStore implements MailboxStore {
 
   // ------------------------------------------------------------------ transactions
 
-  /** Runs `body` in its own durable SERIALIZABLE transaction, retried while it loses races. */
-  private async write<T>(body: (c: pg.PoolClient) => Promise<T>, bytes = 0): Promise<T> {
+  /** Runs `body` in its own durable transaction, retried while it loses races. */
+  private write<T>(body: (c: pg.PoolClient) => Promise<T>, bytes = 0): Promise<T> {
+    return this.admitted(() => this.transaction(body), bytes);
+  }
+
+  /** Runs `op` counted among the writes in flight, or refuses it when too many are. */
+  private async admitted<T>(op: () => Promise<T>, bytes: number): Promise<T> {
     if (this.closed) throw new DdnError('service_unavailable', 'the store is closing');
     if (this.inFlight >= this.maxQueuedOps || (this.inFlight > 0 && this.inFlightBytes + bytes > this.maxQueuedBytes)) {
       throw new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 });
@@ -387,7 +374,7 @@ export class PgMailboxStore implements MailboxStore {
     this.inFlight++;
     this.inFlightBytes += bytes;
     try {
-      return await this.transaction(body);
+      return await op();
     } finally {
       this.inFlight--;
       this.inFlightBytes -= bytes;
@@ -395,7 +382,7 @@ export class PgMailboxStore implements MailboxStore {
     }
   }
 
-  /** `body` in one SERIALIZABLE transaction, run again (up to `maxAttempts` in all) while it loses races. */
+  /** `body` in one transaction, run again (up to `maxAttempts` in all) while it loses races. */
   private async transaction<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     try {
       return await retry(() => this.attempt(body), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
@@ -418,7 +405,7 @@ export class PgMailboxStore implements MailboxStore {
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     let discard: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL synchronous_commit TO on');
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit TO on');
       const value = await body(client);
       await client.query('COMMIT');
       outcome = { ok: true, value };
@@ -435,7 +422,80 @@ export class PgMailboxStore implements MailboxStore {
     throw outcome.error;
   }
 
+  /**
+   * One batch of stores into `recipient`, in one transaction; when that fails as a whole (a database error, a
+   * failed COMMIT), each store again in a transaction of its own, so only a store that fails by itself fails.
+   */
+  private async runBatch(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
+    try {
+      return await this.transaction((c) => this.putBatch(c, recipient, reqs));
+    } catch (error) {
+      if (reqs.length === 1) return [{ ok: false, error }];
+    }
+    const out: Settled<PutResult>[] = [];
+    for (const req of reqs) {
+      try {
+        out.push(...(await this.transaction((c) => this.putBatch(c, recipient, [req]))));
+      } catch (error) {
+        out.push({ ok: false, error });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Locks `recipient`'s row, then writes the batch: plain stores in a few statements (`mailbox-bulk-put.ts`), any
+   * other batch store by store; a rule violation answers only its store.
+   */
+  private async putBatch(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
+    const heldBytes = await this.lockRecipient(c, recipient);
+    const bulk = await bulkPut(c, recipient, reqs, {
+      heldBytes,
+      heldTotal: () => this.heldTotal(c),
+      // counted before the commit: a store that then fails only makes the next sum come a little early
+      stored: (bytes) => void (this.total.bytes += bytes),
+    });
+    if (bulk !== null) return bulk;
+    const hold: RecipientHold = { bytes: heldBytes, claimed: false };
+    const out: Settled<PutResult>[] = [];
+    for (const req of reqs) {
+      hold.claimed = false;
+      try {
+        out.push({ ok: true, value: await this.putNow(c, req, hold) });
+      } catch (error) {
+        if (!(error instanceof DdnError)) throw error;
+        // the store is refused: its claim goes with it (a claim it replaced had expired, so none is lost)
+        if (hold.claimed && req.claim !== null) await this.unclaim(c, req.claim);
+        out.push({ ok: false, error });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Locks `recipient`'s row of `cache_recipient_bytes` until the transaction ends (creating it if absent) and
+   * returns its bytes: every store into the recipient and every change of its bytes waits for the lock.
+   */
+  private async lockRecipient(c: pg.PoolClient, recipient: string): Promise<number> {
+    const r = await c.query<{ bytes: Num }>(
+      `INSERT INTO cache_recipient_bytes (recipient, bytes, entries) VALUES ($1, 0, 0)
+       ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes RETURNING bytes`,
+      [recipient],
+    );
+    return Number(r.rows[0]?.bytes ?? 0);
+  }
+
   // ------------------------------------------------------------------ inside a write transaction
+
+  private async unclaim(c: pg.PoolClient, claim: NonceClaim): Promise<void> {
+    await c.query('DELETE FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms = $5', [
+      claim.scope,
+      claim.did,
+      claim.keyId,
+      claim.nonce,
+      claim.expiresAtMs,
+    ]);
+  }
 
   private async claimNow(c: pg.PoolClient, claim: NonceClaim, nowMs: number): Promise<boolean> {
     const r = await c.query(
@@ -498,20 +558,28 @@ export class PgMailboxStore implements MailboxStore {
     return chunkSetState(groupId, set.total_chunks, received, set.complete, Number(set.retry_until_ms));
   }
 
-  private async putNow(c: pg.PoolClient, req: PutRequest): Promise<PutResult> {
+  /** One store, under its recipient's lock (`hold`). */
+  private async putNow(c: pg.PoolClient, req: PutRequest, hold: RecipientHold): Promise<PutResult> {
     const { entry, nowMs } = req;
-    if (req.claim !== null && !(await this.claimNow(c, req.claim, nowMs))) throw replayed();
+    if (req.claim !== null) {
+      if (!(await this.claimNow(c, req.claim, nowMs))) throw replayed();
+      hold.claimed = true;
+    }
     const key = entry.messageId.toLowerCase();
     const chunk = entry.chunk;
 
     let existing: MetaRow | undefined = (await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = $1`, [key])).rows[0];
     if (existing !== undefined && existing.group_id !== null) {
       const set = await this.getSet(c, existing.recipient, existing.group_id);
-      if (await this.purgeIfStale(c, existing.recipient, existing.group_id, set, nowMs)) existing = undefined;
+      if (await this.purgeIfStale(c, existing.recipient, existing.group_id, set, nowMs)) {
+        existing = undefined;
+        hold.bytes = undefined;
+      }
     }
     if (existing !== undefined && Number(existing.expires_at_ms) <= nowMs) {
       await c.query('DELETE FROM cache_entries WHERE seq = $1', [existing.seq]);
       existing = undefined;
+      hold.bytes = undefined;
     }
     const meta = existing === undefined ? null : toMeta(existing);
     if (checkDuplicate(meta, entry) === 'dedupe' && meta !== null) {
@@ -526,7 +594,10 @@ export class PgMailboxStore implements MailboxStore {
     let set: SetRow | undefined;
     if (chunk !== null) {
       set = await this.getSet(c, entry.recipientDid, chunk.groupId);
-      if (await this.purgeIfStale(c, entry.recipientDid, chunk.groupId, set, nowMs)) set = undefined;
+      if (await this.purgeIfStale(c, entry.recipientDid, chunk.groupId, set, nowMs)) {
+        set = undefined;
+        hold.bytes = undefined;
+      }
       let held: { seq: Num; message_id: string; expires_at_ms: Num } | undefined = (
         await c.query<{ seq: Num; message_id: string; expires_at_ms: Num }>(
           `SELECT seq, message_id, expires_at_ms FROM cache_entries
@@ -537,48 +608,33 @@ export class PgMailboxStore implements MailboxStore {
       if (held !== undefined && Number(held.expires_at_ms) <= nowMs) {
         await c.query('DELETE FROM cache_entries WHERE seq = $1', [held.seq]);
         held = undefined;
+        hold.bytes = undefined;
       }
       checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
       if (set !== undefined) sortKey = Number(set.first_seq);
     }
     if (req.quotaBytes !== null) {
+      // read under the recipient's lock (kept in `hold` across the batch's stores; the trigger keeps the row)
       const held = async () =>
-        Number((await c.query<{ b: Num }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = $1', [entry.recipientDid])).rows[0]?.b ?? 0);
+        (hold.bytes ??= Number(
+          (await c.query<{ b: Num }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = $1', [entry.recipientDid])).rows[0]?.b ?? 0,
+        ));
       // Expired copies count until removed: only when they would make the difference are they removed here.
       if (!withinQuota(await held(), entry.sizeBytes, req.quotaBytes)) {
         await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND expires_at_ms <= $2', [entry.recipientDid, nowMs]);
+        hold.bytes = undefined;
       }
       checkQuota(await held(), entry.sizeBytes, req.quotaBytes);
     }
     if (req.budgetBytes != null) checkBudget(await this.heldTotal(c), entry.sizeBytes, req.budgetBytes);
 
     const inserted = await c.query<{ seq: Num }>(
-      `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms,
-         max_ttl_s, applied_ttl_s, tag, application_id, group_id, sequence_number, total_chunks, sort_key, size_bytes,
-         provenance, envelope)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING seq`,
-      [
-        key,
-        entry.messageId,
-        entry.recipientDid,
-        entry.contentHash,
-        entry.storedAtMs,
-        entry.expiresAtMs,
-        entry.maxTtlSeconds,
-        entry.appliedTtlSeconds,
-        entry.tag,
-        entry.applicationId,
-        chunk?.groupId ?? null,
-        chunk?.sequence ?? null,
-        chunk?.total ?? null,
-        sortKey,
-        entry.sizeBytes,
-        entry.provenance === null ? null : JSON.stringify(entry.provenance),
-        Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength),
-      ],
+      `INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES (${placeholders(0)}) RETURNING seq`,
+      entryValues(entry, sortKey),
     );
     // counted before the commit: a store that then fails only makes the next sum come a little early
     this.total.bytes += entry.sizeBytes;
+    if (hold.bytes !== undefined) hold.bytes += entry.sizeBytes;
 
     let chunkSet: ChunkSetState | null = null;
     if (chunk !== null) {
@@ -612,14 +668,22 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   private async sweepStep(c: pg.PoolClient, nowMs: number): Promise<SweepResult & { more: boolean }> {
+    // Chunk sets go under their recipients' locks (taken in one order, as every sweep does), each checked again
+    // under it by a statement that sees every store committed before: a store adding a chunk to a set waits for
+    // the sweep, or the sweep for it and then keeps the set.
+    const stale = await this.lockSets(
+      c,
+      `SELECT recipient, group_id FROM cache_chunk_sets WHERE NOT complete AND retry_until_ms <= $1 ORDER BY recipient, group_id LIMIT ${SWEEP_CHUNK}`,
+      [nowMs],
+    );
+    let purgedChunkSets = 0;
     let purgedChunks = 0;
-    const stale = (
-      await c.query<{ recipient: string; group_id: string }>(
-        `SELECT recipient, group_id FROM cache_chunk_sets WHERE NOT complete AND retry_until_ms <= $1 LIMIT ${SWEEP_CHUNK}`,
-        [nowMs],
-      )
-    ).rows;
-    for (const s of stale) purgedChunks += await this.deleteSet(c, s.recipient, s.group_id);
+    for (const k of stale) {
+      const set = await this.getSet(c, k.recipient, k.group_id);
+      if (set === undefined || set.complete || Number(set.retry_until_ms) > nowMs) continue;
+      purgedChunkSets++;
+      purgedChunks += await this.deleteSet(c, k.recipient, k.group_id);
+    }
     const expiredEntries =
       (
         await c.query(
@@ -628,8 +692,18 @@ export class PgMailboxStore implements MailboxStore {
           [nowMs],
         )
       ).rowCount ?? 0;
-    await c.query(`DELETE FROM cache_chunk_sets s WHERE s.complete AND NOT EXISTS
-      (SELECT 1 FROM cache_entries e WHERE e.recipient = s.recipient AND e.group_id = s.group_id)`);
+    const EMPTY = 'NOT EXISTS (SELECT 1 FROM cache_entries e WHERE e.recipient = s.recipient AND e.group_id = s.group_id)';
+    const emptied = await this.lockSets(
+      c,
+      `SELECT recipient, group_id FROM cache_chunk_sets s WHERE s.complete AND ${EMPTY} ORDER BY recipient, group_id LIMIT ${SWEEP_CHUNK}`,
+      [],
+    );
+    if (emptied.length > 0) {
+      await c.query(
+        `DELETE FROM cache_chunk_sets s WHERE s.complete AND (s.recipient, s.group_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND ${EMPTY}`,
+        [emptied.map((k) => k.recipient), emptied.map((k) => k.group_id)],
+      );
+    }
     const expiredNonces =
       (
         await c.query(
@@ -638,8 +712,19 @@ export class PgMailboxStore implements MailboxStore {
           [nowMs],
         )
       ).rowCount ?? 0;
-    const more = stale.length === SWEEP_CHUNK || expiredEntries === SWEEP_CHUNK || expiredNonces === SWEEP_CHUNK;
-    return { expiredEntries, purgedChunkSets: stale.length, purgedChunks, expiredNonces, more };
+    const more = stale.length === SWEEP_CHUNK || emptied.length === SWEEP_CHUNK || expiredEntries === SWEEP_CHUNK || expiredNonces === SWEEP_CHUNK;
+    return { expiredEntries, purgedChunkSets, purgedChunks, expiredNonces, more };
+  }
+
+  /** The chunk sets `select` names, their recipients locked (in recipient order) before they are returned. */
+  private async lockSets(c: pg.PoolClient, select: string, params: unknown[]): Promise<{ recipient: string; group_id: string }[]> {
+    const sets = (await c.query<{ recipient: string; group_id: string }>(select, params)).rows;
+    if (sets.length > 0) {
+      await c.query('SELECT 1 FROM cache_recipient_bytes WHERE recipient = ANY($1) ORDER BY recipient FOR UPDATE', [
+        [...new Set(sets.map((k) => k.recipient))],
+      ]);
+    }
+    return sets;
   }
 }
 

@@ -1,0 +1,77 @@
+/**
+ * Group commit per key: operations submitted under one key (the PostgreSQL mailbox uses the recipient) run one
+ * batch at a time, and every operation that arrives while a batch of its key is in the database joins the next
+ * one. Different keys never wait for each other here. A batch's runner answers each operation on its own (one
+ * may fail while the others succeed); a runner that throws fails every operation of its batch.
+ */
+
+/** The answer to one operation of a batch. */
+export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** Limits of one batch: a single larger operation still runs, alone. */
+export interface BatchLimits {
+  maxOps: number;
+  maxBytes: number;
+}
+
+interface Waiting<T, R> {
+  item: T;
+  bytes: number;
+  resolve: (value: R) => void;
+  reject: (error: unknown) => void;
+}
+
+export class KeyedBatches<T, R> {
+  /** Operations waiting per key; a key is present while its batches are running. */
+  private readonly queues = new Map<string, Waiting<T, R>[]>();
+
+  constructor(
+    private readonly run: (key: string, items: readonly T[]) => Promise<Settled<R>[]>,
+    private readonly limits: BatchLimits,
+  ) {}
+
+  /** Runs `item` in the next batch of `key`; resolves or rejects with its own answer once that batch is done. */
+  submit(key: string, item: T, bytes: number): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const waiting = { item, bytes, resolve, reject };
+      const queue = this.queues.get(key);
+      if (queue !== undefined) {
+        queue.push(waiting);
+        return;
+      }
+      const fresh = [waiting];
+      this.queues.set(key, fresh);
+      void this.drain(key, fresh);
+    });
+  }
+
+  /** Runs the batches of `key` one after another until its queue is empty. */
+  private async drain(key: string, queue: Waiting<T, R>[]): Promise<void> {
+    while (queue.length > 0) {
+      const batch = this.take(queue);
+      let answers: Settled<R>[];
+      try {
+        answers = await this.run(
+          key,
+          batch.map((w) => w.item),
+        );
+      } catch (error) {
+        answers = batch.map(() => ({ ok: false, error }));
+      }
+      batch.forEach((w, i) => {
+        const a = answers[i] ?? { ok: false, error: new Error('the batch gave no answer for this operation') };
+        if (a.ok) w.resolve(a.value);
+        else w.reject(a.error);
+      });
+    }
+    this.queues.delete(key);
+  }
+
+  /** The next batch from the head of `queue`, within the limits (at least one operation). */
+  private take(queue: Waiting<T, R>[]): Waiting<T, R>[] {
+    let n = 1;
+    let bytes = queue[0]!.bytes;
+    while (n < queue.length && n < this.limits.maxOps && bytes + queue[n]!.bytes <= this.limits.maxBytes) bytes += queue[n++]!.bytes;
+    return queue.splice(0, n);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * A hot recipient on the PostgreSQL mailbox (issue 39): many concurrent stores into ONE recipient from two store
+ * instances on one schema (two pools: two processes), batched per recipient under its row lock. All succeed
+ * (no 429), the quota holds exactly, entries appear in store order to a reader polling meanwhile, nonces stay
+ * single-use inside and across batches, and a batch that fails at COMMIT answers nothing before it committed.
+ * Registers no tests when DDN_TEST_PG_URL is unset.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { DdnError } from '../../src/base/errors.js';
+import type { NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import { openPgPool } from '../../src/store/postgres/pool.js';
+import { PgMailboxStore } from '../../src/store/postgres/mailbox-store.js';
+import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { claimOf, DID, entry, NOW, put } from './mailbox-fixtures.js';
+
+const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+
+/** Two stores on one fresh schema (each with its own pool, as two Cache processes), closed and dropped after `fn`. */
+async function withTwo(fn: (a: PgMailboxStore, b: PgMailboxStore, sql: (q: string, p?: unknown[]) => Promise<Record<string, unknown>[]>) => Promise<void>) {
+  const db = await freshPgSchema();
+  const a = await PgMailboxStore.open(db.pool);
+  const b = await PgMailboxStore.open(await openPgPool({ url: db.url, schema: db.schema }), {}, true);
+  try {
+    await fn(a, b, async (q, p) => (await db.pool.query(q, p)).rows as Record<string, unknown>[]);
+  } finally {
+    await a.close();
+    await b.close();
+    await db.drop();
+  }
+}
+
+/** A node-request claim of its own for each store (as a Relay's signed store carries). */
+const nodeClaim = () => claimOf(randomUUID(), { scope: 'node-request', did: 'did:platform:4444444444444444' });
+
+/** Fixed-size entries, so a quota counts them. */
+const sized = (n: number): NewEntry[] => Array.from({ length: n }, () => entry({ body: JSON.stringify({ message_id: 'x', pad: 'p'.repeat(200) }) }));
+
+if (PG_URL) {
+  describe('PgMailboxStore: a hot recipient', () => {
+    it('takes 300 concurrent stores into one recipient from two processes: all stored, in store order, none refused', () =>
+      withTwo(async (a, b, sql) => {
+        const entries = sized(300);
+        const seen: string[][] = [];
+        let writing = true;
+        // a reader polling the recipient's summary meanwhile: every answer extends the one before (no entry of the
+        // recipient becomes visible before an earlier one, which a reader paging by store order relies on)
+        const reader = (async () => {
+          while (writing) seen.push((await a.listSummary(DID, NOW)).map((m) => m.messageId));
+        })();
+        const results = await Promise.allSettled(entries.map((e, i) => put(i % 2 === 0 ? a : b, e, NOW, nodeClaim())));
+        writing = false;
+        await reader;
+        const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String((r.reason as Error).message));
+        assert.deepEqual(refused, [], 'every store succeeded');
+        assert.ok(results.every((r) => r.status === 'fulfilled' && !r.value.deduped));
+        const final = (await b.listSummary(DID, NOW)).map((m) => m.messageId);
+        assert.equal(final.length, 300);
+        assert.deepEqual(new Set(final), new Set(entries.map((e) => e.messageId)));
+        for (const [i, snapshot] of [...seen, final].entries()) {
+          const next = [...seen, final][i + 1];
+          if (next !== undefined) assert.deepEqual(next.slice(0, snapshot.length), snapshot, 'a later read extends an earlier one');
+        }
+        const seqs = await sql('SELECT seq, message_id FROM cache_entries ORDER BY seq');
+        assert.deepEqual(
+          seqs.map((r) => r.message_id),
+          final,
+          'store order is seq order, each seq once',
+        );
+        const [row] = await sql('SELECT bytes, entries FROM cache_recipient_bytes WHERE recipient = $1', [DID]);
+        assert.deepEqual([Number(row!.bytes), Number(row!.entries)], [entries.reduce((n, e) => n + e.sizeBytes, 0), 300]);
+      }));
+
+    it('holds the quota exactly under concurrent stores from two processes; refused stores keep no nonce', () =>
+      withTwo(async (a, b) => {
+        const entries = sized(120);
+        const quota = 50 * entries[0]!.sizeBytes;
+        const claims = entries.map(() => nodeClaim());
+        const results = await Promise.allSettled(entries.map((e, i) => put(i % 2 === 0 ? a : b, e, NOW, claims[i]!, quota)));
+        const ok = results.filter((r) => r.status === 'fulfilled').length;
+        assert.equal(ok, 50, 'exactly the quota stored');
+        for (const [i, r] of results.entries()) {
+          if (r.status === 'rejected') {
+            assert.ok(isCode('storage_quota_exceeded')(r.reason), String(r.reason));
+            assert.equal(await a.isNonceClaimed(claims[i]!, NOW), false, 'a refused store releases its nonce');
+          } else assert.equal(await b.isNonceClaimed(claims[i]!, NOW), true);
+        }
+        assert.equal((await a.usage()).bytes, quota);
+      }));
+
+    it('keeps a nonce single-use and a message id stored once within a batch and across processes', () =>
+      withTwo(async (a, b) => {
+        const shared = nodeClaim();
+        const same = entry();
+        const filler = sized(40);
+        // one recipient's batch takes the stores waiting together: the shared nonce and the repeated id among them
+        const results = await Promise.allSettled([
+          ...filler.map((e, i) => put(i % 2 === 0 ? a : b, e, NOW, nodeClaim())),
+          put(a, entry(), NOW, shared),
+          put(a, entry(), NOW, shared),
+          put(b, entry(), NOW, shared),
+          put(a, same),
+          put(a, same),
+          put(b, same),
+        ]);
+        const sharedOutcomes = results.slice(40, 43);
+        assert.equal(sharedOutcomes.filter((r) => r.status === 'fulfilled').length, 1, 'one store with the shared nonce wins');
+        for (const r of sharedOutcomes) if (r.status === 'rejected') assert.ok(isCode('proof_nonce_replayed')(r.reason));
+        const sameOutcomes = results.slice(43).map((r) => (r as PromiseFulfilledResult<PutResult>).value);
+        assert.equal(sameOutcomes.filter((r) => !r.deduped).length, 1, 'stored once, deduplicated twice');
+        assert.equal((await a.listSummary(DID, NOW)).length, 40 + 1 + 1);
+      }));
+
+    it('answers no store of a batch whose COMMIT fails before it committed, and retries its stores one by one', () =>
+      withTwo(async (a, b, sql) => {
+        // a constraint trigger checked at COMMIT that fails the transaction holding the poisoned envelope
+        await sql(`
+          CREATE FUNCTION ddn_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.message_id = 'poison' THEN RAISE EXCEPTION 'injected failure at commit' USING ERRCODE = '53100'; END IF; RETURN NULL; END $$;
+          CREATE CONSTRAINT TRIGGER ddn_poison AFTER INSERT ON cache_entries DEFERRABLE INITIALLY DEFERRED
+            FOR EACH ROW EXECUTE FUNCTION ddn_poison();`);
+        const good = sized(60);
+        const poisonClaim = nodeClaim();
+        const stores: Promise<PutResult>[] = good.map((e, i) => put(i % 2 === 0 ? a : b, e, NOW, nodeClaim()));
+        stores.splice(30, 0, put(a, entry({ messageId: 'poison' }), NOW, poisonClaim));
+        const results = await Promise.allSettled(stores);
+        const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        assert.equal(failed.length, 1, 'only the poisoned store fails');
+        assert.ok(isCode('insufficient_storage')(failed[0]!.reason));
+        assert.equal(await a.getMessage(DID, 'poison', NOW), null);
+        assert.equal(await b.isNonceClaimed(poisonClaim, NOW), false, 'its nonce was never committed');
+        // every store answered as stored is stored (none was answered from a transaction that then rolled back)
+        for (const e of good) assert.ok(await b.getMessage(DID, e.messageId, NOW), e.messageId);
+        assert.equal((await a.listSummary(DID, NOW)).length, 60);
+      }));
+
+    it('refuses nothing for lack of retries when the load is all on one recipient (no serialization failures)', () =>
+      withTwo(async (a, b) => {
+        // acknowledgements and sweeps of the same recipient while it is being stored into
+        const stored: string[] = [];
+        const acked = new Set<string>();
+        const writes = sized(150).map(async (e, i) => {
+          await put(i % 2 === 0 ? a : b, e, NOW, nodeClaim());
+          stored.push(e.messageId);
+        });
+        const others = Array.from({ length: 10 }, async (_, i) => {
+          await new Promise((r) => setTimeout(r, i * 5));
+          const ids = stored.slice(0, 5);
+          for (const id of await (i % 2 === 0 ? a : b).ack(DID, ids, NOW, claimOf(`ack-${i}`, { scope: 'proof:ack' }))) acked.add(id);
+          await (i % 2 === 0 ? b : a).sweep(NOW);
+        });
+        const results = await Promise.allSettled([...writes, ...others]);
+        assert.deepEqual(
+          results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)),
+          [],
+        );
+        const left = (await a.listSummary(DID, NOW)).map((m) => m.messageId);
+        assert.deepEqual(new Set(left), new Set(stored.filter((id) => !acked.has(id))), 'exactly the acknowledged entries are gone');
+      }));
+  });
+}
