@@ -119,12 +119,14 @@ export class SqliteLedgerStore implements LedgerStore {
          VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
            @error_name, @error_module, @error_reason, @finished_at_ms)`,
       ),
-      // An included transaction keeps its bytes: history and followers decode (and verify) what it did.
+      // An included transaction keeps its bytes: history and followers decode (and verify) what it did. The row is
+      // found through its hash's index: left to itself the planner picks the partial index of pending rows (no
+      // statistics tell it otherwise) and scans every pending row for each transaction a block finishes.
       finishTx: db.prepare(
         `UPDATE ledger_txs SET status = @status, bytes = CASE WHEN @status = 'included' THEN bytes END, block_number = @block_number, block_index = @block_index,
            error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
            finished_at_ms = @finished_at_ms
-         WHERE seq = (SELECT MAX(seq) FROM ledger_txs WHERE tx_hash = @tx_hash AND status = 'pending')`,
+         WHERE seq = (SELECT MAX(seq) FROM ledger_txs INDEXED BY ledger_txs_hash WHERE tx_hash = @tx_hash AND status = 'pending')`,
       ),
       pending: db.prepare("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
       getTx: db.prepare('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
