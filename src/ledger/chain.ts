@@ -454,7 +454,9 @@ export class Ledger {
       const entry = this.entryFromStored(tx);
       // The admitting process verified the signatures (the entry keeps their digests for the block's execution):
       // adoption only keeps this pool's state in step, so it spends no verification.
-      const ran = entry ? this.runPooled(this.poolState, entry, this.ctx(now, this.head.number + 1, tx.txHash, true)) : new LedgerFailure('MalformedExtrinsic', 'Ledger');
+      const ran = entry
+        ? this.runPooled(this.poolState, entry, this.ctx(now, this.head.number + 1, tx.txHash, true))
+        : new LedgerFailure('MalformedExtrinsic', 'Ledger');
       if (ran instanceof LedgerFailure) rejected.push(droppedRecord(tx, ran, now));
       else if (ran) this.addToPool(ran);
     }
@@ -572,7 +574,13 @@ export class Ledger {
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
     const taken = this.pool.slice(0, this.maxPerBlock);
     const { block, writes, records, overlay } = this.executeBlock(taken, timestampMs);
-    const next = this.carry(new Overlay(overlay), touchedBy(writes.keys(), taken), this.pool.slice(taken.length), Math.max(timestampMs, this.opts.clock.nowMs()), block.header.number + 1);
+    const next = this.carry(
+      new Overlay(overlay),
+      touchedBy(writes.keys(), taken),
+      this.pool.slice(taken.length),
+      Math.max(timestampMs, this.opts.clock.nowMs()),
+      block.header.number + 1,
+    );
     return { block, writes, records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
   }
 
@@ -759,7 +767,9 @@ export class Ledger {
       this.lastRerun = entries.length;
       return this.validatePool(state, entries, nowMs, blockNumber, skipSignatures, true);
     }
-    const next = carryPool(state, entries, touched, this.maxPerBlock, (s, e) => this.runPooled(s, e, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified)));
+    const next = carryPool(state, entries, touched, this.maxPerBlock, (s, e) =>
+      this.runPooled(s, e, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified)),
+    );
     this.lastRerun = next.rerun;
     return { state, pool: next.pool, dropped: next.failed.map((f) => droppedRecord(f.entry.tx, f.failure, nowMs)) };
   }
