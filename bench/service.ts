@@ -120,7 +120,10 @@ export class ServiceProcess {
     return this.child.pid ?? -1;
   }
 
-  /** Starts `ddn serve` and resolves once it printed its listening line (rejects after 30 s or on exit). */
+  /**
+   * Starts `ddn serve` and resolves once it printed its listening line (rejects after 120 s or on exit: a start
+   * takes a few seconds, but over a minute on a machine loaded many times over).
+   */
   static async start(o: ServiceOptions): Promise<ServiceProcess> {
     const [, ...args] = serviceCommand(o);
     const root = o.root ?? ROOT;
@@ -131,8 +134,8 @@ export class ServiceProcess {
     const urls = await new Promise<ServiceUrls>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`service did not start within 30 s (see ${o.logFile})`));
-      }, 30_000);
+        reject(new Error(`service did not start within 120 s (see ${o.logFile})`));
+      }, 120_000);
       const lines = createInterface({ input: child.stdout! });
       lines.once('line', (line) => {
         clearTimeout(timer);
