@@ -9,7 +9,8 @@
  * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
- * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, hot, feed)
+ * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, hot, blocks, feed)
+ * --stream-minutes M  the registration stream's length (`--only stream`, never in a whole run; default 10)
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -23,6 +24,8 @@ import type { BenchContext, Figure, ReferenceId, Settings } from './context.js';
 import type { LoadJob, LoadResult } from './jobs.js';
 import { registerRecipients, storeEnvelopes } from './fixtures.js';
 import { store1KiBFigure, store1MiBFigure, storeSplitFigure } from './figures/cache-store.js';
+import { blockBacklogFigure } from './figures/block-backlog.js';
+import { blockStreamFigures } from './figures/block-stream.js';
 import { directoryWriteFigures } from './figures/directory-writes.js';
 import { feedFigures } from './figures/feed.js';
 import { growthFigures } from './figures/growth.js';
@@ -31,6 +34,7 @@ import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
 import { resolveFigure } from './figures/resolve.js';
 import { retrievalFigures } from './figures/retrieval.js';
+import { cpuPerWriteFigure } from './figures/write-cpu.js';
 import { LoadGenerator } from './loadgen-client.js';
 import { prefillMailbox, removeDatabase } from './prefill.js';
 import { medianRuns } from './repeats.js';
@@ -41,7 +45,9 @@ import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOption
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'hot', 'feed'] as const;
+const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'hot', 'blocks', 'feed', 'stream'] as const;
+/** Figures a whole run leaves out unless named with --only: the registration stream runs for minutes. */
+const NOT_DEFAULT: readonly FigureName[] = ['stream'];
 type FigureName = (typeof FIGURES)[number];
 
 /** References measured again beside the figures that use them. */
@@ -56,17 +62,31 @@ interface Args {
   keep: boolean;
   /** Runs of each figure; the median run is reported (`bench/repeats.ts`). */
   repeat: number;
+  /** Minutes of the registration stream (`--only stream`). */
+  streamMinutes: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(FIGURES), cpuProf: false, build: true, keep: false, repeat: 1 };
+  const a: Args = {
+    quick: false,
+    only: new Set(FIGURES.filter((f) => !NOT_DEFAULT.includes(f))),
+    cpuProf: false,
+    build: true,
+    keep: false,
+    repeat: 1,
+    streamMinutes: 10,
+  };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
     if (x === '--quick') a.quick = true;
     else if (x === '--cpu-prof') a.cpuProf = true;
     else if (x === '--no-build') a.build = false;
     else if (x === '--keep') a.keep = true;
-    else if (x === '--repeat') {
+    else if (x === '--stream-minutes') {
+      const n = Number(argv[++i]);
+      if (!(n > 0 && n <= 60)) throw new Error('--stream-minutes: minutes from more than 0 to 60');
+      a.streamMinutes = n;
+    } else if (x === '--repeat') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error('--repeat: a whole number of runs from 1 to 9');
       a.repeat = n;
@@ -75,7 +95,9 @@ function parseArgs(argv: string[]): Args {
       for (const n of names) if (!(FIGURES as readonly string[]).includes(n)) throw new Error(`--only: unknown figure ${n} (${FIGURES.join(', ')})`);
       a.only = new Set(names as FigureName[]);
     } else
-      throw new Error(`unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--cpu-prof] [--no-build] [--keep]`);
+      throw new Error(
+        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--cpu-prof] [--no-build] [--keep]`,
+      );
   }
   return a;
 }
@@ -289,11 +311,18 @@ async function main(): Promise<void> {
     await step(
       'writes',
       'Directory writes: SQLite, PostgreSQL with one and with two Directory processes',
-      () => directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
+      async () => {
+        const writes = await directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL });
+        return [...writes, cpuPerWriteFigure(writes)];
+      },
       'hello',
     );
     await step('hot', 'hot mailbox: one recipient on SQLite and PostgreSQL Cache processes, and through a Relay', () =>
       hotMailboxFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
+    );
+    await step('blocks', 'block time under a backlog (embedded ledger, in this process)', () => blockBacklogFigure(ctx, work));
+    await step('stream', `a registration stream of ${args.streamMinutes} min on SQLite and PostgreSQL`, () =>
+      blockStreamFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL, minutes: args.streamMinutes }),
     );
     await service.stop();
     service = undefined;
@@ -380,7 +409,7 @@ async function main(): Promise<void> {
       duration_s: round((performance.now() - t0) / 1000, 1),
     };
     // a subset (--only) or a profiled run (--cpu-prof) never replaces the last whole run
-    const partial = args.only.size < FIGURES.length || args.cpuProf;
+    const partial = args.only.size < FIGURES.length - NOT_DEFAULT.length || [...args.only].some((f) => NOT_DEFAULT.includes(f)) || args.cpuProf;
     const files = writeReport(resultsDir, report, partial ? 'partial' : 'latest');
     log(`wrote ${files.json} and ${files.md}`);
     log(

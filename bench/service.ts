@@ -121,8 +121,8 @@ export class ServiceProcess {
   }
 
   /**
-   * Starts `ddn serve` and resolves once it printed its listening line (rejects after 90 s or on exit: on a machine
-   * shared with other work a start has taken over 30 s).
+   * Starts `ddn serve` and resolves once it printed its listening line (rejects after 120 s or on exit: a start
+   * takes a few seconds, but over a minute on a machine loaded many times over).
    */
   static async start(o: ServiceOptions): Promise<ServiceProcess> {
     const [, ...args] = serviceCommand(o);
@@ -134,8 +134,8 @@ export class ServiceProcess {
     const urls = await new Promise<ServiceUrls>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`service did not start within 90 s (see ${o.logFile})`));
-      }, 90_000);
+        reject(new Error(`service did not start within 120 s (see ${o.logFile})`));
+      }, 120_000);
       const lines = createInterface({ input: child.stdout! });
       lines.once('line', (line) => {
         clearTimeout(timer);

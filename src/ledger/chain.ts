@@ -9,7 +9,8 @@ import { blockHash, extrinsicsRoot, genesisHeader, resultsRoot, type BlockHeader
 import { LedgerFailure } from './errors.js';
 import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import type { ExecContext } from './runtime/context.js';
-import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
+import { applyAtomically, executeCall, type ModuleHandlers } from './runtime/dispatch.js';
+import { carryPool, ReadRecorder, runRecorded, touchedBy, type PoolEffects } from './pool-effects.js';
 import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
@@ -53,6 +54,8 @@ export interface PoolEntry {
   readonly bytes: Uint8Array;
   /** Its signatures this process found valid (at admission, or {@link Ledger.verifyPoolSignatures}). */
   readonly verified: VerifiedSignatures;
+  /** What it read and wrote the last time it ran on the pool state (src/ledger/pool-effects.ts). */
+  readonly effects?: PoolEffects;
 }
 
 /** A pool admission checked and not yet applied (see {@link Ledger.submit}). */
@@ -77,16 +80,6 @@ export interface PoolCoordinator {
    * admission's `tx` and accepts it; rejects with what `prepare` throws.
    */
   admit(prepare: (batch: AdmissionBatch) => Admission): Promise<{ txHash: string; duplicate: boolean }>;
-}
-
-/** Records the keys read through it. */
-class ReadRecorder implements StateReader {
-  readonly keys = new Set<string>();
-  constructor(private readonly base: StateReader) {}
-  get(key: string): StateValue | undefined {
-    this.keys.add(key);
-    return this.base.get(key);
-  }
 }
 
 /** Conflict keys of what the pool itself knows: a pending transaction's hash, and its limit key's count. */
@@ -190,6 +183,10 @@ export class Ledger {
   private finalizedRef!: BlockRef;
   private pool: PoolEntry[] = [];
   private poolIndex = new Map<string, PoolEntry>();
+  /** Pooled transactions by limit key (the `max_pending_per_key` check). */
+  private readonly perLimitKey = new Map<string, number>();
+  /** Pool entries run again by the last carry onto a new head (metrics, tests). */
+  private lastRerun = 0;
   private poolState!: Overlay;
   private timer: NodeJS.Timeout | null = null;
   private lastBlockWallMs = 0;
@@ -405,15 +402,16 @@ export class Ledger {
     if (waiting + batched.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
     batch?.read(poolLimitKey(meta.limitKey));
     const sameKey = (e: PoolEntry) => e.tx.meta.limitKey === meta.limitKey;
-    if (this.pool.filter(sameKey).length + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
+    if ((this.perLimitKey.get(meta.limitKey) ?? 0) + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
     const state = batch?.state ?? this.poolState;
-    const probe = state.child();
+    const reads = new ReadRecorder(state);
+    const probe = new Overlay(reads);
     const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call, this.opts.handlers);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
     // a shared pool's row carries the signatures found valid, so the producer does not verify them again
     const stored: TxRecord = this.coordinator ? { ...tx, signatures: verified.digests() } : tx;
-    const entry: PoolEntry = { tx, call, bytes, verified };
+    const entry: PoolEntry = { tx, call, bytes, verified, effects: { reads: reads.keys, writes: probe.changes() } };
     return {
       result: { txHash, duplicate: false },
       tx: stored,
@@ -435,6 +433,7 @@ export class Ledger {
   private addToPool(entry: PoolEntry): void {
     this.pool.push(entry);
     this.poolIndex.set(entry.tx.txHash, entry);
+    this.perLimitKey.set(entry.tx.meta.limitKey, (this.perLimitKey.get(entry.tx.meta.limitKey) ?? 0) + 1);
     if (this.chainOrdered && !this.unorderedIndex.has(entry.tx.txHash)) {
       this.unordered.push(entry);
       this.unorderedIndex.set(entry.tx.txHash, entry);
@@ -455,11 +454,11 @@ export class Ledger {
       const entry = this.entryFromStored(tx);
       // The admitting process verified the signatures (the entry keeps their digests for the block's execution):
       // adoption only keeps this pool's state in step, so it spends no verification.
-      const failure = entry
-        ? applyAtomically(this.poolState, this.ctx(now, this.head.number + 1, tx.txHash, true), entry.call, this.opts.handlers)
+      const ran = entry
+        ? this.runPooled(this.poolState, entry, this.ctx(now, this.head.number + 1, tx.txHash, true))
         : new LedgerFailure('MalformedExtrinsic', 'Ledger');
-      if (entry && !failure) this.addToPool(entry);
-      else if (failure) rejected.push(droppedRecord(tx, failure, now));
+      if (ran instanceof LedgerFailure) rejected.push(droppedRecord(tx, ran, now));
+      else if (ran) this.addToPool(ran);
     }
     return rejected;
   }
@@ -552,10 +551,7 @@ export class Ledger {
   private reorderPool(entries: PoolEntry[]): void {
     // signatures were verified on admission; the block that orders an entry verifies them again
     const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, true);
-    this.poolState = next.state;
-    this.pool = next.pool;
-    this.poolIndex.clear();
-    for (const e of next.pool) this.poolIndex.set(e.tx.txHash, e);
+    this.setPool(next.state, next.pool);
     this.unordered = entries;
     this.unorderedIndex.clear();
     for (const e of entries) this.unorderedIndex.set(e.tx.txHash, e);
@@ -578,8 +574,9 @@ export class Ledger {
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
     const taken = this.pool.slice(0, this.maxPerBlock);
     const { block, writes, records, overlay } = this.executeBlock(taken, timestampMs);
-    const next = this.validatePool(
+    const next = this.carry(
       new Overlay(overlay),
+      touchedBy(writes.keys(), taken),
       this.pool.slice(taken.length),
       Math.max(timestampMs, this.opts.clock.nowMs()),
       block.header.number + 1,
@@ -628,7 +625,7 @@ export class Ledger {
   extendBuilt(built: BuiltBlock, entries: readonly PoolEntry[]): BuiltBlock {
     if (entries.length === 0) return built;
     const h = built.block.header;
-    const next = this.validatePool(built.poolWrites, entries, Math.max(h.timestampMs, this.opts.clock.nowMs()), h.number + 1);
+    const next = this.validatePool(built.poolWrites, entries, Math.max(h.timestampMs, this.opts.clock.nowMs()), h.number + 1, false, true);
     return { ...built, pool: [...built.pool, ...next.pool], dropped: [...built.dropped, ...next.dropped] };
   }
 
@@ -638,11 +635,10 @@ export class Ledger {
     this.store.commitBlock(built.block, built.writes, [...built.records, ...built.dropped]);
     this.lastBlockWallMs = this.opts.clock.nowMs();
     this.loadHead();
-    this.poolState = new Overlay(this.headState);
-    built.poolWrites.commitInto(this.poolState);
-    this.pool = [];
-    this.poolIndex.clear();
-    for (const e of built.pool) this.addToPool(e);
+    const state = new Overlay(this.headState);
+    built.poolWrites.commitInto(state);
+    this.setPool(state, built.pool);
+    this.schedule();
     const seconds = (performance.now() - this.buildStartedAt) / 1000;
     for (const l of this.producedListeners) l(seconds);
     return this.announce();
@@ -658,11 +654,11 @@ export class Ledger {
     }
     this.store.commitBlock(block, writes, txs);
     const finished = new Set(txs.map((t) => t.txHash));
+    const [done, remaining] = [this.pool.filter((e) => finished.has(e.tx.txHash)), this.pool.filter((e) => !finished.has(e.tx.txHash))];
     this.loadHead();
-    this.rebuildPool(
-      this.pool.filter((e) => !finished.has(e.tx.txHash)),
-      false,
-    );
+    // the drops are the producer's to record: this pool only leaves them out
+    const next = this.carry(new Overlay(this.headState), touchedBy(writes.keys(), done), remaining, this.poolNowMs(), this.head.number + 1, true);
+    this.setPool(next.state, next.pool);
     return this.announce();
   }
 
@@ -732,14 +728,8 @@ export class Ledger {
   /** Rebuilds the pool state from the head; a remaining extrinsic that no longer passes is dropped as failed. */
   private rebuildPool(entries: PoolEntry[], persistDrops = true): void {
     // a rebuild without persisting (a shared pool) re-checks entries whose signatures were verified on admission
-    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, !persistDrops);
-    this.poolState = next.state;
-    this.pool = [];
-    this.poolIndex.clear();
-    for (const e of next.pool) {
-      this.pool.push(e);
-      this.poolIndex.set(e.tx.txHash, e);
-    }
+    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, !persistDrops, true);
+    this.setPool(next.state, next.pool);
     if (!persistDrops) return;
     for (const d of next.dropped) {
       try {
@@ -751,17 +741,64 @@ export class Ledger {
     }
   }
 
-  /** Applies `entries` in order onto `state`; those that fail are returned as dropped records. */
-  private validatePool(state: Overlay, entries: readonly PoolEntry[], nowMs: number, blockNumber: number, skipSignatures = false) {
+  /**
+   * Applies `entries` in order onto `state`; those that fail are returned as dropped records. `record`: the pool is
+   * formed of them, and each entry keeps what it read and wrote (else `state` is a scratch state).
+   */
+  private validatePool(state: Overlay, entries: readonly PoolEntry[], nowMs: number, blockNumber: number, skipSignatures = false, record = false) {
     const pool: PoolEntry[] = [];
     const dropped: TxRecord[] = [];
     for (const e of entries) {
       const ctx = this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified);
-      const failure = applyAtomically(state, ctx, e.call, this.opts.handlers);
-      if (failure) dropped.push(droppedRecord(e.tx, failure, nowMs));
-      else pool.push(e);
+      const ran = record ? this.runPooled(state, e, ctx) : (applyAtomically(state, ctx, e.call, this.opts.handlers) ?? e);
+      if (ran instanceof LedgerFailure) dropped.push(droppedRecord(e.tx, ran, nowMs));
+      else pool.push(ran);
     }
     return { state, pool, dropped };
+  }
+
+  /**
+   * The pool's `entries` on a new head, `state` (§2.5 item 4), in work bounded by the block: only the entries
+   * `touched` reaches and the next block's worth run again ({@link carryPool}); with `touched` null (an entry
+   * the block finished has no recorded effects), every entry runs again.
+   */
+  private carry(state: Overlay, touched: Set<string> | null, entries: readonly PoolEntry[], nowMs: number, blockNumber: number, skipSignatures = false) {
+    if (touched === null) {
+      this.lastRerun = entries.length;
+      return this.validatePool(state, entries, nowMs, blockNumber, skipSignatures, true);
+    }
+    const next = carryPool(state, entries, touched, this.maxPerBlock, (s, e) =>
+      this.runPooled(s, e, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified)),
+    );
+    this.lastRerun = next.rerun;
+    return { state, pool: next.pool, dropped: next.failed.map((f) => droppedRecord(f.entry.tx, f.failure, nowMs)) };
+  }
+
+  /**
+   * Runs a pooled entry on `state`: the entry with what it read and wrote (a new object: a block built and not
+   * committed leaves the pool's entries as they were), or its failure, changing nothing.
+   */
+  private runPooled(state: Overlay, e: PoolEntry, ctx: ExecContext): PoolEntry | LedgerFailure {
+    const r = runRecorded(state, (s) => executeCall(s, ctx, e.call, this.opts.handlers));
+    return r instanceof LedgerFailure ? r : { ...e, effects: r };
+  }
+
+  /** Makes `entries` the pool, `state` its state. */
+  private setPool(state: Overlay, entries: readonly PoolEntry[]): void {
+    this.poolState = state;
+    this.pool = [];
+    this.poolIndex.clear();
+    this.perLimitKey.clear();
+    for (const e of entries) {
+      this.pool.push(e);
+      this.poolIndex.set(e.tx.txHash, e);
+      this.perLimitKey.set(e.tx.meta.limitKey, (this.perLimitKey.get(e.tx.meta.limitKey) ?? 0) + 1);
+    }
+  }
+
+  /** How many pool entries the last carry onto a new head ran again (the rest kept their effects). */
+  get lastPoolRerun(): number {
+    return this.lastRerun;
   }
 
   private schedule(): void {

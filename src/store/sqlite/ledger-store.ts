@@ -29,6 +29,17 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
+ * Marks a transaction finished: the newest pending row of its hash. An included transaction keeps its bytes:
+ * history and followers decode (and verify) what it did. The row is found through its hash's index: left to itself
+ * the planner picks the partial index of pending rows (no statistics tell it otherwise) and scans every pending row
+ * for each transaction a block finishes, which made a block's commit grow with the pool.
+ */
+export const FINISH_TX_SQL = `UPDATE ledger_txs SET status = @status, bytes = CASE WHEN @status = 'included' THEN bytes END, block_number = @block_number, block_index = @block_index,
+           error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
+           finished_at_ms = @finished_at_ms
+         WHERE seq = (SELECT MAX(seq) FROM ledger_txs INDEXED BY ledger_txs_hash WHERE tx_hash = @tx_hash AND status = 'pending')`;
+
+/**
  * The history index (`GET /dids/{did}/history` and friends), in its own namespace so it composes with the ledger's
  * numbered migrations: the store applies it when it opens a database.
  */
@@ -119,13 +130,7 @@ export class SqliteLedgerStore implements LedgerStore {
          VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
            @error_name, @error_module, @error_reason, @finished_at_ms)`,
       ),
-      // An included transaction keeps its bytes: history and followers decode (and verify) what it did.
-      finishTx: db.prepare(
-        `UPDATE ledger_txs SET status = @status, bytes = CASE WHEN @status = 'included' THEN bytes END, block_number = @block_number, block_index = @block_index,
-           error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
-           finished_at_ms = @finished_at_ms
-         WHERE seq = (SELECT MAX(seq) FROM ledger_txs WHERE tx_hash = @tx_hash AND status = 'pending')`,
-      ),
+      finishTx: db.prepare(FINISH_TX_SQL),
       pending: db.prepare("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
       getTx: db.prepare('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
       lastFailure: db.prepare(

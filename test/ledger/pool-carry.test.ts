@@ -1,0 +1,150 @@
+/**
+ * The pool carried onto a new head in work bounded by the block (ledger-rules.md §2.5 item 4, src/ledger/pool-effects.ts):
+ * after a block only the next block's worth of entries and the entries whose reads the block reached run again;
+ * the pool, its verdicts and its nonces are those a full rebuild gives (a restart rebuilds it in full).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { getAliasOwner } from '../../src/ledger/records.js';
+import { openSqlite } from '../../src/store/sqlite/database.js';
+import { FINISH_TX_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { aliasCall, controlCall, didOf, Harness, registerCall, rootSigner, seedKey } from './harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const key7 = seedKey(7);
+const key8 = seedKey(8);
+const key9 = seedKey(19);
+const A = didOf(41);
+const B = didOf(42);
+const C = didOf(43);
+
+function setup(maxExtrinsicsPerBlock: number): Harness {
+  const h = new Harness({ maxExtrinsicsPerBlock, maxPoolSize: 1_000 });
+  h.ledger.submit(registerCall(A, key7), { subject: A, action: 'register', limitKey: `${A}|registration` });
+  h.ledger.submit(registerCall(B, key8), { subject: B, action: 'register', limitKey: `${B}|registration` });
+  h.ledger.submit(registerCall(C, key9), { subject: C, action: 'register', limitKey: `${C}|registration` });
+  while (h.ledger.poolSize > 0) h.produce();
+  return h;
+}
+
+/** The pool as this process holds it, and as a restart rebuilds it from the stored pending rows. */
+function assertSameAsRebuilt(h: Harness, dids: readonly string[]): void {
+  const pending = h.ledger.pendingEntries().map((e) => e.tx.txHash);
+  const nonces = dids.map((d) => [h.poolNonce('alias_nonce', d), h.poolNonce('control_nonce', d), h.poolNonce('document_nonce', d)]);
+  const owners = ['one', 'two', 'three', 'late', 'next'].map((a) => getAliasOwner(h.ledger.poolView(), a));
+  h.reopen();
+  assert.deepEqual(
+    h.ledger.pendingEntries().map((e) => e.tx.txHash),
+    pending,
+    'the same pool as a full rebuild',
+  );
+  assert.deepEqual(
+    dids.map((d) => [h.poolNonce('alias_nonce', d), h.poolNonce('control_nonce', d), h.poolNonce('document_nonce', d)]),
+    nonces,
+  );
+  assert.deepEqual(
+    ['one', 'two', 'three', 'late', 'next'].map((a) => getAliasOwner(h.ledger.poolView(), a)),
+    owners,
+  );
+}
+
+test('carry: an entry deep in the pool that read what the block changed runs again and is dropped; the others keep their effects', (t) => {
+  const h = setup(1);
+  t.after(() => h.close());
+  const headTs = h.ledger.headRef().timestampMs;
+  const a = h.submit(aliasCall(A, { kind: 'add', alias: 'late' }, rootSigner(key7), { nonce: 0n, validUntil: BigInt(headTs + 10) }));
+  const c = h.submit(aliasCall(B, { kind: 'add', alias: 'one' }, rootSigner(key8), { nonce: 0n }));
+  const x = h.submit(controlCall(C, { kind: 'AddDevice', deviceId: 'p' }, rootSigner(key9), { nonce: 0n }));
+  const b = h.submit(aliasCall(A, { kind: 'add', alias: 'next' }, rootSigner(key7), { nonce: 1n }));
+  h.clock.set(headTs + 10);
+  const block = h.produce();
+  assert.deepEqual(
+    h.ledger.block(block.number)!.txs.map((r) => [r.txHash, r.status]),
+    [[a, 'failed']],
+  );
+  // c: the next block's worth (one here); b: it read A's alias nonce, which a's failure left as it was
+  assert.equal(h.ledger.lastPoolRerun, 2);
+  assert.deepEqual(
+    h.ledger.pendingEntries().map((e) => e.tx.txHash),
+    [c, x],
+  );
+  const vb = h.ledger.txView(b)!;
+  assert.equal(vb.status, 'failed');
+  assert.equal(vb.tx.error?.name, 'InvalidAliasNonce');
+  assert.ok(!('block' in vb) || vb.block === undefined, 'dropped: no block');
+  assert.equal(h.poolNonce('alias_nonce', A), 0n);
+  assertSameAsRebuilt(h, [A, B, C]);
+  h.produce();
+  h.produce();
+  assert.equal(h.ledger.txView(c)?.status, 'finalized');
+  assert.equal(h.ledger.txView(x)?.status, 'finalized');
+});
+
+test('carry: an entry past the next block that expired meanwhile is dropped once it comes within the next block', (t) => {
+  const h = setup(1);
+  t.after(() => h.close());
+  const headTs = h.ledger.headRef().timestampMs;
+  const p = h.submit(aliasCall(A, { kind: 'add', alias: 'one' }, rootSigner(key7), { nonce: 0n }));
+  const q = h.submit(aliasCall(B, { kind: 'add', alias: 'two' }, rootSigner(key8), { nonce: 0n }));
+  const e = h.submit(aliasCall(C, { kind: 'add', alias: 'late' }, rootSigner(key9), { nonce: 0n, validUntil: BigInt(headTs + 50) }));
+  h.clock.set(headTs + 100);
+  h.produce();
+  // p's block: q is the next block's worth and runs again; e read nothing p wrote and keeps its effects
+  assert.equal(h.ledger.lastPoolRerun, 1);
+  assert.deepEqual(
+    h.ledger.pendingEntries().map((x) => x.tx.txHash),
+    [q, e],
+  );
+  h.produce();
+  assert.equal(h.ledger.txView(p)?.status, 'finalized');
+  assert.equal(h.ledger.txView(q)?.status, 'finalized');
+  const ve = h.ledger.txView(e)!;
+  assert.equal(ve.status, 'failed');
+  assert.equal(ve.tx.error?.name, 'AliasAuthorizationExpired');
+  assert.ok(!('block' in ve) || ve.block === undefined, 'dropped before any block took it');
+  assert.equal(h.ledger.produceBlock(), null);
+});
+
+test('carry: with a backlog of unrelated registrations a block runs again only the next block’s worth', (t) => {
+  const h = setup(2);
+  t.after(() => h.close());
+  const dids = Array.from({ length: 10 }, (_, i) => didOf(100 + i));
+  for (const [i, d] of dids.entries()) h.submit(registerCall(d, seedKey(100 + i)));
+  h.produce();
+  assert.equal(h.ledger.lastPoolRerun, 2);
+  assert.equal(h.ledger.poolSize, 8);
+  // an update of a DID the block registered, admitted behind the backlog, sees the block's record
+  h.submit(controlCall(dids[0]!, { kind: 'AddDevice', deviceId: 'd' }, rootSigner(seedKey(100)), { nonce: 0n }));
+  h.produce();
+  assert.equal(h.ledger.lastPoolRerun, 2);
+  assertSameAsRebuilt(h, dids);
+  while (h.ledger.poolSize > 0) h.produce();
+  assert.equal(h.headNonce('control_nonce', dids[0]!), 1n);
+  for (const d of dids) assert.ok(h.record(d), `${d} registered`);
+});
+
+const FINISH_ROW = {
+  tx_hash: '0x00',
+  status: 'included',
+  block_number: 1,
+  block_index: 0,
+  error_name: null,
+  error_module: null,
+  error_reason: null,
+  finished_at_ms: 0,
+};
+
+test('SQLite: a block finds each finished row through the hash index, not by scanning the pending rows', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ddn-ledger-plan-'));
+  const db = openSqlite(join(dir, 'ledger.sqlite'), LEDGER_MIGRATIONS, 'ledger');
+  t.after(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  new SqliteLedgerStore(db);
+  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${FINISH_TX_SQL}`).all(FINISH_ROW) as { detail: string }[]).map((r) => r.detail).join('\n');
+  assert.match(plan, /USING (COVERING )?INDEX ledger_txs_hash/);
+  assert.doesNotMatch(plan, /ledger_txs_pending/);
+});
