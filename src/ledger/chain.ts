@@ -9,6 +9,7 @@ import { blockHash, extrinsicsRoot, genesisHeader, resultsRoot, type BlockHeader
 import { LedgerFailure } from './errors.js';
 import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import type { ExecContext } from './runtime/context.js';
+import { BlockTouches } from './block-touches.js';
 import { applyAtomically, type ModuleHandlers } from './runtime/dispatch.js';
 import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
@@ -198,6 +199,8 @@ export class Ledger {
   /** When the block being built was started (`performance.now()`), for {@link onProduced}. */
   private buildStartedAt = 0;
   private readonly producedListeners = new Set<(seconds: number) => void>();
+  /** The state keys of recent blocks, recorded by {@link commitToStore} for every path that commits one. */
+  private readonly touches = new BlockTouches();
   private readonly maxPerBlock: number;
   private readonly maxPerKey: number;
   private readonly maxPool: number;
@@ -281,6 +284,20 @@ export class Ledger {
     const fin = Math.max(0, n - this.opts.finalityDepth);
     this.finalizedRef = fin === n ? this.head : this.refOf(this.store.getBlock(fin)!);
     this.finalizedState = fin === n ? this.headState : new StateAt(this.store, fin);
+  }
+
+  /** Every block this ledger commits goes through here: stored, and the keys it wrote recorded ({@link touchedKeys}). */
+  private commitToStore(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
+    this.store.commitBlock(block, writes, txs, meta);
+    this.touches.record(block.header.number, writes.keys());
+  }
+
+  /**
+   * The state keys written by blocks `after + 1` … `upTo` (what a cache of block `after`'s answers must drop to
+   * serve block `upTo`); undefined when this process does not know them all (committed before it started).
+   */
+  touchedKeys(after: number, upTo: number): ReadonlySet<string> | undefined {
+    return this.touches.between(after, upTo);
   }
 
   private refOf(b: StoredBlock): BlockRef {
@@ -531,7 +548,7 @@ export class Ledger {
       const last = start + this.maxPerBlock >= txs.length;
       const timestampMs = Math.max(chainTimestampMs, this.head.timestampMs + 1);
       const built = this.executeBlock(part, timestampMs);
-      this.store.commitBlock(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
+      this.commitToStore(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
       for (const r of built.records) finished.add(r.txHash);
       this.loadHead();
       this.reorderPool(this.unordered.filter((e) => !finished.has(e.tx.txHash)));
@@ -635,7 +652,7 @@ export class Ledger {
   /** Stores a {@link BuiltBlock} (built on the current head) and makes it the head; the pool keeps what still passes. */
   commitBuilt(built: BuiltBlock): BlockRef {
     if (built.block.header.number !== this.head.number + 1) throw new Error('the head moved since the block was built');
-    this.store.commitBlock(built.block, built.writes, [...built.records, ...built.dropped]);
+    this.commitToStore(built.block, built.writes, [...built.records, ...built.dropped]);
     this.lastBlockWallMs = this.opts.clock.nowMs();
     this.loadHead();
     this.poolState = new Overlay(this.headState);
@@ -656,7 +673,7 @@ export class Ledger {
     if (block.header.number !== this.head.number + 1 || to0x(block.header.parentHash) !== this.head.hash) {
       throw new Error(`replicated block ${block.header.number} does not extend the local head ${this.head.number}`);
     }
-    this.store.commitBlock(block, writes, txs);
+    this.commitToStore(block, writes, txs);
     const finished = new Set(txs.map((t) => t.txHash));
     this.loadHead();
     this.rebuildPool(
@@ -707,7 +724,7 @@ export class Ledger {
     if (!bytesEqual(resultsRoot(results), h.resultsRoot)) {
       throw new BlockImportError(`block ${h.number}: executing its extrinsics gives other outcomes than its results root`);
     }
-    this.store.commitBlock(block, overlay.changes(), records);
+    this.commitToStore(block, overlay.changes(), records);
     this.loadHead();
     this.rebuildPool([], false);
     return this.announce();
