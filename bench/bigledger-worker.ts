@@ -40,7 +40,7 @@ export function seedOf(i: number): Buffer {
 export const BIG_SERVICE_TYPE = 'BenchService';
 
 /** libsodium's key pair when it is loaded (several times faster than node:crypto's KeyObjects), else node:crypto's. */
-function fastKeyPair(seed: Uint8Array): { publicKey: Uint8Array; sign(m: Uint8Array): Uint8Array } {
+export function fastKeyPair(seed: Uint8Array): { publicKey: Uint8Array; sign(m: Uint8Array): Uint8Array } {
   if (sodium === null) return keyPairFromSeed(Uint8Array.from(seed));
   const lib = sodium;
   const publicKey = new Uint8Array(32);

@@ -13,7 +13,7 @@
  * order — the bench reads its resolve set from it and signs updates with the seeds (the key of DID `i` is derived
  * from `i`, see bench/bigledger-worker.ts). Refuses a data directory whose ledger already has blocks.
  */
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
@@ -106,7 +106,7 @@ export async function buildBigLedger(o: BigLedgerOptions): Promise<BigLedgerResu
     const job: SignJob = { profile: profileName, from: i * per, to: Math.min(o.dids, (i + 1) * per), batch, expiryAheadMs: 50 * 60_000 };
     return startModuleWorker(import.meta.url, 'bigledger-worker', job);
   });
-  const out = createWriteStream(join(o.dataDir, BIG_DIDS_FILE));
+  const out = openSync(join(o.dataDir, BIG_DIDS_FILE), 'w');
   let peakRss = process.memoryUsage().rss;
   let done = 0;
   let blocks = 0;
@@ -122,7 +122,7 @@ export async function buildBigLedger(o: BigLedgerOptions): Promise<BigLedgerResu
         if (regs.length === 0) continue;
         importOne(ledger, regs);
         blocks++;
-        out.write(regs.map((r) => `${r.did}\t${r.seedHex}\n`).join(''));
+        writeSync(out, regs.map((r) => `${r.did}\t${r.seedHex}\n`).join(''));
         done += regs.length;
       }
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -134,7 +134,7 @@ export async function buildBigLedger(o: BigLedgerOptions): Promise<BigLedgerResu
     }
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
-    await new Promise<void>((resolve) => out.end(resolve));
+    closeSync(out);
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.pragma('synchronous = FULL');
     db.close();

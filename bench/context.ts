@@ -54,7 +54,7 @@ export interface BenchContext {
 }
 
 /** Which same-run reference a figure is divided by. */
-export type ReferenceId = 'hello_world_rps' | 'sqlite_commits_per_s' | 'ed25519_verifies_per_s' | 'envelope_bytes' | 'empty_store';
+export type ReferenceId = 'hello_world_rps' | 'sqlite_commits_per_s' | 'ed25519_verifies_per_s' | 'envelope_bytes' | 'empty_store' | 'baseline';
 
 /** A reference measured beside one figure (or a group of figures measured together). */
 export interface PairedReference {
@@ -86,7 +86,7 @@ export interface Figure {
   unavailable?: string;
   /** The reference the ratio is taken against, and the target on that ratio (when the issue sets one). */
   reference?: ReferenceId;
-  /** For `empty_store`: the reference value itself (the same workload on an empty store). */
+  /** For `empty_store` and `baseline`: the reference value itself (the same workload without the figure's condition). */
   referenceValue?: number;
   target?: Target;
   /**

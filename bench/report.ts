@@ -50,6 +50,7 @@ export function referenceValue(refs: References, id: ReferenceId, f: Figure): nu
       return refs.ed25519.per_s;
     case 'envelope_bytes':
     case 'empty_store':
+    case 'baseline':
       return f.referenceValue;
   }
 }
@@ -79,6 +80,7 @@ const REF_LABEL: Record<ReferenceId, string> = {
   ed25519_verifies_per_s: 'Ed25519 verifies/s',
   envelope_bytes: 'envelope size, MiB',
   empty_store: 'same on an empty store, req/s',
+  baseline: 'same without the condition in the title',
 };
 
 const num = (x: number): string => (Number.isInteger(x) ? x.toLocaleString('en') : x.toLocaleString('en', { maximumFractionDigits: 2 }));

@@ -9,7 +9,10 @@
  * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
- * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, feed)
+ * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, feed,
+ *             resolve_writes, resolve_scale)
+ * --big-dids N      DIDs of resolve_scale's big ledger (default 100,000, quick 20,000; the documented figure: 1,000,000)
+ * --big-data-dir D  a data directory `npm run bench:bigledger` built, used in place by resolve_scale
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -29,6 +32,8 @@ import { growthFigures } from './figures/growth.js';
 import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
 import { resolveFigure } from './figures/resolve.js';
+import { resolveScaleFigures } from './figures/resolve-scale.js';
+import { resolveUnderWritesFigures } from './figures/resolve-writes.js';
 import { retrievalFigures } from './figures/retrieval.js';
 import { LoadGenerator } from './loadgen-client.js';
 import { prefillMailbox, removeDatabase } from './prefill.js';
@@ -40,7 +45,20 @@ import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOption
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'feed'] as const;
+const FIGURES = [
+  'large',
+  'resolve',
+  'store1k',
+  'store1k_split',
+  'store1m',
+  'retrieval',
+  'relay',
+  'growth',
+  'writes',
+  'feed',
+  'resolve_writes',
+  'resolve_scale',
+] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** References measured again beside the figures that use them. */
@@ -55,10 +73,13 @@ interface Args {
   keep: boolean;
   /** Runs of each figure; the median run is reported (`bench/repeats.ts`). */
   repeat: number;
+  /** DIDs of resolve_scale's big ledger (undefined: the default of the mode). */
+  bigDids: number | undefined;
+  bigDataDir: string | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(FIGURES), cpuProf: false, build: true, keep: false, repeat: 1 };
+  const a: Args = { quick: false, only: new Set(FIGURES), cpuProf: false, build: true, keep: false, repeat: 1, bigDids: undefined, bigDataDir: undefined };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
     if (x === '--quick') a.quick = true;
@@ -69,12 +90,21 @@ function parseArgs(argv: string[]): Args {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error('--repeat: a whole number of runs from 1 to 9');
       a.repeat = n;
+    } else if (x === '--big-dids') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n < 2000) throw new Error('--big-dids: a whole number of DIDs, at least 2,000');
+      a.bigDids = n;
+    } else if (x === '--big-data-dir') {
+      a.bigDataDir = argv[++i];
+      if (a.bigDataDir === undefined) throw new Error('--big-data-dir: a data directory');
     } else if (x === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       for (const n of names) if (!(FIGURES as readonly string[]).includes(n)) throw new Error(`--only: unknown figure ${n} (${FIGURES.join(', ')})`);
       a.only = new Set(names as FigureName[]);
     } else
-      throw new Error(`unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--cpu-prof] [--no-build] [--keep]`);
+      throw new Error(
+        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--big-dids N] [--big-data-dir DIR] [--cpu-prof] [--no-build] [--keep]`,
+      );
   }
   return a;
 }
@@ -290,6 +320,12 @@ async function main(): Promise<void> {
       'Directory writes: SQLite, PostgreSQL with one and with two Directory processes',
       () => directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
       'hello',
+    );
+    await step('resolve_writes', 'resolve under 100 writes/s: SQLite, PostgreSQL', () =>
+      resolveUnderWritesFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
+    );
+    await step('resolve_scale', 'resolve and registration as the Directory grows', () =>
+      resolveScaleFigures(ctx, { work, bigDids: args.bigDids ?? (settings.quick ? 20_000 : 100_000), bigDataDir: args.bigDataDir }),
     );
     await service.stop();
     service = undefined;

@@ -81,7 +81,7 @@ export function ledgerContract(name: string, open: OpenCluster): void {
       }
     });
 
-    it("tells every node the state keys of the blocks it applied, produced there or elsewhere (what a resolve cache drops)", async () => {
+    it('tells every node the state keys of the blocks it applied, produced there or elsewhere (what a resolve cache drops)', async () => {
       const c = await open();
       try {
         const reads = c.nodes.map((n) => n.ledger.finalizedRefNow().number);
