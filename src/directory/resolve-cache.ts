@@ -39,8 +39,10 @@ const ENTRY_OVERHEAD_BYTES = 200;
 const KEY_OVERHEAD_BYTES = 64;
 
 interface Entry {
-  /** The JSON body up to (without) its closing brace. */
-  readonly head: string;
+  /** The JSON body with the block fields of `block` (the DID's part is its first `headLength` characters). */
+  body: string;
+  block: BlockRef;
+  readonly headLength: number;
   /** The finalized state keys the render read. */
   readonly deps: readonly string[];
 }
@@ -100,16 +102,25 @@ export class ResolveCache {
   body(did: string): string {
     this.follow();
     const pending = hasPending(this.ledger.pendingEntries(), did);
+    const block = this.block!;
     if (!pending) {
       const cached = this.bodies?.get(did);
-      if (cached !== undefined) return cached.head + this.tail;
+      if (cached !== undefined) {
+        // the same string again while the block stays: no copy per answer
+        if (cached.block !== block) {
+          cached.body = cached.body.slice(0, cached.headLength) + this.tail;
+          cached.block = block;
+        }
+        return cached.body;
+      }
     }
     const reads = new ReadKeys(this.ledger.finalizedView());
     this.renderCount++;
     const json = JSON.stringify(this.render(did, reads));
     const head = json.slice(0, -1);
-    if (!pending) this.keep(did, { head, deps: reads.keys });
-    return head.length > 1 ? head + this.tail : `{${this.tail.slice(1)}`;
+    const body = head.length > 1 ? head + this.tail : `{${this.tail.slice(1)}`;
+    if (!pending && head.length > 1) this.keep(did, { body, block, headLength: head.length, deps: reads.keys });
+    return body;
   }
 
   /** Brings the cache to the current finalized block: drops the entries that read a key the new blocks wrote. */
@@ -161,7 +172,7 @@ export class ResolveCache {
 
 /** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */
 function entrySize(entry: Entry, did: string): number {
-  let n = ENTRY_OVERHEAD_BYTES + entry.head.length + did.length;
+  let n = ENTRY_OVERHEAD_BYTES + entry.body.length + did.length;
   for (const key of entry.deps) n += KEY_OVERHEAD_BYTES + key.length;
   return n;
 }
