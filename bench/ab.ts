@@ -1,7 +1,7 @@
 /**
  * Interleaved A/B comparison of two builds, for deciding whether a change is faster (not part of the report).
  *
- *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay] [--rounds 8] [--seconds 5] [--swap] [--cpu-prof <dir>]
+ *   npm run bench:ab -- --other <built tree> [--job store1k|summary|pull|relay|resolve] [--rounds 8] [--seconds 5] [--swap] [--cpu-prof <dir>]
  *
  * A is this checkout, B the other tree (its own `bin/ddn.js`, `dist/` and `node_modules/`, e.g. a `git worktree`
  * after `npm ci && npm run build`). Both run as combined nodes at once, each on its own data directory; the same
@@ -22,7 +22,7 @@ import type { LoadJob, LoadResult } from './jobs.js';
 import { LoadGenerator } from './loadgen-client.js';
 import { freePorts, ServiceProcess } from './service.js';
 
-const JOBS = ['store1k', 'summary', 'pull', 'relay'] as const;
+const JOBS = ['store1k', 'summary', 'pull', 'relay', 'resolve'] as const;
 type JobName = (typeof JOBS)[number];
 const CONNECTIONS = 32;
 const ENVELOPE_BYTES = 1024;
@@ -68,6 +68,11 @@ async function startSide(name: 'A' | 'B', root: string | undefined, work: string
   const base = { name: `${jobName}-${name}`, url: cache, connections: CONNECTIONS, durationS: seconds, warmupS: 1 };
   if (jobName === 'store1k') {
     return { name, service, runs: [], job: { ...base, request: { kind: 'envelope', path: '/cache/store', to: r.did, bodyBytes: ENVELOPE_BYTES } } };
+  }
+  if (jobName === 'resolve') {
+    // the registered recipient's `GET /resolve` (the bench's resolve figure)
+    const request = { kind: 'static', method: 'GET', path: `/resolve/${encodeURIComponent(r.did)}` } as const;
+    return { name, service, runs: [], job: { ...base, url: service.urls.directory, request } };
   }
   if (jobName === 'relay') {
     // base-DID delivery on the combined node: its Relay stores into its own Cache in-process

@@ -93,7 +93,7 @@ export interface Figure {
   unavailable?: string;
   /** The reference the ratio is taken against, and the target on that ratio (when the issue sets one). */
   reference?: ReferenceId;
-  /** For `empty_store` and `baseline`: the reference value itself (the same workload on an empty store; the figure's own baseline). */
+  /** For `empty_store` and `same_run_line`: the reference value itself (the same workload on an empty store; the line of the same run it is measured against). */
   referenceValue?: number;
   target?: Target;
   /**

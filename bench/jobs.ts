@@ -66,7 +66,28 @@ export interface DidUpdateRequest {
   moreUrls?: string[];
 }
 
-export type RequestSpec = StaticRequest | EnvelopeRequest | ProofRequest | DidUpdateRequest;
+/**
+ * `GET pathPrefix + encodeURIComponent(did)` of a DID drawn uniformly at random per request from the first `count`
+ * lines of `didsFile` (`DID` or `DID<TAB>…` a line, as bench/bigledger.ts writes it).
+ */
+export interface RandomDidRequest {
+  kind: 'random-did';
+  pathPrefix: string;
+  didsFile: string;
+  count: number;
+}
+
+/**
+ * `POST /register-did` of fresh DIDs (new keys, client-built signed bodies, no prepare), signed before the clock
+ * starts: `count` of them, sent once each in order (the last again when used up: answered 409/422, not counted).
+ */
+export interface RegistrationRequest {
+  kind: 'registration';
+  profile: string;
+  count: number;
+}
+
+export type RequestSpec = StaticRequest | EnvelopeRequest | ProofRequest | DidUpdateRequest | RandomDidRequest | RegistrationRequest;
 
 export interface LoadJob {
   name: string;

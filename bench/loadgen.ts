@@ -5,7 +5,7 @@
  * reports its own CPU use over each measured window.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { to0x } from '../src/base/bytes.js';
 import { submitRoute } from '../src/client/actions.js';
@@ -13,7 +13,8 @@ import { buildMutationRequest } from '../src/client/payloads.js';
 import { keyPairFromSeed } from '../src/crypto/ed25519.js';
 import { makeProfile } from '../src/protocol/profile.js';
 import { envelopeTemplate, proofHeaders, type ProofSigner } from './envelopes.js';
-import type { DidUpdateRequest, LatencyMs, LoadgenMessage, LoadgenReply, LoadJob, LoadResult, ProofRequest } from './jobs.js';
+import type { DidUpdateRequest, LatencyMs, LoadgenMessage, LoadgenReply, LoadJob, LoadResult, ProofRequest, RandomDidRequest } from './jobs.js';
+import { signedRegistrations } from './registrations.js';
 import { round } from './proc.js';
 
 /** A 2xx latency recorder (ms, float) with exact percentiles. */
@@ -66,6 +67,28 @@ function didUpdateLists(r: DidUpdateRequest): SignedRequest[][] {
     });
   }
   return lists;
+}
+
+/** The request paths of a random-did job, read once per file and count. */
+const pathLists = new Map<string, string[]>();
+function randomDidPaths(r: RandomDidRequest): string[] {
+  const key = `${r.didsFile}\n${r.count}\n${r.pathPrefix}`;
+  let paths = pathLists.get(key);
+  if (paths === undefined) {
+    const lines = readFileSync(r.didsFile, 'utf8').split('\n', r.count);
+    paths = lines.filter((l) => l !== '').map((l) => r.pathPrefix + encodeURIComponent(l.split('\t', 1)[0]!));
+    if (paths.length === 0) throw new Error(`no DIDs in ${r.didsFile}`);
+    pathLists.clear();
+    pathLists.set(key, paths);
+  }
+  return paths;
+}
+
+/** A registration job's pre-signed requests, made before its warm-up and sent once each across its phases. */
+let registrationSetup: RequestSetup | undefined;
+function registrations(profile: string, count: number): RequestSetup {
+  registrationSetup ??= sequence(signedRegistrations(profile, count).map((body) => ({ method: 'POST', path: '/register-did', body })));
+  return registrationSetup;
 }
 
 /** Sends the requests of `list` in order, one per request, across warm-up and measured window (the last again when used up). */
@@ -154,6 +177,21 @@ function phaseFor(job: LoadJob, durationS: number, proofs?: Record<string, strin
     }
     case 'did-update':
       throw new Error('did-update jobs run through runDidUpdates');
+    case 'random-did': {
+      const paths = randomDidPaths(r);
+      return {
+        durationS,
+        method: 'GET',
+        path: paths[0]!,
+        headers: {},
+        setup: (req) => {
+          req.path = paths[Math.floor(Math.random() * paths.length)]!;
+          return req;
+        },
+      };
+    }
+    case 'registration':
+      return { durationS, method: 'POST', path: '/register-did', headers: { 'content-type': 'application/json' }, setup: registrations(r.profile, r.count) };
     case 'proof': {
       const sign = proofSigner(r);
       let i = 0;
@@ -229,6 +267,8 @@ async function run(job: LoadJob): Promise<LoadResult> {
     if (job.warmupS > 0) await runDidUpdates(job, r, job.warmupS, setups);
     return measured(job, () => runDidUpdates(job, r, job.durationS, setups));
   }
+  // a registration job signs its own DIDs, each sent once
+  if (job.request.kind === 'registration') registrationSetup = undefined;
   let presigned: Record<string, string>[] | undefined;
   if (job.warmupS > 0) {
     const w = await runPhase(job, phaseFor(job, job.warmupS));

@@ -9,8 +9,11 @@
  * (a shared machine's speed drifts within minutes). Every loop is bounded; everything it starts it stops.
  *
  * --quick     2 s per figure and a 50,000-envelope pre-fill (under two minutes)
- * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, hot, blocks, feed)
+ * --only      a subset of figures (large, resolve, store1k, store1m, retrieval, relay, growth, writes, hot, blocks, feed,
+ *             resolve_writes, resolve_scale)
  * --stream-minutes M  the registration stream's length (`--only stream`, never in a whole run; default 10)
+ * --big-dids N      DIDs of resolve_scale's big ledger (default 100,000, quick 20,000; the documented figure: 1,000,000)
+ * --big-data-dir D  a data directory `npm run bench:bigledger` built, used in place by resolve_scale
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -33,6 +36,8 @@ import { hotMailboxFigures } from './figures/hot-mailbox.js';
 import { largeEnvelopeFigure } from './figures/large-envelope.js';
 import { relayFigures } from './figures/relay.js';
 import { resolveFigure } from './figures/resolve.js';
+import { resolveScaleFigures } from './figures/resolve-scale.js';
+import { resolveUnderWritesFigures } from './figures/resolve-writes.js';
 import { retrievalFigures } from './figures/retrieval.js';
 import { cpuPerWriteFigure } from './figures/write-cpu.js';
 import { LoadGenerator } from './loadgen-client.js';
@@ -45,7 +50,23 @@ import { freePorts, ROOT, serviceCommandLine, ServiceProcess, type ServiceOption
 
 /** The growth figures' service: every pull reads SQLite (see `--cache-read-cache-bytes`). */
 const GROWTH_SERVE_ARGS = ['--cache-read-cache-bytes', '0'];
-const FIGURES = ['large', 'resolve', 'store1k', 'store1k_split', 'store1m', 'retrieval', 'relay', 'growth', 'writes', 'hot', 'blocks', 'feed', 'stream'] as const;
+const FIGURES = [
+  'large',
+  'resolve',
+  'store1k',
+  'store1k_split',
+  'store1m',
+  'retrieval',
+  'relay',
+  'growth',
+  'writes',
+  'hot',
+  'blocks',
+  'feed',
+  'resolve_writes',
+  'resolve_scale',
+  'stream',
+] as const;
 /** Figures a whole run leaves out unless named with --only: the registration stream runs for minutes. */
 const NOT_DEFAULT: readonly FigureName[] = ['stream'];
 type FigureName = (typeof FIGURES)[number];
@@ -64,6 +85,9 @@ interface Args {
   repeat: number;
   /** Minutes of the registration stream (`--only stream`). */
   streamMinutes: number;
+  /** DIDs of resolve_scale's big ledger (undefined: the default of the mode). */
+  bigDids: number | undefined;
+  bigDataDir: string | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -75,6 +99,8 @@ function parseArgs(argv: string[]): Args {
     keep: false,
     repeat: 1,
     streamMinutes: 10,
+    bigDids: undefined,
+    bigDataDir: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
@@ -90,13 +116,20 @@ function parseArgs(argv: string[]): Args {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error('--repeat: a whole number of runs from 1 to 9');
       a.repeat = n;
+    } else if (x === '--big-dids') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n < 2000) throw new Error('--big-dids: a whole number of DIDs, at least 2,000');
+      a.bigDids = n;
+    } else if (x === '--big-data-dir') {
+      a.bigDataDir = argv[++i];
+      if (a.bigDataDir === undefined) throw new Error('--big-data-dir: a data directory');
     } else if (x === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       for (const n of names) if (!(FIGURES as readonly string[]).includes(n)) throw new Error(`--only: unknown figure ${n} (${FIGURES.join(', ')})`);
       a.only = new Set(names as FigureName[]);
     } else
       throw new Error(
-        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--cpu-prof] [--no-build] [--keep]`,
+        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--big-dids N] [--big-data-dir DIR] [--cpu-prof] [--no-build] [--keep]`,
       );
   }
   return a;
@@ -323,6 +356,12 @@ async function main(): Promise<void> {
     await step('blocks', 'block time under a backlog (embedded ledger, in this process)', () => blockBacklogFigure(ctx, work));
     await step('stream', `a registration stream of ${args.streamMinutes} min on SQLite and PostgreSQL`, () =>
       blockStreamFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL, minutes: args.streamMinutes }),
+    );
+    await step('resolve_writes', 'resolve under 100 writes/s: SQLite, PostgreSQL', () =>
+      resolveUnderWritesFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
+    );
+    await step('resolve_scale', 'resolve and registration as the Directory grows', () =>
+      resolveScaleFigures(ctx, { work, bigDids: args.bigDids ?? (settings.quick ? 20_000 : 100_000), bigDataDir: args.bigDataDir }),
     );
     await service.stop();
     service = undefined;

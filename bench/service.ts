@@ -11,6 +11,9 @@ import { createInterface } from 'node:readline';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** How long a service child may take to listen (a machine shared by many builds can take over 30 s). */
+const START_TIMEOUT_S = 120;
+
 export interface Ports {
   directory: number;
   relay: number;
@@ -134,8 +137,8 @@ export class ServiceProcess {
     const urls = await new Promise<ServiceUrls>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`service did not start within 120 s (see ${o.logFile})`));
-      }, 120_000);
+        reject(new Error(`service did not start within ${START_TIMEOUT_S} s (see ${o.logFile})`));
+      }, START_TIMEOUT_S * 1000);
       const lines = createInterface({ input: child.stdout! });
       lines.once('line', (line) => {
         clearTimeout(timer);

@@ -33,7 +33,7 @@ import { WriteBoundsWindow } from './write-bounds.js';
 
 /** Block interval of the write deployments (the issue's second row). */
 const BLOCK_TIME_MS = 100;
-const SERVICE_TYPE = 'BenchService';
+export const SERVICE_TYPE = 'BenchService';
 
 interface Deployment {
   id: 'sqlite' | 'pg1' | 'pg2';
@@ -41,7 +41,7 @@ interface Deployment {
   close(): Promise<void>;
 }
 
-interface WriterDid {
+export interface WriterDid {
   did: string;
   key: GeneratedKeyPair;
   serviceId: string;
@@ -63,7 +63,7 @@ async function bounded<T, R>(items: readonly T[], n: number, fn: (t: T) => Promi
 }
 
 /** `count` DIDs registered through `url` (20 at a time) and final. */
-async function registerWriters(url: string, profile: Profile, count: number): Promise<WriterDid[]> {
+export async function registerWriters(url: string, profile: Profile, count: number): Promise<WriterDid[]> {
   const client = new DirectoryClient(url, { profile });
   const made = Array.from({ length: count }, () => {
     const key = generateKeyPair();

@@ -25,6 +25,7 @@ import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '..
 import { STAGING_DEFAULTS as STAGING } from '../relay/settings.js';
 import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
 import { DEFAULT_FEED_STREAM_LIMITS as FEED } from '../directory/export-stream.js';
+import { DEFAULT_RESOLVE_CACHE_BYTES } from '../directory/resolve-cache.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -112,6 +113,8 @@ export interface Config {
   readonly directory: {
     readonly maxBodyBytes: number;
     readonly dnsServers: readonly string[];
+    /** Memory for rendered `GET /resolve` bodies (`--directory-resolve-cache-bytes`; 0: none kept). */
+    readonly resolveCacheBytes: number;
     /** Sessions of `GET /export/stream` and their ping rule (`--export-stream-*`, docs/mirrors.md). */
     readonly exportStream: { readonly maxSessions: number; readonly maxSessionsPerAddress: number; readonly pingIntervalMs: number };
   };
@@ -264,6 +267,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'URL',
     defaultText: "this node's own ledger",
     help: 'Directory the Relay and Cache ask when this process does not run it (repeatable or comma-separated: tried in turn)',
+  },
+  {
+    name: 'directory-resolve-cache-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    default: DEFAULT_RESOLVE_CACHE_BYTES,
+    help: 'memory for rendered GET /resolve answers, kept across blocks until a block changes what they read (0: none kept)',
   },
   {
     name: 'directory-view-ttl-ms',
@@ -858,6 +868,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     directory: {
       maxBodyBytes: r.int('directory-max-body-bytes', 1, MAX_BODY_LIMIT),
       dnsServers: r.dnsServers('dns-server'),
+      resolveCacheBytes: r.int('directory-resolve-cache-bytes', 0, 2 ** 40),
       exportStream: {
         maxSessions: r.int('export-stream-max-sessions', 1, 1_000_000),
         maxSessionsPerAddress: r.int('export-stream-max-sessions-per-address', 1, 1_000_000),

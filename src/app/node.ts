@@ -224,6 +224,7 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
           challenges: backend.pgPool === undefined ? new SqliteDnsChallengeStore(db) : await PgDnsChallengeStore.open(backend.pgPool),
           allowPrivateEndpoints: config.policy.allowPrivateEndpoints,
           dnsServers: [...config.directory.dnsServers],
+          resolveCacheBytes: config.directory.resolveCacheBytes,
         })
       : undefined;
 

@@ -1,7 +1,7 @@
 /** The resolve response (http-api.md §3.1) built from a finalized record plus pool markers (§2.3). */
 import { isoMs } from '../base/clock.js';
 import { to0x } from '../base/bytes.js';
-import type { BlockRef, PoolEntry } from '../ledger/chain.js';
+import type { PoolEntry } from '../ledger/chain.js';
 import type { DidRecord } from '../ledger/records.js';
 import { documentToJson } from '../protocol/document.js';
 import type { DidRecordResponse, PendingOperationJson } from '../wire/directory.js';
@@ -20,7 +20,11 @@ export function pendingOperationsOf(entries: readonly PoolEntry[], subject: stri
     }));
 }
 
-export function renderDidRecord(did: string, rec: DidRecord, documentNonce: bigint, pending: PendingOperation[], block: BlockRef): DidRecordResponse {
+/** The resolve body without its block fields (what the resolve cache keeps, src/directory/resolve-cache.ts). */
+export type DidRecordPart = Omit<DidRecordResponse, 'block_number' | 'block_hash'>;
+
+/** The resolve body of a DID with a finalized record, without the finalized block's number and hash (added after). */
+export function renderDidRecordPart(did: string, rec: DidRecord, documentNonce: bigint, pending: PendingOperation[]): DidRecordPart {
   const docPending = pending.filter((p) => p.nonce_domain === 'document_nonce');
   const latest = docPending[docPending.length - 1];
   const out: Omit<DidRecordResponse, 'pending_operations' | 'block_number' | 'block_hash'> = {
@@ -45,5 +49,5 @@ export function renderDidRecord(did: string, rec: DidRecord, documentNonce: bigi
     out.pending_extrinsic_hash = latest.tx_hash;
     out.pending_document_submitted_at = latest.submitted_at;
   }
-  return { ...out, pending_operations: pending, block_number: block.number, block_hash: block.hash };
+  return { ...out, pending_operations: pending };
 }

@@ -1,54 +1,180 @@
 /**
- * Rendered `GET /resolve/{did}` bodies (http-api.md §3.1), kept per finalized block. A resolve body is a pure
- * function of the finalized state, the finalized block and the DID's pending pool entries, so a DID without
- * pending entries keeps its rendered JSON until the finalized block changes; then every entry is dropped at
- * once. DIDs with pending entries, and failures, are rendered each time.
+ * Rendered `GET /resolve/{did}` bodies (http-api.md §3.1), kept across blocks. A resolve body is the DID's part —
+ * a pure function of the finalized state keys its render read, rendered only when the DID has no pending pool
+ * entries — followed by the finalized block's number and hash, which the cache appends on every answer. What a
+ * cached answer depends on:
+ *
+ * - the finalized state keys its render read (recorded as it reads): the DID's record `did/<did>` — its document,
+ *   aliases, devices, root key, deactivation, registration tx — and its `nonce/document_nonce/<did>`;
+ * - the DID's pending pool entries (`pending_operations`, the pending document fields): a DID with any is rendered
+ *   every time, never cached;
+ * - the finalized block (`block_number`, `block_hash`): appended to every answer, never cached.
+ *
+ * When the finalized block moves, the cache drops exactly the entries that read a key the new blocks wrote
+ * ({@link ResolveCacheLedger.touchedKeys}); when the ledger cannot tell (blocks committed before this process
+ * started), it drops everything. Failures (unknown DID, registration pending) are rendered each time. Memory is
+ * bounded in bytes (`--directory-resolve-cache-bytes`), least recently used first out.
  */
+import { LRUCache } from 'lru-cache';
 import type { BlockRef, PoolEntry } from '../ledger/chain.js';
+import type { StateReader, StateValue } from '../ledger/state.js';
 
 /** What the cache reads of the ledger. */
 export interface ResolveCacheLedger {
   finalizedRefNow(): BlockRef;
+  finalizedView(): StateReader;
   pendingEntries(): readonly PoolEntry[];
+  /** The state keys written by blocks `after + 1` … `upTo`; undefined when not known. */
+  touchedKeys(after: number, upTo: number): ReadonlySet<string> | undefined;
 }
 
-/** Default bound on the DIDs kept per finalized block. */
-export const RESOLVE_CACHE_MAX_ENTRIES = 10_000;
+/** Renders the DID's part of its resolve body from `view` (throws its coded errors); the cache adds the block. */
+export type ResolveRender = (did: string, view: StateReader) => object;
 
-/** Caches the serialised resolve bodies of the current finalized block. */
+/** Default memory for rendered resolve bodies (`--directory-resolve-cache-bytes`). */
+export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
+const ENTRY_OVERHEAD_BYTES = 200;
+const KEY_OVERHEAD_BYTES = 64;
+
+interface Entry {
+  /** The JSON body with the block fields of `block` (the DID's part is its first `headLength` characters). */
+  body: string;
+  block: BlockRef;
+  readonly headLength: number;
+  /** The finalized state keys the render read. */
+  readonly deps: readonly string[];
+}
+
+/** Records the keys read through it. */
+class ReadKeys implements StateReader {
+  readonly keys: string[] = [];
+  constructor(private readonly base: StateReader) {}
+  get(key: string): StateValue | undefined {
+    this.keys.push(key);
+    return this.base.get(key);
+  }
+}
+
 export class ResolveCache {
   private block: BlockRef | undefined;
+  /** `,"block_number":…,"block_hash":"…"}` of the current finalized block. */
+  private tail = '';
   /** JSON text, not bytes: Node sends a string body in the same write as the headers (one syscall, no writev). */
-  private readonly bodies = new Map<string, string>();
+  private readonly bodies: LRUCache<string, Entry> | null;
+  /** State key → the DIDs whose cached body read it. */
+  private readonly dependents = new Map<string, string | Set<string>>();
+  private renderCount = 0;
 
   constructor(
     private readonly ledger: ResolveCacheLedger,
-    /** Renders the resolve body of a DID (throws its coded errors). */
-    private readonly render: (did: string) => object,
-    private readonly maxEntries = RESOLVE_CACHE_MAX_ENTRIES,
-  ) {}
-
-  /** Entries held for the current finalized block (observability, tests). */
-  get size(): number {
-    return this.bodies.size;
+    private readonly render: ResolveRender,
+    /** Memory for cached bodies (0: none are kept). */
+    maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
+  ) {
+    this.bodies =
+      maxBytes > 0
+        ? new LRUCache<string, Entry>({
+            maxSize: maxBytes,
+            sizeCalculation: entrySize,
+            dispose: (entry, did) => this.unindex(did, entry),
+          })
+        : null;
   }
 
-  /** The JSON body of `did`'s resolve, from the cache when the finalized block has not changed since. */
+  /** DIDs held (observability, tests). */
+  get size(): number {
+    return this.bodies?.size ?? 0;
+  }
+
+  /** Bytes counted for what is held (observability, tests). */
+  get bytes(): number {
+    return this.bodies?.calculatedSize ?? 0;
+  }
+
+  /** Renders since start: a cached answer renders nothing (tests prove what survives a block by counting them). */
+  get renders(): number {
+    return this.renderCount;
+  }
+
+  /** The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. */
   body(did: string): string {
-    const block = this.ledger.finalizedRefNow();
-    if (block !== this.block && (this.block === undefined || block.hash !== this.block.hash)) {
-      this.bodies.clear();
-      this.block = block;
-    }
+    this.follow();
     const pending = hasPending(this.ledger.pendingEntries(), did);
+    const block = this.block!;
     if (!pending) {
-      const cached = this.bodies.get(did);
-      if (cached !== undefined) return cached;
+      const cached = this.bodies?.get(did);
+      if (cached !== undefined) {
+        // the same string again while the block stays: no copy per answer
+        if (cached.block !== block) {
+          cached.body = cached.body.slice(0, cached.headLength) + this.tail;
+          cached.block = block;
+        }
+        return cached.body;
+      }
     }
-    const body = JSON.stringify(this.render(did));
-    if (!pending && this.bodies.size < this.maxEntries) this.bodies.set(did, body);
+    const reads = new ReadKeys(this.ledger.finalizedView());
+    this.renderCount++;
+    const json = JSON.stringify(this.render(did, reads));
+    const head = json.slice(0, -1);
+    const body = head.length > 1 ? head + this.tail : `{${this.tail.slice(1)}`;
+    if (!pending && head.length > 1) this.keep(did, { body, block, headLength: head.length, deps: reads.keys });
     return body;
   }
+
+  /** Brings the cache to the current finalized block: drops the entries that read a key the new blocks wrote. */
+  private follow(): void {
+    const block = this.ledger.finalizedRefNow();
+    if (block === this.block) return;
+    const before = this.block;
+    this.block = block;
+    this.tail = `,"block_number":${block.number},"block_hash":${JSON.stringify(block.hash)}}`;
+    if (before === undefined || before.hash === block.hash) return;
+    const touched = block.number > before.number ? this.ledger.touchedKeys(before.number, block.number) : undefined;
+    if (touched === undefined) {
+      this.bodies?.clear();
+      return;
+    }
+    for (const key of touched) {
+      const dids = this.dependents.get(key);
+      if (dids === undefined) continue;
+      if (typeof dids === 'string') this.bodies?.delete(dids);
+      else for (const did of [...dids]) this.bodies?.delete(did);
+    }
+  }
+
+  private keep(did: string, entry: Entry): void {
+    if (this.bodies === null) return;
+    this.bodies.set(did, entry);
+    // an entry larger than the whole budget is not kept (and indexes nothing)
+    if (this.bodies.peek(did) !== entry) return;
+    for (const key of entry.deps) {
+      const dids = this.dependents.get(key);
+      if (dids === undefined) this.dependents.set(key, did);
+      else if (typeof dids === 'string') {
+        if (dids !== did) this.dependents.set(key, new Set([dids, did]));
+      } else dids.add(did);
+    }
+  }
+
+  private unindex(did: string, entry: Entry): void {
+    for (const key of entry.deps) {
+      const dids = this.dependents.get(key);
+      if (dids === did) this.dependents.delete(key);
+      else if (typeof dids === 'object') {
+        dids.delete(did);
+        if (dids.size === 0) this.dependents.delete(key);
+      }
+    }
+  }
+}
+
+/** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */
+function entrySize(entry: Entry, did: string): number {
+  let n = ENTRY_OVERHEAD_BYTES + entry.body.length + did.length;
+  for (const key of entry.deps) n += KEY_OVERHEAD_BYTES + key.length;
+  return n;
 }
 
 function hasPending(entries: readonly PoolEntry[], did: string): boolean {

@@ -24,7 +24,7 @@ const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 export function registerDirectoryRoutes(directoryServer: HttpServer, service: DirectoryService): void {
   const server = withDirectoryRateClasses(directoryServer);
   adjustDocument(directoryServer.fastify, (doc) => profileDocument(doc, service.deps.profile));
-  const resolved = new ResolveCache(service.deps.ledger, (did) => service.resolve(did));
+  const resolved = new ResolveCache(service.deps.ledger, (did, view) => service.resolvePart(did, view), service.deps.resolveCacheBytes);
   server.route('GET', '/resolve/:did', ({ params }) => jsonPayload(200, resolved.body(params.did)));
   server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));
   server.route('GET', '/dids/:did/nonces', ({ params }) => json(200, service.nonces(params.did)));

@@ -8,6 +8,7 @@ import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import type { DirectoryLedger } from '../ledger/ports.js';
+import type { StateReader } from '../ledger/state.js';
 import { getAliasOwner, getDidRecord, getNonce, type NonceDomain } from '../ledger/records.js';
 import { normalizeAlias } from '../protocol/alias.js';
 import type { ActionSpec } from './actions.js';
@@ -23,7 +24,7 @@ import { PersonaChallenges } from './persona-challenges.js';
 import { PersonaService } from './personas.js';
 import { assertDid, type Body } from './submission.js';
 import { txErrorBody } from './ledger-errors.js';
-import { pendingOperationsOf, renderDidRecord } from './record-view.js';
+import { pendingOperationsOf, renderDidRecordPart, type DidRecordPart } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import { subjectKindOf } from './subject-kind.js';
 import type { DidRecordResponse } from '../wire/directory.js';
@@ -69,8 +70,13 @@ export class DirectoryService {
   // ---------------------------------------------------------------- reads (§3)
 
   resolve(did: string): DidRecordResponse {
+    const block = this.ledger.finalizedRefNow();
+    return { ...this.resolvePart(did, this.ledger.finalizedView()), block_number: block.number, block_hash: block.hash };
+  }
+
+  /** {@link resolve} without the block fields, reading finalized state through `view` (the resolve cache records what it reads). */
+  resolvePart(did: string, view: StateReader): DidRecordPart {
     assertDid(did);
-    const view = this.ledger.finalizedView();
     const rec = getDidRecord(view, did);
     if (!rec) {
       const reg = this.pendingRegistration(did);
@@ -78,7 +84,7 @@ export class DirectoryService {
       throw new DdnError('did_not_found', 'DID not found', { did });
     }
     const pending = pendingOperationsOf(this.ledger.pendingEntries(), did);
-    return renderDidRecord(did, rec, getNonce(view, 'document_nonce', did), pending, this.ledger.finalizedRefNow());
+    return renderDidRecordPart(did, rec, getNonce(view, 'document_nonce', did), pending);
   }
 
   /** tx hash of a registration of `did` in the pool or in a non-final block. */

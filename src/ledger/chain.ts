@@ -9,6 +9,7 @@ import { blockHash, extrinsicsRoot, genesisHeader, resultsRoot, type BlockHeader
 import { LedgerFailure } from './errors.js';
 import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import type { ExecContext } from './runtime/context.js';
+import { BlockTouches } from './block-touches.js';
 import { applyAtomically, executeCall, type ModuleHandlers } from './runtime/dispatch.js';
 import { carryPool, ReadRecorder, runRecorded, touchedBy, type PoolEffects } from './pool-effects.js';
 import { VerifiedSignatures } from './runtime/verified-signatures.js';
@@ -195,6 +196,8 @@ export class Ledger {
   /** When the block being built was started (`performance.now()`), for {@link onProduced}. */
   private buildStartedAt = 0;
   private readonly producedListeners = new Set<(seconds: number) => void>();
+  /** The state keys of recent blocks, recorded by {@link commitToStore} for every path that commits one. */
+  private readonly touches = new BlockTouches();
   private readonly maxPerBlock: number;
   private readonly maxPerKey: number;
   private readonly maxPool: number;
@@ -278,6 +281,20 @@ export class Ledger {
     const fin = Math.max(0, n - this.opts.finalityDepth);
     this.finalizedRef = fin === n ? this.head : this.refOf(this.store.getBlock(fin)!);
     this.finalizedState = fin === n ? this.headState : new StateAt(this.store, fin);
+  }
+
+  /** Every block this ledger commits goes through here: stored, and the keys it wrote recorded ({@link touchedKeys}). */
+  private commitToStore(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
+    this.store.commitBlock(block, writes, txs, meta);
+    this.touches.record(block.header.number, writes.keys());
+  }
+
+  /**
+   * The state keys written by blocks `after + 1` … `upTo` (what a cache of block `after`'s answers must drop to
+   * serve block `upTo`); undefined when this process does not know them all (committed before it started).
+   */
+  touchedKeys(after: number, upTo: number): ReadonlySet<string> | undefined {
+    return this.touches.between(after, upTo);
   }
 
   private refOf(b: StoredBlock): BlockRef {
@@ -530,7 +547,7 @@ export class Ledger {
       const last = start + this.maxPerBlock >= txs.length;
       const timestampMs = Math.max(chainTimestampMs, this.head.timestampMs + 1);
       const built = this.executeBlock(part, timestampMs);
-      this.store.commitBlock(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
+      this.commitToStore(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
       for (const r of built.records) finished.add(r.txHash);
       this.loadHead();
       this.reorderPool(this.unordered.filter((e) => !finished.has(e.tx.txHash)));
@@ -632,7 +649,7 @@ export class Ledger {
   /** Stores a {@link BuiltBlock} (built on the current head) and makes it the head; the pool keeps what still passes. */
   commitBuilt(built: BuiltBlock): BlockRef {
     if (built.block.header.number !== this.head.number + 1) throw new Error('the head moved since the block was built');
-    this.store.commitBlock(built.block, built.writes, [...built.records, ...built.dropped]);
+    this.commitToStore(built.block, built.writes, [...built.records, ...built.dropped]);
     this.lastBlockWallMs = this.opts.clock.nowMs();
     this.loadHead();
     const state = new Overlay(this.headState);
@@ -652,7 +669,7 @@ export class Ledger {
     if (block.header.number !== this.head.number + 1 || to0x(block.header.parentHash) !== this.head.hash) {
       throw new Error(`replicated block ${block.header.number} does not extend the local head ${this.head.number}`);
     }
-    this.store.commitBlock(block, writes, txs);
+    this.commitToStore(block, writes, txs);
     const finished = new Set(txs.map((t) => t.txHash));
     const [done, remaining] = [this.pool.filter((e) => finished.has(e.tx.txHash)), this.pool.filter((e) => !finished.has(e.tx.txHash))];
     this.loadHead();
@@ -703,7 +720,7 @@ export class Ledger {
     if (!bytesEqual(resultsRoot(results), h.resultsRoot)) {
       throw new BlockImportError(`block ${h.number}: executing its extrinsics gives other outcomes than its results root`);
     }
-    this.store.commitBlock(block, overlay.changes(), records);
+    this.commitToStore(block, overlay.changes(), records);
     this.loadHead();
     this.rebuildPool([], false);
     return this.announce();

@@ -17,6 +17,7 @@ export type LedgerReads = Pick<
   | 'finalizedView'
   | 'stateAt'
   | 'finalizedRefNow'
+  | 'touchedKeys'
   | 'headRef'
   | 'txView'
   | 'blockRef'

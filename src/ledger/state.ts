@@ -61,12 +61,27 @@ export function serializeStateValue(v: StateValue): string {
 }
 
 export function deserializeStateValue(s: string): StateValue {
-  return JSON.parse(s, (_k, x: unknown) => {
-    if (x !== null && typeof x === 'object' && !Array.isArray(x)) {
-      const o = x as Record<string, unknown>;
-      if (typeof o.$n === 'string' && Object.keys(o).length === 1) return BigInt(o.$n);
-      if (typeof o.$x === 'string' && Object.keys(o).length === 1) return new Uint8Array(Buffer.from(o.$x, 'hex'));
-    }
+  // a walk over the parsed value, not a JSON.parse reviver: the same values, at a fraction of the cost (the miss
+  // path of a resolve decodes a DID record per request)
+  return revive(JSON.parse(s));
+}
+
+/** {"$n":"…"} → bigint and {"$x":"hex"} → Uint8Array, in place, anywhere in `x`. */
+function revive(x: unknown): unknown {
+  if (x === null || typeof x !== 'object') return x;
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) x[i] = revive(x[i]);
     return x;
-  });
+  }
+  const o = x as Record<string, unknown>;
+  if (typeof o.$n === 'string' && Object.keys(o).length === 1) return BigInt(o.$n);
+  if (typeof o.$x === 'string' && Object.keys(o).length === 1) return new Uint8Array(Buffer.from(o.$x, 'hex'));
+  for (const k of Object.keys(o)) {
+    const v = o[k];
+    if (v === null || typeof v !== 'object') continue;
+    const r = revive(v);
+    // defined, not assigned: a key named __proto__ stays a plain property
+    if (r !== v) Object.defineProperty(o, k, { value: r, writable: true, enumerable: true, configurable: true });
+  }
+  return o;
 }

@@ -1,10 +1,19 @@
-/** The rendered-resolve cache (src/directory/resolve-cache.ts): one render per DID and finalized block. */
-import { describe, it } from 'node:test';
+/**
+ * The rendered-resolve cache (src/directory/resolve-cache.ts): a block drops only the answers that read a key it
+ * wrote. Over a real SQLite ledger and real signed changes: after each kind of change the cached answer equals a
+ * fresh render, and the answers of DIDs the block did not touch survive it (proved by counting renders).
+ */
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { to0x } from '../../src/base/bytes.js';
 import { DdnError } from '../../src/base/errors.js';
 import type { BlockRef, PoolEntry } from '../../src/ledger/chain.js';
+import { BlockTouches } from '../../src/ledger/block-touches.js';
 import { ResolveCache } from '../../src/directory/resolve-cache.js';
 import { VerifiedSignatures } from '../../src/ledger/runtime/verified-signatures.js';
+import type { StateReader } from '../../src/ledger/state.js';
+import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
+import { keyOf, mutate, registerDid, registerFixture, type Fixture } from '../support/directory-flows.js';
 
 function pendingFor(subject: string): PoolEntry {
   return {
@@ -15,43 +24,79 @@ function pendingFor(subject: string): PoolEntry {
   };
 }
 
-function setup(maxEntries?: number) {
-  const ledger = { block: { number: 1, hash: '0xaa', timestampMs: 1 } as BlockRef, pool: [] as PoolEntry[] };
+/** A ledger of one key per DID (`did/<did>` → its version), blocks changing what a test says. */
+function fakeSetup(maxBytes?: number) {
+  const state = new Map<string, number>();
+  const touches = new BlockTouches();
+  const ledger = {
+    block: { number: 1, hash: '0x01', timestampMs: 1 } as BlockRef,
+    pool: [] as PoolEntry[],
+    known: true,
+  };
   const renders: string[] = [];
   const cache = new ResolveCache(
-    { finalizedRefNow: () => ledger.block, pendingEntries: () => ledger.pool },
-    (did) => {
-      renders.push(did);
-      if (did === 'did:x:missing') throw new DdnError('did_not_found', 'DID not found', { did });
-      return { did, block_number: ledger.block.number };
+    {
+      finalizedRefNow: () => ledger.block,
+      pendingEntries: () => ledger.pool,
+      finalizedView: (): StateReader => ({ get: (k) => state.get(k) }),
+      touchedKeys: (a, b) => (ledger.known ? touches.between(a, b) : undefined),
     },
-    maxEntries,
+    (did, view) => {
+      renders.push(did);
+      const version = view.get(`did/${did}`);
+      if (version === undefined) throw new DdnError('did_not_found', 'DID not found', { did });
+      return { did, version };
+    },
+    maxBytes,
   );
-  return { ledger, renders, cache };
+  /** A finalized block writing `keys`. */
+  const block = (writes: Record<string, number>) => {
+    const n = ledger.block.number + 1;
+    for (const [k, v] of Object.entries(writes)) state.set(k, v);
+    touches.record(n, Object.keys(writes));
+    ledger.block = { number: n, hash: `0x${n.toString(16).padStart(2, '0')}`, timestampMs: n };
+  };
+  return { ledger, renders, cache, state, block };
 }
 
 const parse = (b: string) => JSON.parse(b) as Record<string, unknown>;
 
 describe('ResolveCache', () => {
-  it('renders a DID once per finalized block', () => {
-    const { cache, renders } = setup();
-    assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', block_number: 1 });
-    assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', block_number: 1 });
+  it('renders a DID once, and answers with the current block on every answer', () => {
+    const { cache, renders, state, block } = fakeSetup();
+    state.set('did/did:x:a', 1);
+    assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', version: 1, block_number: 1, block_hash: '0x01' });
+    block({ 'did/did:x:other': 1 });
+    assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', version: 1, block_number: 2, block_hash: '0x02' });
     assert.deepEqual(renders, ['did:x:a']);
   });
 
-  it('renders again once the finalized block changes, and drops every other entry', () => {
-    const { cache, renders, ledger } = setup();
+  it('a block drops the answers that read a key it wrote, and only those', () => {
+    const { cache, renders, state, block } = fakeSetup();
+    state.set('did/did:x:a', 1);
+    state.set('did/did:x:b', 1);
     cache.body('did:x:a');
     cache.body('did:x:b');
-    ledger.block = { number: 2, hash: '0xbb', timestampMs: 2 };
-    assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', block_number: 2 });
-    assert.equal(cache.size, 1);
+    block({ 'did/did:x:a': 2 });
+    block({ 'alias/unrelated': 1 });
+    assert.equal(parse(cache.body('did:x:a')).version, 2);
+    assert.equal(parse(cache.body('did:x:b')).version, 1);
     assert.deepEqual(renders, ['did:x:a', 'did:x:b', 'did:x:a']);
   });
 
+  it('drops everything when the ledger cannot tell what the blocks wrote', () => {
+    const { cache, renders, state, block, ledger } = fakeSetup();
+    state.set('did/did:x:a', 1);
+    cache.body('did:x:a');
+    ledger.known = false;
+    block({});
+    cache.body('did:x:a');
+    assert.deepEqual(renders, ['did:x:a', 'did:x:a']);
+  });
+
   it('never serves a cached body while the DID has pending operations; the same block without them does', () => {
-    const { cache, renders, ledger } = setup();
+    const { cache, renders, state, ledger } = fakeSetup();
+    state.set('did/did:x:a', 1);
     cache.body('did:x:a');
     ledger.pool = [pendingFor('did:x:a')];
     cache.body('did:x:a');
@@ -59,12 +104,11 @@ describe('ResolveCache', () => {
     ledger.pool = [pendingFor('did:x:other')];
     cache.body('did:x:a');
     cache.body('did:x:a');
-    // no pending entries and the same finalized block: the body rendered first is the right one again
     assert.deepEqual(renders, ['did:x:a', 'did:x:a', 'did:x:a']);
   });
 
   it('does not cache failures', () => {
-    const { cache, renders } = setup();
+    const { cache, renders } = fakeSetup();
     for (let i = 0; i < 2; i++)
       assert.throws(
         () => cache.body('did:x:missing'),
@@ -73,13 +117,143 @@ describe('ResolveCache', () => {
     assert.deepEqual(renders, ['did:x:missing', 'did:x:missing']);
   });
 
-  it('holds at most maxEntries DIDs; the rest are rendered each time', () => {
-    const { cache, renders } = setup(1);
+  it('holds what fits in its byte budget, least recently used out first; 0 keeps nothing', () => {
+    const { cache, renders, state } = fakeSetup(1000);
+    for (const d of ['a', 'b', 'c', 'd', 'e', 'f']) state.set(`did/did:x:${d}`, 1);
+    for (const d of ['a', 'b', 'c', 'd', 'e', 'f']) cache.body(`did:x:${d}`);
+    assert.ok(cache.bytes <= 1000, `${cache.bytes} bytes held`);
+    assert.ok(cache.size >= 2 && cache.size < 6, `${cache.size} held`);
+    renders.length = 0;
+    cache.body('did:x:f');
     cache.body('did:x:a');
-    cache.body('did:x:b');
-    cache.body('did:x:b');
-    cache.body('did:x:a');
-    assert.equal(cache.size, 1);
-    assert.deepEqual(renders, ['did:x:a', 'did:x:b', 'did:x:b']);
+    assert.deepEqual(renders, ['did:x:a']);
+
+    const off = fakeSetup(0);
+    off.state.set('did/did:x:a', 1);
+    off.cache.body('did:x:a');
+    off.cache.body('did:x:a');
+    assert.deepEqual(off.renders, ['did:x:a', 'did:x:a']);
+  });
+});
+
+describe('BlockTouches', () => {
+  it('answers the keys of a run of blocks, and undefined when one of them is not known', () => {
+    const t = new BlockTouches(5);
+    t.record(3, ['a', 'b']);
+    t.record(4, ['b', 'c']);
+    assert.deepEqual([...t.between(2, 4)!].sort(), ['a', 'b', 'c']);
+    assert.equal(t.between(1, 4), undefined);
+    assert.deepEqual([...t.between(4, 4)!], []);
+    t.record(5, ['d', 'e', 'f']);
+    // over 5 keys: block 3 is forgotten
+    assert.equal(t.between(2, 5), undefined);
+    assert.deepEqual([...t.between(3, 5)!].sort(), ['b', 'c', 'd', 'e', 'f']);
+  });
+});
+
+describe('ResolveCache over a real ledger', () => {
+  let h: DirectoryHarness;
+  let cache: ResolveCache;
+  let a: Fixture;
+  let b: Fixture;
+
+  before(async () => {
+    h = await startDirectory();
+    cache = new ResolveCache(h.ledger, (did, view) => h.service.resolvePart(did, view));
+    a = await registerFixture(h, 41);
+    b = await registerFixture(h, 42);
+  });
+  after(() => h.close());
+
+  /** Both DIDs answered (cached), a change to `a` made, then: `a` fresh, `b` not rendered again. */
+  async function changeA(change: () => Promise<unknown>): Promise<void> {
+    for (const f of [a, b]) assertFresh(f.did);
+    const renders = cache.renders;
+    await change();
+    assertFresh(a.did);
+    assert.equal(cache.renders, renders + 1, 'only the changed DID is rendered again');
+    assertFresh(b.did);
+    assert.equal(cache.renders, renders + 1, "the untouched DID's answer survived the block");
+  }
+
+  function assertFresh(did: string): void {
+    let fresh: string;
+    try {
+      fresh = JSON.stringify(h.service.resolve(did));
+    } catch (e) {
+      assert.throws(
+        () => cache.body(did),
+        (got: unknown) => got instanceof DdnError && e instanceof DdnError && got.code === e.code,
+      );
+      return;
+    }
+    assert.equal(cache.body(did), fresh);
+  }
+
+  it('an alias added, renamed or removed', async () => {
+    await changeA(() => mutate(h, a.did, a.key, 'add_alias', { alias: 'rc41b' }));
+    await changeA(() => mutate(h, a.did, a.key, 'update_alias', { old_alias: 'rc41b', new_alias: 'rc41c' }));
+    await changeA(() => mutate(h, a.did, a.key, 'remove_alias', { alias: 'rc41c' }));
+  });
+
+  it('a device added or tombstoned', async () => {
+    await changeA(() => mutate(h, a.did, a.key, 'add_device', { device_id: 'dev-2' }));
+    await changeA(() => mutate(h, a.did, a.key, 'tombstone_device', { device_id: 'dev-2' }));
+  });
+
+  it('the document changed (its document nonce with it)', async () => {
+    await changeA(() =>
+      mutate(h, a.did, a.key, 'AddService', {
+        service: {
+          id: `${a.did}#svc-2`,
+          type: 'PlatformRelayService',
+          serviceEndpoint: ['https://relay.example/2'],
+          authorization: [`${a.did}#key-1`],
+          priority: 2,
+        },
+      }),
+    );
+  });
+
+  it('a pending change shows at once, and the block that includes it too', async () => {
+    for (const f of [a, b]) assertFresh(f.did);
+    const renders = cache.renders;
+    await mutate(h, a.did, a.key, 'RemoveService', { id: `${a.did}#svc-2` }, { pending: true });
+    const pending = JSON.parse(cache.body(a.did)) as { pending_operations: unknown[] };
+    assert.equal(pending.pending_operations.length, 1);
+    assertFresh(b.did);
+    assert.equal(cache.renders, renders + 1);
+    h.settle();
+    assertFresh(a.did);
+    assertFresh(b.did);
+    assert.equal(cache.renders, renders + 2);
+  });
+
+  it('a new registration leaves every cached answer', async () => {
+    for (const f of [a, b]) assertFresh(f.did);
+    const renders = cache.renders;
+    await registerDid(h, 43);
+    assertFresh(a.did);
+    assertFresh(b.did);
+    assert.equal(cache.renders, renders);
+  });
+
+  it('the root key rotated', async () => {
+    const next = keyOf(141);
+    await changeA(() => mutate(h, a.did, a.key, 'UpdateRootPubkey', { new_root_pubkey: to0x(next.publicKey) }));
+    a = { ...a, key: next };
+  });
+
+  it('the DID deactivated, then deleted', async () => {
+    await changeA(() => mutate(h, a.did, a.key, 'deactivate_did'));
+    for (const f of [a, b]) assertFresh(f.did);
+    const renders = cache.renders;
+    await mutate(h, b.did, b.key, 'delete_did');
+    assert.throws(
+      () => cache.body(b.did),
+      (e: unknown) => e instanceof DdnError && e.code === 'did_not_found',
+    );
+    assertFresh(a.did);
+    assert.equal(cache.renders, renders + 1);
   });
 });

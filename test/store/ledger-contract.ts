@@ -81,6 +81,30 @@ export function ledgerContract(name: string, open: OpenCluster): void {
       }
     });
 
+    it('tells every node the state keys of the blocks it applied, produced there or elsewhere (what a resolve cache drops)', async () => {
+      const c = await open();
+      try {
+        const reads = c.nodes.map((n) => n.ledger.finalizedRefNow().number);
+        const call = registerCall(didOf(620), seedKey(40), { alias: 'touched620' });
+        await c.nodes[0]!.ledger.admit(call, metaOf(call));
+        await c.settle();
+        for (const [i, n] of c.nodes.entries()) {
+          const touched = n.ledger.touchedKeys(reads[i]!, n.ledger.finalizedRefNow().number);
+          assert.ok(touched, `node ${i} knows the keys of the blocks since it last read`);
+          assert.ok(touched.has(`did/${didOf(620)}`), `node ${i}: the DID's record`);
+          assert.ok(touched.has('alias/touched620'), `node ${i}: its alias`);
+          assert.ok(!touched.has(`did/${didOf(621)}`));
+        }
+        await c.restart();
+        const n = c.nodes[0]!.ledger;
+        const head = n.finalizedRefNow().number;
+        assert.equal(n.touchedKeys(0, head), undefined, 'blocks committed before a start are not known: a cache drops everything');
+        assert.deepEqual([...n.touchedKeys(head, head)!], []);
+      } finally {
+        await c.close();
+      }
+    });
+
     it('keeps pending changes and blocks across a restart', async () => {
       const c = await open();
       try {
