@@ -5,17 +5,10 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 
-/** The error body of http-api.md §0.6 (Directory and Cache). */
-export const ErrorBodySchema = Type.Object(
-  {
-    code: Type.String({ description: 'Stable error code (src/base/errors.ts)' }),
-    error: Type.String({ description: 'Identical to `code`; deployed clients read `error`' }),
-    message: Type.String(),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { title: 'Error' },
-);
-export type ErrorBodyWire = Static<typeof ErrorBodySchema>;
+import { ErrorBodySchema } from '../wire/errors.js';
+
+/** The error body of http-api.md §0.6 (declared in `src/wire/errors.ts`). */
+export { ErrorBodySchema };
 
 /** `GET /openapi.json` 200: an OpenAPI 3.1 document. */
 export const OpenApiDocumentSchema = Type.Object(
