@@ -183,7 +183,13 @@ export class CacheService {
   }
 
   /** Steps 6–12 for an envelope that passed 3–5 (`view`: the recipient's resolution). */
-  private async storeParsed(env: Envelope, rawBody: Buffer, node: AuthenticatedNode | null, resolved: DeliveryView, trace: RequestTrace | undefined): Promise<PutResult> {
+  private async storeParsed(
+    env: Envelope,
+    rawBody: Buffer,
+    node: AuthenticatedNode | null,
+    resolved: DeliveryView,
+    trace: RequestTrace | undefined,
+  ): Promise<PutResult> {
     const { settings, clock } = this.deps;
     const nowMs = clock.nowMs();
     let view = resolved;

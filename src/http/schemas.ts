@@ -2,9 +2,8 @@
  * Schemas shared by every role's routes: the §0.6 error body and the error answers every route documents.
  * Role-specific wire shapes live next to their role (`src/wire/`).
  */
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
-
 import { ErrorBodySchema } from '../wire/errors.js';
 
 /** The error body of http-api.md §0.6 (declared in `src/wire/errors.ts`). */

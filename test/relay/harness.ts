@@ -229,7 +229,12 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
   await server.fastify.ready();
   let cacheServer: HttpServer | undefined;
   if (o.cacheOverHttp === true) {
-    cacheServer = createHttpServer({ name: 'cache', logger: o.logger ?? false, bodyLimitBytes: cacheSettings.maxEnvelopeBytes, tooLargeCode: 'envelope_too_large' });
+    cacheServer = createHttpServer({
+      name: 'cache',
+      logger: o.logger ?? false,
+      bodyLimitBytes: cacheSettings.maxEnvelopeBytes,
+      tooLargeCode: 'envelope_too_large',
+    });
     registerCacheRoutes(cacheServer, cacheService, { nodeAuth: { profile, directory: port, nonces: mailbox, clock } });
     cacheHttpUrl = (await cacheServer.fastify.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
   }
