@@ -321,7 +321,10 @@ export async function buildNode(config: Config, overrides: NodeOverrides = {}): 
         events: (e) => events?.relayEvent(e),
         publicRelayUrls: publicRelay,
         publicCacheUrls: publicCache,
-        ...(cache === undefined ? {} : { localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds) }),
+        // the Cache takes the Relay's sender check as its own when both read the same DID records
+        ...(cache === undefined
+          ? {}
+          : { localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds, { sharedDidRecords: cacheDirectory === directory }) }),
         logger,
         metrics,
         ...(overrides.relaySweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.relaySweepIntervalMs }),

@@ -14,7 +14,7 @@ import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/en
 import { nodeSignatureError } from '../protocol/node-signature.js';
 import type { ProofOperation } from '../protocol/retrieval-proof.js';
 import { ackSubject } from '../protocol/retrieval-proof.js';
-import { verifySenderSignature } from '../protocol/sender-signature.js';
+import { verifySenderSignature, type SenderSignatureCheck } from '../protocol/sender-signature.js';
 import { namedStoreStep, publishedDestination, targetDestination, type CacheDestination } from './destination.js';
 import { trimJsonObject } from './envelope-text.js';
 import { cacheStoredEvent, type CacheEventSink } from './events.js';
@@ -32,6 +32,18 @@ export interface CacheServiceDeps {
   settings: CacheSettings;
   events?: CacheEventSink;
   logger?: Logger;
+  /** The §10.2 sender-signature check (tests count its calls); `verifySenderSignature` by default. */
+  verifySender?: SenderSignatureCheck;
+}
+
+/** 413 `metadata_too_large` past {@link MAX_METADATA_BYTES} (§11.1 step 3). */
+function checkMetadata(env: Envelope): void {
+  if (env.metadataBytes > MAX_METADATA_BYTES) {
+    throw new DdnError('metadata_too_large', `envelope metadata exceeds ${MAX_METADATA_BYTES} bytes`, {
+      limit_bytes: MAX_METADATA_BYTES,
+      received: env.metadataBytes,
+    });
+  }
 }
 
 /** Refusals of steps 6–7 a resolution older than the sender's can cause (see `storeChecked`). */
@@ -45,6 +57,26 @@ export interface StoreRequest {
   rawBody: Buffer;
   /** The verified node of a node-signed request (§10.6), else null. */
   node: AuthenticatedNode | null;
+}
+
+/**
+ * One store handed over in-process by this node's Relay (http-api.md §10.4.1 step 2, "in-process"): what the Relay
+ * made of the envelope, instead of its text. Only the composition root can make one (no route does).
+ */
+export interface AdmittedStoreRequest {
+  /** The Relay's parse of `rawBody` (§10.3 step 3), without provenance. */
+  env: Envelope;
+  /** The Relay's resolution of the recipient (step 5), without a winning rule: the lookup this Cache would make. */
+  view: DeliveryView;
+  /** The envelope text, as it would have been sent. */
+  rawBody: Buffer;
+  /** The node the store is made as. */
+  node: AuthenticatedNode;
+  /**
+   * True when the Relay verified the sender signature against the DID records this Cache reads (the same
+   * DirectoryPort); otherwise the Cache verifies it again (a record reused by the Relay may be older).
+   */
+  senderVerified: boolean;
 }
 
 /**
@@ -98,37 +130,69 @@ export class CacheService {
    * on its own when the store fails, so a signed request is never accepted twice.
    */
   async store(req: StoreRequest, trace?: RequestTrace): Promise<PutResult> {
+    return this.recordingNonce(req.node, async () => {
+      const env = this.parse(req.body, req.node !== null);
+      if (env.sender !== null) await this.verifySender(env, trace);
+      return this.storeParsed(env, req.rawBody, req.node, await this.resolveRecipient(env, trace), trace);
+    });
+  }
+
+  /**
+   * The store of an envelope this node's Relay already parsed, verified and resolved (§10.4.1 step 2 in-process):
+   * steps 3–5 are taken from the Relay, but for what this Cache's own settings decide (plaintext, the clock skew,
+   * the metadata bound) and, unless `senderVerified`, the sender signature; steps 6–12 run as for `store`.
+   */
+  async storeAdmitted(req: AdmittedStoreRequest, trace?: RequestTrace): Promise<PutResult> {
+    return this.recordingNonce(req.node, async () => {
+      const { env } = req;
+      const { settings, clock } = this.deps;
+      if (env.plaintext && !settings.allowPlaintext) throw new DdnError('plaintext_not_allowed', 'plaintext payloads are refused by this node');
+      if (env.timestampMs > clock.nowMs() + settings.proofClockSkewSeconds * 1000) {
+        throw new DdnError('invalid_timestamp', 'timestamp is in the future', { field: 'timestamp' });
+      }
+      checkMetadata(env);
+      if (env.sender !== null && !req.senderVerified) await this.verifySender(env, trace);
+      return this.storeParsed(env, req.rawBody, req.node, req.view, trace);
+    });
+  }
+
+  /** Runs `fn`; when it fails, a node request's nonce is recorded on its own, so a signed request is never accepted twice. */
+  private async recordingNonce<T>(node: AuthenticatedNode | null, fn: () => Promise<T>): Promise<T> {
     try {
-      return await this.storeChecked(req, trace);
+      return await fn();
     } catch (err) {
-      if (req.node !== null && !(err instanceof DdnError && err.code === 'invalid_node_signature')) {
-        await this.deps.store.claimNonce(req.node.claim, this.deps.clock.nowMs()).catch(() => false);
+      if (node !== null && !(err instanceof DdnError && err.code === 'invalid_node_signature')) {
+        await this.deps.store.claimNonce(node.claim, this.deps.clock.nowMs()).catch(() => false);
       }
       throw err;
     }
   }
 
-  private async storeChecked(req: StoreRequest, trace: RequestTrace | undefined): Promise<PutResult> {
+  /** Step 3: the envelope (provenance only from a node) and its metadata bound. */
+  private parse(body: Record<string, unknown>, fromNode: boolean): Envelope {
     const { settings, clock } = this.deps;
-    const nowMs = clock.nowMs();
-    // 3. envelope and metadata
-    const env = parseEnvelope(req.body, {
-      nowMs,
+    const env = parseEnvelope(body, {
+      nowMs: clock.nowMs(),
       clockSkewSeconds: settings.proofClockSkewSeconds,
       allowPlaintext: settings.allowPlaintext,
-      allowProvenance: req.node !== null,
+      allowProvenance: fromNode,
       malformedSenderSignatureIs403: !settings.profile.acceptsDeployedClientForms,
     });
-    if (env.metadataBytes > MAX_METADATA_BYTES) {
-      throw new DdnError('metadata_too_large', `envelope metadata exceeds ${MAX_METADATA_BYTES} bytes`, {
-        limit_bytes: MAX_METADATA_BYTES,
-        received: env.metadataBytes,
-      });
-    }
-    // 4. sender signature
-    if (env.sender !== null) await this.verifySender(env, trace);
-    // 5. recipient
-    let view = await this.resolveRecipient(env, trace);
+    checkMetadata(env);
+    return env;
+  }
+
+  /** Steps 6–12 for an envelope that passed 3–5 (`view`: the recipient's resolution). */
+  private async storeParsed(
+    env: Envelope,
+    rawBody: Buffer,
+    node: AuthenticatedNode | null,
+    resolved: DeliveryView,
+    trace: RequestTrace | undefined,
+  ): Promise<PutResult> {
+    const { settings, clock } = this.deps;
+    const nowMs = clock.nowMs();
+    let view = resolved;
     // 6–7. destination and policy
     let destination: CacheDestination;
     try {
@@ -144,7 +208,7 @@ export class CacheService {
     }
     // 8. limits
     const c = view.effectiveConstraints;
-    if (req.rawBody.length > c.maxHttpEnvelopeBytes) {
+    if (rawBody.length > c.maxHttpEnvelopeBytes) {
       throw new DdnError('payload_too_large', 'the envelope exceeds the effective max_http_envelope_bytes', {
         limit_bytes: c.maxHttpEnvelopeBytes,
       });
@@ -159,7 +223,7 @@ export class CacheService {
     // 9. retention
     const retention = computeRetention(env.requestedExpiryMs, c.effectiveTtlSeconds, settings.maxRetentionSeconds, nowMs);
     // 10–12. dedupe, chunk rules, durable write
-    const envelope = trimJsonObject(req.rawBody);
+    const envelope = trimJsonObject(rawBody);
     const p = env.provenance;
     const entry: NewEntry = {
       messageId: env.messageId,
@@ -182,7 +246,7 @@ export class CacheService {
         entry,
         nowMs,
         chunkWindowMs: settings.chunkStagingWindowSeconds * 1000,
-        claim: req.node?.claim ?? null,
+        claim: node?.claim ?? null,
         quotaBytes: settings.maxBytesPerRecipient,
         budgetBytes: settings.storageBudgetBytes ?? null,
       });
@@ -216,7 +280,7 @@ export class CacheService {
   private async verifySender(env: Envelope, trace: RequestTrace | undefined): Promise<void> {
     const sender = env.sender!;
     const rec = await this.lookup((id) => this.deps.directory.getDid(sender.did, id), 'policy_lookup_failed', trace);
-    verifySenderSignature(this.deps.settings.profile, env.fields, sender, rec);
+    (this.deps.verifySender ?? verifySenderSignature)(this.deps.settings.profile, env.fields, sender, rec);
   }
 
   /** Step 5: the DID (directly or through its alias) must have an active record; a failed lookup is 503. */

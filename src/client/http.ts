@@ -4,6 +4,7 @@
  */
 import { deadlineFetch } from './deadline-fetch.js';
 import type { FetchInitLike, FetchLike } from './fetch-types.js';
+import { receivedErrorBody, type ReceivedErrorBody } from '../wire/errors.js';
 
 export type { FetchInitLike, FetchLike, FetchResponseLike } from './fetch-types.js';
 
@@ -16,13 +17,8 @@ export interface JsonResponse<T = unknown> {
   body: T;
 }
 
-/** The error body of the Directory and Cache (http-api.md §0.6). */
-export interface ErrorBody {
-  code: string;
-  error?: string;
-  message?: string;
-  details?: Record<string, unknown>;
-}
+/** The error body of a node (http-api.md §0.6) as the SDK receives it (`src/wire/errors.ts`). */
+export type ErrorBody = ReceivedErrorBody;
 
 /** Statuses that mean "try again later" (http-api.md §0.5). */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([425, 429, 500, 502, 503, 504]);
@@ -76,20 +72,15 @@ export function joinUrl(baseUrl: string, path: string): string {
   return baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
 }
 
-function asRecord(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
-
 function parseRetryAfter(v: string | null): number | undefined {
   if (v === null || !/^\d+$/.test(v.trim())) return undefined;
   return Number(v.trim());
 }
 
 function errorFromResponse(status: number, body: unknown, retryAfter: number | undefined): DirectoryApiError {
-  const rec = asRecord(body);
-  const code = typeof rec?.code === 'string' ? rec.code : typeof rec?.error === 'string' ? rec.error : `http_${status}`;
-  const message = typeof rec?.message === 'string' ? rec.message : `HTTP ${status} ${code}`;
-  return new DirectoryApiError(status, code, message, body, asRecord(rec?.details), retryAfter);
+  const rec = receivedErrorBody(body);
+  const code = rec?.code ?? rec?.error ?? `http_${status}`;
+  return new DirectoryApiError(status, code, rec?.message ?? `HTTP ${status} ${code}`, body, rec?.details, retryAfter);
 }
 
 /**

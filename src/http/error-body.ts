@@ -1,15 +1,9 @@
 /** Error responses: the §0.6 body shape and the mapping of any thrown value to a `DdnError`. */
 import { DdnError } from '../base/errors.js';
 import { insufficientStorage, isStorageFailure } from '../base/storage-errors.js';
+import type { ErrorBody } from '../wire/errors.js';
 
-/** The error body of http-api.md §0.6 (Directory and Cache). */
-export interface ErrorBody {
-  code: string;
-  /** Identical to `code`; deployed clients read `error`. */
-  error: string;
-  message: string;
-  details?: Record<string, unknown>;
-}
+export type { ErrorBody };
 
 /** Builds the §0.6 body for `err`. */
 export function errorBody(err: DdnError): ErrorBody {

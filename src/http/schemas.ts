@@ -2,20 +2,12 @@
  * Schemas shared by every role's routes: the §0.6 error body and the error answers every route documents.
  * Role-specific wire shapes live next to their role (`src/wire/`).
  */
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
+import { ErrorBodySchema } from '../wire/errors.js';
 
-/** The error body of http-api.md §0.6 (Directory and Cache). */
-export const ErrorBodySchema = Type.Object(
-  {
-    code: Type.String({ description: 'Stable error code (src/base/errors.ts)' }),
-    error: Type.String({ description: 'Identical to `code`; deployed clients read `error`' }),
-    message: Type.String(),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { title: 'Error' },
-);
-export type ErrorBodyWire = Static<typeof ErrorBodySchema>;
+/** The error body of http-api.md §0.6 (declared in `src/wire/errors.ts`). */
+export { ErrorBodySchema };
 
 /** `GET /openapi.json` 200: an OpenAPI 3.1 document. */
 export const OpenApiDocumentSchema = Type.Object(

@@ -56,3 +56,6 @@ export function verifySenderSignature(
   if (key === undefined) throw refuse('key_not_found');
   if (!verifyEd25519(key, senderSigningBytes(profile, fields), sender.signature)) throw refuse('bad_signature');
 }
+
+/** The signature of {@link verifySenderSignature}, for a role that lets its check be replaced (tests count the checks). */
+export type SenderSignatureCheck = typeof verifySenderSignature;

@@ -8,7 +8,7 @@ import type { DidDocument } from '../protocol/document.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import type { DdnError } from '../base/errors.js';
 import type { RequestTrace } from '../base/request-trace.js';
-import type { AppliedRetention, CacheStorer } from './cache-store-client.js';
+import type { AppliedRetention, CacheStorer, StoreItem } from './cache-store-client.js';
 
 /** A Cache service of the recipient and its endpoints, in delivery order. */
 export interface CacheServiceTarget {
@@ -89,13 +89,13 @@ export function envelopeFaultOf(report: StoreReport): DdnError | undefined {
 
 /**
  * §10.4.1 step 2. Each service is one Cache: its endpoints are alternatives tried in order until one accepts,
- * which counts as one replica; services are used in order until `maxReplicas` accepted (base delivery: 1). `bodies` are the
+ * which counts as one replica; services are used in order until `maxReplicas` accepted (base delivery: 1). `items` are the
  * envelopes to store — one, or a chunk set in sequence order: the whole set goes to the same endpoint, and a
  * failure at any chunk moves to the next endpoint, starting again at sequence 0.
  */
 export async function storeInCaches(
   services: readonly CacheServiceTarget[],
-  bodies: readonly Buffer[],
+  items: readonly StoreItem[],
   maxReplicas: number,
   storer: CacheStorer,
   trace?: RequestTrace,
@@ -119,8 +119,8 @@ export async function storeInCaches(
       if (!report.attempted.includes(shown)) report.attempted.push(shown);
       let ok = true;
       let retention: AppliedRetention | null = null;
-      for (const body of bodies) {
-        const outcome = await storer.store(endpoint, body, trace);
+      for (const item of items) {
+        const outcome = await storer.store(endpoint, item, trace);
         report.attempts += outcome.attempts;
         if (!outcome.ok) {
           report.lastFailure = outcome.cacheResult;

@@ -14,12 +14,50 @@ import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 import type { RequestTrace } from '../base/request-trace.js';
 import { retry } from '../base/retry.js';
+import type { Envelope } from '../protocol/envelope.js';
+import type { DeliveryView } from '../ports/directory-port.js';
+import type { CacheStoreResponse } from '../wire/cache.js';
+import { receivedErrorBody, type ReceivedErrorBody } from '../wire/errors.js';
 
-/** The answer of a Cache to one store. */
-export interface CacheAnswer {
-  status: number;
-  /** The parsed JSON body, or null when it was not a JSON object. */
-  body: Record<string, unknown> | null;
+/**
+ * The answer of a Cache to one store, in the Cache's wire types (`src/wire/`): its 202 body, or its refusal's
+ * status and §0.6 error body. An HTTP answer is read into them; the in-process Cache answers them directly.
+ */
+export type CacheAnswer =
+  | {
+      /** 202: stored. */
+      ok: true;
+      /** The members of the store answer the Relay reads; null when the body was no JSON object. */
+      body: StoreAnswerRead | null;
+    }
+  | {
+      ok: false;
+      status: number;
+      /** Null when the body was no JSON object. */
+      body: ReceivedErrorBody | null;
+    };
+
+/** What the Relay reads of a 202 (the retention the Cache applied), as received: each member when it has its type. */
+export type StoreAnswerRead = Partial<Pick<CacheStoreResponse, 'applied_ttl' | 'expires_at'>>;
+
+/**
+ * What the Relay made of an envelope before storing it (§10.3 steps 3–5): its parse, whose sender signature it
+ * verified, and the recipient's resolution. Handed to this node's own Cache instead of the text, so the Cache
+ * neither parses nor verifies again (it still applies its own settings and checks, `CacheService.storeAdmitted`).
+ */
+export interface AdmittedEnvelope {
+  /** The parse of exactly the bytes stored (no provenance). */
+  env: Envelope;
+  /** The resolution the Relay delivers under, without a winning rule (so never a reused one, policy-cache.ts). */
+  view: DeliveryView;
+}
+
+/** One envelope to store. */
+export interface StoreItem {
+  /** The envelope text (a JSON object), as sent over HTTP. */
+  bytes: Buffer;
+  /** The Relay's parse and resolution of `bytes`, when it holds them (an unchunked envelope without provenance). */
+  admitted?: AdmittedEnvelope;
 }
 
 /**
@@ -28,7 +66,7 @@ export interface CacheAnswer {
  */
 export interface LocalCachePort {
   /** `trace`: the request the store is made for (its logger, and its id for the Cache's Directory lookups). */
-  store(rawBody: Buffer, node: NodeIdentity, trace?: RequestTrace): Promise<CacheAnswer>;
+  store(item: StoreItem, node: NodeIdentity, trace?: RequestTrace): Promise<CacheAnswer>;
 }
 
 /** The retention a Cache applied to a copy, as its 202 answered it (§11.1 response: ISO duration, ISO time). */
@@ -63,8 +101,8 @@ export type StoreFailure = Extract<StoreOutcome, { ok: false }>;
 
 /** Stores envelopes at Cache endpoints. */
 export interface CacheStorer {
-  /** Stores `body` at `endpoint`, for request `trace` (its id passed on as `X-Request-Id`). */
-  store(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<StoreOutcome>;
+  /** Stores `item` at `endpoint`, for request `trace` (its id passed on as `X-Request-Id`). */
+  store(endpoint: string, item: StoreItem, trace?: RequestTrace): Promise<StoreOutcome>;
 }
 
 /** Timeouts and retries of outbound stores. */
@@ -97,26 +135,34 @@ export interface CacheStorerDeps {
   logger?: Logger;
 }
 
-function parseBody(b: Buffer): Record<string, unknown> | null {
+/** An HTTP answer of a Cache to a store, read into {@link CacheAnswer}. */
+export function answerOf(status: number, text: Buffer): CacheAnswer {
+  let v: unknown = null;
   try {
-    const v = JSON.parse(b.toString('utf8')) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    v = JSON.parse(text.toString('utf8'));
   } catch {
-    return null;
+    // not JSON: no body
   }
+  if (status !== 202) return { ok: false, status, body: receivedErrorBody(v) };
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: true, body: null };
+  const { applied_ttl, expires_at } = v as Record<string, unknown>;
+  return {
+    ok: true,
+    body: { ...(typeof applied_ttl === 'string' ? { applied_ttl } : {}), ...(typeof expires_at === 'string' ? { expires_at } : {}) },
+  };
 }
 
-/** The retention of an accepted store's answer (`applied_ttl`, `expires_at`), when it carries both as strings. */
-export function retentionOf(body: Record<string, unknown> | null): AppliedRetention | null {
+/** The retention of an accepted store's answer (`applied_ttl`, `expires_at`), when it carries both. */
+export function retentionOf(body: StoreAnswerRead | null): AppliedRetention | null {
   const appliedTtl = body?.applied_ttl;
   const expiresAt = body?.expires_at;
-  return typeof appliedTtl === 'string' && typeof expiresAt === 'string' ? { appliedTtl, expiresAt } : null;
+  return appliedTtl !== undefined && expiresAt !== undefined ? { appliedTtl, expiresAt } : null;
 }
 
 /** The Cache's error text for `cache_result`: its `error` (= `code`) field, else `http_<status>`. */
-function errorText(a: CacheAnswer): string {
-  const e = a.body?.error ?? a.body?.code;
-  return typeof e === 'string' && e.length > 0 && e.length <= 128 ? e : `http_${a.status}`;
+function errorText(status: number, body: ReceivedErrorBody | null): string {
+  const e = body?.error ?? body?.code;
+  return e !== undefined && e.length > 0 && e.length <= 128 ? e : `http_${status}`;
 }
 
 /**
@@ -135,26 +181,30 @@ const ENVELOPE_FAULTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'plaintext_not_allowed',
 ]);
 
-/** The Cache's refusal as the client's error, when `a` is a refusal of the envelope itself (its code at its status). */
-export function envelopeRefusalOf(a: CacheAnswer): DdnError | undefined {
-  const code = a.body?.code;
-  if (typeof code !== 'string' || !ENVELOPE_FAULTS.has(code as ErrorCode)) return undefined;
-  if (ERROR_STATUS[code as ErrorCode] !== a.status) return undefined;
-  const message = typeof a.body?.message === 'string' && a.body.message.length <= 512 ? a.body.message : undefined;
-  const details = a.body?.details;
-  const plain = typeof details === 'object' && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : undefined;
-  return new DdnError(code as ErrorCode, message, plain);
+/** The Cache's refusal as the client's error, when it refused the envelope itself (its code at its status). */
+export function envelopeRefusalOf(status: number, body: ReceivedErrorBody | null): DdnError | undefined {
+  const code = body?.code;
+  if (code === undefined || !ENVELOPE_FAULTS.has(code as ErrorCode)) return undefined;
+  if (ERROR_STATUS[code as ErrorCode] !== status) return undefined;
+  const message = body?.message !== undefined && body.message.length <= 512 ? body.message : undefined;
+  return new DdnError(code as ErrorCode, message, body?.details);
 }
 
-/** A failed store's outcome from the Cache's answer `a`. */
-function refused(attempts: number, a: CacheAnswer): StoreFailure {
-  const envelopeRefusal = envelopeRefusalOf(a);
-  const cacheResult = errorText(a);
-  const reason = `HTTP ${a.status} ${cacheResult}`;
+/** A failed store's outcome from the Cache's refusal (`status` is not 202): the same whether it came over HTTP or in-process. */
+function refused(attempts: number, status: number, body: ReceivedErrorBody | null): StoreFailure {
+  const envelopeRefusal = envelopeRefusalOf(status, body);
+  const cacheResult = errorText(status, body);
+  const reason = `HTTP ${status} ${cacheResult}`;
   const failure: StoreFailure =
     envelopeRefusal === undefined ? { ok: false, attempts, cacheResult, reason } : { ok: false, attempts, cacheResult, envelopeRefusal, reason };
-  if (a.status === 507) failure.storageFull = true;
+  if (status === 507) failure.storageFull = true;
   return failure;
+}
+
+/** A store's outcome from the Cache's answer `a` (202: accepted, with the retention it applied). */
+function outcomeOf(attempts: number, a: CacheAnswer): StoreOutcome {
+  // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
+  return a.ok ? { ok: true, attempts, retention: retentionOf(a.body) } : refused(attempts, a.status, a.body);
 }
 
 /** One attempt's failure inside {@link HttpCacheStorer.store}'s retry loop. */
@@ -183,11 +233,9 @@ export class HttpCacheStorer implements CacheStorer {
     return this.deps.ownCacheUrls().some((u) => normalizeEndpoint(u) === n);
   }
 
-  async store(endpoint: string, body: Buffer, trace?: RequestTrace): Promise<StoreOutcome> {
-    if (this.deps.local !== undefined && this.isOwn(endpoint)) {
-      const a = await this.deps.local.store(body, this.deps.identity, trace);
-      return a.status === 202 ? { ok: true, attempts: 1, retention: retentionOf(a.body) } : refused(1, a);
-    }
+  async store(endpoint: string, item: StoreItem, trace?: RequestTrace): Promise<StoreOutcome> {
+    if (this.deps.local !== undefined && this.isOwn(endpoint)) return outcomeOf(1, await this.deps.local.store(item, this.deps.identity, trace));
+    const body = item.bytes;
     const url = `${endpoint.replace(/\/+$/, '')}/cache/store`;
     const attempt = async (attempts: number): Promise<StoreOutcome> => {
       let res;
@@ -200,12 +248,10 @@ export class HttpCacheStorer implements CacheStorer {
         const failure: StoreFailure = { ok: false, attempts, cacheResult: err.maybeDelivered ? 'attempted' : 'failed', reason };
         throw new FailedStore(failure, err.kind !== 'blocked_address' && err.kind !== 'invalid_url');
       }
-      const answer: CacheAnswer = { status: res.status, body: parseBody(res.body) };
-      // an accepted store tells the retention the Cache applied (a ttl above its maximum is capped there)
-      if (res.status === 202) return { ok: true, attempts, retention: retentionOf(answer.body) };
-      const failure = refused(attempts, answer);
-      (trace?.log ?? this.deps.logger)?.debug({ endpoint, status: answer.status, code: failure.cacheResult }, 'cache store refused');
-      throw new FailedStore(failure, RETRYABLE.has(answer.status));
+      const outcome = outcomeOf(attempts, answerOf(res.status, res.body));
+      if (outcome.ok) return outcome;
+      (trace?.log ?? this.deps.logger)?.debug({ endpoint, status: res.status, code: outcome.cacheResult }, 'cache store refused');
+      throw new FailedStore(outcome, RETRYABLE.has(res.status));
     };
     try {
       return await retry(attempt, {

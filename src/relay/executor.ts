@@ -9,7 +9,7 @@ import type { Envelope } from '../protocol/envelope.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import type { Profile } from '../protocol/profile.js';
 import { cacheServicesOf, envelopeFaultOf, everyCacheFull, failureDetails, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
-import type { CacheStorer } from './cache-store-client.js';
+import type { CacheStorer, StoreItem } from './cache-store-client.js';
 import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from './delivery-result.js';
 import { NO_REACH, type LiveReach } from './live-sessions.js';
 
@@ -72,6 +72,18 @@ export function appendMembers(text: Buffer, extra: Record<string, unknown>): Buf
   return Buffer.concat([text.subarray(0, text.length - 1), Buffer.from(`,${members}}`, 'utf8')]);
 }
 
+/**
+ * The envelopes of `job` to store, with `provenance` appended when a rule won. An unchunked envelope stored without
+ * provenance carries the Relay's parse and resolution along (this node's own Cache takes them instead of the text;
+ * `cache-store-client.ts`); a chunk set's other chunks were parsed by earlier requests, so its chunks carry none.
+ */
+export function storeItems(job: DeliveryJob, provenance: Record<string, unknown> | null): StoreItem[] {
+  if (provenance !== null) return job.envelopes.map((e) => ({ bytes: appendMembers(e, provenance) }));
+  const only = job.envelopes[0];
+  if (!job.chunked && only !== undefined && job.envelopes.length === 1) return [{ bytes: only, admitted: { env: job.env, view: job.view } }];
+  return job.envelopes.map((bytes) => ({ bytes }));
+}
+
 /** Nothing was stored: the recipient publishes no Cache service. */
 const NO_CACHE: AttemptSummary = Object.freeze({ retryCount: 0, cacheAttempted: false, cacheResult: 'no_cache_endpoints' });
 
@@ -107,11 +119,10 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       }
       throw new DeliveryFailure('no_delivery_service', 'the recipient publishes no Cache service', { recipient: view.recipient.did }, NO_CACHE);
     }
-    const extra = policy === null ? null : provenanceFields(policy, view, this.deps.identity);
-    const bodies = extra === null ? job.envelopes : job.envelopes.map((e) => appendMembers(e, extra));
+    const items = storeItems(job, policy === null ? null : provenanceFields(policy, view, this.deps.identity));
     // One copy: base delivery stores until the first 202. `max_replicas` bounds the copies a rule's Store steps ask
     // for (`desired_replicas`); base delivery asks for none beyond the one the recipient retrieves.
-    const report = await storeInCaches(services, bodies, 1, this.deps.storer, job.trace);
+    const report = await storeInCaches(services, items, 1, this.deps.storer, job.trace);
     const attempted = { attempted_caches: report.attempted };
     if (report.accepted.length === 0) {
       const failedAttempts = { retryCount: report.attempts, cacheAttempted: report.attempts > 0, cacheResult: report.lastFailure ?? 'failed' };

@@ -11,7 +11,7 @@ import type { AuthenticatedNode } from '../shared/node-auth.js';
 import type { DeliveryView, DirectoryPort } from '../ports/directory-port.js';
 import { MAX_METADATA_BYTES, parseEnvelope, type Envelope } from '../protocol/envelope.js';
 import { isDid } from '../protocol/did.js';
-import { verifySenderSignature } from '../protocol/sender-signature.js';
+import { verifySenderSignature, type SenderSignatureCheck } from '../protocol/sender-signature.js';
 import type { RelaySettings } from './settings.js';
 
 /** One `POST /relay` or `POST /relay/{recipientDid}`. */
@@ -47,6 +47,8 @@ export interface AdmissionDeps {
   settings: RelaySettings;
   directory: DirectoryPort;
   logger?: Logger;
+  /** The §10.2 sender-signature check (tests count its calls); `verifySenderSignature` by default. */
+  verifySender?: SenderSignatureCheck;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function admit(req: RelayRequest, nowMs: number, deps: AdmissionDep
   if (env.sender !== null) {
     const sender = env.sender;
     const record = await lookup(log, () => directory.getDid(sender.did, id));
-    verifySenderSignature(settings.profile, env.fields, sender, record);
+    (deps.verifySender ?? verifySenderSignature)(settings.profile, env.fields, sender, record);
   }
   // 5. recipient: the path names a base DID equal to the target byte for byte; aliases must use POST /relay
   if (req.pathRecipient !== null && (!isDid(req.pathRecipient) || !env.targetIsDid || env.target !== req.pathRecipient)) {

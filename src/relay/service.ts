@@ -10,6 +10,7 @@ import { isoMs, type Clock } from '../base/clock.js';
 import { DdnError, isDdnError } from '../base/errors.js';
 import type { RequestTrace, TraceLogger } from '../base/request-trace.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
+import type { SenderSignatureCheck } from '../protocol/sender-signature.js';
 import { messageIdReuse } from '../protocol/envelope.js';
 import { eventEnvelopeContext } from '../protocol/event-envelope.js';
 import type { RelayEvent } from '../ports/node-events.js';
@@ -39,6 +40,8 @@ export interface RelayServiceDeps {
   executors: RelayExecutors;
   events?: (e: RelayEvent) => void;
   logger?: Logger;
+  /** The §10.2 sender-signature check (tests count its calls); `verifySenderSignature` by default. */
+  verifySender?: SenderSignatureCheck;
 }
 
 /** The Relay role. */

@@ -13,10 +13,11 @@ import { DdnError } from '../../src/base/errors.js';
 import type { NewEntry } from '../../src/cache/mailbox-store.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { MAX_RESTARTS, type WorkerWriter } from '../../src/store/sqlite/worker-writer.js';
+import type { OpResults, WriteOp } from '../../src/store/sqlite/op-writer.js';
 import { DID, entry, NOW } from '../store/mailbox-fixtures.js';
 
 const put = (s: SqliteMailboxStore, e: NewEntry) => s.put({ entry: e, nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
-const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: WorkerWriter<unknown> }).writer;
+const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: WorkerWriter<WriteOp, OpResults<WriteOp>> }).writer;
 /** Ends the current writer thread the way a fatal error in it would. */
 const killThread = (s: SqliteMailboxStore) => (writerOf(s) as unknown as { worker: Worker }).worker.terminate();
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;

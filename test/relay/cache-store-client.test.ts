@@ -75,7 +75,7 @@ describe('HttpCacheStorer', () => {
     seen.length = 0;
     const { storer, outbound } = make();
     const body = Buffer.from('{"message_id":"m"}');
-    assert.deepEqual(await storer.store(`${base}/`, body), { ok: true, attempts: 1, retention: RETENTION }, 'the retention the Cache applied');
+    assert.deepEqual(await storer.store(`${base}/`, { bytes: body }), { ok: true, attempts: 1, retention: RETENTION }, 'the retention the Cache applied');
     outbound.close();
     const s = seen[0]!;
     assert.equal(s.url, '/cache/store');
@@ -101,11 +101,11 @@ describe('HttpCacheStorer', () => {
     seen.length = 0;
     script = [503, 429];
     const { storer, outbound, sleeps } = make();
-    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: true, attempts: 3, retention: RETENTION });
+    assert.deepEqual(await storer.store(base, { bytes: Buffer.from('{}') }), { ok: true, attempts: 3, retention: RETENTION });
     assert.deepEqual(sleeps, [100, 200]);
     assert.equal(new Set(seen.map((s) => s.headers['x-ddn-node-nonce'])).size, 3);
     script = [502, 502, 502, 502];
-    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: false, attempts: 3, cacheResult: 'code_502', reason: 'HTTP 502 code_502' });
+    assert.deepEqual(await storer.store(base, { bytes: Buffer.from('{}') }), { ok: false, attempts: 3, cacheResult: 'code_502', reason: 'HTTP 502 code_502' });
     script = [];
     outbound.close();
   });
@@ -113,19 +113,19 @@ describe('HttpCacheStorer', () => {
   it('does not retry a refusal; reports the Cache error text', async () => {
     script = [422];
     const { storer, outbound, sleeps } = make();
-    assert.deepEqual(await storer.store(base, Buffer.from('{}')), { ok: false, attempts: 1, cacheResult: 'code_422', reason: 'HTTP 422 code_422' });
+    assert.deepEqual(await storer.store(base, { bytes: Buffer.from('{}') }), { ok: false, attempts: 1, cacheResult: 'code_422', reason: 'HTTP 422 code_422' });
     assert.deepEqual(sleeps, []);
     outbound.close();
   });
 
   it('refuses private addresses unless allowed, without retrying; connection failures are retried', async () => {
     const guarded = make({ allowPrivate: false });
-    const blocked = await guarded.storer.store(base, Buffer.from('{}'));
+    const blocked = await guarded.storer.store(base, { bytes: Buffer.from('{}') });
     assert.deepEqual({ ...blocked, reason: undefined }, { ok: false, attempts: 1, cacheResult: 'failed', reason: undefined });
     assert.match((blocked as { reason: string }).reason, /^blocked_address: /);
     guarded.outbound.close();
     const open = make();
-    const refused = await open.storer.store('http://127.0.0.1:1', Buffer.from('{}'));
+    const refused = await open.storer.store('http://127.0.0.1:1', { bytes: Buffer.from('{}') });
     assert.deepEqual({ ...refused, reason: undefined }, { ok: false, attempts: 3, cacheResult: 'failed', reason: undefined });
     assert.match((refused as { reason: string }).reason, /^network: connect ECONNREFUSED 127\.0\.0\.1:1/);
     open.outbound.close();
@@ -134,15 +134,15 @@ describe('HttpCacheStorer', () => {
   it('stores in-process at its own public Cache URL, even on a private address with the guard on', async () => {
     const calls: string[] = [];
     const local: LocalCachePort = {
-      async store(raw, node) {
-        calls.push(`${node.did} ${raw.toString()}`);
-        return calls.length === 1 ? { status: 202, body: ANSWERED } : { status: 409, body: { error: 'message_id_conflict' } };
+      async store(item, node) {
+        calls.push(`${node.did} ${item.bytes.toString()}`);
+        return calls.length === 1 ? { ok: true, body: ANSWERED } : { ok: false, status: 409, body: { error: 'message_id_conflict' } };
       },
     };
     seen.length = 0;
     const { storer, outbound } = make({ allowPrivate: false, local, own: [`${base}/`] });
-    assert.deepEqual(await storer.store(base, Buffer.from('{"a":1}')), { ok: true, attempts: 1, retention: RETENTION });
-    assert.deepEqual(await storer.store(`${base}/`, Buffer.from('{"a":2}')), {
+    assert.deepEqual(await storer.store(base, { bytes: Buffer.from('{"a":1}') }), { ok: true, attempts: 1, retention: RETENTION });
+    assert.deepEqual(await storer.store(`${base}/`, { bytes: Buffer.from('{"a":2}') }), {
       ok: false,
       attempts: 1,
       cacheResult: 'message_id_conflict',

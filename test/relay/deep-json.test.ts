@@ -99,9 +99,10 @@ describe('Relay: deeply nested JSON', () => {
   });
 
   it("the Relay's own Cache, called in-process, parses with the same bound", async () => {
-    const port = localCachePort(h.cacheService, h.clock, 300);
+    const port = localCachePort(h.cacheService, h.clock, 300, { sharedDidRecords: true });
     const env = h.envelope(r.did);
-    const answer = await port.store(Buffer.from(withNested(env, 'payload', deepObjects(5000))), h.identity);
+    const answer = await port.store({ bytes: Buffer.from(withNested(env, 'payload', deepObjects(5000))) }, h.identity);
+    assert.ok(!answer.ok);
     assert.equal(answer.status, 400);
     assert.equal(answer.body?.code, 'invalid_json');
     assert.deepEqual(answer.body?.details, { reason: 'too_deep', max_depth: MAX_JSON_DEPTH });

@@ -25,6 +25,8 @@ import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeDocument, nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 import { registerRelayRoutes } from '../../src/relay/routes.js';
+import { registerCacheRoutes } from '../../src/cache/routes.js';
+import type { SenderSignatureCheck } from '../../src/protocol/sender-signature.js';
 import { RelayService, type RelayEvent } from '../../src/relay/service.js';
 import type { RelaySettings } from '../../src/relay/settings.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
@@ -76,6 +78,15 @@ export interface RelayHarnessOptions {
   dir?: string;
   /** The logger of the Relay and its in-process Cache (services, store client and HTTP server); none by default. */
   logger?: Logger;
+  /** Settings of the Cache that differ from the Relay's. */
+  cacheSettings?: Partial<Omit<CacheSettings, 'profile' | 'publicCacheUrls'>>;
+  /** The sender-signature check of the Relay and the Cache (a test counts its calls). */
+  verifySender?: SenderSignatureCheck;
+  /**
+   * Also serve the same Cache over real HTTP on a loopback port ({@link RelayHarness.cacheHttpUrl}, one of its public
+   * URLs, not one of the Relay's own): a recipient publishing it is stored at over node-signed HTTP, as a split network.
+   */
+  cacheOverHttp?: boolean;
 }
 
 export interface RelayHarness {
@@ -92,6 +103,8 @@ export interface RelayHarness {
   identity: NodeIdentity;
   live: RecordingLive;
   events: RelayEvent[];
+  /** The Cache's HTTP URL with `cacheOverHttp` (else undefined). */
+  cacheHttpUrl: string | undefined;
   registerRecipient(seed: number, opts?: RecipientOptions): Promise<Recipient>;
   /** A valid envelope to `to` (overrides merged; `undefined` values delete the key). */
   envelope(to: string, over?: Body): Body;
@@ -130,9 +143,10 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
   const { clock, profile } = dir;
   const port = new TestDirectoryPort(new LocalDirectoryPort(dir.ledger, clock));
   const mailbox = SqliteMailboxStore.open(join(dir.dir, 'cache.sqlite'));
+  let cacheHttpUrl: string | undefined;
   const cacheSettings: CacheSettings = {
     profile,
-    publicCacheUrls: () => [CACHE_URL],
+    publicCacheUrls: () => (cacheHttpUrl === undefined ? [CACHE_URL] : [CACHE_URL, cacheHttpUrl]),
     maxEnvelopeBytes: 26_214_400,
     maxRetentionSeconds: 172_800,
     chunkStagingWindowSeconds: 3600,
@@ -140,9 +154,11 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     proofClockSkewSeconds: 300,
     maxResponseEnvelopeBytes: MAX_RESPONSE_ENVELOPE_BYTES,
     maxBytesPerRecipient: null,
+    ...o.cacheSettings,
   };
   const logged = o.logger === undefined ? {} : { logger: o.logger };
-  const cacheService = new CacheService({ store: mailbox, directory: port, clock, settings: cacheSettings, ...logged });
+  const verify = o.verifySender === undefined ? {} : { verifySender: o.verifySender };
+  const cacheService = new CacheService({ store: mailbox, directory: port, clock, settings: cacheSettings, ...logged, ...verify });
 
   const identity = nodeIdentityOf(profile, keyOf(RELAY_SEED));
   if (o.dir === undefined) {
@@ -174,7 +190,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     identity,
     outbound,
     ownCacheUrls: () => [CACHE_URL],
-    local: localCachePort(cacheService, clock, 300),
+    local: localCachePort(cacheService, clock, 300, { sharedDidRecords: true }),
     retry: { attempts: 2, backoffMs: 1, timeoutMs: 2000, ...o.storeRetry },
     sleep: async () => undefined,
     ...logged,
@@ -200,6 +216,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     },
     events: (e) => events.push(e),
     ...logged,
+    ...verify,
   });
   const server = createHttpServer({
     name: 'relay',
@@ -210,6 +227,17 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
   });
   registerRelayRoutes(server, service, { nodeAuth: { profile, directory: port, nonces: store, clock } });
   await server.fastify.ready();
+  let cacheServer: HttpServer | undefined;
+  if (o.cacheOverHttp === true) {
+    cacheServer = createHttpServer({
+      name: 'cache',
+      logger: o.logger ?? false,
+      bodyLimitBytes: cacheSettings.maxEnvelopeBytes,
+      tooLargeCode: 'envelope_too_large',
+    });
+    registerCacheRoutes(cacheServer, cacheService, { nodeAuth: { profile, directory: port, nonces: mailbox, clock } });
+    cacheHttpUrl = (await cacheServer.fastify.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
+  }
 
   const inject = async (url: string, payload: Body | string, headers: Record<string, string> = {}) => {
     const res = await server.fastify.inject({
@@ -235,6 +263,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     identity,
     live,
     events,
+    cacheHttpUrl,
     registerRecipient: (seed, opts = {}) => registerRecipientAt(dir, seed, opts),
     envelope(to, over = {}) {
       const env: Body = {
@@ -268,6 +297,7 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     },
     async close(keepDir = false) {
       await server.fastify.close();
+      await cacheServer?.fastify.close();
       outbound.close();
       await store.close();
       await mailbox.close();

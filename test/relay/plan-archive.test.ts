@@ -12,7 +12,7 @@ import { NETWORK_CONSTRAINTS } from '../../src/protocol/constraints.js';
 import type { Service } from '../../src/protocol/document.js';
 import { parseEnvelope } from '../../src/protocol/envelope.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
-import type { CacheStorer, StoreOutcome } from '../../src/relay/cache-store-client.js';
+import type { CacheStorer, StoreItem, StoreOutcome } from '../../src/relay/cache-store-client.js';
 import { type DeliveryFailure, type DeliveryResult } from '../../src/relay/delivery-result.js';
 import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeIdentityOf } from '../../src/relay/node-identity.js';
@@ -65,8 +65,8 @@ const directory: DirectoryPort = {
 class ScriptedStorer implements CacheStorer {
   readonly stored: { endpoint: string; body: Record<string, unknown> }[] = [];
   constructor(private readonly accepts: Record<string, boolean>) {}
-  async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
-    this.stored.push({ endpoint, body: JSON.parse(body.toString('utf8')) as Record<string, unknown> });
+  async store(endpoint: string, item: StoreItem): Promise<StoreOutcome> {
+    this.stored.push({ endpoint, body: JSON.parse(item.bytes.toString('utf8')) as Record<string, unknown> });
     if (this.accepts[endpoint] !== true) return { ok: false, attempts: 1, cacheResult: `refused_by_${new URL(endpoint).hostname}` };
     const hours = endpoint.includes('cache') ? 24 : 12;
     return { ok: true, attempts: 1, retention: { appliedTtl: `PT${hours}H`, expiresAt: new Date(NOW + hours * 3_600_000).toISOString() } };

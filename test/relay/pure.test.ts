@@ -5,7 +5,7 @@ import { DdnError } from '../../src/base/errors.js';
 import type { DidDocument, Service } from '../../src/protocol/document.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 import { cacheServicesOf, isLivePushEligible, storeInCaches } from '../../src/relay/base-delivery.js';
-import type { CacheStorer, StoreOutcome } from '../../src/relay/cache-store-client.js';
+import type { CacheStorer, StoreItem, StoreOutcome } from '../../src/relay/cache-store-client.js';
 import { DeliveryFailure, failureResult, retryAfterOf } from '../../src/relay/delivery-result.js';
 import { appendMembers, BaseDidDeliveryExecutor } from '../../src/relay/executor.js';
 import { parseEnvelope } from '../../src/protocol/envelope.js';
@@ -29,15 +29,15 @@ function doc(services: Service[]): DidDocument {
 class ScriptedStorer implements CacheStorer {
   readonly calls: { endpoint: string; body: string }[] = [];
   constructor(private readonly script: Record<string, boolean[]>) {}
-  async store(endpoint: string, body: Buffer): Promise<StoreOutcome> {
-    this.calls.push({ endpoint, body: body.toString() });
+  async store(endpoint: string, item: StoreItem): Promise<StoreOutcome> {
+    this.calls.push({ endpoint, body: item.bytes.toString() });
     const list = this.script[endpoint] ?? [true];
     const ok = list.length > 1 ? list.shift()! : list[0]!;
     return ok ? { ok: true, attempts: 1, retention: null } : { ok: false, attempts: 2, cacheResult: `no at ${endpoint}` };
   }
 }
 
-const bodies = (...names: string[]) => names.map((n) => Buffer.from(n));
+const bodies = (...names: string[]): StoreItem[] => names.map((n) => ({ bytes: Buffer.from(n) }));
 
 describe('base-DID delivery order and store loop (§10.4.1)', () => {
   it('orders Cache services by priority (absent last), then document order; other types are ignored', () => {

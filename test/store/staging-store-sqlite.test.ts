@@ -14,6 +14,7 @@ import type { NonceClaim } from '../../src/ports/nonce-registry.js';
 import { migrate } from '../../src/store/sqlite/database.js';
 import { RELAY_MIGRATIONS, SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../../src/store/sqlite/relay-staging-store.js';
 import type { WorkerWriter } from '../../src/store/sqlite/worker-writer.js';
+import type { OpResults, WriteOp } from '../../src/store/sqlite/op-writer.js';
 import { isCode, R, req, stagingContract, T } from './staging-contract.js';
 
 for (const [name, options] of [
@@ -30,7 +31,7 @@ for (const [name, options] of [
   });
 }
 
-const writerOf = (s: SqliteRelayStagingStore) => (s as unknown as { writer: WorkerWriter<unknown> }).writer;
+const writerOf = (s: SqliteRelayStagingStore) => (s as unknown as { writer: WorkerWriter<WriteOp, OpResults<WriteOp>> }).writer;
 const threadNames = () => readdirSync('/proc/self/task').map((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim());
 
 describe("the Relay store's writer thread", () => {

@@ -70,7 +70,13 @@ export async function runStoreStep(
   const targets = await resolvedTargets(deps, step, cacheServiceType, problems, state.trace?.id);
   const desired = Math.max(1, Math.min(Number(step.desired_replicas ?? 1), maxReplicas));
   const required = Math.max(1, Math.min(Number(step.required_replicas ?? 1), desired));
-  const report = await storeInCaches(toServices(targets), bodies, desired, deps.storer, state.trace);
+  const report = await storeInCaches(
+    toServices(targets),
+    bodies.map((bytes) => ({ bytes })),
+    desired,
+    deps.storer,
+    state.trace,
+  );
   state.attempts += report.attempts;
   if (report.attempts > 0) state.cacheAttempted = true;
   if (report.lastFailure !== null) state.lastCacheFailure = report.lastFailure;
@@ -93,7 +99,13 @@ export async function runArchiveStep(
   const id = String(step.id);
   const problems: string[] = [];
   const targets = await resolvedTargets(deps, { ...step, selection: 'Priority' }, archiveServiceType, problems, state.trace?.id);
-  const report = await storeInCaches(toServices(targets), bodies, targets.length, deps.storer, state.trace);
+  const report = await storeInCaches(
+    toServices(targets),
+    bodies.map((bytes) => ({ bytes })),
+    targets.length,
+    deps.storer,
+    state.trace,
+  );
   state.attempts += report.attempts;
   if (report.attempts > 0) state.cacheAttempted = true;
   if (report.lastFailure !== null) state.lastCacheFailure = report.lastFailure;

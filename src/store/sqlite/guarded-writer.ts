@@ -4,7 +4,7 @@
  * failed on the full disk is tried once more after the guard gave back its reserve.
  */
 import type { StorageGuard } from '../storage-guard.js';
-import type { OpWriter } from './op-writer.js';
+import type { OpResults, OpWriter, WriteOp } from './op-writer.js';
 
 /** Which of a store's operations add data (refused while the disk is full). */
 export interface GuardSpec<Op> {
@@ -12,9 +12,9 @@ export interface GuardSpec<Op> {
   addsData(op: Op): boolean;
 }
 
-export class GuardedOpWriter<Op> implements OpWriter<Op> {
+export class GuardedOpWriter<Op extends WriteOp, R extends OpResults<Op>> implements OpWriter<Op, R> {
   constructor(
-    private readonly inner: OpWriter<Op>,
+    private readonly inner: OpWriter<Op, R>,
     private readonly spec: GuardSpec<Op>,
   ) {}
 
@@ -26,7 +26,7 @@ export class GuardedOpWriter<Op> implements OpWriter<Op> {
     return this.inner.queued;
   }
 
-  submit(op: Op, bytes: number): Promise<unknown> {
+  submit<O extends Op>(op: O, bytes: number): Promise<R[O['kind']]> {
     return this.spec.guard.writeAsync(this.spec.addsData(op), () => this.inner.submit(op, bytes));
   }
 

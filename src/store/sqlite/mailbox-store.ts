@@ -42,7 +42,7 @@ import {
   type SetRow,
   type SummaryRow,
 } from './mailbox-schema.js';
-import { mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
+import { mailboxOpRunner, type MailboxWriteOp, type MailboxWriteResults } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import type { OpWriter } from './op-writer.js';
 import type { StorageGuard } from '../storage-guard.js';
@@ -76,7 +76,7 @@ export class SqliteMailboxStore implements MailboxStore {
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
     const db = openSqlite(path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
     const { checkpointerFromBytes } = options;
-    const writer = storeWriter<MailboxWriteOp>(db, path, {
+    const writer = storeWriter<MailboxWriteOp, MailboxWriteResults>(db, path, {
       ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
       runner: (d) => mailboxOpRunner(new MailboxWrites(d)),
       module: { name: 'mailbox-writer-worker', label: 'mailbox' },
@@ -89,7 +89,7 @@ export class SqliteMailboxStore implements MailboxStore {
 
   private constructor(
     private readonly db: SqliteDb,
-    private readonly writer: OpWriter<MailboxWriteOp>,
+    private readonly writer: OpWriter<MailboxWriteOp, MailboxWriteResults>,
     options: SqliteMailboxOptions,
   ) {
     const limits = options.readCache ?? DEFAULT_READ_CACHE_LIMITS;
@@ -134,11 +134,11 @@ export class SqliteMailboxStore implements MailboxStore {
   // ------------------------------------------------------------------ writes
 
   put(req: PutRequest): Promise<PutResult> {
-    return this.writer.submit({ kind: 'put', req }, req.entry.envelope.byteLength) as Promise<PutResult>;
+    return this.writer.submit({ kind: 'put', req }, req.entry.envelope.byteLength);
   }
 
   claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean> {
-    return this.writer.submit({ kind: 'claim', claim, nowMs }, 0) as Promise<boolean>;
+    return this.writer.submit({ kind: 'claim', claim, nowMs }, 0);
   }
 
   async releaseNonce(claim: NonceClaim): Promise<void> {
@@ -146,11 +146,11 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   ack(did: string, messageIds: readonly string[], nowMs: number, claim: NonceClaim): Promise<string[]> {
-    return this.writer.submit({ kind: 'ack', did, messageIds, nowMs, claim }, 0) as Promise<string[]>;
+    return this.writer.submit({ kind: 'ack', did, messageIds, nowMs, claim }, 0);
   }
 
   sweep(nowMs: number): Promise<SweepResult> {
-    return sweepInBatches(() => this.writer.submit({ kind: 'sweep', nowMs }, 0) as Promise<SweepResult & { more: boolean }>, {
+    return sweepInBatches(() => this.writer.submit({ kind: 'sweep', nowMs }, 0), {
       expiredEntries: 0,
       purgedChunkSets: 0,
       purgedChunks: 0,

@@ -7,10 +7,24 @@
 import type { SqliteDb } from './database.js';
 import { GroupCommitWriter, type GroupCommitOptions } from './group-commit.js';
 
+/** A store's write operation: plain data (it may cross to a writer thread), told apart by `kind`. */
+export interface WriteOp {
+  kind: string;
+}
+
+/** What each kind of a store's operations answers: the op → result map the store declares beside its operations. */
+export type OpResults<Op extends WriteOp> = { [K in Op['kind']]: unknown };
+
+/**
+ * How each kind of operation runs, typed by its result in `R`: the one place that ties a kind to what it answers,
+ * so the writer's `submit` answers `R[kind]` and no caller casts.
+ */
+export type OpHandlers<Op extends WriteOp, R extends OpResults<Op>> = { [K in Op['kind']]: (op: Extract<Op, { kind: K }>) => R[K] };
+
 /** Runs a store's write operations in group-committed transactions. */
-export interface OpWriter<Op> {
+export interface OpWriter<Op extends WriteOp, R extends OpResults<Op>> {
   /** Queues `op`; resolves with its result once committed. `bytes` counts toward the queue's byte bound. */
-  submit(op: Op, bytes: number): Promise<unknown>;
+  submit<O extends Op>(op: O, bytes: number): Promise<R[O['kind']]>;
   /** Resolves once everything submitted so far is committed (or failed). */
   settle(): Promise<void>;
   /** Commits what is queued, then refuses further writes. */
@@ -21,20 +35,32 @@ export interface OpWriter<Op> {
   readonly queued: number;
 }
 
-/** How a store's operations run inside the writer's transaction, on whichever thread. */
-export interface OpRunner<Op> {
+/**
+ * How a store's operations run inside the writer's transaction, on whichever thread. Untyped, as its answers cross
+ * the thread boundary; made from {@link OpHandlers} by {@link opRunner}.
+ */
+export interface OpRunner<Op extends WriteOp, R extends OpResults<Op> = OpResults<Op>> {
   run(op: Op): unknown;
   /** Whether `op` must be on stable storage when answered (bookkeeping may commit without an fsync); default true. */
   sync?(op: Op): boolean;
+  /** Never set: carries the result map the runner was made with, so a writer is typed by the same one. */
+  readonly results?: R;
+}
+
+/** The runner of `handlers`: each operation runs by the handler of its kind. */
+export function opRunner<Op extends WriteOp, R extends OpResults<Op>>(handlers: OpHandlers<Op, R>, sync?: (op: Op) => boolean): OpRunner<Op, R> {
+  // `handlers` has one handler per kind, each taking the operations of that kind
+  const byKind = handlers as unknown as Record<string, (op: Op) => unknown>;
+  return { run: (op) => byKind[op.kind]!(op), ...(sync === undefined ? {} : { sync }) };
 }
 
 /** Writes on the calling thread's own connection. */
-export class InThreadOpWriter<Op> implements OpWriter<Op> {
+export class InThreadOpWriter<Op extends WriteOp, R extends OpResults<Op>> implements OpWriter<Op, R> {
   private readonly writer: GroupCommitWriter;
 
   constructor(
     db: SqliteDb,
-    private readonly runner: OpRunner<Op>,
+    private readonly runner: OpRunner<Op, R>,
     options: GroupCommitOptions = {},
   ) {
     this.writer = new GroupCommitWriter(db, options);
@@ -48,8 +74,9 @@ export class InThreadOpWriter<Op> implements OpWriter<Op> {
     return this.writer.pending;
   }
 
-  submit(op: Op, bytes: number): Promise<unknown> {
-    return this.writer.submit(() => this.runner.run(op), bytes, this.runner.sync?.(op) ?? true);
+  submit<O extends Op>(op: O, bytes: number): Promise<R[O['kind']]> {
+    // the runner was made from OpHandlers<Op, R>: `op` answers R[O['kind']]
+    return this.writer.submit(() => this.runner.run(op) as R[O['kind']], bytes, this.runner.sync?.(op) ?? true);
   }
 
   settle(): Promise<void> {

@@ -25,7 +25,7 @@ import { nonceKey } from './nonce-key.js';
 import type { OpWriter } from './op-writer.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { RELAY_MIGRATIONS } from './relay-schema.js';
-import { relayOpBytes, relayOpRunner, type RelayWriteOp } from './relay-write-ops.js';
+import { relayOpBytes, relayOpRunner, type RelayWriteOp, type RelayWriteResults } from './relay-write-ops.js';
 import { RelayWrites, SELECT_CHUNK_BY_KEY, SELECT_SET, type ChunkRow, type SetRow } from './relay-writes.js';
 import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 
@@ -55,7 +55,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   /** Opens (creating and migrating) `path` with WAL and `synchronous = FULL`. */
   static open(path: string, options: SqliteRelayStagingOptions = {}): SqliteRelayStagingStore {
     const db = openSqlite(path, RELAY_MIGRATIONS, 'relay', { synchronous: 'FULL' });
-    const writer = storeWriter<RelayWriteOp>(db, path, {
+    const writer = storeWriter<RelayWriteOp, RelayWriteResults>(db, path, {
       ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
       runner: (d) => relayOpRunner(new RelayWrites(d)),
       module: { name: 'relay-writer-worker', label: 'relay staging store' },
@@ -68,7 +68,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   private constructor(
     /** The connection reads run on. */
     readonly db: SqliteDb,
-    private readonly writer: OpWriter<RelayWriteOp>,
+    private readonly writer: OpWriter<RelayWriteOp, RelayWriteResults>,
   ) {
     const p = (sql: string) => db.prepare(sql);
     this.q = {
@@ -137,28 +137,26 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
     // bookkeeping: a result lost to a power failure only means an identical retry delivers again (and the Cache
     // deduplicates it), so these commits need no fsync of their own (`relayOpRunner`)
-    const op: RelayWriteOp = { kind: 'result', messageKey, contentHash, recipient: recipientDid, resultText: JSON.stringify(result), nowMs };
-    return this.submit(op) as Promise<void>;
+    return this.submit({ kind: 'result', messageKey, contentHash, recipient: recipientDid, resultText: JSON.stringify(result), nowMs });
   }
 
   stage(req: StageRequest): Promise<StageOutcome> {
-    return (this.submit({ kind: 'stage', req }) as Promise<StageOutcome>).catch((err: unknown) => {
+    return this.submit({ kind: 'stage', req }).catch((err: unknown) => {
       throw toStagingError(err);
     });
   }
 
   finishSet(recipientDid: string, groupId: string, chunks: readonly StagedChunk[], result: DeliveryResult, nowMs: number): Promise<void> {
     const delivered = chunks.map((c) => ({ messageKey: c.messageKey, contentHash: c.contentHash }));
-    const op: RelayWriteOp = { kind: 'finish_set', recipient: recipientDid, groupId, delivered, resultText: JSON.stringify(result), nowMs };
-    return this.submit(op) as Promise<void>;
+    return this.submit({ kind: 'finish_set', recipient: recipientDid, groupId, delivered, resultText: JSON.stringify(result), nowMs });
   }
 
   claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean> {
-    return this.submit({ kind: 'claim', claim, nowMs }) as Promise<boolean>;
+    return this.submit({ kind: 'claim', claim, nowMs });
   }
 
   sweep(nowMs: number): Promise<RelaySweepResult> {
-    return sweepInBatches(() => this.submit({ kind: 'sweep', nowMs }) as Promise<RelaySweepResult & { more: boolean }>, {
+    return sweepInBatches(() => this.submit({ kind: 'sweep', nowMs }), {
       purgedSets: 0,
       purgedChunks: 0,
       expiredResults: 0,
@@ -175,7 +173,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     if (this.db.open) this.db.close();
   }
 
-  private submit(op: RelayWriteOp): Promise<unknown> {
+  private submit<O extends RelayWriteOp>(op: O): Promise<RelayWriteResults[O['kind']]> {
     return this.writer.submit(op, relayOpBytes(op));
   }
 }

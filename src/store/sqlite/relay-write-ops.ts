@@ -3,8 +3,8 @@
  * (`relay-writer-worker.ts`) and run there by {@link relayOpRunner}.
  */
 import type { NonceClaim } from '../../ports/nonce-registry.js';
-import type { StageRequest } from '../../relay/staging-store.js';
-import type { OpRunner } from './op-writer.js';
+import type { RelaySweepResult, StageOutcome, StageRequest } from '../../relay/staging-store.js';
+import { opRunner, type OpRunner } from './op-writer.js';
 import type { DeliveredKey, RelayWrites } from './relay-writes.js';
 
 /** One write of the Relay's store. */
@@ -15,25 +15,27 @@ export type RelayWriteOp =
   | { kind: 'claim'; claim: NonceClaim; nowMs: number }
   | { kind: 'sweep'; nowMs: number };
 
+/** What each write of the Relay's store answers. */
+export interface RelayWriteResults {
+  stage: StageOutcome;
+  result: void;
+  finish_set: void;
+  claim: boolean;
+  sweep: RelaySweepResult & { more: boolean };
+}
+
 /** How the operations run on `writes`. A remembered result is bookkeeping: its commit needs no fsync of its own. */
-export function relayOpRunner(writes: RelayWrites): OpRunner<RelayWriteOp> {
-  return {
-    run(op) {
-      switch (op.kind) {
-        case 'stage':
-          return writes.stage(op.req);
-        case 'result':
-          return writes.saveResult(op.messageKey, op.contentHash, op.recipient, op.resultText, op.nowMs);
-        case 'finish_set':
-          return writes.finishSet(op.recipient, op.groupId, op.delivered, op.resultText, op.nowMs);
-        case 'claim':
-          return writes.claim(op.claim, op.nowMs);
-        case 'sweep':
-          return writes.sweepStep(op.nowMs);
-      }
+export function relayOpRunner(writes: RelayWrites): OpRunner<RelayWriteOp, RelayWriteResults> {
+  return opRunner<RelayWriteOp, RelayWriteResults>(
+    {
+      stage: (op) => writes.stage(op.req),
+      result: (op) => writes.saveResult(op.messageKey, op.contentHash, op.recipient, op.resultText, op.nowMs),
+      finish_set: (op) => writes.finishSet(op.recipient, op.groupId, op.delivered, op.resultText, op.nowMs),
+      claim: (op) => writes.claim(op.claim, op.nowMs),
+      sweep: (op) => writes.sweepStep(op.nowMs),
     },
-    sync: (op) => op.kind !== 'result',
-  };
+    (op) => op.kind !== 'result',
+  );
 }
 
 /** The bytes an operation holds (they count toward the writer's queue and batch bounds). */

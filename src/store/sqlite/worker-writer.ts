@@ -18,7 +18,7 @@ import { ThreadDeaths } from '../../base/thread-deaths.js';
 import type { GroupCommitOptions } from './group-commit.js';
 import { GuardedOpWriter, type GuardSpec } from './guarded-writer.js';
 import type { SqliteDb } from './database.js';
-import { InThreadOpWriter, type OpRunner, type OpWriter } from './op-writer.js';
+import { InThreadOpWriter, type OpResults, type OpRunner, type OpWriter, type WriteOp } from './op-writer.js';
 import type { WriterThreadData } from './writer-thread.js';
 import { fromWireError, type WriterReply, type WriterRequest, type WriterThreadStats } from './writer-wire.js';
 
@@ -51,7 +51,7 @@ export interface WriterModule {
 const NO_STATS: WriterThreadStats = { commits: 0, operations: 0, info: {} };
 
 /** A store's writes on a writer thread with its own connection to the store's file. */
-export class WorkerWriter<Op> implements OpWriter<Op> {
+export class WorkerWriter<Op extends WriteOp, R extends OpResults<Op>> implements OpWriter<Op, R> {
   private worker: Worker;
   private readonly workerData: WriterThreadData;
   private readonly inFlight = new Map<number, InFlight>();
@@ -110,7 +110,7 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
     return this.restartsNow;
   }
 
-  submit(op: Op, bytes: number): Promise<unknown> {
+  submit<O extends Op>(op: O, bytes: number): Promise<R[O['kind']]> {
     if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the store is closing'));
     if (this.failure !== undefined)
       return Promise.reject(new DdnError('service_unavailable', `the ${this.module.label} writer failed; writes are refused until restart`));
@@ -118,9 +118,10 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
     if (n >= this.maxQueuedOps || (n > 0 && this.queuedBytes + bytes > this.maxQueuedBytes)) {
       return Promise.reject(new DdnError('rate_limited', 'the write queue is full', { retry_after_seconds: 1 }));
     }
-    return new Promise((resolve, reject) => {
+    return new Promise<R[O['kind']]>((resolve, reject) => {
       const id = this.nextId++;
-      this.inFlight.set(id, { resolve, reject, bytes });
+      // the thread runs `op` by the OpHandlers<Op, R> of its module: its answer is R[O['kind']]
+      this.inFlight.set(id, { resolve: resolve as (v: unknown) => void, reject, bytes });
       this.queuedBytes += bytes;
       this.outbox.push({ id, op });
       if (this.inFlight.size === 1) this.worker.ref();
@@ -256,11 +257,11 @@ export class WorkerWriter<Op> implements OpWriter<Op> {
 }
 
 /** How {@link storeWriter} builds a store's writer. */
-export interface StoreWriterSpec<Op> {
+export interface StoreWriterSpec<Op extends WriteOp, R extends OpResults<Op>> {
   /** Write on the calling thread's connection instead of a thread of its own (always so for `:memory:`). */
   inThread?: boolean;
   /** How the operations run on a connection (this one, or the thread's). */
-  runner(db: SqliteDb): OpRunner<Op>;
+  runner(db: SqliteDb): OpRunner<Op, R>;
   module: WriterModule;
   /** More of the thread's start data than the path. */
   data?: Omit<WriterThreadData, 'path'> & Record<string, unknown>;
@@ -270,10 +271,10 @@ export interface StoreWriterSpec<Op> {
 }
 
 /** The writer of the store file `path` opened as `db`: a thread of its own with its own connection, unless asked otherwise. */
-export function storeWriter<Op>(db: SqliteDb, path: string, spec: StoreWriterSpec<Op>): OpWriter<Op> {
-  const writer =
+export function storeWriter<Op extends WriteOp, R extends OpResults<Op>>(db: SqliteDb, path: string, spec: StoreWriterSpec<Op, R>): OpWriter<Op, R> {
+  const writer: OpWriter<Op, R> =
     spec.inThread === true || path === ':memory:'
-      ? new InThreadOpWriter(db, spec.runner(db), spec.options)
-      : new WorkerWriter<Op>(spec.module, { ...spec.data, path }, spec.options);
+      ? new InThreadOpWriter<Op, R>(db, spec.runner(db), spec.options)
+      : new WorkerWriter<Op, R>(spec.module, { ...spec.data, path }, spec.options);
   return spec.guard === undefined ? writer : new GuardedOpWriter(writer, spec.guard);
 }

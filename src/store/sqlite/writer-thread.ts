@@ -8,7 +8,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { SqliteDb } from './database.js';
 import { GroupCommitWriter } from './group-commit.js';
-import type { OpRunner } from './op-writer.js';
+import type { OpRunner, WriteOp } from './op-writer.js';
 import { toWireError, type WriterAnswer, type WriterReply, type WriterRequest } from './writer-wire.js';
 
 /** The batch bounds the owner passes in its `workerData`. */
@@ -19,7 +19,7 @@ export interface WriterThreadData {
 }
 
 /** What a writer module hands to {@link serveWriterThread}. */
-export interface WriterThreadSpec<Op> {
+export interface WriterThreadSpec<Op extends WriteOp> {
   db: SqliteDb;
   data: WriterThreadData;
   runner: OpRunner<Op>;
@@ -36,7 +36,7 @@ export interface WriterThreadSpec<Op> {
 }
 
 /** Serves the owner's batches on this worker thread until it asks to close. */
-export function serveWriterThread<Op>(spec: WriterThreadSpec<Op>): void {
+export function serveWriterThread<Op extends WriteOp>(spec: WriterThreadSpec<Op>): void {
   const port = parentPort;
   if (port === null) throw new Error('a writer module runs as a worker thread');
   const { db, data, runner } = spec;
