@@ -43,4 +43,3 @@ export function directoryAccess(ctx: NodeContext, ledger: Ledger): DirectoryAcce
   });
   return { remote, directory: view, cacheDirectory: new FreshDidRecords(view, http), probe };
 }
-

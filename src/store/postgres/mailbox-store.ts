@@ -498,6 +498,7 @@ export class PgMailboxStore implements MailboxStore {
     return chunkSetState(groupId, set.total_chunks, received, set.complete, Number(set.retry_until_ms));
   }
 
+  // eslint-disable-next-line max-lines-per-function -- TODO(issue 41 items 2/3): split after the concurrent changes to this file merge
   private async putNow(c: pg.PoolClient, req: PutRequest): Promise<PutResult> {
     const { entry, nowMs } = req;
     if (req.claim !== null && !(await this.claimNow(c, req.claim, nowMs))) throw replayed();
