@@ -56,6 +56,15 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // No function over 80 lines of code in src/ (CONTRIBUTING.md, "Rules of the house"). An exception says why on the
+  // line before it: `// eslint-disable-next-line max-lines-per-function -- <a table / one scanner …>`.
+  {
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    // TODO(issue 41 item 1): src/http/ and the route files are being restructured (one route object per route);
+    // the lead removes this exemption after that merge.
+    ignores: ['src/http/**', 'src/**/*routes*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
   {
     // Type-aware: a promise is awaited, returned, or handed to `void` where dropping it is meant (with the reason).
     files: ['**/*.ts', '**/*.tsx'],

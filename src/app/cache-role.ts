@@ -16,9 +16,15 @@ import { startVerifierThread, verifierPending } from '../crypto/verify-thread.js
 import type { HttpServer } from '../http/server.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { Profile } from '../protocol/profile.js';
+import { openPgMailboxStore } from '../store/postgres/mailbox-store.js';
+import type { PgPool } from '../store/postgres/pool.js';
 import { SqliteMailboxStore, type SqliteMailboxOptions } from '../store/sqlite/mailbox-store.js';
+import type { StorageGuard } from '../store/storage-guard.js';
 import type { Config } from './config.js';
+import type { DirectoryAccess } from './directory-access.js';
 import type { NodeMetrics } from './metrics.js';
+import { runs, type NodeContext } from './node-context.js';
+import type { NodeUrls } from './public-urls.js';
 
 /** The Cache file inside the data directory. */
 export const CACHE_DB_FILE = 'cache.sqlite';
@@ -54,6 +60,8 @@ export interface CacheRole {
   register(server: HttpServer): void;
   /** Starts the background purge. */
   start(): void;
+  /** Stops the background purge (`close()` stops it too). */
+  stop(): Promise<void>;
   /** One purge now. */
   sweep(): Promise<SweepResult>;
   /** Resolves once every accepted write is committed. */
@@ -138,6 +146,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
       );
       sweeper.start();
     },
+    stop: () => sweeper.stop(),
     sweep: () => sweeper.sweep(),
     settle: () => store.settle(),
     async close() {
@@ -145,4 +154,40 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
       await store.close();
     },
   };
+}
+
+/** A role a node runs, with the PostgreSQL pool its store opened (`--db`). */
+export interface OpenedRole<R> {
+  readonly role: R;
+  readonly pgPool?: PgPool;
+}
+
+/**
+ * The node's Cache role, when it runs one, as two components: the role with its mailbox (PostgreSQL with `--db`,
+ * else SQLite in the data directory), open once built and closed last; its background work (the verifier thread and
+ * the purge), started with the node and stopped before the mailbox closes.
+ */
+export async function openCacheRole(
+  ctx: NodeContext,
+  deps: { access: DirectoryAccess; storage: StorageGuard; urls: NodeUrls },
+): Promise<OpenedRole<CacheRole> | undefined> {
+  if (!runs(ctx, 'cache')) return undefined;
+  const { config, overrides } = ctx;
+  const mailbox = config.db === null ? undefined : await openPgMailboxStore(config.db.url, config.db.schema);
+  const role = createCacheRole({
+    config,
+    profile: ctx.profile,
+    clock: ctx.clock,
+    directory: deps.access.cacheDirectory,
+    nodeDirectory: deps.access.directory,
+    ...(mailbox === undefined ? {} : { mailbox }),
+    publicCacheUrls: deps.urls.cache,
+    logger: ctx.logger,
+    ...(mailbox === undefined ? { store: { guard: deps.storage } } : {}),
+    metrics: ctx.metrics,
+    ...(overrides.cacheSweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.cacheSweepIntervalMs }),
+  });
+  ctx.lifecycle.add({ name: 'cache', stop: () => role.close() });
+  ctx.lifecycle.add({ name: 'cache purge', start: () => role.start(), stop: () => role.stop() });
+  return { role, ...(mailbox === undefined ? {} : { pgPool: mailbox.pool }) };
 }

@@ -807,6 +807,28 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** The Relay's settings (`--relay-*`), read in the order of {@link loadConfig}. */
+function readRelay(r: Reader, profile: Config['profile']): Config['relay'] {
+  return {
+    maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 1, MAX_BODY_LIMIT),
+    maxUnchunkedMessageBytes: r.int('relay-max-unchunked-bytes', 1, MAX_BODY_LIMIT),
+    maxChunkBytes: r.int('relay-max-chunk-bytes', 1, MAX_BODY_LIMIT),
+    stagingWindowSeconds: r.int('relay-staging-window-seconds', 1, YEAR_SECONDS),
+    stagingMaxBytes: r.int('relay-staging-max-bytes', 1, Number.MAX_SAFE_INTEGER),
+    stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', 1, 1_000_000),
+    stagingMaxSetBytes: r.int('relay-staging-max-set-bytes', 1, Number.MAX_SAFE_INTEGER),
+    stagingMaxBytesPerRecipient: r.int('relay-staging-max-bytes-per-recipient', 1, Number.MAX_SAFE_INTEGER),
+    stagingMaxBytesPerSender: r.int('relay-staging-max-bytes-per-sender', 1, Number.MAX_SAFE_INTEGER),
+    stagingIdleSeconds: r.int('relay-staging-idle-seconds', 1, YEAR_SECONDS),
+    maxSessionsPerDid: r.int('relay-max-sessions-per-did', 1, 1024),
+    liveAuth: r.oneOf('relay-live-auth', LIVE_AUTH_MODES, profile === 'platform' ? 'required' : 'open'),
+    liveMaxSessions: r.int('relay-live-max-sessions', 1, 10_000_000),
+    liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
+    liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
+    liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 1, 600_000),
+  };
+}
+
 /**
  * Parses flags (`--name value` or `--name=value`; list flags may repeat and add up, other flags repeated: the
  * last wins) over the matching `DDN_*` variables
@@ -875,24 +897,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         pingIntervalMs: r.int('export-stream-ping-interval-ms', 100, 600_000),
       },
     },
-    relay: {
-      maxHttpEnvelopeBytes: r.int('relay-max-envelope-bytes', 1, MAX_BODY_LIMIT),
-      maxUnchunkedMessageBytes: r.int('relay-max-unchunked-bytes', 1, MAX_BODY_LIMIT),
-      maxChunkBytes: r.int('relay-max-chunk-bytes', 1, MAX_BODY_LIMIT),
-      stagingWindowSeconds: r.int('relay-staging-window-seconds', 1, YEAR_SECONDS),
-      stagingMaxBytes: r.int('relay-staging-max-bytes', 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxSetsPerRecipient: r.int('relay-staging-max-sets-per-recipient', 1, 1_000_000),
-      stagingMaxSetBytes: r.int('relay-staging-max-set-bytes', 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxBytesPerRecipient: r.int('relay-staging-max-bytes-per-recipient', 1, Number.MAX_SAFE_INTEGER),
-      stagingMaxBytesPerSender: r.int('relay-staging-max-bytes-per-sender', 1, Number.MAX_SAFE_INTEGER),
-      stagingIdleSeconds: r.int('relay-staging-idle-seconds', 1, YEAR_SECONDS),
-      maxSessionsPerDid: r.int('relay-max-sessions-per-did', 1, 1024),
-      liveAuth: r.oneOf('relay-live-auth', LIVE_AUTH_MODES, profile === 'platform' ? 'required' : 'open'),
-      liveMaxSessions: r.int('relay-live-max-sessions', 1, 10_000_000),
-      liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
-      liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
-      liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 1, 600_000),
-    },
+    relay: readRelay(r, profile),
     cache: {
       maxRetentionSeconds: r.int('cache-max-retention-seconds', 1, YEAR_SECONDS),
       chunkStagingWindowSeconds: r.int('cache-chunk-staging-window-seconds', 1, YEAR_SECONDS),

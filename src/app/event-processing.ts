@@ -19,6 +19,9 @@ import { OutboundHttp } from '../outbound/outbound-http.js';
 import type { RelayEvent } from '../relay/service.js';
 import type { CacheRole } from './cache-role.js';
 import type { Config } from './config.js';
+import type { DirectoryAccess } from './directory-access.js';
+import { runs, type NodeContext } from './node-context.js';
+import type { NodeUrls } from './public-urls.js';
 
 export const EVENTS_DB_FILE = 'events.sqlite';
 
@@ -87,4 +90,35 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
       runs.close();
     },
   };
+}
+
+/**
+ * Event processing of a node running the Cache or the Relay role, as a component (stopped after the Relay, whose
+ * events it takes, and before the Cache, whose events it subscribes to), its counters in the node's metrics.
+ */
+export function openEventProcessing(
+  ctx: NodeContext,
+  deps: { identity: NodeIdentity; access: DirectoryAccess; ledger: Ledger; cache: CacheRole | undefined; urls: NodeUrls },
+): EventProcessing | undefined {
+  const relay = runs(ctx, 'relay');
+  if (deps.cache === undefined && !relay) return undefined;
+  const { overrides, metrics } = ctx;
+  const events = startEventProcessing({
+    config: ctx.config,
+    profile: ctx.profile,
+    clock: ctx.clock,
+    identity: deps.identity,
+    directory: deps.access.directory,
+    ledger: deps.ledger,
+    remoteDirectory: deps.access.remote,
+    ...(deps.cache === undefined ? {} : { cache: deps.cache }),
+    ownRelayUrls: () => (relay ? deps.urls.relay() : []),
+    logger: ctx.logger,
+    ...(overrides.eventOutbound === undefined ? {} : { outbound: overrides.eventOutbound }),
+  });
+  ctx.lifecycle.add({ name: 'events', stop: () => events.close() });
+  const { dispatcher } = events;
+  metrics.countedBy('ddn_event_drops_total', 'Events and event steps dropped, by reason', 'reason', () => ({ ...dispatcher.drops() }));
+  metrics.countedBy('ddn_event_rule_runs_total', 'Event rules run, by outcome: ok (the plan succeeded) or failed', 'outcome', () => dispatcher.runs());
+  return events;
 }

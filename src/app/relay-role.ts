@@ -27,8 +27,18 @@ import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.
 import { describeUpgrade } from '../http/openapi-additions.js';
 import { attachWebSocketRoute } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
+import { PgLiveFanout } from '../store/postgres/live-fanout.js';
+import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
+import type { StorageGuard } from '../store/storage-guard.js';
+import type { OpenedRole } from './cache-role.js';
 import type { Config } from './config.js';
+import type { DirectoryAccess } from './directory-access.js';
+import { localCachePort } from './local-cache.js';
 import type { NodeMetrics } from './metrics.js';
+import { runs, type NodeContext } from './node-context.js';
+import type { NodeUrls } from './public-urls.js';
+import type { CacheRole } from './cache-role.js';
+import type { EventProcessing } from './event-processing.js';
 
 /** The Relay file inside the data directory. */
 export const RELAY_DB_FILE = 'relay.sqlite';
@@ -74,6 +84,8 @@ export interface RelayRole {
   register(server: HttpServer): void;
   /** Starts the background purge. */
   start(): void;
+  /** Stops the background purge (`close()` stops it too). */
+  stop(): Promise<void>;
   sweep(): Promise<RelaySweepResult>;
   /** Resolves once every accepted write is committed. */
   settle(): Promise<void>;
@@ -83,12 +95,10 @@ export interface RelayRole {
   close(): Promise<void>;
 }
 
-/** Opens the Relay's database and wires its parts. */
-export function createRelayRole(o: RelayRoleOptions): RelayRole {
+/** The Relay's settings from the configuration. */
+function relaySettings(o: RelayRoleOptions): RelaySettings {
   const c = o.config;
-  const logger = o.logger?.child({ role: 'relay' });
-  const m = o.metrics;
-  const settings: RelaySettings = Object.freeze({
+  return Object.freeze({
     profile: o.profile,
     publicRelayUrls: o.publicRelayUrls,
     maxHttpEnvelopeBytes: c.relay.maxHttpEnvelopeBytes,
@@ -104,9 +114,13 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     proofClockSkewSeconds: c.proofClockSkewSeconds,
     allowPlaintext: c.cache.allowPlaintext,
   });
+}
+
+/** The staging store: the one given, else the SQLite file in the data directory; its gauges in `m`. */
+function stagingStore(o: RelayRoleOptions, logger: Logger | undefined, m: NodeMetrics | undefined): RelayStagingStore {
   const store: RelayStagingStore =
     o.staging ??
-    SqliteRelayStagingStore.open(join(c.dataDir, RELAY_DB_FILE), {
+    SqliteRelayStagingStore.open(join(o.config.dataDir, RELAY_DB_FILE), {
       ...o.store,
       writer: {
         onBatchError: (err) => logger?.error({ err }, 'relay write batch failed'),
@@ -126,61 +140,47 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     });
     if (store instanceof SqliteRelayStagingStore) m.writerQueue('relay', () => store.writeQueue);
   }
-  const outbound = new OutboundHttp({
-    allowPrivate: c.policy.allowPrivateEndpoints,
-    ...(m === undefined ? {} : { observe: (result: string, seconds: number) => m.outbound(result, seconds) }),
-  });
-  const storer = new HttpCacheStorer({
-    profile: o.profile,
-    clock: o.clock,
-    identity: o.identity,
-    outbound,
-    ownCacheUrls: o.publicCacheUrls,
-    ...(o.localCache === undefined ? {} : { local: o.localCache }),
-    ...(o.storeRetry === undefined ? {} : { retry: o.storeRetry }),
-    ...(logger === undefined ? {} : { logger }),
-  });
-  // §10.4.2: plan steps make one attempt per endpoint with a 10 s timeout
-  const planStorer = new HttpCacheStorer({
-    profile: o.profile,
-    clock: o.clock,
-    identity: o.identity,
-    outbound,
-    ownCacheUrls: o.publicCacheUrls,
-    ...(o.localCache === undefined ? {} : { local: o.localCache }),
-    retry: { attempts: 1, timeoutMs: o.storeRetry?.timeoutMs ?? 10_000 },
-    ...(logger === undefined ? {} : { logger }),
-  });
-  // winning-rule lookups reused for their policy_ttl_seconds (a remote Directory's answers are reused by the node)
-  const directory = new PolicyCachingDirectory(o.directory, o.clock);
-  const planExecutor =
+  return store;
+}
+
+/** The Relay's two executors: base-DID delivery (stores retried) and `DeliveryPlan/v1` (one attempt per endpoint). */
+function relayExecutors(
+  o: RelayRoleOptions,
+  parts: { directory: PolicyCachingDirectory; outbound: OutboundHttp; live: LiveFanout; logger: Logger | undefined },
+): { base: DeliveryExecutor; plan: DeliveryExecutor } {
+  const { outbound, logger } = parts;
+  const storerOf = (retry: Partial<StoreRetryPolicy> | undefined): HttpCacheStorer =>
+    new HttpCacheStorer({
+      profile: o.profile,
+      clock: o.clock,
+      identity: o.identity,
+      outbound,
+      ownCacheUrls: o.publicCacheUrls,
+      ...(o.localCache === undefined ? {} : { local: o.localCache }),
+      ...(retry === undefined ? {} : { retry }),
+      ...(logger === undefined ? {} : { logger }),
+    });
+  const plan =
     o.planExecutor ??
     new PlanExecutor({
       profile: o.profile,
       identity: o.identity,
-      directory,
-      storer: planStorer,
+      directory: parts.directory,
+      // §10.4.2: plan steps make one attempt per endpoint with a 10 s timeout
+      storer: storerOf({ attempts: 1, timeoutMs: o.storeRetry?.timeoutMs ?? 10_000 }),
       forwarder: new HttpRelayForwarder({ profile: o.profile, clock: o.clock, identity: o.identity, outbound, ...(logger === undefined ? {} : { logger }) }),
     });
+  return { base: new BaseDidDeliveryExecutor({ profile: o.profile, identity: o.identity, storer: storerOf(o.storeRetry), live: parts.live }), plan };
+}
+
+/** The live sessions of this process, with the configured limits; their gauges in `m`. */
+function liveSessions(c: Config, m: NodeMetrics | undefined): LiveSessions {
   const sessions = new LiveSessions({
     ...DEFAULT_LIVE_LIMITS,
     maxSessions: c.relay.liveMaxSessions,
     maxSessionsPerDid: c.relay.maxSessionsPerDid,
     maxBufferedBytes: c.relay.liveMaxSessionBufferedBytes,
     maxTotalBufferedBytes: c.relay.liveMaxBufferedBytes,
-  });
-  const live = o.liveFanout === undefined ? new InProcessLiveFanout(sessions) : o.liveFanout(sessions);
-  const service = new RelayService({
-    settings,
-    directory,
-    store,
-    clock: o.clock,
-    executors: {
-      base: new BaseDidDeliveryExecutor({ profile: o.profile, identity: o.identity, storer, live }),
-      plan: planExecutor,
-    },
-    ...(o.events === undefined ? {} : { events: o.events }),
-    ...(logger === undefined ? {} : { logger }),
   });
   m?.gauges(
     {
@@ -189,6 +189,72 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     },
     () => sessions.totals(),
   );
+  return sessions;
+}
+
+/** Adds the Relay's routes and its `/ws/{did}/{device}` upgrade handler to `server`; the upgrade handler. */
+function registerRelay(
+  server: HttpServer,
+  o: RelayRoleOptions,
+  parts: { service: RelayService; store: RelayStagingStore; sessions: LiveSessions; logger: Logger | undefined; m: NodeMetrics | undefined },
+): WebSocketServer {
+  const { store, logger, m } = parts;
+  const c = o.config;
+  registerRelayRoutes(server, parts.service, {
+    nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
+    ...(m === undefined ? {} : { onResult: (r) => m.relayDelivery(r.delivery_mode, r.code) }),
+  });
+  describeUpgrade(server.fastify, {
+    path: '/ws/{did}/{device}',
+    summary: "A device's live session: envelopes pushed as they arrive (§10.8)",
+    parameters: [
+      { name: 'did', in: 'path', description: 'the recipient DID' },
+      { name: 'device', in: 'path', description: 'the device id' },
+    ],
+    errors: [400, 401, 403, 404, 405, 409, 429, 503],
+    messages: 'Server → client: one JSON envelope per text frame; --relay-live-auth decides the proof headers asked for.',
+  });
+  return attachWebSocketRoute({
+    server: server.fastify.server,
+    basePath: '',
+    directory: o.directory,
+    sessions: parts.sessions,
+    auth: {
+      mode: c.relay.liveAuth,
+      profile: o.profile,
+      clock: o.clock,
+      skewSeconds: c.proofClockSkewSeconds,
+      publicRelayUrls: o.publicRelayUrls,
+      claimNonce: (claim, nowMs) => store.claimNonce(claim, nowMs),
+      firstFrameTimeoutMs: c.relay.liveAuthTimeoutMs,
+    },
+    ...(logger === undefined ? {} : { logger }),
+  });
+}
+
+/** Opens the Relay's database and wires its parts. */
+export function createRelayRole(o: RelayRoleOptions): RelayRole {
+  const logger = o.logger?.child({ role: 'relay' });
+  const m = o.metrics;
+  const settings = relaySettings(o);
+  const store = stagingStore(o, logger, m);
+  const outbound = new OutboundHttp({
+    allowPrivate: o.config.policy.allowPrivateEndpoints,
+    ...(m === undefined ? {} : { observe: (result: string, seconds: number) => m.outbound(result, seconds) }),
+  });
+  // winning-rule lookups reused for their policy_ttl_seconds (a remote Directory's answers are reused by the node)
+  const directory = new PolicyCachingDirectory(o.directory, o.clock);
+  const sessions = liveSessions(o.config, m);
+  const live = o.liveFanout === undefined ? new InProcessLiveFanout(sessions) : o.liveFanout(sessions);
+  const service = new RelayService({
+    settings,
+    directory,
+    store,
+    clock: o.clock,
+    executors: relayExecutors(o, { directory, outbound, live, logger }),
+    ...(o.events === undefined ? {} : { events: o.events }),
+    ...(logger === undefined ? {} : { logger }),
+  });
   const sweep = (): Promise<RelaySweepResult> => service.sweep();
   const sweeper = new RelaySweeper(
     m?.countedSweep('ddn_relay_swept_total', "What the Relay's purge removed: chunk sets, chunks, delivery results and nonces past their window", sweep) ??
@@ -196,51 +262,22 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
     o.sweepIntervalMs ?? DEFAULT_RELAY_SWEEP_INTERVAL_MS,
     logger,
   );
-  let wss: WebSocketServer | undefined;
+  // the upgrade handlers of the servers the routes were added to (one: the Relay's)
+  const upgrades: WebSocketServer[] = [];
   return {
     service,
     store,
     sessions,
     live,
     settings,
-    register(server) {
-      registerRelayRoutes(server, service, {
-        nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
-        ...(m === undefined ? {} : { onResult: (r) => m.relayDelivery(r.delivery_mode, r.code) }),
-      });
-      describeUpgrade(server.fastify, {
-        path: '/ws/{did}/{device}',
-        summary: "A device's live session: envelopes pushed as they arrive (§10.8)",
-        parameters: [
-          { name: 'did', in: 'path', description: 'the recipient DID' },
-          { name: 'device', in: 'path', description: 'the device id' },
-        ],
-        errors: [400, 401, 403, 404, 405, 409, 429, 503],
-        messages: 'Server → client: one JSON envelope per text frame; --relay-live-auth decides the proof headers asked for.',
-      });
-      wss = attachWebSocketRoute({
-        server: server.fastify.server,
-        basePath: '',
-        directory: o.directory,
-        sessions,
-        auth: {
-          mode: c.relay.liveAuth,
-          profile: o.profile,
-          clock: o.clock,
-          skewSeconds: c.proofClockSkewSeconds,
-          publicRelayUrls: o.publicRelayUrls,
-          claimNonce: (claim, nowMs) => store.claimNonce(claim, nowMs),
-          firstFrameTimeoutMs: c.relay.liveAuthTimeoutMs,
-        },
-        ...(logger === undefined ? {} : { logger }),
-      });
-    },
+    register: (server) => void upgrades.push(registerRelay(server, o, { service, store, sessions, logger, m })),
     start: () => sweeper.start(),
+    stop: () => sweeper.stop(),
     sweep: () => sweeper.sweep(),
     settle: () => store.settle(),
     async closeSessions() {
       await sessions.closeAll();
-      wss?.close();
+      for (const wss of upgrades) wss.close();
     },
     async close() {
       await sessions.closeAll();
@@ -250,4 +287,60 @@ export function createRelayRole(o: RelayRoleOptions): RelayRole {
       await store.close();
     },
   };
+}
+
+/**
+ * The node's Relay role, when it runs one, as two components: the role with its staging store (PostgreSQL with
+ * `--db`, live pushes then reaching every Relay process through LISTEN/NOTIFY; else SQLite in the data
+ * directory), open once built and closed after the servers; its purge, started with the node.
+ */
+export async function openRelayRole(
+  ctx: NodeContext,
+  deps: {
+    access: DirectoryAccess;
+    storage: StorageGuard;
+    urls: NodeUrls;
+    identity: NodeIdentity;
+    cache: CacheRole | undefined;
+    events: EventProcessing | undefined;
+  },
+): Promise<OpenedRole<RelayRole> | undefined> {
+  if (!runs(ctx, 'relay')) return undefined;
+  const { config, overrides, logger, clock } = ctx;
+  const staging = config.db === null ? undefined : await openPgRelayStagingStore(config.db.url, config.db.schema);
+  const pgLive =
+    config.db === null || staging === undefined
+      ? undefined
+      : await PgLiveFanout.open({ url: config.db.url, schema: config.db.schema, pool: staging.pool, logger }).catch(async (e: unknown) => {
+          await staging.close();
+          throw e;
+        });
+  const { cache, events } = deps;
+  const role = createRelayRole({
+    config,
+    profile: ctx.profile,
+    clock,
+    directory: deps.access.directory,
+    ...(staging === undefined ? { store: { guard: deps.storage } } : { staging }),
+    ...(pgLive === undefined ? {} : { liveFanout: (sessions) => pgLive.attach(sessions) }),
+    identity: deps.identity,
+    ...(events === undefined ? {} : { events: (e) => events.relayEvent(e) }),
+    publicRelayUrls: deps.urls.relay,
+    publicCacheUrls: deps.urls.cache,
+    // the Cache takes the Relay's sender check as its own when both read the same DID records
+    ...(cache === undefined
+      ? {}
+      : {
+          localCache: localCachePort(cache.service, clock, config.proofClockSkewSeconds, {
+            sharedDidRecords: deps.access.cacheDirectory === deps.access.directory,
+          }),
+        }),
+    logger,
+    metrics: ctx.metrics,
+    ...(overrides.relaySweepIntervalMs === undefined ? {} : { sweepIntervalMs: overrides.relaySweepIntervalMs }),
+    ...(overrides.relayStoreRetry === undefined ? {} : { storeRetry: overrides.relayStoreRetry }),
+  });
+  ctx.lifecycle.add({ name: 'relay', stop: () => role.close() });
+  ctx.lifecycle.add({ name: 'relay purge', start: () => role.start(), stop: () => role.stop() });
+  return { role, ...(staging === undefined ? {} : { pgPool: staging.pool }) };
 }

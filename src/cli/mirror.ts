@@ -59,6 +59,48 @@ function intOption(value: string | undefined, name: string, fallback: number, mi
   throw new Error(`--${name}: must be an integer from ${min} to ${max}, got '${text}'`);
 }
 
+/** The follower's and the export stream's limits from the options, else the environment; throws naming a bad one. */
+function mirrorLimits(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Pick<MirrorArgs, 'followerLimits' | 'streamLimits'> {
+  const opt = (name: string): string | undefined => {
+    const v = values[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const d = DEFAULT_FOLLOWER_LIMITS;
+  const f = DEFAULT_FEED_STREAM_LIMITS;
+  return {
+    streamLimits: {
+      maxSessions: intOption(
+        opt('export-stream-max-sessions') ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS,
+        'export-stream-max-sessions',
+        f.maxSessions,
+        1,
+        1_000_000,
+      ),
+      maxSessionsPerAddress: intOption(
+        opt('export-stream-max-sessions-per-address') ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS_PER_ADDRESS,
+        'export-stream-max-sessions-per-address',
+        f.maxSessionsPerAddress,
+        1,
+        1_000_000,
+      ),
+      pingIntervalMs: intOption(
+        opt('export-stream-ping-interval-ms') ?? env.DDN_EXPORT_STREAM_PING_INTERVAL_MS,
+        'export-stream-ping-interval-ms',
+        f.pingIntervalMs,
+        100,
+        600_000,
+      ),
+    },
+    followerLimits: {
+      ...d,
+      maxLineBytes: intOption(opt('max-line-bytes') ?? env.DDN_MAX_LINE_BYTES, 'max-line-bytes', d.maxLineBytes, 1024, 1 << 30),
+      maxBlockBytes: intOption(opt('max-block-bytes') ?? env.DDN_MAX_BLOCK_BYTES, 'max-block-bytes', d.maxBlockBytes, 1024, 2 ** 40),
+      handshakeTimeoutMs: intOption(opt('handshake-timeout-ms') ?? env.DDN_HANDSHAKE_TIMEOUT_MS, 'handshake-timeout-ms', d.handshakeTimeoutMs, 1, 600_000),
+      pingIntervalMs: intOption(opt('ping-interval-ms') ?? env.DDN_PING_INTERVAL_MS, 'ping-interval-ms', d.pingIntervalMs, 1, 600_000),
+    },
+  };
+}
+
 /** The options, or a message saying which one is wrong. */
 export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorArgs | { help: true } | { error: string } {
   let values;
@@ -103,44 +145,13 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   const metricsToken = values['metrics-token'] ?? env.DDN_METRICS_TOKEN ?? null;
   const tokenProblem = metricsToken === null ? undefined : metricsTokenProblem(metricsToken);
   if (tokenProblem !== undefined) return { error: `--metrics-token: ${tokenProblem}` };
-  const d = DEFAULT_FOLLOWER_LIMITS;
-  let followerLimits: FollowerLimits;
-  let streamLimits: MirrorArgs['streamLimits'];
-  const f = DEFAULT_FEED_STREAM_LIMITS;
+  let limits: Pick<MirrorArgs, 'followerLimits' | 'streamLimits'>;
   try {
-    streamLimits = {
-      maxSessions: intOption(
-        values['export-stream-max-sessions'] ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS,
-        'export-stream-max-sessions',
-        f.maxSessions,
-        1,
-        1_000_000,
-      ),
-      maxSessionsPerAddress: intOption(
-        values['export-stream-max-sessions-per-address'] ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS_PER_ADDRESS,
-        'export-stream-max-sessions-per-address',
-        f.maxSessionsPerAddress,
-        1,
-        1_000_000,
-      ),
-      pingIntervalMs: intOption(
-        values['export-stream-ping-interval-ms'] ?? env.DDN_EXPORT_STREAM_PING_INTERVAL_MS,
-        'export-stream-ping-interval-ms',
-        f.pingIntervalMs,
-        100,
-        600_000,
-      ),
-    };
-    followerLimits = {
-      ...d,
-      maxLineBytes: intOption(values['max-line-bytes'] ?? env.DDN_MAX_LINE_BYTES, 'max-line-bytes', d.maxLineBytes, 1024, 1 << 30),
-      maxBlockBytes: intOption(values['max-block-bytes'] ?? env.DDN_MAX_BLOCK_BYTES, 'max-block-bytes', d.maxBlockBytes, 1024, 2 ** 40),
-      handshakeTimeoutMs: intOption(values['handshake-timeout-ms'] ?? env.DDN_HANDSHAKE_TIMEOUT_MS, 'handshake-timeout-ms', d.handshakeTimeoutMs, 1, 600_000),
-      pingIntervalMs: intOption(values['ping-interval-ms'] ?? env.DDN_PING_INTERVAL_MS, 'ping-interval-ms', d.pingIntervalMs, 1, 600_000),
-    };
+    limits = mirrorLimits(values, env);
   } catch (e) {
     return { error: (e as Error).message };
   }
+  const { followerLimits, streamLimits } = limits;
   const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror';
   return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken, followerLimits, streamLimits };
 }

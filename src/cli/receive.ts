@@ -10,7 +10,7 @@ import { leaf, UsageError, type CommandContext } from './command.js';
 import { commandFetch, directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
 import { memoryBound } from './memory.js';
-import { progressBar } from './progress.js';
+import { progressBar, type Progress } from './progress.js';
 import { recipientRef, resolveRecipient } from './recipient.js';
 
 /** The aggregated result of a run (one sweep, or a whole `--follow` session). */
@@ -137,9 +137,6 @@ export const receiveCommand = leaf('ddn receive', {
     const cacheFetch = commandFetch(o, 'the Cache', ctx.info);
     const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: cacheFetch }));
     const bar = progressBar(ctx.io, 'receiving');
-    let current = '';
-    let done = 0;
-    const bound = memoryBound();
     const sink = directorySink(o['output-dir']!, did);
     const receiver = new FileReceiver(
       dir.profile,
@@ -152,21 +149,7 @@ export const receiveCommand = leaf('ddn receive', {
       },
       {
         checkSender: directorySenderCheck(dir.profile, dir.client),
-        onProgress: (p) => {
-          if (p.key !== current) {
-            bar.finish();
-            done = 0;
-          }
-          current = p.key;
-          bound(p.receivedBytes - done);
-          done = p.receivedBytes;
-          // what an interrupted run reports (the part is kept: the next run continues from there)
-          ctx.progress({
-            receiving: { message_key: p.key, name: p.name, received_bytes: p.receivedBytes, total_bytes: p.totalBytes },
-            resume: 'run the same command again to continue where it stopped',
-          });
-          bar.update(p.receivedBytes, p.totalBytes, p.name);
-        },
+        onProgress: receiveProgress(ctx, bar),
       },
     );
     const result: ReceiveResult = { did, received: 0, files: [], errors: [], caches: [] };
@@ -178,10 +161,7 @@ export const receiveCommand = leaf('ddn receive', {
     if (!o.follow) return finish(ctx, result, first, sink);
 
     const relayUrl =
-      o.relay ??
-      record.document.service
-        .filter((s) => s.type === dir.profile.relayServiceType)
-        .flatMap((s) => (typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint))[0];
+      o.relay ?? record.document.service.filter((s) => s.type === dir.profile.relayServiceType).flatMap((s) => serviceEndpoints(s.serviceEndpoint))[0];
     if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${did} publishes no relay service`);
     const stop = ctx.io.shutdownSignal();
     const onReport = (r: ReceiveReport): void => {
@@ -216,3 +196,32 @@ export const receiveCommand = leaf('ddn receive', {
     return finish(ctx, result, last, sink);
   },
 });
+
+/** A service's endpoints, one or several. */
+function serviceEndpoints(endpoint: string | readonly string[]): readonly string[] {
+  return typeof endpoint === 'string' ? [endpoint] : endpoint;
+}
+
+/**
+ * What a receive shows and records of each file's progress: the bar, the memory bound of the file being received,
+ * and what an interrupted run reports (the part is kept: the next run continues from there).
+ */
+function receiveProgress(ctx: CommandContext, bar: Progress): (p: { key: string; name: string; receivedBytes: number; totalBytes: number }) => void {
+  let current = '';
+  let done = 0;
+  const bound = memoryBound();
+  return (p) => {
+    if (p.key !== current) {
+      bar.finish();
+      done = 0;
+    }
+    current = p.key;
+    bound(p.receivedBytes - done);
+    done = p.receivedBytes;
+    ctx.progress({
+      receiving: { message_key: p.key, name: p.name, received_bytes: p.receivedBytes, total_bytes: p.totalBytes },
+      resume: 'run the same command again to continue where it stopped',
+    });
+    bar.update(p.receivedBytes, p.totalBytes, p.name);
+  };
+}

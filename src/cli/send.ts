@@ -7,10 +7,11 @@ import { toHex } from '../base/bytes.js';
 import { parseDurationSeconds } from '../codec/duration.js';
 import type { EnvelopeSigner } from '../protocol/file-envelopes.js';
 import { resolveSigningKey } from '../protocol/keys.js';
-import { leaf, UsageError } from './command.js';
+import { leaf, UsageError, type CommandContext } from './command.js';
 import { commandFetch, directoryContext, DIRECTORY_OPTIONS, positiveInt, timeoutMs, type DirectoryContext } from './common.js';
 import { fileSource, stdinSource } from './file-input.js';
-import { progressBar } from './progress.js';
+import { progressBar, type Progress } from './progress.js';
+import type { DeadlineValues } from './request-deadlines.js';
 import { recipientRef, resolveRecipient, type RecipientRef } from './recipient.js';
 import { countdownTiming, retryLine } from './retry-notice.js';
 import { sendStateDir, sendStateKey, SendStateFile } from './send-state.js';
@@ -134,15 +135,7 @@ export const sendCommand = leaf('ddn send', {
     const interrupt = new AbortController();
     void ctx.io.shutdownSignal().then((signal) => interrupt.abort(interruption(signal)));
     const bar = progressBar(ctx.io, 'sending');
-    const relay = new RelayClient(o.relay!, {
-      fetch: commandFetch(o, 'the Relay', ctx.info, interrupt.signal),
-      retryForMs: retryFor,
-      timing: countdownTiming(ctx.io, interrupt.signal),
-      onRetry: (r) => {
-        bar.finish();
-        ctx.info(retryLine(r));
-      },
-    });
+    const relay = relayClient(ctx, o.relay!, { deadlines: o, retryForMs: retryFor, signal: interrupt.signal, bar });
     const recipientText = `${o.to === to.did ? to.did : `${o.to} (${to.did})`}`;
     if (state.resumed) ctx.info(`resuming: the Relay confirmed ${state.state.confirmed} envelope(s) of this send before (state ${state.path})`);
     ctx.info(`sending ${source.name} (${source.size} bytes) to ${recipientText} through ${o.relay}${sender ? ` as ${sender.did}` : ' anonymously'}`);
@@ -185,6 +178,19 @@ export const sendCommand = leaf('ddn send', {
     }
   },
 });
+
+/** The Relay client of a send: the command's deadlines, retries for `retryForMs` with a countdown, stopped by `signal`. */
+function relayClient(ctx: CommandContext, url: string, o: { deadlines: DeadlineValues; retryForMs: number; signal: AbortSignal; bar: Progress }): RelayClient {
+  return new RelayClient(url, {
+    fetch: commandFetch(o.deadlines, 'the Relay', ctx.info, o.signal),
+    retryForMs: o.retryForMs,
+    timing: countdownTiming(ctx.io, o.signal),
+    onRetry: (r) => {
+      o.bar.finish();
+      ctx.info(retryLine(r));
+    },
+  });
+}
 
 /** The error of a send that did not finish: how far it got and how to go on. */
 function stopped(e: unknown, signal: AbortSignal, state: SendStateFile, sent: { envelopes: number; total: number; bytes: number }): unknown {

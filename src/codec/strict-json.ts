@@ -29,6 +29,7 @@ const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b
  * Parses `text` (one JSON value, optional surrounding whitespace of space/TAB/LF/CR only).
  * `maxDepth` bounds nesting (the root value is depth 0); deeper input is a syntax error.
  */
+// eslint-disable-next-line max-lines-per-function -- one scanner: its nested functions share the cursor `i`; split apart they would pass it on every call of a hot path (every envelope and request body)
 export function parseStrictJson(text: string, maxDepth = 512): JsonNode {
   let i = 0;
   const err = (m: string): never => {

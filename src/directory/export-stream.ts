@@ -190,6 +190,65 @@ const sinkOf = (ws: WebSocket): FeedSink => ({
   close: (code, reason) => ws.close(code, reason),
 });
 
+/** What {@link admitUpgrade} decides with. */
+interface Admission {
+  readonly slots: ReadonlySet<Slot>;
+  readonly counts: FeedStreamCounts;
+  readonly limits: FeedStreamLimits;
+  readonly clock: Clock;
+  clientOf(req: IncomingMessage): string;
+  readonly logger: Logger | undefined;
+  /** Frees the place of a session that does not read (the one displaced). */
+  dropNotReading(slot: Slot): void;
+}
+
+/**
+ * Admits an upgrade to `GET /export/stream`: its cursor and its place (displacing a session of the same address
+ * that does not answer pings), or throws the refusal (404 another path, 400 a bad handshake or cursor, 503 full).
+ */
+function admitUpgrade(req: IncomingMessage, socket: Duplex, a: Admission): { cursor: number; slot: Slot } {
+  const target = splitTarget(req.url ?? '/');
+  if (target.path !== '/export/stream') throw new DdnError('not_found', 'no such route');
+  checkUpgradeHandshake(req);
+  const cursor = parseCursor(parseQuery(target.query).cursor, 'cursor');
+  const address = addressKey(a.clientOf(req));
+  const { limits } = a;
+  const decision = admitToStream([...a.slots], address, a.clock.nowMs(), limits);
+  if (!decision.admitted) {
+    if (decision.full === 'address') a.counts.refusedAddressShare++;
+    else a.counts.refusedFull++;
+    throw decision.full === 'address'
+      ? new DdnError('service_unavailable', 'too many export stream sessions from this client address; try again later', {
+          reason: 'export_stream_address_share',
+          limit: limits.maxSessionsPerAddress,
+          retry_after_seconds: 5,
+        })
+      : new DdnError('service_unavailable', 'too many export stream sessions; try again later', {
+          reason: 'export_stream_sessions',
+          limit: limits.maxSessions,
+          retry_after_seconds: 5,
+        });
+  }
+  if (decision.displace !== undefined) {
+    const displaced = decision.displace;
+    upgradeLogger(a.logger, req)?.info({ address: displaced.address }, 'export stream session displaced: it does not answer pings');
+    a.dropNotReading(displaced);
+  }
+  return { cursor, slot: { address, socket, awaitingPongSince: undefined } };
+}
+
+/** A session's incoming frames: client frames ignored, pongs matched to the last ping, pings answered while it reads. */
+function handleFrames(ws: WebSocket, slot: Slot): void {
+  ws.on('message', () => undefined); // client frames are ignored
+  ws.on('pong', (data) => {
+    if (slot.pingPayload !== undefined && data.equals(slot.pingPayload)) slot.awaitingPongSince = undefined;
+  });
+  // a client's pings are answered while what was sent to it drains; one that does not read gets no pongs
+  ws.on('ping', (data) => {
+    if (ws.bufferedAmount < PONG_BACKLOG_BYTES) ws.pong(data);
+  });
+}
+
 /** Attaches `GET /export/stream` to the Directory's HTTP server (every other upgrade is refused with 404). */
 export function attachFeedStream(o: FeedStreamOptions): FeedStream {
   const limits = { ...DEFAULT_FEED_STREAM_LIMITS, ...o.limits };
@@ -228,33 +287,7 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
     let cursor: number;
     let slot: Slot;
     try {
-      const target = splitTarget(req.url ?? '/');
-      if (target.path !== '/export/stream') throw new DdnError('not_found', 'no such route');
-      checkUpgradeHandshake(req);
-      cursor = parseCursor(parseQuery(target.query).cursor, 'cursor');
-      const address = addressKey(clientOf(req));
-      const decision = admitToStream([...slots], address, clock.nowMs(), limits);
-      if (!decision.admitted) {
-        if (decision.full === 'address') counts.refusedAddressShare++;
-        else counts.refusedFull++;
-        throw decision.full === 'address'
-          ? new DdnError('service_unavailable', 'too many export stream sessions from this client address; try again later', {
-              reason: 'export_stream_address_share',
-              limit: limits.maxSessionsPerAddress,
-              retry_after_seconds: 5,
-            })
-          : new DdnError('service_unavailable', 'too many export stream sessions; try again later', {
-              reason: 'export_stream_sessions',
-              limit: limits.maxSessions,
-              retry_after_seconds: 5,
-            });
-      }
-      if (decision.displace !== undefined) {
-        const displaced = decision.displace;
-        upgradeLogger(o.logger, req)?.info({ address: displaced.address }, 'export stream session displaced: it does not answer pings');
-        dropNotReading(displaced);
-      }
-      slot = { address, socket, awaitingPongSince: undefined };
+      ({ cursor, slot } = admitUpgrade(req, socket, { slots, counts, limits, clock, clientOf, logger: o.logger, dropNotReading }));
     } catch (e) {
       refuse(socket, req, toDdnError(e));
       return;
@@ -269,14 +302,7 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
       slot.ws = ws;
       const session = new FeedStreamSession(o.feed, sinkOf(ws), cursor, limits, (err) => upgradeLogger(o.logger, req)?.error({ err }, 'export stream failed'));
       slot.session = session;
-      ws.on('message', () => undefined); // client frames are ignored
-      ws.on('pong', (data) => {
-        if (slot.pingPayload !== undefined && data.equals(slot.pingPayload)) slot.awaitingPongSince = undefined;
-      });
-      // a client's pings are answered while what was sent to it drains; one that does not read gets no pongs
-      ws.on('ping', (data) => {
-        if (ws.bufferedAmount < PONG_BACKLOG_BYTES) ws.pong(data);
-      });
+      handleFrames(ws, slot);
       ws.on('close', () => release(slot));
       // the first ping before the first page: a consumer that reads answers it at once
       ping(slot);

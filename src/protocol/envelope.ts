@@ -188,6 +188,22 @@ function parseProvenance(body: Record<string, unknown>): Provenance | null {
   };
 }
 
+/** The envelope's `payload` (§10.1): ciphertext, or plaintext CBOR where allowed; the bytes it counts for. */
+function parsePayload(payload: unknown, allowPlaintext: boolean): { payloadBytes: number; plaintext: boolean } {
+  if (!isObject(payload)) bad('invalid_payload', 'payload');
+  if (payload.ciphertext_b64 !== undefined) {
+    const n = typeof payload.ciphertext_b64 === 'string' ? stdBase64DecodedLength(payload.ciphertext_b64) : undefined;
+    if (n === undefined) bad('invalid_payload', 'payload.ciphertext_b64');
+    return { payloadBytes: n, plaintext: false };
+  }
+  if (payload.cbor_b64 !== undefined) {
+    if (typeof payload.cbor_b64 !== 'string' || !isStdBase64(payload.cbor_b64)) bad('invalid_payload', 'payload.cbor_b64');
+    if (!allowPlaintext) throw new DdnError('plaintext_not_allowed', 'plaintext payloads are refused by this node');
+    return { payloadBytes: Buffer.byteLength(JSON.stringify(payload), 'utf8'), plaintext: true };
+  }
+  return bad('invalid_payload', 'payload', 'payload must contain ciphertext_b64');
+}
+
 /** Validates an envelope body (§10.1) and extracts what the Relay and the Cache need. */
 export function parseEnvelope(body: Record<string, unknown>, opts: EnvelopeOptions): Envelope {
   const keys = Object.keys(body);
@@ -239,22 +255,7 @@ export function parseEnvelope(body: Record<string, unknown>, opts: EnvelopeOptio
   }
   if (body.context !== undefined && body.context !== null && !isObject(body.context)) bad('invalid_envelope', 'context');
 
-  const payload = body.payload;
-  if (!isObject(payload)) bad('invalid_payload', 'payload');
-  let payloadBytes: number;
-  let plaintext = false;
-  if (payload.ciphertext_b64 !== undefined) {
-    const n = typeof payload.ciphertext_b64 === 'string' ? stdBase64DecodedLength(payload.ciphertext_b64) : undefined;
-    if (n === undefined) bad('invalid_payload', 'payload.ciphertext_b64');
-    payloadBytes = n;
-  } else if (payload.cbor_b64 !== undefined) {
-    if (typeof payload.cbor_b64 !== 'string' || !isStdBase64(payload.cbor_b64)) bad('invalid_payload', 'payload.cbor_b64');
-    if (!opts.allowPlaintext) throw new DdnError('plaintext_not_allowed', 'plaintext payloads are refused by this node');
-    plaintext = true;
-    payloadBytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
-  } else {
-    return bad('invalid_payload', 'payload', 'payload must contain ciphertext_b64');
-  }
+  const { payloadBytes, plaintext } = parsePayload(body.payload, opts.allowPlaintext);
 
   parseHeader(body);
   const chunk = parseChunk(body);

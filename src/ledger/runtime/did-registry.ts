@@ -240,6 +240,7 @@ export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall):
   bumpNonce(s, 'document_nonce', a.did, p.nonce);
 }
 
+// eslint-disable-next-line max-lines-per-function -- a table: one short case per document action of ledger-rules, side by side
 function applyPatch(current: DidDocument | null, did: string, p: DocumentPatchPayload): DidDocument {
   const need = (): DidDocument => current ?? fail('InvalidDocument');
   const vm = p.verificationMethod;

@@ -102,6 +102,7 @@ export function executePersona(s: Overlay, ctx: ExecContext, call: CallOf<'apply
 const isCanonical = (p: string) => canonicalPersona(p) === p;
 
 /** The apply step (§8.5). */
+// eslint-disable-next-line max-lines-per-function -- a table: one case per persona operation of §8.5, side by side
 function applyPersonaOperation(s: Overlay, ctx: ExecContext, operatorDid: string, op: PersonaOperation): void {
   const p = op.persona;
   switch (op.kind) {

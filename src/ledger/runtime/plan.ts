@@ -29,6 +29,7 @@ const overlaps = (a: TransitionTrigger, b: TransitionTrigger) => a === b || a ==
  * `validate_plan(plan, max_replicas)`, checks in the order of §7.5. Throws the first failure; step-level failures
  * carry the step id as detail.
  */
+// eslint-disable-next-line max-lines-per-function -- a table: the checks of §7.5 in the spec's order, one case per step kind
 export function validatePlan(s: StateReader, ctx: ExecContext, plan: DeliveryPlanV1, maxReplicas: number): void {
   if (plan.steps.length === 0) fail('InvalidDeliveryPlan');
   if (!plan.steps.some((st) => st.id === plan.entryStep)) fail('InvalidDeliveryPlan');

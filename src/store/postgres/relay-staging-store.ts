@@ -359,43 +359,13 @@ export class PgRelayStagingStore implements RelayStagingStore {
     checkOwnBounds(check);
     const pressure = req.idleDropMs === undefined ? undefined : idlePressure(check);
     if (pressure !== undefined && (pressure.recipient || pressure.node)) {
-      // idle sets make room: the recipient's own for its bounds, anyone's for the node's; sets another process
-      // holds are skipped (never waited for: the usage row is locked already)
-      const cutoff = nowMs - req.idleDropMs!;
-      const idle = await db.query<{ recipient: string; group_id: string }>(
-        pressure.node
-          ? `SELECT recipient, group_id FROM relay_chunk_sets WHERE last_chunk_ms <= $1 AND NOT (recipient = $2 AND group_id = $3)
-              ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE} FOR UPDATE SKIP LOCKED`
-          : `SELECT recipient, group_id FROM relay_chunk_sets WHERE recipient = $2 AND last_chunk_ms <= $1 AND group_id <> $3
-              ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE} FOR UPDATE SKIP LOCKED`,
-        [cutoff, recipient, groupId],
-      );
-      for (const s of idle.rows) {
-        const dropped = (await dropSetRows(db, s.recipient, s.group_id)).bytes;
-        freedBytes += dropped;
-        stagedBytes = Math.max(0, stagedBytes - dropped);
-      }
-      if (idle.rows.length > 0) check = await capacityOf(db, req, set, stagedBytes);
+      const dropped = await dropIdleSets(db, req, pressure.node);
+      freedBytes += dropped.bytes;
+      stagedBytes = Math.max(0, stagedBytes - dropped.bytes);
+      if (dropped.sets > 0) check = await capacityOf(db, req, set, stagedBytes);
     }
     checkCapacity(check);
-    if (set === undefined) {
-      const s = req.set;
-      await db.query(
-        `INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender, created_at_ms, retry_until_ms,
-           owner, staged_bytes, last_chunk_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $8)`,
-        [recipient, groupId, s.total, s.to, s.tag, s.applicationId, s.sender, nowMs, req.retryUntilMs, req.owner ?? null],
-      );
-      set = {
-        total_chunks: s.total,
-        to_value: s.to,
-        tag: s.tag,
-        application_id: s.applicationId,
-        sender: s.sender,
-        retry_until_ms: String(req.retryUntilMs),
-        staged_bytes: '0',
-      };
-    }
+    set ??= await insertSet(db, req);
     await db.query(
       `INSERT INTO relay_chunks (recipient, group_id, sequence_number, message_key, content_hash, size_bytes, envelope)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -479,6 +449,45 @@ async function capacityOf(db: Db, req: StageRequest, set: SetRow | undefined, st
     ownerBytes: owner === null ? undefined : Number(row?.owner_bytes ?? 0),
     stagedBytes,
   });
+}
+
+/**
+ * Idle sets make room: the recipient's own for its bounds, anyone's for the node's (`forNode`); sets another process
+ * holds are skipped (never waited for: the usage row is locked already). What was dropped.
+ */
+async function dropIdleSets(db: Db, req: StageRequest, forNode: boolean): Promise<{ sets: number; bytes: number }> {
+  const cutoff = req.nowMs - req.idleDropMs!;
+  const idle = await db.query<{ recipient: string; group_id: string }>(
+    forNode
+      ? `SELECT recipient, group_id FROM relay_chunk_sets WHERE last_chunk_ms <= $1 AND NOT (recipient = $2 AND group_id = $3)
+          ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE} FOR UPDATE SKIP LOCKED`
+      : `SELECT recipient, group_id FROM relay_chunk_sets WHERE recipient = $2 AND last_chunk_ms <= $1 AND group_id <> $3
+          ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE} FOR UPDATE SKIP LOCKED`,
+    [cutoff, req.recipientDid, req.groupId],
+  );
+  let bytes = 0;
+  for (const s of idle.rows) bytes += (await dropSetRows(db, s.recipient, s.group_id)).bytes;
+  return { sets: idle.rows.length, bytes };
+}
+
+/** Inserts the row of a new chunk set (no chunk yet); the row as read back. */
+async function insertSet(db: Db, req: StageRequest): Promise<SetRow> {
+  const s = req.set;
+  await db.query(
+    `INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender, created_at_ms, retry_until_ms,
+       owner, staged_bytes, last_chunk_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $8)`,
+    [req.recipientDid, req.groupId, s.total, s.to, s.tag, s.applicationId, s.sender, req.nowMs, req.retryUntilMs, req.owner ?? null],
+  );
+  return {
+    total_chunks: s.total,
+    to_value: s.to,
+    tag: s.tag,
+    application_id: s.applicationId,
+    sender: s.sender,
+    retry_until_ms: String(req.retryUntilMs),
+    staged_bytes: '0',
+  };
 }
 
 /** The set row, locked until the transaction ends (undefined when there is none). */
