@@ -122,8 +122,8 @@ if (PG_URL) {
             FOR EACH ROW EXECUTE FUNCTION ddn_poison();`);
         const good = sized(60);
         const poisonClaim = nodeClaim();
-        const stores: Promise<PutResult>[] = good.map((e, i) => put(i % 2 === 0 ? a : b, e, NOW, nodeClaim()));
-        stores.splice(30, 0, put(a, entry({ messageId: 'poison' }), NOW, poisonClaim));
+        const goodStores: Promise<PutResult>[] = good.map((e, i) => put(i % 2 === 0 ? a : b, e, NOW, nodeClaim()));
+        const stores = [...goodStores.slice(0, 30), put(a, entry({ messageId: 'poison' }), NOW, poisonClaim), ...goodStores.slice(30)];
         const results = await Promise.allSettled(stores);
         const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
         assert.equal(failed.length, 1, 'only the poisoned store fails');
