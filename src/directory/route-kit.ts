@@ -85,8 +85,8 @@ const SIGNED: readonly ErrorCode[] = [
   'did_deactivated',
 ];
 
-/** What a preparation can be refused with: the request fields and the state they are checked against. */
-export const PREPARED: readonly ErrorCode[] = SIGNED;
+/** What a preparation can be refused with: the request fields, and the ledger's checks it runs without writing. */
+export const PREPARED: readonly ErrorCode[] = [...new Set<ErrorCode>([...SIGNED, ...LEDGER_CODES])];
 
 /** What a submission can be refused with: its fields, signature and state, the ledger's checks, a full pool. */
 export const SUBMITTED: readonly ErrorCode[] = [...new Set<ErrorCode>([...SIGNED, ...LEDGER_CODES, 'ledger_unavailable', 'chain_unavailable'])];
