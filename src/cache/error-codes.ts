@@ -29,3 +29,34 @@ export const CACHE_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> = {
   503: ['policy_lookup_failed', 'ledger_unavailable'],
   507: ['insufficient_storage'],
 };
+
+/** What a retrieval's proof (§11.4) can be refused with, and the state it is checked against (§11.5, §11.6). */
+export const CACHE_RETRIEVAL_ERRORS: readonly ErrorCode[] = [
+  'invalid_request',
+  'missing_proof_header',
+  'invalid_proof_header',
+  'proof_header_mismatch',
+  'invalid_did',
+  'cache_service_not_found',
+  'cache_endpoint_mismatch',
+  'key_not_authorized',
+  'proof_timestamp_out_of_window',
+  'invalid_signature',
+  'recipient_not_found',
+  'did_not_found',
+  'proof_nonce_replayed',
+  'did_deactivated',
+  'cache_not_published',
+  'policy_lookup_failed',
+  'ledger_unavailable',
+];
+
+/** What a store (§11.1) can be refused with: every code of the table but the retrieval proof's own. */
+export const CACHE_STORE_ERRORS: readonly ErrorCode[] = Object.values(CACHE_ERRORS)
+  .flat()
+  .filter(
+    (c) =>
+      !['missing_proof_header', 'invalid_proof_header', 'proof_header_mismatch', 'proof_nonce_replayed', 'chunk_set_not_found', 'message_not_found'].includes(
+        c,
+      ),
+  );

@@ -5,12 +5,12 @@
 import { DdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
-import { json, jsonPayload, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
+import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
+import { asIs, defineRoute, type Route } from '../http/route.js';
 import { isDid } from '../protocol/did.js';
-import { ackFromBody, proofFromHeaders } from './proof-request.js';
-import { Type, type TSchema } from 'typebox';
-import { ErrorBodySchema, tableErrorAnswers } from '../http/schemas.js';
-import { CACHE_ERRORS } from './error-codes.js';
+import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.js';
+import { Type } from 'typebox';
+import { CACHE_RETRIEVAL_ERRORS, CACHE_STORE_ERRORS } from './error-codes.js';
 import {
   CacheAckResponseSchema,
   type CacheAckResponse,
@@ -41,20 +41,6 @@ function requireBody(ctx: RequestContext<unknown>): { body: Record<string, unkno
   return { body: ctx.body, raw: ctx.rawBody };
 }
 
-/** Every error status of the Cache's routes with the codes §11.8 lists for it. */
-const ERRORS = tableErrorAnswers(ErrorBodySchema, CACHE_ERRORS);
-
-/** Stores count per client address (a Relay's, mostly) and per recipient; retrievals and acks per address. */
-const STORE: RouteOptions = {
-  rateClass: 'cache-store',
-  rateTarget: (ctx) => envelopeRecipientOf(ctx.body),
-  schema: {
-    summary: 'Store an envelope (§11.1); node-signed when a Relay stores',
-    tags: ['cache'],
-    body: EnvelopeSchema,
-    response: { ...ERRORS, 202: CacheStoreResponseSchema },
-  },
-};
 const DID = { did: Type.String({ description: 'The recipient DID' }) };
 
 /** The retrieval proof's headers (§11.4): the six required, the two optional ones that must agree with the path. */
@@ -69,16 +55,23 @@ const PROOF_HEADERS = Type.Object({
   'X-Device-Id': Type.Optional(Type.String({ description: 'when sent, equal to the path device' })),
 });
 
-/** A retrieval route (§11.5): retrieval budget, the recipient's proof in headers, `params` and its answer. */
-function retrieval(summary: string, params: Parameters<typeof Type.Object>[0], ok: { response: Record<number, TSchema> }): RouteOptions {
-  return {
-    rateClass: 'cache-retrieval',
-    schema: { summary, tags: ['cache'], params: Type.Object(params), headers: PROOF_HEADERS, response: { ...ERRORS, ...ok.response } },
-  };
+/** A retrieval's request: the path DID and the recipient's proof, read from the headers in the spec's order. */
+interface Retrieval {
+  did: string;
+  proof: ProofInput;
 }
 
-/** Registers every Cache route on `server`. */
-export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+/** The parser of a retrieval (§11.4): the path DID first, then the proof headers. */
+function retrievalOf(ctx: RequestContext<{ did: string; device?: string }>): Retrieval {
+  const did = pathDid(ctx.params.did);
+  return { did, proof: proofFromHeaders(ctx.header, ctx.params.device === undefined ? { did } : { did, device: ctx.params.device }) };
+}
+
+/** The fields every retrieval route shares: the retrieval budget, the proof headers, the proof's refusals. */
+const RETRIEVAL = { method: 'GET' as const, tags: ['cache'], headers: PROOF_HEADERS, rateClass: 'cache-retrieval' as const, parse: retrievalOf };
+
+/** The Cache's routes (§11). */
+export function cacheRoutes(service: CacheService, options: CacheRouteOptions): Route[] {
   const s = service.settings;
   const nodeAuth: NodeAuthDeps = {
     ...options.nodeAuth,
@@ -86,99 +79,115 @@ export function registerCacheRoutes(server: HttpServer, service: CacheService, o
     skewSeconds: s.proofClockSkewSeconds,
     ownBaseUrls: () => s.publicCacheUrls(),
   };
-
-  server.route(
-    'POST',
-    '/cache/store',
-    async (ctx) => {
-      const { body, raw } = requireBody(ctx);
-      const node = await authenticateNodeRequest(
-        { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header, requestId: ctx.requestId },
-        nodeAuth,
-      );
-      const result = await service.store({ body, rawBody: raw, node }, ctx.trace);
-      return json(202, storeResponse(result));
-    },
-    STORE,
-  );
-
-  server.route(
-    'GET',
-    '/cache/messages/:did',
-    async (ctx) => {
-      const did = pathDid(ctx.params.did);
-      const body = await service.messages(proofFromHeaders(ctx.header, { did }), (page, nowMs) => messagesBody(did, page, nowMs), ctx.trace);
-      return jsonPayload(200, body);
-    },
-    retrieval('Pull the mailbox (§11.5)', DID, { response: { 200: CacheMessagesResponseSchema } }),
-  );
-
-  const summary = async (ctx: RequestContext<{ did: string; device?: string }>) => {
-    const did = pathDid(ctx.params.did);
-    const proof = proofFromHeaders(ctx.header, { did, device: ctx.params.device });
-    return jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries), ctx.trace));
-  };
-  const summaryOk = { response: { 200: CacheSummaryResponseSchema } };
-  server.route('GET', '/cache/summary/:did', summary, retrieval('The mailbox summary (§11.5)', DID, summaryOk));
-  server.route(
-    'GET',
-    '/cache/summary/:did/:device',
-    summary,
-    retrieval('The mailbox summary for one device (§11.5)', { ...DID, device: Type.String() }, summaryOk),
-  );
-
-  server.route(
-    'GET',
-    '/cache/chunks/:did/:group',
-    async (ctx) => {
-      const did = pathDid(ctx.params.did);
-      const body = await service.chunks(
-        proofFromHeaders(ctx.header, { did }),
-        ctx.params.group,
-        (set, nowMs) => chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
-        ctx.trace,
-      );
-      return jsonPayload(200, body);
-    },
-    retrieval(
-      'A complete chunk set (§11.5)',
-      { ...DID, group: Type.String({ description: 'message_group_id' }) },
-      { response: { 200: CacheChunksResponseSchema } },
-    ),
-  );
-
-  server.route(
-    'GET',
-    '/cache/message/:did/:id',
-    async (ctx) => {
-      const did = pathDid(ctx.params.did);
-      return jsonPayload(200, await service.message(proofFromHeaders(ctx.header, { did }), ctx.params.id, messageBody, ctx.trace));
-    },
-    retrieval('One message (§11.5)', { ...DID, id: Type.String({ description: 'message_id' }) }, { response: { 200: CacheMessageResponseSchema } }),
-  );
-
-  server.route(
-    'POST',
-    '/cache/ack',
-    async (ctx) => {
-      const { body } = requireBody(ctx);
-      const deleted = await service.ack(ackFromBody(body, ctx.header), ctx.trace);
-      const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
-      return json(200, answer);
-    },
-    {
-      rateClass: 'cache-retrieval',
-      schema: {
-        summary: 'Acknowledge (delete) messages (§11.6)',
-        tags: ['cache'],
-        body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
-        response: { ...ERRORS, 200: CacheAckResponseSchema },
+  const summary = async ({ did, proof }: Retrieval, ctx: RequestContext) =>
+    jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries), ctx.trace));
+  return [
+    defineRoute({
+      method: 'POST',
+      url: '/cache/store',
+      summary: 'Store an envelope (§11.1); node-signed when a Relay stores',
+      tags: ['cache'],
+      body: EnvelopeSchema,
+      answers: { 202: CacheStoreResponseSchema },
+      errors: CACHE_STORE_ERRORS,
+      // stores count per client address (a Relay's, mostly) and per recipient
+      rateClass: 'cache-store',
+      rateTarget: (ctx) => envelopeRecipientOf(ctx.body),
+      parse: requireBody,
+      handle: async ({ body, raw }, ctx) => {
+        const node = await authenticateNodeRequest(
+          { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header, requestId: ctx.requestId },
+          nodeAuth,
+        );
+        const result = await service.store({ body, rawBody: raw, node }, ctx.trace);
+        return json(202, storeResponse(result));
       },
-    },
-  );
+    }),
+    defineRoute({
+      ...RETRIEVAL,
+      url: '/cache/messages/:did',
+      summary: 'Pull the mailbox (§11.5)',
+      params: Type.Object(DID),
+      answers: { 200: CacheMessagesResponseSchema },
+      errors: CACHE_RETRIEVAL_ERRORS,
+      handle: async ({ did, proof }, ctx) => jsonPayload(200, await service.messages(proof, (page, nowMs) => messagesBody(did, page, nowMs), ctx.trace)),
+    }),
+    defineRoute({
+      ...RETRIEVAL,
+      url: '/cache/summary/:did',
+      summary: 'The mailbox summary (§11.5)',
+      params: Type.Object(DID),
+      answers: { 200: CacheSummaryResponseSchema },
+      errors: CACHE_RETRIEVAL_ERRORS,
+      handle: summary,
+    }),
+    defineRoute({
+      ...RETRIEVAL,
+      url: '/cache/summary/:did/:device',
+      summary: 'The mailbox summary for one device (§11.5)',
+      params: Type.Object({ ...DID, device: Type.String() }),
+      answers: { 200: CacheSummaryResponseSchema },
+      errors: CACHE_RETRIEVAL_ERRORS,
+      handle: summary,
+    }),
+    defineRoute({
+      ...RETRIEVAL,
+      url: '/cache/chunks/:did/:group',
+      summary: 'A complete chunk set (§11.5)',
+      params: Type.Object({ ...DID, group: Type.String({ description: 'message_group_id' }) }),
+      answers: { 200: CacheChunksResponseSchema },
+      errors: [...CACHE_RETRIEVAL_ERRORS, 'chunk_set_not_found'],
+      handle: async ({ did, proof }, ctx) =>
+        jsonPayload(
+          200,
+          await service.chunks(
+            proof,
+            ctx.params.group,
+            (set, nowMs) => chunksBody(did, set.entries[0]?.meta.chunk?.groupId ?? ctx.params.group, set, nowMs),
+            ctx.trace,
+          ),
+        ),
+    }),
+    defineRoute({
+      ...RETRIEVAL,
+      url: '/cache/message/:did/:id',
+      summary: 'One message (§11.5)',
+      params: Type.Object({ ...DID, id: Type.String({ description: 'message_id' }) }),
+      answers: { 200: CacheMessageResponseSchema },
+      errors: [...CACHE_RETRIEVAL_ERRORS, 'message_not_found'],
+      handle: async ({ proof }, ctx) => jsonPayload(200, await service.message(proof, ctx.params.id, messageBody, ctx.trace)),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/cache/ack',
+      summary: 'Acknowledge (delete) messages (§11.6)',
+      tags: ['cache'],
+      body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
+      answers: { 200: CacheAckResponseSchema },
+      errors: CACHE_RETRIEVAL_ERRORS,
+      rateClass: 'cache-retrieval',
+      parse: (ctx) => ackFromBody(requireBody(ctx).body, ctx.header),
+      handle: async (ack, ctx) => {
+        const deleted = await service.ack(ack, ctx.trace);
+        const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };
+        return json(200, answer);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/cache/limits',
+      summary: "The Cache's limits",
+      tags: ['cache'],
+      answers: { 200: CacheLimitsSchema },
+      errors: [],
+      rateClass: 'read',
+      parse: asIs,
+      handle: () => json(200, service.limits()),
+    }),
+  ];
+}
 
-  server.route('GET', '/cache/limits', () => json(200, service.limits()), {
-    rateClass: 'read',
-    schema: { summary: "The Cache's limits", tags: ['cache'], response: { 200: CacheLimitsSchema } },
-  });
+/** Adds the Cache's routes to `server`. */
+export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+  server.add(cacheRoutes(service, options));
 }

@@ -1,24 +1,89 @@
 /** Application routes (http-api.md §9): thin handlers over ApplicationService. */
-import { json, type HttpServer, type RequestContext } from '../http/server.js';
+import { json, type RequestContext } from '../http/server.js';
+import type { Route } from '../http/route.js';
+import {
+  ApplicationAuthorizationBodySchema,
+  ApplicationAuthorizationPrepareBodySchema,
+  ApplicationAuthorizationPrepareSchema,
+  ApplicationParamsSchema,
+  ApplicationPolicySchema,
+  ApplicationRegistrationBodySchema,
+  ApplicationRegistrationPrepareBodySchema,
+  ApplicationRegistrationPrepareSchema,
+  ApplicationSchema,
+  ApplicationSubmitSchema,
+} from '../wire/applications.js';
+import { APPLICATION, codes, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import type { DirectoryService } from './service.js';
 import type { Body } from './submission.js';
 
 const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
 
-export function registerApplicationRoutes(server: HttpServer, service: DirectoryService): void {
+/** The application routes (§9); a write's target is the application. */
+export function applicationRoutes(service: DirectoryService): Route[] {
   const apps = service.applications;
-  server.route('GET', '/applications/:application_id', ({ params }) => json(200, apps.read(params.application_id)));
-  server.route('GET', '/applications/:application_id/policy', ({ params }) => json(200, apps.readPolicy(params.application_id)));
-  server.route('POST', '/applications/:application_id/registration/prepare', (ctx) =>
-    json(200, apps.prepareRegistration(ctx.params.application_id, bodyOf(ctx))),
-  );
-  server.route('PUT', '/applications/:application_id/registration', async (ctx) =>
-    json(202, await apps.submitRegistration(ctx.params.application_id, bodyOf(ctx))),
-  );
-  server.route('POST', '/applications/:application_id/authorization/prepare', (ctx) =>
-    json(200, apps.prepareAuthorization(ctx.params.application_id, bodyOf(ctx))),
-  );
-  server.route('PUT', '/applications/:application_id/authorization', async (ctx) =>
-    json(202, await apps.submitAuthorization(ctx.params.application_id, bodyOf(ctx))),
-  );
+  const params = ApplicationParamsSchema;
+  const readErrors = codes(APPLICATION, ['policy_not_found']);
+  const write = codes(SUBMITTED, APPLICATION);
+  const target = (ctx: { params: { application_id: string } }): string => ctx.params.application_id;
+  return [
+    read({
+      url: '/applications/:application_id',
+      summary: 'An application (§9)',
+      params,
+      answers: { 200: ApplicationSchema },
+      errors: readErrors,
+      handle: ({ params }) => json(200, apps.read(params.application_id)),
+    }),
+    read({
+      url: '/applications/:application_id/policy',
+      summary: "An application's policy (§9)",
+      params,
+      answers: { 200: ApplicationPolicySchema },
+      errors: readErrors,
+      handle: ({ params }) => json(200, apps.readPolicy(params.application_id)),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/applications/:application_id/registration/prepare',
+      summary: 'Prepare an application registration (§9)',
+      params,
+      body: ApplicationRegistrationPrepareBodySchema,
+      answers: { 200: ApplicationRegistrationPrepareSchema },
+      errors: codes(PREPARED, APPLICATION),
+      handle: (ctx) => json(200, apps.prepareRegistration(ctx.params.application_id, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/applications/:application_id/registration',
+      summary: 'Register an application (§9)',
+      params,
+      body: ApplicationRegistrationBodySchema,
+      answers: { 202: ApplicationSubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await apps.submitRegistration(ctx.params.application_id, bodyOf(ctx))),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/applications/:application_id/authorization/prepare',
+      summary: 'Prepare an application change (§9)',
+      params,
+      body: ApplicationAuthorizationPrepareBodySchema,
+      answers: { 200: ApplicationAuthorizationPrepareSchema },
+      errors: codes(PREPARED, APPLICATION),
+      handle: (ctx) => json(200, apps.prepareAuthorization(ctx.params.application_id, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/applications/:application_id/authorization',
+      summary: 'Change an application (§9)',
+      params,
+      body: ApplicationAuthorizationBodySchema,
+      answers: { 202: ApplicationSubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await apps.submitAuthorization(ctx.params.application_id, bodyOf(ctx))),
+    }),
+  ];
 }

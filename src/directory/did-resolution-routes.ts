@@ -2,7 +2,10 @@
  * `GET /1.0/identifiers/{did}`: the W3C DID Resolution HTTP(S) binding (docs/api.md "W3C DID Resolution"), beside
  * the spec's own `/resolve/{did}`. Media types, statuses and error bodies are W3C's, not http-api.md §0's.
  */
-import type { HttpResponse, HttpServer, RequestContext } from '../http/server.js';
+import type { PayloadAnswer } from '../http/server.js';
+
+type HttpResponse = PayloadAnswer<number>;
+import { asIs, defineRoute, type Route } from '../http/route.js';
 import { IDENTIFIERS_RESPONSES, IdentifiersQuerySchema } from '../wire/did-resolution.js';
 import { selectFragment, serviceUrl, w3cDocument, withContext } from './did-document-w3c.js';
 import { MEDIA, parseRequest, ResolutionError, xmlDateTime, type Representation, type ResolutionRequest } from './did-resolution.js';
@@ -100,25 +103,35 @@ function answer(req: ResolutionRequest, found: Found): HttpResponse {
   }
 }
 
-export function registerDidResolutionRoutes(server: HttpServer, service: DirectoryService): void {
+/**
+ * The W3C route: its own media types and statuses (W3C's result bodies), and beside them the §0.6 answers the HTTP
+ * layer gives any route (a bad path escape 400 `invalid_path`, the rate limit's 429).
+ */
+export function didResolutionRoutes(service: DirectoryService): Route[] {
   const versions = new DidVersions(service.deps.ledger);
   const methods = [service.deps.profile.p];
-  const handler = (ctx: RequestContext<{ did: string }>): HttpResponse => {
-    const accept = ctx.header('accept');
-    try {
-      const req = parseRequest(ctx.params.did, ctx.query, accept, methods);
-      return answer(req, versions.find(req.did, req));
-    } catch (err) {
-      if (err instanceof ResolutionError) return failure(err, accept);
-      ctx.log.error({ err }, 'W3C DID resolution failed');
-      return failure(new ResolutionError('INTERNAL_ERROR', 'the resolution failed; see the node log'), accept);
-    }
-  };
-  server.route('GET', '/1.0/identifiers/:did', handler, {
-    schema: {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/1.0/identifiers/:did',
       summary: 'W3C DID Resolution and DID URL dereferencing (HTTP(S) binding)',
-      querystring: IdentifiersQuerySchema,
-      response: IDENTIFIERS_RESPONSES,
-    },
-  });
+      tags: ['directory'],
+      query: IdentifiersQuerySchema,
+      answers: IDENTIFIERS_RESPONSES,
+      errors: [],
+      rateClass: 'read',
+      parse: asIs,
+      handle: (_input, ctx) => {
+        const accept = ctx.header('accept');
+        try {
+          const req = parseRequest(ctx.params.did, ctx.query, accept, methods);
+          return answer(req, versions.find(req.did, req));
+        } catch (err) {
+          if (err instanceof ResolutionError) return failure(err, accept);
+          ctx.log.error({ err }, 'W3C DID resolution failed');
+          return failure(new ResolutionError('INTERNAL_ERROR', 'the resolution failed; see the node log'), accept);
+        }
+      },
+    }),
+  ];
 }

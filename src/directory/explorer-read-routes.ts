@@ -1,14 +1,41 @@
 /** The Directory's read routes for the web explorer (docs/explorer.md): overview, search, a subject's current policy. */
-import { json, type HttpServer } from '../http/server.js';
+import { json } from '../http/server.js';
+import type { Route } from '../http/route.js';
+import { CurrentPolicySchema, OverviewQuerySchema, OverviewSchema, SearchQuerySchema, SearchSchema } from '../wire/explorer.js';
+import { PolicyV3ParamsSchema } from '../wire/policies.js';
 import { currentPolicy } from './current-policy.js';
 import { OverviewService } from './overview.js';
+import { read } from './route-kit.js';
 import { search } from './search.js';
 import type { DirectoryService } from './service.js';
 
-export function registerExplorerReadRoutes(server: HttpServer, service: DirectoryService): void {
+export function explorerReadRoutes(service: DirectoryService): Route[] {
   const ledger = service.deps.ledger;
   const overview = new OverviewService(ledger);
-  server.route('GET', '/overview', async ({ query }) => json(200, await overview.overview(query)));
-  server.route('GET', '/search', ({ query }) => json(200, search(ledger, query.q)));
-  server.route('GET', '/policies/:scope/:id', ({ params }) => json(200, currentPolicy(ledger, params.scope, params.id)));
+  return [
+    read({
+      url: '/overview',
+      summary: 'Counts of DIDs, personas and applications; the latest operations and blocks (finalized)',
+      query: OverviewQuerySchema,
+      answers: { 200: OverviewSchema },
+      errors: ['invalid_request'],
+      handle: async ({ query }) => json(200, await overview.overview(query)),
+    }),
+    read({
+      url: '/search',
+      summary: 'Every record a DID, alias, persona, application id, transaction hash or block number names',
+      query: SearchQuerySchema,
+      answers: { 200: SearchSchema },
+      errors: ['invalid_request'],
+      handle: ({ query }) => json(200, search(ledger, query.q)),
+    }),
+    read({
+      url: '/policies/:scope/:id',
+      summary: "A subject's delivery policy, v3 else v2, or none",
+      params: PolicyV3ParamsSchema,
+      answers: { 200: CurrentPolicySchema },
+      errors: ['invalid_request', 'did_not_found', 'persona_not_found', 'application_not_found'],
+      handle: ({ params }) => json(200, currentPolicy(ledger, params.scope, params.id)),
+    }),
+  ];
 }

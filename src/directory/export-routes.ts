@@ -7,9 +7,10 @@ import type { Logger } from 'pino';
 import type { GenesisConfig } from '../ledger/block.js';
 import type { Ledger } from '../ledger/chain.js';
 import { json, type HttpServer } from '../http/server.js';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
-import { withDirectoryRateClasses } from './rate-classes.js';
+import { read } from './route-kit.js';
+import { GenesisSchema } from '../wire/history.js';
 import { describeUpgrade } from '../http/openapi-additions.js';
 import { attachFeedStream, type FeedStream, type FeedStreamLimits } from './export-stream.js';
 
@@ -28,27 +29,39 @@ export interface ExportRouteOptions {
 
 /** Adds the export routes to the Directory's server; the returned stream is closed with the server. */
 export function registerExportRoutes(directoryServer: HttpServer, o: ExportRouteOptions): FeedStream {
-  // rate class `read`, as every Directory read
-  const server = withDirectoryRateClasses(directoryServer);
+  const server = directoryServer;
   const feed = new ExportFeed(o.ledger, o.genesis);
   const jsonLines = Type.String({ description: 'one JSON object per line (docs/mirrors.md)', contentMediaType: JSONL_CONTENT_TYPE });
-  server.route(
-    'GET',
-    '/export',
-    ({ query }) => {
-      const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
-      const text = page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`;
-      return {
-        status: 200,
-        body: {},
-        payload: text,
-        contentType: `${JSONL_CONTENT_TYPE}; charset=utf-8`,
-        headers: { [FEED_HEAD_HEADER]: String(page.headSeq) },
-      };
-    },
-    { schema: { summary: 'The export feed: finalized operations after a seq, as JSON lines', response: { 200: jsonLines } } },
-  );
-  server.route('GET', '/export/genesis', () => json(200, feed.genesisJson()));
+  const text = { description: 'one JSON object per line (docs/mirrors.md)', content: { [JSONL_CONTENT_TYPE]: { schema: jsonLines } } } as unknown as TSchema;
+  server.add([
+    read({
+      url: '/export',
+      summary: 'The export feed: finalized operations after a seq, as JSON lines',
+      query: Type.Object({
+        after: Type.Optional(Type.String({ description: 'the last seq already held (default 0)' })),
+        count: Type.Optional(Type.String({ description: 'how many lines at most' })),
+      }),
+      answers: { 200: text },
+      errors: ['invalid_cursor', 'invalid_count'],
+      handle: ({ query }) => {
+        const page = feed.page(parseCursor(query.after, 'after'), parseCount(query.count));
+        return {
+          status: 200 as const,
+          body: {},
+          payload: page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`,
+          contentType: `${JSONL_CONTENT_TYPE}; charset=utf-8`,
+          headers: { [FEED_HEAD_HEADER]: String(page.headSeq) },
+        };
+      },
+    }),
+    read({
+      url: '/export/genesis',
+      summary: "The chain's genesis, for a mirror",
+      answers: { 200: GenesisSchema },
+      errors: [],
+      handle: () => json(200, feed.genesisJson()),
+    }),
+  ]);
   describeUpgrade(server.fastify, {
     path: '/export/stream',
     summary: 'The export feed, live: finalized operations after `cursor`, then each as it is final (docs/mirrors.md)',

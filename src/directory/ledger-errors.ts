@@ -199,3 +199,17 @@ export function txErrorBody(e: { name: string; reason?: string }, ctx: LedgerErr
   const code = codeForLedgerError(e.name, e.reason, ctx);
   return { code, message: `ledger rejected the change: ${e.name}`, ledger_error: e.name };
 }
+
+/** Every code {@link codeForLedgerError} can give: what a write the ledger checks can be refused with. */
+export const LEDGER_CODES: readonly ErrorCode[] = [
+  ...new Set<ErrorCode>([
+    'invalid_document',
+    'nonce_mismatch',
+    'invalid_delivery_policy',
+    'did_deactivated',
+    'invalid_policy_scope',
+    'chain_submission_rejected',
+    ...([...SCOPE_CAUSES] as ErrorCode[]),
+    ...Object.values(DIRECT),
+  ]),
+];

@@ -1,8 +1,34 @@
 /** Persona routes (http-api.md §7): thin handlers over PersonaService and PersonaChallenges. */
-import { json, type HttpServer, type RequestContext } from '../http/server.js';
+import { json, type RequestContext } from '../http/server.js';
+import type { Route } from '../http/route.js';
+import {
+  ChallengeCreateBodySchema,
+  ChallengeSchema,
+  ChallengeStatusSchema,
+  ChallengeVerifyBodySchema,
+  ChallengeVerifySchema,
+  OperatorNonceSchema,
+  PersonaNoncesSchema,
+  PersonaPrepareBodySchema,
+  PersonaPrepareSchema,
+  PersonaRecordSchema,
+  PersonaSubmitBodySchema,
+  PersonaSubmitSchema,
+} from '../wire/personas.js';
+import { codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import { splitTarget } from '../http/url.js';
 import type { DirectoryService } from './service.js';
 import { assertDid, type Body } from './submission.js';
+
+/** A DNS challenge's own refusals (§7.2, §7.3). */
+const CHALLENGE = [
+  'challenge_not_found',
+  'challenge_expired',
+  'challenge_mismatch',
+  'challenge_already_used',
+  'dns_verification_failed',
+  'service_unavailable',
+] as const;
 
 const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
 
@@ -24,35 +50,143 @@ export function directoryUrlOf(ctx: RequestContext<object>): string | undefined 
   return `${proto}://${host}${at > 0 ? path.slice(0, at) : ''}`;
 }
 
-export function registerPersonaRoutes(server: HttpServer, service: DirectoryService): void {
+/** The persona routes (§7). */
+export function personaRoutes(service: DirectoryService): Route[] {
   const personas = service.personas;
   const challenges = service.personaChallenges;
-
-  server.route('GET', '/personas/:persona', ({ params }) => json(200, personas.read(params.persona)));
-  server.route('GET', '/personas/:persona/nonces', ({ params }) => json(200, personas.nonces(params.persona)));
-  server.route('GET', '/persona-operators/:did/nonce', ({ params }) => {
-    assertDid(params.did);
-    return json(200, personas.operatorNonce(params.did));
-  });
-
-  server.route('POST', '/personas/:persona/dns-challenges', async (ctx) =>
-    json(201, await challenges.create(ctx.params.persona, bodyOf(ctx), directoryUrlOf(ctx))),
-  );
-  server.route('GET', '/personas/:persona/dns-challenges/:challenge_id', async (ctx) =>
-    json(200, await challenges.get(ctx.params.persona, ctx.params.challenge_id, directoryUrlOf(ctx))),
-  );
-  server.route('POST', '/personas/:persona/dns-challenges/:challenge_id/verify', async (ctx) =>
-    json(200, await challenges.verify(ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx))),
-  );
-
-  server.route('PUT', '/personas/:persona', async (ctx) => json(202, await personas.submitRegistration(ctx.params.persona, bodyOf(ctx))));
-  server.route('POST', '/personas/:persona/named/prepare', (ctx) => json(200, personas.prepareNamed(ctx.params.persona, bodyOf(ctx))));
-  server.route('PUT', '/personas/:persona/named', async (ctx) => json(202, await personas.submitNamed(ctx.params.persona, bodyOf(ctx))));
-  server.route('POST', '/personas/:persona/prepare', (ctx) => json(200, personas.prepareControl(ctx.params.persona, bodyOf(ctx))));
-  server.route('DELETE', '/personas/:persona', async (ctx) => json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'revoke_persona')));
-  server.route('PUT', '/personas/:persona/controllers', async (ctx) =>
-    json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'rotate_persona_controllers')),
-  );
-  server.route('POST', '/personas/:persona/transfer/prepare', async (ctx) => json(200, await personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))));
-  server.route('PUT', '/personas/:persona/transfer', async (ctx) => json(202, await personas.submitTransfer(ctx.params.persona, bodyOf(ctx))));
+  const persona = codes(PERSONA, ['invalid_persona']);
+  const write = codes(SUBMITTED, PERSONA);
+  const target = (ctx: { params: { persona: string } }): string => ctx.params.persona;
+  return [
+    read({
+      url: '/personas/:persona',
+      summary: 'A persona (§7.1)',
+      answers: { 200: PersonaRecordSchema },
+      errors: persona,
+      handle: ({ params }) => json(200, personas.read(params.persona)),
+    }),
+    read({
+      url: '/personas/:persona/nonces',
+      summary: "A persona's nonces (§7.1)",
+      answers: { 200: PersonaNoncesSchema },
+      errors: persona,
+      handle: ({ params }) => json(200, personas.nonces(params.persona)),
+    }),
+    read({
+      url: '/persona-operators/:did/nonce',
+      summary: "An operator's persona nonce (§7.1)",
+      answers: { 200: OperatorNonceSchema },
+      errors: DID_READ,
+      handle: ({ params }) => {
+        assertDid(params.did);
+        return json(200, personas.operatorNonce(params.did));
+      },
+    }),
+    submit({
+      method: 'POST',
+      url: '/personas/:persona/dns-challenges',
+      summary: 'Create a DNS challenge (§7.2)',
+      rateClass: 'dns-challenge',
+      body: ChallengeCreateBodySchema,
+      answers: { 201: ChallengeSchema },
+      errors: codes(PREPARED, PERSONA, CHALLENGE),
+      target,
+      handle: async (ctx) => json(201, await challenges.create(ctx.params.persona, bodyOf(ctx), directoryUrlOf(ctx))),
+    }),
+    read({
+      url: '/personas/:persona/dns-challenges/:challenge_id',
+      summary: 'A DNS challenge and its status (§7.2)',
+      answers: { 200: ChallengeStatusSchema },
+      errors: codes(persona, CHALLENGE),
+      handle: async (ctx) => json(200, await challenges.get(ctx.params.persona, ctx.params.challenge_id, directoryUrlOf(ctx))),
+    }),
+    submit({
+      method: 'POST',
+      url: '/personas/:persona/dns-challenges/:challenge_id/verify',
+      summary: 'Verify a DNS challenge (§7.3)',
+      rateClass: 'dns-challenge',
+      body: ChallengeVerifyBodySchema,
+      answers: { 200: ChallengeVerifySchema },
+      errors: codes(PREPARED, PERSONA, CHALLENGE),
+      target,
+      handle: async (ctx) => json(200, await challenges.verify(ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/personas/:persona',
+      summary: 'Register or renew a DNS persona (§7.4)',
+      body: PersonaSubmitBodySchema,
+      answers: { 202: PersonaSubmitSchema },
+      errors: codes(write, CHALLENGE),
+      target,
+      handle: async (ctx) => json(202, await personas.submitRegistration(ctx.params.persona, bodyOf(ctx))),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/personas/:persona/named/prepare',
+      summary: 'Prepare a named persona (§7.5)',
+      body: PersonaPrepareBodySchema,
+      answers: { 200: PersonaPrepareSchema },
+      errors: codes(PREPARED, PERSONA),
+      handle: (ctx) => json(200, personas.prepareNamed(ctx.params.persona, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/personas/:persona/named',
+      summary: 'Register a named persona (§7.5)',
+      body: PersonaSubmitBodySchema,
+      answers: { 202: PersonaSubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await personas.submitNamed(ctx.params.persona, bodyOf(ctx))),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/personas/:persona/prepare',
+      summary: 'Prepare a revocation or controller rotation (§7.6)',
+      body: PersonaPrepareBodySchema,
+      answers: { 200: PersonaPrepareSchema },
+      errors: codes(PREPARED, PERSONA),
+      handle: (ctx) => json(200, personas.prepareControl(ctx.params.persona, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'DELETE',
+      url: '/personas/:persona',
+      summary: 'Revoke a persona (§7.6)',
+      body: PersonaSubmitBodySchema,
+      answers: { 202: PersonaSubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'revoke_persona')),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/personas/:persona/controllers',
+      summary: "Rotate a persona's controllers (§7.6)",
+      body: PersonaSubmitBodySchema,
+      answers: { 202: PersonaSubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'rotate_persona_controllers')),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/personas/:persona/transfer/prepare',
+      summary: 'Prepare a persona transfer (§7.7)',
+      body: PersonaPrepareBodySchema,
+      answers: { 200: PersonaPrepareSchema },
+      errors: codes(PREPARED, PERSONA, CHALLENGE),
+      handle: async (ctx) => json(200, await personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/personas/:persona/transfer',
+      summary: 'Transfer a persona (§7.7)',
+      body: PersonaSubmitBodySchema,
+      answers: { 202: PersonaSubmitSchema },
+      errors: codes(write, CHALLENGE),
+      target,
+      handle: async (ctx) => json(202, await personas.submitTransfer(ctx.params.persona, bodyOf(ctx))),
+    }),
+  ];
 }

@@ -1,35 +1,139 @@
 /** Delivery-policy routes (http-api.md §8.2, §8.3): thin handlers over PolicyV2Service and PolicyV3Service. */
-import { json, type HttpServer, type RequestContext } from '../http/server.js';
+import { json, type RequestContext } from '../http/server.js';
+import type { Route } from '../http/route.js';
+import {
+  DidPolicyV2Schema,
+  PersonaPolicyV2Schema,
+  PolicyV2PrepareBodySchema,
+  PolicyV2PrepareSchema,
+  PolicyV2SubmitBodySchema,
+  PolicyV2SubmitSchema,
+  PolicyV3NonceSchema,
+  PolicyV3ParamsSchema,
+  PolicyV3PrepareBodySchema,
+  PolicyV3PrepareSchema,
+  PolicyV3Schema,
+  PolicyV3SubmitBodySchema,
+  PolicyV3SubmitSchema,
+} from '../wire/policies.js';
+import type { V2Action } from './changes/policy-v2.js';
+import { APPLICATION, codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import type { DirectoryService } from './service.js';
 import type { Body } from './submission.js';
 
 const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
 
-export function registerPolicyRoutes(server: HttpServer, service: DirectoryService): void {
+/** A policy's own refusals. */
+const POLICY = codes(PERSONA, APPLICATION, ['policy_not_found', 'invalid_delivery_policy', 'invalid_delivery_constraints', 'invalid_policy_scope']);
+
+/** The v2 routes (§8.2). */
+function v2Routes(service: DirectoryService): Route[] {
   const v2 = service.policiesV2;
+  const write = codes(SUBMITTED, POLICY);
+  /** A v2 change of the DID or persona `param` of `url` (its target). */
+  const change = (method: 'PUT' | 'DELETE', url: string, param: 'did' | 'persona', kind: V2Action, summary: string): Route =>
+    submit({
+      method,
+      url,
+      summary,
+      body: PolicyV2SubmitBodySchema,
+      answers: { 202: PolicyV2SubmitSchema },
+      errors: write,
+      target: (ctx) => ctx.params[param],
+      handle: async (ctx) => json(202, await v2.submit(kind, ctx.params[param] ?? '', bodyOf(ctx))),
+    });
+  return [
+    read({
+      url: '/delivery-policies/dids/:did',
+      summary: "A DID's v2 policy and constraints (§8.2)",
+      answers: { 200: DidPolicyV2Schema },
+      errors: DID_READ,
+      handle: ({ params }) => json(200, v2.readDid(params.did)),
+    }),
+    read({
+      url: '/delivery-policies/personas/:persona',
+      summary: "A persona's v2 policy and constraints (§8.2)",
+      answers: { 200: PersonaPolicyV2Schema },
+      errors: codes(PERSONA, ['invalid_persona']),
+      handle: ({ params }) => json(200, v2.readPersona(params.persona)),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/delivery-policies/prepare',
+      summary: 'Prepare a v2 policy write (§8.2)',
+      body: PolicyV2PrepareBodySchema,
+      answers: { 200: PolicyV2PrepareSchema },
+      errors: codes(PREPARED, POLICY),
+      handle: (ctx) => json(200, v2.prepare(bodyOf(ctx))),
+    }),
+    change('PUT', '/delivery-policies/dids/:did', 'did', 'set_did_policy_v2', "Set a DID's v2 policy (§8.2)"),
+    change('DELETE', '/delivery-policies/dids/:did', 'did', 'clear_did_policy_v2', "Clear a DID's v2 policy (§8.2)"),
+    change('PUT', '/delivery-policies/dids/:did/constraints', 'did', 'set_did_constraints', "Set a DID's constraints (§8.2)"),
+    change('PUT', '/delivery-policies/personas/:persona', 'persona', 'set_persona_policy_v2', "Set a persona's v2 policy (§8.2)"),
+    change('DELETE', '/delivery-policies/personas/:persona', 'persona', 'clear_persona_policy_v2', "Clear a persona's v2 policy (§8.2)"),
+    change('PUT', '/delivery-policies/personas/:persona/constraints', 'persona', 'set_persona_constraints', "Set a persona's constraints (§8.2)"),
+  ];
+}
+
+/** The v3 routes (§8.3); a write's target is its scope and id. */
+function v3Routes(service: DirectoryService): Route[] {
   const v3 = service.policiesV3;
+  const scoped = codes(DID_READ, POLICY, ['invalid_request']);
+  const write = codes(SUBMITTED, POLICY);
+  const target = (ctx: { params: { scope: string; id: string } }): string => `${ctx.params.scope}/${ctx.params.id}`;
+  return [
+    read({
+      url: '/policies/v3/:scope/:id',
+      summary: "A scope's v3 policy (§8.3)",
+      params: PolicyV3ParamsSchema,
+      answers: { 200: PolicyV3Schema },
+      errors: scoped,
+      handle: ({ params }) => json(200, v3.read(params.scope, params.id)),
+    }),
+    read({
+      url: '/policies/v3/:scope/:id/nonce',
+      summary: "A scope owner's v3 nonce (§8.3)",
+      params: PolicyV3ParamsSchema,
+      answers: { 200: PolicyV3NonceSchema },
+      errors: scoped,
+      handle: ({ params }) => json(200, v3.nonce(params.scope, params.id)),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/policies/v3/:scope/:id/prepare',
+      summary: 'Prepare a v3 policy write (§8.3)',
+      params: PolicyV3ParamsSchema,
+      body: PolicyV3PrepareBodySchema,
+      answers: { 200: PolicyV3PrepareSchema },
+      errors: codes(PREPARED, POLICY),
+      handle: (ctx) => json(200, v3.prepare(ctx.params.scope, ctx.params.id, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'PUT',
+      url: '/policies/v3/:scope/:id',
+      summary: 'Set a v3 policy (§8.3)',
+      params: PolicyV3ParamsSchema,
+      body: PolicyV3SubmitBodySchema,
+      answers: { 202: PolicyV3SubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await v3.submit('set_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))),
+    }),
+    submit({
+      method: 'DELETE',
+      url: '/policies/v3/:scope/:id',
+      summary: 'Clear a v3 policy (§8.3)',
+      params: PolicyV3ParamsSchema,
+      body: PolicyV3SubmitBodySchema,
+      answers: { 202: PolicyV3SubmitSchema },
+      errors: write,
+      target,
+      handle: async (ctx) => json(202, await v3.submit('clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))),
+    }),
+  ];
+}
 
-  server.route('GET', '/delivery-policies/dids/:did', ({ params }) => json(200, v2.readDid(params.did)));
-  server.route('GET', '/delivery-policies/personas/:persona', ({ params }) => json(200, v2.readPersona(params.persona)));
-  server.route('POST', '/delivery-policies/prepare', (ctx) => json(200, v2.prepare(bodyOf(ctx))));
-  server.route('PUT', '/delivery-policies/dids/:did', async (ctx) => json(202, await v2.submit('set_did_policy_v2', ctx.params.did, bodyOf(ctx))));
-  server.route('DELETE', '/delivery-policies/dids/:did', async (ctx) => json(202, await v2.submit('clear_did_policy_v2', ctx.params.did, bodyOf(ctx))));
-  server.route('PUT', '/delivery-policies/dids/:did/constraints', async (ctx) =>
-    json(202, await v2.submit('set_did_constraints', ctx.params.did, bodyOf(ctx))),
-  );
-  server.route('PUT', '/delivery-policies/personas/:persona', async (ctx) =>
-    json(202, await v2.submit('set_persona_policy_v2', ctx.params.persona, bodyOf(ctx))),
-  );
-  server.route('DELETE', '/delivery-policies/personas/:persona', async (ctx) =>
-    json(202, await v2.submit('clear_persona_policy_v2', ctx.params.persona, bodyOf(ctx))),
-  );
-  server.route('PUT', '/delivery-policies/personas/:persona/constraints', async (ctx) =>
-    json(202, await v2.submit('set_persona_constraints', ctx.params.persona, bodyOf(ctx))),
-  );
-
-  server.route('GET', '/policies/v3/:scope/:id', ({ params }) => json(200, v3.read(params.scope, params.id)));
-  server.route('GET', '/policies/v3/:scope/:id/nonce', ({ params }) => json(200, v3.nonce(params.scope, params.id)));
-  server.route('POST', '/policies/v3/:scope/:id/prepare', (ctx) => json(200, v3.prepare(ctx.params.scope, ctx.params.id, bodyOf(ctx))));
-  server.route('PUT', '/policies/v3/:scope/:id', async (ctx) => json(202, await v3.submit('set_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))));
-  server.route('DELETE', '/policies/v3/:scope/:id', async (ctx) => json(202, await v3.submit('clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))));
+/** The delivery-policy routes (§8). */
+export function policyRoutes(service: DirectoryService): Route[] {
+  return [...v2Routes(service), ...v3Routes(service)];
 }

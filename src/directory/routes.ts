@@ -1,69 +1,208 @@
-/** Directory routes (http-api.md §3–§9): thin handlers over DirectoryService and its use-cases. */
+/**
+ * The Directory's routes (http-api.md §3–§9), one object each (src/http/route.ts, declared through route-kit.ts):
+ * thin handlers over DirectoryService and its use-cases. {@link directoryRoutes} is the role's one list; the
+ * OpenAPI document is built from it.
+ */
+import { Type, type Static } from 'typebox';
+import { DdnError } from '../base/errors.js';
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
-import { DdnError } from '../base/errors.js';
+import type { Route } from '../http/route.js';
 import { adjustDocument } from '../http/openapi-additions.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
-import { registerExplorerRoutes } from '../explorer/routes.js';
+import { explorerRoutes } from '../explorer/routes.js';
+import {
+  AliasSchema,
+  BlockSchema,
+  DeliveryQuerySchema,
+  DeliveryResolutionSchema,
+  DeliveryViewSchema,
+  DidRecordSchema,
+  NoncesSchema,
+  RegistrationStatusSchema,
+  TransactionSchema,
+} from '../wire/directory.js';
+import {
+  MutationPrepareBodySchema,
+  MutationPrepareSchema,
+  MutationSubmitBodySchema,
+  MutationSubmitSchema,
+  RegistrationPrepareBodySchema,
+  RegistrationPrepareSchema,
+  RegistrationSubmitBodySchema,
+  RegistrationSubmitSchema,
+} from '../wire/directory-writes.js';
 import { ACTIONS } from './actions.js';
-import { registerApplicationRoutes } from './application-routes.js';
-import { registerExplorerReadRoutes } from './explorer-read-routes.js';
-import { registerDidResolutionRoutes } from './did-resolution-routes.js';
-import { registerHistoryRoutes } from './history-routes.js';
+import { applicationRoutes } from './application-routes.js';
+import { explorerReadRoutes } from './explorer-read-routes.js';
+import { didResolutionRoutes } from './did-resolution-routes.js';
+import { historyRoutes } from './history-routes.js';
 import { LocalDirectoryPort } from './local-port.js';
 import { profileDocument } from './openapi-profile.js';
-import { registerPersonaRoutes } from './persona-routes.js';
-import { registerPolicyRoutes } from './policy-routes.js';
-import { withDirectoryRateClasses } from './rate-classes.js';
+import { personaRoutes } from './persona-routes.js';
+import { policyRoutes } from './policy-routes.js';
+import { codes, DID_READ, PREPARED, prepare, read, REGISTRATION, submit, SUBMITTED } from './route-kit.js';
 import { ResolveCache } from './resolve-cache.js';
 import { assertDid, type DirectoryService } from './service.js';
 
 const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
-export function registerDirectoryRoutes(directoryServer: HttpServer, service: DirectoryService): void {
-  const server = withDirectoryRateClasses(directoryServer);
-  adjustDocument(directoryServer.fastify, (doc) => profileDocument(doc, service.deps.profile));
+/** The §3 reads and §6 resolutions. */
+function readRoutes(service: DirectoryService): Route[] {
   const resolved = new ResolveCache(service.deps.ledger, (did, view) => service.resolvePart(did, view), service.deps.resolveCacheBytes);
-  server.route('GET', '/resolve/:did', ({ params }) => jsonPayload(200, resolved.body(params.did)));
-  server.route('GET', '/registration-status/:did', ({ params }) => json(200, service.registrationStatus(params.did)));
-  server.route('GET', '/dids/:did/nonces', ({ params }) => json(200, service.nonces(params.did)));
-  server.route('GET', '/transactions/:tx_hash', ({ params }) => json(200, service.transaction(params.tx_hash)));
-  server.route('GET', '/blocks/latest', () => json(200, service.block('latest')));
-  server.route('GET', '/blocks/:number', ({ params }) => json(200, service.block(params.number)));
-  server.route('GET', '/aliases/:alias', ({ params }) => json(200, service.aliasLookup(params.alias)));
-
   // ddn-internal: what a Relay or Cache in another process asks through HttpDirectoryPort (src/ports).
   const port = new LocalDirectoryPort(service.deps.ledger, service.deps.clock);
-  server.route('GET', '/delivery-view/:did', async ({ params, query }) => {
-    assertDid(params.did);
-    let persona: string | null = null;
-    if (query.persona !== undefined) {
-      persona = canonicalPersona(query.persona) ?? null;
-      if (persona === null) throw new DdnError('invalid_persona', 'invalid persona');
-    }
-    const view = await port.resolveDelivery(params.did, persona, query.tag ?? null);
-    if (!view) throw new DdnError('did_not_found', 'DID not found', { did: params.did });
-    return json(200, deliveryViewToJson(view));
-  });
+  return [
+    read({
+      url: '/resolve/:did',
+      summary: 'The DID record (§3.1)',
+      answers: { 200: DidRecordSchema },
+      errors: [...DID_READ, 'registration_pending'],
+      handle: ({ params }) => jsonPayload(200, resolved.body(params.did)),
+    }),
+    read({
+      url: '/registration-status/:did',
+      summary: 'Registration status (§3.2)',
+      answers: { 200: RegistrationStatusSchema },
+      errors: DID_READ,
+      handle: ({ params }) => json(200, service.registrationStatus(params.did)),
+    }),
+    read({
+      url: '/dids/:did/nonces',
+      summary: 'Next usable nonces (§3.3)',
+      answers: { 200: NoncesSchema },
+      errors: DID_READ,
+      handle: ({ params }) => json(200, service.nonces(params.did)),
+    }),
+    read({
+      url: '/transactions/:tx_hash',
+      summary: 'A transaction (§3.4)',
+      answers: { 200: TransactionSchema },
+      errors: ['invalid_request', 'transaction_not_found'],
+      handle: ({ params }) => json(200, service.transaction(params.tx_hash)),
+    }),
+    read({
+      url: '/blocks/latest',
+      summary: 'The newest block (§3.5)',
+      answers: { 200: BlockSchema },
+      errors: ['block_not_found'],
+      handle: () => json(200, service.block('latest')),
+    }),
+    read({
+      url: '/blocks/:number',
+      summary: 'A block, or `latest` (§3.5)',
+      params: Type.Object({ number: Type.String({ description: 'a block number or `latest`' }) }),
+      answers: { 200: BlockSchema },
+      errors: ['invalid_request', 'block_not_found'],
+      handle: ({ params }) => json(200, service.block(params.number)),
+    }),
+    read({
+      url: '/aliases/:alias',
+      summary: 'The DID of an alias (§3.6)',
+      answers: { 200: AliasSchema },
+      errors: ['invalid_alias', 'alias_not_found'],
+      handle: ({ params }) => json(200, service.aliasLookup(params.alias)),
+    }),
+    read({
+      url: '/delivery-view/:did',
+      summary: 'What a Relay or Cache in another process needs to deliver [ddn-internal]',
+      query: DeliveryQuerySchema,
+      answers: { 200: DeliveryViewSchema },
+      errors: [...DID_READ, 'invalid_persona'],
+      handle: async ({ params, query }) => {
+        assertDid(params.did);
+        let persona: string | null = null;
+        if (query.persona !== undefined) {
+          persona = canonicalPersona(query.persona) ?? null;
+          if (persona === null) throw new DdnError('invalid_persona', 'invalid persona');
+        }
+        const view = await port.resolveDelivery(params.did, persona, query.tag ?? null);
+        if (!view) throw new DdnError('did_not_found', 'DID not found', { did: params.did });
+        // the port's JSON form is untyped (src/ports/directory-port-json.ts): its members are the schema's
+        return json(200, deliveryViewToJson(view) as Static<typeof DeliveryViewSchema>);
+      },
+    }),
+    read({
+      url: '/delivery-resolution/:did',
+      summary: 'Recipient key and winning delivery rule (§6)',
+      query: DeliveryQuerySchema,
+      answers: { 200: DeliveryResolutionSchema },
+      errors: [...DID_READ, 'invalid_request', 'invalid_persona', 'did_deactivated', 'key_agreement_not_found', 'persona_not_deliverable', 'persona_not_found'],
+      handle: ({ params, query }) => {
+        const r = service.deliveryResolution(params.did, query);
+        return json(200, r.body, { 'cache-control': r.cacheControl });
+      },
+    }),
+  ];
+}
 
-  server.route('GET', '/delivery-resolution/:did', ({ params, query }) => {
-    const r = service.deliveryResolution(params.did, query);
-    return json(200, r.body, { 'cache-control': r.cacheControl });
-  });
-  registerPersonaRoutes(server, service);
-  registerPolicyRoutes(server, service);
-  registerApplicationRoutes(server, service);
-  registerHistoryRoutes(server, service);
-  registerExplorerReadRoutes(server, service);
-  registerDidResolutionRoutes(server, service);
-  registerExplorerRoutes(server);
+/** §4 registration and §5 DID changes. */
+function didChangeRoutes(service: DirectoryService): Route[] {
+  const registration = codes(PREPARED, REGISTRATION);
+  return [
+    prepare({
+      method: 'POST',
+      url: '/register-did/prepare',
+      summary: 'Prepare a DID registration (§4.1)',
+      rateClass: 'registration',
+      body: RegistrationPrepareBodySchema,
+      answers: { 200: RegistrationPrepareSchema },
+      errors: registration,
+      handle: (ctx) => json(200, service.prepareRegistration(body(ctx.body))),
+    }),
+    // registration has no target before the DID exists: its budget is the client address's
+    prepare({
+      method: 'POST',
+      url: '/register-did',
+      summary: 'Register a DID (§4.2)',
+      rateClass: 'registration',
+      body: RegistrationSubmitBodySchema,
+      answers: { 202: RegistrationSubmitSchema },
+      errors: codes(SUBMITTED, REGISTRATION),
+      handle: async (ctx) => json(202, await service.submitRegistration(body(ctx.body))),
+    }),
+    prepare({
+      method: 'POST',
+      url: '/dids/:did/prepare',
+      summary: 'Prepare a DID mutation (§5.1)',
+      body: MutationPrepareBodySchema,
+      answers: { 200: MutationPrepareSchema },
+      errors: codes(PREPARED, REGISTRATION),
+      handle: (ctx) => json(200, service.prepareMutation(ctx.params.did, body(ctx.body))),
+    }),
+    ...ACTIONS.map((spec) =>
+      submit({
+        method: spec.method,
+        url: spec.pattern,
+        summary: `DID mutation \`${spec.action}\` (§5.2)`,
+        body: MutationSubmitBodySchema,
+        answers: { 202: MutationSubmitSchema },
+        errors: codes(SUBMITTED, REGISTRATION),
+        target: (ctx) => (ctx.params as Record<string, string>).did,
+        handle: async (ctx) => json(202, await service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))),
+      }),
+    ),
+  ];
+}
 
-  server.route('POST', '/register-did/prepare', (ctx) => json(200, service.prepareRegistration(body(ctx.body))));
-  server.route('POST', '/register-did', async (ctx) => json(202, await service.submitRegistration(body(ctx.body))));
+/** The Directory's routes, in one list. */
+export function directoryRoutes(service: DirectoryService): Route[] {
+  return [
+    ...readRoutes(service),
+    ...personaRoutes(service),
+    ...policyRoutes(service),
+    ...applicationRoutes(service),
+    ...historyRoutes(service),
+    ...explorerReadRoutes(service),
+    ...didResolutionRoutes(service),
+    ...explorerRoutes(),
+    ...didChangeRoutes(service),
+  ];
+}
 
-  server.route('POST', '/dids/:did/prepare', (ctx) => json(200, service.prepareMutation(ctx.params.did, body(ctx.body))));
-  for (const spec of ACTIONS) {
-    server.route(spec.method, spec.pattern, async (ctx) => json(202, await service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))));
-  }
+/** Adds the Directory's routes to `server`, whose document then states the profile's request forms. */
+export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService): void {
+  adjustDocument(server.fastify, (doc) => profileDocument(doc, service.deps.profile));
+  server.add(directoryRoutes(service));
 }

@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DdnError } from '../base/errors.js';
-import type { HttpResponse, HttpServer, RequestContext } from '../http/server.js';
+import { Type, type TSchema } from 'typebox';
+import type { HttpServer } from '../http/server.js';
+import { asIs, defineRoute, type Route } from '../http/route.js';
 import { splitTarget } from '../http/url.js';
 
 /** Where `npm run build` leaves the bundle: `<package>/dist/explorer-bundle/` (this file is two levels below). */
@@ -57,8 +59,12 @@ ${body}
 `;
 }
 
-/** Adds the explorer's routes; `bundleDir` defaults to {@link EXPLORER_BUNDLE_DIR}. */
-export function registerExplorerRoutes(server: HttpServer, opts: { bundleDir?: string } = {}): void {
+/** A non-JSON answer in the shape the OpenAPI builder takes (a response object with its media types). */
+const textAnswer = (description: string, ...mediaTypes: string[]): TSchema =>
+  ({ description, content: Object.fromEntries(mediaTypes.map((t) => [t, { schema: Type.String() }])) }) as unknown as TSchema;
+
+/** The explorer's routes (pages at every depth, the bundle's assets); `bundleDir` defaults to {@link EXPLORER_BUNDLE_DIR}. */
+export function explorerRoutes(opts: { bundleDir?: string } = {}): Route[] {
   const dir = opts.bundleDir ?? EXPLORER_BUNDLE_DIR;
   // Read once found: a bundle built after the node started is picked up, then served from memory.
   const cache = new Map<AssetName, Buffer>();
@@ -75,24 +81,58 @@ export function registerExplorerRoutes(server: HttpServer, opts: { bundleDir?: s
     return body;
   };
 
-  const page = (ctx: RequestContext): HttpResponse => ({
-    status: 200,
-    body: {},
-    payload: explorerPage(basePathOf(ctx.rawUrl), asset('app.js') !== undefined),
-    contentType: 'text/html; charset=utf-8',
-    headers: { ...SECURITY_HEADERS, 'cache-control': 'no-cache' },
-  });
+  const page = (url: string): Route =>
+    defineRoute({
+      method: 'GET',
+      url,
+      summary: 'The explorer (HTML)',
+      tags: ['explorer'],
+      answers: { 200: textAnswer('an HTML page', 'text/html') },
+      errors: [],
+      rateClass: 'read',
+      parse: asIs,
+      handle: (_input, ctx) => ({
+        status: 200 as const,
+        body: {},
+        payload: explorerPage(basePathOf(ctx.rawUrl), asset('app.js') !== undefined),
+        contentType: 'text/html; charset=utf-8',
+        headers: { ...SECURITY_HEADERS, 'cache-control': 'no-cache' },
+      }),
+    });
+  const routes = [page('/explorer')];
   let pattern = '/explorer';
-  server.route('GET', pattern, page);
   for (let depth = 1; depth <= MAX_DEPTH; depth++) {
     pattern += `/:p${depth}`;
-    server.route('GET', pattern, page);
+    routes.push(page(pattern));
   }
+  routes.push(
+    defineRoute({
+      method: 'GET',
+      url: '/explorer/assets/:file',
+      summary: 'An explorer asset (script or style)',
+      tags: ['explorer'],
+      answers: { 200: textAnswer('the asset', 'text/javascript', 'text/css') },
+      errors: [],
+      rateClass: 'read',
+      parse: asIs,
+      handle: (_input, { params }) => {
+        const name = params.file as AssetName;
+        const body = Object.hasOwn(ASSETS, name) ? asset(name) : undefined;
+        if (body === undefined) throw new DdnError('not_found', 'no such explorer asset');
+        return {
+          status: 200 as const,
+          body: {},
+          payload: body,
+          contentType: ASSETS[name],
+          headers: { ...SECURITY_HEADERS, 'cache-control': 'public, max-age=300' },
+        };
+      },
+    }),
+  );
+  return routes;
+}
 
-  server.route('GET', '/explorer/assets/:file', ({ params }) => {
-    const name = params.file as AssetName;
-    const body = Object.hasOwn(ASSETS, name) ? asset(name) : undefined;
-    if (body === undefined) throw new DdnError('not_found', 'no such explorer asset');
-    return { status: 200, body: {}, payload: body, contentType: ASSETS[name], headers: { ...SECURITY_HEADERS, 'cache-control': 'public, max-age=300' } };
-  });
+/** Adds the explorer's routes to `server`. */
+export function registerExplorerRoutes(server: HttpServer, opts: { bundleDir?: string } = {}): void {
+  server.add(explorerRoutes(opts));
 }

@@ -3,7 +3,8 @@
  * other route answers 403 `read_only_mirror` with the primary's URL, whatever it would have done.
  */
 import { DdnError } from '../base/errors.js';
-import type { HttpServer } from '../http/server.js';
+import { routeOf, type HttpServer, type RouteHandler } from '../http/server.js';
+import { asIs, type Route } from '../http/route.js';
 
 /** The refusal of a write at a mirror. */
 export function readOnlyRefusal(primaryUrl: string): DdnError {
@@ -12,16 +13,23 @@ export function readOnlyRefusal(primaryUrl: string): DdnError {
   });
 }
 
-/** `server`, with every non-GET route replaced by the refusal. */
+/** `server`, with every non-GET route replaced by the refusal (its declared shapes kept, its only code the refusal). */
 export function readOnlyServer(server: HttpServer, primaryUrl: string): HttpServer {
+  const readOnly = (route: Route): Route =>
+    route.method === 'GET' || route.method === 'HEAD'
+      ? route
+      : {
+          ...route,
+          errors: ['read_only_mirror'],
+          parse: asIs,
+          handle: () => {
+            throw readOnlyRefusal(primaryUrl);
+          },
+        };
   return {
     fastify: server.fastify,
-    route(method, pattern, handler, options) {
-      if (method === 'GET' || method === 'HEAD') server.route(method, pattern, handler, options);
-      else
-        server.route(method, pattern, () => {
-          throw readOnlyRefusal(primaryUrl);
-        });
-    },
+    add: (routes) => server.add(routes.map(readOnly)),
+    route: (method, pattern, handler, options) => server.add([readOnly(routeOf(method, pattern, handler as RouteHandler, options))]),
+    routes: () => server.routes(),
   };
 }

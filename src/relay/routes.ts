@@ -6,10 +6,10 @@
 import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
-import { json, type HttpResponse, type HttpServer, type RequestContext, type RouteOptions } from '../http/server.js';
+import { json, type HttpServer, type RequestContext } from '../http/server.js';
+import { asIs, defineRoute, type AnswerOf, type Route } from '../http/route.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
-import { tableErrorAnswers } from '../http/schemas.js';
 import { RELAY_POST_ERRORS } from './error-codes.js';
 import { DeliveryResultSchema, RelayLimitsSchema } from '../wire/relay.js';
 import type { RelayService } from './service.js';
@@ -23,14 +23,25 @@ export interface RelayRouteOptions {
   onResult?: (result: DeliveryResult) => void;
 }
 
-/** The envelope (http-api.md §2.7): a JSON object the Relay's own parser checks field by field, in the spec's order. */
-function respond(result: DeliveryResult): HttpResponse {
+/** A DeliveryResult answered with its own status (one of the statuses the Relay's table lists). */
+function respond(result: DeliveryResult): AnswerOf<PostAnswers> {
   const retryAfter = retryAfterOf(result);
-  return json(result.http_status, result, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
+  const headers = retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) };
+  return json(result.http_status as 202, result, headers);
 }
 
-/** Registers `POST /relay`, `POST /relay/{recipientDid}` and `GET /relay/limits` on `server`. */
-export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+/** Every status `POST /relay` answers: its DeliveryResult, success or not. */
+type PostAnswers = { 202: typeof DeliveryResultSchema };
+
+/** A post's request: its JSON object body and the bytes it was signed over (§10.6). */
+interface Post {
+  body: Record<string, unknown>;
+  rawBody: Buffer;
+  pathRecipient: string | null;
+}
+
+/** The Relay's routes: `POST /relay`, `POST /relay/{recipientDid}` and `GET /relay/limits`. */
+export function relayRoutes(service: RelayService, options: RelayRouteOptions): Route[] {
   const s = service.settings;
   const nodeAuth: NodeAuthDeps = {
     ...options.nodeAuth,
@@ -44,48 +55,73 @@ export function registerRelayRoutes(server: HttpServer, service: RelayService, o
     onResult?.(result);
     return result;
   };
-  // A post answers DeliveryResult-shaped errors and counts per client address and per recipient.
-  const relayPost: RouteOptions = {
-    errorBody: (err) => observed(failureResult(err)),
-    rateClass: 'relay-post',
-    rateTarget: (ctx) => ctx.params.recipientDid ?? envelopeRecipientOf(ctx.body),
-    errorSchema: DeliveryResultSchema,
-  };
-  const post = (summary: string, params?: ReturnType<typeof Type.Object>): RouteOptions => ({
-    ...relayPost,
-    schema: {
-      summary,
-      tags: ['relay'],
-      ...(params === undefined ? {} : { params }),
-      body: EnvelopeSchema,
-      response: { ...tableErrorAnswers(DeliveryResultSchema, RELAY_POST_ERRORS), 202: DeliveryResultSchema },
-    },
-  });
+  const errors = Object.values(RELAY_POST_ERRORS).flat();
 
-  const relay = async (ctx: RequestContext<Record<string, string>>, pathRecipient: string | null): Promise<HttpResponse> => {
-    if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
+  const relay = async (post: Post, ctx: RequestContext): Promise<AnswerOf<PostAnswers>> => {
     let node;
     try {
       node = await authenticateNodeRequest(
-        { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: ctx.rawBody, header: ctx.header, requestId: ctx.requestId },
+        { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: post.rawBody, header: ctx.header, requestId: ctx.requestId },
         nodeAuth,
       );
     } catch (err) {
       if (isDdnError(err)) return respond(observed(failureResult(err)));
       throw err;
     }
-    return respond(observed(await service.relay({ body: ctx.body, rawBody: ctx.rawBody, pathRecipient, node, trace: ctx.trace, client: ctx.clientKey })));
+    return respond(
+      observed(
+        await service.relay({ body: post.body, rawBody: post.rawBody, pathRecipient: post.pathRecipient, node, trace: ctx.trace, client: ctx.clientKey }),
+      ),
+    );
   };
+  /** The post's body (a JSON object is required before anything else is checked). */
+  const bodyOf = (ctx: RequestContext, pathRecipient: string | null): Post => {
+    if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
+    return { body: ctx.body, rawBody: ctx.rawBody, pathRecipient };
+  };
+  // A post answers DeliveryResult-shaped errors and counts per client address and per recipient.
+  const post = {
+    method: 'POST' as const,
+    tags: ['relay'],
+    body: EnvelopeSchema,
+    answers: { 202: DeliveryResultSchema },
+    errors,
+    errorSchema: DeliveryResultSchema,
+    errorBody: (err: DdnError) => observed(failureResult(err)),
+    rateClass: 'relay-post' as const,
+    handle: relay,
+  };
+  return [
+    defineRoute({
+      ...post,
+      url: '/relay',
+      summary: 'Deliver an envelope (§10.3)',
+      rateTarget: (ctx) => envelopeRecipientOf(ctx.body),
+      parse: (ctx) => bodyOf(ctx, null),
+    }),
+    defineRoute({
+      ...post,
+      url: '/relay/:recipientDid',
+      summary: 'Deliver an envelope to the DID in the path (§10.3)',
+      params: Type.Object({ recipientDid: Type.String({ description: 'The recipient DID' }) }),
+      rateTarget: (ctx) => ctx.params.recipientDid,
+      parse: (ctx) => bodyOf(ctx, ctx.params.recipientDid),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/relay/limits',
+      summary: "The Relay's limits (§10.5)",
+      tags: ['relay'],
+      answers: { 200: RelayLimitsSchema },
+      errors: [],
+      rateClass: 'read',
+      parse: asIs,
+      handle: () => json(200, service.limits()),
+    }),
+  ];
+}
 
-  server.route('POST', '/relay', (ctx) => relay(ctx, null), post('Deliver an envelope (§10.3)'));
-  server.route(
-    'POST',
-    '/relay/:recipientDid',
-    (ctx) => relay(ctx, ctx.params.recipientDid),
-    post('Deliver an envelope to the DID in the path (§10.3)', Type.Object({ recipientDid: Type.String({ description: 'The recipient DID' }) })),
-  );
-  server.route('GET', '/relay/limits', () => json(200, service.limits()), {
-    rateClass: 'read',
-    schema: { summary: "The Relay's limits (§10.5)", tags: ['relay'], response: { 200: RelayLimitsSchema } },
-  });
+/** Adds the Relay's routes to `server`. */
+export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+  server.add(relayRoutes(service, options));
 }

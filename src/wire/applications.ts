@@ -86,7 +86,10 @@ const AuthorizationFields = {
 };
 
 /** `POST /applications/{application_id}/authorization/prepare` body (§9). */
-export const ApplicationAuthorizationPrepareBodySchema = Type.Object(AuthorizationFields, { title: 'ApplicationAuthorizationPrepareBody' });
+export const ApplicationAuthorizationPrepareBodySchema = Type.Object(
+  { ...AuthorizationFields, control_signer_key_id: Type.Optional(Type.String({ description: 'the submission needs it; a preparation does not' })) },
+  { title: 'ApplicationAuthorizationPrepareBody' },
+);
 
 /** `POST /applications/{application_id}/authorization/prepare` 200 (§9). */
 export const ApplicationAuthorizationPrepareSchema = Type.Object(

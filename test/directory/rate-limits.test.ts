@@ -1,6 +1,5 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { directoryRateOptions } from '../../src/directory/rate-classes.js';
 import type { HttpServer } from '../../src/http/server.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { assertError, prepareRegistration, prepareSigned, registerDid, registrationSubmitBody, submit, type Reply } from '../support/directory-flows.js';
@@ -81,17 +80,29 @@ describe('Directory rate limits', () => {
     assertError(await create('d.example.net', '192.0.2.1'), 429, 'rate_limited');
   });
 
-  it('gives every route a class: reads, registration, DNS challenges, other writes with their path target', () => {
-    assert.deepEqual(directoryRateOptions('GET', '/resolve/:did'), { rateClass: 'read' });
-    assert.deepEqual(directoryRateOptions('GET', '/personas/:persona/dns-challenges/:challenge_id'), { rateClass: 'read' });
-    assert.deepEqual(directoryRateOptions('POST', '/register-did/prepare'), { rateClass: 'registration' });
-    assert.deepEqual(directoryRateOptions('POST', '/register-did'), { rateClass: 'registration' });
-    assert.deepEqual(directoryRateOptions('POST', '/delivery-policies/prepare'), { rateClass: 'directory-write' });
-    const ctx = (params: Record<string, string>) =>
-      ({ params }) as unknown as Parameters<NonNullable<ReturnType<typeof directoryRateOptions>['rateTarget']>>[0];
-    const target = (method: 'POST' | 'PUT' | 'DELETE', pattern: string, params: Record<string, string>) => {
-      const o = directoryRateOptions(method, pattern);
-      return [o.rateClass, o.rateTarget?.(ctx(params))];
+  it('gives every route a class: reads, registration, DNS challenges, other writes with their path target', async () => {
+    const h = await startDirectory();
+    harnesses.push(h);
+    const routes = h.server.routes();
+    const of = (method: string, url: string) => {
+      const r = routes.find((x) => x.method === method && x.url === url);
+      assert.ok(r, `${method} ${url}`);
+      return r;
+    };
+    for (const r of routes) if (r.url !== '/openapi.json') assert.ok(r.rateClass !== undefined, `${r.method} ${r.url} has a rate class`);
+    const options = (method: string, url: string) => {
+      const r = of(method, url);
+      return r.rateTarget === undefined ? { rateClass: r.rateClass } : { rateClass: r.rateClass, target: true };
+    };
+    assert.deepEqual(options('GET', '/resolve/:did'), { rateClass: 'read' });
+    assert.deepEqual(options('GET', '/personas/:persona/dns-challenges/:challenge_id'), { rateClass: 'read' });
+    assert.deepEqual(options('POST', '/register-did/prepare'), { rateClass: 'registration' });
+    assert.deepEqual(options('POST', '/register-did'), { rateClass: 'registration' });
+    assert.deepEqual(options('POST', '/delivery-policies/prepare'), { rateClass: 'directory-write' });
+    const ctx = (params: Record<string, string>) => ({ params }) as unknown as Parameters<NonNullable<(typeof routes)[number]['rateTarget']>>[0];
+    const target = (method: 'POST' | 'PUT' | 'DELETE', url: string, params: Record<string, string>) => {
+      const r = of(method, url);
+      return [r.rateClass, r.rateTarget?.(ctx(params))];
     };
     assert.deepEqual(target('POST', '/personas/:persona/dns-challenges/:challenge_id/verify', { persona: 'p.example', challenge_id: 'c' }), [
       'dns-challenge',

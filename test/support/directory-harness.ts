@@ -63,8 +63,11 @@ export function injectCall(server: HttpServer): DirectoryHarness['call'] {
     });
     const body = res.json() as Record<string, unknown>;
     checker ??= server.fastify.inject({ method: 'GET', url: '/openapi.json' }).then((r) => new OpenApiChecker(r.json() as OpenApiDocument));
-    const problem = (await checker).problem(method, url.split('?')[0]!, res.statusCode, body);
-    if (problem !== undefined) throw new Error(`answer not described by the OpenAPI document: ${problem}`);
+    const path = url.split('?')[0]!;
+    const problem =
+      (await checker).problem(method, path, res.statusCode, body) ??
+      (res.statusCode < 300 && payload !== undefined ? (await checker).requestProblem(method, path, payload) : undefined);
+    if (problem !== undefined) throw new Error(`answer or accepted request not described by the OpenAPI document: ${problem}`);
     return { status: res.statusCode, body };
   };
 }

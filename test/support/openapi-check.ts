@@ -49,28 +49,79 @@ export function genericAnswers(doc: OpenApiDocument): string[] {
   return out;
 }
 
-/** Validates answers against one document. */
+/** The §0.6 body of an answer to a request no route matched: the codes the HTTP layer answers before routing. */
+const UNMATCHED = {
+  type: 'object',
+  required: ['code', 'error', 'message'],
+  properties: {
+    code: {
+      enum: [
+        'not_found',
+        'method_not_allowed',
+        'invalid_path',
+        'invalid_request',
+        'request_timeout',
+        'expectation_failed',
+        'service_unavailable',
+        'rate_limited',
+      ],
+    },
+    error: { type: 'string' },
+    message: { type: 'string' },
+    details: { type: 'object' },
+  },
+};
+
+/**
+ * Validates answers and request bodies against one document: an answer's body against the schema its route gives
+ * for its status (no `default`: a status the route does not list is a problem), so an error answer must carry a
+ * code the document lists for that route and status; a request body against the route's request schema.
+ */
 export class OpenApiChecker {
   private readonly ajv = new Ajv({ strict: false, allErrors: true });
   private readonly compiled = new Map<object, ValidateFunction>();
 
   constructor(readonly doc: OpenApiDocument) {}
 
-  /** Why `body` does not match the document for this answer; undefined when it does. */
-  problem(method: string, path: string, status: number, body: unknown): string | undefined {
-    const template = templateOf(this.doc, path, method);
-    // unknown paths and methods (404, 405) have no operation: their body is the §0.6 error body of any route
-    const op = (template === undefined ? undefined : this.doc.paths[template]?.[method.toLowerCase()]) ?? Object.values(Object.values(this.doc.paths)[0]!)[0]!;
-    const answer = op.responses[String(status)] ?? op.responses.default;
-    if (answer === undefined) return `${method} ${path} ${status}: not documented`;
-    const schema = answer.content?.['application/json']?.schema;
-    if (schema === undefined) return `${method} ${path} ${status}: no JSON schema`;
+  private validate(schema: object, value: unknown): string | undefined {
     let validate = this.compiled.get(schema);
     if (validate === undefined) {
       validate = this.ajv.compile(schema);
       this.compiled.set(schema, validate);
     }
-    if (validate(body)) return undefined;
-    return `${method} ${path} ${status}: ${this.ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 400)}`;
+    return validate(value) ? undefined : this.ajv.errorsText(validate.errors);
+  }
+
+  private operation(method: string, path: string): Operation | undefined {
+    const template = templateOf(this.doc, path, method);
+    return template === undefined ? undefined : this.doc.paths[template]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()];
+  }
+
+  /** Why `body` does not match the document for this answer; undefined when it does. */
+  problem(method: string, path: string, status: number, body: unknown, contentType = 'application/json'): string | undefined {
+    const op = this.operation(method, path);
+    const where = `${method} ${path} ${status}`;
+    if (op === undefined) {
+      // unknown paths and methods (404, 405) have no operation: their body is the §0.6 error body
+      const why = this.validate(UNMATCHED, body);
+      return why === undefined ? undefined : `${where} (no route): ${why} in ${JSON.stringify(body).slice(0, 400)}`;
+    }
+    const answer = op.responses[String(status)];
+    if (answer === undefined) return `${where}: not documented`;
+    const content = answer.content ?? {};
+    const type = contentType.split(';')[0]!.trim();
+    const schema = (content[type] ?? content['application/json'])?.schema;
+    if (schema === undefined) return `${where}: no schema for ${type}`;
+    const why = this.validate(schema, body);
+    return why === undefined ? undefined : `${where}: ${why} in ${JSON.stringify(body).slice(0, 400)}`;
+  }
+
+  /** Why the request body `body` does not match the route's request schema; undefined when it does (or has none). */
+  requestProblem(method: string, path: string, body: unknown): string | undefined {
+    const op = this.operation(method, path) as (Operation & { requestBody?: { content?: Record<string, { schema?: object }> } }) | undefined;
+    const schema = op?.requestBody?.content?.['application/json']?.schema;
+    if (schema === undefined) return undefined;
+    const why = this.validate(schema, body);
+    return why === undefined ? undefined : `${method} ${path} request: ${why} in ${JSON.stringify(body).slice(0, 400)}`;
   }
 }

@@ -1,0 +1,81 @@
+/**
+ * What the server keeps on a request beyond fastify's own: marks set on Node's request before fastify sees it (a
+ * refusal decided before the body, the response, the body's reservation, the arrival time) and the per-request
+ * values decorated onto fastify's request (the raw body, the logger, the handler's context and parsed input).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import type { BodyError, BodyHold } from './body-reader.js';
+import type { RequestContext, RequestLogger } from './context.js';
+import { parseQuery } from './url.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body bytes as received (src/http/body-intake.ts); null when there were none. */
+    ddnRawBody: Buffer | null;
+    /** The request's logger, made on first use. */
+    ddnLog: RequestLogger | null;
+    /** The handler's view of the request, made by the route's parser step (src/http/route-runner.ts). */
+    ddnCtx: RequestContext | null;
+    /** The route parser's result. */
+    ddnInput: unknown;
+  }
+  interface FastifyContextConfig {
+    /** The route object (src/http/route.ts). */
+    ddn?: unknown;
+  }
+}
+
+/**
+ * A request answered without reading its body (an unsupported `Expect`, or `Expect: 100-continue` with a body
+ * announced over the limit): the error is set on Node's request before fastify sees it, and answered by the route
+ * it reaches (so the Relay's carries its DeliveryResult).
+ */
+const REFUSED = Symbol('refused');
+/** The response of a request (set before fastify sees it), so a body's reservation ends with its answer. */
+const RESPONSE = Symbol('response');
+/** The reservation of a request's body, made when its bytes are first reserved. */
+const HOLD = Symbol('hold');
+/** When a request reached fastify (`performance.now()`), set when its id is made: the start of its answer time. */
+const ARRIVED = Symbol('arrived');
+
+type Marked = IncomingMessage & { [REFUSED]?: BodyError; [RESPONSE]?: ServerResponse; [HOLD]?: BodyHold; [ARRIVED]?: number };
+
+export const refuse = (req: IncomingMessage, err: BodyError): void => {
+  (req as Marked)[REFUSED] = err;
+};
+export const refusalOf = (req: IncomingMessage): BodyError | undefined => (req as Marked)[REFUSED];
+export const setResponse = (req: IncomingMessage, res: ServerResponse): void => {
+  (req as Marked)[RESPONSE] = res;
+};
+export const responseOf = (req: IncomingMessage): ServerResponse | undefined => (req as Marked)[RESPONSE];
+export const holdOn = (req: IncomingMessage): BodyHold | undefined => (req as Marked)[HOLD];
+export const setHold = (req: IncomingMessage, hold: BodyHold): void => {
+  (req as Marked)[HOLD] = hold;
+};
+export const markArrival = (req: IncomingMessage): void => {
+  (req as Marked)[ARRIVED] = performance.now();
+};
+
+/** Seconds from `request`'s arrival until now. */
+export function secondsSince(request: FastifyRequest): number {
+  return (performance.now() - ((request.raw as Marked)[ARRIVED] ?? performance.now())) / 1000;
+}
+
+/** Marks the query of a request whose query string could not be decoded (the error is answered by the route). */
+const BAD_QUERY = Symbol('bad query');
+type Query = Record<string, string> & { [BAD_QUERY]?: unknown };
+
+/** Our query rules (first occurrence wins, bad encoding is 400), as fastify's query parser: it must not throw. */
+export function queryOf(raw: string): Query {
+  try {
+    return parseQuery(raw);
+  } catch (err) {
+    const q: Query = Object.create(null) as Query;
+    q[BAD_QUERY] = err;
+    return q;
+  }
+}
+
+/** The decoding error of a query made by {@link queryOf}; undefined when it decoded. */
+export const queryError = (query: unknown): unknown => (query as Query)[BAD_QUERY];

@@ -1,0 +1,88 @@
+/**
+ * One route, one object: its method and URL, its declared shapes (path, query, headers, body, each success answer),
+ * the error codes it can answer, its rate class, its spec-ordered parser and its handler. A role exports its routes
+ * as one list of these; the server adds them to fastify and the OpenAPI document is built from the same objects
+ * (src/http/openapi.ts), so nothing is joined by a pattern string.
+ *
+ * The parser runs in fastify's `preHandler` step, before the handler: it reads the raw request in the spec's order
+ * of checks and throws the spec's codes (schemas are never used to validate — the parsers decide the codes). Its
+ * result is the handler's input, and the handler's answer is typed by the route's answer schemas (TypeBox `Static`):
+ * a body that does not match the schema of its status is a compile error.
+ */
+import type { Static, TSchema } from 'typebox';
+import type { DdnError, ErrorCode } from '../base/errors.js';
+import type { RateClass } from './rate-limit.js';
+import type { HttpMethod, HttpResponse, JsonAnswer, PathParams, PayloadAnswer, RequestContext } from './context.js';
+
+/** The success (and other non-error) answers of a route: the schema of each status's body. */
+export type Answers = { readonly [status: number]: TSchema };
+
+/** What a handler of a route with answers `R` may return: one of its statuses, with that status's body. */
+export type AnswerOf<R extends Answers> = { [S in keyof R & number]: JsonAnswer<S, Static<R[S]>> | PayloadAnswer<S> }[keyof R & number];
+
+/** The declaration of one route; `U` its URL pattern, `R` its answers, `I` its parser's result. */
+export interface RouteDef<U extends string, R extends Answers, I> {
+  method: HttpMethod;
+  /** Relative to the role's base path, fastify's syntax: `/dids/:did/aliases/:alias`. */
+  url: U;
+  summary: string;
+  description?: string;
+  /** OpenAPI tags; the role's name when absent. */
+  tags?: string[];
+  /** The path parameters (documentation); one string per `:name` of the URL when absent. */
+  params?: TSchema;
+  query?: TSchema;
+  /** Request headers the route reads (the Cache's proof headers). */
+  headers?: TSchema;
+  /** The request body (a JSON object). */
+  body?: TSchema;
+  answers: R;
+  /**
+   * Every error code this route's parser and handler can answer (the registry gives each its status), beside the
+   * codes the HTTP layer answers on any route (src/http/openapi.ts `transportCodes`).
+   */
+  errors: readonly ErrorCode[];
+  /** The schema of this route's error bodies when they are not the §0.6 body (the Relay's DeliveryResult). */
+  errorSchema?: TSchema;
+  /** Builds this route's error body instead of the §0.6 shape; the status is still the code's. */
+  errorBody?: (err: DdnError) => object;
+  /** The request-rate class the route counts against (src/http/rate-limit.ts); none: never limited. */
+  rateClass?: RateClass;
+  /** A write's target (DID, persona…) for its class's per-target budget; undefined: none. */
+  rateTarget?: (ctx: RequestContext<PathParams<U>>) => string | undefined;
+  /** The spec-ordered parser, run before the handler (fastify's preHandler): throws the spec's codes. */
+  parse: (ctx: RequestContext<PathParams<U>>) => I;
+  handle: (input: I, ctx: RequestContext<PathParams<U>>) => AnswerOf<R> | Promise<AnswerOf<R>>;
+}
+
+/** A route with its types erased, as lists hold them. */
+export interface Route {
+  readonly method: HttpMethod;
+  readonly url: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags?: string[];
+  readonly params?: TSchema;
+  readonly query?: TSchema;
+  readonly headers?: TSchema;
+  readonly body?: TSchema;
+  readonly answers: Answers;
+  readonly errors: readonly ErrorCode[];
+  readonly errorSchema?: TSchema;
+  readonly errorBody?: (err: DdnError) => object;
+  readonly rateClass?: RateClass;
+  readonly rateTarget?: (ctx: RequestContext) => string | undefined;
+  readonly parse: (ctx: RequestContext) => unknown;
+  readonly handle: (input: unknown, ctx: RequestContext) => HttpResponse | Promise<HttpResponse>;
+}
+
+/**
+ * Declares a route: the types of its parser's result and its handler's answer are checked against each other and
+ * against its answer schemas here, then erased (the router guarantees exactly the URL's parameter names).
+ */
+export function defineRoute<U extends string, R extends Answers, I>(def: RouteDef<U, R, I>): Route {
+  return def as unknown as Route;
+}
+
+/** The parser of a route that reads nothing before its handler: the request itself is the input. */
+export const asIs = <C>(ctx: C): C => ctx;

@@ -1,0 +1,85 @@
+/**
+ * The OpenAPI contract checked on every answer a test reads from a test node (test/support/network.ts): while a
+ * node runs, `fetch` (the tests' and the SDK's) is wrapped, and every answer from the node's roles is validated
+ * against that role's served document (test/support/openapi-check.ts) — its body against the route's schema for
+ * its status, so an error answer must carry a code the document lists for that route and status — and every
+ * request body the node accepted (2xx) against the route's request schema. The node's `stop()` fails with the
+ * violations.
+ */
+import { OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
+
+const checkers = new Map<string, { checker: OpenApiChecker; violations: string[] }>();
+let installed: typeof fetch | undefined;
+
+const JSON_TYPES = /^application\/(json|did-resolution|did-url-dereferencing|did\+json|did\+ld\+json)\b/;
+
+function methodOf(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): string {
+  return (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+}
+
+async function inspect(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, res: Response): Promise<void> {
+  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+  const entry = checkers.get(url.origin);
+  if (entry === undefined) return;
+  const method = methodOf(input, init);
+  const type = res.headers.get('content-type') ?? '';
+  if (JSON_TYPES.test(type) && method !== 'HEAD') {
+    const text = await res.clone().text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      entry.violations.push(`${method} ${url.pathname} ${res.status}: not JSON though ${type}`);
+      return;
+    }
+    const problem = entry.checker.problem(method, url.pathname, res.status, body, type);
+    if (problem !== undefined) entry.violations.push(problem);
+  }
+  if (res.status < 300 && typeof init?.body === 'string') {
+    let sent: unknown;
+    try {
+      sent = JSON.parse(init.body);
+    } catch {
+      return;
+    }
+    const problem = entry.checker.requestProblem(method, url.pathname, sent);
+    if (problem !== undefined) entry.violations.push(problem);
+  }
+}
+
+/** Checks every answer from `urls` (a node's roles) against their served documents until {@link stopChecking}. */
+export async function checkContract(urls: readonly string[]): Promise<void> {
+  const realFetch = installed ?? globalThis.fetch;
+  for (const url of urls) {
+    const res = await realFetch(`${url}/openapi.json`);
+    const doc = (await res.json()) as OpenApiDocument;
+    const origin = new URL(url).origin;
+    // roles served on one listener: one document of all their paths
+    const held = checkers.get(origin)?.checker.doc;
+    const merged = held === undefined ? doc : { ...doc, paths: { ...held.paths, ...doc.paths } };
+    checkers.set(origin, { checker: new OpenApiChecker(merged), violations: checkers.get(origin)?.violations ?? [] });
+  }
+  if (installed !== undefined) return;
+  installed = globalThis.fetch;
+  const base = installed;
+  globalThis.fetch = async (input, init) => {
+    const res = await base(input, init);
+    await inspect(input, init, res);
+    return res;
+  };
+}
+
+/** Stops checking `urls`; throws with the violations their answers showed. */
+export function stopChecking(urls: readonly string[]): void {
+  const violations: string[] = [];
+  for (const url of urls) {
+    const origin = new URL(url).origin;
+    violations.push(...(checkers.get(origin)?.violations ?? []));
+    checkers.delete(origin);
+  }
+  if (checkers.size === 0 && installed !== undefined) {
+    globalThis.fetch = installed;
+    installed = undefined;
+  }
+  if (violations.length > 0) throw new Error(`answers or accepted requests not described by the OpenAPI documents:\n${[...new Set(violations)].join('\n')}`);
+}
