@@ -71,6 +71,7 @@ function retrievalOf(ctx: RequestContext<{ did: string; device?: string }>): Ret
 const RETRIEVAL = { method: 'GET' as const, tags: ['cache'], headers: PROOF_HEADERS, rateClass: 'cache-retrieval' as const, parse: retrievalOf };
 
 /** The Cache's routes (§11). */
+// eslint-disable-next-line max-lines-per-function -- a table: one route object per entry, in the spec's order
 export function cacheRoutes(service: CacheService, options: CacheRouteOptions): Route[] {
   const s = service.settings;
   const nodeAuth: NodeAuthDeps = {

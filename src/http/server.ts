@@ -183,6 +183,91 @@ function joinBase(basePath: string | undefined, pattern: string): string {
   return pattern === '/' ? base : `${base}${pattern}`;
 }
 
+/** Request ids: the client's `x-request-id` when acceptable, else made up, unique per server and process. */
+function requestIds(): (req: IncomingMessage) => string {
+  let nextRequestId = 0;
+  const idPrefix = `${Math.floor(Math.random() * 0x1000000).toString(36)}-`;
+  return (req) => {
+    markArrival(req);
+    const sent = req.headers['x-request-id'];
+    return acceptedRequestId(typeof sent === 'string' ? sent : undefined) ?? `${idPrefix}${(nextRequestId++).toString(36)}`;
+  };
+}
+
+/** The request decorations, body parsers, error and not-found handlers and the access log of a role's fastify. */
+function installHandlers(
+  fastify: FastifyInstance,
+  o: {
+    intake: ReturnType<typeof bodyIntake>;
+    answers: ReturnType<typeof createAnswerer>;
+    logOf: (request: FastifyRequest) => RequestLogger;
+    accessLog: boolean;
+  },
+): void {
+  fastify.decorateRequest('ddnRawBody', null);
+  fastify.decorateRequest('ddnLog', null);
+  fastify.decorateRequest('ddnCtx', null);
+  fastify.decorateRequest('ddnInput', null);
+  fastify.removeAllContentTypeParsers();
+  // Every body, whatever its media type, is read by our reader and parsed by ours (415 for a non-JSON one).
+  fastify.addContentTypeParser('*', o.intake.readBody);
+  // The same parser by name for JSON: fastify remembers the parser of a named media type per header value, while
+  // the catch-all is looked for anew (the header parsed and every named parser tried) on every request.
+  fastify.addContentTypeParser('application/json', o.intake.readBody);
+  fastify.setErrorHandler((err, request, reply) =>
+    o.answers.sendError(request, reply, o.answers.fromFramework(err), request.routeOptions.config.ddn as Mounted | undefined),
+  );
+  fastify.setNotFoundHandler((request, reply) => {
+    const refused = refusalOf(request.raw);
+    if (refused !== undefined) {
+      o.answers.sendError(request, reply, refused, undefined);
+      return;
+    }
+    const url = request.raw.url ?? '/';
+    const allow = METHODS.filter((method) => fastify.findRoute({ method, url }) !== null);
+    o.answers.sendError(
+      request,
+      reply,
+      allow.length === 0 ? new DdnError('not_found', 'no such route') : new DdnError('method_not_allowed', `method ${request.method} not allowed`, { allow }),
+      undefined,
+    );
+  });
+  if (o.accessLog) {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      o.logOf(request).info(
+        { req: { method: request.method, url: request.raw.url }, res: { statusCode: reply.statusCode }, responseTime: secondsSince(request) * 1000 },
+        'request completed',
+      );
+      done();
+    });
+  }
+}
+
+/** `GET /openapi.json`: the document of every route of `server`, built on the first request. */
+function openApiRoute(server: HttpServer, opts: HttpServerOptions): Route {
+  const fastify = server.fastify;
+  let openapi: string | undefined;
+  return routeOf(
+    'GET',
+    '/openapi.json',
+    () => {
+      openapi ??= JSON.stringify(
+        withAdditions(
+          fastify,
+          openApiDocument(server.routes(), [opts.name], {
+            title: `ddn ${opts.name}`,
+            version: opts.version ?? '0.0.0',
+            tooLargeCode: opts.tooLargeCode,
+            ...(opts.basePath === undefined ? {} : { basePath: opts.basePath }),
+          }),
+        ),
+      );
+      return jsonPayload(200, openapi);
+    },
+    { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: OpenApiDocumentSchema } } },
+  );
+}
+
 /**
  * Builds the fastify instance of one role. Routes are added with `add()` until it starts; `GET /openapi.json`
  * serves the OpenAPI 3.1 document of every route.
@@ -195,14 +280,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   /** A whole closing response with the refusal body of `err`, for a raw socket. */
   const refusal = (err: DdnError): string =>
     rawJsonResponse(err.status, refusalBody(err), err.status === 503 ? { 'Retry-After': String(retryAfterSeconds(err)) } : {});
-  let nextRequestId = 0;
-  // made-up request ids: unique per server and process
-  const idPrefix = `${Math.floor(Math.random() * 0x1000000).toString(36)}-`;
-  const genReqId = (req: IncomingMessage): string => {
-    markArrival(req);
-    const sent = req.headers['x-request-id'];
-    return acceptedRequestId(typeof sent === 'string' ? sent : undefined) ?? `${idPrefix}${(nextRequestId++).toString(36)}`;
-  };
+  const genReqId = requestIds();
   const observer = opts.observer;
   const rate = opts.rateLimits;
 
@@ -238,43 +316,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
   });
 
-  fastify.decorateRequest('ddnRawBody', null);
-  fastify.decorateRequest('ddnLog', null);
-  fastify.decorateRequest('ddnCtx', null);
-  fastify.decorateRequest('ddnInput', null);
-  fastify.removeAllContentTypeParsers();
-  // Every body, whatever its media type, is read by our reader and parsed by ours (415 for a non-JSON one).
-  fastify.addContentTypeParser('*', intake.readBody);
-  // The same parser by name for JSON: fastify remembers the parser of a named media type per header value, while
-  // the catch-all is looked for anew (the header parsed and every named parser tried) on every request.
-  fastify.addContentTypeParser('application/json', intake.readBody);
-  fastify.setErrorHandler((err, request, reply) =>
-    answers.sendError(request, reply, answers.fromFramework(err), request.routeOptions.config.ddn as Mounted | undefined),
-  );
-  fastify.setNotFoundHandler((request, reply) => {
-    const refused = refusalOf(request.raw);
-    if (refused !== undefined) {
-      answers.sendError(request, reply, refused, undefined);
-      return;
-    }
-    const url = request.raw.url ?? '/';
-    const allow = METHODS.filter((method) => fastify.findRoute({ method, url }) !== null);
-    answers.sendError(
-      request,
-      reply,
-      allow.length === 0 ? new DdnError('not_found', 'no such route') : new DdnError('method_not_allowed', `method ${request.method} not allowed`, { allow }),
-      undefined,
-    );
-  });
-  if (opts.accessLog === true) {
-    fastify.addHook('onResponse', (request, reply, done) => {
-      logOf(request).info(
-        { req: { method: request.method, url: request.raw.url }, res: { statusCode: reply.statusCode }, responseTime: secondsSince(request) * 1000 },
-        'request completed',
-      );
-      done();
-    });
-  }
+  installHandlers(fastify, { intake, answers, logOf, accessLog: opts.accessLog === true });
 
   // The routes, added once fastify starts.
   void fastify.register((app, _options, done) => {
@@ -286,7 +328,6 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     done();
   });
 
-  let openapi: string | undefined;
   const add = (route: Route, unobserved = false): void => {
     if (started) throw new Error(`route ${route.method} ${route.url} added after the server started`);
     const shape = patternShape(route.url);
@@ -306,27 +347,6 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     routes: () => mounted.map((m) => m.route),
   };
-  add(
-    routeOf(
-      'GET',
-      '/openapi.json',
-      () => {
-        openapi ??= JSON.stringify(
-          withAdditions(
-            fastify,
-            openApiDocument(server.routes(), [opts.name], {
-              title: `ddn ${opts.name}`,
-              version: opts.version ?? '0.0.0',
-              tooLargeCode: opts.tooLargeCode,
-              ...(opts.basePath === undefined ? {} : { basePath: opts.basePath }),
-            }),
-          ),
-        );
-        return jsonPayload(200, openapi);
-      },
-      { schema: { summary: 'This OpenAPI document', tags: ['meta'], response: { 200: OpenApiDocumentSchema } } },
-    ),
-    true,
-  );
+  add(openApiRoute(server, opts), true);
   return server;
 }
