@@ -44,7 +44,12 @@ export const EnvelopeSchema = Type.Object(
     policy_block_hash: opt('node-signed requests only: 0x + 64 hex'),
     policy_block_number: Type.Optional(Type.Integer({ description: 'node-signed requests only' })),
   },
-  // the field set is closed: any other member is 400 unknown_field
-  { title: 'Envelope', additionalProperties: false },
+  // the field set is closed: any other member is 400 unknown_field. One of `to` / `recipient` and one of
+  // `timestamp` / `created_at` is required (both names may be sent when they carry the same value).
+  {
+    title: 'Envelope',
+    additionalProperties: false,
+    allOf: [{ anyOf: [{ required: ['to'] }, { required: ['recipient'] }] }, { anyOf: [{ required: ['timestamp'] }, { required: ['created_at'] }] }],
+  },
 );
 export type EnvelopeJson = Static<typeof EnvelopeSchema>;

@@ -192,6 +192,27 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('requires one of `to` / `recipient` and one of `timestamp` / `created_at` in the envelope, either name', async () => {
+    const envelope = {
+      message_id: randomUUID(),
+      to: 'did:platform:x',
+      timestamp: '2026-11-28T00:00:00Z',
+      payload: { ciphertext_b64: 'AAAA' },
+    };
+    const { to, timestamp, ...rest } = envelope;
+    for (const [role, path] of [
+      ['relay', '/relay'],
+      ['cache', '/cache/store'],
+    ] as const) {
+      const checker = new OpenApiChecker((await (await realFetch(`${node.urls[role]}/openapi.json`)).json()) as OpenApiDocument);
+      assert.equal(checker.requestProblem('POST', path, envelope), undefined, role);
+      assert.equal(checker.requestProblem('POST', path, { ...rest, recipient: to, created_at: timestamp }), undefined, role);
+      assert.equal(checker.requestProblem('POST', path, { ...envelope, recipient: to, created_at: timestamp }), undefined, role);
+      assert.match(checker.requestProblem('POST', path, { ...rest, timestamp }) ?? '', /must have required property 'to'/, role);
+      assert.match(checker.requestProblem('POST', path, { ...rest, to }) ?? '', /must have required property 'timestamp'/, role);
+    }
+  });
+
   it('a body the document does not describe is caught, success and error alike', async () => {
     const res = await realFetch(`${node.urls.directory}/openapi.json`);
     const checker = new OpenApiChecker((await res.json()) as OpenApiDocument);
