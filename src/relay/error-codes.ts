@@ -1,5 +1,6 @@
 /** The codes each error status of `POST /relay[/{recipientDid}]` carries (http-api.md §10.5), for the OpenAPI document. */
 import type { ErrorCode } from '../base/errors.js';
+import type { Profile } from '../protocol/profile.js';
 import { ENVELOPE_FIELD_CODES } from '../protocol/envelope-codes.js';
 
 export const RELAY_POST_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> = {
@@ -18,3 +19,16 @@ export const RELAY_POST_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> =
   503: ['policy_lookup_failed', 'service_unavailable'],
   507: ['staging_persist_failed'],
 };
+
+/**
+ * Whether a delivery every Cache refused for want of storage is answered 507 `insufficient_storage` (profile
+ * `platform`, service-spec.md's status list) rather than the 502 of http-api.md §10.5's DeliveryResult table, which
+ * `openpayload`'s deployed senders retry (docs/api.md).
+ */
+export const everyCacheFullIs507 = (profile: Profile): boolean => profile.p === 'platform';
+
+/** The codes `POST /relay[/{recipientDid}]` can answer on `profile`: its OpenAPI document is the profile's. */
+export function relayPostErrors(profile: Profile): ErrorCode[] {
+  const codes = Object.values(RELAY_POST_ERRORS).flat();
+  return everyCacheFullIs507(profile) ? [...codes, 'insufficient_storage'] : codes;
+}

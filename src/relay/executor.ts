@@ -11,6 +11,7 @@ import type { Profile } from '../protocol/profile.js';
 import { cacheServicesOf, envelopeFaultOf, everyCacheFull, failureDetails, isLivePushEligible, retentionDetails, storeInCaches } from './base-delivery.js';
 import type { CacheStorer, StoreItem } from './cache-store-client.js';
 import { DeliveryFailure, successResult, type AttemptSummary, type DeliveryResult } from './delivery-result.js';
+import { everyCacheFullIs507 } from './error-codes.js';
 import { NO_REACH, type LiveReach } from './live-sessions.js';
 
 /** One delivery to run: a single envelope, or a complete chunk set in sequence order. */
@@ -131,7 +132,7 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
       const why = failureDetails(report);
       // Every Cache is full: 507 says so (deployed senders retry 502 eight times). The profile openpayload keeps the
       // spec's 502, whose DeliveryResult table names no Cache code under 507 (docs/api.md).
-      if (everyCacheFull(report) && this.deps.profile.p === 'platform') {
+      if (everyCacheFull(report) && everyCacheFullIs507(this.deps.profile)) {
         throw new DeliveryFailure(
           'insufficient_storage',
           `every Cache endpoint of the recipient is out of storage: ${why.summary}`,

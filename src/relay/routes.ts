@@ -10,7 +10,7 @@ import { json, type HttpServer, type RequestContext } from '../http/server.js';
 import { asIs, defineRoute, type AnswerOf, type Route } from '../http/route.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
-import { RELAY_POST_ERRORS } from './error-codes.js';
+import { relayPostErrors } from './error-codes.js';
 import { DeliveryResultSchema, RelayLimitsSchema } from '../wire/relay.js';
 import type { RelayService } from './service.js';
 import { EnvelopeSchema } from '../wire/envelope.js';
@@ -55,7 +55,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
     onResult?.(result);
     return result;
   };
-  const errors = Object.values(RELAY_POST_ERRORS).flat();
+  const errors = relayPostErrors(s.profile);
 
   const relay = async (post: Post, ctx: RequestContext): Promise<AnswerOf<PostAnswers>> => {
     let node;

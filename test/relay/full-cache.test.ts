@@ -10,6 +10,7 @@ import { DdnError } from '../../src/base/errors.js';
 import { createHttpServer, json, type HttpServer } from '../../src/http/server.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { everyCacheFull, type StoreReport } from '../../src/relay/base-delivery.js';
+import { relayPostErrors } from '../../src/relay/error-codes.js';
 import { BaseDidDeliveryExecutor, type DeliveryJob } from '../../src/relay/executor.js';
 import type { Recipient } from '../cache/harness.js';
 import { expectFailure, startRelay, type RelayHarness } from './harness.js';
@@ -79,6 +80,17 @@ describe('Relay: a full Cache', () => {
     };
     assert.equal(await refusal('openpayload'), 'upstream_unavailable');
     assert.equal(await refusal('platform'), 'insufficient_storage');
+  });
+
+  it("the Relay's OpenAPI document is its profile's: 507 insufficient_storage listed on platform only", async () => {
+    const res = await h.server.fastify.inject({ method: 'GET', url: '/openapi.json' });
+    const doc = res.json() as { paths: Record<string, { post: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }> };
+    const at507 = JSON.stringify(doc.paths['/relay']!.post.responses['507']);
+    assert.match(at507, /insufficient_storage/, 'the platform Relay answers it');
+    assert.match(at507, /staging_persist_failed/);
+    assert.equal(relayPostErrors(makeProfile('platform')).includes('insufficient_storage'), true);
+    assert.equal(relayPostErrors(makeProfile('openpayload')).includes('insufficient_storage'), false);
+    assert.equal(relayPostErrors(makeProfile('openpayload')).includes('staging_persist_failed'), true);
   });
 
   it('everyCacheFull: nothing accepted, no envelope refusal, every failure a 507', () => {
