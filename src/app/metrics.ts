@@ -468,6 +468,7 @@ export function registerMetricsRoute(server: HttpServer, metrics: NodeMetrics, a
         tags: ['meta'],
         response: { 200: { description: 'Prometheus text', content: { 'text/plain': { schema: Type.String() } } } as unknown as TSchema },
       },
+      errors: ['unauthorized', 'forbidden'],
     },
   );
 }
