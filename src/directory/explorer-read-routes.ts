@@ -34,7 +34,8 @@ export function explorerReadRoutes(service: DirectoryService): Route[] {
       summary: "A subject's delivery policy, v3 else v2, or none",
       params: PolicyV3ParamsSchema,
       answers: { 200: CurrentPolicySchema },
-      errors: ['invalid_request', 'did_not_found', 'persona_not_found', 'application_not_found'],
+      // the path's scope (parseV3Scope), then whether the subject exists
+      errors: ['invalid_request', 'invalid_did', 'invalid_persona', 'invalid_application_id', 'did_not_found', 'persona_not_found', 'application_not_found'],
       handle: ({ params }) => json(200, currentPolicy(ledger, params.scope, params.id)),
     }),
   ];

@@ -16,6 +16,7 @@ import {
   PolicyV3SubmitBodySchema,
   PolicyV3SubmitSchema,
 } from '../wire/policies.js';
+import { SCOPE_UNAVAILABLE_CAUSES } from '../ledger/runtime/scope-owner.js';
 import type { V2Action } from './changes/policy-v2.js';
 import { APPLICATION, codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import type { DirectoryService } from './service.js';
@@ -78,7 +79,8 @@ function v2Routes(service: DirectoryService): Route[] {
 /** The v3 routes (§8.3); a write's target is its scope and id. */
 function v3Routes(service: DirectoryService): Route[] {
   const v3 = service.policiesV3;
-  const scoped = codes(DID_READ, POLICY, ['invalid_request']);
+  // the path's scope (parseV3Scope) and its owner (scope-owner.ts)
+  const scoped = codes(DID_READ, POLICY, ['invalid_request'], SCOPE_UNAVAILABLE_CAUSES);
   const write = codes(SUBMITTED, POLICY);
   const target = (ctx: { params: { scope: string; id: string } }): string => `${ctx.params.scope}/${ctx.params.id}`;
   return [

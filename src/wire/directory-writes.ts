@@ -78,7 +78,7 @@ export type MutationActionFields = Static<TObject<typeof ActionFields>>;
 /** `POST /dids/{did}/prepare` body (§5.1). */
 export const MutationPrepareBodySchema = Type.Object(
   {
-    did: Type.String(),
+    did: Type.Optional(Type.String({ description: 'the DID of the path when present (else 400 path_body_mismatch); may be omitted' })),
     action: Type.String({ description: 'add_alias, update_alias, …, AddService, replace_document (§5.1)' }),
     signer_key_id: Type.Optional(Type.String()),
     valid_until: Type.Optional(Type.Union([Type.String(), Type.Integer()])),

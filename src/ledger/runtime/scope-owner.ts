@@ -10,14 +10,17 @@ import type { StateReader } from '../state.js';
 import { getApplication } from './application-state.js';
 import { personaLiveness, type PersonaError } from './persona-state.js';
 
-export type ScopeUnavailableCause =
-  | 'did_not_found'
-  | 'did_deactivated'
-  | 'persona_not_found'
-  | 'persona_inactive'
-  | 'persona_verification_expired'
-  | 'application_not_found'
-  | 'application_inactive';
+/** Why a scope has no owner: each cause is also the Directory code a read of the scope answers. */
+export const SCOPE_UNAVAILABLE_CAUSES = [
+  'did_not_found',
+  'did_deactivated',
+  'persona_not_found',
+  'persona_inactive',
+  'persona_verification_expired',
+  'application_not_found',
+  'application_inactive',
+] as const;
+export type ScopeUnavailableCause = (typeof SCOPE_UNAVAILABLE_CAUSES)[number];
 
 export const OWNER_MISMATCH = 'owner_mismatch';
 export const APPLICATION_RULE_FORBIDDEN = 'application_rule_forbidden';
