@@ -1,9 +1,9 @@
 /**
  * Issue 42, item 7: the package as a newcomer installs it. `npm pack` makes the tarball from this checkout's build
  * (`npm run build` first: like the CLI suites, this one packs dist/); it is installed into an empty project
- * together with TypeScript and Node's types, offline: the dependencies this checkout already installed are
- * copied in first, so npm finds them satisfied and fetches nothing (the native addon better-sqlite3 comes built,
- * as `npm ci` built it here). Then, in that project, `npx ddn serve` runs a node, and the examples shipped in the
+ * together with TypeScript and Node's types, preferring npm's cache: the dependencies this checkout already
+ * installed are copied in first, so npm finds them satisfied (the native addon better-sqlite3 comes built, as
+ * `npm ci` built it here); what the cache lacks (a tool's registry entry on a fresh machine) comes from the registry. Then, in that project, `npx ddn serve` runs a node, and the examples shipped in the
  * package — which import `ddn/client` — compile under `strict` and run against it: a DID registered, a file sent
  * and received byte for byte.
  */
@@ -73,7 +73,7 @@ describe('the packed package, installed into an empty project', () => {
     const { paths, versions } = neededPackages();
     for (const p of paths) cpSync(join(ROOT, p), join(app, p), { recursive: true, verbatimSymlinks: true });
     rmSync(join(app, 'node_modules', '.bin'), { recursive: true, force: true });
-    run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball, ...TOOLS.map((t) => `${t}@${versions[t]}`)], app);
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...TOOLS.map((t) => `${t}@${versions[t]}`)], app);
 
     serve = spawn(
       'npx',
