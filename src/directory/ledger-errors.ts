@@ -1,6 +1,7 @@
 /** Ledger error name → HTTP code (http-api.md §1.1). The Directory adds context the ledger does not carry. */
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import type { LedgerFailure } from '../ledger/errors.js';
+import { SCOPE_UNAVAILABLE_CAUSES } from '../ledger/runtime/scope-owner.js';
 import { MAX_DID_BYTES } from '../protocol/did.js';
 
 const NONCE_DOMAINS: Record<string, string> = {
@@ -49,15 +50,7 @@ const DOCUMENT_STRUCTURE = new Set([
   'ServiceAlreadyExists',
 ]);
 
-const SCOPE_CAUSES = new Set([
-  'did_not_found',
-  'did_deactivated',
-  'persona_not_found',
-  'persona_inactive',
-  'persona_verification_expired',
-  'application_not_found',
-  'application_inactive',
-]);
+const SCOPE_CAUSES = new Set<string>(SCOPE_UNAVAILABLE_CAUSES);
 
 const DIRECT: Record<string, ErrorCode> = {
   MalformedExtrinsic: 'invalid_request',
