@@ -10,15 +10,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { toBase64 } from '../src/base/bytes.js';
 import { keyPairFromSeed } from '../src/crypto/ed25519.js';
 import { generateDid } from '../src/protocol/did.js';
-import { documentHash } from '../src/protocol/document.js';
-import { parseDidDocument } from '../src/protocol/document-json.js';
 import { multibaseEd25519 } from '../src/protocol/keys.js';
-import { registrationSigningBytes } from '../src/protocol/payloads/registration.js';
 import { PLATFORM } from '../src/protocol/profile.js';
 import { ROOT, freePort } from './service.js';
+import { registrationBody } from './registrations.js';
 
 const { values } = parseArgs({ options: { changes: { type: 'string', default: '400' }, concurrency: { type: 'string', default: '16' } } });
 const CHANGES = Number(values.changes);
@@ -65,21 +62,7 @@ function registration(i: number, seedBase: number): Record<string, unknown> {
     verificationMethod: [{ id: vm, type: 'Ed25519VerificationKey2020', controller: did, publicKeyMultibase: multibaseEd25519(key.publicKey) }],
     authentication: [vm],
   };
-  const expiryMs = BigInt(Date.now() + 3_600_000);
-  const bytes = registrationSigningBytes(PLATFORM, {
-    did,
-    rootPubkey: key.publicKey,
-    alias: null,
-    documentHash: documentHash(parseDidDocument(document, did)),
-    expiryMs,
-  });
-  return {
-    did,
-    root_pubkey: multibaseEd25519(key.publicKey, false),
-    did_document: document,
-    timestamp: `v2:0:${expiryMs}`,
-    signature: toBase64(key.sign(bytes)),
-  };
+  return registrationBody(PLATFORM, key, did, document, BigInt(Date.now() + 3_600_000));
 }
 
 const percentile = (xs: number[], p: number) => {
