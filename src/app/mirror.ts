@@ -15,21 +15,22 @@ import { systemClock, type Clock } from '../base/clock.js';
 import { blockHash, genesisHeader, type GenesisConfig } from '../ledger/block.js';
 import { Ledger } from '../ledger/chain.js';
 import { registerExportRoutes } from '../directory/export-routes.js';
-import type { FeedStreamLimits } from '../directory/export-stream.js';
+import type { FeedStream, FeedStreamLimits } from '../directory/export-stream.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { DirectoryService } from '../directory/service.js';
 import { json } from '../http/server.js';
-import { createHttpServer } from '../http/server.js';
+import { createHttpServer, type HttpServer } from '../http/server.js';
 import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
-import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
+import { openSqlite } from '../store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { hostForUrl, isLoopbackHost } from './config.js';
 import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { Lifecycle } from './lifecycle.js';
 import { watchFeedStream } from './feed-stream-metrics.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
@@ -122,79 +123,109 @@ async function mirrorGenesis(o: MirrorOptions): Promise<GenesisConfig> {
 }
 
 export async function startMirror(o: MirrorOptions): Promise<RunningMirror> {
+  const lifecycle = new Lifecycle((err) => o.logger.error({ err }, 'cleanup after a failed mirror start'));
+  try {
+    const mirror = await buildMirror(o, lifecycle);
+    await lifecycle.start();
+    o.logger.info({ url: mirror.url, from: o.from, genesis_hash: to0x(mirror.ledger.genesisHash), seq: mirror.follower.seq }, 'mirror started');
+    return mirror;
+  } catch (e) {
+    await lifecycle.stop().catch((err: unknown) => o.logger.error({ err }, 'cleanup after a failed mirror start'));
+    throw e;
+  }
+}
+
+/**
+ * The mirror's parts on `lifecycle`, in dependency order: the data directory's lock, the ledger database and the
+ * ledger, the metrics, the HTTP server (listening on start) and the follower (started once the server listens).
+ * Stopped in reverse: the follower first, the database and the lock last.
+ */
+async function buildMirror(o: MirrorOptions, lifecycle: Lifecycle): Promise<RunningMirror> {
   const clock = o.clock ?? systemClock;
   // one process per data directory (src/app/data-dir-lock.ts)
   const dirLock = lockDataDir(o.dataDir);
-  let db: SqliteDb | undefined;
-  let follower: FeedFollower | undefined;
-  try {
-    const genesis = await mirrorGenesis(o);
-    const ledgerDb = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
-    db = ledgerDb;
-    const profile = makeProfile(genesis.profile);
-    // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
-    const ledger = new Ledger(new SqliteLedgerStore(ledgerDb), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
-    const service = new DirectoryService({ ledger, profile, clock, challenges: SqliteDnsChallengeStore.inMemory() });
-    const metrics = new NodeMetrics(buildInfo());
-    const server = createHttpServer({
-      name: 'directory',
-      logger: o.logger,
-      bodyLimitBytes: o.bodyLimitBytes ?? 1024 * 1024,
-      tooLargeCode: 'payload_too_large',
-      observer: metrics.httpObserver('directory'),
-    });
-    const f = new FeedFollower({
-      from: o.from,
-      ledger,
-      logger: o.logger.child({ component: 'mirror' }),
-      ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
-      ...(o.followerLimits === undefined ? {} : { limits: o.followerLimits }),
-    });
-    follower = f;
-    const stopWatching = watchMirror(metrics, ledger, f, clock);
-    registerMetricsRoute(server, metrics, { token: o.metricsToken ?? null, loopback: isLoopbackHost(o.host) });
-    let ready = false;
-    registerHealthRoute(server, { roles: ['directory'], profile: genesis.profile, chainId: genesis.chainId, ledger, isReady: () => ready, build: buildInfo() });
-    server.route('GET', '/mirror/status', () => json<MirrorStatusResponse>(200, f.status()), {
-      schema: { summary: 'What the mirror follows and how far it is', tags: ['meta'], response: { 200: MirrorStatusSchema } },
-    });
-    registerDirectoryRoutes(readOnlyServer(server, o.from), service);
-    const stream = registerExportRoutes(server, {
-      ledger,
-      genesis,
-      logger: o.logger,
-      ...(o.streamLimits === undefined ? {} : { streamLimits: o.streamLimits }),
-    });
-    watchFeedStream(metrics, stream);
-    await server.fastify.listen({ host: o.host, port: o.port });
-    const { port } = server.fastify.server.address() as AddressInfo;
-    const url = `http://${hostForUrl(o.host)}:${port}`;
-    ready = true;
-    f.start();
-    o.logger.info({ url, from: o.from, genesis_hash: to0x(ledger.genesisHash), seq: f.seq }, 'mirror started');
-    let closing: Promise<void> | undefined;
-    return {
-      url,
-      ledger,
-      follower: f,
-      close: () =>
-        (closing ??= (async () => {
-          ready = false;
-          f.stop();
-          stopWatching();
-          stream.close();
-          await server.fastify.close();
-          ledger.stop();
-          ledgerDb.close();
-          dirLock.release();
-        })()),
-    };
-  } catch (e) {
-    follower?.stop();
-    db?.close();
-    dirLock.release();
-    throw e;
-  }
+  lifecycle.add({ name: 'data-dir-lock', stop: () => dirLock.release() });
+  const genesis = await mirrorGenesis(o);
+  const ledgerDb = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
+  lifecycle.add({ name: 'ledger-db', stop: () => void ledgerDb.close() });
+  const profile = makeProfile(genesis.profile);
+  // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
+  const ledger = new Ledger(new SqliteLedgerStore(ledgerDb), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
+  lifecycle.add({ name: 'ledger', stop: () => ledger.stop() });
+  const follower = new FeedFollower({
+    from: o.from,
+    ledger,
+    logger: o.logger.child({ component: 'mirror' }),
+    ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
+    ...(o.followerLimits === undefined ? {} : { limits: o.followerLimits }),
+  });
+  const metrics = new NodeMetrics(buildInfo());
+  lifecycle.add({ name: 'mirror-metrics', stop: watchMirror(metrics, ledger, follower, clock) });
+  const { server, stream } = mirrorServer(o, { genesis, ledger, follower, metrics, clock });
+  let url = '';
+  lifecycle.add({
+    name: 'http',
+    start: async () => {
+      await server.fastify.listen({ host: o.host, port: o.port });
+      url = `http://${hostForUrl(o.host)}:${(server.fastify.server.address() as AddressInfo).port}`;
+    },
+    stop: () => server.fastify.close(),
+  });
+  // closed before the server, which otherwise waits for the open export streams
+  lifecycle.add({ name: 'export-stream', stop: () => stream.close() });
+  lifecycle.add({ name: 'follower', start: () => follower.start(), stop: () => follower.stop() });
+  let closing: Promise<void> | undefined;
+  return {
+    get url() {
+      return url;
+    },
+    ledger,
+    follower,
+    close: () => (closing ??= lifecycle.stop()),
+  };
+}
+
+interface MirrorParts {
+  genesis: GenesisConfig;
+  ledger: Ledger;
+  follower: FeedFollower;
+  metrics: NodeMetrics;
+  clock: Clock;
+}
+
+/**
+ * The mirror's HTTP server: metrics, health (ready while it follows: not before it listens, not once following
+ * stopped on a block that did not verify), its status, the Directory's read routes and the export feed.
+ */
+function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; stream: FeedStream } {
+  const server = createHttpServer({
+    name: 'directory',
+    logger: o.logger,
+    bodyLimitBytes: o.bodyLimitBytes ?? 1024 * 1024,
+    tooLargeCode: 'payload_too_large',
+    observer: p.metrics.httpObserver('directory'),
+  });
+  const service = new DirectoryService({
+    ledger: p.ledger,
+    profile: makeProfile(p.genesis.profile),
+    clock: p.clock,
+    challenges: SqliteDnsChallengeStore.inMemory(),
+  });
+  registerMetricsRoute(server, p.metrics, { token: o.metricsToken ?? null, loopback: isLoopbackHost(o.host) });
+  const isReady = (): boolean => server.fastify.server.listening && p.follower.status().error === undefined;
+  registerHealthRoute(server, { roles: ['directory'], profile: p.genesis.profile, chainId: p.genesis.chainId, ledger: p.ledger, isReady, build: buildInfo() });
+  server.route('GET', '/mirror/status', () => json<MirrorStatusResponse>(200, p.follower.status()), {
+    schema: { summary: 'What the mirror follows and how far it is', tags: ['meta'], response: { 200: MirrorStatusSchema } },
+  });
+  registerDirectoryRoutes(readOnlyServer(server, o.from), service);
+  const stream = registerExportRoutes(server, {
+    ledger: p.ledger,
+    genesis: p.genesis,
+    logger: o.logger,
+    ...(o.streamLimits === undefined ? {} : { streamLimits: o.streamLimits }),
+  });
+  watchFeedStream(p.metrics, stream);
+  return { server, stream };
 }
 
 /** The ledger's families and the follower's: what it holds, whether it is connected, when it last imported a block. */

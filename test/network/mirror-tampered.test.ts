@@ -61,7 +61,7 @@ describe('a mirror fed a block that does not verify', () => {
     await primary?.stop();
   });
 
-  it('stops at that block, keeps what came before, and reports it in /mirror/status and /metrics', async () => {
+  it('stops at that block, keeps what came before, and reports it in /mirror/status, /metrics and /health', async () => {
     const error = await waitFor('the mirror stops following', async () => mirror.follower.status().error);
     assert.equal(error, `block ${tamperedBlock}: its extrinsics do not match its extrinsics root`);
     assert.ok(mirror.follower.seq < tamperedSeq, `holds ${mirror.follower.seq}, the tampered line is ${tamperedSeq}`);
@@ -72,6 +72,10 @@ describe('a mirror fed a block that does not verify', () => {
     const metrics = await (await fetch(`${mirror.url}/metrics`)).text();
     assert.match(metrics, /^ddn_mirror_verification_failed 1$/m);
     assert.match(metrics, new RegExp(`^ddn_mirror_feed_seq ${mirror.follower.seq}$`, 'm'));
+    // out of rotation: /health is no longer 200 once following stopped
+    const health = await fetch(`${mirror.url}/health`);
+    assert.equal(health.status, 503);
+    assert.equal(((await health.json()) as { code?: string }).code, 'ledger_unavailable');
     // what it verified is still served
     const block = await fetch(`${mirror.url}/blocks/${tamperedBlock - 1}`);
     assert.equal(block.status, 200);
