@@ -6,7 +6,7 @@
  */
 import { DdnError } from '../../base/errors.js';
 import { checkBudget, checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
-import type { ChunkSetState, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
+import type { ChunkRef, ChunkSetState, EntryMeta, NewEntry, PutRequest, PutResult, SweepResult } from '../../cache/mailbox-store.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type { SqliteDb } from './database.js';
 import { COL, ENVELOPE_PART_BYTES, META_COLUMNS, SWEEP_CHUNK, toMeta, type MetaRow, type SetRow } from './mailbox-schema.js';
@@ -107,13 +107,30 @@ export class MailboxWrites {
     return chunkSetState(groupId, set.total_chunks, received, set.complete === 1, set.retry_until_ms);
   }
 
-  // eslint-disable-next-line max-lines-per-function -- TODO(issue 41 items 2/3): split after the concurrent changes to this file merge
+  /** Stores `req.entry` in the spec's order: nonce, duplicate, chunk rules, quota, budget, then the rows. */
   put(req: PutRequest): PutResult {
     const { entry, nowMs } = req;
     if (req.claim !== null && !this.claim(req.claim, nowMs)) throw replayed();
     const key = entry.messageId.toLowerCase();
-    const chunk = entry.chunk;
+    const meta = this.liveEntry(key, nowMs);
+    if (checkDuplicate(meta, entry) === 'dedupe' && meta !== null) {
+      return {
+        deduped: true,
+        entry: meta,
+        chunkSet: meta.chunk === null ? null : this.setState(meta.recipientDid, meta.chunk.groupId, nowMs),
+      };
+    }
+    const set = entry.chunk === null ? undefined : this.admitChunk(entry.recipientDid, entry.chunk, nowMs);
+    this.admitSpace(req);
+    const seq = this.insertEntry(key, entry, set?.first_seq ?? null);
+    const chunkSet = entry.chunk === null ? null : this.settleChunkSet(req, entry.chunk, set, seq);
+    const { envelope, ...stored } = entry;
+    void envelope;
+    return { deduped: false, entry: stored, chunkSet };
+  }
 
+  /** The live entry stored under `key`, if any: an expired one, or one of an incomplete set past its retry, is deleted. */
+  private liveEntry(key: string, nowMs: number): EntryMeta | null {
     let existing = this.q.byKey.get(key) as MetaRow | undefined;
     const existingGroup = existing?.[COL.groupId] ?? null;
     if (existing !== undefined && existingGroup !== null) {
@@ -125,29 +142,25 @@ export class MailboxWrites {
       this.q.deleteSeq.run(existing[COL.seq]);
       existing = undefined;
     }
-    const meta = existing === undefined ? null : toMeta(existing);
-    if (checkDuplicate(meta, entry) === 'dedupe' && meta !== null) {
-      return {
-        deduped: true,
-        entry: meta,
-        chunkSet: meta.chunk === null ? null : this.setState(meta.recipientDid, meta.chunk.groupId, nowMs),
-      };
-    }
+    return existing === undefined ? null : toMeta(existing);
+  }
 
-    let sortKey: number | null = null;
-    let set: SetRow | undefined;
-    if (chunk !== null) {
-      set = this.q.set.get(entry.recipientDid, chunk.groupId) as SetRow | undefined;
-      if (this.purgeIfStale(entry.recipientDid, chunk.groupId, set, nowMs)) set = undefined;
-      let held = this.q.chunkAt.get(entry.recipientDid, chunk.groupId, chunk.sequence) as
-        { seq: number; message_id: string; expires_at_ms: number } | undefined;
-      if (held !== undefined && held.expires_at_ms <= nowMs) {
-        this.q.deleteSeq.run(held.seq);
-        held = undefined;
-      }
-      checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
-      if (set !== undefined) sortKey = set.first_seq;
+  /** The chunk's set (undefined: the set's first chunk), after the §11.3 checks against the set and the chunk held at its place. */
+  private admitChunk(recipient: string, chunk: ChunkRef, nowMs: number): SetRow | undefined {
+    let set = this.q.set.get(recipient, chunk.groupId) as SetRow | undefined;
+    if (this.purgeIfStale(recipient, chunk.groupId, set, nowMs)) set = undefined;
+    let held = this.q.chunkAt.get(recipient, chunk.groupId, chunk.sequence) as { seq: number; message_id: string; expires_at_ms: number } | undefined;
+    if (held !== undefined && held.expires_at_ms <= nowMs) {
+      this.q.deleteSeq.run(held.seq);
+      held = undefined;
     }
+    checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
+    return set;
+  }
+
+  /** The recipient's quota and the mailbox's budget. */
+  private admitSpace(req: PutRequest): void {
+    const { entry, nowMs } = req;
     if (req.quotaBytes !== null) {
       const held = () => (this.q.heldBytes.get(entry.recipientDid) as { b: number } | undefined)?.b ?? 0;
       // Expired copies count until removed: only when they would make the difference are they removed here.
@@ -155,7 +168,11 @@ export class MailboxWrites {
       checkQuota(held(), entry.sizeBytes, req.quotaBytes);
     }
     if (req.budgetBytes != null) checkBudget(this.usedBytes(), entry.sizeBytes, req.budgetBytes);
+  }
 
+  /** Inserts the entry's row and its envelope's further parts; returns its seq. */
+  private insertEntry(key: string, entry: NewEntry, sortKey: number | null): number {
+    const chunk = entry.chunk;
     const bytes = Buffer.from(entry.envelope.buffer, entry.envelope.byteOffset, entry.envelope.byteLength);
     const info = this.q.insert.run({
       message_key: key,
@@ -180,23 +197,24 @@ export class MailboxWrites {
     for (let at = ENVELOPE_PART_BYTES, part = 1; at < bytes.length; at += ENVELOPE_PART_BYTES, part++) {
       this.q.insertPart.run(seq, part, bytes.subarray(at, at + ENVELOPE_PART_BYTES));
     }
+    return seq;
+  }
 
-    let chunkSet: ChunkSetState | null = null;
-    if (chunk !== null) {
-      if (set === undefined) {
-        const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
-        this.q.insertSet.run(entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry);
-        set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: 0 };
-      }
-      const minExpiry = (this.q.setMinExpiry.get(entry.recipientDid, chunk.groupId) as { m: number }).m;
-      const received = (this.q.setCount.get(entry.recipientDid, chunk.groupId, nowMs) as { n: number }).n;
-      const retry = chunkRetryUntil(set.first_at_ms, req.chunkWindowMs, minExpiry);
-      chunkSet = chunkSetState(chunk.groupId, chunk.total, received, set.complete === 1, retry);
-      this.q.updateSet.run(retry, chunkSet.complete ? 1 : 0, entry.recipientDid, chunk.groupId);
+  /** Creates the set at its first chunk (entry `seq`), then its state and retry deadline after this chunk. */
+  private settleChunkSet(req: PutRequest, chunk: ChunkRef, found: SetRow | undefined, seq: number): ChunkSetState {
+    const { entry, nowMs } = req;
+    let set = found;
+    if (set === undefined) {
+      const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
+      this.q.insertSet.run(entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry);
+      set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: 0 };
     }
-    const { envelope, ...stored } = entry;
-    void envelope;
-    return { deduped: false, entry: stored, chunkSet };
+    const minExpiry = (this.q.setMinExpiry.get(entry.recipientDid, chunk.groupId) as { m: number }).m;
+    const received = (this.q.setCount.get(entry.recipientDid, chunk.groupId, nowMs) as { n: number }).n;
+    const retry = chunkRetryUntil(set.first_at_ms, req.chunkWindowMs, minExpiry);
+    const state = chunkSetState(chunk.groupId, chunk.total, received, set.complete === 1, retry);
+    this.q.updateSet.run(retry, state.complete ? 1 : 0, entry.recipientDid, chunk.groupId);
+    return state;
   }
 
   sweepStep(nowMs: number): SweepResult & { more: boolean } {
