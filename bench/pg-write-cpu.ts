@@ -8,7 +8,10 @@
  * - `split`: two processes of one ledger, the writes split between them (every process admits: today's design);
  * - `to_producer`: the same two processes, every write sent to the block producer, the other process only
  *   copying blocks — what the leader shape (one process admits and produces, the others hand writes to it)
- *   costs at best: its hop from the other process to the producer is not in it.
+ *   costs at best: its hop from the other process to the producer is not in it;
+ * - `handed`: the writes split as in `split`, but those sent to the other process handed on raw to the producer
+ *   before any route reads them (`bench/hand-over-preload.mjs`, loaded into the Directory processes): the leader
+ *   shape prototyped, hop included.
  *
  * Prints one line per window (writes accepted, CPU ms of each Directory process, CPU ÷ writes accepted in it, load
  * average) and the medians of each shape ÷ `one`. On a loaded machine the rate asked for may not be reached: read the
@@ -17,6 +20,7 @@
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { to0x } from '../src/base/bytes.js';
 import { submitRoute } from '../src/client/actions.js';
@@ -54,7 +58,7 @@ class Writers {
   }
 
   /** Sends `RATE` writes a second for `seconds` s, spread over `urls` in turn; the number accepted. */
-  async steady(urls: readonly string[], seconds: number): Promise<{ accepted: number; refused: number }> {
+  async steady(urls: readonly string[], seconds: number, handTo?: string): Promise<{ accepted: number; refused: number }> {
     let accepted = 0;
     let refused = 0;
     let sent = 0;
@@ -74,7 +78,7 @@ class Writers {
           if (i === undefined) break;
           const url = urls[sent % urls.length]!;
           sent++;
-          const p = this.send(url, i).then((ok) => void (ok ? accepted++ : refused++));
+          const p = this.send(url, i, handTo !== undefined && url !== handTo ? handTo : undefined).then((ok) => void (ok ? accepted++ : refused++));
           inFlight.add(p);
           void p.finally(() => inFlight.delete(p));
         }
@@ -96,7 +100,7 @@ class Writers {
     return undefined;
   }
 
-  private async send(url: string, i: number): Promise<boolean> {
+  private async send(url: string, i: number, handTo?: string): Promise<boolean> {
     const w = this.dids[i]!;
     this.busy[i] = true;
     try {
@@ -108,7 +112,11 @@ class Writers {
       });
       const route = submitRoute(w.did, 'UpdateService', built.request);
       const body = JSON.stringify({ ...built.request, signature: to0x(w.key.sign(built.payload)) });
-      const res = await fetch(`${url}${route.path}`, { method: route.method, headers: { 'content-type': 'application/json' }, body });
+      const res = await fetch(`${url}${route.path}`, {
+        method: route.method,
+        headers: { 'content-type': 'application/json', ...(handTo === undefined ? {} : { 'x-hand-to': handTo }) },
+        body,
+      });
       const text = await res.text();
       if (res.status === 202) {
         this.nonces[i]!++;
@@ -125,6 +133,14 @@ class Writers {
   }
 }
 
+/** A shape: where its writes go, and where the other process hands them on to, if it does. */
+interface Shape {
+  d: Deployment;
+  w: Writers;
+  urls: string[];
+  handTo?: string;
+}
+
 async function prepared(d: Deployment): Promise<Writers> {
   const url = d.processes[0]!.urls.directory;
   const health = (await (await fetch(`${url}/health`)).json()) as { profile: string };
@@ -137,27 +153,31 @@ async function prepared(d: Deployment): Promise<Writers> {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'ddn-pg-write-cpu-'));
+// the Directory processes (children, which inherit the environment) take the hop's preload; only `handed` uses it
+const preload = fileURLToPath(new URL('./hand-over-preload.mjs', import.meta.url));
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${preload}`.trim();
 const one = await deploy('pg1', { work, pgUrl });
 const two = await deploy('pg2', { work, pgUrl });
 try {
   const writers = { one: await prepared(one), two: await prepared(two) };
-  const shapes = {
+  const shapes: Record<'one' | 'split' | 'to_producer' | 'handed', Shape> = {
     one: { d: one, w: writers.one, urls: [one.processes[0]!.urls.directory] },
     split: { d: two, w: writers.two, urls: two.processes.map((p) => p.urls.directory) },
     // process 0 started first and took the producer's lock
     to_producer: { d: two, w: writers.two, urls: [two.processes[0]!.urls.directory] },
+    handed: { d: two, w: writers.two, urls: two.processes.map((p) => p.urls.directory), handTo: two.processes[0]!.urls.directory },
   };
   const names = Object.keys(shapes) as (keyof typeof shapes)[];
-  const perWrite: Record<string, number[]> = { one: [], split: [], to_producer: [] };
+  const perWrite: Record<string, number[]> = { one: [], split: [], to_producer: [], handed: [] };
   // one window of each, not counted: the processes' first writes (JIT, caches)
-  for (const name of names) await shapes[name].w.steady(shapes[name].urls, 2);
+  for (const name of names) await shapes[name].w.steady(shapes[name].urls, 2, shapes[name].handTo);
   for (let r = 0; r < Number(values.rounds); r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length]!;
       const s = shapes[name];
       const pids = s.d.processes.map((p) => p.pid);
       const before = pids.map((p) => cpuMs(p));
-      const got = await s.w.steady(s.urls, SECONDS);
+      const got = await s.w.steady(s.urls, SECONDS, s.handTo);
       const cpu = pids.map((p, i) => cpuMs(p) - before[i]!);
       const total = cpu.reduce((a, b) => a + b, 0);
       const us = (total * 1000) / Math.max(1, got.accepted);
