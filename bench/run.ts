@@ -345,7 +345,11 @@ async function main(): Promise<void> {
       'writes',
       'Directory writes: SQLite, PostgreSQL with one and with two Directory processes',
       async () => {
-        const writes = await directoryWriteFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL });
+        const writes = await directoryWriteFigures(ctx, {
+          work,
+          pgUrl: process.env.DDN_BENCH_PG_URL,
+          ...(args.cpuProf ? { cpuProfDir: profDir } : {}),
+        });
         return [...writes, cpuPerWriteFigure(writes)];
       },
       'hello',

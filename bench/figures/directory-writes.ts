@@ -35,7 +35,7 @@ import { WriteBoundsWindow } from './write-bounds.js';
 const BLOCK_TIME_MS = 100;
 export const SERVICE_TYPE = 'BenchService';
 
-interface Deployment {
+export interface Deployment {
   id: 'sqlite' | 'pg1' | 'pg2';
   processes: ServiceProcess[];
   close(): Promise<void>;
@@ -136,6 +136,8 @@ export interface WriteFigureOptions {
   work: string;
   /** `DDN_BENCH_PG_URL`, when set. */
   pgUrl: string | undefined;
+  /** `--cpu-prof`: a V8 CPU profile of each Directory process into `<dir>/writes-<deployment>-<i>`. */
+  cpuProfDir?: string;
 }
 
 /** The three deployments one after another, each measured and stopped before the next starts. */
@@ -175,7 +177,8 @@ function figureHead(id: Deployment['id']): Pick<Figure, 'id' | 'title'> {
   return { id: `dir_writes_${id}`, title };
 }
 
-async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promise<Deployment> {
+/** A fresh deployment `id` (its own schema on PostgreSQL, dropped by `close`). */
+export async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promise<Deployment> {
   const schema = `bench_w_${randomBytes(5).toString('hex')}`;
   const db = id === 'sqlite' ? [] : ['--db', o.pgUrl!, '--db-schema', schema];
   const start = async (i: number) => {
@@ -188,6 +191,7 @@ async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promise<Depl
       blockTimeMs: BLOCK_TIME_MS,
       logFile: join(o.work, `writes-${id}-${i}.log`),
       serveArgs: db,
+      ...(o.cpuProfDir === undefined ? {} : { cpuProfDir: join(o.cpuProfDir, `writes-${id}-${i}`) }),
     });
   };
   const processes = [await start(0)];

@@ -7,10 +7,6 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ATTESTOR_KEY_FILE, GENESIS_FILE } from '../../src/app/node-keys.js';
-import { makeProfile } from '../../src/protocol/profile.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
 import {
   assertAccepted,
@@ -23,34 +19,14 @@ import {
   submit,
   type Reply,
 } from '../support/directory-flows.js';
+import { overHttp, resolves, twoDirectories } from '../support/directory-over-http.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-import { serveProcess, serveScratch, type ServeProcess } from '../support/serve-process.js';
+import { serveScratch } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(what, probe, { everyMs: 50, ignoreErrors: true });
 
-const profile = makeProfile('platform');
 const { tempDir, children } = serveScratch('ddn-pg-races-');
-
-/** What the flows need of a Directory, over HTTP to a child process (blocks come from the ledger leader). */
-function overHttp(p: ServeProcess): DirectoryHarness {
-  const h: Pick<DirectoryHarness, 'profile' | 'call' | 'settle'> = {
-    profile,
-    async call(method: string, url: string, payload?: unknown): Promise<Reply> {
-      const res = await fetch(`${p.urls.directory!}${url}`, {
-        method,
-        ...(payload === undefined ? {} : { body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    },
-    settle() {
-      // blocks come from the leader; callers wait for what they need to see
-    },
-  };
-  return h as DirectoryHarness;
-}
-
-const resolves = async (h: DirectoryHarness, did: string): Promise<boolean> => (await h.call('GET', `/resolve/${encodeURIComponent(did)}`)).status === 200;
 
 if (PG_URL) {
   describe('Directory admissions through two processes on one PostgreSQL', () => {
@@ -58,16 +34,7 @@ if (PG_URL) {
       const pg = await freshPgSchema();
       try {
         const db = ['--db', pg.url, '--db-schema', pg.schema, '--log-level', 'silent', '--block-time-ms', '1'];
-        const start = async (dataDir: string): Promise<ServeProcess> => {
-          const p = await serveProcess(['--data-dir', dataDir, '--roles', 'directory', '--directory-port', '0', ...db]);
-          children.push(p);
-          return p;
-        };
-        const d1Dir = tempDir();
-        const d1 = await start(d1Dir);
-        const d2Dir = tempDir();
-        for (const f of [GENESIS_FILE, ATTESTOR_KEY_FILE]) copyFileSync(join(d1Dir, f), join(d2Dir, f));
-        const d2 = await start(d2Dir);
+        const [d1, d2] = await twoDirectories(tempDir, children, db);
         const [h1, h2] = [overHttp(d1), overHttp(d2)];
         const both = [h1, h2];
 
@@ -153,6 +120,9 @@ if (PG_URL) {
           await waitFor(`${d}, admitted before or after the kill, is final`, async () => ((await resolves(survivor, d)) ? true : undefined));
         const pending = await pg.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
         assert.equal(pending.rows[0]!.n, 0, 'nothing is left in the shared pool');
+        // and nothing was applied twice: every transaction is in one block at most
+        const twice = await pg.pool.query('SELECT tx_hash FROM ledger_txs WHERE block_number IS NOT NULL GROUP BY tx_hash HAVING count(*) > 1');
+        assert.deepEqual(twice.rows, []);
       } finally {
         for (const c of children.splice(0)) {
           c.proc.kill('SIGTERM');
