@@ -49,9 +49,10 @@ export function machineBusyMs(): number {
 
 /**
  * CPU milliseconds used so far by every process named `comm` (e.g. `postgres`: the server and its backends), by
- * process id. Empty where there is no /proc; a process that ends meanwhile is left out.
+ * process id; with `cmdlineHas`, only those whose command line holds it (a PostgreSQL backend's title names its
+ * database: `postgres: <user> <db> …`). Empty where there is no /proc; a process that ends meanwhile is left out.
  */
-export function cpuMsByName(comm: string): Map<number, number> {
+export function cpuMsByName(comm: string, cmdlineHas?: string): Map<number, number> {
   const out = new Map<number, number>();
   let entries: string[];
   try {
@@ -63,7 +64,9 @@ export function cpuMsByName(comm: string): Map<number, number> {
     if (!/^\d+$/.test(e)) continue;
     try {
       const t = parseThreadStat(readFileSync(`/proc/${e}/stat`, 'utf8'));
-      if (t.name === comm) out.set(Number(e), ((t.user + t.system) * 1000) / TICKS_PER_SECOND);
+      if (t.name !== comm) continue;
+      if (cmdlineHas !== undefined && !readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(cmdlineHas)) continue;
+      out.set(Number(e), ((t.user + t.system) * 1000) / TICKS_PER_SECOND);
     } catch {
       // ended meanwhile
     }

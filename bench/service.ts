@@ -127,7 +127,10 @@ export class ServiceProcess {
    * Starts `ddn serve` and resolves once it printed its listening line (rejects after 120 s or on exit: a start
    * takes a few seconds, but over a minute on a machine loaded many times over).
    */
-  static async start(o: ServiceOptions): Promise<ServiceProcess> {
+  static async start(options: ServiceOptions): Promise<ServiceProcess> {
+    // DDN_BENCH_CPU_PROF_DIR profiles every service child (the figures that start their own processes too)
+    const profDir = options.cpuProfDir ?? process.env.DDN_BENCH_CPU_PROF_DIR;
+    const o = profDir === undefined ? options : { ...options, cpuProfDir: profDir };
     const [, ...args] = serviceCommand(o);
     const root = o.root ?? ROOT;
     args[args.indexOf('bin/ddn.js')] = join(root, 'bin', 'ddn.js');

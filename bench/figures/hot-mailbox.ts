@@ -22,7 +22,7 @@ import type { BenchContext, Figure, Target } from '../context.js';
 import { registerRecipients } from '../fixtures.js';
 import { envelopeTemplate, freshEnvelope } from '../envelopes.js';
 import type { LoadJob, LoadResult } from '../jobs.js';
-import { round } from '../proc.js';
+import { cpuMsBetween, cpuMsByName, round } from '../proc.js';
 import { ServiceProcess } from '../service.js';
 
 export interface HotMailboxOptions {
@@ -49,10 +49,31 @@ const TARGETS: Partial<Record<LineId, { of: LineId; target: Target }>> = {
   relay_pg: { of: 'relay_sqlite', target: { op: '>=', ratio: 0.5 } },
 };
 
-function line(id: LineId, load: LoadResult | string): Figure {
+/** What a line measured, with PostgreSQL's CPU over its warm-up and window (0 on SQLite). */
+interface Measured {
+  load: LoadResult;
+  postgresCpuMs: number;
+}
+
+/**
+ * CPU microseconds per answered store: the service processes' over the window; PostgreSQL's (the backends of the
+ * bench's database, not the server's shared writer processes) over warm-up and window.
+ */
+function cpuPerStore(m: Measured, warmupS: number): { service: number | null; postgres: number | null } {
+  const { load } = m;
+  if (load.ok === 0) return { service: null, postgres: null };
+  const service = load.target_cpu === undefined ? null : round((load.target_cpu.cpu_ms * 1000) / load.ok);
+  // the warm-up's stores are not in `ok`: count them at the window's rate
+  const stores = load.ok * ((warmupS + load.duration_s) / load.duration_s);
+  return { service, postgres: m.postgresCpuMs > 0 ? round((m.postgresCpuMs * 1000) / stores) : null };
+}
+
+function line(id: LineId, measured: Measured | string, warmupS: number): Figure {
   const f: Figure = { id: `hot_mailbox_${id}`, title: TITLES[id], value: null, unit: 'req/s' };
-  if (typeof load === 'string') return { ...f, unavailable: load };
+  if (typeof measured === 'string') return { ...f, unavailable: measured };
+  const { load } = measured;
   const refused = (load.statuses['429'] ?? 0) + (load.statuses['502'] ?? 0);
+  const cpu = cpuPerStore(measured, warmupS);
   return {
     ...f,
     value: load.ok === 0 ? null : load.rate,
@@ -64,6 +85,8 @@ function line(id: LineId, load: LoadResult | string): Figure {
       status_502: load.statuses['502'] ?? 0,
       refused_429_502: refused,
       other_failures: load.non2xx - refused + load.errors + load.timeouts,
+      service_cpu_us_per_store: cpu.service ?? '—',
+      postgres_cpu_us_per_store: cpu.postgres ?? '—',
     },
     load,
   };
@@ -73,7 +96,7 @@ function line(id: LineId, load: LoadResult | string): Figure {
 export async function hotMailboxFigures(ctx: BenchContext, o: HotMailboxOptions): Promise<Figure[]> {
   const out = new Map<LineId, Figure>();
   const measured = await measureAll(ctx, o);
-  for (const [id, load] of measured) out.set(id, line(id, load));
+  for (const [id, m] of measured) out.set(id, line(id, m, ctx.settings.warmupS));
   for (const [id, t] of Object.entries(TARGETS) as [LineId, { of: LineId; target: Target }][]) {
     const f = out.get(id);
     const base = out.get(t.of)?.value;
@@ -86,8 +109,15 @@ export async function hotMailboxFigures(ctx: BenchContext, o: HotMailboxOptions)
   return [...out.values()];
 }
 
-async function measureAll(ctx: BenchContext, o: HotMailboxOptions): Promise<Map<LineId, LoadResult | string>> {
-  const got = new Map<LineId, LoadResult | string>();
+async function measureAll(ctx: BenchContext, o: HotMailboxOptions): Promise<Map<LineId, Measured | string>> {
+  const got = new Map<LineId, Measured | string>();
+  // the backends of the bench's database only (other databases on the server are other work)
+  const dbName = o.pgUrl === undefined ? undefined : ` ${new URL(o.pgUrl).pathname.slice(1) || 'postgres'} `;
+  const measure = async (j: LoadJob, pids: number | number[]): Promise<Measured> => {
+    const pg0 = cpuMsByName('postgres', dbName);
+    const load = await ctx.load(j, pids);
+    return { load, postgresCpuMs: cpuMsBetween(pg0, cpuMsByName('postgres', dbName)) };
+  };
   const directoryUrl = ctx.service.urls.directory;
   let n = 0;
   const start = async (roles: ('cache' | 'relay')[], serveArgs: string[] = []) => {
@@ -120,19 +150,19 @@ async function measureAll(ctx: BenchContext, o: HotMailboxOptions): Promise<Map<
       const [r] = await registerRecipients(directoryUrl, cache.urls.cache, ctx.profile, 1);
       const to = r!.did;
       await ctx.settle(`hot-${ids.cache}`);
-      got.set(ids.cache, await ctx.load(job(`hot-mailbox-${ids.cache}`, cache.urls.cache, '/cache/store', to), cache.pid));
+      got.set(ids.cache, await measure(job(`hot-mailbox-${ids.cache}`, cache.urls.cache, '/cache/store', to), cache.pid));
       const relay = await start(['relay'], db);
       running.push(relay);
       if (await relayReady(relay.urls.relay, to)) {
         await ctx.settle(`hot-${ids.relay}`);
-        got.set(ids.relay, await ctx.load(job(`hot-mailbox-${ids.relay}`, relay.urls.relay, '/relay', to), [relay.pid, cache.pid]));
+        got.set(ids.relay, await measure(job(`hot-mailbox-${ids.relay}`, relay.urls.relay, '/relay', to), [relay.pid, cache.pid]));
       } else got.set(ids.relay, 'the Relay process did not deliver a probe envelope within 20 s');
       await relay.stop();
       if (ids.two !== undefined) {
         const second = await start(['cache'], [...db, '--public-cache-url', cache.urls.cache]);
         running.push(second);
         await ctx.settle(`hot-${ids.two}`);
-        got.set(ids.two, await ctx.load(job(`hot-mailbox-${ids.two}`, cache.urls.cache, '/cache/store', to, [second.urls.cache]), [cache.pid, second.pid]));
+        got.set(ids.two, await measure(job(`hot-mailbox-${ids.two}`, cache.urls.cache, '/cache/store', to, [second.urls.cache]), [cache.pid, second.pid]));
       }
     } finally {
       await Promise.allSettled(running.map((p) => p.stop()));
@@ -177,13 +207,13 @@ export function hotMailboxRows(figures: readonly Figure[]): string[] {
   return [
     '## Hot mailbox: one recipient, SQLite and PostgreSQL',
     '',
-    '| Line | Rate | 429 | 502 | Ratio | Target | Result |',
-    '|---|---:|---:|---:|---:|---:|---|',
+    '| Line | Rate | 429 | 502 | CPU per store: services / PostgreSQL | Ratio | Target | Result |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
     ...lines.map((f) => {
       const target = f.target === undefined ? '—' : `${f.target.op} ${f.target.ratio} × ${String(f.extra?.target_of ?? '')}, no 429/502`;
       const result = f.pass === undefined ? '—' : f.pass ? 'met' : 'missed';
       const rate = f.value === null ? `unavailable: ${f.unavailable ?? ''}` : `${f.value} req/s`;
-      return `| ${f.title.replace(/^Hot mailbox: /, '')} | ${rate} | ${v(f, 'status_429')} | ${v(f, 'status_502')} | ${f.ratio === undefined ? '—' : round(f.ratio, 3)} | ${target} | ${result} |`;
+      return `| ${f.title.replace(/^Hot mailbox: /, '')} | ${rate} | ${v(f, 'status_429')} | ${v(f, 'status_502')} | ${v(f, 'service_cpu_us_per_store')} / ${v(f, 'postgres_cpu_us_per_store')} µs | ${f.ratio === undefined ? '—' : round(f.ratio, 3)} | ${target} | ${result} |`;
     }),
     '',
   ];

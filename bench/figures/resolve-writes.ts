@@ -3,9 +3,13 @@
  * ones, on a Directory-only node, alone and while a steady 100 signed writes/s (`UpdateService` of 200 of those
  * DIDs, round-robin) go to the same node; on the embedded SQLite ledger and on PostgreSQL (one Directory process,
  * `DDN_BENCH_PG_URL`). Windows alternate — alone, with writes, alone — and the figure is the rate with writes
- * divided by the mean of the two alone (target ≥ 0.9): a block must drop only the answers it changed.
+ * divided by the mean of the two alone (target ≥ 0.9): a block must drop only the answers it changed. The writes
+ * are signed before each window, so the window measures the node serving them, not the generator signing them on
+ * the same cores. A last window sends the writes alone and reads what they cost the node: CPU per write (blocks
+ * included) and the time per block.
  */
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -15,7 +19,7 @@ import { buildMutationRequest } from '../../src/client/payloads.js';
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { enc, type BenchContext, type Figure } from '../context.js';
 import type { LoadJob, LoadResult } from '../jobs.js';
-import { round } from '../proc.js';
+import { cpuMs, round } from '../proc.js';
 import { freePort, ServiceProcess } from '../service.js';
 import { registerWriters, SERVICE_TYPE, type WriterDid } from './directory-writes.js';
 
@@ -25,14 +29,27 @@ const READ_SET = 2000;
 const WRITERS = 200;
 const WRITES_PER_S = 100;
 
+/** One signed update ready to send: its writer and document nonce, and the request. */
+interface SignedWrite {
+  nonce: bigint;
+  method: string;
+  path: string;
+  body: string;
+}
+
 /**
  * Signed updates at a steady rate: every 10 ms, as many as are due since the start (at most 32 in flight), each to
  * the next writer DID whose previous update was answered, with its next document nonce (taken from the answer
  * when one was refused for its nonce). Answers are counted.
+ *
+ * The updates are built and signed before the window ({@link presign}): the generator shares the machine's cores
+ * with the node, and signing inside the window would take from the node the CPU the figure measures it by. An
+ * update whose nonce moved (a refusal) is signed when it is sent, and counted (`signedInWindow`).
  */
 export class SteadyWrites {
   private readonly nonces: bigint[];
   private readonly busy: boolean[];
+  private readonly ready: SignedWrite[][];
   private readonly validUntil = BigInt(Date.now() + 3_600_000);
   private next = 0;
   private sent = 0;
@@ -40,9 +57,13 @@ export class SteadyWrites {
   private timer: NodeJS.Timeout | undefined;
   private t0 = 0;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Keep-alive connections: `fetch` costs the generator about a millisecond of CPU per write on this machine. */
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 32 });
   accepted = 0;
   refused = 0;
-  /** Writes accepted per second from the start to the stop. */
+  /** Updates signed during a window (their pre-signed nonce was taken). */
+  signedInWindow = 0;
+  /** Writes accepted per second of the last window. */
   rate = 0;
 
   constructor(
@@ -54,9 +75,25 @@ export class SteadyWrites {
   ) {
     this.nonces = writers.map(() => firstNonce);
     this.busy = writers.map(() => false);
+    this.ready = writers.map(() => []);
   }
 
+  /** Builds and signs the next `count` updates (round-robin over the writers), before a window. */
+  presign(count: number): void {
+    for (let k = 0; k < count; k++) {
+      const i = k % this.writers.length;
+      const queue = this.ready[i]!;
+      const nonce = queue.length > 0 ? queue[queue.length - 1]!.nonce + 1n : this.nonces[i]!;
+      queue.push(this.sign(i, nonce));
+    }
+  }
+
+  /** Starts a window: counters from zero, the updates sent at the rate until {@link stop}. */
   start(): void {
+    this.accepted = 0;
+    this.refused = 0;
+    this.signedInWindow = 0;
+    this.sent = 0;
     this.t0 = performance.now();
     this.timer = setInterval(() => {
       const due = Math.floor(((performance.now() - this.t0) / 1000) * this.perS);
@@ -81,18 +118,33 @@ export class SteadyWrites {
     return undefined;
   }
 
-  private send(i: number): void {
+  private sign(i: number, nonce: bigint): SignedWrite {
     const w = this.writers[i]!;
-    this.sent++;
-    this.busy[i] = true;
     const fields = { service: { id: w.serviceId, type: SERVICE_TYPE, serviceEndpoint: [`https://w${this.n++}.bench.example/`] } };
-    const built = buildMutationRequest(this.profile, w.did, 'UpdateService', fields, { nonce: this.nonces[i]!, validUntil: this.validUntil, signerKeyId: 'root' });
+    const built = buildMutationRequest(this.profile, w.did, 'UpdateService', fields, { nonce, validUntil: this.validUntil, signerKeyId: 'root' });
     const route = submitRoute(w.did, 'UpdateService', built.request);
     const body = JSON.stringify({ ...built.request, signature: to0x(w.key.sign(built.payload)) });
-    const p = fetch(`${this.url}${route.path}`, { method: route.method, headers: { 'content-type': 'application/json' }, body })
-      .then(async (res) => {
-        const text = await res.text();
-        if (res.status === 202) {
+    return { nonce, method: route.method, path: route.path, body };
+  }
+
+  /** Writer `i`'s update for its current nonce: the pre-signed one, or one signed now. */
+  private take(i: number): SignedWrite {
+    const queue = this.ready[i]!;
+    const nonce = this.nonces[i]!;
+    while (queue.length > 0 && queue[0]!.nonce < nonce) queue.shift();
+    if (queue.length > 0 && queue[0]!.nonce === nonce) return queue.shift()!;
+    queue.length = 0;
+    this.signedInWindow++;
+    return this.sign(i, nonce);
+  }
+
+  private send(i: number): void {
+    const write = this.take(i);
+    this.sent++;
+    this.busy[i] = true;
+    const p = post(this.agent, `${this.url}${write.path}`, write.method, write.body)
+      .then(({ status, text }) => {
+        if (status === 202) {
           this.accepted++;
           this.nonces[i]!++;
           return;
@@ -100,7 +152,7 @@ export class SteadyWrites {
         this.refused++;
         const expected = /"expected":"([0-9]+)"/.exec(text)?.[1];
         if (expected !== undefined) this.nonces[i] = BigInt(expected);
-        if (process.env.DDN_BENCH_DEBUG !== undefined) process.stderr.write(`${res.status} ${text.slice(0, 200)}\n`);
+        if (process.env.DDN_BENCH_DEBUG !== undefined) process.stderr.write(`${status} ${text.slice(0, 200)}\n`);
       })
       .catch(() => void this.refused++)
       .finally(() => {
@@ -117,6 +169,25 @@ export class SteadyWrites {
     await Promise.all(this.inFlight);
     this.rate = round(this.accepted / Math.max(0.001, s), 1);
   }
+
+  /** Closes the kept-alive connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** One request with a JSON body over `agent`; its status and text. */
+function post(agent: Agent, url: string, method: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 export interface ResolveWritesOptions {
@@ -186,16 +257,27 @@ async function measure(ctx: BenchContext, service: ServiceProcess, work: string,
   const alone1 = await run('alone');
   const writers = dids.slice(0, Math.min(WRITERS, dids.length));
   const writes = new SteadyWrites(url, profile, writers, BigInt(nonces.document_nonce), WRITES_PER_S);
+  // signed before each window, with room for the warm-up and a slow start
+  const presign = () => writes.presign(Math.ceil((s.warmupS + s.durationS + 2) * WRITES_PER_S * 1.2));
+  presign();
   let busy: LoadResult;
+  const writer0 = process.cpuUsage();
+  const busyT0 = performance.now();
   try {
     busy = await run('writes', () => writes.start());
   } finally {
     await writes.stop();
   }
-  const writesPerS = writes.rate;
+  const writerCores = cpuCores(process.cpuUsage(writer0), performance.now() - busyT0);
+  const busyWrites = { rate: writes.rate, refused: writes.refused, signedInWindow: writes.signedInWindow };
   const alone2 = await run('alone-again');
+  presign();
+  const cost = await writesAlone(ctx, service, writes, store).finally(() => writes.close());
   const alone = (alone1.rate + alone2.rate) / 2;
-  ctx.log(`  ${store}: alone ${alone1.rate} / ${alone2.rate} req/s, with ${writesPerS} writes/s ${busy.rate} req/s`);
+  ctx.log(
+    `  ${store}: alone ${alone1.rate} / ${alone2.rate} req/s, with ${busyWrites.rate} writes/s ${busy.rate} req/s; ` +
+      `node CPU ${cost.cpu_us_per_write} µs per write, ${cost.block_ms} ms per block (${cost.blocks_per_s} blocks/s); writer ${writerCores} cores`,
+  );
   return {
     value: busy.rate,
     unit: 'req/s',
@@ -204,12 +286,81 @@ async function measure(ctx: BenchContext, service: ServiceProcess, work: string,
     target: { op: '>=', ratio: 0.9 },
     extra: {
       alone_req_per_s: round(alone, 1),
-      writes_per_s: writesPerS,
-      writes_refused: writes.refused,
+      writes_per_s: busyWrites.rate,
+      writes_refused: busyWrites.refused,
+      writes_signed_in_window: busyWrites.signedInWindow,
+      writer_cpu_cores: writerCores,
+      node_cpu_us_per_write: cost.cpu_us_per_write,
+      node_main_cpu_us_per_write: cost.main_cpu_us_per_write,
+      block_ms: cost.block_ms,
+      blocks_per_s: cost.blocks_per_s,
       p99_ms: busy.latency_ms.p99,
       alone_p99_ms: alone1.latency_ms.p99,
     },
     load: busy,
-    details: { alone: [alone1, alone2], dids: count, writers: Math.min(WRITERS, count), block_time_ms: BLOCK_TIME_MS },
+    details: { alone: [alone1, alone2], writes_alone: cost, dids: count, writers: Math.min(WRITERS, count), block_time_ms: BLOCK_TIME_MS },
+  };
+}
+
+/** Cores a CPU usage over `wallMs` took. */
+function cpuCores(u: NodeJS.CpuUsage, wallMs: number): number {
+  return round((u.user + u.system) / 1000 / Math.max(1, wallMs), 3);
+}
+
+/** What the writes alone cost the node (no resolve load): CPU per accepted write, and its blocks. */
+interface WriteCost {
+  writes_per_s: number;
+  cpu_us_per_write: number;
+  /** The event loop's share (the thread resolve runs on). */
+  main_cpu_us_per_write: number;
+  blocks_per_s: number;
+  /** Mean wall time to produce one block (`ddn_ledger_block_production_seconds`), on the event loop. */
+  block_ms: number;
+  idle_cpu_cores: number;
+}
+
+/** Reads a counter or a histogram's `_sum`/`_count` of the node's `GET /metrics`. */
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{}`));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/**
+ * The steady writes with no resolve load, one window long, after an idle window as long: the node's CPU per
+ * accepted write (its blocks included, the idle window's CPU taken out) and the blocks' time.
+ */
+async function writesAlone(ctx: BenchContext, service: ServiceProcess, writes: SteadyWrites, store: string): Promise<WriteCost> {
+  const pid = service.pid;
+  const url = service.urls.directory;
+  const windowMs = ctx.settings.durationS * 1000;
+  await ctx.settle(`resolve-writes-${store}-writes-alone`);
+  const idle0 = cpuMs(pid);
+  const idleT0 = performance.now();
+  await new Promise((r) => setTimeout(r, Math.min(windowMs, 3000)));
+  const idleCores = (cpuMs(pid) - idle0) / (performance.now() - idleT0);
+  const blocks0 = await metric(url, 'ddn_ledger_blocks_total');
+  const prodS0 = await metric(url, 'ddn_ledger_block_production_seconds_sum');
+  const prodN0 = await metric(url, 'ddn_ledger_block_production_seconds_count');
+  const cpu0 = cpuMs(pid);
+  const main0 = cpuMs(pid, pid);
+  const t0 = performance.now();
+  writes.start();
+  await new Promise((r) => setTimeout(r, windowMs));
+  await writes.stop();
+  const wall = performance.now() - t0;
+  const cpu = cpuMs(pid) - cpu0 - idleCores * wall;
+  const main = cpuMs(pid, pid) - main0;
+  const blocks = (await metric(url, 'ddn_ledger_blocks_total')) - blocks0;
+  const prodS = (await metric(url, 'ddn_ledger_block_production_seconds_sum')) - prodS0;
+  const prodN = (await metric(url, 'ddn_ledger_block_production_seconds_count')) - prodN0;
+  const accepted = Math.max(1, writes.accepted);
+  return {
+    writes_per_s: writes.rate,
+    cpu_us_per_write: round((cpu * 1000) / accepted),
+    main_cpu_us_per_write: round((main * 1000) / accepted),
+    blocks_per_s: round(blocks / (wall / 1000), 1),
+    block_ms: prodN > 0 ? round((prodS * 1000) / prodN, 2) : 0,
+    idle_cpu_cores: round(idleCores, 3),
   };
 }

@@ -95,6 +95,49 @@ if (PG_URL) {
       }
     });
 
+    it("keeps each recipient's totals exact through batched stores, a sweep over many recipients and acks", () =>
+      withPg({}, async (store) => {
+        const totals = async () =>
+          (
+            await store.pool.query<{ recipient: string; bytes: string; entries: string }>(
+              'SELECT recipient, bytes, entries FROM cache_recipient_bytes ORDER BY recipient',
+            )
+          ).rows.map((r) => [r.recipient, Number(r.bytes), Number(r.entries)]);
+        const actual = async () =>
+          (
+            await store.pool.query<{ recipient: string; bytes: string; entries: string }>(
+              'SELECT recipient, SUM(size_bytes) AS bytes, COUNT(*) AS entries FROM cache_entries GROUP BY recipient ORDER BY recipient',
+            )
+          ).rows.map((r) => [r.recipient, Number(r.bytes), Number(r.entries)]);
+        // stores that arrive together run as one batch (one INSERT of many rows) per recipient
+        const soon = Array.from({ length: 12 }, (_, i) => entry({ recipientDid: i % 3 === 0 ? OTHER : DID, expiresAtMs: NOW + 60_000, body: `soon ${i}` }));
+        const late = Array.from({ length: 9 }, (_, i) => entry({ recipientDid: i % 2 === 0 ? OTHER : DID, body: `late ${i} ${'x'.repeat(i * 10)}` }));
+        await Promise.all([...soon, ...late].map((e) => put(store, e)));
+        const sizes = (es: readonly NewEntry[], did: string) => es.filter((e) => e.recipientDid === did).reduce((n, e) => n + e.sizeBytes, 0);
+        const count = (es: readonly NewEntry[], did: string) => es.filter((e) => e.recipientDid === did).length;
+        const all = [...soon, ...late];
+        assert.deepEqual(await totals(), [
+          [DID, sizes(all, DID), count(all, DID)],
+          [OTHER, sizes(all, OTHER), count(all, OTHER)],
+        ]);
+        // one DELETE removing expired rows of both recipients
+        const swept = await store.sweep(NOW + 120_000);
+        assert.equal(swept.expiredEntries, soon.length);
+        assert.deepEqual(await totals(), [
+          [DID, sizes(late, DID), count(late, DID)],
+          [OTHER, sizes(late, OTHER), count(late, OTHER)],
+        ]);
+        const gone = late.filter((e) => e.recipientDid === DID).slice(0, 2);
+        await store.ack(
+          DID,
+          gone.map((e) => e.messageId),
+          NOW,
+          { scope: 'proof:ack', did: DID, keyId: `${DID}#k1`, nonce: 'exact', expiresAtMs: NOW + 60_000 },
+        );
+        assert.deepEqual(await totals(), await actual());
+        assert.deepEqual((await totals())[0], [DID, sizes(late, DID) - sizes(gone, DID), count(late, DID) - 2]);
+      }));
+
     it('maps a failing database write to 507 insufficient_storage, writes nothing, and recovers', () =>
       withPg({}, async (store, sql) => {
         await sql(failInserts('cache_entries', '53100')); // disk_full
@@ -136,7 +179,7 @@ if (PG_URL) {
         assert.equal((await b.getMessage(DID, e.messageId, NOW))?.meta.messageId, e.messageId);
         await b.close();
         const versions = await db.pool.query("SELECT version FROM schema_migrations WHERE namespace = 'cache' ORDER BY version");
-        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }]);
+        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
       } finally {
         await db.drop();
       }

@@ -137,6 +137,37 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    // The per-recipient totals kept once per statement instead of once per row: a batch of n stores into one
+    // recipient updated its row n times in one transaction, each update a new version of the same row that the
+    // next one had to walk to (a batch of 128 stores spent a fifth of its statements' time there). Statement
+    // triggers with transition tables add or take each recipient's sums once; recipients in one order.
+    version: 4,
+    sql: `
+      DROP TRIGGER cache_entries_bytes ON cache_entries;
+      DROP FUNCTION cache_recipient_bytes_track();
+      CREATE FUNCTION cache_recipient_bytes_added() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO cache_recipient_bytes (recipient, bytes, entries)
+          SELECT recipient, SUM(size_bytes), COUNT(*) FROM cache_added GROUP BY recipient ORDER BY recipient
+        ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes + EXCLUDED.bytes,
+          entries = cache_recipient_bytes.entries + EXCLUDED.entries;
+        RETURN NULL;
+      END $fn$;
+      CREATE FUNCTION cache_recipient_bytes_removed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      DECLARE d RECORD;
+      BEGIN
+        FOR d IN SELECT recipient, SUM(size_bytes) AS b, COUNT(*) AS n FROM cache_removed GROUP BY recipient ORDER BY recipient LOOP
+          UPDATE cache_recipient_bytes SET bytes = bytes - d.b, entries = entries - d.n WHERE recipient = d.recipient;
+        END LOOP;
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER cache_entries_bytes_added AFTER INSERT ON cache_entries
+        REFERENCING NEW TABLE AS cache_added FOR EACH STATEMENT EXECUTE FUNCTION cache_recipient_bytes_added();
+      CREATE TRIGGER cache_entries_bytes_removed AFTER DELETE ON cache_entries
+        REFERENCING OLD TABLE AS cache_removed FOR EACH STATEMENT EXECUTE FUNCTION cache_recipient_bytes_removed();
+    `,
+  },
 ];
 
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */

@@ -119,6 +119,8 @@ const SWEEP_CHUNK = 1_000;
 const MAX_ATTEMPTS = 8;
 
 type Db = pg.PoolClient;
+/** Where one statement runs: a transaction's connection, or the pool (a statement atomic on its own). */
+type Queryable = Pick<pg.Pool, 'query'>;
 
 type SetRow = RelaySetRow & { retry_until_ms: string; staged_bytes: string };
 
@@ -213,9 +215,8 @@ export class PgRelayStagingStore implements RelayStagingStore {
   // ------------------------------------------------------------------ writes
 
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
-    return this.write(async (db) => {
-      await saveResultRow(db, messageKey, contentHash, recipientDid, JSON.stringify(result), nowMs);
-    });
+    // one upsert, atomic on its own: no transaction around it (one round trip instead of BEGIN, it and COMMIT)
+    return this.statement((db) => saveResultRow(db, messageKey, contentHash, recipientDid, JSON.stringify(result), nowMs));
   }
 
   stage(req: StageRequest): Promise<StageOutcome> {
@@ -281,6 +282,16 @@ export class PgRelayStagingStore implements RelayStagingStore {
     if (this.closed) return Promise.reject(new DdnError('insufficient_storage', 'the Relay store is closed'));
     return this.track(
       this.transaction(fn).catch((err: unknown) => {
+        throw toPgStorageError(err);
+      }),
+    );
+  }
+
+  /** Runs one statement on the pool, again after a lost race; resolves once committed (autocommit). */
+  private statement<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new DdnError('insufficient_storage', 'the Relay store is closed'));
+    return this.track(
+      retry(() => fn(this.pool), { attempts: MAX_ATTEMPTS, retryable: isRetryablePgError }).catch((err: unknown) => {
         throw toPgStorageError(err);
       }),
     );
@@ -514,7 +525,7 @@ async function addUsage(db: Db, delta: number): Promise<void> {
   await db.query('UPDATE relay_usage SET staged_bytes = GREATEST(0, staged_bytes + $1) WHERE id = 1', [delta]);
 }
 
-async function saveResultRow(db: Db, messageKey: string, contentHash: string, recipient: string | null, text: string, nowMs: number): Promise<void> {
+async function saveResultRow(db: Queryable, messageKey: string, contentHash: string, recipient: string | null, text: string, nowMs: number): Promise<void> {
   await db.query(
     `INSERT INTO relay_results (message_key, content_hash, recipient, result, created_at_ms) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (message_key) DO UPDATE SET content_hash = EXCLUDED.content_hash, recipient = EXCLUDED.recipient,
