@@ -13,12 +13,26 @@ export interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
 }
 
+const templateCache = new WeakMap<OpenApiDocument, [string, RegExp][]>();
+
+/** Each path template of `doc` with the pattern of the paths it matches (made once per document). */
+function templatesOf(doc: OpenApiDocument): [string, RegExp][] {
+  let list = templateCache.get(doc);
+  if (list === undefined) {
+    list = Object.keys(doc.paths).map((t) => [t, new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`)]);
+    templateCache.set(doc, list);
+  }
+  return list;
+}
+
 /**
  * The document's path template matching `path` for `method` (most literal characters first: `/blocks/latest` over
  * `{n}`; one with an operation for `method` first: `PUT …/services/{serviceId}`, `DELETE …/services/{id}`).
  */
 export function templateOf(doc: OpenApiDocument, path: string, method?: string): string | undefined {
-  const all = Object.keys(doc.paths).filter((t) => new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`).test(path));
+  const all = templatesOf(doc)
+    .filter(([, pattern]) => pattern.test(path))
+    .map(([t]) => t);
   const withMethod = all.filter((t) => method !== undefined && doc.paths[t]?.[method.toLowerCase()] !== undefined);
   const matching = withMethod.length > 0 ? withMethod : all;
   return matching.sort((a, b) => b.replace(/\{[^}]+\}/g, '').length - a.replace(/\{[^}]+\}/g, '').length)[0];
@@ -72,24 +86,37 @@ const UNMATCHED = {
   },
 };
 
+/** One compiler for every checker of a test process: test nodes serve the same schemas again and again. */
+const ajv = new Ajv({ strict: false, allErrors: true });
+const compiledByObject = new WeakMap<object, ValidateFunction>();
+const compiledByText = new Map<string, ValidateFunction>();
+
+/** The validator of `schema`, compiled once per schema text (each node start fetches its documents anew). */
+function validatorOf(schema: object): ValidateFunction {
+  let validate = compiledByObject.get(schema);
+  if (validate === undefined) {
+    const text = JSON.stringify(schema);
+    validate = compiledByText.get(text);
+    if (validate === undefined) {
+      validate = ajv.compile(schema);
+      compiledByText.set(text, validate);
+    }
+    compiledByObject.set(schema, validate);
+  }
+  return validate;
+}
+
 /**
  * Validates answers and request bodies against one document: an answer's body against the schema its route gives
  * for its status (no `default`: a status the route does not list is a problem), so an error answer must carry a
  * code the document lists for that route and status; a request body against the route's request schema.
  */
 export class OpenApiChecker {
-  private readonly ajv = new Ajv({ strict: false, allErrors: true });
-  private readonly compiled = new Map<object, ValidateFunction>();
-
   constructor(readonly doc: OpenApiDocument) {}
 
   private validate(schema: object, value: unknown): string | undefined {
-    let validate = this.compiled.get(schema);
-    if (validate === undefined) {
-      validate = this.ajv.compile(schema);
-      this.compiled.set(schema, validate);
-    }
-    return validate(value) ? undefined : this.ajv.errorsText(validate.errors);
+    const validate = validatorOf(schema);
+    return validate(value) ? undefined : ajv.errorsText(validate.errors);
   }
 
   private operation(method: string, path: string): Operation | undefined {
