@@ -12,6 +12,7 @@ import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.
 import { Type } from 'typebox';
 import { CACHE_RETRIEVAL_ERRORS, CACHE_STORE_ERRORS } from './error-codes.js';
 import {
+  CacheAckBodySchema,
   CacheAckResponseSchema,
   type CacheAckResponse,
   CacheChunksResponseSchema,
@@ -163,7 +164,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
       url: '/cache/ack',
       summary: 'Acknowledge (delete) messages (§11.6)',
       tags: ['cache'],
-      body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
+      body: CacheAckBodySchema,
       answers: { 200: CacheAckResponseSchema },
       errors: CACHE_RETRIEVAL_ERRORS,
       rateClass: 'cache-retrieval',
