@@ -4,10 +4,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { servedTypes, TYPES_DIR } from '../test/support/openapi-typegen.js';
+import { documentsByProfile, servedTypes, TYPES_DIR } from '../test/support/openapi-typegen.js';
 
 mkdirSync(TYPES_DIR, { recursive: true });
-for (const [file, text] of await servedTypes()) {
+for (const [file, text] of await servedTypes(await documentsByProfile())) {
   writeFileSync(join(TYPES_DIR, file), text);
   process.stdout.write(`wrote ${join(TYPES_DIR, file)}\n`);
 }

@@ -7,6 +7,7 @@ import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
 import { asIs, defineRoute, type Route } from '../http/route.js';
+import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.js';
 import { Type } from 'typebox';
@@ -191,5 +192,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
 
 /** Adds the Cache's routes to `server`. */
 export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+  // the same document on every profile (test/app/openapi-types.test.ts), labelled with the node's
+  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
   server.add(cacheRoutes(service, options));
 }

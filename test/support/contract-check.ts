@@ -47,6 +47,17 @@ async function inspect(input: Parameters<typeof fetch>[0], init: RequestInit | u
   }
 }
 
+/**
+ * Checks one answer read without `fetch` (a refused WebSocket upgrade, an answer to a node's own request) against
+ * the document of the role at `url`'s origin, when that origin is checked; `ws:` counts as `http:`.
+ */
+export function checkAnswer(url: string, method: string, status: number, body: unknown, contentType = 'application/json'): void {
+  const u = new URL(url.replace(/^ws(s?):/, 'http$1:'));
+  const entry = checkers.get(u.origin);
+  const problem = entry?.checker.problem(method.toUpperCase(), u.pathname, status, body, contentType);
+  if (problem !== undefined) entry!.violations.push(problem);
+}
+
 /** Checks every answer from `urls` (a node's roles) against their served documents until {@link stopChecking}. */
 export async function checkContract(urls: readonly string[]): Promise<void> {
   const realFetch = installed ?? globalThis.fetch;

@@ -2,7 +2,7 @@
  * The TypeScript types of the served OpenAPI documents (openapi-typescript), committed under
  * test/support/openapi-types/ and used to type the openapi-fetch clients of test/app/openapi-client.test.ts. One
  * file per role and profile where the documents differ: the Directory's and the Relay's differ between `platform`
- * and `openpayload`, the Cache's does not (one file, `cache.ts`; test/app/openapi-profiles.test.ts). The drift test
+ * and `openpayload`, the Cache's does not (one file, `cache.ts`; test/app/openapi-types.test.ts proves it). The drift test
  * (test/app/openapi-types.test.ts) regenerates them from live nodes; `npm run openapi:types` rewrites them.
  */
 import { fileURLToPath } from 'node:url';
@@ -43,11 +43,18 @@ export async function servedDocuments(profile: string): Promise<Record<TypedRole
   }
 }
 
-/** Every committed file's expected text (file name → text), from live nodes of each profile. */
-export async function servedTypes(): Promise<Map<string, string>> {
+/** The served documents of live nodes of each profile. */
+export async function documentsByProfile(): Promise<Record<string, Record<TypedRole, object>>> {
+  const out: Record<string, Record<TypedRole, object>> = {};
+  for (const profile of TYPED_PROFILES) out[profile] = await servedDocuments(profile);
+  return out;
+}
+
+/** Every committed file's expected text (file name → text), from the documents of each profile. */
+export async function servedTypes(byProfile: Record<string, Record<TypedRole, object>>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const profile of TYPED_PROFILES) {
-    const docs = await servedDocuments(profile);
+    const docs = byProfile[profile]!;
     for (const role of TYPED_ROLES) {
       const file = typesFile(role, profile);
       const text = await typesOf(docs[role], role, profile);

@@ -36500,7 +36500,7 @@ export interface paths {
           };
           content?: never;
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: invalid_request, invalid_cursor */
         400: {
           headers: {
             [name: string]: unknown;
@@ -36511,96 +36511,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code:
-                | 'invalid_json'
-                | 'invalid_request'
-                | 'invalid_path'
-                | 'path_body_mismatch'
-                | 'action_mismatch'
-                | 'unsupported_action'
-                | 'invalid_nonce'
-                | 'invalid_valid_until'
-                | 'invalid_signature_encoding'
-                | 'invalid_canonical_payload'
-                | 'invalid_timestamp_token'
-                | 'legacy_registration_unsupported'
-                | 'invalid_root_pubkey'
-                | 'authorization_expired'
-                | 'invalid_expiry'
-                | 'invalid_did'
-                | 'policy_links_removed'
-                | 'invalid_alias'
-                | 'invalid_document'
-                | 'invalid_delivery_constraints'
-                | 'invalid_persona'
-                | 'invalid_delivery_policy'
-                | 'invalid_application_id'
-                | 'invalid_domain'
-                | 'persona_not_dns'
-                | 'unknown_field'
-                | 'invalid_message_id'
-                | 'invalid_recipient'
-                | 'invalid_tag'
-                | 'invalid_timestamp'
-                | 'invalid_ttl'
-                | 'invalid_payload'
-                | 'invalid_header'
-                | 'invalid_chunk_metadata'
-                | 'invalid_envelope'
-                | 'client_policy_context_forbidden'
-                | 'recipient_mismatch'
-                | 'missing_proof_header'
-                | 'invalid_proof_header'
-                | 'proof_header_mismatch'
-                | 'invalid_cursor'
-                | 'invalid_count';
+              code: 'invalid_request' | 'invalid_cursor';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error:
-                | 'invalid_json'
-                | 'invalid_request'
-                | 'invalid_path'
-                | 'path_body_mismatch'
-                | 'action_mismatch'
-                | 'unsupported_action'
-                | 'invalid_nonce'
-                | 'invalid_valid_until'
-                | 'invalid_signature_encoding'
-                | 'invalid_canonical_payload'
-                | 'invalid_timestamp_token'
-                | 'legacy_registration_unsupported'
-                | 'invalid_root_pubkey'
-                | 'authorization_expired'
-                | 'invalid_expiry'
-                | 'invalid_did'
-                | 'policy_links_removed'
-                | 'invalid_alias'
-                | 'invalid_document'
-                | 'invalid_delivery_constraints'
-                | 'invalid_persona'
-                | 'invalid_delivery_policy'
-                | 'invalid_application_id'
-                | 'invalid_domain'
-                | 'persona_not_dns'
-                | 'unknown_field'
-                | 'invalid_message_id'
-                | 'invalid_recipient'
-                | 'invalid_tag'
-                | 'invalid_timestamp'
-                | 'invalid_ttl'
-                | 'invalid_payload'
-                | 'invalid_header'
-                | 'invalid_chunk_metadata'
-                | 'invalid_envelope'
-                | 'client_policy_context_forbidden'
-                | 'recipient_mismatch'
-                | 'missing_proof_header'
-                | 'invalid_proof_header'
-                | 'proof_header_mismatch'
-                | 'invalid_cursor'
-                | 'invalid_count';
+              error: 'invalid_request' | 'invalid_cursor';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36608,7 +36524,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: not_found */
         404: {
           headers: {
             [name: string]: unknown;
@@ -36619,54 +36535,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code:
-                | 'not_found'
-                | 'transaction_not_found'
-                | 'block_not_found'
-                | 'did_not_found'
-                | 'alias_not_found'
-                | 'device_not_found'
-                | 'verification_method_not_found'
-                | 'authentication_not_found'
-                | 'key_agreement_not_found'
-                | 'service_not_found'
-                | 'policy_not_found'
-                | 'persona_not_found'
-                | 'application_not_found'
-                | 'control_did_not_found'
-                | 'linked_did_not_found'
-                | 'challenge_not_found'
-                | 'recipient_not_found'
-                | 'no_delivery_service'
-                | 'chunk_set_not_found'
-                | 'message_not_found'
-                | 'live_sessions_disabled';
+              code: 'not_found';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error:
-                | 'not_found'
-                | 'transaction_not_found'
-                | 'block_not_found'
-                | 'did_not_found'
-                | 'alias_not_found'
-                | 'device_not_found'
-                | 'verification_method_not_found'
-                | 'authentication_not_found'
-                | 'key_agreement_not_found'
-                | 'service_not_found'
-                | 'policy_not_found'
-                | 'persona_not_found'
-                | 'application_not_found'
-                | 'control_did_not_found'
-                | 'linked_did_not_found'
-                | 'challenge_not_found'
-                | 'recipient_not_found'
-                | 'no_delivery_service'
-                | 'chunk_set_not_found'
-                | 'message_not_found'
-                | 'live_sessions_disabled';
+              error: 'not_found';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36674,7 +36548,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: method_not_allowed */
         405: {
           headers: {
             [name: string]: unknown;
@@ -36698,8 +36572,8 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
-        429: {
+        /** @description refused before the upgrade: internal_error */
+        500: {
           headers: {
             [name: string]: unknown;
           };
@@ -36709,12 +36583,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code: 'rate_limited' | 'too_many_pending' | 'staging_capacity_full' | 'storage_quota_exceeded';
+              code: 'internal_error';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error: 'rate_limited' | 'too_many_pending' | 'staging_capacity_full' | 'storage_quota_exceeded';
+              error: 'internal_error';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36722,7 +36596,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: service_unavailable */
         503: {
           headers: {
             [name: string]: unknown;
@@ -36733,12 +36607,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code: 'ledger_unavailable' | 'chain_unavailable' | 'service_unavailable' | 'policy_lookup_failed';
+              code: 'service_unavailable';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error: 'ledger_unavailable' | 'chain_unavailable' | 'service_unavailable' | 'policy_lookup_failed';
+              error: 'service_unavailable';
               message: string;
               details?: {
                 [key: string]: unknown;

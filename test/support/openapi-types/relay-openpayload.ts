@@ -2126,7 +2126,7 @@ export interface paths {
           };
           content?: never;
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: invalid_request, invalid_path, invalid_did, missing_proof_header, invalid_proof_header */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2137,96 +2137,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code:
-                | 'invalid_json'
-                | 'invalid_request'
-                | 'invalid_path'
-                | 'path_body_mismatch'
-                | 'action_mismatch'
-                | 'unsupported_action'
-                | 'invalid_nonce'
-                | 'invalid_valid_until'
-                | 'invalid_signature_encoding'
-                | 'invalid_canonical_payload'
-                | 'invalid_timestamp_token'
-                | 'legacy_registration_unsupported'
-                | 'invalid_root_pubkey'
-                | 'authorization_expired'
-                | 'invalid_expiry'
-                | 'invalid_did'
-                | 'policy_links_removed'
-                | 'invalid_alias'
-                | 'invalid_document'
-                | 'invalid_delivery_constraints'
-                | 'invalid_persona'
-                | 'invalid_delivery_policy'
-                | 'invalid_application_id'
-                | 'invalid_domain'
-                | 'persona_not_dns'
-                | 'unknown_field'
-                | 'invalid_message_id'
-                | 'invalid_recipient'
-                | 'invalid_tag'
-                | 'invalid_timestamp'
-                | 'invalid_ttl'
-                | 'invalid_payload'
-                | 'invalid_header'
-                | 'invalid_chunk_metadata'
-                | 'invalid_envelope'
-                | 'client_policy_context_forbidden'
-                | 'recipient_mismatch'
-                | 'missing_proof_header'
-                | 'invalid_proof_header'
-                | 'proof_header_mismatch'
-                | 'invalid_cursor'
-                | 'invalid_count';
+              code: 'invalid_request' | 'invalid_path' | 'invalid_did' | 'missing_proof_header' | 'invalid_proof_header';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error:
-                | 'invalid_json'
-                | 'invalid_request'
-                | 'invalid_path'
-                | 'path_body_mismatch'
-                | 'action_mismatch'
-                | 'unsupported_action'
-                | 'invalid_nonce'
-                | 'invalid_valid_until'
-                | 'invalid_signature_encoding'
-                | 'invalid_canonical_payload'
-                | 'invalid_timestamp_token'
-                | 'legacy_registration_unsupported'
-                | 'invalid_root_pubkey'
-                | 'authorization_expired'
-                | 'invalid_expiry'
-                | 'invalid_did'
-                | 'policy_links_removed'
-                | 'invalid_alias'
-                | 'invalid_document'
-                | 'invalid_delivery_constraints'
-                | 'invalid_persona'
-                | 'invalid_delivery_policy'
-                | 'invalid_application_id'
-                | 'invalid_domain'
-                | 'persona_not_dns'
-                | 'unknown_field'
-                | 'invalid_message_id'
-                | 'invalid_recipient'
-                | 'invalid_tag'
-                | 'invalid_timestamp'
-                | 'invalid_ttl'
-                | 'invalid_payload'
-                | 'invalid_header'
-                | 'invalid_chunk_metadata'
-                | 'invalid_envelope'
-                | 'client_policy_context_forbidden'
-                | 'recipient_mismatch'
-                | 'missing_proof_header'
-                | 'invalid_proof_header'
-                | 'proof_header_mismatch'
-                | 'invalid_cursor'
-                | 'invalid_count';
+              error: 'invalid_request' | 'invalid_path' | 'invalid_did' | 'missing_proof_header' | 'invalid_proof_header';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2234,7 +2150,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: live_proof_required */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2245,12 +2161,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code: 'unauthorized' | 'live_proof_required';
+              code: 'live_proof_required';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error: 'unauthorized' | 'live_proof_required';
+              error: 'live_proof_required';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2258,7 +2174,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: proof_timestamp_out_of_window, live_service_not_found, relay_endpoint_mismatch, key_not_authorized, invalid_signature */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2269,52 +2185,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code:
-                | 'canonical_payload_mismatch'
-                | 'signer_not_authorized'
-                | 'forbidden'
-                | 'invalid_signature'
-                | 'invalid_persona_controller'
-                | 'invalid_persona_attestation'
-                | 'persona_attestor_not_approved'
-                | 'invalid_policy_scope'
-                | 'domain_not_controlled'
-                | 'challenge_mismatch'
-                | 'invalid_sender_signature'
-                | 'invalid_node_signature'
-                | 'policy_rejected'
-                | 'cache_service_not_found'
-                | 'cache_endpoint_mismatch'
-                | 'key_not_authorized'
-                | 'proof_timestamp_out_of_window'
-                | 'live_service_not_found'
-                | 'relay_endpoint_mismatch'
-                | 'read_only_mirror';
+              code: 'proof_timestamp_out_of_window' | 'live_service_not_found' | 'relay_endpoint_mismatch' | 'key_not_authorized' | 'invalid_signature';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error:
-                | 'canonical_payload_mismatch'
-                | 'signer_not_authorized'
-                | 'forbidden'
-                | 'invalid_signature'
-                | 'invalid_persona_controller'
-                | 'invalid_persona_attestation'
-                | 'persona_attestor_not_approved'
-                | 'invalid_policy_scope'
-                | 'domain_not_controlled'
-                | 'challenge_mismatch'
-                | 'invalid_sender_signature'
-                | 'invalid_node_signature'
-                | 'policy_rejected'
-                | 'cache_service_not_found'
-                | 'cache_endpoint_mismatch'
-                | 'key_not_authorized'
-                | 'proof_timestamp_out_of_window'
-                | 'live_service_not_found'
-                | 'relay_endpoint_mismatch'
-                | 'read_only_mirror';
+              error: 'proof_timestamp_out_of_window' | 'live_service_not_found' | 'relay_endpoint_mismatch' | 'key_not_authorized' | 'invalid_signature';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2322,7 +2198,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: not_found, live_sessions_disabled, did_not_found */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2333,54 +2209,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code:
-                | 'not_found'
-                | 'transaction_not_found'
-                | 'block_not_found'
-                | 'did_not_found'
-                | 'alias_not_found'
-                | 'device_not_found'
-                | 'verification_method_not_found'
-                | 'authentication_not_found'
-                | 'key_agreement_not_found'
-                | 'service_not_found'
-                | 'policy_not_found'
-                | 'persona_not_found'
-                | 'application_not_found'
-                | 'control_did_not_found'
-                | 'linked_did_not_found'
-                | 'challenge_not_found'
-                | 'recipient_not_found'
-                | 'no_delivery_service'
-                | 'chunk_set_not_found'
-                | 'message_not_found'
-                | 'live_sessions_disabled';
+              code: 'not_found' | 'live_sessions_disabled' | 'did_not_found';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error:
-                | 'not_found'
-                | 'transaction_not_found'
-                | 'block_not_found'
-                | 'did_not_found'
-                | 'alias_not_found'
-                | 'device_not_found'
-                | 'verification_method_not_found'
-                | 'authentication_not_found'
-                | 'key_agreement_not_found'
-                | 'service_not_found'
-                | 'policy_not_found'
-                | 'persona_not_found'
-                | 'application_not_found'
-                | 'control_did_not_found'
-                | 'linked_did_not_found'
-                | 'challenge_not_found'
-                | 'recipient_not_found'
-                | 'no_delivery_service'
-                | 'chunk_set_not_found'
-                | 'message_not_found'
-                | 'live_sessions_disabled';
+              error: 'not_found' | 'live_sessions_disabled' | 'did_not_found';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2388,7 +2222,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: method_not_allowed */
         405: {
           headers: {
             [name: string]: unknown;
@@ -2412,7 +2246,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: did_deactivated, proof_nonce_replayed */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2423,84 +2257,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code:
-                | 'nonce_mismatch'
-                | 'did_already_exists'
-                | 'did_deactivated'
-                | 'did_controls_application'
-                | 'did_deleted'
-                | 'alias_taken'
-                | 'alias_already_exists'
-                | 'too_many_aliases'
-                | 'too_many_devices'
-                | 'device_already_exists'
-                | 'verification_method_already_exists'
-                | 'verification_method_in_use'
-                | 'authentication_already_exists'
-                | 'key_agreement_already_exists'
-                | 'service_already_exists'
-                | 'too_many_services'
-                | 'persona_already_exists'
-                | 'persona_inactive'
-                | 'persona_verification_expired'
-                | 'policy_revision_conflict'
-                | 'application_already_exists'
-                | 'nonce_overflow'
-                | 'revision_overflow'
-                | 'too_many_applications'
-                | 'application_tombstoned'
-                | 'invalid_status_transition'
-                | 'too_many_linked_dids'
-                | 'application_proof_stale'
-                | 'application_inactive'
-                | 'challenge_not_verified'
-                | 'challenge_already_used'
-                | 'message_id_conflict'
-                | 'chunk_conflict'
-                | 'chunk_set_conflict'
-                | 'policy_provenance_stale'
-                | 'proof_nonce_replayed';
+              code: 'did_deactivated' | 'proof_nonce_replayed';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error:
-                | 'nonce_mismatch'
-                | 'did_already_exists'
-                | 'did_deactivated'
-                | 'did_controls_application'
-                | 'did_deleted'
-                | 'alias_taken'
-                | 'alias_already_exists'
-                | 'too_many_aliases'
-                | 'too_many_devices'
-                | 'device_already_exists'
-                | 'verification_method_already_exists'
-                | 'verification_method_in_use'
-                | 'authentication_already_exists'
-                | 'key_agreement_already_exists'
-                | 'service_already_exists'
-                | 'too_many_services'
-                | 'persona_already_exists'
-                | 'persona_inactive'
-                | 'persona_verification_expired'
-                | 'policy_revision_conflict'
-                | 'application_already_exists'
-                | 'nonce_overflow'
-                | 'revision_overflow'
-                | 'too_many_applications'
-                | 'application_tombstoned'
-                | 'invalid_status_transition'
-                | 'too_many_linked_dids'
-                | 'application_proof_stale'
-                | 'application_inactive'
-                | 'challenge_not_verified'
-                | 'challenge_already_used'
-                | 'message_id_conflict'
-                | 'chunk_conflict'
-                | 'chunk_set_conflict'
-                | 'policy_provenance_stale'
-                | 'proof_nonce_replayed';
+              error: 'did_deactivated' | 'proof_nonce_replayed';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2508,7 +2270,7 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: rate_limited */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2519,12 +2281,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code: 'rate_limited' | 'too_many_pending' | 'staging_capacity_full' | 'storage_quota_exceeded';
+              code: 'rate_limited';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error: 'rate_limited' | 'too_many_pending' | 'staging_capacity_full' | 'storage_quota_exceeded';
+              error: 'rate_limited';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2532,7 +2294,31 @@ export interface paths {
             };
           };
         };
-        /** @description refused before the upgrade */
+        /** @description refused before the upgrade: internal_error */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'internal_error';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'internal_error';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description refused before the upgrade: policy_lookup_failed, ledger_unavailable */
         503: {
           headers: {
             [name: string]: unknown;
@@ -2543,12 +2329,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code: 'ledger_unavailable' | 'chain_unavailable' | 'service_unavailable' | 'policy_lookup_failed';
+              code: 'policy_lookup_failed' | 'ledger_unavailable';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error: 'ledger_unavailable' | 'chain_unavailable' | 'service_unavailable' | 'policy_lookup_failed';
+              error: 'policy_lookup_failed' | 'ledger_unavailable';
               message: string;
               details?: {
                 [key: string]: unknown;
