@@ -25,7 +25,7 @@ import type { RelaySettings } from '../relay/settings.js';
 import type { RelayStagingStore, RelaySweepResult } from '../relay/staging-store.js';
 import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.js';
 import { describeUpgrade } from '../http/openapi-additions.js';
-import { attachWebSocketRoute } from '../relay/websocket-route.js';
+import { attachWebSocketRoute, LIVE_UPGRADE_ERRORS } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
 import { PgLiveFanout } from '../store/postgres/live-fanout.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
@@ -211,7 +211,7 @@ function registerRelay(
       { name: 'did', in: 'path', description: 'the recipient DID' },
       { name: 'device', in: 'path', description: 'the device id' },
     ],
-    errors: [400, 401, 403, 404, 405, 409, 429, 503],
+    errors: LIVE_UPGRADE_ERRORS,
     messages: 'Server → client: one JSON envelope per text frame; --relay-live-auth decides the proof headers asked for.',
   });
   return attachWebSocketRoute({

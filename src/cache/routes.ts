@@ -7,11 +7,13 @@ import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
 import { asIs, defineRoute, type Route } from '../http/route.js';
+import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.js';
 import { Type } from 'typebox';
 import { CACHE_RETRIEVAL_ERRORS, CACHE_STORE_ERRORS } from './error-codes.js';
 import {
+  CacheAckBodySchema,
   CacheAckResponseSchema,
   type CacheAckResponse,
   CacheChunksResponseSchema,
@@ -163,7 +165,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
       url: '/cache/ack',
       summary: 'Acknowledge (delete) messages (§11.6)',
       tags: ['cache'],
-      body: Type.Object({ did: Type.Optional(Type.String()), message_ids: Type.Array(Type.String()) }, { additionalProperties: true }),
+      body: CacheAckBodySchema,
       answers: { 200: CacheAckResponseSchema },
       errors: CACHE_RETRIEVAL_ERRORS,
       rateClass: 'cache-retrieval',
@@ -190,5 +192,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
 
 /** Adds the Cache's routes to `server`. */
 export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+  // the same document on every profile (test/app/openapi-types.test.ts), labelled with the node's
+  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
   server.add(cacheRoutes(service, options));
 }

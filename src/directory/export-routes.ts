@@ -12,7 +12,7 @@ import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
 import { read } from './route-kit.js';
 import { GenesisSchema } from '../wire/history.js';
 import { describeUpgrade } from '../http/openapi-additions.js';
-import { attachFeedStream, type FeedStream, type FeedStreamLimits } from './export-stream.js';
+import { attachFeedStream, FEED_STREAM_UPGRADE_ERRORS, type FeedStream, type FeedStreamLimits } from './export-stream.js';
 
 export const JSONL_CONTENT_TYPE = 'application/jsonl';
 /** The seq of the last finalized entry when the page was read (a follower's lag: head − its cursor). */
@@ -66,7 +66,7 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
     path: '/export/stream',
     summary: 'The export feed, live: finalized operations after `cursor`, then each as it is final (docs/mirrors.md)',
     parameters: [{ name: 'cursor', in: 'query', description: 'the last seq already held (default 0)' }],
-    errors: [400, 404, 405, 429, 503],
+    errors: FEED_STREAM_UPGRADE_ERRORS,
     messages: 'Server → client: one JSON feed line per text frame.',
   });
   return attachFeedStream({

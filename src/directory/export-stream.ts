@@ -16,9 +16,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { DdnError } from '../base/errors.js';
+import { DdnError, type ErrorCode } from '../base/errors.js';
 import { retryAfterSeconds, toDdnError } from '../http/error-body.js';
-import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgradeLogger } from '../http/websocket-upgrade.js';
+import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, UPGRADE_CODES, upgradeLogger } from '../http/websocket-upgrade.js';
 import { parseQuery, splitTarget } from '../http/url.js';
 import type { Ledger } from '../ledger/chain.js';
 import { parseCursor, type ExportFeed } from './export-feed.js';
@@ -201,6 +201,12 @@ interface Admission {
   /** Frees the place of a session that does not read (the one displaced). */
   dropNotReading(slot: Slot): void;
 }
+
+/**
+ * Every code `GET /export/stream` can refuse its upgrade with (its OpenAPI entry): the handshake's, a query that
+ * does not decode or a bad `cursor`, the sessions' caps (503 `service_unavailable`, `details.reason`).
+ */
+export const FEED_STREAM_UPGRADE_ERRORS: readonly ErrorCode[] = [...UPGRADE_CODES, 'invalid_cursor', 'service_unavailable'];
 
 /**
  * Admits an upgrade to `GET /export/stream`: its cursor and its place (displacing a session of the same address

@@ -4,7 +4,7 @@
  * required on DID changes, `valid_until` in Unix milliseconds, a named persona's `controller_keys` and
  * `controller_threshold` required, service ids DID URLs — where `openpayload` also takes the deployed clients' forms.
  */
-import type { OpenApiDoc } from '../http/openapi-additions.js';
+import { withProfileLabel, type OpenApiDoc } from '../http/openapi-additions.js';
 import type { Profile } from '../protocol/profile.js';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; required?: string[] };
@@ -43,8 +43,7 @@ function specForms(path: string, body: Schema): Schema {
 
 /** The Directory's document for `profile`. */
 export function profileDocument(doc: OpenApiDoc, profile: Profile): OpenApiDoc {
-  const info = { ...(doc.info as Record<string, unknown>), 'x-ddn-profile': profile.p };
-  if (profile.acceptsDeployedClientForms) return { ...doc, info };
+  if (profile.acceptsDeployedClientForms) return withProfileLabel(doc, profile.p);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [path, ops] of Object.entries(doc.paths ?? {})) {
     paths[path] = Object.fromEntries(
@@ -60,5 +59,5 @@ export function profileDocument(doc: OpenApiDoc, profile: Profile): OpenApiDoc {
       }),
     );
   }
-  return { ...doc, info, paths };
+  return withProfileLabel({ ...doc, paths }, profile.p);
 }

@@ -26,7 +26,7 @@ import {
 import {
   MutationPrepareBodySchema,
   MutationPrepareSchema,
-  MutationSubmitBodySchema,
+  mutationSubmitBodySchema,
   MutationSubmitSchema,
   RegistrationPrepareBodySchema,
   RegistrationPrepareSchema,
@@ -177,7 +177,7 @@ function didChangeRoutes(service: DirectoryService): Route[] {
         method: spec.method,
         url: spec.pattern,
         summary: `DID mutation \`${spec.action}\` (§5.2)`,
-        body: MutationSubmitBodySchema,
+        body: mutationSubmitBodySchema(spec.action),
         answers: { 202: MutationSubmitSchema },
         errors: codes(SUBMITTED, REGISTRATION),
         target: (ctx) => (ctx.params as Record<string, string>).did,

@@ -4,7 +4,8 @@
  * a `GET` whose success is `101 Switching Protocols`), and adjustments of the whole document (the profile's rules).
  */
 import type { TSchema } from 'typebox';
-import { codesOf, ErrorBodySchema, withCodes } from './schemas.js';
+import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
+import { ErrorBodySchema, withCodes } from './schemas.js';
 
 export interface UpgradeRoute {
   /** OpenAPI path, e.g. `/ws/{did}/{device}`. */
@@ -12,8 +13,11 @@ export interface UpgradeRoute {
   summary: string;
   /** Path and query parameters: name, where, description, required. */
   parameters: { name: string; in: 'path' | 'query'; description: string; required?: boolean }[];
-  /** The refusals before the upgrade (§0.6 error bodies), by status. */
-  errors: number[];
+  /**
+   * Every code a refusal before the upgrade can carry (§0.6 error bodies; the registry gives each its status), the
+   * handshake's (`method_not_allowed`, `invalid_request`) and the route's own.
+   */
+  errors: readonly ErrorCode[];
   /** What the session carries after the upgrade. */
   messages: string;
 }
@@ -27,6 +31,11 @@ export type OpenApiDoc = Record<string, unknown> & { paths?: Record<string, Reco
 /** Adjusts the served document of the server that owns `fastify` (applied in order, after the upgrades). */
 export function adjustDocument(fastify: object, adjust: (doc: OpenApiDoc) => OpenApiDoc): void {
   ADJUSTMENTS.set(fastify, [...(ADJUSTMENTS.get(fastify) ?? []), adjust]);
+}
+
+/** `doc` naming the network profile it describes (`info.x-ddn-profile`): each role's document is its profile's. */
+export function withProfileLabel(doc: OpenApiDoc, profile: string): OpenApiDoc {
+  return { ...doc, info: { ...(doc.info as Record<string, unknown>), 'x-ddn-profile': profile } };
 }
 
 /** Describes a WebSocket route of the server that owns `fastify`. */
@@ -43,10 +52,21 @@ const HANDSHAKE = [
   { name: 'Sec-WebSocket-Version', in: 'header', required: true, schema: { type: 'string', const: '13' } },
 ];
 
-const errorContent = (status: number): { description: string; content: Record<string, { schema: TSchema }> } => ({
-  description: 'refused before the upgrade',
-  content: { 'application/json': { schema: withCodes(ErrorBodySchema, codesOf(status)) } },
+const errorContent = (codes: ErrorCode[]): { description: string; content: Record<string, { schema: TSchema }> } => ({
+  description: `refused before the upgrade: ${codes.join(', ')}`,
+  content: { 'application/json': { schema: withCodes(ErrorBodySchema, codes) } },
 });
+
+/** `codes` grouped by status, statuses ascending. */
+function byStatus(codes: readonly ErrorCode[]): [number, ErrorCode[]][] {
+  const out = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const list = out.get(ERROR_STATUS[code]) ?? [];
+    if (!list.includes(code)) list.push(code);
+    out.set(ERROR_STATUS[code], list);
+  }
+  return [...out.entries()].sort(([a], [b]) => a - b);
+}
 
 /** `doc` (an OpenAPI document) with the WebSocket routes of `fastify` added and its adjustments applied. */
 export function withAdditions(fastify: object, doc: object): object {
@@ -64,7 +84,7 @@ function withUpgrades(fastify: object, doc: OpenApiDoc): OpenApiDoc {
         headers: { Upgrade: { schema: { type: 'string', const: 'websocket' } } },
       },
     };
-    for (const status of r.errors) responses[String(status)] = errorContent(status);
+    for (const [status, codes] of byStatus(r.errors)) responses[String(status)] = errorContent(codes);
     const parameters = [...r.parameters.map((p) => ({ ...p, required: p.in === 'path' || p.required === true, schema: { type: 'string' } })), ...HANDSHAKE];
     paths[r.path] = { ...paths[r.path], get: { summary: r.summary, tags: ['websocket'], 'x-websocket': true, parameters, responses } };
   }

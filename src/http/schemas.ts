@@ -3,7 +3,6 @@
  * Role-specific wire shapes live next to their role (`src/wire/`).
  */
 import { Type, type TSchema } from 'typebox';
-import { ERROR_STATUS } from '../base/errors.js';
 import { ErrorBodySchema } from '../wire/errors.js';
 
 /** The error body of http-api.md §0.6 (declared in `src/wire/errors.ts`). */
@@ -27,13 +26,6 @@ export function paramsOf(pattern: string): TSchema | undefined {
     .map((s) => s.slice(1));
   if (names.length === 0) return undefined;
   return Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])));
-}
-
-/** The registry's codes (src/base/errors.ts) answered with `status`, in registry order. */
-export function codesOf(status: number): string[] {
-  return Object.entries(ERROR_STATUS)
-    .filter(([, s]) => s === status)
-    .map(([code]) => code);
 }
 
 type JsonSchema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };

@@ -10,9 +10,16 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocketServer } from 'ws';
-import { DdnError } from '../base/errors.js';
+import { DdnError, type ErrorCode } from '../base/errors.js';
 import { authenticateChallenge, errorBody } from './error-body.js';
 import { upgradeRequestId } from './request-id.js';
+
+/**
+ * The codes every WebSocket route can refuse an upgrade with, whatever its own checks: the handshake's (405
+ * `method_not_allowed`, 400 `invalid_request`, also the WebSocket library's own refusals), a path no route serves
+ * (404 `not_found`), an unexpected failure (500 `internal_error`).
+ */
+export const UPGRADE_CODES = ['invalid_request', 'not_found', 'method_not_allowed', 'internal_error'] as const satisfies readonly ErrorCode[];
 
 const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
 

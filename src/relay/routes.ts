@@ -8,6 +8,7 @@ import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpServer, type RequestContext } from '../http/server.js';
 import { asIs, defineRoute, type AnswerOf, type Route } from '../http/route.js';
+import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
 import { relayPostErrors } from './error-codes.js';
@@ -123,5 +124,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
 
 /** Adds the Relay's routes to `server`. */
 export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+  // the profile's document: on `platform` a delivery every Cache refused for storage is a 507 (relayPostErrors)
+  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
   server.add(relayRoutes(service, options));
 }

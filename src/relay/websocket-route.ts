@@ -13,10 +13,10 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Clock } from '../base/clock.js';
-import { DdnError, isDdnError } from '../base/errors.js';
+import { DdnError, isDdnError, type ErrorCode } from '../base/errors.js';
 import { utf8Length } from '../base/bytes.js';
 import { toDdnError } from '../http/error-body.js';
-import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, upgradeIdOf, upgradeLogger } from '../http/websocket-upgrade.js';
+import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, UPGRADE_CODES, upgradeIdOf, upgradeLogger } from '../http/websocket-upgrade.js';
 import { decodePathSegments, splitTarget } from '../http/url.js';
 import type { DidView, DirectoryPort } from '../ports/directory-port.js';
 import type { NonceClaim } from '../ports/nonce-registry.js';
@@ -48,6 +48,32 @@ export interface WebSocketRouteOptions {
   auth: LiveAuthOptions;
   logger?: Logger;
 }
+
+/**
+ * Every code `GET /ws/{did}/{device}` can refuse its upgrade with (its OpenAPI entry): the handshake's, the path's
+ * (a percent-encoding that does not decode, the DID, the device), live sessions off, the caps, the DID's record
+ * (and the Directory's failure to give it), the proof headers' checks and the nonce's single use.
+ */
+export const LIVE_UPGRADE_ERRORS: readonly ErrorCode[] = [
+  ...UPGRADE_CODES,
+  'invalid_path',
+  'invalid_did',
+  'live_sessions_disabled',
+  'rate_limited',
+  'did_not_found',
+  'did_deactivated',
+  'policy_lookup_failed',
+  'ledger_unavailable',
+  'missing_proof_header',
+  'invalid_proof_header',
+  'proof_timestamp_out_of_window',
+  'live_service_not_found',
+  'relay_endpoint_mismatch',
+  'key_not_authorized',
+  'invalid_signature',
+  'proof_nonce_replayed',
+  'live_proof_required',
+];
 
 /** The largest client frame read (a proof frame is far smaller). */
 const MAX_CLIENT_FRAME_BYTES = 64 * 1024;

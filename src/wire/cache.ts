@@ -117,6 +117,26 @@ export type CacheChunksResponse = Static<typeof CacheChunksResponseSchema>;
 export const CacheMessageResponseSchema = Type.Object({ state: Type.String(), message: CacheMessageItemSchema }, { title: 'CacheMessageResponse' });
 export type CacheMessageResponse = Static<typeof CacheMessageResponseSchema>;
 
+/**
+ * `POST /cache/ack` body (§11.6): the retrieval proof's fields (operation `ack`) and the ids to acknowledge. The
+ * same `X-…` headers may also be sent and must then agree (400 `proof_header_mismatch`).
+ */
+export const CacheAckBodySchema = Type.Object(
+  {
+    did: Type.String({ description: 'the recipient DID' }),
+    device_id: Type.Optional(Type.String({ description: "the device, '' (the default) for none" })),
+    service_id: Type.String({ description: "the recipient's Cache service id (a DID URL)" }),
+    cache_endpoint: Type.String({ description: 'this Cache as the service publishes it' }),
+    key_id: Type.String({ description: "a verification method listed in the service's `authorization`" }),
+    timestamp: Type.String({ description: 'ISO-8601, Unix ms or Unix s, within the clock skew' }),
+    nonce: Type.String({ description: 'unique per operation, DID and key' }),
+    signature_b64: Type.String({ description: 'Base64 Ed25519 signature of the proof text' }),
+    message_ids: Type.Array(Type.String({ maxLength: 128 }), { minItems: 1, maxItems: 1000 }),
+  },
+  { title: 'CacheAckBody' },
+);
+export type CacheAckBody = Static<typeof CacheAckBodySchema>;
+
 /** `POST /cache/ack` 200 (§11.6). */
 export const CacheAckResponseSchema = Type.Object({ acked: Type.Integer(), message_ids: Type.Array(Type.String()) }, { title: 'CacheAckResponse' });
 export type CacheAckResponse = Static<typeof CacheAckResponseSchema>;

@@ -57,6 +57,17 @@ export const ResolutionResultSchema = Type.Object(
   { title: 'ResolutionResult' },
 );
 
+/** `application/did-resolution` of a DID resolved (200): its document and that document's metadata. */
+export const ResolvedResultSchema = Type.Object(
+  {
+    '@context': Type.Optional(Type.String()),
+    didResolutionMetadata: Metadata,
+    didDocument: W3cDidDocumentSchema,
+    didDocumentMetadata: W3cDocumentMetadataSchema,
+  },
+  { title: 'ResolvedResult' },
+);
+
 /** `application/did-url-dereferencing`. */
 export const DereferencingResultSchema = Type.Object(
   {
@@ -82,7 +93,7 @@ const errorAnswer = (description: string): TSchema =>
 /** Every status `GET /1.0/identifiers/{did}` answers, per W3C's HTTP(S) binding. */
 export const IDENTIFIERS_RESPONSES: Record<number, TSchema> = {
   200: answer('the resolution result, the document, or what the DID URL selects', {
-    'application/did-resolution': ResolutionResultSchema,
+    'application/did-resolution': ResolvedResultSchema,
     'application/did+json': Type.Union([W3cDidDocumentSchema, VerificationMethodSchema, ServiceSchema]),
     'application/did+ld+json': Type.Union([W3cDidDocumentSchema, VerificationMethodSchema, ServiceSchema]),
     'application/did-url-dereferencing': DereferencingResultSchema,

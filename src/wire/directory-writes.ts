@@ -2,7 +2,7 @@
  * Wire shapes of DID registration and DID mutations (http-api.md §2.4, §4, §5) as TypeBox schemas: requests and
  * answers of `POST /register-did[/prepare]`, `POST /dids/{did}/prepare` and the §5.2 submit routes.
  */
-import { Type, type Static, type TObject } from 'typebox';
+import { Type, type Static, type TObject, type TProperties } from 'typebox';
 import { AcceptedFields, DidDocumentSchema, PreparedFields, ServiceSchema, SignedFields, VerificationMethodSchema } from './json-forms.js';
 
 /** `POST /register-did/prepare` body (§4.1). */
@@ -121,11 +121,54 @@ export const MutationPrepareSchema = Type.Object(
 );
 export type MutationPrepareResponse = Static<typeof MutationPrepareSchema>;
 
-/** The body of a §5.2 submit route: the prepared `request` plus `signature`. */
+/** The body of a §5.2 submit route: the prepared `request` plus `signature` (any action; the SDK's type). */
 export const MutationSubmitBodySchema = Type.Object(
   { did: Type.String(), action: Type.String(), ...SignedFields, ...ActionFields },
   { title: 'MutationSubmitBody' },
 );
+
+type ActionField = keyof typeof ActionFields;
+
+/**
+ * The action fields each §5.2 submit route takes (http-api.md §5.2 table): `required` ones, and `fromPath` ones the
+ * path repeats (optional in the body: the Directory takes an absent one from the path, a differing one is 400
+ * `path_body_mismatch`). `service.id` is required when adding a service, taken from the path when updating one.
+ */
+const SUBMIT_FIELDS: Readonly<Record<string, { required?: readonly ActionField[]; fromPath?: readonly ActionField[]; optional?: readonly ActionField[] }>> = {
+  add_alias: { required: ['alias'] },
+  update_alias: { required: ['new_alias'], fromPath: ['old_alias'] },
+  remove_alias: { fromPath: ['alias'] },
+  add_device: { required: ['device_id'] },
+  update_device: { required: ['new_device_id'], fromPath: ['device_id'] },
+  remove_device: { fromPath: ['device_id'] },
+  tombstone_device: { fromPath: ['device_id'] },
+  deactivate_did: {},
+  delete_did: {},
+  UpdateRootPubkey: { required: ['new_root_pubkey'] },
+  AddVerificationMethod: { required: ['verification_method'] },
+  UpdateVerificationMethod: { required: ['verification_method'] },
+  RemoveVerificationMethod: { fromPath: ['id'] },
+  AddAuthentication: { required: ['id'] },
+  RemoveAuthentication: { fromPath: ['id'] },
+  AddKeyAgreement: { required: ['key_agreement'] },
+  UpdateKeyAgreement: { required: ['key_agreement'] },
+  RemoveKeyAgreement: { fromPath: ['id'] },
+  AddService: { required: ['service'] },
+  UpdateService: { required: ['service'] },
+  RemoveService: { fromPath: ['id'] },
+  replace_document: { required: ['document', 'timestamp'], optional: ['pubkey'] },
+};
+
+/** The body of the §5.2 submit route of `action`: its own fields only, required as the §5.2 table says. */
+export function mutationSubmitBodySchema(action: string): TObject {
+  const f = SUBMIT_FIELDS[action];
+  if (f === undefined) throw new Error(`no submit fields for ${action}`);
+  const pick = (names: readonly ActionField[] = []): TProperties => Object.fromEntries(names.map((n) => [n, ActionFields[n]]));
+  const fields: TProperties = { ...Type.Required(Type.Object(pick(f.required))).properties, ...pick(f.fromPath), ...pick(f.optional) };
+  // adding a service names it: the path gives no id
+  if (action === 'AddService') fields.service = ServiceSchema;
+  return Type.Object({ did: Type.String(), action: Type.Literal(action), ...SignedFields, ...fields }, { title: `MutationSubmitBody_${action}` });
+}
 
 /** The 202 of a Directory change (§2.4); the subject field depends on the route. */
 export const SubmitSchema = Type.Object(

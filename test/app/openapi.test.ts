@@ -7,7 +7,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { ERROR_STATUS, type ErrorCode } from '../../src/base/errors.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
+import { FEED_STREAM_UPGRADE_ERRORS } from '../../src/directory/export-stream.js';
+import { LIVE_UPGRADE_ERRORS } from '../../src/relay/websocket-route.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { ackBody, isoSeconds, proofHeaders, registerRecipientAt } from '../cache/harness.js';
 import { httpDirectory } from '../cache/http-support.js';
@@ -190,6 +193,35 @@ describe('OpenAPI document', () => {
     ]) {
       assert.ok(templates.has(answer), `${answer} was checked`);
     }
+  });
+
+  it("lists each WebSocket route's own refusal codes, each under its status, and nothing else", async () => {
+    for (const [role, path, own] of [
+      ['relay', '/ws/{did}/{device}', LIVE_UPGRADE_ERRORS],
+      ['directory', '/export/stream', FEED_STREAM_UPGRADE_ERRORS],
+    ] as const) {
+      const doc = (await (await realFetch(`${node.urls[role]}/openapi.json`)).json()) as OpenApiDocument;
+      const op = doc.paths[path]!.get as unknown as {
+        'x-websocket': boolean;
+        responses: Record<string, { content?: Record<string, { schema: { properties: { code: { enum: string[] } } } }> }>;
+      };
+      assert.equal(op['x-websocket'], true);
+      const listed: string[] = [];
+      for (const [status, answer] of Object.entries(op.responses)) {
+        if (status === '101') continue;
+        for (const code of answer.content!['application/json']!.schema.properties.code.enum) {
+          assert.equal(ERROR_STATUS[code as ErrorCode], Number(status), `${path}: ${code} under ${status}`);
+          listed.push(code);
+        }
+      }
+      assert.deepEqual(listed.sort(), [...new Set(own)].sort(), path);
+    }
+    const relayDoc = (await (await realFetch(`${node.urls.relay}/openapi.json`)).json()) as OpenApiDocument;
+    const ws = relayDoc.paths['/ws/{did}/{device}']!.get!.responses;
+    const codesAt = (status: string) => (ws[status]!.content!['application/json']!.schema as { properties: { code: { enum: string[] } } }).properties.code.enum;
+    assert.deepEqual(codesAt('401'), ['live_proof_required']);
+    assert.deepEqual(codesAt('404').sort(), ['did_not_found', 'live_sessions_disabled', 'not_found']);
+    assert.equal(ws['410'], undefined);
   });
 
   it('requires one of `to` / `recipient` and one of `timestamp` / `created_at` in the envelope, either name', async () => {

@@ -368,6 +368,16 @@ export function ackBody(headers: Record<string, string>, did: string, messageIds
   };
 }
 
+/** The six retrieval-proof headers (§11.4), named: what a generated client's header parameters require. */
+export type ProofHeaders = {
+  'X-Service-Id': string;
+  'X-Cache-Endpoint': string;
+  'X-Key-Id': string;
+  'X-Timestamp': string;
+  'X-Nonce': string;
+  'X-Signature': string;
+};
+
 /** Signed retrieval-proof headers (§11.4) for `r`; `endpoint` and `nowMs` fill the defaults. */
 export function proofHeaders(
   profile: Profile,
@@ -375,7 +385,7 @@ export function proofHeaders(
   operation: ProofOperation,
   subject: string,
   over: ProofOverrides & { endpoint: string; nowMs: number },
-): Record<string, string> {
+): ProofHeaders {
   const did = over.did ?? r.did;
   const timestamp = over.timestamp ?? isoSeconds(over.nowMs);
   const nonce = over.nonce ?? randomUUID();

@@ -10,6 +10,7 @@ import { createJWT, EdDSASigner, verifyJWT, type JWTVerifyOptions } from 'did-jw
 import { Resolver } from 'did-resolver';
 import { getResolver } from '../../src/client/index.js';
 import { multibaseEd25519 } from '../../src/protocol/keys.js';
+import { checkContract, stopChecking } from '../support/contract-check.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { didOf, keyOf, mutate, registerDid } from '../support/directory-flows.js';
 
@@ -19,13 +20,19 @@ const seedOf = (seed: number): Uint8Array => new Uint8Array(32).fill(seed);
 describe('did-resolver driver (getResolver) with did-jwt', () => {
   let h: DirectoryHarness;
   let resolver: Resolver;
+  let directoryUrl: string;
   before(async () => {
     h = await startDirectory();
     await h.server.fastify.listen({ port: 0, host: '127.0.0.1' });
-    const directoryUrl = `http://127.0.0.1:${(h.server.fastify.server.address() as AddressInfo).port}`;
+    directoryUrl = `http://127.0.0.1:${(h.server.fastify.server.address() as AddressInfo).port}`;
     resolver = new Resolver(getResolver({ directoryUrl }));
+    // every answer the driver reads, against the W3C route's OpenAPI entry
+    await checkContract([directoryUrl]);
   });
-  after(() => h.close());
+  after(async () => {
+    await h.close();
+    stopChecking([directoryUrl]);
+  });
 
   it('resolves through did-resolver, with W3C errors as its keywords', async () => {
     const r = await registerDid(h, 71);

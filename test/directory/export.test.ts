@@ -16,6 +16,7 @@ import { FEED_HEAD_HEADER } from '../../src/directory/export-routes.js';
 import { registerAndChange } from '../support/mirror.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
+import { checkAnswer } from '../support/contract-check.js';
 
 async function page(url: string, query: string): Promise<{ status: number; type: string | null; head: number; lines: FeedLineJson[]; body: string }> {
   const res = await fetch(`${url}/export${query}`);
@@ -133,6 +134,8 @@ describe('the export feed', () => {
       });
       assert.equal(res.status, status, path);
       assert.equal((JSON.parse(res.body) as { code: string }).code, code, path);
+      // the refusal's code is one the route's OpenAPI entry lists for its status
+      checkAnswer(`${url}${path}`, 'GET', res.status, JSON.parse(res.body));
     }
   });
 

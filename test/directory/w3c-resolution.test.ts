@@ -2,7 +2,8 @@
  * The W3C DID Resolution HTTP(S) binding (`GET /1.0/identifiers/{did}`) over real HTTP on loopback, against a
  * real SQLite ledger: representations, W3C error types and statuses, deactivated and deleted DIDs, historical
  * resolution by versionId and versionTime, DID URL dereferencing (fragments, `?service=` 303). Every answer is
- * also judged by an independent checker written from the W3C texts (w3c-checker.ts).
+ * also judged by an independent checker written from the W3C texts (w3c-checker.ts) and against the route's
+ * OpenAPI entry (test/support/contract-check.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { kid, keyOf, mutate, registerDid, vmOf } from '../support/directory-flows.js';
 import { multibaseEd25519 } from '../../src/protocol/keys.js';
+import { checkContract, stopChecking } from '../support/contract-check.js';
 import { documentProblems, metadataProblems, resolutionProblems, type Json } from './w3c-checker.js';
 
 const enc = encodeURIComponent;
@@ -63,8 +65,13 @@ describe('W3C DID Resolution: GET /1.0/identifiers/{did}', () => {
     h = await startDirectory();
     await h.server.fastify.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(h.server.fastify.server.address() as AddressInfo).port}`;
+    // every answer read, in each W3C media type, against the route's OpenAPI entry
+    await checkContract([base]);
   });
-  after(() => h.close());
+  after(async () => {
+    await h.close();
+    stopChecking([base]);
+  });
 
   it('a registered DID: the resolution result (also without Accept), the bare document, JSON-LD with contexts', async () => {
     const r = await registerDid(h, 41);

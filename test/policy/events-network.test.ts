@@ -14,9 +14,6 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../../src/app/config.js';
-import { startNode } from '../../src/app/node.js';
 import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
 import { decodeFileRecord } from '../../src/protocol/file-record.js';
 import { bodySha256Hex, nodeRequestText, readNodeHeaders } from '../../src/protocol/node-signature.js';
@@ -29,7 +26,7 @@ import { fetchJson } from '../cache/http-support.js';
 import { authorize, registerApplication } from '../support/application-flows.js';
 import { didOf, keyOf, kid } from '../support/directory-flows.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import type { TestNode } from '../support/network.js';
+import { startTestNode, type TestNode } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import { registerDnsPersona } from '../support/persona-flows.js';
 import {
@@ -117,33 +114,12 @@ describe('CacheStored events: Send and Call of an Application policy', () => {
     dns = await startDnsServer();
     dir = await startDirectoryNode(['--dns-server', dns.server]);
     relay = await startRelayNode(dir);
-    const config = loadConfig(
-      [
-        '--data-dir',
-        cacheDir,
-        '--roles',
-        'cache',
-        '--cache-port',
-        '0',
-        '--directory-url',
-        dir.urls.directory!,
-        '--allow-private-endpoints',
-        '--event-relay-url',
-        relay.urls.relay!,
-      ],
-      {},
+    // a Cache whose event requests reach the hook's TLS server; its answers are contract-checked like every test node's
+    cache = await startTestNode(
+      ['--roles', 'cache', '--directory-url', dir.urls.directory!, '--allow-private-endpoints', '--event-relay-url', relay.urls.relay!],
+      cacheDir,
+      { eventOutbound: { extraCa: [tlsPair.cert], hosts: { [HOOK_HOST]: '127.0.0.1' } } },
     );
-    const node = await startNode(config, {
-      logger: pino({ level: 'silent' }),
-      eventOutbound: { extraCa: [tlsPair.cert], hosts: { [HOOK_HOST]: '127.0.0.1' } },
-    });
-    cache = Object.assign(node, {
-      dataDir: cacheDir,
-      stop: async () => {
-        await node.close();
-        rmSync(cacheDir, { recursive: true, force: true });
-      },
-    });
     cacheUrl = cache.urls.cache!;
 
     const h = directoryOf(dir);

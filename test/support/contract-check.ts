@@ -1,11 +1,15 @@
 /**
  * The OpenAPI contract checked on every answer a test reads from a test node (test/support/network.ts): while a
- * node runs, `fetch` (the tests' and the SDK's) is wrapped, and every answer from the node's roles is validated
+ * node runs, `fetch` (the tests', the SDK's, a mirror's genesis) and the nodes' own client of node-to-node requests
+ * (`OutboundHttp.request`: the Relay's stores and forwards to a Cache, the Relay's and the Cache's remote Directory
+ * lookups through src/adapters/directory-port-http.ts, event Send and Call) are wrapped, and every answer from a
+ * checked node's roles is validated
  * against that role's served document (test/support/openapi-check.ts) — its body against the route's schema for
  * its status, so an error answer must carry a code the document lists for that route and status — and every
  * request body the node accepted (2xx) against the route's request schema. The node's `stop()` fails with the
  * violations.
  */
+import { OutboundHttp, type OutboundRequest, type OutboundResponse } from '../../src/outbound/outbound-http.js';
 import { OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
 
 const checkers = new Map<string, { checker: OpenApiChecker; violations: string[] }>();
@@ -47,6 +51,66 @@ async function inspect(input: Parameters<typeof fetch>[0], init: RequestInit | u
   }
 }
 
+/**
+ * Checks one answer read without `fetch` (a refused WebSocket upgrade, an answer to a node's own request) against
+ * the document of the role at `url`'s origin, when that origin is checked; `ws:` counts as `http:`.
+ */
+export function checkAnswer(url: string, method: string, status: number, body: unknown, contentType = 'application/json'): void {
+  const u = new URL(url.replace(/^ws(s?):/, 'http$1:'));
+  const entry = checkers.get(u.origin);
+  const problem = entry?.checker.problem(method.toUpperCase(), u.pathname, status, body, contentType);
+  if (problem !== undefined) entry!.violations.push(problem);
+}
+
+const JSON_START = /^\s*[{[]/;
+
+/** A node-to-node exchange: its answer (when JSON) and, accepted, its request body, against the target's document. */
+function inspectOutbound(req: OutboundRequest, res: OutboundResponse): void {
+  const url = new URL(req.url);
+  if (!checkers.has(url.origin)) return;
+  const text = res.body.toString('utf8');
+  if (JSON_START.test(text)) {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // a cut-off answer (over the client's cap) is the client's to refuse
+      body = undefined;
+    }
+    if (body !== undefined) checkAnswer(req.url, req.method, res.status, body);
+  }
+  if (res.status < 300 && req.body !== undefined) {
+    let sent: unknown;
+    try {
+      sent = JSON.parse(req.body.toString('utf8'));
+    } catch {
+      return;
+    }
+    const problem = checkers.get(url.origin)!.checker.requestProblem(req.method, url.pathname, sent);
+    if (problem !== undefined) checkers.get(url.origin)!.violations.push(`node-to-node ${problem}`);
+  }
+}
+
+let realOutbound: OutboundHttp['request'] | undefined;
+
+/** Wraps `OutboundHttp.request` (every instance: the prototype's) until {@link restoreOutbound}. */
+function wrapOutbound(): void {
+  if (realOutbound !== undefined) return;
+  const base = OutboundHttp.prototype.request;
+  realOutbound = base;
+  OutboundHttp.prototype.request = async function checkedRequest(this: OutboundHttp, req: OutboundRequest): Promise<OutboundResponse> {
+    const res = await base.call(this, req);
+    inspectOutbound(req, res);
+    return res;
+  };
+}
+
+function restoreOutbound(): void {
+  if (realOutbound === undefined) return;
+  OutboundHttp.prototype.request = realOutbound;
+  realOutbound = undefined;
+}
+
 /** Checks every answer from `urls` (a node's roles) against their served documents until {@link stopChecking}. */
 export async function checkContract(urls: readonly string[]): Promise<void> {
   const realFetch = installed ?? globalThis.fetch;
@@ -59,6 +123,7 @@ export async function checkContract(urls: readonly string[]): Promise<void> {
     const merged = held === undefined ? doc : { ...doc, paths: { ...held.paths, ...doc.paths } };
     checkers.set(origin, { checker: new OpenApiChecker(merged), violations: checkers.get(origin)?.violations ?? [] });
   }
+  wrapOutbound();
   if (installed !== undefined) return;
   installed = globalThis.fetch;
   const base = installed;
@@ -81,5 +146,6 @@ export function stopChecking(urls: readonly string[]): void {
     globalThis.fetch = installed;
     installed = undefined;
   }
+  if (checkers.size === 0) restoreOutbound();
   if (violations.length > 0) throw new Error(`answers or accepted requests not described by the OpenAPI documents:\n${[...new Set(violations)].join('\n')}`);
 }

@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import type { Ed25519KeyPair } from '../../src/crypto/ed25519.js';
 import { liveProofHeaders, signLiveProof, type LiveProof } from '../../src/protocol/live-proof.js';
 import { makeProfile } from '../../src/protocol/profile.js';
+import { checkAnswer } from './contract-check.js';
 
 type Body = Record<string, unknown>;
 
@@ -107,7 +108,12 @@ export function liveRefusal(url: string, headers: Record<string, string> = {}): 
     ws.once('unexpected-response', (_req, res: IncomingMessage) => {
       let text = '';
       res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Body, headers: res.headers }));
+      res.on('end', () => {
+        const body = JSON.parse(text) as Body;
+        // a refusal before the upgrade carries a code the route's OpenAPI entry lists for its status
+        checkAnswer(url, 'GET', res.statusCode ?? 0, body);
+        resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
+      });
     });
   });
 }

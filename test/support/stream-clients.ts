@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { checkAnswer } from './contract-check.js';
 
 export interface RawUpgrade {
   status: number;
@@ -37,7 +38,10 @@ export function nonReadingClient(port: number, localAddress: string, cursor = 0)
       if (body.length < length) return;
       socket.off('data', onData);
       socket.destroy();
-      resolve({ status, headers: head, body: JSON.parse(body.subarray(0, length).toString('utf8')) as RawUpgrade['body'], socket });
+      const refusal = JSON.parse(body.subarray(0, length).toString('utf8')) as RawUpgrade['body'];
+      // a refusal carries a code the route's OpenAPI entry lists for its status
+      checkAnswer(`http://127.0.0.1:${port}/export/stream`, 'GET', status, refusal);
+      resolve({ status, headers: head, body: refusal, socket });
     };
     socket.on('data', onData);
     socket.on('connect', () =>
