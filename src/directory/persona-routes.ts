@@ -78,10 +78,11 @@ export function personaRoutes(service: DirectoryService): Route[] {
       summary: "An operator's persona nonce (§7.1)",
       answers: { 200: OperatorNonceSchema },
       errors: DID_READ,
-      handle: ({ params }) => {
+      parse: ({ params }) => {
         assertDid(params.did);
-        return json(200, personas.operatorNonce(params.did));
+        return params.did;
       },
+      handle: (did) => json(200, personas.operatorNonce(did)),
     }),
     submit({
       method: 'POST',

@@ -51,9 +51,17 @@ function poolApplication(env: DirectoryDeps, id: string): ApplicationRecord {
   return app;
 }
 
-/** Application id, the application in the pool state, then the action and its fields. */
-function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
+/**
+ * The request shape of the authorization routes that comes before the application's state: the application id.
+ * The action and its fields are read after the application is found (§9 order), so they stay in `read`.
+ */
+export function parseApplicationAuthorization({ id, body }: ApplicationRequest): ApplicationRequest {
   assertApplicationId(id);
+  return { id, body };
+}
+
+/** The application in the pool state, then the action and its fields (the id is the parser's). */
+function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
   const app = poolApplication(env, id);
   const action = body.action;
   if (typeof action !== 'string' || !(AUTH_ACTIONS as readonly string[]).includes(action)) {
