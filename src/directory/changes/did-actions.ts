@@ -6,6 +6,7 @@
  */
 import { bytesEqual, parseHex, to0x } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
+import { isJsonObject } from '../../base/guards.js';
 import { getDidRecord, getNonce, type DidRecord } from '../../ledger/records.js';
 import { normalizeAlias } from '../../protocol/alias.js';
 import { resolveSigningKey } from '../../protocol/keys.js';
@@ -47,9 +48,8 @@ function bindDid(body: Body, did: string): void {
 
 /** UpdateService: `service.id` is filled from the route only if absent. */
 function withServiceId(body: Body, pathId?: string): Body {
-  const svc = body.service;
-  if (typeof svc !== 'object' || svc === null || Array.isArray(svc)) return body;
-  const s = svc as Body;
+  const s = body.service;
+  if (!isJsonObject(s)) return body;
   if (s.id !== undefined || pathId === undefined) return body;
   return { ...body, service: { ...s, id: pathId } };
 }
@@ -59,11 +59,14 @@ function bindPathField(spec: ActionSpec, params: Record<string, string>, body: B
   const pf = spec.pathField;
   if (!pf) return body;
   const pathValue = params[pf.param]!;
-  const norm = (v: string) => (pf.field.endsWith('alias') ? ((normalizeAlias(v) as { alias?: string }).alias ?? v) : v);
+  const norm = (v: string) => {
+    const r = pf.field.endsWith('alias') ? normalizeAlias(v) : undefined;
+    return r?.ok === true ? r.alias : v;
+  };
   if (pf.sub) {
     const obj = body[pf.field];
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return body;
-    const inner = (obj as Body)[pf.sub];
+    if (!isJsonObject(obj)) return body;
+    const inner = obj[pf.sub];
     if (inner !== pathValue) throw new DdnError('path_body_mismatch', `${pf.field}.${pf.sub} differs from the path`, { field: `${pf.field}.${pf.sub}` });
     return body;
   }
