@@ -15,9 +15,11 @@ import {
 } from '../wire/applications.js';
 import { APPLICATION, codes, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import type { DirectoryService } from './service.js';
-import type { Body } from './submission.js';
+import { parseApplicationAuthorization } from './changes/application-authorization.js';
+import { parseApplicationRegistrationPrepare, parseApplicationRegistrationSubmit, type ApplicationRequest } from './changes/application-registration.js';
 
-const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
+/** The application id of the path and the body (`{}` when absent). */
+const requestOf = (ctx: RequestContext<{ application_id: string }>): ApplicationRequest => ({ id: ctx.params.application_id, body: ctx.body ?? {} });
 
 /** The application routes (§9); a write's target is the application. */
 export function applicationRoutes(service: DirectoryService): Route[] {
@@ -51,7 +53,8 @@ export function applicationRoutes(service: DirectoryService): Route[] {
       body: ApplicationRegistrationPrepareBodySchema,
       answers: { 200: ApplicationRegistrationPrepareSchema },
       errors: codes(PREPARED, APPLICATION),
-      handle: (ctx) => json(200, apps.prepareRegistration(ctx.params.application_id, bodyOf(ctx))),
+      parse: (ctx) => parseApplicationRegistrationPrepare(requestOf(ctx)),
+      handle: (r) => json(200, apps.prepareRegistration(r)),
     }),
     submit({
       method: 'PUT',
@@ -62,7 +65,8 @@ export function applicationRoutes(service: DirectoryService): Route[] {
       answers: { 202: ApplicationSubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await apps.submitRegistration(ctx.params.application_id, bodyOf(ctx))),
+      parse: (ctx) => parseApplicationRegistrationSubmit(requestOf(ctx)),
+      handle: async (r) => json(202, await apps.submitRegistration(r)),
     }),
     prepare({
       method: 'POST',
@@ -72,7 +76,8 @@ export function applicationRoutes(service: DirectoryService): Route[] {
       body: ApplicationAuthorizationPrepareBodySchema,
       answers: { 200: ApplicationAuthorizationPrepareSchema },
       errors: codes(PREPARED, APPLICATION),
-      handle: (ctx) => json(200, apps.prepareAuthorization(ctx.params.application_id, bodyOf(ctx))),
+      parse: (ctx) => parseApplicationAuthorization(requestOf(ctx)),
+      handle: (req) => json(200, apps.prepareAuthorization(req)),
     }),
     submit({
       method: 'PUT',
@@ -83,7 +88,8 @@ export function applicationRoutes(service: DirectoryService): Route[] {
       answers: { 202: ApplicationSubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await apps.submitAuthorization(ctx.params.application_id, bodyOf(ctx))),
+      parse: (ctx) => parseApplicationAuthorization(requestOf(ctx)),
+      handle: async (req) => json(202, await apps.submitAuthorization(req)),
     }),
   ];
 }

@@ -8,9 +8,14 @@ import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
 import { policyToJson } from '../protocol/policy/json-render.js';
 import { assertApplicationId, statusName } from './application-fields.js';
 import { PREPARE_APPLICATION_AUTHORIZATION, SUBMIT_APPLICATION_AUTHORIZATION } from './changes/application-authorization.js';
-import { PREPARE_APPLICATION_REGISTRATION, SUBMIT_APPLICATION_REGISTRATION } from './changes/application-registration.js';
+import {
+  PREPARE_APPLICATION_REGISTRATION,
+  SUBMIT_APPLICATION_REGISTRATION,
+  type ApplicationRequest,
+  type Registration,
+  type SignedRegistration,
+} from './changes/application-registration.js';
 import type { DirectoryDeps } from './deps.js';
-import type { Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import type {
   ApplicationAuthorizationPrepareResponse,
@@ -76,19 +81,20 @@ export class ApplicationService {
 
   // ---------------------------------------------------------------- changes
 
-  prepareRegistration(id: string, body: Body): ApplicationRegistrationPrepareResponse {
-    return prepareChangeSync(this.deps, PREPARE_APPLICATION_REGISTRATION, { id, body });
+  prepareRegistration(r: Registration): ApplicationRegistrationPrepareResponse {
+    return prepareChangeSync(this.deps, PREPARE_APPLICATION_REGISTRATION, r);
   }
 
-  submitRegistration(id: string, body: Body): Promise<ApplicationSubmitResponse> {
-    return submitChange(this.deps, SUBMIT_APPLICATION_REGISTRATION, { id, body });
+  submitRegistration(r: SignedRegistration): Promise<ApplicationSubmitResponse> {
+    return submitChange(this.deps, SUBMIT_APPLICATION_REGISTRATION, r);
   }
 
-  prepareAuthorization(id: string, body: Body): ApplicationAuthorizationPrepareResponse {
-    return prepareChangeSync(this.deps, PREPARE_APPLICATION_AUTHORIZATION, { id, body });
+  /** `req`: the id checked by the route's parser (parseApplicationAuthorization). */
+  prepareAuthorization(req: ApplicationRequest): ApplicationAuthorizationPrepareResponse {
+    return prepareChangeSync(this.deps, PREPARE_APPLICATION_AUTHORIZATION, req);
   }
 
-  submitAuthorization(id: string, body: Body): Promise<ApplicationSubmitResponse> {
-    return submitChange(this.deps, SUBMIT_APPLICATION_AUTHORIZATION, { id, body });
+  submitAuthorization(req: ApplicationRequest): Promise<ApplicationSubmitResponse> {
+    return submitChange(this.deps, SUBMIT_APPLICATION_AUTHORIZATION, req);
   }
 }

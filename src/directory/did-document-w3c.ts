@@ -4,31 +4,17 @@
  * version, and what a fragment or `?service=` selects.
  */
 import type { DidRecord } from '../ledger/records.js';
-import { documentToJson, emptyDocument, type ServiceJson, type VerificationMethodJson } from '../protocol/document.js';
+import { documentToJson, emptyDocument } from '../protocol/document.js';
 import { multibaseEd25519 } from '../protocol/keys.js';
+import type { W3cDidDocumentJson, W3cDocumentMetadataJson } from '../wire/did-resolution.js';
+import type { ServiceJson, VerificationMethodJson } from '../wire/json-forms.js';
 import { ResolutionError, xmlDateTime } from './did-resolution.js';
 
-/** A DID document in W3C's JSON representation (`@context` only in the JSON-LD one). */
-export interface W3cDidDocument {
-  '@context'?: string[];
-  id: string;
-  verificationMethod: VerificationMethodJson[];
-  authentication: string[];
-  assertionMethod: string[];
-  capabilityInvocation: string[];
-  keyAgreement?: VerificationMethodJson[];
-  service?: ServiceJson[];
-}
+/** A DID document in W3C's JSON representation (`@context` only in the JSON-LD one): the wire's declaration. */
+export type W3cDidDocument = W3cDidDocumentJson;
 
 /** W3C's DID document metadata of one version. */
-export interface W3cDocumentMetadata {
-  created?: string;
-  updated?: string;
-  deactivated?: boolean;
-  versionId?: string;
-  nextUpdate?: string;
-  nextVersionId?: string;
-}
+export type W3cDocumentMetadata = W3cDocumentMetadataJson;
 
 /** The fragment of the root key's verification method: ddn's `signer_key_id: "root"`. */
 export const ROOT_FRAGMENT = 'root';
@@ -116,7 +102,8 @@ export function selectFragment(doc: W3cDidDocument, fragment: string): Verificat
  */
 export function serviceUrl(doc: W3cDidDocument, service: string, relativeRef: string | undefined): string {
   const s = (doc.service ?? []).find((x) => namesFragment(x.id, doc.id, service));
-  const endpoint = s?.serviceEndpoint[0];
+  // rendered documents carry endpoints as an array (documentToJson); the wire form also allows one string
+  const endpoint = typeof s?.serviceEndpoint === 'string' ? s.serviceEndpoint : s?.serviceEndpoint[0];
   if (endpoint === undefined) throw new ResolutionError('NOT_FOUND', `the document has no service #${service}`);
   if (relativeRef === undefined || relativeRef === '') return endpoint;
   return endpoint.endsWith('/') && relativeRef.startsWith('/') ? endpoint + relativeRef.slice(1) : endpoint + relativeRef;

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
+import { isOneOf } from '../base/guards.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import { getPersona, personaLiveness } from '../ledger/runtime/persona-state.js';
 import { operatorNonce, personaNonce } from '../ledger/runtime/nonces.js';
@@ -103,10 +104,10 @@ export class PersonaChallenges {
     bindBodyPersona(body, persona);
     const operatorDid = requireDid(body, 'operator_did');
     const action = body.action;
-    if (typeof action !== 'string' || !(CHALLENGE_ACTIONS as readonly string[]).includes(action)) {
+    if (!isOneOf(CHALLENGE_ACTIONS, action)) {
       throw new DdnError('unsupported_action', `action must be one of ${CHALLENGE_ACTIONS.join(', ')}`, { field: 'action' });
     }
-    const a = action as ChallengeAction;
+    const a: ChallengeAction = action;
     const pool = this.ledger.poolView();
     const now = this.deps.clock.nowMs();
     activeDidRecord(pool, operatorDid, 'operator_did');

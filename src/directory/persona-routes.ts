@@ -18,7 +18,9 @@ import {
 import { codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import { splitTarget } from '../http/url.js';
 import type { DirectoryService } from './service.js';
-import { assertDid, type Body } from './submission.js';
+import type { PersonaRequest } from './changes/persona-common.js';
+import { dnsPersonaOf, namedPersonaOf } from './persona-fields.js';
+import { assertDid, parsePersonaName, type Body } from './submission.js';
 
 /** A DNS challenge's own refusals (§7.2, §7.3). */
 const CHALLENGE = [
@@ -31,6 +33,12 @@ const CHALLENGE = [
 ] as const;
 
 const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
+
+/** A persona change's path name, canonical by the route's rule (any, DNS or named persona), and its body. */
+const requestOf = (ctx: RequestContext<{ persona: string }>, nameOf: (raw: string) => string): PersonaRequest => ({
+  persona: nameOf(ctx.params.persona),
+  body: bodyOf(ctx),
+});
 
 function firstValue(v: string | undefined): string | undefined {
   const first = v?.split(',')[0]?.trim();
@@ -78,10 +86,11 @@ export function personaRoutes(service: DirectoryService): Route[] {
       summary: "An operator's persona nonce (§7.1)",
       answers: { 200: OperatorNonceSchema },
       errors: DID_READ,
-      handle: ({ params }) => {
+      parse: ({ params }) => {
         assertDid(params.did);
-        return json(200, personas.operatorNonce(params.did));
+        return params.did;
       },
+      handle: (did) => json(200, personas.operatorNonce(did)),
     }),
     submit({
       method: 'POST',
@@ -120,7 +129,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: codes(write, CHALLENGE),
       target,
-      handle: async (ctx) => json(202, await personas.submitRegistration(ctx.params.persona, bodyOf(ctx))),
+      parse: (ctx) => requestOf(ctx, dnsPersonaOf),
+      handle: async (req) => json(202, await personas.submitRegistration(req)),
     }),
     prepare({
       method: 'POST',
@@ -129,7 +139,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       body: PersonaPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA),
-      handle: (ctx) => json(200, personas.prepareNamed(ctx.params.persona, bodyOf(ctx))),
+      parse: (ctx) => requestOf(ctx, namedPersonaOf),
+      handle: (req) => json(200, personas.prepareNamed(req)),
     }),
     submit({
       method: 'PUT',
@@ -139,7 +150,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await personas.submitNamed(ctx.params.persona, bodyOf(ctx))),
+      parse: (ctx) => requestOf(ctx, namedPersonaOf),
+      handle: async (req) => json(202, await personas.submitNamed(req)),
     }),
     prepare({
       method: 'POST',
@@ -148,7 +160,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       body: PersonaPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA),
-      handle: (ctx) => json(200, personas.prepareControl(ctx.params.persona, bodyOf(ctx))),
+      parse: (ctx) => requestOf(ctx, parsePersonaName),
+      handle: (req) => json(200, personas.prepareControl(req)),
     }),
     submit({
       method: 'DELETE',
@@ -158,7 +171,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'revoke_persona')),
+      parse: (ctx) => requestOf(ctx, parsePersonaName),
+      handle: async (req) => json(202, await personas.submitControl(req, 'revoke_persona')),
     }),
     submit({
       method: 'PUT',
@@ -168,7 +182,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await personas.submitControl(ctx.params.persona, bodyOf(ctx), 'rotate_persona_controllers')),
+      parse: (ctx) => requestOf(ctx, parsePersonaName),
+      handle: async (req) => json(202, await personas.submitControl(req, 'rotate_persona_controllers')),
     }),
     prepare({
       method: 'POST',
@@ -177,7 +192,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       body: PersonaPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
-      handle: async (ctx) => json(200, await personas.prepareTransfer(ctx.params.persona, bodyOf(ctx))),
+      parse: (ctx) => requestOf(ctx, dnsPersonaOf),
+      handle: async (req) => json(200, await personas.prepareTransfer(req)),
     }),
     submit({
       method: 'PUT',
@@ -187,7 +203,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: codes(write, CHALLENGE),
       target,
-      handle: async (ctx) => json(202, await personas.submitTransfer(ctx.params.persona, bodyOf(ctx))),
+      parse: (ctx) => requestOf(ctx, dnsPersonaOf),
+      handle: async (req) => json(202, await personas.submitTransfer(req)),
     }),
   ];
 }

@@ -9,7 +9,7 @@ import { DdnError } from '../base/errors.js';
 import { getDidRecord } from '../ledger/records.js';
 import { operatorNonce, personaNonce, policyNonce, policyV3Nonce } from '../ledger/runtime/nonces.js';
 import { getPersona, personaLiveness } from '../ledger/runtime/persona-state.js';
-import { OPERATIONS, PERSONA_EXTRINSIC, type PersonaEnv } from './changes/persona-common.js';
+import { OPERATIONS, PERSONA_EXTRINSIC, type PersonaEnv, type PersonaRequest } from './changes/persona-common.js';
 import { PREPARE_PERSONA_CONTROL, SUBMIT_PERSONA_CONTROL, type ControlAction } from './changes/persona-control.js';
 import { SUBMIT_DNS_PERSONA } from './changes/persona-dns.js';
 import { PREPARE_NAMED_PERSONA, SUBMIT_NAMED_PERSONA } from './changes/persona-named.js';
@@ -17,7 +17,7 @@ import { PREPARE_PERSONA_TRANSFER, SUBMIT_PERSONA_TRANSFER } from './changes/per
 import type { DirectoryDeps } from './deps.js';
 import type { PersonaChallenges } from './persona-challenges.js';
 import { personaRecordToJson } from './persona-fields.js';
-import { parsePersonaName, type Body } from './submission.js';
+import { parsePersonaName } from './submission.js';
 import { prepareChange, prepareChangeSync, submitChange } from './write-pipeline.js';
 import type { OperatorNonceResponse, PersonaNoncesResponse, PersonaPrepareResponse, PersonaRecordResponse, PersonaSubmitResponse } from '../wire/personas.js';
 
@@ -91,33 +91,36 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- changes (§7.4–§7.7)
 
+  // Each takes its route parser's result: the persona name canonical (dnsPersonaOf, namedPersonaOf or
+  // parsePersonaName, by route) and the body.
+
   /** `PUT /personas/{p}`: DNS register or renew. */
-  submitRegistration(raw: string, body: Body): Promise<PersonaSubmitResponse> {
-    return submitChange(this.env, SUBMIT_DNS_PERSONA, { raw, body });
+  submitRegistration(req: PersonaRequest): Promise<PersonaSubmitResponse> {
+    return submitChange(this.env, SUBMIT_DNS_PERSONA, req);
   }
 
-  prepareNamed(raw: string, body: Body): PersonaPrepareResponse {
-    return prepareChangeSync(this.env, PREPARE_NAMED_PERSONA, { raw, body });
+  prepareNamed(req: PersonaRequest): PersonaPrepareResponse {
+    return prepareChangeSync(this.env, PREPARE_NAMED_PERSONA, req);
   }
 
-  submitNamed(raw: string, body: Body): Promise<PersonaSubmitResponse> {
-    return submitChange(this.env, SUBMIT_NAMED_PERSONA, { raw, body });
+  submitNamed(req: PersonaRequest): Promise<PersonaSubmitResponse> {
+    return submitChange(this.env, SUBMIT_NAMED_PERSONA, req);
   }
 
-  prepareControl(raw: string, body: Body): PersonaPrepareResponse {
-    return prepareChangeSync(this.env, PREPARE_PERSONA_CONTROL, { raw, body });
+  prepareControl(req: PersonaRequest): PersonaPrepareResponse {
+    return prepareChangeSync(this.env, PREPARE_PERSONA_CONTROL, req);
   }
 
   /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-  submitControl(raw: string, body: Body, action: ControlAction): Promise<PersonaSubmitResponse> {
-    return submitChange(this.env, SUBMIT_PERSONA_CONTROL, { raw, body, action });
+  submitControl(req: PersonaRequest, action: ControlAction): Promise<PersonaSubmitResponse> {
+    return submitChange(this.env, SUBMIT_PERSONA_CONTROL, { ...req, action });
   }
 
-  prepareTransfer(raw: string, body: Body): Promise<PersonaPrepareResponse> {
-    return prepareChange(this.env, PREPARE_PERSONA_TRANSFER, { raw, body });
+  prepareTransfer(req: PersonaRequest): Promise<PersonaPrepareResponse> {
+    return prepareChange(this.env, PREPARE_PERSONA_TRANSFER, req);
   }
 
-  submitTransfer(raw: string, body: Body): Promise<PersonaSubmitResponse> {
-    return submitChange(this.env, SUBMIT_PERSONA_TRANSFER, { raw, body });
+  submitTransfer(req: PersonaRequest): Promise<PersonaSubmitResponse> {
+    return submitChange(this.env, SUBMIT_PERSONA_TRANSFER, req);
   }
 }

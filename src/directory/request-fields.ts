@@ -4,6 +4,7 @@
  */
 import { parseBinary } from '../base/bytes.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
+import { isJsonObject } from '../base/guards.js';
 
 /** Largest `u64`, 2^64 - 1. */
 export const U64_MAX = (1n << 64n) - 1n;
@@ -12,8 +13,7 @@ const DECIMAL_RE = /^[0-9]+$/;
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
 
 function fieldOf(body: unknown, field: string): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  return Object.hasOwn(body, field) ? (body as Record<string, unknown>)[field] : undefined;
+  return isJsonObject(body) && Object.hasOwn(body, field) ? body[field] : undefined;
 }
 
 /** The string `body[field]`; missing or not a string → `invalid_request`. */

@@ -14,7 +14,7 @@ import { LEDGER_CODES } from './ledger-errors.js';
 
 export type Ctx<U extends string> = RequestContext<PathParams<U>>;
 
-interface Common<U extends string, R extends Answers> {
+interface Shape<U extends string, R extends Answers> {
   url: U;
   summary: string;
   answers: R;
@@ -22,41 +22,68 @@ interface Common<U extends string, R extends Answers> {
   params?: TSchema;
   query?: TSchema;
   tags?: string[];
-  handle: (ctx: Ctx<U>) => AnswerOf<R> | Promise<AnswerOf<R>>;
 }
 
-interface Change<U extends string, R extends Answers> extends Common<U, R> {
+type Answer<R extends Answers> = AnswerOf<R> | Promise<AnswerOf<R>>;
+
+/** A route whose handler reads the request itself (reads whose only input is a path value the use-case checks). */
+interface Plain<U extends string, R extends Answers> extends Shape<U, R> {
+  parse?: undefined;
+  handle: (ctx: Ctx<U>) => Answer<R>;
+}
+
+/**
+ * A route with a request-shape parser (run in fastify's preHandler, after the rate gates): its typed, decoded
+ * result is the handler's input, so the use-case keeps only the checks that need state.
+ */
+interface Parsed<U extends string, R extends Answers, I> extends Shape<U, R> {
+  parse: (ctx: Ctx<U>) => I;
+  handle: (input: I, ctx: Ctx<U>) => Answer<R>;
+}
+
+type Common<U extends string, R extends Answers, I> = Plain<U, R> | Parsed<U, R, I>;
+
+interface Changing {
   method: HttpMethod;
   body: TSchema;
   rateClass?: RateClass;
 }
 
+type Change<U extends string, R extends Answers, I> = Common<U, R, I> & Changing;
+
+interface Targeted<U extends string> {
+  target: (ctx: Ctx<U>) => string | undefined;
+}
+
 const TAGS = ['directory'];
 
-function route<U extends string, R extends Answers>(d: Common<U, R>, method: HttpMethod, rateClass: RateClass, more: object): Route {
-  return defineRoute({
-    method,
-    tags: TAGS,
-    ...d,
-    rateClass,
-    ...more,
-    parse: asIs,
-    handle: (_input, ctx: Ctx<U>) => d.handle(ctx),
-  });
+function route<U extends string, R extends Answers, I>(d: Common<U, R, I>, method: HttpMethod, rateClass: RateClass, more: object): Route {
+  const common = { method, tags: TAGS, ...d, rateClass, ...more };
+  if (d.parse === undefined) {
+    const plain = d.handle;
+    return defineRoute({ ...common, parse: asIs, handle: (_input, ctx: Ctx<U>) => plain(ctx) });
+  }
+  return defineRoute({ ...common, parse: d.parse, handle: d.handle });
 }
 
 /** A `GET` route (rate class `read`). */
-export function read<U extends string, R extends Answers>(d: Common<U, R>): Route {
+export function read<U extends string, R extends Answers, I>(d: Parsed<U, R, I>): Route;
+export function read<U extends string, R extends Answers>(d: Plain<U, R>): Route;
+export function read<U extends string, R extends Answers, I>(d: Common<U, R, I>): Route {
   return route(d, 'GET', 'read', {});
 }
 
 /** A preparation (or another change without a target): counted per client address only. */
-export function prepare<U extends string, R extends Answers>(d: Change<U, R>): Route {
+export function prepare<U extends string, R extends Answers, I>(d: Parsed<U, R, I> & Changing): Route;
+export function prepare<U extends string, R extends Answers>(d: Plain<U, R> & Changing): Route;
+export function prepare<U extends string, R extends Answers, I>(d: Change<U, R, I>): Route {
   return route(d, d.method, d.rateClass ?? 'directory-write', { body: d.body });
 }
 
 /** A submission: counted per client address and, once it succeeds, against `target`. */
-export function submit<U extends string, R extends Answers>(d: Change<U, R> & { target: (ctx: Ctx<U>) => string | undefined }): Route {
+export function submit<U extends string, R extends Answers, I>(d: Parsed<U, R, I> & Changing & Targeted<U>): Route;
+export function submit<U extends string, R extends Answers>(d: Plain<U, R> & Changing & Targeted<U>): Route;
+export function submit<U extends string, R extends Answers, I>(d: Change<U, R, I> & Targeted<U>): Route {
   return route(d, d.method, d.rateClass ?? 'directory-write', { body: d.body, rateTarget: d.target });
 }
 

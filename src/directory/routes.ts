@@ -34,6 +34,8 @@ import {
   RegistrationSubmitSchema,
 } from '../wire/directory-writes.js';
 import { ACTIONS } from './actions.js';
+import { parseDidActionPrepare, parseDidActionSubmit } from './changes/did-actions.js';
+import { parseRegistrationPrepare, parseRegistrationSubmit } from './changes/did-registration.js';
 import { applicationRoutes } from './application-routes.js';
 import { explorerReadRoutes } from './explorer-read-routes.js';
 import { didResolutionRoutes } from './did-resolution-routes.js';
@@ -111,15 +113,18 @@ function readRoutes(service: DirectoryService): Route[] {
       query: DeliveryQuerySchema,
       answers: { 200: DeliveryViewSchema },
       errors: [...DID_READ, 'invalid_persona'],
-      handle: async ({ params, query }) => {
+      parse: ({ params, query }) => {
         assertDid(params.did);
         let persona: string | null = null;
         if (query.persona !== undefined) {
           persona = canonicalPersona(query.persona) ?? null;
           if (persona === null) throw new DdnError('invalid_persona', 'invalid persona');
         }
-        const view = await port.resolveDelivery(params.did, persona, query.tag ?? null);
-        if (!view) throw new DdnError('did_not_found', 'DID not found', { did: params.did });
+        return { did: params.did, persona, tag: query.tag ?? null };
+      },
+      handle: async ({ did, persona, tag }) => {
+        const view = await port.resolveDelivery(did, persona, tag);
+        if (!view) throw new DdnError('did_not_found', 'DID not found', { did });
         // the port's JSON form is untyped (src/ports/directory-port-json.ts): its members are the schema's
         return json(200, deliveryViewToJson(view) as Static<typeof DeliveryViewSchema>);
       },
@@ -138,9 +143,10 @@ function readRoutes(service: DirectoryService): Route[] {
   ];
 }
 
-/** §4 registration and §5 DID changes. */
+/** §4 registration and §5 DID changes: each route's parser reads the request's shape, the use-case its state. */
 function didChangeRoutes(service: DirectoryService): Route[] {
   const registration = codes(PREPARED, REGISTRATION);
+  const profile = service.deps.profile;
   return [
     prepare({
       method: 'POST',
@@ -150,7 +156,8 @@ function didChangeRoutes(service: DirectoryService): Route[] {
       body: RegistrationPrepareBodySchema,
       answers: { 200: RegistrationPrepareSchema },
       errors: registration,
-      handle: (ctx) => json(200, service.prepareRegistration(body(ctx.body))),
+      parse: (ctx) => parseRegistrationPrepare(profile, body(ctx.body)),
+      handle: (input) => json(200, service.prepareParsedRegistration(input)),
     }),
     // registration has no target before the DID exists: its budget is the client address's
     prepare({
@@ -161,7 +168,8 @@ function didChangeRoutes(service: DirectoryService): Route[] {
       body: RegistrationSubmitBodySchema,
       answers: { 202: RegistrationSubmitSchema },
       errors: codes(SUBMITTED, REGISTRATION),
-      handle: async (ctx) => json(202, await service.submitRegistration(body(ctx.body))),
+      parse: (ctx) => parseRegistrationSubmit(profile, body(ctx.body)),
+      handle: async (input) => json(202, await service.submitParsedRegistration(input)),
     }),
     prepare({
       method: 'POST',
@@ -170,7 +178,8 @@ function didChangeRoutes(service: DirectoryService): Route[] {
       body: MutationPrepareBodySchema,
       answers: { 200: MutationPrepareSchema },
       errors: codes(PREPARED, REGISTRATION),
-      handle: (ctx) => json(200, service.prepareMutation(ctx.params.did, body(ctx.body))),
+      parse: (ctx) => parseDidActionPrepare(ctx.params.did, body(ctx.body)),
+      handle: (input) => json(200, service.prepareParsedMutation(input)),
     }),
     ...ACTIONS.map((spec) =>
       submit({
@@ -180,8 +189,9 @@ function didChangeRoutes(service: DirectoryService): Route[] {
         body: mutationSubmitBodySchema(spec.action),
         answers: { 202: MutationSubmitSchema },
         errors: codes(SUBMITTED, REGISTRATION),
-        target: (ctx) => (ctx.params as Record<string, string>).did,
-        handle: async (ctx) => json(202, await service.submitMutation(spec, ctx.params as Record<string, string>, body(ctx.body))),
+        target: (ctx) => ctx.params.did,
+        parse: (ctx) => parseDidActionSubmit(profile, { spec, params: ctx.params, body: body(ctx.body) }),
+        handle: async (input) => json(202, await service.submitParsedMutation(input)),
       }),
     ),
   ];

@@ -13,8 +13,22 @@ import { getAliasOwner, getDidRecord, getNonce, type NonceDomain } from '../ledg
 import { normalizeAlias } from '../protocol/alias.js';
 import type { ActionSpec } from './actions.js';
 import { ApplicationService } from './applications.js';
-import { PREPARE_DID_ACTION, SUBMIT_DID_ACTION } from './changes/did-actions.js';
-import { PREPARE_DID_REGISTRATION, SUBMIT_DID_REGISTRATION } from './changes/did-registration.js';
+import {
+  parseDidActionPrepare,
+  parseDidActionSubmit,
+  PREPARE_DID_ACTION,
+  SUBMIT_DID_ACTION,
+  type DidActionPrepare,
+  type DidActionSigned,
+} from './changes/did-actions.js';
+import {
+  parseRegistrationPrepare,
+  parseRegistrationSubmit,
+  PREPARE_DID_REGISTRATION,
+  SUBMIT_DID_REGISTRATION,
+  type RegistrationPrepareInput,
+  type RegistrationSubmitInput,
+} from './changes/did-registration.js';
 import { resolveDelivery, type DeliveryResolution } from './delivery-resolution.js';
 import type { DirectoryDeps } from './deps.js';
 import { createTxtLookup } from './dns-verifier.js';
@@ -195,19 +209,39 @@ export class DirectoryService {
 
   // ---------------------------------------------------------------- changes (§4, §5): the write pipeline
 
+  // The routes' parsers decode each request's shape (src/directory/routes.ts); these take their results.
+
+  prepareParsedRegistration(input: RegistrationPrepareInput): RegistrationPrepareResponse {
+    return prepareChangeSync(this.deps, PREPARE_DID_REGISTRATION, input);
+  }
+
+  submitParsedRegistration(input: RegistrationSubmitInput): Promise<RegistrationSubmitResponse> {
+    return submitChange(this.deps, SUBMIT_DID_REGISTRATION, input);
+  }
+
+  prepareParsedMutation(input: DidActionPrepare): MutationPrepareResponse {
+    return prepareChangeSync(this.deps, PREPARE_DID_ACTION, input);
+  }
+
+  submitParsedMutation(input: DidActionSigned): Promise<MutationSubmitResponse> {
+    return submitChange(this.deps, SUBMIT_DID_ACTION, input);
+  }
+
+  // In-process callers (the node's own registration, src/app/local-registration.ts) send bodies: the same parsers.
+
   prepareRegistration(body: Body): RegistrationPrepareResponse {
-    return prepareChangeSync(this.deps, PREPARE_DID_REGISTRATION, body);
+    return this.prepareParsedRegistration(parseRegistrationPrepare(this.deps.profile, body));
   }
 
   submitRegistration(body: Body): Promise<RegistrationSubmitResponse> {
-    return submitChange(this.deps, SUBMIT_DID_REGISTRATION, body);
+    return this.submitParsedRegistration(parseRegistrationSubmit(this.deps.profile, body));
   }
 
   prepareMutation(did: string, body: Body): MutationPrepareResponse {
-    return prepareChangeSync(this.deps, PREPARE_DID_ACTION, { did, body });
+    return this.prepareParsedMutation(parseDidActionPrepare(did, body));
   }
 
-  submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<MutationSubmitResponse> {
-    return submitChange(this.deps, SUBMIT_DID_ACTION, { spec, params, body });
+  async submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<MutationSubmitResponse> {
+    return this.submitParsedMutation(parseDidActionSubmit(this.deps.profile, { spec, params, body }));
   }
 }

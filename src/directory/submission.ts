@@ -5,6 +5,7 @@
  */
 import { bytesEqual, utf8Length } from '../base/bytes.js';
 import { DdnError, type ErrorCode } from '../base/errors.js';
+import { isOneOf } from '../base/guards.js';
 import type { LedgerPool } from '../ledger/ports.js';
 import { LedgerFailure } from '../ledger/errors.js';
 import type { Call } from '../ledger/extrinsic.js';
@@ -82,7 +83,7 @@ export function bindBodyDid(body: Body, did: string, field = 'did'): void {
 /** The body `action` must be the route's action (`action_mismatch`). */
 export function requireAction<A extends string>(body: Body, ...expected: A[]): A {
   const a = body.action;
-  if (typeof a === 'string' && (expected as string[]).includes(a)) return a as A;
+  if (isOneOf(expected, a)) return a;
   throw new DdnError('action_mismatch', `action must be ${expected.join(' or ')}`, { expected });
 }
 

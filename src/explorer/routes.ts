@@ -59,6 +59,9 @@ ${body}
 `;
 }
 
+/** One of the bundle's files. */
+const isAssetName = (name: string): name is AssetName => Object.hasOwn(ASSETS, name);
+
 /** A non-JSON answer in the shape the OpenAPI builder takes (a response object with its media types). */
 const textAnswer = (description: string, ...mediaTypes: string[]): TSchema =>
   ({ description, content: Object.fromEntries(mediaTypes.map((t) => [t, { schema: Type.String() }])) }) as unknown as TSchema;
@@ -114,10 +117,12 @@ export function explorerRoutes(opts: { bundleDir?: string } = {}): Route[] {
       answers: { 200: textAnswer('the asset', 'text/javascript', 'text/css') },
       errors: [],
       rateClass: 'read',
-      parse: asIs,
-      handle: (_input, { params }) => {
-        const name = params.file as AssetName;
-        const body = Object.hasOwn(ASSETS, name) ? asset(name) : undefined;
+      parse: ({ params }) => {
+        if (!isAssetName(params.file)) throw new DdnError('not_found', 'no such explorer asset');
+        return params.file;
+      },
+      handle: (name) => {
+        const body = asset(name);
         if (body === undefined) throw new DdnError('not_found', 'no such explorer asset');
         return {
           status: 200 as const,

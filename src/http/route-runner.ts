@@ -12,7 +12,7 @@ import { Context, type HttpResponse, type RequestContext, type RequestLogger } f
 import { toDdnError } from './error-body.js';
 import type { RateLimits } from './rate-limit.js';
 import { queryError, refusalOf } from './request-state.js';
-import { asIs } from './route.js';
+import { asIs, type Route } from './route.js';
 
 export interface RunnerDeps {
   answers: Answerer;
@@ -22,6 +22,23 @@ export interface RunnerDeps {
 }
 
 type Done = (err?: Error) => void;
+
+/** What fastify's error handler receives: the error itself (it maps and logs it), a non-Error as a DdnError. */
+const errorOf = (err: unknown): Error => (err instanceof Error ? err : toDdnError(err));
+
+/** The target's rate gate of a write that has a target (undefined: none applies), and the target. */
+function gateOf(route: Route, rate: RateLimits | undefined, ctx: RequestContext): { target: string | undefined; gate: Promise<void> | undefined } {
+  const targetOf = route.rateTarget;
+  if (rate === undefined || targetOf === undefined) return { target: undefined, gate: undefined };
+  const target = targetOf(ctx);
+  return { target, gate: rate.checkTarget(route, target) };
+}
+
+/** Counts a write that succeeded against its target's budget (failed ones are not: see RateLimits.countTarget). */
+function counted(route: Route, rate: RateLimits | undefined, r: HttpResponse, target: string | undefined, ctx: RequestContext): HttpResponse {
+  if (r.status < 300) rate?.countTarget(route, target)?.catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: a write could not be counted'));
+  return r;
+}
 
 /** The fastify hooks and handler of one route. */
 export function routeHooks(mounted: Mounted, d: RunnerDeps) {
@@ -40,36 +57,52 @@ export function routeHooks(mounted: Mounted, d: RunnerDeps) {
     return new Context(request, params, request.query as Record<string, string>, d.logOf, d.clientKeyOf);
   }
 
-  /** The route's parser, from fastify's lifecycle: its result is the handler's input. */
+  /**
+   * The route's parser, from fastify's lifecycle: after the checks every route makes and the target's rate gate
+   * (so a write over its target's budget is refused before its fields are read, as when the handler read them),
+   * its result is the handler's input.
+   */
   const preHandler = (request: FastifyRequest, _reply: FastifyReply, done: Done): void => {
+    const parse = (ctx: RequestContext): void => {
+      try {
+        request.ddnInput = route.parse(ctx);
+      } catch (err) {
+        done(errorOf(err));
+        return;
+      }
+      done();
+    };
     let ctx: RequestContext;
+    let gate: Promise<void> | undefined;
     try {
       ctx = contextOf(request);
       request.ddnCtx = ctx;
-      request.ddnInput = route.parse(ctx);
+      gate = gateOf(route, rate, ctx).gate;
     } catch (err) {
-      done(err as Error);
+      done(errorOf(err));
       return;
     }
-    done();
+    if (gate === undefined) parse(ctx);
+    else
+      gate.then(
+        () => parse(ctx),
+        (err: unknown) => done(errorOf(err)),
+      );
   };
 
   /**
-   * The handler's answer, for a write that has a target after that target's rate check; a write that succeeds is
-   * then counted against its target (failed ones are not: see RateLimits.checkTarget).
+   * The handler's answer, for a write that has a target after that target's rate check (made here for a route
+   * without a parser, in the preHandler for one with a parser); a write that succeeds is then counted against
+   * its target.
    */
-  function run(input: unknown, ctx: RequestContext): HttpResponse | Promise<HttpResponse> {
-    const targetOf = route.rateTarget;
-    if (rate === undefined || targetOf === undefined) return route.handle(input, ctx);
-    const target = targetOf(ctx);
-    const gate = rate.checkTarget(route, target);
-    if (gate === undefined) return route.handle(input, ctx);
-    return gate
-      .then(() => route.handle(input, ctx))
-      .then((r) => {
-        if (r.status < 300) rate.countTarget(route, target)?.catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: a write could not be counted'));
-        return r;
-      });
+  function run(input: unknown, ctx: RequestContext, gated: boolean): HttpResponse | Promise<HttpResponse> {
+    if (rate === undefined || route.rateTarget === undefined) return route.handle(input, ctx);
+    const { target, gate } = gated ? { target: route.rateTarget(ctx), gate: undefined } : gateOf(route, rate, ctx);
+    const after = (): HttpResponse | Promise<HttpResponse> => {
+      const r = route.handle(input, ctx);
+      return r instanceof Promise ? r.then((v) => counted(route, rate, v, target, ctx)) : counted(route, rate, r, target, ctx);
+    };
+    return gate === undefined ? after() : gate.then(after);
   }
 
   const parsed = route.parse !== asIs;
@@ -77,7 +110,7 @@ export function routeHooks(mounted: Mounted, d: RunnerDeps) {
   const handler: RouteHandlerMethod = (request, reply) => {
     try {
       const ctx = parsed ? request.ddnCtx! : contextOf(request);
-      const r = run(parsed ? request.ddnInput : ctx, ctx);
+      const r = run(parsed ? request.ddnInput : ctx, ctx, parsed);
       if (r instanceof Promise) {
         r.then(
           (v) => d.answers.write(request, reply, mounted, v),

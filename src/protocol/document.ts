@@ -5,6 +5,7 @@
 import { utf8Length } from '../base/bytes.js';
 import { type ScaleReader, ScaleWriter, decodeStrict } from '../codec/scale.js';
 import { blake2_256 } from '../crypto/hash.js';
+import type { RenderedDidDocumentJson, ServiceJson, VerificationMethodJson } from '../wire/json-forms.js';
 
 export interface VerificationMethod {
   id: string;
@@ -112,21 +113,11 @@ export function emptyDocument(did: string): DidDocument {
   return { id: did, verificationMethod: [], authentication: null, keyAgreement: [], service: null };
 }
 
-/** The JSON rendering (§3.3): all five keys, arrays always; `authorization`/`priority` only when Some. */
-/** A verification method or key agreement as responses render it. */
-export type VerificationMethodJson = { id: string; type: string; controller: string; publicKeyMultibase: string };
-/** A service as responses render it: endpoints always an array; `authorization`, `priority` only when set. */
-export type ServiceJson = { id: string; type: string; serviceEndpoint: string[]; authorization?: string[]; priority?: number };
-/** A document as responses render it (ledger-rules.md §3.3): all five keys, arrays always. */
-export type DocumentJson = {
-  id: string;
-  verificationMethod: VerificationMethodJson[];
-  authentication: string[];
-  keyAgreement: VerificationMethodJson[];
-  service: ServiceJson[];
-};
-
-export function documentToJson(d: DidDocument): DocumentJson {
+/**
+ * The JSON rendering (§3.3), typed by the wire's declaration (src/wire/json-forms.ts): all five keys, arrays always;
+ * a service's endpoints always an array, `authorization`/`priority` only when Some.
+ */
+export function documentToJson(d: DidDocument): RenderedDidDocumentJson {
   return {
     id: d.id,
     verificationMethod: d.verificationMethod.map(vmToJson),

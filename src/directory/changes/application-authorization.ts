@@ -6,6 +6,7 @@
  */
 import { to0x } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
+import { isOneOf } from '../../base/guards.js';
 import type { Call } from '../../ledger/extrinsic.js';
 import { getDidRecord } from '../../ledger/records.js';
 import { getApplication, type ApplicationRecord } from '../../ledger/runtime/application-state.js';
@@ -51,15 +52,23 @@ function poolApplication(env: DirectoryDeps, id: string): ApplicationRecord {
   return app;
 }
 
-/** Application id, the application in the pool state, then the action and its fields. */
-function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
+/**
+ * The request shape of the authorization routes that comes before the application's state: the application id.
+ * The action and its fields are read after the application is found (§9 order), so they stay in `read`.
+ */
+export function parseApplicationAuthorization({ id, body }: ApplicationRequest): ApplicationRequest {
   assertApplicationId(id);
+  return { id, body };
+}
+
+/** The application in the pool state, then the action and its fields (the id is the parser's). */
+function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
   const app = poolApplication(env, id);
   const action = body.action;
-  if (typeof action !== 'string' || !(AUTH_ACTIONS as readonly string[]).includes(action)) {
+  if (!isOneOf(AUTH_ACTIONS, action)) {
     throw new DdnError('unsupported_action', `action must be one of ${AUTH_ACTIONS.join(', ')}`, { action: action ?? null });
   }
-  const a = action as AuthAction;
+  const a: AuthAction = action;
   const controlDid = app.controlDid;
   const controlSignerKeyId = parseSignerKeyId(body, 'control_signer_key_id', SIGNER_KEY_ID_BYTES);
   const request: Body = { action: a, control_did: controlDid };

@@ -21,7 +21,8 @@ export interface ApplicationRequest {
   body: Body;
 }
 
-interface Registration {
+/** An application registration as its route's parser reads it (prepare). */
+export interface Registration {
   id: string;
   controlDid: string;
   signerKeyId: string;
@@ -43,19 +44,22 @@ const callOf = (r: Registration, signature: Uint8Array): Call => ({
   args: { applicationId: r.id, controlDid: r.controlDid, signerKeyId: r.signerKeyId, signature },
 });
 
+/** The request shape of `POST /applications/{id}/registration/prepare` (no state): the route's parser. */
+export function parseApplicationRegistrationPrepare({ id, body }: ApplicationRequest): Registration {
+  assertRegistrableApplicationId(id);
+  const controlDid = requireDid(body, 'control_did');
+  return { id, controlDid, signerKeyId: parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES) };
+}
+
 /** `POST /applications/{id}/registration/prepare`. */
 export const PREPARE_APPLICATION_REGISTRATION: SyncPrepareSteps<
   DirectoryDeps,
-  ApplicationRequest,
+  Registration,
   Registration,
   NoncePrepared,
   ApplicationRegistrationPrepareResponse
 > = {
-  read(_env, { id, body }) {
-    assertRegistrableApplicationId(id);
-    const controlDid = requireDid(body, 'control_did');
-    return { id, controlDid, signerKeyId: parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES) };
-  },
+  read: (_env, r) => r,
   precheck: prechecks,
   build(env, r) {
     const nonce = applicationNonce(env.ledger.poolView(), r.controlDid);
@@ -77,25 +81,29 @@ export const PREPARE_APPLICATION_REGISTRATION: SyncPrepareSteps<
   },
 };
 
-interface SignedRegistration extends Registration {
+/** An application registration as its route's parser reads it (submit). */
+export interface SignedRegistration extends Registration {
   nonce: bigint;
   canonical: Uint8Array;
   signature: Uint8Array;
 }
 
+/** The request shape of `PUT /applications/{id}/registration` (no state): the route's parser. */
+export function parseApplicationRegistrationSubmit({ id, body }: ApplicationRequest): SignedRegistration {
+  assertRegistrableApplicationId(id);
+  const controlDid = requireDid(body, 'control_did');
+  if (body.signer_key_id === undefined || body.signer_key_id === null) {
+    throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
+  }
+  const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
+  const nonce = parseIntegerNonce(body.nonce);
+  const canonical = parseHexPayload(body.canonical_payload);
+  return { id, controlDid, signerKeyId, nonce, canonical, signature: parseSignature(body.signature) };
+}
+
 /** `PUT /applications/{id}/registration`: `signer_key_id` is required; the proof must use the current nonce. */
-export const SUBMIT_APPLICATION_REGISTRATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedRegistration, KindFields<ApplicationSubmitResponse>> = {
-  read(_env, { id, body }) {
-    assertRegistrableApplicationId(id);
-    const controlDid = requireDid(body, 'control_did');
-    if (body.signer_key_id === undefined || body.signer_key_id === null) {
-      throw new DdnError('invalid_request', 'missing field "signer_key_id"', { field: 'signer_key_id' });
-    }
-    const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
-    const nonce = parseIntegerNonce(body.nonce);
-    const canonical = parseHexPayload(body.canonical_payload);
-    return { id, controlDid, signerKeyId, nonce, canonical, signature: parseSignature(body.signature) };
-  },
+export const SUBMIT_APPLICATION_REGISTRATION: SubmitSteps<DirectoryDeps, SignedRegistration, SignedRegistration, KindFields<ApplicationSubmitResponse>> = {
+  read: (_env, r) => r,
   call: (r) => callOf(r, r.signature),
   precheck(env, r) {
     const current = applicationNonce(env.ledger.poolView(), r.controlDid);

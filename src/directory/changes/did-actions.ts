@@ -6,6 +6,7 @@
  */
 import { bytesEqual, parseHex, to0x } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
+import { isJsonObject } from '../../base/guards.js';
 import { getDidRecord, getNonce, type DidRecord } from '../../ledger/records.js';
 import { normalizeAlias } from '../../protocol/alias.js';
 import { resolveSigningKey } from '../../protocol/keys.js';
@@ -25,6 +26,7 @@ import {
   type Body,
   type SignedAuth,
 } from '../submission.js';
+import type { Profile } from '../../protocol/profile.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { MutationActionFields, MutationPrepareResponse, MutationRequest, MutationSubmitResponse } from '../../wire/directory-writes.js';
 
@@ -46,9 +48,8 @@ function bindDid(body: Body, did: string): void {
 
 /** UpdateService: `service.id` is filled from the route only if absent. */
 function withServiceId(body: Body, pathId?: string): Body {
-  const svc = body.service;
-  if (typeof svc !== 'object' || svc === null || Array.isArray(svc)) return body;
-  const s = svc as Body;
+  const s = body.service;
+  if (!isJsonObject(s)) return body;
   if (s.id !== undefined || pathId === undefined) return body;
   return { ...body, service: { ...s, id: pathId } };
 }
@@ -58,11 +59,14 @@ function bindPathField(spec: ActionSpec, params: Record<string, string>, body: B
   const pf = spec.pathField;
   if (!pf) return body;
   const pathValue = params[pf.param]!;
-  const norm = (v: string) => (pf.field.endsWith('alias') ? ((normalizeAlias(v) as { alias?: string }).alias ?? v) : v);
+  const norm = (v: string) => {
+    const r = pf.field.endsWith('alias') ? normalizeAlias(v) : undefined;
+    return r?.ok === true ? r.alias : v;
+  };
   if (pf.sub) {
     const obj = body[pf.field];
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return body;
-    const inner = (obj as Body)[pf.sub];
+    if (!isJsonObject(obj)) return body;
+    const inner = obj[pf.sub];
     if (inner !== pathValue) throw new DdnError('path_body_mismatch', `${pf.field}.${pf.sub} differs from the path`, { field: `${pf.field}.${pf.sub}` });
     return body;
   }
@@ -76,9 +80,23 @@ function bindPathField(spec: ActionSpec, params: Record<string, string>, body: B
 
 const fullDocument = (spec: ActionSpec): boolean => spec.action === 'replace_document';
 
+/** `POST /dids/{did}/prepare`, as its route's parser reads it: the DID and the action named. */
 export interface DidActionPrepare {
   did: string;
+  spec: ActionSpec;
   body: Body;
+}
+
+/**
+ * The request shape of `POST /dids/{did}/prepare` that comes before the DID's state (§5.1 order): the path DID, the
+ * body's `did`, the action. The action's fields are read after the DID is found active, so they stay in `read`.
+ */
+export function parseDidActionPrepare(did: string, body: Body): DidActionPrepare {
+  bindDid(body, did);
+  const actionName = body.action;
+  const spec = typeof actionName === 'string' ? ACTIONS_BY_NAME.get(actionName) : undefined;
+  if (!spec) throw new DdnError('unsupported_action', 'unknown action', { action: actionName ?? null });
+  return { did, spec, body };
 }
 
 interface DidActionDraft {
@@ -90,11 +108,7 @@ interface DidActionDraft {
 
 /** `POST /dids/{did}/prepare`: the DID must be active before the action's fields are read (§5.1 order). */
 export const PREPARE_DID_ACTION: SyncPrepareSteps<DirectoryDeps, DidActionPrepare, DidActionDraft, NoncePrepared, MutationPrepareResponse> = {
-  read(env, { did, body }) {
-    bindDid(body, did);
-    const actionName = body.action;
-    const spec = typeof actionName === 'string' ? ACTIONS_BY_NAME.get(actionName) : undefined;
-    if (!spec) throw new DdnError('unsupported_action', 'unknown action', { action: actionName ?? null });
+  read(env, { did, spec, body }) {
     activeDidRecord(env.ledger.poolView(), did);
     const parsed = spec.parse(spec.action === 'UpdateService' ? withServiceId(body) : body, did, env.profile);
     const signerKeyId = parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES);
@@ -153,7 +167,8 @@ export interface DidActionSubmit {
   body: Body;
 }
 
-interface DidActionSigned {
+/** A DID action's submission as its route's parser reads it: every field decoded, the payload rebuilt. */
+export interface DidActionSigned {
   did: string;
   spec: ActionSpec;
   parsed: ParsedAction;
@@ -164,32 +179,38 @@ interface DidActionSigned {
   payload: Uint8Array;
 }
 
+/**
+ * The request shape of a DID action's submission (§5.2; no state): path binding, action, the signed fields, the
+ * action's fields, the replacement's `timestamp`; the payload rebuilt from them. The route's parser.
+ */
+export function parseDidActionSubmit(profile: Profile, { spec, params, body }: DidActionSubmit): DidActionSigned {
+  const did = params.did!;
+  bindDid(body, did);
+  if (body.action !== spec.action) throw new DdnError('action_mismatch', `action must be ${spec.action}`, { expected: spec.action });
+  const fieldsBody = bindPathField(spec, params, spec.action === 'UpdateService' ? withServiceId(body, params.serviceId) : body);
+  const s = readSignedAuth(body, profile, SIGNER_KEY_ID_BYTES);
+  const canonical = body.canonical_payload === undefined ? undefined : parseCanonicalPayload(body.canonical_payload);
+  const parsed = spec.parse(fieldsBody, did, profile);
+  // `canonical_payload` is required (product spec); profile `openpayload` also takes a body without it, as deployed
+  // clients may send (http-api.md §2.1): the payload is then rebuilt and the signature checked over it.
+  if (canonical === undefined && !profile.acceptsDeployedClientForms) {
+    throw new DdnError('invalid_canonical_payload', 'missing field "canonical_payload"', { field: 'canonical_payload' });
+  }
+  // `pubkey` of a replacement: a string when present (any other JSON type is refused, never ignored)
+  const claimedPubkey = fullDocument(spec) ? optionalString(body, 'pubkey') : undefined;
+  if (fullDocument(spec)) {
+    const t = typeof body.timestamp === 'string' ? parseV2Token(body.timestamp) : undefined;
+    if (!t || t.nonce !== s.nonce || t.ms !== s.validUntil) {
+      throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:<nonce>:<valid_until>', { field: 'timestamp' });
+    }
+  }
+  const payload = parsed.payload({ nonce: s.nonce, validUntil: s.validUntil, signerKeyId: s.signerKeyId });
+  return { did, spec, parsed, s, canonical, claimedPubkey, payload };
+}
+
 /** Each action's submit route (`PUT` / `POST` / `DELETE /dids/{did}/…`). */
-export const SUBMIT_DID_ACTION: SubmitSteps<DirectoryDeps, DidActionSubmit, DidActionSigned, KindFields<MutationSubmitResponse>> = {
-  read(env, { spec, params, body }) {
-    const did = params.did!;
-    bindDid(body, did);
-    if (body.action !== spec.action) throw new DdnError('action_mismatch', `action must be ${spec.action}`, { expected: spec.action });
-    const fieldsBody = bindPathField(spec, params, spec.action === 'UpdateService' ? withServiceId(body, params.serviceId) : body);
-    const s = readSignedAuth(body, env.profile, SIGNER_KEY_ID_BYTES);
-    const canonical = body.canonical_payload === undefined ? undefined : parseCanonicalPayload(body.canonical_payload);
-    const parsed = spec.parse(fieldsBody, did, env.profile);
-    // `canonical_payload` is required (product spec); profile `openpayload` also takes a body without it, as deployed
-    // clients may send (http-api.md §2.1): the payload is then rebuilt and the signature checked over it.
-    if (canonical === undefined && !env.profile.acceptsDeployedClientForms) {
-      throw new DdnError('invalid_canonical_payload', 'missing field "canonical_payload"', { field: 'canonical_payload' });
-    }
-    // `pubkey` of a replacement: a string when present (any other JSON type is refused, never ignored)
-    const claimedPubkey = fullDocument(spec) ? optionalString(body, 'pubkey') : undefined;
-    if (fullDocument(spec)) {
-      const t = typeof body.timestamp === 'string' ? parseV2Token(body.timestamp) : undefined;
-      if (!t || t.nonce !== s.nonce || t.ms !== s.validUntil) {
-        throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:<nonce>:<valid_until>', { field: 'timestamp' });
-      }
-    }
-    const payload = parsed.payload({ nonce: s.nonce, validUntil: s.validUntil, signerKeyId: s.signerKeyId });
-    return { did, spec, parsed, s, canonical, claimedPubkey, payload };
-  },
+export const SUBMIT_DID_ACTION: SubmitSteps<DirectoryDeps, DidActionSigned, DidActionSigned, KindFields<MutationSubmitResponse>> = {
+  read: (_env, i) => i,
   rebuild: (env, i) => i.canonical && { canonical: i.canonical, rebuilt: i.payload, decodes: (b) => i.spec.decodes(b, env.profile) },
   call: (i) => i.parsed.call(i.s, i.payload, i.s.signature),
   precheck(env, i) {

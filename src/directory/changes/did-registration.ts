@@ -17,6 +17,7 @@ import { parseV2Token, registrationSigningBytes, registrationToken } from '../..
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature, parseU64Field } from '../request-fields.js';
 import { DEFAULT_VALIDITY_MS, invalidDid, type Body } from '../submission.js';
+import { defer, settle, type Deferred } from '../deferred.js';
 import type { KindFields, Prepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { RegistrationPrepareResponse, RegistrationRequest, RegistrationSubmitResponse } from '../../wire/directory-writes.js';
 import type { DidDocumentJson } from '../../wire/json-forms.js';
@@ -71,66 +72,90 @@ interface PreparedRegistration extends Prepared {
   hash: Uint8Array;
 }
 
+/** `POST /register-did/prepare`, as its route's parser reads it: the registration and the optional `expiry_ms`. */
+export interface RegistrationPrepareInput extends Registration {
+  /** The document as sent (`parseDidDocument` accepted it, so it has the wire form). */
+  didDocument: DidDocumentJson;
+  /** `expiry_ms` decoded; its refusal (`invalid_expiry`) comes after the pre-checks (§4.1 order). */
+  expiry: Deferred<bigint> | undefined;
+}
+
+/** The request shape of `POST /register-did/prepare` (no state): the route's parser. */
+export function parseRegistrationPrepare(profile: Profile, body: Body): RegistrationPrepareInput {
+  const r = readRegistration(body, profile);
+  const raw = body.expiry_ms;
+  const expiry = raw === undefined ? undefined : defer(() => parseU64Field(raw, 'expiry_ms', 'invalid_expiry'));
+  return { ...r, didDocument: body.did_document as DidDocumentJson, expiry };
+}
+
 /** `POST /register-did/prepare`: no dry run (nothing of the pool state beyond the pre-checks applies). */
-export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<DirectoryDeps, Body, Registration & { body: Body }, PreparedRegistration, RegistrationPrepareResponse> =
-  {
-    read: (env, body) => ({ ...readRegistration(body, env.profile), body }),
-    precheck: assertRegistrable,
-    build(env, r) {
-      const now = BigInt(env.clock.nowMs());
-      let expiryMs = now + DEFAULT_VALIDITY_MS;
-      if (r.body.expiry_ms !== undefined) {
-        expiryMs = parseU64Field(r.body.expiry_ms, 'expiry_ms', 'invalid_expiry');
-        if (!(expiryMs > now && expiryMs <= now + REGISTRATION_WINDOW_MS)) {
-          throw new DdnError('invalid_expiry', 'expiry_ms must be in (now, now + 1 h]', { field: 'expiry_ms' });
-        }
+export const PREPARE_DID_REGISTRATION: SyncPrepareSteps<
+  DirectoryDeps,
+  RegistrationPrepareInput,
+  RegistrationPrepareInput,
+  PreparedRegistration,
+  RegistrationPrepareResponse
+> = {
+  read: (_env, r) => r,
+  precheck: assertRegistrable,
+  build(env, r) {
+    const now = BigInt(env.clock.nowMs());
+    let expiryMs = now + DEFAULT_VALIDITY_MS;
+    if (r.expiry !== undefined) {
+      expiryMs = settle(r.expiry);
+      if (!(expiryMs > now && expiryMs <= now + REGISTRATION_WINDOW_MS)) {
+        throw new DdnError('invalid_expiry', 'expiry_ms must be in (now, now + 1 h]', { field: 'expiry_ms' });
       }
-      const hash = documentHash(r.doc);
-      const payload = registrationSigningBytes(env.profile, { did: r.did, rootPubkey: r.rootPubkey, alias: r.alias, documentHash: hash, expiryMs });
-      return { payload, expiryMs, hash };
-    },
-    answer(_env, { did, rootText, body, alias }, { payload, expiryMs, hash }) {
-      const hex = to0x(payload);
-      // The document as sent: `parseDidDocument` accepted it, so it has the wire form.
-      const request: RegistrationRequest = {
-        did,
-        root_pubkey: rootText,
-        did_document: body.did_document as DidDocumentJson,
-        timestamp: registrationToken(expiryMs),
-      };
-      if (alias !== null) request.alias = alias;
-      return { request, payload_to_sign: hex, canonical_payload: hex, document_hash: to0x(hash), expiry_ms: expiryMs.toString(), extrinsic: EXTRINSIC };
-    },
-  };
+    }
+    const hash = documentHash(r.doc);
+    const payload = registrationSigningBytes(env.profile, { did: r.did, rootPubkey: r.rootPubkey, alias: r.alias, documentHash: hash, expiryMs });
+    return { payload, expiryMs, hash };
+  },
+  answer(_env, { did, rootText, didDocument, alias }, { payload, expiryMs, hash }) {
+    const hex = to0x(payload);
+    const request: RegistrationRequest = { did, root_pubkey: rootText, did_document: didDocument, timestamp: registrationToken(expiryMs) };
+    if (alias !== null) request.alias = alias;
+    return { request, payload_to_sign: hex, canonical_payload: hex, document_hash: to0x(hash), expiry_ms: expiryMs.toString(), extrinsic: EXTRINSIC };
+  },
+};
+
+/** `POST /register-did`, as its route's parser reads it. */
+export interface RegistrationSubmitInput extends Registration {
+  expiryMs: bigint;
+  /** The signature decoded; its refusal comes after every prepare check (§4.2 order). */
+  signature: Deferred<Uint8Array>;
+}
 
 interface SignedRegistration extends Registration {
   expiryMs: bigint;
   signature: Uint8Array;
 }
 
-/** `POST /register-did`. */
-export const SUBMIT_DID_REGISTRATION: SubmitSteps<DirectoryDeps, Body, SignedRegistration, KindFields<RegistrationSubmitResponse>> = {
-  read(env, body) {
-    const ts = body.timestamp;
-    if (typeof ts !== 'string' || !ts.startsWith('v2:')) {
-      if (typeof ts === 'string' && ts.length > 0) {
-        throw new DdnError('legacy_registration_unsupported', 'only v2 registration tokens are accepted', { field: 'timestamp' });
-      }
-      throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:0:<expiry_ms>', { field: 'timestamp' });
+/** The request shape of `POST /register-did` (no state), in §4.2's order: the route's parser. */
+export function parseRegistrationSubmit(profile: Profile, body: Body): RegistrationSubmitInput {
+  const ts = body.timestamp;
+  if (typeof ts !== 'string' || !ts.startsWith('v2:')) {
+    if (typeof ts === 'string' && ts.length > 0) {
+      throw new DdnError('legacy_registration_unsupported', 'only v2 registration tokens are accepted', { field: 'timestamp' });
     }
-    const token = parseV2Token(ts);
-    if (!token || token.nonce !== 0n) throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:0:<expiry_ms>', { field: 'timestamp' });
-    const r = readRegistration(body, env.profile);
+    throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:0:<expiry_ms>', { field: 'timestamp' });
+  }
+  const token = parseV2Token(ts);
+  if (!token || token.nonce !== 0n) throw new DdnError('invalid_timestamp_token', 'timestamp must be v2:0:<expiry_ms>', { field: 'timestamp' });
+  const r = readRegistration(body, profile);
+  return { ...r, expiryMs: token.ms, signature: defer(() => parseSignature(body.signature)) };
+}
+
+/** `POST /register-did`. */
+export const SUBMIT_DID_REGISTRATION: SubmitSteps<DirectoryDeps, RegistrationSubmitInput, SignedRegistration, KindFields<RegistrationSubmitResponse>> = {
+  read(env, r) {
     // §4.2 order: every prepare check (alias_taken, did_already_exists included) before the signature encoding;
     // an identical pending submission skips them (it is answered as a duplicate).
-    let signature: Uint8Array;
-    try {
-      signature = parseSignature(body.signature);
-    } catch (e) {
+    if (!r.signature.ok) {
       assertRegistrable(env, r);
-      throw e;
+      throw r.signature.error;
     }
-    return { ...r, expiryMs: token.ms, signature };
+    return { ...r, signature: r.signature.value };
   },
   call: (r): Call => ({
     name: EXTRINSIC,

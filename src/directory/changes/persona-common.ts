@@ -37,9 +37,9 @@ const OPERATION_OF = {
 /** {@link OPERATION_OF} for pending markers, whose action is any string. */
 export const OPERATIONS: Readonly<Record<string, PersonaOperation['kind'] | undefined>> = OPERATION_OF;
 
-/** A persona route's path and body. */
+/** A persona route's path and body, as its route's parser reads them: the persona name canonical. */
 export interface PersonaRequest {
-  raw: string;
+  persona: string;
   body: Body;
 }
 

@@ -6,16 +6,7 @@ import { DdnError } from '../../base/errors.js';
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import type { DirectoryDeps } from '../deps.js';
 import { assertControllerSet, assertSignerInSet, controllerThresholdOf, optionalControllerKeys } from '../persona-fields.js';
-import {
-  bindBodyPersona,
-  optionalDid,
-  parsePersonaName,
-  parseSignerKeyId,
-  readSignedFields,
-  requireAction,
-  validUntilOrDefault,
-  type Body,
-} from '../submission.js';
+import { bindBodyPersona, optionalDid, parseSignerKeyId, readSignedFields, requireAction, validUntilOrDefault, type Body } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
@@ -74,8 +65,7 @@ interface ControlDraft extends PersonaDraft {
 
 /** `POST /personas/{p}/prepare` (revoke or rotate). */
 export const PREPARE_PERSONA_CONTROL: SyncPrepareSteps<PersonaEnv, PersonaRequest, ControlDraft, NoncePrepared, PersonaPrepareResponse> = {
-  read(env, { raw, body }) {
-    const persona = parsePersonaName(raw);
+  read(env, { persona, body }) {
     bindBodyPersona(body, persona);
     const action = body.action;
     if (action !== 'revoke_persona' && action !== 'rotate_persona_controllers') {
@@ -110,8 +100,7 @@ export const SUBMIT_PERSONA_CONTROL: SubmitSteps<
   ControlSubmission,
   KindFields<PersonaSubmitResponse>
 > = {
-  read(env, { raw, body, action }) {
-    const persona = parsePersonaName(raw);
+  read(env, { persona, body, action }) {
     bindBodyPersona(body, persona);
     requireAction(body, action);
     const s = readSignedFields(body, env.profile);

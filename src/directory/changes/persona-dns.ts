@@ -13,7 +13,6 @@ import {
   constraintsEqual,
   controllerThresholdOf,
   decodesAsPersona,
-  dnsPersonaOf,
   encodePersona,
   intentMismatch,
   optionalConstraints,
@@ -44,8 +43,7 @@ interface DnsSubmission extends PersonaSubmission {
 }
 
 export const SUBMIT_DNS_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, DnsSubmission, KindFields<PersonaSubmitResponse>> = {
-  async read(env, { raw, body }) {
-    const persona = dnsPersonaOf(raw);
+  async read(env, { persona, body }) {
     bindBodyPersona(body, persona);
     const action = requireAction(body, 'register_persona', 'renew_persona');
     const operatorDid = requireDid(body, 'operator_did');

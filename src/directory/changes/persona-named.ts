@@ -7,14 +7,7 @@ import { getPersona } from '../../ledger/runtime/persona-state.js';
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import { requestedConstraintsToJson } from '../../protocol/policy/constraints-json.js';
 import type { DirectoryDeps } from '../deps.js';
-import {
-  assertControllerSet,
-  assertSignerInSet,
-  controllerThresholdOf,
-  namedPersonaOf,
-  optionalConstraints,
-  optionalControllerKeys,
-} from '../persona-fields.js';
+import { assertControllerSet, assertSignerInSet, controllerThresholdOf, optionalConstraints, optionalControllerKeys } from '../persona-fields.js';
 import {
   activeDidRecord,
   bindBodyPersona,
@@ -75,8 +68,7 @@ interface NamedDraft extends PersonaDraft {
 
 /** `POST /personas/{p}/named/prepare`. */
 export const PREPARE_NAMED_PERSONA: SyncPrepareSteps<PersonaEnv, PersonaRequest, NamedDraft, NoncePrepared, PersonaPrepareResponse> = {
-  read(env, { raw, body }) {
-    const persona = namedPersonaOf(raw);
+  read(env, { persona, body }) {
     bindBodyPersona(body, persona);
     if (body.action !== undefined) requireAction(body, 'register_named_persona');
     const operatorDid = requireDid(body, 'operator_did');
@@ -105,8 +97,7 @@ interface NamedSubmission extends PersonaSubmission {
 
 /** `PUT /personas/{p}/named`. */
 export const SUBMIT_NAMED_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, NamedSubmission, KindFields<PersonaSubmitResponse>> = {
-  read(env, { raw, body }) {
-    const persona = namedPersonaOf(raw);
+  read(env, { persona, body }) {
     bindBodyPersona(body, persona);
     const action = requireAction(body, 'register_named_persona');
     const operatorDid = requireDid(body, 'operator_did');

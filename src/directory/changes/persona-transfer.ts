@@ -17,7 +17,6 @@ import {
   attestationOf,
   constraintsEqual,
   controllerThresholdOf,
-  dnsPersonaOf,
   intentMismatch,
   optionalConstraints,
   optionalControllerKeys,
@@ -120,8 +119,7 @@ type TransferDraft = Transfer & PersonaDraft;
 
 /** `POST /personas/{p}/transfer/prepare`. */
 export const PREPARE_PERSONA_TRANSFER: PrepareSteps<PersonaEnv, PersonaRequest, TransferDraft, NoncePrepared, PersonaPrepareResponse> = {
-  async read(env, { raw, body }) {
-    const persona = dnsPersonaOf(raw);
+  async read(env, { persona, body }) {
     bindBodyPersona(body, persona);
     const operatorDid = requireDid(body, 'operator_did');
     const { c, i } = await transferChallenge(env, persona, body, operatorDid, false);
@@ -162,8 +160,7 @@ interface TransferSubmission extends Transfer, PersonaSubmission {
 
 /** `PUT /personas/{p}/transfer`: every transfer field repeats the verified intent; the bytes are then rebuilt. */
 export const SUBMIT_PERSONA_TRANSFER: SubmitSteps<PersonaEnv, PersonaRequest, TransferSubmission, KindFields<PersonaSubmitResponse>> = {
-  async read(env, { raw, body }) {
-    const persona = dnsPersonaOf(raw);
+  async read(env, { persona, body }) {
     bindBodyPersona(body, persona);
     const action = requireAction(body, 'transfer_persona');
     const operatorDid = requireDid(body, 'operator_did');

@@ -3,6 +3,7 @@
  * Payload `PolicyV2AuthorizationPayload` (ledger-rules.md §4.7), nonce = the operator's `policy_nonce`.
  */
 import { DdnError } from '../../base/errors.js';
+import { isKeyOf } from '../../base/guards.js';
 import { policyNonce } from '../../ledger/runtime/nonces.js';
 import { getPersona } from '../../ledger/runtime/persona-state.js';
 import { getPolicyV2 } from '../../ledger/runtime/policy-state.js';
@@ -148,10 +149,10 @@ const { prepare, submit } = policySteps<V2Intent, Body, PolicyV2Submit, V2Wire>(
   {
     prepare(env, body) {
       const action = body.action;
-      if (typeof action !== 'string' || !Object.hasOwn(V2_ACTIONS, action)) {
+      if (!isKeyOf(V2_ACTIONS, action)) {
         throw new DdnError('unsupported_action', `action must be one of ${Object.keys(V2_ACTIONS).join(', ')}`, { action: action ?? null });
       }
-      const a = action as V2Action;
+      const a: V2Action = action;
       const subject = V2_ACTIONS[a].scope === 'did' ? requireDid(body, 'did') : parsePersonaName(body.persona);
       const i = intent(env, a, subject, body);
       const signerKeyId = parseSignerKeyId(body);

@@ -1,11 +1,46 @@
-/** The Directory's public JSON routes, as the explorer reads them, and the explorer's own addresses. */
+/**
+ * The Directory's public JSON routes, as the explorer reads them, and the explorer's own addresses. Each read is
+ * typed by the wire declaration (src/wire/, TypeBox `Static`) the Directory answers it with — type-only imports,
+ * so nothing of TypeBox enters the bundle.
+ */
+import type { BlockResponse, DidRecordResponse, TransactionResponse } from '../../wire/directory.js';
+import type { ReceivedErrorBody } from '../../wire/errors.js';
+import type { CurrentPolicyResponse, OverviewResponse, SearchResponse } from '../../wire/explorer.js';
+import type { ApplicationHistoryResponse, DidHistoryResponse, PersonaHistoryResponse } from '../../wire/history.js';
+import type { HealthResponse } from '../../wire/meta.js';
+import type { ApplicationResponse } from '../../wire/applications.js';
+import type { PersonaRecordResponse } from '../../wire/personas.js';
 
 export type Json = Record<string, unknown>;
 
-export interface Reply {
-  status: number;
-  body: Json;
+/** A Directory route the explorer reads, and (as a type) what its 200 body is. */
+export interface Read<T> {
+  readonly path: string;
+  /** Never set: carries the body's type. */
+  readonly body?: T;
 }
+
+const read = <T>(path: string): Read<T> => ({ path });
+
+/** A history page, whichever subject it is of. */
+export type HistoryPage = DidHistoryResponse | PersonaHistoryResponse | ApplicationHistoryResponse;
+
+/** The reads, each with the type of its answer. */
+export const reads = {
+  overview: (limit: number) => read<OverviewResponse>(`/overview?limit=${limit}`),
+  search: (q: string) => read<SearchResponse>(`/search?q=${encodeURIComponent(q)}`),
+  health: () => read<HealthResponse>('/health'),
+  block: (which: string | number) => read<BlockResponse>(`/blocks/${encodeURIComponent(String(which))}`),
+  transaction: (hash: string) => read<TransactionResponse>(`/transactions/${encodeURIComponent(hash)}`),
+  did: (path: string) => read<DidRecordResponse>(path),
+  persona: (path: string) => read<PersonaRecordResponse>(path),
+  application: (path: string) => read<ApplicationResponse>(path),
+  policy: (scope: string, id: string) => read<CurrentPolicyResponse>(`/policies/${encodeURIComponent(scope)}/${encodeURIComponent(id)}`),
+  history: (path: string) => read<HistoryPage>(path),
+};
+
+/** A 200 with its typed body, or a refusal (its §0.6 body as received; status 0 when the network failed). */
+export type Reply<T = unknown> = { ok: true; status: number; body: T } | { ok: false; status: number; body: ReceivedErrorBody };
 
 const root = document.getElementById('app');
 /** The Directory's base path ('' at the root) and the explorer's (`<base>/explorer`). */
@@ -21,13 +56,14 @@ export function link(...parts: (string | number)[]): string {
 }
 
 /** GET a Directory route; network failures answer status 0. */
-export async function getJson(path: string): Promise<Reply> {
+export async function getJson<T>(r: Read<T>): Promise<Reply<T>> {
   try {
-    const res = await fetch(`${API_BASE}${path}`, { headers: { accept: 'application/json' } });
-    const body = (await res.json().catch(() => ({}))) as Json;
-    return { status: res.status, body };
+    const res = await fetch(`${API_BASE}${r.path}`, { headers: { accept: 'application/json' } });
+    // the Directory answers a 200 with the route's declared body and anything else with the §0.6 body
+    const body: unknown = await res.json().catch(() => ({}));
+    return res.status === 200 ? { ok: true, status: 200, body: body as T } : { ok: false, status: res.status, body: obj(body) };
   } catch (e) {
-    return { status: 0, body: { code: 'network_error', message: String(e) } };
+    return { ok: false, status: 0, body: { code: 'network_error', message: String(e) } };
   }
 }
 

@@ -1,24 +1,25 @@
 /** The latest blocks, one block with its operations, and one transaction. */
 import { useEffect, useState } from 'preact/hooks';
-import { arr, getJson, link, obj, str, type Json } from './api.js';
+import type { BlockResponse } from '../../wire/directory.js';
+import { getJson, link, reads, str } from './api.js';
 import { Fields, Hash, Layout, Loading, Problem, Section, Subject, useJson } from './components.js';
 
 const LIST_SIZE = 20;
 
 export function BlocksPage() {
-  const [blocks, setBlocks] = useState<Json[] | undefined>(undefined);
-  const latest = useJson('/blocks/latest');
+  const [blocks, setBlocks] = useState<BlockResponse[] | undefined>(undefined);
+  const latest = useJson(reads.block('latest'));
   useEffect(() => {
-    if (latest?.status !== 200) return;
-    const head = Number(latest.body.number);
+    if (latest?.ok !== true) return;
+    const head = latest.body.number;
     const numbers = Array.from({ length: Math.min(LIST_SIZE, head + 1) }, (_, i) => head - i);
-    void Promise.all(numbers.map((n) => (n === head ? Promise.resolve(latest) : getJson(`/blocks/${n}`)))).then((rs) =>
-      setBlocks(rs.filter((r) => r.status === 200).map((r) => r.body)),
+    void Promise.all(numbers.map((n) => (n === head ? Promise.resolve(latest) : getJson(reads.block(n))))).then((rs) =>
+      setBlocks(rs.flatMap((r) => (r.ok ? [r.body] : []))),
     );
   }, [latest]);
   return (
     <Layout title="Latest blocks">
-      {latest !== undefined && latest.status !== 200 && <Problem reply={latest} what="The latest block" />}
+      {latest !== undefined && <Problem reply={latest} what="The latest block" />}
       {blocks === undefined ? (
         <Loading />
       ) : (
@@ -46,7 +47,7 @@ export function BlocksPage() {
                   <td>
                     <time dateTime={str(b.timestamp_iso)}>{str(b.timestamp_iso)}</time>
                   </td>
-                  <td>{arr(b.extrinsics).length}</td>
+                  <td>{b.extrinsics.length}</td>
                   <td>{b.finalized === true ? 'yes' : 'no'}</td>
                 </tr>
               ))}
@@ -59,18 +60,18 @@ export function BlocksPage() {
 }
 
 export function BlockPage(props: { which: string }) {
-  const r = useJson(`/blocks/${encodeURIComponent(props.which)}`);
-  const b = r?.body ?? {};
-  const n = Number(b.number);
+  const r = useJson(reads.block(props.which));
+  const b = r?.ok === true ? r.body : undefined;
+  const n = b?.number ?? 0;
   return (
     <Layout title={`Block ${props.which === 'latest' ? 'latest' : `#${props.which}`}`}>
       {r === undefined && <Loading />}
-      {r !== undefined && r.status !== 200 && <Problem reply={r} what="The block" />}
-      {r?.status === 200 && (
+      {r !== undefined && <Problem reply={r} what="The block" />}
+      {b !== undefined && (
         <>
           <nav aria-label="Neighbouring blocks" class="pager">
             {n > 0 && <a href={link('block', n - 1)}>← Block #{n - 1}</a>}
-            {n < Number(b.finalized_number) && <a href={link('block', n + 1)}>Block #{n + 1} →</a>}
+            {n < b.finalized_number && <a href={link('block', n + 1)}>Block #{n + 1} →</a>}
           </nav>
           <Section title="Header" id="header">
             <Fields
@@ -86,7 +87,7 @@ export function BlockPage(props: { which: string }) {
             />
           </Section>
           <Section title="Operations" id="operations">
-            {arr(b.extrinsics).length === 0 ? (
+            {b.extrinsics.length === 0 ? (
               <p class="muted">No operations in this block.</p>
             ) : (
               <div class="scroll">
@@ -102,7 +103,7 @@ export function BlockPage(props: { which: string }) {
                     </tr>
                   </thead>
                   <tbody>
-                    {arr(b.extrinsics).map((x, i) => (
+                    {b.extrinsics.map((x, i) => (
                       <tr key={str(x.tx_hash)}>
                         <td>{i}</td>
                         <td>
@@ -117,7 +118,7 @@ export function BlockPage(props: { which: string }) {
                         <td>
                           <code>{str(x.extrinsic)}</code>
                         </td>
-                        <td>{x.success === true ? 'success' : `failed: ${str(obj(x.error).code)}`}</td>
+                        <td>{x.success === true ? 'success' : `failed: ${str(x.error?.code)}`}</td>
                       </tr>
                     ))}
                   </tbody>
@@ -132,16 +133,16 @@ export function BlockPage(props: { which: string }) {
 }
 
 export function TxPage(props: { hash: string }) {
-  const r = useJson(`/transactions/${encodeURIComponent(props.hash)}`);
-  const t = r?.body ?? {};
+  const r = useJson(reads.transaction(props.hash));
+  const t = r?.ok === true ? r.body : undefined;
   return (
     <Layout title="Transaction">
       <p>
         <Hash value={props.hash} />
       </p>
       {r === undefined && <Loading />}
-      {r !== undefined && r.status !== 200 && <Problem reply={r} what="The transaction" />}
-      {r?.status === 200 && (
+      {r !== undefined && <Problem reply={r} what="The transaction" />}
+      {t !== undefined && (
         <Fields
           rows={[
             ['Hash', <code class="wrap">{str(t.tx_hash)}</code>],
@@ -149,7 +150,7 @@ export function TxPage(props: { hash: string }) {
             ['Call', <code>{str(t.extrinsic)}</code>],
             ['Submitted', str(t.submitted_at)],
             ['Block', t.block_number === undefined ? '' : <a href={link('block', str(t.block_number))}>#{str(t.block_number)}</a>],
-            ['Error', t.error === undefined ? '' : `${str(obj(t.error).code)}: ${str(obj(t.error).message)}`],
+            ['Error', t.error === undefined ? '' : `${t.error.code}: ${t.error.message}`],
           ]}
         />
       )}

@@ -1,16 +1,18 @@
 /** Shared pieces of the explorer's pages: layout, data loading, key/value lists, history. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { getJson, link, str, arr, subjectLink, type Json, type Reply } from './api.js';
+import { getJson, link, reads, str, subjectLink, type Read, type Reply } from './api.js';
+import type { HistoryEntryJson } from '../../wire/history.js';
 import { navigate } from './navigation.js';
 
-/** Loads a Directory route (null: nothing to load); reloads when `path` changes. */
-export function useJson(path: string | null): Reply | undefined {
-  const [reply, setReply] = useState<{ path: string; reply: Reply } | undefined>(undefined);
+/** Loads a Directory route (null: nothing to load); reloads when its path changes. */
+export function useJson<T>(read: Read<T> | null): Reply<T> | undefined {
+  const path = read?.path ?? null;
+  const [reply, setReply] = useState<{ path: string; reply: Reply<T> } | undefined>(undefined);
   useEffect(() => {
-    if (path === null) return;
+    if (read === null || path === null) return;
     let live = true;
-    void getJson(path).then((r) => {
+    void getJson(read).then((r) => {
       if (live) setReply({ path, reply: r });
     });
     return () => {
@@ -91,6 +93,7 @@ export function Loading() {
 
 /** The §0.6 error body of a failed read. */
 export function Problem(props: { reply: Reply; what?: string }) {
+  if (props.reply.ok) return null;
   const { status, body } = props.reply;
   return (
     <div class="problem" role="alert">
@@ -137,9 +140,9 @@ export function Section(props: { title: string; id: string; children: ComponentC
 }
 
 /** What a history entry changed, one `key: value` per field. */
-export function Changes(props: { changes: unknown }) {
-  if (props.changes === null || props.changes === undefined) return <span class="muted">not recorded</span>;
-  const entries = Object.entries(props.changes as Json);
+export function Changes(props: { changes: HistoryEntryJson['changes'] }) {
+  if (props.changes === null) return <span class="muted">not recorded</span>;
+  const entries = Object.entries(props.changes);
   if (entries.length === 0) return <span class="muted">—</span>;
   return (
     <ul class="changes">
@@ -154,18 +157,19 @@ export function Changes(props: { changes: unknown }) {
 
 /** A subject's history (`…/history`), a page at a time, older pages on request. */
 export function History(props: { path: string; id: string }) {
-  const [pages, setPages] = useState<Json[][]>([]);
+  const [pages, setPages] = useState<HistoryEntryJson[][]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [problem, setProblem] = useState<Reply | undefined>(undefined);
   const [loading, setLoading] = useState(true);
   const load = async (cursor: string | null, reset: boolean) => {
     setLoading(true);
-    const r = await getJson(`${props.path}?limit=20${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const r = await getJson(reads.history(`${props.path}?limit=20${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`));
     setLoading(false);
-    if (r.status !== 200) return setProblem(r);
+    if (!r.ok) return setProblem(r);
     setProblem(undefined);
-    setPages((p) => (reset ? [arr(r.body.history)] : [...p, arr(r.body.history)]));
-    setNext((r.body.next_cursor as string | null) ?? null);
+    const page = r.body.history;
+    setPages((p) => (reset ? [page] : [...p, page]));
+    setNext(r.body.next_cursor ?? null);
   };
   useEffect(() => {
     void load(null, true);

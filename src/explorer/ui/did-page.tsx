@@ -1,8 +1,9 @@
 /** A DID: record, document (keys, services), devices, aliases, delivery policy and history. */
-import { arr, link, obj, safeHref, str, type Json } from './api.js';
+import type { ServiceJson, VerificationMethodJson } from '../../wire/json-forms.js';
+import { link, reads, safeHref, str } from './api.js';
 import { Fields, Hash, History, Layout, Loading, Problem, Section, useJson } from './components.js';
 
-function Keys(props: { title: string; id: string; methods: Json[]; authentication?: string[] }) {
+function Keys(props: { title: string; id: string; methods: VerificationMethodJson[]; authentication?: string[] }) {
   if (props.methods.length === 0) return null;
   return (
     <Section title={props.title} id={props.id}>
@@ -18,7 +19,7 @@ function Keys(props: { title: string; id: string; methods: Json[]; authenticatio
           </thead>
           <tbody>
             {props.methods.map((m) => (
-              <tr key={str(m.id)}>
+              <tr key={m.id}>
                 <td>
                   <code>{str(m.id)}</code>
                 </td>
@@ -26,7 +27,7 @@ function Keys(props: { title: string; id: string; methods: Json[]; authenticatio
                 <td>
                   <Hash value={m.publicKeyMultibase} />
                 </td>
-                {props.authentication && <td>{props.authentication.includes(str(m.id)) ? 'yes' : 'no'}</td>}
+                {props.authentication && <td>{props.authentication.includes(m.id) ? 'yes' : 'no'}</td>}
               </tr>
             ))}
           </tbody>
@@ -36,7 +37,7 @@ function Keys(props: { title: string; id: string; methods: Json[]; authenticatio
   );
 }
 
-function Services(props: { services: Json[] }) {
+function Services(props: { services: ServiceJson[] }) {
   return (
     <Section title="Services" id="services">
       {props.services.length === 0 ? (
@@ -44,13 +45,13 @@ function Services(props: { services: Json[] }) {
       ) : (
         <ul class="cards">
           {props.services.map((s) => (
-            <li key={str(s.id)} class="card">
+            <li key={s.id} class="card">
               <h3>
                 <code>{str(s.id)}</code>
               </h3>
               <p>{str(s.type)}</p>
               <ul>
-                {(Array.isArray(s.serviceEndpoint) ? (s.serviceEndpoint as unknown[]) : [s.serviceEndpoint]).map((e) => {
+                {(typeof s.serviceEndpoint === 'string' ? [s.serviceEndpoint] : s.serviceEndpoint).map((e) => {
                   const href = safeHref(e);
                   return (
                     <li key={str(e)}>
@@ -65,7 +66,7 @@ function Services(props: { services: Json[] }) {
                   );
                 })}
               </ul>
-              {s.priority !== undefined && <p class="muted">priority {str(s.priority)}</p>}
+              {s.priority !== undefined && s.priority !== null && <p class="muted">priority {str(s.priority)}</p>}
             </li>
           ))}
         </ul>
@@ -75,24 +76,21 @@ function Services(props: { services: Json[] }) {
 }
 
 export function DidPage(props: { did: string }) {
-  const path = `/resolve/${encodeURIComponent(props.did)}`;
-  const rec = useJson(path);
+  const rec = useJson(reads.did(`/resolve/${encodeURIComponent(props.did)}`));
   const historyPath = `/dids/${encodeURIComponent(props.did)}/history`;
-  const body = rec?.body ?? {};
-  const doc = obj(body.document);
-  const devices = arr(body.devices);
-  const aliases = (Array.isArray(body.aliases) ? body.aliases : []) as string[];
+  const body = rec?.ok === true ? rec.body : undefined;
+  const doc = body?.document ?? null;
   return (
     <Layout title={props.did}>
       <p class="kind">DID</p>
       {rec === undefined && <Loading />}
-      {rec !== undefined && rec.status !== 200 && <Problem reply={rec} what="The DID's record" />}
-      {rec?.status === 200 && (
+      {rec !== undefined && <Problem reply={rec} what="The DID's record" />}
+      {body !== undefined && (
         <>
           <Section title="Record" id="record">
             <Fields
               rows={[
-                ['Status', body.deactivated === true ? 'deactivated' : 'active'],
+                ['Status', body.deactivated ? 'deactivated' : 'active'],
                 ['Version', str(body.version)],
                 ['Root public key', <Hash value={body.root_pubkey} />],
                 ['Document nonce', str(body.document_nonce)],
@@ -103,11 +101,11 @@ export function DidPage(props: { did: string }) {
             />
           </Section>
           <Section title="Aliases" id="aliases">
-            {aliases.length === 0 ? (
+            {body.aliases.length === 0 ? (
               <p class="muted">No aliases.</p>
             ) : (
               <ul class="inline">
-                {aliases.map((a) => (
+                {body.aliases.map((a) => (
                   <li key={a}>
                     <code>{a}</code>
                   </li>
@@ -115,18 +113,18 @@ export function DidPage(props: { did: string }) {
               </ul>
             )}
           </Section>
-          <Services services={arr(doc.service)} />
-          <Keys title="Verification methods" id="keys" methods={arr(doc.verificationMethod)} authentication={(doc.authentication as string[]) ?? []} />
-          <Keys title="Key agreement" id="key-agreement" methods={arr(doc.keyAgreement)} />
+          <Services services={doc?.service ?? []} />
+          <Keys title="Verification methods" id="keys" methods={doc?.verificationMethod ?? []} authentication={doc?.authentication ?? []} />
+          <Keys title="Key agreement" id="key-agreement" methods={doc?.keyAgreement ?? []} />
           <Section title="Devices" id="devices">
-            {devices.length === 0 ? (
+            {body.devices.length === 0 ? (
               <p class="muted">No devices.</p>
             ) : (
               <ul class="inline">
-                {devices.map((d) => (
-                  <li key={str(d.deviceId)}>
-                    <code>{str(d.deviceId)}</code>
-                    {d.tombstoned === true && <span class="muted"> (tombstoned)</span>}
+                {body.devices.map((d) => (
+                  <li key={d.deviceId}>
+                    <code>{d.deviceId}</code>
+                    {d.tombstoned && <span class="muted"> (tombstoned)</span>}
                   </li>
                 ))}
               </ul>
@@ -134,7 +132,7 @@ export function DidPage(props: { did: string }) {
           </Section>
           <details>
             <summary>DID document (JSON)</summary>
-            <pre>{JSON.stringify(doc, null, 2)}</pre>
+            <pre>{JSON.stringify(doc ?? {}, null, 2)}</pre>
           </details>
         </>
       )}

@@ -1,6 +1,6 @@
 /** A delivery policy (v3, else v2) of a DID, persona or application: its rules, each plan drawn as a graph. */
 import { useEffect, useState } from 'preact/hooks';
-import { arr, getJson, link, obj, str, type Json, type Reply } from './api.js';
+import { arr, getJson, link, obj, reads, str, type Json, type Reply } from './api.js';
 import { Fields, Layout, Loading, Problem, Section } from './components.js';
 import { PlanGraph } from './plan-graph.js';
 
@@ -8,12 +8,13 @@ const SUBJECT_PAGE: Record<string, string> = { did: 'did', persona: 'persona', a
 
 /** One read (`GET /policies/{scope}/{id}`): the v3 policy, else the v2 one, else none — 200 whenever the subject exists. */
 async function loadPolicy(scope: string, id: string): Promise<{ reply: Reply; policy: Json | null; version: number }> {
-  const r = await getJson(`/policies/${encodeURIComponent(scope)}/${encodeURIComponent(id)}`);
-  return { reply: r, policy: r.status === 200 && r.body.policy ? obj(r.body.policy) : null, version: Number(r.body.version) };
+  const r = await getJson(reads.policy(scope, id));
+  // the policy's members are §8.1's forms, declared as a JSON object (src/wire/explorer.ts): read field by field
+  return r.ok ? { reply: r, policy: r.body.policy, version: r.body.version ?? 0 } : { reply: r, policy: null, version: 0 };
 }
 
 /** A read that found the subject but no policy. */
-const none = (r: Reply): boolean => r.status === 200;
+const none = (r: Reply): boolean => r.ok;
 
 function Conditions(props: { conditions: Json[] }) {
   if (props.conditions.length === 0) return <p class="muted">Applies to every message.</p>;

@@ -1,6 +1,7 @@
 /** The node's own health and live charts of its metrics (`GET /health`, `GET /metrics`), polled every 2 s. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { getJson, getText, link, str, type Json } from './api.js';
+import type { HealthResponse } from '../../wire/meta.js';
+import { getJson, getText, link, reads, str, type Reply } from './api.js';
 import { Fields, Layout, Loading, Problem, Section } from './components.js';
 import { sumByName } from './prom-text.js';
 
@@ -106,7 +107,7 @@ function Chart(props: { label: string; unit: string; points: Point[]; now: numbe
 }
 
 export function StatusPage() {
-  const [health, setHealth] = useState<{ status: number; body: Json } | undefined>(undefined);
+  const [health, setHealth] = useState<Reply<HealthResponse> | undefined>(undefined);
   const [metricsStatus, setMetricsStatus] = useState<number | undefined>(undefined);
   const [points, setPoints] = useState<Record<string, Point[]>>({});
   const [lastAt, setLastAt] = useState(0);
@@ -115,15 +116,15 @@ export function StatusPage() {
   useEffect(() => {
     let live = true;
     const tick = async () => {
-      const [h, m] = await Promise.all([getJson('/health'), getText('/metrics')]);
+      const [h, m] = await Promise.all([getJson(reads.health()), getText('/metrics')]);
       if (!live) return;
       setHealth(h);
       setMetricsStatus(m.status);
       const t = performance.now();
       const now = m.status === 200 ? sumByName(m.text) : new Map<string, number>();
-      if (m.status !== 200 && h.status === 200) {
+      if (m.status !== 200 && h.ok) {
         // without /metrics (a token is set), the head still comes from /health
-        const head = (h.body.head as Json | undefined)?.number;
+        const head = h.body.head?.number;
         if (typeof head === 'number') now.set('ddn_ledger_head_block', head);
       }
       const before = prev.current;
@@ -147,23 +148,21 @@ export function StatusPage() {
       clearInterval(timer);
     };
   }, []);
-  const b = health?.body ?? {};
-  const head = (b.head ?? {}) as Json;
-  const fin = (b.finalized ?? {}) as Json;
+  const b = health?.ok === true ? health.body : undefined;
   return (
     <Layout title="Node status">
       <Section title="Health" id="health">
         {health === undefined && <Loading />}
-        {health !== undefined && health.status !== 200 && <Problem reply={health} what="GET /health" />}
-        {health?.status === 200 && (
+        {health !== undefined && <Problem reply={health} what="GET /health" />}
+        {b !== undefined && (
           <Fields
             rows={[
-              ['Status', str(b.status)],
-              ['Roles', Array.isArray(b.roles) ? (b.roles as string[]).join(', ') : ''],
+              ['Status', b.status],
+              ['Roles', b.roles.join(', ')],
               ['Version', `${str(b.version)} ${str(b.commit)}`.trim()],
-              ['Chain', `${str(b.chain_id)} (${str(b.profile)})`],
-              ['Head', <a href={link('block', str(head.number))}>#{str(head.number)}</a>],
-              ['Finalized', <a href={link('block', str(fin.number))}>#{str(fin.number)}</a>],
+              ['Chain', `${b.chain_id} (${b.profile})`],
+              ['Head', <a href={link('block', str(b.head?.number))}>#{str(b.head?.number)}</a>],
+              ['Finalized', <a href={link('block', str(b.finalized?.number))}>#{str(b.finalized?.number)}</a>],
             ]}
           />
         )}

@@ -1,7 +1,10 @@
 /** Persona and application pages, the search results and the home page. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { arr, getJson, link, str, timeText, type Json, type Reply } from './api.js';
+import type { ApplicationResponse } from '../../wire/applications.js';
+import type { OverviewResponse } from '../../wire/explorer.js';
+import type { PersonaRecordResponse } from '../../wire/personas.js';
+import { getJson, link, reads, str, timeText, type Read, type Reply } from './api.js';
 import { Fields, Hash, History, Layout, Loading, Problem, Section, Subject, useJson } from './components.js';
 import { navigate } from './navigation.js';
 
@@ -40,10 +43,10 @@ function Codes(props: { values: unknown }) {
   );
 }
 
-const asOf = (b: Json): ComponentChildren => <a href={link('block', str(b.block_number))}>#{str(b.block_number)}</a>;
+const asOf = (b: { block_number: number }): ComponentChildren => <a href={link('block', str(b.block_number))}>#{str(b.block_number)}</a>;
 
 /** A persona's record in words: what kind it is, who operates it, whether it delivers, when it was proven. */
-function personaRows(b: Json): [string, ComponentChildren][] {
+function personaRows(b: PersonaRecordResponse): [string, ComponentChildren][] {
   const named = b.kind === 'named';
   const status = b.active !== true ? 'revoked' : b.expired === true ? 'expired' : 'active';
   return [
@@ -64,7 +67,7 @@ function personaRows(b: Json): [string, ComponentChildren][] {
 }
 
 /** An application's record in words. */
-function applicationRows(b: Json): [string, ComponentChildren][] {
+function applicationRows(b: ApplicationResponse): [string, ComponentChildren][] {
   return [
     ['Status', str(b.status)],
     ['Controlled by', <DidLink did={b.control_did} />],
@@ -79,22 +82,22 @@ function applicationRows(b: Json): [string, ComponentChildren][] {
   ];
 }
 
-function SubjectPage(props: {
+function SubjectPage<T>(props: {
   kind: string;
   title: string;
-  read: string;
+  read: Read<T>;
   history: string;
   policy: string;
   what: string;
-  rows: (b: Json) => [string, ComponentChildren][];
+  rows: (b: T) => [string, ComponentChildren][];
 }) {
   const r = useJson(props.read);
   return (
     <Layout title={props.title}>
       <p class="kind">{props.kind}</p>
       {r === undefined && <Loading />}
-      {r !== undefined && r.status !== 200 && <Problem reply={r} what={props.what} />}
-      {r?.status === 200 && (
+      {r !== undefined && <Problem reply={r} what={props.what} />}
+      {r?.ok === true && (
         <Section title="Record" id="record">
           <Fields rows={[...props.rows(r.body), ['Delivery policy', <a href={props.policy}>view the delivery policy</a>]]} />
         </Section>
@@ -110,7 +113,7 @@ export function PersonaPage(props: { persona: string }) {
     <SubjectPage
       kind="Persona"
       title={props.persona}
-      read={`/personas/${p}`}
+      read={reads.persona(`/personas/${p}`)}
       history={`/personas/${p}/history`}
       policy={link('policy', 'persona', props.persona)}
       what="The persona"
@@ -125,7 +128,7 @@ export function ApplicationPage(props: { id: string }) {
     <SubjectPage
       kind="Application"
       title={props.id}
-      read={`/applications/${a}`}
+      read={reads.application(`/applications/${a}`)}
       history={`/applications/${a}/history`}
       policy={link('policy', 'application', props.id)}
       what="The application"
@@ -151,11 +154,11 @@ const HIT_PAGES: Record<string, [string, string]> = {
 
 /** One read (`GET /search`): every kind of record the query names. */
 async function lookUp(q: string): Promise<Hit[] | Reply> {
-  const r = await getJson(`/search?q=${encodeURIComponent(q)}`);
-  if (r.status !== 200) return r;
-  return arr(r.body.hits).flatMap((h) => {
-    const page = HIT_PAGES[str(h.kind)];
-    return page === undefined ? [] : [{ kind: page[0], label: str(h.label), href: link(page[1], str(h.id)) }];
+  const r = await getJson(reads.search(q));
+  if (!r.ok) return r;
+  return r.body.hits.flatMap((h) => {
+    const page = HIT_PAGES[h.kind];
+    return page === undefined ? [] : [{ kind: page[0], label: h.label, href: link(page[1], h.id) }];
   });
 }
 
@@ -194,7 +197,7 @@ export function SearchPage(props: { q: string }) {
   );
 }
 
-function Counts(props: { counts: Json }) {
+function Counts(props: { counts: OverviewResponse['counts'] }) {
   const c = props.counts;
   const items: [string, unknown][] = [
     ['DIDs', c.dids],
@@ -213,7 +216,7 @@ function Counts(props: { counts: Json }) {
   );
 }
 
-function RecentOperations(props: { ops: Json[] }) {
+function RecentOperations(props: { ops: OverviewResponse['recent_operations'] }) {
   if (props.ops.length === 0)
     return (
       <p class="muted">
@@ -261,7 +264,7 @@ function RecentOperations(props: { ops: Json[] }) {
   );
 }
 
-function RecentBlocks(props: { blocks: Json[] }) {
+function RecentBlocks(props: { blocks: OverviewResponse['recent_blocks'] }) {
   return (
     <div class="scroll">
       <table class="recent-blocks">
@@ -296,27 +299,25 @@ function RecentBlocks(props: { blocks: Json[] }) {
 }
 
 export function HomePage() {
-  const health = useJson('/health');
-  const overview = useJson('/overview?limit=10');
-  const h = health?.body ?? {};
-  const head = (h.head ?? {}) as Json;
-  const fin = (h.finalized ?? {}) as Json;
-  const o = overview?.body ?? {};
+  const health = useJson(reads.health());
+  const overview = useJson(reads.overview(10));
+  const h = health?.ok === true ? health.body : undefined;
+  const o = overview?.ok === true ? overview.body : undefined;
   return (
     <Layout title="ddn explorer">
       <p>The DIDs, personas and applications of this Directory's ledger. Look one up with the search box above, or start from the latest operations.</p>
       {overview === undefined && <Loading />}
-      {overview !== undefined && overview.status !== 200 && <Problem reply={overview} what="The ledger's overview" />}
-      {overview?.status === 200 && (
+      {overview !== undefined && <Problem reply={overview} what="The ledger's overview" />}
+      {o !== undefined && (
         <>
           <Section title="On the ledger" id="counts">
-            <Counts counts={(o.counts ?? {}) as Json} />
+            <Counts counts={o.counts} />
           </Section>
           <Section title="Latest operations" id="recent-operations">
-            <RecentOperations ops={arr(o.recent_operations)} />
+            <RecentOperations ops={o.recent_operations} />
           </Section>
           <Section title="Latest blocks" id="recent-blocks">
-            <RecentBlocks blocks={arr(o.recent_blocks)} />
+            <RecentBlocks blocks={o.recent_blocks} />
             <p>
               <a href={link('blocks')}>More blocks</a>
             </p>
@@ -325,14 +326,14 @@ export function HomePage() {
       )}
       <Section title="This Directory" id="directory">
         {health === undefined && <Loading />}
-        {health !== undefined && health.status !== 200 && <Problem reply={health} what="The node's health" />}
-        {health?.status === 200 && (
+        {health !== undefined && <Problem reply={health} what="The node's health" />}
+        {h !== undefined && (
           <Fields
             rows={[
               ['Chain', str(h.chain_id)],
               ['Profile', str(h.profile)],
-              ['Head', <a href={link('block', str(head.number))}>#{str(head.number)}</a>],
-              ['Finalized', <a href={link('block', str(fin.number))}>#{str(fin.number)}</a>],
+              ['Head', <a href={link('block', str(h.head?.number))}>#{str(h.head?.number)}</a>],
+              ['Finalized', <a href={link('block', str(h.finalized?.number))}>#{str(h.finalized?.number)}</a>],
               ['Version', str(h.version)],
             ]}
           />

@@ -59,7 +59,8 @@ interface TxRow {
   seq: number;
   tx_hash: string;
   extrinsic: string;
-  status: string;
+  /** Only this store writes it, from a TxRecord's status. */
+  status: TxRecord['status'];
   subject: string;
   submitted_at_ms: number;
   meta: string;
@@ -87,7 +88,7 @@ function toTx(r: TxRow): TxRecord {
   const tx: TxRecord = {
     txHash: r.tx_hash,
     extrinsic: r.extrinsic,
-    status: r.status as TxRecord['status'],
+    status: r.status,
     submittedAtMs: r.submitted_at_ms,
     meta: JSON.parse(r.meta) as TxRecord['meta'],
   };
@@ -100,6 +101,16 @@ function toTx(r: TxRow): TxRecord {
   }
   if (r.finished_at_ms !== null) tx.finishedAtMs = r.finished_at_ms;
   return tx;
+}
+
+/** The named parameters of the subject-history query. */
+interface HistoryParams {
+  subject: string;
+  block: number;
+  index: number;
+  all: 0 | 1;
+  extrinsics: string;
+  limit: number;
 }
 
 export class SqliteLedgerStore implements LedgerStore {
@@ -116,13 +127,15 @@ export class SqliteLedgerStore implements LedgerStore {
   ) {
     migrate(db, LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE);
     this.q = {
-      meta: db.prepare('SELECT v FROM ledger_meta WHERE k = ?'),
+      meta: db.prepare<[string], { v: Buffer }>('SELECT v FROM ledger_meta WHERE k = ?'),
       setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
-      head: db.prepare('SELECT MAX(number) AS n FROM ledger_blocks'),
-      block: db.prepare('SELECT * FROM ledger_blocks WHERE number = ?'),
+      head: db.prepare<[], { n: number | null }>('SELECT MAX(number) AS n FROM ledger_blocks'),
+      block: db.prepare<[number], BlockRow>('SELECT * FROM ledger_blocks WHERE number = ?'),
       insertBlock: db.prepare('INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root) VALUES (?, ?, ?, ?, ?, ?)'),
-      blockTxs: db.prepare('SELECT * FROM ledger_txs WHERE block_number = ? ORDER BY block_index'),
-      readState: db.prepare('SELECT value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1'),
+      blockTxs: db.prepare<[number], TxRow>('SELECT * FROM ledger_txs WHERE block_number = ? ORDER BY block_index'),
+      readState: db.prepare<[string, number], { value: string | null }>(
+        'SELECT value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1',
+      ),
       writeState: db.prepare('INSERT OR REPLACE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
       insertTx: db.prepare(
         `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, block_number,
@@ -131,23 +144,23 @@ export class SqliteLedgerStore implements LedgerStore {
            @error_name, @error_module, @error_reason, @finished_at_ms)`,
       ),
       finishTx: db.prepare(FINISH_TX_SQL),
-      pending: db.prepare("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
-      getTx: db.prepare('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
-      lastFailure: db.prepare(
+      pending: db.prepare<[], TxRow>("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
+      getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
+      lastFailure: db.prepare<[string, string, number], TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
          ORDER BY seq DESC LIMIT 1`,
       ),
-      history: db.prepare(
+      history: db.prepare<HistoryParams, TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
            AND (block_number, block_index) < (@block, @index)
            AND (@all = 1 OR extrinsic IN (SELECT value FROM json_each(@extrinsics)))
          ORDER BY block_number DESC, block_index DESC LIMIT @limit`,
       ),
-      txAt: db.prepare('SELECT * FROM ledger_txs WHERE block_number = ? AND block_index = ? ORDER BY seq DESC LIMIT 1'),
+      txAt: db.prepare<[number, number], TxRow>('SELECT * FROM ledger_txs WHERE block_number = ? AND block_index = ? ORDER BY seq DESC LIMIT 1'),
     };
     const txAt = this.q.txAt;
     this.feed = new SqliteLedgerFeed(db, (n, i) => {
-      const r = txAt.get(n, i) as TxRow | undefined;
+      const r = txAt.get(n, i);
       return r ? toTx(r) : undefined;
     });
   }
@@ -169,11 +182,11 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   headNumber(): number {
-    return (this.q.head.get() as { n: number | null }).n ?? -1;
+    return this.q.head.get()?.n ?? -1;
   }
 
   getBlock(number: number): StoredBlock | undefined {
-    const r = this.q.block.get(number) as BlockRow | undefined;
+    const r = this.q.block.get(number);
     if (!r) return undefined;
     const header: BlockHeader = {
       parentHash: u8(r.parent_hash),
@@ -186,11 +199,11 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   blockTxs(number: number): TxRecord[] {
-    return (this.q.blockTxs.all(number) as TxRow[]).map(toTx);
+    return this.q.blockTxs.all(number).map(toTx);
   }
 
   readState(key: string, atBlock: number): StateValue | undefined {
-    const r = this.q.readState.get(key, atBlock) as { value: string | null } | undefined;
+    const r = this.q.readState.get(key, atBlock);
     return r && r.value !== null ? deserializeStateValue(r.value) : undefined;
   }
 
@@ -219,7 +232,7 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   readMeta(key: string): Uint8Array | undefined {
-    const r = this.q.meta.get(key) as { v: Buffer } | undefined;
+    const r = this.q.meta.get(key);
     return r ? u8(r.v) : undefined;
   }
 
@@ -260,16 +273,16 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   pendingTxs(): TxRecord[] {
-    return (this.q.pending.all() as TxRow[]).map(toTx);
+    return this.q.pending.all().map(toTx);
   }
 
   getTx(txHash: string): TxRecord | undefined {
-    const r = this.q.getTx.get(txHash) as TxRow | undefined;
+    const r = this.q.getTx.get(txHash);
     return r ? toTx(r) : undefined;
   }
 
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined {
-    const r = this.q.lastFailure.get(subject, extrinsic, sinceMs) as TxRow | undefined;
+    const r = this.q.lastFailure.get(subject, extrinsic, sinceMs);
     return r ? toTx(r) : undefined;
   }
 
@@ -283,7 +296,7 @@ export class SqliteLedgerStore implements LedgerStore {
       all: q.extrinsics === undefined ? 1 : 0,
       extrinsics: JSON.stringify(q.extrinsics ?? []),
       limit: q.limit,
-    }) as TxRow[];
+    });
     return rows.map(toTx);
   }
 

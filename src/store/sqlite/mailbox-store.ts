@@ -95,20 +95,21 @@ export class SqliteMailboxStore implements MailboxStore {
     const limits = options.readCache ?? DEFAULT_READ_CACHE_LIMITS;
     this.reads = limits.maxBytes > 0 ? new RecipientReadCache(limits) : null;
     this.inTransaction = db.transaction((read: () => unknown) => read());
-    const p = (sql: string) => db.prepare(sql);
+    // each statement declares its row once (better-sqlite3 cannot check it): the reads below need no casts
+    const p = <R = unknown>(sql: string) => db.prepare<unknown[], R>(sql);
     this.q = {
-      set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
+      set: p<SetRow>('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
       nonceLive: p('SELECT 1 FROM cache_nonce_keys WHERE key = ? AND expires_at_ms > ?'),
       version: p('SELECT version FROM cache_recipient_bytes WHERE recipient = ?').pluck(),
-      visibleSummary: p(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
-      visibleWithEnvelope: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
-      firstPart: p('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
-      partsOf: p('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
-      visibleByKey: p(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e
+      visibleSummary: p<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
+      visibleWithEnvelope: p<RetrievedRow>(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e WHERE e.recipient = @did AND ${VISIBLE} ${STORE_ORDER}`).raw(),
+      firstPart: p<Buffer>('SELECT envelope FROM cache_entries WHERE seq = ?').pluck(),
+      partsOf: p<Buffer>('SELECT bytes FROM cache_envelope_parts WHERE seq = ? ORDER BY part').pluck(),
+      visibleByKey: p<MetaEnvelopeRow>(`SELECT ${META_COLUMNS}, ${ENVELOPE_TEXT} FROM cache_entries e
         WHERE e.message_key = @key AND e.recipient = @did AND ${VISIBLE}`).raw(),
-      setEntries: p(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e
+      setEntries: p<RetrievedRow>(`SELECT ${RETRIEVED_COLUMNS} FROM cache_entries e
         WHERE e.recipient = ? AND e.group_id = ? AND e.expires_at_ms > ? ORDER BY e.sequence_number`).raw(),
-      totals: p('SELECT entries, bytes FROM cache_totals WHERE id = 1'),
+      totals: p<{ entries: number; bytes: number }>('SELECT entries, bytes FROM cache_totals WHERE id = 1'),
       incompleteSets: p('SELECT COUNT(*) FROM cache_chunk_sets WHERE complete = 0').pluck(),
       pageCount: p('PRAGMA page_count').pluck(),
       freePages: p('PRAGMA freelist_count').pluck(),
@@ -172,7 +173,7 @@ export class SqliteMailboxStore implements MailboxStore {
   async usage(): Promise<MailboxUsage> {
     // one row kept by triggers, an indexed count of the incomplete sets, two header reads (as the budget's check)
     return this.snapshot(() => {
-      const t = this.q.totals.get() as { entries: number; bytes: number } | undefined;
+      const t = this.q.totals.get();
       return {
         entries: t?.entries ?? 0,
         bytes: t?.bytes ?? 0,
@@ -198,7 +199,7 @@ export class SqliteMailboxStore implements MailboxStore {
     const rows: RetrievedRow[] = [];
     let bytes = 0;
     let truncated = false;
-    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs }) as IterableIterator<RetrievedRow>) {
+    for (const r of this.q.visibleWithEnvelope.iterate({ did, now: nowMs })) {
       const size = r[RETRIEVED_COL.sizeBytes];
       if (rows.length > 0 && bytes + size > maxEnvelopeBytes) {
         truncated = true;
@@ -211,7 +212,7 @@ export class SqliteMailboxStore implements MailboxStore {
   }
 
   async listSummary(did: string, nowMs: number): Promise<SummaryEntry[]> {
-    const read = () => (this.q.visibleSummary.all({ did, now: nowMs }) as SummaryRow[]).map(toSummary);
+    const read = () => this.q.visibleSummary.all({ did, now: nowMs }).map(toSummary);
     return this.reads === null ? read() : this.reads.summary(did, this.versionOf(did), nowMs, read);
   }
 
@@ -226,16 +227,16 @@ export class SqliteMailboxStore implements MailboxStore {
 
   private getChunkSetNow(did: string, groupId: string, nowMs: number): ChunkSetView | null {
     const key = groupId.toLowerCase();
-    const set = this.q.set.get(did, key) as SetRow | undefined;
+    const set = this.q.set.get(did, key);
     if (set === undefined || set.complete !== 1) return null;
-    const rows = this.q.setEntries.all(did, key, nowMs) as RetrievedRow[];
+    const rows = this.q.setEntries.all(did, key, nowMs);
     if (rows.length === 0) return null;
     return { total: set.total_chunks, entries: rows.map((r) => this.retrieved(r)) };
   }
 
   async getMessage(did: string, messageId: string, nowMs: number): Promise<EntryWithEnvelope | null> {
     return this.snapshot(() => {
-      const r = this.q.visibleByKey.get({ key: messageId.toLowerCase(), did, now: nowMs }) as MetaEnvelopeRow | undefined;
+      const r = this.q.visibleByKey.get({ key: messageId.toLowerCase(), did, now: nowMs });
       return r === undefined ? null : { meta: toMeta(r), envelope: this.envelopeOf(r[COL.seq], r[COL.sizeBytes], r[COL.envelope]) };
     });
   }
@@ -261,7 +262,7 @@ export class SqliteMailboxStore implements MailboxStore {
     if (text !== null && !text.includes('\uFFFD')) return text;
     const first = this.q.firstPart.get(seq) as Buffer;
     if (size <= first.length) return asBytes(first);
-    const parts = [first, ...(this.q.partsOf.all(seq) as Buffer[])];
+    const parts = [first, ...this.q.partsOf.all(seq)];
     let at = 0;
     for (const p of parts) at += p.length;
     if (at !== size) throw new Error(`stored envelope ${seq} is ${at} bytes, expected ${size}`);

@@ -22,20 +22,21 @@ export class MailboxWrites {
   private readonly pageBytes: number;
 
   constructor(db: SqliteDb) {
-    const p = (sql: string) => db.prepare(sql);
+    // each statement declares its row once (better-sqlite3 cannot check it): the reads below need no casts
+    const p = <R = unknown>(sql: string) => db.prepare<unknown[], R>(sql);
     this.pageBytes = db.pragma('page_size', { simple: true }) as number;
     this.q = {
-      pageCount: p('PRAGMA page_count').pluck(),
-      freePages: p('PRAGMA freelist_count').pluck(),
-      byKey: p(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ?`).raw(),
+      pageCount: p<number>('PRAGMA page_count').pluck(),
+      freePages: p<number>('PRAGMA freelist_count').pluck(),
+      byKey: p<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ?`).raw(),
       deleteSeq: p('DELETE FROM cache_entries WHERE seq = ?'),
-      chunkAt: p(`SELECT e.seq, e.message_id, e.expires_at_ms FROM cache_entries e
+      chunkAt: p<{ seq: number; message_id: string; expires_at_ms: number }>(`SELECT e.seq, e.message_id, e.expires_at_ms FROM cache_entries e
         WHERE e.recipient = ? AND e.group_id = ? AND e.sequence_number = ?`),
-      set: p('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
-      setCount: p('SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = ? AND group_id = ? AND expires_at_ms > ?'),
-      heldBytes: p('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = ?'),
+      set: p<SetRow>('SELECT total_chunks, first_at_ms, first_seq, retry_until_ms, complete FROM cache_chunk_sets WHERE recipient = ? AND group_id = ?'),
+      setCount: p<{ n: number }>('SELECT COUNT(*) AS n FROM cache_entries WHERE recipient = ? AND group_id = ? AND expires_at_ms > ?'),
+      heldBytes: p<{ b: number }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = ?'),
       deleteExpiredOf: p('DELETE FROM cache_entries WHERE recipient = ? AND expires_at_ms <= ?'),
-      setMinExpiry: p('SELECT MIN(expires_at_ms) AS m FROM cache_entries WHERE recipient = ? AND group_id = ?'),
+      setMinExpiry: p<{ m: number }>('SELECT MIN(expires_at_ms) AS m FROM cache_entries WHERE recipient = ? AND group_id = ?'),
       insertSet: p(`INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
         VALUES (?, ?, ?, ?, ?, ?, 0)`),
       updateSet: p('UPDATE cache_chunk_sets SET retry_until_ms = ?, complete = ? WHERE recipient = ? AND group_id = ?'),
@@ -50,10 +51,10 @@ export class MailboxWrites {
       claimNonce: p(`INSERT INTO cache_nonce_keys (key, expires_at_ms) VALUES (@key, @expires)
         ON CONFLICT (key) DO UPDATE SET expires_at_ms = excluded.expires_at_ms WHERE cache_nonce_keys.expires_at_ms <= @now`),
       releaseNonce: p('DELETE FROM cache_nonce_keys WHERE key = @key AND expires_at_ms = @expires'),
-      ackTarget: p('SELECT seq FROM cache_entries WHERE message_key = ? AND recipient = ? AND expires_at_ms > ?').pluck(),
+      ackTarget: p<number>('SELECT seq FROM cache_entries WHERE message_key = ? AND recipient = ? AND expires_at_ms > ?').pluck(),
       expiredEntries: p(`DELETE FROM cache_entries WHERE seq IN
         (SELECT seq FROM cache_entries WHERE expires_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
-      staleSets: p(`SELECT recipient, group_id FROM cache_chunk_sets WHERE complete = 0 AND retry_until_ms <= ?
+      staleSets: p<{ recipient: string; group_id: string }>(`SELECT recipient, group_id FROM cache_chunk_sets WHERE complete = 0 AND retry_until_ms <= ?
         LIMIT ${SWEEP_CHUNK}`),
       emptySets: p(`DELETE FROM cache_chunk_sets WHERE complete = 1 AND NOT EXISTS (SELECT 1 FROM cache_entries e
         WHERE e.recipient = cache_chunk_sets.recipient AND e.group_id = cache_chunk_sets.group_id)`),
@@ -71,7 +72,7 @@ export class MailboxWrites {
       const key = id.toLowerCase();
       if (seen.has(key)) continue;
       seen.add(key);
-      const seq = this.q.ackTarget.get(key, did, nowMs) as number | undefined;
+      const seq = this.q.ackTarget.get(key, did, nowMs);
       if (seq === undefined) continue;
       this.q.deleteSeq.run(seq);
       deleted.push(id);
@@ -81,7 +82,7 @@ export class MailboxWrites {
 
   /** The mailbox file's pages in use, in bytes: pages freed by deletions are reused first and do not count. */
   usedBytes(): number {
-    return ((this.q.pageCount.get() as number) - (this.q.freePages.get() as number)) * this.pageBytes;
+    return ((this.q.pageCount.get() ?? 0) - (this.q.freePages.get() ?? 0)) * this.pageBytes;
   }
 
   claim(claim: NonceClaim, nowMs: number): boolean {
@@ -101,9 +102,9 @@ export class MailboxWrites {
   }
 
   private setState(recipient: string, groupId: string, nowMs: number): ChunkSetState | null {
-    const set = this.q.set.get(recipient, groupId) as SetRow | undefined;
+    const set = this.q.set.get(recipient, groupId);
     if (set === undefined) return null;
-    const received = (this.q.setCount.get(recipient, groupId, nowMs) as { n: number }).n;
+    const received = this.q.setCount.get(recipient, groupId, nowMs)?.n ?? 0;
     return chunkSetState(groupId, set.total_chunks, received, set.complete === 1, set.retry_until_ms);
   }
 
@@ -131,11 +132,11 @@ export class MailboxWrites {
 
   /** The live entry stored under `key`, if any: an expired one, or one of an incomplete set past its retry, is deleted. */
   private liveEntry(key: string, nowMs: number): EntryMeta | null {
-    let existing = this.q.byKey.get(key) as MetaRow | undefined;
+    let existing = this.q.byKey.get(key);
     const existingGroup = existing?.[COL.groupId] ?? null;
     if (existing !== undefined && existingGroup !== null) {
       const recipient = existing[COL.recipient];
-      const set = this.q.set.get(recipient, existingGroup) as SetRow | undefined;
+      const set = this.q.set.get(recipient, existingGroup);
       if (this.purgeIfStale(recipient, existingGroup, set, nowMs)) existing = undefined;
     }
     if (existing !== undefined && existing[COL.expiresAtMs] <= nowMs) {
@@ -147,9 +148,9 @@ export class MailboxWrites {
 
   /** The chunk's set (undefined: the set's first chunk), after the §11.3 checks against the set and the chunk held at its place. */
   private admitChunk(recipient: string, chunk: ChunkRef, nowMs: number): SetRow | undefined {
-    let set = this.q.set.get(recipient, chunk.groupId) as SetRow | undefined;
+    let set = this.q.set.get(recipient, chunk.groupId);
     if (this.purgeIfStale(recipient, chunk.groupId, set, nowMs)) set = undefined;
-    let held = this.q.chunkAt.get(recipient, chunk.groupId, chunk.sequence) as { seq: number; message_id: string; expires_at_ms: number } | undefined;
+    let held = this.q.chunkAt.get(recipient, chunk.groupId, chunk.sequence);
     if (held !== undefined && held.expires_at_ms <= nowMs) {
       this.q.deleteSeq.run(held.seq);
       held = undefined;
@@ -162,7 +163,7 @@ export class MailboxWrites {
   private admitSpace(req: PutRequest): void {
     const { entry, nowMs } = req;
     if (req.quotaBytes !== null) {
-      const held = () => (this.q.heldBytes.get(entry.recipientDid) as { b: number } | undefined)?.b ?? 0;
+      const held = () => this.q.heldBytes.get(entry.recipientDid)?.b ?? 0;
       // Expired copies count until removed: only when they would make the difference are they removed here.
       if (!withinQuota(held(), entry.sizeBytes, req.quotaBytes)) this.q.deleteExpiredOf.run(entry.recipientDid, nowMs);
       checkQuota(held(), entry.sizeBytes, req.quotaBytes);
@@ -209,8 +210,9 @@ export class MailboxWrites {
       this.q.insertSet.run(entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry);
       set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: 0 };
     }
-    const minExpiry = (this.q.setMinExpiry.get(entry.recipientDid, chunk.groupId) as { m: number }).m;
-    const received = (this.q.setCount.get(entry.recipientDid, chunk.groupId, nowMs) as { n: number }).n;
+    // an aggregate always answers one row
+    const minExpiry = this.q.setMinExpiry.get(entry.recipientDid, chunk.groupId)!.m;
+    const received = this.q.setCount.get(entry.recipientDid, chunk.groupId, nowMs)?.n ?? 0;
     const retry = chunkRetryUntil(set.first_at_ms, req.chunkWindowMs, minExpiry);
     const state = chunkSetState(chunk.groupId, chunk.total, received, set.complete === 1, retry);
     this.q.updateSet.run(retry, state.complete ? 1 : 0, entry.recipientDid, chunk.groupId);
@@ -219,7 +221,7 @@ export class MailboxWrites {
 
   sweepStep(nowMs: number): SweepResult & { more: boolean } {
     let purgedChunks = 0;
-    const stale = this.q.staleSets.all(nowMs) as { recipient: string; group_id: string }[];
+    const stale = this.q.staleSets.all(nowMs);
     for (const s of stale) {
       purgedChunks += this.q.deleteSetEntries.run(s.recipient, s.group_id).changes;
       this.q.deleteSet.run(s.recipient, s.group_id);

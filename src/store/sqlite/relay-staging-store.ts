@@ -70,16 +70,24 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     readonly db: SqliteDb,
     private readonly writer: OpWriter<RelayWriteOp, RelayWriteResults>,
   ) {
-    const p = (sql: string) => db.prepare(sql);
+    // each statement declares its row once (better-sqlite3 cannot check it): the reads below need no casts
+    const p = <R = unknown>(sql: string) => db.prepare<unknown[], R>(sql);
     this.q = {
-      result: p('SELECT content_hash, recipient, result, created_at_ms FROM relay_results WHERE message_key = ?'),
-      set: p(SELECT_SET),
-      byKey: p(SELECT_CHUNK_BY_KEY),
-      chunksOf: p(`SELECT sequence_number, message_key, content_hash, envelope FROM relay_chunks
+      result: p<{ content_hash: string; recipient: string | null; result: string; created_at_ms: number }>(
+        'SELECT content_hash, recipient, result, created_at_ms FROM relay_results WHERE message_key = ?',
+      ),
+      set: p<SetRow>(SELECT_SET),
+      byKey: p<ChunkRow>(SELECT_CHUNK_BY_KEY),
+      chunksOf: p<{
+        sequence_number: number;
+        message_key: string;
+        content_hash: string;
+        envelope: Buffer;
+      }>(`SELECT sequence_number, message_key, content_hash, envelope FROM relay_chunks
         WHERE recipient = ? AND group_id = ? ORDER BY sequence_number`),
       nonceLive: p('SELECT 1 FROM relay_nonce_keys WHERE key = ? AND expires_at_ms > ?'),
-      stagedSets: p('SELECT COUNT(*) FROM relay_chunk_sets').pluck(),
-      stagedBytes: p('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
+      stagedSets: p<number>('SELECT COUNT(*) FROM relay_chunk_sets').pluck(),
+      stagedBytes: p<number>('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
     };
   }
 
@@ -96,30 +104,25 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   // ------------------------------------------------------------------ reads
 
   async usage(): Promise<StagingUsage> {
-    return { sets: this.q.stagedSets.get() as number, bytes: (this.q.stagedBytes.get() as number | undefined) ?? 0 };
+    return { sets: this.q.stagedSets.get()!, bytes: this.q.stagedBytes.get() ?? 0 };
   }
 
   async findResult(messageKey: string, nowMs: number): Promise<StoredResult | null> {
-    const r = this.q.result.get(messageKey) as { content_hash: string; recipient: string | null; result: string; created_at_ms: number } | undefined;
+    const r = this.q.result.get(messageKey);
     if (r === undefined || r.created_at_ms + RESULT_RETENTION_MS <= nowMs) return null;
     return { contentHash: r.content_hash, recipientDid: r.recipient, result: JSON.parse(r.result) as DeliveryResult };
   }
 
   async findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null> {
-    const c = this.q.byKey.get(messageKey) as ChunkRow | undefined;
+    const c = this.q.byKey.get(messageKey);
     if (c === undefined) return null;
-    const set = this.q.set.get(c.recipient, c.group_id) as SetRow | undefined;
+    const set = this.q.set.get(c.recipient, c.group_id);
     if (set === undefined || set.retry_until_ms <= nowMs) return null;
     return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
   }
 
   async loadSet(recipientDid: string, groupId: string): Promise<StagedChunk[]> {
-    const rows = this.q.chunksOf.all(recipientDid, groupId) as {
-      sequence_number: number;
-      message_key: string;
-      content_hash: string;
-      envelope: Buffer;
-    }[];
+    const rows = this.q.chunksOf.all(recipientDid, groupId);
     return rows.map((r) => ({
       sequence: r.sequence_number,
       messageKey: r.message_key,

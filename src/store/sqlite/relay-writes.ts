@@ -50,35 +50,42 @@ export class RelayWrites {
   private readonly q;
 
   constructor(db: SqliteDb) {
-    const p = (sql: string) => db.prepare(sql);
+    // each statement declares its row once (better-sqlite3 cannot check it): the reads below need no casts
+    const p = <R = unknown>(sql: string) => db.prepare<unknown[], R>(sql);
     this.q = {
       saveResult: p(`INSERT INTO relay_results (message_key, content_hash, recipient, result, created_at_ms) VALUES (?, ?, ?, ?, ?)
         ON CONFLICT (message_key) DO UPDATE SET content_hash = excluded.content_hash, recipient = excluded.recipient,
         result = excluded.result, created_at_ms = excluded.created_at_ms`),
-      set: p(SELECT_SET),
+      set: p<SetRow>(SELECT_SET),
       insertSet: p(`INSERT INTO relay_chunk_sets (recipient, group_id, total_chunks, to_value, tag, application_id, sender,
         created_at_ms, retry_until_ms, owner, staged_bytes, last_chunk_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`),
       growSet: p('UPDATE relay_chunk_sets SET staged_bytes = staged_bytes + ?, last_chunk_ms = ? WHERE recipient = ? AND group_id = ?'),
-      recipientBytes: p('SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE recipient = ?').pluck(),
-      ownerBytes: p('SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE owner = ?').pluck(),
-      idleSets: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE last_chunk_ms <= ? AND NOT (recipient = ? AND group_id = ?)
+      recipientBytes: p<number>('SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE recipient = ?').pluck(),
+      ownerBytes: p<number>('SELECT COALESCE(SUM(staged_bytes), 0) FROM relay_chunk_sets WHERE owner = ?').pluck(),
+      idleSets: p<{
+        recipient: string;
+        group_id: string;
+      }>(`SELECT recipient, group_id FROM relay_chunk_sets WHERE last_chunk_ms <= ? AND NOT (recipient = ? AND group_id = ?)
         ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE}`),
-      idleSetsOf: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE recipient = ? AND last_chunk_ms <= ? AND group_id <> ?
+      idleSetsOf: p<{
+        recipient: string;
+        group_id: string;
+      }>(`SELECT recipient, group_id FROM relay_chunk_sets WHERE recipient = ? AND last_chunk_ms <= ? AND group_id <> ?
         ORDER BY last_chunk_ms LIMIT ${MAX_IDLE_DROPS_PER_STAGE}`),
       deleteSet: p('DELETE FROM relay_chunk_sets WHERE recipient = ? AND group_id = ?'),
-      setBytes: p('SELECT COALESCE(SUM(size_bytes), 0) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
+      setBytes: p<{ n: number }>('SELECT COALESCE(SUM(size_bytes), 0) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
       deleteSetChunks: p('DELETE FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
-      setsOf: p('SELECT COUNT(*) AS n FROM relay_chunk_sets WHERE recipient = ?'),
-      received: p('SELECT COUNT(*) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
-      chunkAt: p('SELECT content_hash FROM relay_chunks WHERE recipient = ? AND group_id = ? AND sequence_number = ?').pluck(),
-      byKey: p(SELECT_CHUNK_BY_KEY),
+      setsOf: p<{ n: number }>('SELECT COUNT(*) AS n FROM relay_chunk_sets WHERE recipient = ?'),
+      received: p<{ n: number }>('SELECT COUNT(*) AS n FROM relay_chunks WHERE recipient = ? AND group_id = ?'),
+      chunkAt: p<string>('SELECT content_hash FROM relay_chunks WHERE recipient = ? AND group_id = ? AND sequence_number = ?').pluck(),
+      byKey: p<ChunkRow>(SELECT_CHUNK_BY_KEY),
       insertChunk: p(`INSERT INTO relay_chunks (recipient, group_id, sequence_number, message_key, content_hash, size_bytes, envelope)
         VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      usage: p('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
+      usage: p<number>('SELECT staged_bytes FROM relay_usage WHERE id = 1').pluck(),
       addUsage: p('UPDATE relay_usage SET staged_bytes = MAX(0, staged_bytes + ?) WHERE id = 1'),
       claimNonce: p(`INSERT INTO relay_nonce_keys (key, expires_at_ms) VALUES (@key, @expires)
         ON CONFLICT (key) DO UPDATE SET expires_at_ms = excluded.expires_at_ms WHERE relay_nonce_keys.expires_at_ms <= @now`),
-      staleSets: p(`SELECT recipient, group_id FROM relay_chunk_sets WHERE retry_until_ms <= ? LIMIT ${SWEEP_CHUNK}`),
+      staleSets: p<{ recipient: string; group_id: string }>(`SELECT recipient, group_id FROM relay_chunk_sets WHERE retry_until_ms <= ? LIMIT ${SWEEP_CHUNK}`),
       oldResults: p(`DELETE FROM relay_results WHERE message_key IN
         (SELECT message_key FROM relay_results WHERE created_at_ms <= ? LIMIT ${SWEEP_CHUNK})`),
       expiredNonces: p(`DELETE FROM relay_nonce_keys WHERE key IN
@@ -102,7 +109,7 @@ export class RelayWrites {
 
   stage(req: StageRequest): StageOutcome {
     const { recipientDid: recipient, groupId, nowMs } = req;
-    let set = this.q.set.get(recipient, groupId) as SetRow | undefined;
+    let set = this.q.set.get(recipient, groupId);
     if (set !== undefined && set.retry_until_ms <= nowMs) {
       this.dropSet(recipient, groupId);
       set = undefined;
@@ -112,9 +119,9 @@ export class RelayWrites {
       const held = (this.q.chunkAt.get(recipient, groupId, req.sequence) as string | undefined) ?? null;
       if (checkSequence(groupId, req.sequence, held, req.contentHash) === 'replay') return this.state(recipient, groupId, set, true);
     }
-    const other = this.q.byKey.get(req.messageKey) as ChunkRow | undefined;
+    const other = this.q.byKey.get(req.messageKey);
     if (other !== undefined) {
-      const otherSet = this.q.set.get(other.recipient, other.group_id) as SetRow | undefined;
+      const otherSet = this.q.set.get(other.recipient, other.group_id);
       if (otherSet !== undefined && otherSet.retry_until_ms <= nowMs) this.dropSet(other.recipient, other.group_id);
       else throw messageIdConflict(req.messageKey);
     }
@@ -124,10 +131,7 @@ export class RelayWrites {
     if (pressure !== undefined && (pressure.recipient || pressure.node)) {
       // idle sets make room: the recipient's own for its bounds, anyone's for the node's
       const cutoff = nowMs - req.idleDropMs!;
-      const idle = (pressure.node ? this.q.idleSets.all(cutoff, recipient, groupId) : this.q.idleSetsOf.all(recipient, cutoff, groupId)) as {
-        recipient: string;
-        group_id: string;
-      }[];
+      const idle = pressure.node ? this.q.idleSets.all(cutoff, recipient, groupId) : this.q.idleSetsOf.all(recipient, cutoff, groupId);
       for (const s of idle) this.dropSet(s.recipient, s.group_id);
       if (idle.length > 0) check = this.capacity(req, set);
     }
@@ -161,7 +165,7 @@ export class RelayWrites {
     return capacityCheck(req, {
       newSet: set === undefined,
       setBytes: set?.staged_bytes ?? 0,
-      setsOfRecipient: (this.q.setsOf.get(recipient) as { n: number }).n,
+      setsOfRecipient: this.q.setsOf.get(recipient)!.n,
       recipientBytes: this.q.recipientBytes.get(recipient) as number,
       ownerBytes: owner === null ? undefined : (this.q.ownerBytes.get(owner) as number),
       stagedBytes: this.q.usage.get() as number,
@@ -169,7 +173,7 @@ export class RelayWrites {
   }
 
   sweepStep(nowMs: number): RelaySweepResult & { more: boolean } {
-    const stale = this.q.staleSets.all(nowMs) as { recipient: string; group_id: string }[];
+    const stale = this.q.staleSets.all(nowMs);
     let purgedChunks = 0;
     for (const s of stale) purgedChunks += this.dropSet(s.recipient, s.group_id);
     const expiredResults = this.q.oldResults.run(nowMs - RESULT_RETENTION_MS).changes;
@@ -180,7 +184,7 @@ export class RelayWrites {
 
   /** Deletes a set and its chunks; returns the chunks deleted. */
   private dropSet(recipient: string, groupId: string): number {
-    const bytes = (this.q.setBytes.get(recipient, groupId) as { n: number }).n;
+    const bytes = this.q.setBytes.get(recipient, groupId)!.n;
     const n = this.q.deleteSetChunks.run(recipient, groupId).changes;
     this.q.deleteSet.run(recipient, groupId);
     this.q.addUsage.run(-bytes);
@@ -188,7 +192,7 @@ export class RelayWrites {
   }
 
   private state(recipient: string, groupId: string, set: SetRow, replayed: boolean): StageOutcome {
-    const received = (this.q.received.get(recipient, groupId) as { n: number }).n;
+    const received = this.q.received.get(recipient, groupId)!.n;
     return { replayed, received, total: set.total_chunks, retryUntilMs: set.retry_until_ms, complete: received >= set.total_chunks };
   }
 }
