@@ -1,12 +1,12 @@
 /**
  * The served OpenAPI documents as a contract, from both sides, against a live node (Directory, Relay, Cache on
- * SQLite, real HTTP, profile `platform`): openapi-fetch clients typed with the types openapi-typescript generated
+ * SQLite, real HTTP, on each profile): openapi-fetch clients typed with the types openapi-typescript generated
  * from each served document (test/support/openapi-types/, kept equal to the served documents by
  * test/app/openapi-types.test.ts) perform every role's main flows — register, change, resolve (ddn's and W3C's),
  * send, store, retrieve with a proof, acknowledge — with no cast: the flows compile against the generated types
  * (`npm run typecheck`), and the `@ts-expect-error` lines prove what they refuse — also where the `openpayload`
- * types differ from `platform`'s. Every error answer met carries a code the document enumerates for its route and
- * status.
+ * types differ from `platform`'s. The same flows run on an `openpayload` node through that profile's own types.
+ * Every error answer met carries a code the document enumerates for its route and status.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -240,5 +240,101 @@ describe('OpenAPI documents as a contract: clients typed by the generated types,
     }
     assert.ok(errors >= 8, `error answers checked: ${errors}`);
     for (const s of [200, 202, 400, 403, 404, 409]) assert.ok(statuses.has(s), `a ${s} answer was met`);
+  });
+});
+
+describe('OpenAPI documents as a contract on profile openpayload: the same flows through its own generated types', () => {
+  let node: TestNode;
+  const met: Met[] = [];
+  const docs = {} as Record<Role, OpenApiDocument>;
+  const op = makeProfile('openpayload');
+
+  before(async () => {
+    node = await startTestNode(['--roles', 'directory,relay,cache', '--allow-private-endpoints', '--profile', 'openpayload']);
+    await node.identity.ready;
+    for (const role of ['directory', 'relay', 'cache'] as const) {
+      docs[role] = (await (await fetch(`${node.urls[role]!}/openapi.json`)).json()) as OpenApiDocument;
+    }
+  });
+  after(async () => {
+    await node?.stop();
+  });
+
+  it('registers, changes, resolves, sends, retrieves with a proof and acknowledges; every error code is listed', async () => {
+    const dir = createClient<DirectoryOpenPayload>({ baseUrl: node.urls.directory! });
+    const relay = createClient<RelayOpenPayload>({ baseUrl: node.urls.relay! });
+    const cache = createClient<CachePaths>({ baseUrl: node.urls.cache! });
+    dir.use(recorder('directory', met));
+    relay.use(recorder('relay', met));
+    cache.use(recorder('cache', met));
+    const settle = (): void => {
+      while (node.ledger.produceBlock() !== null) {
+        // every pooled extrinsic is in a final block
+      }
+    };
+    const seed = 94;
+    const did = didOf(seed, op.p);
+    const key = keyOf(seed);
+    const cacheUrl = node.urls.cache!;
+
+    const document: DirectoryOpenPayload['/register-did/prepare']['post']['requestBody']['content']['application/json']['did_document'] = {
+      id: did,
+      verificationMethod: [{ id: kid(did, 'key-1'), type: 'Ed25519VerificationKey2020', controller: did, publicKeyMultibase: multibaseEd25519(key.publicKey) }],
+      authentication: [kid(did, 'key-1')],
+      service: [{ id: kid(did, 'cache'), type: op.cacheServiceType, serviceEndpoint: [cacheUrl], authorization: [kid(did, 'key-1')] }],
+    };
+    const prepared = await dir.POST('/register-did/prepare', { body: { did, root_pubkey: multibaseEd25519(key.publicKey, false), did_document: document } });
+    assert.equal(prepared.response.status, 200, JSON.stringify(prepared.error));
+    const registered = await dir.POST('/register-did', { body: { ...prepared.data!.request, signature: signHex(key, prepared.data!.payload_to_sign) } });
+    assert.equal(registered.response.status, 202, JSON.stringify(registered.error));
+    settle();
+
+    const change = await dir.POST('/dids/{did}/prepare', { params: { path: { did } }, body: { did, action: 'add_alias', alias: 'contract94' } });
+    assert.equal(change.response.status, 200, JSON.stringify(change.error));
+    const submitted = await dir.POST('/dids/{did}/aliases', {
+      params: { path: { did } },
+      body: { ...change.data!.request, action: 'add_alias', alias: 'contract94', signature: signHex(key, change.data!.payload_to_sign) },
+    });
+    assert.equal(submitted.response.status, 202, JSON.stringify(submitted.error));
+    settle();
+    const resolved = await dir.GET('/resolve/{did}', { params: { path: { did } } });
+    assert.deepEqual(resolved.data?.aliases, ['contract94']);
+    await dir.GET('/resolve/{did}', { params: { path: { did: didOf(95, op.p) } } });
+
+    const env: Envelope = {
+      message_id: randomUUID(),
+      to: did,
+      timestamp: isoSeconds(Date.now()),
+      payload: { ciphertext_b64: Buffer.from('hi').toString('base64') },
+    };
+    const sent = await relay.POST('/relay', { body: env });
+    assert.equal(sent.response.status, 202, JSON.stringify(sent.error));
+    // a malformed sender signature is the deployed clients' 400 here (403 on platform)
+    const malformed = await relay.POST('/relay', { body: { ...env, message_id: randomUUID(), sender: did, sender_key_id: 'root', sender_signature: 'AAAA' } });
+    assert.equal(malformed.response.status, 400);
+    assert.equal(malformed.error?.code, 'invalid_envelope');
+
+    const r: Pick<Recipient, 'did' | 'key' | 'keyId' | 'serviceId'> = { did, key, keyId: kid(did, 'key-1'), serviceId: kid(did, 'cache') };
+    const pull = proofHeaders(op, r, 'pull', '*', { endpoint: cacheUrl, nowMs: Date.now() });
+    const pulled = await cache.GET('/cache/messages/{did}', { params: { path: { did }, header: pull } });
+    assert.equal(pulled.response.status, 200, JSON.stringify(pulled.error));
+    assert.deepEqual(
+      pulled.data?.messages.map((m) => m.message_id),
+      [env.message_id],
+    );
+    const ack = proofHeaders(op, r, 'ack', env.message_id, { endpoint: cacheUrl, nowMs: Date.now() });
+    const acked = await cache.POST('/cache/ack', { body: ackOf(did, ack, [env.message_id]) });
+    assert.deepEqual(acked.data, { acked: 1, message_ids: [env.message_id] });
+
+    let errors = 0;
+    for (const m of met) {
+      const { template, codes, documented } = listedCodes(docs[m.role], m);
+      assert.ok(template !== undefined && documented, `${m.role} ${m.method} ${m.path} ${m.status}: documented`);
+      if (m.status < 400) continue;
+      const code = (m.body as { code?: string }).code;
+      assert.ok(code !== undefined && codes?.includes(code), `${m.role} ${m.method} ${template} ${m.status}: ${code} is not among ${JSON.stringify(codes)}`);
+      errors++;
+    }
+    assert.ok(errors >= 2, `error answers checked: ${errors}`);
   });
 });
