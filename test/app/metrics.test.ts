@@ -3,6 +3,7 @@
  * between them. Counters are scraped before and after a scripted workload and must have moved by exactly the
  * work done; the request id a client sends reaches the Cache's log lines through the Relay.
  */
+import { checkContract, stopChecking, urlsOf } from '../support/contract-check.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -39,6 +40,7 @@ describe('GET /metrics after a scripted workload', () => {
     const config = loadConfig(['--data-dir', cacheDir, '--roles', 'cache', '--cache-port', '0', '--directory-url', dir.urls.directory!, '--access-log'], {});
     const logger = pino({ level: 'info' }, { write: (line: string) => void cacheLog.push(JSON.parse(line) as Body) });
     cache = await startNode(config, { logger });
+    await checkContract(urlsOf(cache));
     // --access-log: the Relay's request scope passes the client's request id on to the Cache
     relay = await startTestNode(['--roles', 'relay', '--directory-url', dir.urls.directory!, '--allow-private-endpoints', '--access-log']);
     await relay.identity.ready;
@@ -47,6 +49,7 @@ describe('GET /metrics after a scripted workload', () => {
     await relay?.stop();
     await cache?.close();
     rmSync(cacheDir, { recursive: true, force: true });
+    if (cache !== undefined) stopChecking(urlsOf(cache));
     await dir?.stop();
   });
 

@@ -1,4 +1,5 @@
 /** The Cache inside a whole node (src/app/node.ts) over real HTTP: store, node-signed store, retrieve, ack, events. */
+import { checkContract, stopChecking, urlsOf } from '../support/contract-check.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -31,6 +32,8 @@ describe('Cache role of a node over HTTP', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'ddn-cache-http-'));
     const config = loadConfig(['--data-dir', dataDir, '--roles', 'directory,cache', '--directory-port', '0', '--cache-port', '0'], {});
     node = await startNode(config, { logger: pino({ level: 'silent' }), autoProduce: false });
+    // every answer read here is checked against the node's OpenAPI documents (test/support/contract-check.ts)
+    await checkContract(urlsOf(node));
     cacheUrl = node.urls.cache!;
     assert.deepEqual(node.publicUrls.cache, [cacheUrl]);
     node.cache!.events.on('CacheStored', (e) => events.push(e));
@@ -39,6 +42,7 @@ describe('Cache role of a node over HTTP', () => {
   after(async () => {
     await node.close();
     rmSync(dataDir, { recursive: true, force: true });
+    stopChecking(urlsOf(node));
   });
 
   const proof = (op: Parameters<typeof proofHeaders>[2], subject: string) => proofHeaders(profile, r, op, subject, { endpoint: cacheUrl, nowMs: Date.now() });

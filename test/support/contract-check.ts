@@ -149,3 +149,8 @@ export function stopChecking(urls: readonly string[]): void {
   if (checkers.size === 0) restoreOutbound();
   if (violations.length > 0) throw new Error(`answers or accepted requests not described by the OpenAPI documents:\n${[...new Set(violations)].join('\n')}`);
 }
+
+/** The base URLs a started node listens on (each role's; roles sharing a listener once each). */
+export function urlsOf(node: { urls: Partial<Record<string, string | undefined>> }): string[] {
+  return [...new Set(Object.values(node.urls).filter((u): u is string => u !== undefined))];
+}
