@@ -115,8 +115,13 @@ const SIGNED: readonly ErrorCode[] = [
 /** What a preparation can be refused with: the request fields, and the ledger's checks it runs without writing. */
 export const PREPARED: readonly ErrorCode[] = [...new Set<ErrorCode>([...SIGNED, ...LEDGER_CODES])];
 
-/** What a submission can be refused with: its fields, signature and state, the ledger's checks, a full pool. */
-export const SUBMITTED: readonly ErrorCode[] = [...new Set<ErrorCode>([...SIGNED, ...LEDGER_CODES, 'ledger_unavailable', 'chain_unavailable'])];
+/**
+ * What a submission can be refused with: its fields, signature and state, the ledger's checks, a full pool, and a
+ * full disk (the accepted change is persisted before the 202: src/http/error-body.ts maps a storage failure to 507).
+ */
+export const SUBMITTED: readonly ErrorCode[] = [
+  ...new Set<ErrorCode>([...SIGNED, ...LEDGER_CODES, 'ledger_unavailable', 'chain_unavailable', 'insufficient_storage']),
+];
 
 /** Persona changes add the persona's own checks. */
 export const PERSONA: readonly ErrorCode[] = [

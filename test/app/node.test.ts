@@ -1,3 +1,4 @@
+import { checkedNode } from '../support/contract-check.js';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -26,11 +27,14 @@ function configFor(dataDir: string, ...extra: string[]) {
 }
 
 async function start(dataDir: string, ...extra: string[]): Promise<RunningNode> {
-  return startNode(configFor(dataDir, ...extra), {
-    logger: silent,
-    autoProduce: false,
-    clock: new ManualClock(1_700_000_000_000),
-  });
+  // every answer read from it is checked against its OpenAPI documents (test/support/contract-check.ts)
+  return checkedNode(
+    await startNode(configFor(dataDir, ...extra), {
+      logger: silent,
+      autoProduce: false,
+      clock: new ManualClock(1_700_000_000_000),
+    }),
+  );
 }
 
 interface Health {

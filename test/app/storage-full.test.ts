@@ -5,6 +5,7 @@
  * answers 507 and `/health` says degraded; a stopped node starts again on the full disk and serves reads; once
  * the ballast is gone, stores and blocks resume, and every envelope that got a 202 is still there.
  */
+import { checkedNode } from '../support/contract-check.js';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -54,7 +55,8 @@ async function start(dataDir: string, disk: SmallDisk | null, extra: string[] = 
     ),
     { logger: pino({ level: 'silent' }), autoProduce: false, ...(disk?.freeSpace === undefined ? {} : { freeSpace: disk.freeSpace }) },
   );
-  return node;
+  // every answer read from it is checked against its OpenAPI documents (test/support/contract-check.ts)
+  return checkedNode(node);
 }
 
 const envelope = (to: string, i: number) => ({
@@ -89,7 +91,18 @@ function retrieve(node: RunningNode, r: Recipient, op: 'summary' | 'pull', nonce
 function ack(node: RunningNode, r: Recipient, ids: string[], nonce: string): Promise<FetchReply> {
   const sorted = [...new Set(ids)].sort();
   const headers = proofHeaders(profile, r, 'ack', sorted.join(','), { endpoint: PUBLIC_CACHE, nowMs: Date.now(), nonce });
-  return fetchJson(`${node.urls.cache!}/cache/ack`, { body: { did: r.did, message_ids: sorted }, headers });
+  // §11.6: the proof in the body (and the same headers, which must agree)
+  const proof = {
+    did: r.did,
+    device_id: '',
+    service_id: headers['X-Service-Id'],
+    cache_endpoint: headers['X-Cache-Endpoint'],
+    key_id: headers['X-Key-Id'],
+    timestamp: headers['X-Timestamp'],
+    nonce: headers['X-Nonce'],
+    signature_b64: headers['X-Signature'],
+  };
+  return fetchJson(`${node.urls.cache!}/cache/ack`, { body: { ...proof, message_ids: sorted }, headers });
 }
 
 const idsOf = (summary: FetchReply): string[] =>

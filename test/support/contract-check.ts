@@ -154,3 +154,15 @@ export function stopChecking(urls: readonly string[]): void {
 export function urlsOf(node: { urls: Partial<Record<string, string | undefined>> }): string[] {
   return [...new Set(Object.values(node.urls).filter((u): u is string => u !== undefined))];
 }
+
+/**
+ * `node` with every answer read from it checked (see {@link checkContract}) until it is closed: its `close()` then
+ * fails with the violations seen.
+ */
+export async function checkedNode<T extends { urls: Partial<Record<string, string | undefined>>; close(): Promise<void> }>(node: T): Promise<T> {
+  const urls = urlsOf(node);
+  await checkContract(urls);
+  const close = node.close.bind(node);
+  let closing: Promise<void> | undefined;
+  return Object.assign(node, { close: () => (closing ??= close().then(() => stopChecking(urls))) });
+}

@@ -78,6 +78,9 @@ const UNMATCHED = {
         'expectation_failed',
         'service_unavailable',
         'rate_limited',
+        // a body over the listener's limit is refused before routing
+        'payload_too_large',
+        'envelope_too_large',
       ],
     },
     error: { type: 'string' },

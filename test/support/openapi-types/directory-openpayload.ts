@@ -3671,6 +3671,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -4221,6 +4245,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -7222,6 +7270,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -8340,6 +8412,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -9476,6 +9572,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -10295,6 +10415,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -10874,6 +11018,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -11747,6 +11915,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -12326,6 +12518,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -13557,6 +13773,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -14150,6 +14390,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -15023,6 +15287,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -15582,6 +15870,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -17972,6 +18284,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -19041,6 +19377,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -23694,6 +24054,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -24876,6 +25260,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -25414,6 +25822,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     trace?: never;
@@ -25937,6 +26369,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -26468,6 +26924,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -27009,6 +27489,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     options?: never;
@@ -27523,6 +28027,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -28059,6 +28587,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -28583,6 +29135,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -29122,6 +29698,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     options?: never;
@@ -29645,6 +30245,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -30191,6 +30815,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -30729,6 +31377,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -31241,6 +31913,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -31772,6 +32468,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -32313,6 +33033,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     options?: never;
@@ -32843,6 +33587,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -33388,6 +34156,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -33900,6 +34692,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -34445,6 +35261,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -34983,6 +35823,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -35511,6 +36375,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36070,6 +36958,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;

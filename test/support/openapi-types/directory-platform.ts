@@ -3671,6 +3671,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -4221,6 +4245,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -7224,6 +7272,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -8343,6 +8415,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -9480,6 +9576,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -10299,6 +10419,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -10878,6 +11022,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -11751,6 +11919,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -12330,6 +12522,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -13562,6 +13778,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -14155,6 +14395,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -15028,6 +15292,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -15587,6 +15875,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -17978,6 +18290,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -19047,6 +19383,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -23700,6 +24060,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -24884,6 +25268,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -25422,6 +25830,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     trace?: never;
@@ -25945,6 +26377,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -26476,6 +26932,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -27017,6 +27497,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     options?: never;
@@ -27531,6 +28035,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -28067,6 +28595,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -28591,6 +29143,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -29130,6 +29706,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     options?: never;
@@ -29653,6 +30253,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -30199,6 +30823,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -30737,6 +31385,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -31249,6 +31921,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -31780,6 +32476,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -32321,6 +33041,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     options?: never;
@@ -32851,6 +33595,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -33396,6 +34164,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -33908,6 +34700,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -34454,6 +35270,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     delete?: never;
@@ -34993,6 +35833,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     post?: never;
@@ -35521,6 +36385,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36080,6 +36968,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'chain_unavailable' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
