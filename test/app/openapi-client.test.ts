@@ -99,17 +99,51 @@ function listedCodes(doc: OpenApiDocument, m: Met): { template: string | undefin
   return { template, codes: answer?.content?.['application/json']?.schema?.properties?.code?.enum, documented: answer !== undefined };
 }
 
+/** Each role's served document. */
+async function documentsOf(node: TestNode): Promise<Record<Role, OpenApiDocument>> {
+  const docs = {} as Record<Role, OpenApiDocument>;
+  for (const role of ['directory', 'relay', 'cache'] as const) {
+    docs[role] = (await (await fetch(`${node.urls[role]!}/openapi.json`)).json()) as OpenApiDocument;
+  }
+  return docs;
+}
+
+/** Produces blocks until every pooled extrinsic is in a final block. */
+function settle(node: TestNode): void {
+  while (node.ledger.produceBlock() !== null) {
+    // one more block
+  }
+}
+
+/**
+ * Every answer met has a documented route and status, and an error's code is among those the document lists for
+ * it; returns the statuses met and how many error answers were checked.
+ */
+function checkMet(met: readonly Met[], docs: Record<Role, OpenApiDocument>): { statuses: Set<number>; errors: number } {
+  const statuses = new Set<number>();
+  let errors = 0;
+  for (const m of met) {
+    const { template, codes, documented } = listedCodes(docs[m.role], m);
+    assert.ok(template !== undefined, `${m.role} ${m.method} ${m.path}: a documented route`);
+    assert.ok(documented, `${m.role} ${m.method} ${template} ${m.status}: a documented status`);
+    statuses.add(m.status);
+    if (m.status < 400) continue;
+    const code = (m.body as { code?: string }).code;
+    assert.ok(code !== undefined && codes?.includes(code), `${m.role} ${m.method} ${template} ${m.status}: ${code} is not among ${JSON.stringify(codes)}`);
+    errors++;
+  }
+  return { statuses, errors };
+}
+
 describe('OpenAPI documents as a contract: clients typed by the generated types, against a live node', () => {
   let node: TestNode;
   const met: Met[] = [];
-  const docs = {} as Record<Role, OpenApiDocument>;
+  let docs: Record<Role, OpenApiDocument>;
 
   before(async () => {
     node = await startTestNode(['--roles', 'directory,relay,cache', '--allow-private-endpoints']);
     await node.identity.ready;
-    for (const role of ['directory', 'relay', 'cache'] as const) {
-      docs[role] = (await (await fetch(`${node.urls[role]!}/openapi.json`)).json()) as OpenApiDocument;
-    }
+    docs = await documentsOf(node);
   });
   after(async () => {
     await node?.stop();
@@ -122,11 +156,6 @@ describe('OpenAPI documents as a contract: clients typed by the generated types,
     dir.use(recorder('directory', met));
     relay.use(recorder('relay', met));
     cache.use(recorder('cache', met));
-    const settle = (): void => {
-      while (node.ledger.produceBlock() !== null) {
-        // every pooled extrinsic is in a final block
-      }
-    };
     const seed = 91;
     const did = didOf(seed);
     const key = keyOf(seed);
@@ -144,7 +173,7 @@ describe('OpenAPI documents as a contract: clients typed by the generated types,
     const registered = await dir.POST('/register-did', { body: { ...prepared.data!.request, signature: signHex(key, prepared.data!.payload_to_sign) } });
     assert.equal(registered.response.status, 202, JSON.stringify(registered.error));
     assert.equal(registered.data?.status, 'accepted');
-    settle();
+    settle(node);
 
     // change: an alias, prepared, signed and submitted to its own route
     const change = await dir.POST('/dids/{did}/prepare', { params: { path: { did } }, body: { did, action: 'add_alias', alias: 'contract91' } });
@@ -155,7 +184,7 @@ describe('OpenAPI documents as a contract: clients typed by the generated types,
       body: { ...request, action: 'add_alias', alias: 'contract91', signature: signHex(key, change.data!.payload_to_sign) },
     });
     assert.equal(submitted.response.status, 202, JSON.stringify(submitted.error));
-    settle();
+    settle(node);
     // @ts-expect-error the route's own field (`alias`) is required
     await dir.POST('/dids/{did}/aliases', { params: { path: { did } }, body: { ...request, action: 'add_alias', signature: 'AA==' } });
     // @ts-expect-error a submit route takes its own action only
@@ -226,18 +255,7 @@ describe('OpenAPI documents as a contract: clients typed by the generated types,
     assert.deepEqual(acked.data, { acked: 1, message_ids: [env.message_id] });
 
     // every answer met: a documented status; an error's code among those the document lists for it
-    const statuses = new Set<number>();
-    let errors = 0;
-    for (const m of met) {
-      const { template, codes, documented } = listedCodes(docs[m.role], m);
-      assert.ok(template !== undefined, `${m.role} ${m.method} ${m.path}: a documented route`);
-      assert.ok(documented, `${m.role} ${m.method} ${template} ${m.status}: a documented status`);
-      statuses.add(m.status);
-      if (m.status < 400) continue;
-      const code = (m.body as { code?: string }).code;
-      assert.ok(code !== undefined && codes?.includes(code), `${m.role} ${m.method} ${template} ${m.status}: ${code} is not among ${JSON.stringify(codes)}`);
-      errors++;
-    }
+    const { statuses, errors } = checkMet(met, docs);
     assert.ok(errors >= 8, `error answers checked: ${errors}`);
     for (const s of [200, 202, 400, 403, 404, 409]) assert.ok(statuses.has(s), `a ${s} answer was met`);
   });
@@ -246,15 +264,13 @@ describe('OpenAPI documents as a contract: clients typed by the generated types,
 describe('OpenAPI documents as a contract on profile openpayload: the same flows through its own generated types', () => {
   let node: TestNode;
   const met: Met[] = [];
-  const docs = {} as Record<Role, OpenApiDocument>;
+  let docs: Record<Role, OpenApiDocument>;
   const op = makeProfile('openpayload');
 
   before(async () => {
     node = await startTestNode(['--roles', 'directory,relay,cache', '--allow-private-endpoints', '--profile', 'openpayload']);
     await node.identity.ready;
-    for (const role of ['directory', 'relay', 'cache'] as const) {
-      docs[role] = (await (await fetch(`${node.urls[role]!}/openapi.json`)).json()) as OpenApiDocument;
-    }
+    docs = await documentsOf(node);
   });
   after(async () => {
     await node?.stop();
@@ -267,11 +283,6 @@ describe('OpenAPI documents as a contract on profile openpayload: the same flows
     dir.use(recorder('directory', met));
     relay.use(recorder('relay', met));
     cache.use(recorder('cache', met));
-    const settle = (): void => {
-      while (node.ledger.produceBlock() !== null) {
-        // every pooled extrinsic is in a final block
-      }
-    };
     const seed = 94;
     const did = didOf(seed, op.p);
     const key = keyOf(seed);
@@ -287,7 +298,7 @@ describe('OpenAPI documents as a contract on profile openpayload: the same flows
     assert.equal(prepared.response.status, 200, JSON.stringify(prepared.error));
     const registered = await dir.POST('/register-did', { body: { ...prepared.data!.request, signature: signHex(key, prepared.data!.payload_to_sign) } });
     assert.equal(registered.response.status, 202, JSON.stringify(registered.error));
-    settle();
+    settle(node);
 
     const change = await dir.POST('/dids/{did}/prepare', { params: { path: { did } }, body: { did, action: 'add_alias', alias: 'contract94' } });
     assert.equal(change.response.status, 200, JSON.stringify(change.error));
@@ -296,7 +307,7 @@ describe('OpenAPI documents as a contract on profile openpayload: the same flows
       body: { ...change.data!.request, action: 'add_alias', alias: 'contract94', signature: signHex(key, change.data!.payload_to_sign) },
     });
     assert.equal(submitted.response.status, 202, JSON.stringify(submitted.error));
-    settle();
+    settle(node);
     const resolved = await dir.GET('/resolve/{did}', { params: { path: { did } } });
     assert.deepEqual(resolved.data?.aliases, ['contract94']);
     await dir.GET('/resolve/{did}', { params: { path: { did: didOf(95, op.p) } } });
@@ -326,15 +337,7 @@ describe('OpenAPI documents as a contract on profile openpayload: the same flows
     const acked = await cache.POST('/cache/ack', { body: ackOf(did, ack, [env.message_id]) });
     assert.deepEqual(acked.data, { acked: 1, message_ids: [env.message_id] });
 
-    let errors = 0;
-    for (const m of met) {
-      const { template, codes, documented } = listedCodes(docs[m.role], m);
-      assert.ok(template !== undefined && documented, `${m.role} ${m.method} ${m.path} ${m.status}: documented`);
-      if (m.status < 400) continue;
-      const code = (m.body as { code?: string }).code;
-      assert.ok(code !== undefined && codes?.includes(code), `${m.role} ${m.method} ${template} ${m.status}: ${code} is not among ${JSON.stringify(codes)}`);
-      errors++;
-    }
+    const { errors } = checkMet(met, docs);
     assert.ok(errors >= 2, `error answers checked: ${errors}`);
   });
 });
