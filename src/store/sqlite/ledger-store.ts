@@ -26,6 +26,22 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       CREATE TABLE ledger_state (key TEXT NOT NULL, block INTEGER NOT NULL, value TEXT, PRIMARY KEY (key, block)) WITHOUT ROWID;
     `,
   },
+  {
+    // Each state key's newest value and the block that wrote it: a read at or after that block is one lookup, not
+    // ledger_state's descent (whose index B-tree carries whole ~850-byte rows in its interior pages too: ~4 per
+    // page, ten levels at a million keys). A rowid table, so that its key index stays dense. The trigger keeps it
+    // in step with every write of ledger_state, whichever process or version makes it; the backfill takes each
+    // key's row of the highest block (SQLite's bare columns of a MAX() aggregate come from that row).
+    version: 2,
+    sql: `
+      CREATE TABLE ledger_current (key TEXT PRIMARY KEY, block INTEGER NOT NULL, value TEXT);
+      INSERT INTO ledger_current (key, block, value) SELECT key, MAX(block), value FROM ledger_state GROUP BY key;
+      CREATE TRIGGER ledger_current_follow AFTER INSERT ON ledger_state BEGIN
+        INSERT INTO ledger_current (key, block, value) VALUES (NEW.key, NEW.block, NEW.value)
+          ON CONFLICT (key) DO UPDATE SET block = excluded.block, value = excluded.value WHERE excluded.block >= ledger_current.block;
+      END;
+    `,
+  },
 ];
 
 /**
@@ -136,6 +152,7 @@ export class SqliteLedgerStore implements LedgerStore {
       readState: db.prepare<[string, number], { value: string | null }>(
         'SELECT value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1',
       ),
+      readCurrent: db.prepare<[string], { block: number; value: string | null }>('SELECT block, value FROM ledger_current WHERE key = ?'),
       writeState: db.prepare('INSERT OR REPLACE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
       insertTx: db.prepare(
         `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, block_number,
@@ -202,9 +219,15 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.q.blockTxs.all(number).map(toTx);
   }
 
+  /**
+   * The key's newest row answers a read at or after its block (finalized and head reads, nearly always); an older
+   * block (finality behind the head, historical reads) reads ledger_state. A key no block wrote has no row.
+   */
   readState(key: string, atBlock: number): StateValue | undefined {
-    const r = this.q.readState.get(key, atBlock);
-    return r && r.value !== null ? deserializeStateValue(r.value) : undefined;
+    const c = this.q.readCurrent.get(key);
+    if (c === undefined) return undefined;
+    const value = c.block <= atBlock ? c.value : (this.q.readState.get(key, atBlock)?.value ?? null);
+    return value !== null ? deserializeStateValue(value) : undefined;
   }
 
   /** Runs a write under the storage guard, if any (see the constructor). */
