@@ -103,6 +103,22 @@ export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile)
     : parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms);
 }
 
+/** A preparation's `signer_key_id` and `valid_until` (undefined: absent, the default applies at its use). */
+export interface PrepareAuth {
+  signerKeyId: string;
+  validUntil: bigint | undefined;
+}
+
+/** {@link PrepareAuth} of a prepare body: the syntax of both fields, no clock. */
+export function readPrepareAuth(body: Body, profile: Profile): PrepareAuth {
+  const signerKeyId = parseSignerKeyId(body);
+  const v = body.valid_until;
+  return { signerKeyId, validUntil: v === undefined || v === null ? undefined : parseValidUntil(v, profile.acceptsDeployedClientForms) };
+}
+
+/** A preparation's expiry: the one given, or now + 5 min. */
+export const validUntilAt = (auth: PrepareAuth, nowMs: number): bigint => auth.validUntil ?? BigInt(nowMs) + DEFAULT_VALIDITY_MS;
+
 /** The authorization fields of a signed submission (§2.1). */
 export interface SignedAuth {
   nonce: bigint;
