@@ -23,6 +23,7 @@ import {
 } from '../wire/personas.js';
 import { codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import { splitTarget } from '../http/url.js';
+import { parseChallengeCreate, parseChallengeVerify } from './challenge-requests.js';
 import type { DirectoryService } from './service.js';
 import type { PersonaRequest } from './changes/persona-common.js';
 import { dnsPersonaOf, namedPersonaOf } from './persona-fields.js';
@@ -107,7 +108,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 201: ChallengeSchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      handle: async (ctx) => json(201, await challenges.create(ctx.params.persona, bodyOf(ctx), directoryUrlOf(ctx))),
+      parse: (ctx) => parseChallengeCreate(ctx.params.persona, bodyOf(ctx)),
+      handle: async (req, ctx) => json(201, await challenges.create(req, directoryUrlOf(ctx))),
     }),
     read({
       url: '/personas/:persona/dns-challenges/:challenge_id',
@@ -125,7 +127,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 200: ChallengeVerifySchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      handle: async (ctx) => json(200, await challenges.verify(ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx))),
+      parse: (ctx) => parseChallengeVerify(service.deps.profile, ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx)),
+      handle: async (req) => json(200, await challenges.verify(req)),
     }),
     submit({
       method: 'PUT',
