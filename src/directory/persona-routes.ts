@@ -26,6 +26,8 @@ import { splitTarget } from '../http/url.js';
 import { parseChallengeCreate, parseChallengeVerify } from './challenge-requests.js';
 import type { DirectoryService } from './service.js';
 import type { PersonaRequest } from './changes/persona-common.js';
+import { parseControlPrepare, parseControlSubmit } from './changes/persona-control.js';
+import { parseNamedPrepare, parseNamedSubmit } from './changes/persona-named.js';
 import { dnsPersonaOf, namedPersonaOf } from './persona-fields.js';
 import { assertDid, parsePersonaName, type Body } from './submission.js';
 
@@ -69,6 +71,7 @@ export function directoryUrlOf(ctx: RequestContext<object>): string | undefined 
 // eslint-disable-next-line max-lines-per-function -- a table: one route object per entry, in the spec's order
 export function personaRoutes(service: DirectoryService): Route[] {
   const personas = service.personas;
+  const profile = service.deps.profile;
   const challenges = service.personaChallenges;
   const persona = codes(PERSONA, ['invalid_persona']);
   const write = codes(SUBMITTED, PERSONA);
@@ -127,7 +130,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 200: ChallengeVerifySchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      parse: (ctx) => parseChallengeVerify(service.deps.profile, ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx)),
+      parse: (ctx) => parseChallengeVerify(profile, ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx)),
       handle: async (req) => json(200, await challenges.verify(req)),
     }),
     submit({
@@ -148,7 +151,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       body: NamedPersonaPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA),
-      parse: (ctx) => requestOf(ctx, namedPersonaOf),
+      parse: (ctx) => parseNamedPrepare(profile, requestOf(ctx, namedPersonaOf)),
       handle: (req) => json(200, personas.prepareNamed(req)),
     }),
     submit({
@@ -159,7 +162,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => requestOf(ctx, namedPersonaOf),
+      parse: (ctx) => parseNamedSubmit(profile, requestOf(ctx, namedPersonaOf)),
       handle: async (req) => json(202, await personas.submitNamed(req)),
     }),
     prepare({
@@ -169,7 +172,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       body: PersonaControlPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA),
-      parse: (ctx) => requestOf(ctx, parsePersonaName),
+      parse: (ctx) => parseControlPrepare(profile, requestOf(ctx, parsePersonaName)),
       handle: (req) => json(200, personas.prepareControl(req)),
     }),
     submit({
@@ -180,8 +183,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => requestOf(ctx, parsePersonaName),
-      handle: async (req) => json(202, await personas.submitControl(req, 'revoke_persona')),
+      parse: (ctx) => parseControlSubmit(profile, 'revoke_persona', requestOf(ctx, parsePersonaName)),
+      handle: async (req) => json(202, await personas.submitControl(req)),
     }),
     submit({
       method: 'PUT',
@@ -191,8 +194,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => requestOf(ctx, parsePersonaName),
-      handle: async (req) => json(202, await personas.submitControl(req, 'rotate_persona_controllers')),
+      parse: (ctx) => parseControlSubmit(profile, 'rotate_persona_controllers', requestOf(ctx, parsePersonaName)),
+      handle: async (req) => json(202, await personas.submitControl(req)),
     }),
     prepare({
       method: 'POST',
