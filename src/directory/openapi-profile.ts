@@ -7,7 +7,7 @@
 import { withProfileLabel, type OpenApiDoc } from '../http/openapi-additions.js';
 import type { Profile } from '../protocol/profile.js';
 
-type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; required?: string[] };
+type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[] };
 
 const SUBMIT_METHODS = ['post', 'put', 'patch', 'delete'];
 const UNIX_MS = {
@@ -24,8 +24,9 @@ function requiring(schema: Schema, names: string[]): Schema {
   return present.length === 0 ? schema : { ...schema, required: [...new Set([...(schema.required ?? []), ...present])] };
 }
 
-/** A signed request body in the spec's forms only. */
+/** A signed request body in the spec's forms only (each branch of a body that is one of several forms). */
 function specForms(path: string, body: Schema): Schema {
+  if (body.anyOf !== undefined) return { ...body, anyOf: body.anyOf.map((branch) => specForms(path, branch)) };
   let out = body;
   const props = body.properties ?? {};
   if (props.valid_until !== undefined) out = { ...out, properties: { ...out.properties, valid_until: { ...props.valid_until, ...UNIX_MS } } };

@@ -6,7 +6,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
-import { isOneOf } from '../base/guards.js';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
 import { getPersona, personaLiveness } from '../ledger/runtime/persona-state.js';
 import { operatorNonce, personaNonce } from '../ledger/runtime/nonces.js';
@@ -18,49 +17,24 @@ import {
   personaAttestationPayload,
   type PersonaOperation,
 } from '../protocol/payloads/persona.js';
-import { parseU64Field } from './request-fields.js';
+import { settle } from './deferred.js';
+import type { ChallengeCreate, ChallengeVerify } from './challenge-requests.js';
 import {
-  CHALLENGE_ACTIONS,
   CHALLENGE_RETENTION_MS,
   CHALLENGE_TTL_MS,
   challengeStatus,
   OPERATION_OF,
-  type ChallengeAction,
   type DnsChallenge,
   type DnsChallengeStore,
   type VerifiedIntent,
 } from './dns-challenges.js';
 import { checkTxtRecord, type TxtLookup } from './dns-verifier.js';
-import {
-  assertControllerSet,
-  assertSignerInSet,
-  challengeToJson,
-  controllerThresholdOf,
-  dnsPersonaOf,
-  encodePersona,
-  optionalConstraints,
-  optionalControllerKeys,
-  personaCall,
-  verificationToJson,
-} from './persona-fields.js';
+import { assertControllerSet, assertSignerInSet, challengeToJson, dnsPersonaOf, encodePersona, personaCall, verificationToJson } from './persona-fields.js';
 import type { DirectoryDeps } from './deps.js';
-import {
-  activeDidRecord,
-  bindBodyPersona,
-  dryRun,
-  errorForLedgerName,
-  NO_SIGNATURE,
-  nonceMismatch,
-  parseSignerKeyId,
-  requireDid,
-  resolveSigner,
-  validUntilOrDefault,
-  type Body,
-} from './submission.js';
+import { activeDidRecord, dryRun, errorForLedgerName, NO_SIGNATURE, nonceMismatch, resolveSigner, validUntilAt } from './submission.js';
 import type { ChallengeResponse, ChallengeStatusResponse, ChallengeVerifyResponse } from '../wire/personas.js';
 
 const DAY_MS = 86_400_000;
-const DEFAULT_VERIFICATION_DAYS = 365;
 
 /** Unpadded base64url of 32 random bytes (§7.2 token). */
 function newToken(): string {
@@ -99,15 +73,7 @@ export class PersonaChallenges {
 
   // ---------------------------------------------------------------- POST /personas/{p}/dns-challenges
 
-  async create(rawPersona: string, body: Body, directoryUrl: string | undefined): Promise<ChallengeResponse> {
-    const persona = dnsPersonaOf(rawPersona);
-    bindBodyPersona(body, persona);
-    const operatorDid = requireDid(body, 'operator_did');
-    const action = body.action;
-    if (!isOneOf(CHALLENGE_ACTIONS, action)) {
-      throw new DdnError('unsupported_action', `action must be one of ${CHALLENGE_ACTIONS.join(', ')}`, { field: 'action' });
-    }
-    const a: ChallengeAction = action;
+  async create({ persona, operatorDid, action: a }: ChallengeCreate, directoryUrl: string | undefined): Promise<ChallengeResponse> {
     const pool = this.ledger.poolView();
     const now = this.deps.clock.nowMs();
     activeDidRecord(pool, operatorDid, 'operator_did');
@@ -167,20 +133,16 @@ export class PersonaChallenges {
 
   // ---------------------------------------------------------------- POST …/{id}/verify
 
-  async verify(rawPersona: string, id: string, body: Body): Promise<ChallengeVerifyResponse> {
-    const persona = dnsPersonaOf(rawPersona);
-    bindBodyPersona(body, persona);
-    if (body.challenge_id !== undefined && body.challenge_id !== null && body.challenge_id !== id) {
-      throw new DdnError('path_body_mismatch', 'challenge_id differs from the path', { field: 'challenge_id' });
-    }
+  async verify(req: ChallengeVerify): Promise<ChallengeVerifyResponse> {
+    const { persona, id } = req;
     const c = await this.load(persona, id, this.deps.clock.nowMs());
     if (c.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
-    const operatorDid = requireDid(body, 'operator_did');
-    if (operatorDid !== c.operatorDid) throw new DdnError('challenge_mismatch', 'the challenge is bound to another operator', { field: 'operator_did' });
-    if (typeof body.action !== 'string') throw new DdnError('invalid_request', 'action must be a string', { field: 'action' });
-    if (body.action !== c.action) throw new DdnError('challenge_mismatch', 'the challenge is bound to another action', { field: 'action' });
+    if (settle(req.operatorDid) !== c.operatorDid) {
+      throw new DdnError('challenge_mismatch', 'the challenge is bound to another operator', { field: 'operator_did' });
+    }
+    if (settle(req.action) !== c.action) throw new DdnError('challenge_mismatch', 'the challenge is bound to another action', { field: 'action' });
 
-    this.checkIntent(c, body);
+    this.checkIntent(c, req);
     if (!this.deps.attestor) throw new DdnError('service_unavailable', 'this Directory has no persona attestor key');
     const dns = await checkTxtRecord(this.lookup, c.recordName, c.recordValue);
     if (!dns.ok) {
@@ -193,7 +155,7 @@ export class PersonaChallenges {
     // The lookup awaited: the checks that read state run again on the state as it is now.
     const fresh = await this.load(persona, id, this.deps.clock.nowMs());
     if (fresh.status === 'used') throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
-    const checked = this.checkIntent(fresh, body);
+    const checked = this.checkIntent(fresh, req);
     const verified = this.attest(fresh, checked, this.deps.attestor);
     if (!(await this.store.markVerified(fresh.id, verified))) {
       throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
@@ -202,7 +164,7 @@ export class PersonaChallenges {
   }
 
   /** §7.3 checks from the nonces to the signer, against the pool state; returns the intent (without outputs). */
-  private checkIntent(c: DnsChallenge, body: Body) {
+  private checkIntent(c: DnsChallenge, req: ChallengeVerify) {
     const pool = this.ledger.poolView();
     const now = this.deps.clock.nowMs();
     const personaNow = personaNonce(pool, c.persona);
@@ -210,24 +172,14 @@ export class PersonaChallenges {
       const e = nonceMismatch('persona_nonce', personaNow, BigInt(c.challengeNonce));
       throw new DdnError('nonce_mismatch', 'the persona nonce moved since the challenge was created; request a new challenge', e.details);
     }
-    const nonce = parseU64Field(body.nonce, 'nonce');
+    const nonce = settle(req.nonce);
     const nonceOwner = c.currentOperatorDid ?? c.operatorDid;
     const expected = operatorNonce(pool, nonceOwner);
     if (nonce !== expected) throw nonceMismatch('operator_nonce', expected, nonce);
 
-    let verificationDays = DEFAULT_VERIFICATION_DAYS;
-    if (body.verification_days !== undefined && body.verification_days !== null) {
-      const d = body.verification_days;
-      if (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > 365) {
-        throw new DdnError('invalid_request', 'verification_days must be an integer from 1 to 365', { field: 'verification_days' });
-      }
-      verificationDays = d;
-    }
-    const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, now, this.deps.profile);
-    const constraints = optionalConstraints(body);
-    const threshold = controllerThresholdOf(body);
-    const given = optionalControllerKeys(body);
+    const { verificationDays, auth, constraints, threshold, controllerKeys: given } = settle(req.intent);
+    const signerKeyId = auth.signerKeyId;
+    const validUntil = validUntilAt(auth, now);
     let controllerKeys: string[];
     if (c.action === 'renew_persona') {
       const rec = getPersona(pool, c.persona);

@@ -9,16 +9,25 @@ import {
   ChallengeVerifySchema,
   OperatorNonceSchema,
   PersonaNoncesSchema,
-  PersonaPrepareBodySchema,
+  NamedPersonaPrepareBodySchema,
+  NamedPersonaSubmitBodySchema,
+  PersonaControlPrepareBodySchema,
+  PersonaDnsSubmitBodySchema,
   PersonaPrepareSchema,
   PersonaRecordSchema,
-  PersonaSubmitBodySchema,
+  PersonaRevokeBodySchema,
+  PersonaRotateBodySchema,
   PersonaSubmitSchema,
+  PersonaTransferPrepareBodySchema,
+  PersonaTransferSubmitBodySchema,
 } from '../wire/personas.js';
 import { codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import { splitTarget } from '../http/url.js';
+import { parseChallengeCreate, parseChallengeVerify } from './challenge-requests.js';
 import type { DirectoryService } from './service.js';
 import type { PersonaRequest } from './changes/persona-common.js';
+import { parseControlPrepare, parseControlSubmit } from './changes/persona-control.js';
+import { parseNamedPrepare, parseNamedSubmit } from './changes/persona-named.js';
 import { dnsPersonaOf, namedPersonaOf } from './persona-fields.js';
 import { assertDid, parsePersonaName, type Body } from './submission.js';
 
@@ -62,6 +71,7 @@ export function directoryUrlOf(ctx: RequestContext<object>): string | undefined 
 // eslint-disable-next-line max-lines-per-function -- a table: one route object per entry, in the spec's order
 export function personaRoutes(service: DirectoryService): Route[] {
   const personas = service.personas;
+  const profile = service.deps.profile;
   const challenges = service.personaChallenges;
   const persona = codes(PERSONA, ['invalid_persona']);
   const write = codes(SUBMITTED, PERSONA);
@@ -101,7 +111,8 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 201: ChallengeSchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      handle: async (ctx) => json(201, await challenges.create(ctx.params.persona, bodyOf(ctx), directoryUrlOf(ctx))),
+      parse: (ctx) => parseChallengeCreate(ctx.params.persona, bodyOf(ctx)),
+      handle: async (req, ctx) => json(201, await challenges.create(req, directoryUrlOf(ctx))),
     }),
     read({
       url: '/personas/:persona/dns-challenges/:challenge_id',
@@ -119,13 +130,14 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 200: ChallengeVerifySchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      handle: async (ctx) => json(200, await challenges.verify(ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx))),
+      parse: (ctx) => parseChallengeVerify(profile, ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx)),
+      handle: async (req) => json(200, await challenges.verify(req)),
     }),
     submit({
       method: 'PUT',
       url: '/personas/:persona',
       summary: 'Register or renew a DNS persona (§7.4)',
-      body: PersonaSubmitBodySchema,
+      body: PersonaDnsSubmitBodySchema,
       answers: { 202: PersonaSubmitSchema },
       errors: codes(write, CHALLENGE),
       target,
@@ -136,60 +148,60 @@ export function personaRoutes(service: DirectoryService): Route[] {
       method: 'POST',
       url: '/personas/:persona/named/prepare',
       summary: 'Prepare a named persona (§7.5)',
-      body: PersonaPrepareBodySchema,
+      body: NamedPersonaPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA),
-      parse: (ctx) => requestOf(ctx, namedPersonaOf),
+      parse: (ctx) => parseNamedPrepare(profile, requestOf(ctx, namedPersonaOf)),
       handle: (req) => json(200, personas.prepareNamed(req)),
     }),
     submit({
       method: 'PUT',
       url: '/personas/:persona/named',
       summary: 'Register a named persona (§7.5)',
-      body: PersonaSubmitBodySchema,
+      body: NamedPersonaSubmitBodySchema,
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => requestOf(ctx, namedPersonaOf),
+      parse: (ctx) => parseNamedSubmit(profile, requestOf(ctx, namedPersonaOf)),
       handle: async (req) => json(202, await personas.submitNamed(req)),
     }),
     prepare({
       method: 'POST',
       url: '/personas/:persona/prepare',
       summary: 'Prepare a revocation or controller rotation (§7.6)',
-      body: PersonaPrepareBodySchema,
+      body: PersonaControlPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA),
-      parse: (ctx) => requestOf(ctx, parsePersonaName),
+      parse: (ctx) => parseControlPrepare(profile, requestOf(ctx, parsePersonaName)),
       handle: (req) => json(200, personas.prepareControl(req)),
     }),
     submit({
       method: 'DELETE',
       url: '/personas/:persona',
       summary: 'Revoke a persona (§7.6)',
-      body: PersonaSubmitBodySchema,
+      body: PersonaRevokeBodySchema,
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => requestOf(ctx, parsePersonaName),
-      handle: async (req) => json(202, await personas.submitControl(req, 'revoke_persona')),
+      parse: (ctx) => parseControlSubmit(profile, 'revoke_persona', requestOf(ctx, parsePersonaName)),
+      handle: async (req) => json(202, await personas.submitControl(req)),
     }),
     submit({
       method: 'PUT',
       url: '/personas/:persona/controllers',
       summary: "Rotate a persona's controllers (§7.6)",
-      body: PersonaSubmitBodySchema,
+      body: PersonaRotateBodySchema,
       answers: { 202: PersonaSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => requestOf(ctx, parsePersonaName),
-      handle: async (req) => json(202, await personas.submitControl(req, 'rotate_persona_controllers')),
+      parse: (ctx) => parseControlSubmit(profile, 'rotate_persona_controllers', requestOf(ctx, parsePersonaName)),
+      handle: async (req) => json(202, await personas.submitControl(req)),
     }),
     prepare({
       method: 'POST',
       url: '/personas/:persona/transfer/prepare',
       summary: 'Prepare a persona transfer (§7.7)',
-      body: PersonaPrepareBodySchema,
+      body: PersonaTransferPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       parse: (ctx) => requestOf(ctx, dnsPersonaOf),
@@ -199,7 +211,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       method: 'PUT',
       url: '/personas/:persona/transfer',
       summary: 'Transfer a persona (§7.7)',
-      body: PersonaSubmitBodySchema,
+      body: PersonaTransferSubmitBodySchema,
       answers: { 202: PersonaSubmitSchema },
       errors: codes(write, CHALLENGE),
       target,

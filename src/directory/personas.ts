@@ -10,9 +10,9 @@ import { getDidRecord } from '../ledger/records.js';
 import { operatorNonce, personaNonce, policyNonce, policyV3Nonce } from '../ledger/runtime/nonces.js';
 import { getPersona, personaLiveness } from '../ledger/runtime/persona-state.js';
 import { OPERATIONS, PERSONA_EXTRINSIC, type PersonaEnv, type PersonaRequest } from './changes/persona-common.js';
-import { PREPARE_PERSONA_CONTROL, SUBMIT_PERSONA_CONTROL, type ControlAction } from './changes/persona-control.js';
+import { PREPARE_PERSONA_CONTROL, SUBMIT_PERSONA_CONTROL, type ControlPrepare, type ControlSubmit } from './changes/persona-control.js';
 import { SUBMIT_DNS_PERSONA } from './changes/persona-dns.js';
-import { PREPARE_NAMED_PERSONA, SUBMIT_NAMED_PERSONA } from './changes/persona-named.js';
+import { PREPARE_NAMED_PERSONA, SUBMIT_NAMED_PERSONA, type NamedPrepare, type NamedSubmission } from './changes/persona-named.js';
 import { PREPARE_PERSONA_TRANSFER, SUBMIT_PERSONA_TRANSFER } from './changes/persona-transfer.js';
 import type { DirectoryDeps } from './deps.js';
 import type { PersonaChallenges } from './persona-challenges.js';
@@ -99,21 +99,21 @@ export class PersonaService {
     return submitChange(this.env, SUBMIT_DNS_PERSONA, req);
   }
 
-  prepareNamed(req: PersonaRequest): PersonaPrepareResponse {
+  prepareNamed(req: NamedPrepare): PersonaPrepareResponse {
     return prepareChangeSync(this.env, PREPARE_NAMED_PERSONA, req);
   }
 
-  submitNamed(req: PersonaRequest): Promise<PersonaSubmitResponse> {
+  submitNamed(req: NamedSubmission): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_NAMED_PERSONA, req);
   }
 
-  prepareControl(req: PersonaRequest): PersonaPrepareResponse {
+  prepareControl(req: ControlPrepare): PersonaPrepareResponse {
     return prepareChangeSync(this.env, PREPARE_PERSONA_CONTROL, req);
   }
 
-  /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-  submitControl(req: PersonaRequest, action: ControlAction): Promise<PersonaSubmitResponse> {
-    return submitChange(this.env, SUBMIT_PERSONA_CONTROL, { ...req, action });
+  /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate), as the route's parser read them. */
+  submitControl(req: ControlSubmit): Promise<PersonaSubmitResponse> {
+    return submitChange(this.env, SUBMIT_PERSONA_CONTROL, req);
   }
 
   prepareTransfer(req: PersonaRequest): Promise<PersonaPrepareResponse> {

@@ -8,9 +8,9 @@ import { getPersona } from '../ledger/runtime/persona-state.js';
 import { getDidConstraints, getPolicyV2 } from '../ledger/runtime/policy-state.js';
 import { constraintsToJson, NETWORK_CONSTRAINTS } from '../protocol/constraints.js';
 import { policyToJson } from '../protocol/policy/json-render.js';
-import { PREPARE_POLICY_V2, SUBMIT_POLICY_V2, type V2Action } from './changes/policy-v2.js';
+import { PREPARE_POLICY_V2, SUBMIT_POLICY_V2, type PolicyV2Prepare, type PolicyV2Submit } from './changes/policy-v2.js';
 import type { DirectoryDeps } from './deps.js';
-import { assertDid, parsePersonaName, type Body } from './submission.js';
+import { assertDid, parsePersonaName } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import type { DidPolicyV2Response, PersonaPolicyV2Response, PolicyV2PrepareResponse, PolicyV2SubmitResponse } from '../wire/policies.js';
 
@@ -21,14 +21,14 @@ export class PolicyV2Service {
     return this.deps.ledger;
   }
 
-  /** `POST /delivery-policies/prepare`. */
-  prepare(body: Body): PolicyV2PrepareResponse {
-    return prepareChangeSync(this.deps, PREPARE_POLICY_V2, body);
+  /** `POST /delivery-policies/prepare`, as its route's parser read it. */
+  prepare(input: PolicyV2Prepare): PolicyV2PrepareResponse {
+    return prepareChangeSync(this.deps, PREPARE_POLICY_V2, input);
   }
 
-  /** `PUT` / `DELETE /delivery-policies/{dids|personas}/{id}[/constraints]` with the route's action. */
-  submit(action: V2Action, pathId: string, body: Body): Promise<PolicyV2SubmitResponse> {
-    return submitChange(this.deps, SUBMIT_POLICY_V2, { action, pathId, body });
+  /** `PUT` / `DELETE /delivery-policies/{dids|personas}/{id}[/constraints]`, as the route's parser read it. */
+  submit(input: PolicyV2Submit): Promise<PolicyV2SubmitResponse> {
+    return submitChange(this.deps, SUBMIT_POLICY_V2, input);
   }
 
   // ---------------------------------------------------------------- reads

@@ -6,9 +6,8 @@ import { DdnError } from '../base/errors.js';
 import { policyV3Nonce } from '../ledger/runtime/nonces.js';
 import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
 import { policyToJson, scopeToJson } from '../protocol/policy/json-render.js';
-import { ownerOf, parseV3Scope, PREPARE_POLICY_V3, SUBMIT_POLICY_V3, type V3Action } from './changes/policy-v3.js';
+import { ownerOf, parseV3Scope, PREPARE_POLICY_V3, SUBMIT_POLICY_V3, type PolicyV3Prepare, type PolicyV3Submit } from './changes/policy-v3.js';
 import type { DirectoryDeps } from './deps.js';
-import type { Body } from './submission.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import type { PolicyV3NonceResponse, PolicyV3PrepareResponse, PolicyV3Response, PolicyV3SubmitResponse } from '../wire/policies.js';
 
@@ -34,12 +33,13 @@ export class PolicyV3Service {
     return { scope: scopeToJson(scope), operator_did: owner, nonce: policyV3Nonce(pool, owner).toString() };
   }
 
-  prepare(scopeSeg: string, id: string, body: Body): PolicyV3PrepareResponse {
-    return prepareChangeSync(this.deps, PREPARE_POLICY_V3, { scope: scopeSeg, id, body });
+  /** `POST /policies/v3/{scope}/{id}/prepare`, as its route's parser read it. */
+  prepare(input: PolicyV3Prepare): PolicyV3PrepareResponse {
+    return prepareChangeSync(this.deps, PREPARE_POLICY_V3, input);
   }
 
-  /** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`. */
-  submit(action: V3Action, scopeSeg: string, id: string, body: Body): Promise<PolicyV3SubmitResponse> {
-    return submitChange(this.deps, SUBMIT_POLICY_V3, { action, scope: scopeSeg, id, body });
+  /** `PUT` (set) and `DELETE` (clear) `/policies/v3/{scope}/{id}`, as the route's parser read it. */
+  submit(input: PolicyV3Submit): Promise<PolicyV3SubmitResponse> {
+    return submitChange(this.deps, SUBMIT_POLICY_V3, input);
   }
 }

@@ -6,19 +6,21 @@ import {
   PersonaPolicyV2Schema,
   PolicyV2PrepareBodySchema,
   PolicyV2PrepareSchema,
-  PolicyV2SubmitBodySchema,
+  policyV2SubmitBodySchema,
   PolicyV2SubmitSchema,
   PolicyV3NonceSchema,
   PolicyV3ParamsSchema,
   PolicyV3PrepareBodySchema,
   PolicyV3PrepareSchema,
   PolicyV3Schema,
-  PolicyV3SubmitBodySchema,
+  PolicyV3ClearBodySchema,
+  PolicyV3SetBodySchema,
   PolicyV3SubmitSchema,
 } from '../wire/policies.js';
 import { SCOPE_UNAVAILABLE_CAUSES } from '../ledger/runtime/scope-owner.js';
-import type { V2Action } from './changes/policy-v2.js';
+import { parsePolicyV2Prepare, parsePolicyV2Submit, type V2Action } from './changes/policy-v2.js';
 import { APPLICATION, codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
+import { parsePolicyV3Prepare, parsePolicyV3Submit } from './changes/policy-v3.js';
 import type { DirectoryService } from './service.js';
 import type { Body } from './submission.js';
 
@@ -30,6 +32,7 @@ const POLICY = codes(PERSONA, APPLICATION, ['policy_not_found', 'invalid_deliver
 /** The v2 routes (§8.2). */
 function v2Routes(service: DirectoryService): Route[] {
   const v2 = service.policiesV2;
+  const profile = service.deps.profile;
   const write = codes(SUBMITTED, POLICY);
   /** A v2 change of the DID or persona `param` of `url` (its target). */
   const change = (method: 'PUT' | 'DELETE', url: string, param: 'did' | 'persona', kind: V2Action, summary: string): Route =>
@@ -37,11 +40,12 @@ function v2Routes(service: DirectoryService): Route[] {
       method,
       url,
       summary,
-      body: PolicyV2SubmitBodySchema,
+      body: policyV2SubmitBodySchema(kind),
       answers: { 202: PolicyV2SubmitSchema },
       errors: write,
       target: (ctx) => ctx.params[param],
-      handle: async (ctx) => json(202, await v2.submit(kind, ctx.params[param] ?? '', bodyOf(ctx))),
+      parse: (ctx) => parsePolicyV2Submit(profile, kind, ctx.params[param] ?? '', bodyOf(ctx)),
+      handle: async (input) => json(202, await v2.submit(input)),
     });
   return [
     read({
@@ -65,7 +69,8 @@ function v2Routes(service: DirectoryService): Route[] {
       body: PolicyV2PrepareBodySchema,
       answers: { 200: PolicyV2PrepareSchema },
       errors: codes(PREPARED, POLICY),
-      handle: (ctx) => json(200, v2.prepare(bodyOf(ctx))),
+      parse: (ctx) => parsePolicyV2Prepare(profile, bodyOf(ctx)),
+      handle: (input) => json(200, v2.prepare(input)),
     }),
     change('PUT', '/delivery-policies/dids/:did', 'did', 'set_did_policy_v2', "Set a DID's v2 policy (§8.2)"),
     change('DELETE', '/delivery-policies/dids/:did', 'did', 'clear_did_policy_v2', "Clear a DID's v2 policy (§8.2)"),
@@ -79,6 +84,7 @@ function v2Routes(service: DirectoryService): Route[] {
 /** The v3 routes (§8.3); a write's target is its scope and id. */
 function v3Routes(service: DirectoryService): Route[] {
   const v3 = service.policiesV3;
+  const profile = service.deps.profile;
   // the path's scope (parseV3Scope) and its owner (scope-owner.ts)
   const scoped = codes(DID_READ, POLICY, ['invalid_request'], SCOPE_UNAVAILABLE_CAUSES);
   const write = codes(SUBMITTED, POLICY);
@@ -108,29 +114,32 @@ function v3Routes(service: DirectoryService): Route[] {
       body: PolicyV3PrepareBodySchema,
       answers: { 200: PolicyV3PrepareSchema },
       errors: codes(PREPARED, POLICY),
-      handle: (ctx) => json(200, v3.prepare(ctx.params.scope, ctx.params.id, bodyOf(ctx))),
+      parse: (ctx) => parsePolicyV3Prepare(profile, ctx.params.scope, ctx.params.id, bodyOf(ctx)),
+      handle: (input) => json(200, v3.prepare(input)),
     }),
     submit({
       method: 'PUT',
       url: '/policies/v3/:scope/:id',
       summary: 'Set a v3 policy (§8.3)',
       params: PolicyV3ParamsSchema,
-      body: PolicyV3SubmitBodySchema,
+      body: PolicyV3SetBodySchema,
       answers: { 202: PolicyV3SubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await v3.submit('set_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))),
+      parse: (ctx) => parsePolicyV3Submit(profile, 'set_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx)),
+      handle: async (input) => json(202, await v3.submit(input)),
     }),
     submit({
       method: 'DELETE',
       url: '/policies/v3/:scope/:id',
       summary: 'Clear a v3 policy (§8.3)',
       params: PolicyV3ParamsSchema,
-      body: PolicyV3SubmitBodySchema,
+      body: PolicyV3ClearBodySchema,
       answers: { 202: PolicyV3SubmitSchema },
       errors: write,
       target,
-      handle: async (ctx) => json(202, await v3.submit('clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx))),
+      parse: (ctx) => parsePolicyV3Submit(profile, 'clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx)),
+      handle: async (input) => json(202, await v3.submit(input)),
     }),
   ];
 }

@@ -36,13 +36,22 @@ import { PolicyV2Service } from './policies-v2.js';
 import { PolicyV3Service } from './policies-v3.js';
 import { PersonaChallenges } from './persona-challenges.js';
 import { PersonaService } from './personas.js';
-import { assertDid, type Body } from './submission.js';
+import { assertDid } from './submission.js';
 import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecordPart, type DidRecordPart } from './record-view.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import { subjectKindOf } from './subject-kind.js';
 import type { DidRecordResponse } from '../wire/directory.js';
-import type { MutationPrepareResponse, MutationSubmitResponse, RegistrationPrepareResponse, RegistrationSubmitResponse } from '../wire/directory-writes.js';
+import type {
+  MutationPrepareBody,
+  MutationPrepareResponse,
+  MutationSubmitBody,
+  MutationSubmitResponse,
+  RegistrationPrepareBody,
+  RegistrationPrepareResponse,
+  RegistrationSubmitBody,
+  RegistrationSubmitResponse,
+} from '../wire/directory-writes.js';
 
 export type { DirectoryDeps };
 
@@ -227,21 +236,22 @@ export class DirectoryService {
     return submitChange(this.deps, SUBMIT_DID_ACTION, input);
   }
 
-  // In-process callers (the node's own registration, src/app/local-registration.ts) send bodies: the same parsers.
+  // In-process callers (the node's own registration, src/app/local-registration.ts) send the routes' wire bodies
+  // (src/wire/directory-writes.ts), read by the same parsers.
 
-  prepareRegistration(body: Body): RegistrationPrepareResponse {
+  prepareRegistration(body: RegistrationPrepareBody): RegistrationPrepareResponse {
     return this.prepareParsedRegistration(parseRegistrationPrepare(this.deps.profile, body));
   }
 
-  submitRegistration(body: Body): Promise<RegistrationSubmitResponse> {
+  submitRegistration(body: RegistrationSubmitBody): Promise<RegistrationSubmitResponse> {
     return this.submitParsedRegistration(parseRegistrationSubmit(this.deps.profile, body));
   }
 
-  prepareMutation(did: string, body: Body): MutationPrepareResponse {
+  prepareMutation(did: string, body: MutationPrepareBody): MutationPrepareResponse {
     return this.prepareParsedMutation(parseDidActionPrepare(did, body));
   }
 
-  async submitMutation(spec: ActionSpec, params: Record<string, string>, body: Body): Promise<MutationSubmitResponse> {
+  async submitMutation(spec: ActionSpec, params: Record<string, string>, body: MutationSubmitBody): Promise<MutationSubmitResponse> {
     return this.submitParsedMutation(parseDidActionSubmit(this.deps.profile, { spec, params, body }));
   }
 }

@@ -96,12 +96,34 @@ export function parseSignerKeyId(body: Body, field = 'signer_key_id', maxBytes: 
   return v;
 }
 
-/** `valid_until` of a prepare request: given (ms; ISO-8601 too where the profile accepts it) or now + 5 min. */
-export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile): bigint {
-  return body.valid_until === undefined || body.valid_until === null
-    ? BigInt(nowMs) + DEFAULT_VALIDITY_MS
-    : parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms);
+/** `valid_until` of a prepare request when given (ms; ISO-8601 too where the profile accepts it), else undefined. */
+function givenValidUntil(body: Body, profile: Profile): bigint | undefined {
+  const v = body.valid_until;
+  return v === undefined || v === null ? undefined : parseValidUntil(v, profile.acceptsDeployedClientForms);
 }
+
+/** The expiry of a preparation: the one given, or now + 5 min. */
+const expiryAt = (given: bigint | undefined, nowMs: number): bigint => given ?? BigInt(nowMs) + DEFAULT_VALIDITY_MS;
+
+/** `valid_until` of a prepare request: given or now + 5 min. */
+export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile): bigint {
+  return expiryAt(givenValidUntil(body, profile), nowMs);
+}
+
+/** A preparation's `signer_key_id` and `valid_until` (undefined: absent, the default applies at its use). */
+export interface PrepareAuth {
+  signerKeyId: string;
+  validUntil: bigint | undefined;
+}
+
+/** {@link PrepareAuth} of a prepare body: the syntax of both fields, no clock. */
+export function readPrepareAuth(body: Body, profile: Profile): PrepareAuth {
+  const signerKeyId = parseSignerKeyId(body);
+  return { signerKeyId, validUntil: givenValidUntil(body, profile) };
+}
+
+/** A preparation's expiry: the one given, or now + 5 min. */
+export const validUntilAt = (auth: PrepareAuth, nowMs: number): bigint => expiryAt(auth.validUntil, nowMs);
 
 /** The authorization fields of a signed submission (§2.1). */
 export interface SignedAuth {

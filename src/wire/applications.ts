@@ -1,5 +1,5 @@
 /** Wire shapes of the application routes (http-api.md §9) as TypeBox schemas. Application nonces are integers. */
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TProperties } from 'typebox';
 import { AcceptedFields, BlockRefFields, DeliveryPolicySchema, JsonObjectSchema, PreparedFields } from './json-forms.js';
 
 const AUTH_ACTIONS = ['set_domain', 'clear_domain', 'set_status', 'update_control', 'link_did', 'unlink_did'] as const;
@@ -75,19 +75,31 @@ export const ApplicationRegistrationBodySchema = Type.Object(
   { title: 'ApplicationRegistrationBody' },
 );
 
-const AuthorizationFields = {
-  action: Type.Enum(AUTH_ACTIONS),
-  domain: Type.Optional(Type.String({ description: 'set_domain' })),
-  status: Type.Optional(Type.Enum(STATUSES, { description: 'set_status' })),
-  new_control_did: Type.Optional(Type.String({ description: 'update_control' })),
-  linked_did: Type.Optional(Type.String({ description: 'link_did / unlink_did' })),
-  control_signer_key_id: Type.String(),
-  linked_signer_key_id: Type.Optional(Type.String({ description: 'link_did / unlink_did' })),
-};
+/** Each authorization action's own fields (§9 table). */
+const AUTH_FIELDS = {
+  set_domain: { domain: Type.String({ description: 'a lowercase DNS name' }) },
+  clear_domain: {},
+  set_status: { status: Type.Enum(STATUSES) },
+  update_control: { new_control_did: Type.String() },
+  link_did: { linked_did: Type.String() },
+  unlink_did: { linked_did: Type.String() },
+} as const satisfies Record<(typeof AUTH_ACTIONS)[number], TProperties>;
 
-/** `POST /applications/{application_id}/authorization/prepare` body (§9). */
-export const ApplicationAuthorizationPrepareBodySchema = Type.Object(
-  { ...AuthorizationFields, control_signer_key_id: Type.Optional(Type.String({ description: 'the submission needs it; a preparation does not' })) },
+const linking = (action: string): boolean => action === 'link_did' || action === 'unlink_did';
+
+/** `POST /applications/{application_id}/authorization/prepare` body (§9): one action's fields; signers default to `root`. */
+export const ApplicationAuthorizationPrepareBodySchema = Type.Union(
+  AUTH_ACTIONS.map((action) =>
+    Type.Object(
+      {
+        action: Type.Literal(action),
+        ...AUTH_FIELDS[action],
+        control_signer_key_id: Type.Optional(Type.String({ description: 'a key of the (current) control DID; default `root`' })),
+        ...(linking(action) ? { linked_signer_key_id: Type.Optional(Type.String({ description: 'default `root`' })) } : {}),
+      },
+      { title: `ApplicationAuthorizationPrepareBody_${action}` },
+    ),
+  ),
   { title: 'ApplicationAuthorizationPrepareBody' },
 );
 
@@ -106,17 +118,28 @@ export const ApplicationAuthorizationPrepareSchema = Type.Object(
 );
 export type ApplicationAuthorizationPrepareResponse = Static<typeof ApplicationAuthorizationPrepareSchema>;
 
-/** `PUT /applications/{application_id}/authorization` body (§9): the prepared `request` plus the signatures. */
-export const ApplicationAuthorizationBodySchema = Type.Object(
-  {
-    ...AuthorizationFields,
-    control_did: Type.Optional(Type.String()),
-    nonce: Type.Integer(),
-    canonical_payload: Type.String(),
-    control_signature: Type.Optional(Type.String({ description: '`signature` is accepted as a synonym' })),
-    signature: Type.Optional(Type.String()),
-    linked_signature: Type.Optional(Type.String({ description: 'link_did / unlink_did' })),
-  },
+/**
+ * `PUT /applications/{application_id}/authorization` body (§9): the prepared `request` plus the control DID's
+ * signature as `control_signature` (or its synonym `signature`) and, linking, the linked DID's `linked_signature`.
+ */
+export const ApplicationAuthorizationBodySchema = Type.Union(
+  AUTH_ACTIONS.map((action) =>
+    Type.Object(
+      {
+        action: Type.Literal(action),
+        ...AUTH_FIELDS[action],
+        control_did: Type.Optional(Type.String({ description: "the application's control DID" })),
+        control_signer_key_id: Type.String(),
+        ...(linking(action) ? { linked_signer_key_id: Type.String() } : {}),
+        nonce: Type.Integer(),
+        canonical_payload: Type.String({ description: '`0x`-hex exactly as prepared' }),
+        control_signature: Type.Optional(Type.String({ description: 'Base64 (hex accepted); `signature` is accepted as a synonym' })),
+        signature: Type.Optional(Type.String()),
+        ...(linking(action) ? { linked_signature: Type.String() } : {}),
+      },
+      { title: `ApplicationAuthorizationBody_${action}` },
+    ),
+  ),
   { title: 'ApplicationAuthorizationBody' },
 );
 

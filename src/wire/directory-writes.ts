@@ -16,6 +16,7 @@ export const RegistrationPrepareBodySchema = Type.Object(
   },
   { title: 'RegistrationPrepareBody' },
 );
+export type RegistrationPrepareBody = Static<typeof RegistrationPrepareBodySchema>;
 
 /** The `request` of a registration preparation (§4.1): exactly these keys. */
 export const RegistrationRequestSchema = Type.Object(
@@ -48,6 +49,7 @@ export const RegistrationSubmitBodySchema = Type.Object(
   { ...RegistrationRequestSchema.properties, signature: Type.String({ description: 'Ed25519 over payload_to_sign, Base64 or hex' }) },
   { title: 'RegistrationSubmitBody' },
 );
+export type RegistrationSubmitBody = Static<typeof RegistrationSubmitBodySchema>;
 
 /** `POST /register-did` 202 (§4.2). */
 export const RegistrationSubmitSchema = Type.Object(
@@ -86,6 +88,7 @@ export const MutationPrepareBodySchema = Type.Object(
   },
   { title: 'MutationPrepareBody' },
 );
+export type MutationPrepareBody = Static<typeof MutationPrepareBodySchema>;
 
 /** The `request` of a mutation preparation: the exact body to submit, minus `signature` (§5.1). */
 export const MutationRequestSchema = Type.Object(
@@ -126,6 +129,7 @@ export const MutationSubmitBodySchema = Type.Object(
   { did: Type.String(), action: Type.String(), ...SignedFields, ...ActionFields },
   { title: 'MutationSubmitBody' },
 );
+export type MutationSubmitBody = Static<typeof MutationSubmitBodySchema>;
 
 type ActionField = keyof typeof ActionFields;
 

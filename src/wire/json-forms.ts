@@ -138,6 +138,13 @@ export const SignedFields = {
   signature: Type.String({ description: 'Ed25519, Base64 (hex accepted)' }),
 } satisfies TProperties;
 
+/** {@link SignedFields} where the spec requires all five (persona and policy submissions, §2.1). */
+export const SignedSubmitFields = {
+  ...SignedFields,
+  signer_key_id: Type.String({ description: '`root` or a verification-method id' }),
+  canonical_payload: Type.String({ description: 'the signed bytes, `0x`-hex or Base64' }),
+} satisfies TProperties;
+
 /** The fields of a preparation's answer that carry the bytes to sign. */
 export const PreparedFields = {
   canonical_payload: HexSchema('the bytes to sign'),

@@ -1,6 +1,14 @@
 /** Wire shapes of the persona routes (http-api.md §7) as TypeBox schemas: reads, DNS challenges, writes. */
 import { Type, type Static } from 'typebox';
-import { AcceptedFields, BlockRefFields, DecimalSchema, DeliveryConstraintsSchema, JsonObjectSchema, PreparedFields, SignedFields } from './json-forms.js';
+import {
+  AcceptedFields,
+  BlockRefFields,
+  DecimalSchema,
+  DeliveryConstraintsSchema,
+  JsonObjectSchema,
+  PreparedFields,
+  SignedSubmitFields,
+} from './json-forms.js';
 
 const OPERATIONS = ['Register', 'Renew', 'RegisterNamed', 'Revoke', 'RotateControllers', 'Transfer'] as const;
 const PERSONA_ACTIONS = [
@@ -156,44 +164,121 @@ export const ChallengeStatusSchema = Type.Object(
 );
 export type ChallengeStatusResponse = Static<typeof ChallengeStatusSchema>;
 
-/** The body of a persona write (§7.4–§7.7): the prepared or verified `request` plus `signature`. */
-export const PersonaSubmitBodySchema = Type.Object(
+const PersonaCopy = { persona: Type.Optional(Type.String({ description: 'a copy of the path (compared after canonicalisation)' })) };
+const Controllers = { controller_keys: Type.Array(Type.String(), { description: '1–8 key ids' }), controller_threshold: Type.Integer({ description: '1' }) };
+const PrepareAuth = {
+  signer_key_id: Type.Optional(Type.String({ description: 'default `root`' })),
+  valid_until: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: 'default now + 300 s' })),
+};
+/** The verified DNS challenge's outputs a register, renew or transfer submission repeats (§7.4, §7.7). */
+const Attestation = {
+  challenge_id: Type.String(),
+  verification_expires_at: Type.Union([Type.String(), Type.Integer()], { description: 'Unix ms, from the verification' }),
+  attestor: Type.String({ description: '`0x`-hex, from the verification' }),
+  attestation_signature: Type.String({ description: '`0x`-hex, from the verification' }),
+};
+
+/** `PUT /personas/{persona}` body (§7.4): the verified intent plus `signature`. */
+export const PersonaDnsSubmitBodySchema = Type.Object(
   {
-    persona: Type.Optional(Type.String()),
-    action: Type.Enum(PERSONA_ACTIONS),
-    operator_did: Type.Optional(Type.String()),
-    controller_keys: Type.Optional(Type.Array(Type.String())),
-    controller_threshold: Type.Optional(Type.Integer()),
+    action: Type.Enum(['register_persona', 'renew_persona']),
+    ...PersonaCopy,
+    operator_did: Type.String(),
+    controller_keys: Type.Optional(Type.Array(Type.String(), { description: 'registration; renewal omits it or repeats the stored set' })),
+    controller_threshold: Type.Optional(Type.Integer({ description: '1 when supplied' })),
     delivery_constraints: Type.Optional(DeliveryConstraintsSchema),
-    challenge_id: Type.Optional(Type.String()),
-    verification_expires_at: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-    attestor: Type.Optional(Type.String()),
-    attestation_signature: Type.Optional(Type.String()),
-    new_operator_did: Type.Optional(Type.String({ description: 'transfer' })),
-    new_controller_keys: Type.Optional(Type.Array(Type.String(), { description: 'transfer' })),
-    new_controller_threshold: Type.Optional(Type.Integer({ description: 'transfer' })),
-    new_operator_signer_key_id: Type.Optional(Type.String({ description: 'transfer' })),
-    new_operator_signature: Type.Optional(Type.String({ description: 'transfer' })),
-    ...SignedFields,
+    ...Attestation,
+    ...SignedSubmitFields,
   },
-  { title: 'PersonaSubmitBody' },
+  { title: 'PersonaDnsSubmitBody' },
 );
 
-/** `POST /personas/{persona}/named/prepare`, `…/prepare`, `…/transfer/prepare` body (§7.5–§7.7). */
-export const PersonaPrepareBodySchema = Type.Object(
+/** `POST /personas/{persona}/named/prepare` body (§7.5). */
+export const NamedPersonaPrepareBodySchema = Type.Object(
   {
-    persona: Type.Optional(Type.String()),
-    action: Type.Optional(Type.Enum(PERSONA_ACTIONS)),
-    operator_did: Type.Optional(Type.String()),
-    signer_key_id: Type.Optional(Type.String()),
-    valid_until: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-    controller_keys: Type.Optional(Type.Array(Type.String())),
-    controller_threshold: Type.Optional(Type.Integer()),
+    ...PersonaCopy,
+    action: Type.Optional(Type.Literal('register_named_persona')),
+    operator_did: Type.String(),
+    ...PrepareAuth,
+    ...Type.Partial(Type.Object(Controllers)).properties,
     delivery_constraints: Type.Optional(DeliveryConstraintsSchema),
-    challenge_id: Type.Optional(Type.String({ description: 'transfer' })),
-    new_operator_signature: Type.Optional(Type.String({ description: 'transfer' })),
   },
-  { title: 'PersonaPrepareBody' },
+  { title: 'NamedPersonaPrepareBody' },
+);
+
+/**
+ * `PUT /personas/{persona}/named` body (§7.5). `controller_keys` and `controller_threshold` are required on every
+ * profile but `openpayload` (src/directory/openapi-profile.ts), whose deployed clients may leave them to the defaults.
+ */
+export const NamedPersonaSubmitBodySchema = Type.Object(
+  {
+    ...PersonaCopy,
+    action: Type.Literal('register_named_persona'),
+    operator_did: Type.String(),
+    ...Type.Partial(Type.Object(Controllers)).properties,
+    delivery_constraints: Type.Optional(DeliveryConstraintsSchema),
+    ...SignedSubmitFields,
+  },
+  { title: 'NamedPersonaSubmitBody' },
+);
+
+/** `POST /personas/{persona}/prepare` body (§7.6): a revocation, or a rotation with its new set. */
+export const PersonaControlPrepareBodySchema = Type.Object(
+  {
+    ...PersonaCopy,
+    action: Type.Enum(['revoke_persona', 'rotate_persona_controllers']),
+    operator_did: Type.Optional(Type.String({ description: "the persona's operator" })),
+    ...PrepareAuth,
+    ...Type.Partial(Type.Object(Controllers, { description: 'rotation' })).properties,
+  },
+  { title: 'PersonaControlPrepareBody' },
+);
+
+/** `DELETE /personas/{persona}` body (§7.6). */
+export const PersonaRevokeBodySchema = Type.Object(
+  {
+    persona: Type.String(),
+    action: Type.Literal('revoke_persona'),
+    operator_did: Type.Optional(Type.String({ description: "the persona's operator" })),
+    ...SignedSubmitFields,
+  },
+  { title: 'PersonaRevokeBody' },
+);
+
+/** `PUT /personas/{persona}/controllers` body (§7.6). */
+export const PersonaRotateBodySchema = Type.Object(
+  { persona: Type.String(), operator_did: Type.String(), action: Type.Literal('rotate_persona_controllers'), ...Controllers, ...SignedSubmitFields },
+  { title: 'PersonaRotateBody' },
+);
+
+/** `POST /personas/{persona}/transfer/prepare` body (§7.7 step 3): the current operator's. */
+export const PersonaTransferPrepareBodySchema = Type.Object(
+  {
+    ...PersonaCopy,
+    operator_did: Type.String({ description: 'the current operator' }),
+    challenge_id: Type.String(),
+    new_operator_signature: Type.String({ description: "the new operator's, over the acceptance payload" }),
+    ...PrepareAuth,
+  },
+  { title: 'PersonaTransferPrepareBody' },
+);
+
+/** `PUT /personas/{persona}/transfer` body (§7.7 step 4). */
+export const PersonaTransferSubmitBodySchema = Type.Object(
+  {
+    persona: Type.String(),
+    action: Type.Literal('transfer_persona'),
+    operator_did: Type.String({ description: 'the current operator' }),
+    new_operator_did: Type.String(),
+    new_controller_keys: Type.Array(Type.String()),
+    new_controller_threshold: Type.Integer(),
+    delivery_constraints: Type.Optional(DeliveryConstraintsSchema),
+    ...Attestation,
+    new_operator_signer_key_id: Type.String(),
+    new_operator_signature: Type.String(),
+    ...SignedSubmitFields,
+  },
+  { title: 'PersonaTransferSubmitBody' },
 );
 
 /** A persona preparation's 200 (§7.5–§7.7). */

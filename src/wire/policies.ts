@@ -1,5 +1,5 @@
 /** Wire shapes of the delivery-policy routes (http-api.md §8.2 v2, §8.3 v3) as TypeBox schemas. */
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TObject, type TProperties } from 'typebox';
 import {
   AcceptedFields,
   BlockRefFields,
@@ -9,7 +9,7 @@ import {
   JsonObjectSchema,
   PolicyScopeSchema,
   PreparedFields,
-  SignedFields,
+  SignedSubmitFields,
 } from './json-forms.js';
 
 const V2_ACTIONS = [
@@ -50,20 +50,51 @@ export const PersonaPolicyV2Schema = Type.Object(
 );
 export type PersonaPolicyV2Response = Static<typeof PersonaPolicyV2Schema>;
 
-/** The body of `POST /delivery-policies/prepare` and of the v2 writes (§8.2); writes add the signed fields. */
-const V2Fields = {
-  action: Type.Enum(V2_ACTIONS),
-  did: Type.Optional(Type.String()),
-  persona: Type.Optional(Type.String()),
-  operator_did: Type.Optional(Type.String()),
-  policy: Type.Optional(DeliveryPolicySchema),
-  delivery_constraints: Type.Optional(DeliveryConstraintsSchema),
+const PrepareAuth = {
+  signer_key_id: Type.Optional(Type.String({ description: 'default `root`' })),
+  valid_until: Type.Optional(Type.Union([Type.String(), Type.Integer()], { description: 'default now + 300 s' })),
 };
-export const PolicyV2PrepareBodySchema = Type.Object(
-  { ...V2Fields, signer_key_id: Type.Optional(Type.String()), valid_until: Type.Optional(Type.Union([Type.String(), Type.Integer()])) },
+
+/** The fields of each v2 action (§8.2 table), besides the signed ones: `required` and `optional`. */
+const V2_FIELDS = {
+  set_did_policy_v2: { required: { did: Type.String(), policy: DeliveryPolicySchema }, optional: {} },
+  clear_did_policy_v2: { required: { did: Type.String() }, optional: {} },
+  set_did_constraints: { required: { did: Type.String(), delivery_constraints: DeliveryConstraintsSchema }, optional: {} },
+  set_persona_policy_v2: {
+    required: { persona: Type.String({ description: '= policy.scope.id after canonicalisation' }), policy: DeliveryPolicySchema },
+    optional: { operator_did: Type.String({ description: '= policy.operator_did' }) },
+  },
+  clear_persona_policy_v2: { required: { persona: Type.String(), operator_did: Type.String() }, optional: {} },
+  set_persona_constraints: {
+    required: { persona: Type.String(), operator_did: Type.String(), delivery_constraints: DeliveryConstraintsSchema },
+    optional: {},
+  },
+} as const satisfies Record<(typeof V2_ACTIONS)[number], { required: TProperties; optional: TProperties }>;
+type V2ActionName = keyof typeof V2_FIELDS;
+
+/** The body of the v2 write route of `action` (§8.2): its own fields, required as the table says. */
+export function policyV2SubmitBodySchema(action: V2ActionName): TObject {
+  const f = V2_FIELDS[action];
+  const optional = Type.Partial(Type.Object(f.optional)).properties;
+  return Type.Object({ action: Type.Literal(action), ...f.required, ...optional, ...SignedSubmitFields }, { title: `PolicyV2SubmitBody_${action}` });
+}
+
+/**
+ * `POST /delivery-policies/prepare` body (§8.2): one action's fields, `signer_key_id` and `valid_until` optional; a
+ * persona's operator (clear, constraints) defaults to the persona's.
+ */
+export const PolicyV2PrepareBodySchema = Type.Union(
+  V2_ACTIONS.map((action) => {
+    const f = V2_FIELDS[action];
+    const { operator_did: operator, ...required }: TProperties = f.required;
+    const optional = { ...f.optional, ...(operator === undefined ? {} : { operator_did: operator }) };
+    return Type.Object(
+      { action: Type.Literal(action), ...required, ...Type.Partial(Type.Object(optional)).properties, ...PrepareAuth },
+      { title: `PolicyV2PrepareBody_${action}` },
+    );
+  }),
   { title: 'PolicyV2PrepareBody' },
 );
-export const PolicyV2SubmitBodySchema = Type.Object({ ...V2Fields, ...SignedFields }, { title: 'PolicyV2SubmitBody' });
 
 /** `POST /delivery-policies/prepare` 200 (§8.2). */
 export const PolicyV2PrepareSchema = Type.Object(
@@ -122,16 +153,28 @@ export const PolicyV3NonceSchema = Type.Object(
 );
 export type PolicyV3NonceResponse = Static<typeof PolicyV3NonceSchema>;
 
-const V3Fields = {
-  action: Type.Enum(V3_ACTIONS),
-  policy: Type.Optional(DeliveryPolicySchema),
-  operator_did: Type.Optional(Type.String()),
-};
-export const PolicyV3PrepareBodySchema = Type.Object(
-  { ...V3Fields, signer_key_id: Type.Optional(Type.String()), valid_until: Type.Optional(Type.Union([Type.String(), Type.Integer()])) },
+const OwnerDid = { operator_did: Type.Optional(Type.String({ description: "the scope's owner (= policy.operator_did when setting)" })) };
+
+/** `POST /policies/v3/{scope}/{id}/prepare` body (§8.3): a set with its policy, or a clear. */
+export const PolicyV3PrepareBodySchema = Type.Union(
+  [
+    Type.Object({ action: Type.Literal('set_policy_v3'), policy: DeliveryPolicySchema, ...OwnerDid, ...PrepareAuth }, { title: 'PolicyV3PrepareBody_set' }),
+    Type.Object({ action: Type.Literal('clear_policy_v3'), ...OwnerDid, ...PrepareAuth }, { title: 'PolicyV3PrepareBody_clear' }),
+  ],
   { title: 'PolicyV3PrepareBody' },
 );
-export const PolicyV3SubmitBodySchema = Type.Object({ ...V3Fields, ...SignedFields }, { title: 'PolicyV3SubmitBody' });
+
+/** `PUT /policies/v3/{scope}/{id}` body (§8.3). */
+export const PolicyV3SetBodySchema = Type.Object(
+  { action: Type.Literal('set_policy_v3'), policy: DeliveryPolicySchema, ...OwnerDid, ...SignedSubmitFields },
+  { title: 'PolicyV3SetBody' },
+);
+
+/** `DELETE /policies/v3/{scope}/{id}` body (§8.3): no policy. */
+export const PolicyV3ClearBodySchema = Type.Object(
+  { action: Type.Literal('clear_policy_v3'), ...OwnerDid, ...SignedSubmitFields },
+  { title: 'PolicyV3ClearBody' },
+);
 
 /** `POST /policies/v3/{scope}/{id}/prepare` 200 (§8.3). */
 export const PolicyV3PrepareSchema = Type.Object(

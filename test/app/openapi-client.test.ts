@@ -47,6 +47,34 @@ const _openPayloadChange: AliasBody<DirectoryOpenPayload> = deployedForm;
 // @ts-expect-error canonical_payload is required on platform
 const _platformChange: AliasBody<DirectoryPaths> = deployedForm;
 
+// persona, policy and application writes: each route its own body, its required fields required, no other member
+type JsonBody<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+type NamedBody = JsonBody<DirectoryPaths['/personas/{persona}/named']['put']>;
+type RevokeBody = JsonBody<DirectoryPaths['/personas/{persona}']['delete']>;
+type DidPolicyBody = JsonBody<DirectoryPaths['/delivery-policies/dids/{did}']['put']>;
+type V3ClearBody = JsonBody<DirectoryPaths['/policies/v3/{scope}/{id}']['delete']>;
+type AuthorizationBody = JsonBody<DirectoryPaths['/applications/{application_id}/authorization']['put']>;
+const signed = { nonce: '0', valid_until: '1', signer_key_id: 'root', canonical_payload: '0x00', signature: 's' } as const;
+const named: NamedBody = { action: 'register_named_persona', operator_did: 'd', controller_keys: ['root'], controller_threshold: 1, ...signed };
+const { operator_did: _operator, ...unoperated } = named;
+// @ts-expect-error operator_did is required
+const _namedNoOperator: NamedBody = unoperated;
+// @ts-expect-error a named persona takes no DNS intent
+const _namedVerified: NamedBody = { ...named, verification_days: 30 };
+// @ts-expect-error a revocation names its persona
+const _revokeNoPersona: RevokeBody = { action: 'revoke_persona', ...signed };
+// @ts-expect-error a DID's v2 policy write carries its policy
+const _didPolicyNone: DidPolicyBody = { did: 'd', action: 'set_did_policy_v2', ...signed };
+const _clear: V3ClearBody = { action: 'clear_policy_v3', ...signed };
+// @ts-expect-error a v3 clear carries no policy
+const _clearWithPolicy: V3ClearBody = { action: 'clear_policy_v3', policy: undefined, ...signed };
+const app = { control_signer_key_id: 'root', nonce: 0, canonical_payload: '0x00', control_signature: 's' } as const;
+const _link: AuthorizationBody = { action: 'link_did', linked_did: 'd', linked_signer_key_id: 'root', linked_signature: 's', ...app };
+// @ts-expect-error linking needs the linked DID's signature
+const _linkUnsigned: AuthorizationBody = { action: 'link_did', linked_did: 'd', linked_signer_key_id: 'root', ...app };
+// @ts-expect-error a status change carries no domain
+const _statusDomain: AuthorizationBody = { action: 'set_status', status: 'active', domain: 'example.com', ...app };
+
 interface Met {
   role: Role;
   method: string;

@@ -208,6 +208,10 @@ describe('DNS challenges over HTTP', () => {
     const url = (id: string) => `/personas/${enc(p)}/dns-challenges/${id}/verify`;
     const ok: Body = { operator_did: op.did, action: 'register_persona', nonce: c.operator_nonce, controller_keys: ['root'] };
     assertError(await h.call('POST', url('00000000-0000-4000-8000-000000000000'), ok), 404, 'challenge_not_found');
+    // the route's parser reads every field, but their refusals keep §7.3's place: after the challenge, after the nonces
+    const malformed = { ...ok, operator_did: 'x', action: 1, nonce: 'abc', verification_days: 0 };
+    assertError(await h.call('POST', url('00000000-0000-4000-8000-000000000000'), malformed), 404, 'challenge_not_found');
+    assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, nonce: '99', verification_days: 0 }), 409, 'nonce_mismatch');
     assertError(await h.call('POST', `/personas/${enc('other.example.net')}/dns-challenges/${c.challenge_id as string}/verify`, ok), 403, 'challenge_mismatch');
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, operator_did: other.did }), 403, 'challenge_mismatch');
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, action: 'renew_persona' }), 403, 'challenge_mismatch');

@@ -40,6 +40,12 @@ describe('the Directory OpenAPI document per profile', () => {
     const service = platform.body('post', '/dids/{did}/document/services').properties.service!.properties!.id!;
     assert.equal(service.pattern, '^did:[a-z0-9]+:[^#]+#.+$');
     assert.equal(openpayload.body('post', '/dids/{did}/document/services').properties.service!.properties!.id!.pattern, undefined);
+    // a body of one of several forms (one per action): each form in the spec's terms
+    const forms = (b: Schema): Schema[] => (b as Schema & { anyOf: Schema[] }).anyOf;
+    const v2 = forms(platform.body('post', '/delivery-policies/prepare'));
+    assert.equal(v2.length, 6);
+    assert.ok(v2.every((f) => f.properties.valid_until!.description === 'Unix ms'));
+    assert.ok(forms(openpayload.body('post', '/delivery-policies/prepare')).every((f) => f.properties.valid_until!.description !== 'Unix ms'));
     // preparations are not signed bodies
     assert.equal(platform.body('post', '/dids/{did}/prepare').required?.includes('canonical_payload') ?? false, false);
   });

@@ -250,6 +250,12 @@ describe('persona submissions: error codes', () => {
     const p = fresh();
     await registerDnsPersona(n, p, op);
     assertError(await prepareControl(h, 'nobody.example.org', { action: 'revoke_persona' }), 404, 'persona_not_found');
+    // the persona's operator is looked up before the signer fields and the new set are refused (deferred by the parser)
+    assertError(await prepareControl(h, 'nobody.example.org', { action: 'revoke_persona', signer_key_id: '' }), 404, 'persona_not_found');
+    assertError(await prepareControl(h, 'nobody.example.org', { action: 'rotate_persona_controllers' }), 404, 'persona_not_found');
+    const named = { action: 'revoke_persona', operator_did: op.did };
+    assertError(await prepareControl(h, 'nobody.example.org', { ...named, signer_key_id: '' }), 400, 'invalid_request');
+    assertError(await prepareControl(h, p, { action: 'rotate_persona_controllers' }), 400, 'invalid_request');
     assertError(await prepareControl(h, p, { action: 'delete_persona' }), 400, 'unsupported_action');
     assertError(await prepareControl(h, p, { action: 'revoke_persona', operator_did: other.did }), 403, 'invalid_persona_controller');
     assertError(await prepareControl(h, p, { action: 'revoke_persona', signer_key_id: kid(op.did, 'nope') }), 403, 'signer_not_authorized');

@@ -151,6 +151,11 @@ describe('delivery policies v2', () => {
       [{ action: 'set_persona_policy_v2', persona: 'nobody', policy: policyJsonV2('PERSONA', 'nobody', owner.did, []) }, 400, 'invalid_delivery_policy'],
       [{ action: 'clear_persona_policy_v2', persona: 'nobody' }, 404, 'persona_not_found'],
       [{ action: 'clear_persona_policy_v2', persona: 'bad persona' }, 400, 'invalid_persona'],
+      // the persona's operator is looked up before the signer fields are refused (their parse is deferred)
+      [{ action: 'clear_persona_policy_v2', persona: 'nobody', signer_key_id: '' }, 404, 'persona_not_found'],
+      [{ action: 'clear_persona_policy_v2', persona: 'nobody', valid_until: 'x' }, 404, 'persona_not_found'],
+      [{ action: 'clear_did_policy_v2', did: owner.did, signer_key_id: '' }, 400, 'invalid_request'],
+      [{ action: 'clear_did_policy_v2', did: owner.did, valid_until: 'x' }, 400, 'invalid_valid_until'],
     ];
     for (const [body, status, code] of cases) assertError(await prepareV2(h, body), status, code);
     // After a deactivation the ledger's DidNotFound of a deactivated record is reported as 409 (Directory pre-check).

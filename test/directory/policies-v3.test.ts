@@ -139,6 +139,10 @@ describe('delivery policies v3', () => {
     await controlPersona(h, 'revokedv3', op, { action: 'revoke_persona' });
     assertError(await h.call('GET', `${v3Url('persona', 'revokedv3')}/nonce`), 409, 'persona_inactive');
     assertError(await prepareV3(h, 'persona', 'revokedv3', { action: 'clear_policy_v3' }), 409, 'persona_inactive');
+    // a clear without operator_did resolves the owner before its signer fields are refused (their parse is deferred)
+    assertError(await prepareV3(h, 'persona', 'revokedv3', { action: 'clear_policy_v3', signer_key_id: '' }), 409, 'persona_inactive');
+    assertError(await prepareV3(h, 'did', unknown, { action: 'clear_policy_v3', valid_until: 'x' }), 404, 'did_not_found');
+    assertError(await prepareV3(h, 'did', unknown, { action: 'clear_policy_v3', operator_did: unknown, valid_until: 'x' }), 400, 'invalid_valid_until');
     await registerApplication(h, 'suspended.app', op);
     await authorize(h, 'suspended.app', { action: 'set_status', status: 'suspended' }, op.key);
     assertError(await h.call('GET', `${v3Url('application', 'suspended.app')}/nonce`), 409, 'application_inactive');

@@ -6,7 +6,9 @@ import { DdnError } from '../../base/errors.js';
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import type { DirectoryDeps } from '../deps.js';
 import { assertControllerSet, assertSignerInSet, controllerThresholdOf, optionalControllerKeys } from '../persona-fields.js';
-import { bindBodyPersona, optionalDid, parseSignerKeyId, readSignedFields, requireAction, validUntilOrDefault, type Body } from '../submission.js';
+import type { Profile } from '../../protocol/profile.js';
+import { defer, settle, type Deferred } from '../deferred.js';
+import { bindBodyPersona, optionalDid, readPrepareAuth, readSignedFields, requireAction, validUntilAt, type Body, type PrepareAuth } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
@@ -36,9 +38,9 @@ function controlOperation(persona: string, action: ControlAction, body: Body): C
   return { kind: 'RotateControllers', persona, controllerKeyIds: keys, controllerThreshold: controllerThresholdOf(body) };
 }
 
-/** The persona's operator unless the body names one. */
-function controlOperator(env: DirectoryDeps, persona: string, body: Body): string {
-  return optionalDid(body, 'operator_did') ?? poolPersona(env, persona).operatorDid;
+/** The operator the body names, else the persona's (pool state). */
+function controlOperator(env: DirectoryDeps, persona: string, given: string | undefined): string {
+  return given ?? poolPersona(env, persona).operatorDid;
 }
 
 function prechecks(env: DirectoryDeps, persona: string, operatorDid: string, op: Control, signerKeyId: string): void {
@@ -63,18 +65,34 @@ interface ControlDraft extends PersonaDraft {
   op: Control;
 }
 
+/**
+ * `POST /personas/{p}/prepare` as its route's parser reads it. Without `operator_did` the persona's operator is
+ * looked up (`persona_not_found`) before the signer fields and the new set are refused: those are kept deferred.
+ */
+export interface ControlPrepare {
+  persona: string;
+  action: ControlAction;
+  operatorDid: string | undefined;
+  rest: Deferred<{ auth: PrepareAuth; op: Control }>;
+}
+
+/** The parser of `POST /personas/{p}/prepare`: the body's persona, the action, `operator_did`, the rest deferred. */
+export function parseControlPrepare(profile: Profile, { persona, body }: PersonaRequest): ControlPrepare {
+  bindBodyPersona(body, persona);
+  const action = body.action;
+  if (action !== 'revoke_persona' && action !== 'rotate_persona_controllers') {
+    throw new DdnError('unsupported_action', 'action must be revoke_persona or rotate_persona_controllers', { action: action ?? null });
+  }
+  const operatorDid = optionalDid(body, 'operator_did');
+  return { persona, action, operatorDid, rest: defer(() => ({ auth: readPrepareAuth(body, profile), op: controlOperation(persona, action, body) })) };
+}
+
 /** `POST /personas/{p}/prepare` (revoke or rotate). */
-export const PREPARE_PERSONA_CONTROL: SyncPrepareSteps<PersonaEnv, PersonaRequest, ControlDraft, NoncePrepared, PersonaPrepareResponse> = {
-  read(env, { persona, body }) {
-    bindBodyPersona(body, persona);
-    const action = body.action;
-    if (action !== 'revoke_persona' && action !== 'rotate_persona_controllers') {
-      throw new DdnError('unsupported_action', 'action must be revoke_persona or rotate_persona_controllers', { action: action ?? null });
-    }
-    const operatorDid = controlOperator(env, persona, body);
-    const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, env.clock.nowMs(), env.profile);
-    return { persona, action, operatorDid, signerKeyId, validUntil, op: controlOperation(persona, action, body) };
+export const PREPARE_PERSONA_CONTROL: SyncPrepareSteps<PersonaEnv, ControlPrepare, ControlDraft, NoncePrepared, PersonaPrepareResponse> = {
+  read(env, r) {
+    const operatorDid = controlOperator(env, r.persona, r.operatorDid);
+    const { auth, op } = settle(r.rest);
+    return { persona: r.persona, action: r.action, operatorDid, signerKeyId: auth.signerKeyId, validUntil: validUntilAt(auth, env.clock.nowMs()), op };
   },
   precheck: (env, d) => prechecks(env, d.persona, d.operatorDid, d.op, d.signerKeyId),
   build: buildPersona,
@@ -88,25 +106,30 @@ export const PREPARE_PERSONA_CONTROL: SyncPrepareSteps<PersonaEnv, PersonaReques
   },
 };
 
+/** A revocation or rotation as its route's parser reads it; `operatorDid` the body's (else the persona's, later). */
+export interface ControlSubmit extends Omit<PersonaSubmission, 'operatorDid'> {
+  action: ControlAction;
+  op: Control;
+  operatorDid: string | undefined;
+}
+
 interface ControlSubmission extends PersonaSubmission {
   action: ControlAction;
   op: Control;
 }
 
+/** The parser of `DELETE /personas/{p}` and `PUT /personas/{p}/controllers` (`action` is the route's). */
+export function parseControlSubmit(profile: Profile, action: ControlAction, { persona, body }: PersonaRequest): ControlSubmit {
+  bindBodyPersona(body, persona);
+  requireAction(body, action);
+  const s = readSignedFields(body, profile);
+  const op = controlOperation(persona, action, body);
+  return { persona, action, s, op, operatorDid: optionalDid(body, 'operator_did') };
+}
+
 /** `DELETE /personas/{p}` (revoke) and `PUT /personas/{p}/controllers` (rotate). */
-export const SUBMIT_PERSONA_CONTROL: SubmitSteps<
-  PersonaEnv,
-  PersonaRequest & { action: ControlAction },
-  ControlSubmission,
-  KindFields<PersonaSubmitResponse>
-> = {
-  read(env, { persona, body, action }) {
-    bindBodyPersona(body, persona);
-    requireAction(body, action);
-    const s = readSignedFields(body, env.profile);
-    const op = controlOperation(persona, action, body);
-    return { persona, action, s, op, operatorDid: controlOperator(env, persona, body) };
-  },
+export const SUBMIT_PERSONA_CONTROL: SubmitSteps<PersonaEnv, ControlSubmit, ControlSubmission, KindFields<PersonaSubmitResponse>> = {
+  read: (env, i) => ({ ...i, operatorDid: controlOperator(env, i.persona, i.operatorDid) }),
   rebuild: (_env, i) => personaRebuilt(i, i.op),
   call: personaSubmitCall,
   precheck: (env, i) => prechecks(env, i.persona, i.operatorDid, i.op, i.s.signerKeyId),

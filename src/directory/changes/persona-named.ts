@@ -11,14 +11,16 @@ import { assertControllerSet, assertSignerInSet, controllerThresholdOf, optional
 import {
   activeDidRecord,
   bindBodyPersona,
-  parseSignerKeyId,
+  readPrepareAuth,
   readSignedFields,
   requireAction,
   requireDid,
   resolveSigner,
-  validUntilOrDefault,
+  validUntilAt,
   type Body,
+  type PrepareAuth,
 } from '../submission.js';
+import type { Profile } from '../../protocol/profile.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
@@ -41,8 +43,8 @@ type Named = PersonaOperation & { kind: 'RegisterNamed' };
  * set to the signer and the threshold to 1 and echoes both in `request`; the submit route requires both (product
  * spec), except on profile `openpayload`, which keeps the defaults for deployed clients building their own body.
  */
-function namedOperation(env: DirectoryDeps, persona: string, body: Body, signerKeyId: string, submit = false): Named {
-  if (submit && !env.profile.acceptsDeployedClientForms) {
+function namedOperation(profile: Profile, persona: string, body: Body, signerKeyId: string, submit = false): Named {
+  if (submit && !profile.acceptsDeployedClientForms) {
     for (const field of ['controller_keys', 'controller_threshold']) {
       if (body[field] === undefined || body[field] === null) throw new DdnError('invalid_request', `missing field "${field}"`, { field });
     }
@@ -66,16 +68,32 @@ interface NamedDraft extends PersonaDraft {
   op: Named;
 }
 
+/** `POST /personas/{p}/named/prepare` as its route's parser reads it (every field: no state comes first, §7.5). */
+export interface NamedPrepare {
+  persona: string;
+  operatorDid: string;
+  auth: PrepareAuth;
+  op: Named;
+}
+
+/** The parser of `POST /personas/{p}/named/prepare`: the body's persona and action, the operator, signer fields, the set. */
+export function parseNamedPrepare(profile: Profile, { persona, body }: PersonaRequest): NamedPrepare {
+  bindBodyPersona(body, persona);
+  if (body.action !== undefined) requireAction(body, 'register_named_persona');
+  const operatorDid = requireDid(body, 'operator_did');
+  const auth = readPrepareAuth(body, profile);
+  return { persona, operatorDid, auth, op: namedOperation(profile, persona, body, auth.signerKeyId) };
+}
+
 /** `POST /personas/{p}/named/prepare`. */
-export const PREPARE_NAMED_PERSONA: SyncPrepareSteps<PersonaEnv, PersonaRequest, NamedDraft, NoncePrepared, PersonaPrepareResponse> = {
-  read(env, { persona, body }) {
-    bindBodyPersona(body, persona);
-    if (body.action !== undefined) requireAction(body, 'register_named_persona');
-    const operatorDid = requireDid(body, 'operator_did');
-    const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, env.clock.nowMs(), env.profile);
-    return { persona, operatorDid, signerKeyId, validUntil, op: namedOperation(env, persona, body, signerKeyId) };
-  },
+export const PREPARE_NAMED_PERSONA: SyncPrepareSteps<PersonaEnv, NamedPrepare, NamedDraft, NoncePrepared, PersonaPrepareResponse> = {
+  read: (env, r) => ({
+    persona: r.persona,
+    operatorDid: r.operatorDid,
+    signerKeyId: r.auth.signerKeyId,
+    validUntil: validUntilAt(r.auth, env.clock.nowMs()),
+    op: r.op,
+  }),
   precheck: (env, d) => prechecks(env, d.persona, d.operatorDid, d.op, d.signerKeyId),
   build: buildPersona,
   answer(_env, d, built) {
@@ -91,19 +109,22 @@ export const PREPARE_NAMED_PERSONA: SyncPrepareSteps<PersonaEnv, PersonaRequest,
   },
 };
 
-interface NamedSubmission extends PersonaSubmission {
+export interface NamedSubmission extends PersonaSubmission {
   op: Named;
 }
 
+/** The parser of `PUT /personas/{p}/named`: the body's persona, action, operator, signed fields and the set. */
+export function parseNamedSubmit(profile: Profile, { persona, body }: PersonaRequest): NamedSubmission {
+  bindBodyPersona(body, persona);
+  const action = requireAction(body, 'register_named_persona');
+  const operatorDid = requireDid(body, 'operator_did');
+  const s = readSignedFields(body, profile);
+  return { persona, action, operatorDid, s, op: namedOperation(profile, persona, body, s.signerKeyId, true) };
+}
+
 /** `PUT /personas/{p}/named`. */
-export const SUBMIT_NAMED_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, NamedSubmission, KindFields<PersonaSubmitResponse>> = {
-  read(env, { persona, body }) {
-    bindBodyPersona(body, persona);
-    const action = requireAction(body, 'register_named_persona');
-    const operatorDid = requireDid(body, 'operator_did');
-    const s = readSignedFields(body, env.profile);
-    return { persona, action, operatorDid, s, op: namedOperation(env, persona, body, s.signerKeyId, true) };
-  },
+export const SUBMIT_NAMED_PERSONA: SubmitSteps<PersonaEnv, NamedSubmission, NamedSubmission, KindFields<PersonaSubmitResponse>> = {
+  read: (_env, i) => i,
   rebuild: (_env, i) => personaRebuilt(i, i.op),
   call: personaSubmitCall,
   precheck: (env, i) => prechecks(env, i.persona, i.operatorDid, i.op, i.s.signerKeyId),

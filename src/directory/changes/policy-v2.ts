@@ -13,18 +13,24 @@ import { completePolicy, parsePolicyJsonV2 } from '../../protocol/policy/json-pa
 import { policyToJson } from '../../protocol/policy/json-render.js';
 import { policyIdV2 } from '../../protocol/policy/policy-id.js';
 import type { DirectoryDeps } from '../deps.js';
+import type { Profile } from '../../protocol/profile.js';
+import type { PolicyDraft as PolicyJsonDraft } from '../../protocol/policy/json-parse.js';
+import type { PolicyScopeV2, RequestedDeliveryConstraints } from '../../protocol/policy/types.js';
+import { defer, settle, type Deferred } from '../deferred.js';
 import {
   assertDid,
   bindBodyDid,
   bindBodyPersona,
   optionalDid,
   parsePersonaName,
-  parseSignerKeyId,
+  readPrepareAuth,
   readSignedFields,
   requireAction,
   requireDid,
-  validUntilOrDefault,
+  validUntilAt,
   type Body,
+  type PrepareAuth,
+  type SignedFields,
 } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { PolicyV2PrepareResponse, PolicyV2SubmitResponse } from '../../wire/policies.js';
@@ -57,64 +63,117 @@ interface V2Intent extends PolicyIntent {
   operation: PolicyV2Operation;
 }
 
-/** `operator_did` of the body, else the persona's operator in the pool state (404 `persona_not_found`). */
-function personaOperator(env: DirectoryDeps, persona: string, body: Body): string {
-  const given = optionalDid(body, 'operator_did');
+/** A v2 write's own fields as the route's parser reads them (their syntax, no state). */
+export interface V2Fields {
+  action: V2Action;
+  /** The DID, or the canonical persona. */
+  subject: string;
+  persona: string | null;
+  /** `SetPolicy`: the policy, its id and revision not yet filled. */
+  policy: PolicyJsonDraft<PolicyScopeV2> | null;
+  /** `SetDidConstraints` / `SetPersonaConstraints`. */
+  constraints: RequestedDeliveryConstraints | null;
+  /** The body's `operator_did` (DID routes read it only beside a policy). */
+  operatorDid: string | undefined;
+}
+
+const scopeOf = (f: Pick<V2Fields, 'subject' | 'persona'>): PolicyScopeV2 =>
+  f.persona === null ? { kind: 'Did', id: f.subject } : { kind: 'Persona', id: f.subject };
+
+/** The fields `action` takes on `subject` (a DID or a canonical persona), in the order their refusals come. */
+function readFields(profile: Profile, action: V2Action, subject: string, body: Body): V2Fields {
+  const spec = V2_ACTIONS[action];
+  const persona = spec.scope === 'persona' ? subject : null;
+  const f: V2Fields = { action, subject, persona, policy: null, constraints: null, operatorDid: undefined };
+  if (spec.operation === 'SetPolicy') {
+    f.policy = parsePolicyJsonV2(body.policy, profile.acceptsDeployedClientForms);
+    f.operatorDid = optionalDid(body, 'operator_did');
+    assertPolicyMatchesPath(f.policy, scopeOf(f), f.operatorDid);
+    return f;
+  }
+  if (spec.operation !== 'ClearPolicy') f.constraints = parseRequestedConstraintsJson(body.delivery_constraints);
+  if (persona !== null) f.operatorDid = optionalDid(body, 'operator_did');
+  return f;
+}
+
+/** The body's `operator_did`, else the persona's operator in the pool state (404 `persona_not_found`). */
+function personaOperator(env: DirectoryDeps, persona: string, given: string | undefined): string {
   if (given !== undefined) return given;
   const rec = getPersona(env.ledger.poolView(), persona);
   if (!rec) throw new DdnError('persona_not_found', 'persona not found', { persona });
   return rec.operatorDid;
 }
 
-/** The operation and operator of `action` on `subject` (a DID or a canonical persona) from the body. */
-function intent(env: DirectoryDeps, action: V2Action, subject: string, body: Body): V2Intent {
-  const spec = V2_ACTIONS[action];
-  const persona = spec.scope === 'persona' ? subject : null;
-  const scope = persona === null ? ({ kind: 'Did', id: subject } as const) : ({ kind: 'Persona', id: subject } as const);
+/** The operation and operator of the parsed fields against the pool state (the policy's id and revision filled). */
+function intent(env: DirectoryDeps, f: V2Fields): V2Intent {
+  const { action, subject, persona } = f;
+  const scope = scopeOf(f);
   const request: PolicyRequest = persona === null ? { did: subject, action } : { persona: subject, action };
   let operatorDid: string;
   let operation: PolicyV2Operation;
-  switch (spec.operation) {
-    case 'SetPolicy': {
-      const deployedForms = env.profile.acceptsDeployedClientForms;
-      const draft = parsePolicyJsonV2(body.policy, deployedForms);
-      assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
-      const stored = getPolicyV2(env.ledger.poolView(), scope);
-      const policy = completePolicy(draft, { policyId: policyIdV2(env.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
-      operatorDid = persona === null ? subject : policy.operatorDid;
-      operation = { kind: 'SetPolicy', policy };
-      const json = policyToJson(policy);
-      // The echo is what the client submits back: without the v3-only field where a submit would refuse it.
-      if (!deployedForms) delete json.policy_ttl_seconds;
-      request.policy = json;
-      break;
-    }
-    case 'ClearPolicy':
-      operatorDid = persona === null ? subject : personaOperator(env, persona, body);
-      operation = { kind: 'ClearPolicy', scope };
-      break;
-    case 'SetDidConstraints':
-    case 'SetPersonaConstraints': {
-      const constraints = parseRequestedConstraintsJson(body.delivery_constraints);
-      request.delivery_constraints = requestedConstraintsToJson(constraints);
-      if (persona === null) {
-        operatorDid = subject;
-        operation = { kind: 'SetDidConstraints', did: subject, constraints };
-      } else {
-        operatorDid = personaOperator(env, persona, body);
-        operation = { kind: 'SetPersonaConstraints', persona, constraints };
-      }
-      break;
-    }
+  if (f.policy !== null) {
+    const stored = getPolicyV2(env.ledger.poolView(), scope);
+    const policy = completePolicy(f.policy, { policyId: policyIdV2(env.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
+    operatorDid = persona === null ? subject : policy.operatorDid;
+    operation = { kind: 'SetPolicy', policy };
+    const json = policyToJson(policy);
+    // The echo is what the client submits back: without the v3-only field where a submit would refuse it.
+    if (!env.profile.acceptsDeployedClientForms) delete json.policy_ttl_seconds;
+    request.policy = json;
+  } else if (f.constraints === null) {
+    operatorDid = persona === null ? subject : personaOperator(env, persona, f.operatorDid);
+    operation = { kind: 'ClearPolicy', scope };
+  } else {
+    const constraints = f.constraints;
+    request.delivery_constraints = requestedConstraintsToJson(constraints);
+    operatorDid = persona === null ? subject : personaOperator(env, persona, f.operatorDid);
+    operation = persona === null ? { kind: 'SetDidConstraints', did: subject, constraints } : { kind: 'SetPersonaConstraints', persona, constraints };
   }
   if (persona !== null) request.operator_did = operatorDid;
   return { action, subject, persona, operatorDid, operation, request };
 }
 
+/**
+ * `POST /delivery-policies/prepare` as its route's parser reads it. `signer_key_id` and `valid_until` are read
+ * here but refused after the persona's operator is looked up (the order of §8.2's checks): kept {@link Deferred}.
+ */
+export interface PolicyV2Prepare {
+  fields: V2Fields;
+  auth: Deferred<PrepareAuth>;
+}
+
+/** The parser of `POST /delivery-policies/prepare`: the action, its subject and fields, the deferred signer fields. */
+export function parsePolicyV2Prepare(profile: Profile, body: Body): PolicyV2Prepare {
+  const action = body.action;
+  if (!isKeyOf(V2_ACTIONS, action)) {
+    throw new DdnError('unsupported_action', `action must be one of ${Object.keys(V2_ACTIONS).join(', ')}`, { action: action ?? null });
+  }
+  const a: V2Action = action;
+  const subject = V2_ACTIONS[a].scope === 'did' ? requireDid(body, 'did') : parsePersonaName(body.persona);
+  const fields = readFields(profile, a, subject, body);
+  return { fields, auth: defer(() => readPrepareAuth(body, profile)) };
+}
+
+/** A v2 write as its route's parser reads it: the subject of the path, the signed fields, the action's fields. */
 export interface PolicyV2Submit {
-  action: V2Action;
-  pathId: string;
-  body: Body;
+  fields: V2Fields;
+  s: SignedFields;
+}
+
+/** The parser of the v2 write routes (`action` is the route's): path binding, action, signed fields, own fields. */
+export function parsePolicyV2Submit(profile: Profile, action: V2Action, pathId: string, body: Body): PolicyV2Submit {
+  let subject: string;
+  if (V2_ACTIONS[action].scope === 'did') {
+    assertDid(pathId);
+    bindBodyDid(body, pathId);
+    subject = pathId;
+  } else {
+    subject = parsePersonaName(pathId);
+    bindBodyPersona(body, subject);
+  }
+  requireAction(body, action);
+  const s = readSignedFields(body, profile);
+  return { fields: readFields(profile, action, subject, body), s };
 }
 
 /** What v2 answers carry of their own. */
@@ -125,7 +184,7 @@ interface V2Wire {
   acceptedSubject: { did: string; persona?: string };
 }
 
-const { prepare, submit } = policySteps<V2Intent, Body, PolicyV2Submit, V2Wire>(
+const { prepare, submit } = policySteps<V2Intent, PolicyV2Prepare, PolicyV2Submit, V2Wire>(
   {
     extrinsic: 'apply_policy_v2_with_proof',
     nonceDomain: 'policy_nonce',
@@ -147,35 +206,16 @@ const { prepare, submit } = policySteps<V2Intent, Body, PolicyV2Submit, V2Wire>(
     acceptedSubject: (i) => (i.persona === null ? { did: i.subject } : { did: i.subject, persona: i.subject }),
   },
   {
-    prepare(env, body) {
-      const action = body.action;
-      if (!isKeyOf(V2_ACTIONS, action)) {
-        throw new DdnError('unsupported_action', `action must be one of ${Object.keys(V2_ACTIONS).join(', ')}`, { action: action ?? null });
-      }
-      const a: V2Action = action;
-      const subject = V2_ACTIONS[a].scope === 'did' ? requireDid(body, 'did') : parsePersonaName(body.persona);
-      const i = intent(env, a, subject, body);
-      const signerKeyId = parseSignerKeyId(body);
-      return { ...i, signerKeyId, validUntil: validUntilOrDefault(body, env.clock.nowMs(), env.profile) };
+    prepare(env, { fields, auth }) {
+      const i = intent(env, fields);
+      const a = settle(auth);
+      return { ...i, signerKeyId: a.signerKeyId, validUntil: validUntilAt(a, env.clock.nowMs()) };
     },
-    submit(env, { action, pathId, body }) {
-      let subject: string;
-      if (V2_ACTIONS[action].scope === 'did') {
-        assertDid(pathId);
-        bindBodyDid(body, pathId);
-        subject = pathId;
-      } else {
-        subject = parsePersonaName(pathId);
-        bindBodyPersona(body, subject);
-      }
-      requireAction(body, action);
-      const s = readSignedFields(body, env.profile);
-      return { ...intent(env, action, subject, body), s };
-    },
+    submit: (env, { fields, s }) => ({ ...intent(env, fields), s }),
   },
 );
 
 /** `POST /delivery-policies/prepare`. */
-export const PREPARE_POLICY_V2: SyncPrepareSteps<DirectoryDeps, Body, PolicyDraft<V2Intent>, NoncePrepared, PolicyV2PrepareResponse> = prepare;
+export const PREPARE_POLICY_V2: SyncPrepareSteps<DirectoryDeps, PolicyV2Prepare, PolicyDraft<V2Intent>, NoncePrepared, PolicyV2PrepareResponse> = prepare;
 /** `PUT` / `DELETE /delivery-policies/{dids|personas}/{id}[/constraints]` with the route's action. */
 export const SUBMIT_POLICY_V2: SubmitSteps<DirectoryDeps, PolicyV2Submit, PolicySubmission<V2Intent>, KindFields<PolicyV2SubmitResponse>> = submit;

@@ -15,7 +15,21 @@ import { policyToJson, scopeToJson } from '../../protocol/policy/json-render.js'
 import { policyIdV3 } from '../../protocol/policy/policy-id.js';
 import type { PolicyScopeV3 } from '../../protocol/policy/types.js';
 import type { DirectoryDeps } from '../deps.js';
-import { assertDid, optionalDid, parsePersonaName, parseSignerKeyId, readSignedFields, requireAction, validUntilOrDefault, type Body } from '../submission.js';
+import type { Profile } from '../../protocol/profile.js';
+import type { PolicyDraft as PolicyJsonDraft } from '../../protocol/policy/json-parse.js';
+import { defer, settle, type Deferred } from '../deferred.js';
+import {
+  assertDid,
+  optionalDid,
+  parsePersonaName,
+  readPrepareAuth,
+  readSignedFields,
+  requireAction,
+  validUntilAt,
+  type Body,
+  type PrepareAuth,
+  type SignedFields,
+} from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { PolicyScopeJson } from '../../wire/json-forms.js';
 import type { PolicyV3PrepareResponse, PolicyV3SubmitResponse } from '../../wire/policies.js';
@@ -60,31 +74,73 @@ interface V3Intent extends PolicyIntent {
   operation: PolicyV3Operation;
 }
 
-function intent(env: DirectoryDeps, action: V3Action, scope: PolicyScopeV3, body: Body): V3Intent {
+/** A v3 write's own fields as the route's parser reads them (their syntax, no state). */
+export interface V3Fields {
+  action: V3Action;
+  scope: PolicyScopeV3;
+  /** `set_policy_v3`: the policy, its id and revision not yet filled. */
+  policy: PolicyJsonDraft<PolicyScopeV3> | null;
+  /** The body's `operator_did`; a clear without it is the scope owner's. */
+  operatorDid: string | undefined;
+}
+
+/** The fields of `action` on `scope` from `body`: a set's policy (matching the path), the optional `operator_did`. */
+function readFields(action: V3Action, scope: PolicyScopeV3, body: Body): V3Fields {
+  if (action === 'clear_policy_v3') return { action, scope, policy: null, operatorDid: optionalDid(body, 'operator_did') };
+  const policy = parsePolicyJsonV3(body.policy);
+  const operatorDid = optionalDid(body, 'operator_did');
+  assertPolicyMatchesPath(policy, scope, operatorDid);
+  return { action, scope, policy, operatorDid };
+}
+
+/** The operation and its operator against the pool state: a set's id and revision filled, a clear's owner found. */
+function intent(env: DirectoryDeps, f: V3Fields): V3Intent {
+  const { action, scope } = f;
   const pool = env.ledger.poolView();
   const request: PolicyRequest = { action };
-  if (action === 'set_policy_v3') {
-    const draft = parsePolicyJsonV3(body.policy);
-    assertPolicyMatchesPath(draft, scope, optionalDid(body, 'operator_did'));
+  if (f.policy !== null) {
     const stored = getPolicyV3(pool, scope);
-    const policy = completePolicy(draft, { policyId: policyIdV3(env.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
+    const policy = completePolicy(f.policy, { policyId: policyIdV3(env.profile, scope), revision: (stored?.revision ?? 0n) + 1n });
     request.operator_did = policy.operatorDid;
     request.policy = policyToJson(policy);
     return { action, scope, operatorDid: policy.operatorDid, operation: { kind: 'SetPolicy', policy }, request };
   }
-  const operatorDid = optionalDid(body, 'operator_did') ?? ownerOf(pool, env.clock.nowMs(), scope);
+  const operatorDid = f.operatorDid ?? ownerOf(pool, env.clock.nowMs(), scope);
   request.operator_did = operatorDid;
   return { action, scope, operatorDid, operation: { kind: 'ClearPolicy', scope }, request };
 }
 
+/**
+ * `POST /policies/v3/{scope}/{id}/prepare` as its route's parser reads it. A clear without `operator_did` resolves
+ * the scope's owner (404 / 409) before `signer_key_id` and `valid_until` are refused: those are kept {@link Deferred}.
+ */
 export interface PolicyV3Prepare {
-  scope: string;
-  id: string;
-  body: Body;
+  fields: V3Fields;
+  auth: Deferred<PrepareAuth>;
 }
 
-export interface PolicyV3Submit extends PolicyV3Prepare {
-  action: V3Action;
+/** The parser of `POST /policies/v3/{scope}/{id}/prepare`: the path's scope, the action, its fields. */
+export function parsePolicyV3Prepare(profile: Profile, scopeSeg: string, id: string, body: Body): PolicyV3Prepare {
+  const scope = parseV3Scope(scopeSeg, id);
+  const action = body.action;
+  if (action !== 'set_policy_v3' && action !== 'clear_policy_v3') {
+    throw new DdnError('unsupported_action', 'action must be set_policy_v3 or clear_policy_v3', { action: action ?? null });
+  }
+  return { fields: readFields(action, scope, body), auth: defer(() => readPrepareAuth(body, profile)) };
+}
+
+/** A v3 write as its route's parser reads it. */
+export interface PolicyV3Submit {
+  fields: V3Fields;
+  s: SignedFields;
+}
+
+/** The parser of `PUT` / `DELETE /policies/v3/{scope}/{id}` (`action` is the route's): scope, action, signed fields, own fields. */
+export function parsePolicyV3Submit(profile: Profile, action: V3Action, scopeSeg: string, id: string, body: Body): PolicyV3Submit {
+  const scope = parseV3Scope(scopeSeg, id);
+  requireAction(body, action);
+  const s = readSignedFields(body, profile);
+  return { fields: readFields(action, scope, body), s };
 }
 
 /** What v3 answers carry of their own. */
@@ -121,22 +177,12 @@ const { prepare, submit } = policySteps<V3Intent, PolicyV3Prepare, PolicyV3Submi
     acceptedSubject: (i) => ({ scope: scopeToJson(i.scope) }),
   },
   {
-    prepare(env, req) {
-      const scope = parseV3Scope(req.scope, req.id);
-      const action = req.body.action;
-      if (action !== 'set_policy_v3' && action !== 'clear_policy_v3') {
-        throw new DdnError('unsupported_action', 'action must be set_policy_v3 or clear_policy_v3', { action: action ?? null });
-      }
-      const i = intent(env, action, scope, req.body);
-      const signerKeyId = parseSignerKeyId(req.body);
-      return { ...i, signerKeyId, validUntil: validUntilOrDefault(req.body, env.clock.nowMs(), env.profile) };
+    prepare(env, { fields, auth }) {
+      const i = intent(env, fields);
+      const a = settle(auth);
+      return { ...i, signerKeyId: a.signerKeyId, validUntil: validUntilAt(a, env.clock.nowMs()) };
     },
-    submit(env, req) {
-      const scope = parseV3Scope(req.scope, req.id);
-      requireAction(req.body, req.action);
-      const s = readSignedFields(req.body, env.profile);
-      return { ...intent(env, req.action, scope, req.body), s };
-    },
+    submit: (env, { fields, s }) => ({ ...intent(env, fields), s }),
   },
 );
 

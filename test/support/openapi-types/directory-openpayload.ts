@@ -3128,11 +3128,14 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            persona?: string;
             /** @enum {unknown} */
-            action: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
-            operator_did?: string;
+            action: 'register_persona' | 'renew_persona';
+            /** @description a copy of the path (compared after canonicalisation) */
+            persona?: string;
+            operator_did: string;
+            /** @description registration; renewal omits it or repeats the stored set */
             controller_keys?: string[];
+            /** @description 1 when supplied */
             controller_threshold?: number;
             /** DeliveryConstraints */
             delivery_constraints?: {
@@ -3146,28 +3149,21 @@ export interface paths {
               /** @description responses only; never sent */
               effective_ttl_seconds?: number;
             };
-            challenge_id?: string;
-            verification_expires_at?: string | number;
-            attestor?: string;
-            attestation_signature?: string;
-            /** @description transfer */
-            new_operator_did?: string;
-            /** @description transfer */
-            new_controller_keys?: string[];
-            /** @description transfer */
-            new_controller_threshold?: number;
-            /** @description transfer */
-            new_operator_signer_key_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
+            challenge_id: string;
+            /** @description Unix ms, from the verification */
+            verification_expires_at: string | number;
+            /** @description `0x`-hex, from the verification */
+            attestor: string;
+            /** @description `0x`-hex, from the verification */
+            attestation_signature: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -3711,46 +3707,19 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            persona?: string;
-            /** @enum {unknown} */
-            action: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
+            persona: string;
+            /** @constant */
+            action: 'revoke_persona';
+            /** @description the persona's operator */
             operator_did?: string;
-            controller_keys?: string[];
-            controller_threshold?: number;
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
-            challenge_id?: string;
-            verification_expires_at?: string | number;
-            attestor?: string;
-            attestation_signature?: string;
-            /** @description transfer */
-            new_operator_did?: string;
-            /** @description transfer */
-            new_controller_keys?: string[];
-            /** @description transfer */
-            new_controller_threshold?: number;
-            /** @description transfer */
-            new_operator_signer_key_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -6176,13 +6145,18 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description a copy of the path (compared after canonicalisation) */
             persona?: string;
-            /** @enum {unknown} */
-            action?: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
-            operator_did?: string;
+            /** @constant */
+            action?: 'register_named_persona';
+            operator_did: string;
+            /** @description default `root` */
             signer_key_id?: string;
+            /** @description default now + 300 s */
             valid_until?: string | number;
+            /** @description 1–8 key ids */
             controller_keys?: string[];
+            /** @description 1 */
             controller_threshold?: number;
             /** DeliveryConstraints */
             delivery_constraints?: {
@@ -6196,10 +6170,6 @@ export interface paths {
               /** @description responses only; never sent */
               effective_ttl_seconds?: number;
             };
-            /** @description transfer */
-            challenge_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
           };
         };
       };
@@ -6729,11 +6699,14 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description a copy of the path (compared after canonicalisation) */
             persona?: string;
-            /** @enum {unknown} */
-            action: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
-            operator_did?: string;
+            /** @constant */
+            action: 'register_named_persona';
+            operator_did: string;
+            /** @description 1–8 key ids */
             controller_keys?: string[];
+            /** @description 1 */
             controller_threshold?: number;
             /** DeliveryConstraints */
             delivery_constraints?: {
@@ -6747,28 +6720,14 @@ export interface paths {
               /** @description responses only; never sent */
               effective_ttl_seconds?: number;
             };
-            challenge_id?: string;
-            verification_expires_at?: string | number;
-            attestor?: string;
-            attestation_signature?: string;
-            /** @description transfer */
-            new_operator_did?: string;
-            /** @description transfer */
-            new_controller_keys?: string[];
-            /** @description transfer */
-            new_controller_threshold?: number;
-            /** @description transfer */
-            new_operator_signer_key_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -7325,30 +7284,20 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description a copy of the path (compared after canonicalisation) */
             persona?: string;
             /** @enum {unknown} */
-            action?: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
+            action: 'revoke_persona' | 'rotate_persona_controllers';
+            /** @description the persona's operator */
             operator_did?: string;
+            /** @description default `root` */
             signer_key_id?: string;
+            /** @description default now + 300 s */
             valid_until?: string | number;
+            /** @description 1–8 key ids */
             controller_keys?: string[];
+            /** @description 1 */
             controller_threshold?: number;
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
-            /** @description transfer */
-            challenge_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
           };
         };
       };
@@ -7878,46 +7827,22 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            persona?: string;
-            /** @enum {unknown} */
-            action: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
-            operator_did?: string;
-            controller_keys?: string[];
-            controller_threshold?: number;
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
-            challenge_id?: string;
-            verification_expires_at?: string | number;
-            attestor?: string;
-            attestation_signature?: string;
-            /** @description transfer */
-            new_operator_did?: string;
-            /** @description transfer */
-            new_controller_keys?: string[];
-            /** @description transfer */
-            new_controller_threshold?: number;
-            /** @description transfer */
-            new_operator_signer_key_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
+            persona: string;
+            operator_did: string;
+            /** @constant */
+            action: 'rotate_persona_controllers';
+            /** @description 1–8 key ids */
+            controller_keys: string[];
+            /** @description 1 */
+            controller_threshold: number;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -8474,30 +8399,17 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description a copy of the path (compared after canonicalisation) */
             persona?: string;
-            /** @enum {unknown} */
-            action?: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
-            operator_did?: string;
+            /** @description the current operator */
+            operator_did: string;
+            challenge_id: string;
+            /** @description the new operator's, over the acceptance payload */
+            new_operator_signature: string;
+            /** @description default `root` */
             signer_key_id?: string;
+            /** @description default now + 300 s */
             valid_until?: string | number;
-            controller_keys?: string[];
-            controller_threshold?: number;
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
-            /** @description transfer */
-            challenge_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
           };
         };
       };
@@ -9029,12 +8941,14 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            persona?: string;
-            /** @enum {unknown} */
-            action: 'register_persona' | 'renew_persona' | 'transfer_persona' | 'register_named_persona' | 'revoke_persona' | 'rotate_persona_controllers';
-            operator_did?: string;
-            controller_keys?: string[];
-            controller_threshold?: number;
+            persona: string;
+            /** @constant */
+            action: 'transfer_persona';
+            /** @description the current operator */
+            operator_did: string;
+            new_operator_did: string;
+            new_controller_keys: string[];
+            new_controller_threshold: number;
             /** DeliveryConstraints */
             delivery_constraints?: {
               requested_cache_seconds: number;
@@ -9047,28 +8961,23 @@ export interface paths {
               /** @description responses only; never sent */
               effective_ttl_seconds?: number;
             };
-            challenge_id?: string;
-            verification_expires_at?: string | number;
-            attestor?: string;
-            attestation_signature?: string;
-            /** @description transfer */
-            new_operator_did?: string;
-            /** @description transfer */
-            new_controller_keys?: string[];
-            /** @description transfer */
-            new_controller_threshold?: number;
-            /** @description transfer */
-            new_operator_signer_key_id?: string;
-            /** @description transfer */
-            new_operator_signature?: string;
+            challenge_id: string;
+            /** @description Unix ms, from the verification */
+            verification_expires_at: string | number;
+            /** @description `0x`-hex, from the verification */
+            attestor: string;
+            /** @description `0x`-hex, from the verification */
+            attestation_signature: string;
+            new_operator_signer_key_id: string;
+            new_operator_signature: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -9845,19 +9754,11 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
+            /** @constant */
+            action: 'set_did_policy_v2';
+            did: string;
             /** DeliveryPolicy */
-            policy?: {
+            policy: {
               policy_id?: string;
               /** PolicyScope */
               scope: {
@@ -9883,26 +9784,14 @@ export interface paths {
                 } | null;
               }[];
             };
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -10455,64 +10344,17 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
-                };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
+            /** @constant */
+            action: 'clear_did_policy_v2';
+            did: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -11345,19 +11187,12 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
+            /** @constant */
+            action: 'set_persona_policy_v2';
+            /** @description = policy.scope.id after canonicalisation */
+            persona: string;
             /** DeliveryPolicy */
-            policy?: {
+            policy: {
               policy_id?: string;
               /** PolicyScope */
               scope: {
@@ -11383,26 +11218,16 @@ export interface paths {
                 } | null;
               }[];
             };
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
+            /** @description = policy.operator_did */
+            operator_did?: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -11955,64 +11780,18 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
-                };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
+            /** @constant */
+            action: 'clear_persona_policy_v2';
+            persona: string;
+            operator_did: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -12575,60 +12354,144 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
+          'application/json':
+            | {
+                /** @constant */
+                action: 'set_did_policy_v2';
+                did: string;
+                /** DeliveryPolicy */
+                policy: {
+                  policy_id?: string;
+                  /** PolicyScope */
+                  scope: {
+                    /** @enum {unknown} */
+                    type: 'DID' | 'PERSONA' | 'APPLICATION';
+                    id: string;
+                  };
+                  /** @description an integer; a decimal string only beyond 2^53 */
+                  revision?: number | string;
+                  operator_did: string;
+                  policy_ttl_seconds?: number;
+                  ruleset: {
+                    id: string;
+                    priority: number;
+                    conditions?: {
+                      [key: string]: unknown;
+                    }[];
+                    action: {
+                      [key: string]: unknown;
+                    };
+                    constraint_overrides?: {
+                      [key: string]: unknown;
+                    } | null;
+                  }[];
                 };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
-            /** DeliveryConstraints */
-            delivery_constraints?: {
-              requested_cache_seconds: number;
-              max_http_envelope_bytes: number;
-              max_unchunked_message_bytes: number;
-              max_chunk_bytes: number;
-              max_replicas: number;
-              max_message_bytes?: number;
-              max_chunks?: number;
-              /** @description responses only; never sent */
-              effective_ttl_seconds?: number;
-            };
-            signer_key_id?: string;
-            valid_until?: string | number;
-          };
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              }
+            | {
+                /** @constant */
+                action: 'clear_did_policy_v2';
+                did: string;
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              }
+            | {
+                /** @constant */
+                action: 'set_did_constraints';
+                did: string;
+                /** DeliveryConstraints */
+                delivery_constraints: {
+                  requested_cache_seconds: number;
+                  max_http_envelope_bytes: number;
+                  max_unchunked_message_bytes: number;
+                  max_chunk_bytes: number;
+                  max_replicas: number;
+                  max_message_bytes?: number;
+                  max_chunks?: number;
+                  /** @description responses only; never sent */
+                  effective_ttl_seconds?: number;
+                };
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              }
+            | {
+                /** @constant */
+                action: 'set_persona_policy_v2';
+                /** @description = policy.scope.id after canonicalisation */
+                persona: string;
+                /** DeliveryPolicy */
+                policy: {
+                  policy_id?: string;
+                  /** PolicyScope */
+                  scope: {
+                    /** @enum {unknown} */
+                    type: 'DID' | 'PERSONA' | 'APPLICATION';
+                    id: string;
+                  };
+                  /** @description an integer; a decimal string only beyond 2^53 */
+                  revision?: number | string;
+                  operator_did: string;
+                  policy_ttl_seconds?: number;
+                  ruleset: {
+                    id: string;
+                    priority: number;
+                    conditions?: {
+                      [key: string]: unknown;
+                    }[];
+                    action: {
+                      [key: string]: unknown;
+                    };
+                    constraint_overrides?: {
+                      [key: string]: unknown;
+                    } | null;
+                  }[];
+                };
+                /** @description = policy.operator_did */
+                operator_did?: string;
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              }
+            | {
+                /** @constant */
+                action: 'clear_persona_policy_v2';
+                persona: string;
+                operator_did?: string;
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              }
+            | {
+                /** @constant */
+                action: 'set_persona_constraints';
+                persona: string;
+                /** DeliveryConstraints */
+                delivery_constraints: {
+                  requested_cache_seconds: number;
+                  max_http_envelope_bytes: number;
+                  max_unchunked_message_bytes: number;
+                  max_chunk_bytes: number;
+                  max_replicas: number;
+                  max_message_bytes?: number;
+                  max_chunks?: number;
+                  /** @description responses only; never sent */
+                  effective_ttl_seconds?: number;
+                };
+                operator_did?: string;
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              };
         };
       };
       responses: {
@@ -13203,46 +13066,11 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
-                };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
+            /** @constant */
+            action: 'set_did_constraints';
+            did: string;
             /** DeliveryConstraints */
-            delivery_constraints?: {
+            delivery_constraints: {
               requested_cache_seconds: number;
               max_http_envelope_bytes: number;
               max_unchunked_message_bytes: number;
@@ -13258,9 +13086,9 @@ export interface paths {
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -13827,46 +13655,12 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action:
-              | 'set_did_policy_v2'
-              | 'clear_did_policy_v2'
-              | 'set_did_constraints'
-              | 'set_persona_policy_v2'
-              | 'clear_persona_policy_v2'
-              | 'set_persona_constraints';
-            did?: string;
-            persona?: string;
-            operator_did?: string;
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
-                };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
+            /** @constant */
+            action: 'set_persona_constraints';
+            persona: string;
+            operator_did: string;
             /** DeliveryConstraints */
-            delivery_constraints?: {
+            delivery_constraints: {
               requested_cache_seconds: number;
               max_http_envelope_bytes: number;
               max_unchunked_message_bytes: number;
@@ -13882,9 +13676,9 @@ export interface paths {
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -14739,10 +14533,10 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action: 'set_policy_v3' | 'clear_policy_v3';
+            /** @constant */
+            action: 'set_policy_v3';
             /** DeliveryPolicy */
-            policy?: {
+            policy: {
               policy_id?: string;
               /** PolicyScope */
               scope: {
@@ -14768,15 +14562,16 @@ export interface paths {
                 } | null;
               }[];
             };
+            /** @description the scope's owner (= policy.operator_did when setting) */
             operator_did?: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -15329,44 +15124,18 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @enum {unknown} */
-            action: 'set_policy_v3' | 'clear_policy_v3';
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
-                };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
+            /** @constant */
+            action: 'clear_policy_v3';
+            /** @description the scope's owner (= policy.operator_did when setting) */
             operator_did?: string;
             /** @description the current nonce of the domain (an integer on application routes) */
             nonce: string | number;
             /** @description Unix ms (or ISO 8601) */
             valid_until: string | number;
             /** @description `root` or a verification-method id */
-            signer_key_id?: string;
+            signer_key_id: string;
             /** @description the signed bytes, `0x`-hex or Base64 */
-            canonical_payload?: string;
+            canonical_payload: string;
             /** @description Ed25519, Base64 (hex accepted) */
             signature: string;
           };
@@ -16208,40 +15977,54 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @enum {unknown} */
-            action: 'set_policy_v3' | 'clear_policy_v3';
-            /** DeliveryPolicy */
-            policy?: {
-              policy_id?: string;
-              /** PolicyScope */
-              scope: {
-                /** @enum {unknown} */
-                type: 'DID' | 'PERSONA' | 'APPLICATION';
-                id: string;
-              };
-              /** @description an integer; a decimal string only beyond 2^53 */
-              revision?: number | string;
-              operator_did: string;
-              policy_ttl_seconds?: number;
-              ruleset: {
-                id: string;
-                priority: number;
-                conditions?: {
-                  [key: string]: unknown;
-                }[];
-                action: {
-                  [key: string]: unknown;
+          'application/json':
+            | {
+                /** @constant */
+                action: 'set_policy_v3';
+                /** DeliveryPolicy */
+                policy: {
+                  policy_id?: string;
+                  /** PolicyScope */
+                  scope: {
+                    /** @enum {unknown} */
+                    type: 'DID' | 'PERSONA' | 'APPLICATION';
+                    id: string;
+                  };
+                  /** @description an integer; a decimal string only beyond 2^53 */
+                  revision?: number | string;
+                  operator_did: string;
+                  policy_ttl_seconds?: number;
+                  ruleset: {
+                    id: string;
+                    priority: number;
+                    conditions?: {
+                      [key: string]: unknown;
+                    }[];
+                    action: {
+                      [key: string]: unknown;
+                    };
+                    constraint_overrides?: {
+                      [key: string]: unknown;
+                    } | null;
+                  }[];
                 };
-                constraint_overrides?: {
-                  [key: string]: unknown;
-                } | null;
-              }[];
-            };
-            operator_did?: string;
-            signer_key_id?: string;
-            valid_until?: string | number;
-          };
+                /** @description the scope's owner (= policy.operator_did when setting) */
+                operator_did?: string;
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              }
+            | {
+                /** @constant */
+                action: 'clear_policy_v3';
+                /** @description the scope's owner (= policy.operator_did when setting) */
+                operator_did?: string;
+                /** @description default `root` */
+                signer_key_id?: string;
+                /** @description default now + 300 s */
+                valid_until?: string | number;
+              };
         };
       };
       responses: {
@@ -18339,25 +18122,54 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @enum {unknown} */
-            action: 'set_domain' | 'clear_domain' | 'set_status' | 'update_control' | 'link_did' | 'unlink_did';
-            /** @description set_domain */
-            domain?: string;
-            /**
-             * @description set_status
-             * @enum {unknown}
-             */
-            status?: 'active' | 'suspended' | 'tombstoned';
-            /** @description update_control */
-            new_control_did?: string;
-            /** @description link_did / unlink_did */
-            linked_did?: string;
-            /** @description the submission needs it; a preparation does not */
-            control_signer_key_id?: string;
-            /** @description link_did / unlink_did */
-            linked_signer_key_id?: string;
-          };
+          'application/json':
+            | {
+                /** @constant */
+                action: 'set_domain';
+                /** @description a lowercase DNS name */
+                domain: string;
+                /** @description a key of the (current) control DID; default `root` */
+                control_signer_key_id?: string;
+              }
+            | {
+                /** @constant */
+                action: 'clear_domain';
+                /** @description a key of the (current) control DID; default `root` */
+                control_signer_key_id?: string;
+              }
+            | {
+                /** @constant */
+                action: 'set_status';
+                /** @enum {unknown} */
+                status: 'active' | 'suspended' | 'tombstoned';
+                /** @description a key of the (current) control DID; default `root` */
+                control_signer_key_id?: string;
+              }
+            | {
+                /** @constant */
+                action: 'update_control';
+                new_control_did: string;
+                /** @description a key of the (current) control DID; default `root` */
+                control_signer_key_id?: string;
+              }
+            | {
+                /** @constant */
+                action: 'link_did';
+                linked_did: string;
+                /** @description a key of the (current) control DID; default `root` */
+                control_signer_key_id?: string;
+                /** @description default `root` */
+                linked_signer_key_id?: string;
+              }
+            | {
+                /** @constant */
+                action: 'unlink_did';
+                linked_did: string;
+                /** @description a key of the (current) control DID; default `root` */
+                control_signer_key_id?: string;
+                /** @description default `root` */
+                linked_signer_key_id?: string;
+              };
         };
       };
       responses: {
@@ -18871,32 +18683,96 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @enum {unknown} */
-            action: 'set_domain' | 'clear_domain' | 'set_status' | 'update_control' | 'link_did' | 'unlink_did';
-            /** @description set_domain */
-            domain?: string;
-            /**
-             * @description set_status
-             * @enum {unknown}
-             */
-            status?: 'active' | 'suspended' | 'tombstoned';
-            /** @description update_control */
-            new_control_did?: string;
-            /** @description link_did / unlink_did */
-            linked_did?: string;
-            control_signer_key_id: string;
-            /** @description link_did / unlink_did */
-            linked_signer_key_id?: string;
-            control_did?: string;
-            nonce: number;
-            canonical_payload: string;
-            /** @description `signature` is accepted as a synonym */
-            control_signature?: string;
-            signature?: string;
-            /** @description link_did / unlink_did */
-            linked_signature?: string;
-          };
+          'application/json':
+            | {
+                /** @constant */
+                action: 'set_domain';
+                /** @description a lowercase DNS name */
+                domain: string;
+                /** @description the application's control DID */
+                control_did?: string;
+                control_signer_key_id: string;
+                nonce: number;
+                /** @description `0x`-hex exactly as prepared */
+                canonical_payload: string;
+                /** @description Base64 (hex accepted); `signature` is accepted as a synonym */
+                control_signature?: string;
+                signature?: string;
+              }
+            | {
+                /** @constant */
+                action: 'clear_domain';
+                /** @description the application's control DID */
+                control_did?: string;
+                control_signer_key_id: string;
+                nonce: number;
+                /** @description `0x`-hex exactly as prepared */
+                canonical_payload: string;
+                /** @description Base64 (hex accepted); `signature` is accepted as a synonym */
+                control_signature?: string;
+                signature?: string;
+              }
+            | {
+                /** @constant */
+                action: 'set_status';
+                /** @enum {unknown} */
+                status: 'active' | 'suspended' | 'tombstoned';
+                /** @description the application's control DID */
+                control_did?: string;
+                control_signer_key_id: string;
+                nonce: number;
+                /** @description `0x`-hex exactly as prepared */
+                canonical_payload: string;
+                /** @description Base64 (hex accepted); `signature` is accepted as a synonym */
+                control_signature?: string;
+                signature?: string;
+              }
+            | {
+                /** @constant */
+                action: 'update_control';
+                new_control_did: string;
+                /** @description the application's control DID */
+                control_did?: string;
+                control_signer_key_id: string;
+                nonce: number;
+                /** @description `0x`-hex exactly as prepared */
+                canonical_payload: string;
+                /** @description Base64 (hex accepted); `signature` is accepted as a synonym */
+                control_signature?: string;
+                signature?: string;
+              }
+            | {
+                /** @constant */
+                action: 'link_did';
+                linked_did: string;
+                /** @description the application's control DID */
+                control_did?: string;
+                control_signer_key_id: string;
+                linked_signer_key_id: string;
+                nonce: number;
+                /** @description `0x`-hex exactly as prepared */
+                canonical_payload: string;
+                /** @description Base64 (hex accepted); `signature` is accepted as a synonym */
+                control_signature?: string;
+                signature?: string;
+                linked_signature: string;
+              }
+            | {
+                /** @constant */
+                action: 'unlink_did';
+                linked_did: string;
+                /** @description the application's control DID */
+                control_did?: string;
+                control_signer_key_id: string;
+                linked_signer_key_id: string;
+                nonce: number;
+                /** @description `0x`-hex exactly as prepared */
+                canonical_payload: string;
+                /** @description Base64 (hex accepted); `signature` is accepted as a synonym */
+                control_signature?: string;
+                signature?: string;
+                linked_signature: string;
+              };
         };
       };
       responses: {
