@@ -4,6 +4,7 @@
  * a `GET` whose success is `101 Switching Protocols`, the frames it sends under `x-websocket-frames` and its close
  * codes under `x-websocket-close`), and adjustments of the whole document (the profile's rules).
  */
+import { isJsonObject } from '../base/guards.js';
 import type { TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 import { ErrorBodySchema, withCodes } from './schemas.js';
@@ -40,7 +41,7 @@ export function adjustDocument(fastify: object, adjust: (doc: OpenApiDoc) => Ope
 
 /** `doc` naming the network profile it describes (`info.x-ddn-profile`): each role's document is its profile's. */
 export function withProfileLabel(doc: OpenApiDoc, profile: string): OpenApiDoc {
-  return { ...doc, info: { ...(doc.info as Record<string, unknown>), 'x-ddn-profile': profile } };
+  return { ...doc, info: { ...(isJsonObject(doc.info) ? doc.info : {}), 'x-ddn-profile': profile } };
 }
 
 /** Describes a WebSocket route of the server that owns `fastify`. */

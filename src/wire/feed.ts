@@ -1,5 +1,5 @@
 /**
- * The export feed's line (docs/mirrors.md) as TypeBox schemas: what `GET /export` sends one per line and
+ * The export feed's line (docs/mirrors.md) in TypeBox schemas: what `GET /export` sends one per line and
  * `GET /export/stream` one per WebSocket text frame, at the Directory and at a mirror alike (src/ledger/feed.ts
  * writes it). A line is its block's header with the block's extrinsic count, and — unless the block has no
  * extrinsics — one extrinsic with its outcome.
