@@ -74,6 +74,7 @@ const ROLES = ['directory', 'relay', 'cache'];
 const PURE = [
   'src/base/bytes.ts',
   'src/base/errors.ts',
+  'src/base/guards.ts',
   'src/base/json-text.ts',
   'src/base/serial-queue.ts',
   'src/base/storage-errors.ts',

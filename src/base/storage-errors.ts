@@ -3,16 +3,12 @@
  * errors — on a full disk SQLite reports the write of its shared-memory or journal file as one — and Node's
  * `ENOSPC`/`EDQUOT`), and PostgreSQL's `53100 disk_full`. They answer 507 `insufficient_storage`, never 500.
  */
+import { errorCodeOf } from './guards.js';
 import { DdnError } from './errors.js';
-
-const codeOf = (err: unknown): string | undefined => {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-};
 
 /** True for an error of the storage running out of space (or failing to write) — see the module comment. */
 export function isStorageFailure(err: unknown): boolean {
-  const code = codeOf(err);
+  const code = errorCodeOf(err);
   if (code === undefined) return false;
   return code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'ENOSPC' || code === 'EDQUOT' || code === '53100';
 }

@@ -1,6 +1,6 @@
 /**
  * Reading a retrieval proof off a request (http-api.md §11.4 step 1, §11.6): the `X-…` headers of the
- * retrieval routes, or the body fields of `POST /cache/ack` with optional agreeing headers.
+ * retrieval routes, or the body fields of `POST /cache/ack` (required there; headers optional and agreeing).
  */
 import { utf8Length } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
@@ -37,8 +37,8 @@ const DEVICE_HEADER = 'X-Device-Id';
 
 type HeaderReader = (name: string) => string | undefined;
 
-function missing(header: string, field?: string): DdnError {
-  return new DdnError('missing_proof_header', `missing proof header ${header}`, field === undefined ? { header } : { header, field });
+function missing(header: string): DdnError {
+  return new DdnError('missing_proof_header', `missing proof header ${header}`, { header });
 }
 
 function mismatch(header: string, field?: string): DdnError {
@@ -90,12 +90,19 @@ function bodyText(body: Record<string, unknown>, field: string, allowNumber = fa
   throw new DdnError('invalid_request', `${field} must be a string`, { field });
 }
 
-/** Body value of `field`, or the header; both present → they must be equal. */
-function agreed(body: Record<string, unknown>, field: string, header: HeaderReader, name: string, allowNumber = false): string | undefined {
+/**
+ * Body value of `field` (required: non-empty), checked against the header `name` when that is sent too. The proof
+ * travels in the body (§11.6): a header never stands in for a missing field (400 `invalid_request`).
+ */
+function agreed(body: Record<string, unknown>, field: string, header: HeaderReader, name: string, allowNumber = false): string {
   const b = bodyText(body, field, allowNumber);
   const h = header(name);
-  if (b !== undefined && h !== undefined && b !== h) throw mismatch(name, field);
-  return b ?? h;
+  if (b === undefined || b === '') {
+    const hint = h === undefined ? '' : ` (the proof travels in the body; ${name} alone is not accepted)`;
+    throw new DdnError('invalid_request', `missing field "${field}"${hint}`, { field });
+  }
+  if (h !== undefined && b !== h) throw mismatch(name, field);
+  return b;
 }
 
 /** `message_ids`: 1–1000 strings of at most 128 bytes (400 `invalid_request`). */
@@ -113,18 +120,18 @@ export function parseAckMessageIds(v: unknown): string[] {
   return v as string[];
 }
 
-/** The proof and ids of `POST /cache/ack`: proof fields from the body, headers optional and agreeing. */
+/**
+ * The proof and ids of `POST /cache/ack` (§11.6): the proof fields from the body, where each is required; the same
+ * headers, when sent, must agree (an absent `device_id` is '').
+ */
 export function ackFromBody(body: Record<string, unknown>, header: HeaderReader): AckRequest {
   const messageIds = parseAckMessageIds(body.message_ids);
   const did = agreed(body, 'did', header, RECIPIENT_HEADER);
-  if (did === undefined || did === '') throw new DdnError('invalid_request', 'missing field "did"', { field: 'did' });
   if (!isDid(did)) throw new DdnError('invalid_did', 'did is not a valid DID', { field: 'did' });
-  const deviceId = agreed(body, 'device_id', header, DEVICE_HEADER) ?? '';
+  const deviceId = bodyText(body, 'device_id') ?? '';
+  const deviceHeader = header(DEVICE_HEADER);
+  if (deviceHeader !== undefined && deviceHeader !== deviceId) throw mismatch(DEVICE_HEADER, 'device_id');
   const values = {} as Record<RequiredKey, string>;
-  for (const r of REQUIRED) {
-    const v = agreed(body, r.field, header, r.header, r.key === 'timestamp');
-    if (v === undefined || v === '') throw missing(r.header, r.field);
-    values[r.key] = v;
-  }
+  for (const r of REQUIRED) values[r.key] = agreed(body, r.field, header, r.header, r.key === 'timestamp');
   return { proof: { did, deviceId, ...values }, messageIds };
 }

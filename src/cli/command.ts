@@ -3,6 +3,7 @@
  * one JSON result on stdout, human progress on stderr, and the exit status of exit-codes.ts (0 success, 1 failure,
  * 2 usage, 3 timeout, 130 interrupted).
  */
+import { errorCodeOf, memberOf } from '../base/guards.js';
 import { parseArgs } from 'node:util';
 import { EXIT, EXIT_HELP, signalExit } from './exit-codes.js';
 import { directoryHealth, networkOf } from './directory-network.js';
@@ -46,8 +47,8 @@ export { UsageError };
 
 /** A failure whose wait ran out (exit code 3). */
 export function isTimeout(e: unknown): boolean {
-  const code = (e as { code?: unknown })?.code;
-  const name = (e as { name?: unknown })?.name;
+  const code = memberOf(e, 'code');
+  const name = memberOf(e, 'name');
   return code === 'wait_timeout' || code === 'request_timeout' || name === 'TimeoutError';
 }
 
@@ -96,8 +97,8 @@ function optionHelp(options: OptionDefs): string {
 /** The message of a fetch that could not connect (fetch rejects with a TypeError whose `cause` says why). */
 export function connectionFailure(e: unknown): string | undefined {
   if (!(e instanceof TypeError) || e.message !== 'fetch failed') return undefined;
-  const cause = (e as { cause?: { message?: unknown } }).cause;
-  return `cannot connect: ${typeof cause?.message === 'string' ? cause.message : 'fetch failed'}`;
+  const message = memberOf(memberOf(e, 'cause'), 'message');
+  return `cannot connect: ${typeof message === 'string' ? message : 'fetch failed'}`;
 }
 
 /** Writes the one JSON result line. */
@@ -107,12 +108,13 @@ export function printResult(io: CliIo, result: unknown): void {
 
 /** The JSON result of a failure: `{error, code, message, details?}` like the servers' error bodies. */
 export function errorResult(e: unknown): Record<string, unknown> {
-  const err = e as { code?: unknown; message?: unknown; details?: unknown };
   const unreachable = connectionFailure(e);
-  const code = typeof err?.code === 'string' ? err.code : isTimeout(e) ? 'request_timeout' : unreachable !== undefined ? 'connection_failed' : 'failed';
-  const message = unreachable ?? (typeof err?.message === 'string' ? err.message : String(e));
+  const code = errorCodeOf(e) ?? (isTimeout(e) ? 'request_timeout' : unreachable !== undefined ? 'connection_failed' : 'failed');
+  const said = memberOf(e, 'message');
+  const message = unreachable ?? (typeof said === 'string' ? said : String(e));
   const out: Record<string, unknown> = { error: code, code, message };
-  if (typeof err?.details === 'object' && err.details !== null) out.details = err.details;
+  const details = memberOf(e, 'details');
+  if (typeof details === 'object' && details !== null) out.details = details;
   return out;
 }
 
@@ -167,7 +169,7 @@ async function parse<O extends OptionDefs>(
 
 /** The signal an `interrupted` error names (`signal`), SIGINT when it names none. */
 function interruptSignal(e: unknown): NodeJS.Signals {
-  const signal = (e as { signal?: unknown })?.signal;
+  const signal = memberOf(e, 'signal');
   return signal === 'SIGTERM' || signal === 'SIGHUP' ? signal : 'SIGINT';
 }
 

@@ -1,4 +1,5 @@
 /** Options and helpers shared by the user commands: which Directory, which profile, waiting, key ids. */
+import { messageOf } from '../base/guards.js';
 import { readFileSync } from 'node:fs';
 import { DirectoryClient } from '../client/directory-client.js';
 import type { FetchLike } from '../client/http.js';
@@ -100,7 +101,7 @@ export function readJsonObject(path: string, what: string): Record<string, unkno
   try {
     v = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new UsageError(`cannot read ${what} from ${path}: ${(e as Error).message}`);
+    throw new UsageError(`cannot read ${what} from ${path}: ${messageOf(e)}`);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UsageError(`${path}: ${what} must be a JSON object`);
   return v as Record<string, unknown>;

@@ -1,4 +1,5 @@
 /** `ddn did alias|verification-method|authentication|key-agreement|service|device|root-key|document|deactivate|delete`. */
+import { messageOf } from '../base/guards.js';
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DidDocumentJson, ServiceJson, VerificationMethodJson } from '../client/types.js';
@@ -31,7 +32,7 @@ function publicKeyOption(o: { 'public-key'?: string; 'public-key-file'?: string 
   try {
     key = createPublicKey(readFileSync(o['public-key-file']!));
   } catch (e) {
-    throw new UsageError(`cannot read a key from ${o['public-key-file']}: ${(e as Error).message}`);
+    throw new UsageError(`cannot read a key from ${o['public-key-file']}: ${messageOf(e)}`);
   }
   if (key.asymmetricKeyType !== kind) throw new UsageError(`${o['public-key-file']} holds a ${key.asymmetricKeyType ?? 'unknown'} key, expected ${kind}`);
   const spki = key.export({ format: 'der', type: 'spki' });
@@ -194,7 +195,7 @@ const documentCmd = group(`${P} document`, 'replace the whole DID document', {
       try {
         document = JSON.parse(readFileSync(o.file, 'utf8')) as DidDocumentJson;
       } catch (e) {
-        throw new UsageError(`cannot read a JSON document from ${o.file}: ${(e as Error).message}`);
+        throw new UsageError(`cannot read a JSON document from ${o.file}: ${messageOf(e)}`);
       }
       return mutate(ctx, o, 'replace_document', { document });
     },

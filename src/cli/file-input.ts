@@ -1,4 +1,5 @@
 /** The `--input` of `ddn send`: a file read part by part, or standard input (`-`) read into memory. */
+import { messageOf } from '../base/guards.js';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { bytesSource, fileSource as sdkFileSource } from '../client/file-io.js';
@@ -26,7 +27,7 @@ export async function fileSource(path: string, name = basename(path)): Promise<F
     const s = await stat(path);
     if (!s.isFile()) throw new Error('not a regular file');
   } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
+    throw new UsageError(`cannot read ${path}: ${messageOf(e)}`);
   }
   return sdkFileSource(path, name);
 }

@@ -7,6 +7,7 @@
  * chunk that is missing or does not match. A file that fails to decrypt or verify loses its part at once; a
  * finished run removes the parts of the DID that no Cache lists any more.
  */
+import { errorCodeOf } from '../base/guards.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { link, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -26,7 +27,7 @@ async function linkNew(from: string, to: string): Promise<boolean> {
     await link(from, to);
     return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if (errorCodeOf(e) === 'EEXIST') return false;
     throw e;
   }
 }

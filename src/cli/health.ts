@@ -1,4 +1,5 @@
 /** `ddn health`: is a node up and ready? Waits for it with `--wait` (scripts that start `ddn serve &` need that). */
+import { memberOf, messageOf } from '../base/guards.js';
 import { leaf } from './command.js';
 import { DIRECTORY_OPTIONS, timeoutMs } from './common.js';
 
@@ -21,8 +22,8 @@ async function ready(url: string): Promise<{ ok: boolean; status?: number; body?
     const body: unknown = await res.json().catch(() => undefined);
     return { ok: res.status === 200, status: res.status, body };
   } catch (e) {
-    const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
-    return { ok: false, error: String(cause?.code ?? cause?.message ?? (e as Error).message) };
+    const cause = memberOf(e, 'cause');
+    return { ok: false, error: String(memberOf(cause, 'code') ?? memberOf(cause, 'message') ?? messageOf(e)) };
   }
 }
 

@@ -9,6 +9,7 @@
  * they are placed in that Directory's network the first time a command talks to it (nothing is dropped). A DID
  * deleted or deactivated through `ddn` is marked (`status`) and no longer picked.
  */
+import { errorCodeOf, messageOf } from '../base/guards.js';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -72,15 +73,15 @@ export function readBook(env: NodeJS.ProcessEnv): Identity[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new IdentityBookError('identity_book_unreadable', `cannot read ${path}: ${(e as Error).message}`);
+    if (errorCodeOf(e) === 'ENOENT') return [];
+    throw new IdentityBookError('identity_book_unreadable', `cannot read ${path}: ${messageOf(e)}`);
   }
   try {
     const v = JSON.parse(text) as { identities?: unknown };
     if (!Array.isArray(v.identities)) throw new Error('no "identities" list');
     return v.identities as Identity[];
   } catch (e) {
-    throw new IdentityBookError('identity_book_unreadable', `${path} is not an identity book: ${(e as Error).message}`);
+    throw new IdentityBookError('identity_book_unreadable', `${path} is not an identity book: ${messageOf(e)}`);
   }
 }
 

@@ -1,4 +1,5 @@
 /** `ddn key …`: private keys that never leave this machine (PKCS#8 PEM, mode 0600, never overwritten). */
+import { messageOf } from '../base/guards.js';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ export function keyTypeOf(path: string): KeyType {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new KeyFileError('key_file_unreadable', `cannot read ${path}: ${(e as Error).message}`);
+    throw new KeyFileError('key_file_unreadable', `cannot read ${path}: ${messageOf(e)}`);
   }
   for (const t of ['ed25519', 'x25519'] as const) {
     try {

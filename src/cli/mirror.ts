@@ -1,4 +1,5 @@
 /** `ddn mirror`: a read-only mirror of a Directory (docs/mirrors.md), until SIGTERM/SIGINT. */
+import { memberOf, messageOf } from '../base/guards.js';
 import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { parseArgs } from 'node:util';
 import { metricsTokenProblem, type LogLevel } from '../app/config.js';
@@ -149,7 +150,7 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   try {
     limits = mirrorLimits(values, env);
   } catch (e) {
-    return { error: (e as Error).message };
+    return { error: messageOf(e) };
   }
   const { followerLimits, streamLimits } = limits;
   const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror';
@@ -171,7 +172,7 @@ async function mirror(args: string[], io: CliIo): Promise<number> {
   try {
     running = await startMirror({ ...parsed, logger: createLogger(parsed.logLevel) });
   } catch (err) {
-    if (!(err instanceof DataDirError) && !(err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string')) throw err;
+    if (!(err instanceof DataDirError) && !(err instanceof Error && typeof memberOf(err, 'syscall') === 'string')) throw err;
     io.stderr(`ddn mirror: ${err.message}\n`);
     return 1;
   }

@@ -1,4 +1,5 @@
 /** `ddn receive`: fetch, decrypt, verify and write every message waiting for a DID, then acknowledge it. */
+import { errorCodeOf } from '../base/guards.js';
 import { statSync } from 'node:fs';
 import { CacheClient } from '../client/cache-client.js';
 import { cacheTargetsFor } from '../client/cache-targets.js';
@@ -38,8 +39,7 @@ function merge(into: ReceiveResult, r: ReceiveReport): void {
 }
 
 function errorOf(e: unknown): ReceiveFailure {
-  const code = (e as { code?: unknown })?.code;
-  return { code: typeof code === 'string' ? code : 'receive_failed', message: e instanceof Error ? e.message : String(e) };
+  return { code: errorCodeOf(e) ?? 'receive_failed', message: e instanceof Error ? e.message : String(e) };
 }
 
 function report(ctx: CommandContext, r: ReceiveReport): void {

@@ -1,4 +1,5 @@
 /** `ddn serve`: runs a node until SIGTERM/SIGINT. */
+import { memberOf } from '../base/guards.js';
 import type { Role } from '../app/config.js';
 import { DataDirError } from '../app/node-keys.js';
 import { startNode } from '../app/node.js';
@@ -26,7 +27,7 @@ export function listeningLine(urls: Readonly<Partial<Record<Role, string>>>, bui
 
 /** An operating-system failure (port in use, permission denied, …): its message says it all, no stack needed. */
 function isSystemError(err: unknown): err is NodeJS.ErrnoException {
-  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+  return err instanceof Error && typeof memberOf(err, 'syscall') === 'string';
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {

@@ -6,6 +6,7 @@
  * attempt could change anything (`permanent`: nothing listens, the name does not resolve, a port fetch refuses,
  * a TLS handshake that failed).
  */
+import { errorCodeOf, memberOf } from '../base/guards.js';
 import { Agent } from 'undici';
 import type { FetchInitLike, FetchLike, FetchResponseLike } from './fetch-types.js';
 
@@ -66,10 +67,10 @@ const PERMANENT_CODES: ReadonlySet<string> = new Set([
 function rootCause(e: unknown): { code: string | undefined; message: string } {
   let code: string | undefined;
   let message = e instanceof Error ? e.message : String(e);
-  for (let x: unknown = e, depth = 0; x !== null && typeof x === 'object' && depth < 5; x = (x as { cause?: unknown }).cause, depth++) {
-    const c = (x as { code?: unknown }).code;
-    if (typeof c === 'string' && c !== '') code = c;
-    const m = (x as { message?: unknown }).message;
+  for (let x: unknown = e, depth = 0; x !== null && typeof x === 'object' && depth < 5; x = memberOf(x, 'cause'), depth++) {
+    const c = errorCodeOf(x);
+    if (c !== undefined && c !== '') code = c;
+    const m = memberOf(x, 'message');
     if (typeof m === 'string' && m !== '' && m !== 'fetch failed') message = m;
   }
   return { code, message };

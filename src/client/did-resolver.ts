@@ -4,6 +4,7 @@
  * (`GET /1.0/identifiers/{did}`, docs/api.md) and hands back the result. Structurally typed: the SDK does not
  * depend on `did-resolver`.
  */
+import { isJsonObject } from '../base/guards.js';
 import type { W3cDidDocumentJson, W3cDocumentMetadataJson, W3cErrorJson } from '../wire/did-resolution.js';
 import { joinUrl, type FetchLike } from './http.js';
 
@@ -55,8 +56,8 @@ const failed = (error: string, message: string, problem?: W3cErrorJson): DidReso
 function isResult(
   v: unknown,
 ): v is { didResolutionMetadata: { error?: W3cErrorJson }; didDocument: W3cDidDocumentJson | null; didDocumentMetadata: W3cDocumentMetadataJson } {
-  if (typeof v !== 'object' || v === null) return false;
-  const r = v as Record<string, unknown>;
+  if (!isJsonObject(v)) return false;
+  const r = v;
   return typeof r.didResolutionMetadata === 'object' && r.didResolutionMetadata !== null && 'didDocument' in r && typeof r.didDocumentMetadata === 'object';
 }
 

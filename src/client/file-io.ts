@@ -4,6 +4,7 @@
  * a {@link FileSink} that writes each file into a hidden partial file, makes it durable and only then gives it
  * its name, never replacing an existing file.
  */
+import { errorCodeOf } from '../base/guards.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -84,7 +85,7 @@ export function directorySink(dir: string): FileSink {
               await link(partial, path);
               return path;
             } catch (e) {
-              if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+              if (errorCodeOf(e) !== 'EEXIST') throw e;
             }
           }
           throw Object.assign(new Error(`${join(dir, name)} and its alternative name exist; not overwriting`), { code: 'output_exists' });

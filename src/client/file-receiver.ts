@@ -5,6 +5,7 @@
  * is written once; a copy that fails to decrypt or verify is never written nor acknowledged, and the next Cache's
  * copy is tried.
  */
+import { errorCodeOf, memberOf } from '../base/guards.js';
 import type { KeyObject } from 'node:crypto';
 import { FileAssembler, openFileEnvelope, type FileHeader } from '../protocol/file-assembly.js';
 import type { Profile } from '../protocol/profile.js';
@@ -136,15 +137,15 @@ export interface ReceiveReport {
 
 /** A failure of the transport (no answer, no connection, a 5xx): the copy may still be good, the part is kept. */
 function transportFailure(e: unknown): boolean {
-  const name = (e as { name?: unknown })?.name;
+  const name = memberOf(e, 'name');
   if (name === 'RequestFailedError' || name === 'AbortError' || name === 'TimeoutError') return true;
   if (e instanceof TypeError && e.message === 'fetch failed') return true;
-  const status = (e as { status?: unknown })?.status;
+  const status = memberOf(e, 'status');
   return name === 'DirectoryApiError' && typeof status === 'number' && (status >= 500 || status === 408 || status === 429);
 }
 
 function failure(e: unknown, endpoint?: string, key?: string): ReceiveFailure {
-  const code = typeof (e as { code?: unknown })?.code === 'string' ? (e as { code: string }).code : 'receive_failed';
+  const code = errorCodeOf(e) ?? 'receive_failed';
   const f: ReceiveFailure = { code, message: e instanceof Error ? e.message : String(e) };
   if (endpoint !== undefined) f.endpoint = endpoint;
   if (key !== undefined) f.message_key = key;

@@ -2,6 +2,7 @@
  * Private keys on disk: PKCS#8 PEM files created with mode 0600 and never overwritten. Ed25519 keys sign (DID
  * changes, retrieval proofs); X25519 keys decrypt payloads. Nothing here sends a key anywhere.
  */
+import { errorCodeOf, messageOf } from '../base/guards.js';
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { keyPairFromPrivateKey, type Ed25519KeyPair } from '../crypto/ed25519.js';
@@ -30,8 +31,8 @@ export function writePrivateKeyFile(path: string, key: KeyObject): void {
   try {
     writeFileSync(path, pem, { mode: 0o600, flag: 'wx' });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new KeyFileError('key_file_exists', `${path} exists; a key file is never overwritten`);
-    throw new KeyFileError('key_file_unreadable', `cannot write ${path}: ${(e as Error).message}`);
+    if (errorCodeOf(e) === 'EEXIST') throw new KeyFileError('key_file_exists', `${path} exists; a key file is never overwritten`);
+    throw new KeyFileError('key_file_unreadable', `cannot write ${path}: ${messageOf(e)}`);
   }
 }
 
@@ -41,7 +42,7 @@ export function readPrivateKeyFile(path: string, type: KeyType): KeyObject {
   try {
     raw = readFileSync(path);
   } catch (e) {
-    throw new KeyFileError('key_file_unreadable', `cannot read ${path}: ${(e as Error).message}`);
+    throw new KeyFileError('key_file_unreadable', `cannot read ${path}: ${messageOf(e)}`);
   }
   let key: KeyObject;
   try {

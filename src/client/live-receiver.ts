@@ -5,6 +5,7 @@
  * durable one (§10.7). With {@link LiveReceiverOptions.proof} every connection carries a fresh live-session proof
  * (src/protocol/live-proof.ts) in its headers, as Relays with `--relay-live-auth required` demand.
  */
+import { isJsonObject, memberOf } from '../base/guards.js';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import type { Ed25519KeyPair } from '../crypto/ed25519.js';
@@ -109,8 +110,8 @@ export class LiveReceiver {
       } catch {
         return;
       }
-      if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return;
-      const f = frame as Record<string, unknown>;
+      if (!isJsonObject(frame)) return;
+      const f = frame;
       if (!welcomed) {
         if (f.type === 'welcome' && f.status === 'ok' && f.connectionKey === `${did}::${device}`) {
           welcomed = true;
@@ -133,7 +134,7 @@ export class LiveReceiver {
       res.on('end', () => {
         let code: unknown;
         try {
-          code = (JSON.parse(text) as { code?: unknown }).code;
+          code = memberOf(JSON.parse(text), 'code');
         } catch {
           code = undefined;
         }

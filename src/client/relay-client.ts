@@ -3,6 +3,7 @@
  * deployed senders retry (429, 502, 503, 507), honouring `Retry-After`. A retry is safe because the Relay is
  * idempotent per `message_id` and content (§10.3 step 6).
  */
+import { errorCodeOf, isJsonObject, memberOf } from '../base/guards.js';
 import { retry } from '../base/retry.js';
 import { RequestFailedError } from './deadline-fetch.js';
 import { globalFetch, joinUrl, type FetchLike, type FetchResponseLike } from './http.js';
@@ -44,16 +45,16 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOU
 
 /** The errno-style code of a failed fetch (`fetch failed` carries it on its `cause`). */
 function networkCode(e: unknown): string | undefined {
-  for (let x: unknown = e, depth = 0; x !== null && typeof x === 'object' && depth < 4; x = (x as { cause?: unknown }).cause, depth++) {
-    const code = (x as { code?: unknown }).code;
-    if (typeof code === 'string' && code !== '') return code;
+  for (let x: unknown = e, depth = 0; x !== null && typeof x === 'object' && depth < 4; x = memberOf(x, 'cause'), depth++) {
+    const code = errorCodeOf(x);
+    if (code !== undefined && code !== '') return code;
   }
   return undefined;
 }
 
 function networkMessage(e: unknown): string {
-  const cause = (e as { cause?: { message?: unknown } })?.cause;
-  if (typeof cause?.message === 'string') return cause.message;
+  const message = memberOf(memberOf(e, 'cause'), 'message');
+  if (typeof message === 'string') return message;
   return e instanceof Error ? e.message : String(e);
 }
 
@@ -66,7 +67,7 @@ function permanentDownstream(result: DeliveryResult | undefined): boolean {
   const failures = result?.details?.failures;
   if (!Array.isArray(failures) || failures.length === 0) return false;
   return failures.every((f: unknown) => {
-    const reason = (f as { reason?: unknown })?.reason;
+    const reason = memberOf(f, 'reason');
     return typeof reason === 'string' && /^(blocked_address|invalid_url):|ENOTFOUND/.test(reason);
   });
 }
@@ -105,7 +106,8 @@ function parseResult(text: string): DeliveryResult | undefined {
 
 function errorCode(text: string, status: number): { code: string; message: string } {
   try {
-    const v = JSON.parse(text) as Record<string, unknown>;
+    const v: unknown = JSON.parse(text);
+    if (!isJsonObject(v)) return { code: `http_${status}`, message: `HTTP ${status}` };
     const code = typeof v.code === 'string' ? v.code : typeof v.error === 'string' ? v.error : `http_${status}`;
     return { code, message: typeof v.message === 'string' ? v.message : `HTTP ${status} ${code}` };
   } catch {
@@ -186,7 +188,7 @@ export class RelayClient {
         if ((code !== undefined && UNREACHABLE_CODES.has(code)) || networkMessage(e) === 'bad port') {
           throw new RelayError('relay_unreachable', `cannot reach the Relay at ${this.baseUrl}: ${networkMessage(e)}`, n);
         }
-        if ((e as { name?: unknown })?.name === 'AbortError') throw e;
+        if (memberOf(e, 'name') === 'AbortError') throw e;
         throw new TryAgain(new RelayError('relay_unreachable', `Relay request failed: ${networkMessage(e)}`, n));
       }
       const result = parseResult(text);

@@ -12,7 +12,8 @@ import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
 import { read } from './route-kit.js';
 import { GenesisSchema } from '../wire/history.js';
 import { describeUpgrade } from '../http/openapi-additions.js';
-import { attachFeedStream, FEED_STREAM_UPGRADE_ERRORS, type FeedStream, type FeedStreamLimits } from './export-stream.js';
+import { attachFeedStream, FEED_STREAM_UPGRADE_ERRORS, SLOW_CONSUMER_CLOSE, type FeedStream, type FeedStreamLimits } from './export-stream.js';
+import { FeedLineSchema } from '../wire/feed.js';
 
 export const JSONL_CONTENT_TYPE = 'application/jsonl';
 /** The seq of the last finalized entry when the page was read (a follower's lag: head − its cursor). */
@@ -67,7 +68,17 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
     summary: 'The export feed, live: finalized operations after `cursor`, then each as it is final (docs/mirrors.md)',
     parameters: [{ name: 'cursor', in: 'query', description: 'the last seq already held (default 0)' }],
     errors: FEED_STREAM_UPGRADE_ERRORS,
-    messages: 'Server → client: one JSON feed line per text frame.',
+    messages:
+      'Server → client: one JSON feed line per text frame (`x-websocket-frames`), and pings: a session that leaves one unanswered when the next is due is dropped without a close frame.',
+    frames: {
+      description: 'one export feed line per text frame, in seq order, the same lines as `GET /export` (docs/mirrors.md)',
+      schema: FeedLineSchema,
+    },
+    closes: [
+      { code: SLOW_CONSUMER_CLOSE.code, reason: SLOW_CONSUMER_CLOSE.reason, when: 'a page stayed unwritten for the stall time: the consumer cannot keep up' },
+      { code: 1011, reason: 'internal_error', when: 'the feed could not be read' },
+      { code: 1001, reason: 'server_closing', when: 'the node stops' },
+    ],
   });
   return attachFeedStream({
     server: server.fastify.server,

@@ -3,6 +3,7 @@
  * (or its route's own: the Relay's DeliveryResult) with the headers its status needs, each answer told to the
  * metrics observer.
  */
+import { memberOf } from '../base/guards.js';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { DdnError, type ErrorCode } from '../base/errors.js';
@@ -135,7 +136,8 @@ export function createAnswerer(d: AnswererDeps): Answerer {
 
   function fromFramework(err: unknown): unknown {
     if (err instanceof DdnError || err instanceof BodyError || typeof err !== 'object' || err === null) return err;
-    const { code, statusCode } = err as { code?: unknown; statusCode?: unknown };
+    const code = memberOf(err, 'code');
+    const statusCode = memberOf(err, 'statusCode');
     if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || statusCode === 413) {
       return new DdnError(d.tooLargeCode, `request body exceeds ${d.bodyLimitBytes} bytes`, { limit_bytes: d.bodyLimitBytes });
     }

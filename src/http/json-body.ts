@@ -1,4 +1,5 @@
 /** Request body decoding (http-api.md §0.3): JSON objects only, `application/json` only, UTF-8 only. */
+import { isJsonObject } from '../base/guards.js';
 import { DdnError } from '../base/errors.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { elideLongStrings } from './large-json.js';
@@ -27,12 +28,12 @@ function assertNoPoison(root: unknown): void {
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const v = stack.pop();
-    if (typeof v !== 'object' || v === null) continue;
     if (Array.isArray(v)) {
       for (const item of v) stack.push(item);
       continue;
     }
-    const obj = v as Record<string, unknown>;
+    if (!isJsonObject(v)) continue;
+    const obj = v;
     for (const key of Object.keys(obj)) {
       const child = obj[key];
       if (key === '__proto__') throw new DdnError('invalid_json', 'body contains a forbidden "__proto__" key');
@@ -71,8 +72,6 @@ export function parseJsonBody(rawBody: Uint8Array | undefined, contentType: stri
     if (err instanceof DdnError) throw err;
     throw new DdnError('invalid_json', 'request body is not valid UTF-8 JSON');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new DdnError('invalid_json', 'request body must be a JSON object');
-  }
-  return value as JsonObject;
+  if (!isJsonObject(value)) throw new DdnError('invalid_json', 'request body must be a JSON object');
+  return value;
 }

@@ -5,6 +5,7 @@
  * of the text before parsing, replaced by short placeholders, and put back as strings read straight from the
  * bytes: the body is then held as its bytes plus its values. The result is the object `JSON.parse` gives.
  */
+import { isJsonObject } from '../base/guards.js';
 import { randomBytes } from 'node:crypto';
 
 /** String values at least this long are read from the bytes directly. */
@@ -80,8 +81,8 @@ export function elideLongStrings(raw: Buffer): { text: Buffer; restore: (parsed:
     if (typeof node === 'string') return byMarker.get(node) ?? node;
     if (Array.isArray(node)) {
       for (let n = 0; n < node.length; n++) node[n] = restore(node[n]);
-    } else if (typeof node === 'object' && node !== null) {
-      const o = node as Record<string, unknown>;
+    } else if (isJsonObject(node)) {
+      const o = node;
       for (const k of Object.keys(o)) {
         const v = restore(o[k]);
         if (v !== o[k]) o[k] = v;

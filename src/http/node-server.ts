@@ -4,6 +4,7 @@
  * `Expect: 100-continue` body that is too large or over the body budget, `CONNECT`. Each gets the role's JSON
  * refusal body, never fastify's or Node's own.
  */
+import { memberOf } from '../base/guards.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { DdnError } from '../base/errors.js';
@@ -60,7 +61,7 @@ export function clientErrorHandler(d: Pick<NodeServerDeps, 'settings' | 'refusal
   return (err: Error, socket: Socket): void => {
     // Unparseable HTTP or a request whose headers did not arrive in time (before any request exists) still
     // gets a JSON error body, never fastify's own shape; a connection that sent nothing is just closed.
-    const code = (err as { code?: unknown }).code;
+    const code = memberOf(err, 'code');
     if (code === 'ECONNRESET' || socket.destroyed) return;
     const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT';
     if (socket.writable && !(timedOut && socket.bytesRead === 0)) {

@@ -1,8 +1,10 @@
 /**
  * What a role's OpenAPI document needs beyond fastify's routes: WebSocket routes, served by an `upgrade` handler on
  * Node's server that fastify's OpenAPI plugin never sees (each described by the code that attaches it, merged in as
- * a `GET` whose success is `101 Switching Protocols`), and adjustments of the whole document (the profile's rules).
+ * a `GET` whose success is `101 Switching Protocols`, the frames it sends under `x-websocket-frames` and its close
+ * codes under `x-websocket-close`), and adjustments of the whole document (the profile's rules).
  */
+import { isJsonObject } from '../base/guards.js';
 import type { TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 import { ErrorBodySchema, withCodes } from './schemas.js';
@@ -20,6 +22,10 @@ export interface UpgradeRoute {
   errors: readonly ErrorCode[];
   /** What the session carries after the upgrade. */
   messages: string;
+  /** The JSON text frames the server sends after the upgrade: the operation's `x-websocket-frames`. */
+  frames?: { description: string; schema: TSchema };
+  /** How the server ends a session: the operation's `x-websocket-close` (code, reason, when). */
+  closes?: readonly { code: number; reason: string; when: string }[];
 }
 
 const UPGRADES = new WeakMap<object, UpgradeRoute[]>();
@@ -35,7 +41,7 @@ export function adjustDocument(fastify: object, adjust: (doc: OpenApiDoc) => Ope
 
 /** `doc` naming the network profile it describes (`info.x-ddn-profile`): each role's document is its profile's. */
 export function withProfileLabel(doc: OpenApiDoc, profile: string): OpenApiDoc {
-  return { ...doc, info: { ...(doc.info as Record<string, unknown>), 'x-ddn-profile': profile } };
+  return { ...doc, info: { ...(isJsonObject(doc.info) ? doc.info : {}), 'x-ddn-profile': profile } };
 }
 
 /** Describes a WebSocket route of the server that owns `fastify`. */
@@ -86,7 +92,10 @@ function withUpgrades(fastify: object, doc: OpenApiDoc): OpenApiDoc {
     };
     for (const [status, codes] of byStatus(r.errors)) responses[String(status)] = errorContent(codes);
     const parameters = [...r.parameters.map((p) => ({ ...p, required: p.in === 'path' || p.required === true, schema: { type: 'string' } })), ...HANDSHAKE];
-    paths[r.path] = { ...paths[r.path], get: { summary: r.summary, tags: ['websocket'], 'x-websocket': true, parameters, responses } };
+    const get: Record<string, unknown> = { summary: r.summary, tags: ['websocket'], 'x-websocket': true, parameters, responses };
+    if (r.frames !== undefined) get['x-websocket-frames'] = { 'server-to-client': { ...r.frames, contentType: 'application/json' } };
+    if (r.closes !== undefined) get['x-websocket-close'] = r.closes;
+    paths[r.path] = { ...paths[r.path], get };
   }
   return { ...doc, paths };
 }

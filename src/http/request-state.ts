@@ -26,40 +26,42 @@ declare module 'fastify' {
   }
 }
 
-/**
- * A request answered without reading its body (an unsupported `Expect`, or `Expect: 100-continue` with a body
- * announced over the limit): the error is set on Node's request before fastify sees it, and answered by the route
- * it reaches (so the Relay's carries its DeliveryResult).
- */
-const REFUSED = Symbol('refused');
-/** The response of a request (set before fastify sees it), so a body's reservation ends with its answer. */
-const RESPONSE = Symbol('response');
-/** The reservation of a request's body, made when its bytes are first reserved. */
-const HOLD = Symbol('hold');
-/** When a request reached fastify (`performance.now()`), set when its id is made: the start of its answer time. */
-const ARRIVED = Symbol('arrived');
-
-type Marked = IncomingMessage & { [REFUSED]?: BodyError; [RESPONSE]?: ServerResponse; [HOLD]?: BodyHold; [ARRIVED]?: number };
+declare module 'node:http' {
+  interface IncomingMessage {
+    /**
+     * A request answered without reading its body (an unsupported `Expect`, or `Expect: 100-continue` with a body
+     * announced over the limit): the error is set on Node's request before fastify sees it, and answered by the
+     * route it reaches (so the Relay's carries its DeliveryResult).
+     */
+    ddnRefusal?: BodyError;
+    /** The response of a request (set before fastify sees it), so a body's reservation ends with its answer. */
+    ddnResponse?: ServerResponse;
+    /** The reservation of a request's body, made when its bytes are first reserved. */
+    ddnHold?: BodyHold;
+    /** When a request reached fastify (`performance.now()`), set when its id is made: the start of its answer time. */
+    ddnArrivedAt?: number;
+  }
+}
 
 export const refuse = (req: IncomingMessage, err: BodyError): void => {
-  (req as Marked)[REFUSED] = err;
+  req.ddnRefusal = err;
 };
-export const refusalOf = (req: IncomingMessage): BodyError | undefined => (req as Marked)[REFUSED];
+export const refusalOf = (req: IncomingMessage): BodyError | undefined => req.ddnRefusal;
 export const setResponse = (req: IncomingMessage, res: ServerResponse): void => {
-  (req as Marked)[RESPONSE] = res;
+  req.ddnResponse = res;
 };
-export const responseOf = (req: IncomingMessage): ServerResponse | undefined => (req as Marked)[RESPONSE];
-export const holdOn = (req: IncomingMessage): BodyHold | undefined => (req as Marked)[HOLD];
+export const responseOf = (req: IncomingMessage): ServerResponse | undefined => req.ddnResponse;
+export const holdOn = (req: IncomingMessage): BodyHold | undefined => req.ddnHold;
 export const setHold = (req: IncomingMessage, hold: BodyHold): void => {
-  (req as Marked)[HOLD] = hold;
+  req.ddnHold = hold;
 };
 export const markArrival = (req: IncomingMessage): void => {
-  (req as Marked)[ARRIVED] = performance.now();
+  req.ddnArrivedAt = performance.now();
 };
 
 /** Seconds from `request`'s arrival until now. */
 export function secondsSince(request: FastifyRequest): number {
-  return (performance.now() - ((request.raw as Marked)[ARRIVED] ?? performance.now())) / 1000;
+  return (performance.now() - (request.raw.ddnArrivedAt ?? performance.now())) / 1000;
 }
 
 /** Marks the query of a request whose query string could not be decoded (the error is answered by the route). */

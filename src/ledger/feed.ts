@@ -9,41 +9,13 @@ import { parseHex, to0x } from '../base/bytes.js';
 import type { BlockHeader } from './block.js';
 import { decodeExtrinsic, type Call } from './extrinsic.js';
 import type { FeedEntry, StoredBlock, TxError, TxMeta } from './store.js';
+import type { FeedBlockJson, FeedLineJson } from '../wire/feed.js';
 
 /** The most lines one `GET /export` page holds. */
 export const FEED_PAGE_MAX = 1000;
 
-export interface FeedBlockJson {
-  number: number;
-  hash: string;
-  parent_hash: string;
-  timestamp: number;
-  extrinsics_root: string;
-  results_root: string;
-  /** How many extrinsics the block holds (the lines sharing this block). */
-  extrinsic_count: number;
-}
-
-export interface FeedLineJson {
-  seq: number;
-  block: FeedBlockJson;
-  /** Absent on the line of a block without extrinsics; then no other field below is present either. */
-  index?: number;
-  tx_hash?: string;
-  extrinsic?: string;
-  subject?: string;
-  action?: string;
-  nonce_domain?: string;
-  nonce?: string;
-  limit_key?: string;
-  submitted_at_ms?: number;
-  success?: boolean;
-  error?: { name: string; module: string; reason?: string };
-  /** The extrinsic's bytes (0x hex); null for a block committed before the feed kept them. */
-  payload?: string | null;
-  signer_key_id?: string;
-  signature?: string;
-}
+/** The JSON of a line and of its block: src/wire/feed.ts, whose schemas the OpenAPI documents describe them by. */
+export type { FeedBlockJson, FeedLineJson };
 
 /** A parsed feed line: the header, and the extrinsic when the line has one. */
 export interface FeedLine {

@@ -3,6 +3,7 @@
  * immutable: writers always store a new value. An `Overlay` layers pending writes over a base reader; block
  * execution, the pool state and each extrinsic's atomic execution are overlays.
  */
+import { isJsonObject } from '../base/guards.js';
 
 export type StateValue = unknown;
 
@@ -68,12 +69,12 @@ export function deserializeStateValue(s: string): StateValue {
 
 /** {"$n":"…"} → bigint and {"$x":"hex"} → Uint8Array, in place, anywhere in `x`. */
 function revive(x: unknown): unknown {
-  if (x === null || typeof x !== 'object') return x;
   if (Array.isArray(x)) {
     for (let i = 0; i < x.length; i++) x[i] = revive(x[i]);
     return x;
   }
-  const o = x as Record<string, unknown>;
+  if (!isJsonObject(x)) return x;
+  const o = x;
   if (typeof o.$n === 'string' && Object.keys(o).length === 1) return BigInt(o.$n);
   if (typeof o.$x === 'string' && Object.keys(o).length === 1) return new Uint8Array(Buffer.from(o.$x, 'hex'));
   for (const k of Object.keys(o)) {

@@ -17,7 +17,9 @@ export const RELAY_POST_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> =
   500: ['internal_error'],
   502: ['upstream_unavailable'],
   503: ['policy_lookup_failed', 'service_unavailable'],
-  507: ['staging_persist_failed'],
+  // the Relay's own storage failing (its node-request nonce, a result it reads) is 507 insufficient_storage on
+  // either profile, as on every route (src/http/error-body.ts); on `platform` also every Cache full
+  507: ['staging_persist_failed', 'insufficient_storage'],
 };
 
 /**
@@ -27,8 +29,10 @@ export const RELAY_POST_ERRORS: Readonly<Record<number, readonly ErrorCode[]>> =
  */
 export const everyCacheFullIs507 = (profile: Profile): boolean => profile.p === 'platform';
 
-/** The codes `POST /relay[/{recipientDid}]` can answer on `profile`: its OpenAPI document is the profile's. */
-export function relayPostErrors(profile: Profile): ErrorCode[] {
-  const codes = Object.values(RELAY_POST_ERRORS).flat();
-  return everyCacheFullIs507(profile) ? [...codes, 'insufficient_storage'] : codes;
+/**
+ * The codes `POST /relay[/{recipientDid}]` can answer: the same on both profiles (docs/api.md, "A full Cache through
+ * the Relay"), since either answers its own storage failure with 507 `insufficient_storage`.
+ */
+export function relayPostErrors(): ErrorCode[] {
+  return Object.values(RELAY_POST_ERRORS).flat();
 }

@@ -56,7 +56,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
     onResult?.(result);
     return result;
   };
-  const errors = relayPostErrors(s.profile);
+  const errors = relayPostErrors();
 
   const relay = async (post: Post, ctx: RequestContext): Promise<AnswerOf<PostAnswers>> => {
     let node;
@@ -124,7 +124,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
 
 /** Adds the Relay's routes to `server`. */
 export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
-  // the profile's document: on `platform` a delivery every Cache refused for storage is a 507 (relayPostErrors)
+  // the profile's document (its label; its routes, statuses and codes are the same on both profiles)
   adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
   server.add(relayRoutes(service, options));
 }

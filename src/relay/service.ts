@@ -4,6 +4,7 @@
  * delivery through the {@link DeliveryExecutor} the winning action selects (14) and the events (15).
  * Transport-free: the routes hand over parsed bodies and raw bytes.
  */
+import { insufficientStorage, isStorageFailure } from '../base/storage-errors.js';
 import type { RelayLimitsResponse } from '../wire/relay.js';
 import type { Logger } from 'pino';
 import { isoMs, type Clock } from '../base/clock.js';
@@ -69,7 +70,8 @@ export class RelayService {
     } catch (err) {
       if (!isDdnError(err)) {
         this.logOf(req)?.error({ err }, 'relay failed');
-        return failureResult(new DdnError('internal_error', 'internal error'));
+        // the storage failing (a full disk, an I/O error) is 507, never 500 (src/base/storage-errors.ts)
+        return failureResult(isStorageFailure(err) ? insufficientStorage() : new DdnError('internal_error', 'internal error'));
       }
       return failureResult(err);
     }

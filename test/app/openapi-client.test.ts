@@ -35,10 +35,11 @@ type RelayCode<P extends { '/relay': { post: { responses: Record<number, unknown
 }
   ? C
   : never;
-// the profiles' documents differ where their answers do: 507 insufficient_storage on platform only
+// both profiles answer the Relay's own storage failure 507 insufficient_storage (not a code the profiles differ in)
 const _platform507: RelayCode<RelayPaths, 507>[] = ['staging_persist_failed', 'insufficient_storage'];
-// @ts-expect-error openpayload answers a full Cache with the table's 502
-const _openPayload507: RelayCode<RelayOpenPayload, 507>[] = ['insufficient_storage'];
+const _openPayload507: RelayCode<RelayOpenPayload, 507>[] = ['staging_persist_failed', 'insufficient_storage'];
+// @ts-expect-error a code neither lists under 507
+const _no507: RelayCode<RelayOpenPayload, 507>[] = ['upstream_unavailable'];
 // and openpayload takes a DID change without canonical_payload (the deployed clients' form), platform does not
 type AliasBody<P extends { '/dids/{did}/aliases': { post: { requestBody: { content: { 'application/json': unknown } } } } }> =
   P['/dids/{did}/aliases']['post']['requestBody']['content']['application/json'];

@@ -53,12 +53,10 @@ describe('OpenAPI documents per profile and their generated types', () => {
     assert.deepEqual(unlabelled(docs.platform!.cache), unlabelled(docs.openpayload!.cache));
   });
 
-  it("the Relay's documents differ by the platform's 507 insufficient_storage only", () => {
-    const platform = JSON.stringify(unlabelled(docs.platform!.relay));
-    const openpayload = JSON.stringify(unlabelled(docs.openpayload!.relay));
-    assert.notEqual(platform, openpayload);
-    const strip = (text: string) => text.replaceAll(', insufficient_storage', '').replaceAll(',"insufficient_storage"', '');
-    assert.equal(strip(platform), openpayload);
-    assert.ok(!openpayload.includes('insufficient_storage'));
+  it("the Relay's documents are the same on both profiles apart from the label: 507 insufficient_storage on both", () => {
+    // either profile answers the Relay's own storage failure 507 insufficient_storage (docs/api.md, "A full Cache
+    // through the Relay"); only platform answers so for a delivery every Cache refused, which is behaviour, not a code
+    assert.deepEqual(unlabelled(docs.platform!.relay), unlabelled(docs.openpayload!.relay));
+    assert.match(JSON.stringify((docs.openpayload!.relay as Doc).paths['/relay']), /insufficient_storage/);
   });
 });

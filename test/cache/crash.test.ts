@@ -16,6 +16,7 @@ import { makeProfile } from '../../src/protocol/profile.js';
 import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from './harness.js';
 import { serveProcess, type ServeProcess } from '../support/serve-process.js';
 import { fetchJson, httpDirectory } from './http-support.js';
+import { checkContract, checkedNode, stopChecking, urlsOf } from '../support/contract-check.js';
 
 const PUBLIC_CACHE = 'https://cache.crash.example';
 const ACCEPTED_BEFORE_KILL = 300;
@@ -29,6 +30,7 @@ after(() => {
 /** `ddn serve --roles cache` on `dataDir`, with the Cache's URL. */
 async function serveCache(dataDir: string): Promise<ServeProcess & { url: string }> {
   const p = await serveProcess(['--data-dir', dataDir, '--roles', 'cache', '--cache-port', '0', '--public-cache-url', PUBLIC_CACHE, '--log-level', 'silent']);
+  await checkContract(urlsOf(p));
   return Object.assign(p, { url: p.urls.cache! });
 }
 
@@ -37,9 +39,11 @@ describe('crash durability', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ddn-cache-crash-'));
     dirs.push(dataDir);
     // Register the recipient on this data dir's ledger in-process, then hand the directory to the child.
-    const setup = await startNode(
-      loadConfig(['--data-dir', dataDir, '--roles', 'directory', '--directory-port', '0', '--public-cache-url', PUBLIC_CACHE], {}),
-      { logger: pino({ level: 'silent' }), autoProduce: false },
+    const setup = await checkedNode(
+      await startNode(loadConfig(['--data-dir', dataDir, '--roles', 'directory', '--directory-port', '0', '--public-cache-url', PUBLIC_CACHE], {}), {
+        logger: pino({ level: 'silent' }),
+        autoProduce: false,
+      }),
     );
     let r: Recipient;
     try {
@@ -91,6 +95,7 @@ describe('crash durability', () => {
     stop = true;
     await Promise.all(workers);
     await first.exited;
+    stopChecking(urlsOf(first));
     assert.ok(killed, 'the server was killed mid-stream');
     assert.ok(accepted.length >= ACCEPTED_BEFORE_KILL);
 
@@ -116,6 +121,7 @@ describe('crash durability', () => {
     } finally {
       second.proc.kill('SIGTERM');
       await second.exited;
+      stopChecking(urlsOf(second));
     }
   });
 });

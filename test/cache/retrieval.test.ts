@@ -389,7 +389,7 @@ describe('retrieval routes', () => {
     assert.deepEqual(again.body, { acked: 0, message_ids: [] });
   });
 
-  it('validates the ack body and requires agreeing headers', async () => {
+  it('validates the ack body, refuses the proof in headers alone and requires agreeing headers', async () => {
     const { env } = await store(r);
     const id = env.message_id as string;
     const p = h.proof(r, 'ack', id);
@@ -402,14 +402,21 @@ describe('retrieval routes', () => {
     const noSig: Body = { ...body };
     delete noSig.signature_b64;
     const missing = await h.post('/cache/ack', noSig);
-    expectError(missing, 400, 'missing_proof_header');
-    assert.equal((missing.body.details as Body).header, 'X-Signature');
+    expectError(missing, 400, 'invalid_request');
+    assert.equal((missing.body.details as Body).field, 'signature_b64');
     expectError(await h.post('/cache/ack', body, { 'X-Nonce': randomUUID() }), 400, 'proof_header_mismatch');
     expectError(await h.post('/cache/ack', body, { 'X-Recipient-DID': other.did }), 400, 'proof_header_mismatch');
     expectError(await h.post('/cache/ack', { ...body, message_ids: [id, randomUUID()] }), 403, 'invalid_signature');
-    // the proof may also travel in headers only; agreeing headers are fine
+    // the proof travels in the body (§11.6): a header never stands in for a missing field
     const headersOnly = await h.post('/cache/ack', noSig, { 'X-Signature': p['X-Signature'], 'X-Nonce': p['X-Nonce'] });
-    assert.deepEqual(headersOnly.body, { acked: 1, message_ids: [id] });
+    expectError(headersOnly, 400, 'invalid_request');
+    assert.equal((headersOnly.body.details as Body).field, 'signature_b64');
+    const { did: _did, ...noDid } = body;
+    expectError(await h.post('/cache/ack', noDid, { 'X-Recipient-DID': r.did }), 400, 'invalid_request');
+    expectError(await h.post('/cache/ack', body, { 'X-Device-Id': 'phone' }), 400, 'proof_header_mismatch');
+    // agreeing headers are fine
+    const agreeing = await h.post('/cache/ack', body, { 'X-Signature': p['X-Signature'], 'X-Nonce': p['X-Nonce'], 'X-Device-Id': '' });
+    assert.deepEqual(agreeing.body, { acked: 1, message_ids: [id] });
     expectError(await h.post('/cache/ack', body), 409, 'proof_nonce_replayed');
   });
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
+import { checkedNode } from '../support/contract-check.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
 import { progressBar } from '../../src/cli/progress.js';
@@ -196,7 +197,7 @@ describe('against a Directory whose ledger produces no blocks', () => {
   let env: NodeJS.ProcessEnv;
   before(async () => {
     const config = loadConfig(['--data-dir', join(dir, 'node'), '--directory-port', '0', '--relay-port', '0', '--cache-port', '0'], {});
-    node = await startNode(config, { logger: pino({ level: 'silent' }), autoProduce: false });
+    node = await checkedNode(await startNode(config, { logger: pino({ level: 'silent' }), autoProduce: false }));
     env = { DDN_DIRECTORY_URL: node.urls.directory! };
   });
   after(() => node.close());

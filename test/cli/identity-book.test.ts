@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { bookPath, configDir } from '../../src/cli/identity-book.js';
 import { inProcess } from './in-process.js';
+import { checkedNode } from '../support/contract-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ddn-cli-book-'));
 const config = join(dir, 'config');
@@ -29,7 +30,7 @@ before(async () => {
     ['--data-dir', join(dir, 'node'), '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '20', '--allow-private-endpoints'],
     {},
   );
-  node = await startNode(cfg, { logger: pino({ level: 'silent' }) });
+  node = await checkedNode(await startNode(cfg, { logger: pino({ level: 'silent' }) }));
   env = { XDG_CONFIG_HOME: config, DDN_DIRECTORY_URL: node.urls.directory! };
 });
 after(async () => {

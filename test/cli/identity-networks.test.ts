@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { bookPath } from '../../src/cli/identity-book.js';
 import { inProcess } from './in-process.js';
+import { checkedNode } from '../support/contract-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ddn-cli-networks-'));
 const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: join(dir, 'config') };
@@ -27,7 +28,7 @@ async function node(name: string): Promise<RunningNode> {
     ['--data-dir', join(dir, name), '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--block-time-ms', '20', '--allow-private-endpoints'],
     {},
   );
-  return startNode(cfg, { logger: pino({ level: 'silent' }) });
+  return checkedNode(await startNode(cfg, { logger: pino({ level: 'silent' }) }));
 }
 
 interface Listed {

@@ -13,13 +13,14 @@ import pino from 'pino';
 import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { spawnDdn } from './cli-process.js';
+import { checkedNode } from '../support/contract-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ddn-cli-int-'));
 let node: RunningNode;
 
 before(async () => {
   const config = loadConfig(['--data-dir', join(dir, 'node'), '--directory-port', '0', '--relay-port', '0', '--cache-port', '0'], {});
-  node = await startNode(config, { logger: pino({ level: 'silent' }), autoProduce: false });
+  node = await checkedNode(await startNode(config, { logger: pino({ level: 'silent' }), autoProduce: false }));
 });
 after(async () => {
   await node?.close();

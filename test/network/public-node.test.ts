@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { deepArrays, withMember } from '../support/deep-json.js';
 import { clientRegistrationBody, docOf, keyOf, mutate, registerDid, type Reply } from '../support/directory-flows.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
@@ -284,7 +284,7 @@ describe('an attacker against a public node (profile platform)', { timeout: 180_
       assert.ok(held.includes(id), `accepted ${id} was not pulled`);
     }
     const ids = [...new Set(listed)].sort();
-    const acked = await call(`${cacheUrl}/cache/ack`, { body: { did: victim.did, message_ids: ids }, headers: proof('ack', ids.join(',')) });
+    const acked = await call(`${cacheUrl}/cache/ack`, { body: ackBody(proof('ack', ids.join(',')), victim.did, ids) });
     assert.equal(acked.status, 200, JSON.stringify(acked.body));
     const emptied = await call(`${cacheUrl}/cache/summary/${enc(victim.did)}`, { headers: proof('summary', '*') });
     assert.deepEqual((emptied.body.messages ?? emptied.body.entries) as unknown[], [], JSON.stringify(emptied.body));

@@ -154,4 +154,16 @@ export class OpenApiChecker {
     const why = this.validate(schema, body);
     return why === undefined ? undefined : `${method} ${path} request: ${why} in ${JSON.stringify(body).slice(0, 400)}`;
   }
+
+  /**
+   * Why `frame` (a JSON text frame the server sent on the WebSocket route at `path`) does not match the route's
+   * `x-websocket-frames` (src/http/openapi-additions.ts); undefined when it does. A route describing no frames is one.
+   */
+  frameProblem(path: string, frame: unknown): string | undefined {
+    const op = this.operation('GET', path) as (Operation & { 'x-websocket-frames'?: { 'server-to-client'?: { schema?: object } } }) | undefined;
+    const schema = op?.['x-websocket-frames']?.['server-to-client']?.schema;
+    if (schema === undefined) return `GET ${path}: no frames described`;
+    const why = this.validate(schema, frame);
+    return why === undefined ? undefined : `GET ${path} frame: ${why} in ${JSON.stringify(frame).slice(0, 400)}`;
+  }
 }

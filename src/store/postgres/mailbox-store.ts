@@ -30,6 +30,7 @@ import { DdnError } from '../../base/errors.js';
 import { retry, type Backoff } from '../../base/retry.js';
 import { checkBudget, checkChunk, checkDuplicate, checkQuota, chunkRetryUntil, chunkSetState, withinQuota } from '../../cache/admission.js';
 import type {
+  ChunkRef,
   ChunkSetState,
   ChunkSetView,
   EntryMeta,
@@ -589,31 +590,17 @@ export class PgMailboxStore implements MailboxStore {
     return chunkSetState(groupId, set.total_chunks, received, set.complete, Number(set.retry_until_ms));
   }
 
-  /** One store, under its recipient's lock (`hold`). */
-  // eslint-disable-next-line max-lines-per-function -- TODO(issue 41 item 2): the spec's store steps in one place; split with the SQLite `put`
+  /**
+   * One store, under its recipient's lock (`hold`), step by step as the SQLite mailbox's `put`: the nonce, the live
+   * entry under the id (a duplicate dedupes), the chunk's set, the space, the row, the set's state.
+   */
   private async putNow(c: pg.PoolClient, req: PutRequest, hold: RecipientHold): Promise<PutResult> {
     const { entry, nowMs } = req;
     if (req.claim !== null) {
       if (!(await this.claimNow(c, req.claim, nowMs))) throw replayed();
       hold.claimed = true;
     }
-    const key = entry.messageId.toLowerCase();
-    const chunk = entry.chunk;
-
-    let existing: MetaRow | undefined = (await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = $1`, [key])).rows[0];
-    if (existing !== undefined && existing.group_id !== null) {
-      const set = await this.getSet(c, existing.recipient, existing.group_id);
-      if (await this.purgeIfStale(c, existing.recipient, existing.group_id, set, nowMs)) {
-        existing = undefined;
-        hold.bytes = undefined;
-      }
-    }
-    if (existing !== undefined && Number(existing.expires_at_ms) <= nowMs) {
-      await c.query('DELETE FROM cache_entries WHERE seq = $1', [existing.seq]);
-      existing = undefined;
-      hold.bytes = undefined;
-    }
-    const meta = existing === undefined ? null : toMeta(existing);
+    const meta = await this.liveEntry(c, entry.messageId.toLowerCase(), nowMs, hold);
     if (checkDuplicate(meta, entry) === 'dedupe' && meta !== null) {
       return {
         deduped: true,
@@ -621,82 +608,116 @@ export class PgMailboxStore implements MailboxStore {
         chunkSet: meta.chunk === null ? null : await this.setState(c, meta.recipientDid, meta.chunk.groupId, nowMs),
       };
     }
+    const chunk = entry.chunk;
+    const set = chunk === null ? undefined : await this.admitChunk(c, entry.recipientDid, chunk, nowMs, hold);
+    await this.admitSpace(c, req, hold);
+    const inserted = await c.query<{ seq: Num }>(
+      `INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES (${placeholders(0)}) RETURNING seq`,
+      entryValues(entry, set === undefined ? null : Number(set.first_seq)),
+    );
+    // counted before the commit: a store that then fails only makes the next sum come a little early
+    this.total.bytes += entry.sizeBytes;
+    if (hold.bytes !== undefined) hold.bytes += entry.sizeBytes;
+    const chunkSet = chunk === null ? null : await this.settleChunkSet(c, req, chunk, set, Number(inserted.rows[0].seq));
+    const { envelope, ...stored } = entry;
+    void envelope;
+    return { deduped: false, entry: stored, chunkSet };
+  }
 
-    let sortKey: number | null = null;
-    let set: SetRow | undefined;
-    if (chunk !== null) {
-      set = await this.getSet(c, entry.recipientDid, chunk.groupId);
-      if (await this.purgeIfStale(c, entry.recipientDid, chunk.groupId, set, nowMs)) {
-        set = undefined;
+  /**
+   * The live entry stored under `key`, if any: an expired one, or one of an incomplete set past its retry, is
+   * deleted (and the recipient's held bytes read again).
+   */
+  private async liveEntry(c: pg.PoolClient, key: string, nowMs: number, hold: RecipientHold): Promise<EntryMeta | null> {
+    const existing = (await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = $1`, [key])).rows[0];
+    if (existing === undefined) return null;
+    if (existing.group_id !== null) {
+      const set = await this.getSet(c, existing.recipient, existing.group_id);
+      if (await this.purgeIfStale(c, existing.recipient, existing.group_id, set, nowMs)) {
         hold.bytes = undefined;
+        return null;
       }
-      let held: { seq: Num; message_id: string; expires_at_ms: Num } | undefined = (
-        await c.query<{ seq: Num; message_id: string; expires_at_ms: Num }>(
-          `SELECT seq, message_id, expires_at_ms FROM cache_entries
-           WHERE recipient = $1 AND group_id = $2 AND sequence_number = $3`,
-          [entry.recipientDid, chunk.groupId, chunk.sequence],
-        )
-      ).rows[0];
-      if (held !== undefined && Number(held.expires_at_ms) <= nowMs) {
-        await c.query('DELETE FROM cache_entries WHERE seq = $1', [held.seq]);
-        held = undefined;
-        hold.bytes = undefined;
-      }
-      checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
-      if (set !== undefined) sortKey = Number(set.first_seq);
     }
+    if (Number(existing.expires_at_ms) <= nowMs) {
+      await c.query('DELETE FROM cache_entries WHERE seq = $1', [existing.seq]);
+      hold.bytes = undefined;
+      return null;
+    }
+    return toMeta(existing);
+  }
+
+  /**
+   * The chunk's set (undefined: the set's first chunk), after the §11.3 checks against the set and the chunk held at
+   * its place; a stale set, or an expired chunk at the place, is deleted first.
+   */
+  private async admitChunk(c: pg.PoolClient, recipient: string, chunk: ChunkRef, nowMs: number, hold: RecipientHold): Promise<SetRow | undefined> {
+    let set = await this.getSet(c, recipient, chunk.groupId);
+    if (await this.purgeIfStale(c, recipient, chunk.groupId, set, nowMs)) {
+      set = undefined;
+      hold.bytes = undefined;
+    }
+    let held: { seq: Num; message_id: string; expires_at_ms: Num } | undefined = (
+      await c.query<{ seq: Num; message_id: string; expires_at_ms: Num }>(
+        `SELECT seq, message_id, expires_at_ms FROM cache_entries
+         WHERE recipient = $1 AND group_id = $2 AND sequence_number = $3`,
+        [recipient, chunk.groupId, chunk.sequence],
+      )
+    ).rows[0];
+    if (held !== undefined && Number(held.expires_at_ms) <= nowMs) {
+      await c.query('DELETE FROM cache_entries WHERE seq = $1', [held.seq]);
+      held = undefined;
+      hold.bytes = undefined;
+    }
+    checkChunk(set === undefined ? null : { total: set.total_chunks }, held?.message_id ?? null, chunk);
+    return set;
+  }
+
+  /** The recipient's quota (its held bytes read under its lock, kept in `hold` across the batch) and the budget. */
+  private async admitSpace(c: pg.PoolClient, req: PutRequest, hold: RecipientHold): Promise<void> {
+    const { entry } = req;
     if (req.quotaBytes !== null) {
-      // read under the recipient's lock (kept in `hold` across the batch's stores; the trigger keeps the row)
+      // the trigger keeps the row
       const held = async () =>
         (hold.bytes ??= Number(
           (await c.query<{ b: Num }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = $1', [entry.recipientDid])).rows[0]?.b ?? 0,
         ));
       // Expired copies count until removed: only when they would make the difference are they removed here.
       if (!withinQuota(await held(), entry.sizeBytes, req.quotaBytes)) {
-        await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND expires_at_ms <= $2', [entry.recipientDid, nowMs]);
+        await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND expires_at_ms <= $2', [entry.recipientDid, req.nowMs]);
         hold.bytes = undefined;
       }
       checkQuota(await held(), entry.sizeBytes, req.quotaBytes);
     }
     if (req.budgetBytes != null) checkBudget(await this.heldTotal(c), entry.sizeBytes, req.budgetBytes);
+  }
 
-    const inserted = await c.query<{ seq: Num }>(
-      `INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES (${placeholders(0)}) RETURNING seq`,
-      entryValues(entry, sortKey),
-    );
-    // counted before the commit: a store that then fails only makes the next sum come a little early
-    this.total.bytes += entry.sizeBytes;
-    if (hold.bytes !== undefined) hold.bytes += entry.sizeBytes;
-
-    let chunkSet: ChunkSetState | null = null;
-    if (chunk !== null) {
-      const seq = Number(inserted.rows[0].seq);
-      if (set === undefined) {
-        const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
-        await c.query(
-          `INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
-           VALUES ($1, $2, $3, $4, $5, $6, FALSE)`,
-          [entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry],
-        );
-        set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: false };
-      }
-      const agg = await c.query<{ m: Num; n: Num }>(
-        `SELECT MIN(expires_at_ms) AS m, COUNT(*) FILTER (WHERE expires_at_ms > $3) AS n FROM cache_entries
-         WHERE recipient = $1 AND group_id = $2`,
-        [entry.recipientDid, chunk.groupId, nowMs],
+  /** Creates the set at its first chunk (entry `seq`), then its state and retry deadline after this chunk. */
+  private async settleChunkSet(c: pg.PoolClient, req: PutRequest, chunk: ChunkRef, found: SetRow | undefined, seq: number): Promise<ChunkSetState> {
+    const { entry, nowMs } = req;
+    let set = found;
+    if (set === undefined) {
+      const retry = chunkRetryUntil(nowMs, req.chunkWindowMs, entry.expiresAtMs);
+      await c.query(
+        `INSERT INTO cache_chunk_sets (recipient, group_id, total_chunks, first_at_ms, first_seq, retry_until_ms, complete)
+         VALUES ($1, $2, $3, $4, $5, $6, FALSE)`,
+        [entry.recipientDid, chunk.groupId, chunk.total, nowMs, seq, retry],
       );
-      const retry = chunkRetryUntil(Number(set.first_at_ms), req.chunkWindowMs, Number(agg.rows[0].m));
-      chunkSet = chunkSetState(chunk.groupId, chunk.total, Number(agg.rows[0].n), set.complete, retry);
-      await c.query('UPDATE cache_chunk_sets SET retry_until_ms = $1, complete = $2 WHERE recipient = $3 AND group_id = $4', [
-        retry,
-        chunkSet.complete,
-        entry.recipientDid,
-        chunk.groupId,
-      ]);
+      set = { total_chunks: chunk.total, first_at_ms: nowMs, first_seq: seq, retry_until_ms: retry, complete: false };
     }
-    const { envelope, ...stored } = entry;
-    void envelope;
-    return { deduped: false, entry: stored, chunkSet };
+    const agg = await c.query<{ m: Num; n: Num }>(
+      `SELECT MIN(expires_at_ms) AS m, COUNT(*) FILTER (WHERE expires_at_ms > $3) AS n FROM cache_entries
+       WHERE recipient = $1 AND group_id = $2`,
+      [entry.recipientDid, chunk.groupId, nowMs],
+    );
+    const retry = chunkRetryUntil(Number(set.first_at_ms), req.chunkWindowMs, Number(agg.rows[0].m));
+    const state = chunkSetState(chunk.groupId, chunk.total, Number(agg.rows[0].n), set.complete, retry);
+    await c.query('UPDATE cache_chunk_sets SET retry_until_ms = $1, complete = $2 WHERE recipient = $3 AND group_id = $4', [
+      retry,
+      state.complete,
+      entry.recipientDid,
+      chunk.groupId,
+    ]);
+    return state;
   }
 
   private async sweepStep(c: pg.PoolClient, nowMs: number): Promise<SweepResult & { more: boolean }> {

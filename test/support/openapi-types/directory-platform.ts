@@ -37275,7 +37275,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Switching Protocols: the WebSocket session. Server → client: one JSON feed line per text frame. */
+        /** @description Switching Protocols: the WebSocket session. Server → client: one JSON feed line per text frame (`x-websocket-frames`), and pings: a session that leaves one unanswered when the next is due is dropped without a close frame. */
         101: {
           headers: {
             Upgrade?: 'websocket';

@@ -1367,7 +1367,7 @@ export interface paths {
             };
           };
         };
-        /** @description error: staging_persist_failed */
+        /** @description error: staging_persist_failed, insufficient_storage */
         507: {
           headers: {
             [name: string]: unknown;
@@ -1379,7 +1379,7 @@ export interface paths {
               delivery_mode: 'direct' | 'cache_fallback' | 'policy_delivery' | 'policy_handoff' | 'staged' | 'failed';
               http_status: number;
               /** @enum {string} */
-              code: 'staging_persist_failed';
+              code: 'staging_persist_failed' | 'insufficient_storage';
               message: string;
               /** @description Downstream attempts represented, including the first; 0 when none was made */
               retry_count: number;
@@ -1869,7 +1869,7 @@ export interface paths {
             };
           };
         };
-        /** @description error: staging_persist_failed */
+        /** @description error: staging_persist_failed, insufficient_storage */
         507: {
           headers: {
             [name: string]: unknown;
@@ -1881,7 +1881,7 @@ export interface paths {
               delivery_mode: 'direct' | 'cache_fallback' | 'policy_delivery' | 'policy_handoff' | 'staged' | 'failed';
               http_status: number;
               /** @enum {string} */
-              code: 'staging_persist_failed';
+              code: 'staging_persist_failed' | 'insufficient_storage';
               message: string;
               /** @description Downstream attempts represented, including the first; 0 when none was made */
               retry_count: number;
