@@ -36,6 +36,8 @@ export class AdmissionGroup {
 
   constructor(
     private readonly commit: (group: readonly QueuedAdmission[]) => void,
+    /** Runs its argument at the end of the event-loop turn (the ledger's machinery passes `setImmediate`). */
+    private readonly atTurnEnd: (run: () => void) => void,
     private readonly maxWaiting = MAX_WAITING_ADMISSIONS,
   ) {}
 
@@ -57,7 +59,7 @@ export class AdmissionGroup {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => this.flush());
+    this.atTurnEnd(() => this.flush());
   }
 
   private flush(): void {

@@ -227,7 +227,10 @@ export class Ledger {
   /** Why admissions are held (the order source cannot take them now), else null. */
   private heldBecause: string | null = null;
   /** Admissions of a ledger alone on its store, stored one group per event-loop turn. */
-  private readonly ownAdmissions = new AdmissionGroup((group) => this.admitGroup(group));
+  private readonly ownAdmissions = new AdmissionGroup(
+    (group) => this.admitGroup(group),
+    (run) => setImmediate(run),
+  );
 
   constructor(
     private readonly store: LedgerStore,
