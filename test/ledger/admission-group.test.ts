@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../src/base/clock.js';
 import { DdnError } from '../../src/base/errors.js';
+import { AdmissionGroup } from '../../src/ledger/admission-group.js';
 import { Ledger } from '../../src/ledger/chain.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { getDidRecord, keys } from '../../src/ledger/records.js';
@@ -180,4 +181,26 @@ test('a new head keeps what the previous head read of keys its block did not wri
   } finally {
     h.close();
   }
+});
+
+test('the queue of admissions waiting for their turn is bounded: beyond it, 503 service_unavailable', async () => {
+  const turns: (() => void)[] = [];
+  const seen: number[] = [];
+  const group = new AdmissionGroup(
+    (g) => {
+      seen.push(g.length);
+      for (const q of g) q.resolve({ txHash: '0x00', duplicate: false });
+    },
+    (run) => turns.push(run),
+    2,
+  );
+  const canon = { bytes: new Uint8Array(), call: register(0) };
+  const waiting = [group.admit(canon, metaOf(register(0))), group.admit(canon, metaOf(register(0)))];
+  await assert.rejects(group.admit(canon, metaOf(register(0))), (e: unknown) => e instanceof DdnError && e.code === 'service_unavailable');
+  assert.equal(group.size, 2);
+  assert.equal(turns.length, 1, 'one end of turn for the group');
+  turns[0]!();
+  await Promise.all(waiting);
+  assert.deepEqual(seen, [2]);
+  assert.equal(group.size, 0);
 });
