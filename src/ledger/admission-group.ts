@@ -1,5 +1,6 @@
 /**
- * Group commit of a ledger's own pool admissions (a ledger alone on its store: no {@link PoolCoordinator}).
+ * Group commit of a ledger's own pool admissions (a ledger alone on its store, making its own blocks: no
+ * {@link PoolCoordinator}, no outside chain — a chain-ordered ledger admits one by one).
  *
  * Admissions that arrive during one turn of the event loop wait for the end of it (`setImmediate`); then, in one
  * synchronous step, the ledger checks them in arrival order on one batch of its pool (each seeing the ones before

@@ -365,6 +365,8 @@ export class Ledger {
    */
   async admit(submitted: Call, meta: TxMeta): Promise<{ txHash: string; duplicate: boolean }> {
     if (this.heldBecause !== null) throw new LedgerFailure('OrderUnavailable', 'Ledger', this.heldBecause);
+    // under a chain the order comes from outside: its admissions stay one by one, answered at once
+    if (!this.coordinator && this.chainOrdered) return this.submit(submitted, meta);
     const canon = canonicalCall(submitted);
     if (!this.coordinator) return this.ownAdmissions.admit(canon, meta);
     const txHash = to0x(txHashOf(canon.bytes));
