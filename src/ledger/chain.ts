@@ -16,6 +16,7 @@ import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
+import { AdmissionGroup, type AdmissionResult, type QueuedAdmission } from './admission-group.js';
 
 /** The most extrinsics a block holds (the default of {@link LedgerOptions.maxExtrinsicsPerBlock}). */
 export const MAX_EXTRINSICS_PER_BLOCK = 1000;
@@ -162,11 +163,24 @@ export type TxView = { status: 'pending'; tx: TxRecord } | { status: 'in_block' 
 
 /** Reads state as of one block, memoising what it read (blocks are immutable once committed). */
 class StateAt implements StateReader {
-  private readonly cache = new Map<string, StateValue | undefined>();
   constructor(
     private readonly store: LedgerStore,
     readonly block: number,
+    private cache = new Map<string, StateValue | undefined>(),
   ) {}
+
+  /**
+   * The state of the next block, which wrote `written`: it takes over what this one read (decoded values of keys
+   * the block did not write are the same there), so a head change does not read and decode every key again —
+   * a write's DID record, the pool's entries run again on the new head. This one starts over with nothing read.
+   */
+  successor(written: Iterable<string>): StateAt {
+    const cache = this.cache;
+    this.cache = new Map();
+    for (const k of written) cache.delete(k);
+    return new StateAt(this.store, this.block + 1, cache);
+  }
+
   get(key: string): StateValue | undefined {
     if (this.cache.has(key)) return this.cache.get(key);
     const v = this.store.readState(key, this.block);
@@ -180,6 +194,8 @@ export class Ledger {
   readonly genesisHash: Uint8Array;
   private head!: BlockRef;
   private headState!: StateAt;
+  /** The block {@link commitToStore} stored last and the keys it wrote, until {@link loadHead} makes it the head. */
+  private lastCommitted: { number: number; written: readonly string[] } | undefined;
   private finalizedState!: StateAt;
   private finalizedRef!: BlockRef;
   private pool: PoolEntry[] = [];
@@ -210,6 +226,11 @@ export class Ledger {
   private readonly unorderedIndex = new Map<string, PoolEntry>();
   /** Why admissions are held (the order source cannot take them now), else null. */
   private heldBecause: string | null = null;
+  /** Admissions of a ledger alone on its store, stored one group per event-loop turn. */
+  private readonly ownAdmissions = new AdmissionGroup(
+    (group) => this.admitGroup(group),
+    (run) => setImmediate(run),
+  );
 
   constructor(
     private readonly store: LedgerStore,
@@ -277,7 +298,11 @@ export class Ledger {
   private loadHead(): void {
     const n = this.store.headNumber();
     this.head = this.refOf(this.store.getBlock(n)!);
-    this.headState = new StateAt(this.store, n);
+    const last = this.lastCommitted;
+    this.lastCommitted = undefined;
+    // the block just committed on the old head: its state carries what the old head's read
+    const carried = last !== undefined && last.number === n && this.headState?.block === n - 1;
+    this.headState = carried ? this.headState.successor(last.written) : new StateAt(this.store, n);
     const fin = Math.max(0, n - this.opts.finalityDepth);
     this.finalizedRef = fin === n ? this.head : this.refOf(this.store.getBlock(fin)!);
     this.finalizedState = fin === n ? this.headState : new StateAt(this.store, fin);
@@ -287,6 +312,7 @@ export class Ledger {
   private commitToStore(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
     this.store.commitBlock(block, writes, txs, meta);
     this.touches.record(block.header.number, writes.keys());
+    this.lastCommitted = { number: block.header.number, written: [...writes.keys()] };
   }
 
   /**
@@ -339,8 +365,10 @@ export class Ledger {
    */
   async admit(submitted: Call, meta: TxMeta): Promise<{ txHash: string; duplicate: boolean }> {
     if (this.heldBecause !== null) throw new LedgerFailure('OrderUnavailable', 'Ledger', this.heldBecause);
-    if (!this.coordinator) return this.submit(submitted, meta);
+    // under a chain the order comes from outside: its admissions stay one by one, answered at once
+    if (!this.coordinator && this.chainOrdered) return this.submit(submitted, meta);
     const canon = canonicalCall(submitted);
+    if (!this.coordinator) return this.ownAdmissions.admit(canon, meta);
     const txHash = to0x(txHashOf(canon.bytes));
     // The signature checks, on this process's view and before the coordinator serialises the admission: the
     // checks it runs then (on the up-to-date pool, the verdict that counts) find them done.
@@ -384,6 +412,41 @@ export class Ledger {
    */
   joinBatch(batch: AdmissionBatch): boolean {
     return batch.base === this.poolState && this.adoptBatch(batch);
+  }
+
+  /**
+   * One turn's admissions of a ledger alone on its store ({@link AdmissionGroup}): checked in order on one batch,
+   * their rows stored in one transaction, then added to the pool; each answered after the commit.
+   */
+  private admitGroup(group: readonly QueuedAdmission[]): void {
+    const batch = this.openBatch();
+    const outcomes: ({ ok: AdmissionResult } | { err: unknown })[] = [];
+    const rows: TxRecord[] = [];
+    for (const q of group) {
+      try {
+        const a = this.prepareAdmission(q.canon, q.meta, undefined, undefined, batch);
+        if (a.tx) {
+          a.accept();
+          rows.push(a.tx);
+        }
+        outcomes.push({ ok: a.result });
+      } catch (e) {
+        outcomes.push({ err: e });
+      }
+    }
+    try {
+      if (rows.length > 0) this.store.putPendingTxs(rows);
+    } catch (e) {
+      // nothing joined the pool: every admission of the group fails as its own row's write would have
+      for (const q of group) q.reject(e);
+      return;
+    }
+    if (!this.joinBatch(batch)) throw new Error('the pool changed while a group of admissions was checked');
+    group.forEach((q, i) => {
+      const o = outcomes[i]!;
+      if ('ok' in o) q.resolve(o.ok);
+      else q.reject(o.err);
+    });
   }
 
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */

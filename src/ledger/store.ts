@@ -90,6 +90,8 @@ export interface LedgerStore {
   readMeta(key: string): Uint8Array | undefined;
   writeMeta(key: string, value: Uint8Array): void;
   putPendingTx(tx: TxRecord): void;
+  /** Several pending transactions in one transaction (a group of admissions): all stored, or none. */
+  putPendingTxs(txs: readonly TxRecord[]): void;
   /** Pool rebuild dropped a pending transaction. */
   markDropped(tx: TxRecord): void;
   pendingTxs(): TxRecord[];

@@ -93,10 +93,9 @@ export class RelayService {
     // unchunked envelope to the same recipient with other content (re-encrypted on retry) is a duplicate whose
     // first copy stands; anything else is a conflict (`messageIdReuse`)
     const incoming = { contentHash: env.contentHash, recipientDid: r.view.recipient.did, chunked: env.chunk !== null };
-    const prior = await store.findResult(key, clock.nowMs());
+    const { result: prior, staged } = await store.findPrior(key, clock.nowMs(), env.chunk === null);
     if (prior !== null) return reusedResult(prior.result, messageIdReuse({ ...prior, chunked: prior.recipientDid === null }, incoming), env.messageId);
     if (env.chunk === null) {
-      const staged = await store.findStagedMessage(key, clock.nowMs());
       if (staged !== null) throw conflict(env.messageId);
       const running = this.inFlight.get(key);
       if (running !== undefined) {

@@ -109,6 +109,13 @@ export interface RelaySweepResult {
   expiredNonces: number;
 }
 
+/** What {@link RelayStagingStore.findPrior} found of a message id's earlier use. */
+export interface PriorUse {
+  result: StoredResult | null;
+  /** Only looked for when asked and there is no result. */
+  staged: StagedMessageRef | null;
+}
+
 /** The Relay's durable state. */
 export interface RelayStagingStore extends NonceRegistry {
   /** The result remembered for `messageKey` at `nowMs` (younger than {@link RESULT_RETENTION_MS}), or null. */
@@ -117,6 +124,11 @@ export interface RelayStagingStore extends NonceRegistry {
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void>;
   /** The live staged chunk holding `messageKey`, or null. */
   findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null>;
+  /**
+   * {@link findResult} and, when there is none and `staged` is asked, {@link findStagedMessage}, in one read (one
+   * round trip on PostgreSQL: every unchunked send asks both).
+   */
+  findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse>;
   /**
    * Stages one chunk (§10.4.3): a set past `retry_until` is dropped first; the set's fixed values must match
    * (`chunk_set_conflict`); an already staged sequence is replayed when identical, else `chunk_conflict`; a

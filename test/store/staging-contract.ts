@@ -212,6 +212,25 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         assert.equal((await s.loadSet(R3, 'r3')).length, 1, "another recipient's set is kept");
       }));
 
+    it('findPrior: the live result, else (when asked) the live staged chunk, as the two reads give them', () =>
+      withStore(async (s) => {
+        const none = { result: null, staged: null };
+        await s.stage(req('g', 0));
+        const chunk = { recipientDid: R, groupId: 'g', sequence: 0, contentHash: 'hash-g-0' };
+        assert.deepEqual(await s.findPrior('g-0', T, true), { result: null, staged: chunk });
+        assert.deepEqual(await s.findPrior('g-0', T, false), none, 'the staged chunk only when asked');
+        assert.deepEqual(await s.findPrior('g-0', T + 1000, true), none, 'a set past retry_until holds no message id');
+        assert.deepEqual(await s.findPrior('nope', T, true), none);
+        const result = successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT);
+        await s.saveResult('m', 'h1', R, result, T);
+        assert.deepEqual(await s.findPrior('m', T, true), { result: { contentHash: 'h1', recipientDid: R, result }, staged: null });
+        assert.deepEqual(await s.findPrior('m', T + 86_400_000, true), none, 'results are remembered for 24 h');
+        // a result and a staged chunk under one id: the result answers
+        await s.saveResult('g-0', 'h2', R, result, T);
+        assert.deepEqual(await s.findPrior('g-0', T, true), { result: { contentHash: 'h2', recipientDid: R, result }, staged: null });
+        assert.deepEqual(await s.findPrior('g-0', T + 86_400_000, true), none);
+      }));
+
     it('remembers the latest result saved for a message id, with its recipient', () =>
       withStore(async (s) => {
         await s.saveResult('m', 'h1', R, successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);

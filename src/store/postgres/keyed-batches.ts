@@ -1,7 +1,8 @@
 /**
  * Group commit per key: operations submitted under one key (the PostgreSQL mailbox uses the recipient) run one
  * batch at a time, and every operation that arrives while a batch of its key is in the database joins the next
- * one. Different keys never wait for each other here. A batch's runner answers each operation on its own (one
+ * one; the first batch of an idle key waits for the end of the event-loop turn, so the operations read in that
+ * turn start together. Different keys never wait for each other here. A batch's runner answers each operation on its own (one
  * may fail while the others succeed); a runner that throws fails every operation of its batch.
  */
 
@@ -41,7 +42,9 @@ export class KeyedBatches<T, R> {
       }
       const fresh = [waiting];
       this.queues.set(key, fresh);
-      void this.drain(key, fresh);
+      // the first batch starts at the end of this event-loop turn: the stores of the key read in the same turn
+      // (a Relay's sends arrive one request each) join it instead of each paying a transaction of its own
+      setImmediate(() => void this.drain(key, fresh));
     });
   }
 

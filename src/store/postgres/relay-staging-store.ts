@@ -39,6 +39,7 @@ import {
   type StageOutcome,
   type StageRequest,
   type StagedChunk,
+  type PriorUse,
   type StagedMessageRef,
   type StagingUsage,
   type StoredResult,
@@ -140,6 +141,18 @@ function toStagingError(err: unknown): unknown {
   return e;
 }
 
+/** The row of {@link PgRelayStagingStore.findPrior}: a result's columns, then a staged chunk's (null when absent). */
+interface PriorRow {
+  content_hash: string | null;
+  recipient: string | null;
+  result: string | null;
+  created_at_ms: string | null;
+  chunk_recipient: string | null;
+  group_id: string | null;
+  sequence_number: number | null;
+  chunk_hash: string | null;
+}
+
 /** {@link RelayStagingStore} on PostgreSQL, safe to share between processes. */
 export class PgRelayStagingStore implements RelayStagingStore {
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -178,6 +191,30 @@ export class PgRelayStagingStore implements RelayStagingStore {
     const c = r.rows[0];
     if (c === undefined) return null;
     return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
+  }
+
+  async findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse> {
+    // both reads in one statement: the staged chunk's columns come back only when there is no live result
+    const r = await this.pool.query<PriorRow>(
+      `SELECT r.content_hash, r.recipient, r.result, r.created_at_ms, c.recipient AS chunk_recipient, c.group_id,
+              c.sequence_number, c.content_hash AS chunk_hash
+         FROM (SELECT 1) one
+         LEFT JOIN relay_results r ON r.message_key = $1
+         LEFT JOIN LATERAL (
+           SELECT c.recipient, c.group_id, c.sequence_number, c.content_hash FROM relay_chunks c
+             JOIN relay_chunk_sets s ON s.recipient = c.recipient AND s.group_id = c.group_id
+            WHERE $3 AND c.message_key = $1 AND s.retry_until_ms > $2 LIMIT 1) c ON true`,
+      [messageKey, nowMs, staged],
+    );
+    const row = r.rows[0];
+    const live = row !== undefined && row.result !== null && Number(row.created_at_ms) + RESULT_RETENTION_MS > nowMs;
+    if (live)
+      return { result: { contentHash: row.content_hash!, recipientDid: row.recipient, result: JSON.parse(row.result!) as DeliveryResult }, staged: null };
+    if (row === undefined || row.group_id === null) return { result: null, staged: null };
+    return {
+      result: null,
+      staged: { recipientDid: row.chunk_recipient!, groupId: row.group_id, sequence: row.sequence_number!, contentHash: row.chunk_hash! },
+    };
   }
 
   async loadSet(recipientDid: string, groupId: string): Promise<StagedChunk[]> {

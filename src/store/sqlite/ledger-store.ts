@@ -291,6 +291,16 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(true, () => void this.q.insertTx.run(this.insertRow(tx)));
   }
 
+  putPendingTxs(txs: readonly TxRecord[]): void {
+    if (txs.length === 1) return this.putPendingTx(txs[0]!);
+    this.write(
+      true,
+      this.db.transaction(() => {
+        for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
+      }),
+    );
+  }
+
   markDropped(tx: TxRecord): void {
     this.write(false, () => void this.q.finishTx.run(this.finishRow(tx)));
   }

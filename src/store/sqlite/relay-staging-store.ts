@@ -16,6 +16,7 @@ import {
   type StageOutcome,
   type StageRequest,
   type StagedChunk,
+  type PriorUse,
   type StagedMessageRef,
   type StagingUsage,
   type StoredResult,
@@ -119,6 +120,11 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     const set = this.q.set.get(c.recipient, c.group_id);
     if (set === undefined || set.retry_until_ms <= nowMs) return null;
     return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
+  }
+
+  async findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse> {
+    const result = await this.findResult(messageKey, nowMs);
+    return { result, staged: result === null && staged ? await this.findStagedMessage(messageKey, nowMs) : null };
   }
 
   async loadSet(recipientDid: string, groupId: string): Promise<StagedChunk[]> {
