@@ -49,6 +49,8 @@ export const CACHE_RETRIEVAL_ERRORS: readonly ErrorCode[] = [
   'cache_not_published',
   'policy_lookup_failed',
   'ledger_unavailable',
+  // the proof's nonce is recorded (step 9) before the answer: a disk that cannot take it is 507
+  'insufficient_storage',
 ];
 
 /** What a store (§11.1) can be refused with: every code of the table but the retrieval proof's own. */

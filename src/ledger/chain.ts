@@ -161,6 +161,13 @@ export interface BlockRef {
 
 export type TxView = { status: 'pending'; tx: TxRecord } | { status: 'in_block' | 'finalized' | 'failed'; tx: TxRecord; block?: BlockRef };
 
+/**
+ * Decoded values a {@link StateAt} keeps at most (then it starts over): enough for a block's writes and the pool
+ * run again on a new head; a resolve at scale reads through it uniformly, and a memo of whole decoded records that
+ * size of a million DIDs cost ~300 MiB for few hits (the rendered answers have their own, byte-bounded cache).
+ */
+const MAX_STATE_MEMO = 10_000;
+
 /** Reads state as of one block, memoising what it read (blocks are immutable once committed). */
 class StateAt implements StateReader {
   constructor(
@@ -184,7 +191,7 @@ class StateAt implements StateReader {
   get(key: string): StateValue | undefined {
     if (this.cache.has(key)) return this.cache.get(key);
     const v = this.store.readState(key, this.block);
-    if (this.cache.size > 100_000) this.cache.clear();
+    if (this.cache.size >= MAX_STATE_MEMO) this.cache.clear();
     this.cache.set(key, v);
     return v;
   }

@@ -328,6 +328,28 @@ describe('retrieval routes', () => {
     }
   });
 
+  it('a nonce that cannot be recorded for a full disk is 507 insufficient_storage, and the document lists it', async () => {
+    const claim = h.store.claimNonce.bind(h.store);
+    h.store.claimNonce = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
+    try {
+      expectError(await h.get(`/cache/messages/${enc(r.did)}`, h.proof(r, 'pull', '*')), 507, 'insufficient_storage');
+      expectError(await h.get(`/cache/summary/${enc(r.did)}`, h.proof(r, 'summary', '*')), 507, 'insufficient_storage');
+    } finally {
+      h.store.claimNonce = claim;
+    }
+    assert.equal((await h.get(`/cache/messages/${enc(r.did)}`, h.proof(r, 'pull', '*'))).status, 200, 'served again once the nonce is recorded');
+    const doc = (await h.server.fastify.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    for (const [path, method] of [
+      ['/cache/messages/{did}', 'get'],
+      ['/cache/summary/{did}', 'get'],
+      ['/cache/ack', 'post'],
+    ] as const) {
+      assert.match(JSON.stringify(doc.paths[path]?.[method]?.responses['507']), /insufficient_storage/, `${method} ${path}`);
+    }
+  });
+
   it('accepts a nonce once per (operation, DID, key id) and remembers it (409 proof_nonce_replayed)', async () => {
     const nonce = randomUUID();
     const headers = h.proof(r, 'pull', '*', { nonce });

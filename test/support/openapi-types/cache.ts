@@ -1674,6 +1674,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     put?: never;
@@ -1954,6 +1978,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'policy_lookup_failed' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2242,6 +2290,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'policy_lookup_failed' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2540,6 +2612,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
       };
     };
     put?: never;
@@ -2824,6 +2920,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'policy_lookup_failed' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -3177,6 +3297,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'policy_lookup_failed' | 'ledger_unavailable' | 'service_unavailable';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: insufficient_storage */
+        507: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'insufficient_storage';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'insufficient_storage';
               message: string;
               details?: {
                 [key: string]: unknown;
