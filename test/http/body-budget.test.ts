@@ -232,6 +232,8 @@ describe('a real node under slow large bodies', () => {
       peak = Math.max(peak, now);
       return Promise.resolve(steady >= 8 ? true : undefined);
     });
+    // a refusal's answer can still be on its way under load: wait for the 22 (fewer never come: the wait fails)
+    await waitFor('every refusal answered', () => Promise.resolve(statuses.filter((s) => s === '503').length >= 22 ? true : undefined));
     const refused = statuses.filter((s) => s === '503').length;
     assert.equal(refused, 22, `10 bodies of 24 MiB fit the 256 MiB budget; answers: ${statuses.join(',')}`);
     // ten bodies are held (240 MiB); without the budget 32 would be (768 MiB)
