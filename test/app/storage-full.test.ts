@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/app/config.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { RESERVE_FILE } from '../../src/store/storage-guard.js';
-import { isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
+import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory, type FetchReply } from '../cache/http-support.js';
 import { prepareRegistration, registrationSubmitBody, type Reply } from '../support/directory-flows.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
@@ -92,17 +92,7 @@ function ack(node: RunningNode, r: Recipient, ids: string[], nonce: string): Pro
   const sorted = [...new Set(ids)].sort();
   const headers = proofHeaders(profile, r, 'ack', sorted.join(','), { endpoint: PUBLIC_CACHE, nowMs: Date.now(), nonce });
   // §11.6: the proof in the body (and the same headers, which must agree)
-  const proof = {
-    did: r.did,
-    device_id: '',
-    service_id: headers['X-Service-Id'],
-    cache_endpoint: headers['X-Cache-Endpoint'],
-    key_id: headers['X-Key-Id'],
-    timestamp: headers['X-Timestamp'],
-    nonce: headers['X-Nonce'],
-    signature_b64: headers['X-Signature'],
-  };
-  return fetchJson(`${node.urls.cache!}/cache/ack`, { body: { ...proof, message_ids: sorted }, headers });
+  return fetchJson(`${node.urls.cache!}/cache/ack`, { body: ackBody(headers, r.did, sorted), headers });
 }
 
 const idsOf = (summary: FetchReply): string[] =>
