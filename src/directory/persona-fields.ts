@@ -11,7 +11,6 @@ import { isDnsPersona } from '../protocol/persona-name.js';
 import { decodePersonaPayload, encodePersonaPayload, MAX_PERSONA_CONTROLLERS, type PersonaOperation } from '../protocol/payloads/persona.js';
 import { parseRequestedConstraintsJson, requestedConstraintsToJson } from '../protocol/policy/constraints-json.js';
 import { POLICY_BOUNDS, type RequestedDeliveryConstraints } from '../protocol/policy/types.js';
-import { parseU64Field } from './request-fields.js';
 import type { DnsChallenge, VerifiedIntent } from './dns-challenges.js';
 import { parsePersonaName, type Body } from './submission.js';
 import type { ChallengeResponse, ChallengeVerifyResponse, PersonaRecordResponse } from '../wire/personas.js';
@@ -213,9 +212,4 @@ export function attestationOf(c: DnsChallenge, i: VerifiedIntent) {
 /** A body field that must repeat the verified intent exactly, else 403 `canonical_payload_mismatch`. */
 export function intentMismatch(field: string): DdnError {
   return new DdnError('canonical_payload_mismatch', `${field} differs from the verified intent`, { field });
-}
-
-/** A u64 body field compared with an intent value (u64 syntax first: 400 `invalid_request`). */
-export function sameU64(body: Body, field: string, expected: bigint | number | string): boolean {
-  return parseU64Field(body[field], field, 'invalid_request') === BigInt(expected);
 }

@@ -27,7 +27,9 @@ import { parseChallengeCreate, parseChallengeVerify } from './challenge-requests
 import type { DirectoryService } from './service.js';
 import type { PersonaRequest } from './changes/persona-common.js';
 import { parseControlPrepare, parseControlSubmit } from './changes/persona-control.js';
+import { parseDnsPersonaSubmit } from './changes/persona-dns.js';
 import { parseNamedPrepare, parseNamedSubmit } from './changes/persona-named.js';
+import { parseTransferPrepare, parseTransferSubmit } from './changes/persona-transfer.js';
 import { dnsPersonaOf, namedPersonaOf } from './persona-fields.js';
 import { assertDid, parsePersonaName, type Body } from './submission.js';
 
@@ -141,7 +143,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: codes(write, CHALLENGE),
       target,
-      parse: (ctx) => requestOf(ctx, dnsPersonaOf),
+      parse: (ctx) => parseDnsPersonaSubmit(profile, requestOf(ctx, dnsPersonaOf)),
       handle: async (req) => json(202, await personas.submitRegistration(req)),
     }),
     prepare({
@@ -204,7 +206,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       body: PersonaTransferPrepareBodySchema,
       answers: { 200: PersonaPrepareSchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
-      parse: (ctx) => requestOf(ctx, dnsPersonaOf),
+      parse: (ctx) => parseTransferPrepare(profile, requestOf(ctx, dnsPersonaOf)),
       handle: async (req) => json(200, await personas.prepareTransfer(req)),
     }),
     submit({
@@ -215,7 +217,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 202: PersonaSubmitSchema },
       errors: codes(write, CHALLENGE),
       target,
-      parse: (ctx) => requestOf(ctx, dnsPersonaOf),
+      parse: (ctx) => parseTransferSubmit(profile, requestOf(ctx, dnsPersonaOf)),
       handle: async (req) => json(202, await personas.submitTransfer(req)),
     }),
   ];

@@ -9,11 +9,11 @@ import { DdnError } from '../base/errors.js';
 import { getDidRecord } from '../ledger/records.js';
 import { operatorNonce, personaNonce, policyNonce, policyV3Nonce } from '../ledger/runtime/nonces.js';
 import { getPersona, personaLiveness } from '../ledger/runtime/persona-state.js';
-import { OPERATIONS, PERSONA_EXTRINSIC, type PersonaEnv, type PersonaRequest } from './changes/persona-common.js';
+import { OPERATIONS, PERSONA_EXTRINSIC, type PersonaEnv } from './changes/persona-common.js';
 import { PREPARE_PERSONA_CONTROL, SUBMIT_PERSONA_CONTROL, type ControlPrepare, type ControlSubmit } from './changes/persona-control.js';
-import { SUBMIT_DNS_PERSONA } from './changes/persona-dns.js';
+import { SUBMIT_DNS_PERSONA, type DnsPersonaSubmit } from './changes/persona-dns.js';
 import { PREPARE_NAMED_PERSONA, SUBMIT_NAMED_PERSONA, type NamedPrepare, type NamedSubmission } from './changes/persona-named.js';
-import { PREPARE_PERSONA_TRANSFER, SUBMIT_PERSONA_TRANSFER } from './changes/persona-transfer.js';
+import { PREPARE_PERSONA_TRANSFER, SUBMIT_PERSONA_TRANSFER, type TransferPrepare, type TransferSubmit } from './changes/persona-transfer.js';
 import type { DirectoryDeps } from './deps.js';
 import type { PersonaChallenges } from './persona-challenges.js';
 import { personaRecordToJson } from './persona-fields.js';
@@ -91,11 +91,12 @@ export class PersonaService {
 
   // ---------------------------------------------------------------- changes (§7.4–§7.7)
 
-  // Each takes its route parser's result: the persona name canonical (dnsPersonaOf, namedPersonaOf or
-  // parsePersonaName, by route) and the body.
+  // Each takes its route parser's result (src/directory/changes/persona-*.ts): the persona name canonical
+  // (dnsPersonaOf, namedPersonaOf or parsePersonaName, by route) and the body's fields, those refused after a
+  // state check kept deferred.
 
   /** `PUT /personas/{p}`: DNS register or renew. */
-  submitRegistration(req: PersonaRequest): Promise<PersonaSubmitResponse> {
+  submitRegistration(req: DnsPersonaSubmit): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_DNS_PERSONA, req);
   }
 
@@ -116,11 +117,11 @@ export class PersonaService {
     return submitChange(this.env, SUBMIT_PERSONA_CONTROL, req);
   }
 
-  prepareTransfer(req: PersonaRequest): Promise<PersonaPrepareResponse> {
+  prepareTransfer(req: TransferPrepare): Promise<PersonaPrepareResponse> {
     return prepareChange(this.env, PREPARE_PERSONA_TRANSFER, req);
   }
 
-  submitTransfer(req: PersonaRequest): Promise<PersonaSubmitResponse> {
+  submitTransfer(req: TransferSubmit): Promise<PersonaSubmitResponse> {
     return submitChange(this.env, SUBMIT_PERSONA_TRANSFER, req);
   }
 }

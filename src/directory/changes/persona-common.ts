@@ -10,7 +10,9 @@ import { getPersona, type PersonaRecord } from '../../ledger/runtime/persona-sta
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import type { DirectoryDeps } from '../deps.js';
 import type { VerifiedIntent } from '../dns-challenges.js';
-import { decodesAsPersona, encodePersona, intentMismatch, personaCall, sameU64 } from '../persona-fields.js';
+import { defer, settle, type Deferred } from '../deferred.js';
+import { decodesAsPersona, encodePersona, intentMismatch, personaCall } from '../persona-fields.js';
+import { parseU64Field } from '../request-fields.js';
 import type { PersonaChallenges } from '../persona-challenges.js';
 import { activeDidRecord, NO_SIGNATURE, resolveSigner, signedRequestFields, type Body, type SignedFields } from '../submission.js';
 import type { Admission, KindFields, NoncePrepared, Rebuilt } from '../write-pipeline.js';
@@ -56,18 +58,37 @@ export function poolPersona(env: DirectoryDeps, persona: string): PersonaRecord 
   return rec;
 }
 
-/** `verification_expires_at`, `attestor` and `attestation_signature` repeat the verification outputs. */
-export function compareAttestationFields(body: Body, i: VerifiedIntent): void {
-  if (!sameU64(body, 'verification_expires_at', i.verificationExpiresAt)) throw intentMismatch('verification_expires_at');
-  for (const [field, expected] of [
-    ['attestor', i.attestor],
-    ['attestation_signature', i.attestationSignature],
-  ] as const) {
-    const v = body[field];
-    const bytes = typeof v === 'string' ? parseHex(v) : undefined;
-    if (!bytes) throw new DdnError('invalid_request', `${field} must be 0x-hex`, { field });
-    if (!bytesEqual(bytes, parseHex(expected)!)) throw intentMismatch(field);
-  }
+/**
+ * `verification_expires_at`, `attestor` and `attestation_signature` as a submission's parser reads them: each
+ * refusal kept for its place among the comparisons with the verified intent (§7.4, §7.7).
+ */
+export interface AttestationFields {
+  verificationExpiresAt: Deferred<bigint>;
+  attestor: Deferred<Uint8Array>;
+  attestationSignature: Deferred<Uint8Array>;
+}
+
+/** A `0x`-hex body field (400 `invalid_request`). */
+function hexField(body: Body, field: string): Uint8Array {
+  const v = body[field];
+  const bytes = typeof v === 'string' ? parseHex(v) : undefined;
+  if (!bytes) throw new DdnError('invalid_request', `${field} must be 0x-hex`, { field });
+  return bytes;
+}
+
+export function parseAttestationFields(body: Body): AttestationFields {
+  return {
+    verificationExpiresAt: defer(() => parseU64Field(body.verification_expires_at, 'verification_expires_at', 'invalid_request')),
+    attestor: defer(() => hexField(body, 'attestor')),
+    attestationSignature: defer(() => hexField(body, 'attestation_signature')),
+  };
+}
+
+/** The attestation fields repeat the verification outputs, each field's syntax refused just before its comparison. */
+export function compareAttestationFields(a: AttestationFields, i: VerifiedIntent): void {
+  if (settle(a.verificationExpiresAt) !== BigInt(i.verificationExpiresAt)) throw intentMismatch('verification_expires_at');
+  if (!bytesEqual(settle(a.attestor), parseHex(i.attestor)!)) throw intentMismatch('attestor');
+  if (!bytesEqual(settle(a.attestationSignature), parseHex(i.attestationSignature)!)) throw intentMismatch('attestation_signature');
 }
 
 export function sameList(a: readonly string[], b: readonly string[]): boolean {

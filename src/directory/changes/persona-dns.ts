@@ -19,22 +19,66 @@ import {
   optionalControllerKeys,
   personaCall,
 } from '../persona-fields.js';
+import type { Profile } from '../../protocol/profile.js';
+import type { RequestedDeliveryConstraints } from '../../protocol/policy/types.js';
+import { defer, settle, type Deferred } from '../deferred.js';
 import { requireString } from '../request-fields.js';
-import { assertCanonical, bindBodyPersona, readSignedFields, requireAction, requireDid } from '../submission.js';
+import { assertCanonical, bindBodyPersona, readSignedFields, requireAction, requireDid, type SignedFields } from '../submission.js';
 import type { KindFields, SubmitSteps } from '../write-pipeline.js';
 import type { PersonaSubmitResponse } from '../../wire/personas.js';
 import {
   compareAttestationFields,
+  parseAttestationFields,
   personaAccepted,
   personaAdmission,
   personaSubmitCall,
   poolPersona,
   precheckSigner,
   sameList,
+  type AttestationFields,
   type PersonaEnv,
   type PersonaRequest,
   type PersonaSubmission,
 } from './persona-common.js';
+
+type DnsAction = 'register_persona' | 'renew_persona';
+
+/**
+ * `PUT /personas/{p}` as its route's parser reads it. The path binding, action, operator, `challenge_id` and the
+ * signed fields are refused before the challenge is loaded; the intent fields after the challenge's checks, each at
+ * its comparison with the verified intent (§7.4), so their refusals are kept {@link Deferred}.
+ */
+export interface DnsPersonaSubmit {
+  persona: string;
+  action: DnsAction;
+  operatorDid: string;
+  challengeId: string;
+  s: SignedFields;
+  attestation: AttestationFields;
+  threshold: Deferred<number>;
+  controllerKeys: Deferred<string[] | undefined>;
+  constraints: Deferred<RequestedDeliveryConstraints | null>;
+}
+
+/** The parser of `PUT /personas/{p}` (a DNS persona, canonical): every field, the intent's refusals deferred. */
+export function parseDnsPersonaSubmit(profile: Profile, { persona, body }: PersonaRequest): DnsPersonaSubmit {
+  bindBodyPersona(body, persona);
+  const action = requireAction<DnsAction>(body, 'register_persona', 'renew_persona');
+  const operatorDid = requireDid(body, 'operator_did');
+  const challengeId = requireString(body, 'challenge_id');
+  const s = readSignedFields(body, profile);
+  return {
+    persona,
+    action,
+    operatorDid,
+    challengeId,
+    s,
+    attestation: parseAttestationFields(body),
+    threshold: defer(() => controllerThresholdOf(body)),
+    controllerKeys: defer(() => optionalControllerKeys(body)),
+    constraints: defer(() => optionalConstraints(body)),
+  };
+}
 
 interface DnsSubmission extends PersonaSubmission {
   challenge: DnsChallenge;
@@ -42,14 +86,10 @@ interface DnsSubmission extends PersonaSubmission {
   duplicate: boolean;
 }
 
-export const SUBMIT_DNS_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, DnsSubmission, KindFields<PersonaSubmitResponse>> = {
-  async read(env, { persona, body }) {
-    bindBodyPersona(body, persona);
-    const action = requireAction(body, 'register_persona', 'renew_persona');
-    const operatorDid = requireDid(body, 'operator_did');
-    const challengeId = requireString(body, 'challenge_id');
-    const s = readSignedFields(body, env.profile);
-    const c = await env.personaChallenges.load(persona, challengeId, env.clock.nowMs());
+export const SUBMIT_DNS_PERSONA: SubmitSteps<PersonaEnv, DnsPersonaSubmit, DnsSubmission, KindFields<PersonaSubmitResponse>> = {
+  async read(env, r) {
+    const { persona, action, operatorDid, s } = r;
+    const c = await env.personaChallenges.load(persona, r.challengeId, env.clock.nowMs());
     const duplicate = c.status === 'used' && env.ledger.isPending(personaCall(s.canonical, s.signature, s.signerKeyId));
     if (c.status === 'used' && !duplicate) throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
     if (!c.intent) throw new DdnError('challenge_not_verified', 'verify the challenge first', { challenge_id: c.id });
@@ -61,13 +101,13 @@ export const SUBMIT_DNS_PERSONA: SubmitSteps<PersonaEnv, PersonaRequest, DnsSubm
     if (s.nonce.toString() !== i.nonce) throw intentMismatch('nonce');
     if (s.validUntil.toString() !== i.validUntil) throw intentMismatch('valid_until');
     if (s.signerKeyId !== i.signerKeyId) throw intentMismatch('signer_key_id');
-    compareAttestationFields(body, i);
-    const threshold = controllerThresholdOf(body);
+    compareAttestationFields(r.attestation, i);
+    const threshold = settle(r.threshold);
     if (threshold !== i.controllerThreshold) throw intentMismatch('controller_threshold');
-    const keys = optionalControllerKeys(body);
+    const keys = settle(r.controllerKeys);
     if (action === 'register_persona' && keys === undefined) throw intentMismatch('controller_keys');
     if (keys !== undefined && !sameList(keys, i.controllerKeys)) throw intentMismatch('controller_keys');
-    const constraints = optionalConstraints(body);
+    const constraints = settle(r.constraints);
     if (!constraintsEqual(constraints, i.constraints)) throw intentMismatch('delivery_constraints');
     const attestation = attestationOf(c, i);
     const operation: PersonaOperation =

@@ -10,6 +10,9 @@ import { personaLiveness } from '../../ledger/runtime/persona-state.js';
 import { resolveSigningKey } from '../../protocol/keys.js';
 import type { PersonaOperation } from '../../protocol/payloads/persona.js';
 import { requestedConstraintsToJson } from '../../protocol/policy/constraints-json.js';
+import type { Profile } from '../../protocol/profile.js';
+import type { RequestedDeliveryConstraints } from '../../protocol/policy/types.js';
+import { defer, settle, type Deferred } from '../deferred.js';
 import type { DirectoryDeps } from '../deps.js';
 import type { DnsChallenge, VerifiedIntent } from '../dns-challenges.js';
 import {
@@ -27,18 +30,22 @@ import {
   activeDidRecord,
   bindBodyPersona,
   errorForLedgerName,
-  parseSignerKeyId,
+  readPrepareAuth,
   readSignedFields,
   requireAction,
   requireDid,
-  validUntilOrDefault,
+  validUntilAt,
   type Body,
+  type PrepareAuth,
+  type SignedFields,
 } from '../submission.js';
 import type { KindFields, NoncePrepared, PrepareSteps, SubmitSteps } from '../write-pipeline.js';
 import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
 import {
   buildPersona,
   compareAttestationFields,
+  parseAttestationFields,
+  type AttestationFields,
   personaAccepted,
   personaAdmission,
   type PersonaDraft,
@@ -56,11 +63,11 @@ import {
 async function transferChallenge(
   env: PersonaEnv,
   persona: string,
-  body: Body,
+  challengeId: string,
   operatorDid: string,
   allowUsed: boolean,
 ): Promise<{ c: DnsChallenge; i: VerifiedIntent }> {
-  const c = await env.personaChallenges.load(persona, requireString(body, 'challenge_id'), env.clock.nowMs());
+  const c = await env.personaChallenges.load(persona, challengeId, env.clock.nowMs());
   if (c.status === 'used' && !allowUsed) throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
   if (c.action !== 'transfer_persona') throw new DdnError('challenge_mismatch', 'the challenge is not a transfer challenge', { field: 'action' });
   if (!c.intent) throw new DdnError('challenge_not_verified', 'the new operator must verify the challenge first', { challenge_id: c.id });
@@ -117,16 +124,38 @@ function prechecks(env: DirectoryDeps, t: Transfer, signerKeyId: string): void {
 
 type TransferDraft = Transfer & PersonaDraft;
 
+/**
+ * `POST /personas/{p}/transfer/prepare` as its route's parser reads it: the current operator and `challenge_id`
+ * are refused before the challenge is loaded; `new_operator_signature`, `signer_key_id` and `valid_until` after
+ * the challenge's checks (kept {@link Deferred}).
+ */
+export interface TransferPrepare {
+  persona: string;
+  operatorDid: string;
+  challengeId: string;
+  rest: Deferred<{ newSig: Uint8Array; auth: PrepareAuth }>;
+}
+
+/** The parser of `POST /personas/{p}/transfer/prepare` (a DNS persona, canonical). */
+export function parseTransferPrepare(profile: Profile, { persona, body }: PersonaRequest): TransferPrepare {
+  bindBodyPersona(body, persona);
+  const operatorDid = requireDid(body, 'operator_did');
+  const challengeId = requireString(body, 'challenge_id');
+  return {
+    persona,
+    operatorDid,
+    challengeId,
+    rest: defer(() => ({ newSig: parseSignature(body.new_operator_signature, 'new_operator_signature'), auth: readPrepareAuth(body, profile) })),
+  };
+}
+
 /** `POST /personas/{p}/transfer/prepare`. */
-export const PREPARE_PERSONA_TRANSFER: PrepareSteps<PersonaEnv, PersonaRequest, TransferDraft, NoncePrepared, PersonaPrepareResponse> = {
-  async read(env, { persona, body }) {
-    bindBodyPersona(body, persona);
-    const operatorDid = requireDid(body, 'operator_did');
-    const { c, i } = await transferChallenge(env, persona, body, operatorDid, false);
-    const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
-    const signerKeyId = parseSignerKeyId(body);
-    const validUntil = validUntilOrDefault(body, env.clock.nowMs(), env.profile);
-    return { persona, operatorDid, c, i, newSig, signerKeyId, validUntil, op: transferOperation(c, i, newSig) };
+export const PREPARE_PERSONA_TRANSFER: PrepareSteps<PersonaEnv, TransferPrepare, TransferDraft, NoncePrepared, PersonaPrepareResponse> = {
+  async read(env, { persona, operatorDid, challengeId, rest }) {
+    const { c, i } = await transferChallenge(env, persona, challengeId, operatorDid, false);
+    const { newSig, auth } = settle(rest);
+    const validUntil = validUntilAt(auth, env.clock.nowMs());
+    return { persona, operatorDid, c, i, newSig, signerKeyId: auth.signerKeyId, validUntil, op: transferOperation(c, i, newSig) };
   },
   precheck: (env, d) => prechecks(env, d, d.signerKeyId),
   build: buildPersona,
@@ -153,31 +182,68 @@ export const PREPARE_PERSONA_TRANSFER: PrepareSteps<PersonaEnv, PersonaRequest, 
   },
 };
 
+/**
+ * `PUT /personas/{p}/transfer` as its route's parser reads it: the path binding, action, operator, signed fields,
+ * `new_operator_signature` and `challenge_id` are refused before the challenge is loaded; the transfer's intent
+ * fields after the challenge's checks, each at its comparison with the verified intent (kept {@link Deferred}).
+ */
+export interface TransferSubmit {
+  persona: string;
+  operatorDid: string;
+  s: SignedFields;
+  newSig: Uint8Array;
+  challengeId: string;
+  newOperatorDid: Deferred<string>;
+  newControllerKeys: Deferred<string[] | undefined>;
+  newControllerThreshold: Deferred<number>;
+  constraints: Deferred<RequestedDeliveryConstraints | null>;
+  newOperatorSignerKeyId: Deferred<string>;
+  attestation: AttestationFields;
+}
+
+/** The parser of `PUT /personas/{p}/transfer` (a DNS persona, canonical): every field, the intent's refusals deferred. */
+export function parseTransferSubmit(profile: Profile, { persona, body }: PersonaRequest): TransferSubmit {
+  bindBodyPersona(body, persona);
+  requireAction(body, 'transfer_persona');
+  const operatorDid = requireDid(body, 'operator_did');
+  const s = readSignedFields(body, profile);
+  const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
+  return {
+    persona,
+    operatorDid,
+    s,
+    newSig,
+    challengeId: requireString(body, 'challenge_id'),
+    newOperatorDid: defer(() => requireDid(body, 'new_operator_did')),
+    newControllerKeys: defer(() => optionalControllerKeys(body, 'new_controller_keys')),
+    newControllerThreshold: defer(() => controllerThresholdOf(body, 'new_controller_threshold')),
+    constraints: defer(() => optionalConstraints(body)),
+    newOperatorSignerKeyId: defer(() => requireString(body, 'new_operator_signer_key_id')),
+    attestation: parseAttestationFields(body),
+  };
+}
+
 interface TransferSubmission extends Transfer, PersonaSubmission {
   /** The challenge is used and this very extrinsic is pending: a resubmission. */
   duplicate: boolean;
 }
 
 /** `PUT /personas/{p}/transfer`: every transfer field repeats the verified intent; the bytes are then rebuilt. */
-export const SUBMIT_PERSONA_TRANSFER: SubmitSteps<PersonaEnv, PersonaRequest, TransferSubmission, KindFields<PersonaSubmitResponse>> = {
-  async read(env, { persona, body }) {
-    bindBodyPersona(body, persona);
-    const action = requireAction(body, 'transfer_persona');
-    const operatorDid = requireDid(body, 'operator_did');
-    const s = readSignedFields(body, env.profile);
-    const newSig = parseSignature(body.new_operator_signature, 'new_operator_signature');
-    const { c, i } = await transferChallenge(env, persona, body, operatorDid, true);
+export const SUBMIT_PERSONA_TRANSFER: SubmitSteps<PersonaEnv, TransferSubmit, TransferSubmission, KindFields<PersonaSubmitResponse>> = {
+  async read(env, r) {
+    const { persona, operatorDid, s, newSig } = r;
+    const { c, i } = await transferChallenge(env, persona, r.challengeId, operatorDid, true);
     const duplicate = c.status === 'used' && env.ledger.isPending(personaCall(s.canonical, s.signature, s.signerKeyId));
     if (c.status === 'used' && !duplicate) throw new DdnError('challenge_already_used', 'the challenge was already used', { challenge_id: c.id });
 
-    if (requireDid(body, 'new_operator_did') !== c.operatorDid) throw intentMismatch('new_operator_did');
-    const keys = optionalControllerKeys(body, 'new_controller_keys');
+    if (settle(r.newOperatorDid) !== c.operatorDid) throw intentMismatch('new_operator_did');
+    const keys = settle(r.newControllerKeys);
     if (keys === undefined || !sameList(keys, i.controllerKeys)) throw intentMismatch('new_controller_keys');
-    if (controllerThresholdOf(body, 'new_controller_threshold') !== i.controllerThreshold) throw intentMismatch('new_controller_threshold');
-    if (!constraintsEqual(optionalConstraints(body), i.constraints)) throw intentMismatch('delivery_constraints');
-    if (requireString(body, 'new_operator_signer_key_id') !== i.signerKeyId) throw intentMismatch('new_operator_signer_key_id');
-    compareAttestationFields(body, i);
-    return { persona, action, operatorDid, s, c, i, newSig, duplicate };
+    if (settle(r.newControllerThreshold) !== i.controllerThreshold) throw intentMismatch('new_controller_threshold');
+    if (!constraintsEqual(settle(r.constraints), i.constraints)) throw intentMismatch('delivery_constraints');
+    if (settle(r.newOperatorSignerKeyId) !== i.signerKeyId) throw intentMismatch('new_operator_signer_key_id');
+    compareAttestationFields(r.attestation, i);
+    return { persona, action: 'transfer_persona', operatorDid, s, c, i, newSig, duplicate };
   },
   rebuild: (_env, t) => personaRebuilt(t, transferOperation(t.c, t.i, t.newSig)),
   call: personaSubmitCall,
