@@ -15,7 +15,7 @@ import {
 } from '../wire/applications.js';
 import { APPLICATION, codes, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import type { DirectoryService } from './service.js';
-import { parseApplicationAuthorization } from './changes/application-authorization.js';
+import { parseAuthorizationPrepare, parseAuthorizationSubmit } from './changes/application-authorization.js';
 import { parseApplicationRegistrationPrepare, parseApplicationRegistrationSubmit, type ApplicationRequest } from './changes/application-registration.js';
 
 /** The application id of the path and the body (`{}` when absent). */
@@ -76,7 +76,7 @@ export function applicationRoutes(service: DirectoryService): Route[] {
       body: ApplicationAuthorizationPrepareBodySchema,
       answers: { 200: ApplicationAuthorizationPrepareSchema },
       errors: codes(PREPARED, APPLICATION),
-      parse: (ctx) => parseApplicationAuthorization(requestOf(ctx)),
+      parse: (ctx) => parseAuthorizationPrepare(requestOf(ctx)),
       handle: (req) => json(200, apps.prepareAuthorization(req)),
     }),
     submit({
@@ -88,7 +88,7 @@ export function applicationRoutes(service: DirectoryService): Route[] {
       answers: { 202: ApplicationSubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => parseApplicationAuthorization(requestOf(ctx)),
+      parse: (ctx) => parseAuthorizationSubmit(requestOf(ctx)),
       handle: async (req) => json(202, await apps.submitAuthorization(req)),
     }),
   ];

@@ -7,11 +7,15 @@ import { getApplication, verifiedDomain } from '../ledger/runtime/application-st
 import { getPolicyV3 } from '../ledger/runtime/policy-state.js';
 import { policyToJson } from '../protocol/policy/json-render.js';
 import { assertApplicationId, statusName } from './application-fields.js';
-import { PREPARE_APPLICATION_AUTHORIZATION, SUBMIT_APPLICATION_AUTHORIZATION } from './changes/application-authorization.js';
+import {
+  PREPARE_APPLICATION_AUTHORIZATION,
+  SUBMIT_APPLICATION_AUTHORIZATION,
+  type AuthorizationPrepare,
+  type AuthorizationSubmit,
+} from './changes/application-authorization.js';
 import {
   PREPARE_APPLICATION_REGISTRATION,
   SUBMIT_APPLICATION_REGISTRATION,
-  type ApplicationRequest,
   type Registration,
   type SignedRegistration,
 } from './changes/application-registration.js';
@@ -89,12 +93,12 @@ export class ApplicationService {
     return submitChange(this.deps, SUBMIT_APPLICATION_REGISTRATION, r);
   }
 
-  /** `req`: the id checked by the route's parser (parseApplicationAuthorization). */
-  prepareAuthorization(req: ApplicationRequest): ApplicationAuthorizationPrepareResponse {
+  /** `req`: the route parser's (the id checked, the body's fields read, their refusals deferred past the application). */
+  prepareAuthorization(req: AuthorizationPrepare): ApplicationAuthorizationPrepareResponse {
     return prepareChangeSync(this.deps, PREPARE_APPLICATION_AUTHORIZATION, req);
   }
 
-  submitAuthorization(req: ApplicationRequest): Promise<ApplicationSubmitResponse> {
+  submitAuthorization(req: AuthorizationSubmit): Promise<ApplicationSubmitResponse> {
     return submitChange(this.deps, SUBMIT_APPLICATION_AUTHORIZATION, req);
   }
 }

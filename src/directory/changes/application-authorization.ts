@@ -11,7 +11,13 @@ import type { Call } from '../../ledger/extrinsic.js';
 import { getDidRecord } from '../../ledger/records.js';
 import { getApplication, type ApplicationRecord } from '../../ledger/runtime/application-state.js';
 import { applicationNonce } from '../../ledger/runtime/nonces.js';
-import { APPLICATION_STATUSES, encodeApplicationAuthorization, type ApplicationAuthorization } from '../../protocol/payloads/application.js';
+import {
+  APPLICATION_STATUSES,
+  encodeApplicationAuthorization,
+  type ApplicationAuthorization,
+  type ApplicationStatus,
+} from '../../protocol/payloads/application.js';
+import { defer, settle, type Deferred } from '../deferred.js';
 import {
   assertApplicationId,
   assertCurrentProof,
@@ -52,47 +58,121 @@ function poolApplication(env: DirectoryDeps, id: string): ApplicationRecord {
   return app;
 }
 
-/**
- * The request shape of the authorization routes that comes before the application's state: the application id.
- * The action and its fields are read after the application is found (§9 order), so they stay in `read`.
- */
-export function parseApplicationAuthorization({ id, body }: ApplicationRequest): ApplicationRequest {
-  assertApplicationId(id);
-  return { id, body };
+/** An authorization action's own fields as the body gives them (no state). */
+type ActionFields =
+  | { action: 'set_domain'; domain: string }
+  | { action: 'clear_domain' }
+  | { action: 'set_status'; status: ApplicationStatus }
+  | { action: 'update_control'; newControlDid: string }
+  | { action: 'link_did' | 'unlink_did'; linkedDid: string; linkedSignerKeyId: string };
+
+/** What a preparation's body holds: the action and its fields, the control DID's signer. */
+interface AuthFields {
+  fields: ActionFields;
+  controlSignerKeyId: string;
 }
 
-/** The application in the pool state, then the action and its fields (the id is the parser's). */
-function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
-  const app = poolApplication(env, id);
+/** The action, `control_signer_key_id`, then the action's fields (§9 order). */
+function readAuthFields(body: Body): AuthFields {
   const action = body.action;
   if (!isOneOf(AUTH_ACTIONS, action)) {
     throw new DdnError('unsupported_action', `action must be one of ${AUTH_ACTIONS.join(', ')}`, { action: action ?? null });
   }
-  const a: AuthAction = action;
-  const controlDid = app.controlDid;
   const controlSignerKeyId = parseSignerKeyId(body, 'control_signer_key_id', SIGNER_KEY_ID_BYTES);
-  const request: Body = { action: a, control_did: controlDid };
-  const base = { id, action: a, controlDid, controlSignerKeyId, linked: null, request };
+  return { fields: actionFields(action, body), controlSignerKeyId };
+}
+
+function actionFields(action: AuthAction, body: Body): ActionFields {
+  switch (action) {
+    case 'set_domain':
+      if (typeof body.domain !== 'string') throw new DdnError('invalid_request', 'missing field "domain"', { field: 'domain' });
+      return { action, domain: body.domain };
+    case 'clear_domain':
+      return { action };
+    case 'set_status': {
+      const status = typeof body.status === 'string' ? STATUS_BY_NAME[body.status] : undefined;
+      if (!status) throw new DdnError('invalid_request', 'status must be active, suspended or tombstoned', { field: 'status' });
+      return { action, status };
+    }
+    case 'update_control':
+      return { action, newControlDid: requireDid(body, 'new_control_did') };
+    case 'link_did':
+    case 'unlink_did': {
+      const linkedDid = requireDid(body, 'linked_did');
+      return { action, linkedDid, linkedSignerKeyId: parseSignerKeyId(body, 'linked_signer_key_id', SIGNER_KEY_ID_BYTES) };
+    }
+  }
+}
+
+/**
+ * `POST /applications/{id}/authorization/prepare` as its route's parser reads it: the id, then the body's fields,
+ * refused after the application is found (§9 order) and so kept {@link Deferred}.
+ */
+export interface AuthorizationPrepare {
+  id: string;
+  rest: Deferred<AuthFields>;
+}
+
+/** What a submission's body adds: the nonce, the bytes, the signatures and the control DID it names. */
+interface SignedAuthFields extends AuthFields {
+  nonce: bigint;
+  canonical: Uint8Array;
+  controlSignature: Uint8Array;
+  linkedSignature: Uint8Array | null;
+  givenControlDid: string | undefined;
+}
+
+/** `PUT /applications/{id}/authorization` as its route's parser reads it (the body's refusals deferred as above). */
+export interface AuthorizationSubmit {
+  id: string;
+  rest: Deferred<SignedAuthFields>;
+}
+
+/** The parser of `POST /applications/{id}/authorization/prepare`. */
+export function parseAuthorizationPrepare({ id, body }: ApplicationRequest): AuthorizationPrepare {
+  assertApplicationId(id);
+  return { id, rest: defer(() => readAuthFields(body)) };
+}
+
+/** The control signature as `control_signature` (or `signature`); the linked DID's for a linked-DID action. */
+function readSignedAuthFields(body: Body): SignedAuthFields {
+  const f = readAuthFields(body);
+  const nonce = parseIntegerNonce(body.nonce);
+  const canonical = parseHexPayload(body.canonical_payload);
+  const sigField = body.control_signature !== undefined ? 'control_signature' : 'signature';
+  const controlSignature = parseSignature(body[sigField], sigField);
+  const linkedSignature = 'linkedDid' in f.fields ? parseSignature(body.linked_signature, 'linked_signature') : null;
+  return { ...f, nonce, canonical, controlSignature, linkedSignature, givenControlDid: optionalDid(body, 'control_did') };
+}
+
+/** The parser of `PUT /applications/{id}/authorization`. */
+export function parseAuthorizationSubmit({ id, body }: ApplicationRequest): AuthorizationSubmit {
+  assertApplicationId(id);
+  return { id, rest: defer(() => readSignedAuthFields(body)) };
+}
+
+/** The application in the pool state, then the body's fields (their refusals thrown here), as one intent. */
+function authIntent(env: DirectoryDeps, id: string, rest: Deferred<AuthFields>): AuthIntent {
+  const app = poolApplication(env, id);
+  const { fields: f, controlSignerKeyId } = settle(rest);
+  const controlDid = app.controlDid;
+  const request: Body = { action: f.action, control_did: controlDid };
+  const base = { id, action: f.action, controlDid, controlSignerKeyId, linked: null, request };
   const single = (extrinsic: Call['name'], args: Record<string, unknown>, tuple: (n: bigint) => ApplicationAuthorization): AuthIntent => ({
     ...base,
     extrinsic,
     tuple,
     call: (sig) => ({ name: extrinsic, args: { applicationId: id, ...args, signerKeyId: controlSignerKeyId, signature: sig } }) as Call,
   });
-  switch (a) {
+  switch (f.action) {
     case 'set_domain':
     case 'clear_domain': {
-      let domain: string | null = null;
-      if (a === 'set_domain') {
-        if (typeof body.domain !== 'string') throw new DdnError('invalid_request', 'missing field "domain"', { field: 'domain' });
-        domain = body.domain;
-        request.domain = domain;
-      }
+      const domain = f.action === 'set_domain' ? f.domain : null;
+      if (domain !== null) request.domain = domain;
       return single('set_application_domain', { domain }, (nonce) => ({ action: 'domain', applicationId: id, controlDid, domain, nonce }));
     }
     case 'set_status': {
-      const status = typeof body.status === 'string' ? STATUS_BY_NAME[body.status] : undefined;
-      if (!status) throw new DdnError('invalid_request', 'status must be active, suspended or tombstoned', { field: 'status' });
+      const status = f.status;
       request.status = statusName(status);
       return single('set_application_status', { status: APPLICATION_STATUSES.indexOf(status) }, (nonce) => ({
         action: 'status',
@@ -103,7 +183,7 @@ function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
       }));
     }
     case 'update_control': {
-      const newControlDid = requireDid(body, 'new_control_did');
+      const newControlDid = f.newControlDid;
       request.new_control_did = newControlDid;
       return single('update_application', { newControlDid }, (nonce) => ({
         action: 'update',
@@ -115,9 +195,8 @@ function authIntent(env: DirectoryDeps, id: string, body: Body): AuthIntent {
     }
     case 'link_did':
     case 'unlink_did': {
-      const linkedDid = requireDid(body, 'linked_did');
-      const linkedSignerKeyId = parseSignerKeyId(body, 'linked_signer_key_id', SIGNER_KEY_ID_BYTES);
-      const enabled = a === 'link_did';
+      const { linkedDid, linkedSignerKeyId } = f;
+      const enabled = f.action === 'link_did';
       request.linked_did = linkedDid;
       return {
         ...base,
@@ -158,12 +237,12 @@ const encode = (env: DirectoryDeps, i: AuthIntent, nonce: bigint): Uint8Array =>
 /** `POST /applications/{id}/authorization/prepare`. */
 export const PREPARE_APPLICATION_AUTHORIZATION: SyncPrepareSteps<
   DirectoryDeps,
-  ApplicationRequest,
+  AuthorizationPrepare,
   AuthIntent,
   NoncePrepared,
   ApplicationAuthorizationPrepareResponse
 > = {
-  read: (env, { id, body }) => authIntent(env, id, body),
+  read: (env, { id, rest }) => authIntent(env, id, rest),
   precheck: prechecks,
   build(env, i) {
     const nonce = applicationNonce(env.ledger.poolView(), i.controlDid);
@@ -199,15 +278,11 @@ interface SignedAuthorization extends AuthIntent {
 }
 
 /** `PUT /applications/{id}/authorization`: the control signature as `control_signature` (or `signature`). */
-export const SUBMIT_APPLICATION_AUTHORIZATION: SubmitSteps<DirectoryDeps, ApplicationRequest, SignedAuthorization, KindFields<ApplicationSubmitResponse>> = {
-  read(env, { id, body }) {
-    const i = authIntent(env, id, body);
-    const nonce = parseIntegerNonce(body.nonce);
-    const canonical = parseHexPayload(body.canonical_payload);
-    const sigField = body.control_signature !== undefined ? 'control_signature' : 'signature';
-    const controlSignature = parseSignature(body[sigField], sigField);
-    const linkedSignature = i.linked !== null ? parseSignature(body.linked_signature, 'linked_signature') : null;
-    return { ...i, nonce, canonical, controlSignature, linkedSignature, givenControlDid: optionalDid(body, 'control_did') };
+export const SUBMIT_APPLICATION_AUTHORIZATION: SubmitSteps<DirectoryDeps, AuthorizationSubmit, SignedAuthorization, KindFields<ApplicationSubmitResponse>> = {
+  read(env, { id, rest }) {
+    const i = authIntent(env, id, rest);
+    const { nonce, canonical, controlSignature, linkedSignature, givenControlDid } = settle(rest);
+    return { ...i, nonce, canonical, controlSignature, linkedSignature, givenControlDid };
   },
   call: (i) => i.call(i.controlSignature, i.linkedSignature),
   precheck(env, i) {
