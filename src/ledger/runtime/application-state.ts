@@ -3,8 +3,9 @@
  * (`records.ts` `policyKeys.applicationsOfControlDid`), and the derived predicates of §9.3.
  */
 import type { ApplicationStatus } from '../../protocol/payloads/application.js';
-import { didExists, policyKeys } from '../records.js';
+import { applicationIndex, didExists } from '../records.js';
 import type { Overlay, StateReader } from '../state.js';
+import { stateSlot } from '../state-slot.js';
 import { getPersona } from './persona-state.js';
 
 export const MAX_APPLICATIONS_PER_CONTROL_DID = 16;
@@ -25,21 +26,24 @@ export interface ApplicationRecord {
 
 export const applicationKey = (id: string) => `app/${id}`;
 
+/** Application records by id (state-slot.ts). */
+const applications = stateSlot<string, ApplicationRecord>(applicationKey);
+
 export function getApplication(s: StateReader, id: string): ApplicationRecord | undefined {
-  return s.get(applicationKey(id)) as ApplicationRecord | undefined;
+  return applications.read(s, id);
 }
 
 export function putApplication(s: Overlay, id: string, rec: ApplicationRecord): void {
-  s.set(applicationKey(id), rec);
+  applications.write(s, id, rec);
 }
 
 /** Ids of the non-tombstoned applications controlled by `did`, in insertion order. */
 export function applicationsOfControlDid(s: StateReader, did: string): string[] {
-  return (s.get(policyKeys.applicationsOfControlDid(did)) as string[] | undefined) ?? [];
+  return applicationIndex.read(s, did) ?? [];
 }
 
 export function setApplicationsOfControlDid(s: Overlay, did: string, ids: string[]): void {
-  s.set(policyKeys.applicationsOfControlDid(did), ids.length > 0 ? ids : undefined);
+  applicationIndex.write(s, did, ids.length > 0 ? ids : undefined);
 }
 
 /** `active_control_did(id)` (§9.3): the control DID of an `Active` application. */

@@ -12,7 +12,7 @@ import {
 } from '../../protocol/payloads/application.js';
 import { failer, LedgerFailure } from '../errors.js';
 import type { CallOf } from '../extrinsic.js';
-import { didExists, getNonce, keys } from '../records.js';
+import { didExists, getNonce, putNonce } from '../records.js';
 import type { Overlay, StateReader } from '../state.js';
 import {
   applicationsOfControlDid,
@@ -40,7 +40,7 @@ function checkAuthorization(s: StateReader, ctx: ExecContext, did: string, signe
 /** Application nonce of `did` := nonce + 1, or `AuthorizationNonceOverflow`. */
 function advanceNonce(s: Overlay, did: string, used: bigint): void {
   if (used >= U64_MAX) fail('AuthorizationNonceOverflow');
-  s.set(keys.nonce('application_nonce', did), used + 1n);
+  putNonce(s, 'application_nonce', did, used + 1n);
 }
 
 function nextRevision(app: ApplicationRecord): bigint {

@@ -35,7 +35,9 @@ import {
   getNonce,
   isDeletedDid,
   keys,
+  markDeletedDid,
   policyKeys,
+  putAliasOwner,
   putDidRecord,
   type DidRecord,
   type NonceDomain,
@@ -125,7 +127,7 @@ export function executeAliasCall(s: Overlay, ctx: ExecContext, call: AliasCall):
     if (list.includes(alias!)) fail('AliasAlreadyExists');
     if (list.length >= 8) fail('TooManyAliases');
     next = [...list, alias!];
-    s.set(keys.alias(alias!), a.did);
+    putAliasOwner(s, alias!, a.did);
   } else if (action === 'Update') {
     if (oldAlias === newAlias) fail('AliasAlreadyExists');
     const owner = getAliasOwner(s, newAlias!);
@@ -134,12 +136,12 @@ export function executeAliasCall(s: Overlay, ctx: ExecContext, call: AliasCall):
     if (i < 0) fail('AliasNotFound');
     next = [...list];
     next[i] = newAlias!;
-    s.delete(keys.alias(oldAlias!));
-    s.set(keys.alias(newAlias!), a.did);
+    putAliasOwner(s, oldAlias!, undefined);
+    putAliasOwner(s, newAlias!, a.did);
   } else {
     if (!list.includes(alias!)) fail('AliasNotFound');
     next = list.filter((x) => x !== alias);
-    s.delete(keys.alias(alias!));
+    putAliasOwner(s, alias!, undefined);
   }
   putDidRecord(s, a.did, touched(rec, ctx, { aliases: next.length ? next : null }));
   bumpNonce(s, 'alias_nonce', a.did, p.nonce);
@@ -442,12 +444,12 @@ export function executeControlCall(s: Overlay, ctx: ExecContext, call: CallOf<'a
  */
 function deleteDid(s: Overlay, ctx: ExecContext, did: string, rec: DidRecord): void {
   putDidRecord(s, did, undefined);
-  for (const alias of rec.aliases ?? []) s.delete(keys.alias(alias));
+  for (const alias of rec.aliases ?? []) putAliasOwner(s, alias, undefined);
   if (followsDeployedChain(ctx.profile)) {
     for (const domain of DID_SCOPED_NONCES) bumpNonce(s, domain, did, getNonce(s, domain, did));
   } else {
     for (const domain of DID_SCOPED_NONCES) s.delete(keys.nonce(domain, did));
-    s.set(keys.deletedDid(did), true);
+    markDeletedDid(s, did);
   }
   s.delete(policyKeys.didConstraints(did));
   s.delete(policyKeys.policyV2Did(did));
@@ -485,7 +487,7 @@ export function executeRegistration(s: Overlay, ctx: ExecContext, call: CallOf<'
   if (!ctx.skipSignatures && !verifySignature(ctx, a.rootPubkey, msg, a.signature)) fail('InvalidSignature');
   let aliases: string[] | null = null;
   if (alias !== null && getAliasOwner(s, alias) === undefined) {
-    s.set(keys.alias(alias), a.did);
+    putAliasOwner(s, alias, a.did);
     aliases = [alias];
   }
   putDidRecord(s, a.did, {

@@ -1,6 +1,7 @@
 /** Persona records (ledger-rules.md §8.2) and `active_persona` over exact names (§8.6). */
 import type { DeliveryConstraints } from '../../protocol/constraints.js';
 import type { Overlay, StateReader } from '../state.js';
+import { stateSlot } from '../state-slot.js';
 
 /** §8.2. Times are Unix ms; `named` is the named-persona marker (set by `RegisterNamed`, never cleared). */
 export interface PersonaRecord {
@@ -19,12 +20,15 @@ export interface PersonaRecord {
 /** State key of a persona record; `p` is the exact (canonical) name. */
 export const personaKey = (p: string) => `persona/${p}`;
 
+/** Persona records by exact name (state-slot.ts). */
+const personas = stateSlot<string, PersonaRecord>(personaKey);
+
 export function getPersona(s: StateReader, p: string): PersonaRecord | undefined {
-  return s.get(personaKey(p)) as PersonaRecord | undefined;
+  return personas.read(s, p);
 }
 
 export function putPersona(s: Overlay, p: string, rec: PersonaRecord): void {
-  s.set(personaKey(p), rec);
+  personas.write(s, p, rec);
 }
 
 export type PersonaError = 'PersonaNotFound' | 'PersonaInactive' | 'PersonaVerificationExpired';

@@ -6,6 +6,7 @@ import type { DeliveryConstraints } from '../../protocol/constraints.js';
 import type { DeliveryPolicyV2, DeliveryPolicyV3, PolicyScopeV2, PolicyScopeV3 } from '../../protocol/policy/types.js';
 import { policyKeys } from '../records.js';
 import type { Overlay, StateReader } from '../state.js';
+import { stateSlot } from '../state-slot.js';
 
 /** Key of the v2 record of a scope. */
 export function policyV2Key(scope: PolicyScopeV2): string {
@@ -24,22 +25,27 @@ export function policyV3Key(scope: PolicyScopeV3): string {
   }
 }
 
+/** The typed slots of these keys (state-slot.ts). */
+const policiesV2 = stateSlot<PolicyScopeV2, DeliveryPolicyV2>(policyV2Key);
+const policiesV3 = stateSlot<PolicyScopeV3, DeliveryPolicyV3>(policyV3Key);
+const didConstraints = stateSlot<string, DeliveryConstraints>(policyKeys.didConstraints);
+
 /** The v2 record of a scope (what v2 wrote; v3 writes remove it). */
 export function getPolicyV2(s: StateReader, scope: PolicyScopeV2): DeliveryPolicyV2 | undefined {
-  return s.get(policyV2Key(scope)) as DeliveryPolicyV2 | undefined;
+  return policiesV2.read(s, scope);
 }
 
 /** The v3 policy of a scope: a v3 write, or the mirror of a v2 write (carrying the v3 `policy_id`). */
 export function getPolicyV3(s: StateReader, scope: PolicyScopeV3): DeliveryPolicyV3 | undefined {
-  return s.get(policyV3Key(scope)) as DeliveryPolicyV3 | undefined;
+  return policiesV3.read(s, scope);
 }
 
 export function putPolicyV2(s: Overlay, policy: DeliveryPolicyV2): void {
-  s.set(policyV2Key(policy.scope), policy);
+  policiesV2.write(s, policy.scope, policy);
 }
 
 export function putPolicyV3(s: Overlay, policy: DeliveryPolicyV3): void {
-  s.set(policyV3Key(policy.scope), policy);
+  policiesV3.write(s, policy.scope, policy);
 }
 
 /** Removes the v2 record of a Did/Persona scope (no-op for Application scopes, which have none). */
@@ -53,9 +59,9 @@ export function deletePolicyV3(s: Overlay, scope: PolicyScopeV3): void {
 
 /** The DID's stored scope constraints (`SetDidConstraints`), already `validated`. */
 export function getDidConstraints(s: StateReader, did: string): DeliveryConstraints | undefined {
-  return s.get(policyKeys.didConstraints(did)) as DeliveryConstraints | undefined;
+  return didConstraints.read(s, did);
 }
 
 export function putDidConstraints(s: Overlay, did: string, c: DeliveryConstraints): void {
-  s.set(policyKeys.didConstraints(did), c);
+  didConstraints.write(s, did, c);
 }
