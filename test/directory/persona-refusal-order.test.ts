@@ -116,11 +116,7 @@ describe('persona writes: refusal order', () => {
     h.settle();
     // An expired challenge (of another persona here) is refused before it is matched with the path.
     h.clock.advance(EXPIRED_MS);
-    const late = faulted(
-      good,
-      rungs,
-      rungs.findIndex((r) => r.field === 'persona'),
-    );
+    const late = faulted(good, rungs, (r) => r.field === 'persona');
     assertError(await putPersona(h, p, late), 410, 'challenge_expired');
   });
 
@@ -205,24 +201,9 @@ describe('persona writes: refusal order', () => {
     h.settle();
     // An expired challenge (of another persona here) is refused before it is matched with the path.
     h.clock.advance(EXPIRED_MS);
-    const late = faulted(
-      good,
-      rungs,
-      rungs.findIndex((r) => r.field === 'persona'),
-    );
+    const late = faulted(good, rungs, (r) => r.field === 'persona');
     assertError(await h.call('PUT', url, late), 410, 'challenge_expired');
-    assertError(
-      await h.call(
-        'POST',
-        prepUrl,
-        faulted(
-          base,
-          prepRungs,
-          prepRungs.findIndex((r) => r.field === 'persona'),
-        ),
-      ),
-      410,
-      'challenge_expired',
-    );
+    const latePrep = faulted(base, prepRungs, (r) => r.field === 'persona');
+    assertError(await h.call('POST', prepUrl, latePrep), 410, 'challenge_expired');
   });
 });

@@ -16,8 +16,13 @@ export interface Rung {
   field?: string;
 }
 
-/** `base` with the faults of `rungs[from..]`; where two rungs fault one field, the earlier rung's value is kept. */
-export function faulted(base: Body, rungs: readonly Rung[], from = 0): Body {
+/**
+ * `base` with the faults of `rungs[from..]` (`from`: an index, or the first rung it holds for); where two rungs
+ * fault one field, the earlier rung's value is kept.
+ */
+export function faulted(base: Body, rungs: readonly Rung[], from: number | ((r: Rung) => boolean) = 0): Body {
+  if (typeof from !== 'number') from = rungs.findIndex(from);
+  assert.ok(from >= 0, 'no such rung');
   let body = { ...base };
   for (let j = rungs.length - 1; j >= from; j--) body = { ...body, ...rungs[j].fault };
   return body;
