@@ -68,7 +68,8 @@ describe('persona writes: refusal order', () => {
   it('PUT /personas/{p} (renewal): path, body syntax, the challenge, the intent field by field, the bytes, the signature', async () => {
     const { h } = n;
     const p = 'renew-order.example.org';
-    const used = (await registerDnsPersona(n, p, op)).challenge;
+    const registration = await registerDnsPersona(n, p, op);
+    const used = registration.challenge;
     const renewal = await createChallenge(h, p, op.did, 'renew_persona');
     const v = await verified(n, renewal, { controller_keys: ['root'] });
     const unverified = await createChallenge(h, p, op.did, 'renew_persona');
@@ -106,6 +107,8 @@ describe('persona writes: refusal order', () => {
       { fault: { delivery_constraints: CONSTRAINTS }, ...cpm('delivery_constraints') },
       // the bytes, then the ledger's signature check
       { fault: { canonical_payload: '0x0102' }, status: 400, code: 'invalid_canonical_payload' },
+      // another persona payload (the registration's): it decodes, and differs from the one rebuilt from the fields
+      { fault: { canonical_payload: registration.verification.canonical_payload }, status: 403, code: 'canonical_payload_mismatch' },
       { fault: { signature: signHex(other.key, v.payload_to_sign as string) }, status: 403, code: 'invalid_signature' },
     ];
     await climb((body) => putPersona(h, p, body), good, rungs);
