@@ -102,14 +102,6 @@ function givenValidUntil(body: Body, profile: Profile): bigint | undefined {
   return v === undefined || v === null ? undefined : parseValidUntil(v, profile.acceptsDeployedClientForms);
 }
 
-/** The expiry of a preparation: the one given, or now + 5 min. */
-const expiryAt = (given: bigint | undefined, nowMs: number): bigint => given ?? BigInt(nowMs) + DEFAULT_VALIDITY_MS;
-
-/** `valid_until` of a prepare request: given or now + 5 min. */
-export function validUntilOrDefault(body: Body, nowMs: number, profile: Profile): bigint {
-  return expiryAt(givenValidUntil(body, profile), nowMs);
-}
-
 /** A preparation's `signer_key_id` and `valid_until` (undefined: absent, the default applies at its use). */
 export interface PrepareAuth {
   signerKeyId: string;
@@ -123,7 +115,7 @@ export function readPrepareAuth(body: Body, profile: Profile): PrepareAuth {
 }
 
 /** A preparation's expiry: the one given, or now + 5 min. */
-export const validUntilAt = (auth: PrepareAuth, nowMs: number): bigint => expiryAt(auth.validUntil, nowMs);
+export const validUntilAt = (auth: PrepareAuth, nowMs: number): bigint => auth.validUntil ?? BigInt(nowMs) + DEFAULT_VALIDITY_MS;
 
 /** The authorization fields of a signed submission (§2.1). */
 export interface SignedAuth {
