@@ -14,6 +14,8 @@
  * --stream-minutes M  the registration stream's length (`--only stream`, never in a whole run; default 10)
  * --big-dids N      DIDs of resolve_scale's big ledger (default 100,000, quick 20,000; the documented figure: 1,000,000)
  * --big-data-dir D  a data directory `npm run bench:bigledger` built, used in place by resolve_scale
+ * --big-cache-bytes B  resolve_scale also measures the big node with a resolve cache of B bytes, warmed by one read
+ *                    of every DID (the memory a cache that holds the whole directory takes)
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -88,6 +90,8 @@ interface Args {
   /** DIDs of resolve_scale's big ledger (undefined: the default of the mode). */
   bigDids: number | undefined;
   bigDataDir: string | undefined;
+  /** resolve_scale's second big line: a resolve cache of this many bytes, warmed (undefined: not measured). */
+  bigCacheBytes: number | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -101,6 +105,7 @@ function parseArgs(argv: string[]): Args {
     streamMinutes: 10,
     bigDids: undefined,
     bigDataDir: undefined,
+    bigCacheBytes: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
@@ -120,6 +125,10 @@ function parseArgs(argv: string[]): Args {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 2000) throw new Error('--big-dids: a whole number of DIDs, at least 2,000');
       a.bigDids = n;
+    } else if (x === '--big-cache-bytes') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n < 1) throw new Error('--big-cache-bytes: a whole number of bytes');
+      a.bigCacheBytes = n;
     } else if (x === '--big-data-dir') {
       a.bigDataDir = argv[++i];
       if (a.bigDataDir === undefined) throw new Error('--big-data-dir: a data directory');
@@ -129,7 +138,7 @@ function parseArgs(argv: string[]): Args {
       a.only = new Set(names as FigureName[]);
     } else
       throw new Error(
-        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--big-dids N] [--big-data-dir DIR] [--cpu-prof] [--no-build] [--keep]`,
+        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--big-dids N] [--big-data-dir DIR] [--big-cache-bytes B] [--cpu-prof] [--no-build] [--keep]`,
       );
   }
   return a;
@@ -365,7 +374,12 @@ async function main(): Promise<void> {
       resolveUnderWritesFigures(ctx, { work, pgUrl: process.env.DDN_BENCH_PG_URL }),
     );
     await step('resolve_scale', 'resolve and registration as the Directory grows', () =>
-      resolveScaleFigures(ctx, { work, bigDids: args.bigDids ?? (settings.quick ? 20_000 : 100_000), bigDataDir: args.bigDataDir }),
+      resolveScaleFigures(ctx, {
+        work,
+        bigDids: args.bigDids ?? (settings.quick ? 20_000 : 100_000),
+        bigDataDir: args.bigDataDir,
+        bigCacheBytes: args.bigCacheBytes,
+      }),
     );
     await service.stop();
     service = undefined;

@@ -6,12 +6,17 @@
  * small, big — and with the registration rate (fresh signed registrations, `POST /register-did`). The figures are
  * the big node's rates divided by the small node's: resolve (target ≥ 0.8) and registration (not lower: ≥ 0.95,
  * the bench's noise); the big node's resident memory is reported beside them.
+ *
+ * With `bigCacheBytes` a third line measures the big ledger again with a resolve cache of that many bytes, warmed by
+ * one read of every DID (a node that has served its directory for a while): what keeping resolve flat as the
+ * Directory grows takes in memory (`--directory-resolve-cache-bytes`, about 1.3 KiB per DID).
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIG_DIDS_FILE, buildBigLedger } from '../bigledger.js';
 import type { BenchContext, Figure } from '../context.js';
 import type { LoadJob, LoadResult } from '../jobs.js';
+import { Pool } from 'undici';
 import { round } from '../proc.js';
 import { freePort, ServiceProcess } from '../service.js';
 
@@ -24,6 +29,31 @@ export interface ResolveScaleOptions {
   bigDids: number;
   /** A data directory bench:bigledger already built with at least `bigDids` DIDs (used in place), else one is built. */
   bigDataDir: string | undefined;
+  /** Also measure the big ledger with a resolve cache of this many bytes, warmed (undefined: not measured). */
+  bigCacheBytes?: number | undefined;
+}
+
+/** Reads every DID of `didsFile` once, `connections` at a time: the resolve cache's warm-up. */
+async function readEveryDid(url: string, didsFile: string, connections: number): Promise<number> {
+  const paths = readFileSync(didsFile, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => `/resolve/${encodeURIComponent(l.split('\t', 1)[0]!)}`);
+  const pool = new Pool(url, { connections });
+  let next = 0;
+  const worker = async () => {
+    while (next < paths.length) {
+      const res = await pool.request({ method: 'GET', path: paths[next++]! });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`warm-up: ${res.statusCode} for ${paths[next - 1]}`);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: connections }, worker));
+  } finally {
+    await pool.close();
+  }
+  return paths.length;
 }
 
 /** Resident and peak resident memory of a process, MiB (Linux /proc). */
@@ -56,16 +86,18 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
   const bigDir = o.bigDataDir ?? join(o.work, 'scale-big');
   await ledgerOf(ctx, smallDir, SMALL_DIDS);
   await ledgerOf(ctx, bigDir, o.bigDids);
-  const start = async (dataDir: string, name: string) =>
+  const start = async (dataDir: string, name: string, serveArgs?: string[]) =>
     ServiceProcess.start({
       dataDir,
       roles: ['directory'],
       ports: { directory: await freePort() },
       blockTimeMs: BLOCK_TIME_MS,
       logFile: join(o.work, `scale-${name}.log`),
+      ...(serveArgs === undefined ? {} : { serveArgs }),
     });
   const small = await start(smallDir, 'small');
-  const big = await start(bigDir, 'big');
+  let big = await start(bigDir, 'big');
+  const mean = (l: LoadResult[]) => round(l.reduce((a, r) => a + r.rate, 0) / l.length, 1);
   const label = o.bigDids >= 1_000_000 ? `${o.bigDids / 1_000_000}M` : `${Math.round(o.bigDids / 1000)}k`;
   try {
     const run = async (svc: ServiceProcess, dataDir: string, dids: number, name: string): Promise<LoadResult> => {
@@ -79,6 +111,33 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
       };
       await ctx.settle(name);
       return ctx.gen.run(job, svc.pid);
+    };
+    /** The big ledger again, its node with a resolve cache of `bytes`, warmed by one read of every DID. */
+    const cachedLine = async (bytes: number): Promise<Figure[]> => {
+      await big.stop();
+      big = await start(bigDir, 'big-cached', ['--directory-resolve-cache-bytes', String(bytes)]);
+      const t0 = performance.now();
+      const warmed = await readEveryDid(big.urls.directory, join(bigDir, BIG_DIDS_FILE), s.connections);
+      ctx.log(`  cached: ${warmed.toLocaleString('en')} DIDs read once in ${round((performance.now() - t0) / 1000, 1)} s`);
+      const windows = [await run(big, bigDir, o.bigDids, `resolve-${label}-cached-1`), await run(big, bigDir, o.bigDids, `resolve-${label}-cached-2`)];
+      const smallAgain = await run(small, smallDir, SMALL_DIDS, 'resolve-2k-3');
+      const mem = memoryOf(big.pid);
+      const reference = mean([...resolves.small, smallAgain]);
+      ctx.log(`  cached: ${label} ${windows.map((r) => r.rate).join(' / ')} req/s, 2k ${smallAgain.rate}; RSS ${mem.rss_mib} MiB (peak ${mem.peak_rss_mib})`);
+      return [
+        {
+          id: 'resolve_at_scale_cached',
+          title: `Resolve, uniform random over ${label} DIDs, a ${round(bytes / 2 ** 30, 2)} GiB resolve cache warmed (reference: over 2,000)`,
+          value: mean(windows),
+          unit: 'req/s',
+          reference: 'same_run_line',
+          referenceValue: reference,
+          target: { op: '>=', ratio: 0.8 },
+          extra: { cache_bytes: bytes, dids: o.bigDids, warmed, p99_ms: windows[1]!.latency_ms.p99, ...mem },
+          load: windows[1]!,
+          details: { big: windows, small: [...resolves.small, smallAgain] },
+        },
+      ];
     };
     const resolves = { small: [] as LoadResult[], big: [] as LoadResult[] };
     for (let i = 0; i < 2; i++) {
@@ -97,7 +156,7 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
     const regBig = await register(big, `register-${label}`);
     const memBig = memoryOf(big.pid);
     const memSmall = memoryOf(small.pid);
-    const mean = (l: LoadResult[]) => round(l.reduce((a, r) => a + r.rate, 0) / l.length, 1);
+    const cached = o.bigCacheBytes === undefined ? [] : await cachedLine(o.bigCacheBytes);
     const resolveSmall = mean(resolves.small);
     const resolveBig = mean(resolves.big);
     ctx.log(`  resolve: 2k ${resolves.small.map((r) => r.rate).join(' / ')}, ${label} ${resolves.big.map((r) => r.rate).join(' / ')} req/s`);
@@ -128,6 +187,7 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
         load: regBig,
         details: { small: regSmall },
       },
+      ...cached,
     ];
   } finally {
     await Promise.allSettled([small.stop(), big.stop()]);
