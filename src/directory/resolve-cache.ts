@@ -13,11 +13,14 @@
  * When the finalized block moves, the cache drops exactly the entries that read a key the new blocks wrote
  * ({@link ResolveCacheLedger.touchedKeys}); when the ledger cannot tell (blocks committed before this process
  * started), it drops everything. Failures (unknown DID, registration pending) are rendered each time. Memory is
- * bounded in bytes (`--directory-resolve-cache-bytes`), least recently used first out.
+ * bounded in bytes (`--directory-resolve-cache-bytes`), least recently used first out. Once the budget is full, a
+ * DID that misses is admitted only when it missed before ({@link MissFilter}): a read set far larger than the cache
+ * would otherwise replace an entry on every miss for no hits.
  */
 import { LRUCache } from 'lru-cache';
 import type { BlockRef, PoolEntry } from '../ledger/chain.js';
 import type { StateReader, StateValue } from '../ledger/state.js';
+import { MissFilter } from './resolve-admission.js';
 
 /** What the cache reads of the ledger. */
 export interface ResolveCacheLedger {
@@ -37,6 +40,8 @@ export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * 1024 * 1024;
 /** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
 const ENTRY_OVERHEAD_BYTES = 200;
 const KEY_OVERHEAD_BYTES = 64;
+/** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
+const BYTES_PER_FILTER_SLOT = 1024;
 
 interface Entry {
   /** The JSON body with the block fields of `block` (the DID's part is its first `headLength` characters). */
@@ -63,6 +68,8 @@ export class ResolveCache {
   private tail = '';
   /** JSON text, not bytes: Node sends a string body in the same write as the headers (one syscall, no writev). */
   private readonly bodies: LRUCache<string, Entry> | null;
+  /** DIDs that missed while the budget was full: admitted on their next miss. */
+  private readonly admission: MissFilter | null;
   /** State key → the DIDs whose cached body read it. */
   private readonly dependents = new Map<string, string | Set<string>>();
   private renderCount = 0;
@@ -71,8 +78,9 @@ export class ResolveCache {
     private readonly ledger: ResolveCacheLedger,
     private readonly render: ResolveRender,
     /** Memory for cached bodies (0: none are kept). */
-    maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
+    private readonly maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
   ) {
+    this.admission = maxBytes > 0 ? new MissFilter(maxBytes / BYTES_PER_FILTER_SLOT) : null;
     this.bodies =
       maxBytes > 0
         ? new LRUCache<string, Entry>({
@@ -146,6 +154,8 @@ export class ResolveCache {
 
   private keep(did: string, entry: Entry): void {
     if (this.bodies === null) return;
+    // full: only a DID that missed before displaces another
+    if (this.bodies.calculatedSize + entrySize(entry, did) > this.maxBytes && this.admission?.seenBefore(did) !== true) return;
     this.bodies.set(did, entry);
     // an entry larger than the whole budget is not kept (and indexes nothing)
     if (this.bodies.peek(did) !== entry) return;

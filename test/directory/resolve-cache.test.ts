@@ -10,6 +10,7 @@ import { DdnError } from '../../src/base/errors.js';
 import type { BlockRef, PoolEntry } from '../../src/ledger/chain.js';
 import { BlockTouches } from '../../src/ledger/block-touches.js';
 import { ResolveCache } from '../../src/directory/resolve-cache.js';
+import { MissFilter } from '../../src/directory/resolve-admission.js';
 import { VerifiedSignatures } from '../../src/ledger/runtime/verified-signatures.js';
 import type { StateReader } from '../../src/ledger/state.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
@@ -123,16 +124,56 @@ describe('ResolveCache', () => {
     for (const d of ['a', 'b', 'c', 'd', 'e', 'f']) cache.body(`did:x:${d}`);
     assert.ok(cache.bytes <= 1000, `${cache.bytes} bytes held`);
     assert.ok(cache.size >= 2 && cache.size < 6, `${cache.size} held`);
+    // f missed once while the budget was full: its second miss admits it, displacing the least recently used (a)
     renders.length = 0;
     cache.body('did:x:f');
+    cache.body('did:x:f');
     cache.body('did:x:a');
-    assert.deepEqual(renders, ['did:x:a']);
+    assert.deepEqual(renders, ['did:x:f', 'did:x:a']);
 
     const off = fakeSetup(0);
     off.state.set('did/did:x:a', 1);
     off.cache.body('did:x:a');
     off.cache.body('did:x:a');
     assert.deepEqual(off.renders, ['did:x:a', 'did:x:a']);
+  });
+
+  it('once its budget is full, admits a DID on its second miss, not its first, and answers right either way', () => {
+    const { cache, renders, state, block } = fakeSetup(1000);
+    const dids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((d) => `did:x:${d}`);
+    for (const [i, d] of dids.entries()) state.set(`did/${d}`, i);
+    for (const d of dids) cache.body(d);
+    const full = cache.size;
+    assert.ok(full >= 2 && full < dids.length, `${full} held`);
+    const outside = dids.filter((d) => {
+      const before = renders.length;
+      cache.body(d);
+      return renders.length > before;
+    });
+    // the first DIDs filled the budget and stayed (a plain LRU would hold the last ones, and a second pass in the
+    // same order would miss every DID); the others were rendered again, and that second miss admitted them
+    assert.deepEqual(outside, dids.slice(full));
+    renders.length = 0;
+    const last = outside[outside.length - 1]!;
+    block({ 'alias/unrelated': 1 });
+    assert.deepEqual(parse(cache.body(last)), { did: last, version: dids.indexOf(last), block_number: 2, block_hash: '0x02' });
+    assert.deepEqual(renders, []);
+    assert.equal(cache.size, full);
+    assert.ok(cache.bytes <= 1000);
+  });
+});
+
+describe('MissFilter', () => {
+  it('says a key was seen on its second look, then forgets it; a key that takes its slot replaces it', () => {
+    const f = new MissFilter(1024);
+    assert.equal(f.seenBefore('did:x:a'), false);
+    assert.equal(f.seenBefore('did:x:a'), true);
+    assert.equal(f.seenBefore('did:x:a'), false);
+    // 2,000 other keys into 1,024 slots: some take a's slot (never all of them find theirs again)
+    const keys = Array.from({ length: 2000 }, (_, i) => `did:x:${i}`);
+    for (const k of keys) f.seenBefore(k);
+    const again = keys.filter((k) => f.seenBefore(k)).length;
+    assert.ok(again > 0 && again < keys.length, `${again} of ${keys.length}`);
   });
 });
 
