@@ -131,7 +131,11 @@ export async function remoteHealthBody(src: HealthSource, directory: { state(): 
 /** Adds `GET /health` to `server`. */
 export function registerHealthRoute(server: HttpServer, src: HealthSource): void {
   const directory = src.directory;
-  const options = { schema: { summary: 'Health (http-api.md §3.7)', tags: ['meta'], response: { 200: HealthSchema } } };
+  // §3.7: 503 `ledger_unavailable` when the node is not ready or its ledger cannot be read
+  const options = {
+    schema: { summary: 'Health (http-api.md §3.7)', tags: ['meta'], response: { 200: HealthSchema } },
+    errors: ['ledger_unavailable'] as const,
+  };
   if (directory === undefined) server.route('GET', '/health', () => json<HealthResponse>(200, healthBody(src)), options);
   else server.route('GET', '/health', async () => json<HealthResponse>(200, await remoteHealthBody(src, directory)), options);
 }
