@@ -4,6 +4,7 @@ import { DdnError } from '../base/errors.js';
 import type { BlockRef, Ledger } from '../ledger/chain.js';
 import type { EventDropCounters } from '../events/limits.js';
 import { json, type HttpServer } from '../http/server.js';
+import { asIs, defineRoute } from '../http/route.js';
 import type { Role } from './config.js';
 import type { DirectoryState } from './readiness.js';
 import type { BuildInfo } from './version.js';
@@ -128,10 +129,20 @@ export async function remoteHealthBody(src: HealthSource, directory: { state(): 
   };
 }
 
-/** Adds `GET /health` to `server`. */
+/** Adds `GET /health` to `server`: a route object, its answer typed by `HealthSchema`. */
 export function registerHealthRoute(server: HttpServer, src: HealthSource): void {
   const directory = src.directory;
-  const options = { schema: { summary: 'Health (http-api.md §3.7)', tags: ['meta'], response: { 200: HealthSchema } } };
-  if (directory === undefined) server.route('GET', '/health', () => json<HealthResponse>(200, healthBody(src)), options);
-  else server.route('GET', '/health', async () => json<HealthResponse>(200, await remoteHealthBody(src, directory)), options);
+  server.add([
+    defineRoute({
+      method: 'GET',
+      url: '/health',
+      summary: 'Health (http-api.md §3.7)',
+      tags: ['meta'],
+      answers: { 200: HealthSchema },
+      // §3.7: 503 `ledger_unavailable` when the node is not ready or its ledger cannot be read
+      errors: ['ledger_unavailable'],
+      parse: asIs,
+      handle: async () => json(200, directory === undefined ? healthBody(src) : await remoteHealthBody(src, directory)),
+    }),
+  ]);
 }

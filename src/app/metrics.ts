@@ -10,6 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DdnError } from '../base/errors.js';
 import type { HttpObserver, HttpServer, RequestRecorder } from '../http/server.js';
+import { asIs, defineRoute } from '../http/route.js';
 import type { ChainOrderingStatus } from '../chain/substrate-ordering.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { Role } from './config.js';
@@ -449,26 +450,25 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 /** Adds `GET /metrics` to `server`: open on loopback without a token, else only with `Authorization: Bearer`. */
 export function registerMetricsRoute(server: HttpServer, metrics: NodeMetrics, access: MetricsAccess): void {
   const expected = access.token === null ? null : digest(`Bearer ${access.token}`);
-  server.route(
-    'GET',
-    '/metrics',
-    async (ctx) => {
-      if (expected !== null) {
-        const given = ctx.header('authorization');
-        if (given === undefined || !timingSafeEqual(digest(given), expected))
-          throw new DdnError('unauthorized', 'GET /metrics needs Authorization: Bearer <--metrics-token>');
-      } else if (!access.loopback) {
-        throw new DdnError('forbidden', 'set --metrics-token to serve /metrics on a non-loopback address');
-      }
-      return { status: 200, body: {}, payload: await metrics.text(), contentType: metrics.registry.contentType };
-    },
-    {
-      schema: {
-        summary: 'Prometheus text exposition; a bearer token (--metrics-token) unless on loopback',
-        tags: ['meta'],
-        response: { 200: { description: 'Prometheus text', content: { 'text/plain': { schema: Type.String() } } } as unknown as TSchema },
-      },
+  server.add([
+    defineRoute({
+      method: 'GET',
+      url: '/metrics',
+      summary: 'Prometheus text exposition; a bearer token (--metrics-token) unless on loopback',
+      tags: ['meta'],
+      answers: { 200: { description: 'Prometheus text', content: { 'text/plain': { schema: Type.String() } } } as unknown as TSchema },
       errors: ['unauthorized', 'forbidden'],
-    },
-  );
+      parse: asIs,
+      handle: async (_input, ctx) => {
+        if (expected !== null) {
+          const given = ctx.header('authorization');
+          if (given === undefined || !timingSafeEqual(digest(given), expected))
+            throw new DdnError('unauthorized', 'GET /metrics needs Authorization: Bearer <--metrics-token>');
+        } else if (!access.loopback) {
+          throw new DdnError('forbidden', 'set --metrics-token to serve /metrics on a non-loopback address');
+        }
+        return { status: 200 as const, body: {}, payload: await metrics.text(), contentType: metrics.registry.contentType };
+      },
+    }),
+  ]);
 }

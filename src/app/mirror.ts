@@ -19,6 +19,7 @@ import type { FeedStream, FeedStreamLimits } from '../directory/export-stream.js
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { DirectoryService } from '../directory/service.js';
 import { json } from '../http/server.js';
+import { asIs, defineRoute } from '../http/route.js';
 import { createHttpServer, type HttpServer } from '../http/server.js';
 import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
@@ -34,7 +35,7 @@ import { Lifecycle } from './lifecycle.js';
 import { watchFeedStream } from './feed-stream-metrics.js';
 import { DataDirError, GENESIS_FILE, parseGenesisFile, toGenesisFile } from './node-keys.js';
 import { buildInfo } from './version.js';
-import { MirrorStatusSchema, type MirrorStatusResponse } from '../wire/meta.js';
+import { MirrorStatusSchema } from '../wire/meta.js';
 
 export interface MirrorOptions {
   /** The primary Directory's base URL. */
@@ -214,9 +215,18 @@ function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; s
   registerMetricsRoute(server, p.metrics, { token: o.metricsToken ?? null, loopback: isLoopbackHost(o.host) });
   const isReady = (): boolean => server.fastify.server.listening && p.follower.status().error === undefined;
   registerHealthRoute(server, { roles: ['directory'], profile: p.genesis.profile, chainId: p.genesis.chainId, ledger: p.ledger, isReady, build: buildInfo() });
-  server.route('GET', '/mirror/status', () => json<MirrorStatusResponse>(200, p.follower.status()), {
-    schema: { summary: 'What the mirror follows and how far it is', tags: ['meta'], response: { 200: MirrorStatusSchema } },
-  });
+  server.add([
+    defineRoute({
+      method: 'GET',
+      url: '/mirror/status',
+      summary: 'What the mirror follows and how far it is',
+      tags: ['meta'],
+      answers: { 200: MirrorStatusSchema },
+      errors: [],
+      parse: asIs,
+      handle: () => json(200, p.follower.status()),
+    }),
+  ]);
   registerDirectoryRoutes(readOnlyServer(server, o.from), service);
   const stream = registerExportRoutes(server, {
     ledger: p.ledger,

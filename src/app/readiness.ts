@@ -12,6 +12,7 @@ import { access } from 'node:fs/promises';
 import type { Clock } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import { json, type HttpServer } from '../http/server.js';
+import { asIs, defineRoute } from '../http/route.js';
 
 /** One dependency: resolves to null when it is usable, else to the reason it is not. Never rejects. */
 export interface ReadinessCheck {
@@ -114,21 +115,22 @@ export async function readiness(checks: readonly ReadinessCheck[], started: () =
   return { status: 'ready', checks: Object.fromEntries(results.map(([name]) => [name, 'ok' as const])) };
 }
 
-/** Adds `GET /ready` to `server`, and `GET /ready/writes` with `writes` checked too. */
+/** Adds `GET /ready` to `server`, and `GET /ready/writes` with `writes` checked too (route objects typed by `ReadySchema`). */
 export function registerReadyRoute(server: HttpServer, checks: readonly ReadinessCheck[], started: () => boolean, writes: ReadinessCheck): void {
-  server.route('GET', '/ready', async () => json(200, await readiness(checks, started)), {
-    schema: {
-      summary: 'Readiness: 503 with the reason while a dependency is unavailable',
+  const ready = (url: string, summary: string, all: readonly ReadinessCheck[]) =>
+    defineRoute({
+      method: 'GET',
+      url,
+      summary,
       tags: ['meta'],
-      response: { 200: ReadySchema },
-    },
-  });
-  const withWrites = [...checks, writes];
-  server.route('GET', '/ready/writes', async () => json(200, await readiness(withWrites, started)), {
-    schema: {
-      summary: 'Readiness for writes: also 503 while the node refuses new data (a full disk; reads go on)',
-      tags: ['meta'],
-      response: { 200: ReadySchema },
-    },
-  });
+      answers: { 200: ReadySchema },
+      // its 503 `service_unavailable` is one of the codes every route lists
+      errors: [],
+      parse: asIs,
+      handle: async () => json(200, await readiness(all, started)),
+    });
+  server.add([
+    ready('/ready', 'Readiness: 503 with the reason while a dependency is unavailable', checks),
+    ready('/ready/writes', 'Readiness for writes: also 503 while the node refuses new data (a full disk; reads go on)', [...checks, writes]),
+  ]);
 }

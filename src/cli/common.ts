@@ -10,8 +10,11 @@ import { commandFetch, DEADLINE_OPTIONS, type DeadlineValues } from './request-d
 
 export { commandFetch, deadlines, DEADLINE_OPTIONS, type DeadlineValues } from './request-deadlines.js';
 
+/** `--directory` when neither the option nor `DDN_DIRECTORY_URL` is given: a node on this machine's default port. */
+export const DEFAULT_DIRECTORY_URL = 'http://127.0.0.1:8080';
+
 export const DIRECTORY_OPTIONS = {
-  directory: { type: 'string', arg: 'URL', help: 'Directory base URL', env: 'DDN_DIRECTORY_URL', default: 'http://127.0.0.1:8080' },
+  directory: { type: 'string', arg: 'URL', help: 'Directory base URL', env: 'DDN_DIRECTORY_URL', default: DEFAULT_DIRECTORY_URL },
   profile: { type: 'string', arg: 'NAME', help: "network profile (default: the Directory's, from GET /health)", env: 'DDN_PROFILE' },
   ...DEADLINE_OPTIONS,
 } as const satisfies Record<string, OptionDef>;
@@ -43,7 +46,7 @@ export async function directoryContext(
   opts: { directory?: string; profile?: string } & DeadlineValues,
   info: (line: string) => void = stderrLine,
 ): Promise<DirectoryContext> {
-  const url = opts.directory ?? 'http://127.0.0.1:8080';
+  const url = opts.directory ?? DEFAULT_DIRECTORY_URL;
   const fetch = commandFetch(opts, 'the Directory', info);
   let name = opts.profile;
   if (name === undefined) name = (await directoryHealth(url, fetch)).profile;

@@ -1,7 +1,7 @@
 /** `ddn health`: is a node up and ready? Waits for it with `--wait` (scripts that start `ddn serve &` need that). */
 import { memberOf, messageOf } from '../base/guards.js';
 import { leaf } from './command.js';
-import { DIRECTORY_OPTIONS, timeoutMs } from './common.js';
+import { DEFAULT_DIRECTORY_URL, DIRECTORY_OPTIONS, timeoutMs } from './common.js';
 
 const ROLES = ['directory', 'relay', 'cache'] as const;
 const POLL_MS = 200;
@@ -32,7 +32,7 @@ export const healthCommand = leaf('ddn health', {
   summary: 'check that nodes answer GET /ready (with --wait: wait until they do)',
   synopsis: '[--directory URL] [--relay URL] [--cache URL] [--wait SECONDS]',
   description:
-    'Asks GET /ready of the Directory (--directory, default http://127.0.0.1:8080) and of the Relay and Cache\n' +
+    `Asks GET /ready of the Directory (--directory, default ${DEFAULT_DIRECTORY_URL}) and of the Relay and Cache\n` +
     'URLs given, and prints each answer. A role is ready when it answers 200 (a Relay or Cache also needs its\n' +
     'Directory). With --wait it asks again every 0.2 s until all are ready or the seconds have passed (exit 3);\n' +
     "without it, a role that is not ready fails the command (exit 1). 'ddn serve … &' followed by\n" +

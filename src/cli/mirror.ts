@@ -11,28 +11,38 @@ import { DEFAULT_FEED_STREAM_LIMITS, type FeedStreamLimits } from '../directory/
 import type { CliCommand, CliIo } from './io.js';
 import { listeningLine } from './serve.js';
 
+/**
+ * The defaults of the options that are not limits (those are the follower's and the export stream's own
+ * constants): the help text shows them and {@link parseMirrorArgs} takes them, so they are written once.
+ */
+export const MIRROR_DEFAULTS = Object.freeze({ dataDir: './.ddn-mirror', host: '127.0.0.1', port: 8080, logLevel: 'info' as LogLevel });
+
+const D = MIRROR_DEFAULTS;
+const F = DEFAULT_FOLLOWER_LIMITS;
+const S = DEFAULT_FEED_STREAM_LIMITS;
+
 const USAGE = `usage: ddn mirror --from DIRECTORY_URL [options]
 
 Follows a Directory's export feed, verifies every block and signature into its own SQLite ledger, and serves the
 Directory's read routes from it (writes answer 403 read_only_mirror with the primary's URL).
 
   --from URL          the primary Directory's base URL (required; env DDN_MIRROR_FROM)
-  --data-dir PATH     where the mirror keeps its ledger (default ./.ddn-mirror; env DDN_DATA_DIR)
-  --host HOST         interface to listen on (default 127.0.0.1; env DDN_HOST)
-  --port N            port to listen on, 0 for any (default 8080; env DDN_PORT)
-  --log-level LEVEL   fatal, error, warn, info, debug, trace or silent (default info; env DDN_LOG_LEVEL)
+  --data-dir PATH     where the mirror keeps its ledger (default ${D.dataDir}; env DDN_DATA_DIR)
+  --host HOST         interface to listen on (default ${D.host}; env DDN_HOST)
+  --port N            port to listen on, 0 for any (default ${D.port}; env DDN_PORT)
+  --log-level LEVEL   fatal, error, warn, info, debug, trace or silent (default ${D.logLevel}; env DDN_LOG_LEVEL)
   --metrics-token T   bearer token GET /metrics asks for (16+ visible characters); without one /metrics is open
                       on a loopback --host and 403 elsewhere (env DDN_METRICS_TOKEN)
-  --max-line-bytes N  the largest feed line taken; a larger one does not verify (default 4194304; env
+  --max-line-bytes N  the largest feed line taken; a larger one does not verify (default ${F.maxLineBytes}; env
                       DDN_MAX_LINE_BYTES)
   --max-block-bytes N the most bytes of feed lines one block may take; a larger block does not verify (default
-                      67108864; env DDN_MAX_BLOCK_BYTES)
+                      ${F.maxBlockBytes}; env DDN_MAX_BLOCK_BYTES)
   --handshake-timeout-ms MS  the primary must answer the stream's upgrade within this, else it is tried again
-                      (default 10000; env DDN_HANDSHAKE_TIMEOUT_MS)
+                      (default ${F.handshakeTimeoutMs}; env DDN_HANDSHAKE_TIMEOUT_MS)
   --ping-interval-ms MS  pings the primary this often; a connection that brought nothing (no line, no pong) for
-                      this long is dropped and opened again (default 15000; env DDN_PING_INTERVAL_MS)
+                      this long is dropped and opened again (default ${F.pingIntervalMs}; env DDN_PING_INTERVAL_MS)
   --export-stream-max-sessions N, --export-stream-max-sessions-per-address N, --export-stream-ping-interval-ms MS
-                      the mirror's own GET /export/stream, as ddn serve's (defaults 64, 4, 15000; env
+                      the mirror's own GET /export/stream, as ddn serve's (defaults ${S.maxSessions}, ${S.maxSessionsPerAddress}, ${S.pingIntervalMs}; env
                       DDN_EXPORT_STREAM_MAX_SESSIONS, …)
   --help              this text
 
@@ -66,38 +76,36 @@ function mirrorLimits(values: Record<string, string | boolean | undefined>, env:
     const v = values[name];
     return typeof v === 'string' ? v : undefined;
   };
-  const d = DEFAULT_FOLLOWER_LIMITS;
-  const f = DEFAULT_FEED_STREAM_LIMITS;
   return {
     streamLimits: {
       maxSessions: intOption(
         opt('export-stream-max-sessions') ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS,
         'export-stream-max-sessions',
-        f.maxSessions,
+        S.maxSessions,
         1,
         1_000_000,
       ),
       maxSessionsPerAddress: intOption(
         opt('export-stream-max-sessions-per-address') ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS_PER_ADDRESS,
         'export-stream-max-sessions-per-address',
-        f.maxSessionsPerAddress,
+        S.maxSessionsPerAddress,
         1,
         1_000_000,
       ),
       pingIntervalMs: intOption(
         opt('export-stream-ping-interval-ms') ?? env.DDN_EXPORT_STREAM_PING_INTERVAL_MS,
         'export-stream-ping-interval-ms',
-        f.pingIntervalMs,
+        S.pingIntervalMs,
         100,
         600_000,
       ),
     },
     followerLimits: {
-      ...d,
-      maxLineBytes: intOption(opt('max-line-bytes') ?? env.DDN_MAX_LINE_BYTES, 'max-line-bytes', d.maxLineBytes, 1024, 1 << 30),
-      maxBlockBytes: intOption(opt('max-block-bytes') ?? env.DDN_MAX_BLOCK_BYTES, 'max-block-bytes', d.maxBlockBytes, 1024, 2 ** 40),
-      handshakeTimeoutMs: intOption(opt('handshake-timeout-ms') ?? env.DDN_HANDSHAKE_TIMEOUT_MS, 'handshake-timeout-ms', d.handshakeTimeoutMs, 1, 600_000),
-      pingIntervalMs: intOption(opt('ping-interval-ms') ?? env.DDN_PING_INTERVAL_MS, 'ping-interval-ms', d.pingIntervalMs, 1, 600_000),
+      ...F,
+      maxLineBytes: intOption(opt('max-line-bytes') ?? env.DDN_MAX_LINE_BYTES, 'max-line-bytes', F.maxLineBytes, 1024, 1 << 30),
+      maxBlockBytes: intOption(opt('max-block-bytes') ?? env.DDN_MAX_BLOCK_BYTES, 'max-block-bytes', F.maxBlockBytes, 1024, 2 ** 40),
+      handshakeTimeoutMs: intOption(opt('handshake-timeout-ms') ?? env.DDN_HANDSHAKE_TIMEOUT_MS, 'handshake-timeout-ms', F.handshakeTimeoutMs, 1, 600_000),
+      pingIntervalMs: intOption(opt('ping-interval-ms') ?? env.DDN_PING_INTERVAL_MS, 'ping-interval-ms', F.pingIntervalMs, 1, 600_000),
     },
   };
 }
@@ -138,10 +146,10 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   } catch {
     return { error: `--from: not an http(s) URL: '${from}'` };
   }
-  const portText = values.port ?? env.DDN_PORT ?? '8080';
+  const portText = values.port ?? env.DDN_PORT ?? String(D.port);
   const port = Number(portText);
   if (!/^[0-9]{1,5}$/.test(portText) || port > 65535) return { error: `--port: not a port number: '${portText}'` };
-  const logLevel = (values['log-level'] ?? env.DDN_LOG_LEVEL ?? 'info') as LogLevel;
+  const logLevel = (values['log-level'] ?? env.DDN_LOG_LEVEL ?? D.logLevel) as LogLevel;
   if (!LEVELS.includes(logLevel)) return { error: `--log-level: one of ${LEVELS.join(', ')}` };
   const metricsToken = values['metrics-token'] ?? env.DDN_METRICS_TOKEN ?? null;
   const tokenProblem = metricsToken === null ? undefined : metricsTokenProblem(metricsToken);
@@ -153,8 +161,8 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
     return { error: messageOf(e) };
   }
   const { followerLimits, streamLimits } = limits;
-  const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? './.ddn-mirror';
-  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? '127.0.0.1', port, logLevel, metricsToken, followerLimits, streamLimits };
+  const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? D.dataDir;
+  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? D.host, port, logLevel, metricsToken, followerLimits, streamLimits };
 }
 
 async function mirror(args: string[], io: CliIo): Promise<number> {

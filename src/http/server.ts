@@ -122,7 +122,10 @@ export interface HttpServer {
    * `inject`); adding one later throws.
    */
   add(routes: readonly Route[]): void;
-  /** Adds a node-level JSON route from a handler; `pattern` is relative to the base path. */
+  /**
+   * Adds a JSON route from a handler; `pattern` is relative to the base path. For the HTTP layer's own suites'
+   * made-up routes: the routes of src/ are route objects (`defineRoute`), their answers typed by their schemas.
+   */
   route<P extends string>(method: HttpMethod, pattern: P, handler: RouteHandler<PathParams<P>>, options?: RouteOptions): void;
   /** Every route object added so far, in order (what the OpenAPI document is built from). */
   routes(): readonly Route[];

@@ -27,7 +27,7 @@ export interface QueuedAdmission {
 
 /** Admissions checked and stored together at most (more wait for the next turn). */
 export const MAX_GROUP = 500;
-/** Admissions waiting at most; beyond, 503 `service_unavailable` (a bounded queue). */
+/** Admissions waiting at most; beyond, 503 `ledger_unavailable` (a bounded queue; http-api.md §1 names it for the Directory's 503). */
 export const MAX_WAITING_ADMISSIONS = 10_000;
 
 /** Queues admissions and hands each turn's to `commit` (which answers every one of them). */
@@ -49,7 +49,7 @@ export class AdmissionGroup {
 
   admit(canon: QueuedAdmission['canon'], meta: TxMeta): Promise<AdmissionResult> {
     if (this.waiting.length >= this.maxWaiting) {
-      return Promise.reject(new DdnError('service_unavailable', 'too many admissions are waiting for the ledger'));
+      return Promise.reject(new DdnError('ledger_unavailable', 'too many admissions are waiting for the ledger'));
     }
     return new Promise((resolve, reject) => {
       this.waiting.push({ canon, meta, resolve, reject });

@@ -12,6 +12,7 @@ import type { Profile } from '../protocol/profile.js';
 import { normalizeEndpoint } from '../protocol/retrieval-proof.js';
 import { OutboundError, type OutboundHttp } from '../outbound/outbound-http.js';
 import { DdnError, ERROR_STATUS, type ErrorCode } from '../base/errors.js';
+import { isJsonObject } from '../base/guards.js';
 import type { RequestTrace } from '../base/request-trace.js';
 import { retry } from '../base/retry.js';
 import type { Envelope } from '../protocol/envelope.js';
@@ -144,8 +145,8 @@ export function answerOf(status: number, text: Buffer): CacheAnswer {
     // not JSON: no body
   }
   if (status !== 202) return { ok: false, status, body: receivedErrorBody(v) };
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: true, body: null };
-  const { applied_ttl, expires_at } = v as Record<string, unknown>;
+  if (!isJsonObject(v)) return { ok: true, body: null };
+  const { applied_ttl, expires_at } = v;
   return {
     ok: true,
     body: { ...(typeof applied_ttl === 'string' ? { applied_ttl } : {}), ...(typeof expires_at === 'string' ? { expires_at } : {}) },

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { DdnError } from '../../src/base/errors.js';
 import { healthBody, registerHealthRoute, type HealthSource } from '../../src/app/health.js';
 import { createHttpServer } from '../../src/http/server.js';
+import { getChecked } from '../support/inject-contract.js';
 
 const ref = (number: number, byte: string) => ({ number, hash: `0x${byte.repeat(32)}`, timestampMs: 1 });
 
@@ -34,11 +35,11 @@ describe('GET /health', () => {
     let degraded = true;
     const server = createHttpServer({ name: 'cache', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
     registerHealthRoute(server, source({ isDegraded: () => degraded }));
-    const full = await server.fastify.inject({ method: 'GET', url: '/health' });
+    const full = await getChecked(server, '/health');
     assert.equal(full.statusCode, 200);
     assert.deepEqual(full.json(), { ...healthBody(source()), status: 'degraded' });
     degraded = false;
-    assert.equal((await server.fastify.inject({ method: 'GET', url: '/health' })).json<{ status: string }>().status, 'ok');
+    assert.equal((await getChecked(server, '/health')).json<{ status: string }>().status, 'ok');
     await server.fastify.close();
   });
 
@@ -46,12 +47,12 @@ describe('GET /health', () => {
     const server = createHttpServer({ name: 'relay', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
     let ready = false;
     registerHealthRoute(server, source({ isReady: () => ready }));
-    const down = await server.fastify.inject({ method: 'GET', url: '/health' });
+    const down = await getChecked(server, '/health');
     assert.equal(down.statusCode, 503);
     assert.equal(down.json<{ code: string }>().code, 'ledger_unavailable');
     assert.ok(down.headers['retry-after'] !== undefined);
     ready = true;
-    const up = await server.fastify.inject({ method: 'GET', url: '/health' });
+    const up = await getChecked(server, '/health');
     assert.equal(up.statusCode, 200);
     await server.fastify.close();
   });
@@ -93,7 +94,7 @@ describe('GET /health: version and the Directory of a Relay- or Cache-only proce
     };
     const server = createHttpServer({ name: 'relay', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
     registerHealthRoute(server, source({ roles: ['relay'], directory, build: { version: '1.2.3' } }));
-    const up = await server.fastify.inject({ method: 'GET', url: '/health' });
+    const up = await getChecked(server, '/health');
     assert.deepEqual(up.json(), {
       status: 'ok',
       version: '1.2.3',
@@ -104,7 +105,7 @@ describe('GET /health: version and the Directory of a Relay- or Cache-only proce
       directory: { url: 'http://d:8080', reachable: true },
     });
     reachable = false;
-    const down = await server.fastify.inject({ method: 'GET', url: '/health' });
+    const down = await getChecked(server, '/health');
     assert.equal(down.statusCode, 200);
     assert.deepEqual(down.json(), {
       status: 'ok',

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirectoryProbe, registerReadyRoute, storageCheck, writesCheck, type ReadinessCheck } from '../../src/app/readiness.js';
 import { createHttpServer } from '../../src/http/server.js';
+import { getChecked } from '../support/inject-contract.js';
 
 const server = () => createHttpServer({ name: 'cache', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
 
@@ -23,11 +24,11 @@ describe('GET /ready', () => {
       () => started,
       writesCheck(() => false),
     );
-    const ok = await s.fastify.inject({ method: 'GET', url: '/ready' });
+    const ok = await getChecked(s, '/ready');
     assert.equal(ok.statusCode, 200);
     assert.deepEqual(ok.json(), { status: 'ready', checks: { storage: 'ok', database: 'ok' } });
     dbReason = 'connection refused';
-    const bad = await s.fastify.inject({ method: 'GET', url: '/ready' });
+    const bad = await getChecked(s, '/ready');
     assert.equal(bad.statusCode, 503);
     assert.ok(bad.headers['retry-after'] !== undefined);
     const body = bad.json<{ code: string; message: string; details: { checks: Record<string, string> } }>();
@@ -36,7 +37,7 @@ describe('GET /ready', () => {
     assert.deepEqual(body.details.checks, { storage: 'ok', database: 'connection refused' });
     started = false;
     dbReason = null;
-    const stopping = await s.fastify.inject({ method: 'GET', url: '/ready' });
+    const stopping = await getChecked(s, '/ready');
     assert.equal(stopping.statusCode, 503);
     assert.equal(stopping.json<{ code: string }>().code, 'service_unavailable');
     await s.fastify.close();
@@ -51,19 +52,19 @@ describe('GET /ready', () => {
       () => true,
       writesCheck(() => degraded),
     );
-    const ok = await s.fastify.inject({ method: 'GET', url: '/ready/writes' });
+    const ok = await getChecked(s, '/ready/writes');
     assert.equal(ok.statusCode, 200);
     assert.deepEqual(ok.json(), { status: 'ready', checks: { storage: 'ok', writes: 'ok' } });
     degraded = true;
-    const refused = await s.fastify.inject({ method: 'GET', url: '/ready/writes' });
+    const refused = await getChecked(s, '/ready/writes');
     assert.equal(refused.statusCode, 503);
     assert.ok(refused.headers['retry-after'] !== undefined);
     const body = refused.json<{ code: string; details: { checks: Record<string, string> } }>();
     assert.equal(body.code, 'service_unavailable');
     assert.match(body.details.checks.writes!, /^refused: the data directory is full/);
-    assert.equal((await s.fastify.inject({ method: 'GET', url: '/ready' })).statusCode, 200, 'reads are still served');
+    assert.equal((await getChecked(s, '/ready')).statusCode, 200, 'reads are still served');
     degraded = false;
-    assert.equal((await s.fastify.inject({ method: 'GET', url: '/ready/writes' })).statusCode, 200);
+    assert.equal((await getChecked(s, '/ready/writes')).statusCode, 200);
     await s.fastify.close();
   });
 

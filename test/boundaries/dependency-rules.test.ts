@@ -10,9 +10,37 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const layers = createRequire(import.meta.url)('../../layers.cjs') as { MAY_IMPORT: Record<string, string[]> };
+const FOLDERS = Object.keys(layers.MAY_IMPORT);
+
+/** The folders `folder` reaches when every module keeps to its allow-list (as .dependency-cruiser.cjs computes it). */
+function closure(folder: string): Set<string> {
+  const seen = new Set([folder]);
+  const todo = [folder];
+  for (let f = todo.pop(); f !== undefined; f = todo.pop()) {
+    for (const next of layers.MAY_IMPORT[f] ?? []) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        todo.push(next);
+      }
+    }
+  }
+  return seen;
+}
+
+/**
+ * One planted import per folder of layers.cjs that may not import everything: `src/<folder>/planted-layer.ts`
+ * imports a clean file of the first folder outside what the folder reaches (so outside its allow-list too).
+ */
+const PER_FOLDER = FOLDERS.flatMap((folder) => {
+  const reach = closure(folder);
+  const target = FOLDERS.find((f) => !reach.has(f));
+  return target === undefined ? [] : [{ folder, target }];
+});
 
 interface Violation {
   from: string;
@@ -62,6 +90,11 @@ const FILES: Record<string, string> = {
   'src/app/planted-dev-dep.ts': "import { build } from 'esbuild';\nexport const a = build;\n",
   'src/cli/planted-test.ts': "import { t } from '../../test/helper.js';\nexport const c = t;\n",
   'test/helper.ts': 'export const t = 1;\n',
+  // A clean target in every folder, and each folder's planted import of one outside its reach (PER_FOLDER).
+  ...Object.fromEntries(FOLDERS.map((f) => [`src/${f}/target.ts`, 'export const t = 1;\n'])),
+  ...Object.fromEntries(
+    PER_FOLDER.map(({ folder, target }) => [`src/${folder}/planted-layer.ts`, `import { t } from '../${target}/target.js';\nexport const p = t;\n`]),
+  ),
 };
 
 let fixture = '';
@@ -111,6 +144,19 @@ describe('the boundary check (dependency-cruiser over layers.cjs)', () => {
     ]) {
       assert.deepEqual(rulesOf(file), [], `${file} is clean`);
     }
+  });
+
+  it('has a layer rule and a reach rule for every folder of layers.cjs, each catching its planted import', () => {
+    assert.deepEqual(
+      FOLDERS.filter((f) => !PER_FOLDER.some((p) => p.folder === f)),
+      ['cli'],
+      'every folder but cli (which may import all of src/) has something it may not import',
+    );
+    for (const { folder, target } of PER_FOLDER) {
+      assertCaught(`src/${folder}/planted-layer.ts`, `src/${target}/target.ts`, `layer-${folder}`);
+      assertCaught(`src/${folder}/planted-layer.ts`, `src/${target}/target.ts`, `reach-${folder}`);
+    }
+    for (const f of FOLDERS) assert.deepEqual(rulesOf(`src/${f}/target.ts`), [], `src/${f}/target.ts is clean`);
   });
 
   it('catches the mirror importing a store, and the explorer importing a role', () => {

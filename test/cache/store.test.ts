@@ -75,7 +75,9 @@ describe('POST /cache/store', () => {
       { to: r.did, recipient: r.did },
       { to: `${r.alias}@Example.COM` },
     ]) {
-      const res = await h.storeRaw(h.envelope(r.did, over));
+      // §10.1.2 accepts a JSON number timestamp; §10.1's field table, and so the documented envelope, say string
+      const envelope = h.envelope(r.did, over);
+      const res = typeof over.timestamp === 'number' ? await h.storeLenient(envelope) : await h.storeRaw(envelope);
       assert.equal(res.status, 202, `${JSON.stringify(over)}: ${res.text}`);
       assert.equal(res.body.recipient, r.did);
     }

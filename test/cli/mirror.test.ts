@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.js';
+import { parseMirrorArgs } from '../../src/cli/mirror.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { feedHead, registerAndChange } from '../support/mirror.js';
 import { startTestNode } from '../support/network.js';
@@ -81,5 +82,32 @@ describe('ddn mirror', () => {
     assert.equal(help.code, 0);
     assert.match(help.stdout, /usage: ddn mirror --from/);
     for (const flag of ['--max-line-bytes', '--max-block-bytes', '--handshake-timeout-ms', '--ping-interval-ms']) assert.match(help.stdout, new RegExp(flag));
+  });
+  it('shows in its help, for each option, the default it takes when the option is not given', async () => {
+    let stdout = '';
+    const io: CliIo = { stdout: (t) => void (stdout += t), stderr: () => undefined, env: {}, shutdownSignal: () => new Promise(() => undefined) };
+    assert.equal(await main(['mirror', '--help'], io), 0);
+    const taken = parseMirrorArgs(['--from', 'http://127.0.0.1:1'], {});
+    assert.ok(!('help' in taken) && !('error' in taken));
+    /** The help text of `flag`: its line and the indented lines after it, on one line. */
+    const helpOf = (flag: string): string => {
+      const at = stdout.indexOf(`\n  ${flag} `);
+      assert.ok(at >= 0, `${flag} is in the help`);
+      const end = stdout.indexOf('\n  --', at + 1);
+      return stdout.slice(at, end < 0 ? undefined : end).replace(/\s+/g, ' ');
+    };
+    const defaults: [string, string | number][] = [
+      ['--data-dir', taken.dataDir],
+      ['--host', taken.host],
+      ['--port', taken.port],
+      ['--log-level', taken.logLevel],
+      ['--max-line-bytes', taken.followerLimits.maxLineBytes],
+      ['--max-block-bytes', taken.followerLimits.maxBlockBytes],
+      ['--handshake-timeout-ms', taken.followerLimits.handshakeTimeoutMs],
+      ['--ping-interval-ms', taken.followerLimits.pingIntervalMs],
+    ];
+    for (const [flag, value] of defaults) assert.ok(helpOf(flag).includes(`(default ${value};`), `${flag}: ${helpOf(flag)}`);
+    const { maxSessions, maxSessionsPerAddress, pingIntervalMs } = taken.streamLimits;
+    assert.ok(helpOf('--export-stream-max-sessions').includes(`(defaults ${maxSessions}, ${maxSessionsPerAddress}, ${pingIntervalMs};`));
   });
 });

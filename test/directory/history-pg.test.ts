@@ -3,48 +3,17 @@
  * are read, with what they changed, from the other's replica, and a deleted DID's history stays readable
  * there, also after that process restarts on a fresh replica. Registers only when DDN_TEST_PG_URL is set.
  */
-import { SqliteDnsChallengeStore } from '../../src/store/sqlite/dns-challenge-store.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { keyPairFromSeed } from '../../src/crypto/ed25519.js';
-import { registerDirectoryRoutes } from '../../src/directory/routes.js';
-import { DirectoryService } from '../../src/directory/service.js';
-import { createHttpServer } from '../../src/http/server.js';
-import { PLATFORM } from '../../src/protocol/profile.js';
-import { injectCall, type DirectoryHarness } from '../support/directory-harness.js';
+import type { DirectoryHarness } from '../support/directory-harness.js';
 import { mutate, registerDid } from '../support/directory-flows.js';
-import { eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { directoryOn } from '../support/pg-directory.js';
+import { eventually, pgLedgerDeployment } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 
 type Body = Record<string, unknown>;
-
-/** A Directory over one process of the deployment (its `settle` is a no-op: the test produces blocks itself). */
-async function directoryOn(proc: PgLedgerProcess, clock: DirectoryHarness['clock']): Promise<DirectoryHarness> {
-  const server = createHttpServer({ name: 'directory', logger: false, bodyLimitBytes: 1_048_576, tooLargeCode: 'payload_too_large' });
-  const attestor = keyPairFromSeed(new Uint8Array(32).fill(9));
-  const service = new DirectoryService({ ledger: proc.ledger, profile: PLATFORM, clock, attestor, challenges: SqliteDnsChallengeStore.inMemory() });
-  registerDirectoryRoutes(server, service);
-  await server.fastify.ready();
-  const dir = mkdtempSync(join(tmpdir(), 'ddn-hist-pg-'));
-  return {
-    dir,
-    clock,
-    profile: PLATFORM,
-    ledger: proc.ledger,
-    server,
-    service,
-    attestor,
-    call: injectCall(server),
-    settle() {},
-    async close() {
-      await server.fastify.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 if (PG_URL) {
   describe('history on PostgreSQL', () => {

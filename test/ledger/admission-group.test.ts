@@ -183,7 +183,7 @@ test('a new head keeps what the previous head read of keys its block did not wri
   }
 });
 
-test('the queue of admissions waiting for their turn is bounded: beyond it, 503 service_unavailable', async () => {
+test('the queue of admissions waiting for their turn is bounded: beyond it, 503 ledger_unavailable, the Directory 503', async () => {
   const turns: (() => void)[] = [];
   const seen: number[] = [];
   const group = new AdmissionGroup(
@@ -196,7 +196,7 @@ test('the queue of admissions waiting for their turn is bounded: beyond it, 503 
   );
   const canon = { bytes: new Uint8Array(), call: register(0) };
   const waiting = [group.admit(canon, metaOf(register(0))), group.admit(canon, metaOf(register(0)))];
-  await assert.rejects(group.admit(canon, metaOf(register(0))), (e: unknown) => e instanceof DdnError && e.code === 'service_unavailable');
+  await assert.rejects(group.admit(canon, metaOf(register(0))), (e: unknown) => e instanceof DdnError && e.code === 'ledger_unavailable');
   assert.equal(group.size, 2);
   assert.equal(turns.length, 1, 'one end of turn for the group');
   turns[0]!();

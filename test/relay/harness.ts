@@ -13,6 +13,7 @@ import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../../src/cache
 import { LocalDirectoryPort } from '../../src/directory/local-port.js';
 import type { RateLimits } from '../../src/http/rate-limit.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
+import { injectContract } from '../support/inject-contract.js';
 import type { DidDocument } from '../../src/protocol/document.js';
 import { signNodeRequest, type NodeIdentity } from '../../src/protocol/node-signature.js';
 import type { Profile } from '../../src/protocol/profile.js';
@@ -239,13 +240,11 @@ export async function startRelay(o: RelayHarnessOptions = {}): Promise<RelayHarn
     cacheHttpUrl = (await cacheServer.fastify.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
   }
 
+  const check = injectContract(server);
   const inject = async (url: string, payload: Body | string, headers: Record<string, string> = {}) => {
-    const res = await server.fastify.inject({
-      method: 'POST',
-      url,
-      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
-      headers: { 'content-type': 'application/json', ...headers },
-    });
+    const sent = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    const res = await server.fastify.inject({ method: 'POST', url, payload: sent, headers: { 'content-type': 'application/json', ...headers } });
+    await check({ method: 'POST', url, status: res.statusCode, contentType: res.headers['content-type'], text: res.body, payload: sent });
     return reply(res.statusCode, res.body, res.headers);
   };
 

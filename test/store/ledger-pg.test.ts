@@ -135,7 +135,7 @@ if (PG_URL) {
       }
     });
 
-    it('answers 503 to a batch whose connection was killed mid-transaction, drops that connection, and admits the next batch', async () => {
+    it('answers 503 ledger_unavailable to a batch whose connection was killed mid-transaction, drops that connection, and admits the next batch', async () => {
       const d = await pgLedgerDeployment();
       const p = await d.start(0, false);
       // another session holds the admission lock, so the batch's statement waits for it
@@ -153,7 +153,7 @@ if (PG_URL) {
         const outcomes = await batch;
         for (const o of outcomes) {
           assert.equal(o.status, 'rejected');
-          assert.ok(o.reason instanceof DdnError && o.reason.code === 'service_unavailable', String(o.reason));
+          assert.ok(o.reason instanceof DdnError && o.reason.code === 'ledger_unavailable', String(o.reason));
         }
         // the pool emits `remove` once the broken connection has ended
         for (let i = 0; i < 200 && removed === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));

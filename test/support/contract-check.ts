@@ -10,12 +10,10 @@
  * violations.
  */
 import { OutboundHttp, type OutboundRequest, type OutboundResponse } from '../../src/outbound/outbound-http.js';
-import { OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
+import { JSON_TYPES, OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
 
 const checkers = new Map<string, { checker: OpenApiChecker; violations: string[] }>();
 let installed: typeof fetch | undefined;
-
-const JSON_TYPES = /^application\/(json|did-resolution|did-url-dereferencing|did\+json|did\+ld\+json)\b/;
 
 function methodOf(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): string {
   return (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();

@@ -13,7 +13,7 @@ import { createHttpServer, type HttpObserver, type HttpServer } from '../../src/
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
 import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
-import { OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
+import { injectContract } from './inject-contract.js';
 
 export const T0 = 1_800_000_000_000;
 
@@ -54,20 +54,16 @@ export type DirectoryOptions = Partial<Omit<DirectoryDeps, 'ledger' | 'profile' 
  * does not describe fails the test that read it.
  */
 export function injectCall(server: HttpServer): DirectoryHarness['call'] {
-  let checker: Promise<OpenApiChecker> | undefined;
+  const check = injectContract(server);
   return async (method, url, payload) => {
+    const sent = payload === undefined ? undefined : JSON.stringify(payload);
     const res = await server.fastify.inject({
       method: method as 'GET',
       url,
-      ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
+      ...(sent === undefined ? {} : { payload: sent, headers: { 'content-type': 'application/json' } }),
     });
     const body = res.json() as Record<string, unknown>;
-    checker ??= server.fastify.inject({ method: 'GET', url: '/openapi.json' }).then((r) => new OpenApiChecker(r.json() as OpenApiDocument));
-    const path = url.split('?')[0]!;
-    const problem =
-      (await checker).problem(method, path, res.statusCode, body) ??
-      (res.statusCode < 300 && payload !== undefined ? (await checker).requestProblem(method, path, payload) : undefined);
-    if (problem !== undefined) throw new Error(`answer or accepted request not described by the OpenAPI document: ${problem}`);
+    await check({ method, url, status: res.statusCode, contentType: res.headers['content-type'], text: res.body, payload: sent });
     return { status: res.statusCode, body };
   };
 }

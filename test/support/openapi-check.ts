@@ -8,6 +8,9 @@ import { Ajv, type ValidateFunction } from 'ajv';
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
 }
+/** The content types whose answers are JSON (and so checked against a schema). */
+export const JSON_TYPES = /^application\/(json|did-resolution|did-url-dereferencing|did\+json|did\+ld\+json)\b/;
+
 export interface OpenApiDocument {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;

@@ -29,7 +29,15 @@ export interface PgLedgerProcess {
 
 /** One schema; `start(i)` opens "process" i (its replica file survives close, as a data dir would). */
 export async function pgLedgerDeployment(
-  opts: { blockIntervalMs?: number; profile?: Profile; maxPoolSize?: number; maxPendingPerKey?: number; maxBatch?: number; pollMs?: number } = {},
+  opts: {
+    blockIntervalMs?: number;
+    profile?: Profile;
+    maxPoolSize?: number;
+    maxPendingPerKey?: number;
+    maxBatch?: number;
+    maxWaiting?: number;
+    pollMs?: number;
+  } = {},
 ) {
   const pg = await freshPgSchema();
   const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
@@ -62,6 +70,7 @@ export async function pgLedgerDeployment(
       pollMs: opts.pollMs ?? 50,
       produce,
       ...(opts.maxBatch === undefined ? {} : { maxBatch: opts.maxBatch }),
+      ...(opts.maxWaiting === undefined ? {} : { maxWaiting: opts.maxWaiting }),
       logger,
     });
     return {

@@ -51,7 +51,10 @@ import { migratePg, type PgPool } from './pool.js';
 const CATCH_UP_BATCH = 100;
 /** Admissions checked and stored in one transaction at most. */
 const MAX_BATCH = 256;
-/** Admissions waiting for a batch at most; beyond, an admission is refused (503) instead of queued. */
+/**
+ * Admissions waiting for a batch at most; beyond, an admission is refused (503 `ledger_unavailable`, the
+ * Directory's 503 in http-api.md §1) instead of queued.
+ */
 const MAX_WAITING = 4096;
 
 interface WaitingAdmission {
@@ -91,6 +94,8 @@ export interface PgLedgerSyncOptions {
   pollMs?: number;
   /** Admissions checked and stored in one transaction at most (default 256; 1: one transaction per admission). */
   maxBatch?: number;
+  /** Admissions waiting for a batch at most (default 4096); beyond, 503 `ledger_unavailable`. */
+  maxWaiting?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
   produce?: boolean;
   logger?: Logger;
@@ -221,9 +226,9 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   admit(prepare: (batch: AdmissionBatch) => Admission): Promise<{ txHash: string; duplicate: boolean }> {
-    if (this.closed) return Promise.reject(new DdnError('service_unavailable', 'the ledger is closing'));
-    if (this.waiting.length >= MAX_WAITING) {
-      return Promise.reject(new DdnError('service_unavailable', 'too many admissions are waiting for the ledger database'));
+    if (this.closed) return Promise.reject(new DdnError('ledger_unavailable', 'the ledger is closing'));
+    if (this.waiting.length >= (this.o.maxWaiting ?? MAX_WAITING)) {
+      return Promise.reject(new DdnError('ledger_unavailable', 'too many admissions are waiting for the ledger database'));
     }
     return new Promise((resolve, reject) => {
       this.waiting.push({ prepare, resolve, reject });
@@ -305,7 +310,7 @@ export class PgLedgerSync implements PoolCoordinator {
    */
   private fail(batch: readonly WaitingAdmission[], err: unknown, refused: readonly Outcome[] = []): void {
     this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
-    const unavailable = new DdnError('service_unavailable', 'the ledger database is unavailable');
+    const unavailable = new DdnError('ledger_unavailable', 'the ledger database is unavailable');
     batch.forEach((w, i) => {
       const o = refused[i];
       w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
@@ -398,7 +403,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private refusal(e: unknown): unknown {
     if (e instanceof LedgerFailure || e instanceof DdnError) return e;
     this.o.logger?.error({ err: e }, 'ledger admission failed');
-    return new DdnError('service_unavailable', 'the ledger database is unavailable');
+    return new DdnError('ledger_unavailable', 'the ledger database is unavailable');
   }
 
   /** Copies new blocks and pending rows into the ledger (tests and callers that need a fresh view). */

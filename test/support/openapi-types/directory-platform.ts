@@ -340,7 +340,7 @@ export interface paths {
             };
           };
         };
-        /** @description error: service_unavailable */
+        /** @description error: ledger_unavailable, service_unavailable */
         503: {
           headers: {
             [name: string]: unknown;
@@ -351,12 +351,12 @@ export interface paths {
                * @description Stable error code (src/base/errors.ts)
                * @enum {string}
                */
-              code: 'service_unavailable';
+              code: 'ledger_unavailable' | 'service_unavailable';
               /**
                * @description Identical to `code`; deployed clients read `error`
                * @enum {string}
                */
-              error: 'service_unavailable';
+              error: 'ledger_unavailable' | 'service_unavailable';
               message: string;
               details?: {
                 [key: string]: unknown;
