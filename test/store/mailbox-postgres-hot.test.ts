@@ -8,6 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import { DdnError } from '../../src/base/errors.js';
 import type { NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
 import { openPgPool } from '../../src/store/postgres/pool.js';
@@ -111,6 +112,37 @@ if (PG_URL) {
         assert.equal(sameOutcomes.filter((r) => !r.deduped).length, 1, 'stored once, deduplicated twice');
         assert.equal((await a.listSummary(DID, NOW)).length, 40 + 1 + 1);
       }));
+
+    it('a batch of plain stores into one recipient: its lock travels with the BEGIN (five queries from BEGIN to COMMIT)', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      try {
+        // every query of every pooled connection, counted from the first store on
+        const texts: string[] = [];
+        const connect = db.pool.connect.bind(db.pool) as () => Promise<pg.PoolClient>;
+        const wrapped = new WeakSet<pg.PoolClient>();
+        (db.pool as { connect: () => Promise<pg.PoolClient> }).connect = async () => {
+          const c = await connect();
+          if (!wrapped.has(c)) {
+            wrapped.add(c);
+            const query = c.query.bind(c) as (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+            (c as { query: typeof query }).query = (text, values) => {
+              texts.push(text);
+              return query(text, values);
+            };
+          }
+          return c;
+        };
+        const results = await Promise.all(sized(20).map((e) => put(s, e, NOW, nodeClaim())));
+        assert.equal(results.length, 20);
+        assert.equal(texts.length, 5, texts.map((q) => q.slice(0, 40)).join(' | '));
+        assert.match(texts[0]!, /^BEGIN[^]*INSERT INTO cache_recipient_bytes/);
+        assert.match(texts[4]!, /^COMMIT/);
+      } finally {
+        await s.close();
+        await db.drop();
+      }
+    });
 
     it('answers no store of a batch whose COMMIT fails before it committed, and retries its stores one by one', () =>
       withTwo(async (a, b, sql) => {

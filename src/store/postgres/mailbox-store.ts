@@ -197,6 +197,19 @@ const TOTAL_REFRESH_MS = 1_000;
 /** Pauses between the attempts of a transaction that lost a race: random, below 2, 4, 8 … up to 50 ms. */
 const RACE_BACKOFF: Backoff = { firstMs: 2, maxMs: 50, jitter: true };
 
+/** How every write transaction starts: READ COMMITTED, and its commit durable before it is answered. */
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit TO on';
+
+/**
+ * Locks `recipient`'s row of `cache_recipient_bytes` until the transaction ends (creating it if absent) and
+ * answers its bytes: every store into the recipient and every change of its bytes waits for the lock. The DID is
+ * a quoted literal (`pg.escapeLiteral`), not a parameter, so the statement travels with the BEGIN in one round trip.
+ */
+function lockRecipientSql(recipient: string): string {
+  return `INSERT INTO cache_recipient_bytes (recipient, bytes, entries) VALUES (${pg.escapeLiteral(recipient)}, 0, 0)
+    ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes RETURNING bytes`;
+}
+
 /** Errors raised by pg itself (server SQLSTATEs, lost connections, pool timeouts) are storage failures. */
 function isDatabaseError(err: unknown): boolean {
   if (err instanceof pg.DatabaseError) return true;
@@ -414,10 +427,13 @@ export class PgMailboxStore implements MailboxStore {
     }
   }
 
-  /** `body` in one transaction, run again (up to `maxAttempts` in all) while it loses races. */
-  private async transaction<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `body` in one transaction, run again (up to `maxAttempts` in all) while it loses races. `opening`: a statement
+   * without parameters sent with the `BEGIN` (one round trip for both), whose result `body` gets.
+   */
+  private async transaction<T>(body: (c: pg.PoolClient, opened: pg.QueryResult | null) => Promise<T>, opening?: string): Promise<T> {
     try {
-      return await retry(() => this.attempt(body), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
+      return await retry(() => this.attempt(body, opening), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
     } catch (err) {
       if (isRetryablePgError(err)) {
         throw new DdnError('rate_limited', 'too much contention on the mailbox; retry', { retry_after_seconds: 1 });
@@ -427,7 +443,7 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   /** One attempt of {@link transaction}: its connection is discarded when the rollback failed. */
-  private async attempt<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  private async attempt<T>(body: (c: pg.PoolClient, opened: pg.QueryResult | null) => Promise<T>, opening?: string): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -437,8 +453,10 @@ export class PgMailboxStore implements MailboxStore {
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     let discard: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit TO on');
-      const value = await body(client);
+      const begun = await client.query(opening === undefined ? BEGIN : `${BEGIN}; ${opening}`);
+      // several statements in one query answer one result each: the opening's is the last
+      const opened = opening === undefined ? null : (begun as unknown as pg.QueryResult[]).at(-1)!;
+      const value = await body(client, opened);
       await client.query('COMMIT');
       outcome = { ok: true, value };
     } catch (error) {
@@ -460,14 +478,14 @@ export class PgMailboxStore implements MailboxStore {
    */
   private async runBatch(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
     try {
-      return await this.transaction((c) => this.putBatch(c, recipient, reqs));
+      return await this.transaction((c, locked) => this.putBatch(c, recipient, reqs, locked!), lockRecipientSql(recipient));
     } catch (error) {
       if (reqs.length === 1) return [{ ok: false, error }];
     }
     const out: Settled<PutResult>[] = [];
     for (const req of reqs) {
       try {
-        out.push(...(await this.transaction((c) => this.putBatch(c, recipient, [req]))));
+        out.push(...(await this.transaction((c, locked) => this.putBatch(c, recipient, [req], locked!), lockRecipientSql(recipient))));
       } catch (error) {
         out.push({ ok: false, error });
       }
@@ -476,11 +494,12 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   /**
-   * Locks `recipient`'s row, then writes the batch: plain stores in a few statements (`mailbox-bulk-put.ts`), any
-   * other batch store by store; a rule violation answers only its store.
+   * Writes the batch under `recipient`'s lock (`locked`: the answer of {@link lockRecipientSql}, sent with the
+   * BEGIN): plain stores in a few statements (`mailbox-bulk-put.ts`), any other batch store by store; a rule
+   * violation answers only its store.
    */
-  private async putBatch(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
-    const heldBytes = await this.lockRecipient(c, recipient);
+  private async putBatch(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[], locked: pg.QueryResult): Promise<Settled<PutResult>[]> {
+    const heldBytes = Number((locked.rows[0] as { bytes?: Num } | undefined)?.bytes ?? 0);
     const bulk = await bulkPut(c, recipient, reqs, {
       heldBytes,
       heldTotal: () => this.heldTotal(c),
@@ -502,19 +521,6 @@ export class PgMailboxStore implements MailboxStore {
       }
     }
     return out;
-  }
-
-  /**
-   * Locks `recipient`'s row of `cache_recipient_bytes` until the transaction ends (creating it if absent) and
-   * returns its bytes: every store into the recipient and every change of its bytes waits for the lock.
-   */
-  private async lockRecipient(c: pg.PoolClient, recipient: string): Promise<number> {
-    const r = await c.query<{ bytes: Num }>(
-      `INSERT INTO cache_recipient_bytes (recipient, bytes, entries) VALUES ($1, 0, 0)
-       ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes RETURNING bytes`,
-      [recipient],
-    );
-    return Number(r.rows[0]?.bytes ?? 0);
   }
 
   // ------------------------------------------------------------------ inside a write transaction
