@@ -8,12 +8,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import { DdnError } from '../../src/base/errors.js';
 import type { NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
 import { openPgPool } from '../../src/store/postgres/pool.js';
 import { PgMailboxStore } from '../../src/store/postgres/mailbox-store.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-import { claimOf, DID, entry, NOW, put } from './mailbox-fixtures.js';
+import { claimOf, DID, entry, HOUR, NOW, put } from './mailbox-fixtures.js';
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 
@@ -110,6 +111,60 @@ if (PG_URL) {
         const sameOutcomes = results.slice(43).map((r) => (r as PromiseFulfilledResult<PutResult>).value);
         assert.equal(sameOutcomes.filter((r) => !r.deduped).length, 1, 'stored once, deduplicated twice');
         assert.equal((await a.listSummary(DID, NOW)).length, 40 + 1 + 1);
+      }));
+
+    it('a batch of plain stores into one recipient: its claims and lock travel with the BEGIN (four queries from BEGIN to COMMIT)', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      try {
+        // every query of every pooled connection, counted from the first store on
+        const texts: string[] = [];
+        const connect = db.pool.connect.bind(db.pool) as () => Promise<pg.PoolClient>;
+        const wrapped = new WeakSet<pg.PoolClient>();
+        (db.pool as { connect: () => Promise<pg.PoolClient> }).connect = async () => {
+          const c = await connect();
+          if (!wrapped.has(c)) {
+            wrapped.add(c);
+            const query = c.query.bind(c) as (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+            (c as { query: typeof query }).query = (text, values) => {
+              texts.push(text);
+              return query(text, values);
+            };
+          }
+          return c;
+        };
+        const results = await Promise.all(sized(20).map((e) => put(s, e, NOW, nodeClaim())));
+        assert.equal(results.length, 20);
+        assert.equal(texts.length, 4, texts.map((q) => q.slice(0, 40)).join(' | '));
+        assert.match(texts[0]!, /^BEGIN[^]*INSERT INTO cache_nonces[^]*INSERT INTO cache_recipient_bytes/);
+        assert.match(texts[3]!, /^COMMIT/);
+        for (const e of results) assert.equal(e.deduped, false);
+      } finally {
+        await s.close();
+        await db.drop();
+      }
+    });
+
+    it('a batch whose held id is an expired copy goes store by store: the claims sent with its BEGIN are undone first', () =>
+      withTwo(async (a, b) => {
+        const old = entry({ messageId: 'again', expiresAtMs: NOW + 1000 });
+        await put(a, old, NOW);
+        const later = NOW + 2000;
+        const claims = [nodeClaim(), nodeClaim(), nodeClaim()];
+        // one batch (one turn): a new copy of the expired id among fresh stores, each with its own nonce
+        const results = await Promise.all([
+          put(a, entry({ messageId: 'again', expiresAtMs: later + HOUR }), later, claims[0]),
+          put(a, entry({ expiresAtMs: later + HOUR }), later, claims[1]),
+          put(a, entry({ expiresAtMs: later + HOUR }), later, claims[2]),
+        ]);
+        assert.deepEqual(
+          results.map((r) => r.deduped),
+          [false, false, false],
+          'every store taken, none refused as a replay of its own claim',
+        );
+        for (const c of claims) assert.equal(await b.isNonceClaimed(c, later), true);
+        await assert.rejects(put(b, entry({ expiresAtMs: later + HOUR }), later, claims[1]), isCode('proof_nonce_replayed'));
+        assert.equal((await a.listSummary(DID, later)).length, 3);
       }));
 
     it('answers no store of a batch whose COMMIT fails before it committed, and retries its stores one by one', () =>

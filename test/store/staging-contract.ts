@@ -231,6 +231,41 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         assert.deepEqual(await s.findPrior('g-0', T + 86_400_000, true), none);
       }));
 
+    it('findPrior and saveResult called together (one turn, as concurrent sends do) answer each as if alone', () =>
+      withStore(async (s) => {
+        const none = { result: null, staged: null };
+        const ok = successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT);
+        const later = successResult('delivered', 'direct', 'again', NO_ATTEMPT);
+        await s.stage(req('g', 0));
+        await s.saveResult('old', 'h-old', R, ok, T - 86_400_000);
+        // twenty saves at once, one message id twice: the last call's row stands
+        await Promise.all([
+          ...Array.from({ length: 18 }, (_, i) => s.saveResult(`m${i}`, `h${i}`, R, ok, T)),
+          s.saveResult('twice', 'h-first', R, ok, T),
+          s.saveResult('twice', 'h-last', R, later, T),
+        ]);
+        const asks = await Promise.all([
+          s.findPrior('m3', T, true),
+          s.findPrior('g-0', T, true),
+          s.findPrior('g-0', T, false),
+          s.findPrior('g-0', T + 1000, true),
+          s.findPrior('old', T, true),
+          s.findPrior('nope', T, true),
+          s.findPrior('twice', T, false),
+          s.findPrior('m17', T + 86_400_000, true),
+        ]);
+        assert.deepEqual(asks, [
+          { result: { contentHash: 'h3', recipientDid: R, result: ok }, staged: null },
+          { result: null, staged: { recipientDid: R, groupId: 'g', sequence: 0, contentHash: 'hash-g-0' } },
+          none,
+          none,
+          none,
+          none,
+          { result: { contentHash: 'h-last', recipientDid: R, result: later }, staged: null },
+          none,
+        ]);
+      }));
+
     it('remembers the latest result saved for a message id, with its recipient', () =>
       withStore(async (s) => {
         await s.saveResult('m', 'h1', R, successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT), T);

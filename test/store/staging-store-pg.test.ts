@@ -98,6 +98,29 @@ if (PG_URL) {
       }));
   });
 
+  describe('PgRelayStagingStore per-send statements', () => {
+    it('the findPrior reads and the saveResult upserts of one turn are one statement each (concurrent sends share it)', async (t) => {
+      const fresh = await freshPgSchema();
+      const s = await openPgRelayStagingStore(url, fresh.schema);
+      try {
+        const ok = successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT);
+        const statements = t.mock.method(s.pool, 'query');
+        await Promise.all(Array.from({ length: 20 }, (_, i) => s.saveResult(`m${i}`, `h${i}`, R, ok, T)));
+        assert.equal(statements.mock.callCount(), 1, 'twenty results, one upsert');
+        statements.mock.resetCalls();
+        const found = await Promise.all(Array.from({ length: 20 }, (_, i) => s.findPrior(`m${i}`, T, true)));
+        assert.equal(statements.mock.callCount(), 1, 'twenty reads, one statement');
+        assert.deepEqual(
+          found.map((f) => f.result?.contentHash),
+          Array.from({ length: 20 }, (_, i) => `h${i}`),
+        );
+      } finally {
+        await s.close();
+        await fresh.drop();
+      }
+    });
+  });
+
   describe('PgRelayStagingStore failures', () => {
     it('a failed durable write is 507 staging_persist_failed (stage) / insufficient_storage (other writes), and the next write succeeds', async () => {
       const fresh = await freshPgSchema();

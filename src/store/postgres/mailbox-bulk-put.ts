@@ -4,12 +4,15 @@
  * accepted entry, one release of the claims of refused stores. It runs under the recipient's lock
  * (`mailbox-store.ts`), so what it read stays true until it commits.
  *
- * It takes only batches whose every store is unchunked, with distinct message ids and distinct nonces, and whose
- * held ids are live unchunked entries; anything else (`null`, nothing written) goes store by store. Nonces are
- * claimed against the earliest `nowMs` of the batch (its stores arrived within one batch's time of each other): a
- * claim that expired after that instant still counts as live, so a nonce is never accepted twice.
+ * It takes only batches whose every store is unchunked, with distinct message ids and distinct nonces
+ * ({@link bulkShaped}), and whose held ids are live unchunked entries; anything else (`null`, nothing written: the
+ * claims it made are undone) goes store by store. The claims are one statement without parameters
+ * ({@link bulkClaimSql}) that the store sends with the transaction's BEGIN and the recipient's lock, one round
+ * trip for the three. Nonces are claimed against the earliest `nowMs` of the batch (its stores arrived within one
+ * batch's time of each other): a claim that expired after that instant still counts as live, so a nonce is never
+ * accepted twice.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import { DdnError } from '../../base/errors.js';
 import { checkBudget, checkDuplicate, checkQuota, withinQuota } from '../../cache/admission.js';
 import type { PutRequest, PutResult } from '../../cache/mailbox-store.js';
@@ -31,23 +34,67 @@ const nonceKey = (n: NonceClaim): string => JSON.stringify([n.scope, n.did, n.ke
 
 const distinct = (xs: readonly string[]): boolean => new Set(xs).size === xs.length;
 
-/** The batch's answers, or `null` when it is not one this path takes (nothing written then). */
-export async function bulkPut(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[], ctx: BulkPutContext): Promise<Settled<PutResult>[] | null> {
-  if (reqs.some((r) => r.entry.chunk !== null)) return null;
-  const keys = reqs.map((r) => r.entry.messageId.toLowerCase());
+/** True when the batch is one {@link bulkPut} may take by its shape: unchunked stores, distinct message ids and nonces. */
+export function bulkShaped(reqs: readonly PutRequest[]): boolean {
+  if (reqs.some((r) => r.entry.chunk !== null)) return false;
   const claims = reqs.flatMap((r) => (r.claim === null ? [] : [r.claim]));
-  if (!distinct(keys) || !distinct(claims.map(nonceKey))) return null;
+  return distinct(reqs.map((r) => r.entry.messageId.toLowerCase())) && distinct(claims.map(nonceKey));
+}
 
+/** A JavaScript number as an SQL integer literal (a claim's expiry, an instant in ms). */
+function intLiteral(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new TypeError(`not an integer: ${n}`);
+  return String(n);
+}
+
+/**
+ * Claims every nonce of a {@link bulkShaped} batch not live at its earliest `nowMs`, as one statement without
+ * parameters (each value a literal: `pg.escapeLiteral`), answering the claimed ones; null when it claims nothing.
+ * Sorted, so two batches claiming shared nonces take their locks in one order.
+ */
+export function bulkClaimSql(reqs: readonly PutRequest[]): string | null {
+  const claims = reqs.flatMap((r) => (r.claim === null ? [] : [r.claim])).sort((a, b) => (nonceKey(a) < nonceKey(b) ? -1 : 1));
+  if (claims.length === 0) return null;
+  const lit = pg.escapeLiteral;
+  const rows = claims.map((x) => `(${lit(x.scope)}, ${lit(x.did)}, ${lit(x.keyId)}, ${lit(x.nonce)}, ${intLiteral(x.expiresAtMs)})`);
+  return `INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms) VALUES ${rows.join(', ')}
+     ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms
+     WHERE cache_nonces.expires_at_ms <= ${intLiteral(Math.min(...reqs.map((r) => r.nowMs)))}
+     RETURNING scope, did, key_id, nonce, expires_at_ms`;
+}
+
+/** The claims {@link bulkClaimSql} made, from its answer (null: it was not sent). */
+function claimedOf(answer: pg.QueryResult | null): NonceClaim[] {
+  const rows = (answer?.rows ?? []) as { scope: string; did: string; key_id: string; nonce: string; expires_at_ms: Num }[];
+  return rows.map((x) => ({ scope: x.scope, did: x.did, keyId: x.key_id, nonce: x.nonce, expiresAtMs: Number(x.expires_at_ms) }));
+}
+
+/**
+ * The answers of a {@link bulkShaped} batch, or `null` when its held ids make it one this path does not take
+ * (nothing written then: the claims of `claimAnswer`, the answer of {@link bulkClaimSql}, are undone).
+ */
+export async function bulkPut(
+  c: pg.PoolClient,
+  recipient: string,
+  reqs: readonly PutRequest[],
+  ctx: BulkPutContext,
+  claimAnswer: pg.QueryResult | null,
+): Promise<Settled<PutResult>[] | null> {
+  const keys = reqs.map((r) => r.entry.messageId.toLowerCase());
+  const made = claimedOf(claimAnswer);
   const held = new Map<string, MetaRow>();
   for (const row of (await c.query<MetaRow>(`SELECT ${META_COLUMNS} FROM cache_entries e WHERE e.message_key = ANY($1)`, [keys])).rows) {
     held.set(row.message_id.toLowerCase(), row);
   }
   for (const [i, r] of reqs.entries()) {
     const row = held.get(keys[i]!);
-    if (row !== undefined && (row.group_id !== null || Number(row.expires_at_ms) <= r.nowMs)) return null;
+    if (row !== undefined && (row.group_id !== null || Number(row.expires_at_ms) <= r.nowMs)) {
+      await release(c, made);
+      return null;
+    }
   }
 
-  const claimed = await claimAll(c, claims, Math.min(...reqs.map((r) => r.nowMs)));
+  const claimed = new Set(made.map(nonceKey));
   const out: Settled<PutResult>[] = [];
   const accepted: unknown[][] = [];
   const refused: NonceClaim[] = [];
@@ -91,28 +138,18 @@ export async function bulkPut(c: pg.PoolClient, recipient: string, reqs: readonl
     await c.query(`INSERT INTO cache_entries (${INSERT_COLUMNS}) VALUES ${accepted.map((_, i) => `(${placeholders(i)})`).join(', ')}`, accepted.flat());
   }
   // a refused store's claim goes with it (a claim it replaced had expired, so none is lost)
-  if (refused.length > 0) {
-    await c.query(
-      `DELETE FROM cache_nonces WHERE (scope, did, key_id, nonce, expires_at_ms) IN
-         (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]))`,
-      columns(refused),
-    );
-  }
+  await release(c, refused);
   return out;
 }
 
-/** Claims every nonce of `claims` not live at `nowMs` by one statement; returns the keys of those it claimed. */
-async function claimAll(c: pg.PoolClient, claims: readonly NonceClaim[], nowMs: number): Promise<Set<string>> {
-  if (claims.length === 0) return new Set();
-  const r = await c.query<{ scope: string; did: string; key_id: string; nonce: string }>(
-    `INSERT INTO cache_nonces (scope, did, key_id, nonce, expires_at_ms)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
-     ON CONFLICT (scope, did, key_id, nonce) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms
-     WHERE cache_nonces.expires_at_ms <= $6
-     RETURNING scope, did, key_id, nonce`,
-    [...columns(claims), nowMs],
+/** Deletes the claims `claims` this transaction made (a claim one replaced had expired, so none is lost). */
+async function release(c: pg.PoolClient, claims: readonly NonceClaim[]): Promise<void> {
+  if (claims.length === 0) return;
+  await c.query(
+    `DELETE FROM cache_nonces WHERE (scope, did, key_id, nonce, expires_at_ms) IN
+       (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]))`,
+    columns(claims),
   );
-  return new Set(r.rows.map((x) => nonceKey({ scope: x.scope, did: x.did, keyId: x.key_id, nonce: x.nonce, expiresAtMs: 0 })));
 }
 
 /** The claims as five arrays (scope, did, key, nonce, expiry), for `unnest`. */

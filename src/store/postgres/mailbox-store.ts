@@ -46,7 +46,7 @@ import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
 import { KeyedBatches, type Settled } from './keyed-batches.js';
-import { bulkPut } from './mailbox-bulk-put.js';
+import { bulkClaimSql, bulkPut, bulkShaped } from './mailbox-bulk-put.js';
 import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
@@ -196,6 +196,29 @@ const TOTAL_REFRESH_MS = 1_000;
 
 /** Pauses between the attempts of a transaction that lost a race: random, below 2, 4, 8 … up to 50 ms. */
 const RACE_BACKOFF: Backoff = { firstMs: 2, maxMs: 50, jitter: true };
+
+/** How every write transaction starts: READ COMMITTED, and its commit durable before it is answered. */
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit TO on';
+
+/**
+ * Locks `recipient`'s row of `cache_recipient_bytes` until the transaction ends (creating it if absent) and
+ * answers its bytes: every store into the recipient and every change of its bytes waits for the lock. The DID is
+ * a quoted literal (`pg.escapeLiteral`), not a parameter, so the statement travels with the BEGIN in one round trip.
+ */
+function lockRecipientSql(recipient: string): string {
+  return `INSERT INTO cache_recipient_bytes (recipient, bytes, entries) VALUES (${pg.escapeLiteral(recipient)}, 0, 0)
+    ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes RETURNING bytes`;
+}
+
+/**
+ * What a batch of stores into `recipient` sends with its BEGIN: the nonce claims of a batch the bulk path takes by
+ * its shape (`mailbox-bulk-put.ts`; they need no lock of the recipient), then the recipient's lock — the lock's
+ * answer last.
+ */
+function batchOpening(recipient: string, reqs: readonly PutRequest[]): string[] {
+  const claims = bulkShaped(reqs) ? bulkClaimSql(reqs) : null;
+  return claims === null ? [lockRecipientSql(recipient)] : [claims, lockRecipientSql(recipient)];
+}
 
 /** Errors raised by pg itself (server SQLSTATEs, lost connections, pool timeouts) are storage failures. */
 function isDatabaseError(err: unknown): boolean {
@@ -414,10 +437,13 @@ export class PgMailboxStore implements MailboxStore {
     }
   }
 
-  /** `body` in one transaction, run again (up to `maxAttempts` in all) while it loses races. */
-  private async transaction<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `body` in one transaction, run again (up to `maxAttempts` in all) while it loses races. `opening`: statements
+   * without parameters sent with the `BEGIN` (one round trip for all), whose results `body` gets in their order.
+   */
+  private async transaction<T>(body: (c: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>, opening: readonly string[] = []): Promise<T> {
     try {
-      return await retry(() => this.attempt(body), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
+      return await retry(() => this.attempt(body, opening), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
     } catch (err) {
       if (isRetryablePgError(err)) {
         throw new DdnError('rate_limited', 'too much contention on the mailbox; retry', { retry_after_seconds: 1 });
@@ -427,7 +453,7 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   /** One attempt of {@link transaction}: its connection is discarded when the rollback failed. */
-  private async attempt<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  private async attempt<T>(body: (c: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>, opening: readonly string[]): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -437,8 +463,9 @@ export class PgMailboxStore implements MailboxStore {
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     let discard: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit TO on');
-      const value = await body(client);
+      // several statements in one query answer one result each: the opening's are the last ones
+      const begun = (await client.query([BEGIN, ...opening].join('; '))) as unknown as pg.QueryResult | pg.QueryResult[];
+      const value = await body(client, opening.length === 0 ? [] : (begun as pg.QueryResult[]).slice(-opening.length));
       await client.query('COMMIT');
       outcome = { ok: true, value };
     } catch (error) {
@@ -460,14 +487,14 @@ export class PgMailboxStore implements MailboxStore {
    */
   private async runBatch(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
     try {
-      return await this.transaction((c) => this.putBatch(c, recipient, reqs));
+      return await this.transaction((c, opened) => this.putBatch(c, recipient, reqs, opened), batchOpening(recipient, reqs));
     } catch (error) {
       if (reqs.length === 1) return [{ ok: false, error }];
     }
     const out: Settled<PutResult>[] = [];
     for (const req of reqs) {
       try {
-        out.push(...(await this.transaction((c) => this.putBatch(c, recipient, [req]))));
+        out.push(...(await this.transaction((c, opened) => this.putBatch(c, recipient, [req], opened), batchOpening(recipient, [req]))));
       } catch (error) {
         out.push({ ok: false, error });
       }
@@ -476,17 +503,27 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   /**
-   * Locks `recipient`'s row, then writes the batch: plain stores in a few statements (`mailbox-bulk-put.ts`), any
-   * other batch store by store; a rule violation answers only its store.
+   * Writes the batch under `recipient`'s lock (`opened`: the answers of {@link batchOpening}, sent with the BEGIN):
+   * plain stores in a few statements (`mailbox-bulk-put.ts`), any other batch store by store; a rule violation
+   * answers only its store.
    */
-  private async putBatch(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
-    const heldBytes = await this.lockRecipient(c, recipient);
-    const bulk = await bulkPut(c, recipient, reqs, {
-      heldBytes,
-      heldTotal: () => this.heldTotal(c),
-      // counted before the commit: a store that then fails only makes the next sum come a little early
-      stored: (bytes) => void (this.total.bytes += bytes),
-    });
+  private async putBatch(c: pg.PoolClient, recipient: string, reqs: readonly PutRequest[], opened: readonly pg.QueryResult[]): Promise<Settled<PutResult>[]> {
+    const locked = opened.at(-1)!;
+    const heldBytes = Number((locked.rows[0] as { bytes?: Num } | undefined)?.bytes ?? 0);
+    const bulk = bulkShaped(reqs)
+      ? await bulkPut(
+          c,
+          recipient,
+          reqs,
+          {
+            heldBytes,
+            heldTotal: () => this.heldTotal(c),
+            // counted before the commit: a store that then fails only makes the next sum come a little early
+            stored: (bytes) => void (this.total.bytes += bytes),
+          },
+          opened.length > 1 ? opened[0]! : null,
+        )
+      : null;
     if (bulk !== null) return bulk;
     const hold: RecipientHold = { bytes: heldBytes, claimed: false };
     const out: Settled<PutResult>[] = [];
@@ -502,19 +539,6 @@ export class PgMailboxStore implements MailboxStore {
       }
     }
     return out;
-  }
-
-  /**
-   * Locks `recipient`'s row of `cache_recipient_bytes` until the transaction ends (creating it if absent) and
-   * returns its bytes: every store into the recipient and every change of its bytes waits for the lock.
-   */
-  private async lockRecipient(c: pg.PoolClient, recipient: string): Promise<number> {
-    const r = await c.query<{ bytes: Num }>(
-      `INSERT INTO cache_recipient_bytes (recipient, bytes, entries) VALUES ($1, 0, 0)
-       ON CONFLICT (recipient) DO UPDATE SET bytes = cache_recipient_bytes.bytes RETURNING bytes`,
-      [recipient],
-    );
-    return Number(r.rows[0]?.bytes ?? 0);
   }
 
   // ------------------------------------------------------------------ inside a write transaction

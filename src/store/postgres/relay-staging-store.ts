@@ -46,6 +46,8 @@ import {
 } from '../../relay/staging-store.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
+import { KeyedBatches, type BatchLimits, type Settled } from './keyed-batches.js';
+import { findPriors, saveResults, type PriorAsk, type ResultRow } from './relay-results.js';
 
 export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -119,6 +121,12 @@ const SWEEP_CHUNK = 1_000;
 /** Attempts of one write transaction that keeps losing races (src/store/postgres/retryable.ts), run back to back. */
 const MAX_ATTEMPTS = 8;
 
+/** Sends read or remembered by one statement at most (more wait for the next one). */
+const BATCH_LIMITS: BatchLimits = { maxOps: 256, maxBytes: 16 * 1024 * 1024 };
+
+/** Every value as the answer of its operation. */
+const settledAll = <R>(values: readonly R[]): Settled<R>[] => values.map((value) => ({ ok: true, value }));
+
 type Db = pg.PoolClient;
 /** Where one statement runs: a transaction's connection, or the pool (a statement atomic on its own). */
 type Queryable = Pick<pg.Pool, 'query'>;
@@ -141,22 +149,17 @@ function toStagingError(err: unknown): unknown {
   return e;
 }
 
-/** The row of {@link PgRelayStagingStore.findPrior}: a result's columns, then a staged chunk's (null when absent). */
-interface PriorRow {
-  content_hash: string | null;
-  recipient: string | null;
-  result: string | null;
-  created_at_ms: string | null;
-  chunk_recipient: string | null;
-  group_id: string | null;
-  sequence_number: number | null;
-  chunk_hash: string | null;
-}
-
 /** {@link RelayStagingStore} on PostgreSQL, safe to share between processes. */
 export class PgRelayStagingStore implements RelayStagingStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
+  /** The sends' `findPrior` reads, one statement per batch (`relay-results.ts`). */
+  private readonly priors = new KeyedBatches<PriorAsk, PriorUse>(async (_, asks) => settledAll(await findPriors(this.pool, asks)), BATCH_LIMITS);
+  /** The sends' `saveResult` upserts, one statement per batch, run again after a lost race. */
+  private readonly results = new KeyedBatches<ResultRow, void>(
+    async (_, rows) => settledAll(await this.statement((db) => saveResults(db, rows)).then(() => rows.map(() => undefined))),
+    BATCH_LIMITS,
+  );
 
   /** Migrates the Relay's tables in `pool`'s schema and returns a store on it (the pool stays the caller's). */
   static async open(pool: PgPool, ownsPool = false): Promise<PgRelayStagingStore> {
@@ -193,28 +196,9 @@ export class PgRelayStagingStore implements RelayStagingStore {
     return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
   }
 
-  async findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse> {
-    // both reads in one statement: the staged chunk's columns come back only when there is no live result
-    const r = await this.pool.query<PriorRow>(
-      `SELECT r.content_hash, r.recipient, r.result, r.created_at_ms, c.recipient AS chunk_recipient, c.group_id,
-              c.sequence_number, c.content_hash AS chunk_hash
-         FROM (SELECT 1) one
-         LEFT JOIN relay_results r ON r.message_key = $1
-         LEFT JOIN LATERAL (
-           SELECT c.recipient, c.group_id, c.sequence_number, c.content_hash FROM relay_chunks c
-             JOIN relay_chunk_sets s ON s.recipient = c.recipient AND s.group_id = c.group_id
-            WHERE $3 AND c.message_key = $1 AND s.retry_until_ms > $2 LIMIT 1) c ON true`,
-      [messageKey, nowMs, staged],
-    );
-    const row = r.rows[0];
-    const live = row !== undefined && row.result !== null && Number(row.created_at_ms) + RESULT_RETENTION_MS > nowMs;
-    if (live)
-      return { result: { contentHash: row.content_hash!, recipientDid: row.recipient, result: JSON.parse(row.result!) as DeliveryResult }, staged: null };
-    if (row === undefined || row.group_id === null) return { result: null, staged: null };
-    return {
-      result: null,
-      staged: { recipientDid: row.chunk_recipient!, groupId: row.group_id, sequence: row.sequence_number!, contentHash: row.chunk_hash! },
-    };
+  findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse> {
+    // gathered with the other sends' reads of this turn (and those arriving while the last read runs): one statement
+    return this.priors.submit('', { messageKey, nowMs, staged }, 0);
   }
 
   async loadSet(recipientDid: string, groupId: string): Promise<StagedChunk[]> {
@@ -252,8 +236,11 @@ export class PgRelayStagingStore implements RelayStagingStore {
   // ------------------------------------------------------------------ writes
 
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
-    // one upsert, atomic on its own: no transaction around it (one round trip instead of BEGIN, it and COMMIT)
-    return this.statement((db) => saveResultRow(db, messageKey, contentHash, recipientDid, JSON.stringify(result), nowMs));
+    if (this.closed) return Promise.reject(new DdnError('insufficient_storage', 'the Relay store is closed'));
+    // group commit: the results of the sends answered in one turn (and while the last upsert runs) in one upsert,
+    // atomic on its own (no transaction around it); each resolves once that upsert committed
+    const text = JSON.stringify(result);
+    return this.track(this.results.submit('', { messageKey, contentHash, recipient: recipientDid, text, nowMs }, text.length));
   }
 
   stage(req: StageRequest): Promise<StageOutcome> {
