@@ -182,7 +182,11 @@ test('the writer writes in place what the primitives encode: lengths at every mo
   }
   // past the first buffer: every byte kept, in order
   const w = new ScaleWriter();
-  for (let i = 0; i < 200; i++) w.u8(i).u16(i * 257).u32(i * 16_843_009).u64(BigInt(i) * 72_340_172_838_076_673n);
+  for (let i = 0; i < 200; i++)
+    w.u8(i)
+      .u16(i * 257)
+      .u32(i * 16_843_009)
+      .u64(BigInt(i) * 72_340_172_838_076_673n);
   const out = w.finish();
   assert.equal(out.length, 200 * 15);
   const r = new ScaleReader(out);
