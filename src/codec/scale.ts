@@ -2,7 +2,7 @@
  * SCALE primitives (ledger-rules.md §1.3) with strict, canonical-only decoding (§1.4).
  * Integers up to u32 are JS numbers; u64 is a bigint.
  */
-import { bytesEqual, concatBytes, fromUtf8, utf8 } from '../base/bytes.js';
+import { bytesEqual, fromUtf8, utf8 } from '../base/bytes.js';
 
 export class ScaleDecodeError extends Error {
   constructor(message: string) {
@@ -13,39 +13,65 @@ export class ScaleDecodeError extends Error {
 
 const U64_MAX = (1n << 64n) - 1n;
 
+/**
+ * Writes SCALE into one growing buffer: every write copies its bytes in place (a write of a ledger transaction
+ * encodes its extrinsic, payload and document several times, and a small array per field was most of their cost).
+ */
 export class ScaleWriter {
-  private chunks: Uint8Array[] = [];
+  private buf = new Uint8Array(256);
   private size = 0;
 
+  /** Room for `n` more bytes. */
+  private reserve(n: number): this {
+    const need = this.size + n;
+    if (need <= this.buf.length) return this;
+    const grown = new Uint8Array(Math.max(need, this.buf.length * 2));
+    grown.set(this.buf.subarray(0, this.size));
+    this.buf = grown;
+    return this;
+  }
+
   raw(b: Uint8Array): this {
-    this.chunks.push(b);
+    this.reserve(b.length);
+    this.buf.set(b, this.size);
     this.size += b.length;
     return this;
   }
   u8(n: number): this {
     if (!Number.isInteger(n) || n < 0 || n > 0xff) throw new RangeError(`u8 out of range: ${n}`);
-    return this.raw(Uint8Array.of(n));
+    this.reserve(1);
+    this.buf[this.size++] = n;
+    return this;
   }
   u16(n: number): this {
     if (!Number.isInteger(n) || n < 0 || n > 0xffff) throw new RangeError(`u16 out of range: ${n}`);
-    return this.raw(Uint8Array.of(n & 0xff, n >>> 8));
+    return this.le(n, 2);
   }
   u32(n: number): this {
     if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new RangeError(`u32 out of range: ${n}`);
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setUint32(0, n, true);
-    return this.raw(b);
+    return this.le(n, 4);
   }
   u64(n: bigint): this {
     if (n < 0n || n > U64_MAX) throw new RangeError(`u64 out of range: ${n}`);
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setBigUint64(0, n, true);
-    return this.raw(b);
+    this.le(Number(n & 0xffffffffn), 4);
+    return this.le(Number(n >> 32n), 4);
+  }
+  /** `n` (a non-negative integer below 2^32) as `bytes` little-endian bytes. */
+  private le(n: number, bytes: number): this {
+    this.reserve(bytes);
+    for (let i = 0; i < bytes; i++) this.buf[this.size++] = (n >>> (8 * i)) & 0xff;
+    return this;
   }
   bool(v: boolean): this {
     return this.u8(v ? 1 : 0);
   }
   compact(n: number | bigint): this {
+    // the single-, two- and four-byte modes of a length, without encodeCompact's bigint arithmetic
+    if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n < 2 ** 30) {
+      if (n < 1 << 6) return this.le(n << 2, 1);
+      if (n < 1 << 14) return this.le((n << 2) | 1, 2);
+      return this.le(((n << 2) | 2) >>> 0, 4);
+    }
     return this.raw(encodeCompact(n));
   }
   /** `Bytes`: compact length ‖ raw bytes. */
@@ -54,7 +80,12 @@ export class ScaleWriter {
   }
   /** `Bytes` holding UTF-8 text. */
   str(s: string): this {
-    return this.bytes(utf8(s));
+    const n = s.length;
+    for (let i = 0; i < n; i++) if (s.charCodeAt(i) > 0x7f) return this.bytes(utf8(s));
+    // ASCII (ids, DIDs, URLs): its UTF-8 is one byte per code unit, copied without an encoder's array
+    this.compact(n).reserve(n);
+    for (let i = 0; i < n; i++) this.buf[this.size++] = s.charCodeAt(i);
+    return this;
   }
   option<T>(v: T | null | undefined, write: (w: this, v: T) => void): this {
     if (v === null || v === undefined) return this.u8(0);
@@ -67,8 +98,9 @@ export class ScaleWriter {
     for (const it of items) write(this, it);
     return this;
   }
+  /** The bytes written (a copy: the writer may go on). */
   finish(): Uint8Array {
-    return this.chunks.length === 1 ? this.chunks[0]! : concatBytes(...this.chunks);
+    return this.buf.slice(0, this.size);
   }
   get length(): number {
     return this.size;

@@ -6,11 +6,13 @@
  */
 import { createRequire } from 'node:module';
 
-/** The three libsodium calls ddn uses (sodium-native's signatures). */
+/** The libsodium calls ddn uses (sodium-native's signatures). */
 export interface SodiumEd25519 {
   crypto_sign_seed_keypair(publicKey: Uint8Array, secretKey: Uint8Array, seed: Uint8Array): void;
   crypto_sign_detached(signature: Uint8Array, message: Uint8Array, secretKey: Uint8Array): void;
   crypto_sign_verify_detached(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean;
+  /** BLAKE2b, unkeyed, of `output.length` bytes (src/crypto/hash.ts). */
+  crypto_generichash(output: Uint8Array, input: Uint8Array): void;
 }
 
 /** Which implementation signs and verifies first; `openssl` is node:crypto. */

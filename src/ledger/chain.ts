@@ -177,14 +177,17 @@ class StateAt implements StateReader {
   ) {}
 
   /**
-   * The state of the next block, which wrote `written`: it takes over what this one read (decoded values of keys
-   * the block did not write are the same there), so a head change does not read and decode every key again —
-   * a write's DID record, the pool's entries run again on the new head. This one starts over with nothing read.
+   * The state of the next block, which wrote `writes`: it takes over what this one read (decoded values of keys
+   * the block did not write are the same there) and the values the block wrote (what reading them back from the
+   * store would decode: state values are immutable, and the pool's state serves the same values before the block),
+   * so a head change reads and decodes nothing again — a write's DID record and nonce, the pool's entries run again
+   * on the new head, a resolve re-rendering what the block changed. This one starts over with nothing read.
    */
-  successor(written: Iterable<string>): StateAt {
+  successor(writes: ReadonlyMap<string, StateValue | undefined>): StateAt {
     const cache = this.cache;
     this.cache = new Map();
-    for (const k of written) cache.delete(k);
+    if (cache.size + writes.size > MAX_STATE_MEMO) cache.clear();
+    for (const [k, v] of writes) cache.set(k, v);
     return new StateAt(this.store, this.block + 1, cache);
   }
 
@@ -201,14 +204,16 @@ export class Ledger {
   readonly genesisHash: Uint8Array;
   private head!: BlockRef;
   private headState!: StateAt;
-  /** The block {@link commitToStore} stored last and the keys it wrote, until {@link loadHead} makes it the head. */
-  private lastCommitted: { number: number; written: readonly string[] } | undefined;
+  /** The block {@link commitToStore} stored last and what it wrote, until {@link loadHead} makes it the head. */
+  private lastCommitted: { number: number; writes: ReadonlyMap<string, StateValue | undefined> } | undefined;
   private finalizedState!: StateAt;
   private finalizedRef!: BlockRef;
   private pool: PoolEntry[] = [];
   private poolIndex = new Map<string, PoolEntry>();
   /** Pooled transactions by limit key (the `max_pending_per_key` check). */
   private readonly perLimitKey = new Map<string, number>();
+  /** Extrinsic bytes of calls asked about ({@link encoded}), while the call object lives. */
+  private readonly encodings = new WeakMap<Call, Uint8Array>();
   /** Pool entries run again by the last carry onto a new head (metrics, tests). */
   private lastRerun = 0;
   private poolState!: Overlay;
@@ -307,9 +312,9 @@ export class Ledger {
     this.head = this.refOf(this.store.getBlock(n)!);
     const last = this.lastCommitted;
     this.lastCommitted = undefined;
-    // the block just committed on the old head: its state carries what the old head's read
+    // the block just committed on the old head: its state carries what the old head's read and what the block wrote
     const carried = last !== undefined && last.number === n && this.headState?.block === n - 1;
-    this.headState = carried ? this.headState.successor(last.written) : new StateAt(this.store, n);
+    this.headState = carried ? this.headState.successor(last.writes) : new StateAt(this.store, n);
     const fin = Math.max(0, n - this.opts.finalityDepth);
     this.finalizedRef = fin === n ? this.head : this.refOf(this.store.getBlock(fin)!);
     this.finalizedState = fin === n ? this.headState : new StateAt(this.store, fin);
@@ -319,7 +324,7 @@ export class Ledger {
   private commitToStore(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
     this.store.commitBlock(block, writes, txs, meta);
     this.touches.record(block.header.number, writes.keys());
-    this.lastCommitted = { number: block.header.number, written: [...writes.keys()] };
+    this.lastCommitted = { number: block.header.number, writes };
   }
 
   /**
@@ -356,7 +361,7 @@ export class Ledger {
   check(call: Call, opts: { skipSignatures?: boolean } = {}): LedgerFailure | null {
     let canon: { bytes: Uint8Array; call: Call };
     try {
-      canon = canonicalCall(call);
+      canon = this.canonical(call);
     } catch (e) {
       if (e instanceof LedgerFailure) return e;
       throw e;
@@ -374,7 +379,7 @@ export class Ledger {
     if (this.heldBecause !== null) throw new LedgerFailure('OrderUnavailable', 'Ledger', this.heldBecause);
     // under a chain the order comes from outside: its admissions stay one by one, answered at once
     if (!this.coordinator && this.chainOrdered) return this.submit(submitted, meta);
-    const canon = canonicalCall(submitted);
+    const canon = this.canonical(submitted);
     if (!this.coordinator) return this.ownAdmissions.admit(canon, meta);
     const txHash = to0x(txHashOf(canon.bytes));
     // The signature checks, on this process's view and before the coordinator serialises the admission: the
@@ -459,7 +464,7 @@ export class Ledger {
   /** {@link admit} of a ledger alone on its store (embedded, tests): synchronous, throws LedgerFailure. */
   submit(submitted: Call, meta: TxMeta): { txHash: string; duplicate: boolean } {
     if (this.coordinator) throw new Error('a coordinated ledger admits through admit()');
-    const admission = this.prepareAdmission(canonicalCall(submitted), meta);
+    const admission = this.prepareAdmission(this.canonical(submitted), meta);
     if (admission.tx) {
       this.store.putPendingTx(admission.tx);
       admission.accept();
@@ -564,8 +569,26 @@ export class Ledger {
 
   /** True when an identical extrinsic is waiting in the pool (or, under a chain, waits for the chain's order). */
   isPending(call: Call): boolean {
-    const txHash = to0x(txHashOf(encodeExtrinsic(call)));
+    const txHash = to0x(txHashOf(this.encoded(call)));
     return this.poolIndex.has(txHash) || this.unorderedIndex.has(txHash);
+  }
+
+  /**
+   * The extrinsic bytes of `call`, encoded once per call object: a submission asks {@link isPending} and then
+   * {@link admit} about the same call (calls are not changed once built).
+   */
+  private encoded(call: Call): Uint8Array {
+    let bytes = this.encodings.get(call);
+    if (bytes === undefined) {
+      bytes = encodeExtrinsic(call);
+      this.encodings.set(call, bytes);
+    }
+    return bytes;
+  }
+
+  /** {@link canonicalCall} of a call, reusing its {@link encoded} bytes. */
+  private canonical(call: Call): { bytes: Uint8Array; call: Call } {
+    return canonicalCall(call, this.encodings.get(call));
   }
 
   /**
@@ -984,10 +1007,10 @@ const CHAIN_CURSOR_KEY = 'chain_cursor';
  * that does not encode, is `MalformedExtrinsic` before any other check, and execution sees exactly the arguments
  * `tx_hash` covers (also after a restart, when pending calls are decoded from their stored bytes).
  */
-function canonicalCall(call: Call): { bytes: Uint8Array; call: Call } {
+function canonicalCall(call: Call, encoded?: Uint8Array): { bytes: Uint8Array; call: Call } {
   let bytes: Uint8Array;
   try {
-    bytes = encodeExtrinsic(call);
+    bytes = encoded ?? encodeExtrinsic(call);
   } catch {
     throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
   }

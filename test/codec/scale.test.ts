@@ -170,3 +170,37 @@ test('decodeStrict: trailing bytes and non-canonical re-encoding fail; tryDecode
     TypeError,
   );
 });
+
+test('the writer writes in place what the primitives encode: lengths at every mode boundary, text, growth, a copy out', () => {
+  // the writer's own length and text paths against encodeCompact and TextEncoder, the reference bytes
+  const lengths = [0, 1, 63, 64, 16383, 16384, 2 ** 30 - 1, 2 ** 30, 2 ** 32 + 5, 2n ** 40n];
+  for (const n of lengths) assert.equal(toHex(new ScaleWriter().compact(n).finish()), compactOf(n), `compact ${n}`);
+  const texts = ['', 'did:ddn:abc#root', 'https://w1.example/', 'é', 'naïve', '日本', '\u{1F600}', 'a\uD800b', '\uFEFFx', 'x'.repeat(300)];
+  for (const s of texts) {
+    const expected = toHex(new Uint8Array([...encodeCompact(new TextEncoder().encode(s).length), ...new TextEncoder().encode(s)]));
+    assert.equal(toHex(new ScaleWriter().str(s).finish()), expected, JSON.stringify(s.slice(0, 20)));
+  }
+  // past the first buffer: every byte kept, in order
+  const w = new ScaleWriter();
+  for (let i = 0; i < 200; i++)
+    w.u8(i)
+      .u16(i * 257)
+      .u32(i * 16_843_009)
+      .u64(BigInt(i) * 72_340_172_838_076_673n);
+  const out = w.finish();
+  assert.equal(out.length, 200 * 15);
+  const r = new ScaleReader(out);
+  for (let i = 0; i < 200; i++) {
+    assert.equal(r.u8(), i);
+    assert.equal(r.u16(), i * 257);
+    assert.equal(r.u32(), i * 16_843_009);
+    assert.equal(r.u64(), BigInt(i) * 72_340_172_838_076_673n);
+  }
+  assert.equal(toHex(new ScaleWriter().u64(2n ** 64n - 1n).finish()), 'ff'.repeat(8));
+  // finish gives a copy: writing on does not change what was handed out
+  const w2 = new ScaleWriter().u8(1);
+  const first = w2.finish();
+  w2.u8(2);
+  assert.equal(toHex(first), '01');
+  assert.equal(toHex(w2.finish()), '0102');
+});
