@@ -14,7 +14,7 @@ import { to0x } from '../base/bytes.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import { blockHash, genesisHeader, type GenesisConfig } from '../ledger/block.js';
 import { Ledger } from '../ledger/chain.js';
-import { registerExportRoutes } from '../directory/export-routes.js';
+import { exportFeedParts } from '../directory/export-routes.js';
 import type { FeedStream, FeedStreamLimits } from '../directory/export-stream.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
 import { DirectoryService } from '../directory/service.js';
@@ -227,15 +227,15 @@ function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; s
       handle: () => json(200, p.follower.status()),
     }),
   ]);
-  registerDirectoryRoutes(readOnlyServer(server, o.from), service);
-  const stream = registerExportRoutes(server, {
+  const exportFeed = exportFeedParts({
     ledger: p.ledger,
     genesis: p.genesis,
     logger: o.logger,
     ...(o.streamLimits === undefined ? {} : { streamLimits: o.streamLimits }),
   });
-  watchFeedStream(p.metrics, stream);
-  return { server, stream };
+  registerDirectoryRoutes(readOnlyServer(server, o.from), service, exportFeed);
+  watchFeedStream(p.metrics, exportFeed.stream);
+  return { server, stream: exportFeed.stream };
 }
 
 /** The ledger's families and the follower's: what it holds, whether it is connected, when it last imported a block. */

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { DirectoryService } from '../directory/service.js';
 import { registerDirectoryRoutes } from '../directory/routes.js';
-import { registerExportRoutes } from '../directory/export-routes.js';
+import { exportFeedParts } from '../directory/export-routes.js';
 import type { GenesisConfig } from '../ledger/block.js';
 import type { Ledger } from '../ledger/chain.js';
 import { BodyBudget } from '../http/body-budget.js';
@@ -102,8 +102,7 @@ function registerDirectory(
   directory: NonNullable<ServersDeps['directory']>,
   rate: NodeRateLimits | undefined,
 ): { close(): void } {
-  registerDirectoryRoutes(server, directory.service);
-  const stream = registerExportRoutes(server, {
+  const exportFeed = exportFeedParts({
     ledger: directory.ledger,
     genesis: directory.genesis,
     logger: ctx.logger,
@@ -111,8 +110,9 @@ function registerDirectory(
     // the client address as the rate limits count it (trusted proxies), IPv6 per /64
     ...(rate === undefined ? {} : { clientOf: (req: IncomingMessage) => rate.limits.clientOf(req) }),
   });
-  watchFeedStream(ctx.metrics, stream);
-  return stream;
+  registerDirectoryRoutes(server, directory.service, exportFeed);
+  watchFeedStream(ctx.metrics, exportFeed.stream);
+  return exportFeed.stream;
 }
 
 /** One budget of request bodies in flight for every listener (they share the process's memory), with its gauges. */

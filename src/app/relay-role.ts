@@ -24,8 +24,7 @@ import { RelayService, type RelayEvent } from '../relay/service.js';
 import type { RelaySettings } from '../relay/settings.js';
 import type { RelayStagingStore, RelaySweepResult } from '../relay/staging-store.js';
 import { DEFAULT_RELAY_SWEEP_INTERVAL_MS, RelaySweeper } from '../relay/sweeper.js';
-import { describeUpgrade } from '../http/openapi-additions.js';
-import { attachWebSocketRoute, LIVE_UPGRADE_ERRORS } from '../relay/websocket-route.js';
+import { liveRoute } from '../relay/websocket-route.js';
 import { SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../store/sqlite/relay-staging-store.js';
 import { PgLiveFanout } from '../store/postgres/live-fanout.js';
 import { openPgRelayStagingStore } from '../store/postgres/relay-staging-store.js';
@@ -200,22 +199,7 @@ function registerRelay(
 ): WebSocketServer {
   const { store, logger, m } = parts;
   const c = o.config;
-  registerRelayRoutes(server, parts.service, {
-    nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
-    ...(m === undefined ? {} : { onResult: (r) => m.relayDelivery(r.delivery_mode, r.code) }),
-  });
-  describeUpgrade(server.fastify, {
-    path: '/ws/{did}/{device}',
-    summary: "A device's live session: envelopes pushed as they arrive (§10.8)",
-    parameters: [
-      { name: 'did', in: 'path', description: 'the recipient DID' },
-      { name: 'device', in: 'path', description: 'the device id' },
-    ],
-    errors: LIVE_UPGRADE_ERRORS,
-    messages: 'Server → client: one JSON envelope per text frame; --relay-live-auth decides the proof headers asked for.',
-  });
-  return attachWebSocketRoute({
-    server: server.fastify.server,
+  const live = liveRoute({
     basePath: '',
     directory: o.directory,
     sessions: parts.sessions,
@@ -230,6 +214,12 @@ function registerRelay(
     },
     ...(logger === undefined ? {} : { logger }),
   });
+  registerRelayRoutes(server, parts.service, {
+    nodeAuth: { profile: o.profile, directory: o.directory, nonces: store, clock: o.clock },
+    ...(m === undefined ? {} : { onResult: (r) => m.relayDelivery(r.delivery_mode, r.code) }),
+    live: live.route,
+  });
+  return live.wss;
 }
 
 /** Opens the Relay's database and wires its parts. */

@@ -6,13 +6,13 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { GenesisConfig } from '../ledger/block.js';
 import type { Ledger } from '../ledger/chain.js';
-import { json, type HttpServer } from '../http/server.js';
+import { json } from '../http/server.js';
+import type { RouteEntry } from '../http/route.js';
 import { Type, type TSchema } from 'typebox';
 import { ExportFeed, parseCount, parseCursor } from './export-feed.js';
 import { read } from './route-kit.js';
 import { GenesisSchema } from '../wire/history.js';
-import { describeUpgrade } from '../http/openapi-additions.js';
-import { attachFeedStream, FEED_STREAM_UPGRADE_ERRORS, SLOW_CONSUMER_CLOSE, type FeedStream, type FeedStreamLimits } from './export-stream.js';
+import { createFeedStream, FEED_STREAM_UPGRADE_ERRORS, SLOW_CONSUMER_CLOSE, type FeedStream, type FeedStreamLimits } from './export-stream.js';
 import { FeedLineSchema } from '../wire/feed.js';
 
 export const JSONL_CONTENT_TYPE = 'application/jsonl';
@@ -28,13 +28,30 @@ export interface ExportRouteOptions {
   clientOf?: (req: IncomingMessage) => string;
 }
 
-/** Adds the export routes to the Directory's server; the returned stream is closed with the server. */
-export function registerExportRoutes(directoryServer: HttpServer, o: ExportRouteOptions): FeedStream {
-  const server = directoryServer;
+/** The export feed of a ledger and its live stream (attached to a server by its route list's WebSocket entry). */
+export interface ExportFeedParts {
+  readonly feed: ExportFeed;
+  readonly stream: FeedStream;
+}
+
+/** The feed of `o.ledger` and its stream; the stream is closed with the node (`stream.close()`). */
+export function exportFeedParts(o: ExportRouteOptions): ExportFeedParts {
   const feed = new ExportFeed(o.ledger, o.genesis);
+  const stream = createFeedStream({
+    feed,
+    ledger: o.ledger,
+    ...(o.streamLimits === undefined ? {} : { limits: o.streamLimits }),
+    ...(o.logger === undefined ? {} : { logger: o.logger }),
+    ...(o.clientOf === undefined ? {} : { clientOf: o.clientOf }),
+  });
+  return { feed, stream };
+}
+
+/** The export feed's routes: its two pages and its WebSocket stream, in the Directory's list. */
+export function exportRoutes({ feed, stream }: ExportFeedParts): RouteEntry[] {
   const jsonLines = Type.String({ description: 'one JSON object per line (docs/mirrors.md)', contentMediaType: JSONL_CONTENT_TYPE });
   const text = { description: 'one JSON object per line (docs/mirrors.md)', content: { [JSONL_CONTENT_TYPE]: { schema: jsonLines } } } as unknown as TSchema;
-  server.add([
+  return [
     read({
       url: '/export',
       summary: 'The export feed: finalized operations after a seq, as JSON lines',
@@ -62,30 +79,30 @@ export function registerExportRoutes(directoryServer: HttpServer, o: ExportRoute
       errors: [],
       handle: () => json(200, feed.genesisJson()),
     }),
-  ]);
-  describeUpgrade(server.fastify, {
-    path: '/export/stream',
-    summary: 'The export feed, live: finalized operations after `cursor`, then each as it is final (docs/mirrors.md)',
-    parameters: [{ name: 'cursor', in: 'query', description: 'the last seq already held (default 0)' }],
-    errors: FEED_STREAM_UPGRADE_ERRORS,
-    messages:
-      'Server → client: one JSON feed line per text frame (`x-websocket-frames`), and pings: a session that leaves one unanswered when the next is due is dropped without a close frame.',
-    frames: {
-      description: 'one export feed line per text frame, in seq order, the same lines as `GET /export` (docs/mirrors.md)',
-      schema: FeedLineSchema,
+    {
+      kind: 'upgrade',
+      doc: {
+        path: '/export/stream',
+        summary: 'The export feed, live: finalized operations after `cursor`, then each as it is final (docs/mirrors.md)',
+        parameters: [{ name: 'cursor', in: 'query', description: 'the last seq already held (default 0)' }],
+        errors: FEED_STREAM_UPGRADE_ERRORS,
+        messages:
+          'Server → client: one JSON feed line per text frame (`x-websocket-frames`), and pings: a session that leaves one unanswered when the next is due is dropped without a close frame.',
+        frames: {
+          description: 'one export feed line per text frame, in seq order, the same lines as `GET /export` (docs/mirrors.md)',
+          schema: FeedLineSchema,
+        },
+        closes: [
+          {
+            code: SLOW_CONSUMER_CLOSE.code,
+            reason: SLOW_CONSUMER_CLOSE.reason,
+            when: 'a page stayed unwritten for the stall time: the consumer cannot keep up',
+          },
+          { code: 1011, reason: 'internal_error', when: 'the feed could not be read' },
+          { code: 1001, reason: 'server_closing', when: 'the node stops' },
+        ],
+      },
+      attach: (server) => stream.attach(server),
     },
-    closes: [
-      { code: SLOW_CONSUMER_CLOSE.code, reason: SLOW_CONSUMER_CLOSE.reason, when: 'a page stayed unwritten for the stall time: the consumer cannot keep up' },
-      { code: 1011, reason: 'internal_error', when: 'the feed could not be read' },
-      { code: 1001, reason: 'server_closing', when: 'the node stops' },
-    ],
-  });
-  return attachFeedStream({
-    server: server.fastify.server,
-    feed,
-    ledger: o.ledger,
-    ...(o.streamLimits === undefined ? {} : { limits: o.streamLimits }),
-    ...(o.logger === undefined ? {} : { logger: o.logger }),
-    ...(o.clientOf === undefined ? {} : { clientOf: o.clientOf }),
-  });
+  ];
 }

@@ -146,7 +146,6 @@ function refuse(socket: Duplex, req: IncomingMessage, err: DdnError): void {
 }
 
 export interface FeedStreamOptions {
-  server: Server;
   feed: ExportFeed;
   ledger: Pick<Ledger, 'onBlock'>;
   limits?: Partial<FeedStreamLimits>;
@@ -161,6 +160,8 @@ export interface FeedStream {
   readonly sessions: number;
   /** Sessions closed or displaced because they did not answer pings, and upgrades refused for lack of room. */
   readonly counts: FeedStreamCounts;
+  /** Serves `GET /export/stream` on `server`: its upgrade handler (once; the export routes' WebSocket entry calls it). */
+  attach(server: Server): void;
   close(): void;
 }
 
@@ -255,11 +256,18 @@ function handleFrames(ws: WebSocket, slot: Slot): void {
   });
 }
 
-/** Attaches `GET /export/stream` to the Directory's HTTP server (every other upgrade is refused with 404). */
-export function attachFeedStream(o: FeedStreamOptions): FeedStream {
-  const limits = { ...DEFAULT_FEED_STREAM_LIMITS, ...o.limits };
-  const clock = o.clock ?? systemClock;
-  const clientOf = o.clientOf ?? ((req: IncomingMessage) => clientAddress(req.socket.remoteAddress, undefined, undefined));
+/** The stream's limits, clock and client addresses: those of `o`, else the defaults. */
+function settingsOf(o: FeedStreamOptions): { limits: FeedStreamLimits; clock: Clock; clientOf: (req: IncomingMessage) => string } {
+  return {
+    limits: { ...DEFAULT_FEED_STREAM_LIMITS, ...o.limits },
+    clock: o.clock ?? systemClock,
+    clientOf: o.clientOf ?? ((req: IncomingMessage) => clientAddress(req.socket.remoteAddress, undefined, undefined)),
+  };
+}
+
+/** The export stream `GET /export/stream`, to attach to the Directory's HTTP server (every other upgrade is refused with 404). */
+export function createFeedStream(o: FeedStreamOptions): FeedStream {
+  const { limits, clock, clientOf } = settingsOf(o);
   // pongs are answered by hand (below): never onto a socket whose peer does not read
   const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: 1024, autoPong: false });
   // every session's place, from its admission until its socket closes
@@ -322,15 +330,19 @@ export function attachFeedStream(o: FeedStreamOptions): FeedStream {
       session.notify();
     });
   };
-  o.server.on('upgrade', onUpgrade);
+  let attached: Server | undefined;
   return {
     get sessions() {
       return slots.size;
     },
     counts,
+    attach(server) {
+      if (attached !== undefined) throw new Error('the export stream is attached already');
+      attached = server.on('upgrade', onUpgrade);
+    },
     close() {
       stopListening();
-      o.server.off('upgrade', onUpgrade);
+      attached?.off('upgrade', onUpgrade);
       for (const slot of [...slots]) {
         release(slot);
         slot.ws?.close(1001, 'server_closing');

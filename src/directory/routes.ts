@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import { DdnError } from '../base/errors.js';
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
-import type { Route } from '../http/route.js';
+import type { Route, RouteEntry } from '../http/route.js';
 import { adjustDocument } from '../http/openapi-additions.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
@@ -37,6 +37,7 @@ import { ACTIONS } from './actions.js';
 import { parseDidActionPrepare, parseDidActionSubmit } from './changes/did-actions.js';
 import { parseRegistrationPrepare, parseRegistrationSubmit } from './changes/did-registration.js';
 import { applicationRoutes } from './application-routes.js';
+import { exportRoutes, type ExportFeedParts } from './export-routes.js';
 import { explorerReadRoutes } from './explorer-read-routes.js';
 import { didResolutionRoutes } from './did-resolution-routes.js';
 import { historyRoutes } from './history-routes.js';
@@ -197,8 +198,11 @@ function didChangeRoutes(service: DirectoryService): Route[] {
   ];
 }
 
-/** The Directory's routes, in one list. */
-export function directoryRoutes(service: DirectoryService): Route[] {
+/**
+ * The Directory's routes, in one list; with `exportFeed`, its export feed's too (`GET /export`, `/export/genesis`
+ * and the WebSocket `/export/stream`, last: a node serves them, a test harness may not).
+ */
+export function directoryRoutes(service: DirectoryService, exportFeed?: ExportFeedParts): RouteEntry[] {
   return [
     ...readRoutes(service),
     ...personaRoutes(service),
@@ -209,11 +213,12 @@ export function directoryRoutes(service: DirectoryService): Route[] {
     ...didResolutionRoutes(service),
     ...explorerRoutes(),
     ...didChangeRoutes(service),
+    ...(exportFeed === undefined ? [] : exportRoutes(exportFeed)),
   ];
 }
 
 /** Adds the Directory's routes to `server`, whose document then states the profile's request forms. */
-export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService): void {
+export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService, exportFeed?: ExportFeedParts): void {
   adjustDocument(server.fastify, (doc) => profileDocument(doc, service.deps.profile));
-  server.add(directoryRoutes(service));
+  server.add(directoryRoutes(service, exportFeed));
 }

@@ -1,34 +1,15 @@
 /**
- * What a role's OpenAPI document needs beyond fastify's routes: WebSocket routes, served by an `upgrade` handler on
- * Node's server that fastify's OpenAPI plugin never sees (each described by the code that attaches it, merged in as
- * a `GET` whose success is `101 Switching Protocols`, the frames it sends under `x-websocket-frames` and its close
- * codes under `x-websocket-close`), and adjustments of the whole document (the profile's rules).
+ * What a role's OpenAPI document needs beyond its route objects: its WebSocket routes (the `upgrade` entries of its
+ * route list, src/http/route.ts), each merged in as a `GET` whose success is `101 Switching Protocols`, the frames it
+ * sends under `x-websocket-frames` and its close codes under `x-websocket-close`; and adjustments of the whole
+ * document (the profile's rules).
  */
 import { isJsonObject } from '../base/guards.js';
 import type { TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 import { ErrorBodySchema, withCodes } from './schemas.js';
+import type { UpgradeDoc } from './route.js';
 
-export interface UpgradeRoute {
-  /** OpenAPI path, e.g. `/ws/{did}/{device}`. */
-  path: string;
-  summary: string;
-  /** Path and query parameters: name, where, description, required. */
-  parameters: { name: string; in: 'path' | 'query'; description: string; required?: boolean }[];
-  /**
-   * Every code a refusal before the upgrade can carry (§0.6 error bodies; the registry gives each its status), the
-   * handshake's (`method_not_allowed`, `invalid_request`) and the route's own.
-   */
-  errors: readonly ErrorCode[];
-  /** What the session carries after the upgrade. */
-  messages: string;
-  /** The JSON text frames the server sends after the upgrade: the operation's `x-websocket-frames`. */
-  frames?: { description: string; schema: TSchema };
-  /** How the server ends a session: the operation's `x-websocket-close` (code, reason, when). */
-  closes?: readonly { code: number; reason: string; when: string }[];
-}
-
-const UPGRADES = new WeakMap<object, UpgradeRoute[]>();
 const ADJUSTMENTS = new WeakMap<object, ((doc: OpenApiDoc) => OpenApiDoc)[]>();
 
 /** An OpenAPI document as the additions read it. */
@@ -42,13 +23,6 @@ export function adjustDocument(fastify: object, adjust: (doc: OpenApiDoc) => Ope
 /** `doc` naming the network profile it describes (`info.x-ddn-profile`): each role's document is its profile's. */
 export function withProfileLabel(doc: OpenApiDoc, profile: string): OpenApiDoc {
   return { ...doc, info: { ...(isJsonObject(doc.info) ? doc.info : {}), 'x-ddn-profile': profile } };
-}
-
-/** Describes a WebSocket route of the server that owns `fastify`. */
-export function describeUpgrade(fastify: object, route: UpgradeRoute): void {
-  const list = UPGRADES.get(fastify) ?? [];
-  list.push(route);
-  UPGRADES.set(fastify, list);
 }
 
 const HANDSHAKE = [
@@ -74,14 +48,13 @@ function byStatus(codes: readonly ErrorCode[]): [number, ErrorCode[]][] {
   return [...out.entries()].sort(([a], [b]) => a - b);
 }
 
-/** `doc` (an OpenAPI document) with the WebSocket routes of `fastify` added and its adjustments applied. */
-export function withAdditions(fastify: object, doc: object): object {
-  return (ADJUSTMENTS.get(fastify) ?? []).reduce((d, adjust) => adjust(d), withUpgrades(fastify, doc as OpenApiDoc));
+/** `doc` (an OpenAPI document) with the WebSocket routes `upgrades` added and the adjustments of `fastify` applied. */
+export function withAdditions(fastify: object, doc: object, upgrades: readonly UpgradeDoc[]): object {
+  return (ADJUSTMENTS.get(fastify) ?? []).reduce((d, adjust) => adjust(d), withUpgrades(upgrades, doc as OpenApiDoc));
 }
 
-function withUpgrades(fastify: object, doc: OpenApiDoc): OpenApiDoc {
-  const routes = UPGRADES.get(fastify);
-  if (routes === undefined) return doc;
+function withUpgrades(routes: readonly UpgradeDoc[], doc: OpenApiDoc): OpenApiDoc {
+  if (routes.length === 0) return doc;
   const paths: Record<string, Record<string, unknown>> = { ...doc.paths };
   for (const r of routes) {
     const responses: Record<string, unknown> = {

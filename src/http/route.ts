@@ -9,6 +9,7 @@
  * result is the handler's input, and the handler's answer is typed by the route's answer schemas (TypeBox `Static`):
  * a body that does not match the schema of its status is a compile error.
  */
+import type { Server } from 'node:http';
 import type { Static, TSchema } from 'typebox';
 import type { DdnError, ErrorCode } from '../base/errors.js';
 import type { RateClass } from './rate-limit.js';
@@ -83,6 +84,42 @@ export interface Route {
 export function defineRoute<U extends string, R extends Answers, I>(def: RouteDef<U, R, I>): Route {
   return def as unknown as Route;
 }
+
+/** The OpenAPI description of a WebSocket route (src/http/openapi-additions.ts merges it into the document). */
+export interface UpgradeDoc {
+  /** OpenAPI path, e.g. `/ws/{did}/{device}`. */
+  path: string;
+  summary: string;
+  /** Path and query parameters: name, where, description, required. */
+  parameters: { name: string; in: 'path' | 'query'; description: string; required?: boolean }[];
+  /**
+   * Every code a refusal before the upgrade can carry (§0.6 error bodies; the registry gives each its status), the
+   * handshake's (`method_not_allowed`, `invalid_request`) and the route's own.
+   */
+  errors: readonly ErrorCode[];
+  /** What the session carries after the upgrade. */
+  messages: string;
+  /** The JSON text frames the server sends after the upgrade: the operation's `x-websocket-frames`. */
+  frames?: { description: string; schema: TSchema };
+  /** How the server ends a session: the operation's `x-websocket-close` (code, reason, when). */
+  closes?: readonly { code: number; reason: string; when: string }[];
+}
+
+/**
+ * A WebSocket route, in its role's list beside the route objects: served by an `upgrade` handler on Node's server,
+ * which fastify never sees. `attach` adds that handler (it answers every upgrade of the server: one per server).
+ */
+export interface UpgradeRoute {
+  readonly kind: 'upgrade';
+  readonly doc: UpgradeDoc;
+  readonly attach: (server: Server) => void;
+}
+
+/** One entry of a role's route list: a route object, or its WebSocket route. */
+export type RouteEntry = Route | UpgradeRoute;
+
+/** Whether `entry` is a WebSocket route. */
+export const isUpgrade = (entry: RouteEntry): entry is UpgradeRoute => 'kind' in entry && entry.kind === 'upgrade';
 
 /** The parser of a route that reads nothing before its handler: the request itself is the input. */
 export const asIs = <C>(ctx: C): C => ctx;

@@ -35,7 +35,7 @@ import { withAdditions } from './openapi-additions.js';
 import { addressKey, clientAddress, type RateClass, type RateLimits } from './rate-limit.js';
 import { markArrival, queryOf, refusalOf, secondsSince } from './request-state.js';
 import { acceptedRequestId } from './request-id.js';
-import { asIs, type Answers, type Route } from './route.js';
+import { asIs, isUpgrade, type Answers, type Route, type RouteEntry, type UpgradeDoc } from './route.js';
 import { OpenApiDocumentSchema } from './schemas.js';
 import { routeHooks } from './route-runner.js';
 import { invalidPath } from './url.js';
@@ -118,10 +118,10 @@ export interface HttpServer {
   /** The fastify instance: `listen`, `close` (waits for in-flight requests), `inject`. */
   readonly fastify: FastifyInstance;
   /**
-   * Adds route objects (a role's list). Routes are added to fastify when it starts (`ready`, `listen` or the first
-   * `inject`); adding one later throws.
+   * Adds a role's route list. Route objects are added to fastify when it starts (`ready`, `listen` or the first
+   * `inject`); adding one later throws. A WebSocket route's upgrade handler is attached to Node's server at once.
    */
-  add(routes: readonly Route[]): void;
+  add(routes: readonly RouteEntry[]): void;
   /**
    * Adds a JSON route from a handler; `pattern` is relative to the base path. For the HTTP layer's own suites'
    * made-up routes: the routes of src/ are route objects (`defineRoute`), their answers typed by their schemas.
@@ -129,6 +129,8 @@ export interface HttpServer {
   route<P extends string>(method: HttpMethod, pattern: P, handler: RouteHandler<PathParams<P>>, options?: RouteOptions): void;
   /** Every route object added so far, in order (what the OpenAPI document is built from). */
   routes(): readonly Route[];
+  /** Every WebSocket route added so far, in order (the rest of the OpenAPI document). */
+  upgrades(): readonly UpgradeDoc[];
 }
 
 /** A route object from a handler and {@link RouteOptions} (the node-level routes). */
@@ -263,6 +265,7 @@ function openApiRoute(server: HttpServer, opts: HttpServerOptions): Route {
             tooLargeCode: opts.tooLargeCode,
             ...(opts.basePath === undefined ? {} : { basePath: opts.basePath }),
           }),
+          server.upgrades(),
         ),
       );
       return jsonPayload(200, openapi);
@@ -339,16 +342,25 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
     mounted.push({ route, recorder: unobserved ? undefined : observer?.route(route.method, route.url), ...(unobserved ? { unobserved } : {}) });
   };
+  const upgrades: UpgradeDoc[] = [];
   const server: HttpServer = {
     fastify,
     add(routes) {
-      for (const r of routes) add(r);
+      for (const r of routes) {
+        if (!isUpgrade(r)) add(r);
+        else if (upgrades.length > 0) throw new Error(`second WebSocket route: ${r.doc.path} (its upgrade handler answers every upgrade)`);
+        else {
+          upgrades.push(r.doc);
+          r.attach(fastify.server);
+        }
+      }
     },
     route(method, pattern, handler, options) {
       // The handler is typed by its pattern's params; the router guarantees exactly those names.
       add(routeOf(method, pattern, handler as unknown as RouteHandler, options));
     },
     routes: () => mounted.map((m) => m.route),
+    upgrades: () => upgrades,
   };
   add(openApiRoute(server, opts), true);
   return server;

@@ -1,10 +1,11 @@
 /**
- * A read-only view of the Directory's routes for a mirror: every GET (and HEAD) route is registered as is; every
- * other route answers 403 `read_only_mirror` with the primary's URL, whatever it would have done.
+ * A read-only view of the Directory's routes for a mirror: every GET (and HEAD) route and the WebSocket route are
+ * registered as is; every other route answers 403 `read_only_mirror` with the primary's URL, whatever it would have
+ * done.
  */
 import { DdnError } from '../base/errors.js';
 import { routeOf, type HttpServer, type RouteHandler } from '../http/server.js';
-import { asIs, type Route } from '../http/route.js';
+import { asIs, isUpgrade, type RouteEntry } from '../http/route.js';
 
 /** The refusal of a write at a mirror. */
 export function readOnlyRefusal(primaryUrl: string): DdnError {
@@ -15,8 +16,8 @@ export function readOnlyRefusal(primaryUrl: string): DdnError {
 
 /** `server`, with every non-GET route replaced by the refusal (its declared shapes kept, its only code the refusal). */
 export function readOnlyServer(server: HttpServer, primaryUrl: string): HttpServer {
-  const readOnly = (route: Route): Route =>
-    route.method === 'GET' || route.method === 'HEAD'
+  const readOnly = (route: RouteEntry): RouteEntry =>
+    isUpgrade(route) || route.method === 'GET' || route.method === 'HEAD'
       ? route
       : {
           ...route,
@@ -31,5 +32,6 @@ export function readOnlyServer(server: HttpServer, primaryUrl: string): HttpServ
     add: (routes) => server.add(routes.map(readOnly)),
     route: (method, pattern, handler, options) => server.add([readOnly(routeOf(method, pattern, handler as RouteHandler, options))]),
     routes: () => server.routes(),
+    upgrades: () => server.upgrades(),
   };
 }

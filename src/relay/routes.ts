@@ -7,7 +7,7 @@ import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpServer, type RequestContext } from '../http/server.js';
-import { asIs, defineRoute, type AnswerOf, type Route } from '../http/route.js';
+import { asIs, defineRoute, type AnswerOf, type RouteEntry, type UpgradeRoute } from '../http/route.js';
 import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
@@ -22,6 +22,8 @@ export interface RelayRouteOptions {
   nodeAuth: Omit<NodeAuthDeps, 'serviceType' | 'ownBaseUrls' | 'skewSeconds'>;
   /** Told of every DeliveryResult answered to `POST /relay` (metrics). */
   onResult?: (result: DeliveryResult) => void;
+  /** The WebSocket route of live sessions (src/relay/websocket-route.ts `liveRoute`), last in the list; none: not served. */
+  live?: UpgradeRoute;
 }
 
 /** A DeliveryResult answered with its own status (one of the statuses the Relay's table lists). */
@@ -41,8 +43,8 @@ interface Post {
   pathRecipient: string | null;
 }
 
-/** The Relay's routes: `POST /relay`, `POST /relay/{recipientDid}` and `GET /relay/limits`. */
-export function relayRoutes(service: RelayService, options: RelayRouteOptions): Route[] {
+/** The Relay's routes: `POST /relay`, `POST /relay/{recipientDid}`, `GET /relay/limits` and the live sessions' `/ws/{did}/{device}`. */
+export function relayRoutes(service: RelayService, options: RelayRouteOptions): RouteEntry[] {
   const s = service.settings;
   const nodeAuth: NodeAuthDeps = {
     ...options.nodeAuth,
@@ -119,6 +121,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
       parse: asIs,
       handle: () => json(200, service.limits()),
     }),
+    ...(options.live === undefined ? [] : [options.live]),
   ];
 }
 

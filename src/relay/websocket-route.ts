@@ -8,7 +8,7 @@
  *   (then the welcome); a bad or missing one within the deadline closes the socket with `4000 + status` and the
  *   error code as the reason (e.g. `4403 invalid_signature`, `4401 live_proof_required`).
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -16,6 +16,7 @@ import type { Clock } from '../base/clock.js';
 import { DdnError, isDdnError, type ErrorCode } from '../base/errors.js';
 import { utf8Length } from '../base/bytes.js';
 import { toDdnError } from '../http/error-body.js';
+import type { UpgradeRoute } from '../http/route.js';
 import { checkUpgradeHandshake, echoRequestIds, refuseUpgrade, tagUpgrade, UPGRADE_CODES, upgradeIdOf, upgradeLogger } from '../http/websocket-upgrade.js';
 import { decodePathSegments, splitTarget } from '../http/url.js';
 import type { DidView, DirectoryPort } from '../ports/directory-port.js';
@@ -41,7 +42,6 @@ export interface LiveAuthOptions {
 }
 
 export interface WebSocketRouteOptions {
-  server: Server;
   basePath: string;
   directory: DirectoryPort;
   sessions: LiveSessions;
@@ -179,13 +179,13 @@ function awaitFirstFrame(opts: WebSocketRouteOptions, req: IncomingMessage, ws: 
   });
 }
 
-/** Attaches the upgrade handler to the Relay's HTTP server. */
-export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServer {
+/** `GET /ws/{did}/{device}` in the Relay's route list, and its sessions' WebSocket server (closed with the node). */
+export function liveRoute(opts: WebSocketRouteOptions): { route: UpgradeRoute; wss: WebSocketServer } {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: () => false, maxPayload: MAX_CLIENT_FRAME_BYTES });
   // A handshake the library refuses after the checks above (e.g. a malformed Sec-WebSocket-Protocol) is JSON too.
   wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => refuse(socket, req, new DdnError('invalid_request', err.message)));
   echoRequestIds(wss);
-  opts.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     tagUpgrade(req);
     let target: { did: string; device: string } | undefined;
@@ -223,6 +223,20 @@ export function attachWebSocketRoute(opts: WebSocketRouteOptions): WebSocketServ
         refuse(socket, req, toDdnError(e));
       },
     );
-  });
-  return wss;
+  };
+  const route: UpgradeRoute = {
+    kind: 'upgrade',
+    doc: {
+      path: '/ws/{did}/{device}',
+      summary: "A device's live session: envelopes pushed as they arrive (§10.8)",
+      parameters: [
+        { name: 'did', in: 'path', description: 'the recipient DID' },
+        { name: 'device', in: 'path', description: 'the device id' },
+      ],
+      errors: LIVE_UPGRADE_ERRORS,
+      messages: 'Server → client: one JSON envelope per text frame; --relay-live-auth decides the proof headers asked for.',
+    },
+    attach: (server) => void server.on('upgrade', onUpgrade),
+  };
+  return { route, wss };
 }

@@ -21,6 +21,7 @@ import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient 
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { parseExposition, scrape, total, type Sample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/network.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 const profile = makeProfile('platform');
@@ -181,7 +182,7 @@ describe('GET /metrics access', () => {
   it('answers 403 forbidden on a non-loopback address without a token', async () => {
     const server = createHttpServer({ name: 'cache', logger: false, bodyLimitBytes: 1024, tooLargeCode: 'envelope_too_large' });
     registerMetricsRoute(server, new NodeMetrics(buildInfo()), { token: null, loopback: false });
-    const res = await server.fastify.inject({ method: 'GET', url: '/metrics' });
+    const res = await injectChecked(server, { method: 'GET', url: '/metrics' });
     assert.equal(res.statusCode, 403);
     assert.equal(res.json<{ code: string }>().code, 'forbidden');
     await server.fastify.close();

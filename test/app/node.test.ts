@@ -9,6 +9,7 @@ import { ManualClock } from '../../src/base/clock.js';
 import { loadConfig } from '../../src/app/config.js';
 import { DataDirError } from '../../src/app/node-keys.js';
 import { buildNode, startNode, type RunningNode } from '../../src/app/node.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 const silent = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -218,9 +219,9 @@ describe('startNode', () => {
       assert.deepEqual([...built.servers.keys()], ['directory', 'relay', 'cache']);
       for (const server of built.servers.values()) assert.equal(server.fastify.server.listening, false);
       // routes answer in-process; the node is not ready until it listens
-      const status = await built.servers.get('directory')!.fastify.inject({ method: 'GET', url: '/registration-status/did:platform:8DfbjXLth7APvt3qQPgtf' });
+      const status = await injectChecked(built.servers.get('directory')!, { method: 'GET', url: '/registration-status/did:platform:8DfbjXLth7APvt3qQPgtf' });
       assert.equal(status.statusCode, 200);
-      const health = await built.servers.get('relay')!.fastify.inject({ method: 'GET', url: '/health' });
+      const health = await injectChecked(built.servers.get('relay')!, { method: 'GET', url: '/health' });
       assert.equal(health.statusCode, 503);
       node = await built.listen();
       for (const server of built.servers.values()) assert.equal(server.fastify.server.listening, true);

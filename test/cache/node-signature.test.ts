@@ -11,6 +11,7 @@ import { PLATFORM } from '../../src/protocol/profile.js';
 import type { PolicyView } from '../../src/ports/directory-port.js';
 import { kid } from '../support/directory-flows.js';
 import { CACHE_URL, OTHER_CACHE_URL, expectError, isoSeconds, startCache, type CacheHarness, type Recipient, type RelayNode, type Reply } from './harness.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 const POLICY_ID = `0x${'ab'.repeat(32)}`;
 const BLOCK_HASH = `0x${'cd'.repeat(32)}`;
@@ -89,7 +90,7 @@ describe('node-signed requests', () => {
       expectError(res, 403, 'invalid_node_signature');
       assert.equal(reason(res), 'missing_header');
     }
-    const full = await h.server.fastify.inject({
+    const full = await injectChecked(h.server, {
       method: 'POST',
       url: '/cache/store',
       payload: body,

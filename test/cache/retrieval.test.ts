@@ -11,6 +11,7 @@ import { PLATFORM } from '../../src/protocol/profile.js';
 import { ackSubject } from '../../src/protocol/retrieval-proof.js';
 import { kid } from '../support/directory-flows.js';
 import { CACHE_URL, OTHER_CACHE_URL, ackBody, expectError, isoSeconds, startCache, type CacheHarness, type Recipient } from './harness.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 const enc = encodeURIComponent;
 type Body = Record<string, unknown>;
@@ -338,7 +339,7 @@ describe('retrieval routes', () => {
       h.store.claimNonce = claim;
     }
     assert.equal((await h.get(`/cache/messages/${enc(r.did)}`, h.proof(r, 'pull', '*'))).status, 200, 'served again once the nonce is recorded');
-    const doc = (await h.server.fastify.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+    const doc = (await injectChecked(h.server, { method: 'GET', url: '/openapi.json' })).json() as {
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
     };
     for (const [path, method] of [

@@ -6,6 +6,7 @@ import { toBase64 } from '../../src/base/bytes.js';
 import { senderSigningBytes } from '../../src/protocol/sender-signature.js';
 import { kid } from '../support/directory-flows.js';
 import { CACHE_URL, OTHER_CACHE_URL, expectError, isoSeconds, startCache, type CacheHarness, type Recipient } from './harness.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 const enc = encodeURIComponent;
 
@@ -130,7 +131,7 @@ describe('POST /cache/store', () => {
     expectError(await h.storeRaw('[1]'), 400, 'invalid_json');
     expectError(await h.storeRaw('{"message_id":'), 400, 'invalid_json');
     expectError(await h.post('/cache/store', ''), 400, 'invalid_json');
-    const ct = await h.server.fastify.inject({ method: 'POST', url: '/cache/store', payload: '{}', headers: { 'content-type': 'text/plain' } });
+    const ct = await injectChecked(h.server, { method: 'POST', url: '/cache/store', payload: '{}', headers: { 'content-type': 'text/plain' } });
     assert.equal(ct.statusCode, 415);
     // a valid header set is accepted
     const ok = await h.storeRaw(h.envelope(r.did, { encrypted_header: 'AAAA', header_nonce: 'AAAA', header_key_id: 'k', schema_version: '1' }));

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { MAX_JSON_DEPTH } from '../../src/http/json-depth.js';
 import { deepArrays, deepObjects, withMember } from '../support/deep-json.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 describe('Directory: deeply nested JSON', () => {
   let h: DirectoryHarness;
@@ -13,7 +14,7 @@ describe('Directory: deeply nested JSON', () => {
   after(() => h.close());
 
   const post = async (method: 'POST' | 'PUT', url: string, text: string) => {
-    const res = await h.server.fastify.inject({ method, url, payload: text, headers: { 'content-type': 'application/json' } });
+    const res = await injectChecked(h.server, { method, url, payload: text, headers: { 'content-type': 'application/json' } });
     return { status: res.statusCode, body: res.json() as Record<string, unknown> };
   };
   const did = 'did:platform:8Dfbj';

@@ -31,6 +31,7 @@ import {
   writeV3,
   type ServiceDid,
 } from '../support/policy-flows.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 const DEPRECATED = ['max_message_bytes', 'max_chunks'];
@@ -42,7 +43,7 @@ describe('GET /delivery-resolution/{did}', () => {
   let brandOp: Operator;
   const resolveUrl = (did: string, query = '') => `/delivery-resolution/${enc(did)}${query}`;
   const resolve = async (did: string, query = '') => {
-    const res = await n.h.server.fastify.inject({ method: 'GET', url: resolveUrl(did, query) });
+    const res = await injectChecked(n.h.server, { method: 'GET', url: resolveUrl(did, query) });
     return { status: res.statusCode, body: res.json() as Body, cacheControl: res.headers['cache-control'] };
   };
   const fwdTo = (frag: string) => forwardPlan([target(svc, frag)]);

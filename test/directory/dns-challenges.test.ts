@@ -25,6 +25,7 @@ import {
   type Operator,
   type PersonaNetwork,
 } from '../support/persona-flows.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 const H48 = 48 * 3_600_000;
@@ -86,7 +87,7 @@ describe('DNS challenges over HTTP', () => {
     assert.match(c.record_value as string, /^platform-persona-verification=[A-Za-z0-9_-]{43}$/);
     assert.equal(c.expires_at, new Date(h.clock.nowMs() + H48).toISOString());
     assert.equal(c.directory_url, 'http://localhost:80');
-    const proxied = await h.server.fastify.inject({
+    const proxied = await injectChecked(h.server, {
       method: 'POST',
       url: `/personas/${enc('new.example.net')}/dns-challenges`,
       headers: { 'content-type': 'application/json', host: 'dir.example.net', 'x-forwarded-proto': 'https' },

@@ -12,11 +12,12 @@ import { OpenApiChecker, type OpenApiDocument } from '../support/openapi-check.j
 import { directoryOn } from '../support/pg-directory.js';
 import { AdmissionLockHolder, pgLedgerDeployment } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Prepared = Awaited<ReturnType<typeof prepareRegistration>>;
 
 function submit(h: DirectoryHarness, r: Prepared) {
-  return h.server.fastify.inject({ method: 'POST', url: '/register-did', payload: registrationSubmitBody(r.prepared, r.key) });
+  return injectChecked(h.server, { method: 'POST', url: '/register-did', payload: registrationSubmitBody(r.prepared, r.key) });
 }
 
 if (PG_URL) {
@@ -41,7 +42,7 @@ if (PG_URL) {
         assert.equal(body.code, 'ledger_unavailable');
         assert.equal(body.error, 'ledger_unavailable');
         assert.ok(Number(refused.headers['retry-after']) >= 1, `Retry-After: ${String(refused.headers['retry-after'])}`);
-        const doc = (await h.server.fastify.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+        const doc = (await injectChecked(h.server, { method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
         assert.equal(new OpenApiChecker(doc).problem('POST', '/register-did', 503, body), undefined, 'the 503 is in the route document');
 
         await holder.release();

@@ -35,6 +35,7 @@ import {
   type Fixture,
   type Reply,
 } from '../support/directory-flows.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 
@@ -497,7 +498,7 @@ describe('DID mutations: request forms', () => {
     }
     const p = await prepareSigned(h, f.did, f.key, 'remove_device', { device_id: 'dev-1' });
     assert.equal(p.prepared.nonce, '17');
-    const res = await h.server.fastify.inject({
+    const res = await injectChecked(h.server, {
       method: 'DELETE',
       url: p.route.url,
       payload: JSON.stringify(p.body),

@@ -4,6 +4,7 @@ import type { HttpServer } from '../../src/http/server.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { assertError, prepareRegistration, prepareSigned, registerDid, registrationSubmitBody, submit, type Reply } from '../support/directory-flows.js';
 import { smallRateLimits } from '../support/rate-limits.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 const harnesses: DirectoryHarness[] = [];
 after(async () => {
@@ -14,7 +15,7 @@ const WINDOW = 3600; // seconds: a window no test run outlasts
 const enc = encodeURIComponent;
 
 async function from(server: HttpServer, remoteAddress: string, method: 'POST' | 'GET', url: string, body?: object): Promise<Reply> {
-  const res = await server.fastify.inject({
+  const res = await injectChecked(server, {
     method,
     url,
     remoteAddress,

@@ -15,6 +15,7 @@ import {
   registrationSubmitBody,
   resolve,
 } from '../support/directory-flows.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 
@@ -26,7 +27,7 @@ describe('Directory transport', () => {
   after(() => h.close());
 
   async function raw(method: string, url: string, payload?: string | Buffer, headers: Record<string, string> = {}) {
-    const res = await h.server.fastify.inject({ method: method as 'POST', url, headers, ...(payload === undefined ? {} : { payload }) });
+    const res = await injectChecked(h.server, { method: method as 'POST', url, headers, ...(payload === undefined ? {} : { payload }) });
     return { status: res.statusCode, headers: res.headers, body: res.json() as Body };
   }
 

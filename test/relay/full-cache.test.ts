@@ -15,6 +15,7 @@ import { RELAY_POST_ERRORS, relayPostErrors } from '../../src/relay/error-codes.
 import { BaseDidDeliveryExecutor, type DeliveryJob } from '../../src/relay/executor.js';
 import type { Recipient } from '../cache/harness.js';
 import { expectFailure, startRelay, type RelayHarness } from './harness.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 
@@ -95,7 +96,7 @@ describe('Relay: a full Cache', () => {
     } finally {
       h.store.claimNonce = claim;
     }
-    const res = await h.server.fastify.inject({ method: 'GET', url: '/openapi.json' });
+    const res = await injectChecked(h.server, { method: 'GET', url: '/openapi.json' });
     const doc = res.json() as { paths: Record<string, { post: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }> };
     const at507 = JSON.stringify(doc.paths['/relay']!.post.responses['507']);
     assert.match(at507, /insufficient_storage/);

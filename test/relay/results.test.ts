@@ -14,6 +14,7 @@ import type { Recipient } from '../cache/harness.js';
 import { keyOf, mutate } from '../support/directory-flows.js';
 import { BASE_ACTION, registerNamedPersona, rejectAction, releasePlan, ruleOf, setDidPolicy, setScopePolicy, storePlan } from './ledger-setup.js';
 import { CACHE_URL, expectFailure, expectSuccess, startRelay, type RelayHarness, type Reply } from './harness.js';
+import { injectChecked } from '../support/inject-contract.js';
 
 type Body = Record<string, unknown>;
 const enc = encodeURIComponent;
@@ -370,7 +371,7 @@ describe('POST /relay: DeliveryResult for every status', () => {
   });
 
   it('GET /relay/limits', async () => {
-    const res = await h.server.fastify.inject({ method: 'GET', url: '/relay/limits' });
+    const res = await injectChecked(h.server, { method: 'GET', url: '/relay/limits' });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {
       max_http_envelope_bytes: 26_214_400,

@@ -53,14 +53,45 @@ export function injectContract(server: Pick<HttpServer, 'fastify'>): (x: Injecte
 
 const checks = new WeakMap<object, (x: InjectedExchange) => Promise<void>>();
 
-/** `GET url` by `fastify.inject`, its answer checked against the server's own document (a suite without a harness). */
-export async function getChecked(server: Pick<HttpServer, 'fastify'>, url: string): Promise<Awaited<ReturnType<HttpServer['fastify']['inject']>>> {
+/** The check of `server` (made once per server). */
+function checkOf(server: Pick<HttpServer, 'fastify'>): (x: InjectedExchange) => Promise<void> {
   let check = checks.get(server);
   if (check === undefined) {
     check = injectContract(server);
     checks.set(server, check);
   }
-  const res = await server.fastify.inject({ method: 'GET', url });
-  await check({ method: 'GET', url, status: res.statusCode, contentType: res.headers['content-type'], text: res.body });
+  return check;
+}
+
+type Injected = Awaited<ReturnType<HttpServer['fastify']['inject']>>;
+
+/** What {@link injectChecked} sends: fastify's inject options; a body object is sent (and checked) as JSON. */
+export interface CheckedInjection {
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+  url: string;
+  headers?: Record<string, string>;
+  payload?: string | Buffer | object;
+  remoteAddress?: string;
+}
+
+/**
+ * A request by `fastify.inject`, its answer (and, if accepted, its JSON body) checked against the server's own
+ * document: for a suite's own requests beside its harness (a header check, a raw body, a chosen client address).
+ */
+export async function injectChecked(server: Pick<HttpServer, 'fastify'>, o: CheckedInjection): Promise<Injected> {
+  const res = await server.fastify.inject(o);
+  await checkOf(server)({
+    method: o.method,
+    url: o.url,
+    status: res.statusCode,
+    contentType: res.headers['content-type'],
+    text: res.body,
+    payload: typeof o.payload === 'string' ? o.payload : o.payload === undefined || Buffer.isBuffer(o.payload) ? undefined : JSON.stringify(o.payload),
+  });
   return res;
+}
+
+/** `GET url` by `fastify.inject`, its answer checked against the server's own document (a suite without a harness). */
+export async function getChecked(server: Pick<HttpServer, 'fastify'>, url: string): Promise<Injected> {
+  return injectChecked(server, { method: 'GET', url });
 }

@@ -11,6 +11,7 @@ import { didDocumentFor, keyPairFromSeed } from '../../src/client/keys.js';
 import { generateDid } from '../../src/protocol/did.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 import { waitFor } from './wait.js';
+import { checkedNode } from './contract-check.js';
 
 export interface TestMirror extends RunningMirror {
   dataDir: string;
@@ -32,10 +33,12 @@ export async function startTestMirror(
     retryMs: { first: 20, max: 200 },
     ...options,
   });
-  return Object.assign(m, {
+  // every answer read from the mirror is checked against its own document; its close() fails with the violations
+  const checked = await checkedNode(Object.assign(m, { urls: { directory: m.url } }));
+  return Object.assign(checked, {
     dataDir,
     async stop(keep = false) {
-      await m.close();
+      await checked.close();
       if (!keep) rmSync(dataDir, { recursive: true, force: true });
     },
   });
