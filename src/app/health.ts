@@ -1,7 +1,8 @@
 /** `GET /health` on every role (http-api.md §3.7). */
 import { to0x } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
-import type { BlockRef, Ledger } from '../ledger/chain.js';
+import type { Ledger } from '../ledger/chain.js';
+import type { BlockRef } from '../ledger/types.js';
 import type { EventDropCounters } from '../events/limits.js';
 import { json, type HttpServer } from '../http/server.js';
 import { asIs, defineRoute } from '../http/route.js';

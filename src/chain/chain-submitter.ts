@@ -8,7 +8,8 @@
  */
 import type { Logger } from 'pino';
 import { anchorOverhead, anchoredTxSize, encodeAnchorBatch, ANCHOR_LIMITS, type AnchoredTx } from '../ledger/anchor-batch.js';
-import type { Ledger, PoolEntry } from '../ledger/chain.js';
+import type { Ledger } from '../ledger/chain.js';
+import type { PoolEntry } from '../ledger/types.js';
 import { ChainError, type ChainClient, type ChainErrorKind } from './chain-port.js';
 import type { ChainFollower } from './chain-follower.js';
 

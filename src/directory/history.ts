@@ -5,7 +5,7 @@
  */
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
-import type { BlockRef } from '../ledger/chain.js';
+import type { BlockRef } from '../ledger/types.js';
 import type { LedgerReads } from '../ledger/ports.js';
 import { decodeExtrinsic } from '../ledger/extrinsic.js';
 import type { TxPosition, TxRecord } from '../ledger/store.js';

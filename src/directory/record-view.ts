@@ -1,7 +1,7 @@
 /** The resolve response (http-api.md §3.1) built from a finalized record plus pool markers (§2.3). */
 import { isoMs } from '../base/clock.js';
 import { to0x } from '../base/bytes.js';
-import type { PoolEntry } from '../ledger/chain.js';
+import type { PoolEntry } from '../ledger/types.js';
 import type { DidRecord } from '../ledger/records.js';
 import { documentToJson } from '../protocol/document.js';
 import type { DidRecordResponse, PendingOperationJson } from '../wire/directory.js';

@@ -18,7 +18,7 @@
  * would otherwise replace an entry on every miss for no hits.
  */
 import { LRUCache } from 'lru-cache';
-import type { BlockRef, PoolEntry } from '../ledger/chain.js';
+import type { BlockRef, PoolEntry } from '../ledger/types.js';
 import type { StateReader, StateValue } from '../ledger/state.js';
 import { MissFilter } from './resolve-admission.js';
 

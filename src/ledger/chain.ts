@@ -3,202 +3,33 @@
  * with atomic per-extrinsic execution, finality, persistence through a LedgerStore.
  */
 import { to0x } from '../base/bytes.js';
-import type { Clock } from '../base/clock.js';
 import type { Profile } from '../protocol/profile.js';
-import { blockHash, extrinsicsRoot, genesisHeader, resultsRoot, type BlockHeader, type GenesisConfig } from './block.js';
+import { blockHash, genesisHeader } from './block.js';
 import { LedgerFailure } from './errors.js';
-import { encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
-import type { ExecContext } from './runtime/context.js';
+import { canonicalCall, encodeExtrinsic, decodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import { BlockTouches } from './block-touches.js';
-import { applyAtomically, executeCall, type ModuleHandlers } from './runtime/dispatch.js';
-import { carryPool, ReadRecorder, runRecorded, touchedBy, type PoolEffects } from './pool-effects.js';
+import { ReadRecorder, touchedBy } from './pool-effects.js';
 import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { bytesEqual } from '../base/bytes.js';
 import { AdmissionGroup, type AdmissionResult, type QueuedAdmission } from './admission-group.js';
-
-/** The most extrinsics a block holds (the default of {@link LedgerOptions.maxExtrinsicsPerBlock}). */
-export const MAX_EXTRINSICS_PER_BLOCK = 1000;
-
-export interface LedgerOptions {
-  profile: Profile;
-  genesis: GenesisConfig;
-  blockIntervalMs: number;
-  finalityDepth: number;
-  clock: Clock;
-  /** Produce blocks on a timer (false: only `produceBlock()` makes blocks — tests). */
-  autoProduce: boolean;
-  maxExtrinsicsPerBlock?: number;
-  maxPendingPerKey?: number;
-  maxPoolSize?: number;
-  handlers?: ModuleHandlers;
-  onError?: (err: unknown) => void;
-  /**
-   * Where the order of transactions comes from: this ledger's own blocks (`producer`: the embedded ledger, and the
-   * PostgreSQL one's elected producer), or an outside chain's finalized blocks (`chain`, see {@link
-   * Ledger.applyOrdered}). Under a chain an admitted transaction stays pending until the chain orders it: the pool
-   * never drops one (the chain decides, the same on every Directory), and nothing here makes blocks.
-   */
-  ordering?: 'producer' | 'chain';
-}
-
-/** One extrinsic ordered by an outside chain, with what its admitting Directory knew of it (src/ledger/anchor-batch.ts). */
-export interface OrderedTx {
-  readonly bytes: Uint8Array;
-  readonly meta: TxMeta;
-  readonly submittedAtMs: number;
-}
-
-export interface PoolEntry {
-  readonly tx: TxRecord;
-  readonly call: Call;
-  readonly bytes: Uint8Array;
-  /** Its signatures this process found valid (at admission, or {@link Ledger.verifyPoolSignatures}). */
-  readonly verified: VerifiedSignatures;
-  /** What it read and wrote the last time it ran on the pool state (src/ledger/pool-effects.ts). */
-  readonly effects?: PoolEffects;
-}
-
-/** A pool admission checked and not yet applied (see {@link Ledger.submit}). */
-export interface Admission {
-  readonly result: { txHash: string; duplicate: boolean };
-  /** The pending transaction to persist; absent for a duplicate. */
-  readonly tx?: TxRecord;
-  /**
-   * What the transaction writes, for a shared pool's conflict checks (in a batch; else empty): its state keys,
-   * its hash and its limit key (see {@link AdmissionBatch.reads}); empty for a duplicate.
-   */
-  readonly writes: readonly string[];
-  /** Adds the transaction to this process's pool (after `tx` is persisted), or to its batch. */
-  accept(): void;
-}
-
-/** Serialises pool admissions of several processes sharing one database (src/store/postgres/ledger-sync.ts). */
-export interface PoolCoordinator {
-  /**
-   * Runs `prepare` on a batch of this ledger ({@link Ledger.openBatch}) serialised with the admissions of every
-   * other process and block production, on a view it proves current for what the admission read; persists the
-   * admission's `tx` and accepts it; rejects with what `prepare` throws.
-   */
-  admit(prepare: (batch: AdmissionBatch) => Admission): Promise<{ txHash: string; duplicate: boolean }>;
-}
-
-/** Conflict keys of what the pool itself knows: a pending transaction's hash, and its limit key's count. */
-const poolTxKey = (txHash: string) => `pool/tx/${txHash}`;
-const poolLimitKey = (limitKey: string) => `pool/limit/${limitKey}`;
-
-/**
- * Admissions checked together on the pool (a shared pool's batch), each seeing the ones accepted before it, kept
- * out of the pool until {@link Ledger.joinBatch}: dropped, they leave nothing behind. It records what its checks
- * read from the pool, so a database can tell whether transactions it has not seen could change a verdict.
- */
-export class AdmissionBatch {
-  private readonly recorder: ReadRecorder;
-  /** The batch's writes over the pool state. */
-  readonly state: Overlay;
-  readonly entries: PoolEntry[] = [];
-  readonly index = new Map<string, PoolEntry>();
-
-  constructor(
-    /** The pool state it was opened on. */
-    readonly base: Overlay,
-    /** The head it was opened on. */
-    readonly headNumber: number,
-  ) {
-    this.recorder = new ReadRecorder(base);
-    this.state = new Overlay(this.recorder);
-  }
-
-  /**
-   * Every key the batch's checks read from the pool: state keys, and the pool's facts (`pool/tx/<hash>`: is it
-   * pending; `pool/limit/<limit key>`: how many are). A transaction that wrote none of them could not change any
-   * verdict of the batch, except through the pool's size (checked apart).
-   */
-  get reads(): ReadonlySet<string> {
-    return this.recorder.keys;
-  }
-
-  /** Records a read of a pool fact. */
-  read(key: string): void {
-    this.recorder.keys.add(key);
-  }
-}
-
-/** A block built from the pool and not yet stored (see {@link Ledger.buildBlock}). */
-export interface BuiltBlock {
-  readonly block: StoredBlock;
-  readonly writes: Map<string, StateValue | undefined>;
-  /** The block's transactions with their outcome. */
-  readonly records: TxRecord[];
-  /** Pooled transactions that no longer pass on the new head. */
-  readonly dropped: TxRecord[];
-  /** The pool on the new head, and its state writes. */
-  readonly pool: PoolEntry[];
-  readonly poolWrites: Overlay;
-}
-
-/** One extrinsic of a block imported with {@link Ledger.importBlock}, with what its producer knew of it. */
-export interface ImportedTx {
-  bytes: Uint8Array;
-  meta: TxMeta;
-  submittedAtMs: number;
-}
-
-/** A block that does not verify against this ledger (see {@link Ledger.importBlock}). */
-export class BlockImportError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BlockImportError';
-  }
-}
-
-export interface BlockRef {
-  number: number;
-  hash: string;
-  timestampMs: number;
-}
-
-export type TxView = { status: 'pending'; tx: TxRecord } | { status: 'in_block' | 'finalized' | 'failed'; tx: TxRecord; block?: BlockRef };
-
-/**
- * Decoded values a {@link StateAt} keeps at most (then it starts over): enough for a block's writes and the pool
- * run again on a new head; a resolve at scale reads through it uniformly, and a memo of whole decoded records that
- * size of a million DIDs cost ~300 MiB for few hits (the rendered answers have their own, byte-bounded cache).
- */
-const MAX_STATE_MEMO = 10_000;
-
-/** Reads state as of one block, memoising what it read (blocks are immutable once committed). */
-class StateAt implements StateReader {
-  constructor(
-    private readonly store: LedgerStore,
-    readonly block: number,
-    private cache = new Map<string, StateValue | undefined>(),
-  ) {}
-
-  /**
-   * The state of the next block, which wrote `writes`: it takes over what this one read (decoded values of keys
-   * the block did not write are the same there) and the values the block wrote (what reading them back from the
-   * store would decode: state values are immutable, and the pool's state serves the same values before the block),
-   * so a head change reads and decodes nothing again — a write's DID record and nonce, the pool's entries run again
-   * on the new head, a resolve re-rendering what the block changed. This one starts over with nothing read.
-   */
-  successor(writes: ReadonlyMap<string, StateValue | undefined>): StateAt {
-    const cache = this.cache;
-    this.cache = new Map();
-    if (cache.size + writes.size > MAX_STATE_MEMO) cache.clear();
-    for (const [k, v] of writes) cache.set(k, v);
-    return new StateAt(this.store, this.block + 1, cache);
-  }
-
-  get(key: string): StateValue | undefined {
-    if (this.cache.has(key)) return this.cache.get(key);
-    const v = this.store.readState(key, this.block);
-    if (this.cache.size >= MAX_STATE_MEMO) this.cache.clear();
-    this.cache.set(key, v);
-    return v;
-  }
-}
+import { AdmissionBatch, poolLimitKey, poolTxKey, type Admission, type PoolCoordinator } from './admission-batch.js';
+import { StateAt } from './state-at.js';
+import { TxPool } from './pool.js';
+import { Executor, type PoolRun } from './executor.js';
+import { executeBlock, verifyBlock } from './block-execution.js';
+import { droppedRecord } from './tx-outcome.js';
+import {
+  MAX_EXTRINSICS_PER_BLOCK,
+  type BlockRef,
+  type BuiltBlock,
+  type ImportedTx,
+  type LedgerOptions,
+  type OrderedTx,
+  type PoolEntry,
+  type TxView,
+} from './types.js';
 
 export class Ledger {
   readonly genesisHash: Uint8Array;
@@ -206,17 +37,14 @@ export class Ledger {
   private headState!: StateAt;
   /** The block {@link commitToStore} stored last and what it wrote, until {@link loadHead} makes it the head. */
   private lastCommitted: { number: number; writes: ReadonlyMap<string, StateValue | undefined> } | undefined;
-  private finalizedState!: StateAt;
-  private finalizedRef!: BlockRef;
-  private pool: PoolEntry[] = [];
-  private poolIndex = new Map<string, PoolEntry>();
-  /** Pooled transactions by limit key (the `max_pending_per_key` check). */
-  private readonly perLimitKey = new Map<string, number>();
   /** Extrinsic bytes of calls asked about ({@link encoded}), while the call object lives. */
   private readonly encodings = new WeakMap<Call, Uint8Array>();
+  private finalizedState!: StateAt;
+  private finalizedRef!: BlockRef;
+  private readonly pool: TxPool;
+  private readonly exec: Executor;
   /** Pool entries run again by the last carry onto a new head (metrics, tests). */
   private lastRerun = 0;
-  private poolState!: Overlay;
   private timer: NodeJS.Timeout | null = null;
   private lastBlockWallMs = 0;
   private stopped = false;
@@ -230,12 +58,6 @@ export class Ledger {
   private readonly maxPerKey: number;
   private readonly maxPool: number;
   private coordinator: PoolCoordinator | null = null;
-  /**
-   * Under a chain ({@link LedgerOptions.ordering}): every admitted transaction not yet in a block, in admission
-   * order — the pool's entries and those that no longer pass on the head but are still the chain's to decide.
-   */
-  private unordered: PoolEntry[] = [];
-  private readonly unorderedIndex = new Map<string, PoolEntry>();
   /** Why admissions are held (the order source cannot take them now), else null. */
   private heldBecause: string | null = null;
   /** Admissions of a ledger alone on its store, stored one group per event-loop turn. */
@@ -253,19 +75,21 @@ export class Ledger {
     this.maxPool = opts.maxPoolSize ?? 10_000;
     const g = genesisHeader(opts.genesis);
     this.genesisHash = blockHash(g);
+    this.exec = new Executor(opts.profile, opts.genesis, this.genesisHash, opts.handlers, this.maxPerBlock);
     const stored = store.genesisHash();
     if (!stored) store.initGenesis({ header: g, hash: this.genesisHash });
     else if (!bytesEqual(stored, this.genesisHash)) {
       throw new Error('the data directory holds a chain with another genesis (profile, chain id or attestor key differ)');
     }
     this.loadHead();
+    this.pool = new TxPool(new Overlay(this.headState), this.chainOrdered);
     const pending = store
       .pendingTxs()
       .map((tx) => this.entryFromStored(tx))
       .filter((e): e is PoolEntry => !!e);
     if (this.chainOrdered) this.reorderPool(pending);
     else this.rebuildPool(pending);
-    if (this.pool.length > 0) this.schedule();
+    if (this.pool.size > 0) this.schedule();
   }
 
   /** True when an outside chain orders the transactions ({@link LedgerOptions.ordering}). */
@@ -291,7 +115,7 @@ export class Ledger {
 
   /** Transactions waiting in this process's pool (metrics). */
   get poolSize(): number {
-    return this.pool.length;
+    return this.pool.size;
   }
 
   get profile(): Profile {
@@ -312,7 +136,7 @@ export class Ledger {
     this.head = this.refOf(this.store.getBlock(n)!);
     const last = this.lastCommitted;
     this.lastCommitted = undefined;
-    // the block just committed on the old head: its state carries what the old head's read and what the block wrote
+    // the block just committed on the old head: its state carries what the old head's read
     const carried = last !== undefined && last.number === n && this.headState?.block === n - 1;
     this.headState = carried ? this.headState.successor(last.writes) : new StateAt(this.store, n);
     const fin = Math.max(0, n - this.opts.finalityDepth);
@@ -344,19 +168,6 @@ export class Ledger {
     return Math.max(this.head.timestampMs, this.opts.clock.nowMs());
   }
 
-  private ctx(nowMs: number, blockNumber: number, txHash: string, skipSignatures = false, verified?: VerifiedSignatures): ExecContext {
-    return {
-      nowMs,
-      blockNumber,
-      txHash,
-      profile: this.opts.profile,
-      genesisHash: this.genesisHash,
-      attestors: this.opts.genesis.personaAttestors,
-      skipSignatures,
-      ...(verified ? { verified } : {}),
-    };
-  }
-
   /** Runs the call against the pool state without keeping anything (prepare routes, pre-checks). */
   check(call: Call, opts: { skipSignatures?: boolean } = {}): LedgerFailure | null {
     let canon: { bytes: Uint8Array; call: Call };
@@ -366,8 +177,8 @@ export class Ledger {
       if (e instanceof LedgerFailure) return e;
       throw e;
     }
-    const probe = this.poolState.child();
-    return applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, '0x', opts.skipSignatures), canon.call, this.opts.handlers);
+    const probe = this.pool.state.child();
+    return this.exec.apply(probe, this.exec.ctx(this.poolNowMs(), this.head.number + 1, '0x', opts.skipSignatures), canon.call);
   }
 
   /**
@@ -385,9 +196,9 @@ export class Ledger {
     // The signature checks, on this process's view and before the coordinator serialises the admission: the
     // checks it runs then (on the up-to-date pool, the verdict that counts) find them done.
     const verified = new VerifiedSignatures();
-    if (!this.poolIndex.has(txHash)) {
-      const ctx = this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified);
-      applyAtomically(this.poolState.child(), ctx, canon.call, this.opts.handlers);
+    if (!this.pool.has(txHash)) {
+      const ctx = this.exec.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified);
+      this.exec.apply(this.pool.state.child(), ctx, canon.call);
     }
     return this.coordinator.admit((batch) => this.prepareAdmission(canon, meta, txHash, verified, batch));
   }
@@ -402,7 +213,7 @@ export class Ledger {
 
   /** A batch of admissions on the current pool (see {@link AdmissionBatch}). */
   openBatch(): AdmissionBatch {
-    return new AdmissionBatch(this.poolState, this.head.number);
+    return new AdmissionBatch(this.pool.state, this.head.number);
   }
 
   /**
@@ -413,7 +224,7 @@ export class Ledger {
    */
   adoptBatch(batch: AdmissionBatch): boolean {
     if (batch.headNumber !== this.head.number) return false;
-    batch.state.commitInto(this.poolState);
+    batch.state.commitInto(this.pool.state);
     for (const e of batch.entries) this.addToPool(e);
     return true;
   }
@@ -423,7 +234,7 @@ export class Ledger {
    * false, changing nothing, when it has.
    */
   joinBatch(batch: AdmissionBatch): boolean {
-    return batch.base === this.poolState && this.adoptBatch(batch);
+    return batch.base === this.pool.state && this.adoptBatch(batch);
   }
 
   /**
@@ -485,20 +296,18 @@ export class Ledger {
   ): Admission {
     const { bytes, call } = canon;
     batch?.read(poolTxKey(txHash));
-    if (this.poolIndex.has(txHash) || this.unorderedIndex.has(txHash) || batch?.index.has(txHash)) {
+    if (this.pool.holds(txHash) || batch?.index.has(txHash)) {
       return { result: { txHash, duplicate: true }, writes: [], accept: () => {} };
     }
     const batched = batch?.entries ?? [];
-    // under a chain, what waits for its order counts (entries that no longer pass on the head too)
-    const waiting = Math.max(this.pool.length, this.unordered.length);
-    if (waiting + batched.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
+    if (this.pool.waiting + batched.length >= this.maxPool) throw new LedgerFailure('PoolFull', 'Ledger');
     batch?.read(poolLimitKey(meta.limitKey));
     const sameKey = (e: PoolEntry) => e.tx.meta.limitKey === meta.limitKey;
-    if ((this.perLimitKey.get(meta.limitKey) ?? 0) + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
-    const state = batch?.state ?? this.poolState;
+    if (this.pool.pendingFor(meta.limitKey) + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
+    const state = batch?.state ?? this.pool.state;
     const reads = new ReadRecorder(state);
     const probe = new Overlay(reads);
-    const failure = applyAtomically(probe, this.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call, this.opts.handlers);
+    const failure = this.exec.apply(probe, this.exec.ctx(this.poolNowMs(), this.head.number + 1, txHash, false, verified), call);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.opts.clock.nowMs(), meta, bytes };
     // a shared pool's row carries the signatures found valid, so the producer does not verify them again
@@ -515,7 +324,7 @@ export class Ledger {
           batch.index.set(txHash, entry);
           return;
         }
-        if (this.poolState !== state) throw new Error('the pool changed between admission check and acceptance');
+        if (this.pool.state !== state) throw new Error('the pool changed between admission check and acceptance');
         probe.commitInto(state);
         this.addToPool(entry);
       },
@@ -523,13 +332,7 @@ export class Ledger {
   }
 
   private addToPool(entry: PoolEntry): void {
-    this.pool.push(entry);
-    this.poolIndex.set(entry.tx.txHash, entry);
-    this.perLimitKey.set(entry.tx.meta.limitKey, (this.perLimitKey.get(entry.tx.meta.limitKey) ?? 0) + 1);
-    if (this.chainOrdered && !this.unorderedIndex.has(entry.tx.txHash)) {
-      this.unordered.push(entry);
-      this.unorderedIndex.set(entry.tx.txHash, entry);
-    }
+    this.pool.add(entry);
     this.schedule();
   }
 
@@ -542,12 +345,12 @@ export class Ledger {
     const rejected: TxRecord[] = [];
     const now = this.poolNowMs();
     for (const tx of txs) {
-      if (this.poolIndex.has(tx.txHash)) continue;
+      if (this.pool.has(tx.txHash)) continue;
       const entry = this.entryFromStored(tx);
       // The admitting process verified the signatures (the entry keeps their digests for the block's execution):
       // adoption only keeps this pool's state in step, so it spends no verification.
       const ran = entry
-        ? this.runPooled(this.poolState, entry, this.ctx(now, this.head.number + 1, tx.txHash, true))
+        ? this.exec.runPooled(this.pool.state, entry, this.exec.ctx(now, this.head.number + 1, tx.txHash, true))
         : new LedgerFailure('MalformedExtrinsic', 'Ledger');
       if (ran instanceof LedgerFailure) rejected.push(droppedRecord(tx, ran, now));
       else if (ran) this.addToPool(ran);
@@ -563,14 +366,14 @@ export class Ledger {
    * Changes no state and no verdict.
    */
   verifyPoolSignatures(): void {
-    const unverified = this.pool.filter((e) => e.verified.size === 0);
-    if (unverified.length > 0) this.validatePool(new Overlay(this.headState), unverified, this.poolNowMs(), this.head.number + 1);
+    const unverified = this.pool.entries.filter((e) => e.verified.size === 0);
+    if (unverified.length > 0) this.exec.validate(new Overlay(this.headState), unverified, this.poolNowMs(), this.head.number + 1);
   }
 
   /** True when an identical extrinsic is waiting in the pool (or, under a chain, waits for the chain's order). */
   isPending(call: Call): boolean {
     const txHash = to0x(txHashOf(this.encoded(call)));
-    return this.poolIndex.has(txHash) || this.unorderedIndex.has(txHash);
+    return this.pool.holds(txHash);
   }
 
   /**
@@ -596,7 +399,7 @@ export class Ledger {
    * Directory submits to the chain (those that no longer pass on the head too: the chain decides them).
    */
   awaitingOrder(): readonly PoolEntry[] {
-    return this.unordered;
+    return this.pool.awaitingOrder;
   }
 
   /**
@@ -626,7 +429,7 @@ export class Ledger {
       const txHash = to0x(txHashOf(it.bytes));
       if (seen.has(txHash) || this.store.getTx(txHash)?.blockNumber !== undefined) continue;
       seen.add(txHash);
-      const own = this.unorderedIndex.get(txHash);
+      const own = this.pool.awaiting(txHash);
       const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: it.submittedAtMs, meta: it.meta };
       txs.push({ tx, call, bytes: it.bytes, verified: own?.verified ?? new VerifiedSignatures() });
     }
@@ -639,11 +442,11 @@ export class Ledger {
       const part = txs.slice(start, start + this.maxPerBlock);
       const last = start + this.maxPerBlock >= txs.length;
       const timestampMs = Math.max(chainTimestampMs, this.head.timestampMs + 1);
-      const built = this.executeBlock(part, timestampMs);
+      const built = executeBlock(this.exec, this.head, this.headState, part, timestampMs);
       this.commitToStore(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
       for (const r of built.records) finished.add(r.txHash);
       this.loadHead();
-      this.reorderPool(this.unordered.filter((e) => !finished.has(e.tx.txHash)));
+      this.reorderPool(this.pool.awaitingOrder.filter((e) => !finished.has(e.tx.txHash)));
       this.announce();
     }
     return this.head;
@@ -660,11 +463,9 @@ export class Ledger {
    */
   private reorderPool(entries: PoolEntry[]): void {
     // signatures were verified on admission; the block that orders an entry verifies them again
-    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, true);
-    this.setPool(next.state, next.pool);
-    this.unordered = entries;
-    this.unorderedIndex.clear();
-    for (const e of entries) this.unorderedIndex.set(e.tx.txHash, e);
+    const next = this.exec.validate(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, true);
+    this.pool.set(next.state, next.pool);
+    this.pool.awaitOrder(entries);
   }
 
   /** Executes up to `maxExtrinsicsPerBlock` pooled extrinsics into a new block. Null when the pool is empty. */
@@ -679,52 +480,19 @@ export class Ledger {
    * `allowEmpty` (a shared pool's producer recording drops).
    */
   buildBlock(opts: { allowEmpty?: boolean } = {}): BuiltBlock | null {
-    if (this.pool.length === 0 && opts.allowEmpty !== true) return null;
+    if (this.pool.size === 0 && opts.allowEmpty !== true) return null;
     this.buildStartedAt = performance.now();
     const timestampMs = Math.max(this.opts.clock.nowMs(), this.head.timestampMs + 1);
-    const taken = this.pool.slice(0, this.maxPerBlock);
-    const { block, writes, records, overlay } = this.executeBlock(taken, timestampMs);
+    const taken = this.pool.entries.slice(0, this.maxPerBlock);
+    const { block, writes, records, overlay } = executeBlock(this.exec, this.head, this.headState, taken, timestampMs);
     const next = this.carry(
       new Overlay(overlay),
       touchedBy(writes.keys(), taken),
-      this.pool.slice(taken.length),
+      this.pool.entries.slice(taken.length),
       Math.max(timestampMs, this.opts.clock.nowMs()),
       block.header.number + 1,
     );
     return { block, writes, records, dropped: next.dropped, pool: next.pool, poolWrites: next.state };
-  }
-
-  /** The block after the head holding `entries` in order at `timestampMs`: header, state writes, outcomes. */
-  private executeBlock(entries: readonly PoolEntry[], timestampMs: number) {
-    const number = this.head.number + 1;
-    const overlay = new Overlay(this.headState);
-    const results = entries.map((e) => ({
-      entry: e,
-      failure: applyAtomically(overlay, this.ctx(timestampMs, number, e.tx.txHash, false, e.verified), e.call, this.opts.handlers),
-    }));
-    const txHashes = entries.map((e) => txHashOf(e.bytes));
-    const header: BlockHeader = {
-      parentHash: Buffer.from(this.head.hash.slice(2), 'hex'),
-      number,
-      timestampMs,
-      extrinsicsRoot: extrinsicsRoot(txHashes),
-      resultsRoot: resultsRoot(results.map((r, i) => ({ txHash: txHashes[i]!, success: !r.failure, error: r.failure?.errorName ?? '' }))),
-    };
-    const block: StoredBlock = { header, hash: blockHash(header) };
-    const records: TxRecord[] = results.map((r, i) => {
-      const rec: TxRecord = {
-        ...r.entry.tx,
-        status: r.failure ? 'failed' : 'included',
-        blockNumber: number,
-        blockIndex: i,
-        finishedAtMs: timestampMs,
-        // the extrinsic stays with its block: the export feed serves it (docs/mirrors.md)
-        bytes: r.entry.bytes,
-      };
-      if (r.failure) rec.error = failureToTxError(r.failure);
-      return rec;
-    });
-    return { block, writes: overlay.changes(), records, overlay };
   }
 
   /**
@@ -735,7 +503,7 @@ export class Ledger {
   extendBuilt(built: BuiltBlock, entries: readonly PoolEntry[]): BuiltBlock {
     if (entries.length === 0) return built;
     const h = built.block.header;
-    const next = this.validatePool(built.poolWrites, entries, Math.max(h.timestampMs, this.opts.clock.nowMs()), h.number + 1, false, true);
+    const next = this.exec.validate(built.poolWrites, entries, Math.max(h.timestampMs, this.opts.clock.nowMs()), h.number + 1, false, true);
     return { ...built, pool: [...built.pool, ...next.pool], dropped: [...built.dropped, ...next.dropped] };
   }
 
@@ -747,7 +515,7 @@ export class Ledger {
     this.loadHead();
     const state = new Overlay(this.headState);
     built.poolWrites.commitInto(state);
-    this.setPool(state, built.pool);
+    this.pool.set(state, built.pool);
     this.schedule();
     const seconds = (performance.now() - this.buildStartedAt) / 1000;
     for (const l of this.producedListeners) l(seconds);
@@ -764,11 +532,11 @@ export class Ledger {
     }
     this.commitToStore(block, writes, txs);
     const finished = new Set(txs.map((t) => t.txHash));
-    const [done, remaining] = [this.pool.filter((e) => finished.has(e.tx.txHash)), this.pool.filter((e) => !finished.has(e.tx.txHash))];
+    const [done, remaining] = [this.pool.entries.filter((e) => finished.has(e.tx.txHash)), this.pool.entries.filter((e) => !finished.has(e.tx.txHash))];
     this.loadHead();
     // the drops are the producer's to record: this pool only leaves them out
     const next = this.carry(new Overlay(this.headState), touchedBy(writes.keys(), done), remaining, this.poolNowMs(), this.head.number + 1, true);
-    this.setPool(next.state, next.pool);
+    this.pool.set(next.state, next.pool);
     return this.announce();
   }
 
@@ -779,41 +547,8 @@ export class Ledger {
    * throws {@link BlockImportError} when anything differs, changing nothing.
    */
   importBlock(block: StoredBlock, txs: readonly ImportedTx[]): BlockRef {
-    const h = block.header;
-    if (h.number !== this.head.number + 1 || to0x(h.parentHash) !== this.head.hash) {
-      throw new BlockImportError(`block ${h.number} does not extend the local head ${this.head.number} (${this.head.hash})`);
-    }
-    if (!bytesEqual(blockHash(h), block.hash)) throw new BlockImportError(`block ${h.number}: the header does not hash to its hash`);
-    const txHashes = txs.map((t) => txHashOf(t.bytes));
-    if (!bytesEqual(extrinsicsRoot(txHashes), h.extrinsicsRoot)) {
-      throw new BlockImportError(`block ${h.number}: its extrinsics do not match its extrinsics root`);
-    }
-    const overlay = new Overlay(this.headState);
-    const records = txs.map((t, i): TxRecord => {
-      const txHash = to0x(txHashes[i]!);
-      const call = decodeExtrinsic(t.bytes);
-      const failure = call
-        ? applyAtomically(overlay, this.ctx(h.timestampMs, h.number, txHash), call, this.opts.handlers)
-        : new LedgerFailure('MalformedExtrinsic', 'Ledger');
-      const rec: TxRecord = {
-        txHash,
-        extrinsic: call?.name ?? 'malformed',
-        status: failure ? 'failed' : 'included',
-        submittedAtMs: t.submittedAtMs,
-        meta: t.meta,
-        bytes: t.bytes,
-        blockNumber: h.number,
-        blockIndex: i,
-        finishedAtMs: h.timestampMs,
-      };
-      if (failure) rec.error = failureToTxError(failure);
-      return rec;
-    });
-    const results = records.map((r, i) => ({ txHash: txHashes[i]!, success: r.status === 'included', error: r.error?.name ?? '' }));
-    if (!bytesEqual(resultsRoot(results), h.resultsRoot)) {
-      throw new BlockImportError(`block ${h.number}: executing its extrinsics gives other outcomes than its results root`);
-    }
-    this.commitToStore(block, overlay.changes(), records);
+    const { writes, records } = verifyBlock(this.exec, this.head, this.headState, block, txs);
+    this.commitToStore(block, writes, records);
     this.loadHead();
     this.rebuildPool([], false);
     return this.announce();
@@ -838,8 +573,8 @@ export class Ledger {
   /** Rebuilds the pool state from the head; a remaining extrinsic that no longer passes is dropped as failed. */
   private rebuildPool(entries: PoolEntry[], persistDrops = true): void {
     // a rebuild without persisting (a shared pool) re-checks entries whose signatures were verified on admission
-    const next = this.validatePool(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, !persistDrops, true);
-    this.setPool(next.state, next.pool);
+    const next = this.exec.validate(new Overlay(this.headState), entries, this.poolNowMs(), this.head.number + 1, !persistDrops, true);
+    this.pool.set(next.state, next.pool);
     if (!persistDrops) return;
     for (const d of next.dropped) {
       try {
@@ -851,59 +586,11 @@ export class Ledger {
     }
   }
 
-  /**
-   * Applies `entries` in order onto `state`; those that fail are returned as dropped records. `record`: the pool is
-   * formed of them, and each entry keeps what it read and wrote (else `state` is a scratch state).
-   */
-  private validatePool(state: Overlay, entries: readonly PoolEntry[], nowMs: number, blockNumber: number, skipSignatures = false, record = false) {
-    const pool: PoolEntry[] = [];
-    const dropped: TxRecord[] = [];
-    for (const e of entries) {
-      const ctx = this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified);
-      const ran = record ? this.runPooled(state, e, ctx) : (applyAtomically(state, ctx, e.call, this.opts.handlers) ?? e);
-      if (ran instanceof LedgerFailure) dropped.push(droppedRecord(e.tx, ran, nowMs));
-      else pool.push(ran);
-    }
-    return { state, pool, dropped };
-  }
-
-  /**
-   * The pool's `entries` on a new head, `state` (§2.5 item 4), in work bounded by the block: only the entries
-   * `touched` reaches and the next block's worth run again ({@link carryPool}); with `touched` null (an entry
-   * the block finished has no recorded effects), every entry runs again.
-   */
-  private carry(state: Overlay, touched: Set<string> | null, entries: readonly PoolEntry[], nowMs: number, blockNumber: number, skipSignatures = false) {
-    if (touched === null) {
-      this.lastRerun = entries.length;
-      return this.validatePool(state, entries, nowMs, blockNumber, skipSignatures, true);
-    }
-    const next = carryPool(state, entries, touched, this.maxPerBlock, (s, e) =>
-      this.runPooled(s, e, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified)),
-    );
+  /** {@link Executor.carry}, counting what ran again ({@link lastPoolRerun}). */
+  private carry(...args: Parameters<Executor['carry']>): PoolRun {
+    const next = this.exec.carry(...args);
     this.lastRerun = next.rerun;
-    return { state, pool: next.pool, dropped: next.failed.map((f) => droppedRecord(f.entry.tx, f.failure, nowMs)) };
-  }
-
-  /**
-   * Runs a pooled entry on `state`: the entry with what it read and wrote (a new object: a block built and not
-   * committed leaves the pool's entries as they were), or its failure, changing nothing.
-   */
-  private runPooled(state: Overlay, e: PoolEntry, ctx: ExecContext): PoolEntry | LedgerFailure {
-    const r = runRecorded(state, (s) => executeCall(s, ctx, e.call, this.opts.handlers));
-    return r instanceof LedgerFailure ? r : { ...e, effects: r };
-  }
-
-  /** Makes `entries` the pool, `state` its state. */
-  private setPool(state: Overlay, entries: readonly PoolEntry[]): void {
-    this.poolState = state;
-    this.pool = [];
-    this.poolIndex.clear();
-    this.perLimitKey.clear();
-    for (const e of entries) {
-      this.pool.push(e);
-      this.poolIndex.set(e.tx.txHash, e);
-      this.perLimitKey.set(e.tx.meta.limitKey, (this.perLimitKey.get(e.tx.meta.limitKey) ?? 0) + 1);
-    }
+    return next;
   }
 
   /** How many pool entries the last carry onto a new head ran again (the rest kept their effects). */
@@ -912,7 +599,7 @@ export class Ledger {
   }
 
   private schedule(): void {
-    if (!this.opts.autoProduce || this.stopped || this.timer || this.pool.length === 0) return;
+    if (!this.opts.autoProduce || this.stopped || this.timer || this.pool.size === 0) return;
     const delay = Math.max(0, this.lastBlockWallMs + this.opts.blockIntervalMs - this.opts.clock.nowMs());
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -961,14 +648,14 @@ export class Ledger {
   }
   /** Head state plus every pending extrinsic: what submissions and nonce routes see. */
   poolView(): StateReader {
-    return this.poolState;
+    return this.pool.state;
   }
   pendingEntries(): readonly PoolEntry[] {
-    return this.pool;
+    return this.pool.entries;
   }
 
   txView(txHash: string): TxView | undefined {
-    const pending = this.poolIndex.get(txHash);
+    const pending = this.pool.get(txHash);
     if (pending) return { status: 'pending', tx: pending.tx };
     const tx = this.store.getTx(txHash);
     if (!tx) return undefined;
@@ -1001,31 +688,3 @@ export class Ledger {
 
 /** The ledger meta key of the chain cursor ({@link Ledger.applyOrdered}). */
 const CHAIN_CURSOR_KEY = 'chain_cursor';
-
-/**
- * The extrinsic bytes of `call` and the call decoded back from them (§2.4): an argument outside its bound, or one
- * that does not encode, is `MalformedExtrinsic` before any other check, and execution sees exactly the arguments
- * `tx_hash` covers (also after a restart, when pending calls are decoded from their stored bytes).
- */
-function canonicalCall(call: Call, encoded?: Uint8Array): { bytes: Uint8Array; call: Call } {
-  let bytes: Uint8Array;
-  try {
-    bytes = encoded ?? encodeExtrinsic(call);
-  } catch {
-    throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
-  }
-  const decoded = decodeExtrinsic(bytes);
-  if (!decoded) throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
-  return { bytes, call: decoded };
-}
-
-/** A pooled transaction that failed without being included: `failed`, with its error, bytes no longer kept. */
-function droppedRecord(tx: TxRecord, failure: LedgerFailure, nowMs: number): TxRecord {
-  const rec: TxRecord = { ...tx, status: 'failed', error: failureToTxError(failure), finishedAtMs: nowMs };
-  delete rec.bytes;
-  return rec;
-}
-
-function failureToTxError(f: LedgerFailure): TxRecord['error'] {
-  return f.reason ? { name: f.errorName, module: f.module, reason: f.reason } : { name: f.errorName, module: f.module };
-}

@@ -41,3 +41,11 @@ export function withDetail<T>(detail: LedgerFailureDetail, fn: () => T): T {
     throw e;
   }
 }
+
+/** A block that does not verify against this ledger (see `Ledger.importBlock`). */
+export class BlockImportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockImportError';
+  }
+}

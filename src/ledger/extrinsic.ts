@@ -4,6 +4,7 @@
  */
 import { ScaleReader, ScaleWriter, ScaleDecodeError } from '../codec/scale.js';
 import { blake2_256 } from '../crypto/hash.js';
+import { LedgerFailure } from './errors.js';
 import { readService, readVm, writeService, writeVm, type Service, type VerificationMethod } from '../protocol/document.js';
 
 interface Codec<T> {
@@ -220,4 +221,22 @@ export function decodeExtrinsic(bytes: Uint8Array): Call | undefined {
 
 export function txHashOf(extrinsic: Uint8Array): Uint8Array {
   return blake2_256(extrinsic);
+}
+
+/**
+ * The extrinsic bytes of `call` and the call decoded back from them (§2.4): an argument outside its bound, or one
+ * that does not encode, is `MalformedExtrinsic` before any other check, and execution sees exactly the arguments
+ * `tx_hash` covers (also after a restart, when pending calls are decoded from their stored bytes). `encoded`: the
+ * call's bytes when already encoded.
+ */
+export function canonicalCall(call: Call, encoded?: Uint8Array): { bytes: Uint8Array; call: Call } {
+  let bytes: Uint8Array;
+  try {
+    bytes = encoded ?? encodeExtrinsic(call);
+  } catch {
+    throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
+  }
+  const decoded = decodeExtrinsic(bytes);
+  if (!decoded) throw new LedgerFailure('MalformedExtrinsic', 'Ledger');
+  return { bytes, call: decoded };
 }

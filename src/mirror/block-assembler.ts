@@ -6,7 +6,8 @@
  * the stream is a {@link FeedFormatError}.
  */
 import { bytesEqual } from '../base/bytes.js';
-import { BlockImportError, MAX_EXTRINSICS_PER_BLOCK, type ImportedTx } from '../ledger/chain.js';
+import { BlockImportError } from '../ledger/errors.js';
+import { MAX_EXTRINSICS_PER_BLOCK, type ImportedTx } from '../ledger/types.js';
 import { FeedFormatError, type FeedLine } from '../ledger/feed.js';
 import type { StoredBlock } from '../ledger/store.js';
 

@@ -15,7 +15,8 @@
  */
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { BlockImportError, type Ledger } from '../ledger/chain.js';
+import type { Ledger } from '../ledger/chain.js';
+import { BlockImportError } from '../ledger/errors.js';
 import { FeedFormatError, parseFeedLine } from '../ledger/feed.js';
 import { BlockAssembler, DEFAULT_BLOCK_BOUNDS, type BlockBounds } from './block-assembler.js';
 

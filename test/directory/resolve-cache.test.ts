@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { to0x } from '../../src/base/bytes.js';
 import { DdnError } from '../../src/base/errors.js';
-import type { BlockRef, PoolEntry } from '../../src/ledger/chain.js';
+import type { BlockRef, PoolEntry } from '../../src/ledger/types.js';
 import { BlockTouches } from '../../src/ledger/block-touches.js';
 import { ResolveCache } from '../../src/directory/resolve-cache.js';
 import { MissFilter } from '../../src/directory/resolve-admission.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { to0x } from '../../src/base/bytes.js';
 import type { LedgerFailure } from '../../src/ledger/errors.js';
 import { blockHash, extrinsicsRoot, genesisHeader, resultsRoot } from '../../src/ledger/block.js';
-import type { BlockRef, TxView } from '../../src/ledger/chain.js';
+import type { BlockRef, TxView } from '../../src/ledger/types.js';
 import { encodeExtrinsic, txHashOf } from '../../src/ledger/extrinsic.js';
 import { getAliasOwner } from '../../src/ledger/records.js';
 import {

@@ -20,7 +20,8 @@ import { documentReplacementSigningBytes } from '../../src/protocol/payloads/doc
 import { registrationSigningBytes } from '../../src/protocol/payloads/registration.js';
 import { encodeRootKeyPayload } from '../../src/protocol/payloads/root-key.js';
 import type { GenesisConfig } from '../../src/ledger/block.js';
-import { Ledger, type LedgerOptions } from '../../src/ledger/chain.js';
+import { Ledger } from '../../src/ledger/chain.js';
+import type { LedgerOptions } from '../../src/ledger/types.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import type { Call, CallOf } from '../../src/ledger/extrinsic.js';
 import { getDidRecord, getNonce, type DidRecord, type NonceDomain } from '../../src/ledger/records.js';
