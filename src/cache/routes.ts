@@ -6,7 +6,7 @@ import { DdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
-import { asIs, defineRoute, type Route } from '../http/route.js';
+import { asIs, defineRoute, type Route, type Unchecked } from '../http/route.js';
 import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.js';
@@ -38,9 +38,20 @@ function pathDid(did: string): string {
   return did;
 }
 
-function requireBody(ctx: RequestContext<unknown>): { body: Record<string, unknown>; raw: Buffer } {
+/** The JSON object body: required before anything else is checked. */
+function jsonObjectOf(ctx: RequestContext<unknown>): Record<string, unknown> {
   if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
-  return { body: ctx.body, raw: ctx.rawBody };
+  return ctx.body;
+}
+
+/**
+ * A store's body and its bytes. The body's fields are the envelope's, unchecked: the service checks them in
+ * §11.1's order, after the node signature (step 2).
+ */
+function storeOf(ctx: RequestContext<unknown>): { body: Unchecked<typeof EnvelopeSchema>; raw: Buffer } {
+  const body = jsonObjectOf(ctx);
+  if (ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
+  return { body, raw: ctx.rawBody };
 }
 
 const DID = { did: Type.String({ description: 'The recipient DID' }) };
@@ -96,7 +107,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
       // stores count per client address (a Relay's, mostly) and per recipient
       rateClass: 'cache-store',
       rateTarget: (ctx) => envelopeRecipientOf(ctx.body),
-      parse: requireBody,
+      parse: storeOf,
       handle: async ({ body, raw }, ctx) => {
         const node = await authenticateNodeRequest(
           { method: ctx.method, rawUrl: ctx.rawUrl, rawBody: raw, header: ctx.header, requestId: ctx.requestId },
@@ -169,7 +180,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
       answers: { 200: CacheAckResponseSchema },
       errors: CACHE_RETRIEVAL_ERRORS,
       rateClass: 'cache-retrieval',
-      parse: (ctx) => ackFromBody(requireBody(ctx).body, ctx.header),
+      parse: (ctx) => ackFromBody(jsonObjectOf(ctx), ctx.header),
       handle: async (ack, ctx) => {
         const deleted = await service.ack(ack, ctx.trace);
         const answer: CacheAckResponse = { acked: deleted.length, message_ids: deleted };

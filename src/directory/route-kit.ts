@@ -63,7 +63,10 @@ function route<U extends string, R extends Answers, I>(d: Common<U, R, I>, metho
     const plain = d.handle;
     return defineRoute({ ...common, parse: asIs, handle: (_input, ctx: Ctx<U>) => plain(ctx) });
   }
-  return defineRoute({ ...common, parse: d.parse, handle: d.handle });
+  // Not tied to the body schema yet (src/http/route.ts `Tied`): this kit erases the schemas to `TSchema`, and
+  // `DidActionPrepare` carries the raw body. The result travels wrapped, which claims no wire member.
+  const { parse, handle } = d;
+  return defineRoute({ ...common, parse: (ctx: Ctx<U>) => ({ parsed: parse(ctx) }), handle: ({ parsed }, ctx) => handle(parsed, ctx) });
 }
 
 /** A `GET` route (rate class `read`). */

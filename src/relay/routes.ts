@@ -7,7 +7,7 @@ import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpServer, type RequestContext } from '../http/server.js';
-import { asIs, defineRoute, type AnswerOf, type RouteEntry, type UpgradeRoute } from '../http/route.js';
+import { asIs, defineRoute, type AnswerOf, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
 import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
@@ -36,9 +36,12 @@ function respond(result: DeliveryResult): AnswerOf<PostAnswers> {
 /** Every status `POST /relay` answers: its DeliveryResult, success or not. */
 type PostAnswers = { 202: typeof DeliveryResultSchema };
 
-/** A post's request: its JSON object body and the bytes it was signed over (§10.6). */
+/**
+ * A post's request: its JSON object body and the bytes it was signed over (§10.6). The body's fields are the
+ * envelope's, unchecked: the service checks them in §10.3's order, after the node signature (step 2).
+ */
 interface Post {
-  body: Record<string, unknown>;
+  body: Unchecked<typeof EnvelopeSchema>;
   rawBody: Buffer;
   pathRecipient: string | null;
 }
