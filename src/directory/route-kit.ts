@@ -9,47 +9,49 @@ import type { TSchema } from 'typebox';
 import type { ErrorCode } from '../base/errors.js';
 import type { HttpMethod, PathParams, RequestContext } from '../http/context.js';
 import type { RateClass } from '../http/rate-limit.js';
-import { asIs, defineRoute, type AnswerOf, type Answers, type Route } from '../http/route.js';
+import { asIs, defineRoute, type AnswerOf, type Answers, type Route, type Tied } from '../http/route.js';
 import { LEDGER_CODES } from './ledger-errors.js';
 
 export type Ctx<U extends string> = RequestContext<PathParams<U>>;
 
-interface Shape<U extends string, R extends Answers> {
+interface Shape<U extends string, R extends Answers, Q extends TSchema | undefined> {
   url: U;
   summary: string;
   answers: R;
   errors: readonly ErrorCode[];
   params?: TSchema;
-  query?: TSchema;
+  query?: Q;
   tags?: string[];
 }
 
 type Answer<R extends Answers> = AnswerOf<R> | Promise<AnswerOf<R>>;
 
 /** A route whose handler reads the request itself (reads whose only input is a path value the use-case checks). */
-interface Plain<U extends string, R extends Answers> extends Shape<U, R> {
+interface Plain<U extends string, R extends Answers, Q extends TSchema | undefined> extends Shape<U, R, Q> {
   parse?: undefined;
   handle: (ctx: Ctx<U>) => Answer<R>;
 }
 
 /**
  * A route with a request-shape parser (run in fastify's preHandler, after the rate gates): its typed, decoded
- * result is the handler's input, so the use-case keeps only the checks that need state.
+ * result is the handler's input, so the use-case keeps only the checks that need state. Its result's `body` and
+ * `query` members are tied to the route's `body` (`B`) and `query` (`Q`) schemas (src/http/route.ts `Tied`); the
+ * rest is domain values the parser derived (bigint nonces, signature bytes, checked names).
  */
-interface Parsed<U extends string, R extends Answers, I> extends Shape<U, R> {
-  parse: (ctx: Ctx<U>) => I;
+interface Parsed<U extends string, R extends Answers, I, B extends TSchema | undefined, Q extends TSchema | undefined> extends Shape<U, R, Q> {
+  parse: (ctx: Ctx<U>) => I & NoInfer<Tied<I, B, Q>>;
   handle: (input: I, ctx: Ctx<U>) => Answer<R>;
 }
 
-type Common<U extends string, R extends Answers, I> = Plain<U, R> | Parsed<U, R, I>;
+type Common<U extends string, R extends Answers, I, B extends TSchema | undefined, Q extends TSchema | undefined> = Plain<U, R, Q> | Parsed<U, R, I, B, Q>;
 
-interface Changing {
+interface Changing<B extends TSchema> {
   method: HttpMethod;
-  body: TSchema;
+  body: B;
   rateClass?: RateClass;
 }
 
-type Change<U extends string, R extends Answers, I> = Common<U, R, I> & Changing;
+type Change<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined> = Common<U, R, I, B, Q> & Changing<B>;
 
 interface Targeted<U extends string> {
   target: (ctx: Ctx<U>) => string | undefined;
@@ -57,37 +59,52 @@ interface Targeted<U extends string> {
 
 const TAGS = ['directory'];
 
-function route<U extends string, R extends Answers, I>(d: Common<U, R, I>, method: HttpMethod, rateClass: RateClass, more: object): Route {
+function route<U extends string, R extends Answers, I, B extends TSchema | undefined, Q extends TSchema | undefined>(
+  d: Common<U, R, I, B, Q>,
+  method: HttpMethod,
+  rateClass: RateClass,
+  more: object,
+): Route {
   const common = { method, tags: TAGS, ...d, rateClass, ...more };
   if (d.parse === undefined) {
     const plain = d.handle;
     return defineRoute({ ...common, parse: asIs, handle: (_input, ctx: Ctx<U>) => plain(ctx) });
   }
-  // Not tied to the body schema yet (src/http/route.ts `Tied`): this kit erases the schemas to `TSchema`, and
-  // `DidActionPrepare` carries the raw body. The result travels wrapped, which claims no wire member.
+  // the tie was checked where the route was declared (`Parsed`); the result travels wrapped, which claims no wire
+  // member, since a generic result cannot be checked again here
   const { parse, handle } = d;
   return defineRoute({ ...common, parse: (ctx: Ctx<U>) => ({ parsed: parse(ctx) }), handle: ({ parsed }, ctx) => handle(parsed, ctx) });
 }
 
 /** A `GET` route (rate class `read`). */
-export function read<U extends string, R extends Answers, I>(d: Parsed<U, R, I>): Route;
-export function read<U extends string, R extends Answers>(d: Plain<U, R>): Route;
-export function read<U extends string, R extends Answers, I>(d: Common<U, R, I>): Route {
+export function read<U extends string, R extends Answers, I, Q extends TSchema | undefined = undefined>(d: Parsed<U, R, I, undefined, Q>): Route;
+export function read<U extends string, R extends Answers, Q extends TSchema | undefined = undefined>(d: Plain<U, R, Q>): Route;
+export function read<U extends string, R extends Answers, I, Q extends TSchema | undefined>(d: Common<U, R, I, undefined, Q>): Route {
   return route(d, 'GET', 'read', {});
 }
 
 /** A preparation (or another change without a target): counted per client address only. */
-export function prepare<U extends string, R extends Answers, I>(d: Parsed<U, R, I> & Changing): Route;
-export function prepare<U extends string, R extends Answers>(d: Plain<U, R> & Changing): Route;
-export function prepare<U extends string, R extends Answers, I>(d: Change<U, R, I>): Route {
-  return route(d, d.method, d.rateClass ?? 'directory-write', { body: d.body });
+export function prepare<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined = undefined>(
+  d: Parsed<U, R, I, B, Q> & Changing<B>,
+): Route;
+export function prepare<U extends string, R extends Answers, B extends TSchema, Q extends TSchema | undefined = undefined>(
+  d: Plain<U, R, Q> & Changing<B>,
+): Route;
+export function prepare<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined>(d: Change<U, R, I, B, Q>): Route {
+  return route<U, R, I, B, Q>(d, d.method, d.rateClass ?? 'directory-write', { body: d.body });
 }
 
 /** A submission: counted per client address and, once it succeeds, against `target`. */
-export function submit<U extends string, R extends Answers, I>(d: Parsed<U, R, I> & Changing & Targeted<U>): Route;
-export function submit<U extends string, R extends Answers>(d: Plain<U, R> & Changing & Targeted<U>): Route;
-export function submit<U extends string, R extends Answers, I>(d: Change<U, R, I> & Targeted<U>): Route {
-  return route(d, d.method, d.rateClass ?? 'directory-write', { body: d.body, rateTarget: d.target });
+export function submit<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined = undefined>(
+  d: Parsed<U, R, I, B, Q> & Changing<B> & Targeted<U>,
+): Route;
+export function submit<U extends string, R extends Answers, B extends TSchema, Q extends TSchema | undefined = undefined>(
+  d: Plain<U, R, Q> & Changing<B> & Targeted<U>,
+): Route;
+export function submit<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined>(
+  d: Change<U, R, I, B, Q> & Targeted<U>,
+): Route {
+  return route<U, R, I, B, Q>(d, d.method, d.rateClass ?? 'directory-write', { body: d.body, rateTarget: d.target });
 }
 
 /** A DID in the path. */

@@ -27,6 +27,8 @@ import {
   type SignedAuth,
 } from '../submission.js';
 import type { Profile } from '../../protocol/profile.js';
+import type { Unchecked } from '../../http/route.js';
+import type { MutationPrepareBodySchema } from '../../wire/directory-writes.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { MutationActionFields, MutationPrepareResponse, MutationRequest, MutationSubmitResponse } from '../../wire/directory-writes.js';
 
@@ -84,7 +86,8 @@ const fullDocument = (spec: ActionSpec): boolean => spec.action === 'replace_doc
 export interface DidActionPrepare {
   did: string;
   spec: ActionSpec;
-  body: Body;
+  /** The request body: the action's fields are read after the DID is found active (`read`), so they stay unchecked. */
+  body: Unchecked<typeof MutationPrepareBodySchema>;
 }
 
 /**
