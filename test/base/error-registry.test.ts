@@ -144,7 +144,7 @@ describe('the error registry', () => {
     assert.deepEqual(unnamed(['a_code', 'b_code', 'c_code'], ["assert.equal(x, 'a_code')", 'code: `b_code`, c_code']), ['c_code']);
   });
 
-  it('the run\'s check fails for a registry code no test received, and for a stale or unknown excuse', () => {
+  it("the run's check fails for a registry code no test received, and for a stale or unknown excuse", () => {
     assert.deepEqual(answerProblems(['a_code', 'b_code'], new Set(['a_code', 'b_code']), {}), []);
     assert.deepEqual(answerProblems(['a_code', 'planted_code', 'c_code'], new Set(['a_code']), { c_code: 'only a child process answers it' }), [
       'planted_code: no test received an answer with this code',
@@ -155,7 +155,7 @@ describe('the error registry', () => {
     ]);
   });
 
-  it('every excuse of the run\'s check names a registry code and gives its reason', () => {
+  it("every excuse of the run's check names a registry code and gives its reason", () => {
     for (const [code, reason] of Object.entries(UNANSWERABLE)) {
       assert.ok(code in registry, `${code} is in the registry`);
       assert.ok(reason.length > 20, `${code} has a reason`);
