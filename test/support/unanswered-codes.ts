@@ -11,7 +11,20 @@ import { join } from 'node:path';
  * otherwise. Keep it as short as the truth allows: an entry whose code was answered fails the check (it cannot go
  * stale).
  */
-export const UNANSWERABLE: Readonly<Record<string, string>> = {};
+export const UNANSWERABLE: Readonly<Record<string, string>> = {
+  // Ledger rejections no HTTP flow reaches (test/directory/ledger-error-codes.test.ts maps each name to its code,
+  // status and body, and says why): counters at 2^64 or past 2^53, persona attestations the Directory signs itself
+  // with an approved key, removed policy-link actions, a name the ledger no longer raises, an unknown name.
+  nonce_overflow: 'a counter past 2^53 / 2^64; ledger-error-codes.test.ts "an application nonce past the JSON safe-integer range"',
+  revision_overflow: 'an application revision at 2^64; ledger-error-codes.test.ts "RevisionOverflow → 409 revision_overflow"',
+  invalid_persona_attestation: 'the Directory attests personas itself; ledger-error-codes.test.ts "InvalidPersonaAttestation → 403 …"',
+  persona_attestor_not_approved: 'the Directory attests with an approved key; ledger-error-codes.test.ts "PersonaAttestorNotApproved → 403 …"',
+  policy_links_removed: 'the policy-link actions are refused before the ledger; ledger-error-codes.test.ts "PolicyLinksRemoved → 400 …"',
+  legacy_policy_deprecated: 'a name the ledger no longer raises; ledger-error-codes.test.ts "LegacyPolicyDeprecated → 410 …"',
+  chain_submission_rejected: 'a ledger name the Directory does not know; ledger-error-codes.test.ts "SomethingTheDirectoryDoesNotKnow → 422 …"',
+  // Only a child `ddn serve` on a paused Substrate dev chain answers it, whose answers the checks do not see.
+  chain_unavailable: 'a child process answers it; test/chain/substrate-network.test.ts "the chain stops answering: writes 503 chain_unavailable…"',
+};
 
 /** The codes recorded under `dir` (one file per test process, one code a line). */
 export function answeredIn(dir: string): Set<string> {
