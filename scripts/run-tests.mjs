@@ -2,7 +2,10 @@
 // Runs every test/**/*.test.ts file with node's own test runner (TypeScript through tsx).
 // Usage: node scripts/run-tests.mjs [--coverage] [path-filter ...]
 // --coverage: node's own line/branch/function coverage of the src/ files the suites load (source-mapped to the .ts)
-import { readdirSync, statSync } from 'node:fs';
+// Every error code the tests' answers carry is recorded (test/support/answered-codes.ts) in a fresh directory; a
+// whole run (no path filter) then fails for a registry code no test received (scripts/check-answered-codes.ts).
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -27,5 +30,13 @@ if (files.length === 0) {
 }
 const measure = coverage ? ['--enable-source-maps', '--experimental-test-coverage'] : [];
 const args = ['--import', 'tsx', ...measure, '--test', '--test-reporter=spec', '--test-concurrency=2', ...files];
-const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } });
-process.exit(r.status ?? 1);
+const codes = mkdtempSync(join(tmpdir(), 'ddn-answered-codes-'));
+const env = { ...process.env, NODE_ENV: 'test', DDN_TEST_CODES_DIR: codes };
+const r = spawnSync(process.execPath, args, { stdio: 'inherit', env });
+let status = r.status ?? 1;
+if (filters.length === 0) {
+  const check = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-answered-codes.ts', codes], { stdio: 'inherit', env });
+  if (status === 0) status = check.status ?? 1;
+}
+rmSync(codes, { recursive: true, force: true });
+process.exit(status);

@@ -2,6 +2,10 @@
  * The error registry (src/base/errors.ts) against its documentation and its tests, as fastify checks its own error
  * codes: every code is in docs/api.md's "Error codes" table with its status, every row of the table is a code of the
  * registry, and every code is named (quoted) by at least one test. A code added without both fails here.
+ * The other half — every code is *produced*: some test received an answer carrying it — needs the whole run: the
+ * contract checks record each error code answered (test/support/answered-codes.ts) and scripts/run-tests.mjs, when
+ * no path filter is given, ends with scripts/check-answered-codes.ts (test/support/unanswered-codes.ts), which fails
+ * naming each code never received. Here: that check's own rules, on a planted registry.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_STATUS } from '../../src/base/errors.js';
+import { UNANSWERABLE, answerProblems } from '../support/unanswered-codes.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const testDir = join(root, 'test');
@@ -137,5 +142,23 @@ describe('the error registry', () => {
       'c_code: in the registry but not documented',
     ]);
     assert.deepEqual(unnamed(['a_code', 'b_code', 'c_code'], ["assert.equal(x, 'a_code')", 'code: `b_code`, c_code']), ['c_code']);
+  });
+
+  it("the run's check fails for a registry code no test received, and for a stale or unknown excuse", () => {
+    assert.deepEqual(answerProblems(['a_code', 'b_code'], new Set(['a_code', 'b_code']), {}), []);
+    assert.deepEqual(answerProblems(['a_code', 'planted_code', 'c_code'], new Set(['a_code']), { c_code: 'only a child process answers it' }), [
+      'planted_code: no test received an answer with this code',
+    ]);
+    assert.deepEqual(answerProblems(['a_code'], new Set(['a_code']), { a_code: 'stale', gone_code: 'unknown' }), [
+      'a_code: excused but a test received it — remove it from UNANSWERABLE',
+      'gone_code: excused but not in the registry',
+    ]);
+  });
+
+  it("every excuse of the run's check names a registry code and gives its reason", () => {
+    for (const [code, reason] of Object.entries(UNANSWERABLE)) {
+      assert.ok(code in registry, `${code} is in the registry`);
+      assert.ok(reason.length > 20, `${code} has a reason`);
+    }
   });
 });

@@ -14,6 +14,7 @@ import { DdnError } from '../../src/base/errors.js';
 import { ConnectionGate, type ConnectionSettings } from '../../src/http/connections.js';
 import { createHttpServer, json, type HttpServer } from '../../src/http/server.js';
 import { refusalResult } from '../../src/relay/delivery-result.js';
+import { recordAnswer } from '../support/answered-codes.js';
 
 const servers: HttpServer[] = [];
 /** Closes the servers started so far (each suite's own hook: a file-level one would wait for an idle loop). */
@@ -57,12 +58,15 @@ function rawConnection(port: number, localAddress = '127.0.0.1') {
   return { socket, connected, closed, received: () => data };
 }
 
-/** Status and parsed JSON body of a raw HTTP/1.1 response text. */
+/** Status and parsed JSON body of a raw HTTP/1.1 response text (its error code recorded for the registry's check). */
 function parseRaw(text: string): { status: number; headers: string; body: Record<string, unknown> } {
   const m = /^HTTP\/1\.1 (\d{3}) /.exec(text);
   assert.ok(m, `not an HTTP response: ${JSON.stringify(text.slice(0, 80))}`);
   const split = text.indexOf('\r\n\r\n');
-  return { status: Number(m[1]), headers: text.slice(0, split).toLowerCase(), body: JSON.parse(text.slice(split + 4)) as Record<string, unknown> };
+  const status = Number(m[1]);
+  const body = JSON.parse(text.slice(split + 4)) as Record<string, unknown>;
+  recordAnswer(status, body);
+  return { status, headers: text.slice(0, split).toLowerCase(), body };
 }
 
 /** Sends one request on `socket` and waits for a complete response with a Content-Length body. */

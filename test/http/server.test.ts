@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { pino } from 'pino';
 import { DdnError } from '../../src/base/errors.js';
 import { createHttpServer, json, type HttpServer, type RequestContext } from '../../src/http/server.js';
+import { recordAnswer } from '../support/answered-codes.js';
 
 function echo(ctx: RequestContext) {
   return json(200, {
@@ -78,8 +79,11 @@ after(async () => {
 
 const JSON_CT = { 'content-type': 'application/json' };
 
-function bodyOf(res: { body: string }): Record<string, unknown> {
-  return JSON.parse(res.body) as Record<string, unknown>;
+/** The JSON body of an answer (its error code recorded for the registry's check, test/support/answered-codes.ts). */
+function bodyOf(res: { body: string; statusCode: number }): Record<string, unknown> {
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  recordAnswer(res.statusCode, body);
+  return body;
 }
 
 describe('createHttpServer: routing', () => {

@@ -10,6 +10,7 @@
  * violations.
  */
 import { OutboundHttp, type OutboundRequest, type OutboundResponse } from '../../src/outbound/outbound-http.js';
+import { recordAnswer } from './answered-codes.js';
 import { JSON_TYPES, OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
 
 const checkers = new Map<string, { checker: OpenApiChecker; violations: string[] }>();
@@ -34,6 +35,7 @@ async function inspect(input: Parameters<typeof fetch>[0], init: RequestInit | u
       entry.violations.push(`${method} ${url.pathname} ${res.status}: not JSON though ${type}`);
       return;
     }
+    recordAnswer(res.status, body);
     const problem = entry.checker.problem(method, url.pathname, res.status, body, type);
     if (problem !== undefined) entry.violations.push(problem);
   }
@@ -56,6 +58,7 @@ async function inspect(input: Parameters<typeof fetch>[0], init: RequestInit | u
 export function checkAnswer(url: string, method: string, status: number, body: unknown, contentType = 'application/json'): void {
   const u = new URL(url.replace(/^ws(s?):/, 'http$1:'));
   const entry = checkers.get(u.origin);
+  if (entry !== undefined) recordAnswer(status, body);
   const problem = entry?.checker.problem(method.toUpperCase(), u.pathname, status, body, contentType);
   if (problem !== undefined) entry!.violations.push(problem);
 }

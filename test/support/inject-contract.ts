@@ -7,6 +7,7 @@
  * Cache harnesses (test/support/directory-harness.ts, test/relay/harness.ts, test/cache/harness.ts).
  */
 import type { HttpServer } from '../../src/http/server.js';
+import { recordAnswer } from './answered-codes.js';
 import { JSON_TYPES, OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
 
 /** One request a harness injected and the answer it read. */
@@ -41,6 +42,7 @@ export function injectContract(server: Pick<HttpServer, 'fastify'>): (x: Injecte
     let problem: string | undefined;
     if (JSON_TYPES.test(type) && method !== 'HEAD') {
       const body = parsed(x.text);
+      if (body.ok) recordAnswer(x.status, body.value);
       problem = body.ok ? c.problem(method, path, x.status, body.value, type) : `${method} ${path} ${x.status}: not JSON though ${type}`;
     }
     if (problem === undefined && x.status < 300 && x.payload !== undefined) {
