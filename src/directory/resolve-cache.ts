@@ -66,7 +66,7 @@ export class ResolveCache {
   private block: BlockRef | undefined;
   /** `,"block_number":…,"block_hash":"…"}` of the current finalized block. */
   private tail = '';
-  /** JSON text, not bytes: Node sends a string body in the same write as the headers (one syscall, no writev). */
+  /** JSON text, not bytes: Node writes a string body together with the headers (no separate chunk for the body). */
   private readonly bodies: LRUCache<string, Entry> | null;
   /** DIDs that missed while the budget was full: admitted on their next miss. */
   private readonly admission: MissFilter | null;
