@@ -90,6 +90,23 @@ if (PG_URL) {
         assert.equal((await a.usage()).bytes, quota);
       }));
 
+    it('sends quotes, backslashes and SQL in a recipient or a nonce as plain values in the statements it builds', () =>
+      withTwo(async (a, _b, sql) => {
+        const hostile = "did:platform:x'); DROP TABLE cache_nonces; --\\'";
+        const nonces = ["n'1", 'n\\2', "n''3'); DELETE FROM cache_nonces; --"];
+        const claims = nonces.map((n) => claimOf(n, { scope: 'node-request', did: hostile }));
+        const results = await Promise.all(claims.map((c) => put(a, entry({ recipientDid: hostile }), NOW, c)));
+        assert.equal(results.length, 3);
+        const stored = await sql('SELECT did, nonce FROM cache_nonces WHERE did = $1 ORDER BY nonce', [hostile]);
+        assert.deepEqual(
+          stored.map((r) => r.nonce),
+          [...nonces].sort(),
+        );
+        const bytes = await sql('SELECT entries FROM cache_recipient_bytes WHERE recipient = $1', [hostile]);
+        assert.equal(Number(bytes[0]!.entries), 3);
+        await assert.rejects(put(a, entry({ recipientDid: hostile }), NOW, claims[0]!), isCode('proof_nonce_replayed'));
+      }));
+
     it('keeps a nonce single-use and a message id stored once within a batch and across processes', () =>
       withTwo(async (a, b) => {
         const shared = nodeClaim();
