@@ -8,10 +8,10 @@
 import { bytesEqual, to0x } from '../base/bytes.js';
 import type { Clock } from '../base/clock.js';
 import { executeBlock, verifyBlock } from './block-execution.js';
-import { touchedBy } from './pool-effects.js';
 import type { Executor, PoolRun } from './executor.js';
 import { decodeExtrinsic, encodeExtrinsic, txHashOf } from './extrinsic.js';
 import type { ChainHead } from './head.js';
+import { touchedBy } from './pool-effects.js';
 import type { TxPool } from './pool.js';
 import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay, type StateValue } from './state.js';
