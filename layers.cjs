@@ -91,7 +91,9 @@ const PURE = [
 const PLATFORM_EDGES = {
   'src/crypto/verify-thread.ts': 'the verifier thread: starts its worker and counts the worker deaths against the clock',
   'src/crypto/verify-worker.ts': "the verifier thread's body (node:worker_threads)",
-  'src/ledger/chain.ts': "the ledger machinery (block production): the producer's timer and the build duration (performance.now) of its metric",
+  'src/ledger/chain.ts':
+    'the ledger machinery: builds its parts, handing admission the end of an event-loop turn (setImmediate) that a group of admissions waits for',
+  'src/ledger/production.ts': "the ledger machinery (block production): the producer's timer and the build duration (performance.now) of its metric",
 };
 
 /** Node modules a pure file may import (no I/O in them), and the one pure file with one more. */

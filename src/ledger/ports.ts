@@ -2,7 +2,7 @@
  * The ledger split by who uses it. The Directory reads finalized state, blocks, transactions and history
  * ({@link LedgerReads}) and writes through the pool ({@link LedgerPool}); where the order of blocks and their
  * finality come from ({@link LedgerOrder}) is one replaceable part, driven from outside the Directory: the
- * embedded producer's timer (src/ledger/chain.ts), the PostgreSQL producer and replicas
+ * embedded producer's timer (src/ledger/production.ts), the PostgreSQL producer and replicas
  * (src/store/postgres/ledger-sync.ts), a Substrate chain the Directories follow (src/chain/), or a mirror
  * importing a primary's blocks (src/mirror/). One class implements all three today; the Directory sees only the
  * first two.

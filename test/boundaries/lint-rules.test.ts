@@ -42,6 +42,7 @@ const CASES: Record<string, { code: string; rules: string[] }> = {
   'src/base/bytes.ts': { code: CLOCK_AND_ENV['date-now']!, rules: ['no-restricted-properties'] },
   'src/protocol/clean.ts': { code: 'export const t = (nowMs: number): Date => new Date(nowMs);\n', rules: [] },
   'src/ledger/chain.ts': { code: CLOCK_AND_ENV['performance-now']!, rules: [] },
+  'src/ledger/production.ts': { code: CLOCK_AND_ENV['performance-now']!, rules: [] },
   'src/base/clock.ts': { code: CLOCK_AND_ENV['date-now']!, rules: [] },
   'src/app/config.ts': { code: CLOCK_AND_ENV['process-env']!, rules: [] },
   'src/relay/floating.ts': { code: FLOATING, rules: ['@typescript-eslint/no-floating-promises'] },
@@ -85,7 +86,7 @@ describe('the lint rules of the layers (ESLint with eslint.config.js)', () => {
   });
 
   it('lets a pure file take time as a parameter, and a platform edge or an impure file read the clock', () => {
-    assertRules(['src/protocol/clean.ts', 'src/ledger/chain.ts', 'src/base/clock.ts', 'src/app/config.ts']);
+    assertRules(['src/protocol/clean.ts', 'src/ledger/chain.ts', 'src/ledger/production.ts', 'src/base/clock.ts', 'src/app/config.ts']);
   });
 
   it("reports a floating promise (in src/ and test/) and a misused one; not an awaited or voided one, nor node:test's", () => {
