@@ -4,7 +4,7 @@
  * `npm run build` does. Every page loads and shows what it should, with landmarks, labels and one h1; the DID
  * and policy pages are kept as screenshots in test-artifacts/.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,7 @@ import { buildExplorer } from '../../scripts/build-explorer.mjs';
 import { registerHealthRoute } from '../../src/app/health.js';
 import { NodeMetrics, registerMetricsRoute } from '../../src/app/metrics.js';
 import { buildInfo } from '../../src/app/version.js';
+import { BrowserContract } from '../support/browser-contract.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { kid, mutate, registerDid, registerFixture, type Fixture } from '../support/directory-flows.js';
 import { registerApplication } from '../support/application-flows.js';
@@ -72,6 +73,8 @@ describe('web explorer in Chromium', () => {
   const consoleErrors: string[] = [];
   /** Every answer of 400 or more the pages got: the tour of a healthy ledger must cause none. */
   const failedResources: string[] = [];
+  /** Every JSON answer the pages read from the Directory, checked against its OpenAPI document. */
+  let contract: BrowserContract;
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
@@ -125,6 +128,8 @@ describe('web explorer in Chromium', () => {
       ],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    contract = new BrowserContract(h.server, base);
+    contract.watch(page);
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
@@ -132,6 +137,10 @@ describe('web explorer in Chromium', () => {
     page.on('response', (r) => {
       if (r.status() >= 400) failedResources.push(`${r.status()} ${new URL(r.url()).pathname}`);
     });
+  });
+
+  afterEach(async () => {
+    await contract?.assertClean();
   });
 
   after(async () => {
@@ -399,6 +408,25 @@ describe('web explorer in Chromium', () => {
 
   it('the tour of pages above asked for nothing that answered 400 or more', () => {
     assert.deepEqual(failedResources, []);
+  });
+
+  it('every JSON answer the pages read was checked against the OpenAPI document', () => {
+    // the check itself runs after each test (afterEach); this says it saw the pages' reads at all
+    assert.ok(contract.checkedJson >= 20, `only ${contract.checkedJson} JSON answers were checked`);
+  });
+
+  it('the check of the pages fails on an answer its document does not describe', async () => {
+    const other = await browser.newPage();
+    try {
+      const planted = new BrowserContract(h.server, base);
+      planted.watch(other);
+      await other.route(/\/blocks\/latest$/, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"planted":true}' }));
+      await other.goto(`${base}/explorer/`);
+      await other.evaluate(async () => void (await fetch('/blocks/latest')).text());
+      await assert.rejects(planted.assertClean(), /GET \/blocks\/latest 200: data must have required property 'number'/);
+    } finally {
+      await other.close();
+    }
   });
 
   it("a deleted DID's page says it is gone and still shows its history", async () => {
