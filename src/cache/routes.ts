@@ -7,7 +7,8 @@ import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
 import { asIs, defineRoute, type Route, type Unchecked } from '../http/route.js';
-import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
+import { withProfileLabel } from '../http/openapi-additions.js';
+import type { RoleDefinition } from '../http/openapi.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.js';
 import { Type } from 'typebox';
@@ -201,9 +202,13 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
   ];
 }
 
-/** Adds the Cache's routes to `server`. */
-export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+/** The Cache role: its routes ({@link cacheRoutes}), its document labelled with the node's profile. */
+export function cacheRole(service: CacheService, options: CacheRouteOptions): RoleDefinition {
   // the same document on every profile (test/app/openapi-types.test.ts), labelled with the node's
-  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
-  server.add(cacheRoutes(service, options));
+  return { routes: cacheRoutes(service, options), adjustDocument: (doc) => withProfileLabel(doc, service.settings.profile.p) };
+}
+
+/** Adds the Cache role to `server`. */
+export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+  server.add(cacheRole(service, options));
 }

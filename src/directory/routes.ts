@@ -8,7 +8,7 @@ import { DdnError } from '../base/errors.js';
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import type { JsonObject } from '../http/json-body.js';
 import type { Route, RouteEntry } from '../http/route.js';
-import { adjustDocument } from '../http/openapi-additions.js';
+import type { RoleDefinition } from '../http/openapi.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { explorerRoutes } from '../explorer/routes.js';
@@ -217,8 +217,12 @@ export function directoryRoutes(service: DirectoryService, exportFeed?: ExportFe
   ];
 }
 
-/** Adds the Directory's routes to `server`, whose document then states the profile's request forms. */
+/** The Directory role: its routes ({@link directoryRoutes}), and its document stating the profile's request forms. */
+export function directoryRole(service: DirectoryService, exportFeed?: ExportFeedParts): RoleDefinition {
+  return { routes: directoryRoutes(service, exportFeed), adjustDocument: (doc) => profileDocument(doc, service.deps.profile) };
+}
+
+/** Adds the Directory role to `server`. */
 export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService, exportFeed?: ExportFeedParts): void {
-  adjustDocument(server.fastify, (doc) => profileDocument(doc, service.deps.profile));
-  server.add(directoryRoutes(service, exportFeed));
+  server.add(directoryRole(service, exportFeed));
 }

@@ -8,7 +8,8 @@ import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.
 import { envelopeRecipientOf } from '../http/rate-limit.js';
 import { json, type HttpServer, type RequestContext } from '../http/server.js';
 import { asIs, defineRoute, type AnswerOf, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
-import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
+import { withProfileLabel } from '../http/openapi-additions.js';
+import type { RoleDefinition } from '../http/openapi.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
 import { relayPostErrors } from './error-codes.js';
@@ -128,9 +129,13 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
   ];
 }
 
-/** Adds the Relay's routes to `server`. */
-export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+/** The Relay role: its routes ({@link relayRoutes}), its document labelled with the node's profile. */
+export function relayRole(service: RelayService, options: RelayRouteOptions): RoleDefinition {
   // the profile's document (its label; its routes, statuses and codes are the same on both profiles)
-  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
-  server.add(relayRoutes(service, options));
+  return { routes: relayRoutes(service, options), adjustDocument: (doc) => withProfileLabel(doc, service.settings.profile.p) };
+}
+
+/** Adds the Relay role to `server`. */
+export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+  server.add(relayRole(service, options));
 }
