@@ -6,8 +6,8 @@
 import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
-import { json, type HttpServer, type RequestContext } from '../http/server.js';
-import { asIs, defineRoute, type AnswerOf, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
+import { json, type HttpServer } from '../http/server.js';
+import { asIs, defineRoute, type AnswerOf, type RouteContext, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
 import { withProfileLabel } from '../http/openapi-additions.js';
 import type { RoleDefinition } from '../http/openapi.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
@@ -64,7 +64,8 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
   };
   const errors = relayPostErrors();
 
-  const relay = async (post: Post, ctx: RequestContext): Promise<AnswerOf<PostAnswers>> => {
+  type Ctx = RouteContext<string, typeof EnvelopeSchema>;
+  const relay = async (post: Post, ctx: Ctx): Promise<AnswerOf<PostAnswers>> => {
     let node;
     try {
       node = await authenticateNodeRequest(
@@ -82,7 +83,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
     );
   };
   /** The post's body (a JSON object is required before anything else is checked). */
-  const bodyOf = (ctx: RequestContext, pathRecipient: string | null): Post => {
+  const bodyOf = (ctx: Ctx, pathRecipient: string | null): Post => {
     if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
     return { body: ctx.body, rawBody: ctx.rawBody, pathRecipient };
   };
