@@ -5,6 +5,7 @@
 import { utf8Length } from '../base/bytes.js';
 import { DdnError } from '../base/errors.js';
 import { isDid } from '../protocol/did.js';
+import type { Reads } from '../http/json-body.js';
 
 /** The proof fields of one request, as sent. */
 export interface ProofInput {
@@ -22,8 +23,14 @@ export interface ProofInput {
 
 type RequiredKey = 'serviceId' | 'cacheEndpoint' | 'keyId' | 'timestamp' | 'nonce' | 'signature';
 
+/** The proof headers a retrieval reads (a route reading them declares each: src/cache/routes.ts `PROOF_HEADERS`). */
+export type ProofHeader = 'X-Service-Id' | 'X-Cache-Endpoint' | 'X-Key-Id' | 'X-Timestamp' | 'X-Nonce' | 'X-Signature' | 'X-Recipient-DID' | 'X-Device-Id';
+
+/** The fields `POST /cache/ack` reads from its body (its schema declares each: src/wire/cache.ts `CacheAckBodySchema`). */
+export type AckField = 'did' | 'device_id' | 'service_id' | 'cache_endpoint' | 'key_id' | 'timestamp' | 'nonce' | 'signature_b64' | 'message_ids';
+
 /** Required proof headers, in the order their absence is reported, with the ack body field of each. */
-const REQUIRED: readonly { key: RequiredKey; header: string; field: string }[] = [
+const REQUIRED: readonly { key: RequiredKey; header: ProofHeader; field: AckField }[] = [
   { key: 'serviceId', header: 'X-Service-Id', field: 'service_id' },
   { key: 'cacheEndpoint', header: 'X-Cache-Endpoint', field: 'cache_endpoint' },
   { key: 'keyId', header: 'X-Key-Id', field: 'key_id' },
@@ -35,7 +42,8 @@ const REQUIRED: readonly { key: RequiredKey; header: string; field: string }[] =
 const RECIPIENT_HEADER = 'X-Recipient-DID';
 const DEVICE_HEADER = 'X-Device-Id';
 
-type HeaderReader = (name: string) => string | undefined;
+/** Reads the request headers named `H` (a route's context gives only those its `headers` schema declares). */
+type HeaderReader<H extends string = ProofHeader> = (name: H) => string | undefined;
 
 function missing(header: string): DdnError {
   return new DdnError('missing_proof_header', `missing proof header ${header}`, { header });
@@ -77,7 +85,7 @@ export interface AckRequest {
 const MAX_ACK_IDS = 1000;
 const MAX_ID_BYTES = 128;
 
-function bodyText(body: Record<string, unknown>, field: string, allowNumber = false): string | undefined {
+function bodyText<F extends AckField>(body: Reads<F>, field: F, allowNumber = false): string | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') {
@@ -94,7 +102,7 @@ function bodyText(body: Record<string, unknown>, field: string, allowNumber = fa
  * Body value of `field` (required: non-empty), checked against the header `name` when that is sent too. The proof
  * travels in the body (§11.6): a header never stands in for a missing field (400 `invalid_request`).
  */
-function agreed(body: Record<string, unknown>, field: string, header: HeaderReader, name: string, allowNumber = false): string {
+function agreed<F extends AckField>(body: Reads<F>, field: F, header: HeaderReader, name: ProofHeader, allowNumber = false): string {
   const b = bodyText(body, field, allowNumber);
   const h = header(name);
   if (b === undefined || b === '') {
@@ -124,7 +132,7 @@ export function parseAckMessageIds(v: unknown): string[] {
  * The proof and ids of `POST /cache/ack` (§11.6): the proof fields from the body, where each is required; the same
  * headers, when sent, must agree (an absent `device_id` is '').
  */
-export function ackFromBody(body: Record<string, unknown>, header: HeaderReader): AckRequest {
+export function ackFromBody(body: Reads<AckField>, header: HeaderReader): AckRequest {
   const messageIds = parseAckMessageIds(body.message_ids);
   const did = agreed(body, 'did', header, RECIPIENT_HEADER);
   if (!isDid(did)) throw new DdnError('invalid_did', 'did is not a valid DID', { field: 'did' });

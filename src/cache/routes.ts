@@ -5,12 +5,13 @@
 import { DdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
-import { json, jsonPayload, type HttpServer, type RequestContext } from '../http/server.js';
-import { asIs, defineRoute, type Route, type Unchecked } from '../http/route.js';
-import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
+import { json, jsonPayload, type HttpServer } from '../http/server.js';
+import { asIs, defineRoute, type Route, type RouteContext, type Unchecked } from '../http/route.js';
+import { withProfileLabel } from '../http/openapi-additions.js';
+import type { RoleDefinition } from '../http/openapi.js';
 import { isDid } from '../protocol/did.js';
 import { ackFromBody, proofFromHeaders, type ProofInput } from './proof-request.js';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { CACHE_RETRIEVAL_ERRORS, CACHE_STORE_ERRORS } from './error-codes.js';
 import {
   CacheAckBodySchema,
@@ -38,8 +39,8 @@ function pathDid(did: string): string {
   return did;
 }
 
-/** The JSON object body: required before anything else is checked. */
-function jsonObjectOf(ctx: RequestContext<unknown>): Record<string, unknown> {
+/** The JSON object body, typed by the route's body schema `S`: required before anything else is checked. */
+function jsonObjectOf<S extends TSchema>(ctx: RouteContext<string, S>): Unchecked<S> {
   if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
   return ctx.body;
 }
@@ -48,7 +49,7 @@ function jsonObjectOf(ctx: RequestContext<unknown>): Record<string, unknown> {
  * A store's body and its bytes. The body's fields are the envelope's, unchecked: the service checks them in
  * §11.1's order, after the node signature (step 2).
  */
-function storeOf(ctx: RequestContext<unknown>): { body: Unchecked<typeof EnvelopeSchema>; raw: Buffer } {
+function storeOf(ctx: RouteContext<string, typeof EnvelopeSchema>): { body: Unchecked<typeof EnvelopeSchema>; raw: Buffer } {
   const body = jsonObjectOf(ctx);
   if (ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
   return { body, raw: ctx.rawBody };
@@ -74,8 +75,11 @@ interface Retrieval {
   proof: ProofInput;
 }
 
+/** A retrieval route's request: the path DID (and device), the proof headers. */
+type RetrievalCtx = Omit<RouteContext<'/:did', undefined, undefined, typeof PROOF_HEADERS>, 'params'> & { params: { did: string; device?: string } };
+
 /** The parser of a retrieval (§11.4): the path DID first, then the proof headers. */
-function retrievalOf(ctx: RequestContext<{ did: string; device?: string }>): Retrieval {
+function retrievalOf(ctx: RetrievalCtx): Retrieval {
   const did = pathDid(ctx.params.did);
   return { did, proof: proofFromHeaders(ctx.header, ctx.params.device === undefined ? { did } : { did, device: ctx.params.device }) };
 }
@@ -93,7 +97,7 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
     skewSeconds: s.proofClockSkewSeconds,
     ownBaseUrls: () => s.publicCacheUrls(),
   };
-  const summary = async ({ did, proof }: Retrieval, ctx: RequestContext) =>
+  const summary = async ({ did, proof }: Retrieval, ctx: RetrievalCtx) =>
     jsonPayload(200, await service.summary(proof, (entries) => summaryBody(did, entries), ctx.trace));
   return [
     defineRoute({
@@ -201,9 +205,13 @@ export function cacheRoutes(service: CacheService, options: CacheRouteOptions): 
   ];
 }
 
-/** Adds the Cache's routes to `server`. */
-export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+/** The Cache role: its routes ({@link cacheRoutes}), its document labelled with the node's profile. */
+export function cacheRole(service: CacheService, options: CacheRouteOptions): RoleDefinition {
   // the same document on every profile (test/app/openapi-types.test.ts), labelled with the node's
-  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
-  server.add(cacheRoutes(service, options));
+  return { routes: cacheRoutes(service, options), adjustDocument: (doc) => withProfileLabel(doc, service.settings.profile.p) };
+}
+
+/** Adds the Cache role to `server`. */
+export function registerCacheRoutes(server: HttpServer, service: CacheService, options: CacheRouteOptions): void {
+  server.add(cacheRole(service, options));
 }

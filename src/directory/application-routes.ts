@@ -1,6 +1,6 @@
 /** Application routes (http-api.md §9): thin handlers over ApplicationService. */
-import { json, type RequestContext } from '../http/server.js';
-import type { Route } from '../http/route.js';
+import { json } from '../http/server.js';
+import { bodyFields, type Route, type RouteContext, type Unchecked } from '../http/route.js';
 import {
   ApplicationAuthorizationBodySchema,
   ApplicationAuthorizationPrepareBodySchema,
@@ -18,8 +18,11 @@ import type { DirectoryService } from './service.js';
 import { parseAuthorizationPrepare, parseAuthorizationSubmit } from './changes/application-authorization.js';
 import { parseApplicationRegistrationPrepare, parseApplicationRegistrationSubmit, type ApplicationRequest } from './changes/application-registration.js';
 
-/** The application id of the path and the body (`{}` when absent). */
-const requestOf = (ctx: RequestContext<{ application_id: string }>): ApplicationRequest => ({ id: ctx.params.application_id, body: ctx.body ?? {} });
+/** The application id of the path and the body's fields (`{}` when absent). */
+const requestOf = <S>(ctx: Omit<RouteContext<'/:application_id', S>, 'body'> & { body: Unchecked<S> | undefined }): ApplicationRequest<Unchecked<S>> => ({
+  id: ctx.params.application_id,
+  body: bodyFields(ctx),
+});
 
 /** The application routes (§9); a write's target is the application. */
 export function applicationRoutes(service: DirectoryService): Route[] {

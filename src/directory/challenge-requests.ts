@@ -12,7 +12,9 @@ import { defer, type Deferred } from './deferred.js';
 import { CHALLENGE_ACTIONS, type ChallengeAction } from './dns-challenges.js';
 import { controllerThresholdOf, dnsPersonaOf, optionalConstraints, optionalControllerKeys } from './persona-fields.js';
 import { parseU64Field } from './request-fields.js';
-import { bindBodyPersona, readPrepareAuth, requireDid, type Body, type PrepareAuth } from './submission.js';
+import { bindBodyPersona, readPrepareAuth, requireDid, type PrepareAuth } from './submission.js';
+import { undeclared, type Unchecked } from '../http/route.js';
+import type { ChallengeCreateBodySchema, ChallengeVerifyBodySchema } from '../wire/personas.js';
 
 /** `POST /personas/{persona}/dns-challenges` as its parser reads it. */
 export interface ChallengeCreate {
@@ -22,9 +24,9 @@ export interface ChallengeCreate {
 }
 
 /** The parser of `POST /personas/{persona}/dns-challenges`: a DNS persona, the body's copy, the operator, the action. */
-export function parseChallengeCreate(rawPersona: string, body: Body): ChallengeCreate {
+export function parseChallengeCreate(rawPersona: string, body: Unchecked<typeof ChallengeCreateBodySchema>): ChallengeCreate {
   const persona = dnsPersonaOf(rawPersona);
-  bindBodyPersona(body, persona);
+  bindBodyPersona(undeclared<'persona'>(body), persona);
   const operatorDid = requireDid(body, 'operator_did');
   const action = body.action;
   if (!isOneOf(CHALLENGE_ACTIONS, action)) {
@@ -55,7 +57,7 @@ export interface ChallengeVerify {
 
 const DEFAULT_VERIFICATION_DAYS = 365;
 
-function verificationDaysOf(body: Body): number {
+function verificationDaysOf(body: Unchecked<typeof ChallengeVerifyBodySchema>): number {
   const d = body.verification_days;
   if (d === undefined || d === null) return DEFAULT_VERIFICATION_DAYS;
   if (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > 365) {
@@ -68,9 +70,9 @@ function verificationDaysOf(body: Body): number {
  * The parser of `POST …/dns-challenges/{challenge_id}/verify`: the DNS persona, the body's copies of the path
  * (persona, `challenge_id`), then every field of the intent in §7.3's order, each refusal deferred.
  */
-export function parseChallengeVerify(profile: Profile, rawPersona: string, id: string, body: Body): ChallengeVerify {
+export function parseChallengeVerify(profile: Profile, rawPersona: string, id: string, body: Unchecked<typeof ChallengeVerifyBodySchema>): ChallengeVerify {
   const persona = dnsPersonaOf(rawPersona);
-  bindBodyPersona(body, persona);
+  bindBodyPersona(undeclared<'persona'>(body), persona);
   if (body.challenge_id !== undefined && body.challenge_id !== null && body.challenge_id !== id) {
     throw new DdnError('path_body_mismatch', 'challenge_id differs from the path', { field: 'challenge_id' });
   }

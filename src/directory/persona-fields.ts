@@ -13,6 +13,7 @@ import { parseRequestedConstraintsJson, requestedConstraintsToJson } from '../pr
 import { POLICY_BOUNDS, type RequestedDeliveryConstraints } from '../protocol/policy/types.js';
 import type { DnsChallenge, VerifiedIntent } from './dns-challenges.js';
 import { parsePersonaName, type Body } from './submission.js';
+import type { Reads } from '../http/json-body.js';
 import type { ChallengeResponse, ChallengeVerifyResponse, PersonaRecordResponse } from '../wire/personas.js';
 
 /** The persona record without the block it was read from and the pending operations (§7.1). */
@@ -42,7 +43,7 @@ export function namedPersonaOf(raw: string): string {
  * `controller_keys` when present: an array of strings (400 `invalid_request` otherwise). Set validity (1–8
  * distinct non-empty ids) is checked with the threshold by {@link assertControllerSet}.
  */
-export function optionalControllerKeys(body: Body, field = 'controller_keys'): string[] | undefined {
+export function optionalControllerKeys<F extends string = 'controller_keys'>(body: Reads<NoInfer<F>>, field: F = 'controller_keys' as F): string[] | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.length > MAX_PERSONA_CONTROLLERS * 4 || !v.every((k) => typeof k === 'string')) {
@@ -57,7 +58,7 @@ export function optionalControllerKeys(body: Body, field = 'controller_keys'): s
 }
 
 /** `controller_threshold`: an integer, default 1 (the set rule then requires exactly 1). */
-export function controllerThresholdOf(body: Body, field = 'controller_threshold'): number {
+export function controllerThresholdOf<F extends string = 'controller_threshold'>(body: Reads<NoInfer<F>>, field: F = 'controller_threshold' as F): number {
   const v = body[field];
   if (v === undefined || v === null) return 1;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 255) {
@@ -81,7 +82,10 @@ export function assertSignerInSet(keys: readonly string[], signerKeyId: string, 
 }
 
 /** Optional `delivery_constraints` (§8.1; 400 `invalid_delivery_constraints`). */
-export function optionalConstraints(body: Body, field = 'delivery_constraints'): RequestedDeliveryConstraints | null {
+export function optionalConstraints<F extends string = 'delivery_constraints'>(
+  body: Reads<NoInfer<F>>,
+  field: F = 'delivery_constraints' as F,
+): RequestedDeliveryConstraints | null {
   const v = body[field];
   return v === undefined || v === null ? null : parseRequestedConstraintsJson(v, field);
 }

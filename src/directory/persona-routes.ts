@@ -1,6 +1,6 @@
 /** Persona routes (http-api.md §7): thin handlers over PersonaService and PersonaChallenges. */
 import { json, type RequestContext } from '../http/server.js';
-import type { Route } from '../http/route.js';
+import { bodyFields, type Route, type RouteContext, type Unchecked } from '../http/route.js';
 import {
   ChallengeCreateBodySchema,
   ChallengeSchema,
@@ -31,7 +31,7 @@ import { parseDnsPersonaSubmit } from './changes/persona-dns.js';
 import { parseNamedPrepare, parseNamedSubmit } from './changes/persona-named.js';
 import { parseTransferPrepare, parseTransferSubmit } from './changes/persona-transfer.js';
 import { dnsPersonaOf, namedPersonaOf } from './persona-fields.js';
-import { assertDid, parsePersonaName, type Body } from './submission.js';
+import { assertDid, parsePersonaName } from './submission.js';
 
 /** A DNS challenge's own refusals (§7.2, §7.3). */
 const CHALLENGE = [
@@ -43,12 +43,13 @@ const CHALLENGE = [
   'service_unavailable',
 ] as const;
 
-const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
-
-/** A persona change's path name, canonical by the route's rule (any, DNS or named persona), and its body. */
-const requestOf = (ctx: RequestContext<{ persona: string }>, nameOf: (raw: string) => string): PersonaRequest => ({
+/** A persona change's path name, canonical by the route's rule (any, DNS or named persona), and its body's fields. */
+const requestOf = <S>(
+  ctx: Omit<RouteContext<'/:persona', S>, 'body'> & { body: Unchecked<S> | undefined },
+  nameOf: (raw: string) => string,
+): PersonaRequest<Unchecked<S>> => ({
   persona: nameOf(ctx.params.persona),
-  body: bodyOf(ctx),
+  body: bodyFields(ctx),
 });
 
 function firstValue(v: string | undefined): string | undefined {
@@ -60,7 +61,7 @@ function firstValue(v: string | undefined): string | undefined {
  * This Directory's base URL as the client reached it (§7.2 `directory_url`): the request's scheme (or
  * `X-Forwarded-Proto` behind a TLS terminator, so https is never downgraded) and host, plus any base path.
  */
-export function directoryUrlOf(ctx: RequestContext<object>): string | undefined {
+export function directoryUrlOf(ctx: Pick<RequestContext, 'header' | 'protocol' | 'rawUrl'>): string | undefined {
   const host = firstValue(ctx.header('x-forwarded-host')) ?? ctx.header('host');
   if (!host) return undefined;
   const proto = firstValue(ctx.header('x-forwarded-proto')) ?? ctx.protocol;
@@ -113,7 +114,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 201: ChallengeSchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      parse: (ctx) => parseChallengeCreate(ctx.params.persona, bodyOf(ctx)),
+      parse: (ctx) => parseChallengeCreate(ctx.params.persona, bodyFields(ctx)),
       handle: async (req, ctx) => json(201, await challenges.create(req, directoryUrlOf(ctx))),
     }),
     read({
@@ -132,7 +133,7 @@ export function personaRoutes(service: DirectoryService): Route[] {
       answers: { 200: ChallengeVerifySchema },
       errors: codes(PREPARED, PERSONA, CHALLENGE),
       target,
-      parse: (ctx) => parseChallengeVerify(profile, ctx.params.persona, ctx.params.challenge_id, bodyOf(ctx)),
+      parse: (ctx) => parseChallengeVerify(profile, ctx.params.persona, ctx.params.challenge_id, bodyFields(ctx)),
       handle: async (req) => json(200, await challenges.verify(req)),
     }),
     submit({

@@ -1,6 +1,6 @@
 /** Delivery-policy routes (http-api.md §8.2, §8.3): thin handlers over PolicyV2Service and PolicyV3Service. */
-import { json, type RequestContext } from '../http/server.js';
-import type { Route } from '../http/route.js';
+import { json } from '../http/server.js';
+import { bodyFields, type Route } from '../http/route.js';
 import {
   DidPolicyV2Schema,
   PersonaPolicyV2Schema,
@@ -22,9 +22,6 @@ import { parsePolicyV2Prepare, parsePolicyV2Submit, type V2Action } from './chan
 import { APPLICATION, codes, DID_READ, PERSONA, prepare, PREPARED, read, submit, SUBMITTED } from './route-kit.js';
 import { parsePolicyV3Prepare, parsePolicyV3Submit } from './changes/policy-v3.js';
 import type { DirectoryService } from './service.js';
-import type { Body } from './submission.js';
-
-const bodyOf = (ctx: RequestContext<object>): Body => ctx.body ?? {};
 
 /** A policy's own refusals. */
 const POLICY = codes(PERSONA, APPLICATION, ['policy_not_found', 'invalid_delivery_policy', 'invalid_delivery_constraints', 'invalid_policy_scope']);
@@ -44,7 +41,7 @@ function v2Routes(service: DirectoryService): Route[] {
       answers: { 202: PolicyV2SubmitSchema },
       errors: write,
       target: (ctx) => ctx.params[param],
-      parse: (ctx) => parsePolicyV2Submit(profile, kind, ctx.params[param] ?? '', bodyOf(ctx)),
+      parse: (ctx) => parsePolicyV2Submit(profile, kind, ctx.params[param] ?? '', bodyFields(ctx)),
       handle: async (input) => json(202, await v2.submit(input)),
     });
   return [
@@ -69,7 +66,7 @@ function v2Routes(service: DirectoryService): Route[] {
       body: PolicyV2PrepareBodySchema,
       answers: { 200: PolicyV2PrepareSchema },
       errors: codes(PREPARED, POLICY),
-      parse: (ctx) => parsePolicyV2Prepare(profile, bodyOf(ctx)),
+      parse: (ctx) => parsePolicyV2Prepare(profile, bodyFields(ctx)),
       handle: (input) => json(200, v2.prepare(input)),
     }),
     change('PUT', '/delivery-policies/dids/:did', 'did', 'set_did_policy_v2', "Set a DID's v2 policy (§8.2)"),
@@ -114,7 +111,7 @@ function v3Routes(service: DirectoryService): Route[] {
       body: PolicyV3PrepareBodySchema,
       answers: { 200: PolicyV3PrepareSchema },
       errors: codes(PREPARED, POLICY),
-      parse: (ctx) => parsePolicyV3Prepare(profile, ctx.params.scope, ctx.params.id, bodyOf(ctx)),
+      parse: (ctx) => parsePolicyV3Prepare(profile, ctx.params.scope, ctx.params.id, bodyFields(ctx)),
       handle: (input) => json(200, v3.prepare(input)),
     }),
     submit({
@@ -126,7 +123,7 @@ function v3Routes(service: DirectoryService): Route[] {
       answers: { 202: PolicyV3SubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => parsePolicyV3Submit(profile, 'set_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx)),
+      parse: (ctx) => parsePolicyV3Submit(profile, 'set_policy_v3', ctx.params.scope, ctx.params.id, bodyFields(ctx)),
       handle: async (input) => json(202, await v3.submit(input)),
     }),
     submit({
@@ -138,7 +135,7 @@ function v3Routes(service: DirectoryService): Route[] {
       answers: { 202: PolicyV3SubmitSchema },
       errors: write,
       target,
-      parse: (ctx) => parsePolicyV3Submit(profile, 'clear_policy_v3', ctx.params.scope, ctx.params.id, bodyOf(ctx)),
+      parse: (ctx) => parsePolicyV3Submit(profile, 'clear_policy_v3', ctx.params.scope, ctx.params.id, bodyFields(ctx)),
       handle: async (input) => json(202, await v3.submit(input)),
     }),
   ];

@@ -7,43 +7,46 @@
  */
 import type { TSchema } from 'typebox';
 import type { ErrorCode } from '../base/errors.js';
-import type { HttpMethod, PathParams, RequestContext } from '../http/context.js';
+import type { HttpMethod } from '../http/context.js';
 import type { RateClass } from '../http/rate-limit.js';
-import { asIs, defineRoute, type AnswerOf, type Answers, type Route, type Tied } from '../http/route.js';
+import { asIs, defineRoute, type AnswerOf, type Answers, type ParamsOf, type Route, type RouteContext } from '../http/route.js';
 import { LEDGER_CODES } from './ledger-errors.js';
 
-export type Ctx<U extends string> = RequestContext<PathParams<U>>;
+/** A Directory route's request as its schemas type it (src/http/route.ts `RouteContext`). */
+export type Ctx<U extends string, B = undefined, Q = undefined> = RouteContext<U, B, Q>;
 
-interface Shape<U extends string, R extends Answers, Q extends TSchema | undefined> {
+interface Shape<U extends string, R extends Answers, Q extends TSchema | undefined, P extends TSchema | undefined> {
   url: U;
   summary: string;
   answers: R;
   errors: readonly ErrorCode[];
-  params?: TSchema;
+  params?: P & NoInfer<ParamsOf<U, P>>;
   query?: Q;
   tags?: string[];
 }
 
 type Answer<R extends Answers> = AnswerOf<R> | Promise<AnswerOf<R>>;
 
+type Opt = TSchema | undefined;
+
 /** A route whose handler reads the request itself (reads whose only input is a path value the use-case checks). */
-interface Plain<U extends string, R extends Answers, Q extends TSchema | undefined> extends Shape<U, R, Q> {
+interface Plain<U extends string, R extends Answers, B extends Opt, Q extends Opt, P extends Opt> extends Shape<U, R, Q, P> {
   parse?: undefined;
-  handle: (ctx: Ctx<U>) => Answer<R>;
+  handle: (ctx: Ctx<U, B, Q>) => Answer<R>;
 }
 
 /**
- * A route with a request-shape parser (run in fastify's preHandler, after the rate gates): its typed, decoded
- * result is the handler's input, so the use-case keeps only the checks that need state. Its result's `body` and
- * `query` members are tied to the route's `body` (`B`) and `query` (`Q`) schemas (src/http/route.ts `Tied`); the
- * rest is domain values the parser derived (bigint nonces, signature bytes, checked names).
+ * A route with a request-shape parser (run in fastify's preHandler, after the rate gates): it reads the request
+ * through the route's `body` (`B`) and `query` (`Q`) schemas (src/http/route.ts `RouteContext`), and its typed,
+ * decoded result (domain values: bigint nonces, signature bytes, checked names) is the handler's input, so the
+ * use-case keeps only the checks that need state.
  */
-interface Parsed<U extends string, R extends Answers, I, B extends TSchema | undefined, Q extends TSchema | undefined> extends Shape<U, R, Q> {
-  parse: (ctx: Ctx<U>) => I & NoInfer<Tied<I, B, Q>>;
-  handle: (input: I, ctx: Ctx<U>) => Answer<R>;
+interface Parsed<U extends string, R extends Answers, I, B extends Opt, Q extends Opt, P extends Opt> extends Shape<U, R, Q, P> {
+  parse: (ctx: Ctx<U, B, Q>) => I;
+  handle: (input: I, ctx: Ctx<U, B, Q>) => Answer<R>;
 }
 
-type Common<U extends string, R extends Answers, I, B extends TSchema | undefined, Q extends TSchema | undefined> = Plain<U, R, Q> | Parsed<U, R, I, B, Q>;
+type Common<U extends string, R extends Answers, I, B extends Opt, Q extends Opt, P extends Opt> = Plain<U, R, B, Q, P> | Parsed<U, R, I, B, Q, P>;
 
 interface Changing<B extends TSchema> {
   method: HttpMethod;
@@ -51,60 +54,55 @@ interface Changing<B extends TSchema> {
   rateClass?: RateClass;
 }
 
-type Change<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined> = Common<U, R, I, B, Q> & Changing<B>;
-
-interface Targeted<U extends string> {
-  target: (ctx: Ctx<U>) => string | undefined;
+interface Targeted<U extends string, B extends Opt> {
+  target: (ctx: Ctx<U, B>) => string | undefined;
 }
 
 const TAGS = ['directory'];
 
-function route<U extends string, R extends Answers, I, B extends TSchema | undefined, Q extends TSchema | undefined>(
-  d: Common<U, R, I, B, Q>,
-  method: HttpMethod,
-  rateClass: RateClass,
-  more: object,
-): Route {
+/**
+ * The route object of `d`. Its reads were checked against its schemas where it was declared (`Plain`, `Parsed`); a
+ * generic declaration cannot be checked again here, so it is erased as `defineRoute` erases every route.
+ */
+function route(d: Common<string, Answers, unknown, Opt, Opt, Opt>, method: HttpMethod, rateClass: RateClass, more: object): Route {
   const common = { method, tags: TAGS, ...d, rateClass, ...more };
   if (d.parse === undefined) {
     const plain = d.handle;
-    return defineRoute({ ...common, parse: asIs, handle: (_input, ctx: Ctx<U>) => plain(ctx) });
+    return defineRoute({ ...common, parse: asIs, handle: (_input, ctx) => plain(ctx) });
   }
-  // the tie was checked where the route was declared (`Parsed`); the result travels wrapped, which claims no wire
-  // member, since a generic result cannot be checked again here
-  const { parse, handle } = d;
-  return defineRoute({ ...common, parse: (ctx: Ctx<U>) => ({ parsed: parse(ctx) }), handle: ({ parsed }, ctx) => handle(parsed, ctx) });
+  return defineRoute({ ...common, parse: d.parse, handle: d.handle });
 }
 
+/** `d` with its types erased (each was checked against its schemas by the overload it matched). */
+const erased = <D>(d: D): Common<string, Answers, unknown, Opt, Opt, Opt> => d as unknown as Common<string, Answers, unknown, Opt, Opt, Opt>;
+
 /** A `GET` route (rate class `read`). */
-export function read<U extends string, R extends Answers, I, Q extends TSchema | undefined = undefined>(d: Parsed<U, R, I, undefined, Q>): Route;
-export function read<U extends string, R extends Answers, Q extends TSchema | undefined = undefined>(d: Plain<U, R, Q>): Route;
-export function read<U extends string, R extends Answers, I, Q extends TSchema | undefined>(d: Common<U, R, I, undefined, Q>): Route {
-  return route(d, 'GET', 'read', {});
+export function read<U extends string, R extends Answers, I, Q extends Opt = undefined, P extends Opt = undefined>(d: Parsed<U, R, I, undefined, Q, P>): Route;
+export function read<U extends string, R extends Answers, Q extends Opt = undefined, P extends Opt = undefined>(d: Plain<U, R, undefined, Q, P>): Route;
+export function read(d: Common<string, Answers, unknown, undefined, Opt, Opt>): Route {
+  return route(erased(d), 'GET', 'read', {});
 }
 
 /** A preparation (or another change without a target): counted per client address only. */
-export function prepare<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined = undefined>(
-  d: Parsed<U, R, I, B, Q> & Changing<B>,
+export function prepare<U extends string, R extends Answers, I, B extends TSchema, Q extends Opt = undefined, P extends Opt = undefined>(
+  d: Parsed<U, R, I, B, Q, P> & Changing<B>,
 ): Route;
-export function prepare<U extends string, R extends Answers, B extends TSchema, Q extends TSchema | undefined = undefined>(
-  d: Plain<U, R, Q> & Changing<B>,
+export function prepare<U extends string, R extends Answers, B extends TSchema, Q extends Opt = undefined, P extends Opt = undefined>(
+  d: Plain<U, R, B, Q, P> & Changing<B>,
 ): Route;
-export function prepare<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined>(d: Change<U, R, I, B, Q>): Route {
-  return route<U, R, I, B, Q>(d, d.method, d.rateClass ?? 'directory-write', { body: d.body });
+export function prepare(d: Common<string, Answers, unknown, TSchema, Opt, Opt> & Changing<TSchema>): Route {
+  return route(erased(d), d.method, d.rateClass ?? 'directory-write', { body: d.body });
 }
 
 /** A submission: counted per client address and, once it succeeds, against `target`. */
-export function submit<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined = undefined>(
-  d: Parsed<U, R, I, B, Q> & Changing<B> & Targeted<U>,
+export function submit<U extends string, R extends Answers, I, B extends TSchema, Q extends Opt = undefined, P extends Opt = undefined>(
+  d: Parsed<U, R, I, B, Q, P> & Changing<B> & Targeted<U, B>,
 ): Route;
-export function submit<U extends string, R extends Answers, B extends TSchema, Q extends TSchema | undefined = undefined>(
-  d: Plain<U, R, Q> & Changing<B> & Targeted<U>,
+export function submit<U extends string, R extends Answers, B extends TSchema, Q extends Opt = undefined, P extends Opt = undefined>(
+  d: Plain<U, R, B, Q, P> & Changing<B> & Targeted<U, B>,
 ): Route;
-export function submit<U extends string, R extends Answers, I, B extends TSchema, Q extends TSchema | undefined>(
-  d: Change<U, R, I, B, Q> & Targeted<U>,
-): Route {
-  return route<U, R, I, B, Q>(d, d.method, d.rateClass ?? 'directory-write', { body: d.body, rateTarget: d.target });
+export function submit(d: Common<string, Answers, unknown, TSchema, Opt, Opt> & Changing<TSchema> & Targeted<string, TSchema>): Route {
+  return route(erased(d), d.method, d.rateClass ?? 'directory-write', { body: d.body, rateTarget: d.target });
 }
 
 /** A DID in the path. */

@@ -6,9 +6,8 @@
 import { Type, type Static } from 'typebox';
 import { DdnError } from '../base/errors.js';
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
-import type { JsonObject } from '../http/json-body.js';
-import type { Route, RouteEntry } from '../http/route.js';
-import { adjustDocument } from '../http/openapi-additions.js';
+import { bodyFields, type Route, type RouteEntry } from '../http/route.js';
+import type { RoleDefinition } from '../http/openapi.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
 import { explorerRoutes } from '../explorer/routes.js';
@@ -48,8 +47,6 @@ import { policyRoutes } from './policy-routes.js';
 import { codes, DID_READ, PREPARED, prepare, read, REGISTRATION, submit, SUBMITTED } from './route-kit.js';
 import { ResolveCache } from './resolve-cache.js';
 import { assertDid, type DirectoryService } from './service.js';
-
-const body = (b: JsonObject | undefined): JsonObject => b ?? {};
 
 /** The §3 reads and §6 resolutions. */
 // eslint-disable-next-line max-lines-per-function -- a table: one route object per entry, in the spec's order
@@ -157,7 +154,7 @@ function didChangeRoutes(service: DirectoryService): Route[] {
       body: RegistrationPrepareBodySchema,
       answers: { 200: RegistrationPrepareSchema },
       errors: registration,
-      parse: (ctx) => parseRegistrationPrepare(profile, body(ctx.body)),
+      parse: (ctx) => parseRegistrationPrepare(profile, bodyFields(ctx)),
       handle: (input) => json(200, service.prepareParsedRegistration(input)),
     }),
     // registration has no target before the DID exists: its budget is the client address's
@@ -169,7 +166,7 @@ function didChangeRoutes(service: DirectoryService): Route[] {
       body: RegistrationSubmitBodySchema,
       answers: { 202: RegistrationSubmitSchema },
       errors: codes(SUBMITTED, REGISTRATION),
-      parse: (ctx) => parseRegistrationSubmit(profile, body(ctx.body)),
+      parse: (ctx) => parseRegistrationSubmit(profile, bodyFields(ctx)),
       handle: async (input) => json(202, await service.submitParsedRegistration(input)),
     }),
     prepare({
@@ -179,7 +176,7 @@ function didChangeRoutes(service: DirectoryService): Route[] {
       body: MutationPrepareBodySchema,
       answers: { 200: MutationPrepareSchema },
       errors: codes(PREPARED, REGISTRATION),
-      parse: (ctx) => parseDidActionPrepare(ctx.params.did, body(ctx.body)),
+      parse: (ctx) => parseDidActionPrepare(ctx.params.did, bodyFields(ctx)),
       handle: (input) => json(200, service.prepareParsedMutation(input)),
     }),
     ...ACTIONS.map((spec) =>
@@ -191,7 +188,7 @@ function didChangeRoutes(service: DirectoryService): Route[] {
         answers: { 202: MutationSubmitSchema },
         errors: codes(SUBMITTED, REGISTRATION),
         target: (ctx) => ctx.params.did,
-        parse: (ctx) => parseDidActionSubmit(profile, { spec, params: ctx.params, body: body(ctx.body) }),
+        parse: (ctx) => parseDidActionSubmit(profile, { spec, params: ctx.params, body: bodyFields(ctx) }),
         handle: async (input) => json(202, await service.submitParsedMutation(input)),
       }),
     ),
@@ -217,8 +214,12 @@ export function directoryRoutes(service: DirectoryService, exportFeed?: ExportFe
   ];
 }
 
-/** Adds the Directory's routes to `server`, whose document then states the profile's request forms. */
+/** The Directory role: its routes ({@link directoryRoutes}), and its document stating the profile's request forms. */
+export function directoryRole(service: DirectoryService, exportFeed?: ExportFeedParts): RoleDefinition {
+  return { routes: directoryRoutes(service, exportFeed), adjustDocument: (doc) => profileDocument(doc, service.deps.profile) };
+}
+
+/** Adds the Directory role to `server`. */
 export function registerDirectoryRoutes(server: HttpServer, service: DirectoryService, exportFeed?: ExportFeedParts): void {
-  adjustDocument(server.fastify, (doc) => profileDocument(doc, service.deps.profile));
-  server.add(directoryRoutes(service, exportFeed));
+  server.add(directoryRole(service, exportFeed));
 }

@@ -42,16 +42,21 @@ import { pendingOperationsOf, renderDidRecordPart, type DidRecordPart } from './
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import { subjectKindOf } from './subject-kind.js';
 import type { DidRecordResponse } from '../wire/directory.js';
-import type {
-  MutationPrepareBody,
-  MutationPrepareResponse,
-  MutationSubmitBody,
-  MutationSubmitResponse,
-  RegistrationPrepareBody,
-  RegistrationPrepareResponse,
-  RegistrationSubmitBody,
-  RegistrationSubmitResponse,
+import {
+  MutationPrepareBodySchema,
+  MutationSubmitBodySchema,
+  RegistrationPrepareBodySchema,
+  RegistrationSubmitBodySchema,
+  type MutationPrepareBody,
+  type MutationPrepareResponse,
+  type MutationSubmitBody,
+  type MutationSubmitResponse,
+  type RegistrationPrepareBody,
+  type RegistrationPrepareResponse,
+  type RegistrationSubmitBody,
+  type RegistrationSubmitResponse,
 } from '../wire/directory-writes.js';
+import { fieldsOfWire } from '../http/route.js';
 
 export type { DirectoryDeps };
 
@@ -240,18 +245,18 @@ export class DirectoryService {
   // (src/wire/directory-writes.ts), read by the same parsers.
 
   prepareRegistration(body: RegistrationPrepareBody): RegistrationPrepareResponse {
-    return this.prepareParsedRegistration(parseRegistrationPrepare(this.deps.profile, body));
+    return this.prepareParsedRegistration(parseRegistrationPrepare(this.deps.profile, fieldsOfWire(RegistrationPrepareBodySchema, body)));
   }
 
   submitRegistration(body: RegistrationSubmitBody): Promise<RegistrationSubmitResponse> {
-    return this.submitParsedRegistration(parseRegistrationSubmit(this.deps.profile, body));
+    return this.submitParsedRegistration(parseRegistrationSubmit(this.deps.profile, fieldsOfWire(RegistrationSubmitBodySchema, body)));
   }
 
   prepareMutation(did: string, body: MutationPrepareBody): MutationPrepareResponse {
-    return this.prepareParsedMutation(parseDidActionPrepare(did, body));
+    return this.prepareParsedMutation(parseDidActionPrepare(did, fieldsOfWire(MutationPrepareBodySchema, body)));
   }
 
   async submitMutation(spec: ActionSpec, params: Record<string, string>, body: MutationSubmitBody): Promise<MutationSubmitResponse> {
-    return this.submitParsedMutation(parseDidActionSubmit(this.deps.profile, { spec, params, body }));
+    return this.submitParsedMutation(parseDidActionSubmit(this.deps.profile, { spec, params, body: fieldsOfWire(MutationSubmitBodySchema, body) }));
   }
 }

@@ -19,7 +19,12 @@ import { POLICY_BOUNDS } from '../protocol/policy/types.js';
 import type { Profile } from '../protocol/profile.js';
 import { parseCanonicalPayload, parseSignature, parseU64Field, parseValidUntil } from './request-fields.js';
 import { codeForLedgerError, ledgerError, type LedgerErrorContext } from './ledger-errors.js';
+import type { Reads } from '../http/json-body.js';
 
+/**
+ * A JSON object the Directory builds (a prepared `request`). A body a parser reads is typed by its route's schema
+ * instead (src/http/route.ts `Unchecked`, `Reads`), so every field it reads is one the schema declares.
+ */
 export type Body = Record<string, unknown>;
 
 /** Default authorization validity of prepare routes (http-api.md §5.1). */
@@ -44,7 +49,7 @@ export function assertDid(did: string, field = 'did'): void {
 }
 
 /** A DID field of the body (`invalid_did` when malformed, `invalid_request` when missing). */
-export function requireDid(body: Body, field: string): string {
+export function requireDid<F extends string>(body: Reads<NoInfer<F>>, field: F): string {
   const v = body[field];
   if (v === undefined || v === null) throw new DdnError('invalid_request', `missing field "${field}"`, { field });
   if (typeof v !== 'string' || !isDid(v)) throw invalidDid(v, field);
@@ -52,7 +57,7 @@ export function requireDid(body: Body, field: string): string {
 }
 
 /** An optional DID field (`invalid_did` when present and malformed). */
-export function optionalDid(body: Body, field: string): string | undefined {
+export function optionalDid<F extends string>(body: Reads<NoInfer<F>>, field: F): string | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || !isDid(v)) throw invalidDid(v, field);
@@ -67,7 +72,7 @@ export function parsePersonaName(raw: unknown, field = 'persona'): string {
 }
 
 /** A body copy of the path persona must canonicalise to the same name (§0.4). */
-export function bindBodyPersona(body: Body, persona: string, field = 'persona'): void {
+export function bindBodyPersona<F extends string = 'persona'>(body: Reads<NoInfer<F>>, persona: string, field: F = 'persona' as F): void {
   const v = body[field];
   if (v === undefined || v === null) return;
   const p = typeof v === 'string' ? canonicalPersona(v) : undefined;
@@ -75,20 +80,24 @@ export function bindBodyPersona(body: Body, persona: string, field = 'persona'):
 }
 
 /** A body DID repeating the path must equal it (§0.4). */
-export function bindBodyDid(body: Body, did: string, field = 'did'): void {
+export function bindBodyDid<F extends string = 'did'>(body: Reads<NoInfer<F>>, did: string, field: F = 'did' as F): void {
   const v = body[field];
   if (v !== undefined && v !== null && v !== did) throw new DdnError('path_body_mismatch', `${field} differs from the path`, { field });
 }
 
 /** The body `action` must be the route's action (`action_mismatch`). */
-export function requireAction<A extends string>(body: Body, ...expected: A[]): A {
+export function requireAction<A extends string>(body: Reads<'action'>, ...expected: A[]): A {
   const a = body.action;
   if (isOneOf(expected, a)) return a;
   throw new DdnError('action_mismatch', `action must be ${expected.join(' or ')}`, { expected });
 }
 
 /** `signer_key_id`: `root` by default, else a non-empty id within the payload bound (≤ 256 bytes). */
-export function parseSignerKeyId(body: Body, field = 'signer_key_id', maxBytes: number = POLICY_BOUNDS.signerKeyIdBytes): string {
+export function parseSignerKeyId<F extends string = 'signer_key_id'>(
+  body: Reads<NoInfer<F>>,
+  field: F = 'signer_key_id' as F,
+  maxBytes: number = POLICY_BOUNDS.signerKeyIdBytes,
+): string {
   const v = body[field] ?? 'root';
   if (typeof v !== 'string' || v.length === 0 || utf8Length(v) > maxBytes) {
     throw new DdnError('invalid_request', `${field} must be root or a verification-method id of at most ${maxBytes} bytes`, { field });
@@ -97,7 +106,7 @@ export function parseSignerKeyId(body: Body, field = 'signer_key_id', maxBytes: 
 }
 
 /** `valid_until` of a prepare request when given (ms; ISO-8601 too where the profile accepts it), else undefined. */
-function givenValidUntil(body: Body, profile: Profile): bigint | undefined {
+function givenValidUntil(body: Reads<'valid_until'>, profile: Profile): bigint | undefined {
   const v = body.valid_until;
   return v === undefined || v === null ? undefined : parseValidUntil(v, profile.acceptsDeployedClientForms);
 }
@@ -109,7 +118,7 @@ export interface PrepareAuth {
 }
 
 /** {@link PrepareAuth} of a prepare body: the syntax of both fields, no clock. */
-export function readPrepareAuth(body: Body, profile: Profile): PrepareAuth {
+export function readPrepareAuth(body: Reads<'signer_key_id' | 'valid_until'>, profile: Profile): PrepareAuth {
   const signerKeyId = parseSignerKeyId(body);
   return { signerKeyId, validUntil: givenValidUntil(body, profile) };
 }
@@ -131,7 +140,10 @@ export interface SignedFields extends SignedAuth {
 }
 
 /** §2.2 step 2, in the order the codes are checked: nonce, valid_until, signer_key_id, signature. */
-export function readSignedAuth(body: Body, profile: Profile, signerKeyIdBytes?: number): SignedAuth {
+/** The fields of a signed submission's authorization (§2.1). */
+export type SignedAuthField = 'nonce' | 'valid_until' | 'signer_key_id' | 'signature';
+
+export function readSignedAuth(body: Reads<SignedAuthField>, profile: Profile, signerKeyIdBytes?: number): SignedAuth {
   return {
     nonce: parseU64Field(body.nonce, 'nonce'),
     validUntil: parseValidUntil(body.valid_until, profile.acceptsDeployedClientForms),
@@ -141,7 +153,7 @@ export function readSignedAuth(body: Body, profile: Profile, signerKeyIdBytes?: 
 }
 
 /** {@link readSignedAuth}, then the required `canonical_payload` (persona and policy submissions). */
-export function readSignedFields(body: Body, profile: Profile): SignedFields {
+export function readSignedFields(body: Reads<SignedAuthField | 'canonical_payload'>, profile: Profile): SignedFields {
   const auth = readSignedAuth(body, profile);
   return { ...auth, canonical: parseCanonicalPayload(body.canonical_payload) };
 }

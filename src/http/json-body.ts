@@ -7,6 +7,13 @@ import { elideLongStrings } from './large-json.js';
 /** A parsed JSON object body. */
 export type JsonObject = Record<string, unknown>;
 
+/**
+ * A JSON object whose fields `K` a parser reads, each `unknown` until it checks it. Every named field is a member of
+ * the type (`unknown` also stands for absent), so an object that lacks one of `K` in its type is not a `Reads<K>`:
+ * a route's body typed by its schema (src/http/route.ts `Unchecked`) passes only where the schema declares `K`.
+ */
+export type Reads<K extends string> = { readonly [F in K]: unknown };
+
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 const SUSPICIOUS_RE = /__proto__|constructor|\\u/;
 /** Bodies from this size on are parsed with their long Base64-like values read from the bytes (`large-json.ts`). */

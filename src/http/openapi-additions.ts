@@ -1,8 +1,8 @@
 /**
  * What a role's OpenAPI document needs beyond its route objects: its WebSocket routes (the `upgrade` entries of its
  * route list, src/http/route.ts), each merged in as a `GET` whose success is `101 Switching Protocols`, the frames it
- * sends under `x-websocket-frames` and its close codes under `x-websocket-close`; and adjustments of the whole
- * document (the profile's rules).
+ * sends under `x-websocket-frames` and its close codes under `x-websocket-close`. The adjustments of the whole
+ * document (the profile's rules) are part of the role's definition (src/http/openapi.ts `RoleDefinition`).
  */
 import { isJsonObject } from '../base/guards.js';
 import type { TSchema } from 'typebox';
@@ -10,15 +10,8 @@ import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
 import { ErrorBodySchema, withCodes } from './schemas.js';
 import type { UpgradeDoc } from './route.js';
 
-const ADJUSTMENTS = new WeakMap<object, ((doc: OpenApiDoc) => OpenApiDoc)[]>();
-
 /** An OpenAPI document as the additions read it. */
 export type OpenApiDoc = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> };
-
-/** Adjusts the served document of the server that owns `fastify` (applied in order, after the upgrades). */
-export function adjustDocument(fastify: object, adjust: (doc: OpenApiDoc) => OpenApiDoc): void {
-  ADJUSTMENTS.set(fastify, [...(ADJUSTMENTS.get(fastify) ?? []), adjust]);
-}
 
 /** `doc` naming the network profile it describes (`info.x-ddn-profile`): each role's document is its profile's. */
 export function withProfileLabel(doc: OpenApiDoc, profile: string): OpenApiDoc {
@@ -48,12 +41,8 @@ function byStatus(codes: readonly ErrorCode[]): [number, ErrorCode[]][] {
   return [...out.entries()].sort(([a], [b]) => a - b);
 }
 
-/** `doc` (an OpenAPI document) with the WebSocket routes `upgrades` added and the adjustments of `fastify` applied. */
-export function withAdditions(fastify: object, doc: object, upgrades: readonly UpgradeDoc[]): object {
-  return (ADJUSTMENTS.get(fastify) ?? []).reduce((d, adjust) => adjust(d), withUpgrades(upgrades, doc as OpenApiDoc));
-}
-
-function withUpgrades(routes: readonly UpgradeDoc[], doc: OpenApiDoc): OpenApiDoc {
+/** `doc` with the WebSocket routes `routes` added, each as a `GET` answering `101`. */
+export function withUpgrades(routes: readonly UpgradeDoc[], doc: OpenApiDoc): OpenApiDoc {
   if (routes.length === 0) return doc;
   const paths: Record<string, Record<string, unknown>> = { ...doc.paths };
   for (const r of routes) {

@@ -6,11 +6,34 @@
  */
 import type { TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../base/errors.js';
-import type { Route } from './route.js';
+import { withUpgrades, type OpenApiDoc } from './openapi-additions.js';
+import type { Route, RouteEntry, UpgradeDoc } from './route.js';
 import { ErrorBodySchema, paramsOf, withCodes } from './schemas.js';
 
-/** An OpenAPI document as the builders read it. */
-export type OpenApiDoc = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> };
+export type { OpenApiDoc };
+
+/** How a role's whole document differs from the one its routes give (its profile's rules). */
+export type DocumentAdjustment = (doc: OpenApiDoc) => OpenApiDoc;
+
+/**
+ * What a role exports: its one route list and the adjustment of its whole document (the profile's label, the
+ * Directory's profile forms). The server adds the routes and builds the document from both ({@link serverDocument}).
+ */
+export interface RoleDefinition {
+  readonly routes: readonly RouteEntry[];
+  readonly adjustDocument?: DocumentAdjustment;
+}
+
+/** Whether `added` is a role's definition rather than a bare list of routes. */
+export const isRoleDefinition = (added: readonly RouteEntry[] | RoleDefinition): added is RoleDefinition => !Array.isArray(added);
+
+/** What the document of a server is built from: its route objects, its WebSocket routes, its roles' adjustments. */
+export interface ServedParts {
+  routes: readonly Route[];
+  upgrades: readonly UpgradeDoc[];
+  /** Applied in the order the roles were added, after the routes and upgrades are in. */
+  adjustments: readonly DocumentAdjustment[];
+}
 
 /** What the document of one server needs besides its routes. */
 export interface DocumentOptions {
@@ -105,6 +128,12 @@ function operation(route: Route, tags: string[], tooLargeCode: ErrorCode): Recor
   if (route.body !== undefined) op.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
   op.responses = responses(route, tooLargeCode);
   return op;
+}
+
+/** The document of a server: its routes' ({@link openApiDocument}), its WebSocket routes', then its roles' adjustments. */
+export function serverDocument(parts: ServedParts, tags: string[], o: DocumentOptions): OpenApiDoc {
+  const doc = withUpgrades(parts.upgrades, openApiDocument(parts.routes, tags, o));
+  return parts.adjustments.reduce((d, adjust) => adjust(d), doc);
 }
 
 /** The document of a server with `routes` (in order; a `HEAD` is served by its `GET` and not listed). */

@@ -19,6 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { DdnError } from '../base/errors.js';
+import type { Reads } from './json-body.js';
 
 /** The classes a route can count against. */
 export const RATE_CLASSES = ['registration', 'directory-write', 'dns-challenge', 'relay-post', 'cache-store', 'cache-retrieval', 'read'] as const;
@@ -341,7 +342,7 @@ export class RateLimits {
 }
 
 /** The recipient an envelope body names (`to` or `recipient`, without a `@persona`), for per-recipient budgets. */
-export function envelopeRecipientOf(body: Record<string, unknown> | undefined): string | undefined {
+export function envelopeRecipientOf(body: Reads<'to' | 'recipient'> | undefined): string | undefined {
   const to = body?.to ?? body?.recipient;
   if (typeof to !== 'string' || to.length === 0) return undefined;
   const at = to.indexOf('@');

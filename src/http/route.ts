@@ -9,18 +9,19 @@
  * result is the handler's input, and the handler's answer is typed by the route's answer schemas (TypeBox `Static`):
  * a body that does not match the schema of its status is a compile error.
  *
- * The parser's result is tied to the request schemas the same way ({@link Tied}): where it carries the wire body
- * (member `body`) or the query (member `query`), every field of that member is a field the route's `body` / `query`
- * schema declares, of the schema's type — or `unknown`, a field read but left for the use-case to check in the
- * spec's order ({@link Unchecked}). A field the schema does not declare, a field of another type, or a `body` on a
- * route that declares none is a compile error (test/http/route-types.test.ts). The rest of a parser's result is
- * domain values the parser derived (bigints, bytes, checked names), which no schema describes.
+ * The parser reads the request through the route's own schemas ({@link RouteContext}): its body is
+ * {@link Unchecked}`<body schema>` (each declared field, `unknown` until the parser checks it in the spec's order), its
+ * query the declared query fields, its path parameters the URL's (which a `params` schema must name exactly), and with
+ * a `headers` schema only the declared headers. A parser takes the fields it reads as `Unchecked<its schema>` (or
+ * {@link Reads}`<names>`), so a parser reading a field the route's schema does not declare, or a route whose schema
+ * lacks a field its parser reads, is a compile error (test/http/route-types.test.ts).
  */
 import type { Server } from 'node:http';
-import type { Static, TSchema } from 'typebox';
+import type { Static, TObject, TSchema, TUnion } from 'typebox';
 import type { DdnError, ErrorCode } from '../base/errors.js';
+import type { Reads } from './json-body.js';
 import type { RateClass } from './rate-limit.js';
-import type { HttpMethod, HttpResponse, JsonAnswer, PathParams, PayloadAnswer, RequestContext } from './context.js';
+import type { HttpMethod, HttpResponse, JsonAnswer, ParamNames, PathParams, PayloadAnswer, RequestContext } from './context.js';
 
 /** The success (and other non-error) answers of a route: the schema of each status's body. */
 export type Answers = { readonly [status: number]: TSchema };
@@ -28,39 +29,72 @@ export type Answers = { readonly [status: number]: TSchema };
 /** What a handler of a route with answers `R` may return: one of its statuses, with that status's body. */
 export type AnswerOf<R extends Answers> = { [S in keyof R & number]: JsonAnswer<S, Static<R[S]>> | PayloadAnswer<S> }[keyof R & number];
 
-/**
- * The wire member `X` of a parser's result checked against the request schema `S` it comes from: `X` itself when
- * every field of `X` is declared by `S` and of its type (or `unknown`: read, not yet checked); otherwise `never`.
- * No schema declared (`S` undefined): always `never` — a route without a body schema has no wire body to pass on.
- */
-export type FieldsOf<X, S> = S extends TSchema
-  ? Exclude<keyof X, keyof Static<S>> extends never
-    ? { [K in keyof X]: K extends keyof Static<S> ? (unknown extends X[K] ? unknown : Static<S>[K]) : never }
-    : never
-  : never;
+/** The field names of request schema `S`, of every member when `S` is a union; none when no schema is declared. */
+export type FieldName<S> =
+  S extends TUnion<infer T> ? FieldName<T[number]> : S extends TObject<infer P> ? KeysOf<P> : S extends TSchema ? KeysOf<Static<S>> : never;
+type KeysOf<T> = T extends object ? Extract<keyof T, string> : never;
+
+export type { Reads };
 
 /**
- * What a parser's result `I` must be for a route whose body schema is `B` and query schema `Q`: its `body` and
- * `query` members (when it has them) are fields of those schemas ({@link FieldsOf}). A parser that passes the
- * request itself on ({@link asIs}) claims nothing and is not checked.
+ * The request body of a route whose body schema is `S`, as its parser reads it: the fields `S` declares, unchecked.
+ * Any JSON object is one (a field it lacks reads `undefined`, which is `unknown`); only the fields are typed.
  */
-export type Tied<I, B, Q> =
-  I extends RequestContext<infer _P>
-    ? unknown
-    : ('body' extends keyof I ? { body: FieldsOf<I['body' & keyof I], B> } : unknown) &
-        ('query' extends keyof I ? { query: FieldsOf<I['query' & keyof I], Q> } : unknown);
+export type Unchecked<S> = Reads<FieldName<S>>;
 
 /**
- * The fields of request schema `S`, read from the raw request but not checked yet: a parser that hands the JSON
- * object on for the use-case to check in the spec's order (the Relay's and the Cache's envelope) types it so.
+ * The body's fields of a route whose body schema is `S`: the request's JSON object, `{}` when it had none (every
+ * declared field then reads `undefined`, which its parser refuses in the spec's order).
  */
-export type Unchecked<S extends TSchema> = { readonly [K in keyof Static<S>]?: unknown };
+export const bodyFields = <S>(ctx: { readonly body: Unchecked<S> | undefined }): Unchecked<S> => ctx.body ?? ({} as Unchecked<S>);
 
 /**
- * The declaration of one route; `U` its URL pattern, `R` its answers, `I` its parser's result, `B` and `Q` its body
- * and query schemas (undefined when it declares none).
+ * `body` read for fields `K` that its route's schema does not declare: a gap between the document and the parser,
+ * kept so that the served document does not change; each use is one (`grep -rn "undeclared<" src`), to be closed by
+ * declaring the field in the schema.
  */
-export interface RouteDef<U extends string, R extends Answers, I, B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined> {
+export const undeclared = <K extends string>(body: object): Reads<K> => body as Reads<K>;
+
+/** A wire body built in-process (`Static<S>`, the SDK's type) as the parser of a route with body schema `S` reads it. */
+export const fieldsOfWire = <S extends TSchema>(_schema: S, body: Static<S>): Unchecked<S> => body as unknown as Unchecked<S>;
+
+/** The query of a route whose query schema is `Q`: its declared parameters (form-decoded, the first of a repeated one). */
+export type QueryOf<Q> = { readonly [K in FieldName<Q>]?: string };
+
+/** One request header by case-insensitive name: a declared one when the route has a `headers` schema `H`, else any. */
+export type HeaderOf<H> = (name: H extends TSchema ? FieldName<H> : string) => string | undefined;
+
+/**
+ * What a route's parser, handler and rate target see of a request: the request with its body, query and headers typed
+ * by the route's schemas `B`, `Q`, `H` and its path parameters by its URL `U` (src/http/context.ts `Context` at run
+ * time, whose body, query and header functions are these).
+ */
+export type RouteContext<U extends string, B = undefined, Q = undefined, H = undefined> = Omit<
+  RequestContext<PathParams<U>>,
+  'body' | 'query' | 'header' | 'headers'
+> & {
+  /** The parsed JSON object body; `undefined` when the request had none (and always on a route without a body schema). */
+  readonly body: B extends TSchema ? Unchecked<B> | undefined : undefined;
+  readonly query: QueryOf<Q>;
+  readonly header: HeaderOf<H>;
+};
+
+/** A `params` schema `P` of URL `U`: it names exactly the URL's `:params` (else `never`, a compile error). */
+export type ParamsOf<U extends string, P> = [FieldName<P>] extends [ParamNames<U>] ? ([ParamNames<U>] extends [FieldName<P>] ? P : never) : never;
+
+/**
+ * The declaration of one route; `U` its URL pattern, `R` its answers, `I` its parser's result, `B`, `Q`, `H` and `P`
+ * its body, query, headers and params schemas (undefined when it declares none).
+ */
+export interface RouteDef<
+  U extends string,
+  R extends Answers,
+  I,
+  B extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  H extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+> {
   method: HttpMethod;
   /** Relative to the role's base path, fastify's syntax: `/dids/:did/aliases/:alias`. */
   url: U;
@@ -68,11 +102,11 @@ export interface RouteDef<U extends string, R extends Answers, I, B extends TSch
   description?: string;
   /** OpenAPI tags; the role's name when absent. */
   tags?: string[];
-  /** The path parameters (documentation); one string per `:name` of the URL when absent. */
-  params?: TSchema;
+  /** The path parameters, exactly the URL's names ({@link ParamsOf}); one string per `:name` of the URL when absent. */
+  params?: P & NoInfer<ParamsOf<U, P>>;
   query?: Q;
-  /** Request headers the route reads (the Cache's proof headers). */
-  headers?: TSchema;
+  /** Request headers the route reads (the Cache's proof headers): then the only ones its context gives. */
+  headers?: H;
   /** The request body (a JSON object). */
   body?: B;
   answers: R;
@@ -88,13 +122,13 @@ export interface RouteDef<U extends string, R extends Answers, I, B extends TSch
   /** The request-rate class the route counts against (src/http/rate-limit.ts); none: never limited. */
   rateClass?: RateClass;
   /** A write's target (DID, persona…) for its class's per-target budget; undefined: none. */
-  rateTarget?: (ctx: RequestContext<PathParams<U>>) => string | undefined;
+  rateTarget?: (ctx: RouteContext<U, B, Q, H>) => string | undefined;
   /**
-   * The spec-ordered parser, run before the handler (fastify's preHandler): throws the spec's codes. Its result's
-   * `body` / `query` members are tied to `B` / `Q` by {@link defineRoute}.
+   * The spec-ordered parser, run before the handler (fastify's preHandler): throws the spec's codes. It reads the
+   * request through the route's schemas ({@link RouteContext}).
    */
-  parse: (ctx: RequestContext<PathParams<U>>) => I & NoInfer<Tied<I, B, Q>>;
-  handle: (input: I, ctx: RequestContext<PathParams<U>>) => AnswerOf<R> | Promise<AnswerOf<R>>;
+  parse: (ctx: RouteContext<U, B, Q, H>) => I;
+  handle: (input: I, ctx: RouteContext<U, B, Q, H>) => AnswerOf<R> | Promise<AnswerOf<R>>;
 }
 
 /** A route with its types erased, as lists hold them. */
@@ -120,12 +154,19 @@ export interface Route {
 
 /**
  * Declares a route: the types of its parser's result and its handler's answer are checked against each other, its
- * parser's result against its request schemas ({@link Tied}) and its answer against its answer schemas here, then
- * erased (the router guarantees exactly the URL's parameter names).
+ * parser's reads against its request schemas ({@link RouteContext}) and its answer against its answer schemas here,
+ * then erased (the router guarantees exactly the URL's parameter names; the request's body, query and header function
+ * are what the context types say).
  */
-export function defineRoute<U extends string, R extends Answers, I, B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
-  def: RouteDef<U, R, I, B, Q>,
-): Route {
+export function defineRoute<
+  U extends string,
+  R extends Answers,
+  I,
+  B extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  H extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+>(def: RouteDef<U, R, I, B, Q, H, P>): Route {
   return def as unknown as Route;
 }
 
@@ -165,5 +206,5 @@ export type RouteEntry = Route | UpgradeRoute;
 /** Whether `entry` is a WebSocket route. */
 export const isUpgrade = (entry: RouteEntry): entry is UpgradeRoute => 'kind' in entry && entry.kind === 'upgrade';
 
-/** The parser of a route that reads nothing before its handler: the request itself is the input. */
+/** The parser of a route that reads nothing before its handler: the request (its typed context) is the input. */
 export const asIs = <C>(ctx: C): C => ctx;

@@ -30,8 +30,7 @@ import { jsonPayload, type HttpMethod, type PathParams, type RequestContext, typ
 import { errorBody, retryAfterSeconds } from './error-body.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { clientErrorHandler, nodeServerFactory } from './node-server.js';
-import { openApiDocument } from './openapi.js';
-import { withAdditions } from './openapi-additions.js';
+import { isRoleDefinition, serverDocument, type DocumentAdjustment, type RoleDefinition } from './openapi.js';
 import { addressKey, clientAddress, type RateClass, type RateLimits } from './rate-limit.js';
 import { markArrival, queryOf, refusalOf, secondsSince } from './request-state.js';
 import { acceptedRequestId } from './request-id.js';
@@ -118,10 +117,11 @@ export interface HttpServer {
   /** The fastify instance: `listen`, `close` (waits for in-flight requests), `inject`. */
   readonly fastify: FastifyInstance;
   /**
-   * Adds a role's route list. Route objects are added to fastify when it starts (`ready`, `listen` or the first
-   * `inject`); adding one later throws. A WebSocket route's upgrade handler is attached to Node's server at once.
+   * Adds a role (its route list and its document's adjustment) or a list of routes. Route objects are added to
+   * fastify when it starts (`ready`, `listen` or the first `inject`); adding one later throws. A WebSocket route's
+   * upgrade handler is attached to Node's server at once.
    */
-  add(routes: readonly RouteEntry[]): void;
+  add(routes: readonly RouteEntry[] | RoleDefinition): void;
   /**
    * Adds a JSON route from a handler; `pattern` is relative to the base path. For the HTTP layer's own suites'
    * made-up routes: the routes of src/ are route objects (`defineRoute`), their answers typed by their schemas.
@@ -131,6 +131,8 @@ export interface HttpServer {
   routes(): readonly Route[];
   /** Every WebSocket route added so far, in order (the rest of the OpenAPI document). */
   upgrades(): readonly UpgradeDoc[];
+  /** The document adjustments of the roles added so far, in order. */
+  adjustments(): readonly DocumentAdjustment[];
 }
 
 /** A route object from a handler and {@link RouteOptions} (the node-level routes). */
@@ -250,23 +252,18 @@ function installHandlers(
 
 /** `GET /openapi.json`: the document of every route of `server`, built on the first request. */
 function openApiRoute(server: HttpServer, opts: HttpServerOptions): Route {
-  const fastify = server.fastify;
   let openapi: string | undefined;
   return routeOf(
     'GET',
     '/openapi.json',
     () => {
       openapi ??= JSON.stringify(
-        withAdditions(
-          fastify,
-          openApiDocument(server.routes(), [opts.name], {
-            title: `ddn ${opts.name}`,
-            version: opts.version ?? '0.0.0',
-            tooLargeCode: opts.tooLargeCode,
-            ...(opts.basePath === undefined ? {} : { basePath: opts.basePath }),
-          }),
-          server.upgrades(),
-        ),
+        serverDocument({ routes: server.routes(), upgrades: server.upgrades(), adjustments: server.adjustments() }, [opts.name], {
+          title: `ddn ${opts.name}`,
+          version: opts.version ?? '0.0.0',
+          tooLargeCode: opts.tooLargeCode,
+          ...(opts.basePath === undefined ? {} : { basePath: opts.basePath }),
+        }),
       );
       return jsonPayload(200, openapi);
     },
@@ -343,9 +340,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     mounted.push({ route, recorder: unobserved ? undefined : observer?.route(route.method, route.url), ...(unobserved ? { unobserved } : {}) });
   };
   const upgrades: UpgradeDoc[] = [];
+  const adjustments: DocumentAdjustment[] = [];
   const server: HttpServer = {
     fastify,
-    add(routes) {
+    add(role) {
+      const routes = isRoleDefinition(role) ? role.routes : role;
+      if (isRoleDefinition(role) && role.adjustDocument !== undefined) adjustments.push(role.adjustDocument);
       for (const r of routes) {
         if (!isUpgrade(r)) add(r);
         else if (upgrades.length > 0) throw new Error(`second WebSocket route: ${r.doc.path} (its upgrade handler answers every upgrade)`);
@@ -361,6 +361,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     routes: () => mounted.map((m) => m.route),
     upgrades: () => upgrades,
+    adjustments: () => adjustments,
   };
   add(openApiRoute(server, opts), true);
   return server;

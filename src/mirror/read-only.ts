@@ -6,6 +6,7 @@
 import { DdnError } from '../base/errors.js';
 import { routeOf, type HttpServer, type RouteHandler } from '../http/server.js';
 import { asIs, isUpgrade, type RouteEntry } from '../http/route.js';
+import { isRoleDefinition } from '../http/openapi.js';
 
 /** The refusal of a write at a mirror. */
 export function readOnlyRefusal(primaryUrl: string): DdnError {
@@ -29,9 +30,10 @@ export function readOnlyServer(server: HttpServer, primaryUrl: string): HttpServ
         };
   return {
     fastify: server.fastify,
-    add: (routes) => server.add(routes.map(readOnly)),
+    add: (added) => server.add(isRoleDefinition(added) ? { ...added, routes: added.routes.map(readOnly) } : added.map(readOnly)),
     route: (method, pattern, handler, options) => server.add([readOnly(routeOf(method, pattern, handler as RouteHandler, options))]),
     routes: () => server.routes(),
     upgrades: () => server.upgrades(),
+    adjustments: () => server.adjustments(),
   };
 }

@@ -6,9 +6,10 @@
 import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
-import { json, type HttpServer, type RequestContext } from '../http/server.js';
-import { asIs, defineRoute, type AnswerOf, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
-import { adjustDocument, withProfileLabel } from '../http/openapi-additions.js';
+import { json, type HttpServer } from '../http/server.js';
+import { asIs, defineRoute, type AnswerOf, type RouteContext, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
+import { withProfileLabel } from '../http/openapi-additions.js';
+import type { RoleDefinition } from '../http/openapi.js';
 import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
 import { relayPostErrors } from './error-codes.js';
@@ -63,7 +64,8 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
   };
   const errors = relayPostErrors();
 
-  const relay = async (post: Post, ctx: RequestContext): Promise<AnswerOf<PostAnswers>> => {
+  type Ctx = RouteContext<string, typeof EnvelopeSchema>;
+  const relay = async (post: Post, ctx: Ctx): Promise<AnswerOf<PostAnswers>> => {
     let node;
     try {
       node = await authenticateNodeRequest(
@@ -81,7 +83,7 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
     );
   };
   /** The post's body (a JSON object is required before anything else is checked). */
-  const bodyOf = (ctx: RequestContext, pathRecipient: string | null): Post => {
+  const bodyOf = (ctx: Ctx, pathRecipient: string | null): Post => {
     if (ctx.body === undefined || ctx.rawBody === undefined) throw new DdnError('invalid_json', 'request body must be a JSON object');
     return { body: ctx.body, rawBody: ctx.rawBody, pathRecipient };
   };
@@ -128,9 +130,13 @@ export function relayRoutes(service: RelayService, options: RelayRouteOptions): 
   ];
 }
 
-/** Adds the Relay's routes to `server`. */
-export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+/** The Relay role: its routes ({@link relayRoutes}), its document labelled with the node's profile. */
+export function relayRole(service: RelayService, options: RelayRouteOptions): RoleDefinition {
   // the profile's document (its label; its routes, statuses and codes are the same on both profiles)
-  adjustDocument(server.fastify, (doc) => withProfileLabel(doc, service.settings.profile.p));
-  server.add(relayRoutes(service, options));
+  return { routes: relayRoutes(service, options), adjustDocument: (doc) => withProfileLabel(doc, service.settings.profile.p) };
+}
+
+/** Adds the Relay role to `server`. */
+export function registerRelayRoutes(server: HttpServer, service: RelayService, options: RelayRouteOptions): void {
+  server.add(relayRole(service, options));
 }

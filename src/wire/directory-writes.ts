@@ -2,7 +2,7 @@
  * Wire shapes of DID registration and DID mutations (http-api.md §2.4, §4, §5) as TypeBox schemas: requests and
  * answers of `POST /register-did[/prepare]`, `POST /dids/{did}/prepare` and the §5.2 submit routes.
  */
-import { Type, type Static, type TObject, type TProperties } from 'typebox';
+import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 import { AcceptedFields, DidDocumentSchema, PreparedFields, ServiceSchema, SignedFields, VerificationMethodSchema } from './json-forms.js';
 
 /** `POST /register-did/prepare` body (§4.1). */
@@ -163,15 +163,23 @@ const SUBMIT_FIELDS: Readonly<Record<string, { required?: readonly ActionField[]
   replace_document: { required: ['document', 'timestamp'], optional: ['pubkey'] },
 };
 
+/**
+ * The properties of a §5.2 submit body: any action's (each route's schema holds its own action's fields, so a parser
+ * typed by this union reads only fields some action's schema declares).
+ */
+type MutationSubmitProperties = { [K in keyof typeof MutationSubmitBodySchema.properties]: TSchema };
+
 /** The body of the §5.2 submit route of `action`: its own fields only, required as the §5.2 table says. */
-export function mutationSubmitBodySchema(action: string): TObject {
+export function mutationSubmitBodySchema(action: string): TObject<MutationSubmitProperties> {
   const f = SUBMIT_FIELDS[action];
   if (f === undefined) throw new Error(`no submit fields for ${action}`);
   const pick = (names: readonly ActionField[] = []): TProperties => Object.fromEntries(names.map((n) => [n, ActionFields[n]]));
   const fields: TProperties = { ...Type.Required(Type.Object(pick(f.required))).properties, ...pick(f.fromPath), ...pick(f.optional) };
   // adding a service names it: the path gives no id
   if (action === 'AddService') fields.service = ServiceSchema;
-  return Type.Object({ did: Type.String(), action: Type.Literal(action), ...SignedFields, ...fields }, { title: `MutationSubmitBody_${action}` });
+  const schema = Type.Object({ did: Type.String(), action: Type.Literal(action), ...SignedFields, ...fields }, { title: `MutationSubmitBody_${action}` });
+  // its properties are some of MutationSubmitBodySchema's, by name (the table picks them from ActionFields)
+  return schema as TObject as TObject<MutationSubmitProperties>;
 }
 
 /** The 202 of a Directory change (§2.4); the subject field depends on the route. */

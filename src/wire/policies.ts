@@ -1,5 +1,5 @@
 /** Wire shapes of the delivery-policy routes (http-api.md §8.2 v2, §8.3 v3) as TypeBox schemas. */
-import { Type, type Static, type TObject, type TProperties } from 'typebox';
+import { Type, type Static, type TProperties, type TSchema } from 'typebox';
 import {
   AcceptedFields,
   BlockRefFields,
@@ -73,7 +73,7 @@ const V2_FIELDS = {
 type V2ActionName = keyof typeof V2_FIELDS;
 
 /** The body of the v2 write route of `action` (§8.2): its own fields, required as the table says. */
-export function policyV2SubmitBodySchema(action: V2ActionName): TObject {
+export function policyV2SubmitBodySchema<A extends V2ActionName>(action: A) {
   const f = V2_FIELDS[action];
   const optional = Type.Partial(Type.Object(f.optional)).properties;
   return Type.Object({ action: Type.Literal(action), ...f.required, ...optional, ...SignedSubmitFields }, { title: `PolicyV2SubmitBody_${action}` });
@@ -86,7 +86,7 @@ export function policyV2SubmitBodySchema(action: V2ActionName): TObject {
 export const PolicyV2PrepareBodySchema = Type.Union(
   V2_ACTIONS.map((action) => {
     const f = V2_FIELDS[action];
-    const { operator_did: operator, ...required }: TProperties = f.required;
+    const { operator_did: operator, ...required }: { operator_did?: TSchema } & typeof f.required = f.required;
     const optional = { ...f.optional, ...(operator === undefined ? {} : { operator_did: operator }) };
     return Type.Object(
       { action: Type.Literal(action), ...required, ...Type.Partial(Type.Object(optional)).properties, ...PrepareAuth },

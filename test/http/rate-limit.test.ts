@@ -14,6 +14,7 @@ import {
 } from '../../src/http/rate-limit.js';
 import { createHttpServer, json, type HttpServer } from '../../src/http/server.js';
 import { smallRateLimits } from '../support/rate-limits.js';
+import type { Reads } from '../../src/http/json-body.js';
 
 const servers: HttpServer[] = [];
 after(async () => {
@@ -35,7 +36,8 @@ function build(limits: RateLimits) {
   server.route('GET', '/health', () => json(200, { n: ++calls.health }));
   server.route('POST', '/relay', () => json(202, { n: ++calls.relay }), {
     rateClass: 'relay-post',
-    rateTarget: (ctx) => envelopeRecipientOf(ctx.body),
+    // a made-up route's body is untyped; any JSON object reads its fields as `unknown`
+    rateTarget: (ctx) => envelopeRecipientOf(ctx.body as Reads<'to' | 'recipient'> | undefined),
     errorBody: (err) => ({ success: false, delivery_mode: 'failed', http_status: err.status, code: err.code, details: err.details ?? {} }),
   });
   return { server, calls };

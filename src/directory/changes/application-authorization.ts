@@ -33,7 +33,14 @@ import { parseSignature } from '../request-fields.js';
 import { activeDidRecord, jsonInteger, NO_SIGNATURE, optionalDid, parseSignerKeyId, requireDid, resolveSigner, type Body } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { ApplicationRequest } from './application-registration.js';
-import type { ApplicationAuthorizationPrepareResponse, ApplicationSubmitResponse } from '../../wire/applications.js';
+import type {
+  ApplicationAuthorizationBodySchema,
+  ApplicationAuthorizationPrepareBodySchema,
+  ApplicationAuthorizationPrepareResponse,
+  ApplicationSubmitResponse,
+} from '../../wire/applications.js';
+import type { Reads } from '../../http/json-body.js';
+import type { Unchecked } from '../../http/route.js';
 
 const AUTH_ACTIONS = ['set_domain', 'clear_domain', 'set_status', 'update_control', 'link_did', 'unlink_did'] as const;
 type AuthAction = (typeof AUTH_ACTIONS)[number];
@@ -73,7 +80,10 @@ interface AuthFields {
 }
 
 /** The action, `control_signer_key_id`, then the action's fields (§9 order). */
-function readAuthFields(body: Body): AuthFields {
+/** The fields a preparation's body gives (src/wire/applications.ts `ApplicationAuthorizationPrepareBodySchema`). */
+type AuthField = 'action' | 'control_signer_key_id' | 'domain' | 'status' | 'new_control_did' | 'linked_did' | 'linked_signer_key_id';
+
+function readAuthFields(body: Reads<AuthField>): AuthFields {
   const action = body.action;
   if (!isOneOf(AUTH_ACTIONS, action)) {
     throw new DdnError('unsupported_action', `action must be one of ${AUTH_ACTIONS.join(', ')}`, { action: action ?? null });
@@ -82,7 +92,7 @@ function readAuthFields(body: Body): AuthFields {
   return { fields: actionFields(action, body), controlSignerKeyId };
 }
 
-function actionFields(action: AuthAction, body: Body): ActionFields {
+function actionFields(action: AuthAction, body: Reads<AuthField>): ActionFields {
   switch (action) {
     case 'set_domain':
       if (typeof body.domain !== 'string') throw new DdnError('invalid_request', 'missing field "domain"', { field: 'domain' });
@@ -129,13 +139,13 @@ export interface AuthorizationSubmit {
 }
 
 /** The parser of `POST /applications/{id}/authorization/prepare`. */
-export function parseAuthorizationPrepare({ id, body }: ApplicationRequest): AuthorizationPrepare {
+export function parseAuthorizationPrepare({ id, body }: ApplicationRequest<Unchecked<typeof ApplicationAuthorizationPrepareBodySchema>>): AuthorizationPrepare {
   assertApplicationId(id);
   return { id, rest: defer(() => readAuthFields(body)) };
 }
 
 /** The control signature as `control_signature` (or `signature`); the linked DID's for a linked-DID action. */
-function readSignedAuthFields(body: Body): SignedAuthFields {
+function readSignedAuthFields(body: Unchecked<typeof ApplicationAuthorizationBodySchema>): SignedAuthFields {
   const f = readAuthFields(body);
   const nonce = parseIntegerNonce(body.nonce);
   const canonical = parseHexPayload(body.canonical_payload);
@@ -146,7 +156,7 @@ function readSignedAuthFields(body: Body): SignedAuthFields {
 }
 
 /** The parser of `PUT /applications/{id}/authorization`. */
-export function parseAuthorizationSubmit({ id, body }: ApplicationRequest): AuthorizationSubmit {
+export function parseAuthorizationSubmit({ id, body }: ApplicationRequest<Unchecked<typeof ApplicationAuthorizationBodySchema>>): AuthorizationSubmit {
   assertApplicationId(id);
   return { id, rest: defer(() => readSignedAuthFields(body)) };
 }

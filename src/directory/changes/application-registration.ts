@@ -12,13 +12,20 @@ import { encodeApplicationAuthorization } from '../../protocol/payloads/applicat
 import { assertCurrentProof, assertRegistrableApplicationId, parseHexPayload, parseIntegerNonce, SIGNER_KEY_ID_BYTES } from '../application-fields.js';
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature } from '../request-fields.js';
-import { activeDidRecord, jsonInteger, NO_SIGNATURE, parseSignerKeyId, requireDid, resolveSigner, type Body } from '../submission.js';
+import { activeDidRecord, jsonInteger, NO_SIGNATURE, parseSignerKeyId, requireDid, resolveSigner } from '../submission.js';
+import type { Unchecked } from '../../http/route.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { ApplicationRegistrationPrepareResponse, ApplicationSubmitResponse } from '../../wire/applications.js';
+import type {
+  ApplicationRegistrationBodySchema,
+  ApplicationRegistrationPrepareBodySchema,
+  ApplicationRegistrationPrepareResponse,
+  ApplicationSubmitResponse,
+} from '../../wire/applications.js';
 
-export interface ApplicationRequest {
+/** An application route's request: the path id and the body's fields, `B` (typed by the route's body schema). */
+export interface ApplicationRequest<B> {
   id: string;
-  body: Body;
+  body: B;
 }
 
 /** An application registration as its route's parser reads it (prepare). */
@@ -45,7 +52,10 @@ const callOf = (r: Registration, signature: Uint8Array): Call => ({
 });
 
 /** The request shape of `POST /applications/{id}/registration/prepare` (no state): the route's parser. */
-export function parseApplicationRegistrationPrepare({ id, body }: ApplicationRequest): Registration {
+export function parseApplicationRegistrationPrepare({
+  id,
+  body,
+}: ApplicationRequest<Unchecked<typeof ApplicationRegistrationPrepareBodySchema>>): Registration {
   assertRegistrableApplicationId(id);
   const controlDid = requireDid(body, 'control_did');
   return { id, controlDid, signerKeyId: parseSignerKeyId(body, 'signer_key_id', SIGNER_KEY_ID_BYTES) };
@@ -89,7 +99,7 @@ export interface SignedRegistration extends Registration {
 }
 
 /** The request shape of `PUT /applications/{id}/registration` (no state): the route's parser. */
-export function parseApplicationRegistrationSubmit({ id, body }: ApplicationRequest): SignedRegistration {
+export function parseApplicationRegistrationSubmit({ id, body }: ApplicationRequest<Unchecked<typeof ApplicationRegistrationBodySchema>>): SignedRegistration {
   assertRegistrableApplicationId(id);
   const controlDid = requireDid(body, 'control_did');
   if (body.signer_key_id === undefined || body.signer_key_id === null) {

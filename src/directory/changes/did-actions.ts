@@ -28,7 +28,8 @@ import {
 } from '../submission.js';
 import type { Profile } from '../../protocol/profile.js';
 import type { Unchecked } from '../../http/route.js';
-import type { MutationPrepareBodySchema } from '../../wire/directory-writes.js';
+import type { MutationPrepareBodySchema, MutationSubmitBodySchema } from '../../wire/directory-writes.js';
+import type { Reads } from '../../http/json-body.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { MutationActionFields, MutationPrepareResponse, MutationRequest, MutationSubmitResponse } from '../../wire/directory-writes.js';
 
@@ -43,13 +44,13 @@ function signerKey(did: string, rec: DidRecord, signerKeyId: string): Uint8Array
 }
 
 /** A body `did` must be the path's. */
-function bindDid(body: Body, did: string): void {
+function bindDid(body: Reads<'did'>, did: string): void {
   assertDid(did);
   if (body.did !== undefined && body.did !== did) throw new DdnError('path_body_mismatch', 'body did differs from the path', { field: 'did' });
 }
 
 /** UpdateService: `service.id` is filled from the route only if absent. */
-function withServiceId(body: Body, pathId?: string): Body {
+function withServiceId<B extends Reads<'service'>>(body: B, pathId?: string): B {
   const s = body.service;
   if (!isJsonObject(s)) return body;
   if (s.id !== undefined || pathId === undefined) return body;
@@ -57,7 +58,7 @@ function withServiceId(body: Body, pathId?: string): Body {
 }
 
 /** The body value repeated from the path must equal it (after normalisation); absent values are taken from the path. */
-function bindPathField(spec: ActionSpec, params: Record<string, string>, body: Body): Body {
+function bindPathField<B extends Body>(spec: ActionSpec, params: Record<string, string>, body: B): B {
   const pf = spec.pathField;
   if (!pf) return body;
   const pathValue = params[pf.param]!;
@@ -94,7 +95,7 @@ export interface DidActionPrepare {
  * The request shape of `POST /dids/{did}/prepare` that comes before the DID's state (§5.1 order): the path DID, the
  * body's `did`, the action. The action's fields are read after the DID is found active, so they stay in `read`.
  */
-export function parseDidActionPrepare(did: string, body: Body): DidActionPrepare {
+export function parseDidActionPrepare(did: string, body: Unchecked<typeof MutationPrepareBodySchema>): DidActionPrepare {
   bindDid(body, did);
   const actionName = body.action;
   const spec = typeof actionName === 'string' ? ACTIONS_BY_NAME.get(actionName) : undefined;
@@ -167,7 +168,8 @@ export const PREPARE_DID_ACTION: SyncPrepareSteps<DirectoryDeps, DidActionPrepar
 export interface DidActionSubmit {
   spec: ActionSpec;
   params: Record<string, string>;
-  body: Body;
+  /** The fields of any action's submission (each route's schema holds its own action's: `mutationSubmitBodySchema`). */
+  body: Unchecked<typeof MutationSubmitBodySchema>;
 }
 
 /** A DID action's submission as its route's parser reads it: every field decoded, the payload rebuilt. */

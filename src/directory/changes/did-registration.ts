@@ -16,10 +16,18 @@ import type { Profile } from '../../protocol/profile.js';
 import { parseV2Token, registrationSigningBytes, registrationToken } from '../../protocol/payloads/registration.js';
 import type { DirectoryDeps } from '../deps.js';
 import { parseSignature, parseU64Field } from '../request-fields.js';
-import { DEFAULT_VALIDITY_MS, invalidDid, type Body } from '../submission.js';
+import { DEFAULT_VALIDITY_MS, invalidDid } from '../submission.js';
+import type { Reads } from '../../http/json-body.js';
+import type { Unchecked } from '../../http/route.js';
 import { defer, settle, type Deferred } from '../deferred.js';
 import type { KindFields, Prepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { RegistrationPrepareResponse, RegistrationRequest, RegistrationSubmitResponse } from '../../wire/directory-writes.js';
+import type {
+  RegistrationPrepareBodySchema,
+  RegistrationPrepareResponse,
+  RegistrationRequest,
+  RegistrationSubmitBodySchema,
+  RegistrationSubmitResponse,
+} from '../../wire/directory-writes.js';
 import type { DidDocumentJson } from '../../wire/json-forms.js';
 
 const EXTRINSIC = 'register_with_proof_v2';
@@ -35,7 +43,7 @@ interface Registration {
   alias: string | null;
 }
 
-function readRegistration(body: Body, profile: Profile): Registration {
+function readRegistration(body: Reads<'did' | 'root_pubkey' | 'did_document' | 'alias'>, profile: Profile): Registration {
   const did = body.did;
   if (typeof did !== 'string' || !isDid(did)) throw invalidDid(did, 'did');
   const rootText = body.root_pubkey;
@@ -81,7 +89,7 @@ export interface RegistrationPrepareInput extends Registration {
 }
 
 /** The request shape of `POST /register-did/prepare` (no state): the route's parser. */
-export function parseRegistrationPrepare(profile: Profile, body: Body): RegistrationPrepareInput {
+export function parseRegistrationPrepare(profile: Profile, body: Unchecked<typeof RegistrationPrepareBodySchema>): RegistrationPrepareInput {
   const r = readRegistration(body, profile);
   const raw = body.expiry_ms;
   const expiry = raw === undefined ? undefined : defer(() => parseU64Field(raw, 'expiry_ms', 'invalid_expiry'));
@@ -132,7 +140,7 @@ interface SignedRegistration extends Registration {
 }
 
 /** The request shape of `POST /register-did` (no state), in §4.2's order: the route's parser. */
-export function parseRegistrationSubmit(profile: Profile, body: Body): RegistrationSubmitInput {
+export function parseRegistrationSubmit(profile: Profile, body: Unchecked<typeof RegistrationSubmitBodySchema>): RegistrationSubmitInput {
   const ts = body.timestamp;
   if (typeof ts !== 'string' || !ts.startsWith('v2:')) {
     if (typeof ts === 'string' && ts.length > 0) {

@@ -17,6 +17,7 @@ import type { PersonaChallenges } from '../persona-challenges.js';
 import { activeDidRecord, NO_SIGNATURE, resolveSigner, signedRequestFields, type Body, type SignedFields } from '../submission.js';
 import type { Admission, KindFields, NoncePrepared, Rebuilt } from '../write-pipeline.js';
 import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
+import type { Reads } from '../../http/json-body.js';
 
 export const PERSONA_EXTRINSIC = 'apply_persona_with_proof';
 
@@ -39,10 +40,10 @@ const OPERATION_OF = {
 /** {@link OPERATION_OF} for pending markers, whose action is any string. */
 export const OPERATIONS: Readonly<Record<string, PersonaOperation['kind'] | undefined>> = OPERATION_OF;
 
-/** A persona route's path and body, as its route's parser reads them: the persona name canonical. */
-export interface PersonaRequest {
+/** A persona route's path and body, as its route's parser reads them: the persona name canonical, the body's fields `B`. */
+export interface PersonaRequest<B> {
   persona: string;
-  body: Body;
+  body: B;
 }
 
 /** §2.2 step 5 for a persona change signed by the operator: operator active, signer resolvable. */
@@ -69,14 +70,14 @@ export interface AttestationFields {
 }
 
 /** A `0x`-hex body field (400 `invalid_request`). */
-function hexField(body: Body, field: string): Uint8Array {
+function hexField<F extends string>(body: Reads<NoInfer<F>>, field: F): Uint8Array {
   const v = body[field];
   const bytes = typeof v === 'string' ? parseHex(v) : undefined;
   if (!bytes) throw new DdnError('invalid_request', `${field} must be 0x-hex`, { field });
   return bytes;
 }
 
-export function parseAttestationFields(body: Body): AttestationFields {
+export function parseAttestationFields(body: Reads<'verification_expires_at' | 'attestor' | 'attestation_signature'>): AttestationFields {
   return {
     verificationExpiresAt: defer(() => parseU64Field(body.verification_expires_at, 'verification_expires_at', 'invalid_request')),
     attestor: defer(() => hexField(body, 'attestor')),

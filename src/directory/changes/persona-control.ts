@@ -10,7 +10,15 @@ import type { Profile } from '../../protocol/profile.js';
 import { defer, settle, type Deferred } from '../deferred.js';
 import { bindBodyPersona, optionalDid, readPrepareAuth, readSignedFields, requireAction, validUntilAt, type Body, type PrepareAuth } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
+import type {
+  PersonaControlPrepareBodySchema,
+  PersonaPrepareResponse,
+  PersonaRevokeBodySchema,
+  PersonaRotateBodySchema,
+  PersonaSubmitResponse,
+} from '../../wire/personas.js';
+import type { Reads } from '../../http/json-body.js';
+import type { Unchecked } from '../../http/route.js';
 import {
   buildPersona,
   PERSONA_EXTRINSIC,
@@ -31,7 +39,7 @@ export type ControlAction = 'revoke_persona' | 'rotate_persona_controllers';
 type Control = PersonaOperation & { kind: 'Revoke' | 'RotateControllers' };
 
 /** Revoke or RotateControllers from body fields. */
-function controlOperation(persona: string, action: ControlAction, body: Body): Control {
+function controlOperation(persona: string, action: ControlAction, body: Reads<'controller_keys' | 'controller_threshold'>): Control {
   if (action === 'revoke_persona') return { kind: 'Revoke', persona };
   const keys = optionalControllerKeys(body);
   if (keys === undefined) throw new DdnError('invalid_request', 'missing field "controller_keys"', { field: 'controller_keys' });
@@ -77,7 +85,7 @@ export interface ControlPrepare {
 }
 
 /** The parser of `POST /personas/{p}/prepare`: the body's persona, the action, `operator_did`, the rest deferred. */
-export function parseControlPrepare(profile: Profile, { persona, body }: PersonaRequest): ControlPrepare {
+export function parseControlPrepare(profile: Profile, { persona, body }: PersonaRequest<Unchecked<typeof PersonaControlPrepareBodySchema>>): ControlPrepare {
   bindBodyPersona(body, persona);
   const action = body.action;
   if (action !== 'revoke_persona' && action !== 'rotate_persona_controllers') {
@@ -119,11 +127,26 @@ interface ControlSubmission extends PersonaSubmission {
 }
 
 /** The parser of `DELETE /personas/{p}` and `PUT /personas/{p}/controllers` (`action` is the route's). */
-export function parseControlSubmit(profile: Profile, action: ControlAction, { persona, body }: PersonaRequest): ControlSubmit {
+export function parseControlSubmit(
+  profile: Profile,
+  action: 'revoke_persona',
+  request: PersonaRequest<Unchecked<typeof PersonaRevokeBodySchema>>,
+): ControlSubmit;
+export function parseControlSubmit(
+  profile: Profile,
+  action: 'rotate_persona_controllers',
+  request: PersonaRequest<Unchecked<typeof PersonaRotateBodySchema>>,
+): ControlSubmit;
+export function parseControlSubmit(
+  profile: Profile,
+  action: ControlAction,
+  { persona, body }: PersonaRequest<Unchecked<typeof PersonaRevokeBodySchema> | Unchecked<typeof PersonaRotateBodySchema>>,
+): ControlSubmit {
   bindBodyPersona(body, persona);
   requireAction(body, action);
   const s = readSignedFields(body, profile);
-  const op = controlOperation(persona, action, body);
+  // the overloads pair each action with its route's body: a rotation's is the rotation body
+  const op = controlOperation(persona, action, body as Unchecked<typeof PersonaRotateBodySchema>);
   return { persona, action, s, op, operatorDid: optionalDid(body, 'operator_did') };
 }
 

@@ -25,7 +25,8 @@ import { defer, settle, type Deferred } from '../deferred.js';
 import { requireString } from '../request-fields.js';
 import { assertCanonical, bindBodyPersona, readSignedFields, requireAction, requireDid, type SignedFields } from '../submission.js';
 import type { KindFields, SubmitSteps } from '../write-pipeline.js';
-import type { PersonaSubmitResponse } from '../../wire/personas.js';
+import type { PersonaDnsSubmitBodySchema, PersonaSubmitResponse } from '../../wire/personas.js';
+import type { Unchecked } from '../../http/route.js';
 import {
   compareAttestationFields,
   parseAttestationFields,
@@ -61,7 +62,7 @@ export interface DnsPersonaSubmit {
 }
 
 /** The parser of `PUT /personas/{p}` (a DNS persona, canonical): every field, the intent's refusals deferred. */
-export function parseDnsPersonaSubmit(profile: Profile, { persona, body }: PersonaRequest): DnsPersonaSubmit {
+export function parseDnsPersonaSubmit(profile: Profile, { persona, body }: PersonaRequest<Unchecked<typeof PersonaDnsSubmitBodySchema>>): DnsPersonaSubmit {
   bindBodyPersona(body, persona);
   const action = requireAction<DnsAction>(body, 'register_persona', 'renew_persona');
   const operatorDid = requireDid(body, 'operator_did');

@@ -22,7 +22,9 @@ import {
 } from '../submission.js';
 import type { Profile } from '../../protocol/profile.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
+import type { NamedPersonaPrepareBodySchema, NamedPersonaSubmitBodySchema, PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
+import type { Reads } from '../../http/json-body.js';
+import type { Unchecked } from '../../http/route.js';
 import {
   buildPersona,
   personaAccepted,
@@ -43,9 +45,15 @@ type Named = PersonaOperation & { kind: 'RegisterNamed' };
  * set to the signer and the threshold to 1 and echoes both in `request`; the submit route requires both (product
  * spec), except on profile `openpayload`, which keeps the defaults for deployed clients building their own body.
  */
-function namedOperation(profile: Profile, persona: string, body: Body, signerKeyId: string, submit = false): Named {
+function namedOperation(
+  profile: Profile,
+  persona: string,
+  body: Reads<'controller_keys' | 'controller_threshold' | 'delivery_constraints'>,
+  signerKeyId: string,
+  submit = false,
+): Named {
   if (submit && !profile.acceptsDeployedClientForms) {
-    for (const field of ['controller_keys', 'controller_threshold']) {
+    for (const field of ['controller_keys', 'controller_threshold'] as const) {
       if (body[field] === undefined || body[field] === null) throw new DdnError('invalid_request', `missing field "${field}"`, { field });
     }
   }
@@ -77,7 +85,7 @@ export interface NamedPrepare {
 }
 
 /** The parser of `POST /personas/{p}/named/prepare`: the body's persona and action, the operator, signer fields, the set. */
-export function parseNamedPrepare(profile: Profile, { persona, body }: PersonaRequest): NamedPrepare {
+export function parseNamedPrepare(profile: Profile, { persona, body }: PersonaRequest<Unchecked<typeof NamedPersonaPrepareBodySchema>>): NamedPrepare {
   bindBodyPersona(body, persona);
   if (body.action !== undefined) requireAction(body, 'register_named_persona');
   const operatorDid = requireDid(body, 'operator_did');
@@ -114,7 +122,7 @@ export interface NamedSubmission extends PersonaSubmission {
 }
 
 /** The parser of `PUT /personas/{p}/named`: the body's persona, action, operator, signed fields and the set. */
-export function parseNamedSubmit(profile: Profile, { persona, body }: PersonaRequest): NamedSubmission {
+export function parseNamedSubmit(profile: Profile, { persona, body }: PersonaRequest<Unchecked<typeof NamedPersonaSubmitBodySchema>>): NamedSubmission {
   bindBodyPersona(body, persona);
   const action = requireAction(body, 'register_named_persona');
   const operatorDid = requireDid(body, 'operator_did');

@@ -40,7 +40,8 @@ import {
   type SignedFields,
 } from '../submission.js';
 import type { KindFields, NoncePrepared, PrepareSteps, SubmitSteps } from '../write-pipeline.js';
-import type { PersonaPrepareResponse, PersonaSubmitResponse } from '../../wire/personas.js';
+import type { PersonaPrepareResponse, PersonaSubmitResponse, PersonaTransferPrepareBodySchema, PersonaTransferSubmitBodySchema } from '../../wire/personas.js';
+import type { Unchecked } from '../../http/route.js';
 import {
   buildPersona,
   compareAttestationFields,
@@ -137,7 +138,7 @@ export interface TransferPrepare {
 }
 
 /** The parser of `POST /personas/{p}/transfer/prepare` (a DNS persona, canonical). */
-export function parseTransferPrepare(profile: Profile, { persona, body }: PersonaRequest): TransferPrepare {
+export function parseTransferPrepare(profile: Profile, { persona, body }: PersonaRequest<Unchecked<typeof PersonaTransferPrepareBodySchema>>): TransferPrepare {
   bindBodyPersona(body, persona);
   const operatorDid = requireDid(body, 'operator_did');
   const challengeId = requireString(body, 'challenge_id');
@@ -202,7 +203,7 @@ export interface TransferSubmit {
 }
 
 /** The parser of `PUT /personas/{p}/transfer` (a DNS persona, canonical): every field, the intent's refusals deferred. */
-export function parseTransferSubmit(profile: Profile, { persona, body }: PersonaRequest): TransferSubmit {
+export function parseTransferSubmit(profile: Profile, { persona, body }: PersonaRequest<Unchecked<typeof PersonaTransferSubmitBodySchema>>): TransferSubmit {
   bindBodyPersona(body, persona);
   requireAction(body, 'transfer_persona');
   const operatorDid = requireDid(body, 'operator_did');

@@ -28,12 +28,13 @@ import {
   requireAction,
   requireDid,
   validUntilAt,
-  type Body,
   type PrepareAuth,
   type SignedFields,
 } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
-import type { PolicyV2PrepareResponse, PolicyV2SubmitResponse } from '../../wire/policies.js';
+import type { policyV2SubmitBodySchema, PolicyV2PrepareBodySchema, PolicyV2PrepareResponse, PolicyV2SubmitResponse } from '../../wire/policies.js';
+import type { Reads } from '../../http/json-body.js';
+import type { Unchecked } from '../../http/route.js';
 import {
   assertPolicyMatchesPath,
   policyPrechecks,
@@ -81,7 +82,7 @@ const scopeOf = (f: Pick<V2Fields, 'subject' | 'persona'>): PolicyScopeV2 =>
   f.persona === null ? { kind: 'Did', id: f.subject } : { kind: 'Persona', id: f.subject };
 
 /** The fields `action` takes on `subject` (a DID or a canonical persona), in the order their refusals come. */
-function readFields(profile: Profile, action: V2Action, subject: string, body: Body): V2Fields {
+function readFields(profile: Profile, action: V2Action, subject: string, body: Reads<'policy' | 'operator_did' | 'delivery_constraints'>): V2Fields {
   const spec = V2_ACTIONS[action];
   const persona = spec.scope === 'persona' ? subject : null;
   const f: V2Fields = { action, subject, persona, policy: null, constraints: null, operatorDid: undefined };
@@ -143,7 +144,7 @@ export interface PolicyV2Prepare {
 }
 
 /** The parser of `POST /delivery-policies/prepare`: the action, its subject and fields, the deferred signer fields. */
-export function parsePolicyV2Prepare(profile: Profile, body: Body): PolicyV2Prepare {
+export function parsePolicyV2Prepare(profile: Profile, body: Unchecked<typeof PolicyV2PrepareBodySchema>): PolicyV2Prepare {
   const action = body.action;
   if (!isKeyOf(V2_ACTIONS, action)) {
     throw new DdnError('unsupported_action', `action must be one of ${Object.keys(V2_ACTIONS).join(', ')}`, { action: action ?? null });
@@ -161,7 +162,12 @@ export interface PolicyV2Submit {
 }
 
 /** The parser of the v2 write routes (`action` is the route's): path binding, action, signed fields, own fields. */
-export function parsePolicyV2Submit(profile: Profile, action: V2Action, pathId: string, body: Body): PolicyV2Submit {
+export function parsePolicyV2Submit(
+  profile: Profile,
+  action: V2Action,
+  pathId: string,
+  body: Unchecked<ReturnType<typeof policyV2SubmitBodySchema<V2Action>>>,
+): PolicyV2Submit {
   let subject: string;
   if (V2_ACTIONS[action].scope === 'did') {
     assertDid(pathId);

@@ -26,13 +26,20 @@ import {
   readSignedFields,
   requireAction,
   validUntilAt,
-  type Body,
   type PrepareAuth,
   type SignedFields,
 } from '../submission.js';
 import type { KindFields, NoncePrepared, SubmitSteps, SyncPrepareSteps } from '../write-pipeline.js';
 import type { PolicyScopeJson } from '../../wire/json-forms.js';
-import type { PolicyV3PrepareResponse, PolicyV3SubmitResponse } from '../../wire/policies.js';
+import type {
+  PolicyV3ClearBodySchema,
+  PolicyV3PrepareBodySchema,
+  PolicyV3PrepareResponse,
+  PolicyV3SetBodySchema,
+  PolicyV3SubmitResponse,
+} from '../../wire/policies.js';
+import type { Reads } from '../../http/json-body.js';
+import type { Unchecked } from '../../http/route.js';
 import {
   assertPolicyMatchesPath,
   policyPrechecks,
@@ -85,7 +92,7 @@ export interface V3Fields {
 }
 
 /** The fields of `action` on `scope` from `body`: a set's policy (matching the path), the optional `operator_did`. */
-function readFields(action: V3Action, scope: PolicyScopeV3, body: Body): V3Fields {
+function readFields(action: V3Action, scope: PolicyScopeV3, body: Reads<'operator_did'> & { readonly policy?: unknown }): V3Fields {
   if (action === 'clear_policy_v3') return { action, scope, policy: null, operatorDid: optionalDid(body, 'operator_did') };
   const policy = parsePolicyJsonV3(body.policy);
   const operatorDid = optionalDid(body, 'operator_did');
@@ -120,7 +127,7 @@ export interface PolicyV3Prepare {
 }
 
 /** The parser of `POST /policies/v3/{scope}/{id}/prepare`: the path's scope, the action, its fields. */
-export function parsePolicyV3Prepare(profile: Profile, scopeSeg: string, id: string, body: Body): PolicyV3Prepare {
+export function parsePolicyV3Prepare(profile: Profile, scopeSeg: string, id: string, body: Unchecked<typeof PolicyV3PrepareBodySchema>): PolicyV3Prepare {
   const scope = parseV3Scope(scopeSeg, id);
   const action = body.action;
   if (action !== 'set_policy_v3' && action !== 'clear_policy_v3') {
@@ -136,7 +143,27 @@ export interface PolicyV3Submit {
 }
 
 /** The parser of `PUT` / `DELETE /policies/v3/{scope}/{id}` (`action` is the route's): scope, action, signed fields, own fields. */
-export function parsePolicyV3Submit(profile: Profile, action: V3Action, scopeSeg: string, id: string, body: Body): PolicyV3Submit {
+export function parsePolicyV3Submit(
+  profile: Profile,
+  action: 'set_policy_v3',
+  scopeSeg: string,
+  id: string,
+  body: Unchecked<typeof PolicyV3SetBodySchema>,
+): PolicyV3Submit;
+export function parsePolicyV3Submit(
+  profile: Profile,
+  action: 'clear_policy_v3',
+  scopeSeg: string,
+  id: string,
+  body: Unchecked<typeof PolicyV3ClearBodySchema>,
+): PolicyV3Submit;
+export function parsePolicyV3Submit(
+  profile: Profile,
+  action: V3Action,
+  scopeSeg: string,
+  id: string,
+  body: Unchecked<typeof PolicyV3SetBodySchema> | Unchecked<typeof PolicyV3ClearBodySchema>,
+): PolicyV3Submit {
   const scope = parseV3Scope(scopeSeg, id);
   requireAction(body, action);
   const s = readSignedFields(body, profile);
