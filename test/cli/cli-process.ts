@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkedUrls } from '../support/checked-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -79,7 +80,7 @@ export async function ddn(args: string[], opts: { cwd?: string; env?: NodeJS.Pro
   return { code, json: JSON.parse(lines[0]!) as Record<string, unknown>, stderr: child.stderr() };
 }
 
-/** A `ddn serve` child on ports 0 and its URLs. */
+/** A `ddn serve` child on ports 0 and its URLs (contract-checking proxies' in front of its roles). */
 export interface ServeNode {
   directory: string;
   relay: string;
@@ -90,18 +91,20 @@ export interface ServeNode {
 /** Starts `ddn serve` on free ports with `extra` flags and waits for its listening line. */
 export async function startServe(dataDir: string, extra: string[] = []): Promise<ServeNode> {
   const child = spawnDdn(['serve', '--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn', ...extra]);
-  const line = await new Promise<string>((resolve, reject) => {
+  const first = await new Promise<string>((resolve, reject) => {
     child.proc.stdout!.on('data', () => {
       const nl = child.stdout().indexOf('\n');
       if (nl >= 0) resolve(child.stdout().slice(0, nl));
     });
     void child.exit.then((code) => reject(new Error(`ddn serve exited ${code}:\n${child.stderr()}`)));
   });
-  const urls = JSON.parse(line) as Record<string, string>;
+  const line = JSON.parse(first) as Record<string, string>;
+  // contract-checking proxies in front of the child's roles (test/support/checked-proxy.ts)
+  const urls = await checkedUrls({ directory: line.directory_url!, relay: line.relay_url!, cache: line.cache_url! }, child.proc);
   return {
-    directory: urls.directory_url!,
-    relay: urls.relay_url!,
-    cache: urls.cache_url!,
+    directory: urls.directory!,
+    relay: urls.relay!,
+    cache: urls.cache!,
     async stop() {
       child.proc.kill('SIGTERM');
       await child.exit;
