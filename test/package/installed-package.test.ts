@@ -14,7 +14,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkedUrls } from '../support/checked-proxy.js';
+import { checkedUrls, pendingProxy } from '../support/checked-proxy.js';
 import { signalIfRunning } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -91,9 +91,13 @@ describe('the packed package, installed into an empty project', () => {
     rmSync(join(app, 'node_modules', '.bin'), { recursive: true, force: true });
     run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...TOOLS.map((t) => `${t}@${versions[t]}`)], app);
 
+    // contract-checking proxies, opened first: the Relay's and the Cache's are the node's public URLs, so the
+    // examples' DID documents and the node signatures name them (test/support/checked-proxy.ts)
+    const pending = { relay_url: await pendingProxy(), cache_url: await pendingProxy() };
+    const publicUrls = ['--public-relay-url', pending.relay_url.url, '--public-cache-url', pending.cache_url.url];
     serve = spawn(
       'npx',
-      ['ddn', 'serve', '--data-dir', 'data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--allow-private-endpoints'],
+      ['ddn', 'serve', '--data-dir', 'data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--allow-private-endpoints', ...publicUrls],
       {
         cwd: app,
         detached: true,
@@ -110,10 +114,13 @@ describe('the packed package, installed into an empty project', () => {
         const line = out.split('\n').find((l) => l.startsWith('{"event":"listening"'));
         if (line !== undefined && out.includes(`${line}\n`)) resolve(JSON.parse(line) as typeof urls);
       });
-      serve!.on('close', (code) => reject(new Error(`npx ddn serve exited ${code} before listening:\n${out}\n${err}`)));
+      serve!.on('close', (code) => {
+        for (const p of Object.values(pending)) p.close();
+        reject(new Error(`npx ddn serve exited ${code} before listening:\n${out}\n${err}`));
+      });
     });
     // every answer the test and the examples read goes through a contract-checking proxy (closed when npx exits)
-    const checked = await checkedUrls({ directory_url: line.directory_url, relay_url: line.relay_url, cache_url: line.cache_url }, serve);
+    const checked = await checkedUrls({ directory_url: line.directory_url, relay_url: line.relay_url, cache_url: line.cache_url }, serve, pending);
     urls = { directory_url: checked.directory_url!, relay_url: checked.relay_url!, cache_url: checked.cache_url! };
   });
 

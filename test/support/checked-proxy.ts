@@ -26,7 +26,7 @@ const KEEP_LIMIT = 8 * 1024 * 1024;
 export interface CheckedProxy {
   /** The proxy's base URL, to hand the test instead of {@link target}. */
   readonly url: string;
-  /** The child's base URL. */
+  /** The child's base URL ('' until {@link PendingProxy.attach}). */
   readonly target: string;
   /** The violations this proxy saw and no hook has reported yet (taken: reported by the caller instead). */
   takeViolations(): string[];
@@ -89,17 +89,32 @@ function headOf(status: number, message: string, rawHeaders: readonly string[]):
   return `${head}\r\n`;
 }
 
-/** Starts a checking proxy in front of the child role at `target` (e.g. `http://127.0.0.1:40123`). */
+/** A proxy listening before its child runs (so the child can be told the proxy's URL as its public one). */
+export interface PendingProxy extends CheckedProxy {
+  /** Points the proxy at the child role at `target` (e.g. `http://127.0.0.1:40123`) and reads its document. */
+  attach(target: string): Promise<void>;
+}
+
+/** Starts a checking proxy in front of the child role at `target`. */
 export async function checkedProxy(target: string): Promise<CheckedProxy> {
-  const checker = new OpenApiChecker(await documentOf(target));
-  const to = new URL(target);
+  const proxy = await pendingProxy();
+  await proxy.attach(target);
+  return proxy;
+}
+
+/** Starts a checking proxy with no child yet: it refuses connections' requests until attached. */
+// eslint-disable-next-line max-lines-per-function -- one server's handlers sharing its sockets, agent and checker
+export async function pendingProxy(): Promise<PendingProxy> {
+  let checker = new OpenApiChecker({ openapi: '3.1.0', paths: {} });
+  let to = new URL('http://127.0.0.1:1');
+  let target = '';
   const agent = new http.Agent({ keepAlive: true });
   const sockets = new Set<Duplex>();
   const track = (s: Duplex): void => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   };
-  let proxy: CheckedProxy;
+  let proxy: PendingProxy;
   const check = (method: string, path: string, up: IncomingMessage, answer: string | undefined, sent: string | undefined): void => {
     const contentType = up.headers['content-type'] ?? '';
     const exchange = { method, path: path.split('?')[0]!, status: up.statusCode ?? 0, contentType, answer, sent };
@@ -171,7 +186,14 @@ export async function checkedProxy(target: string): Promise<CheckedProxy> {
   let closed = false;
   proxy = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    target,
+    get target() {
+      return target;
+    },
+    async attach(url) {
+      checker = new OpenApiChecker(await documentOf(url));
+      to = new URL(url);
+      target = url;
+    },
     takeViolations: () => take((p) => p === proxy),
     close() {
       if (closed) return;
@@ -185,20 +207,25 @@ export async function checkedProxy(target: string): Promise<CheckedProxy> {
 }
 
 /**
- * A proxy in front of each distinct URL of `urls` (a child's roles), all closed as soon as `proc` exits (also
- * by SIGKILL); `urls` with each URL replaced by its proxy's.
+ * A proxy in front of each distinct URL of `urls` (a child's roles) — for a role of `pending`, that proxy, opened
+ * before the child (whose public URL it may be) — all closed as soon as `proc` exits (also by SIGKILL); `urls` with
+ * each URL replaced by its proxy's.
  */
 export async function checkedUrls<K extends string>(
   urls: Partial<Record<K, string>>,
   proc: { once(event: 'exit', listener: () => void): unknown; exitCode: number | null; signalCode: NodeJS.Signals | null },
+  pending: Partial<Record<K, PendingProxy>> = {},
 ): Promise<Partial<Record<K, string>>> {
   const proxies = new Map<string, CheckedProxy>();
   const closeAll = (): void => {
-    for (const p of proxies.values()) p.close();
+    for (const p of [...proxies.values(), ...Object.values<PendingProxy | undefined>(pending)]) p?.close();
   };
   proc.once('exit', closeAll);
-  for (const url of Object.values<string | undefined>(urls)) {
-    if (url !== undefined && !proxies.has(url)) proxies.set(url, await checkedProxy(url));
+  for (const [role, url] of Object.entries<string | undefined>(urls)) {
+    if (url === undefined || proxies.has(url)) continue;
+    const opened = pending[role as K];
+    if (opened !== undefined) await opened.attach(url);
+    proxies.set(url, opened ?? (await checkedProxy(url)));
   }
   if (proc.exitCode !== null || proc.signalCode !== null) closeAll();
   const out: Partial<Record<K, string>> = {};
