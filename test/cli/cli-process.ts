@@ -102,21 +102,8 @@ export async function startServe(dataDir: string, extra: string[] = []): Promise
     pending[role] = proxy;
     publicUrls.push(`--public-${role}-url`, proxy.url);
   }
-  const child = spawnDdn([
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--directory-port',
-    '0',
-    '--relay-port',
-    '0',
-    '--cache-port',
-    '0',
-    '--log-level',
-    'warn',
-    ...publicUrls,
-    ...extra,
-  ]);
+  const serve = ['serve', '--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn'];
+  const child = spawnDdn([...serve, ...publicUrls, ...extra]);
   const first = await new Promise<string>((resolve, reject) => {
     child.proc.stdout!.on('data', () => {
       const nl = child.stdout().indexOf('\n');

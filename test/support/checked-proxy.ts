@@ -103,7 +103,6 @@ export async function checkedProxy(target: string): Promise<CheckedProxy> {
 }
 
 /** Starts a checking proxy with no child yet: it refuses connections' requests until attached. */
-// eslint-disable-next-line max-lines-per-function -- one server's handlers sharing its sockets, agent and checker
 export async function pendingProxy(): Promise<PendingProxy> {
   let checker = new OpenApiChecker({ openapi: '3.1.0', paths: {} });
   let to = new URL('http://127.0.0.1:1');
