@@ -98,7 +98,12 @@ export interface PendingProxy extends CheckedProxy {
 /** Starts a checking proxy in front of the child role at `target`. */
 export async function checkedProxy(target: string): Promise<CheckedProxy> {
   const proxy = await pendingProxy();
-  await proxy.attach(target);
+  try {
+    await proxy.attach(target);
+  } catch (e) {
+    proxy.close();
+    throw e;
+  }
   return proxy;
 }
 
@@ -220,11 +225,16 @@ export async function checkedUrls<K extends string>(
     for (const p of [...proxies.values(), ...Object.values<PendingProxy | undefined>(pending)]) p?.close();
   };
   proc.once('exit', closeAll);
-  for (const [role, url] of Object.entries<string | undefined>(urls)) {
-    if (url === undefined || proxies.has(url)) continue;
-    const opened = pending[role as K];
-    if (opened !== undefined) await opened.attach(url);
-    proxies.set(url, opened ?? (await checkedProxy(url)));
+  try {
+    for (const [role, url] of Object.entries<string | undefined>(urls)) {
+      if (url === undefined || proxies.has(url)) continue;
+      const opened = pending[role as K];
+      if (opened !== undefined) await opened.attach(url);
+      proxies.set(url, opened ?? (await checkedProxy(url)));
+    }
+  } catch (e) {
+    closeAll();
+    throw e;
   }
   if (proc.exitCode !== null || proc.signalCode !== null) closeAll();
   const out: Partial<Record<K, string>> = {};
