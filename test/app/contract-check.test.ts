@@ -2,67 +2,15 @@
  * The contract check of test nodes (test/support/contract-check.ts) sees node-to-node requests too: an answer a
  * node's own client (`OutboundHttp`, the Relay's stores, the remote Directory lookups) reads from a checked server,
  * and a request body that server accepted, are validated against its document — a violation fails `stopChecking`.
- * A stand-in server (real HTTP) serves a small document and answers against it or not.
+ * A stand-in server (real HTTP, test/support/stand-in-contract.ts) serves a small document and answers against it or not.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 import { checkContract, stopChecking } from '../support/contract-check.js';
-
-const DOC = {
-  openapi: '3.1.0',
-  info: { title: 'stand-in', version: '0' },
-  paths: {
-    '/things/{id}': {
-      get: {
-        responses: {
-          200: { content: { 'application/json': { schema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } } } },
-          404: {
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['code'],
-                  properties: { code: { enum: ['thing_not_found'] }, error: { type: 'string' }, message: { type: 'string' } },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/things': {
-      post: {
-        requestBody: {
-          content: {
-            'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } }, additionalProperties: false } },
-          },
-        },
-        responses: { 202: { content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' } } } } } } },
-      },
-    },
-  },
-};
-
-/** Answers by path: `/things/good` its document's 200, `/things/bad` a 200 without `id`, `/things/odd` an unlisted 404 code. */
-function standIn(): Server {
-  return createServer((req, res) => {
-    const json = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/openapi.json') return json(200, DOC);
-      if (req.url === '/things/good') return json(200, { id: 'good' });
-      if (req.url === '/things/bad') return json(200, { name: 'no id' });
-      if (req.url === '/things/odd') return json(404, { code: 'did_not_found', error: 'did_not_found', message: 'x' });
-      return json(202, { ok: true });
-    });
-  });
-}
+import { standIn } from '../support/stand-in-contract.js';
 
 describe('the contract check of node-to-node requests', () => {
   let server: Server;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildInfo } from '../../src/app/version.js';
+import { checkedUrls } from '../support/checked-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
@@ -69,8 +70,10 @@ describe('ddn serve', () => {
       assert.equal(line.event, 'listening');
       assert.equal(line.version, buildInfo().version);
       assert.equal(line.commit, buildInfo().commit);
-      for (const key of ['directory_url', 'relay_url', 'cache_url']) {
-        const res = await fetch(`${line[key]}/health`);
+      // through contract-checking proxies (test/support/checked-proxy.ts): the answers are checked too
+      const checked = await checkedUrls({ directory_url: line.directory_url, relay_url: line.relay_url, cache_url: line.cache_url }, child.proc);
+      for (const key of ['directory_url', 'relay_url', 'cache_url'] as const) {
+        const res = await fetch(`${checked[key]!}/health`);
         assert.equal(res.status, 200);
         const body = (await res.json()) as { status: string; profile: string };
         assert.equal(body.status, 'ok');

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkedUrls, pendingProxy, type PendingProxy } from '../support/checked-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -79,7 +80,7 @@ export async function ddn(args: string[], opts: { cwd?: string; env?: NodeJS.Pro
   return { code, json: JSON.parse(lines[0]!) as Record<string, unknown>, stderr: child.stderr() };
 }
 
-/** A `ddn serve` child on ports 0 and its URLs. */
+/** A `ddn serve` child on ports 0 and its URLs (contract-checking proxies' in front of its roles). */
 export interface ServeNode {
   directory: string;
   relay: string;
@@ -87,21 +88,38 @@ export interface ServeNode {
   stop(): Promise<void>;
 }
 
-/** Starts `ddn serve` on free ports with `extra` flags and waits for its listening line. */
+/**
+ * Starts `ddn serve` on free ports with `extra` flags and waits for its listening line. Its roles are reached through
+ * contract-checking proxies (test/support/checked-proxy.ts), opened first: the Relay's and the Cache's proxies are the
+ * node's public URLs (unless `extra` names its own), so DID documents, proofs and node signatures name them.
+ */
 export async function startServe(dataDir: string, extra: string[] = []): Promise<ServeNode> {
-  const child = spawnDdn(['serve', '--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn', ...extra]);
-  const line = await new Promise<string>((resolve, reject) => {
+  const pending: Partial<Record<'directory' | 'relay' | 'cache', PendingProxy>> = {};
+  const publicUrls: string[] = [];
+  for (const role of ['relay', 'cache'] as const) {
+    if (extra.includes(`--public-${role}-url`)) continue;
+    const proxy = await pendingProxy();
+    pending[role] = proxy;
+    publicUrls.push(`--public-${role}-url`, proxy.url);
+  }
+  const serve = ['serve', '--data-dir', dataDir, '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--log-level', 'warn'];
+  const child = spawnDdn([...serve, ...publicUrls, ...extra]);
+  const first = await new Promise<string>((resolve, reject) => {
     child.proc.stdout!.on('data', () => {
       const nl = child.stdout().indexOf('\n');
       if (nl >= 0) resolve(child.stdout().slice(0, nl));
     });
     void child.exit.then((code) => reject(new Error(`ddn serve exited ${code}:\n${child.stderr()}`)));
+  }).catch((e: unknown) => {
+    for (const p of Object.values(pending)) p.close();
+    throw e;
   });
-  const urls = JSON.parse(line) as Record<string, string>;
+  const line = JSON.parse(first) as Record<string, string>;
+  const urls = await checkedUrls({ directory: line.directory_url!, relay: line.relay_url!, cache: line.cache_url! }, child.proc, pending);
   return {
-    directory: urls.directory_url!,
-    relay: urls.relay_url!,
-    cache: urls.cache_url!,
+    directory: urls.directory!,
+    relay: urls.relay!,
+    cache: urls.cache!,
     async stop() {
       child.proc.kill('SIGTERM');
       await child.exit;

@@ -42,7 +42,8 @@ describe('mirror processes under attack', () => {
     scratch.children.push(primary);
     const url = primary.urls.directory!;
     await registerAndChange(url, 101, 'starved');
-    const port = Number(new URL(url).port);
+    // the 64 holders come from 64 source addresses: to the child itself, not its contract-checking proxy
+    const port = Number(new URL(primary.direct.directory!).port);
     for (let i = 0; i < 64; i++) {
       const u = await nonReadingClient(port, `127.0.0.${i + 2}`);
       held.push(u);

@@ -81,7 +81,10 @@ if (PG_URL) {
             // blocks come from the leader; readiness is awaited below
           },
         };
-        const r: Recipient = await registerRecipientAt(directory, 91, { cacheEndpoints: [c1.urls.cache!, c2.urls.cache!] });
+        // a Cache knows itself by its own listener's URL (proofs name it, Relays sign their requests for it): the
+        // recipient publishes the children's own URLs, so the Relays' forwards reach the Caches directly; the test's
+        // own requests go through the contract-checking proxies (test/support/checked-proxy.ts)
+        const r: Recipient = await registerRecipientAt(directory, 91, { cacheEndpoints: [c1.direct.cache!, c2.direct.cache!] });
         for (const d of [d1, d2]) {
           await waitFor('the recipient resolves at every Directory', async () =>
             (await fetch(`${d.urls.directory!}/resolve/${encodeURIComponent(r.did)}`)).status === 200 ? true : undefined,
@@ -140,7 +143,7 @@ if (PG_URL) {
         });
         assert.equal(newLeader, survivorDir.pid);
         const headBefore = await fetchJson(`${survivorDir.urls.directory!}/health`);
-        const late = await registerRecipientAt(directory, 92, { cacheEndpoints: [c2.urls.cache!] });
+        const late = await registerRecipientAt(directory, 92, { cacheEndpoints: [c2.direct.cache!] });
         await waitFor('a DID registered after the leader died is final', async () =>
           (await fetch(`${survivorDir.urls.directory!}/resolve/${encodeURIComponent(late.did)}`)).status === 200 ? true : undefined,
         );
@@ -152,7 +155,7 @@ if (PG_URL) {
 
         // Retrieve through the surviving Cache: pull, acknowledge, until nothing is left.
         const proof = (op: Parameters<typeof proofHeaders>[2], subject: string) =>
-          proofHeaders(profile, r, op, subject, { endpoint: c2.urls.cache!, nowMs: Date.now() });
+          proofHeaders(profile, r, op, subject, { endpoint: c2.direct.cache!, nowMs: Date.now() });
         const seen = new Map<string, number>();
         for (;;) {
           const page = await fetchJson(`${c2.urls.cache!}/cache/messages/${encodeURIComponent(r.did)}`, { headers: proof('pull', '*') });

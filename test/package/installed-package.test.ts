@@ -14,6 +14,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkedUrls, pendingProxy } from '../support/checked-proxy.js';
 import { signalIfRunning } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,6 +32,21 @@ function run(command: string, args: string[], cwd: string): string {
   const r = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
   assert.equal(r.status, 0, `${command} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * {@link run} without blocking this process: the node's URLs are contract-checking proxies in this process
+ * (test/support/checked-proxy.ts), which must go on serving while the example runs.
+ */
+async function runAsync(command: string, args: string[], cwd: string): Promise<string> {
+  const proc = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  proc.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+  const status = await new Promise<number | null>((resolve) => proc.on('close', resolve));
+  assert.equal(status, 0, `${command} ${args.join(' ')} failed (${status}):\n${out}\n${err}`);
+  return out;
 }
 
 /** The checkout's top-level packages a user of ddn needs: ddn's dependencies (from the lockfile) and the tools'. */
@@ -75,9 +91,13 @@ describe('the packed package, installed into an empty project', () => {
     rmSync(join(app, 'node_modules', '.bin'), { recursive: true, force: true });
     run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, ...TOOLS.map((t) => `${t}@${versions[t]}`)], app);
 
+    // contract-checking proxies, opened first: the Relay's and the Cache's are the node's public URLs, so the
+    // examples' DID documents and the node signatures name them (test/support/checked-proxy.ts)
+    const pending = { relay_url: await pendingProxy(), cache_url: await pendingProxy() };
+    const publicUrls = ['--public-relay-url', pending.relay_url.url, '--public-cache-url', pending.cache_url.url];
     serve = spawn(
       'npx',
-      ['ddn', 'serve', '--data-dir', 'data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--allow-private-endpoints'],
+      ['ddn', 'serve', '--data-dir', 'data', '--directory-port', '0', '--relay-port', '0', '--cache-port', '0', '--allow-private-endpoints', ...publicUrls],
       {
         cwd: app,
         detached: true,
@@ -88,14 +108,20 @@ describe('the packed package, installed into an empty project', () => {
     let out = '';
     let err = '';
     serve.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-    urls = await new Promise((resolve, reject) => {
+    const line = await new Promise<typeof urls>((resolve, reject) => {
       serve!.stdout!.setEncoding('utf8').on('data', (s: string) => {
         out += s;
         const line = out.split('\n').find((l) => l.startsWith('{"event":"listening"'));
         if (line !== undefined && out.includes(`${line}\n`)) resolve(JSON.parse(line) as typeof urls);
       });
-      serve!.on('close', (code) => reject(new Error(`npx ddn serve exited ${code} before listening:\n${out}\n${err}`)));
+      serve!.on('close', (code) => {
+        for (const p of Object.values(pending)) p.close();
+        reject(new Error(`npx ddn serve exited ${code} before listening:\n${out}\n${err}`));
+      });
     });
+    // every answer the test and the examples read goes through a contract-checking proxy (closed when npx exits)
+    const checked = await checkedUrls({ directory_url: line.directory_url, relay_url: line.relay_url, cache_url: line.cache_url }, serve, pending);
+    urls = { directory_url: checked.directory_url!, relay_url: checked.relay_url!, cache_url: checked.cache_url! };
   });
 
   after(() => {
@@ -134,7 +160,7 @@ describe('the packed package, installed into an empty project', () => {
     assert.deepEqual(JSON.parse(run('npx', ['ddn', '--version'], app)), { version: health.version });
   });
 
-  it("the package's examples compile under strict TypeScript against `ddn/client` and run: a DID registered, a file sent and received", () => {
+  it("the package's examples compile under strict TypeScript against `ddn/client` and run: a DID registered, a file sent and received", async () => {
     const src = join(app, 'src');
     mkdirSync(src);
     for (const f of ['register-did.ts', 'send-file.ts']) copyFileSync(join(app, 'node_modules', 'ddn', 'examples', f), join(src, f));
@@ -156,7 +182,7 @@ describe('the packed package, installed into an empty project', () => {
     );
     run(join(app, 'node_modules', '.bin', 'tsc'), ['-p', '.'], app);
 
-    const registered = JSON.parse(run(process.execPath, ['build/register-did.js', urls.directory_url, 'newcomer'], app)) as {
+    const registered = JSON.parse(await runAsync(process.execPath, ['build/register-did.js', urls.directory_url, 'newcomer'], app)) as {
       did: string;
       record: { aliases: string[] };
     };
@@ -167,7 +193,9 @@ describe('the packed package, installed into an empty project', () => {
     const bytes = Buffer.alloc(300_000);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 251;
     writeFileSync(file, bytes);
-    const received = JSON.parse(run(process.execPath, ['build/send-file.js', file, 'inbox', urls.directory_url, urls.relay_url, urls.cache_url], app)) as {
+    const received = JSON.parse(
+      await runAsync(process.execPath, ['build/send-file.js', file, 'inbox', urls.directory_url, urls.relay_url, urls.cache_url], app),
+    ) as {
       from: string;
       files: { path: string; sender: string }[];
     };

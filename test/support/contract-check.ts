@@ -11,6 +11,7 @@
  */
 import { OutboundHttp, type OutboundRequest, type OutboundResponse } from '../../src/outbound/outbound-http.js';
 import { recordAnswer } from './answered-codes.js';
+import { exchangeProblems } from './exchange-check.js';
 import { JSON_TYPES, OpenApiChecker, type OpenApiDocument } from './openapi-check.js';
 
 const checkers = new Map<string, { checker: OpenApiChecker; violations: string[] }>();
@@ -25,30 +26,10 @@ async function inspect(input: Parameters<typeof fetch>[0], init: RequestInit | u
   const entry = checkers.get(url.origin);
   if (entry === undefined) return;
   const method = methodOf(input, init);
-  const type = res.headers.get('content-type') ?? '';
-  if (JSON_TYPES.test(type) && method !== 'HEAD') {
-    const text = await res.clone().text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      entry.violations.push(`${method} ${url.pathname} ${res.status}: not JSON though ${type}`);
-      return;
-    }
-    recordAnswer(res.status, body);
-    const problem = entry.checker.problem(method, url.pathname, res.status, body, type);
-    if (problem !== undefined) entry.violations.push(problem);
-  }
-  if (res.status < 300 && typeof init?.body === 'string') {
-    let sent: unknown;
-    try {
-      sent = JSON.parse(init.body);
-    } catch {
-      return;
-    }
-    const problem = entry.checker.requestProblem(method, url.pathname, sent);
-    if (problem !== undefined) entry.violations.push(problem);
-  }
+  const contentType = res.headers.get('content-type') ?? '';
+  const answer = JSON_TYPES.test(contentType) && method !== 'HEAD' ? await res.clone().text() : undefined;
+  const sent = typeof init?.body === 'string' ? init.body : undefined;
+  entry.violations.push(...exchangeProblems(entry.checker, { method, path: url.pathname, status: res.status, contentType, answer, sent }));
 }
 
 /**

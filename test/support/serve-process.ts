@@ -1,6 +1,9 @@
 /**
  * `ddn serve` as a real child process (TypeScript through tsx, no build), for tests that kill processes: resolves
- * once the node prints its listening line, with the URL of each role and the child's pid.
+ * once the node prints its listening line, with the URL of each role and the child's pid. The URLs are those of
+ * contract-checking proxies (test/support/checked-proxy.ts) in front of the child's roles: every answer a suite
+ * reads and every request body it sends through them is checked against the role's OpenAPI document. `direct`
+ * holds the child's own URLs, for the suites that must reach the child itself (see CONTRIBUTING.md).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -8,13 +11,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import { checkedUrls } from './checked-proxy.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+type RoleUrls = { directory?: string; relay?: string; cache?: string };
 
 export interface ServeProcess {
   readonly proc: ChildProcess;
   readonly pid: number;
-  readonly urls: { directory?: string; relay?: string; cache?: string };
+  /** Each role's URL: a contract-checking proxy's in front of the child. */
+  readonly urls: RoleUrls;
+  /** Each role's URL on the child itself, unchecked. */
+  readonly direct: RoleUrls;
   /** Resolves when the child has exited (for any reason). */
   readonly exited: Promise<unknown>;
   /** What the child wrote to stderr so far. */
@@ -51,17 +60,25 @@ export function serveProcess(args: string[], command = 'serve'): Promise<ServePr
   proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
   return new Promise((resolve, reject) => {
     let out = '';
+    let listening = false;
     proc.stdout!.setEncoding('utf8').on('data', (s: string) => {
       out += s;
       const nl = out.indexOf('\n');
-      if (nl < 0) return;
+      if (nl < 0 || listening) return;
+      listening = true;
       const line = JSON.parse(out.slice(0, nl)) as { directory_url?: string; relay_url?: string; cache_url?: string };
-      const urls = {
+      const direct: RoleUrls = {
         ...(line.directory_url === undefined ? {} : { directory: line.directory_url }),
         ...(line.relay_url === undefined ? {} : { relay: line.relay_url }),
         ...(line.cache_url === undefined ? {} : { cache: line.cache_url }),
       };
-      resolve({ proc, pid: proc.pid!, urls, exited, stderr: () => err });
+      checkedUrls(direct, proc).then(
+        (urls) => resolve({ proc, pid: proc.pid!, urls, direct, exited, stderr: () => err }),
+        (e: unknown) => {
+          proc.kill('SIGKILL');
+          reject(e instanceof Error ? e : new Error(String(e)));
+        },
+      );
     });
     void exited.then(() => reject(new Error(`ddn ${command} exited before listening:\n${err}`)));
   });

@@ -25,8 +25,6 @@ export const UNANSWERABLE: Readonly<Record<string, string>> = {
   // Not yet answered over HTTP (no suite builds a policy plan whose Archive step has no target that resolves); a
   // Relay flow could produce it: remove this entry with that test.
   plan_not_deliverable: 'the plan runner refuses it; test/relay/plan-archive.test.ts "fails 422 plan_not_deliverable when no Archive target resolves"',
-  // Only a child `ddn serve` on a paused Substrate dev chain answers it, whose answers the checks do not see.
-  chain_unavailable: 'a child process answers it; test/chain/substrate-network.test.ts "the chain stops answering: writes 503 chain_unavailable…"',
 };
 
 /** The codes recorded under `dir` (one file per test process, one code a line). */
