@@ -13,7 +13,7 @@ import { CHALLENGE_ACTIONS, type ChallengeAction } from './dns-challenges.js';
 import { controllerThresholdOf, dnsPersonaOf, optionalConstraints, optionalControllerKeys } from './persona-fields.js';
 import { parseU64Field } from './request-fields.js';
 import { bindBodyPersona, readPrepareAuth, requireDid, type PrepareAuth } from './submission.js';
-import { undeclared, type Unchecked } from '../http/route.js';
+import type { Unchecked } from '../http/route.js';
 import type { ChallengeCreateBodySchema, ChallengeVerifyBodySchema } from '../wire/personas.js';
 
 /** `POST /personas/{persona}/dns-challenges` as its parser reads it. */
@@ -26,7 +26,7 @@ export interface ChallengeCreate {
 /** The parser of `POST /personas/{persona}/dns-challenges`: a DNS persona, the body's copy, the operator, the action. */
 export function parseChallengeCreate(rawPersona: string, body: Unchecked<typeof ChallengeCreateBodySchema>): ChallengeCreate {
   const persona = dnsPersonaOf(rawPersona);
-  bindBodyPersona(undeclared<'persona'>(body), persona);
+  bindBodyPersona(body, persona);
   const operatorDid = requireDid(body, 'operator_did');
   const action = body.action;
   if (!isOneOf(CHALLENGE_ACTIONS, action)) {
@@ -72,7 +72,7 @@ function verificationDaysOf(body: Unchecked<typeof ChallengeVerifyBodySchema>): 
  */
 export function parseChallengeVerify(profile: Profile, rawPersona: string, id: string, body: Unchecked<typeof ChallengeVerifyBodySchema>): ChallengeVerify {
   const persona = dnsPersonaOf(rawPersona);
-  bindBodyPersona(undeclared<'persona'>(body), persona);
+  bindBodyPersona(body, persona);
   if (body.challenge_id !== undefined && body.challenge_id !== null && body.challenge_id !== id) {
     throw new DdnError('path_body_mismatch', 'challenge_id differs from the path', { field: 'challenge_id' });
   }

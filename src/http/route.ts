@@ -48,13 +48,6 @@ export type Unchecked<S> = Reads<FieldName<S>>;
  */
 export const bodyFields = <S>(ctx: { readonly body: Unchecked<S> | undefined }): Unchecked<S> => ctx.body ?? ({} as Unchecked<S>);
 
-/**
- * `body` read for fields `K` that its route's schema does not declare: a gap between the document and the parser,
- * kept so that the served document does not change; each use is one (`grep -rn "undeclared<" src`), to be closed by
- * declaring the field in the schema.
- */
-export const undeclared = <K extends string>(body: object): Reads<K> => body as Reads<K>;
-
 /** A wire body built in-process (`Static<S>`, the SDK's type) as the parser of a route with body schema `S` reads it. */
 export const fieldsOfWire = <S extends TSchema>(_schema: S, body: Static<S>): Unchecked<S> => body as unknown as Unchecked<S>;
 

@@ -73,9 +73,12 @@ export type PersonaNoncesResponse = Static<typeof PersonaNoncesSchema>;
 export const OperatorNonceSchema = Type.Object({ operator_did: Type.String(), operator_nonce: DecimalSchema() }, { title: 'OperatorNonce' });
 export type OperatorNonceResponse = Static<typeof OperatorNonceSchema>;
 
+/** A body's optional copy of the `persona` path parameter (§0.4: `path_body_mismatch` when it differs). */
+const PersonaCopy = { persona: Type.Optional(Type.String({ description: 'a copy of the path (compared after canonicalisation)' })) };
+
 /** `POST /personas/{persona}/dns-challenges` body (§7.2). */
 export const ChallengeCreateBodySchema = Type.Object(
-  { operator_did: Type.String(), action: Type.Enum(['register_persona', 'renew_persona', 'transfer_persona']) },
+  { ...PersonaCopy, operator_did: Type.String(), action: Type.Enum(['register_persona', 'renew_persona', 'transfer_persona']) },
   { title: 'ChallengeCreateBody' },
 );
 
@@ -102,6 +105,7 @@ export type ChallengeResponse = Static<typeof ChallengeSchema>;
 /** `POST …/dns-challenges/{challenge_id}/verify` body (§7.3): the intent. */
 export const ChallengeVerifyBodySchema = Type.Object(
   {
+    ...PersonaCopy,
     operator_did: Type.String(),
     action: Type.String(),
     challenge_id: Type.Optional(Type.String()),
@@ -164,7 +168,6 @@ export const ChallengeStatusSchema = Type.Object(
 );
 export type ChallengeStatusResponse = Static<typeof ChallengeStatusSchema>;
 
-const PersonaCopy = { persona: Type.Optional(Type.String({ description: 'a copy of the path (compared after canonicalisation)' })) };
 const Controllers = { controller_keys: Type.Array(Type.String(), { description: '1–8 key ids' }), controller_threshold: Type.Integer({ description: '1' }) };
 const PrepareAuth = {
   signer_key_id: Type.Optional(Type.String({ description: 'default `root`' })),

@@ -221,6 +221,8 @@ describe('DNS challenges over HTTP', () => {
       assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, action }), 400, 'invalid_request');
     }
     assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, challenge_id: 'x' }), 400, 'path_body_mismatch');
+    // the body's copy of the persona is compared after canonicalisation (§0.4)
+    assertError(await h.call('POST', url(c.challenge_id as string), { ...ok, persona: 'other.example.net' }), 400, 'path_body_mismatch');
     const stale = await h.call('POST', url(c.challenge_id as string), { ...ok, nonce: '99' });
     assertError(stale, 409, 'nonce_mismatch');
     assert.equal((stale.body.details as Body).nonce_domain, 'operator_nonce');

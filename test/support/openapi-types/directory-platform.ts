@@ -4700,6 +4700,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description a copy of the path (compared after canonicalisation) */
+            persona?: string;
             operator_did: string;
             /** @enum {unknown} */
             action: 'register_persona' | 'renew_persona' | 'transfer_persona';
@@ -5570,6 +5572,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description a copy of the path (compared after canonicalisation) */
+            persona?: string;
             operator_did: string;
             action: string;
             challenge_id?: string;
