@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { DEFAULT_READ_CACHE_LIMITS } from '../cache/read-cache.js';
 import { DEFAULT_DIRECTORY_VIEW_TTL_MS } from '../adapters/directory-view-cache.js';
 import { LIVE_AUTH_MODES, type LiveAuthMode } from '../relay/live-auth.js';
+import { DEFAULT_LIVE_LIMITS } from '../relay/live-sessions.js';
 import {
   DEFAULT_RATE_BUDGETS,
   DEFAULT_RATE_MAX_KEYS,
@@ -147,6 +148,8 @@ export interface Config {
     readonly liveMaxSessionBufferedBytes: number;
     /** Bytes buffered for every live session together. */
     readonly liveMaxBufferedBytes: number;
+    /** Live sessions are pinged this often; one that left the last ping unanswered is closed. */
+    readonly livePingIntervalMs: number;
     /** How long a `?auth=first-frame` session has to send its proof. */
     readonly liveAuthTimeoutMs: number;
   };
@@ -463,6 +466,13 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'bytes buffered for all live sessions (the furthest behind are closed beyond it)',
   },
   { name: 'relay-live-auth-timeout-ms', kind: 'value', arg: 'MS', default: 5000, help: 'deadline of a first-frame live-session proof' },
+  {
+    name: 'relay-live-ping-interval-ms',
+    kind: 'value',
+    arg: 'MS',
+    default: DEFAULT_LIVE_LIMITS.pingIntervalMs,
+    help: 'live sessions are pinged this often; one that has not answered when the next ping is due is closed',
+  },
   { name: 'cache-max-retention-seconds', kind: 'value', arg: 'S', default: 172_800, help: 'longest Cache retention' },
   { name: 'cache-chunk-staging-window-seconds', kind: 'value', arg: 'S', default: 3600, help: 'Cache chunk window' },
   {
@@ -826,6 +836,7 @@ function readRelay(r: Reader, profile: Config['profile']): Config['relay'] {
     liveMaxSessionBufferedBytes: r.int('relay-live-max-session-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
     liveMaxBufferedBytes: r.int('relay-live-max-buffered-bytes', 1, Number.MAX_SAFE_INTEGER),
     liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 1, 600_000),
+    livePingIntervalMs: r.int('relay-live-ping-interval-ms', 100, 600_000),
   };
 }
 

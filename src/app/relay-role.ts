@@ -180,6 +180,7 @@ function liveSessions(c: Config, m: NodeMetrics | undefined): LiveSessions {
     maxSessionsPerDid: c.relay.maxSessionsPerDid,
     maxBufferedBytes: c.relay.liveMaxSessionBufferedBytes,
     maxTotalBufferedBytes: c.relay.liveMaxBufferedBytes,
+    pingIntervalMs: c.relay.livePingIntervalMs,
   });
   m?.gauges(
     {

@@ -6,7 +6,9 @@
  * `authenticated` when it proved control of the DID, else admitted proof-less under `--relay-live-auth open`.
  * Bounded: sessions in all (pending included) and per DID (open ones), and the bytes buffered for them — per
  * session (a session over its cap does not read: it is terminated, which frees its buffer) and in all (the sessions
- * furthest behind are terminated first).
+ * furthest behind are terminated first). An open session that leaves a ping unanswered until the next is due is
+ * terminated too: a peer gone without closing (a device that lost its network) would otherwise hold its place, and
+ * the DID's per-DID cap, until the kernel gave up on the connection.
  */
 import type { WebSocket } from 'ws';
 import { DdnError } from '../base/errors.js';
@@ -20,6 +22,7 @@ export interface LiveSessionLimits {
   maxBufferedBytes: number;
   /** Bytes buffered for every session together; beyond it the sessions furthest behind are terminated. */
   maxTotalBufferedBytes: number;
+  /** Open sessions are pinged this often; one that has not answered the last ping when the next is due is closed. */
   pingIntervalMs: number;
 }
 
@@ -50,6 +53,8 @@ interface Session {
   socket: WebSocket;
   state: 'pending' | 'open' | 'gone';
   authenticated: boolean;
+  /** A ping was sent and no pong has come since. */
+  awaitingPong: boolean;
 }
 
 /** A pending session: opened once its proof holds, or dropped. */
@@ -131,9 +136,10 @@ export class LiveSessions {
       socket.close(1001, 'server shutting down');
       return undefined;
     }
-    const session: Session = { did, device, socket, state: 'open', authenticated };
+    const session: Session = { did, device, socket, state: 'open', authenticated, awaitingPong: false };
     this.sessionCount++;
     socket.on('close', () => this.forget(session));
+    socket.on('pong', () => (session.awaitingPong = false));
     socket.on('error', () => socket.terminate());
     return session;
   }
@@ -213,8 +219,19 @@ export class LiveSessions {
     return { sessions, authenticated };
   }
 
+  /** Terminates the open sessions that did not answer the last ping, and pings the others. */
   private pingAll(): void {
-    for (const set of this.byDid.values()) for (const s of set) if (s.socket.readyState === s.socket.OPEN) s.socket.ping();
+    for (const set of this.byDid.values()) {
+      for (const s of [...set]) {
+        if (s.socket.readyState !== s.socket.OPEN) continue;
+        if (s.awaitingPong) {
+          this.drop(s);
+          continue;
+        }
+        s.awaitingPong = true;
+        s.socket.ping();
+      }
+    }
   }
 
   /**

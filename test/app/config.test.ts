@@ -249,6 +249,7 @@ describe('loadConfig', () => {
     ['--relay-live-max-session-buffered-bytes', ['--relay-live-max-session-buffered-bytes', '0']],
     ['--relay-live-max-buffered-bytes', ['--relay-live-max-buffered-bytes', 'x']],
     ['--relay-live-auth-timeout-ms', ['--relay-live-auth-timeout-ms', '0']],
+    ['--relay-live-ping-interval-ms', ['--relay-live-ping-interval-ms', '99']],
     ['--cache-max-retention-seconds', ['--cache-max-retention-seconds', 'x']],
     ['--cache-chunk-staging-window-seconds', ['--cache-chunk-staging-window-seconds', '']],
     ['--cache-allow-plaintext', ['--cache-allow-plaintext=2']],

@@ -65,9 +65,9 @@ export interface LiveClient {
   next(): Promise<string>;
 }
 
-/** Opens a socket; resolves once it is open (before any frame). */
-export function openLive(url: string, headers: Record<string, string> = {}): Promise<LiveClient> {
-  const ws = new WebSocket(url, { headers });
+/** Opens a socket; resolves once it is open (before any frame). `autoPong: false`: the client leaves pings unanswered. */
+export function openLive(url: string, headers: Record<string, string> = {}, o: { autoPong?: boolean } = {}): Promise<LiveClient> {
+  const ws = new WebSocket(url, { headers, autoPong: o.autoPong ?? true });
   const frames: string[] = [];
   const waiters: { i: number; resolve: (s: string) => void }[] = [];
   ws.on('message', (d: Buffer) => {
@@ -93,8 +93,8 @@ export function openLive(url: string, headers: Record<string, string> = {}): Pro
 }
 
 /** Opens a socket and waits for its first frame (the welcome). */
-export async function connectLive(url: string, headers: Record<string, string> = {}): Promise<LiveClient> {
-  const c = await openLive(url, headers);
+export async function connectLive(url: string, headers: Record<string, string> = {}, o: { autoPong?: boolean } = {}): Promise<LiveClient> {
+  const c = await openLive(url, headers, o);
   await c.frame(0);
   return c;
 }
