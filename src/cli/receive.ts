@@ -7,9 +7,10 @@ import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFil
 import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
 import { LiveReceiver, liveProofServiceFor } from '../client/live-receiver.js';
 import { directorySenderCheck } from '../client/sender-check.js';
-import { leaf, UsageError, type CommandContext } from './command.js';
+import { leaf, UsageError, type CommandContext, type OptionValues } from './command.js';
 import { commandFetch, directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
+import { lockOutputDir } from './receive-lock.js';
 import { memoryBound } from './memory.js';
 import { progressBar, type Progress } from './progress.js';
 import { recipientRef, resolveRecipient } from './recipient.js';
@@ -62,6 +63,36 @@ async function finish(ctx: CommandContext, result: ReceiveResult, last: ReceiveR
 }
 
 /** The `receive` command. */
+const RECEIVE_OPTIONS = {
+  did: {
+    type: 'string',
+    arg: 'DID',
+    help: "the recipient DID (default: the identity book's only identity; an alias of the book works too)",
+    required: true,
+    identity: 'did',
+  },
+  key: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'Ed25519 private key file that signs retrieval proofs (default: from the identity book)',
+    required: true,
+    identity: 'key',
+  },
+  'decryption-key': {
+    type: 'string',
+    arg: 'FILE',
+    help: 'X25519 private key file of the key agreement, needed for encrypted messages (default: from the identity book)',
+    identity: 'decryption-key',
+  },
+  'key-id': { type: 'string', arg: 'ID', help: 'the verification method of --key (default: found in the document)' },
+  device: { type: 'string', arg: 'ID', help: 'device id bound into the proofs and the live session', default: '' },
+  'output-dir': { type: 'string', arg: 'DIR', help: 'where files are written', default: '.' },
+  follow: { type: 'boolean', help: 'stay connected: live delivery over WebSocket plus periodic Cache sweeps' },
+  relay: { type: 'string', arg: 'URL', help: "Relay for --follow (default: the DID's relay service)", env: 'DDN_RELAY_URL' },
+  interval: { type: 'string', arg: 'SECONDS', help: 'Cache sweep interval with --follow', default: '10' },
+  ...DIRECTORY_OPTIONS,
+} as const;
+
 export const receiveCommand = leaf('ddn receive', {
   summary: 'receive, decrypt and acknowledge the messages waiting for a DID',
   synopsis: '[--did DID|ALIAS] [--key FILE] [--decryption-key FILE] [--output-dir DIR] [--follow]',
@@ -73,42 +104,15 @@ export const receiveCommand = leaf('ddn receive', {
     'that fails to decrypt or verify is neither kept nor acknowledged. A run that stops part-way (Ctrl-C, a Cache\n' +
     'that stops answering) keeps the chunks it wrote in a hidden .ddn-partial-… file and says how far it got;\n' +
     'the same command run again checks them and continues from there (docs/sending-files.md). A finished run\n' +
-    'leaves no partial file of the DID behind. A signed message is reported with its\n' +
+    'leaves no partial file of the DID behind. One run at a time writes into a directory: a second is refused\n' +
+    '(output_dir_in_use). A signed message is reported with its\n' +
     "sender once the signature verified against the sender's DID document; an unsigned one as anonymous.\n" +
     '--follow keeps a WebSocket to the Relay open, writes live messages as they come and sweeps the Caches every\n' +
     '--interval seconds, until SIGINT or SIGTERM. The session proves control of the DID with --key (signed by a\n' +
     'key that a Relay or Cache service of the DID authorizes), as Relays with --relay-live-auth required demand;\n' +
     'a DID with no Cache service but a Relay service authorizing --key is received from live only.\n' +
     'Without --did, --key and --decryption-key, the identity of the book (in the network of --directory) is used.',
-  options: {
-    did: {
-      type: 'string',
-      arg: 'DID',
-      help: "the recipient DID (default: the identity book's only identity; an alias of the book works too)",
-      required: true,
-      identity: 'did',
-    },
-    key: {
-      type: 'string',
-      arg: 'FILE',
-      help: 'Ed25519 private key file that signs retrieval proofs (default: from the identity book)',
-      required: true,
-      identity: 'key',
-    },
-    'decryption-key': {
-      type: 'string',
-      arg: 'FILE',
-      help: 'X25519 private key file of the key agreement, needed for encrypted messages (default: from the identity book)',
-      identity: 'decryption-key',
-    },
-    'key-id': { type: 'string', arg: 'ID', help: 'the verification method of --key (default: found in the document)' },
-    device: { type: 'string', arg: 'ID', help: 'device id bound into the proofs and the live session', default: '' },
-    'output-dir': { type: 'string', arg: 'DIR', help: 'where files are written', default: '.' },
-    follow: { type: 'boolean', help: 'stay connected: live delivery over WebSocket plus periodic Cache sweeps' },
-    relay: { type: 'string', arg: 'URL', help: "Relay for --follow (default: the DID's relay service)", env: 'DDN_RELAY_URL' },
-    interval: { type: 'string', arg: 'SECONDS', help: 'Cache sweep interval with --follow', default: '10' },
-    ...DIRECTORY_OPTIONS,
-  },
+  options: RECEIVE_OPTIONS,
   exitCode: (r) => ((r as ReceiveResult).errors.length > 0 ? 1 : 0),
   async run(ctx, o) {
     try {
@@ -116,86 +120,96 @@ export const receiveCommand = leaf('ddn receive', {
     } catch {
       throw new UsageError(`--output-dir ${o['output-dir']} is not a directory`);
     }
-    const ref = recipientRef(o.did, '--did');
-    const dir = await directoryContext(o, ctx.info);
-    const signer = readEd25519KeyFile(o.key);
-    const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
-    const did = (await resolveRecipient(dir.client, ref)).did;
-    const record = await dir.client.resolve(did);
-    if (record.document === null || record.deactivated) throw Object.assign(new Error(`${did} has no active document`), { code: 'did_deactivated' });
-    const device = o.device ?? '';
-    const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
-      ...(o['key-id'] === undefined ? {} : { keyId: didUrl(did, o['key-id']) }),
-      deviceId: device,
-    });
-    // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
-    const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(did, o['key-id']));
-    // A DID without a Cache service is received from only live (--follow), when a Relay service authorizes the key.
-    if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
-      throw Object.assign(new Error(`no Cache service of ${did} authorizes this key for retrieval`), { code: 'no_cache_service' });
-    }
-    const cacheFetch = commandFetch(o, 'the Cache', ctx.info);
-    const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: cacheFetch }));
-    const bar = progressBar(ctx.io, 'receiving');
-    const sink = directorySink(o['output-dir']!, did);
-    const receiver = new FileReceiver(
-      dir.profile,
-      caches,
-      decryption,
-      sink,
-      (l) => {
-        bar.finish();
-        ctx.info(l);
-      },
-      {
-        checkSender: directorySenderCheck(dir.profile, dir.client),
-        onProgress: receiveProgress(ctx, bar),
-      },
-    );
-    const result: ReceiveResult = { did, received: 0, files: [], errors: [], caches: [] };
-    ctx.info(`checking ${caches.length} Cache endpoint(s) for ${did}`);
-    const first = await receiver.sweep();
-    report(ctx, first);
-    merge(result, first);
-    ctx.progress({ received: result.received, receiving: undefined, resume: undefined });
-    if (!o.follow) return finish(ctx, result, first, sink);
-
-    const relayUrl =
-      o.relay ?? record.document.service.filter((s) => s.type === dir.profile.relayServiceType).flatMap((s) => serviceEndpoints(s.serviceEndpoint))[0];
-    if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${did} publishes no relay service`);
-    const stop = ctx.io.shutdownSignal();
-    const onReport = (r: ReceiveReport): void => {
-      report(ctx, r);
-      merge(result, r);
-    };
-    const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
-    const live = new LiveReceiver({
-      relayUrl,
-      did,
-      device: device === '' ? 'cli' : device,
-      ...(liveService === undefined ? {} : { proof: { profile: dir.profile, ...liveService, signer } }),
-      onStatus: (l) => ctx.info(l),
-      onEnvelope: (env) => void receiver.acceptLive(env).then(onReport, onFailure),
-    });
+    const lock = lockOutputDir(ctx.io.env, o['output-dir']!);
     try {
-      await live.start();
-    } catch (e) {
-      // Files already written stay reported; the run fails.
-      onFailure(Object.assign(e instanceof Error ? e : new Error(String(e)), { code: 'live_session_failed' }));
-      return result;
+      return await receive(ctx, o);
+    } finally {
+      lock.release();
     }
-    const intervalMs = (positiveInt('interval', o.interval) ?? 10) * 1000;
-    const timer = setInterval(() => void receiver.sweep().then(onReport, onFailure), intervalMs);
-    ctx.info('following; stop with Ctrl-C');
-    await stop;
-    clearInterval(timer);
-    await live.stop();
-    // Lets a live message still being handled finish, and picks up what arrived meanwhile.
-    const last = await receiver.sweep();
-    onReport(last);
-    return finish(ctx, result, last, sink);
   },
 });
+
+/** The receive itself (a sweep of every Cache, then `--follow`'s live session and sweeps), holding the output directory. */
+async function receive(ctx: CommandContext, o: OptionValues<typeof RECEIVE_OPTIONS>): Promise<ReceiveResult> {
+  const ref = recipientRef(o.did, '--did');
+  const dir = await directoryContext(o, ctx.info);
+  const signer = readEd25519KeyFile(o.key);
+  const decryption = o['decryption-key'] === undefined ? null : readX25519KeyFile(o['decryption-key']).privateKey;
+  const did = (await resolveRecipient(dir.client, ref)).did;
+  const record = await dir.client.resolve(did);
+  if (record.document === null || record.deactivated) throw Object.assign(new Error(`${did} has no active document`), { code: 'did_deactivated' });
+  const device = o.device ?? '';
+  const targets = cacheTargetsFor(dir.profile, record.document, signer.publicKey, {
+    ...(o['key-id'] === undefined ? {} : { keyId: didUrl(did, o['key-id']) }),
+    deviceId: device,
+  });
+  // The proof of the live session: a Relay or Cache service of the DID that authorizes this key.
+  const liveService = liveProofServiceFor(dir.profile, record.document, signer.publicKey, o['key-id'] === undefined ? undefined : didUrl(did, o['key-id']));
+  // A DID without a Cache service is received from only live (--follow), when a Relay service authorizes the key.
+  if (targets.length === 0 && !(o.follow && liveService !== undefined)) {
+    throw Object.assign(new Error(`no Cache service of ${did} authorizes this key for retrieval`), { code: 'no_cache_service' });
+  }
+  const cacheFetch = commandFetch(o, 'the Cache', ctx.info);
+  const caches = targets.map((t) => new CacheClient(dir.profile, t, signer, { fetch: cacheFetch }));
+  const bar = progressBar(ctx.io, 'receiving');
+  const sink = directorySink(o['output-dir']!, did);
+  const receiver = new FileReceiver(
+    dir.profile,
+    caches,
+    decryption,
+    sink,
+    (l) => {
+      bar.finish();
+      ctx.info(l);
+    },
+    {
+      checkSender: directorySenderCheck(dir.profile, dir.client),
+      onProgress: receiveProgress(ctx, bar),
+    },
+  );
+  const result: ReceiveResult = { did, received: 0, files: [], errors: [], caches: [] };
+  ctx.info(`checking ${caches.length} Cache endpoint(s) for ${did}`);
+  const first = await receiver.sweep();
+  report(ctx, first);
+  merge(result, first);
+  ctx.progress({ received: result.received, receiving: undefined, resume: undefined });
+  if (!o.follow) return finish(ctx, result, first, sink);
+
+  const relayUrl =
+    o.relay ?? record.document.service.filter((s) => s.type === dir.profile.relayServiceType).flatMap((s) => serviceEndpoints(s.serviceEndpoint))[0];
+  if (relayUrl === undefined) throw new UsageError(`--follow needs --relay: ${did} publishes no relay service`);
+  const stop = ctx.io.shutdownSignal();
+  const onReport = (r: ReceiveReport): void => {
+    report(ctx, r);
+    merge(result, r);
+  };
+  const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
+  const live = new LiveReceiver({
+    relayUrl,
+    did,
+    device: device === '' ? 'cli' : device,
+    ...(liveService === undefined ? {} : { proof: { profile: dir.profile, ...liveService, signer } }),
+    onStatus: (l) => ctx.info(l),
+    onEnvelope: (env) => void receiver.acceptLive(env).then(onReport, onFailure),
+  });
+  try {
+    await live.start();
+  } catch (e) {
+    // Files already written stay reported; the run fails.
+    onFailure(Object.assign(e instanceof Error ? e : new Error(String(e)), { code: 'live_session_failed' }));
+    return result;
+  }
+  const intervalMs = (positiveInt('interval', o.interval) ?? 10) * 1000;
+  const timer = setInterval(() => void receiver.sweep().then(onReport, onFailure), intervalMs);
+  ctx.info('following; stop with Ctrl-C');
+  await stop;
+  clearInterval(timer);
+  await live.stop();
+  // Lets a live message still being handled finish, and picks up what arrived meanwhile.
+  const last = await receiver.sweep();
+  onReport(last);
+  return finish(ctx, result, last, sink);
+}
 
 /** A service's endpoints, one or several. */
 function serviceEndpoints(endpoint: string | readonly string[]): readonly string[] {

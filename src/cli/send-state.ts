@@ -7,11 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseHex, toHex } from '../base/bytes.js';
 import { newTransferSecret } from '../client/send-keys.js';
 import type { DeliveryResult } from '../client/transfer-types.js';
+import { ddnStateDir } from './state-dir.js';
 
 /** Margin kept before the Relay's staging deadline: a set that close to being purged is started over. */
 const DEADLINE_MARGIN_MS = 60_000;
@@ -33,8 +33,7 @@ export interface SendState {
 
 /** The directory holding send state files. */
 export function sendStateDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(base, 'ddn', 'sends');
+  return join(ddnStateDir(env), 'sends');
 }
 
 /** The state file name of one transfer: a hash of everything that makes the envelopes what they are. */

@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer, request, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lockOutputDir } from '../../src/cli/receive-lock.js';
 import { ddn, spawnDdn, startServe, type ServeNode } from './cli-process.js';
 
 const MiB = 1_048_576;
@@ -141,6 +142,23 @@ describe('an interrupted receive continues where it stopped', () => {
     assert.match(again.stderr, /resuming damaged\.bin: 1 of 96 chunk\(s\), 65536 bytes kept/);
     assert.equal(sha(readFileSync(join(out, 'damaged.bin'))), sha(data));
     assert.deepEqual(readdirSync(out), ['damaged.bin']);
+  });
+
+  it('one run at a time writes into a directory: a second is refused while the first holds it', async () => {
+    const out = path('out-locked');
+    mkdirSync(out);
+    const held = lockOutputDir(env, out);
+    try {
+      const refused = await ddn(['receive', '--output-dir', out], { env });
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /another ddn receive is writing into .*out-locked/);
+      assert.equal(refused.json.code, 'output_dir_in_use');
+    } finally {
+      held.release();
+    }
+    const r = await ddn(['receive', '--output-dir', out], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readdirSync(out), [], 'the lock lives under $XDG_STATE_HOME, not in the output directory');
   });
 
   it('a finished run removes parts whose message no Cache lists any more', async () => {
