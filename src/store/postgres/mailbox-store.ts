@@ -10,7 +10,9 @@
  *   stores — from this process or another — run one batch after another: the quota is exact (the bytes are read
  *   under the lock, and every other change to them waits for it), dedupe and chunk-set completion see every
  *   earlier store, and `seq` (an identity) grows in commit order within a recipient, so a reader never sees a
- *   later entry of a recipient before an earlier one. Inside a batch each store is checked and written in turn;
+ *   later entry of a recipient before an earlier one. A batch of new plain stores (all accepted) is one call of
+ *   a stored function, its own transaction, so the lock is never held across a round trip (`mailbox-one-trip.ts`);
+ *   any other batch is an explicit transaction. Inside a batch each store is checked and written in turn;
  *   one that breaks a rule is answered with its error (its nonce claim undone) while the others commit. A batch
  *   that fails as a whole (a database error, a failed COMMIT) is run again store by store, so one bad store
  *   fails only itself, and no store is answered before the transaction holding it committed;
