@@ -176,6 +176,12 @@ export class PgLedgerSync implements PoolCoordinator {
   private notifiedHead = -1;
   /** The highest pending row's seq announced (NOTIFY `pending:<seq>`; this process's own rows among them). */
   private notifiedPending = 0;
+  /**
+   * {@link notifiedPending} when the last catch-up of blocks and rows began: every row announced by then was read,
+   * pending, or finished by a block read with it or announced after it (a row can be finished before this process
+   * sees it pending, so {@link lastPendingSeq} alone may stay below its seq).
+   */
+  private heardPending = 0;
   /** The queued catch-up runs even when no notification asks for one (the poll's). */
   private catchUpForced = false;
   /**
@@ -277,7 +283,7 @@ export class PgLedgerSync implements PoolCoordinator {
 
   /** True when a notification announced a block or a pending row this process has not copied. */
   private announcedUnseen(): boolean {
-    return this.notifiedHead > this.o.ledger.headNumber || this.notifiedPending > this.lastPendingSeq;
+    return this.notifiedHead > this.o.ledger.headNumber || this.notifiedPending > Math.max(this.lastPendingSeq, this.heardPending);
   }
 
   /**
@@ -456,6 +462,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private async catchUp(c: pg.ClientBase, prefix = '', blocks = true): Promise<LockTaken | undefined> {
     let lock: LockTaken | undefined;
     const listening = this.listening;
+    const announced = this.notifiedPending;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
       if (first) lock = rows.lock;
@@ -469,7 +476,10 @@ export class PgLedgerSync implements PoolCoordinator {
       this.adopt(rows.pending);
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
-      if (blocks) this.caughtUpListening = listening;
+      if (blocks) {
+        this.caughtUpListening = listening;
+        this.heardPending = Math.max(this.heardPending, announced);
+      }
       if (rows.pending.length > 0) this.wantBlock();
       return lock;
     }
