@@ -104,13 +104,9 @@ export class PoolAdmission {
     const canon = this.canonical(submitted);
     if (!this.coordinator) return this.ownAdmissions.admit(canon, meta);
     const txHash = to0x(txHashOf(canon.bytes));
-    // The signature checks, on this process's view and before the coordinator serialises the admission: the
-    // checks it runs then (on the up-to-date pool, the verdict that counts) find them done.
+    // The signatures are verified by the admission's first check, on this process's view of the pool (outside the
+    // database's lock); a check again, on a fresher view or under the lock, finds them done.
     const verified = new VerifiedSignatures();
-    if (!this.pool.has(txHash)) {
-      const ctx = this.exec.ctx(this.head.poolNowMs(), this.head.ref.number + 1, txHash, false, verified);
-      this.exec.apply(this.pool.state.child(), ctx, canon.call);
-    }
     return this.coordinator.admit((batch) => this.prepare(canon, meta, txHash, verified, batch));
   }
 

@@ -9,6 +9,7 @@ import { DdnError } from '../../src/base/errors.js';
 import { to0x } from '../../src/base/bytes.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
+import { executeCall } from '../../src/ledger/runtime/dispatch.js';
 import { finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
 import { endTransaction } from '../../src/store/postgres/ledger-catch-up.js';
 import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
@@ -357,6 +358,82 @@ if (PG_URL) {
         await b.close();
       } finally {
         await reader.close();
+        await d.drop();
+      }
+    });
+  });
+
+  describe('ledger on PostgreSQL: what a write costs one process', () => {
+    /** Counts the session's statements (the leader's: block production, notifications). */
+    const sessionStatements = (p: PgLedgerProcess) => {
+      const session = (p.sync as unknown as { session: { query: (...args: unknown[]) => unknown } }).session;
+      const query = session.query.bind(session);
+      const seen = { n: 0 };
+      session.query = (...args: unknown[]) => {
+        seen.n++;
+        return query(...args);
+      };
+      return seen;
+    };
+
+    it("runs an admission's call once before storing it: its check on the process's view, signatures included", async () => {
+      let runs = 0;
+      const d = await pgLedgerDeployment({
+        handlers: {
+          register_with_proof_v2: (s, ctx, call) => {
+            runs++;
+            executeCall(s, ctx, call);
+          },
+        },
+      });
+      const p = await d.start(0, false);
+      try {
+        const call = registerCall(didOf(970), seedKey(33));
+        const { txHash, duplicate } = await p.ledger.admit(call, metaOf(call));
+        assert.equal(duplicate, false);
+        assert.equal(runs, 1, 'one run: no dry run before the check that counts');
+        assert.equal(p.ledger.pendingEntries()[0]?.verified.size, 1, 'the check verified the signature');
+        const row = await p.pool.query<{ signatures: Buffer | null }>('SELECT signatures FROM ledger_txs WHERE tx_hash = $1', [txHash]);
+        assert.equal(row.rows[0]!.signatures?.length, 32, "the row carries the signature's digest");
+        const bad = registerCall(didOf(971), seedKey(34), { rootPubkey: seedKey(35).publicKey });
+        await assert.rejects(p.ledger.admit(bad, metaOf(bad)), (e: unknown) => e instanceof LedgerFailure);
+        assert.equal(runs, 2);
+      } finally {
+        await p.close();
+        await d.drop();
+      }
+    });
+
+    it('reads back neither its own block nor, once caught up since listening, a catch-up before each block when nothing was announced', async () => {
+      // no poll falls due during the test: every catch-up counted is one a notification or a block asked for
+      const d = await pgLedgerDeployment({ pollMs: 600_000 });
+      const p = await d.start(0, false);
+      try {
+        let acquired = 0;
+        p.pool.on('acquire', () => acquired++);
+        const admit = async (n: number) => {
+          const call = registerCall(didOf(n), seedKey(n - 940));
+          return (await p.ledger.admit(call, metaOf(call))).txHash;
+        };
+        await admit(980);
+        // the first block after the session's LISTEN catches up before it is built
+        const statements = sessionStatements(p);
+        assert.ok(await p.sync.produceOnce());
+        // taking the leader lock and naming the session, the catch-up, then the block's transaction
+        assert.equal(statements.n, 9);
+        const a = await admit(981);
+        statements.n = 0;
+        acquired = 0;
+        assert.ok(await p.sync.produceOnce());
+        const blockStatements = statements.n;
+        // the block's own notification came in before its COMMIT answered: no catch-up is queued for it
+        await p.sync.refresh();
+        assert.equal(acquired, 1, "only refresh's catch-up took a pooled connection");
+        // BEGIN, the block, the pending rows, the lock with the pending rows again, the finished rows, COMMIT
+        assert.equal(blockStatements, 6, 'no catch-up before the block: nothing was announced since the last one');
+        assert.equal(p.ledger.txView(a)?.status, 'finalized');
+      } finally {
+        await p.close();
         await d.drop();
       }
     });

@@ -11,6 +11,7 @@ import pino from 'pino';
 import { ManualClock } from '../../src/base/clock.js';
 import { blockHash, genesisHeader } from '../../src/ledger/block.js';
 import { Ledger } from '../../src/ledger/chain.js';
+import type { ModuleHandlers } from '../../src/ledger/runtime/dispatch.js';
 import { PgLedgerSync, preparePgLedger } from '../../src/store/postgres/ledger-sync.js';
 import { ADMISSION_LOCK } from '../../src/store/postgres/ledger-tables.js';
 import { openPgPool, type PgPool } from '../../src/store/postgres/pool.js';
@@ -37,6 +38,8 @@ export async function pgLedgerDeployment(
     maxBatch?: number;
     maxWaiting?: number;
     pollMs?: number;
+    /** Calls run by these instead of the ledger's own handlers (e.g. one that counts runs, then runs the call). */
+    handlers?: ModuleHandlers;
   } = {},
 ) {
   const pg = await freshPgSchema();
@@ -60,6 +63,7 @@ export async function pgLedgerDeployment(
       autoProduce: false,
       ...(opts.maxPoolSize === undefined ? {} : { maxPoolSize: opts.maxPoolSize }),
       ...(opts.maxPendingPerKey === undefined ? {} : { maxPendingPerKey: opts.maxPendingPerKey }),
+      ...(opts.handlers === undefined ? {} : { handlers: opts.handlers }),
     });
     const sync = await PgLedgerSync.open({
       pool,

@@ -72,15 +72,20 @@ interface ResultRow {
 
 /** Stores `b.rows` in one statement if the view holds for them (see the file's comment). */
 export async function admitOnView(c: Queryable, b: ViewBatch): Promise<ViewAdmission> {
-  const r = await c.query<ResultRow>('SELECT * FROM ddn_admit_on_view($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)', [
-    b.head,
-    b.afterSeq,
-    conflictKeysLiteral(b.reads),
-    b.maxPool,
-    b.notifyChannel,
-    ...pendingColumns(b.rows.map((row) => row.tx)),
-    b.rows.map((row) => conflictKeysLiteral(row.writes)),
-  ]);
+  // a named statement: each connection parses and plans it once, not at every admission
+  const r = await c.query<ResultRow>({
+    name: 'ddn_admit_on_view',
+    text: 'SELECT * FROM ddn_admit_on_view($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+    values: [
+      b.head,
+      b.afterSeq,
+      conflictKeysLiteral(b.reads),
+      b.maxPool,
+      b.notifyChannel,
+      ...pendingColumns(b.rows.map((row) => row.tx)),
+      b.rows.map((row) => conflictKeysLiteral(row.writes)),
+    ],
+  });
   const row = r.rows[0]!;
   const lock = row.lock_wait_s === null || row.lock_at === null ? {} : { lock: { waitS: Math.max(0, row.lock_wait_s), atS: row.lock_at } };
   const ended = row.ended_at === null ? {} : { endedAtS: row.ended_at };

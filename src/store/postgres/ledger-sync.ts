@@ -160,6 +160,10 @@ export class PgLedgerSync implements PoolCoordinator {
   /** Pending rows this process could not adopt; the producer drops them with its next block. */
   private readonly unadoptable = new Map<string, TxRecord>();
   private lastCatchUpMs = 0;
+  /** Sessions listening so far: each new one may have missed notifications sent before its LISTEN. */
+  private listening = 0;
+  /** {@link listening} when the last catch-up began: a catch-up since the LISTEN read what came before it. */
+  private caughtUpListening = 0;
   private catchUpQueued = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -168,8 +172,18 @@ export class PgLedgerSync implements PoolCoordinator {
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
-  /** The highest block number another process announced (NOTIFY `block:<n>`). */
+  /** The highest block number announced (NOTIFY `block:<n>`; this process's own blocks among them). */
   private notifiedHead = -1;
+  /** The highest pending row's seq announced (NOTIFY `pending:<seq>`; this process's own rows among them). */
+  private notifiedPending = 0;
+  /**
+   * {@link notifiedPending} when the last catch-up of blocks and rows began: every row announced by then was read,
+   * pending, or finished by a block read with it or announced after it (a row can be finished before this process
+   * sees it pending, so {@link lastPendingSeq} alone may stay below its seq).
+   */
+  private heardPending = 0;
+  /** The queued catch-up runs even when no notification asks for one (the poll's). */
+  private catchUpForced = false;
   /**
    * This process's batches stored after rows of other processes it had not copied, by their first transaction's
    * hash, until the catch-up that reaches them (cleared when a block comes first: then their rows are checked
@@ -265,6 +279,21 @@ export class PgLedgerSync implements PoolCoordinator {
     // lock), then under the lock.
     if ((await this.tryCatchUp()) && (await this.admitOnOwnView(batch))) return;
     await this.admitUnderLock(batch);
+  }
+
+  /** True when a notification announced a block or a pending row this process has not copied. */
+  private announcedUnseen(): boolean {
+    return this.notifiedHead > this.o.ledger.headNumber || this.notifiedPending > Math.max(this.lastPendingSeq, this.heardPending);
+  }
+
+  /**
+   * True unless this process holds everything the database may have: a catch-up since this session's LISTEN read
+   * what came before, and no notification since announced a block or a row it has not copied. (A notification in
+   * flight may still be missed: the catch-ups under the admission lock read the pending rows anyway, and a block
+   * comes only from the producer.)
+   */
+  private unheard(): boolean {
+    return this.caughtUpListening !== this.listening || this.announcedUnseen();
   }
 
   /** A catch-up outside the lock; false (logged) when it failed. */
@@ -432,6 +461,8 @@ export class PgLedgerSync implements PoolCoordinator {
    */
   private async catchUp(c: pg.ClientBase, prefix = '', blocks = true): Promise<LockTaken | undefined> {
     let lock: LockTaken | undefined;
+    const listening = this.listening;
+    const announced = this.notifiedPending;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
       if (first) lock = rows.lock;
@@ -445,6 +476,10 @@ export class PgLedgerSync implements PoolCoordinator {
       this.adopt(rows.pending);
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
+      if (blocks) {
+        this.caughtUpListening = listening;
+        this.heardPending = Math.max(this.heardPending, announced);
+      }
       if (rows.pending.length > 0) this.wantBlock();
       return lock;
     }
@@ -497,14 +532,21 @@ export class PgLedgerSync implements PoolCoordinator {
     return true;
   }
 
-  /** A notification arrived (or the poll fell due): one catch-up, however many were asked for meanwhile. */
-  private requestCatchUp(): void {
+  /**
+   * A notification arrived (or, `forced`, the poll fell due): one catch-up, however many were asked for meanwhile.
+   * A notification's catch-up is skipped when, its turn come, this process holds what was announced: its own
+   * block or admission announces itself, and the notification can arrive before the work that sent it ends.
+   */
+  private requestCatchUp(forced = false): void {
+    this.catchUpForced ||= forced;
     if (this.catchUpQueued || this.closed) return;
     this.catchUpQueued = true;
     this.queue
       .run(async () => {
         this.catchUpQueued = false;
-        if (!this.closed) await this.catchUpWithPool();
+        const needed = this.catchUpForced || this.announcedUnseen();
+        this.catchUpForced = false;
+        if (!this.closed && needed) await this.catchUpWithPool();
       })
       .catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
   }
@@ -524,7 +566,9 @@ export class PgLedgerSync implements PoolCoordinator {
       if (msg.channel !== this.channel) return;
       const [kind, at] = (msg.payload ?? '').split(':');
       const n = Number(at);
-      if (kind === 'block' && Number.isSafeInteger(n)) this.notifiedHead = Math.max(this.notifiedHead, n);
+      if (!Number.isSafeInteger(n)) return this.requestCatchUp(true);
+      if (kind === 'block') this.notifiedHead = Math.max(this.notifiedHead, n);
+      if (kind === 'pending') this.notifiedPending = Math.max(this.notifiedPending, n);
       // what this process already holds (its own admissions and blocks among them) needs no catch-up
       if (kind === 'pending' && n <= this.lastPendingSeq) return;
       if (kind === 'block' && n <= this.o.ledger.headNumber) return;
@@ -540,6 +584,7 @@ export class PgLedgerSync implements PoolCoordinator {
       throw e;
     }
     this.session = client;
+    this.listening++;
   }
 
   private lostSession(client: pg.Client, err?: Error): void {
@@ -562,7 +607,7 @@ export class PgLedgerSync implements PoolCoordinator {
     try {
       if (this.session === undefined) await this.connectSession();
       if (this.o.produce ?? true) await this.compete();
-      if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp();
+      if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp(true);
       this.wantBlock();
     } catch (err) {
       if (!this.closed) this.o.logger?.warn({ err }, 'ledger tick failed');
@@ -607,8 +652,9 @@ export class PgLedgerSync implements PoolCoordinator {
     this.lastBlockMs = Date.now();
     // Before the lock: what other processes admitted joins the pool, with the digests of the signatures its
     // admitting process verified (rows without them have their signatures verified here), so the catch-up under
-    // the lock finds little and the block's execution verifies nothing new.
-    await this.catchUp(c);
+    // the lock finds little and the block's execution verifies nothing new. Skipped when nothing was announced
+    // (one process alone: always): the session is idle between blocks, so announcements come in.
+    if (this.unheard()) await this.catchUp(c);
     this.o.ledger.verifyPoolSignatures();
     // The block is executed and written before the lock too: only this process makes blocks, so the head stays,
     // and the block's rows stay invisible until the commit. What other processes admit meanwhile joins the pool

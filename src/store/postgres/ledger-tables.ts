@@ -289,14 +289,16 @@ export async function writeBlockRows(
     return v === undefined ? null : serializeStateValue(v);
   });
   const withBytes = own.filter((t) => t.blockNumber === n && t.blockIndex !== undefined && t.bytes !== undefined);
-  await c.query(
-    `WITH b AS (
+  // a named statement: a session parses and plans it once, not at every block (an insert has one plan)
+  await c.query({
+    name: 'ddn_write_block',
+    text: `WITH b AS (
        INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root)
        VALUES ($1, $2, $3, $4, $5, $6)),
      s AS (INSERT INTO ledger_state (key, block, value) SELECT k, $1, v FROM unnest($7::text[], $8::text[]) AS u(k, v)),
      e AS (INSERT INTO ledger_block_extrinsics (block_number, block_index, bytes) SELECT $1, i, x FROM unnest($9::int[], $10::bytea[]) AS u(i, x))
      SELECT pg_notify($11, $12)`,
-    [
+    values: [
       n,
       Buffer.from(block.hash),
       Buffer.from(h.parentHash),
@@ -310,7 +312,7 @@ export async function writeBlockRows(
       notifyChannel,
       `block:${n}`,
     ],
-  );
+  });
 }
 
 /**
@@ -321,8 +323,9 @@ export async function writeBlockRows(
  */
 export async function finishTxRows(c: Queryable, blockNumber: number, finished: readonly TxRecord[]): Promise<void> {
   const col = <T>(f: (t: TxRecord) => T) => finished.map(f);
-  await c.query(
-    `WITH done AS (
+  // not a named statement: a generic plan, not knowing how many rows the arrays hold, could scan the whole table
+  await c.query({
+    text: `WITH done AS (
        UPDATE ledger_txs t SET status = u.status, bytes = CASE WHEN u.status = 'included' THEN t.bytes END, signatures = NULL, keys = NULL,
          block_number = u.block_number, block_index = u.block_index, error_name = u.error_name,
          error_module = u.error_module, error_reason = u.error_reason, finished_at_ms = u.finished_at_ms, finished_block = $1
@@ -331,7 +334,7 @@ export async function finishTxRows(c: Queryable, blockNumber: number, finished: 
        WHERE t.tx_hash = u.tx_hash AND t.status = 'pending'
        RETURNING 1)
      SELECT ddn_finished_all($1, (SELECT count(*) FROM done), $10)`,
-    [
+    values: [
       blockNumber,
       col((t) => t.txHash),
       col((t) => t.status),
@@ -343,5 +346,5 @@ export async function finishTxRows(c: Queryable, blockNumber: number, finished: 
       col((t) => t.finishedAtMs ?? null),
       finished.length,
     ],
-  );
+  });
 }
