@@ -63,6 +63,8 @@ export class ChainSubmitter {
   private inFlight = false;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
+  /** The time-out of the submission in flight (cleared once it settles, and by {@link stop}). */
+  private submitTimer: NodeJS.Timeout | undefined;
   private backoffMs = BACKOFF_MIN_MS;
   readonly stats: SubmitterStats = {
     batchesSubmitted: 0,
@@ -127,14 +129,13 @@ export class ChainSubmitter {
     const data = encodeAnchorBatch({ networkId: this.networkId, items });
     this.stats.batchesSubmitted += 1;
     this.stats.transactionsSubmitted += items.length;
-    let timeout: NodeJS.Timeout | undefined;
     try {
       const included = await Promise.race([
         this.client.submitRemark(data),
         new Promise<never>((_, reject) => {
-          timeout = setTimeout(() => reject(new SubmitTimeout()), this.settings.submitTimeoutMs);
+          this.submitTimer = setTimeout(() => reject(new SubmitTimeout()), this.settings.submitTimeoutMs);
         }),
-      ]);
+      ]).finally(() => clearTimeout(this.submitTimer));
       this.stats.batchesIncluded += 1;
       this.stats.feesPaid += included.fee;
       this.logger.debug({ chainBlock: included.blockNumber, txs: items.length, bytes: data.length }, 'batch included');
@@ -144,8 +145,6 @@ export class ChainSubmitter {
       return 0;
     } catch (err) {
       return this.refused(err, items.length, data.length);
-    } finally {
-      clearTimeout(timeout);
     }
   }
 
@@ -170,6 +169,8 @@ export class ChainSubmitter {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    // a submission still in flight is left to the chain: its time-out alone would keep the process alive
+    clearTimeout(this.submitTimer);
   }
 }
 

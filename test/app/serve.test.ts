@@ -1,4 +1,4 @@
-/** `ddn serve` as a real child process (TypeScript through tsx, so no build is needed). */
+/** `ddn serve` as a real child process (test/support/ddn-command.ts: no build needed). */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildInfo } from '../../src/app/version.js';
 import { checkedUrls } from '../support/checked-proxy.js';
+import { ddnArgv } from '../support/ddn-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
@@ -24,7 +25,7 @@ interface Child {
 }
 
 function ddn(args: string[], env: NodeJS.ProcessEnv = {}): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', ...args], {
+  const proc = spawn(process.execPath, [...ddnArgv(), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

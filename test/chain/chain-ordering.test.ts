@@ -246,6 +246,18 @@ describe('Directories following one chain', () => {
     await a.crash();
   });
 
+  it('a closed ordering keeps no timer of the batch it had in flight (the process can end)', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const chain = new MemoryChain();
+    const a = await new Follower(chain, networkOf(chain), 'alice').start();
+    chain.stalled = true; // the submission never returns
+    await a.admit(register(71));
+    await waitFor('a batch is in flight', async () => (a.client.submitted.length > 0 ? true : undefined));
+    await a.crash();
+    assert.equal(timers(), before, 'no timer of the closed ordering is left');
+  });
+
   it('an account out of funds: a typed refusal, nothing lost, submitted once funded', async () => {
     const chain = new MemoryChain();
     const network = networkOf(chain);

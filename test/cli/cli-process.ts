@@ -1,14 +1,13 @@
-/** Runs `ddn` as a child process (TypeScript through tsx, no build) and a `ddn serve` node for CLI tests. */
+/** Runs `ddn` as a child process (test/support/ddn-command.ts: no build needed) and a `ddn serve` node for CLI tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkedUrls, pendingProxy, type PendingProxy } from '../support/checked-proxy.js';
+import { ddnArgv } from '../support/ddn-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = import.meta.resolve('tsx');
-const ENTRY = fileURLToPath(new URL('../../src/cli/entry-dev.ts', import.meta.url));
 
 /** The identity book of the children of this test file (never the user's ~/.config/ddn); removed at exit. */
 export const TEST_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'ddn-cli-config-'));
@@ -25,11 +24,12 @@ export interface DdnChild {
 }
 
 /**
- * Starts `ddn …args` in `cwd` (default the repository root); `entry` runs a built `ddn` (plain JavaScript, see
- * ddn-bundle.ts) instead of the sources through tsx, whose loader alone takes ~130 MiB of memory.
+ * Starts `ddn …args` in `cwd` (default the repository root); `entry` runs that built `ddn` (plain JavaScript, see
+ * ddn-bundle.ts) instead of {@link ddnArgv}'s, which may be the sources through tsx, whose loader alone takes ~130
+ * MiB of memory.
  */
 export function spawnDdn(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer; entry?: string } = {}): DdnChild {
-  const proc = spawn(process.execPath, opts.entry === undefined ? ['--import', TSX, ENTRY, ...args] : [opts.entry, ...args], {
+  const proc = spawn(process.execPath, [...(opts.entry === undefined ? ddnArgv() : [opts.entry]), ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, XDG_CONFIG_HOME: TEST_CONFIG_HOME, ...opts.env },
     stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],

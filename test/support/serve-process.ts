@@ -1,5 +1,5 @@
 /**
- * `ddn serve` as a real child process (TypeScript through tsx, no build), for tests that kill processes: resolves
+ * `ddn serve` as a real child process (test/support/ddn-command.ts: no build needed), for tests that kill processes: resolves
  * once the node prints its listening line, with the URL of each role and the child's pid. The URLs are those of
  * contract-checking proxies (test/support/checked-proxy.ts) in front of the child's roles: every answer a suite
  * reads and every request body it sends through them is checked against the role's OpenAPI document. `direct`
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { checkedUrls } from './checked-proxy.js';
+import { ddnArgv } from './ddn-command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,7 +33,7 @@ export interface ServeProcess {
 
 /** Runs `ddn <command> …args` to its end (for a start that must fail): its exit code and what it wrote to stderr. */
 export function ddnToExit(args: string[], command = 'serve'): Promise<{ code: number | null; stderr: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', command, ...args], {
+  const proc = spawn(process.execPath, [...ddnArgv(), command, ...args], {
     cwd: ROOT,
     env: envWithoutDdn(),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -50,7 +51,7 @@ function envWithoutDdn(): NodeJS.ProcessEnv {
 
 /** Starts `ddn serve …args` (or another command that prints the same listening line, e.g. `mirror`); DDN_* variables of this process are not passed on. */
 export function serveProcess(args: string[], command = 'serve'): Promise<ServeProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry-dev.ts', command, ...args], {
+  const proc = spawn(process.execPath, [...ddnArgv(), command, ...args], {
     cwd: ROOT,
     env: envWithoutDdn(),
     stdio: ['ignore', 'pipe', 'pipe'],
