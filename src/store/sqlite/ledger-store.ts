@@ -42,18 +42,34 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Pending admissions in a table of their own, without a secondary index: an admission's row (written, and
+    // committed, before its 202) costs one append instead of an entry in each of ledger_txs's indexes. The block
+    // that finishes a transaction writes its finished row into ledger_txs and deletes the pending one, in the
+    // block's own transaction. A ledger's pending rows move over, in their order.
+    version: 3,
+    sql: `
+      CREATE TABLE ledger_pending (
+        seq INTEGER PRIMARY KEY, tx_hash TEXT NOT NULL, extrinsic TEXT NOT NULL, subject TEXT NOT NULL,
+        submitted_at_ms INTEGER NOT NULL, meta TEXT NOT NULL, bytes BLOB);
+      INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
+        SELECT tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes FROM ledger_txs WHERE status = 'pending' ORDER BY seq;
+      DELETE FROM ledger_txs WHERE status = 'pending';
+      DROP INDEX ledger_txs_pending;
+    `,
+  },
 ];
 
 /**
- * Marks a transaction finished: the newest pending row of its hash. An included transaction keeps its bytes:
- * history and followers decode (and verify) what it did. The row is found through its hash's index: left to itself
- * the planner picks the partial index of pending rows (no statistics tell it otherwise) and scans every pending row
- * for each transaction a block finishes, which made a block's commit grow with the pool.
+ * Deletes the pending rows of a JSON array of transaction hashes (the transactions a block finishes): one pass over
+ * the pending rows, however many the block finishes — ledger_pending has no index on the hash, since it holds only
+ * the pool and is written at every admission, read by hash only when a transaction is not in the pool.
  */
-export const FINISH_TX_SQL = `UPDATE ledger_txs SET status = @status, bytes = CASE WHEN @status = 'included' THEN bytes END, block_number = @block_number, block_index = @block_index,
-           error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
-           finished_at_ms = @finished_at_ms
-         WHERE seq = (SELECT MAX(seq) FROM ledger_txs INDEXED BY ledger_txs_hash WHERE tx_hash = @tx_hash AND status = 'pending')`;
+export const DELETE_PENDING_SQL = 'DELETE FROM ledger_pending WHERE tx_hash IN (SELECT value FROM json_each(?))';
+
+/** A pending row read as a {@link TxRow} (ledger_pending keeps only what a pending transaction has). */
+const PENDING_ROW = `seq, tx_hash, extrinsic, 'pending' AS status, subject, submitted_at_ms, meta, bytes, NULL AS block_number,
+  NULL AS block_index, NULL AS error_name, NULL AS error_module, NULL AS error_reason, NULL AS finished_at_ms`;
 
 /**
  * The history index (`GET /dids/{did}/history` and friends), in its own namespace so it composes with the ledger's
@@ -160,8 +176,13 @@ export class SqliteLedgerStore implements LedgerStore {
          VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
            @error_name, @error_module, @error_reason, @finished_at_ms)`,
       ),
-      finishTx: db.prepare(FINISH_TX_SQL),
-      pending: db.prepare<[], TxRow>("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
+      insertPending: db.prepare(
+        `INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
+         VALUES (@tx_hash, @extrinsic, @subject, @submitted_at_ms, @meta, @bytes)`,
+      ),
+      deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
+      pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
+      getPending: db.prepare<[string], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1`),
       getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
       lastFailure: db.prepare<[string, string, number], TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
@@ -243,11 +264,9 @@ export class SqliteLedgerStore implements LedgerStore {
         this.insertBlock(block);
         const n = block.header.number;
         for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
-        for (const tx of txs) {
-          const row = this.finishRow(tx);
-          const changed = this.q.finishTx.run(row).changes;
-          if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
-        }
+        // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
+        if (txs.length > 0) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
+        for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
         this.feed.recordBlock(n, txs);
         for (const [k, v] of meta ?? []) this.q.setMeta.run(k, Buffer.from(v));
       }),
@@ -263,9 +282,22 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(false, () => void this.q.setMeta.run(key, Buffer.from(value)));
   }
 
-  private finishRow(tx: TxRecord) {
+  /** A pending row: what a transaction has before a block finishes it. */
+  private pendingRow(tx: TxRecord) {
     return {
       tx_hash: tx.txHash,
+      extrinsic: tx.extrinsic,
+      subject: tx.meta.subject,
+      submitted_at_ms: tx.submittedAtMs,
+      meta: JSON.stringify(tx.meta),
+      bytes: tx.bytes ? Buffer.from(tx.bytes) : null,
+    };
+  }
+
+  /** A finished row. An included transaction keeps its bytes: history and followers decode (and verify) what it did. */
+  private insertRow(tx: TxRecord) {
+    return {
+      ...this.pendingRow(tx),
       status: tx.status,
       block_number: tx.blockNumber ?? null,
       block_index: tx.blockIndex ?? null,
@@ -273,22 +305,12 @@ export class SqliteLedgerStore implements LedgerStore {
       error_module: tx.error?.module ?? null,
       error_reason: tx.error?.reason ?? null,
       finished_at_ms: tx.finishedAtMs ?? null,
-    };
-  }
-
-  private insertRow(tx: TxRecord) {
-    return {
-      ...this.finishRow(tx),
-      extrinsic: tx.extrinsic,
-      subject: tx.meta.subject,
-      submitted_at_ms: tx.submittedAtMs,
-      meta: JSON.stringify(tx.meta),
-      bytes: (tx.status === 'pending' || tx.status === 'included') && tx.bytes ? Buffer.from(tx.bytes) : null,
+      bytes: tx.status === 'included' && tx.bytes ? Buffer.from(tx.bytes) : null,
     };
   }
 
   putPendingTx(tx: TxRecord): void {
-    this.write(true, () => void this.q.insertTx.run(this.insertRow(tx)));
+    this.write(true, () => void this.q.insertPending.run(this.pendingRow(tx)));
   }
 
   putPendingTxs(txs: readonly TxRecord[]): void {
@@ -296,21 +318,31 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(
       true,
       this.db.transaction(() => {
-        for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
+        for (const tx of txs) this.q.insertPending.run(this.pendingRow(tx));
       }),
     );
   }
 
+  /** The pending row of `tx`, if any, becomes its finished (failed) row. */
   markDropped(tx: TxRecord): void {
-    this.write(false, () => void this.q.finishTx.run(this.finishRow(tx)));
+    this.write(
+      false,
+      this.db.transaction(() => {
+        if (this.q.deletePending.run(JSON.stringify([tx.txHash])).changes > 0) this.q.insertTx.run(this.insertRow(tx));
+      }),
+    );
   }
 
   pendingTxs(): TxRecord[] {
     return this.q.pending.all().map(toTx);
   }
 
+  /**
+   * A transaction's pending row, else its newest finished one: a pending row is newer than any finished row of its
+   * hash (an identical extrinsic is admitted again only once the earlier one left the pool).
+   */
   getTx(txHash: string): TxRecord | undefined {
-    const r = this.q.getTx.get(txHash);
+    const r = this.q.getPending.get(txHash) ?? this.q.getTx.get(txHash);
     return r ? toTx(r) : undefined;
   }
 
