@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
-import { DELETE_PENDING_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { DELETE_PENDING_SQL, LAST_FAILURE_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { aliasCall, didOf, Harness, patchCall, registerCall, rootSigner, seedKey, serviceOf } from '../ledger/harness.js';
 
 const key = seedKey(31);
@@ -30,7 +30,7 @@ const indexes = (db: SqliteDb) =>
 
 /**
  * Puts the harness's ledger file back as migration 2 left such a ledger: its pending rows in ledger_txs (as the
- * store wrote them then), with their partial index, and no ledger_pending.
+ * store wrote them then), with their partial index and the whole subject index, and no ledger_pending.
  */
 function asMigration2(h: Harness): void {
   h.ledger.stop();
@@ -40,6 +40,8 @@ function asMigration2(h: Harness): void {
       SELECT tx_hash, extrinsic, 'pending', subject, submitted_at_ms, meta, bytes FROM ledger_pending ORDER BY seq;
     DROP TABLE ledger_pending;
     CREATE INDEX ledger_txs_pending ON ledger_txs (status) WHERE status = 'pending';
+    DROP INDEX ledger_txs_failed;
+    CREATE INDEX ledger_txs_subject ON ledger_txs (subject, extrinsic, seq);
     DELETE FROM schema_migrations WHERE namespace = 'ledger' AND version >= 3;
   `);
   db.close();
@@ -169,5 +171,30 @@ describe('ledger_pending', () => {
       plan.some((d) => /^LIST SUBQUERY/.test(d)),
       `the hashes are a list, not a subquery run per row: ${plan.join(' | ')}`,
     );
+  });
+});
+
+describe('ledger_txs_failed (migration 4)', () => {
+  it("finds a subject's last failure through the failed rows' index, which holds no included row", (t) => {
+    const h = new Harness();
+    const p = peek(h);
+    t.after(() => {
+      p.db.close();
+      h.close();
+    });
+    h.apply(registerCall(A, key));
+    const headTs = h.ledger.headRef().timestampMs;
+    const stale = h.submit(aliasCall(A, { kind: 'add', alias: 'soon' }, rootSigner(key), { nonce: 0n, validUntil: BigInt(headTs + 100) }));
+    h.clock.set(headTs + 100);
+    h.reopen();
+    h.apply(aliasCall(A, { kind: 'add', alias: 'later' }, rootSigner(key), { nonce: 0n }));
+    const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${LAST_FAILURE_SQL}`).all(A, 'add_alias', 0) as { detail: string }[]).map((r) => r.detail).join('\n');
+    assert.match(plan, /USING INDEX ledger_txs_failed/);
+    assert.equal(p.store.lastFailure(A, 'add_alias', 0)?.txHash, stale);
+    assert.equal(p.store.lastFailure(A, 'add_alias', headTs + 101), undefined, 'none since');
+    assert.equal(p.store.lastFailure(A, 'register_with_proof_v2', 0), undefined, 'an included row is no failure');
+    const sql = (p.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'ledger_txs_failed'").get() as { sql: string }).sql;
+    assert.match(sql, /WHERE status = 'failed'$/, 'only failed rows are in the index');
+    assert.ok(!indexes(p.db).includes('ledger_txs_subject'));
   });
 });

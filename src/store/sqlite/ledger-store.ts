@@ -58,6 +58,16 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       DROP INDEX ledger_txs_pending;
     `,
   },
+  {
+    // The subject index served one query, a subject's last failure (lastFailure): kept for failed rows only, so
+    // that a block's included rows — nearly all of them — are not entered into it (each entry one more page
+    // written per block: the subjects are spread over the whole index).
+    version: 4,
+    sql: `
+      DROP INDEX ledger_txs_subject;
+      CREATE INDEX ledger_txs_failed ON ledger_txs (subject, extrinsic, seq) WHERE status = 'failed';
+    `,
+  },
 ];
 
 /**
@@ -66,6 +76,10 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
  * the pool and is written at every admission, read by hash only when a transaction is not in the pool.
  */
 export const DELETE_PENDING_SQL = 'DELETE FROM ledger_pending WHERE tx_hash IN (SELECT value FROM json_each(?))';
+
+/** A subject's last failure of one call since a time: through the index of failed rows (migration 4). */
+export const LAST_FAILURE_SQL = `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
+  ORDER BY seq DESC LIMIT 1`;
 
 /** A pending row read as a {@link TxRow} (ledger_pending keeps only what a pending transaction has). */
 const PENDING_ROW = `seq, tx_hash, extrinsic, 'pending' AS status, subject, submitted_at_ms, meta, bytes, NULL AS block_number,
@@ -184,10 +198,7 @@ export class SqliteLedgerStore implements LedgerStore {
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
       getPending: db.prepare<[string], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1`),
       getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
-      lastFailure: db.prepare<[string, string, number], TxRow>(
-        `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
-         ORDER BY seq DESC LIMIT 1`,
-      ),
+      lastFailure: db.prepare<[string, string, number], TxRow>(LAST_FAILURE_SQL),
       history: db.prepare<HistoryParams, TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
            AND (block_number, block_index) < (@block, @index)
