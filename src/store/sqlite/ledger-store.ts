@@ -6,6 +6,12 @@ import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { SqliteLedgerFeed } from './ledger-feed.js';
 
+/** Moves pending rows still in ledger_txs (written before migration 3, or by an older version beside it) into ledger_pending, in their order. */
+const MOVE_PENDING_SQL = `
+  INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
+    SELECT tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes FROM ledger_txs WHERE status = 'pending' ORDER BY seq;
+  DELETE FROM ledger_txs WHERE status = 'pending';`;
+
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -46,17 +52,16 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     // Pending admissions in a table of their own, without a secondary index: an admission's row (written, and
     // committed, before its 202) costs one append instead of an entry in each of ledger_txs's indexes. The block
     // that finishes a transaction writes its finished row into ledger_txs and deletes the pending one, in the
-    // block's own transaction. A ledger's pending rows move over, in their order.
+    // block's own transaction. A ledger's pending rows move over, in their order. ledger_txs_pending stays: no row
+    // enters it any more, and it finds at once the rows an older version still running wrote after a `ddn migrate`
+    // (the store moves them when it opens the file: MOVE_PENDING_SQL).
     version: 3,
     sql: `
       CREATE TABLE ledger_pending (
         seq INTEGER PRIMARY KEY, tx_hash TEXT NOT NULL, extrinsic TEXT NOT NULL, subject TEXT NOT NULL,
         submitted_at_ms INTEGER NOT NULL, meta TEXT NOT NULL, bytes BLOB);
-      INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
-        SELECT tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes FROM ledger_txs WHERE status = 'pending' ORDER BY seq;
-      DELETE FROM ledger_txs WHERE status = 'pending';
-      DROP INDEX ledger_txs_pending;
     `,
+    then: (db) => void db.exec(MOVE_PENDING_SQL),
   },
   {
     // The subject index served one query, a subject's last failure (lastFailure): kept for failed rows only, so
@@ -172,6 +177,7 @@ export class SqliteLedgerStore implements LedgerStore {
     private readonly guard?: StorageGuard,
   ) {
     migrate(db, LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE);
+    if (db.prepare("SELECT 1 FROM ledger_txs WHERE status = 'pending' LIMIT 1").get() !== undefined) db.transaction(() => db.exec(MOVE_PENDING_SQL))();
     this.q = {
       meta: db.prepare<[string], { v: Buffer }>('SELECT v FROM ledger_meta WHERE k = ?'),
       setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
