@@ -3,7 +3,7 @@
  * secondary index, and moves into ledger_txs when a block finishes it (included or failed) or when a restart drops
  * it; a ledger whose pending rows are still in ledger_txs has them moved, in their order, when it is opened.
  */
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
 import { DELETE_PENDING_SQL, LAST_FAILURE_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
@@ -20,6 +20,27 @@ const B = didOf(702);
 function peek(h: Harness): { db: SqliteDb; store: SqliteLedgerStore } {
   const db = openSqlite(h.path, LEDGER_MIGRATIONS, 'ledger');
   return { db, store: new SqliteLedgerStore(db) };
+}
+
+/** A harness, and a second connection to its file; both closed after the test. */
+function opened(t: TestContext): { h: Harness; p: { db: SqliteDb; store: SqliteLedgerStore } } {
+  const h = new Harness();
+  const p = peek(h);
+  t.after(() => {
+    p.db.close();
+    h.close();
+  });
+  return { h, p };
+}
+
+/** A registers; its next change expires while the node is down, and the restart drops it. */
+function droppedAtRestart(h: Harness): { stale: string; headTs: number } {
+  h.apply(registerCall(A, key));
+  const headTs = h.ledger.headRef().timestampMs;
+  const stale = h.submit(aliasCall(A, { kind: 'add', alias: 'soon' }, rootSigner(key), { nonce: 0n, validUntil: BigInt(headTs + 100) }));
+  h.clock.set(headTs + 100);
+  h.reopen();
+  return { stale, headTs };
 }
 
 const pendingHashes = (db: SqliteDb) => (db.prepare('SELECT tx_hash FROM ledger_pending ORDER BY seq').all() as { tx_hash: string }[]).map((r) => r.tx_hash);
@@ -50,12 +71,7 @@ function asMigration2(h: Harness): void {
 
 describe('ledger_pending', () => {
   it('holds an admission until its block, which moves it into ledger_txs with the outcome', (t) => {
-    const h = new Harness();
-    const p = peek(h);
-    t.after(() => {
-      p.db.close();
-      h.close();
-    });
+    const { h, p } = opened(t);
     h.apply(registerCall(A, key));
     const admitted = h.submit(aliasCall(A, { kind: 'add', alias: 'moved' }, rootSigner(key), { nonce: 0n }));
     const second = h.submit(patchCall('add_service', A, serviceOf(A, 's'), rootSigner(key), { nonce: 0n }));
@@ -85,17 +101,8 @@ describe('ledger_pending', () => {
   });
 
   it('gives a transaction dropped at a restart its failed row in ledger_txs', (t) => {
-    const h = new Harness();
-    const p = peek(h);
-    t.after(() => {
-      p.db.close();
-      h.close();
-    });
-    h.apply(registerCall(A, key));
-    const headTs = h.ledger.headRef().timestampMs;
-    const stale = h.submit(aliasCall(A, { kind: 'add', alias: 'soon' }, rootSigner(key), { nonce: 0n, validUntil: BigInt(headTs + 100) }));
-    h.clock.set(headTs + 100);
-    h.reopen();
+    const { h, p } = opened(t);
+    const { stale } = droppedAtRestart(h);
     assert.deepEqual(pendingHashes(p.db), []);
     assert.deepEqual(txRows(p.db, stale), [{ status: 'failed', block_number: null, has_bytes: 0 }]);
     assert.equal(p.store.getTx(stale)?.error?.name, 'AliasAuthorizationExpired');
@@ -191,12 +198,7 @@ describe('ledger_pending', () => {
   });
 
   it("finds a block's pending rows in one pass, however many it finishes", (t) => {
-    const h = new Harness();
-    const p = peek(h);
-    t.after(() => {
-      p.db.close();
-      h.close();
-    });
+    const { p } = opened(t);
     const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${DELETE_PENDING_SQL}`).all('[]') as { detail: string }[]).map((r) => r.detail);
     assert.deepEqual(
       plan.filter((d) => /ledger_pending/.test(d)),
@@ -211,17 +213,8 @@ describe('ledger_pending', () => {
 
 describe('ledger_txs_failed (migration 4)', () => {
   it("finds a subject's last failure through the failed rows' index, which holds no included row", (t) => {
-    const h = new Harness();
-    const p = peek(h);
-    t.after(() => {
-      p.db.close();
-      h.close();
-    });
-    h.apply(registerCall(A, key));
-    const headTs = h.ledger.headRef().timestampMs;
-    const stale = h.submit(aliasCall(A, { kind: 'add', alias: 'soon' }, rootSigner(key), { nonce: 0n, validUntil: BigInt(headTs + 100) }));
-    h.clock.set(headTs + 100);
-    h.reopen();
+    const { h, p } = opened(t);
+    const { stale, headTs } = droppedAtRestart(h);
     h.apply(aliasCall(A, { kind: 'add', alias: 'later' }, rootSigner(key), { nonce: 0n }));
     const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${LAST_FAILURE_SQL}`).all(A, 'add_alias', 0) as { detail: string }[]).map((r) => r.detail).join('\n');
     assert.match(plan, /USING INDEX ledger_txs_failed/);
