@@ -167,6 +167,11 @@ interface HistoryParams {
 export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
   private readonly feed: SqliteLedgerFeed;
+  /**
+   * The seq of each pending row the last {@link pendingTxs} read (a start): the drops of that start's pool rebuild
+   * find their row in one lookup, not one pass over the pending rows each.
+   */
+  private pendingSeq = new Map<string, number>();
 
   /**
    * `guard`: the data directory's storage guard — a full disk answers 507, submissions are refused while it is full,
@@ -201,6 +206,7 @@ export class SqliteLedgerStore implements LedgerStore {
          VALUES (@tx_hash, @extrinsic, @subject, @submitted_at_ms, @meta, @bytes)`,
       ),
       deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
+      deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
       getPending: db.prepare<[string], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1`),
       getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
@@ -342,16 +348,22 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /** The pending row of `tx`, if any, becomes its finished (failed) row. */
   markDropped(tx: TxRecord): void {
+    const seq = this.pendingSeq.get(tx.txHash);
     this.write(
       false,
       this.db.transaction(() => {
-        if (this.q.deletePending.run(JSON.stringify([tx.txHash])).changes > 0) this.q.insertTx.run(this.insertRow(tx));
+        const deleted =
+          (seq !== undefined ? this.q.deletePendingAt.run(seq, tx.txHash).changes : 0) || this.q.deletePending.run(JSON.stringify([tx.txHash])).changes;
+        if (deleted > 0) this.q.insertTx.run(this.insertRow(tx));
       }),
     );
+    this.pendingSeq.delete(tx.txHash);
   }
 
   pendingTxs(): TxRecord[] {
-    return this.q.pending.all().map(toTx);
+    const rows = this.q.pending.all();
+    this.pendingSeq = new Map(rows.map((r) => [r.tx_hash, r.seq]));
+    return rows.map(toTx);
   }
 
   /**
