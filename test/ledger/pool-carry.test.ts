@@ -6,12 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getAliasOwner } from '../../src/ledger/records.js';
-import { openSqlite } from '../../src/store/sqlite/database.js';
-import { FINISH_TX_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { aliasCall, controlCall, didOf, Harness, registerCall, rootSigner, seedKey } from './harness.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 const key7 = seedKey(7);
 const key8 = seedKey(8);
@@ -123,28 +118,4 @@ test('carry: with a backlog of unrelated registrations a block runs again only t
   while (h.ledger.poolSize > 0) h.produce();
   assert.equal(h.headNonce('control_nonce', dids[0]!), 1n);
   for (const d of dids) assert.ok(h.record(d), `${d} registered`);
-});
-
-const FINISH_ROW = {
-  tx_hash: '0x00',
-  status: 'included',
-  block_number: 1,
-  block_index: 0,
-  error_name: null,
-  error_module: null,
-  error_reason: null,
-  finished_at_ms: 0,
-};
-
-test('SQLite: a block finds each finished row through the hash index, not by scanning the pending rows', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'ddn-ledger-plan-'));
-  const db = openSqlite(join(dir, 'ledger.sqlite'), LEDGER_MIGRATIONS, 'ledger');
-  t.after(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  new SqliteLedgerStore(db);
-  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${FINISH_TX_SQL}`).all(FINISH_ROW) as { detail: string }[]).map((r) => r.detail).join('\n');
-  assert.match(plan, /USING (COVERING )?INDEX ledger_txs_hash/);
-  assert.doesNotMatch(plan, /ledger_txs_pending/);
 });

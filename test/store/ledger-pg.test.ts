@@ -12,7 +12,7 @@ import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic
 import { executeCall } from '../../src/ledger/runtime/dispatch.js';
 import { finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
 import { endTransaction } from '../../src/store/postgres/ledger-catch-up.js';
-import { metaOf, registerCall, didOf, seedKey, T0 } from '../ledger/harness.js';
+import { metaOf, patchCall, registerCall, rootSigner, didOf, seedKey, serviceOf, T0 } from '../ledger/harness.js';
 import { AdmissionLockHolder, eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 import { ledgerContract, type ContractCluster } from './ledger-contract.js';
@@ -130,6 +130,33 @@ if (PG_URL) {
         const finished = await row();
         assert.equal(finished.status, 'included');
         assert.equal(finished.signatures, null);
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
+    it('verifies, in the block, the signatures of a pending row stored without digests: a forged one is refused', async () => {
+      const d = await pgLedgerDeployment();
+      const procs = [await d.start(0, false), await d.start(1, false)];
+      try {
+        const did = didOf(961);
+        const key = seedKey(32);
+        const reg = registerCall(did, key);
+        await procs[0]!.ledger.admit(reg, metaOf(reg));
+        await procs[1]!.sync.refresh();
+        assert.ok(await procs[1]!.sync.produceOnce());
+        // a row no process admitted (no digests): its signature was never verified
+        const forged = patchCall('add_service', did, serviceOf(did, 's'), rootSigner(key), { nonce: 0n, signature: new Uint8Array(64).fill(7) });
+        const bytes = encodeExtrinsic(forged);
+        const txHash = to0x(txHashOf(bytes));
+        await insertPending(procs[0]!.pool, { txHash, extrinsic: forged.name, status: 'pending', submittedAtMs: T0, meta: metaOf(forged), bytes });
+        await procs[1]!.sync.refresh();
+        assert.equal(procs[1]!.ledger.pendingEntries()[0]?.verified.size, 0, 'adopted with an empty record');
+        assert.ok(await procs[1]!.sync.produceOnce());
+        const v = procs[1]!.ledger.txView(txHash);
+        assert.equal(v?.status, 'failed');
+        assert.equal(v?.tx.error?.name, 'InvalidSignature');
       } finally {
         for (const p of procs) await p.close();
         await d.drop();

@@ -26,24 +26,24 @@ import { validatedConstraints } from './constraints.js';
 import type { ExecContext } from './context.js';
 import { getPersona, isValidControllerSet, personaLiveness, putPersona, type PersonaRecord } from './persona-state.js';
 import { deletePolicyV2, deletePolicyV3 } from './policy-state.js';
-import { verifyDidSignature } from './signatures.js';
+import { verifyDidSignature, verifySignature } from './signatures.js';
 
 const fail = failer('DeliveryPolicy');
 
 /**
- * The attestor's signature check of §4.9.2: `attestationSignature` is `00` ‖ 64-byte Ed25519 signature over the
- * `PersonaAttestationPayload` built from these values, verified with `attestor`.
+ * The attestor's signature of §4.9.2 and what it signs: `attestationSignature` is `00` ‖ 64-byte Ed25519 signature
+ * over the `PersonaAttestationPayload` built from these values; undefined when it is not, or `attestor` is no key.
  */
-export function isValidPersonaAttestation(
+function signedAttestation(
   profile: Profile,
   genesisHash: Uint8Array,
   persona: string,
   operatorDid: string,
   a: PersonaAttestationFields,
-): boolean {
-  const sig = ed25519FromMultiSignature(a.attestationSignature);
-  if (!sig || a.attestor.length !== 32) return false;
-  const msg = encodePersonaAttestationPayload(
+): { message: Uint8Array; signature: Uint8Array } | undefined {
+  const signature = ed25519FromMultiSignature(a.attestationSignature);
+  if (!signature || a.attestor.length !== 32) return undefined;
+  const message = encodePersonaAttestationPayload(
     personaAttestationPayload(profile, {
       genesisHash,
       persona,
@@ -53,7 +53,19 @@ export function isValidPersonaAttestation(
       verificationExpiresAt: a.verificationExpiresAt,
     }),
   );
-  return verifyEd25519(a.attestor, msg, sig);
+  return { message, signature };
+}
+
+/** The attestor's signature check of §4.9.2, verified with `attestor`. */
+export function isValidPersonaAttestation(
+  profile: Profile,
+  genesisHash: Uint8Array,
+  persona: string,
+  operatorDid: string,
+  a: PersonaAttestationFields,
+): boolean {
+  const signed = signedAttestation(profile, genesisHash, persona, operatorDid, a);
+  return signed !== undefined && verifyEd25519(a.attestor, signed.message, signed.signature);
 }
 
 /** `verify_attestation` (§8.3), in order. */
@@ -61,7 +73,9 @@ function verifyAttestation(s: StateReader, ctx: ExecContext, persona: string, op
   if (a.challengeNonce !== getNonce(s, 'persona_nonce', persona)) fail('InvalidPersonaNonce');
   if (!(a.verificationExpiresAt > BigInt(ctx.nowMs))) fail('PersonaVerificationExpired');
   if (!ctx.attestors.some((k) => bytesEqual(k, a.attestor))) fail('PersonaAttestorNotApproved');
-  if (!isValidPersonaAttestation(ctx.profile, ctx.genesisHash, persona, operatorDid, a)) fail('InvalidPersonaAttestation');
+  const signed = signedAttestation(ctx.profile, ctx.genesisHash, persona, operatorDid, a);
+  // through the entry's record of valid signatures, as a DID's: the block that includes it finds the admission's verdict
+  if (!signed || !verifySignature(ctx, a.attestor, signed.message, signed.signature)) fail('InvalidPersonaAttestation');
 }
 
 /** Signer gate (§5.9 step 7). */

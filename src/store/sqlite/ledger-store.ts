@@ -6,6 +6,12 @@ import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { SqliteLedgerFeed } from './ledger-feed.js';
 
+/** Moves pending rows still in ledger_txs (written before migration 3, or by an older version beside it) into ledger_pending, in their order. */
+const MOVE_PENDING_SQL = `
+  INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
+    SELECT tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes FROM ledger_txs WHERE status = 'pending' ORDER BY seq;
+  DELETE FROM ledger_txs WHERE status = 'pending';`;
+
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -42,18 +48,47 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Pending admissions in a table of their own, without a secondary index: an admission's row (written, and
+    // committed, before its 202) costs one append instead of an entry in each of ledger_txs's indexes. The block
+    // that finishes a transaction writes its finished row into ledger_txs and deletes the pending one, in the
+    // block's own transaction. A ledger's pending rows move over, in their order. ledger_txs_pending stays: no row
+    // enters it any more, and it finds at once the rows an older version still running wrote after a `ddn migrate`
+    // (the store moves them when it opens the file: MOVE_PENDING_SQL).
+    version: 3,
+    sql: `
+      CREATE TABLE ledger_pending (
+        seq INTEGER PRIMARY KEY, tx_hash TEXT NOT NULL, extrinsic TEXT NOT NULL, subject TEXT NOT NULL,
+        submitted_at_ms INTEGER NOT NULL, meta TEXT NOT NULL, bytes BLOB);
+    `,
+    then: (db) => void db.exec(MOVE_PENDING_SQL),
+  },
+  {
+    // The subject index served one query, a subject's last failure (lastFailure): kept for failed rows only, so
+    // that a block's included rows — nearly all of them — are not entered into it (each entry one more page
+    // written per block: the subjects are spread over the whole index).
+    version: 4,
+    sql: `
+      DROP INDEX ledger_txs_subject;
+      CREATE INDEX ledger_txs_failed ON ledger_txs (subject, extrinsic, seq) WHERE status = 'failed';
+    `,
+  },
 ];
 
 /**
- * Marks a transaction finished: the newest pending row of its hash. An included transaction keeps its bytes:
- * history and followers decode (and verify) what it did. The row is found through its hash's index: left to itself
- * the planner picks the partial index of pending rows (no statistics tell it otherwise) and scans every pending row
- * for each transaction a block finishes, which made a block's commit grow with the pool.
+ * Deletes the pending rows of a JSON array of transaction hashes (the transactions a block finishes): one pass over
+ * the pending rows, however many the block finishes — ledger_pending has no index on the hash, since it holds only
+ * the pool and is written at every admission, read by hash only when a transaction is not in the pool.
  */
-export const FINISH_TX_SQL = `UPDATE ledger_txs SET status = @status, bytes = CASE WHEN @status = 'included' THEN bytes END, block_number = @block_number, block_index = @block_index,
-           error_name = @error_name, error_module = @error_module, error_reason = @error_reason,
-           finished_at_ms = @finished_at_ms
-         WHERE seq = (SELECT MAX(seq) FROM ledger_txs INDEXED BY ledger_txs_hash WHERE tx_hash = @tx_hash AND status = 'pending')`;
+export const DELETE_PENDING_SQL = 'DELETE FROM ledger_pending WHERE tx_hash IN (SELECT value FROM json_each(?))';
+
+/** A subject's last failure of one call since a time: through the index of failed rows (migration 4). */
+export const LAST_FAILURE_SQL = `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
+  ORDER BY seq DESC LIMIT 1`;
+
+/** A pending row read as a {@link TxRow} (ledger_pending keeps only what a pending transaction has). */
+const PENDING_ROW = `seq, tx_hash, extrinsic, 'pending' AS status, subject, submitted_at_ms, meta, bytes, NULL AS block_number,
+  NULL AS block_index, NULL AS error_name, NULL AS error_module, NULL AS error_reason, NULL AS finished_at_ms`;
 
 /**
  * The history index (`GET /dids/{did}/history` and friends), in its own namespace so it composes with the ledger's
@@ -132,6 +167,11 @@ interface HistoryParams {
 export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
   private readonly feed: SqliteLedgerFeed;
+  /**
+   * The seq of each pending row the last {@link pendingTxs} read (a start): the drops of that start's pool rebuild
+   * find their row in one lookup, not one pass over the pending rows each.
+   */
+  private pendingSeq = new Map<string, number>();
 
   /**
    * `guard`: the data directory's storage guard — a full disk answers 507, submissions are refused while it is full,
@@ -142,6 +182,7 @@ export class SqliteLedgerStore implements LedgerStore {
     private readonly guard?: StorageGuard,
   ) {
     migrate(db, LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE);
+    if (db.prepare("SELECT 1 FROM ledger_txs WHERE status = 'pending' LIMIT 1").get() !== undefined) db.transaction(() => db.exec(MOVE_PENDING_SQL))();
     this.q = {
       meta: db.prepare<[string], { v: Buffer }>('SELECT v FROM ledger_meta WHERE k = ?'),
       setMeta: db.prepare('INSERT OR REPLACE INTO ledger_meta (k, v) VALUES (?, ?)'),
@@ -160,13 +201,16 @@ export class SqliteLedgerStore implements LedgerStore {
          VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
            @error_name, @error_module, @error_reason, @finished_at_ms)`,
       ),
-      finishTx: db.prepare(FINISH_TX_SQL),
-      pending: db.prepare<[], TxRow>("SELECT * FROM ledger_txs WHERE status = 'pending' ORDER BY seq"),
-      getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
-      lastFailure: db.prepare<[string, string, number], TxRow>(
-        `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
-         ORDER BY seq DESC LIMIT 1`,
+      insertPending: db.prepare(
+        `INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
+         VALUES (@tx_hash, @extrinsic, @subject, @submitted_at_ms, @meta, @bytes)`,
       ),
+      deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
+      deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
+      pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
+      getPending: db.prepare<[string], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1`),
+      getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
+      lastFailure: db.prepare<[string, string, number], TxRow>(LAST_FAILURE_SQL),
       history: db.prepare<HistoryParams, TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
            AND (block_number, block_index) < (@block, @index)
@@ -243,11 +287,9 @@ export class SqliteLedgerStore implements LedgerStore {
         this.insertBlock(block);
         const n = block.header.number;
         for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
-        for (const tx of txs) {
-          const row = this.finishRow(tx);
-          const changed = this.q.finishTx.run(row).changes;
-          if (changed === 0) this.q.insertTx.run(this.insertRow(tx));
-        }
+        // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
+        if (txs.length > 0) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
+        for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
         this.feed.recordBlock(n, txs);
         for (const [k, v] of meta ?? []) this.q.setMeta.run(k, Buffer.from(v));
       }),
@@ -263,9 +305,22 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(false, () => void this.q.setMeta.run(key, Buffer.from(value)));
   }
 
-  private finishRow(tx: TxRecord) {
+  /** A pending row: what a transaction has before a block finishes it. */
+  private pendingRow(tx: TxRecord) {
     return {
       tx_hash: tx.txHash,
+      extrinsic: tx.extrinsic,
+      subject: tx.meta.subject,
+      submitted_at_ms: tx.submittedAtMs,
+      meta: JSON.stringify(tx.meta),
+      bytes: tx.bytes ? Buffer.from(tx.bytes) : null,
+    };
+  }
+
+  /** A finished row. An included transaction keeps its bytes: history and followers decode (and verify) what it did. */
+  private insertRow(tx: TxRecord) {
+    return {
+      ...this.pendingRow(tx),
       status: tx.status,
       block_number: tx.blockNumber ?? null,
       block_index: tx.blockIndex ?? null,
@@ -273,22 +328,12 @@ export class SqliteLedgerStore implements LedgerStore {
       error_module: tx.error?.module ?? null,
       error_reason: tx.error?.reason ?? null,
       finished_at_ms: tx.finishedAtMs ?? null,
-    };
-  }
-
-  private insertRow(tx: TxRecord) {
-    return {
-      ...this.finishRow(tx),
-      extrinsic: tx.extrinsic,
-      subject: tx.meta.subject,
-      submitted_at_ms: tx.submittedAtMs,
-      meta: JSON.stringify(tx.meta),
-      bytes: (tx.status === 'pending' || tx.status === 'included') && tx.bytes ? Buffer.from(tx.bytes) : null,
+      bytes: tx.status === 'included' && tx.bytes ? Buffer.from(tx.bytes) : null,
     };
   }
 
   putPendingTx(tx: TxRecord): void {
-    this.write(true, () => void this.q.insertTx.run(this.insertRow(tx)));
+    this.write(true, () => void this.q.insertPending.run(this.pendingRow(tx)));
   }
 
   putPendingTxs(txs: readonly TxRecord[]): void {
@@ -296,21 +341,37 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(
       true,
       this.db.transaction(() => {
-        for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
+        for (const tx of txs) this.q.insertPending.run(this.pendingRow(tx));
       }),
     );
   }
 
+  /** The pending row of `tx`, if any, becomes its finished (failed) row. */
   markDropped(tx: TxRecord): void {
-    this.write(false, () => void this.q.finishTx.run(this.finishRow(tx)));
+    const seq = this.pendingSeq.get(tx.txHash);
+    this.write(
+      false,
+      this.db.transaction(() => {
+        const deleted =
+          (seq !== undefined ? this.q.deletePendingAt.run(seq, tx.txHash).changes : 0) || this.q.deletePending.run(JSON.stringify([tx.txHash])).changes;
+        if (deleted > 0) this.q.insertTx.run(this.insertRow(tx));
+      }),
+    );
+    this.pendingSeq.delete(tx.txHash);
   }
 
   pendingTxs(): TxRecord[] {
-    return this.q.pending.all().map(toTx);
+    const rows = this.q.pending.all();
+    this.pendingSeq = new Map(rows.map((r) => [r.tx_hash, r.seq]));
+    return rows.map(toTx);
   }
 
+  /**
+   * A transaction's pending row, else its newest finished one: a pending row is newer than any finished row of its
+   * hash (an identical extrinsic is admitted again only once the earlier one left the pool).
+   */
   getTx(txHash: string): TxRecord | undefined {
-    const r = this.q.getTx.get(txHash);
+    const r = this.q.getPending.get(txHash) ?? this.q.getTx.get(txHash);
     return r ? toTx(r) : undefined;
   }
 
