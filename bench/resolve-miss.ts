@@ -4,7 +4,9 @@
  * answer — in µs per DID over 20,000 random DIDs of the ledger; then the record decoding of this tree against the
  * JSON.parse reviver it replaced (same values, checked), alternated. The two rows are read both ways, alternated:
  * the store's read (`ledger_current`, migration 2) and ledger_state's descent it replaced. Opening the ledger
- * migrates it (a million DIDs: half a minute, +1.1 GB): run it on a copy of a ledger others use.
+ * migrates it (a million DIDs: half a minute, +1.1 GB): run it on a copy of a ledger others use. The descent means
+ * something only on a ledger built before session 24: since then ledger_state holds only the values later blocks
+ * replaced, so a registered DID's rows are not there at all.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

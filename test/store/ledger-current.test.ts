@@ -1,7 +1,8 @@
 /**
- * ledger_current (SQLite ledger migration 2): each state key's newest value, read before ledger_state. Reads at
- * the head, at older blocks (finality behind the head, historical reads), of a deleted key, after a restart, and
- * of a ledger made before the table existed (the migration backfills it; the trigger follows later writes).
+ * ledger_current (SQLite ledger migration 2): each state key's newest value, read before ledger_state, which keeps
+ * only the values later blocks replaced. Reads at the head, at older blocks (finality behind the head, historical
+ * reads), of a deleted key, after a restart, and of a ledger made before the table existed (the migration
+ * backfills it; the trigger follows later writes).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,6 +67,11 @@ describe('ledger_current', () => {
         { key: 'a', block: 2, value: '{"v":2}' },
         { key: 'b', block: 3, value: null },
         { key: 'c', block: 3, value: '{"$x":"07"}' },
+      ]);
+      // ledger_state keeps only what a later block replaced: a key written once (c) has no row there
+      assert.deepEqual(db.prepare('SELECT key, block, value FROM ledger_state ORDER BY key, block').all(), [
+        { key: 'a', block: 1, value: '{"v":1}' },
+        { key: 'b', block: 1, value: '{"$n":"10"}' },
       ]);
       db.close();
       db = t.open();

@@ -37,7 +37,9 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     // ledger_state's descent (whose index B-tree carries whole ~850-byte rows in its interior pages too: ~4 per
     // page, ten levels at a million keys). A rowid table, so that its key index stays dense. The trigger keeps it
     // in step with every write of ledger_state, whichever process or version makes it; the backfill takes each
-    // key's row of the highest block (SQLite's bare columns of a MAX() aggregate come from that row).
+    // key's row of the highest block (SQLite's bare columns of a MAX() aggregate come from that row). Since then
+    // the store writes a key's new value into ledger_current itself and ledger_state keeps only the values a later
+    // block replaced (SqliteLedgerStore.writeKey): a key written once — a registration's — is one row, not two.
     version: 2,
     sql: `
       CREATE TABLE ledger_current (key TEXT PRIMARY KEY, block INTEGER NOT NULL, value TEXT);
@@ -195,6 +197,9 @@ export class SqliteLedgerStore implements LedgerStore {
       ),
       readCurrent: db.prepare<[string], { block: number; value: string | null }>('SELECT block, value FROM ledger_current WHERE key = ?'),
       writeState: db.prepare('INSERT OR REPLACE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
+      keepReplaced: db.prepare('INSERT OR IGNORE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
+      insertCurrent: db.prepare('INSERT INTO ledger_current (key, block, value) VALUES (?, ?, ?)'),
+      updateCurrent: db.prepare('UPDATE ledger_current SET block = ?, value = ? WHERE key = ?'),
       insertTx: db.prepare(
         `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, block_number,
            block_index, error_name, error_module, error_reason, finished_at_ms)
@@ -265,7 +270,8 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /**
    * The key's newest row answers a read at or after its block (finalized and head reads, nearly always); an older
-   * block (finality behind the head, historical reads) reads ledger_state. A key no block wrote has no row.
+   * block (finality behind the head, historical reads) reads the values later blocks replaced, in ledger_state. A
+   * key no block wrote has no row.
    */
   readState(key: string, atBlock: number): StateValue | undefined {
     const c = this.q.readCurrent.get(key);
@@ -286,7 +292,7 @@ export class SqliteLedgerStore implements LedgerStore {
       this.db.transaction(() => {
         this.insertBlock(block);
         const n = block.header.number;
-        for (const [k, v] of writes) this.q.writeState.run(k, n, v === undefined ? null : serializeStateValue(v));
+        for (const [k, v] of writes) this.writeKey(k, n, v === undefined ? null : serializeStateValue(v));
         // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
         if (txs.length > 0) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
         for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
@@ -294,6 +300,24 @@ export class SqliteLedgerStore implements LedgerStore {
         for (const [k, v] of meta ?? []) this.q.setMeta.run(k, Buffer.from(v));
       }),
     );
+  }
+
+  /**
+   * Block `n`'s value of `key` (null: deleted). The newest value lives in ledger_current only; the value it
+   * replaces moves to ledger_state, which so holds every value but each key's newest (a ledger written before also
+   * holds the newest ones there: harmless, a read at an older block asks for `block <= n`). ledger_current is
+   * updated before the replaced value is inserted, so migration 2's trigger, kept for older versions writing
+   * ledger_state alone, finds it newer and changes nothing. A block older than the key's newest (never made in
+   * order, but kept right) goes to ledger_state only.
+   */
+  private writeKey(key: string, n: number, value: string | null): void {
+    const c = this.q.readCurrent.get(key);
+    if (c === undefined) this.q.insertCurrent.run(key, n, value);
+    else if (c.block > n) this.q.writeState.run(key, n, value);
+    else {
+      this.q.updateCurrent.run(n, value, key);
+      if (c.block < n) this.q.keepReplaced.run(key, c.block, c.value);
+    }
   }
 
   readMeta(key: string): Uint8Array | undefined {
