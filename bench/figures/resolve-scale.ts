@@ -146,7 +146,8 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
     }
     const register = async (svc: ServiceProcess, name: string): Promise<LoadResult> => {
       await ctx.settle(name);
-      const count = s.quick ? 6_000 : 30_000;
+      // enough for warm-up and window at ~4,500/s: a node that used them up would answer 409 to the last one resent
+      const count = s.quick ? 6_000 : 60_000;
       return ctx.gen.run(
         { name, url: svc.urls.directory, connections: s.connections, durationS: s.durationS, warmupS: s.warmupS, request: { kind: 'registration', profile: ctx.profile, count } },
         svc.pid,
