@@ -29,20 +29,28 @@ export async function openPgPool(opts: PgOptions): Promise<PgPool> {
   // Nor one that is checked out (pg emits 'error' on it, and the pool listens only while it is idle): the query in
   // flight rejects with the error, and the pool discards the client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  // Processes that start together (a deployment's roles) would race on the catalog: one statement string is one
+  // transaction, and the lock makes the others wait until the first one's schema is committed.
+  await pool.query(`SELECT pg_advisory_xact_lock(hashtext('ddn-schema:${schema}')); CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   return pool;
 }
+
+const MIGRATION_LOCK = "SELECT pg_advisory_lock(hashtext('ddn-migrate:' || current_schema()))";
+const MIGRATION_UNLOCK = "SELECT pg_advisory_unlock(hashtext('ddn-migrate:' || current_schema()))";
 
 export interface PgMigration {
   version: number;
   sql: string;
 }
 
-/** Applies numbered migrations once per (schema, namespace), serialised across processes by an advisory lock. */
+/**
+ * Applies numbered migrations once per (schema, namespace), serialised across processes by an advisory lock on the
+ * schema (its namespaces share `schema_migrations`, which the first of them creates).
+ */
 export async function migratePg(pool: PgPool, migrations: readonly PgMigration[], namespace: string): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`ddn-migrate:${namespace}`]);
+    await client.query(MIGRATION_LOCK);
     try {
       await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))');
       const done = new Set(
@@ -61,7 +69,7 @@ export async function migratePg(pool: PgPool, migrations: readonly PgMigration[]
         }
       }
     } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`ddn-migrate:${namespace}`]);
+      await client.query(MIGRATION_UNLOCK);
     }
   } finally {
     client.release();
