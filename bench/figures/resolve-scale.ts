@@ -179,7 +179,7 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
       {
         id: 'registration_at_scale',
         title: `Registrations accepted with ${label} DIDs (reference: with 2,000)`,
-        value: regBig.rate,
+        ...registrationsAnswered(regSmall, regBig),
         unit: 'req/s',
         reference: 'same_run_line',
         referenceValue: regSmall.rate,
@@ -193,4 +193,14 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
   } finally {
     await Promise.allSettled([small.stop(), big.stop()]);
   }
+}
+
+/**
+ * The registration figure's value, or why there is none: a window that met an answer other than `2xx` measured
+ * something else — most often it used up its pre-signed registrations and resent the last one (`409`).
+ */
+export function registrationsAnswered(small: LoadResult, big: LoadResult): Pick<Figure, 'value' | 'unavailable'> {
+  const refused = small.non2xx + big.non2xx;
+  if (refused === 0) return { value: big.rate };
+  return { value: null, unavailable: `${refused} registrations answered other than 2xx (2k ${small.non2xx}, big ${big.non2xx}): pre-sign more` };
 }

@@ -18,6 +18,7 @@ async function dropSchema(url: string, schema: string): Promise<void> {
 }
 
 if (PG_URL) {
+  const url = PG_URL;
   describe('PostgreSQL pool start', () => {
     it('processes starting together on a new schema all open it and migrate their namespaces', async () => {
       // Several rounds: the race this guards (two CREATE SCHEMA or two CREATE TABLE schema_migrations at once) is
@@ -28,7 +29,7 @@ if (PG_URL) {
         try {
           const started = await Promise.allSettled(
             Array.from({ length: 8 }, async (_, i) => {
-              const pool = await openPgPool({ url: PG_URL, schema, max: 2 });
+              const pool = await openPgPool({ url, schema, max: 2 });
               pools.push(pool);
               await migratePg(pool, [{ version: 1, sql: `CREATE TABLE t${i} (x INTEGER)` }], `ns${i}`);
             }),
@@ -43,7 +44,7 @@ if (PG_URL) {
           );
         } finally {
           await Promise.all(pools.map((p) => p.end()));
-          await dropSchema(PG_URL, schema);
+          await dropSchema(url, schema);
         }
       }
     });
