@@ -18,7 +18,7 @@
  * would otherwise replace an entry on every miss for no hits.
  */
 import { LRUCache } from 'lru-cache';
-import type { BlockRef, PoolEntry } from '../ledger/types.js';
+import type { BlockRef } from '../ledger/types.js';
 import type { StateReader, StateValue } from '../ledger/state.js';
 import { MissFilter } from './resolve-admission.js';
 
@@ -26,7 +26,8 @@ import { MissFilter } from './resolve-admission.js';
 export interface ResolveCacheLedger {
   finalizedRefNow(): BlockRef;
   finalizedView(): StateReader;
-  pendingEntries(): readonly PoolEntry[];
+  /** True when a pooled transaction's subject is `did` (its answer is not kept while one is). */
+  hasPendingFor(did: string): boolean;
   /** The state keys written by blocks `after + 1` … `upTo`; undefined when not known. */
   touchedKeys(after: number, upTo: number): ReadonlySet<string> | undefined;
 }
@@ -109,7 +110,7 @@ export class ResolveCache {
   /** The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. */
   body(did: string): string {
     this.follow();
-    const pending = hasPending(this.ledger.pendingEntries(), did);
+    const pending = this.ledger.hasPendingFor(did);
     const block = this.block!;
     if (!pending) {
       const cached = this.bodies?.get(did);
@@ -187,7 +188,3 @@ function entrySize(entry: Entry, did: string): number {
   return n;
 }
 
-function hasPending(entries: readonly PoolEntry[], did: string): boolean {
-  for (const e of entries) if (e.tx.meta.subject === did) return true;
-  return false;
-}

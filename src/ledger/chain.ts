@@ -266,6 +266,10 @@ export class Ledger {
   pendingEntries(): readonly PoolEntry[] {
     return this.pool.entries;
   }
+  /** True when a pooled transaction's subject is `did`. */
+  hasPendingFor(did: string): boolean {
+    return this.pool.pendingForSubject(did) > 0;
+  }
 
   txView(txHash: string): TxView | undefined {
     const pending = this.pool.get(txHash);

@@ -11,6 +11,8 @@ export class TxPool {
   private readonly index = new Map<string, PoolEntry>();
   /** Pooled transactions by limit key (the `max_pending_per_key` check). */
   private readonly perLimitKey = new Map<string, number>();
+  /** Pooled transactions by subject DID (a resolve asks, per request, whether its DID has one). */
+  private readonly perSubject = new Map<string, number>();
   /**
    * Under a chain (`LedgerOptions.ordering`): every admitted transaction not yet in a block, in admission order —
    * the pool's entries and those that no longer pass on the head but are still the chain's to decide.
@@ -59,6 +61,11 @@ export class TxPool {
     return this.perLimitKey.get(limitKey) ?? 0;
   }
 
+  /** Pooled transactions whose subject is `did`. */
+  pendingForSubject(did: string): number {
+    return this.perSubject.get(did) ?? 0;
+  }
+
   /** Under a chain: every admitted transaction the chain has not ordered yet, in admission order. */
   get awaitingOrder(): readonly PoolEntry[] {
     return this.unordered;
@@ -73,7 +80,7 @@ export class TxPool {
   add(entry: PoolEntry): void {
     this.list.push(entry);
     this.index.set(entry.tx.txHash, entry);
-    this.perLimitKey.set(entry.tx.meta.limitKey, this.pendingFor(entry.tx.meta.limitKey) + 1);
+    this.count(entry);
     if (this.chainOrdered && !this.unorderedIndex.has(entry.tx.txHash)) {
       this.unordered.push(entry);
       this.unorderedIndex.set(entry.tx.txHash, entry);
@@ -86,11 +93,18 @@ export class TxPool {
     this.list = [];
     this.index.clear();
     this.perLimitKey.clear();
+    this.perSubject.clear();
     for (const e of entries) {
       this.list.push(e);
       this.index.set(e.tx.txHash, e);
-      this.perLimitKey.set(e.tx.meta.limitKey, this.pendingFor(e.tx.meta.limitKey) + 1);
+      this.count(e);
     }
+  }
+
+  private count(e: PoolEntry): void {
+    const { limitKey, subject } = e.tx.meta;
+    this.perLimitKey.set(limitKey, this.pendingFor(limitKey) + 1);
+    this.perSubject.set(subject, this.pendingForSubject(subject) + 1);
   }
 
   /** Under a chain: `entries` are what waits for the chain's order. */

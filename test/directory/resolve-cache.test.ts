@@ -38,7 +38,7 @@ function fakeSetup(maxBytes?: number) {
   const cache = new ResolveCache(
     {
       finalizedRefNow: () => ledger.block,
-      pendingEntries: () => ledger.pool,
+      hasPendingFor: (did) => ledger.pool.some((e) => e.tx.meta.subject === did),
       finalizedView: (): StateReader => ({ get: (k) => state.get(k) }),
       touchedKeys: (a, b) => (ledger.known ? touches.between(a, b) : undefined),
     },

@@ -29,6 +29,12 @@ function assertSameAsRebuilt(h: Harness, dids: readonly string[]): void {
   const pending = h.ledger.pendingEntries().map((e) => e.tx.txHash);
   const nonces = dids.map((d) => [h.poolNonce('alias_nonce', d), h.poolNonce('control_nonce', d), h.poolNonce('document_nonce', d)]);
   const owners = ['one', 'two', 'three', 'late', 'next'].map((a) => getAliasOwner(h.ledger.poolView(), a));
+  const subjects = dids.map((d) => h.ledger.hasPendingFor(d));
+  assert.deepEqual(
+    subjects,
+    dids.map((d) => h.ledger.pendingEntries().some((e) => e.tx.meta.subject === d)),
+    'the pool counts its subjects as its entries are',
+  );
   h.reopen();
   assert.deepEqual(
     h.ledger.pendingEntries().map((e) => e.tx.txHash),
@@ -42,6 +48,10 @@ function assertSameAsRebuilt(h: Harness, dids: readonly string[]): void {
   assert.deepEqual(
     ['one', 'two', 'three', 'late', 'next'].map((a) => getAliasOwner(h.ledger.poolView(), a)),
     owners,
+  );
+  assert.deepEqual(
+    dids.map((d) => h.ledger.hasPendingFor(d)),
+    subjects,
   );
 }
 
