@@ -5,7 +5,7 @@
  * A registration's CPU in the embedded ledger as the Directory grows (issue 39 item 3): in one process, no HTTP, the
  * admission and the block of fresh signed `register_with_proof_v2` (as `POST /register-did` submits them) on copies
  * of two ledgers built by bench/bigledger.ts — a small one (2,000 DIDs) and a big one (1,000,000) — by CPU counters,
- * interleaved small, big, small, big. The figure is CPU per registration big ÷ small: what the HTTP figure
+ * interleaved small, big, small, big. The figure is event-loop CPU per registration big ÷ small: what the HTTP figure
  * (`--only resolve_scale`) measures, without the load generator and the loaded machine's noise.
  *
  * Each measurement is a child process on one ledger with one setting of the ledger connection's page cache:
@@ -17,10 +17,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cpuMs } from './proc.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +44,13 @@ const { values } = parseArgs({
 interface Result {
   /** Wall time per registration: the CPU plus what the thread waited for (a checkpoint's fsync). */
   wall_us: number;
+  /**
+   * Of the wall time, what the event loop's thread spent neither running nor waiting for a CPU: blocked in a system
+   * call (a checkpoint's fsync). Unlike the wall time, the machine's load does not inflate it (schedstat).
+   */
+  blocked_us: number;
+  /** The event loop's thread alone (what bounds a node's rate); cpu_us is every thread's. */
+  main_us: number;
   cpu_us: number;
   admit_us: number;
   block_us: number;
@@ -55,6 +64,12 @@ interface Result {
   rss_mib: number;
   cache_kib: number;
   mmap_mib: number;
+}
+
+/** The main thread's time on a CPU and waiting for one, ns (/proc/…/schedstat). */
+function schedstat(): { run: number; wait: number } {
+  const [run, wait] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { run: run!, wait: wait! };
 }
 
 function procIo(): { syscr: number; rchar: number; syscw: number; wchar: number } {
@@ -91,9 +106,7 @@ function applySetting(db: { pragma(s: string): unknown }, setting: string): void
 
 async function child(root: string, dataDir: string, setting: string): Promise<void> {
   const at = (p: string) => pathToFileURL(resolve(root, p)).href;
-  type Mod = Record<string, unknown>;
   const imp = async <T>(p: string) => (await import(at(p))) as T;
-  const { openLedgerDb } = await imp<{ openLedgerDb?: (path: string) => import('better-sqlite3').Database } & Mod>('src/app/ledger-backend.ts');
   const { openSqlite } = await imp<typeof import('../src/store/sqlite/database.js')>('src/store/sqlite/database.ts');
   const { LEDGER_MIGRATIONS, SqliteLedgerStore } = await imp<typeof import('../src/store/sqlite/ledger-store.js')>('src/store/sqlite/ledger-store.ts');
   const { Ledger } = await imp<typeof import('../src/ledger/chain.js')>('src/ledger/chain.ts');
@@ -116,10 +129,17 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   const keys = loadNodeKeys(dataDir, { profile: 'platform', chainId: 'ddn-dev' }, systemClock);
   const profile = makeProfile(keys.genesis.profile);
   const path = join(dataDir, 'ledger.sqlite');
-  // the tree's own opening of the node's ledger when it has one (its page-cache settings), else openSqlite's
-  const db = openLedgerDb !== undefined ? openLedgerDb(path) : openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+  // the tree's own opening of the node's ledger when it has one (its page cache, its checkpoints), else openSqlite's
+  const file = existsSync(resolve(root, 'src/store/sqlite/ledger-file.ts'))
+    ? await (async () => {
+        const { LedgerFile } = await imp<typeof import('../src/store/sqlite/ledger-file.js')>('src/store/sqlite/ledger-file.ts');
+        const { defaultLedgerCacheBytes } = await imp<typeof import('../src/store/ledger-cache-size.js')>('src/store/ledger-cache-size.ts');
+        return LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()));
+      })()
+    : undefined;
+  const db = file?.db ?? openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
   applySetting(db, setting);
-  const ledger = new Ledger(new SqliteLedgerStore(db), {
+  const ledger = new Ledger(new SqliteLedgerStore(db, undefined, file === undefined ? undefined : () => file.afterCommit()), {
     profile,
     genesis: keys.genesis,
     blockIntervalMs: 100,
@@ -156,15 +176,22 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   const io0 = procIo();
   const r0 = process.resourceUsage();
   const t0 = process.cpuUsage();
+  const m0 = cpuMs(process.pid, process.pid);
+  const s0 = schedstat();
   const w0 = process.hrtime.bigint();
   await run(warmup, warmup + count);
   // the measured window on the monotonic clock (`perf record -k CLOCK_MONOTONIC`, then `perf report --time S,E`)
   process.stderr.write(`window ${Number(w0) / 1e9} ${Number(process.hrtime.bigint()) / 1e9}\n`);
   const total = cpu(process.cpuUsage(t0));
+  const mainMs = cpuMs(process.pid, process.pid) - m0;
+  const s1 = schedstat();
+  const wallNs = Number(process.hrtime.bigint() - w0);
   const r1 = process.resourceUsage();
   const io1 = procIo();
   const r: Result = {
-    wall_us: Math.round(Number(process.hrtime.bigint() - w0) / 1000 / count),
+    wall_us: Math.round(wallNs / 1000 / count),
+    blocked_us: Math.round((wallNs - (s1.run - s0.run) - (s1.wait - s0.wait)) / 1000 / count),
+    main_us: Math.round((mainMs * 1000) / count),
     cpu_us: Math.round(total / count),
     admit_us: Math.round(admit / count),
     block_us: Math.round(block / count),
@@ -177,7 +204,8 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
     cache_kib: -Number(db.pragma('cache_size', { simple: true })),
     mmap_mib: Math.round(Number(db.pragma('mmap_size', { simple: true })) / 2 ** 20),
   };
-  db.close();
+  if (file !== undefined) await file.close();
+  else db.close();
   console.log(JSON.stringify(r));
 }
 
@@ -202,7 +230,7 @@ function main(): void {
         const small = side(tree.root, values.small, setting);
         const big = side(tree.root, values.big, setting);
         const key = `${tree.name} ${setting}`;
-        const ratio = Math.round((big.cpu_us / small.cpu_us) * 100) / 100;
+        const ratio = Math.round((big.main_us / small.main_us) * 100) / 100;
         ratios.set(key, [...(ratios.get(key) ?? []), ratio]);
         console.log(JSON.stringify({ round, tree: tree.name, setting, ratio, small, big, load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0] }));
       }
@@ -210,7 +238,7 @@ function main(): void {
   }
   for (const [key, r] of ratios) {
     const sorted = [...r].sort((a, b) => a - b);
-    console.log(`${key}: CPU per registration big ÷ small ${r.join(', ')} (median ${sorted[Math.floor(sorted.length / 2)]})`);
+    console.log(`${key}: event-loop CPU per registration big ÷ small ${r.join(', ')} (median ${sorted[Math.floor(sorted.length / 2)]})`);
   }
 }
 

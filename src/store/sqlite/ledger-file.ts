@@ -8,7 +8,6 @@
  * into the file and syncs it, on the event loop (bench/HISTORY.md, session 25). The cache is SQLite's own and grows
  * only with the pages read: a small ledger never fills it.
  */
-import { statSync } from 'node:fs';
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
 import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
@@ -57,7 +56,8 @@ export class LedgerFile {
 
   private checkpointsForSize(): void {
     if (this.checkpointer !== null || this.path === ':memory:') return;
-    const bytes = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
+    // the database's pages, those still in the WAL too
+    const bytes = Number(this.db.pragma('page_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
     if (bytes < this.checkpointerFromBytes) return;
     detachCheckpoints(this.db);
     this.checkpointer = new WalCheckpointer(this.path);
