@@ -5,14 +5,17 @@
  * A registration's CPU in the embedded ledger as the Directory grows (issue 39 item 3): in one process, no HTTP, the
  * admission and the block of fresh signed `register_with_proof_v2` (as `POST /register-did` submits them) on copies
  * of two ledgers built by bench/bigledger.ts — a small one (2,000 DIDs) and a big one (1,000,000) — by CPU counters,
- * interleaved small, big, small, big. The figure is event-loop CPU per registration big ÷ small: what the HTTP figure
- * (`--only resolve_scale`) measures, without the load generator and the loaded machine's noise.
+ * interleaved small, big, small, big. The figure is the event loop's CPU per registration big ÷ small (what bounds
+ * the HTTP figure, `--only resolve_scale`, without the load generator), beside the time the event loop was blocked
+ * (wall − on a CPU − waiting for one, from schedstat: a checkpoint's fsync), which the machine's load does not
+ * inflate as it does the wall time.
  *
- * Each measurement is a child process on one ledger with one setting of the ledger connection's page cache:
- * `default` (what the tree opens the ledger with), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB` (`PRAGMA
- * mmap_size`), or both joined with `+`. The registrations ADD to the ledgers (use copies). Beside the CPU the child
- * reports what it read through the OS per registration (`/proc/self/io`: read calls and bytes — SQLite reads a
- * page not in its cache with one `pread`), the page faults (a page read through a memory map) and its RSS.
+ * Each measurement is a child process on one ledger with one setting of the ledger connection: `default` (what
+ * the tree opens the ledger with: its `LedgerFile` when it has one), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
+ * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `warm` (the three indexes a registration inserts
+ * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
+ * copies). Beside the CPU the child reports what it read and wrote through the OS per registration
+ * (`/proc/self/io`: SQLite reads a page not in its cache with one `pread`), the page faults and its RSS.
  * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs.
  */
 import { spawnSync } from 'node:child_process';
@@ -23,6 +26,22 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuMs } from './proc.js';
+import type { Call } from '../src/ledger/extrinsic.js';
+import type * as M_database from '../src/store/sqlite/database.js';
+import type * as M_ledger_store from '../src/store/sqlite/ledger-store.js';
+import type * as M_chain from '../src/ledger/chain.js';
+import type * as M_node_keys from '../src/app/node-keys.js';
+import type * as M_clock from '../src/base/clock.js';
+import type * as M_profile from '../src/protocol/profile.js';
+import type * as M_did from '../src/protocol/did.js';
+import type * as M_keys from '../src/client/keys.js';
+import type * as M_document from '../src/protocol/document.js';
+import type * as M_document_json from '../src/protocol/document-json.js';
+import type * as M_registration from '../src/protocol/payloads/registration.js';
+import type * as M_hash from '../src/crypto/hash.js';
+import type * as M_bigledger_worker from './bigledger-worker.js';
+import type * as M_ledger_file from '../src/store/sqlite/ledger-file.js';
+import type * as M_ledger_cache_size from '../src/store/ledger-cache-size.js';
 
 const { values } = parseArgs({
   options: {
@@ -107,20 +126,19 @@ function applySetting(db: { pragma(s: string): unknown }, setting: string): void
 async function child(root: string, dataDir: string, setting: string): Promise<void> {
   const at = (p: string) => pathToFileURL(resolve(root, p)).href;
   const imp = async <T>(p: string) => (await import(at(p))) as T;
-  const { openSqlite } = await imp<typeof import('../src/store/sqlite/database.js')>('src/store/sqlite/database.ts');
-  const { LEDGER_MIGRATIONS, SqliteLedgerStore } = await imp<typeof import('../src/store/sqlite/ledger-store.js')>('src/store/sqlite/ledger-store.ts');
-  const { Ledger } = await imp<typeof import('../src/ledger/chain.js')>('src/ledger/chain.ts');
-  const { loadNodeKeys } = await imp<typeof import('../src/app/node-keys.js')>('src/app/node-keys.ts');
-  const { systemClock } = await imp<typeof import('../src/base/clock.js')>('src/base/clock.ts');
-  const { makeProfile } = await imp<typeof import('../src/protocol/profile.js')>('src/protocol/profile.ts');
-  const { generateDid } = await imp<typeof import('../src/protocol/did.js')>('src/protocol/did.ts');
-  const { didDocumentFor } = await imp<typeof import('../src/client/keys.js')>('src/client/keys.ts');
-  const { encodeDocument } = await imp<typeof import('../src/protocol/document.js')>('src/protocol/document.ts');
-  const { parseDidDocument } = await imp<typeof import('../src/protocol/document-json.js')>('src/protocol/document-json.ts');
-  const { registrationSigningBytes } = await imp<typeof import('../src/protocol/payloads/registration.js')>('src/protocol/payloads/registration.ts');
-  const { blake2_256 } = await imp<typeof import('../src/crypto/hash.js')>('src/crypto/hash.ts');
-  const { fastKeyPair } = await imp<typeof import('./bigledger-worker.js')>('bench/bigledger-worker.ts');
-  type Call = import('../src/ledger/extrinsic.js').Call;
+  const { openSqlite } = await imp<typeof M_database>('src/store/sqlite/database.ts');
+  const { LEDGER_MIGRATIONS, SqliteLedgerStore } = await imp<typeof M_ledger_store>('src/store/sqlite/ledger-store.ts');
+  const { Ledger } = await imp<typeof M_chain>('src/ledger/chain.ts');
+  const { loadNodeKeys } = await imp<typeof M_node_keys>('src/app/node-keys.ts');
+  const { systemClock } = await imp<typeof M_clock>('src/base/clock.ts');
+  const { makeProfile } = await imp<typeof M_profile>('src/protocol/profile.ts');
+  const { generateDid } = await imp<typeof M_did>('src/protocol/did.ts');
+  const { didDocumentFor } = await imp<typeof M_keys>('src/client/keys.ts');
+  const { encodeDocument } = await imp<typeof M_document>('src/protocol/document.ts');
+  const { parseDidDocument } = await imp<typeof M_document_json>('src/protocol/document-json.ts');
+  const { registrationSigningBytes } = await imp<typeof M_registration>('src/protocol/payloads/registration.ts');
+  const { blake2_256 } = await imp<typeof M_hash>('src/crypto/hash.ts');
+  const { fastKeyPair } = await imp<typeof M_bigledger_worker>('bench/bigledger-worker.ts');
 
   const count = Number(values.count);
   const warmup = Number(values.warmup);
@@ -132,8 +150,8 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   // the tree's own opening of the node's ledger when it has one (its page cache, its checkpoints), else openSqlite's
   const file = existsSync(resolve(root, 'src/store/sqlite/ledger-file.ts'))
     ? await (async () => {
-        const { LedgerFile } = await imp<typeof import('../src/store/sqlite/ledger-file.js')>('src/store/sqlite/ledger-file.ts');
-        const { defaultLedgerCacheBytes } = await imp<typeof import('../src/store/ledger-cache-size.js')>('src/store/ledger-cache-size.ts');
+        const { LedgerFile } = await imp<typeof M_ledger_file>('src/store/sqlite/ledger-file.ts');
+        const { defaultLedgerCacheBytes } = await imp<typeof M_ledger_cache_size>('src/store/ledger-cache-size.ts');
         return LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()));
       })()
     : undefined;
