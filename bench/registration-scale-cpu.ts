@@ -14,14 +14,14 @@
  * the tree opens the ledger with: its `LedgerFile` when it has one), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
  * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `warm` (the three indexes a registration inserts
  * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
- * copies). Beside the CPU the child reports what it read and wrote through the OS per registration
+ * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child). Beside the CPU the child reports what it read and wrote through the OS per registration
  * (`/proc/self/io`: SQLite reads a page not in its cache with one `pread`), the page faults and its RSS.
  * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { totalmem } from 'node:os';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -245,7 +245,11 @@ function main(): void {
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const setting of settings) {
       for (const tree of round % 2 === 1 ? trees : [...trees].reverse()) {
-        const small = side(tree.root, values.small, setting);
+        // the small ledger stays small: each child adds its registrations to a fresh copy of it
+        const copy = mkdtempSync(join(tmpdir(), 'ddn-reg-small-'));
+        cpSync(values.small, copy, { recursive: true });
+        const small = side(tree.root, copy, setting);
+        rmSync(copy, { recursive: true, force: true });
         const big = side(tree.root, values.big, setting);
         const key = `${tree.name} ${setting}`;
         const ratio = Math.round((big.main_us / small.main_us) * 100) / 100;
