@@ -27,6 +27,8 @@ import { STAGING_DEFAULTS as STAGING } from '../relay/settings.js';
 import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
 import { DEFAULT_FEED_STREAM_LIMITS as FEED } from '../directory/export-stream.js';
 import { DEFAULT_RESOLVE_CACHE_BYTES } from '../directory/resolve-cache.js';
+import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../store/ledger-cache-size.js';
+import { totalmem } from 'node:os';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -66,6 +68,8 @@ export interface Config {
    * docs/chain.md); then `chain` says which chain, which account and which network.
    */
   readonly ledger: 'embedded' | 'substrate';
+  /** SQLite page cache of the ledger file's connection (`--ledger-cache-bytes`; docs/operations.md, "The ledger file"). */
+  readonly ledgerCacheBytes: number;
   readonly chain: {
     /** `--chain-url`: WebSocket endpoints of one chain, tried in turn. */
     readonly urls: readonly string[];
@@ -270,6 +274,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'URL',
     defaultText: "this node's own ledger",
     help: 'Directory the Relay and Cache ask when this process does not run it (repeatable or comma-separated: tried in turn)',
+  },
+  {
+    name: 'ledger-cache-bytes',
+    kind: 'value',
+    arg: 'BYTES',
+    default: defaultLedgerCacheBytes(totalmem()),
+    help: "SQLite page cache of the ledger file's connection, filled only as pages are read (default: 256 MiB, or 1/16 of memory when less)",
   },
   {
     name: 'directory-resolve-cache-bytes',
@@ -876,6 +887,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     blockIntervalMs: r.int('block-time-ms', 1, MAX_TIMER_MS),
     finalityDepth: r.int('finality-depth', 0, 0xffff_ffff),
     ...r.ledger(roles),
+    ledgerCacheBytes: r.int('ledger-cache-bytes', MIN_LEDGER_CACHE_BYTES, 2 ** 40),
     logLevel: r.oneOf('log-level', LOG_LEVELS),
     logFormat: r.oneOf('log-format', LOG_FORMATS),
     accessLog: r.bool('access-log'),

@@ -13,8 +13,9 @@ import { Ledger } from '../ledger/chain.js';
 import type { Profile } from '../protocol/profile.js';
 import { PgLedgerSync, preparePgLedger, replicaMatches } from '../store/postgres/ledger-sync.js';
 import { openPgPool, type PgPool } from '../store/postgres/pool.js';
-import { openSqlite, type SqliteDb } from '../store/sqlite/database.js';
-import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import type { SqliteDb } from '../store/sqlite/database.js';
+import { LedgerFile } from '../store/sqlite/ledger-file.js';
+import { SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { ChainClient } from '../chain/chain-port.js';
 import type { NetworkDefinition } from '../chain/network-definition.js';
@@ -67,18 +68,18 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
 
   if (config.db === null || !config.roles.includes('directory')) {
     const path = join(config.dataDir, LEDGER_FILE);
-    const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+    const file = LedgerFile.open(path, config.ledgerCacheBytes);
     try {
-      const store = new SqliteLedgerStore(db, deps.guard);
+      const store = ledgerStore(file, deps.guard);
       assertGenesis(
         store,
         genesis.hash,
         `${path} holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}; restore the original genesis.json or use another --data-dir`,
       );
       const ledger = new Ledger(store, { ...options, autoProduce: deps.autoProduce });
-      return { ledger, db, close: async () => void (ledger.stop(), db.close()) };
+      return { ledger, db: file.db, close: async () => (ledger.stop(), await file.close()) };
     } catch (e) {
-      db.close();
+      await file.close();
       throw e;
     }
   }
@@ -92,14 +93,15 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       );
     }
     const path = join(config.dataDir, REPLICA_FILE);
-    let db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
-    if (!(await replicaMatches(pool, new SqliteLedgerStore(db)))) {
+    let file = LedgerFile.open(path, config.ledgerCacheBytes);
+    if (!(await replicaMatches(pool, new SqliteLedgerStore(file.db)))) {
       deps.logger.info({ path }, 'the ledger replica does not match the database; rebuilding it');
-      db.close();
+      await file.close();
       for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
-      db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+      file = LedgerFile.open(path, config.ledgerCacheBytes);
     }
-    const ledger = new Ledger(new SqliteLedgerStore(db), { ...options, autoProduce: false });
+    const db = file.db;
+    const ledger = new Ledger(ledgerStore(file), { ...options, autoProduce: false });
     const sync = await PgLedgerSync.open({
       pool,
       url: config.db.url,
@@ -108,8 +110,8 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       blockIntervalMs: config.blockIntervalMs,
       produce: deps.autoProduce,
       logger: deps.logger.child({ component: 'ledger-sync' }),
-    }).catch((e: unknown) => {
-      db.close();
+    }).catch(async (e: unknown) => {
+      await file.close();
       throw e;
     });
     return {
@@ -120,7 +122,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       close: async () => {
         await sync.close();
         ledger.stop();
-        db.close();
+        await file.close();
         await pool.end();
       },
     };
@@ -142,9 +144,10 @@ async function openChainLedger(
   options: { profile: Profile; genesis: GenesisConfig; clock: Clock; onError: (err: unknown) => void },
 ): Promise<LedgerBackend> {
   const path = join(config.dataDir, LEDGER_FILE);
-  const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+  const file = LedgerFile.open(path, config.ledgerCacheBytes);
+  const db = file.db;
   try {
-    const store = new SqliteLedgerStore(db, deps.guard);
+    const store = ledgerStore(file, deps.guard);
     assertGenesis(
       store,
       genesisHash,
@@ -167,13 +170,18 @@ async function openChainLedger(
       chain: ordering,
       close: async () => {
         await ordering.close();
-        db.close();
+        await file.close();
       },
     };
   } catch (e) {
-    db.close();
+    await file.close();
     throw e;
   }
+}
+
+/** The ledger store over the node's ledger file, its checkpoints told of every commit. */
+function ledgerStore(file: LedgerFile, guard?: StorageGuard): SqliteLedgerStore {
+  return new SqliteLedgerStore(file.db, guard, () => file.afterCommit());
 }
 
 /** Throws {@link DataDirError} with `problem` when `store` holds a chain of another genesis than `wanted`. */

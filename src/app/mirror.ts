@@ -24,8 +24,10 @@ import { createHttpServer, type HttpServer } from '../http/server.js';
 import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
-import { openSqlite } from '../store/sqlite/database.js';
-import { LEDGER_MIGRATIONS, SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
+import { totalmem } from 'node:os';
+import { defaultLedgerCacheBytes } from '../store/ledger-cache-size.js';
+import { LedgerFile } from '../store/sqlite/ledger-file.js';
+import { SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import { hostForUrl, isLoopbackHost } from './config.js';
 import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
@@ -147,11 +149,19 @@ async function buildMirror(o: MirrorOptions, lifecycle: Lifecycle): Promise<Runn
   const dirLock = lockDataDir(o.dataDir);
   lifecycle.add({ name: 'data-dir-lock', stop: () => dirLock.release() });
   const genesis = await mirrorGenesis(o);
-  const ledgerDb = openSqlite(join(o.dataDir, LEDGER_FILE), LEDGER_MIGRATIONS, 'ledger');
-  lifecycle.add({ name: 'ledger-db', stop: () => void ledgerDb.close() });
+  // the same page cache and checkpoints as a Directory's ledger (src/store/sqlite/ledger-file.ts)
+  const ledgerFile = LedgerFile.open(join(o.dataDir, LEDGER_FILE), defaultLedgerCacheBytes(totalmem()));
+  lifecycle.add({ name: 'ledger-db', stop: () => ledgerFile.close() });
   const profile = makeProfile(genesis.profile);
   // everything the mirror holds was final at the primary, so it is final here as soon as it is stored
-  const ledger = new Ledger(new SqliteLedgerStore(ledgerDb), { profile, genesis, blockIntervalMs: 1000, finalityDepth: 0, clock, autoProduce: false });
+  const ledger = new Ledger(new SqliteLedgerStore(ledgerFile.db, undefined, () => ledgerFile.afterCommit()), {
+    profile,
+    genesis,
+    blockIntervalMs: 1000,
+    finalityDepth: 0,
+    clock,
+    autoProduce: false,
+  });
   lifecycle.add({ name: 'ledger', stop: () => ledger.stop() });
   const follower = new FeedFollower({
     from: o.from,

@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { totalmem } from 'node:os';
 import { ConfigError, configHelp, envNameOf, loadConfig } from '../../src/app/config.js';
+import { defaultLedgerCacheBytes } from '../../src/store/ledger-cache-size.js';
 
 function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
   try {
@@ -47,6 +49,9 @@ describe('loadConfig', () => {
     assert.equal(loadConfig([], { DDN_CACHE_READ_CACHE_BYTES: '0' }).cache.readCacheBytes, 0, '0: no read cache');
     assert.equal(c.directoryViewTtlMs, 2_000);
     assert.equal(loadConfig(['--directory-view-ttl-ms', '0'], {}).directoryViewTtlMs, 0, '0: ask the Directory every time');
+    assert.equal(loadConfig([], {}).ledgerCacheBytes, defaultLedgerCacheBytes(totalmem()), "the ledger's page cache: sized by memory");
+    assert.equal(loadConfig(['--ledger-cache-bytes', '1048576'], {}).ledgerCacheBytes, 1048576);
+    assert.equal(loadConfig([], { DDN_LEDGER_CACHE_BYTES: '536870912' }).ledgerCacheBytes, 536870912);
     assert.equal(loadConfig([], { DDN_DIRECTORY_VIEW_TTL_MS: '300000' }).directoryViewTtlMs, 300_000);
   });
 
@@ -257,6 +262,9 @@ describe('loadConfig', () => {
     ['--cache-read-cache-bytes', ['--cache-read-cache-bytes', '2147483648']],
     ['--cache-storage-budget-bytes', ['--cache-storage-budget-bytes', '-1']],
     ['--storage-reserve-bytes', ['--storage-reserve-bytes', 'big']],
+    ['--ledger-cache-bytes', ['--ledger-cache-bytes', '1048575']],
+    ['--ledger-cache-bytes', ['--ledger-cache-bytes', '1099511627777']],
+    ['--ledger-cache-bytes', ['--ledger-cache-bytes', '256MiB']],
     ['--directory-view-ttl-ms', ['--directory-view-ttl-ms', '300001']],
     ['--directory-view-ttl-ms', ['--directory-view-ttl-ms', '-1']],
     ['--host', ['--host']],
@@ -349,6 +357,7 @@ describe('loadConfig', () => {
       ['profile', c.profile],
       ['allow-private-endpoints', c.policy.allowPrivateEndpoints],
       ['directory-view-ttl-ms', c.directoryViewTtlMs],
+      ['ledger-cache-bytes', c.ledgerCacheBytes],
       ['event-budget-per-owner', c.events.budgetPerOwnerPerMinute],
       ['http-body-budget-bytes', c.bodyBudget.maxBytes],
       ['export-stream-ping-interval-ms', c.directory.exportStream.pingIntervalMs],

@@ -177,11 +177,13 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /**
    * `guard`: the data directory's storage guard — a full disk answers 507, submissions are refused while it is full,
-   * and block production (which only records what was accepted) may use the reserve it gives back.
+   * and block production (which only records what was accepted) may use the reserve it gives back. `afterCommit`
+   * runs after each of the store's writes has committed (the node's {@link LedgerFile}: its checkpoints).
    */
   constructor(
     private readonly db: SqliteDb,
     private readonly guard?: StorageGuard,
+    private readonly afterCommit?: () => void,
   ) {
     migrate(db, LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE);
     if (db.prepare("SELECT 1 FROM ledger_txs WHERE status = 'pending' LIMIT 1").get() !== undefined) db.transaction(() => db.exec(MOVE_PENDING_SQL))();
@@ -284,6 +286,7 @@ export class SqliteLedgerStore implements LedgerStore {
   private write(addsData: boolean, write: () => void): void {
     if (this.guard === undefined) write();
     else this.guard.write(addsData, write);
+    this.afterCommit?.();
   }
 
   commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {

@@ -8,7 +8,7 @@ import { openSqlite } from './database.js';
 import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 import { mailboxOpBytes, mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
-import { boundWal, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 import { serveWriterThread, type WriterThreadData } from './writer-thread.js';
 
 /** What the main thread passes at start. */
@@ -16,13 +16,6 @@ export interface MailboxWriterData extends WriterThreadData {
   /** Database size from which checkpoints move to their own thread (default {@link CHECKPOINTER_FROM_BYTES}). */
   checkpointerFromBytes?: number;
 }
-
-/**
- * Below this size SQLite's own checkpoints, inside a commit every 1,000 WAL pages, are short (the pages written
- * are few and hot) and no thread is spent on them; past it — a million envelopes is about 1.1 GB — each one
- * copies many scattered index pages and stalls every write behind it, so they move to a thread of their own.
- */
-export const CHECKPOINTER_FROM_BYTES = 256 * 1024 * 1024;
 
 /**
  * The writer's page cache once the mailbox is large (SQLite's default is 2 MiB): every store looks up and inserts

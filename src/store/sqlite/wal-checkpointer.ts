@@ -33,6 +33,13 @@ export interface CheckpointerData {
 /** Checkpointer thread → its parent. */
 export type CheckpointerReport = { type: 'pass'; log: number; checkpointed: number; rewindDue: boolean } | { type: 'failed'; message: string };
 
+/**
+ * Below this size SQLite's own checkpoints, inside a commit every 1,000 WAL pages, are short (the pages written
+ * are few and hot) and no thread is spent on them; past it — a million envelopes is about 1.1 GB, a million DIDs' ledger about 2.1 GB — each one
+ * copies many scattered index pages and stalls every write behind it, so they move to a thread of their own.
+ */
+export const CHECKPOINTER_FROM_BYTES = 256 * 1024 * 1024;
+
 /** The WAL is truncated back to this size when it rewinds, so one burst does not keep a large file. */
 const WAL_KEEP_BYTES = 64 * 1024 * 1024;
 /** Past this WAL size the writer checkpoints on its own: the checkpointer is not keeping up. */

@@ -1,0 +1,15 @@
+/** The size of the ledger file's SQLite page cache (`--ledger-cache-bytes`; the cache itself: sqlite/ledger-file.ts). */
+
+const MIB = 1024 * 1024;
+
+/** The least `--ledger-cache-bytes` takes. */
+export const MIN_LEDGER_CACHE_BYTES = MIB;
+
+/**
+ * The default: 256 MiB, or a sixteenth of the machine's memory when that is less (whole MiB, at least
+ * {@link MIN_LEDGER_CACHE_BYTES}). 256 MiB holds the three indexes a registration inserts into at random at a
+ * million DIDs (about 205 MiB); SQLite fills it only with pages it reads, so a small ledger never takes it.
+ */
+export function defaultLedgerCacheBytes(totalMemoryBytes: number): number {
+  return Math.max(MIN_LEDGER_CACHE_BYTES, Math.min(256 * MIB, Math.floor(totalMemoryBytes / 16 / MIB) * MIB));
+}

@@ -1,0 +1,72 @@
+/**
+ * The ledger's SQLite connection as a node runs it (embedded ledger, replica of a shared one, a chain's ledger, a mirror):
+ * a page cache sized for a large ledger, and checkpoints on a thread of their own once the file is large.
+ *
+ * A registration inserts at random places of three indexes (a state key's, a transaction hash's, a subject's
+ * history): at a million DIDs each is tens of MiB, so with a small cache every insert first reads its leaf through
+ * the OS, and every commit that crosses SQLite's 1,000-page automatic checkpoint copies the scattered pages it wrote
+ * into the file and syncs it, on the event loop (bench/HISTORY.md, session 25). The cache is SQLite's own and grows
+ * only with the pages read: a small ledger never fills it.
+ */
+import { openSqlite, type SqliteDb } from './database.js';
+import { LEDGER_MIGRATIONS } from './ledger-store.js';
+import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+
+/** A ledger file's connection and its checkpoints. */
+export class LedgerFile {
+  private checkpointer: WalCheckpointer | null = null;
+  private commits = 0;
+
+  /**
+   * Opens `path` (migrations applied) with a page cache of `cacheBytes`; checkpoints move to a thread once the file
+   * reaches `checkpointerFromBytes`.
+   */
+  static open(path: string, cacheBytes: number, checkpointerFromBytes = CHECKPOINTER_FROM_BYTES): LedgerFile {
+    const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
+    db.pragma(`cache_size = -${Math.max(1, Math.floor(cacheBytes / 1024))}`);
+    return new LedgerFile(db, path, checkpointerFromBytes);
+  }
+
+  private constructor(
+    readonly db: SqliteDb,
+    private readonly path: string,
+    private readonly checkpointerFromBytes: number,
+  ) {
+    this.checkpointsForSize();
+  }
+
+  /** True once checkpoints run on their own thread (tests, metrics). */
+  get checkpointerThread(): boolean {
+    return this.checkpointer !== null;
+  }
+
+  /**
+   * Called after each of the ledger's commits (outside a transaction): starts the checkpointer once the file is
+   * large (looked at every 64 commits), lets it rewind the WAL, and bounds the WAL should the thread fall behind.
+   */
+  afterCommit(): void {
+    if (this.db.inTransaction) return;
+    if (this.checkpointer === null) {
+      if (++this.commits % 64 === 0) this.checkpointsForSize();
+      return;
+    }
+    this.checkpointer.afterCommit(this.db);
+    boundWal(this.db, this.path);
+  }
+
+  private checkpointsForSize(): void {
+    if (this.checkpointer !== null || this.path === ':memory:') return;
+    // the database's pages, those still in the WAL too
+    const bytes = Number(this.db.pragma('page_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
+    if (bytes < this.checkpointerFromBytes) return;
+    detachCheckpoints(this.db);
+    this.checkpointer = new WalCheckpointer(this.path);
+  }
+
+  /** Stops the checkpointer thread (after its pass in progress) and closes the connection. */
+  async close(): Promise<void> {
+    await this.checkpointer?.stop();
+    this.checkpointer = null;
+    this.db.close();
+  }
+}

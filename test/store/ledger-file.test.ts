@@ -1,0 +1,72 @@
+/** The node's ledger connection: its page cache, and checkpoints on a thread of their own once the file is large. */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../../src/store/ledger-cache-size.js';
+import { LedgerFile } from '../../src/store/sqlite/ledger-file.js';
+import { SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { CHECKPOINTER_FROM_BYTES } from '../../src/store/sqlite/wal-checkpointer.js';
+
+const MIB = 1024 * 1024;
+
+describe('LedgerFile', () => {
+  let dir: string;
+  let n = 0;
+  const path = () => join(dir, `ledger-${n++}.sqlite`);
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ddn-ledger-file-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('opens the ledger with the page cache it is given', async () => {
+    const file = LedgerFile.open(path(), 8 * MIB);
+    try {
+      assert.equal(file.db.pragma('cache_size', { simple: true }), -8192);
+      // the ledger's tables are there (migrations applied)
+      assert.ok(file.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'ledger_current'").get());
+    } finally {
+      await file.close();
+    }
+  });
+
+  it('leaves checkpoints to SQLite below the size, and to a thread from it', async () => {
+    const small = LedgerFile.open(path(), 8 * MIB, CHECKPOINTER_FROM_BYTES);
+    const large = LedgerFile.open(path(), 8 * MIB, 1);
+    try {
+      assert.equal(small.checkpointerThread, false);
+      assert.equal(small.db.pragma('wal_autocheckpoint', { simple: true }), 1000);
+      assert.equal(large.checkpointerThread, true);
+      assert.equal(large.db.pragma('wal_autocheckpoint', { simple: true }), 0, "the writer's own checkpoints are off");
+    } finally {
+      await small.close();
+      await large.close();
+    }
+  });
+
+  it("starts the thread once the store's commits grow the file past the size", async () => {
+    const file = LedgerFile.open(path(), 8 * MIB, 256 * 1024);
+    try {
+      const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
+      assert.equal(file.checkpointerThread, false);
+      // 128 commits of 4 KiB: past 256 KiB, and the size is looked at every 64 commits
+      for (let i = 0; i < 128; i++) store.writeMeta(`k${i}`, new Uint8Array(4096).fill(i));
+      assert.equal(file.checkpointerThread, true);
+      assert.equal(file.db.pragma('wal_autocheckpoint', { simple: true }), 0);
+      assert.equal(store.readMeta('k127')?.[0], 127);
+    } finally {
+      await file.close();
+    }
+  });
+});
+
+describe('defaultLedgerCacheBytes', () => {
+  it('is 256 MiB, or a sixteenth of the memory when less, in whole MiB', () => {
+    assert.equal(defaultLedgerCacheBytes(24 * 1024 * MIB), 256 * MIB);
+    assert.equal(defaultLedgerCacheBytes(4096 * MIB), 256 * MIB);
+    assert.equal(defaultLedgerCacheBytes(1024 * MIB), 64 * MIB);
+    assert.equal(defaultLedgerCacheBytes(1000 * MIB), 62 * MIB);
+    assert.equal(defaultLedgerCacheBytes(8 * MIB), MIN_LEDGER_CACHE_BYTES);
+  });
+});
