@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -93,7 +93,12 @@ async function window(side: Side): Promise<Window> {
   const main0 = cpuMs(pid, pid);
   const ticks0 = readThreadTicks(pid);
   // --perf <prefix>: Linux perf of the window's node (CPU samples, not wall clock; NODE_OPTIONS=--perf-basic-prof names frames)
-  const perf = values.perf === undefined ? undefined : spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(pid), '-o', `${values.perf}-${side.name}-${Date.now()}.data`], { stdio: 'ignore' });
+  const perf =
+    values.perf === undefined
+      ? undefined
+      : spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(pid), '-o', `${values.perf}-${side.name}-${Date.now()}.data`], {
+          stdio: 'ignore',
+        });
   const t0 = performance.now();
   side.writes.start();
   await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -124,7 +129,9 @@ try {
     for (const side of order) {
       const w = await window(side);
       results.get(side.name)!.push(w);
-      console.log(`round ${r + 1} ${side.name}: node ${w.node_us} µs/write, main ${w.main_us}${w.pg_us === undefined ? '' : `, pg ${w.pg_us}`}; ${w.rate} writes/s [${w.threads}], load ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+      console.log(
+        `round ${r + 1} ${side.name}: node ${w.node_us} µs/write, main ${w.main_us}${w.pg_us === undefined ? '' : `, pg ${w.pg_us}`}; ${w.rate} writes/s [${w.threads}], load ${loadavg()[0].toFixed(1)}`,
+      );
     }
   }
 } finally {
@@ -145,5 +152,7 @@ const median = (xs: number[]) => {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 for (const [name, ws] of results) {
-  console.log(`${name} median: node ${median(ws.map((w) => w.node_us))} µs/write, main ${median(ws.map((w) => w.main_us))}${values.pg ? `, pg ${median(ws.map((w) => w.pg_us ?? 0))}` : ''}`);
+  console.log(
+    `${name} median: node ${median(ws.map((w) => w.node_us))} µs/write, main ${median(ws.map((w) => w.main_us))}${values.pg ? `, pg ${median(ws.map((w) => w.pg_us ?? 0))}` : ''}`,
+  );
 }
