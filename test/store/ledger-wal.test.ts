@@ -30,21 +30,20 @@ describe('the ledger WAL', () => {
       // blocks of 40 new keys with 2 KiB values (about 20 pages each) until the WAL holds 3,000 frames: SQLite's
       // default mark would have copied and rewound it at 1,000, so that its file never grows far past that
       let n = 0;
-      while (walFrames() < 3_000 && n < 500) {
+      const commit = () => {
         n++;
         store.commitBlock(block(n), new Map<string, unknown>(Array.from({ length: 40 }, (_, i) => [`k${n}-${i}`, 'x'.repeat(2048)])), []);
-      }
+      };
+      while (walFrames() < 3_000 && n < 500) commit();
       assert.ok(walFrames() >= 3_000, `the WAL holds ${walFrames()} frames after ${n} blocks`);
       // the frames are all still in the WAL: none copied yet
       const [first] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
       assert.ok(first.log >= 3_000 && first.log < LEDGER_WAL_AUTOCHECKPOINT, `log ${first.log}`);
-      // that copy let the next write rewind the WAL; about 11,700 frames later it has passed the mark, been copied by
-      // the commit that crossed it, and started again from its first frame
-      const before = n;
-      while (n < before + 700) {
-        n++;
-        store.commitBlock(block(n), new Map<string, unknown>(Array.from({ length: 40 }, (_, i) => [`k${n}-${i}`, 'x'.repeat(2048)])), []);
-      }
+      // that copy let the next write rewind the WAL. Past the mark, the commit that crosses it copies the WAL and the
+      // writes after it start again from its first frame: the file stops growing at the mark (and one block)
+      while (walFrames() < 9_000 && n < 3_000) commit();
+      for (let i = 0; i < 200; i++) commit();
+      assert.ok(walFrames() < LEDGER_WAL_AUTOCHECKPOINT + 100, `the WAL file holds ${walFrames()} frames`);
       const [after] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
       assert.ok(after.log < LEDGER_WAL_AUTOCHECKPOINT, `log ${after.log}`);
       assert.equal(store.readState(`k${n}-0`, n), 'x'.repeat(2048));
