@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../../src/store/ledger-cache-size.js';
 import { LedgerFile } from '../../src/store/sqlite/ledger-file.js';
-import { SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { LEDGER_WAL_AUTOCHECKPOINT, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { CHECKPOINTER_FROM_BYTES } from '../../src/store/sqlite/wal-checkpointer.js';
 
 const MIB = 1024 * 1024;
@@ -36,7 +36,7 @@ describe('LedgerFile', () => {
     const large = LedgerFile.open(path(), 8 * MIB, 1);
     try {
       assert.equal(small.checkpointerThread, false);
-      assert.equal(small.db.pragma('wal_autocheckpoint', { simple: true }), 1000);
+      assert.equal(small.db.pragma('wal_autocheckpoint', { simple: true }), LEDGER_WAL_AUTOCHECKPOINT);
       assert.equal(large.checkpointerThread, true);
       assert.equal(large.db.pragma('wal_autocheckpoint', { simple: true }), 0, "the writer's own checkpoints are off");
     } finally {

@@ -1,6 +1,7 @@
 /**
  * The ledger's SQLite connection as a node runs it (embedded ledger, replica of a shared one, a chain's ledger, a mirror):
- * a page cache sized for a large ledger, and checkpoints on a thread of their own once the file is large.
+ * a page cache sized for a large ledger, SQLite's own checkpoints every LEDGER_WAL_AUTOCHECKPOINT frames, and
+ * checkpoints on a thread of their own once the file is large.
  *
  * A registration inserts at random places of three indexes (a state key's, a transaction hash's, a subject's
  * history): at a million DIDs each is tens of MiB, so with a small cache every insert first reads its leaf through
@@ -9,7 +10,7 @@
  * only with the pages read: a small ledger never fills it.
  */
 import { openSqlite, type SqliteDb } from './database.js';
-import { LEDGER_MIGRATIONS } from './ledger-store.js';
+import { LEDGER_MIGRATIONS, LEDGER_WAL_AUTOCHECKPOINT } from './ledger-store.js';
 import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 
 /** A ledger file's connection and its checkpoints. */
@@ -24,6 +25,7 @@ export class LedgerFile {
   static open(path: string, cacheBytes: number, checkpointerFromBytes = CHECKPOINTER_FROM_BYTES): LedgerFile {
     const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
     db.pragma(`cache_size = -${Math.max(1, Math.floor(cacheBytes / 1024))}`);
+    db.pragma(`wal_autocheckpoint = ${LEDGER_WAL_AUTOCHECKPOINT}`);
     return new LedgerFile(db, path, checkpointerFromBytes);
   }
 
