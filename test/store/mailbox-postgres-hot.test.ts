@@ -10,11 +10,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DdnError } from '../../src/base/errors.js';
-import type { NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import type { NewEntry, PutRequest, PutResult } from '../../src/cache/mailbox-store.js';
 import { openPgPool } from '../../src/store/postgres/pool.js';
 import { PgMailboxStore } from '../../src/store/postgres/mailbox-store.js';
+import { putNewInOneTrip } from '../../src/store/postgres/mailbox-one-trip.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-import { claimOf, DID, entry, HOUR, NOW, put } from './mailbox-fixtures.js';
+import { claimOf, DID, entry, HOUR, NOW, OTHER, put } from './mailbox-fixtures.js';
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 
@@ -179,6 +180,40 @@ if (PG_URL) {
           entries.reduce((n, e) => n + e.sizeBytes, 0),
         );
       } finally {
+        await s.close();
+        await db.drop();
+      }
+    });
+
+    it('plans the one-query batch for each call: a session that began on an empty mailbox does not scan a large one', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      const c = await db.pool.connect();
+      try {
+        // no ANALYZE meanwhile (it would invalidate the session's cached plans and hide the case)
+        await c.query('ALTER TABLE cache_entries SET (autovacuum_enabled = false)');
+        const req = (e: NewEntry): PutRequest => ({ entry: e, nowMs: NOW, chunkWindowMs: HOUR, claim: null, quotaBytes: null });
+        // the session's first calls meet an almost empty table (PL/pgSQL may keep a generic plan after five)
+        for (let i = 0; i < 8; i++) assert.notEqual(await putNewInOneTrip(c, DID, [req(entry())]), null);
+        await c.query(
+          `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms, max_ttl_s,
+             applied_ttl_s, size_bytes, envelope)
+           SELECT 'm' || i, 'm' || i, $1, 'h', $2, $3, 3600, 3600, 64, '\\x00'::bytea FROM generate_series(1, 20000) i`,
+          [OTHER, NOW, NOW + HOUR],
+        );
+        // this session's scan counters (not yet reported, so they move only with its own statements) around a call
+        const scans = async () =>
+          (await c.query<{ seq: string; idx: string }>(`SELECT seq_scan AS seq, idx_scan AS idx FROM pg_stat_xact_user_tables WHERE relid = 'cache_entries'::regclass`))
+            .rows[0]!;
+        await c.query('BEGIN');
+        const before = await scans();
+        assert.notEqual(await putNewInOneTrip(c, DID, [req(entry())]), null);
+        const after = await scans();
+        await c.query('ROLLBACK');
+        assert.equal(Number(after.seq) - Number(before.seq), 0, 'no sequential scan of cache_entries in the call');
+        assert.ok(Number(after.idx) > Number(before.idx), 'the held-id check reads the index');
+      } finally {
+        c.release();
         await s.close();
         await db.drop();
       }

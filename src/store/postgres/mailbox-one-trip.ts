@@ -74,6 +74,16 @@ export const CACHE_PUT_NEW_SQL = `
   END $fn$;
 `;
 
+/**
+ * Mailbox migration 6: every statement of `cache_put_new` planned for its call's values. PL/pgSQL caches each
+ * statement's plan per session and after five calls may keep a *generic* plan, costed on the tables as they were
+ * then: a session whose first calls met a near-empty `cache_entries` kept a sequential scan for the held-id check,
+ * which read the whole table on every batch as the mailbox grew (session 25: ~1,445 µs of PostgreSQL CPU per
+ * store after ten seconds, against ~46 for the four-round-trip batch). A custom plan per call sees the table's
+ * current size and its indexes; planning the function's few statements costs far less than one scan.
+ */
+export const CACHE_PUT_NEW_CUSTOM_PLANS_SQL = 'ALTER FUNCTION cache_put_new SET plan_cache_mode = force_custom_plan';
+
 const CALL = `SELECT cache_put_new(${Array.from({ length: 21 }, (_, i) => `$${i + 1}`).join(', ')})`;
 
 /** The parameters of {@link CALL} for a batch into `recipient`. */
