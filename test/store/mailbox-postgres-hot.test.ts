@@ -203,8 +203,11 @@ if (PG_URL) {
         );
         // this session's scan counters (not yet reported, so they move only with its own statements) around a call
         const scans = async () =>
-          (await c.query<{ seq: string; idx: string }>(`SELECT seq_scan AS seq, idx_scan AS idx FROM pg_stat_xact_user_tables WHERE relid = 'cache_entries'::regclass`))
-            .rows[0]!;
+          (
+            await c.query<{ seq: string; idx: string }>(
+              `SELECT seq_scan AS seq, idx_scan AS idx FROM pg_stat_xact_user_tables WHERE relid = 'cache_entries'::regclass`,
+            )
+          ).rows[0]!;
         await c.query('BEGIN');
         const before = await scans();
         assert.notEqual(await putNewInOneTrip(c, DID, [req(entry())]), null);
