@@ -8,13 +8,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { DdnError } from '../../src/base/errors.js';
-import type { NewEntry, PutResult } from '../../src/cache/mailbox-store.js';
+import type { NewEntry, PutRequest, PutResult } from '../../src/cache/mailbox-store.js';
 import { openPgPool } from '../../src/store/postgres/pool.js';
 import { PgMailboxStore } from '../../src/store/postgres/mailbox-store.js';
+import { putNewInOneTrip } from '../../src/store/postgres/mailbox-one-trip.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-import { claimOf, DID, entry, HOUR, NOW, put } from './mailbox-fixtures.js';
+import { claimOf, DID, entry, HOUR, NOW, OTHER, put } from './mailbox-fixtures.js';
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 
@@ -34,6 +35,30 @@ async function withTwo(fn: (a: PgMailboxStore, b: PgMailboxStore, sql: (q: strin
 
 /** A node-request claim of its own for each store (as a Relay's signed store carries). */
 const nodeClaim = () => claimOf(randomUUID(), { scope: 'node-request', did: 'did:platform:4444444444444444' });
+
+/**
+ * Every query sent on a connection the store takes from `pool` from now on, in order (the pool's own `query`,
+ * which the reads use, takes its connection with a callback and is not recorded).
+ */
+function recordQueries(pool: pg.Pool): string[] {
+  const texts: string[] = [];
+  const connect = pool.connect.bind(pool) as (cb?: unknown) => Promise<pg.PoolClient>;
+  const wrapped = new WeakSet<pg.PoolClient>();
+  (pool as { connect: (cb?: unknown) => Promise<pg.PoolClient> }).connect = async (cb?: unknown) => {
+    if (cb !== undefined) return connect(cb);
+    const c = await connect();
+    if (!wrapped.has(c)) {
+      wrapped.add(c);
+      const query = c.query.bind(c) as (text: string, ...rest: unknown[]) => Promise<pg.QueryResult>;
+      (c as { query: typeof query }).query = (text, ...rest) => {
+        texts.push(text);
+        return query(text, ...rest);
+      };
+    }
+    return c;
+  };
+  return texts;
+}
 
 /** Fixed-size entries, so a quota counts them. */
 const sized = (n: number): NewEntry[] => Array.from({ length: n }, () => entry({ body: JSON.stringify({ message_id: 'x', pad: 'p'.repeat(200) }) }));
@@ -130,32 +155,105 @@ if (PG_URL) {
         assert.equal((await a.listSummary(DID, NOW)).length, 40 + 1 + 1);
       }));
 
-    it('a batch of plain stores into one recipient: its claims and lock travel with the BEGIN (four queries from BEGIN to COMMIT)', async () => {
+    it('a batch of new plain stores into one recipient is one query: no BEGIN, no COMMIT, no round trip under the lock', async () => {
       const db = await freshPgSchema();
       const s = await PgMailboxStore.open(db.pool);
       try {
-        // every query of every pooled connection, counted from the first store on
-        const texts: string[] = [];
-        const connect = db.pool.connect.bind(db.pool) as () => Promise<pg.PoolClient>;
-        const wrapped = new WeakSet<pg.PoolClient>();
-        (db.pool as { connect: () => Promise<pg.PoolClient> }).connect = async () => {
-          const c = await connect();
-          if (!wrapped.has(c)) {
-            wrapped.add(c);
-            const query = c.query.bind(c) as (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
-            (c as { query: typeof query }).query = (text, values) => {
-              texts.push(text);
-              return query(text, values);
-            };
-          }
-          return c;
-        };
-        const results = await Promise.all(sized(20).map((e) => put(s, e, NOW, nodeClaim())));
+        const texts = recordQueries(db.pool);
+        const claims = sized(20).map(() => nodeClaim());
+        const entries = sized(20);
+        const results = await Promise.all(entries.map((e, i) => put(s, e, NOW, claims[i]!)));
         assert.equal(results.length, 20);
-        assert.equal(texts.length, 4, texts.map((q) => q.slice(0, 40)).join(' | '));
-        assert.match(texts[0]!, /^BEGIN[^]*INSERT INTO cache_nonces[^]*INSERT INTO cache_recipient_bytes/);
-        assert.match(texts[3]!, /^COMMIT/);
+        assert.equal(texts.length, 1, texts.map((q) => q.slice(0, 40)).join(' | '));
+        assert.match(texts[0]!, /^SELECT cache_put_new\(/);
         for (const e of results) assert.equal(e.deduped, false);
+        // committed when answered, in store order, with its nonces and the recipient's totals
+        const rows = await db.pool.query<{ message_id: string; envelope: Buffer }>('SELECT message_id, envelope FROM cache_entries ORDER BY seq');
+        assert.deepEqual(
+          rows.rows.map((r) => r.message_id),
+          entries.map((e) => e.messageId),
+        );
+        for (const [i, r] of rows.rows.entries()) assert.deepEqual(new Uint8Array(r.envelope), new Uint8Array(entries[i]!.envelope));
+        for (const c of claims) assert.equal(await s.isNonceClaimed(c, NOW), true);
+        assert.equal(
+          (await s.usage()).bytes,
+          entries.reduce((n, e) => n + e.sizeBytes, 0),
+        );
+      } finally {
+        await s.close();
+        await db.drop();
+      }
+    });
+
+    it('plans the one-query batch for each call: a session that began on an empty mailbox does not scan a large one', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      const c = await db.pool.connect();
+      try {
+        // no ANALYZE meanwhile (it would invalidate the session's cached plans and hide the case)
+        await c.query('ALTER TABLE cache_entries SET (autovacuum_enabled = false)');
+        const req = (e: NewEntry): PutRequest => ({ entry: e, nowMs: NOW, chunkWindowMs: HOUR, claim: null, quotaBytes: null });
+        // the session's first calls meet an almost empty table (PL/pgSQL may keep a generic plan after five)
+        for (let i = 0; i < 8; i++) assert.notEqual(await putNewInOneTrip(c, DID, [req(entry())]), null);
+        await c.query(
+          `INSERT INTO cache_entries (message_key, message_id, recipient, content_hash, stored_at_ms, expires_at_ms, max_ttl_s,
+             applied_ttl_s, size_bytes, envelope)
+           SELECT 'm' || i, 'm' || i, $1, 'h', $2, $3, 3600, 3600, 64, '\\x00'::bytea FROM generate_series(1, 20000) i`,
+          [OTHER, NOW, NOW + HOUR],
+        );
+        // this session's scan counters (not yet reported, so they move only with its own statements) around a call
+        const scans = async () =>
+          (
+            await c.query<{ seq: string; idx: string }>(
+              `SELECT seq_scan AS seq, idx_scan AS idx FROM pg_stat_xact_user_tables WHERE relid = 'cache_entries'::regclass`,
+            )
+          ).rows[0]!;
+        await c.query('BEGIN');
+        const before = await scans();
+        assert.notEqual(await putNewInOneTrip(c, DID, [req(entry())]), null);
+        const after = await scans();
+        await c.query('ROLLBACK');
+        assert.equal(Number(after.seq) - Number(before.seq), 0, 'no sequential scan of cache_entries in the call');
+        assert.ok(Number(after.idx) > Number(before.idx), 'the held-id check reads the index');
+      } finally {
+        c.release();
+        await s.close();
+        await db.drop();
+      }
+    });
+
+    it('a batch the one-query path does not take (a replayed nonce, a held id) runs as before: BEGIN with its claims and lock', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      try {
+        const used = nodeClaim();
+        await put(s, entry(), NOW, used);
+        const texts = recordQueries(db.pool);
+        const results = await Promise.allSettled([put(s, entry(), NOW, used), ...sized(5).map((e) => put(s, e, NOW, nodeClaim()))]);
+        assert.ok(results[0]!.status === 'rejected' && isCode('proof_nonce_replayed')(results[0].reason));
+        assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
+        assert.match(texts[0]!, /^SELECT cache_put_new\(/);
+        assert.match(texts[1]!, /^BEGIN[^]*INSERT INTO cache_nonces[^]*cache_recipient_bytes/);
+        assert.match(texts.at(-1)!, /^COMMIT/);
+        assert.equal((await s.listSummary(DID, NOW)).length, 6);
+      } finally {
+        await s.close();
+        await db.drop();
+      }
+    });
+
+    it('a session not READ COMMITTED by default: the one-query path declines and the batch runs in its explicit transaction', async () => {
+      const db = await freshPgSchema();
+      await PgMailboxStore.open(db.pool);
+      const pool = new pg.Pool({ connectionString: db.url, options: `-c search_path="${db.schema}" -c default_transaction_isolation=serializable` });
+      const s = await PgMailboxStore.open(pool, {}, true);
+      try {
+        const texts = recordQueries(pool);
+        const results = await Promise.all(sized(5).map((e) => put(s, e, NOW, nodeClaim())));
+        assert.equal(results.length, 5);
+        assert.match(texts[0]!, /^SELECT cache_put_new\(/);
+        assert.match(texts[1]!, /^BEGIN ISOLATION LEVEL READ COMMITTED/);
+        assert.equal((await s.listSummary(DID, NOW)).length, 5);
       } finally {
         await s.close();
         await db.drop();

@@ -47,13 +47,17 @@ function intLiteral(n: number): string {
   return String(n);
 }
 
+/** The nonce claims of a batch in one order, so two batches claiming shared nonces take their locks in that order. */
+export function sortedClaims(reqs: readonly PutRequest[]): NonceClaim[] {
+  return reqs.flatMap((r) => (r.claim === null ? [] : [r.claim])).sort((a, b) => (nonceKey(a) < nonceKey(b) ? -1 : 1));
+}
+
 /**
  * Claims every nonce of a {@link bulkShaped} batch not live at its earliest `nowMs`, as one statement without
  * parameters (each value a literal: `pg.escapeLiteral`), answering the claimed ones; null when it claims nothing.
- * Sorted, so two batches claiming shared nonces take their locks in one order.
  */
 export function bulkClaimSql(reqs: readonly PutRequest[]): string | null {
-  const claims = reqs.flatMap((r) => (r.claim === null ? [] : [r.claim])).sort((a, b) => (nonceKey(a) < nonceKey(b) ? -1 : 1));
+  const claims = sortedClaims(reqs);
   if (claims.length === 0) return null;
   const lit = pg.escapeLiteral;
   const rows = claims.map((x) => `(${lit(x.scope)}, ${lit(x.did)}, ${lit(x.keyId)}, ${lit(x.nonce)}, ${intLiteral(x.expiresAtMs)})`);

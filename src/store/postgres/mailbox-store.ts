@@ -10,7 +10,9 @@
  *   stores — from this process or another — run one batch after another: the quota is exact (the bytes are read
  *   under the lock, and every other change to them waits for it), dedupe and chunk-set completion see every
  *   earlier store, and `seq` (an identity) grows in commit order within a recipient, so a reader never sees a
- *   later entry of a recipient before an earlier one. Inside a batch each store is checked and written in turn;
+ *   later entry of a recipient before an earlier one. A batch of new plain stores (all accepted) is one call of
+ *   a stored function, its own transaction, so the lock is never held across a round trip (`mailbox-one-trip.ts`);
+ *   any other batch is an explicit transaction. Inside a batch each store is checked and written in turn;
  *   one that breaks a rule is answered with its error (its nonce claim undone) while the others commit. A batch
  *   that fails as a whole (a database error, a failed COMMIT) is run again store by store, so one bad store
  *   fails only itself, and no store is answered before the transaction holding it committed;
@@ -47,6 +49,7 @@ import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js'
 import { isRetryablePgError } from './retryable.js';
 import { KeyedBatches, type Settled } from './keyed-batches.js';
 import { bulkClaimSql, bulkPut, bulkShaped } from './mailbox-bulk-put.js';
+import { CACHE_PUT_NEW_CUSTOM_PLANS_SQL, CACHE_PUT_NEW_SQL, putNewInOneTrip } from './mailbox-one-trip.js';
 import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
@@ -169,6 +172,10 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
         REFERENCING OLD TABLE AS cache_removed FOR EACH STATEMENT EXECUTE FUNCTION cache_recipient_bytes_removed();
     `,
   },
+  // A batch of new plain stores in one round trip, its transaction that of the statement (`mailbox-one-trip.ts`).
+  { version: 5, sql: CACHE_PUT_NEW_SQL },
+  // Its statements planned for each call's values, never a generic plan cached on a small table.
+  { version: 6, sql: CACHE_PUT_NEW_CUSTOM_PLANS_SQL },
 ];
 
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
@@ -441,9 +448,14 @@ export class PgMailboxStore implements MailboxStore {
    * `body` in one transaction, run again (up to `maxAttempts` in all) while it loses races. `opening`: statements
    * without parameters sent with the `BEGIN` (one round trip for all), whose results `body` gets in their order.
    */
-  private async transaction<T>(body: (c: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>, opening: readonly string[] = []): Promise<T> {
+  private transaction<T>(body: (c: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>, opening: readonly string[] = []): Promise<T> {
+    return this.retried(() => this.attempt(body, opening));
+  }
+
+  /** `attempt` run again (up to `maxAttempts` in all) while it loses races; its failures as the store answers them. */
+  private async retried<T>(attempt: () => Promise<T>): Promise<T> {
     try {
-      return await retry(() => this.attempt(body, opening), { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
+      return await retry(attempt, { attempts: this.maxAttempts, retryable: isRetryablePgError, backoff: RACE_BACKOFF });
     } catch (err) {
       if (isRetryablePgError(err)) {
         throw new DdnError('rate_limited', 'too much contention on the mailbox; retry', { retry_after_seconds: 1 });
@@ -487,7 +499,8 @@ export class PgMailboxStore implements MailboxStore {
    */
   private async runBatch(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
     try {
-      return await this.transaction((c, opened) => this.putBatch(c, recipient, reqs, opened), batchOpening(recipient, reqs));
+      const taken = bulkShaped(reqs) ? await this.putNew(recipient, reqs) : null;
+      return taken ?? (await this.transaction((c, opened) => this.putBatch(c, recipient, reqs, opened), batchOpening(recipient, reqs)));
     } catch (error) {
       if (reqs.length === 1) return [{ ok: false, error }];
     }
@@ -500,6 +513,42 @@ export class PgMailboxStore implements MailboxStore {
       }
     }
     return out;
+  }
+
+  /**
+   * A batch of plain stores that are all new and within the quota and the budget, in one round trip
+   * (`mailbox-one-trip.ts`); null when it is not one (nothing written), for {@link putBatch}.
+   */
+  private putNew(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[] | null> {
+    return this.retried(async () => {
+      let c: pg.PoolClient;
+      try {
+        c = await this.pool.connect();
+      } catch (err) {
+        throw toPgStorageError(err);
+      }
+      let discard: Error | undefined;
+      try {
+        if (reqs.some((r) => r.budgetBytes != null)) {
+          // the budget's per-process sum, read before the call and not under the recipient's lock (it sees no
+          // other process's stores since its last read either way)
+          let total = await this.heldTotal(c);
+          for (const r of reqs) {
+            if (r.budgetBytes != null && total + r.entry.sizeBytes > r.budgetBytes) return null;
+            total += r.entry.sizeBytes;
+          }
+        }
+        const out = await putNewInOneTrip(c, recipient, reqs);
+        if (out !== null) this.total.bytes += reqs.reduce((n, r) => n + r.entry.sizeBytes, 0);
+        return out;
+      } catch (err) {
+        // a server's error leaves the connection usable (the statement's transaction ended with it)
+        if (!(err instanceof pg.DatabaseError)) discard = err instanceof Error ? err : new Error(String(err));
+        throw err;
+      } finally {
+        c.release(discard);
+      }
+    });
   }
 
   /**
