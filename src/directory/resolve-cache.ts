@@ -187,4 +187,3 @@ function entrySize(entry: Entry, did: string): number {
   for (const key of entry.deps) n += KEY_OVERHEAD_BYTES + key.length;
   return n;
 }
-
