@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../../src/store/ledger-cache-size.js';
-import { LedgerFile } from '../../src/store/sqlite/ledger-file.js';
-import { LEDGER_WAL_AUTOCHECKPOINT, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { LEDGER_WAL_AUTOCHECKPOINT, LedgerFile } from '../../src/store/sqlite/ledger-file.js';
+import { SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { CHECKPOINTER_FROM_BYTES } from '../../src/store/sqlite/wal-checkpointer.js';
 
 const MIB = 1024 * 1024;

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoredBlock } from '../../src/ledger/store.js';
-import { LedgerFile } from '../../src/store/sqlite/ledger-file.js';
-import { LEDGER_WAL_AUTOCHECKPOINT, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { LEDGER_WAL_AUTOCHECKPOINT, LedgerFile } from '../../src/store/sqlite/ledger-file.js';
+import { SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 
 function block(n: number): StoredBlock {
   const h = (b: number) => new Uint8Array(32).fill(b % 256);

@@ -10,8 +10,18 @@
  * only with the pages read: a small ledger never fills it.
  */
 import { openSqlite, type SqliteDb } from './database.js';
-import { LEDGER_MIGRATIONS, LEDGER_WAL_AUTOCHECKPOINT } from './ledger-store.js';
+import { LEDGER_MIGRATIONS } from './ledger-store.js';
 import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+
+/**
+ * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
+ * inside whichever commit crosses the mark — on the event loop, a block's or an admission's — and writes each page
+ * the frames hold once, then syncs the file. A block rewrites much the same pages (its index and tree interior
+ * pages, the current rows of the DIDs written often): at 100 writes/s the default mark is crossed about once a
+ * second and copied the same pages again each time. Ten times the frames copy each such page once per ten, with a
+ * tenth of the syncs; the WAL file grows to about 40 MiB (4 KiB pages) before it is rewound.
+ */
+export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
 
 /** A ledger file's connection and its checkpoints. */
 export class LedgerFile {

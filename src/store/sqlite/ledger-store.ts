@@ -12,17 +12,6 @@ const MOVE_PENDING_SQL = `
     SELECT tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes FROM ledger_txs WHERE status = 'pending' ORDER BY seq;
   DELETE FROM ledger_txs WHERE status = 'pending';`;
 
-/**
- * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
- * inside whichever commit crosses the mark — on the event loop, a block's or an admission's — and writes each page
- * the frames hold once, then syncs the file. A block rewrites much the same pages (its index and tree interior
- * pages, the current rows of the DIDs written often): at 100 writes/s the default mark is crossed about once a
- * second and copied the same pages again each time. Ten times the frames copy each such page once per ten, with a
- * tenth of the syncs; the WAL file grows to about 40 MiB (4 KiB pages) before it is rewound.
- */
-export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
-// (set by the ledger's connection, sqlite/ledger-file.ts, until its checkpoints move to a thread)
-
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,

@@ -18,7 +18,7 @@ export interface MailboxWriterData extends WriterThreadData {
 }
 
 /**
- * The writer's page cache once the mailbox is large (SQLite's default is 2 MiB): every store looks up and inserts
+ * The writer's page cache once the mailbox is large (SQLite's default in this build is 16 MB): every store looks up and inserts
  * into four indexes, and with a million envelopes held their pages no longer fit a smaller one.
  */
 const LARGE_MAILBOX_CACHE_KIB = 32 * 1024;
