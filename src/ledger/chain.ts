@@ -274,9 +274,8 @@ export class Ledger {
   txView(txHash: string): TxView | undefined {
     const pending = this.pool.get(txHash);
     if (pending) return { status: 'pending', tx: pending.tx };
-    const tx = this.store.getTx(txHash);
+    const tx = this.store.finishedTx(txHash);
     if (!tx) return undefined;
-    if (tx.status === 'pending') return { status: 'pending', tx };
     const block = tx.blockNumber !== undefined ? this.blockRef(tx.blockNumber) : undefined;
     if (tx.status === 'failed') return block ? { status: 'failed', tx, block } : { status: 'failed', tx };
     const status = tx.blockNumber! <= this.head.finalizedRef.number ? 'finalized' : 'in_block';

@@ -26,7 +26,7 @@ export interface ProductionParts {
   readonly head: ChainHead;
   readonly pool: TxPool;
   readonly exec: Executor;
-  readonly store: Pick<LedgerStore, 'getTx' | 'markDropped' | 'readMeta' | 'writeMeta'>;
+  readonly store: Pick<LedgerStore, 'finishedTx' | 'markDropped' | 'readMeta' | 'writeMeta'>;
   readonly options: Pick<LedgerOptions, 'clock' | 'autoProduce' | 'blockIntervalMs' | 'onError'>;
   /** An outside chain orders the transactions (`LedgerOptions.ordering`). */
   readonly chainOrdered: boolean;
@@ -116,7 +116,7 @@ export class BlockProduction {
       }
       if (!bytesEqual(encoded, it.bytes)) continue;
       const txHash = to0x(txHashOf(it.bytes));
-      if (seen.has(txHash) || this.store.getTx(txHash)?.blockNumber !== undefined) continue;
+      if (seen.has(txHash) || this.store.finishedTx(txHash)?.blockNumber !== undefined) continue;
       seen.add(txHash);
       const own = this.pool.awaiting(txHash);
       const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: it.submittedAtMs, meta: it.meta };

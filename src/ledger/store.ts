@@ -95,8 +95,8 @@ export interface LedgerStore {
   /** Pool rebuild dropped a pending transaction. */
   markDropped(tx: TxRecord): void;
   pendingTxs(): TxRecord[];
-  /** Most recent occurrence of a tx hash. */
-  getTx(txHash: string): TxRecord | undefined;
+  /** A tx hash's most recent finished (included or failed) transaction; pending ones are the pool's. */
+  finishedTx(txHash: string): TxRecord | undefined;
   /** Most recent failed transaction of `extrinsic` about `subject` finished at or after `sinceMs`. */
   lastFailure(subject: string, extrinsic: string, sinceMs: number): TxRecord | undefined;
   /**

@@ -6,7 +6,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
-import { DELETE_PENDING_SQL, LAST_FAILURE_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import { DELETE_PENDING_SQL, FINISHED_TX_SQL, LAST_FAILURE_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { to0x } from '../../src/base/bytes.js';
 import { encodeExtrinsic, txHashOf } from '../../src/ledger/extrinsic.js';
 import { aliasCall, didOf, Harness, metaOf, patchCall, registerCall, rootSigner, seedKey, serviceOf } from '../ledger/harness.js';
@@ -77,7 +77,8 @@ describe('ledger_pending', () => {
     const second = h.submit(patchCall('add_service', A, serviceOf(A, 's'), rootSigner(key), { nonce: 0n }));
     assert.deepEqual(pendingHashes(p.db), [admitted, second]);
     assert.deepEqual(txRows(p.db, admitted), [], 'no row in ledger_txs while pending');
-    assert.equal(p.store.getTx(admitted)?.status, 'pending');
+    assert.equal(p.store.finishedTx(admitted), undefined, 'a pending transaction is not read by hash: it is the pool’s');
+    assert.equal(h.ledger.txView(admitted)?.status, 'pending');
     assert.deepEqual(
       p.store.pendingTxs().map((tx) => tx.txHash),
       [admitted, second],
@@ -85,8 +86,8 @@ describe('ledger_pending', () => {
     const block = h.produce();
     assert.deepEqual(pendingHashes(p.db), []);
     assert.deepEqual(txRows(p.db, admitted), [{ status: 'included', block_number: block.number, has_bytes: 1 }]);
-    assert.equal(p.store.getTx(admitted)?.blockNumber, block.number);
-    assert.equal(p.store.getTx(second)?.blockNumber, block.number);
+    assert.equal(p.store.finishedTx(admitted)?.blockNumber, block.number);
+    assert.equal(p.store.finishedTx(second)?.blockNumber, block.number);
     assert.deepEqual(
       p.store.blockTxs(block.number).map((tx) => tx.txHash),
       [admitted, second],
@@ -105,7 +106,7 @@ describe('ledger_pending', () => {
     const { stale } = droppedAtRestart(h);
     assert.deepEqual(pendingHashes(p.db), []);
     assert.deepEqual(txRows(p.db, stale), [{ status: 'failed', block_number: null, has_bytes: 0 }]);
-    assert.equal(p.store.getTx(stale)?.error?.name, 'AliasAuthorizationExpired');
+    assert.equal(p.store.finishedTx(stale)?.error?.name, 'AliasAuthorizationExpired');
     assert.equal(p.store.lastFailure(A, 'add_alias', 0)?.txHash, stale);
   });
 
@@ -194,7 +195,7 @@ describe('ledger_pending', () => {
     const store = p.store;
     store.commitBlock(block, new Map(), txs);
     assert.deepEqual(txRows(p.db, tx), [{ status: 'included', block_number: n, has_bytes: 1 }]);
-    assert.equal(store.getTx(tx)?.blockNumber, n);
+    assert.equal(store.finishedTx(tx)?.blockNumber, n);
   });
 
   it("finds a block's pending rows in one pass, however many it finishes", (t) => {
@@ -208,6 +209,20 @@ describe('ledger_pending', () => {
       plan.some((d) => /^LIST SUBQUERY/.test(d)),
       `the hashes are a list, not a subquery run per row: ${plan.join(' | ')}`,
     );
+  });
+
+  it('looks a transaction up by hash in the finished rows’ index, never by reading the pending rows', (t) => {
+    const { h, p } = opened(t);
+    h.apply(registerCall(A, key));
+    const admitted = h.submit(aliasCall(A, { kind: 'add', alias: 'waiting' }, rootSigner(key), { nonce: 0n }));
+    const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${FINISHED_TX_SQL}`).all(admitted) as { detail: string }[]).map((r) => r.detail);
+    assert.deepEqual(plan, ['SEARCH ledger_txs USING INDEX ledger_txs_hash (tx_hash=?)']);
+    // the ledger answers from its pool, then the finished rows: pending, unknown, finished
+    assert.equal(h.ledger.txView(admitted)?.status, 'pending');
+    assert.equal(h.ledger.txView(to0x(txHashOf(encodeExtrinsic(registerCall(B, other))))), undefined);
+    h.produce();
+    assert.equal(p.store.finishedTx(admitted)?.status, 'included');
+    assert.equal(h.ledger.txView(admitted)?.status, 'finalized');
   });
 });
 

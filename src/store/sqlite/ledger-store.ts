@@ -84,6 +84,9 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
  */
 export const DELETE_PENDING_SQL = 'DELETE FROM ledger_pending WHERE tx_hash IN (SELECT value FROM json_each(?))';
 
+/** A tx hash's newest finished row: one search of ledger_txs's hash index (ledger_pending is not read by hash). */
+export const FINISHED_TX_SQL = 'SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1';
+
 /** A subject's last failure of one call since a time: through the index of failed rows (migration 4). */
 export const LAST_FAILURE_SQL = `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
   ORDER BY seq DESC LIMIT 1`;
@@ -215,8 +218,7 @@ export class SqliteLedgerStore implements LedgerStore {
       deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
       deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
-      getPending: db.prepare<[string], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1`),
-      getTx: db.prepare<[string], TxRow>('SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1'),
+      finishedTx: db.prepare<[string], TxRow>(FINISHED_TX_SQL),
       lastFailure: db.prepare<[string, string, number], TxRow>(LAST_FAILURE_SQL),
       history: db.prepare<HistoryParams, TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
@@ -298,7 +300,10 @@ export class SqliteLedgerStore implements LedgerStore {
         for (const [k, v] of writes) this.writeKey(k, n, v === undefined ? null : serializeStateValue(v));
         // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
         if (txs.length > 0) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
-        for (const tx of txs) this.q.insertTx.run(this.insertRow(tx));
+        for (const tx of txs) {
+          this.q.insertTx.run(this.insertRow(tx));
+          this.pendingSeq.delete(tx.txHash);
+        }
         this.feed.recordBlock(n, txs);
         for (const [k, v] of meta ?? []) this.q.setMeta.run(k, Buffer.from(v));
       }),
@@ -394,11 +399,12 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   /**
-   * A transaction's pending row, else its newest finished one: a pending row is newer than any finished row of its
-   * hash (an identical extrinsic is admitted again only once the earlier one left the pool).
+   * A transaction's newest finished row, through ledger_txs's hash index. Pending rows are not read by hash: they are
+   * the pool's (the ledger asks its pool first), and ledger_pending has no index on the hash — a lookup of a hash
+   * not in it would read every pending row.
    */
-  getTx(txHash: string): TxRecord | undefined {
-    const r = this.q.getPending.get(txHash) ?? this.q.getTx.get(txHash);
+  finishedTx(txHash: string): TxRecord | undefined {
+    const r = this.q.finishedTx.get(txHash);
     return r ? toTx(r) : undefined;
   }
 
