@@ -21,6 +21,8 @@ import { DirectoryService } from '../directory/service.js';
 import { json } from '../http/server.js';
 import { asIs, defineRoute } from '../http/route.js';
 import { createHttpServer, type HttpServer } from '../http/server.js';
+import { BodyBudget, DEFAULT_BODY_BUDGET, type BodyBudgetSettings } from '../http/body-budget.js';
+import { ConnectionGate, DEFAULT_CONNECTION_SETTINGS, type ConnectionSettings } from '../http/connections.js';
 import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
@@ -56,6 +58,10 @@ export interface MirrorOptions {
   bodyLimitBytes?: number;
   /** Bearer token `GET /metrics` asks for; none: open on a loopback host only (as a node's). */
   metricsToken?: string | null;
+  /** Open connections of the process and of one client address (`--max-connections*`; a node's defaults). */
+  connectionCaps?: Pick<ConnectionSettings, 'maxConnections' | 'maxConnectionsPerAddress'>;
+  /** Request bodies in flight, in the process and per client address (`--http-body-budget*-bytes`; a node's defaults). */
+  bodyBudget?: BodyBudgetSettings;
 }
 
 export interface RunningMirror {
@@ -215,6 +221,9 @@ function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; s
     bodyLimitBytes: o.bodyLimitBytes ?? 1024 * 1024,
     tooLargeCode: 'payload_too_large',
     observer: p.metrics.httpObserver('directory'),
+    // a public mirror is bounded as a node is: its connections and the bodies it reads (a write is read, then refused)
+    gate: new ConnectionGate(o.connectionCaps ?? DEFAULT_CONNECTION_SETTINGS),
+    bodyBudget: new BodyBudget(o.bodyBudget ?? DEFAULT_BODY_BUDGET),
   });
   const service = new DirectoryService({
     ledger: p.ledger,

@@ -2,12 +2,14 @@
 import { memberOf, messageOf } from '../base/guards.js';
 import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { parseArgs } from 'node:util';
-import { metricsTokenProblem, type LogLevel } from '../app/config.js';
+import { envNameOf, metricsTokenProblem, type LogLevel } from '../app/config.js';
 import { createLogger } from '../app/logger.js';
 import { startMirror } from '../app/mirror.js';
 import { DataDirError } from '../app/node-keys.js';
 import { DEFAULT_FOLLOWER_LIMITS, type FollowerLimits } from '../mirror/follower.js';
 import { DEFAULT_FEED_STREAM_LIMITS, type FeedStreamLimits } from '../directory/export-stream.js';
+import { DEFAULT_BODY_BUDGET, type BodyBudgetSettings } from '../http/body-budget.js';
+import { DEFAULT_CONNECTION_SETTINGS, type ConnectionSettings } from '../http/connections.js';
 import type { CliCommand, CliIo } from './io.js';
 import { listeningLine } from './serve.js';
 
@@ -20,6 +22,8 @@ export const MIRROR_DEFAULTS = Object.freeze({ dataDir: './.ddn-mirror', host: '
 const D = MIRROR_DEFAULTS;
 const F = DEFAULT_FOLLOWER_LIMITS;
 const S = DEFAULT_FEED_STREAM_LIMITS;
+const C = DEFAULT_CONNECTION_SETTINGS;
+const B = DEFAULT_BODY_BUDGET;
 
 const USAGE = `usage: ddn mirror --from DIRECTORY_URL [options]
 
@@ -44,6 +48,13 @@ Directory's read routes from it (writes answer 403 read_only_mirror with the pri
   --export-stream-max-sessions N, --export-stream-max-sessions-per-address N, --export-stream-ping-interval-ms MS
                       the mirror's own GET /export/stream, as ddn serve's (defaults ${S.maxSessions}, ${S.maxSessionsPerAddress}, ${S.pingIntervalMs}; env
                       DDN_EXPORT_STREAM_MAX_SESSIONS, …)
+  --max-connections N, --max-connections-per-address N
+                      open connections of the mirror and of one client address, as ddn serve's (beyond: 503 and
+                      closed; 0: no cap; defaults ${C.maxConnections}, ${C.maxConnectionsPerAddress}; env DDN_MAX_CONNECTIONS, …)
+  --http-body-budget-bytes N, --http-body-budget-per-address-bytes N
+                      request bodies in flight in the mirror and from one client address, as ddn serve's (beyond:
+                      503 / 429 before the body is read; 0: no bound; defaults ${B.maxBytes}, ${B.maxBytesPerAddress};
+                      env DDN_HTTP_BODY_BUDGET_BYTES, …)
   --help              this text
 
 ${EXIT_HELP}
@@ -60,6 +71,8 @@ interface MirrorArgs {
   metricsToken: string | null;
   followerLimits: FollowerLimits;
   streamLimits: Pick<FeedStreamLimits, 'maxSessions' | 'maxSessionsPerAddress' | 'pingIntervalMs'>;
+  connectionCaps: Pick<ConnectionSettings, 'maxConnections' | 'maxConnectionsPerAddress'>;
+  bodyBudget: BodyBudgetSettings;
 }
 
 /** The integer option `--name` (flag, else env, else the default); throws the message saying what is wrong. */
@@ -70,13 +83,25 @@ function intOption(value: string | undefined, name: string, fallback: number, mi
   throw new Error(`--${name}: must be an integer from ${min} to ${max}, got '${text}'`);
 }
 
-/** The follower's and the export stream's limits from the options, else the environment; throws naming a bad one. */
-function mirrorLimits(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Pick<MirrorArgs, 'followerLimits' | 'streamLimits'> {
+type MirrorLimits = Pick<MirrorArgs, 'followerLimits' | 'streamLimits' | 'connectionCaps' | 'bodyBudget'>;
+
+/** The follower's, the export stream's and the listener's limits from the options, else the environment; throws naming a bad one. */
+function mirrorLimits(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): MirrorLimits {
   const opt = (name: string): string | undefined => {
     const v = values[name];
     return typeof v === 'string' ? v : undefined;
   };
+  /** A cap or budget as ddn serve takes it: the flag, else `DDN_<NAME>`, else the default; 0 is no bound. */
+  const bound = (name: string, fallback: number): number => intOption(opt(name) ?? env[envNameOf(name)], name, fallback, 0, Number.MAX_SAFE_INTEGER);
   return {
+    connectionCaps: {
+      maxConnections: bound('max-connections', C.maxConnections),
+      maxConnectionsPerAddress: bound('max-connections-per-address', C.maxConnectionsPerAddress),
+    },
+    bodyBudget: {
+      maxBytes: bound('http-body-budget-bytes', B.maxBytes),
+      maxBytesPerAddress: bound('http-body-budget-per-address-bytes', B.maxBytesPerAddress),
+    },
     streamLimits: {
       maxSessions: intOption(
         opt('export-stream-max-sessions') ?? env.DDN_EXPORT_STREAM_MAX_SESSIONS,
@@ -131,6 +156,10 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
         'export-stream-max-sessions': { type: 'string' },
         'export-stream-max-sessions-per-address': { type: 'string' },
         'export-stream-ping-interval-ms': { type: 'string' },
+        'max-connections': { type: 'string' },
+        'max-connections-per-address': { type: 'string' },
+        'http-body-budget-bytes': { type: 'string' },
+        'http-body-budget-per-address-bytes': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -154,15 +183,14 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
   const metricsToken = values['metrics-token'] ?? env.DDN_METRICS_TOKEN ?? null;
   const tokenProblem = metricsToken === null ? undefined : metricsTokenProblem(metricsToken);
   if (tokenProblem !== undefined) return { error: `--metrics-token: ${tokenProblem}` };
-  let limits: Pick<MirrorArgs, 'followerLimits' | 'streamLimits'>;
+  let limits: MirrorLimits;
   try {
     limits = mirrorLimits(values, env);
   } catch (e) {
     return { error: messageOf(e) };
   }
-  const { followerLimits, streamLimits } = limits;
   const dataDir = values['data-dir'] ?? env.DDN_DATA_DIR ?? D.dataDir;
-  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? D.host, port, logLevel, metricsToken, followerLimits, streamLimits };
+  return { from, dataDir, host: values.host ?? env.DDN_HOST ?? D.host, port, logLevel, metricsToken, ...limits };
 }
 
 async function mirror(args: string[], io: CliIo): Promise<number> {

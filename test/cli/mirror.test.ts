@@ -70,6 +70,8 @@ describe('ddn mirror', () => {
         /--export-stream-max-sessions-per-address: must be an integer from 1/,
       ],
       [['--from', 'http://127.0.0.1:1', '--ping-interval-ms', 'soon'], 2, /--ping-interval-ms: must be an integer from 1 to 600000, got 'soon'/],
+      [['--from', 'http://127.0.0.1:1', '--max-connections-per-address', 'many'], 2, /--max-connections-per-address: must be an integer from 0 .*, got 'many'/],
+      [['--from', 'http://127.0.0.1:1', '--http-body-budget-bytes', '1e9'], 2, /--http-body-budget-bytes: must be an integer from 0 .*, got '1e9'/],
       [['--from', 'http://127.0.0.1:1', '--data-dir', join(dir, 'fresh'), '--port', '0', '--log-level', 'silent'], 1, /cannot read the primary's genesis/],
     ];
     for (const [args, code, message] of cases) {
@@ -109,5 +111,21 @@ describe('ddn mirror', () => {
     for (const [flag, value] of defaults) assert.ok(helpOf(flag).includes(`(default ${value};`), `${flag}: ${helpOf(flag)}`);
     const { maxSessions, maxSessionsPerAddress, pingIntervalMs } = taken.streamLimits;
     assert.ok(helpOf('--export-stream-max-sessions').includes(`(defaults ${maxSessions}, ${maxSessionsPerAddress}, ${pingIntervalMs};`));
+    const { maxConnections, maxConnectionsPerAddress } = taken.connectionCaps;
+    assert.ok(helpOf('--max-connections').includes(`defaults ${maxConnections}, ${maxConnectionsPerAddress};`));
+    const { maxBytes, maxBytesPerAddress } = taken.bodyBudget;
+    assert.ok(helpOf('--http-body-budget-bytes').includes(`defaults ${maxBytes}, ${maxBytesPerAddress};`));
+    assert.ok(maxConnections > 0 && maxConnectionsPerAddress > 0 && maxBytes > 0 && maxBytesPerAddress > 0, 'bounded by default');
+  });
+
+  it('takes its connection caps and body budget as ddn serve does: the flag, else DDN_<NAME>', () => {
+    const taken = parseMirrorArgs(['--from', 'http://127.0.0.1:1', '--max-connections', '0', '--http-body-budget-per-address-bytes', '4096'], {
+      DDN_MAX_CONNECTIONS: '7',
+      DDN_MAX_CONNECTIONS_PER_ADDRESS: '3',
+      DDN_HTTP_BODY_BUDGET_BYTES: '65536',
+    });
+    assert.ok(!('help' in taken) && !('error' in taken));
+    assert.deepEqual(taken.connectionCaps, { maxConnections: 0, maxConnectionsPerAddress: 3 });
+    assert.deepEqual(taken.bodyBudget, { maxBytes: 65536, maxBytesPerAddress: 4096 });
   });
 });

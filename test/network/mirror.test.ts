@@ -5,6 +5,7 @@
  * Relay reads its Directory through the mirror.
  */
 import assert from 'node:assert/strict';
+import { Agent, request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationClient } from '../../src/client/application-client.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
@@ -14,6 +15,32 @@ import { generateDid } from '../../src/protocol/did.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { caughtUp, registerAndChange, sameAnswer, startTestMirror, type TestMirror } from '../support/mirror.js';
+
+/** The status of a GET through `agent`, its connection kept open (held until the next event turn at least). */
+function getVia(agent: Agent, url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request(url, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => setTimeout(() => resolve(res.statusCode ?? 0), 50));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** Status and text of a JSON request (a POST by default) through `agent`. */
+function postVia(agent: Agent, url: string, body: string, method = 'POST'): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, method, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** The read routes a mirror serves, for one DID and its transactions. */
 function readPaths(did: string, alias: string, txs: readonly string[]): string[] {
@@ -180,6 +207,32 @@ describe('a read-only mirror of a Directory', () => {
       assert.equal(res.status, 403, `${method} ${path}`);
       assert.equal(body.code, 'read_only_mirror');
       assert.equal(body.details?.primary_url, primary.urls.directory);
+    }
+  });
+
+  it('bounds its connections and the request bodies it reads, as a node does', async () => {
+    const bounded = await startTestMirror(primary.urls.directory!, undefined, {
+      connectionCaps: { maxConnections: 100, maxConnectionsPerAddress: 2 },
+      bodyBudget: { maxBytes: 1024 * 1024, maxBytesPerAddress: 4096 },
+    });
+    // from an address of its own: the test harness keeps connections to the mirror from 127.0.0.1
+    const agent = new Agent({ keepAlive: true, localAddress: '127.0.0.2' });
+    try {
+      // two kept-alive connections are this address's cap: a third is answered 503 and closed
+      const kept = await Promise.all([0, 1].map(() => getVia(agent, `${bounded.url}/health`)));
+      assert.deepEqual(kept, [200, 200]);
+      const third = await postVia(new Agent({ localAddress: '127.0.0.2' }), `${bounded.url}/health`, '', 'GET');
+      const refused = JSON.parse(third.text) as { code: string; details?: { reason?: string } };
+      assert.equal(third.status, 503);
+      assert.deepEqual([refused.code, refused.details?.reason], ['service_unavailable', 'connection_limit']);
+      // on a kept connection, a body beyond the address's share is refused before it is read
+      const big = await postVia(agent, `${bounded.url}/register-did`, `{"x":"${'a'.repeat(6000)}"}`);
+      const share = JSON.parse(big.text) as { code: string; details?: { reason?: string } };
+      assert.equal(big.status, 429);
+      assert.deepEqual([share.code, share.details?.reason], ['rate_limited', 'body_share']);
+    } finally {
+      agent.destroy();
+      await bounded.stop();
     }
   });
 
