@@ -206,5 +206,22 @@ if (PG_URL) {
         await done();
       }
     });
+
+    it('counts a row announced before a catch-up as heard when a block finished it before this process saw it pending', async () => {
+      const { a, b, done } = await deaf();
+      try {
+        const rx = await admit(a, registerCall(didOf(1301), seedKey(71)));
+        const seq = Number((await a.pool.query<{ seq: string }>('SELECT max(seq)::text AS seq FROM ledger_txs')).rows[0]!.seq);
+        // b hears of the row (its session's notification, `pending:<seq>`), but a's block finishes it before b reads it
+        const heard = b.sync as unknown as { notifiedPending: number; announcedUnseen(): boolean };
+        heard.notifiedPending = seq;
+        assert.ok(await a.sync.produceOnce());
+        await b.sync.refresh();
+        assert.equal(b.ledger.txView(rx.txHash)?.status, 'finalized', 'the block came with the catch-up, the row never pending at b');
+        assert.equal(heard.announcedUnseen(), false, 'nothing announced is left unseen: the next block of b would not catch up first');
+      } finally {
+        await done();
+      }
+    });
   });
 }
