@@ -1,20 +1,20 @@
 /**
  * `GET /overview` (docs/explorer.md): how many DIDs, personas and applications the finalized ledger holds, and
  * its latest operations and blocks. The ledger keeps no counts, so they are folded from the export feed (every
- * finalized operation in order, src/ledger/feed): the first request reads the whole feed, a page at a time with
- * the event loop free between pages, and each later one only what was finalized since. Per process, in memory.
+ * finalized operation in order, src/ledger/feed) read as summaries — position, status, action, subject, no
+ * extrinsic bytes: the first request reads the whole feed, a page at a time with the event loop free between
+ * pages, and each later one only what was finalized since. Per process, in memory.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { to0x } from '../base/bytes.js';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import type { LedgerReads } from '../ledger/ports.js';
-import type { TxRecord } from '../ledger/store.js';
-import type { OverviewResponse, RecentOperationJson } from '../wire/explorer.js';
-import { subjectKindOf } from './subject-kind.js';
+import type { FeedSummary } from '../ledger/store.js';
+import type { OverviewResponse, RecentOperationJson, SubjectKind } from '../wire/explorer.js';
+import { kindNeedsBytes, subjectKindOf } from './subject-kind.js';
 
 export const OVERVIEW_LIST = { defaultLimit: 10, maxLimit: 100 } as const;
-const FEED_PAGE = 1000;
+const FEED_PAGE = 5000;
 const PERSONA_REGISTRATIONS = new Set(['register_persona', 'register_named_persona']);
 
 /** `?limit=`: 1…100, default 10. */
@@ -35,22 +35,24 @@ export class OverviewTally {
   operations = 0;
   readonly personas = new Set<string>();
   /** The latest operations, oldest first, at most {@link OVERVIEW_LIST.maxLimit}. */
-  readonly recent: { tx: TxRecord; blockNumber: number }[] = [];
+  readonly recent: { tx: SummaryTx; blockNumber: number }[] = [];
 
-  add(tx: TxRecord, blockNumber: number): void {
+  add(tx: SummaryTx, blockNumber: number): void {
     this.operations++;
     this.recent.push({ tx, blockNumber });
     if (this.recent.length > OVERVIEW_LIST.maxLimit) this.recent.shift();
     if (tx.status !== 'included') return;
-    const action = tx.meta.action;
+    const action = tx.action;
     if (action === 'register_did') this.dids++;
     else if (action === 'delete_did') {
       this.dids--;
       this.deletedDids++;
     } else if (action === 'register_application') this.applications++;
-    else if (PERSONA_REGISTRATIONS.has(action)) this.personas.add(tx.meta.subject);
+    else if (PERSONA_REGISTRATIONS.has(action)) this.personas.add(tx.subject);
   }
 }
+
+type SummaryTx = NonNullable<FeedSummary['tx']>;
 
 export class OverviewService {
   private readonly tally = new OverviewTally();
@@ -73,22 +75,21 @@ export class OverviewService {
       .reverse()
       .map(({ tx, blockNumber }) => ({
         block_number: blockNumber,
-        block_index: tx.blockIndex ?? 0,
+        block_index: tx.blockIndex,
         tx_hash: tx.txHash,
         timestamp: timeOf(blockNumber),
         timestamp_iso: isoMs(timeOf(blockNumber)),
-        action: tx.meta.action,
+        action: tx.action,
         extrinsic: tx.extrinsic,
         success: tx.status === 'included',
-        subject: tx.meta.subject,
-        subject_kind: subjectKindOf(tx),
+        subject: tx.subject,
+        subject_kind: this.kindOf(tx),
       }));
     const recent_blocks: OverviewResponse['recent_blocks'] = [];
     for (let n = fin.number; n >= 0 && recent_blocks.length < limit; n--) {
-      const b = this.ledger.block(n);
+      const b = this.ledger.blockRef(n);
       if (b === undefined) break;
-      const ms = b.block.header.timestampMs;
-      recent_blocks.push({ number: n, hash: to0x(b.block.hash), timestamp: ms, timestamp_iso: isoMs(ms), operations: b.txs.length });
+      recent_blocks.push({ number: n, hash: b.hash, timestamp: b.timestampMs, timestamp_iso: isoMs(b.timestampMs), operations: this.ledger.blockTxCount(n) });
     }
     return {
       finalized_number: fin.number,
@@ -97,6 +98,12 @@ export class OverviewService {
       recent_operations,
       recent_blocks,
     };
+  }
+
+  /** The kind of a summary's subject: a policy call's comes from its signed scope, so that one reads its bytes. */
+  private kindOf(tx: SummaryTx): SubjectKind {
+    const bytes = kindNeedsBytes(tx.extrinsic) ? this.ledger.txView(tx.txHash)?.tx.bytes : undefined;
+    return subjectKindOf({ extrinsic: tx.extrinsic, meta: { subject: tx.subject }, bytes });
   }
 
   /** Folds what was finalized since the last request; concurrent requests share one pass. */
@@ -115,7 +122,7 @@ export class OverviewService {
 
   private async fold(): Promise<void> {
     for (;;) {
-      const page = this.ledger.finalizedFeed(this.tally.seq, FEED_PAGE);
+      const page = this.ledger.finalizedFeedSummary(this.tally.seq, FEED_PAGE);
       for (const e of page) {
         this.tally.seq = e.seq;
         if (e.tx !== undefined) this.tally.add(e.tx, e.blockNumber);

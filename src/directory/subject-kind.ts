@@ -18,7 +18,12 @@ const APPLICATION_CALLS = new Set([
 const POLICY_CALLS = new Set(['apply_policy_v2_with_proof', 'apply_policy_v3_with_proof']);
 const SCOPE_KINDS: Record<string, SubjectKind> = { Did: 'did', Persona: 'persona', Application: 'application' };
 
-export function subjectKindOf(tx: Pick<TxRecord, 'extrinsic' | 'meta' | 'bytes'>): SubjectKind {
+/** True for a call whose subject's kind is read from its bytes (a policy's scope). */
+export function kindNeedsBytes(extrinsic: string): boolean {
+  return POLICY_CALLS.has(extrinsic);
+}
+
+export function subjectKindOf(tx: { extrinsic: string; meta: Pick<TxRecord['meta'], 'subject'>; bytes?: Uint8Array | undefined }): SubjectKind {
   if (POLICY_CALLS.has(tx.extrinsic)) {
     const call = tx.bytes === undefined ? undefined : decodeExtrinsic(tx.bytes);
     const scope = call === undefined ? undefined : describeCall(call).scope;

@@ -17,7 +17,7 @@ import { TxPool } from './pool.js';
 import { BlockProduction } from './production.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import { StateAt } from './state-at.js';
-import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
+import type { FeedEntry, FeedSummary, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { entryFromStored } from './stored-entry.js';
 import {
   MAX_EXTRINSICS_PER_BLOCK,
@@ -238,6 +238,16 @@ export class Ledger {
   /** Export feed entries after `afterSeq` of finalized blocks, at most `limit` (docs/mirrors.md). */
   finalizedFeed(afterSeq: number, limit: number): FeedEntry[] {
     return this.store.feedAfter(afterSeq, this.head.finalizedRef.number, limit);
+  }
+
+  /** {@link finalizedFeed} as summaries, without the transactions' bytes (a tally of the whole feed). */
+  finalizedFeedSummary(afterSeq: number, limit: number): FeedSummary[] {
+    return this.store.feedSummaryAfter(afterSeq, this.head.finalizedRef.number, limit);
+  }
+
+  /** How many transactions block `number` holds. */
+  blockTxCount(number: number): number {
+    return this.store.blockTxCount(number);
   }
 
   /** The seq of the last export feed entry of a finalized block (0: none yet). */

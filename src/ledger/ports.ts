@@ -25,7 +25,9 @@ export type LedgerReads = Pick<
   | 'lastFailure'
   | 'subjectHistory'
   | 'finalizedFeed'
+  | 'finalizedFeedSummary'
   | 'finalizedFeedSeq'
+  | 'blockTxCount'
   | 'onBlock'
 >;
 

@@ -74,6 +74,17 @@ export interface FeedEntry {
   tx?: TxRecord;
 }
 
+/**
+ * A feed entry as a tally reads it: where it is and what its transaction did, without the transaction's bytes
+ * (`GET /overview` folds every entry of the feed).
+ */
+export interface FeedSummary {
+  seq: number;
+  blockNumber: number;
+  /** Absent for the entry of a block without transactions. */
+  tx?: { blockIndex: number; txHash: string; extrinsic: string; status: TxStatus; action: string; subject: string };
+}
+
 export interface LedgerStore {
   /** Stored genesis hash, if the chain was initialised before. */
   genesisHash(): Uint8Array | undefined;
@@ -106,7 +117,11 @@ export interface LedgerStore {
   subjectHistory(q: SubjectHistoryQuery): TxRecord[];
   /** Feed entries after `afterSeq` of blocks at or below `maxBlock`, at most `limit`, in order. */
   feedAfter(afterSeq: number, maxBlock: number, limit: number): FeedEntry[];
+  /** {@link feedAfter}'s entries as summaries: one statement, no extrinsic bytes read. */
+  feedSummaryAfter(afterSeq: number, maxBlock: number, limit: number): FeedSummary[];
   /** The seq of the last feed entry of blocks at or below `maxBlock` (0: none). */
   feedLastSeq(maxBlock: number): number;
+  /** How many transactions block `number` holds (its feed entries with a transaction). */
+  blockTxCount(number: number): number;
   close(): void;
 }

@@ -6,6 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { to0x } from '../../src/base/bytes.js';
 import { startDirectory, type DirectoryHarness } from '../support/directory-harness.js';
 import { assertError, mutate, registerDid, registerFixture, type Fixture } from '../support/directory-flows.js';
 import { registerApplication } from '../support/application-flows.js';
@@ -78,6 +79,19 @@ describe('explorer reads', () => {
     const blocks = r.body.recent_blocks as Json[];
     assert.equal(blocks[0]!.number, h.ledger.finalizedRefNow().number);
     assert.equal(blocks.length, Math.min(10, h.ledger.finalizedRefNow().number + 1));
+    for (const b of blocks) {
+      const full = h.ledger.block(Number(b.number))!;
+      assert.deepEqual([b.hash, b.operations], [to0x(full.block.hash), full.txs.length], `block ${String(b.number)}`);
+    }
+    // the tally reads the feed as summaries: the same entries as the feed, without the bytes
+    const feed = h.ledger.finalizedFeed(0, 100_000);
+    assert.ok(feed.length > 0);
+    assert.deepEqual(
+      h.ledger
+        .finalizedFeedSummary(0, 100_000)
+        .map((e) => [e.seq, e.blockNumber, e.tx?.blockIndex, e.tx?.txHash, e.tx?.extrinsic, e.tx?.status, e.tx?.action, e.tx?.subject]),
+      feed.map((e) => [e.seq, e.blockNumber, e.tx?.blockIndex, e.tx?.txHash, e.tx?.extrinsic, e.tx?.status, e.tx?.meta.action, e.tx?.meta.subject]),
+    );
 
     const two = await h.call('GET', '/overview?limit=2');
     assert.equal((two.body.recent_operations as Json[]).length, 2);

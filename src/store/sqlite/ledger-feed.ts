@@ -5,7 +5,7 @@
  * Every store that holds the same blocks numbers them the same way, so a replica of a shared PostgreSQL ledger
  * serves the same feed as every other Directory process of the deployment.
  */
-import type { FeedEntry, TxRecord } from '../../ledger/store.js';
+import type { FeedEntry, FeedSummary, TxRecord, TxStatus } from '../../ledger/store.js';
 import { migrate, type Migration, type SqliteDb } from './database.js';
 
 /** A namespace of its own, so the feed's migrations never collide with the ledger's. */
@@ -31,6 +31,14 @@ interface FeedRow {
   block_index: number | null;
 }
 
+interface SummaryRow extends FeedRow {
+  tx_hash: string | null;
+  extrinsic: string;
+  status: TxStatus;
+  action: string;
+  subject: string;
+}
+
 /** The feed's statements over one ledger database (its migrations applied by the constructor). */
 export class SqliteLedgerFeed {
   private readonly q;
@@ -43,6 +51,15 @@ export class SqliteLedgerFeed {
     this.q = {
       insert: db.prepare('INSERT INTO ledger_feed (block_number, block_index) VALUES (?, ?)'),
       after: db.prepare('SELECT * FROM ledger_feed WHERE seq > ? AND block_number <= ? ORDER BY seq LIMIT ?'),
+      // the transaction at each position as txAt reads it (its newest row), its action and subject out of its meta
+      summaryAfter: db.prepare<[number, number, number], SummaryRow>(
+        `SELECT f.seq, f.block_number, f.block_index, t.tx_hash, t.extrinsic, t.status,
+           json_extract(t.meta, '$.action') AS action, json_extract(t.meta, '$.subject') AS subject
+         FROM ledger_feed f LEFT JOIN ledger_txs t ON t.seq = (
+           SELECT seq FROM ledger_txs WHERE block_number = f.block_number AND block_index = f.block_index ORDER BY seq DESC LIMIT 1)
+         WHERE f.seq > ? AND f.block_number <= ? ORDER BY f.seq LIMIT ?`,
+      ),
+      countInBlock: db.prepare<[number], { n: number }>('SELECT count(block_index) AS n FROM ledger_feed WHERE block_number = ?'),
       // the index on block_number holds seq (the rowid) too: one index step, not a scan
       last: db.prepare('SELECT seq AS s FROM ledger_feed WHERE block_number <= ? ORDER BY block_number DESC, seq DESC LIMIT 1'),
     };
@@ -63,6 +80,20 @@ export class SqliteLedgerFeed {
       if (tx) entry.tx = { ...tx, blockIndex: r.block_index };
       return entry;
     });
+  }
+
+  summaryAfter(afterSeq: number, maxBlock: number, limit: number): FeedSummary[] {
+    return this.q.summaryAfter.all(afterSeq, maxBlock, limit).map((r) => {
+      const entry: FeedSummary = { seq: r.seq, blockNumber: r.block_number };
+      if (r.block_index === null || r.tx_hash === null) return entry;
+      entry.tx = { blockIndex: r.block_index, txHash: r.tx_hash, extrinsic: r.extrinsic, status: r.status, action: r.action, subject: r.subject };
+      return entry;
+    });
+  }
+
+  /** The transactions of block `n`: its feed rows that have one (through the block index). */
+  countInBlock(n: number): number {
+    return this.q.countInBlock.get(n)?.n ?? 0;
   }
 
   lastSeq(maxBlock: number): number {

@@ -1,7 +1,7 @@
 /** SQLite implementation of the ledger store: blocks, transactions and versioned state in one WAL database. */
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
-import type { FeedEntry, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
+import type { FeedEntry, FeedSummary, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
 import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { SqliteLedgerFeed } from './ledger-feed.js';
@@ -431,8 +431,16 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.feed.after(afterSeq, maxBlock, limit);
   }
 
+  feedSummaryAfter(afterSeq: number, maxBlock: number, limit: number): FeedSummary[] {
+    return this.feed.summaryAfter(afterSeq, maxBlock, limit);
+  }
+
   feedLastSeq(maxBlock: number): number {
     return this.feed.lastSeq(maxBlock);
+  }
+
+  blockTxCount(number: number): number {
+    return this.feed.countInBlock(number);
   }
 
   close(): void {
