@@ -222,6 +222,70 @@ if (PG_URL) {
       }
     });
 
+    it('keeps its plans: a session that began on a one-row recipient table does not scan a large one (the batch, the removing trigger)', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      const c = await db.pool.connect();
+      try {
+        for (const t of ['cache_entries', 'cache_recipient_bytes']) await c.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
+        const req = (e: NewEntry): PutRequest => ({ entry: e, nowMs: NOW, chunkWindowMs: HOUR, claim: null, quotaBytes: null });
+        const stored: NewEntry[] = [];
+        const putOne = async () => {
+          const e = entry();
+          stored.push(e);
+          assert.notEqual(await putNewInOneTrip(c, DID, [req(e)]), null);
+        };
+        const removeOne = () => c.query('DELETE FROM cache_entries WHERE message_key = $1', [stored.shift()!.messageId.toLowerCase()]);
+        await putOne();
+        // statistics of a one-row table: a plan costed on them reads it sequentially
+        await c.query('ANALYZE cache_recipient_bytes');
+        // this session's first batches and deletes meet it (PL/pgSQL may keep a generic plan after five)
+        for (let i = 0; i < 8; i++) await putOne();
+        for (let i = 0; i < 8; i++) await removeOne();
+        await c.query(`INSERT INTO cache_recipient_bytes (recipient, bytes, entries) SELECT 'did:r' || i, 0, 0 FROM generate_series(1, 20000) i`);
+        const scans = async () =>
+          (await c.query<{ seq: string }>(`SELECT seq_scan AS seq FROM pg_stat_xact_user_tables WHERE relid = 'cache_recipient_bytes'::regclass`)).rows[0]!;
+        await c.query('BEGIN');
+        const before = await scans();
+        await putOne();
+        await removeOne();
+        const after = await scans();
+        await c.query('ROLLBACK');
+        assert.equal(Number(after.seq) - Number(before.seq), 0, 'no sequential scan of cache_recipient_bytes in the batch or the delete');
+        // the totals still follow the entries
+        const totals = await c.query<{ bytes: string; entries: string }>('SELECT bytes, entries FROM cache_recipient_bytes WHERE recipient = $1', [DID]);
+        assert.deepEqual(totals.rows[0], { bytes: String(stored.reduce((n, e) => n + e.sizeBytes, 0)), entries: String(stored.length) });
+      } finally {
+        c.release();
+        await s.close();
+        await db.drop();
+      }
+    });
+
+    it('a batch with an id held, or twice in it, is not taken and writes nothing', async () => {
+      const db = await freshPgSchema();
+      const s = await PgMailboxStore.open(db.pool);
+      const c = await db.pool.connect();
+      try {
+        const req = (e: NewEntry): PutRequest => ({ entry: e, nowMs: NOW, chunkWindowMs: HOUR, claim: nodeClaim(), quotaBytes: null });
+        const held = entry();
+        assert.notEqual(await putNewInOneTrip(c, DID, [req(held)]), null);
+        const twice = entry();
+        const count = async () => (await c.query<{ n: string }>('SELECT count(*) AS n FROM cache_entries')).rows[0]!.n;
+        const nonces = async () => (await c.query<{ n: string }>('SELECT count(*) AS n FROM cache_nonces')).rows[0]!.n;
+        const [n0, c0] = [await count(), await nonces()];
+        assert.equal(await putNewInOneTrip(c, DID, [req(entry()), req(held), req(entry())]), null);
+        assert.equal(await putNewInOneTrip(c, DID, [req(twice), req(entry()), req(twice)]), null);
+        assert.deepEqual([await count(), await nonces()], [n0, c0]);
+        const totals = await c.query<{ entries: string }>('SELECT entries FROM cache_recipient_bytes WHERE recipient = $1', [DID]);
+        assert.equal(totals.rows[0]!.entries, '1');
+      } finally {
+        c.release();
+        await s.close();
+        await db.drop();
+      }
+    });
+
     it('a batch the one-query path does not take (a replayed nonce, a held id) runs as before: BEGIN with its claims and lock', async () => {
       const db = await freshPgSchema();
       const s = await PgMailboxStore.open(db.pool);

@@ -179,7 +179,7 @@ if (PG_URL) {
         assert.equal((await b.getMessage(DID, e.messageId, NOW))?.meta.messageId, e.messageId);
         await b.close();
         const versions = await db.pool.query("SELECT version FROM schema_migrations WHERE namespace = 'cache' ORDER BY version");
-        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }]);
+        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }]);
       } finally {
         await db.drop();
       }

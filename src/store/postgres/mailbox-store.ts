@@ -49,7 +49,7 @@ import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js'
 import { isRetryablePgError } from './retryable.js';
 import { KeyedBatches, type Settled } from './keyed-batches.js';
 import { bulkClaimSql, bulkPut, bulkShaped } from './mailbox-bulk-put.js';
-import { CACHE_PUT_NEW_CUSTOM_PLANS_SQL, CACHE_PUT_NEW_SQL, putNewInOneTrip } from './mailbox-one-trip.js';
+import { CACHE_PUT_NEW_CACHED_PLANS_SQL, CACHE_PUT_NEW_CUSTOM_PLANS_SQL, CACHE_PUT_NEW_SQL, putNewInOneTrip } from './mailbox-one-trip.js';
 import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
@@ -176,6 +176,9 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
   { version: 5, sql: CACHE_PUT_NEW_SQL },
   // Its statements planned for each call's values, never a generic plan cached on a small table.
   { version: 6, sql: CACHE_PUT_NEW_CUSTOM_PLANS_SQL },
+  // No statement of it (nor of the removing trigger) reads a table but through a unique index's conflict check,
+  // so their plans are cached again.
+  { version: 7, sql: CACHE_PUT_NEW_CACHED_PLANS_SQL },
 ];
 
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
