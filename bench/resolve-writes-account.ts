@@ -1,12 +1,12 @@
 /**
- * `npx tsx bench/resolve-writes-account.ts [--rounds 3] [--seconds 10] [--pg]`: where resolve's loss under writes
+ * `npx tsx bench/resolve-writes-account.ts [--rounds 3] [--seconds 10] [--pg] [--tree <built tree>]`: where resolve's loss under writes
  * goes (issue 39 item 2). One Directory-only `ddn serve` (2,000 DIDs, blocks every 100 ms, as `--only
  * resolve_writes`), `GET /resolve` from the load generator (autocannon, 32 connections) in windows alternating
  * alone / with 100 signed `UpdateService` writes/s (sent from this process, pre-signed). Per window: resolves/s;
  * the node's CPU per thread (cores), its context switches and read/write system calls; the load generator's and
  * this process's (the write generator's) CPU; the machine's user/system/softirq cores and idle; the node's GC time
  * (`nodejs_gc_duration_seconds`). The last lines account the loss: the main thread's CPU per resolve alone against
- * with writes (writes taken out at the writes-alone cost, measured in a last window). With `--other <built tree>`
+ * with writes (writes taken out at the writes-alone cost, measured in a last window). `--tree` runs A on another built tree than this checkout. With `--other <built tree>`
  * and/or `--node-options` / `--other-node-options` (the service's `NODE_OPTIONS`), two nodes side by side, their
  * windows alternating (A B B A …), one at a time.
  */
@@ -32,6 +32,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     pg: { type: 'boolean', default: false },
     other: { type: 'string' },
+    tree: { type: 'string' },
     'node-options': { type: 'string' },
     'other-node-options': { type: 'string' },
   },
@@ -195,7 +196,7 @@ async function measureWindow(side: Side, label: string, withWrites: boolean, wit
 }
 
 try {
-  sides.push(await startSide('A', undefined, values['node-options']));
+  sides.push(await startSide('A', values.tree, values['node-options']));
   if (values.other !== undefined || values['other-node-options'] !== undefined) sides.push(await startSide('B', values.other, values['other-node-options']));
   // warm the write path first (the first writes of a node are dear: tier-up)
   for (const side of sides) await measureWindow(side, 'warm-writes', true, false);
