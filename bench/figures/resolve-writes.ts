@@ -9,7 +9,7 @@
  * included) and the time per block.
  */
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -32,9 +32,8 @@ const WRITES_PER_S = 100;
 /** One signed update ready to send: its writer and document nonce, and the request. */
 interface SignedWrite {
   nonce: bigint;
-  method: string;
-  path: string;
-  body: string;
+  /** The whole HTTP request, serialized ({@link RawKeepAlive.build}). */
+  request: Buffer;
 }
 
 /**
@@ -57,8 +56,11 @@ export class SteadyWrites {
   private timer: NodeJS.Timeout | undefined;
   private t0 = 0;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Keep-alive connections: `fetch` costs the generator about a millisecond of CPU per write on this machine. */
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 32 });
+  /**
+   * Keep-alive connections, requests serialized when signed: `fetch` cost the generator about a millisecond of CPU
+   * per write on this machine, `node:http` ~0.6 ms.
+   */
+  private readonly http: RawKeepAlive;
   accepted = 0;
   refused = 0;
   /** Updates signed during a window (their pre-signed nonce was taken). */
@@ -67,7 +69,7 @@ export class SteadyWrites {
   rate = 0;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly profile: Profile,
     private readonly writers: readonly WriterDid[],
     firstNonce: bigint,
@@ -76,6 +78,8 @@ export class SteadyWrites {
     this.nonces = writers.map(() => firstNonce);
     this.busy = writers.map(() => false);
     this.ready = writers.map(() => []);
+    const u = new URL(url);
+    this.http = new RawKeepAlive(u.hostname, Number(u.port));
   }
 
   /** Builds and signs the next `count` updates (round-robin over the writers), before a window. */
@@ -124,7 +128,7 @@ export class SteadyWrites {
     const built = buildMutationRequest(this.profile, w.did, 'UpdateService', fields, { nonce, validUntil: this.validUntil, signerKeyId: 'root' });
     const route = submitRoute(w.did, 'UpdateService', built.request);
     const body = JSON.stringify({ ...built.request, signature: to0x(w.key.sign(built.payload)) });
-    return { nonce, method: route.method, path: route.path, body };
+    return { nonce, request: this.http.build(route.method, route.path, body) };
   }
 
   /** Writer `i`'s update for its current nonce: the pre-signed one, or one signed now. */
@@ -142,7 +146,8 @@ export class SteadyWrites {
     const write = this.take(i);
     this.sent++;
     this.busy[i] = true;
-    const p = post(this.agent, `${this.url}${write.path}`, write.method, write.body)
+    const p = this.http
+      .send(write.request)
       .then(({ status, text }) => {
         if (status === 202) {
           this.accepted++;
@@ -172,22 +177,86 @@ export class SteadyWrites {
 
   /** Closes the kept-alive connections. */
   close(): void {
-    this.agent.destroy();
+    this.http.destroy();
   }
 }
 
-/** One request with a JSON body over `agent`; its status and text. */
-function post(agent: Agent, url: string, method: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
+/**
+ * Keep-alive HTTP/1.1 connections to one host that send requests already serialized whole (request line, headers
+ * and body in one buffer, built with the write before the window) and read back only the status and the body an
+ * answer declares by `content-length`. `node:http` cost the generator ~0.6 ms of CPU per write on this machine
+ * (the request object, header validation, the parser's callbacks), on the two cores the node under test shares;
+ * this costs a fraction of it (bench/HISTORY.md, session 26). One request at a time per connection, no pipelining.
+ */
+export class RawKeepAlive {
+  private readonly idle: Socket[] = [];
+  private readonly open = new Set<Socket>();
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  /** `POST`/`PUT` of `path` with a JSON body, as one buffer for {@link send}. */
+  build(method: string, path: string, body: string): Buffer {
+    const b = Buffer.from(body, 'utf8');
+    const head = `${method} ${path} HTTP/1.1\r\nhost: ${this.host}:${this.port}\r\ncontent-type: application/json\r\ncontent-length: ${b.length}\r\n\r\n`;
+    return Buffer.concat([Buffer.from(head, 'latin1'), b]);
+  }
+
+  /** Sends one serialized request on an idle connection (a new one if none) and resolves with the answer. */
+  send(request: Buffer): Promise<{ status: number; text: string }> {
+    const socket = this.idle.pop() ?? this.connect();
+    return new Promise((resolve, reject) => {
+      let buf: Buffer = Buffer.alloc(0);
+      const done = (err: Error | undefined, answer?: { status: number; text: string }, keep = false) => {
+        socket.off('data', onData);
+        socket.off('error', onError);
+        socket.off('close', onClose);
+        if (keep) this.idle.push(socket);
+        else socket.destroy();
+        if (err !== undefined) reject(err);
+        else resolve(answer!);
+      };
+      const onData = (chunk: Buffer) => {
+        buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buf.toString('latin1', 0, end);
+        const status = Number(head.slice(9, 12));
+        const cl = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+        if (cl === null) return done(new Error(`answer without content-length: ${head.slice(0, 200)}`));
+        const total = end + 4 + Number(cl[1]);
+        if (buf.length < total) return;
+        done(undefined, { status, text: buf.toString('utf8', end + 4, total) }, buf.length === total && !/\r\nconnection:\s*close/i.test(head));
+      };
+      const onError = (err: Error) => done(err);
+      const onClose = () => done(new Error('connection closed before the answer'));
+      socket.on('data', onData);
+      socket.on('error', onError);
+      socket.on('close', onClose);
+      socket.write(request);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
+  }
+
+  private connect(): Socket {
+    const socket = connect({ host: this.host, port: this.port, noDelay: true });
+    this.open.add(socket);
+    socket.once('close', () => {
+      this.open.delete(socket);
+      const i = this.idle.indexOf(socket);
+      if (i >= 0) this.idle.splice(i, 1);
+    });
+    // an idle connection's error (the server closing it) must not be unhandled
+    socket.on('error', () => undefined);
+    return socket;
+  }
+
+  /** Closes every connection. */
+  destroy(): void {
+    for (const s of this.open) s.destroy();
+    this.idle.length = 0;
+  }
 }
 
 export interface ResolveWritesOptions {

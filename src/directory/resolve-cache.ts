@@ -41,14 +41,19 @@ export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * 1024 * 1024;
 /** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
 const ENTRY_OVERHEAD_BYTES = 200;
 const KEY_OVERHEAD_BYTES = 64;
+/** The block fields an answer ends with (`,"block_number":…,"block_hash":"0x…"}`), counted with each entry as before. */
+const TAIL_BYTES = 100;
 /** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
 const BYTES_PER_FILTER_SLOT = 1024;
 
 interface Entry {
-  /** The JSON body with the block fields of `block` (the DID's part is its first `headLength` characters). */
-  body: string;
-  block: BlockRef;
-  readonly headLength: number;
+  /**
+   * The DID's part of the JSON body, without its closing brace: an answer is `head` + the block's tail. Not the
+   * whole body per block: a body rebuilt for each block lives one block (~100 ms under writes), long enough to
+   * survive the young generation's collections at resolve's allocation rate, so every cached DID read in a block
+   * left a ~1 KiB string for the old generation's collector (bench/HISTORY.md, session 26).
+   */
+  readonly head: string;
   /** The finalized state keys the render read. */
   readonly deps: readonly string[];
 }
@@ -111,25 +116,18 @@ export class ResolveCache {
   body(did: string): string {
     this.follow();
     const pending = this.ledger.hasPendingFor(did);
-    const block = this.block!;
     if (!pending) {
       const cached = this.bodies?.get(did);
-      if (cached !== undefined) {
-        // the same string again while the block stays: no copy per answer
-        if (cached.block !== block) {
-          cached.body = cached.body.slice(0, cached.headLength) + this.tail;
-          cached.block = block;
-        }
-        return cached.body;
-      }
+      // a short-lived string per answer (the headers are joined to it the same way when it is written)
+      if (cached !== undefined) return cached.head + this.tail;
     }
     const reads = new ReadKeys(this.ledger.finalizedView());
     this.renderCount++;
     const json = JSON.stringify(this.render(did, reads));
     const head = json.slice(0, -1);
-    const body = head.length > 1 ? head + this.tail : `{${this.tail.slice(1)}`;
-    if (!pending && head.length > 1) this.keep(did, { body, block, headLength: head.length, deps: reads.keys });
-    return body;
+    if (head.length <= 1) return `{${this.tail.slice(1)}`;
+    if (!pending) this.keep(did, { head, deps: reads.keys });
+    return head + this.tail;
   }
 
   /** Brings the cache to the current finalized block: drops the entries that read a key the new blocks wrote. */
@@ -183,7 +181,7 @@ export class ResolveCache {
 
 /** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */
 function entrySize(entry: Entry, did: string): number {
-  let n = ENTRY_OVERHEAD_BYTES + entry.body.length + did.length;
+  let n = ENTRY_OVERHEAD_BYTES + entry.head.length + TAIL_BYTES + did.length;
   for (const key of entry.deps) n += KEY_OVERHEAD_BYTES + key.length;
   return n;
 }
