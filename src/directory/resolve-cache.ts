@@ -35,8 +35,26 @@ export interface ResolveCacheLedger {
 /** Renders the DID's part of its resolve body from `view` (throws its coded errors); the cache adds the block. */
 export type ResolveRender = (did: string, view: StateReader) => object;
 
-/** Default memory for rendered resolve bodies (`--directory-resolve-cache-bytes`). */
-export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/** The budget of a cache built without one (embedding, tests); a node's default is {@link defaultResolveCacheBytes}. */
+export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * MIB;
+
+/** The least default budget (a machine or cgroup of less than 128 MiB). */
+export const MIN_DEFAULT_RESOLVE_CACHE_BYTES = 16 * MIB;
+
+/**
+ * The node's default `--directory-resolve-cache-bytes`: an eighth of the memory the process may use (`memoryBytes`:
+ * the machine's, or its cgroup's limit), at most half the V8 heap's limit (`heapLimitBytes`: the answers are
+ * JavaScript strings, and a heap that outgrows its limit ends the process), in whole MiB, at least
+ * {@link MIN_DEFAULT_RESOLVE_CACHE_BYTES}. Memory is taken only by answers read (about 1.5 KB counted and 1.6 KB of
+ * heap each, a small document): a directory of 20,000 DIDs takes some 30 MiB whatever the budget. On a 24 GiB
+ * machine (heap limit ~4 GiB) it is ~2 GiB, which holds a million answers; docs/operations.md, "The resolve cache".
+ */
+export function defaultResolveCacheBytes(memoryBytes: number, heapLimitBytes: number): number {
+  const bytes = Math.min(memoryBytes / 8, heapLimitBytes / 2);
+  return Math.max(MIN_DEFAULT_RESOLVE_CACHE_BYTES, Math.floor(bytes / MIB) * MIB);
+}
 
 /** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
 const ENTRY_OVERHEAD_BYTES = 200;
@@ -69,8 +87,8 @@ export class ResolveCache {
   private tail = '';
   /** JSON text, not bytes: Node writes a string body together with the headers (no separate chunk for the body). */
   private readonly bodies: LRUCache<string, Entry> | null;
-  /** DIDs that missed while the budget was full: admitted on their next miss. */
-  private readonly admission: MissFilter | null;
+  /** DIDs that missed while the budget was full: admitted on their next miss (made when the budget first fills). */
+  private admission: MissFilter | undefined;
   /** State key → the DIDs whose cached body read it. */
   private readonly dependents = new Map<string, string | Set<string>>();
   private renderCount = 0;
@@ -81,7 +99,6 @@ export class ResolveCache {
     /** Memory for cached bodies (0: none are kept). */
     private readonly maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
   ) {
-    this.admission = maxBytes > 0 ? new MissFilter(maxBytes / BYTES_PER_FILTER_SLOT) : null;
     this.bodies =
       maxBytes > 0
         ? new LRUCache<string, Entry>({
@@ -156,7 +173,10 @@ export class ResolveCache {
   private keep(did: string, entry: Entry): void {
     if (this.bodies === null) return;
     // full: only a DID that missed before displaces another
-    if (this.bodies.calculatedSize + entrySize(entry, did) > this.maxBytes && this.admission?.seenBefore(did) !== true) return;
+    if (this.bodies.calculatedSize + entrySize(entry, did) > this.maxBytes) {
+      this.admission ??= new MissFilter(this.maxBytes / BYTES_PER_FILTER_SLOT);
+      if (!this.admission.seenBefore(did)) return;
+    }
     this.bodies.set(did, entry);
     // an entry larger than the whole budget is not kept (and indexes nothing)
     if (this.bodies.peek(did) !== entry) return;

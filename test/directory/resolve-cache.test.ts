@@ -9,7 +9,7 @@ import { to0x } from '../../src/base/bytes.js';
 import { DdnError } from '../../src/base/errors.js';
 import type { BlockRef, PoolEntry } from '../../src/ledger/types.js';
 import { BlockTouches } from '../../src/ledger/block-touches.js';
-import { ResolveCache } from '../../src/directory/resolve-cache.js';
+import { defaultResolveCacheBytes, MIN_DEFAULT_RESOLVE_CACHE_BYTES, ResolveCache } from '../../src/directory/resolve-cache.js';
 import { MissFilter } from '../../src/directory/resolve-admission.js';
 import { VerifiedSignatures } from '../../src/ledger/runtime/verified-signatures.js';
 import type { StateReader } from '../../src/ledger/state.js';
@@ -160,6 +160,20 @@ describe('ResolveCache', () => {
     assert.deepEqual(renders, []);
     assert.equal(cache.size, full);
     assert.ok(cache.bytes <= 1000);
+  });
+});
+
+describe('defaultResolveCacheBytes', () => {
+  const MIB = 1024 * 1024;
+  const GIB = 1024 * MIB;
+  it('is an eighth of the memory, at most half the heap limit, in whole MiB, at least 16 MiB', () => {
+    // 24 GiB with a ~4 GiB heap (this machine): half the heap limit, which holds a million answers
+    assert.equal(defaultResolveCacheBytes(24 * GIB, 4144 * MIB), 2072 * MIB);
+    assert.equal(defaultResolveCacheBytes(24 * GIB, 64 * GIB), 3 * GIB, 'a larger heap: an eighth of the memory');
+    assert.equal(defaultResolveCacheBytes(2 * GIB, 1 * GIB), 256 * MIB);
+    assert.equal(defaultResolveCacheBytes(1000 * MIB, 4 * GIB), 125 * MIB);
+    assert.equal(defaultResolveCacheBytes(1001 * MIB, 4 * GIB), 125 * MIB, 'whole MiB');
+    assert.equal(defaultResolveCacheBytes(64 * MIB, 4 * GIB), MIN_DEFAULT_RESOLVE_CACHE_BYTES);
   });
 });
 
