@@ -11,7 +11,8 @@
  * - the finalized block (`block_number`, `block_hash`): appended to every answer, never cached.
  *
  * When the finalized block moves, the cache drops exactly the entries that read a key the new blocks wrote
- * ({@link ResolveCacheLedger.touchedKeys}); when the ledger cannot tell (blocks committed before this process
+ * ({@link ResolveCacheLedger.touchedKeys}): a DID's own keys (`did/<did>`, `nonce/document_nonce/<did>`, what every
+ * answer reads) name it, and only the other keys an answer read are indexed; when the ledger cannot tell (blocks committed before this process
  * started), it drops everything. Failures (unknown DID, registration pending) are rendered each time. Memory is
  * bounded in bytes (`--directory-resolve-cache-bytes`), least recently used first out. Once the budget is full, a
  * DID that misses is admitted only when it missed before ({@link MissFilter}): a read set far larger than the cache
@@ -59,6 +60,9 @@ export function defaultResolveCacheBytes(memoryBytes: number, heapLimitBytes: nu
 /** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
 const ENTRY_OVERHEAD_BYTES = 200;
 const KEY_OVERHEAD_BYTES = 64;
+/** The keys every answer reads, each naming its DID: dropped by name, never indexed ({@link ownKeyDid}). */
+const OWN_KEY_PREFIXES = ['did/', 'nonce/document_nonce/'] as const;
+const NO_KEYS: readonly string[] = [];
 /** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
 const BYTES_PER_FILTER_SLOT = 1024;
 
@@ -67,7 +71,7 @@ interface Entry {
   body: string;
   block: BlockRef;
   readonly headLength: number;
-  /** The finalized state keys the render read. */
+  /** The finalized state keys the render read besides the DID's own (usually none: a shared empty array). */
   readonly deps: readonly string[];
 }
 
@@ -145,7 +149,7 @@ export class ResolveCache {
     const json = JSON.stringify(this.render(did, reads));
     const head = json.slice(0, -1);
     const body = head.length > 1 ? head + this.tail : `{${this.tail.slice(1)}`;
-    if (!pending && head.length > 1) this.keep(did, { body, block, headLength: head.length, deps: reads.keys });
+    if (!pending && head.length > 1) this.keep(did, { body, block, headLength: head.length, deps: otherKeys(did, reads.keys) });
     return body;
   }
 
@@ -163,6 +167,8 @@ export class ResolveCache {
       return;
     }
     for (const key of touched) {
+      const own = ownKeyDid(key);
+      if (own !== undefined) this.bodies?.delete(own);
       const dids = this.dependents.get(key);
       if (dids === undefined) continue;
       if (typeof dids === 'string') this.bodies?.delete(dids);
@@ -199,6 +205,23 @@ export class ResolveCache {
       }
     }
   }
+}
+
+/** The DID a key of {@link OWN_KEY_PREFIXES} names, else undefined. */
+function ownKeyDid(key: string): string | undefined {
+  for (const prefix of OWN_KEY_PREFIXES) if (key.startsWith(prefix)) return key.slice(prefix.length);
+  return undefined;
+}
+
+/**
+ * The keys of `keys` that are not `did`'s own: what the dependency index must hold for it. A million cached answers
+ * otherwise keep two key strings, an array and two index entries each, which the collector marks on every full
+ * collection (bench/HISTORY.md, session 26).
+ */
+function otherKeys(did: string, keys: readonly string[]): readonly string[] {
+  let other: string[] | undefined;
+  for (const key of keys) if (ownKeyDid(key) !== did) (other ??= []).push(key);
+  return other ?? NO_KEYS;
 }
 
 /** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */
