@@ -85,6 +85,50 @@ describe('ResolveCache', () => {
     assert.deepEqual(renders, ['did:x:a', 'did:x:b', 'did:x:a']);
   });
 
+  it("indexes only the keys an answer read besides its DID's own, and drops it for either", () => {
+    const state = new Map<string, number>([
+      ['did/did:x:a', 1],
+      ['nonce/document_nonce/did:x:a', 1],
+      ['alias/a', 1],
+    ]);
+    const touches = new BlockTouches();
+    let block: BlockRef = { number: 1, hash: '0x01', timestampMs: 1 };
+    const renders: string[] = [];
+    const cache = new ResolveCache(
+      {
+        finalizedRefNow: () => block,
+        hasPendingFor: () => false,
+        finalizedView: (): StateReader => ({ get: (k) => state.get(k) }),
+        touchedKeys: (a, b) => touches.between(a, b),
+      },
+      (did, view) => {
+        renders.push(did);
+        const own = (view.get(`did/${did}`) as number) + (view.get(`nonce/document_nonce/${did}`) as number);
+        return did === 'did:x:a' ? { did, own, alias: view.get('alias/a') } : { did, own };
+      },
+      1 << 20,
+    );
+    const write = (key: string) => {
+      state.set(key, (state.get(key) ?? 0) + 1);
+      touches.record(block.number + 1, [key]);
+      block = { number: block.number + 1, hash: `0x0${block.number + 1}`, timestampMs: 1 };
+    };
+    state.set('did/did:x:b', 1);
+    state.set('nonce/document_nonce/did:x:b', 1);
+    const b = cache.body('did:x:b');
+    // counted: the body, the DID and the fixed overhead; its own keys are not held
+    assert.equal(cache.bytes, 200 + b.length + 'did:x:b'.length);
+    for (const key of ['nonce/document_nonce/did:x:a', 'did/did:x:a', 'alias/a']) {
+      cache.body('did:x:a');
+      cache.body('did:x:b');
+      renders.length = 0;
+      write(key);
+      assert.equal(parse(cache.body('did:x:a')).block_number, block.number);
+      cache.body('did:x:b');
+      assert.deepEqual(renders, ['did:x:a'], `a block writing ${key} drops a's answer and not b's`);
+    }
+  });
+
   it('drops everything when the ledger cannot tell what the blocks wrote', () => {
     const { cache, renders, state, block, ledger } = fakeSetup();
     state.set('did/did:x:a', 1);
