@@ -48,8 +48,8 @@ export const MIN_DEFAULT_RESOLVE_CACHE_BYTES = 16 * MIB;
  * The node's default `--directory-resolve-cache-bytes`: an eighth of the memory the process may use (`memoryBytes`:
  * the machine's, or its cgroup's limit), at most half the V8 heap's limit (`heapLimitBytes`: the answers are
  * JavaScript strings, and a heap that outgrows its limit ends the process), in whole MiB, at least
- * {@link MIN_DEFAULT_RESOLVE_CACHE_BYTES}. Memory is taken only by answers read (about 1.5 KB counted and 1.6 KB of
- * heap each, a small document): a directory of 20,000 DIDs takes some 30 MiB whatever the budget. On a 24 GiB
+ * {@link MIN_DEFAULT_RESOLVE_CACHE_BYTES}. Memory is taken only by answers read (about 1.3 KB counted and 1.2 KB of
+ * heap each, a small document): a directory of 20,000 DIDs takes some 25 MiB whatever the budget. On a 24 GiB
  * machine (heap limit ~4 GiB) it is ~2 GiB, which holds a million answers; docs/operations.md, "The resolve cache".
  */
 export function defaultResolveCacheBytes(memoryBytes: number, heapLimitBytes: number): number {
