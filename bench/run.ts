@@ -14,8 +14,8 @@
  * --stream-minutes M  the registration stream's length (`--only stream`, never in a whole run; default 10)
  * --big-dids N      DIDs of resolve_scale's big ledger (default 100,000, quick 20,000; the documented figure: 1,000,000)
  * --big-data-dir D  a data directory `npm run bench:bigledger` built, used in place by resolve_scale
- * --big-cache-bytes B  resolve_scale also measures the big node with a resolve cache of B bytes, warmed by one read
- *                    of every DID (the memory a cache that holds the whole directory takes)
+ * --big-cache-bytes B  resolve_scale's big node runs with a resolve cache of B bytes (0: none) instead of the
+ *                    default, which is sized by the machine's memory
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
@@ -90,7 +90,7 @@ interface Args {
   /** DIDs of resolve_scale's big ledger (undefined: the default of the mode). */
   bigDids: number | undefined;
   bigDataDir: string | undefined;
-  /** resolve_scale's second big line: a resolve cache of this many bytes, warmed (undefined: not measured). */
+  /** resolve_scale's big node: a resolve cache of this many bytes (undefined: the default, sized by memory). */
   bigCacheBytes: number | undefined;
 }
 
@@ -127,7 +127,7 @@ function parseArgs(argv: string[]): Args {
       a.bigDids = n;
     } else if (x === '--big-cache-bytes') {
       const n = Number(argv[++i]);
-      if (!Number.isInteger(n) || n < 1) throw new Error('--big-cache-bytes: a whole number of bytes');
+      if (!Number.isInteger(n) || n < 0) throw new Error('--big-cache-bytes: a whole number of bytes');
       a.bigCacheBytes = n;
     } else if (x === '--big-data-dir') {
       a.bigDataDir = argv[++i];

@@ -26,9 +26,9 @@ import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '..
 import { STAGING_DEFAULTS as STAGING } from '../relay/settings.js';
 import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
 import { DEFAULT_FEED_STREAM_LIMITS as FEED } from '../directory/export-stream.js';
-import { DEFAULT_RESOLVE_CACHE_BYTES } from '../directory/resolve-cache.js';
+import { defaultResolveCacheBytes } from '../directory/resolve-cache.js';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../store/ledger-cache-size.js';
-import { totalmem } from 'node:os';
+import { heapLimitBytes, processMemoryBytes } from '../base/process-memory.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -279,15 +279,15 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'ledger-cache-bytes',
     kind: 'value',
     arg: 'BYTES',
-    default: defaultLedgerCacheBytes(totalmem()),
-    help: "SQLite page cache of the ledger file's connection, filled only as pages are read (default: 256 MiB, or 1/16 of memory when less)",
+    default: defaultLedgerCacheBytes(processMemoryBytes()),
+    help: "SQLite page cache of the ledger file's connection, filled only as pages are read (default: 256 MiB, or 1/16 of memory or of the cgroup's limit when less)",
   },
   {
     name: 'directory-resolve-cache-bytes',
     kind: 'value',
     arg: 'BYTES',
-    default: DEFAULT_RESOLVE_CACHE_BYTES,
-    help: 'memory for rendered GET /resolve answers, kept across blocks until a block changes what they read (0: none kept)',
+    default: defaultResolveCacheBytes(processMemoryBytes(), heapLimitBytes()),
+    help: 'memory for rendered GET /resolve answers, kept across blocks until a block changes what they read (default: 1/8 of memory, at most half the V8 heap limit; 0: none kept)',
   },
   {
     name: 'directory-view-ttl-ms',

@@ -26,7 +26,7 @@ import { ConnectionGate, DEFAULT_CONNECTION_SETTINGS, type ConnectionSettings } 
 import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
-import { totalmem } from 'node:os';
+import { processMemoryBytes } from '../base/process-memory.js';
 import { defaultLedgerCacheBytes } from '../store/ledger-cache-size.js';
 import { LedgerFile } from '../store/sqlite/ledger-file.js';
 import { SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
@@ -156,7 +156,7 @@ async function buildMirror(o: MirrorOptions, lifecycle: Lifecycle): Promise<Runn
   lifecycle.add({ name: 'data-dir-lock', stop: () => dirLock.release() });
   const genesis = await mirrorGenesis(o);
   // the same page cache and checkpoints as a Directory's ledger (src/store/sqlite/ledger-file.ts)
-  const ledgerFile = LedgerFile.open(join(o.dataDir, LEDGER_FILE), defaultLedgerCacheBytes(totalmem()));
+  const ledgerFile = LedgerFile.open(join(o.dataDir, LEDGER_FILE), defaultLedgerCacheBytes(processMemoryBytes()));
   lifecycle.add({ name: 'ledger-db', stop: () => ledgerFile.close() });
   const profile = makeProfile(genesis.profile);
   // everything the mirror holds was final at the primary, so it is final here as soon as it is stored

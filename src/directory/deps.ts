@@ -21,7 +21,7 @@ export interface DirectoryDeps {
   dnsServers?: readonly string[];
   /** Per-attempt DNS timeout; default 3000 ms (2 tries). */
   dnsTimeoutMs?: number;
-  /** Memory for rendered resolve bodies (`--directory-resolve-cache-bytes`; 0: none kept); default 64 MiB. */
+  /** Memory for rendered resolve bodies (`--directory-resolve-cache-bytes`; 0: none kept); default 64 MiB (a node's: sized by memory, `defaultResolveCacheBytes`). */
   resolveCacheBytes?: number;
   /** Disables the public-endpoint rule of policy writes (http-api.md §8.1; development only). Default false. */
   allowPrivateEndpoints?: boolean;

@@ -11,7 +11,8 @@
  * - the finalized block (`block_number`, `block_hash`): appended to every answer, never cached.
  *
  * When the finalized block moves, the cache drops exactly the entries that read a key the new blocks wrote
- * ({@link ResolveCacheLedger.touchedKeys}); when the ledger cannot tell (blocks committed before this process
+ * ({@link ResolveCacheLedger.touchedKeys}): a DID's own keys (`did/<did>`, `nonce/document_nonce/<did>`, what every
+ * answer reads) name it, and only the other keys an answer read are indexed; when the ledger cannot tell (blocks committed before this process
  * started), it drops everything. Failures (unknown DID, registration pending) are rendered each time. Memory is
  * bounded in bytes (`--directory-resolve-cache-bytes`), least recently used first out. Once the budget is full, a
  * DID that misses is admitted only when it missed before ({@link MissFilter}): a read set far larger than the cache
@@ -35,14 +36,35 @@ export interface ResolveCacheLedger {
 /** Renders the DID's part of its resolve body from `view` (throws its coded errors); the cache adds the block. */
 export type ResolveRender = (did: string, view: StateReader) => object;
 
-/** Default memory for rendered resolve bodies (`--directory-resolve-cache-bytes`). */
-export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/** The budget of a cache built without one (embedding, tests); a node's default is {@link defaultResolveCacheBytes}. */
+export const DEFAULT_RESOLVE_CACHE_BYTES = 64 * MIB;
+
+/** The least default budget (a machine or cgroup of less than 128 MiB). */
+export const MIN_DEFAULT_RESOLVE_CACHE_BYTES = 16 * MIB;
+
+/**
+ * The node's default `--directory-resolve-cache-bytes`: an eighth of the memory the process may use (`memoryBytes`:
+ * the machine's, or its cgroup's limit), at most half the V8 heap's limit (`heapLimitBytes`: the answers are
+ * JavaScript strings, and a heap that outgrows its limit ends the process), in whole MiB, at least
+ * {@link MIN_DEFAULT_RESOLVE_CACHE_BYTES}. Memory is taken only by answers read (about 1.3 KB counted and 1.2 KB of
+ * heap each, a small document): a directory of 20,000 DIDs takes some 25 MiB whatever the budget. On a 24 GiB
+ * machine (heap limit ~4 GiB) it is ~2 GiB, which holds a million answers; docs/operations.md, "The resolve cache".
+ */
+export function defaultResolveCacheBytes(memoryBytes: number, heapLimitBytes: number): number {
+  const bytes = Math.min(memoryBytes / 8, heapLimitBytes / 2);
+  return Math.max(MIN_DEFAULT_RESOLVE_CACHE_BYTES, Math.floor(bytes / MIB) * MIB);
+}
 
 /** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
 const ENTRY_OVERHEAD_BYTES = 200;
 const KEY_OVERHEAD_BYTES = 64;
 /** The block fields an answer ends with (`,"block_number":…,"block_hash":"0x…"}`), counted with each entry as before. */
 const TAIL_BYTES = 100;
+/** The keys every answer reads, each naming its DID: dropped by name, never indexed ({@link ownKeyDid}). */
+const OWN_KEY_PREFIXES = ['did/', 'nonce/document_nonce/'] as const;
+const NO_KEYS: readonly string[] = [];
 /** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
 const BYTES_PER_FILTER_SLOT = 1024;
 
@@ -54,7 +76,7 @@ interface Entry {
    * left a ~1 KiB string for the old generation's collector (bench/HISTORY.md, session 26).
    */
   readonly head: string;
-  /** The finalized state keys the render read. */
+  /** The finalized state keys the render read besides the DID's own (usually none: a shared empty array). */
   readonly deps: readonly string[];
 }
 
@@ -74,8 +96,8 @@ export class ResolveCache {
   private tail = '';
   /** JSON text, not bytes: Node writes a string body together with the headers (no separate chunk for the body). */
   private readonly bodies: LRUCache<string, Entry> | null;
-  /** DIDs that missed while the budget was full: admitted on their next miss. */
-  private readonly admission: MissFilter | null;
+  /** DIDs that missed while the budget was full: admitted on their next miss (made when the budget first fills). */
+  private admission: MissFilter | undefined;
   /** State key → the DIDs whose cached body read it. */
   private readonly dependents = new Map<string, string | Set<string>>();
   private renderCount = 0;
@@ -86,7 +108,6 @@ export class ResolveCache {
     /** Memory for cached bodies (0: none are kept). */
     private readonly maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
   ) {
-    this.admission = maxBytes > 0 ? new MissFilter(maxBytes / BYTES_PER_FILTER_SLOT) : null;
     this.bodies =
       maxBytes > 0
         ? new LRUCache<string, Entry>({
@@ -126,7 +147,7 @@ export class ResolveCache {
     const json = JSON.stringify(this.render(did, reads));
     const head = json.slice(0, -1);
     if (head.length <= 1) return `{${this.tail.slice(1)}`;
-    if (!pending) this.keep(did, { head, deps: reads.keys });
+    if (!pending) this.keep(did, { head, deps: otherKeys(did, reads.keys) });
     return head + this.tail;
   }
 
@@ -144,6 +165,8 @@ export class ResolveCache {
       return;
     }
     for (const key of touched) {
+      const own = ownKeyDid(key);
+      if (own !== undefined) this.bodies?.delete(own);
       const dids = this.dependents.get(key);
       if (dids === undefined) continue;
       if (typeof dids === 'string') this.bodies?.delete(dids);
@@ -154,7 +177,10 @@ export class ResolveCache {
   private keep(did: string, entry: Entry): void {
     if (this.bodies === null) return;
     // full: only a DID that missed before displaces another
-    if (this.bodies.calculatedSize + entrySize(entry, did) > this.maxBytes && this.admission?.seenBefore(did) !== true) return;
+    if (this.bodies.calculatedSize + entrySize(entry, did) > this.maxBytes) {
+      this.admission ??= new MissFilter(this.maxBytes / BYTES_PER_FILTER_SLOT);
+      if (!this.admission.seenBefore(did)) return;
+    }
     this.bodies.set(did, entry);
     // an entry larger than the whole budget is not kept (and indexes nothing)
     if (this.bodies.peek(did) !== entry) return;
@@ -177,6 +203,23 @@ export class ResolveCache {
       }
     }
   }
+}
+
+/** The DID a key of {@link OWN_KEY_PREFIXES} names, else undefined. */
+function ownKeyDid(key: string): string | undefined {
+  for (const prefix of OWN_KEY_PREFIXES) if (key.startsWith(prefix)) return key.slice(prefix.length);
+  return undefined;
+}
+
+/**
+ * The keys of `keys` that are not `did`'s own: what the dependency index must hold for it. A million cached answers
+ * otherwise keep two key strings, an array and two index entries each, which the collector marks on every full
+ * collection (bench/HISTORY.md, session 26).
+ */
+function otherKeys(did: string, keys: readonly string[]): readonly string[] {
+  let other: string[] | undefined;
+  for (const key of keys) if (ownKeyDid(key) !== did) (other ??= []).push(key);
+  return other ?? NO_KEYS;
 }
 
 /** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */

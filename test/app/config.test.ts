@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { totalmem } from 'node:os';
 import { ConfigError, configHelp, envNameOf, loadConfig } from '../../src/app/config.js';
 import { defaultLedgerCacheBytes } from '../../src/store/ledger-cache-size.js';
+import { defaultResolveCacheBytes } from '../../src/directory/resolve-cache.js';
+import { heapLimitBytes, memoryWithin, processMemoryBytes } from '../../src/base/process-memory.js';
 
 function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
   try {
@@ -49,10 +50,24 @@ describe('loadConfig', () => {
     assert.equal(loadConfig([], { DDN_CACHE_READ_CACHE_BYTES: '0' }).cache.readCacheBytes, 0, '0: no read cache');
     assert.equal(c.directoryViewTtlMs, 2_000);
     assert.equal(loadConfig(['--directory-view-ttl-ms', '0'], {}).directoryViewTtlMs, 0, '0: ask the Directory every time');
-    assert.equal(loadConfig([], {}).ledgerCacheBytes, defaultLedgerCacheBytes(totalmem()), "the ledger's page cache: sized by memory");
+    assert.equal(loadConfig([], {}).ledgerCacheBytes, defaultLedgerCacheBytes(processMemoryBytes()), "the ledger's page cache: sized by memory");
     assert.equal(loadConfig(['--ledger-cache-bytes', '1048576'], {}).ledgerCacheBytes, 1048576);
     assert.equal(loadConfig([], { DDN_LEDGER_CACHE_BYTES: '536870912' }).ledgerCacheBytes, 536870912);
     assert.equal(loadConfig([], { DDN_DIRECTORY_VIEW_TTL_MS: '300000' }).directoryViewTtlMs, 300_000);
+    const resolveDefault = defaultResolveCacheBytes(processMemoryBytes(), heapLimitBytes());
+    assert.equal(c.directory.resolveCacheBytes, resolveDefault, 'the resolve cache: sized by memory');
+    assert.notEqual(resolveDefault, 1_048_576);
+    assert.equal(loadConfig(['--directory-resolve-cache-bytes', '1048576'], {}).directory.resolveCacheBytes, 1_048_576, 'the flag wins');
+    assert.equal(loadConfig([], { DDN_DIRECTORY_RESOLVE_CACHE_BYTES: '1048576' }).directory.resolveCacheBytes, 1_048_576);
+    assert.equal(loadConfig(['--directory-resolve-cache-bytes', '0'], {}).directory.resolveCacheBytes, 0, '0: none kept');
+  });
+
+  it("reads the memory a process may use: the machine's, or a cgroup's limit when lower", () => {
+    const GIB = 2 ** 30;
+    assert.equal(memoryWithin(24 * GIB, 2 * GIB), 2 * GIB, 'a container of 2 GiB');
+    assert.equal(memoryWithin(24 * GIB, 2 ** 64), 24 * GIB, 'no limit (cgroup v2 "max")');
+    assert.equal(memoryWithin(24 * GIB, 0), 24 * GIB);
+    assert.equal(memoryWithin(24 * GIB, undefined), 24 * GIB);
   });
 
   it('has the documented connection bounds, read from flags and validated', () => {

@@ -1,7 +1,7 @@
-/** The registration figure at scale (bench/figures/resolve-scale.ts): no value from a window that was refused. */
+/** The figures at scale (bench/figures/resolve-scale.ts): resolve after the warm-up and cold; no registration value from a window that was refused. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { registrationsAnswered } from '../../bench/figures/resolve-scale.js';
+import { registrationsAnswered, resolveFigures } from '../../bench/figures/resolve-scale.js';
 import type { LoadResult } from '../../bench/jobs.js';
 
 const window = (rate: number, non2xx: number): LoadResult => ({
@@ -27,5 +27,37 @@ describe('registrationsAnswered', () => {
     const r = registrationsAnswered(window(4000, 0), window(6000, 12212));
     assert.equal(r.value, null);
     assert.match(r.unavailable ?? '', /12212 registrations answered other than 2xx \(2k 0, big 12212\)/);
+  });
+});
+
+describe('resolveFigures', () => {
+  const mem = { rss_mib: 2000, peak_rss_mib: 2100 };
+  const figures = resolveFigures({
+    label: '1M',
+    dids: 1_000_000,
+    cacheBytes: undefined,
+    cold: { small: [window(8000, 0), window(6000, 0)], big: [window(2000, 0), window(3000, 0)] },
+    warm: { small: [window(10000, 0), window(9000, 0)], big: [window(9000, 0), window(8000, 0)] },
+    warmed: 1_000_000,
+    warmupS: 285,
+    memCold: { rss_mib: 500, peak_rss_mib: 520 },
+    memWarm: mem,
+    smallRssMib: 180,
+  });
+  it('is the windows after the warm-up against the small windows beside them, with the memory and the warm-up', () => {
+    const f = figures.find((x) => x.id === 'resolve_at_scale')!;
+    assert.equal(f.value, 8500);
+    assert.equal(f.referenceValue, 9500);
+    assert.deepEqual(f.target, { op: '>=', ratio: 0.8 });
+    assert.equal(f.extra?.rss_mib, 2000);
+    assert.equal(f.extra?.cache_bytes, 'default');
+    assert.equal(f.extra?.warmup_s, 285);
+  });
+  it('keeps the windows after the start as information, without a target', () => {
+    const f = figures.find((x) => x.id === 'resolve_at_scale_cold')!;
+    assert.equal(f.value, 2500);
+    assert.equal(f.referenceValue, 7000);
+    assert.equal(f.target, undefined);
+    assert.equal(f.extra?.rss_mib, 500);
   });
 });

@@ -9,7 +9,7 @@ import { to0x } from '../../src/base/bytes.js';
 import { DdnError } from '../../src/base/errors.js';
 import type { BlockRef, PoolEntry } from '../../src/ledger/types.js';
 import { BlockTouches } from '../../src/ledger/block-touches.js';
-import { ResolveCache } from '../../src/directory/resolve-cache.js';
+import { defaultResolveCacheBytes, MIN_DEFAULT_RESOLVE_CACHE_BYTES, ResolveCache } from '../../src/directory/resolve-cache.js';
 import { MissFilter } from '../../src/directory/resolve-admission.js';
 import { VerifiedSignatures } from '../../src/ledger/runtime/verified-signatures.js';
 import type { StateReader } from '../../src/ledger/state.js';
@@ -83,6 +83,50 @@ describe('ResolveCache', () => {
     assert.equal(parse(cache.body('did:x:a')).version, 2);
     assert.equal(parse(cache.body('did:x:b')).version, 1);
     assert.deepEqual(renders, ['did:x:a', 'did:x:b', 'did:x:a']);
+  });
+
+  it("indexes only the keys an answer read besides its DID's own, and drops it for either", () => {
+    const state = new Map<string, number>([
+      ['did/did:x:a', 1],
+      ['nonce/document_nonce/did:x:a', 1],
+      ['alias/a', 1],
+    ]);
+    const touches = new BlockTouches();
+    let block: BlockRef = { number: 1, hash: '0x01', timestampMs: 1 };
+    const renders: string[] = [];
+    const cache = new ResolveCache(
+      {
+        finalizedRefNow: () => block,
+        hasPendingFor: () => false,
+        finalizedView: (): StateReader => ({ get: (k) => state.get(k) }),
+        touchedKeys: (a, b) => touches.between(a, b),
+      },
+      (did, view) => {
+        renders.push(did);
+        const own = (view.get(`did/${did}`) as number) + (view.get(`nonce/document_nonce/${did}`) as number);
+        return did === 'did:x:a' ? { did, own, alias: view.get('alias/a') } : { did, own };
+      },
+      1 << 20,
+    );
+    const write = (key: string) => {
+      state.set(key, (state.get(key) ?? 0) + 1);
+      touches.record(block.number + 1, [key]);
+      block = { number: block.number + 1, hash: `0x0${block.number + 1}`, timestampMs: 1 };
+    };
+    state.set('did/did:x:b', 1);
+    state.set('nonce/document_nonce/did:x:b', 1);
+    const b = cache.body('did:x:b');
+    // counted: the body, the DID and the fixed overhead; its own keys are not held
+    assert.equal(cache.bytes, 200 + b.length + 'did:x:b'.length);
+    for (const key of ['nonce/document_nonce/did:x:a', 'did/did:x:a', 'alias/a']) {
+      cache.body('did:x:a');
+      cache.body('did:x:b');
+      renders.length = 0;
+      write(key);
+      assert.equal(parse(cache.body('did:x:a')).block_number, block.number);
+      cache.body('did:x:b');
+      assert.deepEqual(renders, ['did:x:a'], `a block writing ${key} drops a's answer and not b's`);
+    }
   });
 
   it('drops everything when the ledger cannot tell what the blocks wrote', () => {
@@ -160,6 +204,20 @@ describe('ResolveCache', () => {
     assert.deepEqual(renders, []);
     assert.equal(cache.size, full);
     assert.ok(cache.bytes <= 1000);
+  });
+});
+
+describe('defaultResolveCacheBytes', () => {
+  const MIB = 1024 * 1024;
+  const GIB = 1024 * MIB;
+  it('is an eighth of the memory, at most half the heap limit, in whole MiB, at least 16 MiB', () => {
+    // 24 GiB with a ~4 GiB heap (this machine): half the heap limit, which holds a million answers
+    assert.equal(defaultResolveCacheBytes(24 * GIB, 4144 * MIB), 2072 * MIB);
+    assert.equal(defaultResolveCacheBytes(24 * GIB, 64 * GIB), 3 * GIB, 'a larger heap: an eighth of the memory');
+    assert.equal(defaultResolveCacheBytes(2 * GIB, 1 * GIB), 256 * MIB);
+    assert.equal(defaultResolveCacheBytes(1000 * MIB, 4 * GIB), 125 * MIB);
+    assert.equal(defaultResolveCacheBytes(1001 * MIB, 4 * GIB), 125 * MIB, 'whole MiB');
+    assert.equal(defaultResolveCacheBytes(64 * MIB, 4 * GIB), MIN_DEFAULT_RESOLVE_CACHE_BYTES);
   });
 });
 
