@@ -65,17 +65,23 @@ const TAIL_BYTES = 100;
 /** The keys every answer reads, each naming its DID: dropped by name, never indexed ({@link ownKeyDid}). */
 const OWN_KEY_PREFIXES = ['did/', 'nonce/document_nonce/'] as const;
 const NO_KEYS: readonly string[] = [];
+/** How long a block must have stood before an answer's whole body is kept for it (see {@link Entry}). */
+const KEEP_BODY_AFTER_MS = 1000;
 /** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
 const BYTES_PER_FILTER_SLOT = 1024;
 
 interface Entry {
   /**
-   * The DID's part of the JSON body, without its closing brace: an answer is `head` + the block's tail. Not the
-   * whole body per block: a body rebuilt for each block lives one block (~100 ms under writes), long enough to
-   * survive the young generation's collections at resolve's allocation rate, so every cached DID read in a block
-   * left a ~1 KiB string for the old generation's collector (bench/HISTORY.md, session 26).
+   * The DID's part of the JSON body without its closing brace (`block` undefined), or the whole body of `block`
+   * (the DID's part is its first `headLength` characters). A body is kept only for a block that has stood
+   * {@link KEEP_BODY_AFTER_MS}: under writes (a block every ~100 ms) a body kept per block lives one block, long
+   * enough to survive the young generation's collections at resolve's allocation rate, so every DID read in a block
+   * left a ~1 KiB string for the old generation's collector (bench/HISTORY.md, session 26); such answers are the
+   * DID's part joined to the block's fields per request. On an idle ledger a body is answered again without a copy.
    */
-  readonly head: string;
+  text: string;
+  block: BlockRef | undefined;
+  readonly headLength: number;
   /** The finalized state keys the render read besides the DID's own (usually none: a shared empty array). */
   readonly deps: readonly string[];
 }
@@ -92,6 +98,8 @@ class ReadKeys implements StateReader {
 
 export class ResolveCache {
   private block: BlockRef | undefined;
+  /** When this process first saw the current finalized block ({@link nowMs}). */
+  private blockSinceMs = 0;
   /** `,"block_number":…,"block_hash":"…"}` of the current finalized block. */
   private tail = '';
   /** JSON text, not bytes: Node writes a string body together with the headers (no separate chunk for the body). */
@@ -107,6 +115,8 @@ export class ResolveCache {
     private readonly render: ResolveRender,
     /** Memory for cached bodies (0: none are kept). */
     private readonly maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
+    /** Milliseconds, monotonic: how long a block has stood ({@link KEEP_BODY_AFTER_MS}). */
+    private readonly nowMs: () => number = () => performance.now(),
   ) {
     this.bodies =
       maxBytes > 0
@@ -139,15 +149,23 @@ export class ResolveCache {
     const pending = this.ledger.hasPendingFor(did);
     if (!pending) {
       const cached = this.bodies?.get(did);
-      // a short-lived string per answer (the headers are joined to it the same way when it is written)
-      if (cached !== undefined) return cached.head + this.tail;
+      if (cached !== undefined) {
+        const block = this.block!;
+        if (cached.block === block) return cached.text;
+        const body = cached.text.slice(0, cached.headLength) + this.tail;
+        if (this.nowMs() - this.blockSinceMs >= KEEP_BODY_AFTER_MS) {
+          cached.text = body;
+          cached.block = block;
+        }
+        return body;
+      }
     }
     const reads = new ReadKeys(this.ledger.finalizedView());
     this.renderCount++;
     const json = JSON.stringify(this.render(did, reads));
     const head = json.slice(0, -1);
     if (head.length <= 1) return `{${this.tail.slice(1)}`;
-    if (!pending) this.keep(did, { head, deps: otherKeys(did, reads.keys) });
+    if (!pending) this.keep(did, { text: head, block: undefined, headLength: head.length, deps: otherKeys(did, reads.keys) });
     return head + this.tail;
   }
 
@@ -157,6 +175,7 @@ export class ResolveCache {
     if (block === this.block) return;
     const before = this.block;
     this.block = block;
+    this.blockSinceMs = this.nowMs();
     this.tail = `,"block_number":${block.number},"block_hash":${JSON.stringify(block.hash)}}`;
     if (before === undefined || before.hash === block.hash) return;
     const touched = block.number > before.number ? this.ledger.touchedKeys(before.number, block.number) : undefined;
@@ -224,7 +243,7 @@ function otherKeys(did: string, keys: readonly string[]): readonly string[] {
 
 /** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */
 function entrySize(entry: Entry, did: string): number {
-  let n = ENTRY_OVERHEAD_BYTES + entry.head.length + TAIL_BYTES + did.length;
+  let n = ENTRY_OVERHEAD_BYTES + entry.headLength + TAIL_BYTES + did.length;
   for (const key of entry.deps) n += KEY_OVERHEAD_BYTES + key.length;
   return n;
 }

@@ -26,7 +26,7 @@ function pendingFor(subject: string): PoolEntry {
 }
 
 /** A ledger of one key per DID (`did/<did>` → its version), blocks changing what a test says. */
-function fakeSetup(maxBytes?: number) {
+function fakeSetup(maxBytes?: number, nowMs?: () => number) {
   const state = new Map<string, number>();
   const touches = new BlockTouches();
   const ledger = {
@@ -49,6 +49,7 @@ function fakeSetup(maxBytes?: number) {
       return { did, version };
     },
     maxBytes,
+    nowMs,
   );
   /** A finalized block writing `keys`. */
   const block = (writes: Record<string, number>) => {
@@ -69,6 +70,24 @@ describe('ResolveCache', () => {
     assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', version: 1, block_number: 1, block_hash: '0x01' });
     block({ 'did/did:x:other': 1 });
     assert.deepEqual(parse(cache.body('did:x:a')), { did: 'did:x:a', version: 1, block_number: 2, block_hash: '0x02' });
+    assert.deepEqual(renders, ['did:x:a']);
+  });
+
+  it('answers with the current block after a body was kept for a block that stood a while', () => {
+    let now = 0;
+    const { cache, renders, state, block } = fakeSetup(undefined, () => now);
+    state.set('did/did:x:a', 1);
+    const answer = (n: number) => ({ did: 'did:x:a', version: 1, block_number: n, block_hash: `0x0${n}` });
+    assert.deepEqual(parse(cache.body('did:x:a')), answer(1));
+    now = 5000; // block 1 has stood: its whole body is kept
+    for (let i = 0; i < 2; i++) assert.deepEqual(parse(cache.body('did:x:a')), answer(1));
+    block({ 'did/did:x:other': 1 }); // a young block: the DID's part joined to its fields
+    assert.deepEqual(parse(cache.body('did:x:a')), answer(2));
+    block({ 'did/did:x:other': 2 });
+    now = 9000;
+    for (let i = 0; i < 2; i++) assert.deepEqual(parse(cache.body('did:x:a')), answer(3));
+    block({ 'did/did:x:other': 3 });
+    assert.deepEqual(parse(cache.body('did:x:a')), answer(4), 'a body kept for block 3 is not the answer at block 4');
     assert.deepEqual(renders, ['did:x:a']);
   });
 
