@@ -9,7 +9,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { isoMs } from '../base/clock.js';
 import { DdnError } from '../base/errors.js';
 import type { LedgerReads } from '../ledger/ports.js';
-import type { FeedSummary } from '../ledger/store.js';
+import type { FeedSummaryTx as SummaryTx } from '../ledger/store.js';
 import type { OverviewResponse, RecentOperationJson, SubjectKind } from '../wire/explorer.js';
 import { kindNeedsBytes, subjectKindOf } from './subject-kind.js';
 
@@ -51,8 +51,6 @@ export class OverviewTally {
     else if (PERSONA_REGISTRATIONS.has(action)) this.personas.add(tx.subject);
   }
 }
-
-type SummaryTx = NonNullable<FeedSummary['tx']>;
 
 export class OverviewService {
   private readonly tally = new OverviewTally();

@@ -82,7 +82,17 @@ export interface FeedSummary {
   seq: number;
   blockNumber: number;
   /** Absent for the entry of a block without transactions. */
-  tx?: { blockIndex: number; txHash: string; extrinsic: string; status: TxStatus; action: string; subject: string };
+  tx?: FeedSummaryTx;
+}
+
+/** A feed summary's transaction: where it stands in its block, and what it did. */
+export interface FeedSummaryTx {
+  blockIndex: number;
+  txHash: string;
+  extrinsic: string;
+  status: TxStatus;
+  action: string;
+  subject: string;
 }
 
 export interface LedgerStore {
