@@ -18,9 +18,9 @@
  * DID that misses is admitted only when it missed before ({@link MissFilter}): a read set far larger than the cache
  * would otherwise replace an entry on every miss for no hits.
  */
-import { LRUCache } from 'lru-cache';
 import type { BlockRef } from '../ledger/types.js';
 import type { StateReader, StateValue } from '../ledger/state.js';
+import { BodyArena } from './body-arena.js';
 import { MissFilter } from './resolve-admission.js';
 
 /** What the cache reads of the ledger. */
@@ -57,34 +57,10 @@ export function defaultResolveCacheBytes(memoryBytes: number, heapLimitBytes: nu
   return Math.max(MIN_DEFAULT_RESOLVE_CACHE_BYTES, Math.floor(bytes / MIB) * MIB);
 }
 
-/** Bytes counted per entry beyond its strings: the LRU's node, the entry object, the dependency index. */
-const ENTRY_OVERHEAD_BYTES = 200;
-const KEY_OVERHEAD_BYTES = 64;
-/** The block fields an answer ends with (`,"block_number":…,"block_hash":"0x…"}`), counted with each entry as before. */
-const TAIL_BYTES = 100;
 /** The keys every answer reads, each naming its DID: dropped by name, never indexed ({@link ownKeyDid}). */
 const OWN_KEY_PREFIXES = ['did/', 'nonce/document_nonce/'] as const;
-const NO_KEYS: readonly string[] = [];
-/** How long a block must have stood before an answer's whole body is kept for it (see {@link Entry}). */
-const KEEP_BODY_AFTER_MS = 1000;
 /** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
 const BYTES_PER_FILTER_SLOT = 1024;
-
-interface Entry {
-  /**
-   * The DID's part of the JSON body without its closing brace (`block` undefined), or the whole body of `block`
-   * (the DID's part is its first `headLength` characters). A body is kept only for a block that has stood
-   * {@link KEEP_BODY_AFTER_MS}: under writes (a block every ~100 ms) a body kept per block lives one block, long
-   * enough to survive the young generation's collections at resolve's allocation rate, so every DID read in a block
-   * left a ~1 KiB string for the old generation's collector (bench/HISTORY.md, session 26); such answers are the
-   * DID's part joined to the block's fields per request. On an idle ledger a body is answered again without a copy.
-   */
-  text: string;
-  block: BlockRef | undefined;
-  readonly headLength: number;
-  /** The finalized state keys the render read besides the DID's own (usually none: a shared empty array). */
-  readonly deps: readonly string[];
-}
 
 /** Records the keys read through it. */
 class ReadKeys implements StateReader {
@@ -98,34 +74,30 @@ class ReadKeys implements StateReader {
 
 export class ResolveCache {
   private block: BlockRef | undefined;
-  /** When this process first saw the current finalized block ({@link nowMs}). */
-  private blockSinceMs = 0;
-  /** `,"block_number":…,"block_hash":"…"}` of the current finalized block. */
+  /** `,"block_number":…,"block_hash":"…"}` of the current finalized block, as text and as bytes. */
   private tail = '';
-  /** JSON text, not bytes: Node writes a string body together with the headers (no separate chunk for the body). */
-  private readonly bodies: LRUCache<string, Entry> | null;
+  private tailBytes = Buffer.alloc(0);
+  /**
+   * The DIDs' parts (JSON text without the closing brace), as bytes off the JavaScript heap (bench/HISTORY.md,
+   * session 27): a million answers kept as strings and entry objects made the collector mark them all on every full
+   * collection, and an LRU moved one of them on every hit.
+   */
+  private readonly bodies: BodyArena | null;
   /** DIDs that missed while the budget was full: admitted on their next miss (made when the budget first fills). */
   private admission: MissFilter | undefined;
   /** State key → the DIDs whose cached body read it. */
   private readonly dependents = new Map<string, string | Set<string>>();
+  /** Arena id → the DID and the keys it read besides its own, for the (few) answers that read any. */
+  private readonly dependencies = new Map<number, { did: string; keys: readonly string[] }>();
   private renderCount = 0;
 
   constructor(
     private readonly ledger: ResolveCacheLedger,
     private readonly render: ResolveRender,
-    /** Memory for cached bodies (0: none are kept). */
+    /** Memory for cached bodies and their index (0: none are kept). */
     private readonly maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
-    /** Milliseconds, monotonic: how long a block has stood ({@link KEEP_BODY_AFTER_MS}). */
-    private readonly nowMs: () => number = () => performance.now(),
   ) {
-    this.bodies =
-      maxBytes > 0
-        ? new LRUCache<string, Entry>({
-            maxSize: maxBytes,
-            sizeCalculation: entrySize,
-            dispose: (entry, did) => this.unindex(did, entry),
-          })
-        : null;
+    this.bodies = maxBytes > 0 ? new BodyArena(maxBytes, (id) => this.unindex(id)) : null;
   }
 
   /** DIDs held (observability, tests). */
@@ -133,9 +105,9 @@ export class ResolveCache {
     return this.bodies?.size ?? 0;
   }
 
-  /** Bytes counted for what is held (observability, tests). */
+  /** Memory taken: the arena's segments and its index (observability, tests). */
   get bytes(): number {
-    return this.bodies?.calculatedSize ?? 0;
+    return this.bodies?.bytes ?? 0;
   }
 
   /** Renders since start: a cached answer renders nothing (tests prove what survives a block by counting them). */
@@ -143,29 +115,24 @@ export class ResolveCache {
     return this.renderCount;
   }
 
-  /** The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. */
-  body(did: string): string {
+  /**
+   * The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. A
+   * cached answer is a new Buffer (the arena's bytes may be overwritten before a socket has sent them); a rendered
+   * one is text.
+   */
+  body(did: string): Buffer | string {
     this.follow();
     const pending = this.ledger.hasPendingFor(did);
-    if (!pending) {
-      const cached = this.bodies?.get(did);
-      if (cached !== undefined) {
-        const block = this.block!;
-        if (cached.block === block) return cached.text;
-        const body = cached.text.slice(0, cached.headLength) + this.tail;
-        if (this.nowMs() - this.blockSinceMs >= KEEP_BODY_AFTER_MS) {
-          cached.text = body;
-          cached.block = block;
-        }
-        return body;
-      }
+    if (!pending && this.bodies !== null) {
+      const id = this.bodies.find(did);
+      if (id >= 0) return this.bodies.valueWith(id, this.tailBytes);
     }
     const reads = new ReadKeys(this.ledger.finalizedView());
     this.renderCount++;
     const json = JSON.stringify(this.render(did, reads));
     const head = json.slice(0, -1);
     if (head.length <= 1) return `{${this.tail.slice(1)}`;
-    if (!pending) this.keep(did, { text: head, block: undefined, headLength: head.length, deps: otherKeys(did, reads.keys) });
+    if (!pending) this.keep(did, head, reads.keys);
     return head + this.tail;
   }
 
@@ -175,8 +142,8 @@ export class ResolveCache {
     if (block === this.block) return;
     const before = this.block;
     this.block = block;
-    this.blockSinceMs = this.nowMs();
     this.tail = `,"block_number":${block.number},"block_hash":${JSON.stringify(block.hash)}}`;
+    this.tailBytes = Buffer.from(this.tail);
     if (before === undefined || before.hash === block.hash) return;
     const touched = block.number > before.number ? this.ledger.touchedKeys(before.number, block.number) : undefined;
     if (touched === undefined) {
@@ -193,17 +160,20 @@ export class ResolveCache {
     }
   }
 
-  private keep(did: string, entry: Entry): void {
+  private keep(did: string, head: string, read: readonly string[]): void {
     if (this.bodies === null) return;
     // full: only a DID that missed before displaces another
-    if (this.bodies.calculatedSize + entrySize(entry, did) > this.maxBytes) {
+    if (!this.bodies.fits(did.length, Buffer.byteLength(head))) {
       this.admission ??= new MissFilter(this.maxBytes / BYTES_PER_FILTER_SLOT);
       if (!this.admission.seenBefore(did)) return;
     }
-    this.bodies.set(did, entry);
-    // an entry larger than the whole budget is not kept (and indexes nothing)
-    if (this.bodies.peek(did) !== entry) return;
-    for (const key of entry.deps) {
+    const id = this.bodies.set(did, head);
+    // a body larger than a segment is not kept (and indexes nothing)
+    if (id < 0) return;
+    const keys = otherKeys(did, read);
+    if (keys.length === 0) return;
+    this.dependencies.set(id, { did, keys });
+    for (const key of keys) {
       const dids = this.dependents.get(key);
       if (dids === undefined) this.dependents.set(key, did);
       else if (typeof dids === 'string') {
@@ -212,8 +182,13 @@ export class ResolveCache {
     }
   }
 
-  private unindex(did: string, entry: Entry): void {
-    for (const key of entry.deps) {
+  /** Called by the arena as it drops record `id`. */
+  private unindex(id: number): void {
+    const entry = this.dependencies.get(id);
+    if (entry === undefined) return;
+    this.dependencies.delete(id);
+    const { did } = entry;
+    for (const key of entry.keys) {
       const dids = this.dependents.get(key);
       if (dids === did) this.dependents.delete(key);
       else if (typeof dids === 'object') {
@@ -238,12 +213,5 @@ function ownKeyDid(key: string): string | undefined {
 function otherKeys(did: string, keys: readonly string[]): readonly string[] {
   let other: string[] | undefined;
   for (const key of keys) if (ownKeyDid(key) !== did) (other ??= []).push(key);
-  return other ?? NO_KEYS;
-}
-
-/** Bytes an entry holds, roughly: its strings (one byte per character: JSON text is ASCII) and fixed overheads. */
-function entrySize(entry: Entry, did: string): number {
-  let n = ENTRY_OVERHEAD_BYTES + entry.headLength + TAIL_BYTES + did.length;
-  for (const key of entry.deps) n += KEY_OVERHEAD_BYTES + key.length;
-  return n;
+  return other ?? [];
 }
