@@ -28,7 +28,7 @@ import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/
 import { DEFAULT_FEED_STREAM_LIMITS as FEED } from '../directory/export-stream.js';
 import { defaultResolveCacheBytes } from '../directory/resolve-cache.js';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../store/ledger-cache-size.js';
-import { heapLimitBytes, processMemoryBytes } from '../base/process-memory.js';
+import { processMemoryBytes } from '../base/process-memory.js';
 
 /** The three HTTP roles a node can run. */
 export type Role = 'directory' | 'relay' | 'cache';
@@ -286,8 +286,8 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'directory-resolve-cache-bytes',
     kind: 'value',
     arg: 'BYTES',
-    default: defaultResolveCacheBytes(processMemoryBytes(), heapLimitBytes()),
-    help: 'memory for rendered GET /resolve answers, kept across blocks until a block changes what they read (default: 1/8 of memory, at most half the V8 heap limit; 0: none kept)',
+    default: defaultResolveCacheBytes(processMemoryBytes()),
+    help: 'memory for rendered GET /resolve answers, kept across blocks until a block changes what they read (default: 1/8 of memory; 0: none kept)',
   },
   {
     name: 'directory-view-ttl-ms',

@@ -1,19 +1,13 @@
 /**
  * The memory this process may use, for the defaults sized by it (the ledger's page cache, the resolve cache): the
  * machine's, or the cgroup's limit when one is set and lower (`process.constrainedMemory()`, a container's
- * `memory.max`), and the V8 heap's limit (what JavaScript objects may take at most, `--max-old-space-size`).
+ * `memory.max`).
  */
 import { totalmem } from 'node:os';
-import { getHeapStatistics } from 'node:v8';
 
 /** The machine's memory, or the cgroup's limit when lower (no limit reads as 0 or as more than the machine has). */
 export function processMemoryBytes(): number {
   return memoryWithin(totalmem(), process.constrainedMemory());
-}
-
-/** The most the V8 heap may grow to (its old generation's limit and the rest). */
-export function heapLimitBytes(): number {
-  return getHeapStatistics().heap_size_limit;
 }
 
 /** `total`, or `limit` when it is a positive number below it. */

@@ -46,15 +46,14 @@ export const MIN_DEFAULT_RESOLVE_CACHE_BYTES = 16 * MIB;
 
 /**
  * The node's default `--directory-resolve-cache-bytes`: an eighth of the memory the process may use (`memoryBytes`:
- * the machine's, or its cgroup's limit), at most half the V8 heap's limit (`heapLimitBytes`: the answers are
- * JavaScript strings, and a heap that outgrows its limit ends the process), in whole MiB, at least
- * {@link MIN_DEFAULT_RESOLVE_CACHE_BYTES}. Memory is taken only by answers read (about 1.3 KB counted and 1.2 KB of
- * heap each, a small document): a directory of 20,000 DIDs takes some 25 MiB whatever the budget. On a 24 GiB
- * machine (heap limit ~4 GiB) it is ~2 GiB, which holds a million answers; docs/operations.md, "The resolve cache".
+ * the machine's, or its cgroup's limit), in whole MiB, at least {@link MIN_DEFAULT_RESOLVE_CACHE_BYTES}. The answers
+ * are kept off the V8 heap, so its limit does not bound them. Memory is taken only as answers are read (about 1.1 KB
+ * each, a small document, and some 40 bytes of index): a directory of 20,000 DIDs takes some 25 MiB whatever the
+ * budget. On a 24 GiB machine it is 3 GiB, which holds a million answers twice over; docs/operations.md, "The
+ * resolve cache".
  */
-export function defaultResolveCacheBytes(memoryBytes: number, heapLimitBytes: number): number {
-  const bytes = Math.min(memoryBytes / 8, heapLimitBytes / 2);
-  return Math.max(MIN_DEFAULT_RESOLVE_CACHE_BYTES, Math.floor(bytes / MIB) * MIB);
+export function defaultResolveCacheBytes(memoryBytes: number): number {
+  return Math.max(MIN_DEFAULT_RESOLVE_CACHE_BYTES, Math.floor(memoryBytes / 8 / MIB) * MIB);
 }
 
 /** The keys every answer reads, each naming its DID: dropped by name, never indexed ({@link ownKeyDid}). */

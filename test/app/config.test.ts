@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ConfigError, configHelp, envNameOf, loadConfig } from '../../src/app/config.js';
 import { defaultLedgerCacheBytes } from '../../src/store/ledger-cache-size.js';
 import { defaultResolveCacheBytes } from '../../src/directory/resolve-cache.js';
-import { heapLimitBytes, memoryWithin, processMemoryBytes } from '../../src/base/process-memory.js';
+import { memoryWithin, processMemoryBytes } from '../../src/base/process-memory.js';
 
 function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
   try {
@@ -54,7 +54,7 @@ describe('loadConfig', () => {
     assert.equal(loadConfig(['--ledger-cache-bytes', '1048576'], {}).ledgerCacheBytes, 1048576);
     assert.equal(loadConfig([], { DDN_LEDGER_CACHE_BYTES: '536870912' }).ledgerCacheBytes, 536870912);
     assert.equal(loadConfig([], { DDN_DIRECTORY_VIEW_TTL_MS: '300000' }).directoryViewTtlMs, 300_000);
-    const resolveDefault = defaultResolveCacheBytes(processMemoryBytes(), heapLimitBytes());
+    const resolveDefault = defaultResolveCacheBytes(processMemoryBytes());
     assert.equal(c.directory.resolveCacheBytes, resolveDefault, 'the resolve cache: sized by memory');
     assert.notEqual(resolveDefault, 1_048_576);
     assert.equal(loadConfig(['--directory-resolve-cache-bytes', '1048576'], {}).directory.resolveCacheBytes, 1_048_576, 'the flag wins');
