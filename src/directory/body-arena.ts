@@ -51,6 +51,11 @@ export class BodyArena {
   private valueLengthOf = new Int32Array(32);
   private hashOf = new Int32Array(32);
   private readOf = new Uint8Array(32);
+  /** 1 when the value is ASCII (read back as Latin-1 text, a copy; else decoded as UTF-8). */
+  private asciiOf = new Uint8Array(32);
+  /** The stamp and length of the suffix written after the value ({@link textWith}; -1: none yet). */
+  private stampOf = new Int32Array(32);
+  private suffixLengthOf = new Int32Array(32);
   /** Ids free for reuse (a stack), and the next never used. */
   private free: number[] = [];
   private nextId = 0;
@@ -60,6 +65,8 @@ export class BodyArena {
     /** Called with a record's id as it is dropped (evicted, deleted or cleared), before the id is reused. */
     private readonly onDrop: (id: number) => void = () => {},
     segmentBytes = segmentBytesFor(maxBytes),
+    /** Room kept after each value for a suffix ({@link textWith}). */
+    readonly suffixBytes = 0,
     /** The keys' hash (tests give one that collides). */
     private readonly hash: (key: string) => number = hashKey,
   ) {
@@ -88,19 +95,28 @@ export class BodyArena {
     return this.lookup(key, this.hash(key));
   }
 
-  /** A new Buffer of the value of record `id` followed by `suffix`. */
-  valueWith(id: number, suffix: Buffer): Buffer {
-    const length = this.valueLengthOf[id]!;
+  /**
+   * The value of record `id` followed by `suffix` (ASCII), as text: one copy out of the segment into a flat string.
+   * The suffix is written into the room kept after the value ({@link suffixBytes}) when `stamp` differs from the
+   * one it was written for, so a suffix that changes seldom (the resolve cache's block fields) is written once per
+   * record and change, not per read.
+   */
+  textWith(id: number, suffix: string, stamp: number): string {
     const start = this.offsetOf[id]! + HEADER_BYTES + this.keyLengthOf[id]!;
-    const out = Buffer.allocUnsafe(length + suffix.length);
-    this.segments[this.segmentOf[id]!]!.copy(out, 0, start, start + length);
-    suffix.copy(out, length);
-    return out;
+    const end = start + this.valueLengthOf[id]!;
+    const buf = this.segments[this.segmentOf[id]!]!;
+    if (suffix.length > this.suffixBytes) return buf.toString('utf8', start, end) + suffix;
+    if (this.stampOf[id] !== stamp || this.suffixLengthOf[id] !== suffix.length) {
+      buf.write(suffix, end, 'latin1');
+      this.stampOf[id] = stamp;
+      this.suffixLengthOf[id] = suffix.length;
+    }
+    return buf.toString(this.asciiOf[id] === 1 ? 'latin1' : 'utf8', start, end + suffix.length);
   }
 
   /** True when a record of `keyLength` and `valueLength` bytes would be kept without dropping another. */
   fits(keyLength: number, valueLength: number): boolean {
-    const n = HEADER_BYTES + keyLength + valueLength;
+    const n = HEADER_BYTES + keyLength + valueLength + this.suffixBytes;
     if (n > this.segmentBytes) return false;
     return this.roomInNewest() >= n || this.canAllocate();
   }
@@ -112,7 +128,7 @@ export class BodyArena {
   set(key: string, value: string | Buffer): number {
     this.delete(key);
     const valueLength = typeof value === 'string' ? Buffer.byteLength(value) : value.length;
-    const n = HEADER_BYTES + key.length + valueLength;
+    const n = HEADER_BYTES + key.length + valueLength + this.suffixBytes;
     if (n > this.segmentBytes || key.length === 0 || !isAscii(key) || !this.makeRoom(n)) return -1;
     const id = this.newId();
     const seg = this.ring[this.ring.length - 1]!;
@@ -133,6 +149,8 @@ export class BodyArena {
     this.valueLengthOf[id] = valueLength;
     this.hashOf[id] = hash;
     this.readOf[id] = 0;
+    this.asciiOf[id] = typeof value === 'string' && valueLength === value.length ? 1 : 0;
+    this.stampOf[id] = -1;
     this.index.add(hash, id);
     this.trim();
     return this.segmentOf[id] === -1 ? -1 : id;
@@ -201,10 +219,13 @@ export class BodyArena {
     this.valueLengthOf = grown(this.valueLengthOf, (k) => new Int32Array(k));
     this.hashOf = grown(this.hashOf, (k) => new Int32Array(k));
     this.readOf = grown(this.readOf, (k) => new Uint8Array(k));
+    this.asciiOf = grown(this.asciiOf, (k) => new Uint8Array(k));
+    this.stampOf = grown(this.stampOf, (k) => new Int32Array(k));
+    this.suffixLengthOf = grown(this.suffixLengthOf, (k) => new Int32Array(k));
   }
 
   private indexBytes(): number {
-    return this.index.byteLength + this.segmentOf.length * 21;
+    return this.index.byteLength + this.segmentOf.length * 30;
   }
 
   private canAllocate(): boolean {
@@ -241,7 +262,7 @@ export class BodyArena {
     let write = 0;
     for (let at = 0; at < end;) {
       const id = buf.readUInt32LE(at);
-      const n = HEADER_BYTES + buf.readUInt32LE(at + 4) + buf.readUInt32LE(at + 8);
+      const n = HEADER_BYTES + buf.readUInt32LE(at + 4) + buf.readUInt32LE(at + 8) + this.suffixBytes;
       const live = this.segmentOf[id] === seg && this.offsetOf[id] === at;
       if (live && this.readOf[id] === 1 && !dropAll) {
         if (write !== at) buf.copy(buf, write, at, at + n);
@@ -263,7 +284,7 @@ export class BodyArena {
       for (let at = 0; at < this.used[seg]!;) {
         const id = buf.readUInt32LE(at);
         if (this.segmentOf[id] === seg && this.offsetOf[id] === at) this.drop(id);
-        at += HEADER_BYTES + buf.readUInt32LE(at + 4) + buf.readUInt32LE(at + 8);
+        at += HEADER_BYTES + buf.readUInt32LE(at + 4) + buf.readUInt32LE(at + 8) + this.suffixBytes;
       }
       // the last segment allocated takes the freed one's number
       const last = this.segments.length - 1;

@@ -14,9 +14,10 @@
  * ({@link ResolveCacheLedger.touchedKeys}): a DID's own keys (`did/<did>`, `nonce/document_nonce/<did>`, what every
  * answer reads) name it, and only the other keys an answer read are indexed; when the ledger cannot tell (blocks committed before this process
  * started), it drops everything. Failures (unknown DID, registration pending) are rendered each time. Memory is
- * bounded in bytes (`--directory-resolve-cache-bytes`), least recently used first out. Once the budget is full, a
- * DID that misses is admitted only when it missed before ({@link MissFilter}): a read set far larger than the cache
- * would otherwise replace an entry on every miss for no hits.
+ * bounded in bytes (`--directory-resolve-cache-bytes`): the DIDs' parts are bytes off the JavaScript heap
+ * ({@link BodyArena}: a ring of segments, the oldest reused first, its answers read since kept). Once the budget is
+ * full, a DID that misses is admitted only when it missed before ({@link MissFilter}): a read set far larger than
+ * the cache would otherwise replace an entry on every miss for no hits.
  */
 import type { BlockRef } from '../ledger/types.js';
 import type { StateReader, StateValue } from '../ledger/state.js';
@@ -58,6 +59,8 @@ export function defaultResolveCacheBytes(memoryBytes: number): number {
 
 /** The keys every answer reads, each naming its DID: dropped by name, never indexed ({@link ownKeyDid}). */
 const OWN_KEY_PREFIXES = ['did/', 'nonce/document_nonce/'] as const;
+/** Room for the block's fields after each cached DID part: `,"block_number":` and 16 digits, `,"block_hash":"0x…"}`. */
+const TAIL_ROOM = 128;
 /** Bytes of budget per slot of the doorkeeper: about one answer's (a resolve body is ~1 KiB). */
 const BYTES_PER_FILTER_SLOT = 1024;
 
@@ -73,9 +76,10 @@ class ReadKeys implements StateReader {
 
 export class ResolveCache {
   private block: BlockRef | undefined;
-  /** `,"block_number":…,"block_hash":"…"}` of the current finalized block, as text and as bytes. */
+  /** `,"block_number":…,"block_hash":"…"}` of the current finalized block. */
   private tail = '';
-  private tailBytes = Buffer.alloc(0);
+  /** Counts the finalized blocks seen: the stamp of the tail an answer's record holds ({@link BodyArena.textWith}). */
+  private blocks = 0;
   /**
    * The DIDs' parts (JSON text without the closing brace), as bytes off the JavaScript heap (bench/HISTORY.md,
    * session 27): a million answers kept as strings and entry objects made the collector mark them all on every full
@@ -96,7 +100,7 @@ export class ResolveCache {
     /** Memory for cached bodies and their index (0: none are kept). */
     private readonly maxBytes = DEFAULT_RESOLVE_CACHE_BYTES,
   ) {
-    this.bodies = maxBytes > 0 ? new BodyArena(maxBytes, (id) => this.unindex(id)) : null;
+    this.bodies = maxBytes > 0 ? new BodyArena(maxBytes, (id) => this.unindex(id), undefined, TAIL_ROOM) : null;
   }
 
   /** DIDs held (observability, tests). */
@@ -116,15 +120,16 @@ export class ResolveCache {
 
   /**
    * The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. A
-   * cached answer is a new Buffer (the arena's bytes may be overwritten before a socket has sent them); a rendered
-   * one is text.
+   * cached answer is one flat string copied out of the arena: its record holds the block's fields after the DID's
+   * part, written there on its first answer at each block (text, not bytes: Node writes a string body together with
+   * the headers, where a Buffer body costs a second chunk of a `writev`; bench/HISTORY.md, session 27).
    */
-  body(did: string): Buffer | string {
+  body(did: string): string {
     this.follow();
     const pending = this.ledger.hasPendingFor(did);
     if (!pending && this.bodies !== null) {
       const id = this.bodies.find(did);
-      if (id >= 0) return this.bodies.valueWith(id, this.tailBytes);
+      if (id >= 0) return this.bodies.textWith(id, this.tail, this.blocks);
     }
     const reads = new ReadKeys(this.ledger.finalizedView());
     this.renderCount++;
@@ -142,7 +147,7 @@ export class ResolveCache {
     const before = this.block;
     this.block = block;
     this.tail = `,"block_number":${block.number},"block_hash":${JSON.stringify(block.hash)}}`;
-    this.tailBytes = Buffer.from(this.tail);
+    this.blocks++;
     if (before === undefined || before.hash === block.hash) return;
     const touched = block.number > before.number ? this.ledger.touchedKeys(before.number, block.number) : undefined;
     if (touched === undefined) {

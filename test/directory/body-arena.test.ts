@@ -9,9 +9,9 @@ import { BodyArena, segmentBytesFor } from '../../src/directory/body-arena.js';
 import { HashSlots } from '../../src/directory/hash-slots.js';
 
 /** The value of `key` (with `suffix`), or undefined when it is not held. */
-function read(arena: BodyArena, key: string, suffix = ''): string | undefined {
+function read(arena: BodyArena, key: string, suffix = '', stamp = 0): string | undefined {
   const id = arena.find(key);
-  return id < 0 ? undefined : arena.valueWith(id, Buffer.from(suffix)).toString();
+  return id < 0 ? undefined : arena.textWith(id, suffix, stamp);
 }
 
 /** Values of 88 bytes (with the 12-byte header and a 4-character key: 104 bytes a record). */
@@ -32,9 +32,22 @@ describe('BodyArena', () => {
     assert.equal(read(arena, 'ké'), undefined);
   });
 
+  it('writes a suffix into the room after the value once per stamp, and joins one that does not fit', () => {
+    const arena = new BodyArena(64 * 1024, undefined, undefined, 8);
+    arena.set('a', '{"v":"é"');
+    arena.set('b', '{"v":1');
+    assert.equal(read(arena, 'a', '}', 1), '{"v":"é"}');
+    assert.equal(read(arena, 'b', ',"n":1}', 1), '{"v":1,"n":1}');
+    assert.equal(read(arena, 'b', ',"n":1}', 1), '{"v":1,"n":1}');
+    assert.equal(read(arena, 'b', ',"n":22}', 2), '{"v":1,"n":22}', 'a new stamp: the new suffix');
+    assert.equal(read(arena, 'b', ',"n":333333}', 3), '{"v":1,"n":333333}', 'longer than the room: joined');
+    assert.equal(read(arena, 'b', ',"n":4}', 4), '{"v":1,"n":4}');
+    assert.equal(read(arena, 'a', '}', 1), '{"v":"é"}');
+  });
+
   it('evicts the oldest segment first, keeping the records read since (second chance) until they go unread', () => {
     // 1 KiB segments of 9 records; a budget of four segments besides the index
-    const arena = new BodyArena(7000, undefined, 1024);
+    const arena = new BodyArena(7500, undefined, 1024);
     const keys = Array.from({ length: 36 }, (_, i) => `k${String(i).padStart(3, '0')}`);
     for (const k of keys) assert.ok(arena.set(k, value(k)) >= 0);
     assert.equal(arena.size, 36, 'four segments of nine');
@@ -50,7 +63,7 @@ describe('BodyArena', () => {
     assert.equal(arena.peek('k000'), -1);
     assert.ok(arena.peek('k004') >= 0);
     assert.equal(arena.peek('k009'), -1);
-    assert.ok(arena.bytes <= 7000);
+    assert.ok(arena.bytes <= 7500);
   });
 
   it('when every record was read, a turn of the ring clears their marks and the oldest still goes', () => {
@@ -82,7 +95,7 @@ describe('BodyArena', () => {
   });
 
   it('keeps keys whose hashes collide apart, and finds the others after one of them is deleted', () => {
-    const arena = new BodyArena(64 * 1024, undefined, undefined, () => 7);
+    const arena = new BodyArena(64 * 1024, undefined, undefined, 0, () => 7);
     for (const k of ['x1', 'x2', 'x3', 'x4']) arena.set(k, `v${k}`);
     for (const k of ['x1', 'x2', 'x3', 'x4']) assert.equal(read(arena, k), `v${k}`);
     arena.delete('x2');
