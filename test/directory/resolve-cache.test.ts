@@ -225,6 +225,20 @@ describe('ResolveCache', () => {
     assert.ok(cache.size <= full);
     assert.ok(cache.bytes <= 5000);
   });
+
+  it("answers a DID read again from its text while the block stands, never another DID's after its record went", () => {
+    const { cache, renders, state } = fakeSetup(5000);
+    for (const [i, d] of sixty.entries()) state.set(`did/${d}`, i);
+    for (const d of sixty) cache.body(d);
+    // 04's answer made as text (a hit), then its record evicted while the same block stands and its id reused
+    for (let i = 0; i < 2; i++) assert.equal(parse(cache.body(sixty[4]!)).did, sixty[4]);
+    renders.length = 0;
+    for (const d of sixty.slice(15)) {
+      assert.equal(parse(cache.body(d)).did, d);
+      assert.equal(parse(cache.body(d)).did, d, `${d} answered again (a hit)`);
+    }
+    assert.ok(renders.length >= 45);
+  });
 });
 
 describe('defaultResolveCacheBytes', () => {
