@@ -109,6 +109,7 @@ export class ResolveCache {
   /** State key → the DIDs whose cached body read it. */
   private readonly dependents = new Map<string, string | Set<string>>();
   private renderCount = 0;
+  private answerCount = 0;
 
   constructor(
     private readonly ledger: ResolveCacheLedger,
@@ -143,8 +144,14 @@ export class ResolveCache {
     return this.renderCount;
   }
 
+  /** Answers since start, rendered or cached (`ddn_directory_resolve_answers_total`: answers − renders were cached). */
+  get answers(): number {
+    return this.answerCount;
+  }
+
   /** The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. */
   body(did: string): string {
+    this.answerCount++;
     this.follow();
     const pending = this.ledger.hasPendingFor(did);
     if (!pending) {
