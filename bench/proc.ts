@@ -225,3 +225,39 @@ export async function waitForQuiet(maxWaitS: number, sampleS: number, ownPids: (
     }
   }
 }
+
+/** A process's main thread's time on a CPU and waiting for one, and the process's bytes from and to the disk. */
+export interface BlockedReading {
+  /** `performance.now()` of the reading. */
+  atMs: number;
+  /** The main thread's nanoseconds on a CPU and in the run queue (`/proc/<pid>/task/<pid>/schedstat`). */
+  onCpuNs: number;
+  runQueueNs: number;
+  /** `read_bytes` and `write_bytes` of `/proc/<pid>/io`: what the disk read for it and what it dirtied. */
+  readBytes: number;
+  writeBytes: number;
+}
+
+/** A {@link BlockedReading} of `pid` now (Linux). */
+export function readBlocked(pid: number): BlockedReading {
+  const [onCpuNs, runQueueNs] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (key: string) => Number(new RegExp(`^${key}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
+  return { atMs: performance.now(), onCpuNs: onCpuNs!, runQueueNs: runQueueNs!, readBytes: field('read_bytes'), writeBytes: field('write_bytes') };
+}
+
+/**
+ * Per operation between two readings: the main thread's time off a CPU and out of the run queue (blocked in a
+ * system call that sleeps — a read from the disk, an `fsync` — or idle), µs, and KiB the disk read and the process
+ * dirtied.
+ */
+export function blockedPerOp(before: BlockedReading, after: BlockedReading, ops: number): { blocked_us: number; disk_read_kib: number; dirtied_kib: number } {
+  const n = Math.max(1, ops);
+  const wallNs = (after.atMs - before.atMs) * 1e6;
+  const blockedNs = Math.max(0, wallNs - (after.onCpuNs - before.onCpuNs) - (after.runQueueNs - before.runQueueNs));
+  return {
+    blocked_us: round(blockedNs / 1000 / n, 1),
+    disk_read_kib: round((after.readBytes - before.readBytes) / 1024 / n, 2),
+    dirtied_kib: round((after.writeBytes - before.writeBytes) / 1024 / n, 1),
+  };
+}

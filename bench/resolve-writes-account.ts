@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/resolve-writes-account.ts [--rounds 3] [--seconds 10] [--pg] [--tree <built tree>]`: where resolve's loss under writes
+ * `npx tsx bench/resolve-writes-account.ts [--rounds 3] [--seconds 10] [--pg | --backends sqlite,pg] [--tree <built tree>]`: where resolve's loss under writes
  * goes (issue 39 item 2). One Directory-only `ddn serve` (2,000 DIDs, blocks every 100 ms, as `--only
  * resolve_writes`), `GET /resolve` from the load generator (autocannon, 32 connections) in windows alternating
  * alone / with 100 signed `UpdateService` writes/s (sent from this process, pre-signed). Per window: resolves/s;
@@ -8,7 +8,11 @@
  * (`nodejs_gc_duration_seconds`). The last lines account the loss: the main thread's CPU per resolve alone against
  * with writes (writes taken out at the writes-alone cost, measured in a last window). `--tree` runs A on another built tree than this checkout. With `--other <built tree>`
  * and/or `--node-options` / `--other-node-options` (the service's `NODE_OPTIONS`), two nodes side by side, their
- * windows alternating (A B B A …), one at a time.
+ * windows alternating (A B B A …), one at a time. `--backends sqlite,pg` (PostgreSQL needs `DDN_BENCH_PG_URL`) runs A on
+ * the embedded SQLite ledger and B on PostgreSQL (`--pg`: A alone, on PostgreSQL), the same tree unless `--other`;
+ * with a PostgreSQL side every window also prints the CPU of that database's backends (cores). Every window prints
+ * the share of resolves the node rendered rather than answered from its resolve cache
+ * (`ddn_directory_resolve_answers_total`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +25,7 @@ import { SteadyWrites } from './figures/resolve-writes.js';
 import { registerWriters } from './figures/directory-writes.js';
 import type { LoadJob } from './jobs.js';
 import { LoadGenerator } from './loadgen-client.js';
-import { round } from './proc.js';
+import { cpuMsBetween, cpuMsByName, round } from './proc.js';
 import { freePort, ServiceProcess } from './service.js';
 import { readThreadTicks, threadCpu } from './thread-cpu.js';
 import { makeProfile } from '../src/protocol/profile.js';
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     pg: { type: 'boolean', default: false },
+    backends: { type: 'string' },
     other: { type: 'string' },
     tree: { type: 'string' },
     'node-options': { type: 'string' },
@@ -39,7 +44,12 @@ const { values } = parseArgs({
 });
 const seconds = Number(values.seconds);
 const pgUrl = process.env.DDN_BENCH_PG_URL;
-if (values.pg && pgUrl === undefined) throw new Error('--pg needs DDN_BENCH_PG_URL');
+/** Each side's ledger: `--backends sqlite,pg` puts A on SQLite and B on PostgreSQL (same tree unless `--other`). */
+const backends = (values.backends ?? (values.pg ? 'pg' : 'sqlite')).split(',');
+if (backends.some((b) => b !== 'sqlite' && b !== 'pg')) throw new Error('--backends takes sqlite and pg, comma-separated');
+const anyPg = backends.includes('pg');
+if (anyPg && pgUrl === undefined) throw new Error('PostgreSQL needs DDN_BENCH_PG_URL');
+const pgDb = ` ${new URL(pgUrl ?? 'postgres://x/postgres').pathname.slice(1) || 'postgres'} `;
 
 /** /proc/stat's first line: user, nice, system, idle, iowait, irq, softirq, steal (ticks). */
 function machine(): number[] {
@@ -56,6 +66,8 @@ async function gcByKind(url: string): Promise<Map<string, { s: number; n: number
   const text = await (await fetch(`${url}/metrics`)).text();
   const out = new Map<string, { s: number; n: number }>();
   for (const l of text.split('\n')) {
+    const answers = /^ddn_directory_resolve_answers_total\{source="([a-z]+)"\} (\S+)/.exec(l);
+    if (answers !== null) out.set(`answers:${answers[1]}`, { s: 0, n: Number(answers[2]) });
     const m = /^nodejs_gc_duration_seconds_(sum|count)\{kind="([a-z]+)"\} (\S+)/.exec(l);
     if (m === null) continue;
     const e = out.get(m[2]!) ?? { s: 0, n: 0 };
@@ -85,10 +97,10 @@ interface Row {
   wallS: number;
 }
 
-async function startSide(name: string, root: string | undefined, nodeOptions: string | undefined): Promise<Side> {
+async function startSide(name: string, root: string | undefined, nodeOptions: string | undefined, backend: string): Promise<Side> {
   const dataDir = join(work, name);
   mkdirSync(dataDir, { recursive: true });
-  const schema = values.pg ? `bench_rwa_${randomBytes(5).toString('hex')}` : undefined;
+  const schema = backend === 'pg' ? `bench_rwa_${randomBytes(5).toString('hex')}` : undefined;
   const saved = process.env.NODE_OPTIONS;
   if (nodeOptions !== undefined) process.env.NODE_OPTIONS = nodeOptions;
   const service = await ServiceProcess.start({
@@ -139,7 +151,9 @@ async function measureWindow(side: Side, label: string, withWrites: boolean, wit
   let sys0 = [0, 0];
   let me0 = process.cpuUsage();
   let acc0 = 0;
+  let pg0 = new Map<number, number>();
   const begin = () => {
+    if (anyPg) pg0 = cpuMsByName('postgres', pgDb);
     m0 = machine();
     t0 = performance.now();
     ticks0 = readThreadTicks(pid);
@@ -161,6 +175,7 @@ async function measureWindow(side: Side, label: string, withWrites: boolean, wit
     await new Promise((r) => setTimeout(r, seconds * 1000));
   }
   const wall = performance.now() - t0;
+  const pgMs = anyPg ? cpuMsBetween(pg0, cpuMsByName('postgres', pgDb)) : 0;
   const m1 = machine();
   const ticks = threadCpu(ticks0, readThreadTicks(pid));
   const cs = [status(pid, 'voluntary_ctxt_switches') - cs0[0]!, status(pid, 'nonvoluntary_ctxt_switches') - cs0[1]!];
@@ -171,9 +186,13 @@ async function measureWindow(side: Side, label: string, withWrites: boolean, wit
   const gc1 = await gcByKind(url);
   const gc = [...gc1]
     .map(([k, v]) => ({ k, s: v.s - (gc0.get(k)?.s ?? 0), n: v.n - (gc0.get(k)?.n ?? 0) }))
-    .filter((g) => g.n > 0)
+    .filter((g) => g.n > 0 && !g.k.startsWith('answers:'))
     .map((g) => `${g.k} ${round((g.s * 1e6) / wall, 1)} ms/s (${round((g.n * 1000) / wall, 1)}/s)`)
     .join(', ');
+  // the resolve cache's answers in the window (its counters, ddn_directory_resolve_answers_total)
+  const answered = (source: string) => (gc1.get(`answers:${source}`)?.n ?? 0) - (gc0.get(`answers:${source}`)?.n ?? 0);
+  const rendered = answered('rendered');
+  const renderShare = rendered + answered('cached') > 0 ? `${round((100 * rendered) / (rendered + answered('cached')), 2)} %` : '—';
   const d = m1.map((v, i) => ((v - m0[i]!) * 10) / wall); // ticks of 10 ms → cores
   const cores = (ms: number) => round(ms / wall, 3);
   const main = ticks.find((t) => t.name === 'main');
@@ -187,17 +206,19 @@ async function measureWindow(side: Side, label: string, withWrites: boolean, wit
   const ops = ((resolves + wps) * wall) / 1000;
   console.log(
     `${side.name} ${label}: resolve ${round(resolves)}/s, writes ${round(wps, 1)}/s | node main ${cores(mainMs)} (usr ${cores(main?.user_ms ?? 0)} sys ${cores(main?.system_ms ?? 0)}), ` +
-      `other threads ${cores(nodeMs - mainMs)} [${others}] | loadgen ${cores(loadgenMs)} | writer ${cores((me.user + me.system) / 1000)} | ` +
+      `other threads ${cores(nodeMs - mainMs)} [${others}] | ${anyPg ? `postgres ${cores(pgMs)} | ` : ''}loadgen ${cores(loadgenMs)} | writer ${cores((me.user + me.system) / 1000)} | ` +
       `machine usr ${round(d[0]! + d[1]!, 2)} sys ${round(d[2]!, 2)} irq+softirq ${round(d[5]! + d[6]!, 2)} idle ${round(d[3]! + d[4]!, 2)} | ` +
       `ctxsw vol ${round((cs[0]! * 1000) / wall)}/s invol ${round((cs[1]! * 1000) / wall)}/s; syscalls r ${round(ops > 0 ? sys[0]! / ops : 0, 2)} w ${round(ops > 0 ? sys[1]! / ops : 0, 2)} per op | ` +
-      `GC ${gc} | load ${loadavg()[0].toFixed(2)}`,
+      `GC ${gc} | resolves rendered ${renderShare} | load ${loadavg()[0].toFixed(2)}`,
   );
   rows.push({ side: side.name, label, resolves, writes: wps, mainUs: mainMs * 1000, nodeUs: nodeMs * 1000, wallS: wall / 1000 });
 }
 
 try {
-  sides.push(await startSide('A', values.tree, values['node-options']));
-  if (values.other !== undefined || values['other-node-options'] !== undefined) sides.push(await startSide('B', values.other, values['other-node-options']));
+  sides.push(await startSide('A', values.tree, values['node-options'], backends[0]!));
+  if (values.other !== undefined || values['other-node-options'] !== undefined || backends.length > 1) {
+    sides.push(await startSide('B', values.other ?? values.tree, values['other-node-options'], backends[1] ?? backends[0]!));
+  }
   // warm the write path first (the first writes of a node are dear: tier-up)
   for (const side of sides) await measureWindow(side, 'warm-writes', true, false);
   for (let r = 0; r < Number(values.rounds); r++) {
@@ -232,7 +253,7 @@ try {
     side.writes.close();
     await side.service.stop();
   }
-  if (pgUrl !== undefined && values.pg) {
+  if (pgUrl !== undefined && anyPg) {
     const admin = new pg.Client({ connectionString: pgUrl });
     await admin.connect();
     for (const side of sides) if (side.schema !== undefined) await admin.query(`DROP SCHEMA IF EXISTS "${side.schema}" CASCADE`);

@@ -19,7 +19,7 @@ import { BIG_DIDS_FILE, buildBigLedger } from '../bigledger.js';
 import type { BenchContext, Figure } from '../context.js';
 import type { LoadJob, LoadResult } from '../jobs.js';
 import { Pool } from 'undici';
-import { round } from '../proc.js';
+import { blockedPerOp, readBlocked, round, type BlockedReading } from '../proc.js';
 import { freePort, ServiceProcess } from '../service.js';
 
 const SMALL_DIDS = 2000;
@@ -125,17 +125,20 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
     };
     // a node just started: most answers are read for the first time (information, no target)
     const cold = await alternate('cold');
-    const register = async (svc: ServiceProcess, name: string): Promise<LoadResult> => {
+    const register = async (svc: ServiceProcess, name: string): Promise<{ load: LoadResult; blocked: ReturnType<typeof blockedPerOp> }> => {
       await ctx.settle(name);
       // enough for warm-up and window at ~4,500/s: a node that used them up would answer 409 to the last one resent
       const count = s.quick ? 6_000 : 60_000;
-      return ctx.gen.run(
+      let before: BlockedReading | undefined;
+      const load = await ctx.gen.run(
         { name, url: svc.urls.directory, connections: s.connections, durationS: s.durationS, warmupS: s.warmupS, request: { kind: 'registration', profile: ctx.profile, count } },
         svc.pid,
+        () => (before = readBlocked(svc.pid)),
       );
+      return { load, blocked: blockedPerOp(before ?? readBlocked(svc.pid), readBlocked(svc.pid), load.ok) };
     };
-    const regSmall = await register(small, 'register-2k');
-    const regBig = await register(big, `register-${label}`);
+    const { load: regSmall, blocked: blockedSmall } = await register(small, 'register-2k');
+    const { load: regBig, blocked: blockedBig } = await register(big, `register-${label}`);
     const memCold = memoryOf(big.pid);
     // a node that has served its directory for a while: every DID read once (the small node's 2,000 are read many
     // times over by its cold windows already)
@@ -149,7 +152,9 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
     const line = (l: LoadResult[]) => l.map((r) => r.rate).join(' / ');
     ctx.log(`  resolve, cold: 2k ${line(cold.small)}, ${label} ${line(cold.big)} req/s; RSS ${label} ${memCold.rss_mib} MiB`);
     ctx.log(`  resolve, warm: 2k ${line(warm.small)}, ${label} ${line(warm.big)} req/s; RSS ${label} ${memBig.rss_mib} MiB (peak ${memBig.peak_rss_mib})`);
-    ctx.log(`  register: 2k ${regSmall.rate}/s, ${label} ${regBig.rate}/s`);
+    ctx.log(
+      `  register: 2k ${regSmall.rate}/s, ${label} ${regBig.rate}/s; per registration, event loop blocked 2k ${blockedSmall.blocked_us} µs, ${label} ${blockedBig.blocked_us} µs; read from the disk 2k ${blockedSmall.disk_read_kib} KiB, ${label} ${blockedBig.disk_read_kib} KiB`,
+    );
     return [
       ...resolveFigures({ label, dids: o.bigDids, cacheBytes: o.bigCacheBytes, cold, warm, warmed, warmupS, memCold, memWarm: memBig, smallRssMib: memSmall.rss_mib }),
       {
@@ -160,7 +165,18 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
         reference: 'same_run_line',
         referenceValue: regSmall.rate,
         target: { op: '>=', ratio: 0.95 },
-        extra: { small_req_per_s: regSmall.rate, non2xx: regBig.non2xx, small_non2xx: regSmall.non2xx, ...memCold },
+        extra: {
+          small_req_per_s: regSmall.rate,
+          non2xx: regBig.non2xx,
+          small_non2xx: regSmall.non2xx,
+          ...memCold,
+          // per registration: the event loop off a CPU and out of the run queue (a read from the disk, an fsync, or
+          // idle), what the disk read for the node and what it dirtied (bench/HISTORY.md, session 27)
+          ...blockedBig,
+          small_blocked_us: blockedSmall.blocked_us,
+          small_disk_read_kib: blockedSmall.disk_read_kib,
+          small_dirtied_kib: blockedSmall.dirtied_kib,
+        },
         load: regBig,
         details: { small: regSmall },
       },

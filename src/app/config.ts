@@ -560,7 +560,9 @@ export function envNameOf(name: string): string {
 export function configHelp(only?: readonly string[]): string {
   const rows = OPTIONS.filter((o) => only === undefined || only.includes(o.name)).map((o) => {
     const flag = o.kind === 'switch' ? `--${o.name}[=BOOL]` : `--${o.name} ${o.arg}`;
-    return `  ${flag.padEnd(44)}${o.help} [${o.defaultText ?? String(o.default)}]\n  ${''.padEnd(44)}env ${envNameOf(o.name)}`;
+    // a flag longer than the column gets its help on the next line
+    const lead = flag.length < 44 ? `  ${flag.padEnd(44)}` : `  ${flag}\n  ${''.padEnd(44)}`;
+    return `${lead}${o.help} [${o.defaultText ?? String(o.default)}]\n  ${''.padEnd(44)}env ${envNameOf(o.name)}`;
   });
   return `Options (each also read from its DDN_* environment variable; flags win):\n${rows.join('\n')}\n`;
 }
@@ -849,6 +851,15 @@ function readRelay(r: Reader, profile: Config['profile']): Config['relay'] {
     liveAuthTimeoutMs: r.int('relay-live-auth-timeout-ms', 1, 600_000),
     livePingIntervalMs: r.int('relay-live-ping-interval-ms', 100, 600_000),
   };
+}
+
+/**
+ * The rate limits of `argv` (rate-limit flags: `--rate-limit`, `--rate-limit-<budget>`, `--rate-limit-max-keys`,
+ * `--trusted-proxies`) over their `DDN_*` variables, read as `ddn serve` reads them (defaults included; null when
+ * `off`), for other commands that serve (`ddn mirror`). Throws {@link ConfigError} naming the flag.
+ */
+export function rateLimitSettings(argv: readonly string[], env: NodeJS.ProcessEnv): RateLimitSettings | null {
+  return new Reader(collect(argv, env)).rateLimit();
 }
 
 /**

@@ -23,6 +23,7 @@ import { asIs, defineRoute } from '../http/route.js';
 import { createHttpServer, type HttpServer } from '../http/server.js';
 import { BodyBudget, DEFAULT_BODY_BUDGET, type BodyBudgetSettings } from '../http/body-budget.js';
 import { ConnectionGate, DEFAULT_CONNECTION_SETTINGS, type ConnectionSettings } from '../http/connections.js';
+import { RateLimits, type RateLimitSettings } from '../http/rate-limit.js';
 import { FeedFollower, type FollowerLimits } from '../mirror/follower.js';
 import { readOnlyServer } from '../mirror/read-only.js';
 import { makeProfile } from '../protocol/profile.js';
@@ -30,7 +31,7 @@ import { processMemoryBytes } from '../base/process-memory.js';
 import { defaultLedgerCacheBytes } from '../store/ledger-cache-size.js';
 import { LedgerFile } from '../store/sqlite/ledger-file.js';
 import { SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
-import { hostForUrl, isLoopbackHost } from './config.js';
+import { hostForUrl, isLoopbackHost, rateLimitSettings } from './config.js';
 import { NodeMetrics, registerMetricsRoute } from './metrics.js';
 import { registerHealthRoute } from './health.js';
 import { LEDGER_FILE } from './ledger-backend.js';
@@ -62,6 +63,8 @@ export interface MirrorOptions {
   connectionCaps?: Pick<ConnectionSettings, 'maxConnections' | 'maxConnectionsPerAddress'>;
   /** Request bodies in flight, in the process and per client address (`--http-body-budget*-bytes`; a node's defaults). */
   bodyBudget?: BodyBudgetSettings;
+  /** Request rate limits (`--rate-limit*`, `--trusted-proxies`; a node's defaults); null: off. */
+  rateLimits?: RateLimitSettings | null;
 }
 
 export interface RunningMirror {
@@ -215,6 +218,12 @@ interface MirrorParts {
  * stopped on a block that did not verify), its status, the Directory's read routes and the export feed.
  */
 function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; stream: FeedStream } {
+  const rateSettings = o.rateLimits === undefined ? rateLimitSettings([], {}) : o.rateLimits;
+  const rateLimits = rateSettings === null ? undefined : new RateLimits(rateSettings);
+  if (rateLimits !== undefined) {
+    const { refusals } = rateLimits;
+    p.metrics.countedBy('ddn_rate_limit_refusals_total', 'Requests refused with 429 rate_limited, by rate-limit budget', 'class', () => ({ ...refusals }));
+  }
   const server = createHttpServer({
     name: 'directory',
     logger: o.logger,
@@ -224,6 +233,8 @@ function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; s
     // a public mirror is bounded as a node is: its connections and the bodies it reads (a write is read, then refused)
     gate: new ConnectionGate(o.connectionCaps ?? DEFAULT_CONNECTION_SETTINGS),
     bodyBudget: new BodyBudget(o.bodyBudget ?? DEFAULT_BODY_BUDGET),
+    // and its request rates (reads count against the \`read\` budget per client address)
+    ...(rateLimits === undefined ? {} : { rateLimits }),
   });
   const service = new DirectoryService({
     ledger: p.ledger,

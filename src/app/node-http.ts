@@ -112,6 +112,13 @@ function registerDirectory(
   });
   registerDirectoryRoutes(server, directory.service, exportFeed);
   watchFeedStream(ctx.metrics, exportFeed.stream);
+  const resolved = directory.service.resolveCache;
+  ctx.metrics.countedBy(
+    'ddn_directory_resolve_answers_total',
+    'GET /resolve answers since start: cached (the DID part kept across blocks) or rendered from the ledger',
+    'source',
+    () => ({ cached: resolved.answers - resolved.renders, rendered: resolved.renders }),
+  );
   return exportFeed.stream;
 }
 

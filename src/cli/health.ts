@@ -6,17 +6,33 @@ import { DEFAULT_DIRECTORY_URL, DIRECTORY_OPTIONS, timeoutMs } from './common.js
 const ROLES = ['directory', 'relay', 'cache'] as const;
 const POLL_MS = 200;
 
+/** The answer of one role's `GET /ready`. */
+interface ReadyAnswer {
+  url: string;
+  ok: boolean;
+  status?: number;
+  body?: unknown;
+  error?: string;
+}
+
+/** `not ready: directory at URL (ECONNREFUSED), …`: each role not ready and why (the last answer). */
+function notReady(waiting: readonly (readonly [string, ReadyAnswer])[]): string {
+  return `not ready: ${waiting.map(([r, a]) => `${r} at ${a.url} (${a.error ?? `HTTP ${a.status}`})`).join(', ')}`;
+}
+
 /** A role that did not become ready within `--wait` (exit 3). */
 class NotReadyError extends Error {
   readonly code = 'wait_timeout';
-  constructor(readonly details: Record<string, unknown>) {
-    super(`not ready: ${Object.keys(details).join(', ')}`);
+  readonly details: Record<string, ReadyAnswer>;
+  constructor(waiting: readonly (readonly [string, ReadyAnswer])[]) {
+    super(notReady(waiting));
     this.name = 'NotReadyError';
+    this.details = Object.fromEntries(waiting);
   }
 }
 
 /** GET /ready of `url`: its status and body, or the reason it could not be asked. */
-async function ready(url: string): Promise<{ ok: boolean; status?: number; body?: unknown; error?: string }> {
+async function ready(url: string): Promise<Omit<ReadyAnswer, 'url'>> {
   try {
     const res = await fetch(`${url.replace(/\/+$/, '')}/ready`, { signal: AbortSignal.timeout(5_000) });
     const body: unknown = await res.json().catch(() => undefined);
@@ -51,11 +67,11 @@ export const healthCommand = leaf('ddn health', {
       const waiting = Object.entries(answers).filter(([, a]) => !a.ok);
       if (waiting.length === 0) return { ready: true, ...answers };
       if (deadline === undefined)
-        throw Object.assign(new Error(`not ready: ${waiting.map(([r, a]) => `${r} at ${a.url} (${a.error ?? `HTTP ${a.status}`})`).join(', ')}`), {
+        throw Object.assign(new Error(notReady(waiting)), {
           code: 'not_ready',
           details: answers,
         });
-      if (Date.now() >= deadline) throw new NotReadyError(Object.fromEntries(waiting));
+      if (Date.now() >= deadline) throw new NotReadyError(waiting);
       ctx.progress({ ready: false, waiting_for: waiting.map(([r]) => r) });
       await new Promise((r) => setTimeout(r, POLL_MS));
     }

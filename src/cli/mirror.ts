@@ -2,7 +2,7 @@
 import { memberOf, messageOf } from '../base/guards.js';
 import { EXIT, EXIT_HELP } from './exit-codes.js';
 import { parseArgs } from 'node:util';
-import { envNameOf, metricsTokenProblem, type LogLevel } from '../app/config.js';
+import { configHelp, envNameOf, metricsTokenProblem, rateLimitSettings, type LogLevel } from '../app/config.js';
 import { createLogger } from '../app/logger.js';
 import { startMirror } from '../app/mirror.js';
 import { DataDirError } from '../app/node-keys.js';
@@ -10,6 +10,7 @@ import { DEFAULT_FOLLOWER_LIMITS, type FollowerLimits } from '../mirror/follower
 import { DEFAULT_FEED_STREAM_LIMITS, type FeedStreamLimits } from '../directory/export-stream.js';
 import { DEFAULT_BODY_BUDGET, type BodyBudgetSettings } from '../http/body-budget.js';
 import { DEFAULT_CONNECTION_SETTINGS, type ConnectionSettings } from '../http/connections.js';
+import type { RateLimitSettings } from '../http/rate-limit.js';
 import type { CliCommand, CliIo } from './io.js';
 import { listeningLine } from './serve.js';
 
@@ -24,6 +25,9 @@ const F = DEFAULT_FOLLOWER_LIMITS;
 const S = DEFAULT_FEED_STREAM_LIMITS;
 const C = DEFAULT_CONNECTION_SETTINGS;
 const B = DEFAULT_BODY_BUDGET;
+
+/** The rate-limit options a mirror takes, as ddn serve's: its routes are reads (writes are refused, counted as a node counts them). */
+const RATE_LIMIT_OPTIONS = ['rate-limit', 'rate-limit-read', 'rate-limit-max-keys', 'trusted-proxies'] as const;
 
 const USAGE = `usage: ddn mirror --from DIRECTORY_URL [options]
 
@@ -55,6 +59,10 @@ Directory's read routes from it (writes answer 403 read_only_mirror with the pri
                       request bodies in flight in the mirror and from one client address, as ddn serve's (beyond:
                       503 / 429 before the body is read; 0: no bound; defaults ${B.maxBytes}, ${B.maxBytesPerAddress};
                       env DDN_HTTP_BODY_BUDGET_BYTES, …)
+
+Request rate limits, as ddn serve's (a mirror's routes are reads: the \`read\` budget, per client address; beyond it
+429 rate_limited with Retry-After):
+${configHelp(RATE_LIMIT_OPTIONS)}
   --help              this text
 
 ${EXIT_HELP}
@@ -73,6 +81,8 @@ interface MirrorArgs {
   streamLimits: Pick<FeedStreamLimits, 'maxSessions' | 'maxSessionsPerAddress' | 'pingIntervalMs'>;
   connectionCaps: Pick<ConnectionSettings, 'maxConnections' | 'maxConnectionsPerAddress'>;
   bodyBudget: BodyBudgetSettings;
+  /** null: off. */
+  rateLimits: RateLimitSettings | null;
 }
 
 /** The integer option `--name` (flag, else env, else the default); throws the message saying what is wrong. */
@@ -83,17 +93,22 @@ function intOption(value: string | undefined, name: string, fallback: number, mi
   throw new Error(`--${name}: must be an integer from ${min} to ${max}, got '${text}'`);
 }
 
-type MirrorLimits = Pick<MirrorArgs, 'followerLimits' | 'streamLimits' | 'connectionCaps' | 'bodyBudget'>;
+type MirrorLimits = Pick<MirrorArgs, 'followerLimits' | 'streamLimits' | 'connectionCaps' | 'bodyBudget' | 'rateLimits'>;
 
 /** The follower's, the export stream's and the listener's limits from the options, else the environment; throws naming a bad one. */
-function mirrorLimits(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): MirrorLimits {
+function mirrorLimits(values: Record<string, string | string[] | boolean | undefined>, env: NodeJS.ProcessEnv): MirrorLimits {
   const opt = (name: string): string | undefined => {
     const v = values[name];
     return typeof v === 'string' ? v : undefined;
   };
   /** A cap or budget as ddn serve takes it: the flag, else `DDN_<NAME>`, else the default; 0 is no bound. */
   const bound = (name: string, fallback: number): number => intOption(opt(name) ?? env[envNameOf(name)], name, fallback, 0, Number.MAX_SAFE_INTEGER);
+  const rateFlags = RATE_LIMIT_OPTIONS.flatMap((name) => {
+    const v = values[name];
+    return (Array.isArray(v) ? v : typeof v === 'string' ? [v] : []).map((x) => `--${name}=${x}`);
+  });
   return {
+    rateLimits: rateLimitSettings(rateFlags, env),
     connectionCaps: {
       maxConnections: bound('max-connections', C.maxConnections),
       maxConnectionsPerAddress: bound('max-connections-per-address', C.maxConnectionsPerAddress),
@@ -160,6 +175,7 @@ export function parseMirrorArgs(args: string[], env: NodeJS.ProcessEnv): MirrorA
         'max-connections-per-address': { type: 'string' },
         'http-body-budget-bytes': { type: 'string' },
         'http-body-budget-per-address-bytes': { type: 'string' },
+        ...Object.fromEntries(RATE_LIMIT_OPTIONS.map((name) => [name, { type: 'string', multiple: name === 'trusted-proxies' } as const])),
         help: { type: 'boolean', short: 'h' },
       },
     }).values;

@@ -95,6 +95,7 @@ export class ResolveCache {
   /** Arena id → the DID and the keys it read besides its own, for the (few) answers that read any. */
   private readonly dependencies = new Map<number, { did: string; keys: readonly string[] }>();
   private renderCount = 0;
+  private answerCount = 0;
   /** The last answers made, by arena id modulo {@link HOT_SLOTS}: their text, id and block stamp ({@link answer}). */
   private readonly hot = new Array<string | undefined>(HOT_SLOTS);
   private readonly hotIds = new Int32Array(HOT_SLOTS).fill(-1);
@@ -124,6 +125,11 @@ export class ResolveCache {
     return this.renderCount;
   }
 
+  /** Answers since start, rendered or cached (`ddn_directory_resolve_answers_total`: answers − renders were cached). */
+  get answers(): number {
+    return this.answerCount;
+  }
+
   /**
    * The JSON body of `did`'s resolve: the cached DID part when nothing it read changed, and the current block. A
    * cached answer is one flat string copied out of the arena: its record holds the block's fields after the DID's
@@ -131,6 +137,7 @@ export class ResolveCache {
    * the headers, where a Buffer body costs a second chunk of a `writev`; bench/HISTORY.md, session 27).
    */
   body(did: string): string {
+    this.answerCount++;
     this.follow();
     const pending = this.ledger.hasPendingFor(did);
     if (!pending && this.bodies !== null) {

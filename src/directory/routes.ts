@@ -45,13 +45,12 @@ import { profileDocument } from './openapi-profile.js';
 import { personaRoutes } from './persona-routes.js';
 import { policyRoutes } from './policy-routes.js';
 import { codes, DID_READ, PREPARED, prepare, read, REGISTRATION, submit, SUBMITTED } from './route-kit.js';
-import { ResolveCache } from './resolve-cache.js';
 import { assertDid, type DirectoryService } from './service.js';
 
 /** The §3 reads and §6 resolutions. */
 // eslint-disable-next-line max-lines-per-function -- a table: one route object per entry, in the spec's order
 function readRoutes(service: DirectoryService): Route[] {
-  const resolved = new ResolveCache(service.deps.ledger, (did, view) => service.resolvePart(did, view), service.deps.resolveCacheBytes);
+  const resolved = service.resolveCache;
   // ddn-internal: what a Relay or Cache in another process asks through HttpDirectoryPort (src/ports).
   const port = new LocalDirectoryPort(service.deps.ledger, service.deps.clock);
   return [

@@ -39,6 +39,7 @@ import { PersonaService } from './personas.js';
 import { assertDid } from './submission.js';
 import { txErrorBody } from './ledger-errors.js';
 import { pendingOperationsOf, renderDidRecordPart, type DidRecordPart } from './record-view.js';
+import { ResolveCache } from './resolve-cache.js';
 import { prepareChangeSync, submitChange } from './write-pipeline.js';
 import { subjectKindOf } from './subject-kind.js';
 import type { DidRecordResponse } from '../wire/directory.js';
@@ -74,6 +75,8 @@ export class DirectoryService {
   /** Applications (§9). */
   readonly applications: ApplicationService;
 
+  private resolveBodies: ResolveCache | undefined;
+
   constructor(readonly deps: DirectoryDeps) {
     const lookup = createTxtLookup({
       ...(deps.dnsServers ? { servers: deps.dnsServers } : {}),
@@ -89,6 +92,12 @@ export class DirectoryService {
   /** `GET /delivery-resolution/{did}` (§6). */
   deliveryResolution(did: string, query: Record<string, string>): DeliveryResolution {
     return resolveDelivery(this.deps, did, query);
+  }
+
+  /** `GET /resolve/{did}`'s rendered bodies, one cache per service (made on first use: the routes, the metrics). */
+  get resolveCache(): ResolveCache {
+    this.resolveBodies ??= new ResolveCache(this.deps.ledger, (did, view) => this.resolvePart(did, view), this.deps.resolveCacheBytes);
+    return this.resolveBodies;
   }
 
   private get ledger(): DirectoryLedger {

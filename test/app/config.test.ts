@@ -358,6 +358,8 @@ describe('loadConfig', () => {
       assert.ok(help.includes(flag), flag);
       assert.ok(help.includes(envNameOf(flag.slice(2))), envNameOf(flag.slice(2)));
     }
+    // a flag as long as the column or longer is not run into its help text
+    assert.match(help, /^ {2}--rate-limit-directory-write-target N\/PERIOD\|off\n {46}requests of class directory-write per target/m);
   });
 
   it("shows as each flag's default the value taken when the flag is not given", () => {

@@ -1,8 +1,12 @@
-/** The figures at scale (bench/figures/resolve-scale.ts): resolve after the warm-up and cold; no registration value from a window that was refused. */
+/**
+ * The figures at scale (bench/figures/resolve-scale.ts): resolve after the warm-up and cold; no registration value from a
+ * window that was refused; the registration windows' blocked time and disk bytes per registration.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { registrationsAnswered, resolveFigures } from '../../bench/figures/resolve-scale.js';
 import type { LoadResult } from '../../bench/jobs.js';
+import { blockedPerOp, readBlocked, type BlockedReading } from '../../bench/proc.js';
 
 const window = (rate: number, non2xx: number): LoadResult => ({
   name: 'register',
@@ -59,5 +63,28 @@ describe('resolveFigures', () => {
     assert.equal(f.referenceValue, 7000);
     assert.equal(f.target, undefined);
     assert.equal(f.extra?.rss_mib, 500);
+  });
+});
+
+describe('blockedPerOp', () => {
+  const at = (atMs: number, onCpuMs: number, runQueueMs: number, readKib: number, writeKib: number): BlockedReading => ({
+    atMs,
+    onCpuNs: onCpuMs * 1e6,
+    runQueueNs: runQueueMs * 1e6,
+    readBytes: readKib * 1024,
+    writeBytes: writeKib * 1024,
+  });
+  it('is the wall time off a CPU and out of the run queue, and the disk bytes, per operation', () => {
+    // 10 s, 7 s on a CPU, 2 s waiting for one: 1 s blocked over 10,000 operations
+    assert.deepEqual(blockedPerOp(at(1_000, 500, 100, 10, 20), at(11_000, 7_500, 2_100, 10 + 5_000, 20 + 150_000), 10_000), {
+      blocked_us: 100,
+      disk_read_kib: 0.5,
+      dirtied_kib: 15,
+    });
+  });
+  it('reads the main thread and the process of a running process', () => {
+    const r = readBlocked(process.pid);
+    assert.ok(r.onCpuNs > 0);
+    assert.ok(r.readBytes >= 0 && r.writeBytes >= 0);
   });
 });

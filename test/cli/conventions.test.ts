@@ -238,6 +238,8 @@ describe('against a Directory whose ledger produces no blocks', () => {
     const waited = await run(['health', '--directory', `http://127.0.0.1:${port}`, '--wait', '0.3']);
     assert.equal(waited.code, 3);
     assert.equal(waited.json.code, 'wait_timeout');
+    // why, as without --wait (a script that waited in vain says what it found)
+    assert.match(String(waited.json.message), /directory at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
   });
 
   it('an unreachable Directory is a failure, exit 1', async () => {

@@ -15,13 +15,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildDdnPackage } from '../support/ddn-package.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { groupMembers, isRunning, portIsFree, signalIfRunning } from '../support/processes.js';
+import { unusedPort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -158,15 +158,6 @@ const NOT_RUN: Readonly<Record<string, string>> = {
   'docs/chain.md § The local dev chain #2': 'needs a running dev chain and a key file from it; test/chain/substrate-client.test.ts reads the same fees',
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Runs `block` as written (ports and DB aside); resolves with its stdout once it and everything it started ended. */
 async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: string): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), 'ddn-docs-'));
@@ -181,9 +172,7 @@ async function runBlock(block: string, extraEnv: NodeJS.ProcessEnv = {}, db?: st
   chmodSync(join(shims, 'npx'), 0o755);
   const ports = new Map<string, string>();
   for (const p of DOC_PORTS) {
-    let port = String(await freePort());
-    while ([...ports.values()].includes(port)) port = String(await freePort());
-    ports.set(p, port);
+    ports.set(p, String(await unusedPort()));
   }
   let script = block
     .split('\n')

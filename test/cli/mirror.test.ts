@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { parseMirrorArgs } from '../../src/cli/mirror.js';
+import { DEFAULT_RATE_BUDGETS } from '../../src/http/rate-limit.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { feedHead, registerAndChange } from '../support/mirror.js';
 import { startTestNode } from '../support/network.js';
@@ -72,6 +73,10 @@ describe('ddn mirror', () => {
       [['--from', 'http://127.0.0.1:1', '--ping-interval-ms', 'soon'], 2, /--ping-interval-ms: must be an integer from 1 to 600000, got 'soon'/],
       [['--from', 'http://127.0.0.1:1', '--max-connections-per-address', 'many'], 2, /--max-connections-per-address: must be an integer from 0 .*, got 'many'/],
       [['--from', 'http://127.0.0.1:1', '--http-body-budget-bytes', '1e9'], 2, /--http-body-budget-bytes: must be an integer from 0 .*, got '1e9'/],
+      [['--from', 'http://127.0.0.1:1', '--rate-limit-read', 'lots'], 2, /--rate-limit-read: must be N\/PERIOD .*got 'lots'/],
+      [['--from', 'http://127.0.0.1:1', '--rate-limit', 'never'], 2, /--rate-limit: must be on, off or a factor/],
+      [['--from', 'http://127.0.0.1:1', '--trusted-proxies', 'nowhere'], 2, /--trusted-proxies: /],
+      [['--from', 'http://127.0.0.1:1', '--rate-limit-registration', '1/1m'], 2, /rate-limit-registration/],
       [['--from', 'http://127.0.0.1:1', '--data-dir', join(dir, 'fresh'), '--port', '0', '--log-level', 'silent'], 1, /cannot read the primary's genesis/],
     ];
     for (const [args, code, message] of cases) {
@@ -127,5 +132,20 @@ describe('ddn mirror', () => {
     assert.ok(!('help' in taken) && !('error' in taken));
     assert.deepEqual(taken.connectionCaps, { maxConnections: 0, maxConnectionsPerAddress: 3 });
     assert.deepEqual(taken.bodyBudget, { maxBytes: 65536, maxBytesPerAddress: 4096 });
+  });
+
+  it('takes the rate limits of reads as ddn serve does: on by default, the flag, else DDN_<NAME>, or off', () => {
+    const read = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+      const taken = parseMirrorArgs(['--from', 'http://127.0.0.1:1', ...args], env);
+      assert.ok(!('help' in taken) && !('error' in taken), JSON.stringify(taken));
+      return taken.rateLimits;
+    };
+    assert.deepEqual(read([])?.budgets.read, DEFAULT_RATE_BUDGETS.read);
+    assert.deepEqual(read(['--rate-limit-read', '5/10s'])?.budgets.read, { points: 5, seconds: 10 });
+    assert.deepEqual(read([], { DDN_RATE_LIMIT_READ: '7/1m' })?.budgets.read, { points: 7, seconds: 60 });
+    assert.deepEqual(read(['--rate-limit', '2'])?.budgets.read, { points: DEFAULT_RATE_BUDGETS.read.points * 2, seconds: 60 });
+    assert.deepEqual(read(['--trusted-proxies', '10.0.0.1', '--trusted-proxies', '10.1.0.0/16'])?.trustedProxies, ['10.0.0.1', '10.1.0.0/16']);
+    assert.equal(read(['--rate-limit', 'off']), null);
+    assert.equal(read([], { DDN_RATE_LIMIT: 'off' }), null);
   });
 });

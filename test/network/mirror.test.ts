@@ -5,7 +5,7 @@
  * Relay reads its Directory through the mirror.
  */
 import assert from 'node:assert/strict';
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationClient } from '../../src/client/application-client.js';
 import { DirectoryClient } from '../../src/client/directory-client.js';
@@ -13,6 +13,7 @@ import { didDocumentFor, keyPairFromSeed } from '../../src/client/keys.js';
 import { PolicyClient } from '../../src/client/policy-client.js';
 import { generateDid } from '../../src/protocol/did.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
+import { rateLimitSettings } from '../../src/app/config.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { caughtUp, registerAndChange, sameAnswer, startTestMirror, type TestMirror } from '../support/mirror.js';
 
@@ -29,13 +30,13 @@ function getVia(agent: Agent, url: string): Promise<number> {
 }
 
 /** Status and text of a JSON request (a POST by default) through `agent`. */
-function postVia(agent: Agent, url: string, body: string, method = 'POST'): Promise<{ status: number; text: string }> {
+function postVia(agent: Agent, url: string, body: string, method = 'POST'): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, method, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -233,6 +234,31 @@ describe('a read-only mirror of a Directory', () => {
     } finally {
       agent.destroy();
       await bounded.stop();
+    }
+  });
+
+  it('limits the reads of each client address as a node does: 429 rate_limited with Retry-After beyond the read budget', async () => {
+    const settings = rateLimitSettings(['--rate-limit-read=3/1m'], {});
+    assert.ok(settings !== null);
+    const limited = await startTestMirror(primary.urls.directory!, undefined, { rateLimits: settings });
+    const other = new Agent({ localAddress: '127.0.0.2' });
+    try {
+      const path = `/resolve/${encodeURIComponent(first.did)}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push(await getVia(other, `${limited.url}${path}`));
+      assert.deepEqual(statuses, [200, 200, 200]);
+      const over = await postVia(other, `${limited.url}${path}`, '', 'GET');
+      const body = JSON.parse(over.text) as { code: string; details?: { budget?: string } };
+      assert.equal(over.status, 429);
+      assert.equal(body.code, 'rate_limited');
+      assert.ok(Number(over.headers['retry-after']) > 0, 'Retry-After');
+      // another address has a budget of its own; refusals are counted by budget
+      assert.equal((await fetch(`${limited.url}${path}`)).status, 200);
+      const metrics = await (await fetch(`${limited.url}/metrics`)).text();
+      assert.match(metrics, /^ddn_rate_limit_refusals_total\{class="read"\} 1$/m);
+    } finally {
+      other.destroy();
+      await limited.stop();
     }
   });
 

@@ -5,24 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { unusedPort } from '../support/ports.js';
 
 const profile = makeProfile('platform');
-
-/** A free loopback port (the shared public Cache URL must be known before the Caches start). */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', () => res()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((res) => srv.close(() => res()));
-  return port;
-}
 
 if (PG_URL) {
   describe('Cache and Relay processes sharing one PostgreSQL database', () => {
@@ -41,7 +32,8 @@ if (PG_URL) {
       const db = ['--db', pg.url, '--db-schema', pg.schema];
       dir = await startTestNode(['--roles', 'directory']);
       // Both Caches stand behind one public URL (Cache A's address), as behind a load balancer.
-      const port = await freePort();
+      // (the shared public Cache URL must be known before the Caches start)
+      const port = await unusedPort();
       publicCache = `http://127.0.0.1:${port}`;
       const cacheArgs = ['--roles', 'cache', '--directory-url', dir.urls.directory!, '--public-cache-url', publicCache, ...db];
       cacheA = await startTestNode([...cacheArgs, '--cache-port', String(port)]);

@@ -22,7 +22,7 @@ export interface TestMirror extends RunningMirror {
 export async function startTestMirror(
   from: string,
   dataDir = mkdtempSync(join(tmpdir(), 'ddn-mirror-')),
-  options: Partial<Pick<MirrorOptions, 'host' | 'metricsToken' | 'followerLimits' | 'connectionCaps' | 'bodyBudget'>> = {},
+  options: Partial<Pick<MirrorOptions, 'host' | 'metricsToken' | 'followerLimits' | 'connectionCaps' | 'bodyBudget' | 'rateLimits'>> = {},
 ): Promise<TestMirror> {
   const m = await startMirror({
     from,
