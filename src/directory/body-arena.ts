@@ -14,6 +14,7 @@
  * Memory: the segments allocated (one at a time, as records arrive) and the index's typed arrays, together at most
  * the budget. A record larger than a segment is not kept.
  */
+import { randomBytes } from 'node:crypto';
 import { HashSlots } from './hash-slots.js';
 
 /** Record header: id, key length, value length (u32 each). */
@@ -29,9 +30,15 @@ export function segmentBytesFor(maxBytes: number): number {
   return Math.min(MAX_SEGMENT_BYTES, Math.max(MIN_SEGMENT_BYTES, bytes));
 }
 
-/** 32-bit FNV-1a of the string's UTF-16 code units. */
+/**
+ * A random start for {@link hashKey}, per process: DIDs are chosen by whoever registers them, and keys ground offline
+ * to one stretch of the index would make its lookups walk that stretch (the probing is linear).
+ */
+const HASH_SEED = randomBytes(4).readInt32LE(0);
+
+/** 32-bit FNV-1a of the string's UTF-16 code units, from a per-process seed. */
 export function hashKey(key: string): number {
-  let h = 0x811c9dc5;
+  let h = 0x811c9dc5 ^ HASH_SEED;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   return h ^ (h >>> 15);
 }
