@@ -412,6 +412,16 @@ export class NodeMetrics {
     );
   }
 
+  /** A Directory's `GET /resolve` answers by where they came from (its resolve cache counts them; a node or a mirror). */
+  watchResolveAnswers(cache: { readonly answers: number; readonly renders: number }): void {
+    this.countedBy(
+      'ddn_directory_resolve_answers_total',
+      'GET /resolve answers since start: cached (the DID part kept across blocks) or rendered from the ledger',
+      'source',
+      () => ({ cached: cache.answers - cache.renders, rendered: cache.renders }),
+    );
+  }
+
   /** Gauges read at scrape time, one per family: `families` maps each name to its help and its key in `read()`. */
   gauges(families: Readonly<Record<string, { help: string; key: string }>>, read: Totals): void {
     for (const [name, f] of Object.entries(families)) this.gauge(name, f.help, (g) => g.set(read()[f.key] ?? 0));

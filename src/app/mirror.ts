@@ -242,6 +242,7 @@ function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; s
     clock: p.clock,
     challenges: SqliteDnsChallengeStore.inMemory(),
   });
+  p.metrics.watchResolveAnswers(service.resolveCache);
   registerMetricsRoute(server, p.metrics, { token: o.metricsToken ?? null, loopback: isLoopbackHost(o.host) });
   const isReady = (): boolean => server.fastify.server.listening && p.follower.status().error === undefined;
   registerHealthRoute(server, { roles: ['directory'], profile: p.genesis.profile, chainId: p.genesis.chainId, ledger: p.ledger, isReady, build: buildInfo() });

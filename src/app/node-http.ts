@@ -112,13 +112,7 @@ function registerDirectory(
   });
   registerDirectoryRoutes(server, directory.service, exportFeed);
   watchFeedStream(ctx.metrics, exportFeed.stream);
-  const resolved = directory.service.resolveCache;
-  ctx.metrics.countedBy(
-    'ddn_directory_resolve_answers_total',
-    'GET /resolve answers since start: cached (the DID part kept across blocks) or rendered from the ledger',
-    'source',
-    () => ({ cached: resolved.answers - resolved.renders, rendered: resolved.renders }),
-  );
+  ctx.metrics.watchResolveAnswers(directory.service.resolveCache);
   return exportFeed.stream;
 }
 

@@ -256,6 +256,12 @@ describe('a read-only mirror of a Directory', () => {
       assert.equal((await fetch(`${limited.url}${path}`)).status, 200);
       const metrics = await (await fetch(`${limited.url}/metrics`)).text();
       assert.match(metrics, /^ddn_rate_limit_refusals_total\{class="read"\} 1$/m);
+      // its resolve answers, as a node's: the four answered reads (the first rendered; the others cached unless a
+      // block the mirror imported meanwhile dropped the answer)
+      const answers = (source: string): number =>
+        Number(new RegExp(`^ddn_directory_resolve_answers_total\\{source="${source}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+      assert.equal(answers('rendered') + answers('cached'), 4);
+      assert.ok(answers('rendered') >= 1 && answers('cached') >= 1, metrics);
     } finally {
       other.destroy();
       await limited.stop();
