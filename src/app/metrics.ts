@@ -9,6 +9,7 @@ import { Type, type TSchema } from 'typebox';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DdnError } from '../base/errors.js';
+import type { RateLimits } from '../http/rate-limit.js';
 import type { HttpObserver, HttpServer, RequestRecorder } from '../http/server.js';
 import { asIs, defineRoute } from '../http/route.js';
 import type { ChainOrderingStatus } from '../chain/substrate-ordering.js';
@@ -409,6 +410,19 @@ export class NodeMetrics {
     this.gauge('ddn_chain_fees_paid', 'Fees paid for batches since start (smallest unit)', (g) => g.set(Number(s().submitter.feesPaid)));
     this.gauge('ddn_chain_transactions_submitted', 'Changes submitted in batches since start (a change re-submitted counts again)', (g) =>
       g.set(s().submitter.transactionsSubmitted),
+    );
+  }
+
+  /** The requests refused by rate limits, by budget (a node's or a mirror's). */
+  watchRateLimits(limits: Pick<RateLimits, 'refusals'>): void {
+    const { refusals } = limits;
+    this.countedBy(
+      'ddn_rate_limit_refusals_total',
+      'Requests refused with 429 rate_limited, by rate-limit budget (a class, or <class>-target)',
+      'class',
+      () => ({
+        ...refusals,
+      }),
     );
   }
 

@@ -220,10 +220,7 @@ interface MirrorParts {
 function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; stream: FeedStream } {
   const rateSettings = o.rateLimits === undefined ? rateLimitSettings([], {}) : o.rateLimits;
   const rateLimits = rateSettings === null ? undefined : new RateLimits(rateSettings);
-  if (rateLimits !== undefined) {
-    const { refusals } = rateLimits;
-    p.metrics.countedBy('ddn_rate_limit_refusals_total', 'Requests refused with 429 rate_limited, by rate-limit budget', 'class', () => ({ ...refusals }));
-  }
+  if (rateLimits !== undefined) p.metrics.watchRateLimits(rateLimits);
   const server = createHttpServer({
     name: 'directory',
     logger: o.logger,
@@ -233,7 +230,7 @@ function mirrorServer(o: MirrorOptions, p: MirrorParts): { server: HttpServer; s
     // a public mirror is bounded as a node is: its connections and the bodies it reads (a write is read, then refused)
     gate: new ConnectionGate(o.connectionCaps ?? DEFAULT_CONNECTION_SETTINGS),
     bodyBudget: new BodyBudget(o.bodyBudget ?? DEFAULT_BODY_BUDGET),
-    // and its request rates (reads count against the \`read\` budget per client address)
+    // and its request rates (reads count against the `read` budget per client address)
     ...(rateLimits === undefined ? {} : { rateLimits }),
   });
   const service = new DirectoryService({

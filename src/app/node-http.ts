@@ -43,13 +43,7 @@ export async function openNodeRateLimits(ctx: NodeContext): Promise<NodeRateLimi
   const rate = await openRateLimits(ctx.config.rateLimit, ctx.config.db, ctx.logger);
   if (rate === undefined) return undefined;
   ctx.lifecycle.add({ name: 'rate limits', stop: () => rate.close() });
-  const { refusals } = rate.limits;
-  ctx.metrics.countedBy(
-    'ddn_rate_limit_refusals_total',
-    'Requests refused with 429 rate_limited, by rate-limit budget (a class, or <class>-target)',
-    'class',
-    () => ({ ...refusals }),
-  );
+  ctx.metrics.watchRateLimits(rate.limits);
   return rate;
 }
 

@@ -123,7 +123,7 @@ export class BodyArena {
 
   /** True when a record of `keyLength` and `valueLength` bytes would be kept without dropping another. */
   fits(keyLength: number, valueLength: number): boolean {
-    const n = HEADER_BYTES + keyLength + valueLength + this.suffixBytes;
+    const n = this.recordBytes(keyLength, valueLength);
     if (n > this.segmentBytes) return false;
     return this.roomInNewest() >= n || this.canAllocate();
   }
@@ -135,7 +135,7 @@ export class BodyArena {
   set(key: string, value: string | Buffer): number {
     this.delete(key);
     const valueLength = typeof value === 'string' ? Buffer.byteLength(value) : value.length;
-    const n = HEADER_BYTES + key.length + valueLength + this.suffixBytes;
+    const n = this.recordBytes(key.length, valueLength);
     if (n > this.segmentBytes || key.length === 0 || !isAscii(key) || !this.makeRoom(n)) return -1;
     const id = this.newId();
     const seg = this.ring[this.ring.length - 1]!;
@@ -231,6 +231,16 @@ export class BodyArena {
     this.suffixLengthOf = grown(this.suffixLengthOf, (k) => new Int32Array(k));
   }
 
+  /** The bytes a record of these lengths takes in a segment: its header, key, value and the suffix's room. */
+  private recordBytes(keyLength: number, valueLength: number): number {
+    return HEADER_BYTES + keyLength + valueLength + this.suffixBytes;
+  }
+
+  /** The bytes of the record written at `at` of `buf` ({@link recordBytes}, its lengths read from its header). */
+  private recordBytesAt(buf: Buffer, at: number): number {
+    return this.recordBytes(buf.readUInt32LE(at + 4), buf.readUInt32LE(at + 8));
+  }
+
   private indexBytes(): number {
     return this.index.byteLength + this.segmentOf.length * 30;
   }
@@ -269,7 +279,7 @@ export class BodyArena {
     let write = 0;
     for (let at = 0; at < end;) {
       const id = buf.readUInt32LE(at);
-      const n = HEADER_BYTES + buf.readUInt32LE(at + 4) + buf.readUInt32LE(at + 8) + this.suffixBytes;
+      const n = this.recordBytesAt(buf, at);
       const live = this.segmentOf[id] === seg && this.offsetOf[id] === at;
       if (live && this.readOf[id] === 1 && !dropAll) {
         if (write !== at) buf.copy(buf, write, at, at + n);
@@ -291,7 +301,7 @@ export class BodyArena {
       for (let at = 0; at < this.used[seg]!;) {
         const id = buf.readUInt32LE(at);
         if (this.segmentOf[id] === seg && this.offsetOf[id] === at) this.drop(id);
-        at += HEADER_BYTES + buf.readUInt32LE(at + 4) + buf.readUInt32LE(at + 8) + this.suffixBytes;
+        at += this.recordBytesAt(buf, at);
       }
       // the last segment allocated takes the freed one's number
       const last = this.segments.length - 1;
