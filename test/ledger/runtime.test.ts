@@ -183,3 +183,22 @@ test('overlay: set/delete/child/commit; state values survive serialisation (bigi
   assert.deepEqual(deserializeStateValue(serializeStateValue(rec)), rec);
   assert.equal(keys.nonce('alias_nonce', D), `nonce/alias_nonce/${D}`);
 });
+
+test('a patch call run again (its block after its admission): the state checks run again, a refused payload is refused again', () => {
+  const call = patchCall('add_service', D, serviceOf(D, 's'), root);
+  const first = stateWithoutDocument();
+  assert.equal(applyAtomically(first, ctx, call), null, 'the admission');
+  // the same call object again, as the block runs its pool entry: on a state where the nonce moved it fails
+  assert.equal(applyAtomically(first, ctx, call)?.errorName, 'InvalidDocumentNonce');
+  // …and on a state where the signer's key is another, the signature is checked again
+  const rotated = stateWithoutDocument();
+  putDidRecord(rotated, D, { ...getDidRecord(rotated, D)!, rootPubkey: key8.publicKey });
+  assert.equal(applyAtomically(rotated, ctx, call)?.errorName, 'InvalidSignature');
+  // on a state like the admission's it applies as it did there
+  const again = stateWithoutDocument();
+  assert.equal(applyAtomically(again, ctx, call), null);
+  assert.deepEqual(getDidRecord(again, D)!.document!.service, [serviceOf(D, 's')]);
+  // a payload that does not match its call is refused each time it runs
+  const mismatched = patchCall('add_service', D, serviceOf(D, 's'), root, { payloadField: serviceOf(D, 't') });
+  for (let i = 0; i < 2; i++) assert.equal(applyAtomically(stateWithoutDocument(), ctx, mismatched)?.errorName, 'InvalidDocumentPayload');
+});

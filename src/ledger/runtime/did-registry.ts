@@ -206,7 +206,17 @@ function sameEncoded<T>(a: T | null, b: T | null, write: (w: ScaleWriter, v: T) 
   return bytesEqual(enc(a), enc(b));
 }
 
-export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall): void {
+/**
+ * Payloads of patch calls that passed {@link checkedPatchPayload}, by call object. Its checks read nothing but the
+ * call, and a call is not changed once built (src/ledger/extrinsic.ts): the block that includes a pool entry runs the
+ * entry's call again and finds its payload decoded and compared by the admission.
+ */
+const checkedPatches = new WeakMap<PatchCall, DocumentPatchPayload>();
+
+/** §5.2 steps 1–5 (lengths, the payload's decoding, its fields against the call's): the payload, or a LedgerFailure. */
+function checkedPatchPayload(call: PatchCall): DocumentPatchPayload {
+  const known = checkedPatches.get(call);
+  if (known !== undefined) return known;
   const a = call.args;
   const expected = expectedPatchFields(call);
   if (expected.id !== null && tooLong(expected.id, 64)) fail('InvalidDocumentPayload');
@@ -224,6 +234,13 @@ export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall):
   ) {
     fail('InvalidDocumentPayload');
   }
+  checkedPatches.set(call, p);
+  return p;
+}
+
+export function executePatchCall(s: Overlay, ctx: ExecContext, call: PatchCall): void {
+  const a = call.args;
+  const p = checkedPatchPayload(call);
   const rec = checkProofTail(
     s,
     ctx,

@@ -140,6 +140,42 @@ interface BlockRow {
 
 const u8 = (b: Buffer): Uint8Array => new Uint8Array(b);
 
+/** A blob parameter: a Buffer over the same memory (better-sqlite3 copies it into SQLite; no copy before). */
+const blob = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** ledger_pending's columns, in order. */
+type PendingRow = [tx_hash: string, extrinsic: string, subject: string, submitted_at_ms: number, meta: string, bytes: Buffer | null];
+/** ledger_txs's columns after seq, in order. */
+type FinishedRow = [
+  tx_hash: string,
+  extrinsic: string,
+  status: TxRecord['status'],
+  subject: string,
+  submitted_at_ms: number,
+  meta: string,
+  bytes: Buffer | null,
+  block_number: number | null,
+  block_index: number | null,
+  error_name: string | null,
+  error_module: string | null,
+  error_reason: string | null,
+  finished_at_ms: number | null,
+];
+
+/**
+ * A transaction's meta as stored (JSON), made once per meta object: its pending row and its finished row (the block's
+ * record keeps the pending record's meta) store the same text. A meta is not changed once its transaction is built.
+ */
+const metaTexts = new WeakMap<TxRecord['meta'], string>();
+function metaJson(meta: TxRecord['meta']): string {
+  let text = metaTexts.get(meta);
+  if (text === undefined) {
+    text = JSON.stringify(meta);
+    metaTexts.set(meta, text);
+  }
+  return text;
+}
+
 function toTx(r: TxRow): TxRecord {
   const tx: TxRecord = {
     txHash: r.tx_hash,
@@ -205,15 +241,13 @@ export class SqliteLedgerStore implements LedgerStore {
       keepReplaced: db.prepare('INSERT OR IGNORE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
       insertCurrent: db.prepare('INSERT INTO ledger_current (key, block, value) VALUES (?, ?, ?)'),
       updateCurrent: db.prepare('UPDATE ledger_current SET block = ?, value = ? WHERE key = ?'),
-      insertTx: db.prepare(
+      // positional parameters: a named one costs better-sqlite3 a property lookup on the row object each
+      insertTx: db.prepare<[FinishedRow]>(
         `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, block_number,
-           block_index, error_name, error_module, error_reason, finished_at_ms)
-         VALUES (@tx_hash, @extrinsic, @status, @subject, @submitted_at_ms, @meta, @bytes, @block_number, @block_index,
-           @error_name, @error_module, @error_reason, @finished_at_ms)`,
+           block_index, error_name, error_module, error_reason, finished_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      insertPending: db.prepare(
-        `INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes)
-         VALUES (@tx_hash, @extrinsic, @subject, @submitted_at_ms, @meta, @bytes)`,
+      insertPending: db.prepare<[PendingRow]>(
+        'INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
       deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
@@ -337,31 +371,31 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(false, () => void this.q.setMeta.run(key, Buffer.from(value)));
   }
 
-  /** A pending row: what a transaction has before a block finishes it. */
-  private pendingRow(tx: TxRecord) {
-    return {
-      tx_hash: tx.txHash,
-      extrinsic: tx.extrinsic,
-      subject: tx.meta.subject,
-      submitted_at_ms: tx.submittedAtMs,
-      meta: JSON.stringify(tx.meta),
-      bytes: tx.bytes ? Buffer.from(tx.bytes) : null,
-    };
+  /** A pending row: what a transaction has before a block finishes it (ledger_pending's columns, in order). */
+  private pendingRow(tx: TxRecord): PendingRow {
+    return [tx.txHash, tx.extrinsic, tx.meta.subject, tx.submittedAtMs, metaJson(tx.meta), tx.bytes ? blob(tx.bytes) : null];
   }
 
-  /** A finished row. An included transaction keeps its bytes: history and followers decode (and verify) what it did. */
-  private insertRow(tx: TxRecord) {
-    return {
-      ...this.pendingRow(tx),
-      status: tx.status,
-      block_number: tx.blockNumber ?? null,
-      block_index: tx.blockIndex ?? null,
-      error_name: tx.error?.name ?? null,
-      error_module: tx.error?.module ?? null,
-      error_reason: tx.error?.reason ?? null,
-      finished_at_ms: tx.finishedAtMs ?? null,
-      bytes: tx.status === 'included' && tx.bytes ? Buffer.from(tx.bytes) : null,
-    };
+  /**
+   * A finished row (ledger_txs's columns, in order). An included transaction keeps its bytes: history and followers
+   * decode (and verify) what it did.
+   */
+  private insertRow(tx: TxRecord): FinishedRow {
+    return [
+      tx.txHash,
+      tx.extrinsic,
+      tx.status,
+      tx.meta.subject,
+      tx.submittedAtMs,
+      metaJson(tx.meta),
+      tx.status === 'included' && tx.bytes ? blob(tx.bytes) : null,
+      tx.blockNumber ?? null,
+      tx.blockIndex ?? null,
+      tx.error?.name ?? null,
+      tx.error?.module ?? null,
+      tx.error?.reason ?? null,
+      tx.finishedAtMs ?? null,
+    ];
   }
 
   putPendingTx(tx: TxRecord): void {
