@@ -722,11 +722,11 @@ export class PgLedgerSync implements PoolCoordinator {
     let endedAtS: number | undefined;
     let built: BuiltBlock | undefined;
     try {
-      await c.query('BEGIN');
+      // the transaction begun with the pending rows only, here and under the lock (the block this transaction
+      // writes is not one to copy), in one round trip: what was admitted while the block was built joins the pool
+      // before the lock, so little is left for under it
+      await this.catchUp(c, 'BEGIN;', false);
       await writeBlockRows(c, early.block, early.writes, early.records, this.announceOn());
-      // the pending rows only, here and under the lock (the block this transaction wrote is not one to copy): what
-      // was admitted while the block was written joins the pool before the lock, so little is left for under it
-      await this.catchUp(c, '', false);
       startedMs = performance.now();
       lock = await this.catchUp(c, TAKE_ADMISSION_LOCK, false);
       const pool = this.o.ledger.pendingEntries();
