@@ -431,6 +431,78 @@ if (PG_URL) {
       }
     });
 
+    /** The payloads `p`'s notification session receives from now on. */
+    const heardBy = (p: PgLedgerProcess) => {
+      const session = (p.sync as unknown as { session: { on: (e: 'notification', f: (m: { payload?: string }) => void) => void } }).session;
+      const heard: string[] = [];
+      session.on('notification', (m) => heard.push(m.payload ?? ''));
+      return heard;
+    };
+    /** Waits for `done` without any catch-up of its own (no refresh, unlike `eventually`): notifications only. */
+    const until = async (done: () => boolean, what: string) => {
+      for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(done(), `never happened: ${what}`);
+    };
+    const othersListening = (p: PgLedgerProcess) => (p.sync as unknown as { othersListening: boolean }).othersListening;
+
+    it('announces neither its admissions nor its blocks while no other process listens; one that starts to listen hears them at once', async () => {
+      // no poll falls due during the test: what b learns, a notification told it
+      const d = await pgLedgerDeployment({ pollMs: 600_000 });
+      const a = await d.start(0, false);
+      try {
+        const heardByA = heardBy(a);
+        const call = registerCall(didOf(990), seedKey(60));
+        await a.ledger.admit(call, metaOf(call));
+        assert.ok(await a.sync.produceOnce());
+        await a.sync.refresh();
+        // the session's next round trip comes after anything already sent to it
+        assert.ok(await a.sync.produceOnce());
+        assert.equal(heardByA.join(' '), '', 'a alone: nothing announced, nothing came back to it');
+        const b = await d.start(1, false);
+        try {
+          await until(() => othersListening(a), 'a hears that b listens');
+          const next = registerCall(didOf(991), seedKey(61));
+          const { txHash } = await a.ledger.admit(next, metaOf(next));
+          await until(() => b.ledger.pendingEntries().some((e) => e.tx.txHash === txHash), "b holds a's pending change");
+          assert.ok(await a.sync.produceOnce());
+          await until(() => b.ledger.txView(txHash)?.status === 'finalized', "b holds a's block");
+          assert.ok(
+            heardByA.some((m) => m.startsWith('pending:')),
+            'announced while b listens (and came back to a too)',
+          );
+        } finally {
+          await b.close();
+        }
+      } finally {
+        await a.close();
+        await d.drop();
+      }
+    });
+
+    it('stops announcing once the last other process stopped listening (its poll looks at who listens)', async () => {
+      const d = await pgLedgerDeployment({ pollMs: 20 });
+      const a = await d.start(0, false);
+      try {
+        const b = await d.start(1, false);
+        await until(() => othersListening(a) && othersListening(b), 'each knows of the other');
+        await b.close();
+        await until(() => !othersListening(a), 'a knows it is alone again');
+        const heardByA = heardBy(a);
+        const call = registerCall(didOf(992), seedKey(62));
+        await a.ledger.admit(call, metaOf(call));
+        assert.ok(await a.sync.produceOnce());
+        assert.ok(await a.sync.produceOnce());
+        assert.deepEqual(
+          heardByA.filter((m) => !m.startsWith('listening:')),
+          [],
+          'nothing announced',
+        );
+      } finally {
+        await a.close();
+        await d.drop();
+      }
+    });
+
     it('reads back neither its own block nor, once caught up since listening, a catch-up before each block when nothing was announced', async () => {
       // no poll falls due during the test: every catch-up counted is one a notification or a block asked for
       const d = await pgLedgerDeployment({ pollMs: 600_000 });
@@ -447,7 +519,7 @@ if (PG_URL) {
         const statements = sessionStatements(p);
         assert.ok(await p.sync.produceOnce());
         // taking the leader lock and naming the session, the catch-up, then the block's transaction
-        assert.equal(statements.n, 9);
+        assert.equal(statements.n, 8);
         const a = await admit(981);
         statements.n = 0;
         acquired = 0;
@@ -456,8 +528,8 @@ if (PG_URL) {
         // the block's own notification came in before its COMMIT answered: no catch-up is queued for it
         await p.sync.refresh();
         assert.equal(acquired, 1, "only refresh's catch-up took a pooled connection");
-        // BEGIN, the block, the pending rows, the lock with the pending rows again, the finished rows, COMMIT
-        assert.equal(blockStatements, 6, 'no catch-up before the block: nothing was announced since the last one');
+        // BEGIN with the pending rows, the block, the lock with the pending rows again, the finished rows, COMMIT
+        assert.equal(blockStatements, 5, 'no catch-up before the block: nothing was announced since the last one');
         assert.equal(p.ledger.txView(a)?.status, 'finalized');
       } finally {
         await p.close();

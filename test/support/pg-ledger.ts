@@ -141,6 +141,8 @@ export class AdmissionLockHolder {
   /** The backend pid of a session waiting for this one, once there is one. */
   async waiter(): Promise<number> {
     for (;;) {
+      // inside this session's transaction the sessions' list is read once: a connection opened since would never show
+      await this.client.query('SELECT pg_stat_clear_snapshot()');
       const r = await this.client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
       if (r.rows[0]) return r.rows[0].pid;
       await new Promise((resolve) => setTimeout(resolve, 5));

@@ -56,7 +56,8 @@ export interface ViewBatch {
   maxPool: number;
   /** The rows to store, in order, with the keys each writes. */
   rows: readonly { tx: TxRecord; writes: readonly string[] }[];
-  notifyChannel: string;
+  /** Where the stored rows are announced (`pending:<highest seq>`); none without. */
+  notifyChannel: string | undefined;
 }
 
 type Num = string | number;
@@ -81,7 +82,7 @@ export async function admitOnView(c: Queryable, b: ViewBatch): Promise<ViewAdmis
       b.afterSeq,
       conflictKeysLiteral(b.reads),
       b.maxPool,
-      b.notifyChannel,
+      b.notifyChannel ?? null,
       ...pendingColumns(b.rows.map((row) => row.tx)),
       b.rows.map((row) => conflictKeysLiteral(row.writes)),
     ],

@@ -43,6 +43,8 @@ import {
   insertPendingRows,
   LEADER_LOCK,
   LEDGER_MIGRATION_NAMESPACE,
+  LISTENER_LOCK,
+  othersListening,
   LEDGER_PG_MIGRATIONS,
   writeBlockRows,
 } from './ledger-tables.js';
@@ -185,6 +187,14 @@ export class PgLedgerSync implements PoolCoordinator {
   /** The queued catch-up runs even when no notification asks for one (the poll's). */
   private catchUpForced = false;
   /**
+   * Another process may hear this one's announcements: its session holds the listener (or leader) lock, or said
+   * `listening:<pid>` since the last look. Until this process knows, true; false only after a look at the locks
+   * found none, so a process alone sends no `pending:` or `block:` notification that would only come back to it.
+   */
+  private othersListening = true;
+  /** `listening:<pid>` notifications of other processes heard so far: one heard during a look outdates it. */
+  private othersHeard = 0;
+  /**
    * This process's batches stored after rows of other processes it had not copied, by their first transaction's
    * hash, until the catch-up that reaches them (cleared when a block comes first: then their rows are checked
    * again as any other's).
@@ -281,6 +291,11 @@ export class PgLedgerSync implements PoolCoordinator {
     await this.admitUnderLock(batch);
   }
 
+  /** Where this process announces its rows and blocks: its channel, unless no other process listens. */
+  private announceOn(): string | undefined {
+    return this.othersListening ? this.channel : undefined;
+  }
+
   /** True when a notification announced a block or a pending row this process has not copied. */
   private announcedUnseen(): boolean {
     return this.notifiedHead > this.o.ledger.headNumber || this.notifiedPending > Math.max(this.lastPendingSeq, this.heardPending);
@@ -364,7 +379,7 @@ export class PgLedgerSync implements PoolCoordinator {
         reads: view.reads,
         maxPool: this.o.ledger.maxPoolSize,
         rows,
-        notifyChannel: this.channel,
+        notifyChannel: this.announceOn(),
       });
     } catch (e) {
       if (rows.length > 0) this.lockUsed(this.locks.admission, startedMs, undefined, undefined);
@@ -378,10 +393,12 @@ export class PgLedgerSync implements PoolCoordinator {
     if (rows.length > 0 && r.contiguous && r.lastSeq !== undefined && this.o.ledger.joinBatch(view)) {
       this.lastPendingSeq = r.lastSeq;
     } else if (rows.length > 0) {
-      // Rows stored after another process's join this pool with the next catch-up (their notification asks for
-      // one), after the rows before them — as they were checked: the rows between wrote nothing they read.
+      // Rows stored after another process's join this pool with the next catch-up, asked for here (their own
+      // notification may not be sent), after the rows before them — as they were checked: the rows between wrote
+      // nothing they read.
       if (this.storedAfterOthers.size >= MAX_WAITING) this.storedAfterOthers.clear();
       this.storedAfterOthers.set(view.entries[0]!.tx.txHash, view);
+      this.requestCatchUp(true);
     }
     this.answer(batch, outcomes);
     if (rows.length > 0) this.wantBlock(true);
@@ -416,7 +433,7 @@ export class PgLedgerSync implements PoolCoordinator {
         // arrives, without waiting for this process's event loop; a failed insert makes it a rollback
         const txs = rows.map((r) => r.tx);
         const keys = rows.map((r) => conflictKeysLiteral(r.writes));
-        [lastSeq, endedAtS] = await Promise.all([insertPendingRows(c, txs, this.channel, keys), endTransaction(c, 'COMMIT')]);
+        [lastSeq, endedAtS] = await Promise.all([insertPendingRows(c, txs, this.announceOn(), keys), endTransaction(c, 'COMMIT')]);
       });
     } catch (e) {
       if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, undefined);
@@ -424,8 +441,9 @@ export class PgLedgerSync implements PoolCoordinator {
       return;
     }
     if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, endedAtS);
-    // (a pool that changed meanwhile takes the rows with its next catch-up)
+    // (a pool that changed meanwhile takes the rows with its next catch-up, asked for here)
     if (lastSeq > 0 && view !== undefined && this.o.ledger.joinBatch(view)) this.lastPendingSeq = lastSeq;
+    else if (lastSeq > 0) this.requestCatchUp(true);
     this.answer(batch, checked!.outcomes);
     if (lastSeq > 0) this.wantBlock();
   }
@@ -567,6 +585,14 @@ export class PgLedgerSync implements PoolCoordinator {
       const [kind, at] = (msg.payload ?? '').split(':');
       const n = Number(at);
       if (!Number.isSafeInteger(n)) return this.requestCatchUp(true);
+      // a process began to listen (this one's own session among them)
+      if (kind === 'listening') {
+        if (n !== (client as pg.Client & { processID?: number }).processID) {
+          this.othersListening = true;
+          this.othersHeard++;
+        }
+        return;
+      }
       if (kind === 'block') this.notifiedHead = Math.max(this.notifiedHead, n);
       if (kind === 'pending') this.notifiedPending = Math.max(this.notifiedPending, n);
       // what this process already holds (its own admissions and blocks among them) needs no catch-up
@@ -577,19 +603,44 @@ export class PgLedgerSync implements PoolCoordinator {
       this.requestCatchUp();
     });
     await client.connect();
+    let others: boolean;
     try {
-      await client.query(`LISTEN "${this.channel}"`);
+      // listening, then known to listen (the listener lock, and `listening:<pid>` for the processes that looked
+      // before), then whether any other process listens: one round trip
+      const results = (await client.query(
+        `LISTEN "${this.channel}"; SELECT pg_advisory_lock_shared((${LISTENER_LOCK})::int8); ` +
+          `SELECT pg_notify('${this.channel.replace(/'/g, "''")}', 'listening:' || pg_backend_pid()); ${othersListening()}`,
+      )) as unknown as pg.QueryResult<{ others?: boolean }>[];
+      others = results[results.length - 1]?.rows[0]?.others !== false;
     } catch (e) {
       await client.end().catch(() => undefined);
       throw e;
     }
     this.session = client;
+    this.othersListening = others;
     this.listening++;
+  }
+
+  /**
+   * Looks again, on a pooled connection (the session may be in a block's transaction), whether another process
+   * listens: one that stopped listening stops being announced to. On failure, announcements go on.
+   */
+  private async lookForOthers(): Promise<void> {
+    const session = this.session;
+    const pid = (session as (pg.Client & { processID?: number }) | undefined)?.processID;
+    if (session === undefined || pid === undefined) return;
+    const heard = this.othersHeard;
+    const others = await this.o.pool.query<{ others: boolean }>(othersListening(pid)).then(
+      (r) => r.rows[0]?.others !== false,
+      () => true,
+    );
+    if (this.session === session && (others || this.othersHeard === heard)) this.othersListening = others;
   }
 
   private lostSession(client: pg.Client, err?: Error): void {
     if (this.session !== client) return;
     this.session = undefined;
+    this.othersListening = true;
     if (this.leader) this.o.logger?.warn({ err }, 'ledger leadership lost with its connection');
     this.leader = false;
     client.end().catch(() => undefined);
@@ -606,6 +657,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private async tick(): Promise<void> {
     try {
       if (this.session === undefined) await this.connectSession();
+      else void this.lookForOthers();
       if (this.o.produce ?? true) await this.compete();
       if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp(true);
       this.wantBlock();
@@ -670,11 +722,11 @@ export class PgLedgerSync implements PoolCoordinator {
     let endedAtS: number | undefined;
     let built: BuiltBlock | undefined;
     try {
-      await c.query('BEGIN');
-      await writeBlockRows(c, early.block, early.writes, early.records, this.channel);
-      // the pending rows only, here and under the lock (the block this transaction wrote is not one to copy): what
-      // was admitted while the block was written joins the pool before the lock, so little is left for under it
-      await this.catchUp(c, '', false);
+      // the transaction begun with the pending rows only, here and under the lock (the block this transaction
+      // writes is not one to copy), in one round trip: what was admitted while the block was built joins the pool
+      // before the lock, so little is left for under it
+      await this.catchUp(c, 'BEGIN;', false);
+      await writeBlockRows(c, early.block, early.writes, early.records, this.announceOn());
       startedMs = performance.now();
       lock = await this.catchUp(c, TAKE_ADMISSION_LOCK, false);
       const pool = this.o.ledger.pendingEntries();

@@ -13,6 +13,81 @@ import type { PgMigration } from './pool.js';
 /** Advisory-lock keys, scoped to the schema (locks are database-wide; schemas are separate deployments). */
 export const ADMISSION_LOCK = "hashtext('ddn-ledger-admission:' || current_schema())";
 export const LEADER_LOCK = "hashtext('ddn-ledger-leader:' || current_schema())";
+/**
+ * Held in shared mode by the notification session of every Directory process of the schema for as long as it
+ * listens (released with the session): how a process learns whether any other one would hear its announcements.
+ */
+export const LISTENER_LOCK = "hashtext('ddn-ledger-listener:' || current_schema())";
+
+/**
+ * True when a session other than `session` (this one by default; else a backend pid) holds the listener lock or the
+ * leader lock of the schema (the leader's counts too: a process of an older version listens without the listener
+ * lock). Reads `pg_locks`: for a poll, not for every write.
+ */
+export function othersListening(session: number | 'this' = 'this'): string {
+  const except = session === 'this' ? 'pg_backend_pid()' : String(Math.trunc(session));
+  return `SELECT EXISTS (
+    SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> ${except} AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND ((l.classid::int8 << 32) | l.objid::int8) IN ((${LISTENER_LOCK})::int8, (${LEADER_LOCK})::int8)) AS others`;
+}
+
+/**
+ * The stored function of an admission checked on a process's view (ledger-admission.ts): `create` is `CREATE` or
+ * `CREATE OR REPLACE`, `notify` the statement that announces the stored rows.
+ */
+function admitOnViewFunction(create: string, notify: string): string {
+  return `${create} FUNCTION ddn_admit_on_view(
+        p_head BIGINT, p_after BIGINT, p_reads INT4[], p_max_pool BIGINT, p_channel TEXT,
+        p_hash TEXT[], p_extrinsic TEXT[], p_subject TEXT[], p_submitted BIGINT[], p_meta TEXT[], p_bytes BYTEA[],
+        p_signatures BYTEA[], p_keys TEXT[])
+      RETURNS TABLE (outcome TEXT, last_seq BIGINT, contiguous BOOLEAN, lock_wait_s FLOAT8, lock_at FLOAT8, ended_at FLOAT8)
+      LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $fn$
+      DECLARE
+        n BIGINT := coalesce(cardinality(p_hash), 0);
+        seqscan TEXT := current_setting('enable_seqscan');
+        pooled BIGINT;
+      BEGIN
+        -- a batch that stores nothing (only refusals and duplicates) needs no lock: rows committed after its reads
+        -- come after its verdicts
+        IF n > 0 THEN
+          PERFORM pg_advisory_xact_lock(${ADMISSION_LOCK});
+          lock_wait_s := extract(epoch FROM clock_timestamp() - statement_timestamp());
+          lock_at := extract(epoch FROM clock_timestamp());
+        END IF;
+        -- each statement below sees what was committed before the lock was held (a new snapshot per statement); the
+        -- rows after the view are few and read through the primary key: without statistics (a young table) the
+        -- planner may take a scan of the whole table for cheaper
+        SELECT pending INTO pooled FROM ledger_pool;
+        PERFORM set_config('enable_seqscan', 'off', true);
+        IF (SELECT max(number) FROM ledger_blocks) > p_head THEN
+          outcome := 'stale';
+        -- (a row finished by a block up to the view's head is in the view's state; a later block made it stale)
+        ELSIF EXISTS (SELECT 1 FROM ledger_txs WHERE status = 'pending' AND seq > p_after AND (keys IS NULL OR keys && p_reads)) THEN
+          outcome := 'conflict';
+        ELSIF n > 0 AND pooled + n > p_max_pool THEN
+          outcome := 'full';
+        ELSE
+          outcome := 'stored';
+          contiguous := NOT EXISTS (SELECT 1 FROM ledger_txs WHERE status = 'pending' AND seq > p_after);
+        END IF;
+        PERFORM set_config('enable_seqscan', seqscan, true);
+        IF outcome = 'stored' AND n > 0 THEN
+          WITH ins AS (
+            INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures, keys)
+            SELECT h, x, 'pending', s, t, m, b, g, k::INT4[]
+              FROM unnest(p_hash, p_extrinsic, p_subject, p_submitted, p_meta, p_bytes, p_signatures, p_keys)
+                WITH ORDINALITY AS u(h, x, s, t, m, b, g, k, i)
+              ORDER BY i
+            RETURNING seq)
+          SELECT max(seq) INTO last_seq FROM ins;
+${notify}        END IF;
+        ended_at := extract(epoch FROM clock_timestamp());
+        RETURN NEXT;
+      END
+      $fn$`;
+}
 
 export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -76,56 +151,16 @@ export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION ddn_pool_size();
       CREATE TRIGGER ledger_pool_delete AFTER DELETE ON ledger_txs REFERENCING OLD TABLE AS old_rows
         FOR EACH STATEMENT EXECUTE FUNCTION ddn_pool_size();
-      CREATE FUNCTION ddn_admit_on_view(
-        p_head BIGINT, p_after BIGINT, p_reads INT4[], p_max_pool BIGINT, p_channel TEXT,
-        p_hash TEXT[], p_extrinsic TEXT[], p_subject TEXT[], p_submitted BIGINT[], p_meta TEXT[], p_bytes BYTEA[],
-        p_signatures BYTEA[], p_keys TEXT[])
-      RETURNS TABLE (outcome TEXT, last_seq BIGINT, contiguous BOOLEAN, lock_wait_s FLOAT8, lock_at FLOAT8, ended_at FLOAT8)
-      LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $fn$
-      DECLARE
-        n BIGINT := coalesce(cardinality(p_hash), 0);
-        seqscan TEXT := current_setting('enable_seqscan');
-        pooled BIGINT;
-      BEGIN
-        -- a batch that stores nothing (only refusals and duplicates) needs no lock: rows committed after its reads
-        -- come after its verdicts
-        IF n > 0 THEN
-          PERFORM pg_advisory_xact_lock(${ADMISSION_LOCK});
-          lock_wait_s := extract(epoch FROM clock_timestamp() - statement_timestamp());
-          lock_at := extract(epoch FROM clock_timestamp());
-        END IF;
-        -- each statement below sees what was committed before the lock was held (a new snapshot per statement); the
-        -- rows after the view are few and read through the primary key: without statistics (a young table) the
-        -- planner may take a scan of the whole table for cheaper
-        SELECT pending INTO pooled FROM ledger_pool;
-        PERFORM set_config('enable_seqscan', 'off', true);
-        IF (SELECT max(number) FROM ledger_blocks) > p_head THEN
-          outcome := 'stale';
-        -- (a row finished by a block up to the view's head is in the view's state; a later block made it stale)
-        ELSIF EXISTS (SELECT 1 FROM ledger_txs WHERE status = 'pending' AND seq > p_after AND (keys IS NULL OR keys && p_reads)) THEN
-          outcome := 'conflict';
-        ELSIF n > 0 AND pooled + n > p_max_pool THEN
-          outcome := 'full';
-        ELSE
-          outcome := 'stored';
-          contiguous := NOT EXISTS (SELECT 1 FROM ledger_txs WHERE status = 'pending' AND seq > p_after);
-        END IF;
-        PERFORM set_config('enable_seqscan', seqscan, true);
-        IF outcome = 'stored' AND n > 0 THEN
-          WITH ins AS (
-            INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures, keys)
-            SELECT h, x, 'pending', s, t, m, b, g, k::INT4[]
-              FROM unnest(p_hash, p_extrinsic, p_subject, p_submitted, p_meta, p_bytes, p_signatures, p_keys)
-                WITH ORDINALITY AS u(h, x, s, t, m, b, g, k, i)
-              ORDER BY i
-            RETURNING seq)
-          SELECT max(seq) INTO last_seq FROM ins;
-          PERFORM pg_notify(p_channel, 'pending:' || last_seq);
-        END IF;
-        ended_at := extract(epoch FROM clock_timestamp());
-        RETURN NEXT;
-      END
-      $fn$`,
+      ${admitOnViewFunction('CREATE', "          PERFORM pg_notify(p_channel, 'pending:' || last_seq);\n")}`,
+  },
+  {
+    // the stored rows announced only with a channel: a process that no other process listens to passes none
+    // (PgLedgerSync: its own announcement would only come back to itself)
+    version: 4,
+    sql: admitOnViewFunction(
+      'CREATE OR REPLACE',
+      "          IF p_channel IS NOT NULL THEN\n            PERFORM pg_notify(p_channel, 'pending:' || last_seq);\n          END IF;\n",
+    ),
   },
 ];
 
@@ -272,14 +307,14 @@ export async function insertPendingRows(c: Queryable, txs: readonly TxRecord[], 
 /**
  * Stores a produced block in one statement: header, state writes, the extrinsic bytes of its own transactions
  * (the export feed's table, ledger-feed.ts), and a `block:<number>` notification on `notifyChannel` (delivered at
- * commit). The transactions it finished are marked with {@link finishTxRows} in the same transaction.
+ * commit; none without a channel). The transactions it finished are marked with {@link finishTxRows} in the same transaction.
  */
 export async function writeBlockRows(
   c: Queryable,
   block: StoredBlock,
   writes: Map<string, StateValue | undefined>,
   own: readonly TxRecord[],
-  notifyChannel: string,
+  notifyChannel: string | undefined,
 ): Promise<void> {
   const n = block.header.number;
   const h = block.header;
@@ -297,7 +332,7 @@ export async function writeBlockRows(
        VALUES ($1, $2, $3, $4, $5, $6)),
      s AS (INSERT INTO ledger_state (key, block, value) SELECT k, $1, v FROM unnest($7::text[], $8::text[]) AS u(k, v)),
      e AS (INSERT INTO ledger_block_extrinsics (block_number, block_index, bytes) SELECT $1, i, x FROM unnest($9::int[], $10::bytea[]) AS u(i, x))
-     SELECT pg_notify($11, $12)`,
+     SELECT CASE WHEN $11::text IS NOT NULL THEN pg_notify($11, $12) END`,
     values: [
       n,
       Buffer.from(block.hash),
@@ -309,7 +344,7 @@ export async function writeBlockRows(
       values,
       withBytes.map((t) => t.blockIndex!),
       withBytes.map((t) => Buffer.from(t.bytes!)),
-      notifyChannel,
+      notifyChannel ?? null,
       `block:${n}`,
     ],
   });
