@@ -1,6 +1,6 @@
 /**
- * `npx tsx bench/registration-scale-account.ts --side NAME:DIR:DIDS[:RESOLVE_CACHE_BYTES[:LEDGER_CACHE_BYTES]] …
- * [--rounds 2] [--seconds 10] [--fresh] [--resolve-phase] [--tree <built tree>]`
+ * `npx tsx bench/registration-scale-account.ts --side NAME:DIR:DIDS[:RESOLVE_CACHE_BYTES[:LEDGER_CACHE_BYTES[:TREE]]] …
+ * [--rounds 2] [--seconds 10] [--fresh] [--resolve-phase] [--tree <built tree>] [--perf DIR]`
  *
  * Where the registration rate of `--only resolve_scale` (`registration_at_scale`, issue 39 item 3) goes, over HTTP:
  * one Directory-only `ddn serve` per `--side` (a ledger built by bench/bigledger.ts, used in place: the
@@ -18,6 +18,7 @@
  * dirtied for it); GC time by kind; the load generator's CPU; the other processes' cores (a disturbed window) and the
  * load. The machine being shared, read CPU and blocked time per registration and the windows least disturbed.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     fresh: { type: 'boolean', default: false },
     'resolve-phase': { type: 'boolean', default: false },
     tree: { type: 'string' },
+    perf: { type: 'string' },
   },
 });
 const seconds = Number(values.seconds);
@@ -141,8 +143,9 @@ interface Side {
 }
 
 async function startSide(spec: string): Promise<Side> {
-  const [name, dir, dids, resolveCache, ledgerCache] = spec.split(':');
-  if (name === undefined || dir === undefined || dids === undefined) throw new Error(`--side NAME:DIR:DIDS[:RESOLVE_CACHE[:LEDGER_CACHE]], not ${spec}`);
+  const [name, dir, dids, resolveCache, ledgerCache, tree] = spec.split(':');
+  if (name === undefined || dir === undefined || dids === undefined) throw new Error(`--side NAME:DIR:DIDS[:RESOLVE_CACHE[:LEDGER_CACHE[:TREE]]], not ${spec}`);
+  const root = tree !== undefined && tree !== '' ? tree : values.tree;
   const serveArgs: string[] = [];
   if (resolveCache !== undefined && resolveCache !== '') serveArgs.push('--directory-resolve-cache-bytes', resolveCache);
   if (ledgerCache !== undefined && ledgerCache !== '') serveArgs.push('--ledger-cache-bytes', ledgerCache);
@@ -152,11 +155,23 @@ async function startSide(spec: string): Promise<Side> {
     ports: { directory: await freePort() },
     blockTimeMs: 100,
     logFile: join(dir, `account-${name}.log`),
-    ...(values.tree === undefined ? {} : { root: resolve(values.tree) }),
+    ...(root === undefined ? {} : { root: resolve(root) }),
     serveArgs,
   });
   const health = (await (await fetch(`${svc.urls.directory}/health`)).json()) as { profile: string };
   return { name, dir, dids: Number(dids), svc, profile: health.profile };
+}
+
+/** With `--perf DIR`: `perf record` of the node's threads for the window, into DIR/NAME.data (read with `perf report`). */
+function startPerf(pid: number, name: string): ChildProcess | undefined {
+  if (values.perf === undefined) return undefined;
+  const out = join(resolve(values.perf), `${name}.data`);
+  return spawn('perf', ['record', '-q', '-F', '499', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+}
+
+async function perfDone(p: ChildProcess | undefined): Promise<void> {
+  if (p === undefined || p.exitCode !== null) return;
+  await new Promise((r) => p.once('exit', r));
 }
 
 async function registrationWindow(gen: LoadGenerator, side: Side, label: string): Promise<void> {
@@ -168,6 +183,7 @@ async function registrationWindow(gen: LoadGenerator, side: Side, label: string)
   let sched0 = schedstat(pid);
   let io0 = io(pid);
   let sampler: StateSampler | undefined;
+  let perf: ChildProcess | undefined;
   const gc0 = await gcSeconds(url);
   const job: LoadJob = {
     name: `${side.name}-${label}`,
@@ -184,6 +200,7 @@ async function registrationWindow(gen: LoadGenerator, side: Side, label: string)
     sched0 = schedstat(pid);
     io0 = io(pid);
     sampler = new StateSampler(pid);
+    perf = startPerf(pid, `${side.name}-${label}`);
   });
   const states = sampler?.stop() ?? [];
   const wallMs = performance.now() - t0;
@@ -191,6 +208,7 @@ async function registrationWindow(gen: LoadGenerator, side: Side, label: string)
   const sched = schedstat(pid);
   const io1 = io(pid);
   const gc1 = await gcSeconds(url);
+  await perfDone(perf);
   const n = Math.max(1, r.ok);
   const us = (ms: number) => round((ms * 1000) / n, 1);
   const onCpuMs = (sched[0] - sched0[0]) / 1e6;
