@@ -17,8 +17,13 @@ export function utf8Length(s: string): number {
   return Buffer.byteLength(s, 'utf8');
 }
 
+/** A Buffer over the same memory as `b` (no copy); `b` itself when it is one. */
+export function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
 export function toHex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+  return asBuffer(b).toString('hex');
 }
 
 /** `0x` + lowercase hex. */
@@ -54,7 +59,7 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 export function toBase64(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+  return asBuffer(b).toString('base64');
 }
 
 const B64_RE = /^[A-Za-z0-9+/]*={0,2}$/;

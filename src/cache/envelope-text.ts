@@ -4,6 +4,7 @@
  * received, plus `expires_at`").
  */
 
+import { asBuffer } from '../base/bytes.js';
 import type { EnvelopeBytes } from './mailbox-store.js';
 
 export { trimJsonObject } from '../base/json-text.js';
@@ -14,9 +15,7 @@ export { trimJsonObject } from '../base/json-text.js';
  * never carries `expires_at` itself (closed field set, §10.1). (An envelope read as text is opened as text.)
  */
 export function openEnvelope(envelope: Exclude<EnvelopeBytes, string>): Buffer[] {
-  const parts = (envelope instanceof Uint8Array ? [envelope] : envelope)
-    .filter((p) => p.byteLength > 0)
-    .map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength));
+  const parts = (envelope instanceof Uint8Array ? [envelope] : envelope).filter((p) => p.byteLength > 0).map((p) => asBuffer(p));
   const last = parts.length - 1;
   parts[last] = parts[last].subarray(0, parts[last].length - 1);
   return parts;
@@ -30,6 +29,6 @@ export function expiryMember(expiresAtIso: string): string {
 /** The envelope bytes as one buffer (a copy only when they are in parts or text). */
 export function envelopeBuffer(envelope: EnvelopeBytes): Buffer {
   if (typeof envelope === 'string') return Buffer.from(envelope, 'utf8');
-  if (envelope instanceof Uint8Array) return Buffer.from(envelope.buffer, envelope.byteOffset, envelope.byteLength);
+  if (envelope instanceof Uint8Array) return asBuffer(envelope);
   return Buffer.concat(envelope);
 }

@@ -1,4 +1,5 @@
 /** Request body decoding (http-api.md §0.3): JSON objects only, `application/json` only, UTF-8 only. */
+import { asBuffer } from '../base/bytes.js';
 import { isJsonObject } from '../base/guards.js';
 import { DdnError } from '../base/errors.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
@@ -70,7 +71,7 @@ export function parseJsonBody(rawBody: Uint8Array | undefined, contentType: stri
   if (exceedsJsonDepth(rawBody)) throw tooDeepError();
   let value: unknown;
   try {
-    const elided = rawBody.length >= LARGE_BODY_BYTES ? elideLongStrings(Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)) : undefined;
+    const elided = rawBody.length >= LARGE_BODY_BYTES ? elideLongStrings(asBuffer(rawBody)) : undefined;
     const text = fatalUtf8.decode(elided?.text ?? rawBody);
     value = JSON.parse(text);
     if (typeof value === 'object' && value !== null && SUSPICIOUS_RE.test(text)) assertNoPoison(value);

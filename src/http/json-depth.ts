@@ -4,6 +4,7 @@
  * hashing, validation walks) sees the value. An envelope 5,000 objects deep would otherwise overflow the stack
  * of those recursive walks and answer 500.
  */
+import { asBuffer } from '../base/bytes.js';
 
 /** Deepest accepted nesting of objects and arrays; `{}` is depth 1, `{"a":[{}]}` depth 3. */
 export const MAX_JSON_DEPTH = 64;
@@ -21,7 +22,7 @@ const CLOSE_ARRAY = 0x5d;
  * parser: the scan only answers "deeper than the bound" for what it reads as brackets.
  */
 export function exceedsJsonDepth(raw: Uint8Array, maxDepth: number = MAX_JSON_DEPTH): boolean {
-  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const bytes = asBuffer(raw);
   let depth = 0;
   const n = bytes.length;
   for (let i = 0; i < n; i++) {

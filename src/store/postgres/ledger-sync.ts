@@ -130,6 +130,11 @@ export async function replicaMatches(pool: PgPool, replica: LedgerStore): Promis
   return local !== undefined && remote !== undefined && bytesEqual(local.hash, remote);
 }
 
+/** The backend pid of a connected client's session (node-postgres keeps it; its types do not say so). */
+function backendPid(client: pg.Client): number | undefined {
+  return (client as pg.Client & { processID?: number }).processID;
+}
+
 /**
  * `work` in a transaction holding the admission lock: `work` takes it, sending {@link BEGIN_ADMISSION} first
  * (alone, or in front of its first statements), and commits. On failure the transaction is rolled back; a
@@ -587,7 +592,7 @@ export class PgLedgerSync implements PoolCoordinator {
       if (!Number.isSafeInteger(n)) return this.requestCatchUp(true);
       // a process began to listen (this one's own session among them)
       if (kind === 'listening') {
-        if (n !== (client as pg.Client & { processID?: number }).processID) {
+        if (n !== backendPid(client)) {
           this.othersListening = true;
           this.othersHeard++;
         }
@@ -609,7 +614,7 @@ export class PgLedgerSync implements PoolCoordinator {
       // before), then whether any other process listens: one round trip
       const results = (await client.query(
         `LISTEN "${this.channel}"; SELECT pg_advisory_lock_shared((${LISTENER_LOCK})::int8); ` +
-          `SELECT pg_notify('${this.channel.replace(/'/g, "''")}', 'listening:' || pg_backend_pid()); ${othersListening()}`,
+          `SELECT pg_notify(${pg.escapeLiteral(this.channel)}, 'listening:' || pg_backend_pid()); ${othersListening()}`,
       )) as unknown as pg.QueryResult<{ others?: boolean }>[];
       others = results[results.length - 1]?.rows[0]?.others !== false;
     } catch (e) {
@@ -627,7 +632,7 @@ export class PgLedgerSync implements PoolCoordinator {
    */
   private async lookForOthers(): Promise<void> {
     const session = this.session;
-    const pid = (session as (pg.Client & { processID?: number }) | undefined)?.processID;
+    const pid = session === undefined ? undefined : backendPid(session);
     if (session === undefined || pid === undefined) return;
     const heard = this.othersHeard;
     const others = await this.o.pool.query<{ others: boolean }>(othersListening(pid)).then(

@@ -1,4 +1,5 @@
 /** SQLite implementation of the ledger store: blocks, transactions and versioned state in one WAL database. */
+import { asBuffer } from '../../base/bytes.js';
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
 import type { FeedEntry, FeedSummary, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
@@ -139,9 +140,6 @@ interface BlockRow {
 }
 
 const u8 = (b: Buffer): Uint8Array => new Uint8Array(b);
-
-/** A blob parameter: a Buffer over the same memory (better-sqlite3 copies it into SQLite; no copy before). */
-const blob = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 /** ledger_pending's columns, in order. */
 type PendingRow = [tx_hash: string, extrinsic: string, subject: string, submitted_at_ms: number, meta: string, bytes: Buffer | null];
@@ -373,7 +371,7 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /** A pending row: what a transaction has before a block finishes it (ledger_pending's columns, in order). */
   private pendingRow(tx: TxRecord): PendingRow {
-    return [tx.txHash, tx.extrinsic, tx.meta.subject, tx.submittedAtMs, metaJson(tx.meta), tx.bytes ? blob(tx.bytes) : null];
+    return [tx.txHash, tx.extrinsic, tx.meta.subject, tx.submittedAtMs, metaJson(tx.meta), tx.bytes ? asBuffer(tx.bytes) : null];
   }
 
   /**
@@ -388,7 +386,7 @@ export class SqliteLedgerStore implements LedgerStore {
       tx.meta.subject,
       tx.submittedAtMs,
       metaJson(tx.meta),
-      tx.status === 'included' && tx.bytes ? blob(tx.bytes) : null,
+      tx.status === 'included' && tx.bytes ? asBuffer(tx.bytes) : null,
       tx.blockNumber ?? null,
       tx.blockIndex ?? null,
       tx.error?.name ?? null,

@@ -3,6 +3,7 @@
  * the Relay's writer thread (`relay-writer-worker.ts`) or on the store's own connection. Staging rules are the pure
  * ones of `relay/staging-rules.ts`; this file only reads and writes rows.
  */
+import { asBuffer } from '../../base/bytes.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import {
   boundOwner,
@@ -151,7 +152,7 @@ export class RelayWrites {
     }
     // a plain Uint8Array once it crossed to the writer thread: SQLite binds a Buffer
     const e = req.envelope;
-    const bytes = Buffer.isBuffer(e) ? e : Buffer.from(e.buffer, e.byteOffset, e.byteLength);
+    const bytes = asBuffer(e);
     this.q.insertChunk.run(recipient, groupId, req.sequence, req.messageKey, req.contentHash, bytes.byteLength, bytes);
     this.q.growSet.run(bytes.byteLength, nowMs, recipient, groupId);
     this.q.addUsage.run(bytes.byteLength);
