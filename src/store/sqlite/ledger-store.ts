@@ -80,10 +80,10 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     // The values later blocks replaced, appended to a rowid table (each block's at its end) with a small (key, block)
     // index, instead of inserted into ledger_state: that WITHOUT ROWID tree carries the ~850-byte rows in its
     // interior pages too (~4 to a page), so each insert split pages of big cells — a third of a block's SQLite work
-    // and ~22 of a 10-write block's ~52 WAL frames (bench/HISTORY.md, session 29). ledger_state's rows stay where
+    // and ~22 of a 10-write block's ~52 WAL frames (bench/HISTORY.md, sessions 28 and 29). ledger_state's rows stay where
     // they are (no copy: a large ledger opens at once): a read at an older block looks in both tables
     // (READ_REPLACED_SQL). An older version writing the file beside `ddn migrate` keeps writing ledger_state, which
-    // its trigger still follows.
+    // migration 2's trigger still follows.
     version: 5,
     sql: `
       CREATE TABLE ledger_replaced (id INTEGER PRIMARY KEY, key TEXT NOT NULL, block INTEGER NOT NULL, value TEXT);
@@ -368,8 +368,8 @@ export class SqliteLedgerStore implements LedgerStore {
   /**
    * Block `n`'s value of `key` (null: deleted). The newest value lives in ledger_current only; the value it
    * replaces is appended to ledger_replaced (migration 5), which so holds, with the rows ledger_state kept before,
-   * every value but each key's newest (a ledger written before migration 2's era's change also holds the newest
-   * ones in ledger_state: harmless, a read at an older block asks for `block <= n`). Nothing is written to
+   * every value but each key's newest (a ledger written by older versions also holds the newest ones in
+   * ledger_state: harmless, a read at an older block asks for `block <= n`). Nothing is written to
    * ledger_state any more: migration 2's trigger, kept for older versions writing it alone, does not run. A block
    * older than the key's newest (never made in order, but kept right) goes to ledger_replaced only.
    */
