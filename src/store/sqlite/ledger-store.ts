@@ -80,8 +80,8 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     // The values later blocks replaced, appended to a rowid table (each block's at its end) with a small (key, block)
     // index, instead of inserted into ledger_state: that WITHOUT ROWID tree carries the ~850-byte rows in its
     // interior pages too (~4 to a page), so each insert split pages of big cells — a third of a block's SQLite work
-    // and ~22 of a 10-write block's ~52 WAL frames (bench/HISTORY.md, sessions 28 and 29). ledger_state's rows stay where
-    // they are (no copy: a large ledger opens at once): a read at an older block looks in both tables
+    // and ~22 of a 10-write block's ~52 WAL frames (bench/HISTORY.md, sessions 28 and 29). ledger_state's rows stay
+    // where they are (no copy: a large ledger opens at once): a read at an older block looks in both tables
     // (READ_REPLACED_SQL). An older version writing the file beside `ddn migrate` keeps writing ledger_state, which
     // migration 2's trigger still follows.
     version: 5,
