@@ -53,7 +53,7 @@ const indexes = (db: SqliteDb) =>
 
 /**
  * Puts the harness's ledger file back as migration 2 left such a ledger: its pending rows in ledger_txs (as the
- * store wrote them then), with the whole subject index, and no ledger_pending.
+ * store wrote them then), with the whole subject index, its replaced values in ledger_state, and no ledger_pending.
  */
 function asMigration2(h: Harness): void {
   h.ledger.stop();
@@ -64,6 +64,8 @@ function asMigration2(h: Harness): void {
     DROP TABLE ledger_pending;
     DROP INDEX ledger_txs_failed;
     CREATE INDEX ledger_txs_subject ON ledger_txs (subject, extrinsic, seq);
+    INSERT INTO ledger_state (key, block, value) SELECT key, block, value FROM ledger_replaced;
+    DROP TABLE ledger_replaced;
     DELETE FROM schema_migrations WHERE namespace = 'ledger' AND version >= 3;
   `);
   db.close();
