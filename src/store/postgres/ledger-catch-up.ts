@@ -81,8 +81,18 @@ const TX_COLUMNS = [
  */
 const FINISHED_TX_COLUMNS = TX_COLUMNS.map((c) => (c === 'bytes' ? 'coalesce(e.bytes, t.bytes) AS bytes' : `t.${c}`)).join(', ');
 
-/** The four reads of a catch-up, as one text (integers only). */
+/** The pending rows' read of a catch-up (an integer only). */
+function pendingText(afterSeq: number): string {
+  return `
+    SELECT ${TX_COLUMNS.join(', ')} FROM ledger_txs WHERE status = 'pending' AND seq > ${int(afterSeq)} ORDER BY seq;`;
+}
+
+/**
+ * The four reads of a catch-up, as one text (integers only); with `limit` 0 only the last, the pending rows' (no
+ * block to read: three statements fewer to parse, plan and run).
+ */
 export function catchUpText(from: number, afterSeq: number, limit: number): string {
+  if (limit <= 0) return pendingText(afterSeq);
   const lo = int(from);
   const hi = int(from + limit);
   return `
@@ -90,8 +100,7 @@ export function catchUpText(from: number, afterSeq: number, limit: number): stri
     SELECT key, block, value FROM ledger_state WHERE block >= ${lo} AND block < ${hi};
     SELECT ${FINISHED_TX_COLUMNS} FROM ledger_txs t
       LEFT JOIN ledger_block_extrinsics e ON e.block_number = t.block_number AND e.block_index = t.block_index
-      WHERE t.finished_block >= ${lo} AND t.finished_block < ${hi} ORDER BY t.finished_block, t.block_index NULLS LAST, t.seq;
-    SELECT ${TX_COLUMNS.join(', ')} FROM ledger_txs WHERE status = 'pending' AND seq > ${int(afterSeq)} ORDER BY seq;`;
+      WHERE t.finished_block >= ${lo} AND t.finished_block < ${hi} ORDER BY t.finished_block, t.block_index NULLS LAST, t.seq;${pendingText(afterSeq)}`;
 }
 
 type Num = string | number;
@@ -101,12 +110,14 @@ type Num = string | number;
  * as many come back, more may follow.
  */
 export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: number, limit: number, prefix = ''): Promise<CatchUpRows> {
-  // a multi-statement query answers one result per statement
-  const results = (await c.query(prefix + catchUpText(from, afterSeq, limit))) as unknown as pg.QueryResult[];
-  const [blockRows, stateRows, txRows, pendingRows] = results.slice(-4) as [
+  // a multi-statement query answers one result per statement (one statement alone: its result)
+  const answer = (await c.query(prefix + catchUpText(from, afterSeq, limit))) as unknown as pg.QueryResult | pg.QueryResult[];
+  const results = Array.isArray(answer) ? answer : [answer];
+  const reads = limit > 0 ? 4 : 1;
+  const pendingRows = results[results.length - 1] as pg.QueryResult<TxRow>;
+  const [blockRows, stateRows, txRows] = (limit > 0 ? results.slice(-4, -1) : [{ rows: [] }, { rows: [] }, { rows: [] }]) as [
     pg.QueryResult<BlockRow>,
     pg.QueryResult<{ key: string; block: Num; value: string | null }>,
-    pg.QueryResult<TxRow>,
     pg.QueryResult<TxRow>,
   ];
   const byNumber = new Map<number, BlockWithEffects>();
@@ -117,7 +128,7 @@ export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: numb
   for (const t of txRows.rows) byNumber.get(Number(t.finished_block))?.txs.push(txFromRow(t));
   const pending = pendingRows.rows.map(txFromRow);
   const last = pendingRows.rows[pendingRows.rows.length - 1];
-  const lock = lockTakenOf(results.slice(0, -4));
+  const lock = lockTakenOf(results.slice(0, -reads));
   return { blocks: [...byNumber.values()], pending, lastSeq: last ? Number(last.seq) : afterSeq, ...(lock === undefined ? {} : { lock }) };
 }
 

@@ -89,6 +89,97 @@ ${notify}        END IF;
       $fn$`;
 }
 
+/**
+ * `sql` run with every `%1$I` replaced by the schema the migration runs in (an identifier; `%1$L`, a literal): a function whose tables are
+ * named with their schema finds them whatever the caller's search path, without a `SET search_path` clause (which
+ * PostgreSQL applies and undoes at every call).
+ */
+function inCurrentSchema(sql: string): string {
+  if (/%(?!1\$[IL])/.test(sql)) throw new Error('a literal % in a schema-pinned migration');
+  return `DO $do$ BEGIN EXECUTE format($sql$${sql}$sql$, current_schema()); END $do$;`;
+}
+
+/**
+ * Version 5 of the admission statement (ledger-admission.ts), for its CPU per call: its tables named with their
+ * schema instead of `SET search_path FROM CURRENT`, and the four reads of the verdict in one statement (one
+ * snapshot, taken after the lock, as each of the four took theirs). The index-only plans are kept by the clause
+ * `SET enable_seqscan = off` (one setting applied per call, not two `set_config` statements around the reads). Under
+ * it every statement the function runs, the pool-size trigger's included, must have a plan without a sequential
+ * scan (`ledger_pool` is read `WHERE one`, through its key): a plan that has only a disabled scan costs above
+ * `jit_above_cost`, and PostgreSQL would compile it with JIT at every call (~100 ms).
+ */
+const ADMIT_ON_VIEW_V5 = `CREATE OR REPLACE FUNCTION ddn_admit_on_view(
+        p_head BIGINT, p_after BIGINT, p_reads INT4[], p_max_pool BIGINT, p_channel TEXT,
+        p_hash TEXT[], p_extrinsic TEXT[], p_subject TEXT[], p_submitted BIGINT[], p_meta TEXT[], p_bytes BYTEA[],
+        p_signatures BYTEA[], p_keys TEXT[])
+      RETURNS TABLE (outcome TEXT, last_seq BIGINT, contiguous BOOLEAN, lock_wait_s FLOAT8, lock_at FLOAT8, ended_at FLOAT8)
+      LANGUAGE plpgsql VOLATILE SET enable_seqscan = off AS $fn$
+      DECLARE
+        n BIGINT := coalesce(cardinality(p_hash), 0);
+        pooled BIGINT;
+        stale BOOLEAN;
+        conflicting BOOLEAN;
+        later BOOLEAN;
+      BEGIN
+        IF n > 0 THEN
+          -- ADMISSION_LOCK, of the schema the function is in
+          PERFORM pg_advisory_xact_lock(hashtext('ddn-ledger-admission:' || %1$L));
+          lock_wait_s := extract(epoch FROM clock_timestamp() - statement_timestamp());
+          lock_at := extract(epoch FROM clock_timestamp());
+        END IF;
+        -- what was committed before the lock was held; a row finished by a block up to the view's head is in the
+        -- view's state, a later block made the view stale
+        SELECT (SELECT pending FROM %1$I.ledger_pool WHERE one),
+            coalesce((SELECT max(number) FROM %1$I.ledger_blocks) > p_head, false),
+            EXISTS (SELECT 1 FROM %1$I.ledger_txs WHERE status = 'pending' AND seq > p_after AND (keys IS NULL OR keys && p_reads)),
+            EXISTS (SELECT 1 FROM %1$I.ledger_txs WHERE status = 'pending' AND seq > p_after)
+          INTO pooled, stale, conflicting, later;
+        IF stale THEN
+          outcome := 'stale';
+        ELSIF conflicting THEN
+          outcome := 'conflict';
+        ELSIF n > 0 AND pooled + n > p_max_pool THEN
+          outcome := 'full';
+        ELSE
+          outcome := 'stored';
+          contiguous := NOT later;
+        END IF;
+        IF outcome = 'stored' AND n > 0 THEN
+          WITH ins AS (
+            INSERT INTO %1$I.ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, signatures, keys)
+            SELECT h, x, 'pending', s, t, m, b, g, k::INT4[]
+              FROM unnest(p_hash, p_extrinsic, p_subject, p_submitted, p_meta, p_bytes, p_signatures, p_keys)
+                WITH ORDINALITY AS u(h, x, s, t, m, b, g, k, i)
+              ORDER BY i
+            RETURNING seq)
+          SELECT max(seq) INTO last_seq FROM ins;
+          IF p_channel IS NOT NULL THEN
+            PERFORM pg_notify(p_channel, 'pending:' || last_seq);
+          END IF;
+        END IF;
+        ended_at := extract(epoch FROM clock_timestamp());
+        RETURN NEXT;
+      END
+      $fn$;`;
+
+/**
+ * Version 2 of the pool-size trigger's function: its table named with its schema, no `SET search_path` clause, and
+ * its row found through the key (the trigger runs under the admission statement's `enable_seqscan = off`).
+ */
+const POOL_SIZE_V2 = `CREATE OR REPLACE FUNCTION ddn_pool_size() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE %1$I.ledger_pool SET pending = pending + (SELECT count(*) FROM new_rows WHERE status = 'pending') WHERE one;
+        ELSIF TG_OP = 'UPDATE' THEN
+          UPDATE %1$I.ledger_pool SET pending = pending + (SELECT count(*) FROM new_rows WHERE status = 'pending')
+            - (SELECT count(*) FROM old_rows WHERE status = 'pending') WHERE one;
+        ELSE
+          UPDATE %1$I.ledger_pool SET pending = pending - (SELECT count(*) FROM old_rows WHERE status = 'pending') WHERE one;
+        END IF;
+        RETURN NULL;
+      END
+      $fn$;`;
+
 export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
@@ -161,6 +252,11 @@ export const LEDGER_PG_MIGRATIONS: readonly PgMigration[] = [
       'CREATE OR REPLACE',
       "          IF p_channel IS NOT NULL THEN\n            PERFORM pg_notify(p_channel, 'pending:' || last_seq);\n          END IF;\n",
     ),
+  },
+  {
+    // the admission statement's and the pool-size trigger's CPU per call (ADMIT_ON_VIEW_V5, POOL_SIZE_V2)
+    version: 5,
+    sql: inCurrentSchema(ADMIT_ON_VIEW_V5 + '\n' + POOL_SIZE_V2),
   },
 ];
 
