@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/registration-scale-cpu.ts --small DIR --big DIR [--count 3000] [--warmup 1000] [--per-block 300]
- * [--group 16] [--rounds 3] [--settings default,cache=256,mmap=2048] [--other TREE]`
+ * [--group 16] [--rounds 3] [--settings default,cache=256,mmap=2048] [--other TREE [--other-big DIR]]`
  *
  * A registration's CPU in the embedded ledger as the Directory grows (issue 39 item 3): in one process, no HTTP, the
  * admission and the block of fresh signed `register_with_proof_v2` (as `POST /register-did` submits them) on copies
@@ -16,7 +16,9 @@
  * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
  * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child). Beside the CPU the child reports what it read and wrote through the OS per registration
  * (`/proc/self/io`: SQLite reads a page not in its cache with one `pread`), the page faults and its RSS.
- * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs.
+ * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs; `--other-big DIR` gives
+ * that tree a copy of the big ledger of its own (needed when the two trees' migrations differ: the first child of
+ * a tree with a newer migration changes the file it opens).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +56,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     settings: { type: 'string', default: 'default' },
     other: { type: 'string' },
+    'other-big': { type: 'string' },
     child: { type: 'string' },
     ledger: { type: 'string' },
     setting: { type: 'string' },
@@ -278,7 +281,7 @@ function main(): void {
         cpSync(values.small, copy, { recursive: true });
         const small = side(tree.root, copy, setting);
         rmSync(copy, { recursive: true, force: true });
-        const big = side(tree.root, values.big, setting);
+        const big = side(tree.root, tree.name === 'other' && values['other-big'] !== undefined ? values['other-big'] : values.big, setting);
         const key = `${tree.name} ${setting}`;
         const ratio = Math.round((big.main_us / small.main_us) * 100) / 100;
         ratios.set(key, [...(ratios.get(key) ?? []), ratio]);
