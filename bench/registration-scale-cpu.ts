@@ -117,7 +117,7 @@ function applySetting(db: { pragma(s: string): unknown }, setting: string): void
     if (part === 'warm') {
       // what a node that has run a while holds in its cache: the indexes a registration inserts into at random
       const q = (sql: string) => (db as unknown as { prepare(s: string): { get(): unknown } }).prepare(sql).get();
-      // the hash index on the hash's first 8 bytes (ledger migration 5), or the one on the whole hash before it
+      // the hash index on the hash's first 8 bytes (ledger migration 6), or the one on the whole hash before it
       const hashIndex = q("SELECT 1 FROM sqlite_master WHERE name = 'ledger_txs_hash_key'") !== undefined ? 'ledger_txs_hash_key' : 'ledger_txs_hash';
       for (const [table, index, column] of [
         ['ledger_current', 'sqlite_autoindex_ledger_current_1', 'key'],

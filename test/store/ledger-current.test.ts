@@ -1,6 +1,6 @@
 /**
- * ledger_current (SQLite ledger migration 2): each state key's newest value, read before ledger_state, which keeps
- * only the values later blocks replaced. Reads at the head, at older blocks (finality behind the head, historical
+ * ledger_current (SQLite ledger migration 2): each state key's newest value, read before the values later blocks
+ * replaced (ledger_replaced since migration 5, ledger_state before). Reads at the head, at older blocks (finality behind the head, historical
  * reads), of a deleted key, after a restart, and of a ledger made before the table existed (the migration
  * backfills it; the trigger follows later writes).
  */
@@ -54,7 +54,7 @@ describe('ledger_current', () => {
       const check = (s: SqliteLedgerStore) => {
         assert.deepEqual(s.readState('a', 3), { v: 2 }, 'head');
         assert.deepEqual(s.readState('a', 2), { v: 2 }, 'at the block that wrote it');
-        assert.deepEqual(s.readState('a', 1), { v: 1 }, 'an older block reads ledger_state');
+        assert.deepEqual(s.readState('a', 1), { v: 1 }, 'an older block reads the replaced values');
         assert.equal(s.readState('a', 0), undefined, 'before any block wrote it');
         assert.equal(s.readState('b', 2), 10n, 'before its deletion');
         assert.equal(s.readState('b', 3), undefined, 'deleted');
@@ -68,8 +68,8 @@ describe('ledger_current', () => {
         { key: 'b', block: 3, value: null },
         { key: 'c', block: 3, value: '{"$x":"07"}' },
       ]);
-      // ledger_state keeps only what a later block replaced: a key written once (c) has no row there
-      assert.deepEqual(db.prepare('SELECT key, block, value FROM ledger_state ORDER BY key, block').all(), [
+      // ledger_replaced (migration 5) keeps only what a later block replaced: a key written once (c) has no row there
+      assert.deepEqual(db.prepare('SELECT key, block, value FROM ledger_replaced ORDER BY key, block').all(), [
         { key: 'a', block: 1, value: '{"v":1}' },
         { key: 'b', block: 1, value: '{"$n":"10"}' },
       ]);

@@ -1,6 +1,6 @@
 /**
- * ledger_txs's hash index keyed by the hash's first 8 bytes (SQLite ledger migration 5): a lookup by hash searches
- * it and checks the whole hash, and a ledger that migration 4 left (the index on the whole hash) answers every
+ * ledger_txs's hash index keyed by the hash's first 8 bytes (SQLite ledger migration 6): a lookup by hash searches
+ * it and checks the whole hash, and a ledger that migration 5 left (the index on the whole hash) answers every
  * lookup the same once the new code has opened it.
  */
 import { describe, it } from 'node:test';
@@ -14,15 +14,15 @@ const other = seedKey(42);
 const A = didOf(801);
 const B = didOf(802);
 
-/** The lookup by hash as it was before migration 5 (the index on the whole hash). */
+/** The lookup by hash as it was before migration 6 (the index on the whole hash). */
 const WHOLE_HASH_SQL = 'SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1';
 
 const indexes = (db: SqliteDb) =>
   (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_txs' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
 const planOf = (db: SqliteDb, hash: string) => (db.prepare(`EXPLAIN QUERY PLAN ${FINISHED_TX_SQL}`).all({ hash }) as { detail: string }[]).map((r) => r.detail);
 
-/** A ledger with included and failed rows; its file put back as migration 4 left such a ledger. */
-function ledgerOfMigration4(): { h: Harness; hashes: string[] } {
+/** A ledger with included and failed rows; its file put back as migration 5 left such a ledger. */
+function ledgerOfMigration5(): { h: Harness; hashes: string[] } {
   const h = new Harness();
   const hashes = [h.apply(registerCall(A, key)), h.apply(registerCall(B, other))];
   const headTs = h.ledger.headRef().timestampMs;
@@ -36,13 +36,13 @@ function ledgerOfMigration4(): { h: Harness; hashes: string[] } {
   db.exec(`
     DROP INDEX ledger_txs_hash_key;
     CREATE INDEX ledger_txs_hash ON ledger_txs (tx_hash, seq);
-    DELETE FROM schema_migrations WHERE namespace = 'ledger' AND version >= 5;
+    DELETE FROM schema_migrations WHERE namespace = 'ledger' AND version >= 6;
   `);
   db.close();
   return { h, hashes };
 }
 
-describe('ledger_txs_hash_key (migration 5)', () => {
+describe('ledger_txs_hash_key (migration 6)', () => {
   it("finds a transaction by hash through the index on the hash's first 8 bytes, whole hash checked", (t) => {
     const h = new Harness();
     t.after(() => h.close());
@@ -63,8 +63,8 @@ describe('ledger_txs_hash_key (migration 5)', () => {
     assert.equal(store.finishedTx(tx.slice(0, 18)), undefined);
   });
 
-  it('answers every lookup by hash as the whole-hash index did, on a ledger migration 4 left', (t) => {
-    const { h, hashes } = ledgerOfMigration4();
+  it('answers every lookup by hash as the whole-hash index did, on a ledger migration 5 left', (t) => {
+    const { h, hashes } = ledgerOfMigration5();
     t.after(() => h.close());
     // rows no node writes but a file may hold: the newest of a repeated hash, strings that are not 0x-hex
     const old = openSqlite(h.path, [], 'ledger');

@@ -53,7 +53,8 @@ const indexes = (db: SqliteDb) =>
 
 /**
  * Puts the harness's ledger file back as migration 2 left such a ledger: its pending rows in ledger_txs (as the
- * store wrote them then), with the whole subject index, the index on the whole hash, and no ledger_pending.
+ * store wrote them then), with the whole subject index, its replaced values in ledger_state, the index on the
+ * whole hash, and no ledger_pending.
  */
 function asMigration2(h: Harness): void {
   h.ledger.stop();
@@ -64,6 +65,8 @@ function asMigration2(h: Harness): void {
     DROP TABLE ledger_pending;
     DROP INDEX ledger_txs_failed;
     CREATE INDEX ledger_txs_subject ON ledger_txs (subject, extrinsic, seq);
+    INSERT INTO ledger_state (key, block, value) SELECT key, block, value FROM ledger_replaced;
+    DROP TABLE ledger_replaced;
     DROP INDEX ledger_txs_hash_key;
     CREATE INDEX ledger_txs_hash ON ledger_txs (tx_hash, seq);
     DELETE FROM schema_migrations WHERE namespace = 'ledger' AND version >= 3;

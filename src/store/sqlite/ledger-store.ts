@@ -14,10 +14,10 @@ const MOVE_PENDING_SQL = `
   DELETE FROM ledger_txs WHERE status = 'pending';`;
 
 /**
- * The key of ledger_txs's hash index (migration 5) for the SQL text `hash`: its first 8 bytes after `0x` as a blob
+ * The key of ledger_txs's hash index (migration 6) for the SQL text `hash`: its first 8 bytes after `0x` as a blob
  * (every stored hash is `0x` and 64 lowercase hex digits); a string that is not hex there keys by itself, so that
  * the index answers exactly as one on the whole hash would, whatever the string. SQLite uses an index on an
- * expression only for a query that writes the same expression: migration 5 writes it for `tx_hash`, and
+ * expression only for a query that writes the same expression: migration 6 writes it for `tx_hash`, and
  * FINISHED_TX_SQL builds it with this function (a test checks that its plan searches that index).
  */
 function txHashKey(hash: string): string {
@@ -88,17 +88,42 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    // The values later blocks replaced, appended to a rowid table (each block's at its end) with a small (key, block)
+    // index, instead of inserted into ledger_state: that WITHOUT ROWID tree carries the ~850-byte rows in its
+    // interior pages too (~4 to a page), so each insert split pages of big cells — a third of a block's SQLite work
+    // and ~22 of a 10-write block's ~52 WAL frames (bench/HISTORY.md, sessions 28 and 29). ledger_state's rows stay
+    // where they are (no copy: a large ledger opens at once): a read at an older block looks in both tables
+    // (READ_REPLACED_SQL). An older version writing the file beside `ddn migrate` keeps writing ledger_state, which
+    // migration 2's trigger still follows.
+    version: 5,
+    sql: `
+      CREATE TABLE ledger_replaced (id INTEGER PRIMARY KEY, key TEXT NOT NULL, block INTEGER NOT NULL, value TEXT);
+      CREATE UNIQUE INDEX ledger_replaced_key ON ledger_replaced (key, block);
+    `,
+  },
+  {
     // The hash index keyed by the hash's first 8 bytes ({@link txHashKey}), not its 66 characters: an entry of
     // ~17 bytes instead of ~80, so the index a block inserts into at random (a hash per transaction) is a fifth of
     // the pages — fewer pages to read and cache, fewer splits, one level less at a million transactions. A lookup
     // checks the whole hash on the row it reads anyway (FINISHED_TX_SQL).
-    version: 5,
+    version: 6,
     sql: `
       CREATE INDEX ledger_txs_hash_key ON ledger_txs (coalesce(unhex(substr(tx_hash, 3, 16)), tx_hash));
       DROP INDEX ledger_txs_hash;
     `,
   },
 ];
+
+/**
+ * A key's value at block ? from the values later blocks replaced: the newest at or before it in ledger_replaced
+ * (migration 5) or in ledger_state (written before it, or by an older version); ledger_replaced's on a tie (the
+ * same block's value, written by both: the same value). Parameters: key, block, key, block.
+ */
+export const READ_REPLACED_SQL = `SELECT value FROM (
+    SELECT block, value, 1 AS newer FROM (SELECT block, value FROM ledger_replaced WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1)
+    UNION ALL
+    SELECT block, value, 0 AS newer FROM (SELECT block, value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1)
+  ) ORDER BY block DESC, newer DESC LIMIT 1`;
 
 /**
  * Deletes the pending rows of a JSON array of transaction hashes (the transactions a block finishes): one pass over
@@ -265,12 +290,10 @@ export class SqliteLedgerStore implements LedgerStore {
       block: db.prepare<[number], BlockRow>('SELECT * FROM ledger_blocks WHERE number = ?'),
       insertBlock: db.prepare('INSERT INTO ledger_blocks (number, hash, parent_hash, timestamp_ms, extrinsics_root, results_root) VALUES (?, ?, ?, ?, ?, ?)'),
       blockTxs: db.prepare<[number], TxRow>('SELECT * FROM ledger_txs WHERE block_number = ? ORDER BY block_index'),
-      readState: db.prepare<[string, number], { value: string | null }>(
-        'SELECT value FROM ledger_state WHERE key = ? AND block <= ? ORDER BY block DESC LIMIT 1',
-      ),
+      readReplaced: db.prepare<[string, number, string, number], { value: string | null }>(READ_REPLACED_SQL),
       readCurrent: db.prepare<[string], { block: number; value: string | null }>('SELECT block, value FROM ledger_current WHERE key = ?'),
-      writeState: db.prepare('INSERT OR REPLACE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
-      keepReplaced: db.prepare('INSERT OR IGNORE INTO ledger_state (key, block, value) VALUES (?, ?, ?)'),
+      writeOlder: db.prepare('INSERT OR REPLACE INTO ledger_replaced (key, block, value) VALUES (?, ?, ?)'),
+      keepReplaced: db.prepare('INSERT OR IGNORE INTO ledger_replaced (key, block, value) VALUES (?, ?, ?)'),
       insertCurrent: db.prepare('INSERT INTO ledger_current (key, block, value) VALUES (?, ?, ?)'),
       updateCurrent: db.prepare('UPDATE ledger_current SET block = ?, value = ? WHERE key = ?'),
       // positional parameters: a named one costs better-sqlite3 a property lookup on the row object each
@@ -340,13 +363,13 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /**
    * The key's newest row answers a read at or after its block (finalized and head reads, nearly always); an older
-   * block (finality behind the head, historical reads) reads the values later blocks replaced, in ledger_state. A
-   * key no block wrote has no row.
+   * block (finality behind the head, historical reads) reads the values later blocks replaced, in ledger_replaced
+   * (and ledger_state, for those written before migration 5: READ_REPLACED_SQL). A key no block wrote has no row.
    */
   readState(key: string, atBlock: number): StateValue | undefined {
     const c = this.q.readCurrent.get(key);
     if (c === undefined) return undefined;
-    const value = c.block <= atBlock ? c.value : (this.q.readState.get(key, atBlock)?.value ?? null);
+    const value = c.block <= atBlock ? c.value : (this.q.readReplaced.get(key, atBlock, key, atBlock)?.value ?? null);
     return value !== null ? deserializeStateValue(value) : undefined;
   }
 
@@ -378,16 +401,16 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /**
    * Block `n`'s value of `key` (null: deleted). The newest value lives in ledger_current only; the value it
-   * replaces moves to ledger_state, which so holds every value but each key's newest (a ledger written before also
-   * holds the newest ones there: harmless, a read at an older block asks for `block <= n`). ledger_current is
-   * updated before the replaced value is inserted, so migration 2's trigger, kept for older versions writing
-   * ledger_state alone, finds it newer and changes nothing. A block older than the key's newest (never made in
-   * order, but kept right) goes to ledger_state only.
+   * replaces is appended to ledger_replaced (migration 5), which so holds, with the rows ledger_state kept before,
+   * every value but each key's newest (a ledger written by older versions also holds the newest ones in
+   * ledger_state: harmless, a read at an older block asks for `block <= n`). Nothing is written to
+   * ledger_state any more: migration 2's trigger, kept for older versions writing it alone, does not run. A block
+   * older than the key's newest (never made in order, but kept right) goes to ledger_replaced only.
    */
   private writeKey(key: string, n: number, value: string | null): void {
     const c = this.q.readCurrent.get(key);
     if (c === undefined) this.q.insertCurrent.run(key, n, value);
-    else if (c.block > n) this.q.writeState.run(key, n, value);
+    else if (c.block > n) this.q.writeOlder.run(key, n, value);
     else {
       this.q.updateCurrent.run(n, value, key);
       if (c.block < n) this.q.keepReplaced.run(key, c.block, c.value);
