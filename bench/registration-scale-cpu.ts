@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/registration-scale-cpu.ts --small DIR --big DIR [--count 3000] [--warmup 1000] [--per-block 300]
- * [--group 16] [--rounds 3] [--settings default,cache=256,mmap=2048] [--other TREE]`
+ * [--group 16] [--rounds 3] [--settings default,cache=256,mmap=2048] [--other TREE [--other-big DIR]]`
  *
  * A registration's CPU in the embedded ledger as the Directory grows (issue 39 item 3): in one process, no HTTP, the
  * admission and the block of fresh signed `register_with_proof_v2` (as `POST /register-did` submits them) on copies
@@ -16,7 +16,9 @@
  * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
  * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child). Beside the CPU the child reports what it read and wrote through the OS per registration
  * (`/proc/self/io`: SQLite reads a page not in its cache with one `pread`), the page faults and its RSS.
- * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs.
+ * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs; `--other-big DIR` gives
+ * that tree a copy of the big ledger of its own (needed when the two trees' migrations differ: the first child of
+ * a tree with a newer migration changes the file it opens).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +56,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     settings: { type: 'string', default: 'default' },
     other: { type: 'string' },
+    'other-big': { type: 'string' },
     child: { type: 'string' },
     ledger: { type: 'string' },
     setting: { type: 'string' },
@@ -73,6 +76,11 @@ interface Result {
   cpu_us: number;
   admit_us: number;
   block_us: number;
+  /** The event loop's thread alone in each part (schedstat), and the pages it read through the OS in each (`pread`). */
+  admit_main_us: number;
+  block_main_us: number;
+  admit_main_reads: number;
+  block_main_reads: number;
   /** read() calls and KiB read through the OS, page faults (minor + major), per registration. */
   reads: number;
   read_kib: number;
@@ -91,6 +99,11 @@ function schedstat(): { run: number; wait: number } {
   return { run: run!, wait: wait! };
 }
 
+/** The event loop's thread's read() calls (/proc/…/task/…/io: not the checkpointer's). */
+function mainReads(): number {
+  return Number(/^syscr: (\d+)/m.exec(readFileSync(`/proc/self/task/${process.pid}/io`, 'utf8'))?.[1] ?? 0);
+}
+
 function procIo(): { syscr: number; rchar: number; syscw: number; wchar: number } {
   const t = readFileSync('/proc/self/io', 'utf8');
   const f = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(t)?.[1] ?? 0);
@@ -103,15 +116,19 @@ function applySetting(db: { pragma(s: string): unknown }, setting: string): void
     if (part === 'default') continue;
     if (part === 'warm') {
       // what a node that has run a while holds in its cache: the indexes a registration inserts into at random
+      const q = (sql: string) => (db as unknown as { prepare(s: string): { get(): unknown } }).prepare(sql).get();
+      // the hash index on the hash's first 8 bytes (ledger migration 6), or the one on the whole hash before it
+      const hashIndex = q("SELECT 1 FROM sqlite_master WHERE name = 'ledger_txs_hash_key'") !== undefined ? 'ledger_txs_hash_key' : 'ledger_txs_hash';
       for (const [table, index, column] of [
         ['ledger_current', 'sqlite_autoindex_ledger_current_1', 'key'],
-        ['ledger_txs', 'ledger_txs_hash', 'tx_hash'],
+        ['ledger_txs', hashIndex, 'tx_hash'],
         ['ledger_txs', 'ledger_txs_history', 'subject'],
       ]) {
-        const where = index === 'ledger_txs_history' ? ` AND status = 'included'` : '';
-        (db as unknown as { prepare(s: string): { get(): unknown } })
-          .prepare(`SELECT count(${column}) FROM ${table} INDEXED BY ${index} WHERE ${column} > ''${where}`)
-          .get();
+        if (index === 'ledger_txs_hash_key') q(`SELECT count(*) FROM ${table} INDEXED BY ${index}`);
+        else
+          q(
+            `SELECT count(${column}) FROM ${table} INDEXED BY ${index} WHERE ${column} > ''${index === 'ledger_txs_history' ? ` AND status = 'included'` : ''}`,
+          );
       }
       continue;
     }
@@ -177,20 +194,30 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   const cpu = (u: NodeJS.CpuUsage) => u.user + u.system;
   let admit = 0;
   let block = 0;
+  const main = { admit: 0, block: 0, admitReads: 0, blockReads: 0 };
   const run = async (from: number, to: number) => {
     for (let b = from; b < to; b += perBlock) {
       const a0 = process.cpuUsage();
+      const am0 = schedstat().run;
+      const ar0 = mainReads();
       const blockRegs = regs.slice(b, Math.min(to, b + perBlock));
       // `group` admissions in one event-loop turn, as concurrent requests arrive (one admission group, one commit)
       for (let g = 0; g < blockRegs.length; g += group) await Promise.all(blockRegs.slice(g, g + group).map((r) => ledger.admit(r.call, r.meta)));
       admit += cpu(process.cpuUsage(a0));
+      main.admit += schedstat().run - am0;
+      const br0 = mainReads();
+      main.admitReads += br0 - ar0;
+      const bm0 = schedstat().run;
       const b0 = process.cpuUsage();
       if (ledger.produceBlock() === null) throw new Error('no block');
       block += cpu(process.cpuUsage(b0));
+      main.block += schedstat().run - bm0;
+      main.blockReads += mainReads() - br0;
     }
   };
   await run(0, warmup);
   admit = block = 0;
+  Object.assign(main, { admit: 0, block: 0, admitReads: 0, blockReads: 0 });
   const io0 = procIo();
   const r0 = process.resourceUsage();
   const t0 = process.cpuUsage();
@@ -213,6 +240,10 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
     cpu_us: Math.round(total / count),
     admit_us: Math.round(admit / count),
     block_us: Math.round(block / count),
+    admit_main_us: Math.round(main.admit / 1000 / count),
+    block_main_us: Math.round(main.block / 1000 / count),
+    admit_main_reads: Math.round((main.admitReads / count) * 100) / 100,
+    block_main_reads: Math.round((main.blockReads / count) * 100) / 100,
     reads: Math.round(((io1.syscr - io0.syscr) / count) * 10) / 10,
     read_kib: Math.round(((io1.rchar - io0.rchar) / 1024 / count) * 10) / 10,
     writes: Math.round(((io1.syscw - io0.syscw) / count) * 10) / 10,
@@ -250,7 +281,7 @@ function main(): void {
         cpSync(values.small, copy, { recursive: true });
         const small = side(tree.root, copy, setting);
         rmSync(copy, { recursive: true, force: true });
-        const big = side(tree.root, values.big, setting);
+        const big = side(tree.root, tree.name === 'other' && values['other-big'] !== undefined ? values['other-big'] : values.big, setting);
         const key = `${tree.name} ${setting}`;
         const ratio = Math.round((big.main_us / small.main_us) * 100) / 100;
         ratios.set(key, [...(ratios.get(key) ?? []), ratio]);

@@ -53,7 +53,8 @@ const indexes = (db: SqliteDb) =>
 
 /**
  * Puts the harness's ledger file back as migration 2 left such a ledger: its pending rows in ledger_txs (as the
- * store wrote them then), with the whole subject index, its replaced values in ledger_state, and no ledger_pending.
+ * store wrote them then), with the whole subject index, its replaced values in ledger_state, the index on the
+ * whole hash, and no ledger_pending.
  */
 function asMigration2(h: Harness): void {
   h.ledger.stop();
@@ -66,6 +67,8 @@ function asMigration2(h: Harness): void {
     CREATE INDEX ledger_txs_subject ON ledger_txs (subject, extrinsic, seq);
     INSERT INTO ledger_state (key, block, value) SELECT key, block, value FROM ledger_replaced;
     DROP TABLE ledger_replaced;
+    DROP INDEX ledger_txs_hash_key;
+    CREATE INDEX ledger_txs_hash ON ledger_txs (tx_hash, seq);
     DELETE FROM schema_migrations WHERE namespace = 'ledger' AND version >= 3;
   `);
   db.close();
@@ -217,8 +220,8 @@ describe('ledger_pending', () => {
     const { h, p } = opened(t);
     h.apply(registerCall(A, key));
     const admitted = h.submit(aliasCall(A, { kind: 'add', alias: 'waiting' }, rootSigner(key), { nonce: 0n }));
-    const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${FINISHED_TX_SQL}`).all(admitted) as { detail: string }[]).map((r) => r.detail);
-    assert.deepEqual(plan, ['SEARCH ledger_txs USING INDEX ledger_txs_hash (tx_hash=?)']);
+    const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${FINISHED_TX_SQL}`).all({ hash: admitted }) as { detail: string }[]).map((r) => r.detail);
+    assert.deepEqual(plan, ['SEARCH ledger_txs USING INDEX ledger_txs_hash_key (<expr>=?)']);
     // the ledger answers from its pool, then the finished rows: pending, unknown, finished
     assert.equal(h.ledger.txView(admitted)?.status, 'pending');
     assert.equal(h.ledger.txView(to0x(txHashOf(encodeExtrinsic(registerCall(B, other))))), undefined);

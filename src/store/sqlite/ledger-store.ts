@@ -13,6 +13,17 @@ const MOVE_PENDING_SQL = `
     SELECT tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes FROM ledger_txs WHERE status = 'pending' ORDER BY seq;
   DELETE FROM ledger_txs WHERE status = 'pending';`;
 
+/**
+ * The key of ledger_txs's hash index (migration 6) for the SQL text `hash`: its first 8 bytes after `0x` as a blob
+ * (every stored hash is `0x` and 64 lowercase hex digits); a string that is not hex there keys by itself, so that
+ * the index answers exactly as one on the whole hash would, whatever the string. SQLite uses an index on an
+ * expression only for a query that writes the same expression: migration 6 writes it for `tx_hash`, and
+ * FINISHED_TX_SQL builds it with this function (a test checks that its plan searches that index).
+ */
+function txHashKey(hash: string): string {
+  return `coalesce(unhex(substr(${hash}, 3, 16)), ${hash})`;
+}
+
 export const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -90,6 +101,17 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX ledger_replaced_key ON ledger_replaced (key, block);
     `,
   },
+  {
+    // The hash index keyed by the hash's first 8 bytes ({@link txHashKey}), not its 66 characters: an entry of
+    // ~17 bytes instead of ~80, so the index a block inserts into at random (a hash per transaction) is a fifth of
+    // the pages — fewer pages to read and cache, fewer splits, one level less at a million transactions. A lookup
+    // checks the whole hash on the row it reads anyway (FINISHED_TX_SQL).
+    version: 6,
+    sql: `
+      CREATE INDEX ledger_txs_hash_key ON ledger_txs (coalesce(unhex(substr(tx_hash, 3, 16)), tx_hash));
+      DROP INDEX ledger_txs_hash;
+    `,
+  },
 ];
 
 /**
@@ -110,8 +132,11 @@ export const READ_REPLACED_SQL = `SELECT value FROM (
  */
 export const DELETE_PENDING_SQL = 'DELETE FROM ledger_pending WHERE tx_hash IN (SELECT value FROM json_each(?))';
 
-/** A tx hash's newest finished row: one search of ledger_txs's hash index (ledger_pending is not read by hash). */
-export const FINISHED_TX_SQL = 'SELECT * FROM ledger_txs WHERE tx_hash = ? ORDER BY seq DESC LIMIT 1';
+/**
+ * A tx hash's newest finished row (`{ hash }`): one search of ledger_txs's hash index by the hash's key, the whole
+ * hash checked on the rows it finds (ledger_pending is not read by hash).
+ */
+export const FINISHED_TX_SQL = `SELECT * FROM ledger_txs WHERE ${txHashKey('tx_hash')} = ${txHashKey('@hash')} AND tx_hash = @hash ORDER BY seq DESC LIMIT 1`;
 
 /** A subject's last failure of one call since a time: through the index of failed rows (migration 4). */
 export const LAST_FAILURE_SQL = `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
@@ -228,6 +253,15 @@ interface HistoryParams {
   limit: number;
 }
 
+/**
+ * A block's state keys in key order, the order of ledger_current's key index: each write descends the index next to
+ * the one before (its interior pages just read), not at a random place of it. The order is not seen: the block's
+ * writes commit together, each key's independent of the others'.
+ */
+export function inKeyOrder<V>(writes: ReadonlyMap<string, V>): [string, V][] {
+  return [...writes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
   private readonly feed: SqliteLedgerFeed;
@@ -273,7 +307,7 @@ export class SqliteLedgerStore implements LedgerStore {
       deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
       deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
-      finishedTx: db.prepare<[string], TxRow>(FINISHED_TX_SQL),
+      finishedTx: db.prepare<{ hash: string }, TxRow>(FINISHED_TX_SQL),
       lastFailure: db.prepare<[string, string, number], TxRow>(LAST_FAILURE_SQL),
       history: db.prepare<HistoryParams, TxRow>(
         `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
@@ -352,7 +386,7 @@ export class SqliteLedgerStore implements LedgerStore {
       this.db.transaction(() => {
         this.insertBlock(block);
         const n = block.header.number;
-        for (const [k, v] of writes) this.writeKey(k, n, v === undefined ? null : serializeStateValue(v));
+        for (const [k, v] of inKeyOrder(writes)) this.writeKey(k, n, v === undefined ? null : serializeStateValue(v));
         // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
         if (txs.length > 0) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
         for (const tx of txs) {
@@ -459,7 +493,7 @@ export class SqliteLedgerStore implements LedgerStore {
    * not in it would read every pending row.
    */
   finishedTx(txHash: string): TxRecord | undefined {
-    const r = this.q.finishedTx.get(txHash);
+    const r = this.q.finishedTx.get({ hash: txHash });
     return r ? toTx(r) : undefined;
   }
 
