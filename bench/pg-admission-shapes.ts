@@ -22,6 +22,7 @@ import { preparePgLedger } from '../src/store/postgres/ledger-sync.js';
 import { catchUpText, readCatchUp } from '../src/store/postgres/ledger-catch-up.js';
 import { insertPendingRows } from '../src/store/postgres/ledger-tables.js';
 import { openPgPool } from '../src/store/postgres/pool.js';
+import { pendingTx } from './pending-tx.js';
 
 const url = process.env.DDN_BENCH_PG_URL;
 if (url === undefined) throw new Error('set DDN_BENCH_PG_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres');
@@ -33,17 +34,7 @@ await preparePgLedger(pool, { header, hash: blockHash(header) });
 /** Advisory locks are database-wide: keys of this run only. */
 const LOCK_BASE = randomInt(1_000_000_000);
 let seq = 0;
-const row = (): TxRecord => {
-  const i = ++seq;
-  return {
-    txHash: `0x${i.toString(16).padStart(64, '0')}`,
-    extrinsic: 'update_document',
-    status: 'pending',
-    submittedAtMs: Date.now(),
-    meta: { subject: `did:platform:${i}`, action: 'UpdateService', nonceDomain: 'document_nonce', nonce: '1', limitKey: `did:platform:${i}|document_nonce` },
-    bytes: randomBytes(600),
-  };
-};
+const row = (): TxRecord => pendingTx(++seq, 600);
 
 /** The statements of one admission transaction, on a pooled connection. */
 type Statements = (c: pg.PoolClient, lockKey: number, rows: TxRecord[]) => Promise<void>;

@@ -11,7 +11,6 @@
  * the pool size counted by the function instead of the statement trigger on INSERT).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
@@ -22,7 +21,8 @@ import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from '../src/stor
 import { BEGIN_ADMISSION } from '../src/store/postgres/ledger-catch-up.js';
 import { finishTxRows, initGenesis, LEDGER_MIGRATION_NAMESPACE, LEDGER_PG_MIGRATIONS } from '../src/store/postgres/ledger-tables.js';
 import { migratePg, openPgPool, type PgPool } from '../src/store/postgres/pool.js';
-import { parseThreadStat, TICKS_PER_SECOND } from './thread-cpu.js';
+import { pendingTx } from './pending-tx.js';
+import { cpuMs } from './proc.js';
 
 const { values } = parseArgs({
   options: {
@@ -72,24 +72,8 @@ interface Side {
   schema: string;
 }
 
-function backendCpuMs(pid: number): number {
-  const t = parseThreadStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  return ((t.user + t.system) * 1000) / TICKS_PER_SECOND;
-}
-
 let txSeq = 0;
-function row(): TxRecord {
-  const i = ++txSeq;
-  return {
-    txHash: `0x${i.toString(16).padStart(64, '0')}`,
-    extrinsic: 'update_document',
-    status: 'pending',
-    submittedAtMs: Date.now(),
-    meta: { subject: `did:platform:${i}`, action: 'UpdateService', nonceDomain: 'document_nonce', nonce: '1', limitKey: `did:platform:${i}|document_nonce` },
-    bytes: randomBytes(400),
-    signatures: randomBytes(32),
-  };
-}
+const row = (): TxRecord => pendingTx(++txSeq, 400, 32);
 
 async function open(name: string): Promise<Side> {
   const v = VARIANTS[name];
@@ -145,12 +129,12 @@ async function block(s: Side): Promise<void> {
 }
 
 async function round(s: Side, writes: number): Promise<number> {
-  const before = backendCpuMs(s.pid);
+  const before = cpuMs(s.pid);
   for (let i = 0; i < writes; i++) {
     await admitOne(s);
     if (s.pending.length === PER_BLOCK) await block(s);
   }
-  return ((backendCpuMs(s.pid) - before) * 1000) / writes;
+  return ((cpuMs(s.pid) - before) * 1000) / writes;
 }
 
 const names = values.variants.split(',');
