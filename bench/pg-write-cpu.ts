@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--rounds 4] [--dids 200]` (needs `DDN_BENCH_PG_URL`
+ * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps]` (needs `DDN_BENCH_PG_URL`
  * and a built dist/): the Directory processes' CPU per accepted write at one fixed rate (issue 39, item 5), so
  * that throughput, which a loaded machine moves, does not move the per-write share of each process's fixed work
  * (blocks, polls, batches). Three shapes, windows interleaved, rotating the order every round:
@@ -14,10 +14,12 @@
  *   shape prototyped, hop included.
  *
  * Prints one line per window (writes accepted, CPU ms of each Directory process, CPU ÷ writes accepted in it, load
- * average) and the medians of each shape ÷ `one`. On a loaded machine the rate asked for may not be reached: read the
+ * average) and the medians of each shape ÷ `one`. `--steps`: also, per process and window, the shared ledger's
+ * steps — how many, and the CPU of the synchronous ones (`bench/ledger-steps-preload.mjs`): where a second
+ * process's CPU goes. On a loaded machine the rate asked for may not be reached: read the
  * accepted rates beside the ratios (bench/HISTORY.md, session 20).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +38,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '4' },
     dids: { type: 'string', default: '200' },
+    shapes: { type: 'string', default: 'one,split,to_producer,handed' },
+    steps: { type: 'boolean', default: false },
   },
 });
 const pgUrl = process.env.DDN_BENCH_PG_URL;
@@ -156,6 +160,35 @@ const work = mkdtempSync(join(tmpdir(), 'ddn-pg-write-cpu-'));
 // the Directory processes (children, which inherit the environment) take the hop's preload; only `handed` uses it
 const preload = fileURLToPath(new URL('./hand-over-preload.mjs', import.meta.url));
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${preload}`.trim();
+if (values.steps) {
+  process.env.DDN_BENCH_STEPS_DIR = join(work, 'steps');
+  process.env.NODE_OPTIONS += ` --import ${fileURLToPath(new URL('./ledger-steps-preload.mjs', import.meta.url))}`;
+}
+
+type Steps = Record<string, { n: number; us: number; rows: number }>;
+/** The running step totals a Directory process wrote (none without `--steps`). */
+function stepsOf(pid: number): Steps {
+  if (!values.steps) return {};
+  try {
+    return JSON.parse(readFileSync(join(work, 'steps', `${pid}.json`), 'utf8')) as Steps;
+  } catch {
+    return {};
+  }
+}
+/** The steps between two totals, e.g. `adoptPending 224/374 rows 47.2 ms`. */
+function stepsBetween(before: Steps, after: Steps): string {
+  return Object.entries(after)
+    .map(([name, s]) => {
+      const b = before[name] ?? { n: 0, us: 0, rows: 0 };
+      if (s.n === b.n) return '';
+      const rows = s.rows - b.rows;
+      const us = s.us - b.us;
+      return `${name} ${s.n - b.n}${rows > 0 ? `/${rows} rows` : ''}${us > 0 ? ` ${(us / 1000).toFixed(1)} ms` : ''}`;
+    })
+    .filter((x) => x !== '')
+    .join(', ');
+}
+const settleSteps = () => new Promise((resolve) => setTimeout(resolve, values.steps ? 150 : 0));
 const one = await deploy('pg1', { work, pgUrl });
 const two = await deploy('pg2', { work, pgUrl });
 try {
@@ -167,7 +200,7 @@ try {
     to_producer: { d: two, w: writers.two, urls: [two.processes[0]!.urls.directory] },
     handed: { d: two, w: writers.two, urls: two.processes.map((p) => p.urls.directory), handTo: two.processes[0]!.urls.directory },
   };
-  const names = Object.keys(shapes) as (keyof typeof shapes)[];
+  const names = values.shapes.split(',').filter((n): n is keyof typeof shapes => n in shapes);
   const perWrite: Record<string, number[]> = { one: [], split: [], to_producer: [], handed: [] };
   // one window of each, not counted: the processes' first writes (JIT, caches)
   for (const name of names) await shapes[name].w.steady(shapes[name].urls, 2, shapes[name].handTo);
@@ -176,15 +209,20 @@ try {
       const name = names[(k + r) % names.length]!;
       const s = shapes[name];
       const pids = s.d.processes.map((p) => p.pid);
+      await settleSteps();
+      const stepsBefore = pids.map(stepsOf);
       const before = pids.map((p) => cpuMs(p));
       const got = await s.w.steady(s.urls, SECONDS, s.handTo);
       const cpu = pids.map((p, i) => cpuMs(p) - before[i]!);
+      await settleSteps();
+      const stepsAfter = pids.map(stepsOf);
       const total = cpu.reduce((a, b) => a + b, 0);
       const us = (total * 1000) / Math.max(1, got.accepted);
       perWrite[name]!.push(us);
       console.log(
         `round ${r + 1} ${name.padEnd(11)} ${(got.accepted / SECONDS).toFixed(1)} writes/s accepted (${got.refused} refused), CPU ${cpu.map((c) => c.toFixed(0)).join(' + ')} ms, ${us.toFixed(0)} µs/write, load ${loadavg()[0]!.toFixed(1)}`,
       );
+      if (values.steps) pids.forEach((p, i) => console.log(`  process ${i}: ${stepsBetween(stepsBefore[i]!, stepsAfter[i]!)}`));
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -6,7 +6,8 @@
 import { Type, type Static } from 'typebox';
 import { DdnError } from '../base/errors.js';
 import { json, jsonPayload, type HttpServer } from '../http/server.js';
-import { bodyFields, type Route, type RouteEntry } from '../http/route.js';
+import { bodyFields, isUpgrade, type Route, type RouteEntry } from '../http/route.js';
+import type { DirectoryLedger } from '../ledger/ports.js';
 import type { RoleDefinition } from '../http/openapi.js';
 import { deliveryViewToJson } from '../ports/directory-port-json.js';
 import { canonicalPersona } from '../protocol/persona-name.js';
@@ -195,10 +196,33 @@ function didChangeRoutes(service: DirectoryService): Route[] {
 }
 
 /**
+ * `entry`, answering from a pool that holds every pending change this process has heard of: with a ledger shared
+ * by several processes, a change another process accepted is copied when a read needs it, not as it comes
+ * (src/store/postgres/ledger-sync.ts), so every route but a submission (a `202`) waits for that catch-up when one
+ * is due — one round trip, shared by the reads arriving meanwhile. A submission's checks are confirmed by the
+ * ledger's statement, and its refusals checked again on a fresh pool (write-pipeline.ts `submitChange`).
+ */
+function onFreshPool(ledger: Pick<DirectoryLedger, 'freshPool'>, entry: RouteEntry): RouteEntry {
+  if (isUpgrade(entry) || 202 in entry.answers) return entry;
+  const handle = entry.handle;
+  return {
+    ...entry,
+    handle: (input, ctx) => {
+      const fresh = ledger.freshPool();
+      return fresh === undefined ? handle(input, ctx) : fresh.then(() => handle(input, ctx));
+    },
+  };
+}
+
+/**
  * The Directory's routes, in one list; with `exportFeed`, its export feed's too (`GET /export`, `/export/genesis`
  * and the WebSocket `/export/stream`, last: a node serves them, a test harness may not).
  */
 export function directoryRoutes(service: DirectoryService, exportFeed?: ExportFeedParts): RouteEntry[] {
+  return allRoutes(service, exportFeed).map((r) => onFreshPool(service.deps.ledger, r));
+}
+
+function allRoutes(service: DirectoryService, exportFeed?: ExportFeedParts): RouteEntry[] {
   return [
     ...readRoutes(service),
     ...personaRoutes(service),

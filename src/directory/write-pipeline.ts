@@ -114,19 +114,35 @@ function prepareFrom<E extends DirectoryDeps, R, In, B extends Prepared, A exten
   return kind.answer(env, input, built);
 }
 
-/** Runs a submit route. */
-export async function submitChange<E extends DirectoryDeps, R, In, A extends Body>(
+/** A submission's request read and checked against the pool, up to its admission (§2.2 steps 1–5). */
+async function checkedSubmission<E extends DirectoryDeps, R, In, A extends Body>(
   env: E,
   kind: SubmitSteps<E, R, In, A>,
   req: R,
-): Promise<AcceptedFields & A> {
+): Promise<{ input: In; call: Call; a: Admission }> {
   const input = await kind.read(env, req);
   const bytes = kind.rebuild?.(env, input);
   if (bytes) assertCanonical(bytes.canonical, bytes.rebuilt, bytes.decodes);
   const call = kind.call(input);
   const pending = env.ledger.isPending(call);
   if (!(kind.skipsPrechecks ? kind.skipsPrechecks(input, pending) : pending)) kind.precheck(env, input);
-  const a = kind.admission(env, input);
+  return { input, call, a: kind.admission(env, input) };
+}
+
+/** Runs a submit route. */
+export async function submitChange<E extends DirectoryDeps, R, In, A extends Body>(
+  env: E,
+  kind: SubmitSteps<E, R, In, A>,
+  req: R,
+): Promise<AcceptedFields & A> {
+  const { input, call, a } = await checkedSubmission(env, kind, req).catch(async (e: unknown) => {
+    // Refused on a pool that lacks changes another process announced (a shared ledger copies them when a read
+    // needs them): checked again once they are copied, so the refusal is the one a fresh pool gives.
+    const fresh = env.ledger.freshPool();
+    if (fresh === undefined) throw e;
+    await fresh;
+    return checkedSubmission(env, kind, req);
+  });
   const { txHash, duplicate } = await submitToLedger(
     env.ledger,
     call,

@@ -29,6 +29,11 @@ export interface PoolCoordinator {
    * admission's `tx` and accepts it; rejects with what `prepare` throws.
    */
   admit(prepare: (batch: AdmissionBatch) => Admission): Promise<{ txHash: string; duplicate: boolean }>;
+  /**
+   * Undefined when this ledger's pool holds every pending change the coordinator knows of; else a promise (never
+   * rejected) that settles once it has copied them — what a read of the pool waits for.
+   */
+  freshPool?(): Promise<void> | undefined;
 }
 
 /** Conflict keys of what the pool itself knows: a pending transaction's hash, and its limit key's count. */

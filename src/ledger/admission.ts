@@ -110,6 +110,11 @@ export class PoolAdmission {
     return this.coordinator.admit((batch) => this.prepare(canon, meta, txHash, verified, batch));
   }
 
+  /** {@link PoolCoordinator.freshPool}; undefined without a coordinator (the pool is this process's alone). */
+  freshPool(): Promise<void> | undefined {
+    return this.coordinator?.freshPool?.();
+  }
+
   /**
    * Holds admissions while the source of order cannot take them (a chain that does not answer): {@link admit}
    * then fails with `OrderUnavailable` and `reason`; null admits again. Reads are not affected.

@@ -129,6 +129,15 @@ export class Ledger {
     return this.admission.submit(submitted, meta);
   }
 
+  /**
+   * Undefined when the pool holds every pending change this process knows of (a ledger alone on its store:
+   * always); else a promise, never rejected, that settles once the changes other processes announced are copied
+   * into it (processes sharing one database copy them when something reads the pool, not as they come).
+   */
+  freshPool(): Promise<void> | undefined {
+    return this.admission.freshPool();
+  }
+
   /** While `reason` is not null, {@link admit} fails with `OrderUnavailable` ({@link PoolAdmission.hold}). */
   holdAdmissions(reason: string | null): void {
     this.admission.hold(reason);

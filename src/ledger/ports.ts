@@ -34,7 +34,7 @@ export type LedgerReads = Pick<
 /** What writes use: the pool's state (head plus pending changes), dry runs, admission. */
 export type LedgerPool = Pick<
   Ledger,
-  'poolView' | 'check' | 'admit' | 'isPending' | 'pendingEntries' | 'hasPendingFor' | 'poolSize' | 'maxPoolSize' | 'poolNowMs'
+  'poolView' | 'check' | 'admit' | 'isPending' | 'pendingEntries' | 'hasPendingFor' | 'poolSize' | 'maxPoolSize' | 'poolNowMs' | 'freshPool'
 >;
 
 /** The Directory's view of the ledger: reads and the pool, never block production. */

@@ -460,10 +460,14 @@ if (PG_URL) {
         assert.equal(heardByA.join(' '), '', 'a alone: nothing announced, nothing came back to it');
         const b = await d.start(1, false);
         try {
+          const heardByB = heardBy(b);
           await until(() => othersListening(a), 'a hears that b listens');
           const next = registerCall(didOf(991), seedKey(61));
           const { txHash } = await a.ledger.admit(next, metaOf(next));
-          await until(() => b.ledger.pendingEntries().some((e) => e.tx.txHash === txHash), "b holds a's pending change");
+          await until(() => heardByB.some((m) => m.startsWith('pending:')), "b hears of a's pending change");
+          // b copies it when its pool is read (a Directory route asks so before it reads)
+          await b.ledger.freshPool();
+          assert.equal(b.ledger.txView(txHash)?.status, 'pending', "b's pool, read, holds a's pending change");
           assert.ok(await a.sync.produceOnce());
           await until(() => b.ledger.txView(txHash)?.status === 'finalized', "b holds a's block");
           assert.ok(
@@ -498,6 +502,60 @@ if (PG_URL) {
           'nothing announced',
         );
       } finally {
+        await a.close();
+        await d.drop();
+      }
+    });
+
+    it("copies another process's pending rows when its pool is read or a block comes, not as they are announced; its own rows stored after them join in the database's order", async () => {
+      // no poll falls due during the test: every catch-up counted is one a read or a block asked for
+      const d = await pgLedgerDeployment({ pollMs: 600_000 });
+      const a = await d.start(0, false);
+      const b = await d.start(1, false);
+      try {
+        await Promise.all([a.sync.refresh(), b.sync.refresh()]);
+        const sync = b.sync as unknown as { catchUpWithPool: () => Promise<void> };
+        const own = sync.catchUpWithPool.bind(sync);
+        let catchUps = 0;
+        sync.catchUpWithPool = () => {
+          catchUps++;
+          return own();
+        };
+        const heardByB = heardBy(b);
+        const admit = async (p: PgLedgerProcess, n: number) => {
+          const call = registerCall(didOf(n), seedKey(n - 900));
+          return (await p.ledger.admit(call, metaOf(call))).txHash;
+        };
+        const x = await admit(a, 993);
+        await until(() => heardByB.some((m) => m.startsWith('pending:')), "b hears of a's row");
+        // b's own admission after a's row it has not copied: stored on b's view (a's row wrote nothing it read)
+        const y = await admit(b, 994);
+        const z = await admit(a, 995);
+        await until(() => heardByB.filter((m) => m.startsWith('pending:')).length >= 3, 'b hears of every row');
+        assert.equal(catchUps, 0, 'no catch-up for the announcements, nor for its own rows stored after others');
+        assert.deepEqual(
+          b.ledger.pendingEntries().map((e) => e.tx.txHash),
+          [],
+          "b's pool, not read, holds none yet (its own row waits for the rows before it)",
+        );
+        const read = b.ledger.freshPool();
+        assert.ok(read !== undefined, 'a read of the pool waits for a catch-up');
+        assert.equal(b.ledger.freshPool(), read, 'reads meanwhile wait for the same one');
+        await read;
+        assert.equal(catchUps, 1);
+        assert.deepEqual(
+          b.ledger.pendingEntries().map((e) => e.tx.txHash),
+          [x, y, z],
+          "b's pool holds every row in the database's order",
+        );
+        assert.equal(b.ledger.freshPool(), undefined, 'nothing left to copy');
+        // a block: copied at once (it announces itself), with the rows pending after it
+        const w = await admit(a, 996);
+        assert.ok(await a.sync.produceOnce());
+        await until(() => b.ledger.txView(w)?.status === 'finalized', "b copies a's block");
+        assert.equal(catchUps, 2, "one catch-up: the block's");
+      } finally {
+        await b.close();
         await a.close();
         await d.drop();
       }

@@ -20,7 +20,11 @@
  *   over within one poll interval. The leader learns of every admission at once (its own, or another
  *   process's by NOTIFY) and makes a block as soon as none was made in the last block interval, as the embedded
  *   ledger does;
- * - followers learn of new blocks and admissions by NOTIFY, and poll as a fallback.
+ * - every process learns of new blocks and admissions by NOTIFY, and polls as a fallback. It copies a block at
+ *   once (with the pending rows stored since); another process's pending rows only when something needs them: a
+ *   read of the pool ({@link PgLedgerSync.freshPool}, asked by every Directory route but a submission), an
+ *   admission whose view they touched, the next block. So a change is not run again on every process's pool as
+ *   it is admitted, and a read through any process still shows every change it has heard of.
  */
 import { hostname } from 'node:os';
 import pg from 'pg';
@@ -191,6 +195,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private heardPending = 0;
   /** The queued catch-up runs even when no notification asks for one (the poll's). */
   private catchUpForced = false;
+  /** The catch-up reads of the pool wait for ({@link freshPool}), until it starts. */
+  private readsCatchUp: Promise<void> | undefined;
   /**
    * Another process may hear this one's announcements: its session holds the listener (or leader) lock, or said
    * `listening:<pid>` since the last look. Until this process knows, true; false only after a look at the locks
@@ -316,6 +322,31 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.caughtUpListening !== this.listening || this.announcedUnseen();
   }
 
+  /**
+   * True when this process's pool may lack a pending change it knows of: a row another process announced, its own
+   * rows stored after others' it had not copied, anything stored before its session listened.
+   */
+  private poolBehind(): boolean {
+    return this.storedAfterOthers.size > 0 || this.unheard();
+  }
+
+  /**
+   * Undefined when this process's pool holds every pending change it knows of (one process alone: always, once
+   * caught up since it listened); else the one catch-up that the reads arriving meanwhile wait for. It never
+   * rejects: when it fails (logged), the reads see this process's pool as it is.
+   */
+  freshPool(): Promise<void> | undefined {
+    if (this.closed || !this.poolBehind()) return undefined;
+    this.readsCatchUp ??= this.queue
+      .run(async () => {
+        // reads that arrive from now on wait for a catch-up of their own, if they need one
+        this.readsCatchUp = undefined;
+        if (!this.closed && this.poolBehind()) await this.catchUpWithPool();
+      })
+      .catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
+    return this.readsCatchUp;
+  }
+
   /** A catch-up outside the lock; false (logged) when it failed. */
   private tryCatchUp(): Promise<boolean> {
     return this.catchUpWithPool().then(
@@ -398,12 +429,11 @@ export class PgLedgerSync implements PoolCoordinator {
     if (rows.length > 0 && r.contiguous && r.lastSeq !== undefined && this.o.ledger.joinBatch(view)) {
       this.lastPendingSeq = r.lastSeq;
     } else if (rows.length > 0) {
-      // Rows stored after another process's join this pool with the next catch-up, asked for here (their own
-      // notification may not be sent), after the rows before them — as they were checked: the rows between wrote
-      // nothing they read.
+      // Rows stored after another process's join this pool with the next catch-up (a read of the pool asks for
+      // one: freshPool), after the rows before them — as they were checked: the rows between wrote nothing they
+      // read.
       if (this.storedAfterOthers.size >= MAX_WAITING) this.storedAfterOthers.clear();
       this.storedAfterOthers.set(view.entries[0]!.tx.txHash, view);
-      this.requestCatchUp(true);
     }
     this.answer(batch, outcomes);
     if (rows.length > 0) this.wantBlock(true);
@@ -598,13 +628,17 @@ export class PgLedgerSync implements PoolCoordinator {
         }
         return;
       }
+      if (kind === 'pending') {
+        this.notifiedPending = Math.max(this.notifiedPending, n);
+        // Another process's rows are copied when something here needs them — a read of the pool (freshPool), an
+        // admission whose view they touched (the statement says so), the next block's catch-up — not at every
+        // announcement. The leader's block catches up anyway: an admission elsewhere goes straight to production.
+        if (n > this.lastPendingSeq) this.wantBlock(true);
+        return;
+      }
       if (kind === 'block') this.notifiedHead = Math.max(this.notifiedHead, n);
-      if (kind === 'pending') this.notifiedPending = Math.max(this.notifiedPending, n);
-      // what this process already holds (its own admissions and blocks among them) needs no catch-up
-      if (kind === 'pending' && n <= this.lastPendingSeq) return;
+      // what this process already holds (its own blocks among them) needs no catch-up
       if (kind === 'block' && n <= this.o.ledger.headNumber) return;
-      // the leader's block catches up anyway: an admission elsewhere goes straight to production
-      if (kind === 'pending' && this.wantBlock(true)) return;
       this.requestCatchUp();
     });
     await client.connect();
