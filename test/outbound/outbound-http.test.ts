@@ -10,6 +10,18 @@ describe('outbound HTTP address guard', () => {
   before(async () => {
     server = createServer((req, res) => {
       if (req.url === '/slow') return; // never answers
+      if (req.url === '/large') {
+        // 3 × 4 KiB in three writes: three chunks at the client
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('a'.repeat(4096));
+        setTimeout(() => res.write('b'.repeat(4096)), 20);
+        setTimeout(() => res.end('c'.repeat(4096)), 40);
+        return;
+      }
+      if (req.url === '/full') {
+        res.writeHead(507, { 'content-type': 'application/json' }).end('{"code":"insufficient_storage"}');
+        return;
+      }
       res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -49,6 +61,46 @@ describe('outbound HTTP address guard', () => {
     await assert.rejects(
       out.request({ method: 'POST', url: `http://127.0.0.1:${port}/slow`, headers: {}, body: Buffer.from('x'), timeoutMs: 200 }),
       (e: unknown) => e instanceof OutboundError && e.kind === 'timeout' && e.maybeDelivered,
+    );
+    out.close();
+  });
+
+  it('keeps an answer whole up to the bound, its first bytes past it, or fails past it when asked to', async () => {
+    const whole = new OutboundHttp({ allowPrivate: true });
+    const all = await whole.request({ method: 'GET', url: `http://127.0.0.1:${port}/large`, headers: {}, timeoutMs: 2000 });
+    assert.equal(all.status, 200);
+    assert.equal(all.body.toString(), `${'a'.repeat(4096)}${'b'.repeat(4096)}${'c'.repeat(4096)}`);
+    whole.close();
+    const cut = new OutboundHttp({ allowPrivate: true, maxResponseBytes: 5000 });
+    const first = await cut.request({ method: 'GET', url: `http://127.0.0.1:${port}/large`, headers: {}, timeoutMs: 2000 });
+    assert.equal(first.status, 200);
+    assert.equal(first.body.toString(), 'a'.repeat(4096), 'the chunks that fit the bound');
+    cut.close();
+    const strict = new OutboundHttp({ allowPrivate: true, maxResponseBytes: 5000, oversize: 'fail' });
+    await assert.rejects(
+      strict.request({ method: 'GET', url: `http://127.0.0.1:${port}/large`, headers: {}, timeoutMs: 2000 }),
+      (e: unknown) => e instanceof OutboundError && e.kind === 'network' && e.maybeDelivered && /larger than 5000 bytes/.test(e.message),
+    );
+    // the connection it aborted is not reused: the next request is answered
+    assert.equal(
+      (await strict.request({ method: 'POST', url: `http://127.0.0.1:${port}/x`, headers: {}, body: Buffer.from('{}'), timeoutMs: 2000 })).status,
+      202,
+    );
+    strict.close();
+  });
+
+  it('answers any status with its body, and says when nothing was sent', async () => {
+    const out = new OutboundHttp({ allowPrivate: true });
+    const res = await out.request({ method: 'POST', url: `http://127.0.0.1:${port}/full`, headers: {}, body: Buffer.from('{}'), timeoutMs: 2000 });
+    assert.equal(res.status, 507);
+    assert.deepEqual(JSON.parse(res.body.toString()), { code: 'insufficient_storage' });
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    await assert.rejects(
+      out.request({ method: 'POST', url: `http://127.0.0.1:${closedPort}/x`, headers: {}, body: Buffer.from('{}'), timeoutMs: 2000 }),
+      (e: unknown) => e instanceof OutboundError && e.kind === 'network' && !e.maybeDelivered,
     );
     out.close();
   });

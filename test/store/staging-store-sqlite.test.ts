@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { NonceClaim } from '../../src/ports/nonce-registry.js';
+import { NO_ATTEMPT, successResult } from '../../src/relay/delivery-result.js';
 import { migrate } from '../../src/store/sqlite/database.js';
 import { RELAY_MIGRATIONS, SqliteRelayStagingStore, type SqliteRelayStagingOptions } from '../../src/store/sqlite/relay-staging-store.js';
 import type { WorkerWriter } from '../../src/store/sqlite/worker-writer.js';
@@ -170,6 +171,52 @@ describe('SqliteRelayStagingStore: staging bounds (migration 4)', () => {
       await store.stage(req('new', 0, { maxBytes: 800, maxSetsPerRecipient: 10, idleDropMs: 1000, nowMs: T + 1000 }));
       assert.deepEqual(await store.loadSet(R, 'g'), [], 'dropped for room once idle');
     } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SqliteRelayStagingStore: remembered results in write order (migration 5)', () => {
+  it('carries the results of a file written before it, found, replaced and swept as before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ddn-relay-results-'));
+    const path = join(dir, 'relay.sqlite');
+    const old = new Database(path);
+    migrate(
+      old,
+      RELAY_MIGRATIONS.filter((m) => m.version <= 4),
+      'relay',
+    );
+    const first = successResult('cached', 'cache_fallback', 'stored', NO_ATTEMPT);
+    const insert = old.prepare('INSERT INTO relay_results (message_key, content_hash, result, created_at_ms, recipient) VALUES (?, ?, ?, ?, ?)');
+    insert.run('m-new', 'h-new', JSON.stringify(first), T, R);
+    insert.run('m-old', 'h-old', JSON.stringify(first), T - 86_400_000, R);
+    insert.run('g-0', 'h-chunk', JSON.stringify(first), T - 1, null);
+    old.close();
+    const store = SqliteRelayStagingStore.open(path);
+    const peek = new Database(path, { readonly: true });
+    try {
+      const columns = peek.prepare("SELECT name FROM pragma_table_info('relay_results') ORDER BY cid").pluck().all();
+      assert.deepEqual(columns, ['seq', 'message_key', 'content_hash', 'result', 'created_at_ms', 'recipient']);
+      const indexes = peek.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'relay_results' ORDER BY name").pluck().all();
+      assert.deepEqual(indexes, ['relay_results_created', 'sqlite_autoindex_relay_results_1']);
+      // carried in the order they were written
+      assert.deepEqual(peek.prepare('SELECT message_key FROM relay_results ORDER BY seq').pluck().all(), ['m-old', 'g-0', 'm-new']);
+      assert.deepEqual(await store.findPrior('m-new', T, true), { result: { contentHash: 'h-new', recipientDid: R, result: first }, staged: null });
+      assert.deepEqual(await store.findResult('g-0', T), { contentHash: 'h-chunk', recipientDid: null, result: first });
+      assert.equal(await store.findResult('m-old', T), null, 'a day old: no longer remembered');
+      // a message id remembered again replaces its result (one row per message id)
+      const second = successResult('delivered', 'direct', 'pushed', NO_ATTEMPT);
+      await store.saveResult('m-new', 'h-again', R, second, T + 1);
+      assert.deepEqual(await store.findResult('m-new', T + 1), { contentHash: 'h-again', recipientDid: R, result: second });
+      assert.equal(peek.prepare("SELECT COUNT(*) FROM relay_results WHERE message_key = 'm-new'").pluck().get(), 1);
+      // new results come after the carried ones; the sweep drops what is a day old
+      await store.saveResult('m-later', 'h-later', R, first, T + 2);
+      assert.deepEqual(peek.prepare('SELECT message_key FROM relay_results ORDER BY seq').pluck().all(), ['m-old', 'g-0', 'm-new', 'm-later']);
+      await store.sweep(T + 1);
+      assert.deepEqual(peek.prepare('SELECT message_key FROM relay_results ORDER BY seq').pluck().all(), ['g-0', 'm-new', 'm-later']);
+    } finally {
+      peek.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }

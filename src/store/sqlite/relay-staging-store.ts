@@ -77,6 +77,22 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
       result: p<{ content_hash: string; recipient: string | null; result: string; created_at_ms: number }>(
         'SELECT content_hash, recipient, result, created_at_ms FROM relay_results WHERE message_key = ?',
       ),
+      // a message id's remembered result and (when asked: `@staged`) its staged chunk with its set's deadline, in one read;
+      // at most one row of each kind (message_key is unique in both tables)
+      prior: p<{
+        staged: 0 | 1;
+        content_hash: string;
+        recipient: string | null;
+        result: string | null;
+        at_ms: number;
+        group_id: string | null;
+        sequence_number: number | null;
+      }>(`SELECT 0 AS staged, content_hash, recipient, result, created_at_ms AS at_ms, NULL AS group_id, NULL AS sequence_number
+          FROM relay_results WHERE message_key = @key
+        UNION ALL
+        SELECT 1, c.content_hash, c.recipient, NULL, s.retry_until_ms, c.group_id, c.sequence_number
+          FROM relay_chunks c JOIN relay_chunk_sets s ON s.recipient = c.recipient AND s.group_id = c.group_id
+          WHERE @staged AND c.message_key = @key`),
       set: p<SetRow>(SELECT_SET),
       byKey: p<ChunkRow>(SELECT_CHUNK_BY_KEY),
       chunksOf: p<{
@@ -122,9 +138,22 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
   }
 
+  /**
+   * One statement for both reads (every unchunked send asks both, and a statement of its own costs the event loop a
+   * read transaction: the WAL's locks, and pages read again after the writer thread's last commit).
+   */
   async findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse> {
-    const result = await this.findResult(messageKey, nowMs);
-    return { result, staged: result === null && staged ? await this.findStagedMessage(messageKey, nowMs) : null };
+    let result: StoredResult | null = null;
+    let chunk: StagedMessageRef | null = null;
+    for (const r of this.q.prior.all({ key: messageKey, staged: staged ? 1 : 0 })) {
+      if (r.staged === 0) {
+        if (r.at_ms + RESULT_RETENTION_MS > nowMs)
+          result = { contentHash: r.content_hash, recipientDid: r.recipient, result: JSON.parse(r.result!) as DeliveryResult };
+      } else if (r.at_ms > nowMs) {
+        chunk = { recipientDid: r.recipient!, groupId: r.group_id!, sequence: r.sequence_number!, contentHash: r.content_hash };
+      }
+    }
+    return { result, staged: result === null ? chunk : null };
   }
 
   async loadSet(recipientDid: string, groupId: string): Promise<StagedChunk[]> {
