@@ -16,15 +16,18 @@ function program(configFile) {
 }
 
 const formatHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => process.cwd(), getNewLine: () => '\n' };
+/** As tsc prints them: in colour with the source line on a terminal, one line each otherwise. */
+const format = (diagnostics) =>
+  process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext(diagnostics, formatHost) : ts.formatDiagnostics(diagnostics, formatHost);
 function fail(diagnostics) {
-  process.stderr.write(ts.formatDiagnosticsWithColorAndContext(diagnostics, formatHost));
+  process.stderr.write(format(diagnostics));
   process.exit(1);
 }
 
 const programs = [program('tsconfig.json'), program('tsconfig.explorer.json')];
 const diagnostics = programs.flatMap((p) => ts.getPreEmitDiagnostics(p));
 if (diagnostics.length > 0) {
-  process.stderr.write(ts.formatDiagnosticsWithColorAndContext(diagnostics, formatHost));
+  process.stderr.write(format(diagnostics));
   process.stderr.write(`typecheck: ${diagnostics.length} error(s)\n`);
 }
 
