@@ -45,6 +45,11 @@ const TEST = join(ROOT, 'test');
 /** The generated OpenAPI types: type-only files that test/app/openapi-types.test.ts reads as text where they are. */
 const TYPES = join(TEST, 'support', 'openapi-types');
 const inside = (path, dir) => path.startsWith(dir + sep);
+/** The directories this run made, removed when it exits (a failed compile too). */
+const made = [];
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 /**
  * src/ compiled to JavaScript (esbuild, file by file) in a fresh directory `.test-src-…` of the repository root, laid
@@ -55,6 +60,7 @@ const inside = (path, dir) => path.startsWith(dir + sep);
  */
 async function compileSources() {
   const out = mkdtempSync(join(ROOT, '.test-src-'));
+  made.push(out);
   await build({
     entryPoints: walk('src', '.ts'),
     outdir: out,
@@ -76,11 +82,11 @@ async function compileSources() {
  * `../vectors/…` finds the vectors (each tree's other files are linked in, the generated OpenAPI types' folder as a
  * whole, which test/app/openapi-types.test.ts reads as text). One module per file, as tsx loads them; each relative
  * import is rewritten (an esbuild plugin) to the compiled copy of its .ts — src/'s in `srcOut` — or, for any other
- * file (scripts/*.mjs, JSON), to the file itself; packages stay as they are. Returns the test/ directory and the
- * directories to remove.
+ * file (scripts/*.mjs, JSON), to the file itself; packages stay as they are. Returns the test/ directory.
  */
 async function compileTests(srcOut) {
   const testOut = mkdtempSync(join(ROOT, '.test-js-'));
+  made.push(testOut);
   const trees = new Map([
     [SRC, srcOut],
     [TEST, testOut],
@@ -107,6 +113,7 @@ async function compileTests(srcOut) {
   };
   for (const [dir, out] of trees) {
     if (dir === SRC) continue;
+    if (out !== testOut) made.push(out);
     mkdirSync(out, { recursive: true });
     const entryPoints = [];
     for (const f of walk(dir, '')) {
@@ -135,10 +142,11 @@ async function compileTests(srcOut) {
   }
   mkdirSync(join(testOut, 'support'), { recursive: true });
   symlinkSync(TYPES, join(testOut, 'support', 'openapi-types'), 'dir');
-  return { dir: testOut, remove: [...trees.values()].filter((d) => d !== srcOut) };
+  return testOut;
 }
 
 const codes = mkdtempSync(join(tmpdir(), 'ddn-answered-codes-'));
+made.push(codes);
 const env = { ...process.env, NODE_ENV: 'test', DDN_TEST_CODES_DIR: codes };
 const compiled = coverage ? undefined : await compileSources();
 const tests = viaTsx ? undefined : await compileTests(compiled);
@@ -149,7 +157,7 @@ const times = process.env.DDN_TEST_TIMES
   ? ['--test-reporter=./scripts/test-times-reporter.mjs', `--test-reporter-destination=${process.env.DDN_TEST_TIMES}`]
   : [];
 const reporters = ['--test-reporter=spec', ...(times.length > 0 ? ['--test-reporter-destination=stdout', ...times] : [])];
-const run = tests === undefined ? files : files.map((f) => join(tests.dir, relative('test', f)).replace(/\.ts$/, '.js'));
+const run = tests === undefined ? files : files.map((f) => join(tests, relative('test', f)).replace(/\.ts$/, '.js'));
 const args = [...load, ...measure, '--test', ...reporters, `--test-concurrency=${concurrency}`, ...run];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit', env });
 let status = r.status ?? 1;
@@ -157,7 +165,4 @@ if (filters.length === 0) {
   const check = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-answered-codes.ts', codes], { stdio: 'inherit', env });
   if (status === 0) status = check.status ?? 1;
 }
-rmSync(codes, { recursive: true, force: true });
-for (const dir of tests?.remove ?? []) rmSync(dir, { recursive: true, force: true });
-if (compiled !== undefined) rmSync(compiled, { recursive: true, force: true });
 process.exit(status);
