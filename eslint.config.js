@@ -39,7 +39,20 @@ const nodeGlobals = Object.fromEntries(
 );
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'data/', '.ddn-data/', '.scratch/', '.test-src-*/', 'docs/grafana/', 'test/support/openapi-types/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'bench/results/',
+      'data/',
+      '.ddn-data/',
+      '.scratch/',
+      '.test-src-*/',
+      '.test-js-*/',
+      'docs/grafana/',
+      'test/support/openapi-types/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
