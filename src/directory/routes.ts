@@ -198,8 +198,9 @@ function didChangeRoutes(service: DirectoryService): Route[] {
 /**
  * `entry`, answering from a pool that holds every pending change this process has heard of: with a ledger shared
  * by several processes, a change another process accepted is copied when a read needs it, not as it comes
- * (src/store/postgres/ledger-sync.ts), so every route but a submission (a `202`) waits for that catch-up when one
- * is due — one round trip, shared by the reads arriving meanwhile. A submission's checks are confirmed by the
+ * (src/store/postgres/ledger-sync.ts), so every route that reads the pool — all but a submission (a `202`), the
+ * explorer's pages and the export feed — waits for that catch-up when one is due: one round trip, shared by the
+ * reads arriving meanwhile. A submission's checks are confirmed by the
  * ledger's statement, and its refusals checked again on a fresh pool (write-pipeline.ts `submitChange`).
  */
 function onFreshPool(ledger: Pick<DirectoryLedger, 'freshPool'>, entry: RouteEntry): RouteEntry {
@@ -219,20 +220,18 @@ function onFreshPool(ledger: Pick<DirectoryLedger, 'freshPool'>, entry: RouteEnt
  * and the WebSocket `/export/stream`, last: a node serves them, a test harness may not).
  */
 export function directoryRoutes(service: DirectoryService, exportFeed?: ExportFeedParts): RouteEntry[] {
-  return allRoutes(service, exportFeed).map((r) => onFreshPool(service.deps.ledger, r));
-}
-
-function allRoutes(service: DirectoryService, exportFeed?: ExportFeedParts): RouteEntry[] {
+  // the explorer's pages and the export feed (finalized blocks only) read no pending change: they never wait
+  const onPool = (routes: RouteEntry[]): RouteEntry[] => routes.map((r) => onFreshPool(service.deps.ledger, r));
   return [
-    ...readRoutes(service),
-    ...personaRoutes(service),
-    ...policyRoutes(service),
-    ...applicationRoutes(service),
-    ...historyRoutes(service),
-    ...explorerReadRoutes(service),
-    ...didResolutionRoutes(service),
+    ...onPool(readRoutes(service)),
+    ...onPool(personaRoutes(service)),
+    ...onPool(policyRoutes(service)),
+    ...onPool(applicationRoutes(service)),
+    ...onPool(historyRoutes(service)),
+    ...onPool(explorerReadRoutes(service)),
+    ...onPool(didResolutionRoutes(service)),
     ...explorerRoutes(),
-    ...didChangeRoutes(service),
+    ...onPool(didChangeRoutes(service)),
     ...(exportFeed === undefined ? [] : exportRoutes(exportFeed)),
   ];
 }

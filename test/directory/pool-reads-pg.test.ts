@@ -10,6 +10,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertAccepted, nonces, prepareRegistration, prepareSigned, registrationSubmitBody, submit } from '../support/directory-flows.js';
+import { getChecked } from '../support/inject-contract.js';
 import { directoryOn } from '../support/pg-directory.js';
 import { pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
@@ -76,6 +77,11 @@ if (PG_URL) {
         await until(() => heard.length > 0, "b hears of a's row");
         assert.equal(catchUps.n, 0, 'the announcement alone copies nothing');
         assert.equal(t.b.ledger.txView(txHash), undefined, "b's pool does not hold it yet");
+
+        // the explorer's page reads no pending change: it does not wait for a catch-up
+        const page = await getChecked(t.hb.server, '/explorer');
+        assert.equal(page.statusCode, 200);
+        assert.equal(catchUps.n, 0, 'an explorer page copies nothing');
 
         // three reads at once wait for one catch-up
         const did = encodeURIComponent(r.did);

@@ -22,7 +22,7 @@
  *   ledger does;
  * - every process learns of new blocks and admissions by NOTIFY, and polls as a fallback. It copies a block at
  *   once (with the pending rows stored since); another process's pending rows only when something needs them: a
- *   read of the pool ({@link PgLedgerSync.freshPool}, asked by every Directory route but a submission), an
+ *   read of the pool ({@link PgLedgerSync.freshPool}, asked by every Directory route that reads the pool), an
  *   admission whose view they touched, the next block. So a change is not run again on every process's pool as
  *   it is admitted, and a read through any process still shows every change it has heard of.
  */
