@@ -49,6 +49,12 @@ function toStagingError(err: unknown): unknown {
   return err;
 }
 
+/** A remembered result as the store answers it: null once {@link RESULT_RETENTION_MS} past its recording. */
+function liveResult(contentHash: string, recipient: string | null, text: string, createdAtMs: number, nowMs: number): StoredResult | null {
+  if (createdAtMs + RESULT_RETENTION_MS <= nowMs) return null;
+  return { contentHash, recipientDid: recipient, result: JSON.parse(text) as DeliveryResult };
+}
+
 /** {@link RelayStagingStore} on SQLite with group commit. */
 export class SqliteRelayStagingStore implements RelayStagingStore {
   private readonly q;
@@ -126,8 +132,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
 
   async findResult(messageKey: string, nowMs: number): Promise<StoredResult | null> {
     const r = this.q.result.get(messageKey);
-    if (r === undefined || r.created_at_ms + RESULT_RETENTION_MS <= nowMs) return null;
-    return { contentHash: r.content_hash, recipientDid: r.recipient, result: JSON.parse(r.result) as DeliveryResult };
+    return r === undefined ? null : liveResult(r.content_hash, r.recipient, r.result, r.created_at_ms, nowMs);
   }
 
   async findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null> {
@@ -147,8 +152,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     let chunk: StagedMessageRef | null = null;
     for (const r of this.q.prior.all({ key: messageKey, staged: staged ? 1 : 0 })) {
       if (r.staged === 0) {
-        if (r.at_ms + RESULT_RETENTION_MS > nowMs)
-          result = { contentHash: r.content_hash, recipientDid: r.recipient, result: JSON.parse(r.result!) as DeliveryResult };
+        result = liveResult(r.content_hash, r.recipient, r.result!, r.at_ms, nowMs);
       } else if (r.at_ms > nowMs) {
         chunk = { recipientDid: r.recipient!, groupId: r.group_id!, sequence: r.sequence_number!, contentHash: r.content_hash };
       }
