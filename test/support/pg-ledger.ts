@@ -23,6 +23,8 @@ import { freshPgSchema } from './pg.js';
 
 export interface PgLedgerProcess {
   readonly ledger: Ledger;
+  /** Its replica's connection (the ledger's store writes through it). */
+  readonly db: SqliteDb;
   readonly sync: PgLedgerSync;
   readonly pool: PgPool;
   close(): Promise<void>;
@@ -79,6 +81,7 @@ export async function pgLedgerDeployment(
     });
     return {
       ledger,
+      db,
       sync,
       pool,
       async close() {

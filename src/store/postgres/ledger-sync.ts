@@ -31,6 +31,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
+import { insufficientStorage, isStorageFailure } from '../../base/storage-errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
 import type { Admission, AdmissionBatch, PoolCoordinator } from '../../ledger/admission-batch.js';
 import type { Ledger } from '../../ledger/chain.js';
@@ -387,12 +388,13 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   /**
-   * A batch whose statement failed: 503 for every admission, except the refusals among `refused` (verdicts on
-   * the up-to-date pool, under the lock).
+   * A batch whose statement failed: 503 for every admission (507 when it was this process's replica that could
+   * not take the catch-up: its disk is full), except the refusals among `refused` (verdicts on the up-to-date
+   * pool, under the lock).
    */
   private fail(batch: readonly WaitingAdmission[], err: unknown, refused: readonly Outcome[] = []): void {
     this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
-    const unavailable = new DdnError('ledger_unavailable', 'the ledger database is unavailable');
+    const unavailable = isStorageFailure(err) ? insufficientStorage() : new DdnError('ledger_unavailable', 'the ledger database is unavailable');
     batch.forEach((w, i) => {
       const o = refused[i];
       w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
