@@ -79,12 +79,16 @@ export async function pgLedgerDeployment(
       ...(opts.maxWaiting === undefined ? {} : { maxWaiting: opts.maxWaiting }),
       logger,
     });
+    let closed = false;
     return {
       ledger,
       db,
       sync,
       pool,
+      /** Idempotent, as a process's close. */
       async close() {
+        if (closed) return;
+        closed = true;
         await sync.close();
         db.close();
         await pool.end();
