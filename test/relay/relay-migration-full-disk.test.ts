@@ -97,7 +97,10 @@ describe('the Relay migration 5 on a full disk', () => {
     // room for the node's new small files, not for a copy of the results (the WAL would grow by ≈4 MB)
     const full = await serve(dir, 2048);
     assert.equal(full.code, 1, full.stderr);
-    assert.match(full.stderr, /^ddn serve: .*relay\.sqlite could not be opened or migrated: no room on its disk \(SQLITE_[A-Z_]+\); nothing was changed/m);
+    assert.match(
+      full.stderr,
+      /^ddn serve: .*relay\.sqlite could not be opened or migrated: its disk is full or failed a write \(SQLITE_[A-Z_]+\); nothing was changed/m,
+    );
     assert.doesNotMatch(full.stderr, /^\s+at /m, 'no stack trace');
     assert.deepEqual(contents(file), { version: 4, keys: expectedKeys, halfCopy: false }, 'nothing half-copied, nothing lost');
     const roomy = await serve(dir);

@@ -49,7 +49,7 @@ export class StoreSpaceError extends Error {
   readonly code: string;
   constructor(path: string, cause: unknown) {
     const code = errorCodeOf(cause) ?? 'SQLITE_FULL';
-    super(`${path} could not be opened or migrated: no room on its disk (${code}); nothing was changed — free some space and start again`, {
+    super(`${path} could not be opened or migrated: its disk is full or failed a write (${code}); nothing was changed — free some space and start again`, {
       cause,
     });
     this.name = 'StoreSpaceError';
