@@ -11,12 +11,13 @@
 // DDN_TEST_TIMES=FILE: also write each file's wall time to FILE (JSON lines; scripts/test-times-reporter.mjs).
 // Every error code the tests' answers carry is recorded (test/support/answered-codes.ts) in a fresh directory; a
 // whole run (no path filter) then fails for a registry code no test received (scripts/check-answered-codes.ts).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
+import { removeStaleRunDirs, runDir } from './run-dirs.mjs';
 
 function walk(dir, suffix) {
   const out = [];
@@ -52,6 +53,15 @@ const ESBUILD = { format: 'esm', platform: 'node', target: 'node20', sourcemap: 
 process.on('exit', () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
+// what killed runs left (scripts/run-dirs.mjs)
+const CODES_PREFIX = 'ddn-answered-codes-';
+for (const [parent, prefix] of [
+  [ROOT, '.test-src-'],
+  [ROOT, '.test-js-'],
+  [tmpdir(), CODES_PREFIX],
+]) {
+  removeStaleRunDirs(parent, prefix);
+}
 
 /**
  * src/ compiled to JavaScript (esbuild, file by file) in a fresh directory `.test-src-…` of the repository root, laid
@@ -61,7 +71,7 @@ process.on('exit', () => {
  * directory.
  */
 async function compileSources() {
-  const out = mkdtempSync(join(ROOT, '.test-src-'));
+  const out = runDir(ROOT, '.test-src-');
   made.push(out);
   await build({
     entryPoints: walk('src', '.ts'),
@@ -82,7 +92,7 @@ async function compileSources() {
  * file (scripts/*.mjs, JSON), to the file itself; packages stay as they are. Returns the test/ directory.
  */
 async function compileTests(srcOut) {
-  const testOut = mkdtempSync(join(ROOT, '.test-js-'));
+  const testOut = runDir(ROOT, '.test-js-');
   made.push(testOut);
   const trees = new Map([
     [SRC, srcOut],
@@ -137,7 +147,7 @@ async function compileTests(srcOut) {
   return testOut;
 }
 
-const codes = mkdtempSync(join(tmpdir(), 'ddn-answered-codes-'));
+const codes = runDir(tmpdir(), CODES_PREFIX);
 made.push(codes);
 const env = { ...process.env, NODE_ENV: 'test', DDN_TEST_CODES_DIR: codes };
 const compiled = coverage ? undefined : await compileSources();

@@ -1,5 +1,6 @@
 /** `ddn serve`: runs a node until SIGTERM/SIGINT. */
-import { memberOf } from '../base/guards.js';
+import { errorCodeOf, memberOf, messageOf } from '../base/guards.js';
+import { isStorageFailure } from '../base/storage-errors.js';
 import type { Role } from '../app/config.js';
 import { DataDirError } from '../app/node-keys.js';
 import { startNode } from '../app/node.js';
@@ -7,6 +8,7 @@ import { buildInfo, type BuildInfo } from '../app/version.js';
 import { EXIT } from './exit-codes.js';
 import type { CliCommand, CliIo } from './io.js';
 import { nodeConfigOrExit } from './node-config.js';
+import { StoreSpaceError } from '../store/sqlite/database.js';
 
 const USAGE =
   'usage: ddn serve [options]\n\nRuns the enabled roles (Directory, Relay, Cache) over an embedded ledger until SIGTERM or SIGINT, then\n' +
@@ -30,6 +32,12 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
   return err instanceof Error && typeof memberOf(err, 'syscall') === 'string';
 }
 
+/** What a start that met a full disk says. */
+function noRoomMessage(err: unknown): string {
+  if (err instanceof StoreSpaceError) return err.message;
+  return `no room on a disk the node writes to (${errorCodeOf(err) ?? 'storage failure'}): ${messageOf(err)}; free some space and start again`;
+}
+
 async function serve(args: string[], io: CliIo): Promise<number> {
   const config = nodeConfigOrExit('serve', USAGE, args, io);
   if (typeof config === 'number') return config;
@@ -39,6 +47,11 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   try {
     node = await startNode(config);
   } catch (err) {
+    if (isStorageFailure(err)) {
+      // a store that could not be opened, migrated or caught up for lack of space (nothing half-done): no stack
+      io.stderr(`ddn serve: ${noRoomMessage(err)}\n`);
+      return EXIT.failure;
+    }
     if (!(err instanceof DataDirError) && !isSystemError(err)) throw err;
     io.stderr(`ddn serve: ${err.message}\n`);
     return EXIT.failure;

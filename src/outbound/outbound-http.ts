@@ -176,6 +176,15 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     if (statusCode >= 200) this.status = statusCode;
   }
 
+  /**
+   * Keeps `chunk` itself, no copy: it is never reused or overwritten after this returns. undici 7's HTTP/1 parser
+   * (lib/dispatcher/client-h1.js, `wasm_on_body`) hands over a view of the chunk it got from `socket.read()`, not
+   * of llhttp's wasm memory (into which that chunk is only copied to parse it); and Node's socket gives every read a
+   * buffer of its own (lib/internal/stream_base_commons.js `onStreamRead`: `new FastBuffer(arrayBuffer, …)` per
+   * read; TLS copies its clear text into a new allocation per read too) unless the socket was opened with a
+   * user `onread` buffer, which undici's connector (lib/core/connect.js) does not pass. The test "keeps every
+   * answer of many concurrent ones byte for byte" guards it.
+   */
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
     this.size += chunk.length;

@@ -44,6 +44,20 @@ describe('the contract-checking proxy', () => {
     assert.deepEqual(proxy.takeViolations(), []);
   });
 
+  it("keeps its connections to the test its own: no keep-alive bound of the child's passed on, none of its own announced", async () => {
+    // the stand-in announces Node's `Keep-Alive: timeout=5`; a client that believed it of the proxy would reuse a
+    // connection the proxy may be closing
+    const direct = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/things/good`);
+    assert.match(direct.headers.get('keep-alive') ?? '', /timeout=/);
+    await direct.text();
+    const res = await fetch(`${proxy.url}/things/good`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('keep-alive'), null, 'the client bounds how long the connection stays idle');
+    assert.notEqual(res.headers.get('connection'), 'close');
+    assert.deepEqual(await res.json(), { id: 'good' });
+    assert.deepEqual(proxy.takeViolations(), []);
+  });
+
   it('records an answer its document does not describe, an unlisted code, and an accepted body outside the request schema', async () => {
     assert.deepEqual(await (await fetch(`${proxy.url}/things/bad`)).json(), { name: 'no id' }, 'the wrong answer reaches the test as sent');
     await (await fetch(`${proxy.url}/things/odd`)).text();

@@ -152,6 +152,21 @@ describe('explorer reads', () => {
     assertError(await h.call('GET', '/policies/tag/x'), 400, 'invalid_request');
   });
 
+  it('GET /policies/v3/{scope}/ with its id missing or empty: 404 not_found, as any route missing a segment', async () => {
+    for (const path of [
+      '/policies/v3/did',
+      '/policies/v3/did/',
+      '/policies/v3/persona/',
+      '/policies/v3/application',
+      '/policies/v3/did//',
+      '/policies/v3/did//nonce',
+    ]) {
+      assertError(await h.call('GET', path), 404, 'not_found');
+    }
+    assertError(await h.call('GET', '/resolve/'), 404, 'not_found');
+    assert.equal((await h.call('GET', '/policies/v3/persona/readershop')).status, 200, 'the v3 route itself');
+  });
+
   it("GET /blocks/{n} names each operation's action and subject", async () => {
     const n = h.ledger.finalizedRefNow().number;
     let found: Json | undefined;

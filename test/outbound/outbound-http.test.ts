@@ -18,6 +18,11 @@ describe('outbound HTTP address guard', () => {
         setTimeout(() => res.end('c'.repeat(4096)), 40);
         return;
       }
+      if (req.url?.startsWith('/body/') === true) {
+        const body = distinctBody(Number(req.url.slice('/body/'.length)));
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body);
+        return;
+      }
       if (req.url === '/full') {
         res.writeHead(507, { 'content-type': 'application/json' }).end('{"code":"insufficient_storage"}');
         return;
@@ -105,6 +110,29 @@ describe('outbound HTTP address guard', () => {
     out.close();
   });
 
+  it('keeps every answer of many concurrent ones byte for byte, also after later answers on the same connections', async () => {
+    // a single-chunk answer is kept without a copy (outbound-http.ts): were its buffer reused by the socket or the
+    // parser, a later read would overwrite an earlier answer
+    const out = new OutboundHttp({ allowPrivate: true });
+    const round = (from: number): Promise<Buffer[]> =>
+      Promise.all(
+        Array.from({ length: 300 }, (_, k) =>
+          out.request({ method: 'GET', url: `http://127.0.0.1:${port}/body/${from + k}`, headers: {}, timeoutMs: 5000 }).then((r) => r.body),
+        ),
+      );
+    const first = await round(0);
+    const second = await round(300);
+    const third = await round(600);
+    for (const [from, bodies] of [
+      [0, first],
+      [300, second],
+      [600, third],
+    ] as const) {
+      bodies.forEach((b, k) => assert.ok(b.equals(distinctBody(from + k)), `answer ${from + k} kept as sent`));
+    }
+    out.close();
+  });
+
   it('refuses other schemes and malformed URLs', async () => {
     const out = new OutboundHttp({ allowPrivate: true });
     await assert.rejects(out.request({ method: 'GET', url: 'ftp://example.com/', headers: {}, timeoutMs: 100 }), isKind('invalid_url'));
@@ -112,3 +140,10 @@ describe('outbound HTTP address guard', () => {
     out.close();
   });
 });
+
+/** A body of its own for request `n`: 1 byte to about 20 KiB, its bytes depending on `n`. */
+function distinctBody(n: number): Buffer {
+  const body = Buffer.alloc(1 + ((n * 7919) % 20_000));
+  for (let k = 0; k < body.length; k++) body[k] = (n * 131 + k * 7 + (k >> 8)) & 0xff;
+  return body;
+}

@@ -595,4 +595,47 @@ if (PG_URL) {
       }
     });
   });
+
+  describe('ledger on PostgreSQL: the session of a process', () => {
+    /** The sessions (LISTEN, leader lock) of processes on `schema` (application_name `ddn-ledger… <schema> …`). */
+    const sessions = async (p: PgLedgerProcess, schema: string) =>
+      (
+        await p.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'ddn-ledger%' AND application_name LIKE $1",
+          [`% ${schema} %`],
+        )
+      ).rows[0]!.n;
+    /** Ends `p`'s session from outside and waits until `p` has seen it go. */
+    async function loseSession(p: PgLedgerProcess): Promise<void> {
+      const sync = p.sync as unknown as { session?: { processID: number } };
+      await p.pool.query('SELECT pg_terminate_backend($1)', [sync.session!.processID]);
+      for (let i = 0; i < 200 && sync.session !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(sync.session, undefined, 'the process lost its session');
+    }
+
+    it('connects one session at a time, and leaves none open once closed, also when closed while connecting', async () => {
+      // the poll never falls due here: only produceOnce connects
+      const d = await pgLedgerDeployment({ pollMs: 600_000 });
+      const p = await d.start(0, false);
+      const watcher = await d.start(1, false);
+      try {
+        assert.equal(await sessions(watcher, d.schema), 2);
+        await loseSession(p);
+        assert.equal(await sessions(watcher, d.schema), 1);
+        // two callers reconnect at once: one session
+        await Promise.all([p.sync.produceOnce(), p.sync.produceOnce()]);
+        assert.equal(await sessions(watcher, d.schema), 2, 'one session for the two reconnects');
+        await loseSession(p);
+        // closed while its session connects: the connection is not kept (it would hold the process open)
+        const connecting = p.sync.produceOnce().catch(() => false);
+        await p.close();
+        await connecting;
+        assert.equal(await sessions(watcher, d.schema), 1, "only the watcher's session is left");
+      } finally {
+        await p.close();
+        await watcher.close();
+        await d.drop();
+      }
+    });
+  });
 }

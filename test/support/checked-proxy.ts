@@ -8,6 +8,12 @@
  * accepts them; a refused upgrade's answer is checked like any other. A failed exchange with the child (killed
  * mid-request) is a destroyed connection to the test, as it would be without the proxy.
  *
+ * The test's connections to the proxy are the proxy's own: it passes on no `Connection` or `Keep-Alive` header of
+ * the child's answer (hop-by-hop), and never closes an idle one itself — the client does (undici after 4 s).
+ * Passing on the child's `Keep-Alive: timeout=72` while Node closed the proxy's idle connections after its default
+ * 5 s made the test's client reuse, now and then, a connection the proxy was closing (`read ECONNRESET`, seen in
+ * test/chain/substrate-network under load).
+ *
  * Violations fail the test they happen in: a root `afterEach` of every test file that loads this module throws
  * with them (and a root `after` with any seen after the last test), so no check waits for the child to stop —
  * the suites SIGKILL their children.
@@ -82,6 +88,15 @@ async function documentOf(target: string): Promise<OpenApiDocument> {
   return (await res.body.json()) as OpenApiDocument;
 }
 
+/** Raw headers (name, value, …) without the hop-by-hop ones that describe the child's connection, not the proxy's. */
+function endToEnd(rawHeaders: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (!/^(connection|keep-alive)$/i.test(rawHeaders[i]!)) kept.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+  }
+  return kept;
+}
+
 /** An HTTP/1.1 head (status line and header lines) from a parsed answer's raw headers. */
 function headOf(status: number, message: string, rawHeaders: readonly string[]): string {
   let head = `HTTP/1.1 ${status} ${message}\r\n`;
@@ -138,7 +153,7 @@ export async function pendingProxy(): Promise<PendingProxy> {
       if (!res.writableFinished) out.destroy();
     });
     out.on('response', (up) => {
-      res.writeHead(up.statusCode ?? 502, up.statusMessage, up.rawHeaders);
+      res.writeHead(up.statusCode ?? 502, up.statusMessage, endToEnd(up.rawHeaders));
       const keep = JSON_TYPES.test(up.headers['content-type'] ?? '') && method !== 'HEAD' ? keeper() : undefined;
       up.on('data', (c: Buffer) => keep?.add(c));
       up.pipe(res, { end: false });
@@ -153,6 +168,8 @@ export async function pendingProxy(): Promise<PendingProxy> {
   };
 
   const server = http.createServer(forward);
+  // idle connections are closed by the client, never under its feet (see the module comment)
+  server.keepAliveTimeout = 0;
   server.on('connection', track);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     track(socket);

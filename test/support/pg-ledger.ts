@@ -23,6 +23,8 @@ import { freshPgSchema } from './pg.js';
 
 export interface PgLedgerProcess {
   readonly ledger: Ledger;
+  /** Its replica's connection (the ledger's store writes through it). */
+  readonly db: SqliteDb;
   readonly sync: PgLedgerSync;
   readonly pool: PgPool;
   close(): Promise<void>;
@@ -77,11 +79,16 @@ export async function pgLedgerDeployment(
       ...(opts.maxWaiting === undefined ? {} : { maxWaiting: opts.maxWaiting }),
       logger,
     });
+    let closed = false;
     return {
       ledger,
+      db,
       sync,
       pool,
+      /** Idempotent, as a process's close. */
       async close() {
+        if (closed) return;
+        closed = true;
         await sync.close();
         db.close();
         await pool.end();

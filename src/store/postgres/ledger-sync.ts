@@ -31,6 +31,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
+import { insufficientStorage, isStorageFailure } from '../../base/storage-errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
 import type { Admission, AdmissionBatch, PoolCoordinator } from '../../ledger/admission-batch.js';
 import type { Ledger } from '../../ledger/chain.js';
@@ -166,6 +167,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private readonly channel: string;
   private readonly pollMs: number;
   private session: pg.Client | undefined;
+  /** The session being connected (by the poll, or {@link produceOnce}): one at a time, and {@link close} waits for it. */
+  private connecting: Promise<void> | undefined;
   private leader = false;
   private lastPendingSeq = 0;
   /** Pending rows this process could not adopt; the producer drops them with its next block. */
@@ -228,7 +231,7 @@ export class PgLedgerSync implements PoolCoordinator {
     const sync = new PgLedgerSync(o);
     await sync.queue.run(() => sync.catchUpWithPool());
     o.ledger.coordinateWith(sync);
-    await sync.connectSession().catch((err: unknown) => o.logger?.warn({ err }, 'ledger session connection failed; retrying'));
+    await sync.ensureSession().catch((err: unknown) => o.logger?.warn({ err }, 'ledger session connection failed; retrying'));
     sync.schedule(0);
     return sync;
   }
@@ -387,12 +390,13 @@ export class PgLedgerSync implements PoolCoordinator {
   }
 
   /**
-   * A batch whose statement failed: 503 for every admission, except the refusals among `refused` (verdicts on
-   * the up-to-date pool, under the lock).
+   * A batch whose statement failed: 503 for every admission (507 when it was this process's replica that could
+   * not take the catch-up: its disk is full), except the refusals among `refused` (verdicts on the up-to-date
+   * pool, under the lock).
    */
   private fail(batch: readonly WaitingAdmission[], err: unknown, refused: readonly Outcome[] = []): void {
     this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
-    const unavailable = new DdnError('ledger_unavailable', 'the ledger database is unavailable');
+    const unavailable = isStorageFailure(err) ? insufficientStorage() : new DdnError('ledger_unavailable', 'the ledger database is unavailable');
     batch.forEach((w, i) => {
       const o = refused[i];
       w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
@@ -604,6 +608,18 @@ export class PgLedgerSync implements PoolCoordinator {
       .catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
   }
 
+  /**
+   * Connects the session unless it is connected, or being connected (a second client would listen, and stay open,
+   * beside the one kept).
+   */
+  private ensureSession(): Promise<void> {
+    if (this.session !== undefined || this.closed) return Promise.resolve();
+    this.connecting ??= this.connectSession().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
   private async connectSession(): Promise<void> {
     const client = new pg.Client({
       connectionString: this.o.url,
@@ -655,6 +671,8 @@ export class PgLedgerSync implements PoolCoordinator {
       await client.end().catch(() => undefined);
       throw e;
     }
+    // closed while connecting: nothing may keep this client (it would hold the process open)
+    if (this.closed) return client.end().catch(() => undefined);
     this.session = client;
     this.othersListening = others;
     this.listening++;
@@ -695,7 +713,7 @@ export class PgLedgerSync implements PoolCoordinator {
 
   private async tick(): Promise<void> {
     try {
-      if (this.session === undefined) await this.connectSession();
+      if (this.session === undefined) await this.ensureSession();
       else void this.lookForOthers();
       if (this.o.produce ?? true) await this.compete();
       if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp(true);
@@ -730,7 +748,7 @@ export class PgLedgerSync implements PoolCoordinator {
    * `produce: false` never competes on its own; tests drive it with this). False when another process leads.
    */
   async produceOnce(): Promise<boolean> {
-    if (this.session === undefined) await this.connectSession();
+    await this.ensureSession();
     if (!(await this.compete())) return false;
     await this.queue.run(() => this.produceBlock());
     return true;
@@ -795,6 +813,7 @@ export class PgLedgerSync implements PoolCoordinator {
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.blockTimer !== undefined) clearTimeout(this.blockTimer);
     await this.queue.run(async () => undefined);
+    await this.connecting?.catch(() => undefined);
     const session = this.session;
     this.session = undefined;
     this.leader = false;

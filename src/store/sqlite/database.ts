@@ -2,6 +2,8 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { errorCodeOf } from '../../base/guards.js';
+import { isStorageFailure } from '../../base/storage-errors.js';
 
 export type SqliteDb = Database.Database;
 
@@ -33,9 +35,26 @@ export function openSqlite(path: string, migrations: readonly Migration[], names
   } catch (err) {
     // e.g. a full disk with no room for the WAL's shared-memory file: a failed open leaves no file open
     db.close();
-    throw err;
+    throw isStorageFailure(err) ? new StoreSpaceError(path, err) : err;
   }
   return db;
+}
+
+/**
+ * A SQLite file that could not be opened or brought to its schema for lack of space (a full disk, a file size
+ * limit). Each migration is one transaction, so none is half-applied: the next open, with room, applies them. Its
+ * `code` is SQLite's (a storage failure still, 507 where a request met it).
+ */
+export class StoreSpaceError extends Error {
+  readonly code: string;
+  constructor(path: string, cause: unknown) {
+    const code = errorCodeOf(cause) ?? 'SQLITE_FULL';
+    super(`${path} could not be opened or migrated: its disk is full or failed a write (${code}); nothing was changed — free some space and start again`, {
+      cause,
+    });
+    this.name = 'StoreSpaceError';
+    this.code = code;
+  }
 }
 
 export function migrate(db: SqliteDb, migrations: readonly Migration[], namespace: string): void {
