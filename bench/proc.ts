@@ -1,6 +1,7 @@
 /** Linux /proc readings of another process: CPU time, resident memory and its peak (reset through clear_refs). */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { damonSchemes, reclaimLine } from './reclaim.js';
 import { parseThreadStat, readThreadTicks, threadCpu, TICKS_PER_SECOND, type ThreadCpu, type ThreadTicks } from './thread-cpu.js';
 
 /**
@@ -171,16 +172,20 @@ export interface MachineInfo {
   memory_gib: number;
   node: string;
   platform: string;
+  /** Whether a proactive reclaimer (DAMON with a `pageout` scheme) was running; absent without DAMON (bench/reclaim.ts). */
+  reclaim?: string;
 }
 
 export function machineInfo(): MachineInfo {
   const c = cpus();
+  const reclaim = reclaimLine(damonSchemes());
   return {
     cpu_model: c[0]?.model.trim() ?? 'unknown',
     cores: c.length,
     memory_gib: round(totalmem() / 2 ** 30, 1),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
+    ...(reclaim === undefined ? {} : { reclaim }),
   };
 }
 
