@@ -252,15 +252,21 @@ export function readBlocked(pid: number): BlockedReading {
 }
 
 /**
- * Per operation between two readings: the main thread's time off a CPU and out of the run queue (blocked in a
- * system call that sleeps — a read from the disk, an `fsync` — or idle), µs, and KiB the disk read and the process
- * dirtied.
+ * Per operation between two readings: the main thread's time on a CPU, µs, and off a CPU and out of the run queue
+ * (blocked in a system call that sleeps — a read from the disk, an `fsync` — or idle), µs, and KiB the disk read
+ * and the process dirtied.
  */
-export function blockedPerOp(before: BlockedReading, after: BlockedReading, ops: number): { blocked_us: number; disk_read_kib: number; dirtied_kib: number } {
+export function blockedPerOp(
+  before: BlockedReading,
+  after: BlockedReading,
+  ops: number,
+): { main_cpu_us: number; blocked_us: number; disk_read_kib: number; dirtied_kib: number } {
   const n = Math.max(1, ops);
   const wallNs = (after.atMs - before.atMs) * 1e6;
-  const blockedNs = Math.max(0, wallNs - (after.onCpuNs - before.onCpuNs) - (after.runQueueNs - before.runQueueNs));
+  const onCpuNs = after.onCpuNs - before.onCpuNs;
+  const blockedNs = Math.max(0, wallNs - onCpuNs - (after.runQueueNs - before.runQueueNs));
   return {
+    main_cpu_us: round(onCpuNs / 1000 / n, 1),
     blocked_us: round(blockedNs / 1000 / n, 1),
     disk_read_kib: round((after.readBytes - before.readBytes) / 1024 / n, 2),
     dirtied_kib: round((after.writeBytes - before.writeBytes) / 1024 / n, 1),

@@ -37,8 +37,12 @@ export function warmupRegistrations(bigDids: number): number {
   return Math.ceil((5 * bigDids) / DIDS_PER_INDEX_LEAF);
 }
 
-/** Per registration: the event loop blocked, KiB the disk read for the node and KiB it dirtied (bench/proc.ts). */
+/**
+ * Per registration: the event loop on a CPU and blocked, µs, KiB the disk read for the node and KiB it dirtied
+ * (bench/proc.ts).
+ */
 export interface BlockedColumns {
+  main_cpu_us: number;
   blocked_us: number;
   disk_read_kib: number;
   dirtied_kib: number;
@@ -88,6 +92,7 @@ function columns(p: RegistrationPair): Record<string, number> {
     // per registration: the event loop off a CPU and out of the run queue (a read from the disk, an fsync, or idle),
     // what the disk read for the node and what it dirtied (bench/HISTORY.md, session 27)
     ...p.big.blocked,
+    small_main_cpu_us: p.small.blocked.main_cpu_us,
     small_blocked_us: p.small.blocked.blocked_us,
     small_disk_read_kib: p.small.blocked.disk_read_kib,
     small_dirtied_kib: p.small.blocked.dirtied_kib,

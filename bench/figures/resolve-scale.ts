@@ -194,7 +194,7 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
     const memReg = memoryOf(big.pid);
     const line = (l: LoadResult[]) => l.map((r) => r.rate).join(' / ');
     const regLine = (p: RegistrationPair) =>
-      `2k ${p.small.load.rate}/s, ${label} ${p.big.load.rate}/s; per registration, event loop blocked 2k ${p.small.blocked.blocked_us} µs, ${label} ${p.big.blocked.blocked_us} µs; read from the disk 2k ${p.small.blocked.disk_read_kib} KiB, ${label} ${p.big.blocked.disk_read_kib} KiB`;
+      `2k ${p.small.load.rate}/s, ${label} ${p.big.load.rate}/s; per registration, event loop on a CPU 2k ${p.small.blocked.main_cpu_us} µs, ${label} ${p.big.blocked.main_cpu_us} µs, blocked 2k ${p.small.blocked.blocked_us} µs, ${label} ${p.big.blocked.blocked_us} µs; read from the disk 2k ${p.small.blocked.disk_read_kib} KiB, ${label} ${p.big.blocked.disk_read_kib} KiB`;
     ctx.log(`  resolve, cold: 2k ${line(cold.small)}, ${label} ${line(cold.big)} req/s; RSS ${label} ${memCold.rss_mib} MiB`);
     ctx.log(`  resolve, warm: 2k ${line(warm.small)}, ${label} ${line(warm.big)} req/s; RSS ${label} ${memBig.rss_mib} MiB (peak ${memBig.peak_rss_mib})`);
     ctx.log(`  register, cold: ${regLine(regCold)}`);

@@ -68,7 +68,7 @@ describe('warmupRegistrations', () => {
 });
 
 describe('registrationFigures', () => {
-  const blocked = (us: number, kib: number) => ({ blocked_us: us, disk_read_kib: kib, dirtied_kib: 20 });
+  const blocked = (us: number, kib: number) => ({ main_cpu_us: 300 + us, blocked_us: us, disk_read_kib: kib, dirtied_kib: 20 });
   const pair = (small: number, big: number, bigKib: number): RegistrationPair => ({
     small: { load: window(small, 0), blocked: blocked(15, 0.01) },
     big: { load: window(big, 0), blocked: blocked(60, bigKib) },
@@ -90,6 +90,8 @@ describe('registrationFigures', () => {
     assert.equal(f.extra?.disk_read_kib, 0.05);
     assert.equal(f.extra?.blocked_us, 60);
     assert.equal(f.extra?.small_blocked_us, 15);
+    assert.equal(f.extra?.main_cpu_us, 360);
+    assert.equal(f.extra?.small_main_cpu_us, 315);
     assert.equal(f.extra?.warmup_registrations, 70_000);
     assert.equal(f.extra?.warmup_target, 68_494);
     assert.equal(f.extra?.small_dids_at_least, 52_000);
@@ -158,9 +160,10 @@ describe('blockedPerOp', () => {
     readBytes: readKib * 1024,
     writeBytes: writeKib * 1024,
   });
-  it('is the wall time off a CPU and out of the run queue, and the disk bytes, per operation', () => {
+  it('is the wall time on a CPU, and off a CPU and out of the run queue, and the disk bytes, per operation', () => {
     // 10 s, 7 s on a CPU, 2 s waiting for one: 1 s blocked over 10,000 operations
     assert.deepEqual(blockedPerOp(at(1_000, 500, 100, 10, 20), at(11_000, 7_500, 2_100, 10 + 5_000, 20 + 150_000), 10_000), {
+      main_cpu_us: 700,
       blocked_us: 100,
       disk_read_kib: 0.5,
       dirtied_kib: 15,
