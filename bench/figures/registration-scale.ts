@@ -69,6 +69,9 @@ export interface RegistrationWarmup {
   /** Registrations accepted in the warm-up windows' measured parts (their own 2-s warm-ups add more): big, small. */
   big: number;
   small: number;
+  /** Each warm-up window's rate, registrations a second, in order. */
+  bigRates: number[];
+  smallRates: number[];
   /** DIDs each ledger held at least when its measured window started (built + every window's accepted ones). */
   bigDids: number;
   smallDids: number;

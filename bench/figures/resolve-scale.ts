@@ -178,18 +178,22 @@ export async function resolveScaleFigures(ctx: BenchContext, o: ResolveScaleOpti
     // windows' out). The small node's ledger is in its cache after its first window: its warm-up windows are short,
     // so that its ledger stays a small one.
     const target = warmupRegistrations(o.bigDids);
-    const w = { target, windows: 0, big: 0, small: 0 };
+    const w = { target, windows: 0, big: 0, small: 0, bigRates: [] as number[], smallRates: [] as number[] };
     while (w.windows < MAX_WARMUP_WINDOWS && (w.windows === 0 || w.big < target)) {
       w.windows++;
-      w.small += (await register(small, `register-2k-warmup-${w.windows}`, { durationS: s.warmupS, warmupS: 0 })).load.ok;
-      w.big += (await register(big, `register-${label}-warmup-${w.windows}`)).load.ok;
+      const ws = (await register(small, `register-2k-warmup-${w.windows}`, { durationS: s.warmupS, warmupS: 0 })).load;
+      const wb = (await register(big, `register-${label}-warmup-${w.windows}`)).load;
+      w.small += ws.ok;
+      w.big += wb.ok;
+      w.smallRates.push(ws.rate);
+      w.bigRates.push(wb.rate);
     }
     const warmup: RegistrationWarmup = {
       ...w,
       bigDids: o.bigDids + regCold.big.load.ok + w.big,
       smallDids: SMALL_DIDS + regCold.small.load.ok + w.small,
     };
-    ctx.log(`  registration warm-up: ${w.windows} windows a node, ${w.big.toLocaleString('en')} registrations at ${label} (target ${target.toLocaleString('en')}), ${w.small.toLocaleString('en')} at 2k`);
+    ctx.log(`  registration warm-up: ${w.windows} windows a node, ${w.big.toLocaleString('en')} registrations at ${label} (target ${target.toLocaleString('en')}; ${w.bigRates.join(' / ')}/s), ${w.small.toLocaleString('en')} at 2k (${w.smallRates.join(' / ')}/s)`);
     const regWarm = await measuredPair('warm');
     const memReg = memoryOf(big.pid);
     const line = (l: LoadResult[]) => l.map((r) => r.rate).join(' / ');

@@ -73,7 +73,16 @@ describe('registrationFigures', () => {
     small: { load: window(small, 0), blocked: blocked(15, 0.01) },
     big: { load: window(big, 0), blocked: blocked(60, bigKib) },
   });
-  const warmup = { target: 68_494, windows: 3, big: 70_000, small: 15_000, bigDids: 1_095_000, smallDids: 52_000 };
+  const warmup = {
+    target: 68_494,
+    windows: 3,
+    big: 70_000,
+    small: 15_000,
+    bigRates: [1500, 2100, 2200],
+    smallRates: [2300, 2400, 2350],
+    bigDids: 1_095_000,
+    smallDids: 52_000,
+  };
   const figures = registrationFigures({
     label: '1M',
     cold: pair(2400, 2000, 3.1),
