@@ -1,6 +1,7 @@
 /** Linux /proc readings of another process: CPU time, resident memory and its peak (reset through clear_refs). */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { damonSchemes, reclaimLine } from './reclaim.js';
 import { parseThreadStat, readThreadTicks, threadCpu, TICKS_PER_SECOND, type ThreadCpu, type ThreadTicks } from './thread-cpu.js';
 
 /**
@@ -171,16 +172,20 @@ export interface MachineInfo {
   memory_gib: number;
   node: string;
   platform: string;
+  /** Whether a proactive reclaimer (DAMON with a `pageout` scheme) was running; absent without DAMON (bench/reclaim.ts). */
+  reclaim?: string;
 }
 
 export function machineInfo(): MachineInfo {
   const c = cpus();
+  const reclaim = reclaimLine(damonSchemes());
   return {
     cpu_model: c[0]?.model.trim() ?? 'unknown',
     cores: c.length,
     memory_gib: round(totalmem() / 2 ** 30, 1),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
+    ...(reclaim === undefined ? {} : { reclaim }),
   };
 }
 
@@ -247,15 +252,21 @@ export function readBlocked(pid: number): BlockedReading {
 }
 
 /**
- * Per operation between two readings: the main thread's time off a CPU and out of the run queue (blocked in a
- * system call that sleeps — a read from the disk, an `fsync` — or idle), µs, and KiB the disk read and the process
- * dirtied.
+ * Per operation between two readings: the main thread's time on a CPU, µs, and off a CPU and out of the run queue
+ * (blocked in a system call that sleeps — a read from the disk, an `fsync` — or idle), µs, and KiB the disk read
+ * and the process dirtied.
  */
-export function blockedPerOp(before: BlockedReading, after: BlockedReading, ops: number): { blocked_us: number; disk_read_kib: number; dirtied_kib: number } {
+export function blockedPerOp(
+  before: BlockedReading,
+  after: BlockedReading,
+  ops: number,
+): { main_cpu_us: number; blocked_us: number; disk_read_kib: number; dirtied_kib: number } {
   const n = Math.max(1, ops);
   const wallNs = (after.atMs - before.atMs) * 1e6;
-  const blockedNs = Math.max(0, wallNs - (after.onCpuNs - before.onCpuNs) - (after.runQueueNs - before.runQueueNs));
+  const onCpuNs = after.onCpuNs - before.onCpuNs;
+  const blockedNs = Math.max(0, wallNs - onCpuNs - (after.runQueueNs - before.runQueueNs));
   return {
+    main_cpu_us: round(onCpuNs / 1000 / n, 1),
     blocked_us: round(blockedNs / 1000 / n, 1),
     disk_read_kib: round((after.readBytes - before.readBytes) / 1024 / n, 2),
     dirtied_kib: round((after.writeBytes - before.writeBytes) / 1024 / n, 1),

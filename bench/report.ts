@@ -114,7 +114,11 @@ export function toMarkdown(r: Report): string {
       `${r.source.uncommitted_files > 0 ? ` with ${r.source.uncommitted_files} uncommitted files` : ''}.`,
     '',
   );
-  out.push(`**Machine:** ${m.cpu_model}, ${m.cores} cores, ${m.memory_gib} GiB memory, ${m.platform}. **Node** ${m.node}.`, '');
+  out.push(
+    `**Machine:** ${m.cpu_model}, ${m.cores} cores, ${m.memory_gib} GiB memory, ${m.platform}. **Node** ${m.node}.` +
+      (m.reclaim === undefined ? '' : ` **Proactive reclaim:** ${m.reclaim}`),
+    '',
+  );
   out.push(
     'Every figure is divided by a reference measured in the same run on the same machine; the ratios are what',
     'to compare between runs and machines, the absolute numbers drift.',
