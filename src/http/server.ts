@@ -37,7 +37,7 @@ import { acceptedRequestId } from './request-id.js';
 import { asIs, isUpgrade, type Answers, type Route, type RouteEntry, type UpgradeDoc } from './route.js';
 import { OpenApiDocumentSchema } from './schemas.js';
 import { routeHooks } from './route-runner.js';
-import { invalidPath } from './url.js';
+import { hasEmptySegment, invalidPath, splitTarget } from './url.js';
 
 export type {
   HttpMethod,
@@ -231,7 +231,10 @@ function installHandlers(
       return;
     }
     const url = request.raw.url ?? '/';
-    const allow = METHODS.filter((method) => fastify.findRoute({ method, url }) !== null);
+    // an empty segment (one trailing `/` aside) is never a parameter (route-runner.ts), so it names no route for any
+    // method: another method's pattern with a parameter there must not turn the 404 into a 405
+    const { path } = splitTarget(url);
+    const allow = hasEmptySegment(path) ? [] : METHODS.filter((method) => fastify.findRoute({ method, url }) !== null);
     o.answers.sendError(
       request,
       reply,

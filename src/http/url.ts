@@ -36,6 +36,11 @@ export function splitTarget(rawUrl: string): RawTarget {
   return q < 0 ? { path: target, query: '' } : { path: target.slice(0, q), query: target.slice(q + 1) };
 }
 
+/** True when `path` has an empty segment (`/a//b`, `//a`), one trailing `/` aside (not significant, §0.4). */
+export function hasEmptySegment(path: string): boolean {
+  return (path.endsWith('/') ? path.slice(0, -1) : path).includes('//');
+}
+
 function hexValue(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   if (c >= 0x41 && c <= 0x46) return c - 0x37;

@@ -135,6 +135,16 @@ describe('route matching', () => {
     await rejectsCode(r.match('GET', '/resolve/'), 'not_found');
   });
 
+  it('an empty segment where another method has a parameter is not_found, not method_not_allowed', async () => {
+    // POST /dids/:did/devices/:device_id/tombstone exists; an empty device id names no route for any method
+    await rejectsCode(r.match('GET', '/dids/x/devices//tombstone'), 'not_found');
+    await rejectsCode(r.match('POST', '/dids/x/devices//tombstone'), 'not_found');
+    await rejectsCode(r.match('GET', '/dids//document/services/s'), 'not_found');
+    // a trailing slash is still not significant
+    const e = await rejectsCode(r.match('GET', '/dids/x/devices/d/tombstone/'), 'method_not_allowed');
+    assert.deepEqual(e.details, { allow: ['POST'] });
+  });
+
   it('unknown route → not_found', async () => {
     await rejectsCode(r.match('GET', '/nope'), 'not_found');
     await rejectsCode(r.match('GET', '/'), 'not_found');
