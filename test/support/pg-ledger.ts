@@ -145,9 +145,14 @@ export class AdmissionLockHolder {
     await this.client.query(end);
   }
 
-  /** The backend pid of a session waiting for this one, once there is one. */
-  async waiter(): Promise<number> {
+  /**
+   * The backend pid of a session waiting for this one, once there is one; fails after `giveUpMs` (a test whose
+   * session never waits fails instead of polling forever and keeping its process alive).
+   */
+  async waiter(giveUpMs = 60_000): Promise<number> {
+    const until = Date.now() + giveUpMs;
     for (;;) {
+      if (Date.now() > until) throw new Error(`no session waited for this one within ${giveUpMs} ms`);
       // inside this session's transaction the sessions' list is read once: a connection opened since would never show
       await this.client.query('SELECT pg_stat_clear_snapshot()');
       const r = await this.client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
