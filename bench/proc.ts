@@ -19,6 +19,17 @@ function statusKiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
   return Number(m[1]);
 }
 
+/** Resident and peak resident memory of a process, MiB. */
+export interface ProcessMemory {
+  rss_mib: number;
+  peak_rss_mib: number;
+}
+
+/** {@link ProcessMemory} of `pid` now (Linux /proc). */
+export function memoryOf(pid: number): ProcessMemory {
+  return { rss_mib: Math.round(statusKiB(pid, 'VmRSS') / 1024), peak_rss_mib: Math.round(statusKiB(pid, 'VmHWM') / 1024) };
+}
+
 /** Resident set size now, bytes. */
 export function rssBytes(pid: number): number {
   return statusKiB(pid, 'VmRSS') * 1024;
@@ -256,11 +267,17 @@ export function readBlocked(pid: number): BlockedReading {
  * (blocked in a system call that sleeps — a read from the disk, an `fsync` — or idle), µs, and KiB the disk read
  * and the process dirtied.
  */
-export function blockedPerOp(
-  before: BlockedReading,
-  after: BlockedReading,
-  ops: number,
-): { main_cpu_us: number; blocked_us: number; disk_read_kib: number; dirtied_kib: number } {
+/**
+ * Per operation: the event loop on a CPU and blocked, µs, KiB the disk read for the process and KiB it dirtied.
+ */
+export interface BlockedColumns {
+  main_cpu_us: number;
+  blocked_us: number;
+  disk_read_kib: number;
+  dirtied_kib: number;
+}
+
+export function blockedPerOp(before: BlockedReading, after: BlockedReading, ops: number): BlockedColumns {
   const n = Math.max(1, ops);
   const wallNs = (after.atMs - before.atMs) * 1e6;
   const onCpuNs = after.onCpuNs - before.onCpuNs;

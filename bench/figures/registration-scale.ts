@@ -7,6 +7,7 @@
  */
 import type { Figure } from '../context.js';
 import type { LoadResult } from '../jobs.js';
+import type { BlockedColumns, ProcessMemory } from '../proc.js';
 
 /**
  * Registrations a second a window is signed for: above the fastest window measured (3,910/s, the 2k node in session
@@ -35,17 +36,6 @@ export const DIDS_PER_INDEX_LEAF = 74;
  */
 export function warmupRegistrations(bigDids: number): number {
   return Math.ceil((5 * bigDids) / DIDS_PER_INDEX_LEAF);
-}
-
-/**
- * Per registration: the event loop on a CPU and blocked, µs, KiB the disk read for the node and KiB it dirtied
- * (bench/proc.ts).
- */
-export interface BlockedColumns {
-  main_cpu_us: number;
-  blocked_us: number;
-  disk_read_kib: number;
-  dirtied_kib: number;
 }
 
 /** One registration window: the load generator's result and the node's blocked time and disk bytes beside it. */
@@ -111,8 +101,8 @@ export function registrationFigures(r: {
   cold: RegistrationPair;
   warm: RegistrationPair;
   warmup: RegistrationWarmup;
-  memCold: { rss_mib: number; peak_rss_mib: number };
-  memWarm: { rss_mib: number; peak_rss_mib: number };
+  memCold: ProcessMemory;
+  memWarm: ProcessMemory;
 }): Figure[] {
   const { cold, warm, warmup: w } = r;
   return [

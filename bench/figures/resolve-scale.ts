@@ -27,7 +27,7 @@ import { BIG_DIDS_FILE, buildBigLedger } from '../bigledger.js';
 import type { BenchContext, Figure } from '../context.js';
 import type { LoadJob, LoadResult } from '../jobs.js';
 import { Pool } from 'undici';
-import { blockedPerOp, readBlocked, round, type BlockedReading } from '../proc.js';
+import { blockedPerOp, memoryOf, readBlocked, round, type BlockedReading, type ProcessMemory } from '../proc.js';
 import { freePort, ServiceProcess } from '../service.js';
 import {
   registrationFigures,
@@ -74,13 +74,6 @@ async function readEveryDid(url: string, didsFile: string, connections: number):
     await pool.close();
   }
   return paths.length;
-}
-
-/** Resident and peak resident memory of a process, MiB (Linux /proc). */
-function memoryOf(pid: number): { rss_mib: number; peak_rss_mib: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-  return { rss_mib: Math.round(kib('VmRSS') / 1024), peak_rss_mib: Math.round(kib('VmHWM') / 1024) };
 }
 
 function didsIn(dataDir: string): number {
@@ -241,8 +234,8 @@ export function resolveFigures(r: {
   warm: ResolveWindows;
   warmed: number;
   warmupS: number;
-  memCold: { rss_mib: number; peak_rss_mib: number };
-  memWarm: { rss_mib: number; peak_rss_mib: number };
+  memCold: ProcessMemory;
+  memWarm: ProcessMemory;
   smallRssMib: number;
 }): Figure[] {
   const mean = (l: LoadResult[]) => round(l.reduce((a, w) => a + w.rate, 0) / l.length, 1);
