@@ -25,7 +25,9 @@ const GAVE_UP = 'verifier thread keeps dying; signatures are verified on the thr
 describe("the verifier thread's deaths in the log", () => {
   it('logs each death at error level with the error it ended on and whether a thread took over', async () => {
     const logs = captureLogs();
-    const t = new VerifierThread(() => new Worker("require('node:worker_threads').parentPort.once('message', () => { throw new Error('verifier broke'); });", { eval: true }));
+    const t = new VerifierThread(
+      () => new Worker("require('node:worker_threads').parentPort.once('message', () => { throw new Error('verifier broke'); });", { eval: true }),
+    );
     t.onThreadExit = verifierDeathLogger(logs.logger);
     try {
       for (let i = 0; i <= MAX_THREAD_DEATHS; i++) assert.equal(await t.verify(kp.publicKey, [text], sig), true, 'the verdict survives the death');
@@ -58,7 +60,16 @@ const threadNames = (pid: number): string[] =>
 describe('a ddn serve process: its verifier thread and its gauge go together', () => {
   const scratch = serveScratch('ddn-verifier-');
   const start = async (roles: string, ports: string[], more: string[] = []): Promise<ServeProcess> => {
-    const p = await serveProcess(['--log-level', 'warn', '--roles', roles, '--data-dir', scratch.tempDir(), ...ports.flatMap((r) => [`--${r}-port`, '0']), ...more]);
+    const p = await serveProcess([
+      '--log-level',
+      'warn',
+      '--roles',
+      roles,
+      '--data-dir',
+      scratch.tempDir(),
+      ...ports.flatMap((r) => [`--${r}-port`, '0']),
+      ...more,
+    ]);
     scratch.children.push(p);
     return p;
   };
@@ -71,9 +82,9 @@ describe('a ddn serve process: its verifier thread and its gauge go together', (
   it('a combined node and a Cache-only process run the thread and expose the gauge; a Directory- or Relay-only process neither', async () => {
     const combined = await start('directory,relay,cache', ['directory', 'relay', 'cache']);
     const directory = await start('directory', ['directory']);
-    const remote = ['--directory-url', directory.direct.directory!, '--allow-private-endpoints'];
+    const remote = ['--directory-url', directory.direct.directory!];
     const cache = await start('cache', ['cache'], remote);
-    const relay = await start('relay', ['relay'], remote);
+    const relay = await start('relay', ['relay'], [...remote, '--allow-private-endpoints']);
 
     for (const p of [combined, cache]) {
       await waitFor('the verifier thread is named', () => Promise.resolve(hasThread(p) || undefined), { everyMs: 50 });

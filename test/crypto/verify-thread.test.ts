@@ -125,14 +125,17 @@ describe('VerifierThread', () => {
   });
 
   it("tells of a thread's death by the error it ended on", async () => {
-    const t = make(() => new Worker("require('node:worker_threads').parentPort.once('message', () => { throw new Error('verifier broke'); });", { eval: true }));
+    const t = make(
+      () => new Worker("require('node:worker_threads').parentPort.once('message', () => { throw new Error('verifier broke'); });", { eval: true }),
+    );
     const told: { err: unknown; restarted: boolean }[] = [];
     t.onThreadExit = (err, restarted) => told.push({ err, restarted });
     assert.equal(await t.verify(kp.publicKey, [text], sig), true);
     assert.equal(told.length, 1);
-    assert.ok(told[0]!.err instanceof Error);
-    assert.equal(told[0]!.err.message, 'verifier broke');
-    assert.equal(told[0]!.restarted, true);
+    const { err, restarted } = told[0]!;
+    assert.ok(err instanceof Error);
+    assert.equal(err.message, 'verifier broke');
+    assert.equal(restarted, true);
   });
 
   it('refuses signatures beyond its bound with 429 rate_limited, and takes them again once verdicts are out', async () => {

@@ -100,7 +100,10 @@ if (PG_URL) {
           assert.ok(Number(ended.at(-1)!.failed_catch_ups) >= 5, 'the failures meanwhile counted, not logged');
         }
         const begun = logs.withMsg(REPLICA_FULL_MSG);
-        assert.ok(begun.every((l) => l.level === 40 && (l.err as { code?: string }).code === 'SQLITE_FULL'), JSON.stringify(begun));
+        assert.ok(
+          begun.every((l) => l.level === 40 && (l.err as { code?: string }).code === 'SQLITE_FULL'),
+          JSON.stringify(begun),
+        );
         for (const msg of ['ledger catch-up failed', 'ledger admission failed', 'block production failed']) assert.deepEqual(logs.withMsg(msg), [], msg);
         assert.deepEqual(b.ledger.headRef(), a.ledger.headRef());
       } finally {
