@@ -92,11 +92,13 @@ if (PG_URL) {
             await new Promise((r) => setTimeout(r, 60));
           }
           assert.equal(logs.withMsg(REPLICA_FULL_MSG).length, episode, 'one line when the state begins');
+          assert.equal(b.sync.replicaOutOfStorage, true, 'the state (ddn_ledger_replica_storage_full)');
           assert.equal(logs.withMsg(REPLICA_ROOM_MSG).length, episode - 1);
           makeRoom(b);
           await b.sync.refresh();
           const ended = logs.withMsg(REPLICA_ROOM_MSG);
           assert.equal(ended.length, episode, 'one line when it ends');
+          assert.equal(b.sync.replicaOutOfStorage, false);
           assert.ok(Number(ended.at(-1)!.failed_catch_ups) >= 5, 'the failures meanwhile counted, not logged');
         }
         const begun = logs.withMsg(REPLICA_FULL_MSG);

@@ -240,6 +240,11 @@ export class PgLedgerSync implements PoolCoordinator {
     return sync;
   }
 
+  /** True from a catch-up that failed for want of storage in this process's replica until one succeeds (metrics). */
+  get replicaOutOfStorage(): boolean {
+    return this.replica.isFull;
+  }
+
   /** True while this process produces the blocks. */
   get isLeader(): boolean {
     return this.leader;
