@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/registration-scale-cpu.ts --small DIR --big DIR [--count 3000] [--warmup 1000] [--per-block 300]
- * [--group 16] [--rounds 3] [--settings default,cache=256,mmap=2048] [--other TREE [--other-big DIR]]`
+ * [--group 16] [--rounds 3] [--settings default,cache=256,mmap=2048,thread] [--fresh-big] [--other TREE [--other-big DIR]]`
  *
  * A registration's CPU in the embedded ledger as the Directory grows (issue 39 item 3): in one process, no HTTP, the
  * admission and the block of fresh signed `register_with_proof_v2` (as `POST /register-did` submits them) on copies
@@ -12,9 +12,11 @@
  *
  * Each measurement is a child process on one ledger with one setting of the ledger connection: `default` (what
  * the tree opens the ledger with: its `LedgerFile` when it has one), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
- * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `warm` (the three indexes a registration inserts
+ * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `thread` (the checkpoints on their own thread
+ * whatever the file's size, as `LedgerFile` runs them from 256 MiB), `warm` (the three indexes a registration inserts
  * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
- * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child). Beside the CPU the child reports what it read and wrote through the OS per registration
+ * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child, unless
+ * `--fresh-big` copies it afresh too: for a ledger that must stay on its side of a size). Beside the CPU the child reports what it read and wrote through the OS per registration
  * (`/proc/self/io`: SQLite reads a page not in its cache with one `pread`), the page faults and its RSS.
  * With `--other TREE` each setting also runs on that tree's sources, for before/after pairs; `--other-big DIR` gives
  * that tree a copy of the big ledger of its own (needed when the two trees' migrations differ: the first child of
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     settings: { type: 'string', default: 'default' },
     other: { type: 'string' },
     'other-big': { type: 'string' },
+    'fresh-big': { type: 'boolean', default: false },
     child: { type: 'string' },
     ledger: { type: 'string' },
     setting: { type: 'string' },
@@ -64,6 +67,8 @@ const { values } = parseArgs({
 });
 
 interface Result {
+  /** Whether the ledger's checkpoints ran on their own thread (`LedgerFile`; false without one). */
+  checkpointer_thread: boolean;
   /** Wall time per registration: the CPU plus what the thread waited for (a checkpoint's fsync). */
   wall_us: number;
   /**
@@ -113,7 +118,7 @@ function procIo(): { syscr: number; rchar: number; syscw: number; wchar: number 
 /** Applies one `--settings` item to an open ledger database. */
 function applySetting(db: { pragma(s: string): unknown }, setting: string): void {
   for (const part of setting.split('+')) {
-    if (part === 'default') continue;
+    if (part === 'default' || part === 'thread') continue;
     if (part === 'warm') {
       // what a node that has run a while holds in its cache: the indexes a registration inserts into at random
       const q = (sql: string) => (db as unknown as { prepare(s: string): { get(): unknown } }).prepare(sql).get();
@@ -169,7 +174,8 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
     ? await (async () => {
         const { LedgerFile } = await imp<typeof M_ledger_file>('src/store/sqlite/ledger-file.ts');
         const { defaultLedgerCacheBytes } = await imp<typeof M_ledger_cache_size>('src/store/ledger-cache-size.ts');
-        return LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()));
+        const thread = setting.split('+').includes('thread');
+        return thread ? LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()), 0) : LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()));
       })()
     : undefined;
   const db = file?.db ?? openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
@@ -234,6 +240,7 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   const r1 = process.resourceUsage();
   const io1 = procIo();
   const r: Result = {
+    checkpointer_thread: file?.checkpointerThread ?? false,
     wall_us: Math.round(wallNs / 1000 / count),
     blocked_us: Math.round((wallNs - (s1.run - s0.run) - (s1.wait - s0.wait)) / 1000 / count),
     main_us: Math.round((mainMs * 1000) / count),
@@ -281,7 +288,11 @@ function main(): void {
         cpSync(values.small, copy, { recursive: true });
         const small = side(tree.root, copy, setting);
         rmSync(copy, { recursive: true, force: true });
-        const big = side(tree.root, tree.name === 'other' && values['other-big'] !== undefined ? values['other-big'] : values.big, setting);
+        const bigDir = tree.name === 'other' && values['other-big'] !== undefined ? values['other-big'] : values.big;
+        const bigCopy = values['fresh-big'] === true ? mkdtempSync(join(tmpdir(), 'ddn-reg-big-')) : undefined;
+        if (bigCopy !== undefined) cpSync(bigDir, bigCopy, { recursive: true });
+        const big = side(tree.root, bigCopy ?? bigDir, setting);
+        if (bigCopy !== undefined) rmSync(bigCopy, { recursive: true, force: true });
         const key = `${tree.name} ${setting}`;
         const ratio = Math.round((big.main_us / small.main_us) * 100) / 100;
         ratios.set(key, [...(ratios.get(key) ?? []), ratio]);

@@ -12,7 +12,6 @@ import { registerCacheRoutes } from '../cache/routes.js';
 import { CacheService } from '../cache/service.js';
 import { MAX_RESPONSE_ENVELOPE_BYTES, type CacheSettings } from '../cache/settings.js';
 import { CacheSweeper, DEFAULT_SWEEP_INTERVAL_MS } from '../cache/sweeper.js';
-import { startVerifierThread, verifierPending } from '../crypto/verify-thread.js';
 import type { HttpServer } from '../http/server.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { Profile } from '../protocol/profile.js';
@@ -25,6 +24,7 @@ import type { DirectoryAccess } from './directory-access.js';
 import type { NodeMetrics } from './metrics.js';
 import { runs, type NodeContext } from './node-context.js';
 import type { NodeUrls } from './public-urls.js';
+import { startNodeVerifier, watchVerifier } from './verifier-thread.js';
 
 /** The Cache file inside the data directory. */
 export const CACHE_DB_FILE = 'cache.sqlite';
@@ -83,7 +83,7 @@ function watchCache(m: NodeMetrics, store: MailboxStore, budgetBytes: number | n
   });
   m.gauge('ddn_cache_storage_budget_bytes', 'The storage budget (--cache-storage-budget-bytes); 0: none', (g) => g.set(budgetBytes ?? 0));
   if (store instanceof SqliteMailboxStore) m.writerQueue('mailbox', () => store.writeQueue);
-  m.gauge('ddn_verifier_pending_signatures', "Signatures waiting for a verdict on the verifier thread (the Cache's proofs)", (g) => g.set(verifierPending()));
+  watchVerifier(m);
 }
 
 /** Opens the Cache's database and wires its parts. */
@@ -139,11 +139,7 @@ export function createCacheRole(o: CacheRoleOptions): CacheRole {
     },
     start() {
       // proofs are verified on this thread; started now, so its memory is part of the idle Cache
-      startVerifierThread((onPool) =>
-        logger?.error(
-          onPool ? 'the verifier thread keeps dying; signatures are verified on the thread pool from now on' : 'the verifier thread died; a new one takes over',
-        ),
-      );
+      startNodeVerifier(logger);
       sweeper.start();
     },
     stop: () => sweeper.stop(),

@@ -308,6 +308,13 @@ export class NodeMetrics {
     };
   }
 
+  /** A shared ledger's (PostgreSQL) replica out of storage: 1 while its catch-ups fail for want of it. */
+  watchReplicaStorage(sync: { readonly replicaOutOfStorage: boolean }): void {
+    this.gauge('ddn_ledger_replica_storage_full', "Whether this process's ledger replica is out of storage (1: catch-ups fail, admissions answered 507)", (g) =>
+      g.set(sync.replicaOutOfStorage ? 1 : 0),
+    );
+  }
+
   /**
    * A shared ledger's admission lock (PostgreSQL): per kind of work (`admission` batches, `block` production),
    * the transactions that took it, the seconds they waited for it, their seconds from asking to commit, and the

@@ -69,7 +69,10 @@ export async function openLedger(ctx: NodeContext, dataDir: NodeDataDir, storage
     const unwatch = metrics.watchLedger(backend.ledger);
     ctx.lifecycle.add({ name: 'ledger metrics', stop: unwatch });
   }
-  if (backend.sync !== undefined) metrics.watchLedgerLock(backend.sync);
+  if (backend.sync !== undefined) {
+    metrics.watchLedgerLock(backend.sync);
+    metrics.watchReplicaStorage(backend.sync);
+  }
   if (backend.chain !== undefined) metrics.watchChain(backend.chain);
   return backend;
 }

@@ -23,6 +23,9 @@ export const DEATH_WINDOW_MS = 60_000;
 /** Signatures waiting for a verdict (queued, on the thread or on the pool) beyond which new ones are refused. */
 export const MAX_PENDING_SIGNATURES = 10_000;
 
+/** Hears of a verifier thread's death: why it ended, and whether a new thread takes the next batch. */
+export type VerifierDeathListener = (err: unknown, restarted: boolean) => void;
+
 interface Waiting extends VerifyItem {
   resolve(ok: boolean): void;
 }
@@ -64,8 +67,11 @@ export class VerifierThread {
     return this.onPool;
   }
 
-  /** Told when a thread dies: `onPool` when verifications stay on the pool from now on. */
-  onThreadExit: ((onPool: boolean) => void) | undefined;
+  /**
+   * Told when a thread dies, as a SQLite writer tells of its thread's death: why (the thread's error, else its exit
+   * code), and whether a new thread takes over (false: verifications stay on the pool from now on).
+   */
+  onThreadExit: VerifierDeathListener | undefined;
 
   /** Starts the thread now rather than on the first batch (its memory is then part of the idle process). */
   warm(): void {
@@ -125,9 +131,12 @@ export class VerifierThread {
     const worker = this.start();
     this.startedNow++;
     worker.on('message', (m: VerifyBatchReply) => this.onReply(worker, m));
-    // the thread's end is what counts; its error is not the verdict of any signature
-    worker.on('error', () => undefined);
-    worker.once('exit', () => this.onExit(worker));
+    // the thread's end is what counts; its error is not the verdict of any signature, only the reason it ended
+    let cause: unknown;
+    worker.on('error', (err) => {
+      cause = err;
+    });
+    worker.once('exit', (code) => this.onExit(worker, cause ?? new Error(`the verifier thread exited with code ${code}`)));
     // an idle thread never keeps the process alive; a batch in flight does (after the listeners: adding a
     // 'message' listener refs the thread again)
     worker.unref();
@@ -144,11 +153,11 @@ export class VerifierThread {
     for (let i = 0; i < batch.length; i++) batch[i].resolve(verdicts[i] === 1);
   }
 
-  private onExit(worker: Worker): void {
+  private onExit(worker: Worker, cause: unknown): void {
     if (this.worker !== worker) return;
     this.worker = null;
     if (!this.deaths.record(Date.now())) this.onPool = true;
-    this.onThreadExit?.(this.onPool);
+    this.onThreadExit?.(cause, !this.onPool);
     this.handToPool();
   }
 
@@ -167,7 +176,7 @@ function verifyOnPool(items: readonly Waiting[]): void {
 const shared = new VerifierThread();
 
 /** Starts the process's verifier thread; `onThreadExit` hears of its deaths. */
-export function startVerifierThread(onThreadExit?: (onPool: boolean) => void): void {
+export function startVerifierThread(onThreadExit?: VerifierDeathListener): void {
   shared.onThreadExit = onThreadExit;
   shared.warm();
 }

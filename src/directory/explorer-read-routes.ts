@@ -20,7 +20,7 @@ export function explorerReadRoutes(service: DirectoryService): Route[] {
       query: OverviewQuerySchema,
       answers: { 200: OverviewSchema },
       errors: ['invalid_request'],
-      handle: async ({ query }) => json(200, await overview.overview(query)),
+      handle: ({ query }) => json(200, overview.overview(query)),
     }),
     read({
       url: '/search',

@@ -17,7 +17,7 @@ import { TxPool } from './pool.js';
 import { BlockProduction } from './production.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import { StateAt } from './state-at.js';
-import type { FeedEntry, FeedSummary, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
+import type { FeedEntry, FeedSummary, FeedTally, LedgerStore, StoredBlock, SubjectHistoryQuery, TxMeta, TxRecord } from './store.js';
 import { entryFromStored } from './stored-entry.js';
 import {
   MAX_EXTRINSICS_PER_BLOCK,
@@ -252,6 +252,16 @@ export class Ledger {
   /** {@link finalizedFeed} as summaries, without the transactions' bytes (a tally of the whole feed). */
   finalizedFeedSummary(afterSeq: number, limit: number): FeedSummary[] {
     return this.store.feedSummaryAfter(afterSeq, this.head.finalizedRef.number, limit);
+  }
+
+  /** The tally of the finalized feed: what `GET /overview` counts (one read, kept as blocks commit). */
+  finalizedFeedTally(): FeedTally {
+    return this.store.feedTally(this.head.finalizedRef.number);
+  }
+
+  /** The newest `limit` transactions of the finalized feed, newest first, as summaries. */
+  finalizedLatestFeed(limit: number): FeedSummary[] {
+    return this.store.feedLatestSummaries(this.head.finalizedRef.number, limit);
   }
 
   /** How many transactions block `number` holds. */

@@ -27,6 +27,8 @@ export type LedgerReads = Pick<
   | 'finalizedFeed'
   | 'finalizedFeedSummary'
   | 'finalizedFeedSeq'
+  | 'finalizedFeedTally'
+  | 'finalizedLatestFeed'
   | 'blockTxCount'
   | 'onBlock'
 >;

@@ -95,6 +95,18 @@ export interface FeedSummaryTx {
   subject: string;
 }
 
+/**
+ * What the feed holds through a block (`GET /overview`'s counts): DIDs registered less those deleted, deletions,
+ * personas and applications registered (included transactions; a persona once), and every transaction.
+ */
+export interface FeedTally {
+  dids: number;
+  deletedDids: number;
+  personas: number;
+  applications: number;
+  operations: number;
+}
+
 export interface LedgerStore {
   /** Stored genesis hash, if the chain was initialised before. */
   genesisHash(): Uint8Array | undefined;
@@ -131,6 +143,10 @@ export interface LedgerStore {
   feedSummaryAfter(afterSeq: number, maxBlock: number, limit: number): FeedSummary[];
   /** The seq of the last feed entry of blocks at or below `maxBlock` (0: none). */
   feedLastSeq(maxBlock: number): number;
+  /** The tally of the feed's entries of blocks at or below `maxBlock`, kept as blocks commit (one read). */
+  feedTally(maxBlock: number): FeedTally;
+  /** The newest `limit` feed entries with a transaction of blocks at or below `maxBlock`, newest first. */
+  feedLatestSummaries(maxBlock: number, limit: number): FeedSummary[];
   /** How many transactions block `number` holds (its feed entries with a transaction). */
   blockTxCount(number: number): number;
   close(): void;

@@ -30,7 +30,7 @@ describe('ddn migrate', () => {
       event: 'migrated',
       database: 'sqlite',
       location: dir,
-      applied: ['ledger@6', 'ledger_history@1', 'ledger-feed@1', 'directory@1', 'cache@6', 'events@1'],
+      applied: ['ledger@6', 'ledger_history@1', 'ledger-feed@2', 'directory@1', 'cache@6', 'events@1'],
     });
     assert.ok(existsSync(join(dir, 'ledger.sqlite')) && existsSync(join(dir, 'cache.sqlite')));
     assert.equal(existsSync(join(dir, 'relay.sqlite')), false, 'no store of a role not asked for');
@@ -46,6 +46,7 @@ describe('ddn migrate', () => {
       { namespace: 'ledger', version: 5 },
       { namespace: 'ledger', version: 6 },
       { namespace: 'ledger-feed', version: 1 },
+      { namespace: 'ledger-feed', version: 2 },
       { namespace: 'ledger_history', version: 1 },
     ]);
     const again = await ddn(['migrate', '--data-dir', dir, '--roles', 'directory,cache']);

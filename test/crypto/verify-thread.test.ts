@@ -108,14 +108,34 @@ describe('VerifierThread', () => {
   it('stays on the pool once threads keep dying', async () => {
     const t = make(() => new Worker('process.exit(1)', { eval: true }));
     const exits: boolean[] = [];
-    t.onThreadExit = (onPool) => exits.push(onPool);
+    const causes: unknown[] = [];
+    t.onThreadExit = (err, restarted) => {
+      exits.push(restarted);
+      causes.push(err);
+    };
     for (let i = 0; i <= MAX_THREAD_DEATHS; i++) assert.equal(await t.verify(kp.publicKey, [text], sig), true);
     assert.equal(t.fellBackToPool, true);
-    assert.deepEqual(exits, [...Array<boolean>(MAX_THREAD_DEATHS).fill(false), true]);
+    assert.deepEqual(exits, [...Array<boolean>(MAX_THREAD_DEATHS).fill(true), false]);
+    // a thread that exits without an error is told of by its exit code
+    for (const c of causes) assert.match(String((c as Error).message), /exited with code 1/);
     const started = t.started;
     assert.equal(started, MAX_THREAD_DEATHS + 1);
     assert.deepEqual(await Promise.all(cases().map((c) => t.verify(c.publicKey, c.texts, c.signature))), expected);
     assert.equal(t.started, started);
+  });
+
+  it("tells of a thread's death by the error it ended on", async () => {
+    const t = make(
+      () => new Worker("require('node:worker_threads').parentPort.once('message', () => { throw new Error('verifier broke'); });", { eval: true }),
+    );
+    const told: { err: unknown; restarted: boolean }[] = [];
+    t.onThreadExit = (err, restarted) => told.push({ err, restarted });
+    assert.equal(await t.verify(kp.publicKey, [text], sig), true);
+    assert.equal(told.length, 1);
+    const { err, restarted } = told[0]!;
+    assert.ok(err instanceof Error);
+    assert.equal(err.message, 'verifier broke');
+    assert.equal(restarted, true);
   });
 
   it('refuses signatures beyond its bound with 429 rate_limited, and takes them again once verdicts are out', async () => {

@@ -102,9 +102,12 @@ test('a ledger from before the feed gets its feed numbered from its blocks, with
   const p = primary();
   try {
     const before = p.ledger.finalizedFeed(0, 1000);
-    // as a database written before the feed existed: no feed rows, no migration recorded
+    const tally = p.ledger.finalizedFeedTally();
+    // as a database written before the feed existed: no feed rows nor tally, no migration recorded
     const db = (p as unknown as { db: SqliteDb }).db;
-    db.exec("DROP TABLE ledger_feed; DELETE FROM schema_migrations WHERE namespace = 'ledger-feed'");
+    db.exec(
+      "DROP TABLE ledger_feed; DROP TABLE ledger_feed_tally; DROP TABLE ledger_feed_personas; DELETE FROM schema_migrations WHERE namespace = 'ledger-feed'",
+    );
     const reopened = p.reopen();
     const after = reopened.finalizedFeed(0, 1000);
     assert.deepEqual(
@@ -117,6 +120,7 @@ test('a ledger from before the feed gets its feed numbered from its blocks, with
     );
     assert.ok(after.some((e) => e.tx?.bytes !== undefined));
     assert.equal(reopened.finalizedFeedSeq(), 4);
+    assert.deepEqual(reopened.finalizedFeedTally(), tally, 'the tally computed from the numbered feed');
   } finally {
     p.close();
   }

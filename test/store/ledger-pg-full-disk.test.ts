@@ -4,13 +4,16 @@
  * head nor the database's rows —, an admission through it is refused as a storage failure (507), the other
  * processes go on, and once there is room again, or at its next start, it catches up with every block. The full
  * disk is the replica's page limit (`PRAGMA max_page_count`), which SQLite reports as on a real one
- * (`SQLITE_FULL`). Registers only when DDN_TEST_PG_URL is set.
+ * (`SQLITE_FULL`). That state is logged once when it begins and once when it ends, not at each read, poll or
+ * admission that fails on it. Registers only when DDN_TEST_PG_URL is set.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DdnError } from '../../src/base/errors.js';
 import { isStorageFailure } from '../../src/base/storage-errors.js';
 import { didOf, metaOf, registerCall, seedKey } from '../ledger/harness.js';
+import { REPLICA_FULL_MSG, REPLICA_ROOM_MSG } from '../../src/store/postgres/replica-storage.js';
+import { captureLogs } from '../support/log-capture.js';
 import { pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 
@@ -64,6 +67,47 @@ if (PG_URL) {
         await b.close();
         b = await d.start(1, false); // a new connection: no page limit, as a disk with room again
         assert.deepEqual(b.ledger.headRef(), a.ledger.headRef(), 'caught up at its next start');
+      } finally {
+        await a.close();
+        await b.close();
+        await d.drop();
+      }
+    });
+
+    it('logs the full replica once when it begins and once when it ends, not at each read, poll or admission', async () => {
+      const d = await pgLedgerDeployment();
+      const logs = captureLogs('debug');
+      const a = await d.start(0, false);
+      const b = await d.start(1, false, logs.logger);
+      try {
+        await block(a, 2000);
+        await b.sync.refresh();
+        for (let episode = 1; episode <= 2; episode++) {
+          fill(b);
+          for (let k = 0; k < 2; k++) await block(a, 2100 + episode * 100 + k * 20);
+          // reads that ask for a catch-up, admissions, and the poll's catch-ups (every 50 ms here) all fail on it
+          for (let i = 0; i < 5; i++) {
+            await b.sync.freshPool();
+            await assert.rejects(admit(b, 2500 + episode * 10 + i), (e: unknown) => e instanceof DdnError && e.code === 'insufficient_storage');
+            await new Promise((r) => setTimeout(r, 60));
+          }
+          assert.equal(logs.withMsg(REPLICA_FULL_MSG).length, episode, 'one line when the state begins');
+          assert.equal(b.sync.replicaOutOfStorage, true, 'the state (ddn_ledger_replica_storage_full)');
+          assert.equal(logs.withMsg(REPLICA_ROOM_MSG).length, episode - 1);
+          makeRoom(b);
+          await b.sync.refresh();
+          const ended = logs.withMsg(REPLICA_ROOM_MSG);
+          assert.equal(ended.length, episode, 'one line when it ends');
+          assert.equal(b.sync.replicaOutOfStorage, false);
+          assert.ok(Number(ended.at(-1)!.failed_catch_ups) >= 5, 'the failures meanwhile counted, not logged');
+        }
+        const begun = logs.withMsg(REPLICA_FULL_MSG);
+        assert.ok(
+          begun.every((l) => l.level === 40 && (l.err as { code?: string }).code === 'SQLITE_FULL'),
+          JSON.stringify(begun),
+        );
+        for (const msg of ['ledger catch-up failed', 'ledger admission failed', 'block production failed']) assert.deepEqual(logs.withMsg(msg), [], msg);
+        assert.deepEqual(b.ledger.headRef(), a.ledger.headRef());
       } finally {
         await a.close();
         await b.close();

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { ManualClock } from '../../src/base/clock.js';
 import { blockHash, genesisHeader } from '../../src/ledger/block.js';
 import { Ledger } from '../../src/ledger/chain.js';
@@ -50,9 +50,10 @@ export async function pgLedgerDeployment(
   const profile = opts.profile ?? PLATFORM;
   const genesis = genesisConfig({ profile: profile.p });
   const header = genesisHeader(genesis);
-  const logger = pino({ level: 'silent' });
+  const silent = pino({ level: 'silent' });
 
-  async function start(i: number, produce = true): Promise<PgLedgerProcess> {
+  /** `logger`: where this process's sync logs (default: nowhere). */
+  async function start(i: number, produce = true, logger: Logger = silent): Promise<PgLedgerProcess> {
     const pool = await openPgPool({ url: pg.url, schema: pg.schema, max: 4 });
     assert.ok(await preparePgLedger(pool, { header, hash: blockHash(header) }), 'same genesis');
     const db: SqliteDb = openSqlite(join(dir, `replica-${i}.sqlite`), LEDGER_MIGRATIONS, 'ledger');

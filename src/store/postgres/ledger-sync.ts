@@ -33,6 +33,7 @@ import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import { insufficientStorage, isStorageFailure } from '../../base/storage-errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
+import { ReplicaStorage } from './replica-storage.js';
 import type { Admission, AdmissionBatch, PoolCoordinator } from '../../ledger/admission-batch.js';
 import type { Ledger } from '../../ledger/chain.js';
 import type { BuiltBlock } from '../../ledger/types.js';
@@ -216,6 +217,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private readonly storedAfterOthers = new Map<string, AdmissionBatch>();
   /** Batches checked on this process's own view, by what became of them (metrics). */
   private readonly viewBatches: Record<ViewAdmission['outcome'], number> = { stored: 0, stale: 0, conflict: 0, full: 0 };
+  /** Whether this process's replica is out of storage, as its catch-ups find it (logged once per state). */
+  private readonly replica: ReplicaStorage;
   private readonly locks: LockUses = {
     admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
     block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
@@ -224,6 +227,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private constructor(private readonly o: PgLedgerSyncOptions) {
     this.channel = `ddn_ledger_${o.schema}`;
     this.pollMs = o.pollMs ?? 500;
+    this.replica = new ReplicaStorage(o.logger);
   }
 
   /** Catches the ledger up, hands it its pool admission, and starts following (and competing to lead). */
@@ -234,6 +238,11 @@ export class PgLedgerSync implements PoolCoordinator {
     await sync.ensureSession().catch((err: unknown) => o.logger?.warn({ err }, 'ledger session connection failed; retrying'));
     sync.schedule(0);
     return sync;
+  }
+
+  /** True from a catch-up that failed for want of storage in this process's replica until one succeeds (metrics). */
+  get replicaOutOfStorage(): boolean {
+    return this.replica.isFull;
   }
 
   /** True while this process produces the blocks. */
@@ -346,8 +355,13 @@ export class PgLedgerSync implements PoolCoordinator {
         this.readsCatchUp = undefined;
         if (!this.closed && this.poolBehind()) await this.catchUpWithPool();
       })
-      .catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
+      .catch((err: unknown) => this.catchUpFailed(err));
     return this.readsCatchUp;
+  }
+
+  /** A failed catch-up: logged, unless it is the replica out of storage (logged when that state begins). */
+  private catchUpFailed(err: unknown): void {
+    if (!this.replica.failed(err, Date.now())) this.o.logger?.warn({ err }, 'ledger catch-up failed');
   }
 
   /** A catch-up outside the lock; false (logged) when it failed. */
@@ -355,7 +369,7 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.catchUpWithPool().then(
       () => true,
       (err: unknown) => {
-        this.o.logger?.warn({ err }, 'ledger catch-up failed');
+        this.catchUpFailed(err);
         return false;
       },
     );
@@ -395,7 +409,8 @@ export class PgLedgerSync implements PoolCoordinator {
    * pool, under the lock).
    */
   private fail(batch: readonly WaitingAdmission[], err: unknown, refused: readonly Outcome[] = []): void {
-    this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
+    // a replica out of storage is logged when that state begins, not at each admission
+    if (!this.replica.failed(err, Date.now())) this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
     const unavailable = isStorageFailure(err) ? insufficientStorage() : new DdnError('ledger_unavailable', 'the ledger database is unavailable');
     batch.forEach((w, i) => {
       const o = refused[i];
@@ -534,6 +549,7 @@ export class PgLedgerSync implements PoolCoordinator {
       this.lastPendingSeq = rows.lastSeq;
       this.lastCatchUpMs = Date.now();
       if (blocks) {
+        this.replica.caughtUp(this.lastCatchUpMs);
         this.caughtUpListening = listening;
         this.heardPending = Math.max(this.heardPending, announced);
       }
@@ -579,7 +595,7 @@ export class PgLedgerSync implements PoolCoordinator {
       this.queue
         .run(() => this.produceBlock())
         .catch((err: unknown) => {
-          if (!this.closed) this.o.logger?.warn({ err }, 'block production failed');
+          if (!this.closed && !this.replica.failed(err, Date.now())) this.o.logger?.warn({ err }, 'block production failed');
         })
         .finally(() => {
           this.blockTimer = undefined;
@@ -605,7 +621,7 @@ export class PgLedgerSync implements PoolCoordinator {
         this.catchUpForced = false;
         if (!this.closed && needed) await this.catchUpWithPool();
       })
-      .catch((err: unknown) => this.o.logger?.warn({ err }, 'ledger catch-up failed'));
+      .catch((err: unknown) => this.catchUpFailed(err));
   }
 
   /**

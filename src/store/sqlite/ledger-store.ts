@@ -2,7 +2,7 @@
 import { asBuffer } from '../../base/bytes.js';
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
-import type { FeedEntry, FeedSummary, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
+import type { FeedEntry, FeedSummary, FeedTally, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
 import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { SqliteLedgerFeed } from './ledger-feed.js';
@@ -526,6 +526,14 @@ export class SqliteLedgerStore implements LedgerStore {
 
   feedLastSeq(maxBlock: number): number {
     return this.feed.lastSeq(maxBlock);
+  }
+
+  feedTally(maxBlock: number): FeedTally {
+    return this.feed.tallyAt(maxBlock);
+  }
+
+  feedLatestSummaries(maxBlock: number, limit: number): FeedSummary[] {
+    return this.feed.latestSummaries(maxBlock, limit);
   }
 
   blockTxCount(number: number): number {
