@@ -68,7 +68,6 @@ serveWriterThread<MailboxWriteOp>({
   data,
   runner: mailboxOpRunner(writes),
   bytesOf: mailboxOpBytes,
-  walSync: true,
   // a large envelope's pages must not fill the page cache (and the process's memory): a small cache spills them
   // to the WAL as they are written; the index pages are read back on demand afterwards
   beforeBatch: (bytes) => {

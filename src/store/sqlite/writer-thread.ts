@@ -33,11 +33,6 @@ export interface WriterThreadSpec<Op extends WriteOp> {
   info?(): Record<string, number | boolean>;
   /** After the last commit, before the connection closes. */
   beforeClose?(): Promise<void>;
-  /**
-   * Sync the WAL off this thread after each commit instead of inside it (`GroupCommitOptions.walSyncPath`), for a
-   * connection opened with `synchronous = FULL`: the next batch runs while the last one's fsync is in progress.
-   */
-  walSync?: boolean;
 }
 
 /** Serves the owner's batches on this worker thread until it asks to close. */
@@ -52,7 +47,6 @@ export function serveWriterThread<Op extends WriteOp>(spec: WriterThreadSpec<Op>
     maxQueuedBytes: Number.MAX_SAFE_INTEGER,
     ...(data.maxBatchOps === undefined ? {} : { maxBatchOps: data.maxBatchOps }),
     ...(data.maxBatchBytes === undefined ? {} : { maxBatchBytes: data.maxBatchBytes }),
-    ...(spec.walSync === true ? { walSyncPath: `${data.path}-wal` } : {}),
     onBatchError: (err) => post({ type: 'batch_error', error: toWireError(err) }),
   });
 
