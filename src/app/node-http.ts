@@ -53,6 +53,8 @@ export interface ServersDeps {
   storage: StorageGuard;
   health: HealthSource;
   readyChecks: readonly ReadinessCheck[];
+  /** Why `/ready/writes` fails now, or null (`writesRefusal` in readiness.ts). */
+  writesRefusal: () => string | null;
   ready: ReadyFlag;
   directory: { service: DirectoryService; ledger: Ledger; genesis: GenesisConfig } | undefined;
   cache: CacheRole | undefined;
@@ -77,7 +79,7 @@ export function openServers(ctx: NodeContext, deps: ServersDeps): NodeServers {
     ...(rate === undefined ? {} : { rateLimits: rate.limits }),
     health: deps.health,
     readyChecks: deps.readyChecks,
-    writesCheck: writesCheck(() => deps.storage.isDegraded),
+    writesCheck: writesCheck(deps.writesRefusal),
     isReady: deps.ready.isReady,
     metricsAccess,
     register: {

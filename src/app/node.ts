@@ -22,6 +22,7 @@ import { identityRegistration, type IdentityRegistration } from './identity-regi
 import type { NodeMetrics } from './metrics.js';
 import { nodeContext, type NodeContext, type NodeOverrides } from './node-context.js';
 import { healthSource, readyChecks, ReadyFlag } from './node-health.js';
+import { writesRefusal } from './readiness.js';
 import { NodeListeners, openNodeRateLimits, openServers } from './node-http.js';
 import { openDataDir, openDirectoryService, openLedger, openStorageGuard, type NodeDataDir } from './node-ledger.js';
 import { NodeUrls } from './public-urls.js';
@@ -125,6 +126,7 @@ async function assemble(ctx: NodeContext): Promise<BuiltNode> {
     storage,
     health: healthSource(ctx, { keys: dataDir.keys, backend, storage, access, events, ready }),
     readyChecks: readyChecks(ctx, { backend, access, pgPools: [backend.pgPool, cache?.pgPool, relay?.pgPool] }),
+    writesRefusal: writesRefusal(storage, backend.sync),
     ready,
     directory: directoryService === undefined ? undefined : { service: directoryService, ledger, genesis: dataDir.keys.genesis },
     cache: cache?.role,

@@ -2,7 +2,8 @@
  * `GET /ready` on every role, for load balancers and orchestrators: 200 while every dependency of this process
  * answers (the Directory a Relay- or Cache-only process asks, the database, a writable data directory), else 503
  * `service_unavailable` naming each failing dependency and why. `GET /ready/writes` adds one check: the node takes
- * new data (not degraded by a full disk, when writes are answered 507 but reads go on) — for a load balancer that
+ * new data (not degraded by a full disk, when writes are answered 507 but reads go on; on a PostgreSQL Directory,
+ * its ledger replica not out of storage, when admissions are answered 507) — for a load balancer that
  * sends writes only to nodes that take them while `/ready` keeps a degraded node serving reads
  * (docs/operations.md, "Health and readiness"). Also the probe of a remote Directory that `/health` reports on.
  */
@@ -48,10 +49,20 @@ export function storageCheck(dataDir: string): ReadinessCheck {
 }
 
 /** The `writes` check of `/ready/writes`: failing while the node refuses new data for lack of storage. */
-export function writesCheck(isDegraded: () => boolean): ReadinessCheck {
-  return {
-    name: 'writes',
-    check: () => Promise.resolve(isDegraded() ? 'refused: the data directory is full, new data is answered 507 insufficient_storage' : null),
+export function writesCheck(refusal: () => string | null): ReadinessCheck {
+  return { name: 'writes', check: () => Promise.resolve(refusal()) };
+}
+
+/**
+ * Why the node refuses new data now, or null: its data directory's disk full (the storage guard degraded), or —
+ * a PostgreSQL Directory — its ledger replica out of storage (a quota or a file-size limit the guard does not
+ * see), so that its catch-ups fail and its admissions are answered 507.
+ */
+export function writesRefusal(storage: { readonly isDegraded: boolean }, replica?: { readonly replicaOutOfStorage: boolean }): () => string | null {
+  return () => {
+    if (storage.isDegraded) return 'refused: the data directory is full, new data is answered 507 insufficient_storage';
+    if (replica?.replicaOutOfStorage === true) return "refused: this process's ledger replica is out of storage, changes are answered 507 insufficient_storage";
+    return null;
   };
 }
 

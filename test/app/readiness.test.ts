@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirectoryProbe, registerReadyRoute, storageCheck, writesCheck, type ReadinessCheck } from '../../src/app/readiness.js';
+import { DirectoryProbe, registerReadyRoute, storageCheck, writesCheck, writesRefusal, type ReadinessCheck } from '../../src/app/readiness.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { getChecked } from '../support/inject-contract.js';
 
@@ -22,7 +22,7 @@ describe('GET /ready', () => {
       s,
       checks,
       () => started,
-      writesCheck(() => false),
+      writesCheck(() => null),
     );
     const ok = await getChecked(s, '/ready');
     assert.equal(ok.statusCode, 200);
@@ -44,18 +44,13 @@ describe('GET /ready', () => {
   });
 
   it('/ready/writes is 503 while the node refuses new data (a full disk), while /ready stays 200 for reads', async () => {
-    let degraded = false;
+    const storage = { isDegraded: false };
     const s = server();
-    registerReadyRoute(
-      s,
-      [{ name: 'storage', check: async () => null }],
-      () => true,
-      writesCheck(() => degraded),
-    );
+    registerReadyRoute(s, [{ name: 'storage', check: async () => null }], () => true, writesCheck(writesRefusal(storage)));
     const ok = await getChecked(s, '/ready/writes');
     assert.equal(ok.statusCode, 200);
     assert.deepEqual(ok.json(), { status: 'ready', checks: { storage: 'ok', writes: 'ok' } });
-    degraded = true;
+    storage.isDegraded = true;
     const refused = await getChecked(s, '/ready/writes');
     assert.equal(refused.statusCode, 503);
     assert.ok(refused.headers['retry-after'] !== undefined);
@@ -63,8 +58,33 @@ describe('GET /ready', () => {
     assert.equal(body.code, 'service_unavailable');
     assert.match(body.details.checks.writes!, /^refused: the data directory is full/);
     assert.equal((await getChecked(s, '/ready')).statusCode, 200, 'reads are still served');
-    degraded = false;
+    storage.isDegraded = false;
     assert.equal((await getChecked(s, '/ready/writes')).statusCode, 200);
+    await s.fastify.close();
+  });
+
+  it("/ready/writes is 503 while a PostgreSQL Directory's ledger replica is out of storage (a quota the disk guard does not see)", async () => {
+    const storage = { isDegraded: false };
+    const replica = { replicaOutOfStorage: false };
+    const s = server();
+    registerReadyRoute(s, [{ name: 'storage', check: async () => null }], () => true, writesCheck(writesRefusal(storage, replica)));
+    assert.equal((await getChecked(s, '/ready/writes')).statusCode, 200);
+    replica.replicaOutOfStorage = true;
+    const refused = await getChecked(s, '/ready/writes');
+    assert.equal(refused.statusCode, 503);
+    const body = refused.json<{ code: string; details: { checks: Record<string, string> } }>();
+    assert.equal(body.code, 'service_unavailable');
+    assert.match(body.details.checks.writes!, /^refused: this process's ledger replica is out of storage/);
+    assert.equal((await getChecked(s, '/ready')).statusCode, 200, 'reads are still served');
+    storage.isDegraded = true;
+    assert.match(
+      (await getChecked(s, '/ready/writes')).json<{ details: { checks: Record<string, string> } }>().details.checks.writes!,
+      /^refused: the data directory is full/,
+      'a full disk named first',
+    );
+    storage.isDegraded = false;
+    replica.replicaOutOfStorage = false;
+    assert.equal((await getChecked(s, '/ready/writes')).statusCode, 200, 'ready again once the replica caught up');
     await s.fastify.close();
   });
 
