@@ -25,7 +25,6 @@ export type LedgerReads = Pick<
   | 'lastFailure'
   | 'subjectHistory'
   | 'finalizedFeed'
-  | 'finalizedFeedSummary'
   | 'finalizedFeedSeq'
   | 'finalizedFeedTally'
   | 'finalizedLatestFeed'
