@@ -122,11 +122,9 @@ export interface RelayStagingStore extends NonceRegistry {
   findResult(messageKey: string, nowMs: number): Promise<StoredResult | null>;
   /** Remembers a delivered unchunked message's result and its recipient DID. */
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void>;
-  /** The live staged chunk holding `messageKey`, or null. */
-  findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null>;
   /**
-   * {@link findResult} and, when there is none and `staged` is asked, {@link findStagedMessage}, in one read (one
-   * round trip on PostgreSQL: every unchunked send asks both).
+   * {@link findResult} and, when there is none and `staged` is asked, the live staged chunk holding `messageKey`, in
+   * one read (one round trip on PostgreSQL: every unchunked send asks both).
    */
   findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse>;
   /**

@@ -71,9 +71,9 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
           (e: unknown) => isCode('chunk_set_conflict')(e) && (e as DdnError).details?.field === 'total_chunks' && (e as DdnError).details?.expected === 2,
         );
         await assert.rejects(s.stage(req('g', 1, { messageKey: 'g-0' })), isCode('message_id_conflict'));
-        assert.deepEqual(await s.findStagedMessage('g-0', T), { recipientDid: R, groupId: 'g', sequence: 0, contentHash: 'hash-g-0' });
-        assert.equal(await s.findStagedMessage('g-0', T + 1000), null, 'a set past retry_until no longer holds its message ids');
-        assert.equal(await s.findStagedMessage('nope', T), null);
+        assert.deepEqual((await s.findPrior('g-0', T, true)).staged, { recipientDid: R, groupId: 'g', sequence: 0, contentHash: 'hash-g-0' });
+        assert.equal((await s.findPrior('g-0', T + 1000, true)).staged, null, 'a set past retry_until no longer holds its message ids');
+        assert.equal((await s.findPrior('nope', T, true)).staged, null);
         const done = await s.stage(req('g', 1));
         assert.deepEqual(done, { replayed: false, received: 2, total: 2, retryUntilMs: T + 1000, complete: true });
         const chunks = await s.loadSet(R, 'g');
@@ -194,7 +194,7 @@ export function stagingContract(name: string, target: () => Promise<StagingTarge
         // at the bound the stalled set gives its room; the one that grew since is kept
         await s.stage(req('new', 0, at(T + idle, { maxBytes: 3 * size })));
         assert.deepEqual(await s.loadSet(R, 'stalled'), []);
-        assert.equal(await s.findStagedMessage('stalled-0', T + idle), null);
+        assert.equal((await s.findPrior('stalled-0', T + idle, true)).staged, null);
         assert.equal((await s.loadSet(R, 'growing')).length, 2);
         assert.deepEqual(await s.usage(), { sets: 2, bytes: 3 * size });
         // without pressure an idle set stays until retry_until

@@ -40,7 +40,6 @@ import {
   type StageRequest,
   type StagedChunk,
   type PriorUse,
-  type StagedMessageRef,
   type StagingUsage,
   type StoredResult,
 } from '../../relay/staging-store.js';
@@ -182,18 +181,6 @@ export class PgRelayStagingStore implements RelayStagingStore {
     const row = r.rows[0];
     if (row === undefined || Number(row.created_at_ms) + RESULT_RETENTION_MS <= nowMs) return null;
     return { contentHash: row.content_hash, recipientDid: row.recipient, result: JSON.parse(row.result) as DeliveryResult };
-  }
-
-  async findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null> {
-    const r = await this.pool.query<{ recipient: string; group_id: string; sequence_number: number; content_hash: string }>(
-      `SELECT c.recipient, c.group_id, c.sequence_number, c.content_hash FROM relay_chunks c
-         JOIN relay_chunk_sets s ON s.recipient = c.recipient AND s.group_id = c.group_id
-        WHERE c.message_key = $1 AND s.retry_until_ms > $2`,
-      [messageKey, nowMs],
-    );
-    const c = r.rows[0];
-    if (c === undefined) return null;
-    return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
   }
 
   findPrior(messageKey: string, nowMs: number, staged: boolean): Promise<PriorUse> {

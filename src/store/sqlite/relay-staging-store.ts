@@ -135,14 +135,6 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     return r === undefined ? null : liveResult(r.content_hash, r.recipient, r.result, r.created_at_ms, nowMs);
   }
 
-  async findStagedMessage(messageKey: string, nowMs: number): Promise<StagedMessageRef | null> {
-    const c = this.q.byKey.get(messageKey);
-    if (c === undefined) return null;
-    const set = this.q.set.get(c.recipient, c.group_id);
-    if (set === undefined || set.retry_until_ms <= nowMs) return null;
-    return { recipientDid: c.recipient, groupId: c.group_id, sequence: c.sequence_number, contentHash: c.content_hash };
-  }
-
   /**
    * One statement for both reads (every unchunked send asks both, and a statement of its own costs the event loop a
    * read transaction: the WAL's locks, and pages read again after the writer thread's last commit).
