@@ -158,7 +158,10 @@ export class SqliteLedgerFeed {
         for (const e of page) {
           if (full && e.blockNumber === lastBlock) break;
           after = e.seq;
-          if (e.tx !== undefined) blocks.set(e.blockNumber, [...(blocks.get(e.blockNumber) ?? []), e.tx]);
+          if (e.tx === undefined) continue;
+          const txs = blocks.get(e.blockNumber);
+          if (txs === undefined) blocks.set(e.blockNumber, [e.tx]);
+          else txs.push(e.tx);
         }
         for (const [n, txs] of blocks) this.tallyBlock(n, txs);
         if (!full) return;
