@@ -26,7 +26,7 @@ import { nonceKey } from './nonce-key.js';
 import type { OpWriter } from './op-writer.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { RELAY_MIGRATIONS } from './relay-schema.js';
-import { relayOpBytes, relayOpRunner, type RelayWriteOp, type RelayWriteResults, type ResultRow } from './relay-write-ops.js';
+import { relayOpBytes, relayOpRunner, type RelayWriteOp, type RelayWriteResults } from './relay-write-ops.js';
 import { RelayWrites, SELECT_CHUNK_BY_KEY, SELECT_SET, type ChunkRow, type SetRow } from './relay-writes.js';
 import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 
@@ -39,22 +39,7 @@ export interface SqliteRelayStagingOptions {
   inThreadWriter?: boolean;
   /** The data directory's storage guard: chunks are refused while the disk is full, nonces and results go on. */
   guard?: StorageGuard;
-  /**
-   * How long a remembered result may wait for others before they go to the writer as one operation (default
-   * {@link RESULT_BATCH_MS}; 0: each on its own, as it comes).
-   */
-  resultBatchMs?: number;
 }
-
-/**
- * Remembered results wait up to this long for more before they are written, together (bench/HISTORY.md, session
- * 33): they are bookkeeping the answer never waits for, and one commit per event-loop turn of a few results each was
- * most of the Relay writer thread's CPU per send (a commit, its WAL frames, the thread's wake-up and the batch's
- * message). Until a result is committed, an identical request is answered from the Relay's in-flight entry.
- */
-export const RESULT_BATCH_MS = 10;
-/** At most this many results wait: more are written at once. */
-export const RESULT_BATCH_ROWS = 256;
 
 /** A failed durable write of staging state is 507 `staging_persist_failed` (§10.4.3). */
 function toStagingError(err: unknown): unknown {
@@ -84,19 +69,13 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
       ...(options.writer === undefined ? {} : { options: options.writer }),
       ...(options.guard === undefined ? {} : { guard: { guard: options.guard, addsData: (op) => op.kind === 'stage' } }),
     });
-    return new SqliteRelayStagingStore(db, writer, options.resultBatchMs ?? RESULT_BATCH_MS);
+    return new SqliteRelayStagingStore(db, writer);
   }
-
-  /** Results waiting to be written, and each one's caller. */
-  private pendingResults: ResultRow[] = [];
-  private resultWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private resultTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     /** The connection reads run on. */
     readonly db: SqliteDb,
     private readonly writer: OpWriter<RelayWriteOp, RelayWriteResults>,
-    private readonly resultBatchMs: number,
   ) {
     // each statement declares its row once (better-sqlite3 cannot check it): the reads below need no casts
     const p = <R = unknown>(sql: string) => db.prepare<unknown[], R>(sql);
@@ -140,9 +119,9 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
     return this.writer.stats;
   }
 
-  /** Operations waiting for the writer (results waiting for their batch count as one). */
+  /** Operations waiting for the writer. */
   get writeQueue(): number {
-    return this.writer.queued + (this.pendingResults.length > 0 ? 1 : 0);
+    return this.writer.queued;
   }
 
   // ------------------------------------------------------------------ reads
@@ -191,35 +170,8 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
 
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
     // bookkeeping: a result lost to a power failure only means an identical retry delivers again (and the Cache
-    // deduplicates it), so these commits need no fsync of their own (`relayOpRunner`); they wait for one another
-    // up to `resultBatchMs` and are written as one operation
-    const row: ResultRow = { messageKey, contentHash, recipient: recipientDid, resultText: JSON.stringify(result), nowMs };
-    if (this.resultBatchMs <= 0) return this.submit({ kind: 'results', rows: [row] });
-    return new Promise<void>((resolve, reject) => {
-      this.pendingResults.push(row);
-      this.resultWaiters.push({ resolve, reject });
-      if (this.pendingResults.length >= RESULT_BATCH_ROWS) this.flushResults();
-      else this.resultTimer ??= setTimeout(() => this.flushResults(), this.resultBatchMs);
-    });
-  }
-
-  /** Hands the waiting results to the writer as one operation; each caller gets its outcome. */
-  private flushResults(): void {
-    clearTimeout(this.resultTimer);
-    this.resultTimer = undefined;
-    if (this.pendingResults.length === 0) return;
-    const rows = this.pendingResults;
-    const waiters = this.resultWaiters;
-    this.pendingResults = [];
-    this.resultWaiters = [];
-    this.submit({ kind: 'results', rows }).then(
-      () => {
-        for (const w of waiters) w.resolve();
-      },
-      (err: unknown) => {
-        for (const w of waiters) w.reject(err);
-      },
-    );
+    // deduplicates it), so these commits need no fsync of their own (`relayOpRunner`)
+    return this.submit({ kind: 'result', messageKey, contentHash, recipient: recipientDid, resultText: JSON.stringify(result), nowMs });
   }
 
   stage(req: StageRequest): Promise<StageOutcome> {
@@ -247,12 +199,10 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   }
 
   settle(): Promise<void> {
-    this.flushResults();
     return this.writer.settle();
   }
 
   async close(): Promise<void> {
-    this.flushResults();
     await this.writer.close();
     if (this.db.open) this.db.close();
   }

@@ -10,42 +10,31 @@ import type { DeliveredKey, RelayWrites } from './relay-writes.js';
 /** One write of the Relay's store. */
 export type RelayWriteOp =
   | { kind: 'stage'; req: StageRequest }
-  | { kind: 'results'; rows: readonly ResultRow[] }
+  | { kind: 'result'; messageKey: string; contentHash: string; recipient: string; resultText: string; nowMs: number }
   | { kind: 'finish_set'; recipient: string; groupId: string; delivered: readonly DeliveredKey[]; resultText: string; nowMs: number }
   | { kind: 'claim'; claim: NonceClaim; nowMs: number }
   | { kind: 'sweep'; nowMs: number };
 
-/** One remembered result of an unchunked delivery (§10.3 step 6). */
-export interface ResultRow {
-  messageKey: string;
-  contentHash: string;
-  recipient: string;
-  resultText: string;
-  nowMs: number;
-}
-
 /** What each write of the Relay's store answers. */
 export interface RelayWriteResults {
   stage: StageOutcome;
-  results: void;
+  result: void;
   finish_set: void;
   claim: boolean;
   sweep: RelaySweepResult & { more: boolean };
 }
 
-/** How the operations run on `writes`. Remembered results are bookkeeping: their commit needs no fsync of its own. */
+/** How the operations run on `writes`. A remembered result is bookkeeping: its commit needs no fsync of its own. */
 export function relayOpRunner(writes: RelayWrites): OpRunner<RelayWriteOp, RelayWriteResults> {
   return opRunner<RelayWriteOp, RelayWriteResults>(
     {
       stage: (op) => writes.stage(op.req),
-      results: (op) => {
-        for (const r of op.rows) writes.saveResult(r.messageKey, r.contentHash, r.recipient, r.resultText, r.nowMs);
-      },
+      result: (op) => writes.saveResult(op.messageKey, op.contentHash, op.recipient, op.resultText, op.nowMs),
       finish_set: (op) => writes.finishSet(op.recipient, op.groupId, op.delivered, op.resultText, op.nowMs),
       claim: (op) => writes.claim(op.claim, op.nowMs),
       sweep: (op) => writes.sweepStep(op.nowMs),
     },
-    (op) => op.kind !== 'results',
+    (op) => op.kind !== 'result',
   );
 }
 
