@@ -220,6 +220,31 @@ if (PG_URL) {
       }
     });
 
+    it('PgLiveFanout: the announcements of one turn are one statement, received in order, identical ones each once', { timeout: 60_000 }, async (t) => {
+      const pg = await freshPgSchema();
+      const did = 'did:platform:1234';
+      const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
+      const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
+      try {
+        const s2 = new Recorder(did);
+        f2.attach(s2);
+        while (!f1.announcing) await new Promise((res) => setTimeout(res, 10));
+        const texts = [...Array.from({ length: 9 }, (_, i) => JSON.stringify({ to: did, i })), JSON.stringify({ to: did, i: 8 })];
+        const statements = t.mock.method(pg.pool, 'query');
+        await Promise.all(texts.map((x) => f1.push(did, x)));
+        assert.equal(statements.mock.callCount(), 1, 'ten announcements, one statement');
+        await s2.received(10);
+        assert.deepEqual(
+          s2.pushed.map((p) => p.text),
+          texts,
+        );
+      } finally {
+        await f1.close();
+        await f2.close();
+        await pg.drop();
+      }
+    });
+
     it('PgLiveFanout: a process alone announces nothing; it announces while another listens, and stops after it left', { timeout: 60_000 }, async () => {
       const pg = await freshPgSchema();
       const did = 'did:platform:1234';

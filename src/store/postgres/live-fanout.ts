@@ -19,13 +19,17 @@
  * another session holds the lock; it announces while one does, or while it has heard another process since its
  * last look (a hello, or any announcement of another process: an older version's listener holds no lock). A
  * process starts listening before its Relay serves, so its sessions open after the others have heard its hello.
- * Until session 33 every send paid a NOTIFY transaction — a commit and its WAL flush — even with no other process.
+ * Until session 33 every send paid a NOTIFY transaction — a commit and its WAL flush — even with no other process;
+ * now the inline announcements of one event-loop turn (and those made while the previous statement runs) share one
+ * statement and its transaction, in their order, each with the origin's count `n` (PostgreSQL delivers identical
+ * payloads of one transaction once).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
 import { NO_REACH, type LiveReach } from '../../relay/live-sessions.js';
+import { KeyedBatches } from './keyed-batches.js';
 import { migratePg, type PgMigration, type PgPool } from './pool.js';
 
 export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
@@ -71,6 +75,8 @@ const RECONNECT_MAX_MS = 5_000;
 /** An announcement: origin process, DID, and the envelope text inline (`e`) or the id of its row (`id`). */
 interface Announcement {
   o: string;
+  /** The origin's count of its announcements: PostgreSQL folds identical payloads of one transaction into one. */
+  n?: number;
   d: string;
   e?: string;
   id?: string;
@@ -120,6 +126,16 @@ export class PgLiveFanout implements LiveFanout {
   private readonly looker: NodeJS.Timeout;
   /** This process's own announcements start with this (skipped without parsing them). */
   private readonly ownPrefix: string;
+  /** Announcements so far (each payload's `n`). */
+  private announced = 0;
+  /** The inline announcements of one turn (and those made while the last statement runs): one NOTIFY statement. */
+  private readonly inline = new KeyedBatches<string, void>(
+    async (_, payloads) => {
+      await this.o.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads]);
+      return payloads.map(() => ({ ok: true, value: undefined }));
+    },
+    { maxOps: 256, maxBytes: 1024 * 1024 },
+  );
 
   /** Migrates `relay_live_bodies`, connects the listener and LISTENs before resolving. */
   static async open(o: PgLiveFanoutOptions): Promise<PgLiveFanout> {
@@ -190,9 +206,11 @@ export class PgLiveFanout implements LiveFanout {
   }
 
   private async announce(did: string, envelopeJson: string): Promise<void> {
-    const inline = JSON.stringify({ o: this.processId, d: did, e: envelopeJson } satisfies Announcement);
-    if (Buffer.byteLength(inline, 'utf8') <= MAX_NOTIFY_PAYLOAD_BYTES) {
-      await this.o.pool.query('SELECT pg_notify($1, $2)', [this.channel, inline]);
+    const inline = JSON.stringify({ o: this.processId, n: ++this.announced, d: did, e: envelopeJson } satisfies Announcement);
+    const bytes = Buffer.byteLength(inline, 'utf8');
+    if (bytes <= MAX_NOTIFY_PAYLOAD_BYTES) {
+      // one transaction for the announcements of one turn, queued in their order
+      await this.inline.submit('', inline, bytes);
       return;
     }
     const id = randomUUID();
