@@ -48,9 +48,10 @@ export interface BenchContext {
   settle(what: string): Promise<void>;
   /**
    * Runs a load job, counting the CPU of `pids` (the processes under test). A run during which other work used
-   * the machine noticeably is repeated (full mode), and the quietest run is kept.
+   * the machine noticeably is repeated (full mode), and the quietest run is kept. `probe` (a running total, e.g.
+   * PostgreSQL's CPU milliseconds) is read around each run; the kept run's growth is its `probe_delta`.
    */
-  load(job: LoadJob, pids: number | readonly number[]): Promise<LoadResult>;
+  load(job: LoadJob, pids: number | readonly number[], probe?: () => number): Promise<LoadResult>;
 }
 
 /** Which same-run reference a figure is divided by. */

@@ -141,6 +141,11 @@ export interface LoadResult {
   machine_cores?: number;
   /** Runs made (more than one when other work disturbed the first); this is the quietest. */
   attempts?: number;
+  /**
+   * What the caller's probe (`BenchContext.load`'s third argument, a running total such as PostgreSQL's CPU
+   * milliseconds) grew by over this run, warm-up included — this run's alone, not the repeated runs' too.
+   */
+  probe_delta?: number;
 }
 
 export type LoadgenMessage = { type: 'run'; job: LoadJob } | { type: 'exit' };

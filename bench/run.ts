@@ -206,10 +206,12 @@ async function main(): Promise<void> {
     quietLog[what] = q;
     if (!q.quiet) log(`  the machine is busy (${q.busy_cores} cores used by others) — ${what} measured anyway`);
   };
-  const load = async (job: LoadJob, pids: number | readonly number[]): Promise<LoadResult> => {
+  const load = async (job: LoadJob, pids: number | readonly number[], probe?: () => number): Promise<LoadResult> => {
     let best: LoadResult | undefined;
     for (let attempt = 1; ; attempt++) {
-      const r = await gen.run(job, pids);
+      const p0 = probe?.();
+      const run = await gen.run(job, pids);
+      const r = p0 === undefined ? run : { ...run, probe_delta: probe!() - p0 };
       const other = r.other_cpu_cores ?? 0;
       if (best === undefined || other < (best.other_cpu_cores ?? 0)) best = r;
       if (other <= settings.otherCpuLimit || attempt > settings.retries) return { ...best, attempts: attempt };

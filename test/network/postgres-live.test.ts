@@ -158,6 +158,9 @@ if (PG_URL) {
         const s2 = new Recorder(did);
         f1.attach(s1);
         f2.attach(s2);
+        // f1 looked before f2 listened: it announces once it has heard f2's hello
+        while (!f1.announcing) await new Promise((res) => setTimeout(res, 10));
+        assert.equal(f2.announcing, true, 'f2 found f1 listening when it connected');
         const rows = async () => Number((await pg.pool.query<{ n: string }>('SELECT count(*) AS n FROM relay_live_bodies')).rows[0]!.n);
 
         const small = JSON.stringify({ to: did, payload: 'é'.repeat(100) });
@@ -213,6 +216,75 @@ if (PG_URL) {
       } finally {
         await f1.close();
         await f2.close();
+        await pg.drop();
+      }
+    });
+
+    it('PgLiveFanout: the announcements of one turn are one statement, received in order, identical ones each once', { timeout: 60_000 }, async (t) => {
+      const pg = await freshPgSchema();
+      const did = 'did:platform:1234';
+      const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
+      const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
+      try {
+        const s2 = new Recorder(did);
+        f2.attach(s2);
+        while (!f1.announcing) await new Promise((res) => setTimeout(res, 10));
+        const texts = [...Array.from({ length: 9 }, (_, i) => JSON.stringify({ to: did, i })), JSON.stringify({ to: did, i: 8 })];
+        const statements = t.mock.method(pg.pool, 'query');
+        await Promise.all(texts.map((x) => f1.push(did, x)));
+        assert.equal(statements.mock.callCount(), 1, 'ten announcements, one statement');
+        await s2.received(10);
+        assert.deepEqual(
+          s2.pushed.map((p) => p.text),
+          texts,
+        );
+      } finally {
+        await f1.close();
+        await f2.close();
+        await pg.drop();
+      }
+    });
+
+    it('PgLiveFanout: a process alone announces nothing; it announces while another listens, and stops after it left', { timeout: 60_000 }, async () => {
+      const pg = await freshPgSchema();
+      const did = 'did:platform:1234';
+      const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
+      // a bare listener on the channel (no lock, no hello): hears every announcement, counts for no one
+      const raw = new (await import('pg')).default.Client({ connectionString: pg.url });
+      const heard: string[] = [];
+      raw.on('notification', (m) => heard.push(m.payload ?? ''));
+      await raw.connect();
+      await raw.query(`LISTEN "${f1.channel}"`);
+      const settle = () => raw.query('SELECT 1').then(() => new Promise((res) => setTimeout(res, 100)));
+      try {
+        const s1 = new Recorder(did);
+        f1.attach(s1);
+        assert.equal(f1.announcing, false, 'no other listener when it connected');
+        assert.deepEqual(await f1.push(did, '{"alone":1}'), ONE, 'its own sessions still get the push');
+        await settle();
+        assert.deepEqual(heard, [], 'nothing announced');
+
+        const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
+        const s2 = new Recorder(did);
+        f2.attach(s2);
+        while (!f1.announcing) await new Promise((res) => setTimeout(res, 10));
+        await f1.push(did, '{"two":1}');
+        await s2.received(1);
+        assert.equal(s2.pushed[0]!.text, '{"two":1}');
+        await f2.close();
+        await f1.look();
+        assert.equal(f1.announcing, false, 'the other process left: a look finds no listener');
+        heard.length = 0;
+        await f1.push(did, '{"alone":2}');
+        await settle();
+        assert.deepEqual(heard, [], 'nothing announced again');
+        assert.deepEqual(
+          s1.pushed.map((p) => p.text),
+          ['{"alone":1}', '{"two":1}', '{"alone":2}'],
+        );
+      } finally {
+        await raw.end();
+        await f1.close();
         await pg.drop();
       }
     });

@@ -155,6 +155,24 @@ if (PG_URL) {
         assert.equal((await a.listSummary(DID, NOW)).length, 40 + 1 + 1);
       }));
 
+    it('the replay checks of node-signed stores read in one turn are one statement, each answered as if alone', (t) =>
+      withTwo(async (a, b) => {
+        const held = Array.from({ length: 6 }, () => nodeClaim());
+        for (const c of held) assert.equal(await b.claimNonce(c, NOW), true);
+        const fresh = Array.from({ length: 6 }, () => nodeClaim());
+        const asks: [ReturnType<typeof nodeClaim>, number][] = [
+          ...held.map((c): [ReturnType<typeof nodeClaim>, number] => [c, NOW]),
+          ...fresh.map((c): [ReturnType<typeof nodeClaim>, number] => [c, NOW]),
+          [held[0]!, held[0]!.expiresAtMs], // expired at its expiry
+          [{ ...held[1]!, scope: 'proof:pull' }, NOW], // another scope
+        ];
+        const statements = t.mock.method(a.pool, 'query');
+        const got = await Promise.all(asks.map(([c, now]) => a.isNonceClaimed(c, now)));
+        assert.equal(statements.mock.callCount(), 1, 'fourteen checks, one statement');
+        assert.deepEqual(got, [...held.map(() => true), ...fresh.map(() => false), false, false]);
+        assert.equal(await a.isNonceClaimed(held[2]!, NOW), true, 'alone, as before');
+      }));
+
     it('a batch of new plain stores into one recipient is one query: no BEGIN, no COMMIT, no round trip under the lock', async () => {
       const db = await freshPgSchema();
       const s = await PgMailboxStore.open(db.pool);

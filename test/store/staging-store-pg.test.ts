@@ -121,6 +121,85 @@ if (PG_URL) {
     });
   });
 
+  describe('PgRelayStagingStore per-send statements: plans and commits', () => {
+    it('the replay checks of one turn are one statement, each answered as if alone', async (t) => {
+      const fresh = await freshPgSchema();
+      const s = await openPgRelayStagingStore(url, fresh.schema);
+      try {
+        const claim = (n: number) => ({ scope: 'node-request', did: 'did:platform:4444444444444444', keyId: 'k1', nonce: `n${n}`, expiresAtMs: T + 1000 });
+        for (let i = 0; i < 5; i++) assert.equal(await s.claimNonce(claim(i), T), true);
+        const statements = t.mock.method(s.pool, 'query');
+        const got = await Promise.all([
+          ...Array.from({ length: 10 }, (_, i) => s.isNonceClaimed(claim(i), T)),
+          s.isNonceClaimed(claim(0), T + 1000),
+          s.isNonceClaimed({ ...claim(1), scope: 'proof:get' }, T),
+        ]);
+        assert.equal(statements.mock.callCount(), 1, 'twelve checks, one statement');
+        assert.deepEqual(got, [true, true, true, true, true, false, false, false, false, false, false, false]);
+      } finally {
+        await s.close();
+        await fresh.drop();
+      }
+    });
+
+    it('a remembered result commits without waiting for its WAL flush; the durable writes on that connection still wait', async () => {
+      const fresh = await freshPgSchema();
+      // one connection: the results' upsert and the set's finishing write run on the same session
+      const s = await openPgRelayStagingStore(url, fresh.schema, { max: 1 });
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const q = (sql: string) => admin.query(`SET search_path TO "${fresh.schema}"; ${sql}`);
+        await q(`CREATE TABLE seen (message_key TEXT, sync TEXT);
+                 CREATE FUNCTION note_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+                   BEGIN INSERT INTO seen VALUES (NEW.message_key, current_setting('synchronous_commit')); RETURN NEW; END $$;
+                 CREATE TRIGGER results_sync BEFORE INSERT ON relay_results FOR EACH ROW EXECUTE FUNCTION note_sync()`);
+        const ok = successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT);
+        await Promise.all([s.saveResult('m1', 'h1', R, ok, T), s.saveResult('m2', 'h2', R, ok, T)]);
+        await s.stage(req('g', 0, { set: { total: 1, to: R, tag: null, applicationId: null, sender: null } }));
+        const chunks = await s.loadSet(R, 'g');
+        await s.finishSet(R, 'g', chunks, ok, T);
+        await s.saveResult('m3', 'h3', R, ok, T);
+        const rows = (await q('SELECT message_key, sync FROM seen ORDER BY message_key')) as unknown as pg.QueryResult[];
+        assert.deepEqual(
+          rows[1]!.rows.map((r: { message_key: string; sync: string }) => `${r.message_key}:${r.sync}`),
+          [`${chunks[0]!.messageKey}:on`, 'm1:off', 'm2:off', 'm3:off'].sort(),
+        );
+        assert.equal((await s.findPrior('m2', T, true)).result?.contentHash, 'h2', 'visible once saved');
+        assert.equal(
+          (await s.pool.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s")).rows[0]!.s,
+          'on',
+          'the session keeps its setting',
+        );
+      } finally {
+        await admin.end();
+        await s.close();
+        await fresh.drop();
+      }
+    });
+
+    it('the results upsert is prepared once per connection, not parsed per batch; the findPrior read is planned per call', async () => {
+      const fresh = await freshPgSchema();
+      const s = await openPgRelayStagingStore(url, fresh.schema, { max: 1 });
+      try {
+        const ok = successResult('cached', 'cache_fallback', 'ok', NO_ATTEMPT);
+        for (let round = 0; round < 8; round++) {
+          const keys = Array.from({ length: 1 + (round % 4) }, (_, i) => `r${round}-${i}`);
+          await Promise.all(keys.map((k) => s.findPrior(k, T, true)));
+          await Promise.all(keys.map((k) => s.saveResult(k, `h-${k}`, R, ok, T)));
+        }
+        const r = await s.pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'ddn_relay_%' ORDER BY name");
+        assert.deepEqual(
+          r.rows.map((x) => x.name),
+          ['ddn_relay_save_results'],
+        );
+      } finally {
+        await s.close();
+        await fresh.drop();
+      }
+    });
+  });
+
   describe('PgRelayStagingStore failures', () => {
     it('a failed durable write is 507 staging_persist_failed (stage) / insufficient_storage (other writes), and the next write succeeds', async () => {
       const fresh = await freshPgSchema();

@@ -12,12 +12,24 @@
  *
  * Announcements are handled one at a time in arrival order, so a process pushes envelopes in the order their
  * NOTIFYs committed, inline or not.
+ *
+ * A process alone announces nothing: every listening session holds a shared advisory lock of the channel and,
+ * once it holds it, says so on the channel (`{"o":…,"d":"","l":1}`, which a process of an older version ignores
+ * as an announcement for no session). At connect and every {@link LOOK_INTERVAL_MS} a process looks whether
+ * another session holds the lock; it announces while one does, or while it has heard another process since its
+ * last look (a hello, or any announcement of another process: an older version's listener holds no lock). A
+ * process starts listening before its Relay serves, so its sessions open after the others have heard its hello.
+ * Until session 33 every send paid a NOTIFY transaction — a commit and its WAL flush — even with no other process;
+ * now the inline announcements of one event-loop turn (and those made while the previous statement runs) share one
+ * statement and its transaction, in their order, each with the origin's count `n` (PostgreSQL delivers identical
+ * payloads of one transaction once).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
 import { NO_REACH, type LiveReach } from '../../relay/live-sessions.js';
+import { KeyedBatches } from './keyed-batches.js';
 import { migratePg, type PgMigration, type PgPool } from './pool.js';
 
 export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
@@ -41,15 +53,35 @@ export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
 /** How long a large envelope's row is kept for listeners to fetch. */
 export const LIVE_BODY_RETENTION_MS = 5 * 60_000;
 const SWEEP_INTERVAL_MS = 60_000;
+/** How often a process looks again whether another process listens (one gone stops being announced to). */
+export const LOOK_INTERVAL_MS = 10_000;
+
+/** The shared advisory lock every listening session of `channel` holds (one bigint key). */
+function listenerLock(channel: string): string {
+  return `hashtext(${pg.escapeLiteral(`ddn-relay-live-listener:${channel}`)})::int8`;
+}
+
+/** Whether a session other than this one holds the listener lock of `channel` (reads `pg_locks`: for a look, not per send). */
+function othersListeningSql(channel: string): string {
+  return `SELECT EXISTS (
+    SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND ((l.classid::int8 << 32) | l.objid::int8) = ${listenerLock(channel)}) AS others`;
+}
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 
 /** An announcement: origin process, DID, and the envelope text inline (`e`) or the id of its row (`id`). */
 interface Announcement {
   o: string;
+  /** The origin's count of its announcements: PostgreSQL folds identical payloads of one transaction into one. */
+  n?: number;
   d: string;
   e?: string;
   id?: string;
+  /** A hello: the origin listens from now on (its `d` is empty). */
+  l?: 1;
 }
 
 /** The NOTIFY channel of a schema (one per schema, at most 63 bytes). */
@@ -84,6 +116,26 @@ export class PgLiveFanout implements LiveFanout {
   private inbound: Promise<void> = Promise.resolve();
   private readonly outbound = new Set<Promise<void>>();
   private readonly nowMs: () => number;
+  /**
+   * Whether another process may hear this one's announcements: true until a look found no other listener, and
+   * again on hearing another process.
+   */
+  private othersListening = true;
+  /** Other processes heard so far: one heard during a look outdates the look's answer. */
+  private othersHeard = 0;
+  private readonly looker: NodeJS.Timeout;
+  /** This process's own announcements start with this (skipped without parsing them). */
+  private readonly ownPrefix: string;
+  /** Announcements so far (each payload's `n`). */
+  private announced = 0;
+  /** The inline announcements of one turn (and those made while the last statement runs): one NOTIFY statement. */
+  private readonly inline = new KeyedBatches<string, void>(
+    async (_, payloads) => {
+      await this.o.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads]);
+      return payloads.map(() => ({ ok: true, value: undefined }));
+    },
+    { maxOps: 256, maxBytes: 1024 * 1024 },
+  );
 
   /** Migrates `relay_live_bodies`, connects the listener and LISTENs before resolving. */
   static async open(o: PgLiveFanoutOptions): Promise<PgLiveFanout> {
@@ -104,6 +156,27 @@ export class PgLiveFanout implements LiveFanout {
     this.nowMs = o.nowMs ?? Date.now;
     this.sweeper = setInterval(() => void this.sweep().catch((err: unknown) => o.logger?.warn({ err }, 'live body sweep failed')), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
+    this.looker = setInterval(() => void this.look().catch((err: unknown) => o.logger?.warn({ err }, 'live listener look failed')), LOOK_INTERVAL_MS);
+    this.looker.unref();
+    this.ownPrefix = `{"o":${JSON.stringify(this.processId)},`;
+  }
+
+  /** Whether this process announces its pushes now (another process listens, or may). */
+  get announcing(): boolean {
+    return this.othersListening;
+  }
+
+  /** Looks whether another session holds the listener lock, on the listening connection (every {@link LOOK_INTERVAL_MS}). */
+  async look(): Promise<void> {
+    const client = this.client;
+    if (client === undefined || this.closed) return;
+    const heard = this.othersHeard;
+    const r = await client.query<{ others: boolean }>(othersListeningSql(this.channel));
+    this.settleLook(r.rows[0]?.others === true, heard);
+  }
+
+  private settleLook(others: boolean, heardBefore: number): void {
+    this.othersListening = others || this.othersHeard !== heardBefore;
   }
 
   /** Delivers announcements to these sessions from now on (before: they are dropped — no sessions exist yet). */
@@ -119,7 +192,7 @@ export class PgLiveFanout implements LiveFanout {
 
   async push(did: string, envelopeJson: string): Promise<LiveReach> {
     const local = this.sessions?.push(did, envelopeJson) ?? NO_REACH;
-    if (this.closed) return local;
+    if (this.closed || !this.othersListening) return local;
     const sent = this.announce(did, envelopeJson).catch((err: unknown) => {
       this.o.logger?.warn({ err, did }, 'live announcement failed (the Cache copy remains)');
     });
@@ -133,9 +206,11 @@ export class PgLiveFanout implements LiveFanout {
   }
 
   private async announce(did: string, envelopeJson: string): Promise<void> {
-    const inline = JSON.stringify({ o: this.processId, d: did, e: envelopeJson } satisfies Announcement);
-    if (Buffer.byteLength(inline, 'utf8') <= MAX_NOTIFY_PAYLOAD_BYTES) {
-      await this.o.pool.query('SELECT pg_notify($1, $2)', [this.channel, inline]);
+    const inline = JSON.stringify({ o: this.processId, n: ++this.announced, d: did, e: envelopeJson } satisfies Announcement);
+    const bytes = Buffer.byteLength(inline, 'utf8');
+    if (bytes <= MAX_NOTIFY_PAYLOAD_BYTES) {
+      // one transaction for the announcements of one turn, queued in their order
+      await this.inline.submit('', inline, bytes);
       return;
     }
     const id = randomUUID();
@@ -170,7 +245,15 @@ export class PgLiveFanout implements LiveFanout {
     this.client = client;
     try {
       await client.connect();
-      await client.query(`LISTEN "${this.channel}"`);
+      const heard = this.othersHeard;
+      // listening, then holding the listener lock, then saying so, then whether another session listens: one
+      // round trip (the statements of one simple query commit together)
+      const hello = JSON.stringify({ o: this.processId, d: '', l: 1 } satisfies Announcement);
+      const results = (await client.query(
+        `LISTEN "${this.channel}"; SELECT pg_advisory_lock_shared(${listenerLock(this.channel)}); ` +
+          `SELECT pg_notify(${pg.escapeLiteral(this.channel)}, ${pg.escapeLiteral(hello)}); ${othersListeningSql(this.channel)}`,
+      )) as unknown as pg.QueryResult<{ others: boolean }>[];
+      this.settleLook(results.at(-1)?.rows[0]?.others === true, heard);
       if (this.client === client) this.listens++;
     } catch (e) {
       this.client = undefined;
@@ -206,8 +289,13 @@ export class PgLiveFanout implements LiveFanout {
   }
 
   private async receive(payload: string): Promise<void> {
+    if (payload.startsWith(this.ownPrefix)) return; // the origin already pushed to its own sessions
     const a = JSON.parse(payload) as Announcement;
-    if (a.o === this.processId || typeof a.d !== 'string') return; // the origin already pushed to its own sessions
+    if (a.o === this.processId || typeof a.d !== 'string') return;
+    // another process: it listens (a hello), or announces (a process of an older version holds no lock)
+    this.othersHeard++;
+    this.othersListening = true;
+    if (a.l === 1) return;
     const sessions = this.sessions;
     if (sessions === undefined || sessions.count(a.d) === 0) return;
     if (typeof a.e === 'string') {
@@ -234,6 +322,7 @@ export class PgLiveFanout implements LiveFanout {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
+    clearInterval(this.looker);
     if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
     await Promise.all([...this.outbound]);
     const client = this.client;

@@ -48,6 +48,7 @@ import type { NonceClaim } from '../../ports/nonce-registry.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
 import { KeyedBatches, type Settled } from './keyed-batches.js';
+import { NonceReads } from './nonce-reads.js';
 import { bulkClaimSql, bulkPut, bulkShaped } from './mailbox-bulk-put.js';
 import { CACHE_PUT_NEW_CACHED_PLANS_SQL, CACHE_PUT_NEW_CUSTOM_PLANS_SQL, CACHE_PUT_NEW_SQL, putNewInOneTrip } from './mailbox-one-trip.js';
 import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
@@ -279,6 +280,7 @@ export class PgMailboxStore implements MailboxStore {
   private readonly maxQueuedBytes: number;
   private readonly maxAttempts: number;
   private readonly batches: KeyedBatches<PutRequest, PutResult>;
+  private readonly nonceReads: NonceReads;
 
   /** Migrates the `cache` namespace of `pool`'s schema and returns a store on it. */
   static async open(pool: PgPool, options: PgMailboxOptions = {}, ownsPool = false): Promise<PgMailboxStore> {
@@ -294,6 +296,7 @@ export class PgMailboxStore implements MailboxStore {
     this.maxQueuedOps = options.maxQueuedOps ?? 10_000;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
     this.maxAttempts = options.maxAttempts ?? 12;
+    this.nonceReads = new NonceReads(pool, 'cache_nonces');
     this.batches = new KeyedBatches((recipient, reqs) => this.runBatch(recipient, reqs), {
       maxOps: options.maxBatchOps ?? 256,
       maxBytes: options.maxBatchBytes ?? 16 * 1024 * 1024,
@@ -359,15 +362,9 @@ export class PgMailboxStore implements MailboxStore {
     return { entries: Number(row?.entries ?? 0), bytes, incompleteChunkSets: Number(row?.incomplete ?? 0), budgetUsedBytes: bytes };
   }
 
-  async isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
-    const r = await this.pool.query('SELECT 1 FROM cache_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5', [
-      claim.scope,
-      claim.did,
-      claim.keyId,
-      claim.nonce,
-      nowMs,
-    ]);
-    return r.rows.length > 0;
+  isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
+    // the replay check of every node-signed store: the reads of one turn in one statement (`nonce-reads.ts`)
+    return this.nonceReads.isClaimed(claim, nowMs);
   }
 
   async listMessages(did: string, nowMs: number, maxEnvelopeBytes: number): Promise<MessagePage> {

@@ -46,7 +46,8 @@ import {
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
 import { KeyedBatches, type BatchLimits, type Settled } from './keyed-batches.js';
-import { findPriors, saveResults, type PriorAsk, type ResultRow } from './relay-results.js';
+import { NonceReads } from './nonce-reads.js';
+import { findPriors, saveResults, SAVE_RESULTS_FUNCTION_SQL, type PriorAsk, type ResultRow } from './relay-results.js';
 
 export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -109,6 +110,12 @@ export const PG_RELAY_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX relay_chunk_sets_last_chunk ON relay_chunk_sets (last_chunk_ms);
     `,
   },
+  {
+    // The sends' results remembered by one function call that commits without waiting for its WAL flush
+    // (`relay-results.ts`).
+    version: 4,
+    sql: SAVE_RESULTS_FUNCTION_SQL,
+  },
 ];
 
 /** The migration namespace in `schema_migrations`. */
@@ -152,6 +159,8 @@ function toStagingError(err: unknown): unknown {
 export class PgRelayStagingStore implements RelayStagingStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
+  /** The node requests' replay checks, one statement per batch. */
+  private readonly nonceReads: NonceReads;
   /** The sends' `findPrior` reads, one statement per batch (`relay-results.ts`). */
   private readonly priors = new KeyedBatches<PriorAsk, PriorUse>(async (_, asks) => settledAll(await findPriors(this.pool, asks)), BATCH_LIMITS);
   /** The sends' `saveResult` upserts, one statement per batch, run again after a lost race. */
@@ -169,7 +178,9 @@ export class PgRelayStagingStore implements RelayStagingStore {
   constructor(
     readonly pool: PgPool,
     private readonly ownsPool = false,
-  ) {}
+  ) {
+    this.nonceReads = new NonceReads(pool, 'relay_nonces');
+  }
 
   // ------------------------------------------------------------------ reads
 
@@ -202,15 +213,9 @@ export class PgRelayStagingStore implements RelayStagingStore {
     }));
   }
 
-  async isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
-    const r = await this.pool.query('SELECT 1 FROM relay_nonces WHERE scope = $1 AND did = $2 AND key_id = $3 AND nonce = $4 AND expires_at_ms > $5', [
-      claim.scope,
-      claim.did,
-      claim.keyId,
-      claim.nonce,
-      nowMs,
-    ]);
-    return r.rowCount !== null && r.rowCount > 0;
+  isNonceClaimed(claim: NonceClaim, nowMs: number): Promise<boolean> {
+    // the reads of one turn in one statement (`nonce-reads.ts`)
+    return this.nonceReads.isClaimed(claim, nowMs);
   }
 
   async usage(): Promise<StagingUsage> {
