@@ -25,12 +25,7 @@ export async function postNodeSigned(deps: NodePostDeps, url: string, body: Buff
     timestamp: isoSeconds(deps.clock.nowMs()),
     nonce: randomUUID(),
   });
-  return deps.outbound.request({
-    method: 'POST',
-    url,
-    headers: { ...headers, 'content-type': 'application/json' },
-    body,
-    timeoutMs,
-    ...(requestId === undefined ? {} : { requestId }),
-  });
+  // the signed headers' object is this call's own: the content type is added to it rather than copied with it
+  headers['content-type'] = 'application/json';
+  return deps.outbound.request({ method: 'POST', url, headers, body, timeoutMs, requestId });
 }

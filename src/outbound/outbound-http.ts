@@ -131,7 +131,7 @@ export class OutboundHttp {
             origin: url.origin,
             path: `${url.pathname}${url.search}`,
             method: req.method,
-            headers: { ...(req.requestId === undefined ? {} : { 'x-request-id': req.requestId }), ...req.headers },
+            headers: headerList(req),
             ...(req.body === undefined ? {} : { body: req.body }),
             headersTimeout: req.timeoutMs,
             bodyTimeout: req.timeoutMs,
@@ -211,6 +211,19 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     this.settled = true;
     this.reject(err);
   }
+}
+
+/**
+ * The request's headers as undici's flat list (name, value, …): `X-Request-Id` from `requestId`, unless the headers
+ * carry an `x-request-id` of their own, then the headers in their order. Not an object spread: copying the headers
+ * into a new object cost about 1.5 % of a two-hop Relay's event loop (bench/HISTORY.md, session 33).
+ */
+function headerList(req: OutboundRequest): string[] {
+  const list: string[] = [];
+  const { headers } = req;
+  if (req.requestId !== undefined && headers['x-request-id'] === undefined) list.push('x-request-id', req.requestId);
+  for (const name in headers) list.push(name, headers[name]!);
+  return list;
 }
 
 /** Error codes of a request that failed before anything was sent. */

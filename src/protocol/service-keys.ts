@@ -28,5 +28,22 @@ export function authorizedServiceKey(did: string, document: DidDocument, service
   if (!(service.authorization ?? []).includes(keyId)) return undefined;
   const vm = document.verificationMethod.find((v) => v.id === keyId && v.controller === did);
   if (vm === undefined || !ED25519_VM_TYPES.includes(vm.type)) return undefined;
-  return decodeSigningKeyMultibase(vm.publicKeyMultibase);
+  return decodedKey(vm.publicKeyMultibase);
+}
+
+/** Keys decoded lately, by their `publicKeyMultibase`; at most {@link MAX_DECODED_KEYS}, emptied when full. */
+const decodedKeys = new Map<string, Uint8Array | undefined>();
+export const MAX_DECODED_KEYS = 4096;
+
+/**
+ * {@link decodeSigningKeyMultibase} of `value`, decoded once while it is held: every node-signed store and every
+ * retrieval proof decodes the same few keys (a base58 decode each, ~1 % of a Cache's event loop in the two-hop
+ * figure, bench/HISTORY.md session 33). The bytes are shared: callers only read them (a signature check).
+ */
+function decodedKey(value: string): Uint8Array | undefined {
+  if (decodedKeys.has(value)) return decodedKeys.get(value);
+  const key = decodeSigningKeyMultibase(value);
+  if (decodedKeys.size >= MAX_DECODED_KEYS) decodedKeys.clear();
+  decodedKeys.set(value, key);
+  return key;
 }

@@ -7,6 +7,23 @@ import type { DeliveryMode, DeliveryResult } from '../wire/relay.js';
 
 export type { DeliveryMode, DeliveryResult } from '../wire/relay.js';
 
+/** The text of each result serialised so far (see {@link deliveryResultText}). */
+const texts = new WeakMap<DeliveryResult, string>();
+
+/**
+ * The JSON text of `result`, serialised once: an unchunked delivery's result is both answered and remembered
+ * (§10.3 step 6), and was stringified for each. The result must not change once its text was taken (nothing
+ * changes a result after it was answered or handed to the store).
+ */
+export function deliveryResultText(result: DeliveryResult): string {
+  let text = texts.get(result);
+  if (text === undefined) {
+    text = JSON.stringify(result);
+    texts.set(result, text);
+  }
+  return text;
+}
+
 /** Success codes of the §10.5 table. */
 export type SuccessCode = 'delivered' | 'cached' | 'policy_applied' | 'chunk_staged' | 'chunk_set_delivered';
 

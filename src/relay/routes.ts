@@ -6,11 +6,11 @@
 import { DdnError, isDdnError } from '../base/errors.js';
 import { authenticateNodeRequest, type NodeAuthDeps } from '../shared/node-auth.js';
 import { envelopeRecipientOf } from '../http/rate-limit.js';
-import { json, type HttpServer } from '../http/server.js';
+import { json, jsonPayload, type HttpServer } from '../http/server.js';
 import { asIs, defineRoute, type AnswerOf, type RouteContext, type RouteEntry, type Unchecked, type UpgradeRoute } from '../http/route.js';
 import { withProfileLabel } from '../http/openapi-additions.js';
 import type { RoleDefinition } from '../http/openapi.js';
-import { failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
+import { deliveryResultText, failureResult, retryAfterOf, type DeliveryResult } from './delivery-result.js';
 import { Type } from 'typebox';
 import { relayPostErrors } from './error-codes.js';
 import { DeliveryResultSchema, RelayLimitsSchema } from '../wire/relay.js';
@@ -31,7 +31,7 @@ export interface RelayRouteOptions {
 function respond(result: DeliveryResult): AnswerOf<PostAnswers> {
   const retryAfter = retryAfterOf(result);
   const headers = retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) };
-  return json(result.http_status as 202, result, headers);
+  return jsonPayload(result.http_status as 202, deliveryResultText(result), headers);
 }
 
 /** Every status `POST /relay` answers: its DeliveryResult, success or not. */

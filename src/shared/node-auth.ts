@@ -64,7 +64,7 @@ export function nodeNonceClaim(v: VerifiedNodeRequest): NonceClaim {
 export async function authenticateNodeRequest(req: NodeAuthRequest, deps: NodeAuthDeps): Promise<AuthenticatedNode | null> {
   const headers = readNodeHeaders((n) => req.header(n));
   if (headers === null) return null;
-  checkNodeRequestTiming(headers, deps.clock.nowMs(), deps.skewSeconds);
+  const timestampMs = checkNodeRequestTiming(headers, deps.clock.nowMs(), deps.skewSeconds);
   let record;
   try {
     record = await deps.directory.getDid(headers.nodeDid, req.requestId);
@@ -85,8 +85,10 @@ export async function authenticateNodeRequest(req: NodeAuthRequest, deps: NodeAu
     nowMs: deps.clock.nowMs(),
     skewSeconds: deps.skewSeconds,
     serviceType: deps.serviceType,
+    timestampMs,
   });
   const claim = nodeNonceClaim(verified);
   if (await deps.nonces.isNonceClaimed(claim, deps.clock.nowMs())) throw nodeSignatureError('nonce_replayed');
-  return { ...verified, claim };
+  const { nodeDid, serviceId, keyId, nonce, nonceExpiresAtMs } = verified;
+  return { nodeDid, serviceId, keyId, nonce, nonceExpiresAtMs, claim };
 }

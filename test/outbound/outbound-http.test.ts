@@ -27,6 +27,10 @@ describe('outbound HTTP address guard', () => {
         res.writeHead(507, { 'content-type': 'application/json' }).end('{"code":"insufficient_storage"}');
         return;
       }
+      if (req.url === '/headers') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.rawHeaders));
+        return;
+      }
       res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -130,6 +134,36 @@ describe('outbound HTTP address guard', () => {
     ] as const) {
       bodies.forEach((b, k) => assert.ok(b.equals(distinctBody(from + k)), `answer ${from + k} kept as sent`));
     }
+    out.close();
+  });
+
+  it('sends the request id as X-Request-Id before the headers, unless the headers carry an x-request-id of their own', async () => {
+    const out = new OutboundHttp({ allowPrivate: true });
+    const url = `http://127.0.0.1:${port}/headers`;
+    const sent = async (headers: Record<string, string>, requestId?: string): Promise<string[]> => {
+      const res = await out.request({
+        method: 'POST',
+        url,
+        headers,
+        body: Buffer.from('{}'),
+        timeoutMs: 2000,
+        ...(requestId === undefined ? {} : { requestId }),
+      });
+      const raw = JSON.parse(res.body.toString()) as string[];
+      const pairs: string[] = [];
+      for (let i = 0; i < raw.length; i += 2)
+        if (!['host', 'connection', 'content-length'].includes(raw[i]!.toLowerCase())) pairs.push(`${raw[i]}: ${raw[i + 1]}`);
+      return pairs;
+    };
+    const signed = { 'X-DDN-Node-DID': 'did:platform:n', 'X-DDN-Node-Nonce': 'n-1', 'content-type': 'application/json' };
+    assert.deepEqual(await sent(signed, 'req-1'), [
+      'x-request-id: req-1',
+      'X-DDN-Node-DID: did:platform:n',
+      'X-DDN-Node-Nonce: n-1',
+      'content-type: application/json',
+    ]);
+    assert.deepEqual(await sent({ 'x-request-id': 'mine', accept: 'application/json' }, 'req-2'), ['x-request-id: mine', 'accept: application/json']);
+    assert.deepEqual(await sent({ accept: 'application/json' }), ['accept: application/json']);
     out.close();
   });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { keyPairFromSeed } from '../../src/crypto/ed25519.js';
 import type { DidDocument } from '../../src/protocol/document.js';
 import { multibaseEd25519 } from '../../src/protocol/keys.js';
-import { signNodeRequest, verifyNodeRequest, type NodeIdentity, type NodeRequestCheck } from '../../src/protocol/node-signature.js';
+import { NODE_HEADERS, signNodeRequest, verifyNodeRequest, type NodeIdentity, type NodeRequestCheck } from '../../src/protocol/node-signature.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 
 const DID = 'did:platform:node1';
@@ -75,5 +75,23 @@ describe('verifyNodeRequest', () => {
       const got = verdict(() => verifyNodeRequest(c));
       assert.equal(typeof got === 'object' ? 'ok' : got, expected[i], `case ${i}`);
     }
+  });
+
+  it('signs under exactly the six header names the receiver reads (written out as literals in signedHeaders)', () => {
+    assert.deepEqual(Object.keys(signNodeRequest(PLATFORM, identity, request)), Object.values(NODE_HEADERS));
+  });
+
+  it('with the timing already checked by the caller, checks only the window at its own now', () => {
+    const good = signNodeRequest(PLATFORM, identity, request);
+    const ts = Date.parse(request.timestamp);
+    const ok = verifyNodeRequest(check(good, { timestampMs: ts }));
+    assert.equal(ok.nonceExpiresAtMs, NOW + 300_000);
+    // the lookup took long enough for the timestamp to leave the window: refused as before
+    assert.equal(
+      verdict(() => verifyNodeRequest(check(good, { timestampMs: ts, nowMs: NOW + 301_000 }))),
+      'timestamp_out_of_window',
+    );
+    // the expiry is computed from the timestamp given, as from the one parsed
+    assert.equal(verifyNodeRequest(check(good, { timestampMs: ts, nowMs: NOW - 1000 })).nonceExpiresAtMs, NOW + 300_000);
   });
 });

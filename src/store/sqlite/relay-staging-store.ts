@@ -8,7 +8,7 @@
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import { DdnError } from '../../base/errors.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
-import type { DeliveryResult } from '../../relay/delivery-result.js';
+import { deliveryResultText, type DeliveryResult } from '../../relay/delivery-result.js';
 import {
   RESULT_RETENTION_MS,
   type RelayStagingStore,
@@ -171,7 +171,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
   saveResult(messageKey: string, contentHash: string, recipientDid: string, result: DeliveryResult, nowMs: number): Promise<void> {
     // bookkeeping: a result lost to a power failure only means an identical retry delivers again (and the Cache
     // deduplicates it), so these commits need no fsync of their own (`relayOpRunner`)
-    return this.submit({ kind: 'result', messageKey, contentHash, recipient: recipientDid, resultText: JSON.stringify(result), nowMs });
+    return this.submit({ kind: 'result', messageKey, contentHash, recipient: recipientDid, resultText: deliveryResultText(result), nowMs });
   }
 
   stage(req: StageRequest): Promise<StageOutcome> {
