@@ -19,7 +19,7 @@ import { setValuesOf, type RelaySetRow } from '../relay-set-row.js';
 import { DdnError } from '../../base/errors.js';
 import { retry } from '../../base/retry.js';
 import type { NonceClaim } from '../../ports/nonce-registry.js';
-import type { DeliveryResult } from '../../relay/delivery-result.js';
+import { deliveryResultText, type DeliveryResult } from '../../relay/delivery-result.js';
 import {
   boundOwner,
   capacityCheck,
@@ -231,7 +231,7 @@ export class PgRelayStagingStore implements RelayStagingStore {
     if (this.closed) return Promise.reject(new DdnError('insufficient_storage', 'the Relay store is closed'));
     // group commit: the results of the sends answered in one turn (and while the last upsert runs) in one upsert,
     // atomic on its own (no transaction around it); each resolves once that upsert committed
-    const text = JSON.stringify(result);
+    const text = deliveryResultText(result);
     return this.track(this.results.submit('', { messageKey, contentHash, recipient: recipientDid, text, nowMs }, text.length));
   }
 
@@ -242,7 +242,7 @@ export class PgRelayStagingStore implements RelayStagingStore {
   }
 
   finishSet(recipientDid: string, groupId: string, chunks: readonly StagedChunk[], result: DeliveryResult, nowMs: number): Promise<void> {
-    const text = JSON.stringify(result);
+    const text = deliveryResultText(result);
     return this.write(async (db) => {
       await lockSet(db, recipientDid, groupId);
       const bytes = await dropSetRows(db, recipientDid, groupId);

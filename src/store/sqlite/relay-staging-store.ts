@@ -182,7 +182,7 @@ export class SqliteRelayStagingStore implements RelayStagingStore {
 
   finishSet(recipientDid: string, groupId: string, chunks: readonly StagedChunk[], result: DeliveryResult, nowMs: number): Promise<void> {
     const delivered = chunks.map((c) => ({ messageKey: c.messageKey, contentHash: c.contentHash }));
-    return this.submit({ kind: 'finish_set', recipient: recipientDid, groupId, delivered, resultText: JSON.stringify(result), nowMs });
+    return this.submit({ kind: 'finish_set', recipient: recipientDid, groupId, delivered, resultText: deliveryResultText(result), nowMs });
   }
 
   claimNonce(claim: NonceClaim, nowMs: number): Promise<boolean> {
