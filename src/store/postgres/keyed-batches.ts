@@ -9,6 +9,9 @@
 /** The answer to one operation of a batch. */
 export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
+/** Every value as the answer of its operation (a batch that succeeded as a whole). */
+export const settledAll = <R>(values: readonly R[]): Settled<R>[] => values.map((value) => ({ ok: true, value }));
+
 /** Limits of one batch: a single larger operation still runs, alone. */
 export interface BatchLimits {
   maxOps: number;

@@ -29,7 +29,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
 import { NO_REACH, type LiveReach } from '../../relay/live-sessions.js';
-import { KeyedBatches } from './keyed-batches.js';
+import { KeyedBatches, settledAll } from './keyed-batches.js';
 import { migratePg, type PgMigration, type PgPool } from './pool.js';
 
 export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
@@ -132,7 +132,7 @@ export class PgLiveFanout implements LiveFanout {
   private readonly inline = new KeyedBatches<string, void>(
     async (_, payloads) => {
       await this.o.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads]);
-      return payloads.map(() => ({ ok: true, value: undefined }));
+      return settledAll(payloads.map(() => undefined));
     },
     { maxOps: 256, maxBytes: 1024 * 1024 },
   );

@@ -10,7 +10,7 @@
  */
 import type { NonceClaim } from '../../ports/nonce-registry.js';
 import type pg from 'pg';
-import { KeyedBatches, type BatchLimits } from './keyed-batches.js';
+import { KeyedBatches, settledAll, type BatchLimits } from './keyed-batches.js';
 
 /** The tables holding claimed nonces, each with the primary key (scope, did, key_id, nonce). */
 export type NonceTable = 'cache_nonces' | 'relay_nonces';
@@ -51,7 +51,7 @@ export class NonceReads {
       ]);
       const claimed = asks.map(() => false);
       for (const row of r.rows) claimed[Number(row.i) - 1] = true;
-      return claimed.map((value) => ({ ok: true, value }));
+      return settledAll(claimed);
     }, LIMITS);
   }
 

@@ -45,7 +45,7 @@ import {
 } from '../../relay/staging-store.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from './pool.js';
 import { isRetryablePgError } from './retryable.js';
-import { KeyedBatches, type BatchLimits, type Settled } from './keyed-batches.js';
+import { KeyedBatches, settledAll, type BatchLimits } from './keyed-batches.js';
 import { NonceReads } from './nonce-reads.js';
 import { findPriors, saveResults, SAVE_RESULTS_FUNCTION_SQL, type PriorAsk, type ResultRow } from './relay-results.js';
 
@@ -129,9 +129,6 @@ const MAX_ATTEMPTS = 8;
 
 /** Sends read or remembered by one statement at most (more wait for the next one). */
 const BATCH_LIMITS: BatchLimits = { maxOps: 256, maxBytes: 16 * 1024 * 1024 };
-
-/** Every value as the answer of its operation. */
-const settledAll = <R>(values: readonly R[]): Settled<R>[] => values.map((value) => ({ ok: true, value }));
 
 type Db = pg.PoolClient;
 /** Where one statement runs: a transaction's connection, or the pool (a statement atomic on its own). */
