@@ -514,6 +514,8 @@ if (PG_URL) {
       const b = await d.start(1, false);
       try {
         await Promise.all([a.sync.refresh(), b.sync.refresh()]);
+        // a started alone: until b's `listening:` reaches it, a announces nothing (b's poll would find a's rows)
+        await until(() => othersListening(a) && othersListening(b), 'each knows of the other');
         const sync = b.sync as unknown as { catchUpWithPool: () => Promise<void> };
         const own = sync.catchUpWithPool.bind(sync);
         let catchUps = 0;
