@@ -80,6 +80,8 @@ export function serviceCommandLine(o: ServiceOptions): string {
 export function serviceCommand(o: ServiceOptions): string[] {
   return [
     'node',
+    // extra V8/Node flags for the service alone (e.g. `--log-deopt --logfile=…`), not the load generator's
+    ...(process.env.DDN_BENCH_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []),
     ...(o.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir]),
     'bin/ddn.js',
     'serve',

@@ -5,8 +5,11 @@
  * `DDN_BENCH_PG_URL`). Windows alternate — alone, with writes, alone — and the figure is the rate with writes
  * divided by the mean of the two alone (target ≥ 0.9): a block must drop only the answers it changed. The writes
  * are signed before each window, so the window measures the node serving them, not the generator signing them on
- * the same cores. A last window sends the writes alone and reads what they cost the node: CPU per write (blocks
- * included) and the time per block.
+ * the same cores. Before the first window the writes run alone for {@link WRITE_WARMUP_S} seconds, so that their
+ * code is compiled as a node taking writes all day has it (resolve's code is warmed by each window's own warm-up):
+ * a write's first 10 seconds cost a Directory about 1.5 × the CPU of its fortieth, mostly V8 compiling and running
+ * the write path's code unoptimized (bench/HISTORY.md, session 34). A last window sends the writes alone and reads
+ * what they cost the node: CPU per write (blocks included) and the time per block.
  */
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
@@ -28,6 +31,11 @@ const BLOCK_TIME_MS = 100;
 const READ_SET = 2000;
 const WRITERS = 200;
 const WRITES_PER_S = 100;
+/**
+ * Seconds of writes alone before the resolve windows (`--quick`: a third): V8 compiles a path only after enough
+ * calls, and at 100 a second the write path's own functions reach their optimized code after some 30–40 s.
+ */
+const WRITE_WARMUP_S = 30;
 
 /** One signed update ready to send: its writer and document nonce, and the request. */
 interface SignedWrite {
@@ -323,11 +331,15 @@ async function measure(ctx: BenchContext, service: ServiceProcess, work: string,
     // once each, alternating: the mean of the two alone windows brackets the one with writes
     return ctx.gen.run({ ...job, name: `${job.name}-${label}` }, service.pid);
   };
-  const alone1 = await run('alone');
   const writers = dids.slice(0, Math.min(WRITERS, dids.length));
   const writes = new SteadyWrites(url, profile, writers, BigInt(nonces.document_nonce), WRITES_PER_S);
   // signed before each window, with room for the warm-up and a slow start
-  const presign = () => writes.presign(Math.ceil((s.warmupS + s.durationS + 2) * WRITES_PER_S * 1.2));
+  const presign = (seconds = s.warmupS + s.durationS + 2) => writes.presign(Math.ceil(seconds * WRITES_PER_S * 1.2));
+  const warmupS = s.quick ? WRITE_WARMUP_S / 3 : WRITE_WARMUP_S;
+  ctx.log(`  ${store}: ${warmupS} s of writes alone first (their code compiled)`);
+  presign(warmupS + 2);
+  const warm = await writesFor(service.pid, writes, warmupS * 1000);
+  const alone1 = await run('alone');
   presign();
   let busy: LoadResult;
   const writer0 = process.cpuUsage();
@@ -345,7 +357,7 @@ async function measure(ctx: BenchContext, service: ServiceProcess, work: string,
   const alone = (alone1.rate + alone2.rate) / 2;
   ctx.log(
     `  ${store}: alone ${alone1.rate} / ${alone2.rate} req/s, with ${busyWrites.rate} writes/s ${busy.rate} req/s; ` +
-      `node CPU ${cost.cpu_us_per_write} µs per write, ${cost.block_ms} ms per block (${cost.blocks_per_s} blocks/s); writer ${writerCores} cores`,
+      `node CPU ${cost.cpu_us_per_write} µs per write (${warm.cpu_us_per_write} in the warm-up), ${cost.block_ms} ms per block (${cost.blocks_per_s} blocks/s); writer ${writerCores} cores`,
   );
   return {
     value: busy.rate,
@@ -361,13 +373,22 @@ async function measure(ctx: BenchContext, service: ServiceProcess, work: string,
       writer_cpu_cores: writerCores,
       node_cpu_us_per_write: cost.cpu_us_per_write,
       node_main_cpu_us_per_write: cost.main_cpu_us_per_write,
+      warmup_node_cpu_us_per_write: warm.cpu_us_per_write,
+      warmup_main_cpu_us_per_write: warm.main_cpu_us_per_write,
       block_ms: cost.block_ms,
       blocks_per_s: cost.blocks_per_s,
       p99_ms: busy.latency_ms.p99,
       alone_p99_ms: alone1.latency_ms.p99,
     },
     load: busy,
-    details: { alone: [alone1, alone2], writes_alone: cost, dids: count, writers: Math.min(WRITERS, count), block_time_ms: BLOCK_TIME_MS },
+    details: {
+      alone: [alone1, alone2],
+      writes_alone: cost,
+      write_warmup: { seconds: warmupS, ...warm },
+      dids: count,
+      writers: Math.min(WRITERS, count),
+      block_time_ms: BLOCK_TIME_MS,
+    },
   };
 }
 
@@ -386,6 +407,20 @@ interface WriteCost {
   /** Mean wall time to produce one block (`ddn_ledger_block_production_seconds`), on the event loop. */
   block_ms: number;
   idle_cpu_cores: number;
+}
+
+/**
+ * The steady writes alone for `ms` (the write path's warm-up): the node's CPU per accepted write over them, whole
+ * process and event loop, its idle CPU not taken out.
+ */
+async function writesFor(pid: number, writes: SteadyWrites, ms: number): Promise<{ cpu_us_per_write: number; main_cpu_us_per_write: number }> {
+  const cpu0 = cpuMs(pid);
+  const main0 = cpuMs(pid, pid);
+  writes.start();
+  await new Promise((r) => setTimeout(r, ms));
+  await writes.stop();
+  const accepted = Math.max(1, writes.accepted);
+  return { cpu_us_per_write: round(((cpuMs(pid) - cpu0) * 1000) / accepted), main_cpu_us_per_write: round(((cpuMs(pid, pid) - main0) * 1000) / accepted) };
 }
 
 /** Reads a counter or a histogram's `_sum`/`_count` of the node's `GET /metrics`. */
