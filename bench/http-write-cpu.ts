@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/http-write-cpu.ts [--other <built tree>] [--rounds 4] [--seconds 10] [--idle S] [--pg] [--perf <prefix>] [--cpu-prof <dir>]`:
+ * `npx tsx bench/http-write-cpu.ts [--other <built tree>] [--rounds 4] [--seconds 10] [--idle S] [--pg] [--dids 200] [--perf <prefix>] [--cpu-prof <dir>]`:
  * the node's CPU per write over HTTP (issue 39 item 2) — a Directory-only `ddn serve` (this checkout's `dist/`, and
  * with `--other` that tree's beside it) taking 100 signed `UpdateService` writes/s and nothing else, as the
  * writes-alone window of `--only resolve_writes` does, in windows alternating between the two trees (A B B A …).
@@ -31,6 +31,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     perf: { type: 'string' },
     idle: { type: 'string', default: '0' },
+    dids: { type: 'string', default: '200' },
   },
 });
 const WRITERS = 200;
@@ -65,7 +66,8 @@ async function start(name: string, root: string | undefined): Promise<Side> {
   });
   const url = service.urls.directory;
   const profile = makeProfile(((await (await fetch(`${url}/health`)).json()) as { profile: string }).profile);
-  const writers = await registerWriters(url, profile, WRITERS);
+  // --dids N: N registered (as `--only resolve_writes` registers 2,000), the writes to the first 200
+  const writers = (await registerWriters(url, profile, Math.max(WRITERS, Number(values.dids)))).slice(0, WRITERS);
   const nonces = (await (await fetch(`${url}/dids/${enc(writers[0]!.did)}/nonces`)).json()) as { document_nonce: string };
   const writes = new SteadyWrites(url, profile, writers, BigInt(nonces.document_nonce), PER_S);
   return { name, service, writes, schema };
