@@ -5,14 +5,16 @@
  * Every write is a READ COMMITTED transaction with `synchronous_commit = on`, so its promise resolves only after
  * the commit is durable. What must not interleave is serialised by row locks, never by aborts:
  * - the stores into one recipient run in batches (group commit per recipient, `keyed-batches.ts`): the stores
- *   that arrive while the recipient's previous batch is in the database run together in one transaction, which
- *   first locks the recipient's row of `cache_recipient_bytes` (creating it if absent). So one recipient's
- *   stores — from this process or another — run one batch after another: the quota is exact (the bytes are read
- *   under the lock, and every other change to them waits for it), dedupe and chunk-set completion see every
- *   earlier store, and `seq` (an identity) grows in commit order within a recipient, so a reader never sees a
- *   later entry of a recipient before an earlier one. A batch of new plain stores (all accepted) is one call of
- *   a stored function, its own transaction, so the lock is never held across a round trip (`mailbox-one-trip.ts`);
- *   any other batch is an explicit transaction. Inside a batch each store is checked and written in turn;
+ *   that arrive while the recipient's previous batch is in the database run together in one transaction. A batch
+ *   of new plain stores (all accepted) spends its process's quota lease for the recipient — one call of a stored
+ *   function, its own transaction, locking only the lease row, so two processes' batches commit side by side
+ *   (`mailbox-leases.ts`: the recipient's `bytes` count every lease's unspent bytes, so the quota stays exact).
+ *   Without a lease that fits, the batch first locks the recipient's row of `cache_recipient_bytes` (creating it
+ *   if absent): one call as well (`mailbox-one-trip.ts`) when all its stores are accepted, else an explicit
+ *   transaction; such batches of one recipient run one after another, the bytes read under the lock (a store
+ *   refused for the quota only after the recipient's leases were folded back), and dedupe and chunk-set
+ *   completion see every earlier store. `seq` (an identity) is drawn at insert: stores that do not overlap in time
+ *   are in `seq` order; every read starts at the recipient's first entry, so one committed late is never skipped. Inside a batch each store is checked and written in turn;
  *   one that breaks a rule is answered with its error (its nonce claim undone) while the others commit. A batch
  *   that fails as a whole (a database error, a failed COMMIT) is run again store by store, so one bad store
  *   fails only itself, and no store is answered before the transaction holding it committed;
@@ -262,7 +264,7 @@ export interface PgMailboxOptions {
   maxBatchOps?: number;
   /** Envelope bytes committed by one transaction at most; a larger store still runs, alone (default 16 MiB). */
   maxBatchBytes?: number;
-  /** Batches of stores into one recipient this process runs at once, each lane with its quota lease (default 2). */
+  /** Batches of stores into one recipient this process runs at once, each lane with its quota lease (default 1). */
   lanes?: number;
 }
 
@@ -307,7 +309,7 @@ export class PgMailboxStore implements MailboxStore {
     this.batches = new KeyedBatches((recipient, reqs, lane) => this.runBatch(recipient, reqs, lane), {
       maxOps: options.maxBatchOps ?? 256,
       maxBytes: options.maxBatchBytes ?? 16 * 1024 * 1024,
-      lanes: options.lanes ?? 2,
+      lanes: options.lanes ?? 1,
     });
   }
 
