@@ -7,34 +7,16 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DdnError } from '../../src/base/errors.js';
 import type { NewEntry, PutRequest, PutResult } from '../../src/cache/mailbox-store.js';
-import { openPgPool } from '../../src/store/postgres/pool.js';
 import { PgMailboxStore } from '../../src/store/postgres/mailbox-store.js';
 import { putNewInOneTrip } from '../../src/store/postgres/mailbox-one-trip.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { nodeClaim, withTwo } from './mailbox-pg-two.js';
 import { claimOf, DID, entry, HOUR, NOW, OTHER, put } from './mailbox-fixtures.js';
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
-
-/** Two stores on one fresh schema (each with its own pool, as two Cache processes), closed and dropped after `fn`. */
-async function withTwo(fn: (a: PgMailboxStore, b: PgMailboxStore, sql: (q: string, p?: unknown[]) => Promise<Record<string, unknown>[]>) => Promise<void>) {
-  const db = await freshPgSchema();
-  const a = await PgMailboxStore.open(db.pool);
-  const b = await PgMailboxStore.open(await openPgPool({ url: db.url, schema: db.schema }), {}, true);
-  try {
-    await fn(a, b, async (q, p) => (await db.pool.query(q, p)).rows as Record<string, unknown>[]);
-  } finally {
-    await a.close();
-    await b.close();
-    await db.drop();
-  }
-}
-
-/** A node-request claim of its own for each store (as a Relay's signed store carries). */
-const nodeClaim = () => claimOf(randomUUID(), { scope: 'node-request', did: 'did:platform:4444444444444444' });
 
 /**
  * Every query sent on a connection the store takes from `pool` from now on, in order (the pool's own `query`,

@@ -6,33 +6,16 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { DdnError } from '../../src/base/errors.js';
 import type { NewEntry } from '../../src/cache/mailbox-store.js';
-import { migratePg, openPgPool } from '../../src/store/postgres/pool.js';
+import { migratePg } from '../../src/store/postgres/pool.js';
 import { PG_MAILBOX_MIGRATIONS, PgMailboxStore } from '../../src/store/postgres/mailbox-store.js';
 import { LEASE_MS } from '../../src/store/postgres/mailbox-leases.js';
 import { putNewInOneTrip } from '../../src/store/postgres/mailbox-one-trip.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { nodeClaim, withTwo, type Sql } from './mailbox-pg-two.js';
 import { claimOf, DID, entry, HOUR, NOW, put } from './mailbox-fixtures.js';
 
-type Sql = (q: string, p?: unknown[]) => Promise<Record<string, unknown>[]>;
-
-/** Two stores on one fresh schema (each with its own pool, as two Cache processes), closed and dropped after `fn`. */
-async function withTwo(fn: (a: PgMailboxStore, b: PgMailboxStore, sql: Sql) => Promise<void>) {
-  const db = await freshPgSchema();
-  const a = await PgMailboxStore.open(db.pool);
-  const b = await PgMailboxStore.open(await openPgPool({ url: db.url, schema: db.schema }), {}, true);
-  try {
-    await fn(a, b, async (q, p) => (await db.pool.query(q, p)).rows as Record<string, unknown>[]);
-  } finally {
-    await a.close();
-    await b.close();
-    await db.drop();
-  }
-}
-
-const nodeClaim = () => claimOf(randomUUID(), { scope: 'node-request', did: 'did:platform:4444444444444444' });
 const sized = (n: number): NewEntry[] => Array.from({ length: n }, () => entry({ body: JSON.stringify({ message_id: 'x', pad: 'p'.repeat(200) }) }));
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
 
