@@ -50,3 +50,43 @@ test('a batch stays within its limits (a larger single operation runs alone), an
     ['rejected', 'rejected'],
   );
 });
+
+test('with two lanes a key runs two batches at once, each told its lane, never more; a lane freed is taken again', async () => {
+  const running: number[] = [];
+  let most = 0;
+  const release: (() => void)[] = [];
+  const seen: [number, number[]][] = [];
+  const b = new KeyedBatches<number, number>(
+    async (_key, items, lane) => {
+      assert.ok(!running.includes(lane), `lane ${lane} runs one batch at a time`);
+      running.push(lane);
+      most = Math.max(most, running.length);
+      seen.push([lane, [...items]]);
+      await new Promise<void>((r) => release.push(r));
+      running.splice(running.indexOf(lane), 1);
+      return items.map((n) => ({ ok: true, value: n }));
+    },
+    { maxOps: 100, maxBytes: 1000, lanes: 2 },
+  );
+  const tick = () => new Promise((r) => setImmediate(r));
+  const first = [1, 2].map((n) => b.submit('k', n, 1));
+  await tick();
+  const second = [3, 4].map((n) => b.submit('k', n, 1));
+  await tick();
+  // both lanes busy: these wait for one of them
+  const third = [5, 6].map((n) => b.submit('k', n, 1));
+  await tick();
+  assert.deepEqual(seen, [
+    [0, [1, 2]],
+    [1, [3, 4]],
+  ]);
+  release.shift()!();
+  assert.deepEqual(await Promise.all(first), [1, 2]);
+  await tick();
+  assert.deepEqual(seen.at(-1), [0, [5, 6]], 'the freed lane takes what waited');
+  for (const r of release.splice(0)) r();
+  await tick();
+  for (const r of release.splice(0)) r();
+  assert.deepEqual(await Promise.all([...second, ...third]), [3, 4, 5, 6]);
+  assert.equal(most, 2);
+});

@@ -100,7 +100,7 @@ if (PG_URL) {
         const totals = async () =>
           (
             await store.pool.query<{ recipient: string; bytes: string; entries: string }>(
-              'SELECT recipient, bytes, entries FROM cache_recipient_bytes ORDER BY recipient',
+              'SELECT recipient, bytes, entries FROM cache_recipient_totals ORDER BY recipient',
             )
           ).rows.map((r) => [r.recipient, Number(r.bytes), Number(r.entries)]);
         const actual = async () =>
@@ -179,7 +179,16 @@ if (PG_URL) {
         assert.equal((await b.getMessage(DID, e.messageId, NOW))?.meta.messageId, e.messageId);
         await b.close();
         const versions = await db.pool.query("SELECT version FROM schema_migrations WHERE namespace = 'cache' ORDER BY version");
-        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }]);
+        assert.deepEqual(versions.rows, [
+          { version: 1 },
+          { version: 2 },
+          { version: 3 },
+          { version: 4 },
+          { version: 5 },
+          { version: 6 },
+          { version: 7 },
+          { version: 8 },
+        ]);
       } finally {
         await db.drop();
       }

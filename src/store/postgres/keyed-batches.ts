@@ -1,8 +1,9 @@
 /**
  * Group commit per key: operations submitted under one key (the PostgreSQL mailbox uses the recipient) run one
- * batch at a time, and every operation that arrives while a batch of its key is in the database joins the next
- * one; the first batch of an idle key waits for the end of the event-loop turn, so the operations read in that
- * turn start together. Different keys never wait for each other here. A batch's runner answers each operation on its own (one
+ * batch at a time — or up to `lanes` batches at a time, each lane one after another — and every operation that
+ * arrives while the key's lanes are all busy joins the next batch; a batch waits for the end of the event-loop turn
+ * in which its lane started, so the operations read in that turn start together. A runner is told its lane (0 …
+ * lanes − 1; no two batches of a key run in one lane at once). Different keys never wait for each other here. A batch's runner answers each operation on its own (one
  * may fail while the others succeed); a runner that throws fails every operation of its batch.
  */
 
@@ -16,6 +17,16 @@ export const settledAll = <R>(values: readonly R[]): Settled<R>[] => values.map(
 export interface BatchLimits {
   maxOps: number;
   maxBytes: number;
+  /** Batches of one key in the database at once (default 1: one after another). */
+  lanes?: number;
+}
+
+/** A key's operations waiting, its batches running, and whether one is about to start (taking what arrives meanwhile). */
+interface KeyQueue<T, R> {
+  waiting: Waiting<T, R>[];
+  /** The lanes running a batch (or about to). */
+  busy: Set<number>;
+  starting: boolean;
 }
 
 interface Waiting<T, R> {
@@ -27,10 +38,10 @@ interface Waiting<T, R> {
 
 export class KeyedBatches<T, R> {
   /** Operations waiting per key; a key is present while its batches are running. */
-  private readonly queues = new Map<string, Waiting<T, R>[]>();
+  private readonly queues = new Map<string, KeyQueue<T, R>>();
 
   constructor(
-    private readonly run: (key: string, items: readonly T[]) => Promise<Settled<R>[]>,
+    private readonly run: (key: string, items: readonly T[], lane: number) => Promise<Settled<R>[]>,
     private readonly limits: BatchLimits,
   ) {}
 
@@ -38,28 +49,36 @@ export class KeyedBatches<T, R> {
   submit(key: string, item: T, bytes: number): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       const waiting = { item, bytes, resolve, reject };
-      const queue = this.queues.get(key);
-      if (queue !== undefined) {
-        queue.push(waiting);
-        return;
+      let queue = this.queues.get(key);
+      if (queue === undefined) {
+        queue = { waiting: [], busy: new Set(), starting: false };
+        this.queues.set(key, queue);
       }
-      const fresh = [waiting];
-      this.queues.set(key, fresh);
-      // the first batch starts at the end of this event-loop turn: the stores of the key read in the same turn
+      queue.waiting.push(waiting);
+      const lanes = this.limits.lanes ?? 1;
+      if (queue.starting || queue.busy.size >= lanes) return;
+      let lane = 0;
+      while (queue.busy.has(lane)) lane++;
+      queue.busy.add(lane);
+      queue.starting = true;
+      // a batch starts at the end of this event-loop turn: the stores of the key read in the same turn
       // (a Relay's sends arrive one request each) join it instead of each paying a transaction of its own
-      setImmediate(() => void this.drain(key, fresh));
+      const q = queue;
+      setImmediate(() => void this.drain(key, q, lane));
     });
   }
 
-  /** Runs the batches of `key` one after another until its queue is empty. */
-  private async drain(key: string, queue: Waiting<T, R>[]): Promise<void> {
-    while (queue.length > 0) {
-      const batch = this.take(queue);
+  /** Runs batches of `key` one after another until its queue is empty (one lane of the key). */
+  private async drain(key: string, queue: KeyQueue<T, R>, lane: number): Promise<void> {
+    queue.starting = false;
+    while (queue.waiting.length > 0) {
+      const batch = this.take(queue.waiting);
       let answers: Settled<R>[];
       try {
         answers = await this.run(
           key,
           batch.map((w) => w.item),
+          lane,
         );
       } catch (error) {
         answers = batch.map(() => ({ ok: false, error }));
@@ -70,7 +89,8 @@ export class KeyedBatches<T, R> {
         else w.reject(a.error);
       });
     }
-    this.queues.delete(key);
+    queue.busy.delete(lane);
+    if (queue.busy.size === 0) this.queues.delete(key);
   }
 
   /** The next batch from the head of `queue`, within the limits (at least one operation). */

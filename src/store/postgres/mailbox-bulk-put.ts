@@ -120,7 +120,8 @@ export async function bulkPut(
         if (!purged && !withinQuota(bytes, entry.sizeBytes, req.quotaBytes)) {
           purged = true;
           await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND expires_at_ms <= $2 AND NOT (message_key = ANY($3))', [recipient, req.nowMs, keys]);
-          const r = await c.query<{ b: Num }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = $1', [recipient]);
+          // and the quota leases' unspent bytes, folded back (`mailbox-leases.ts`)
+          const r = await c.query<{ b: Num }>('SELECT cache_fold_leases($1, NULL) AS b', [recipient]);
           bytes = Number(r.rows[0]?.b ?? 0) + accepted.reduce((n, v) => n + Number(v[14]), 0);
         }
         checkQuota(bytes, entry.sizeBytes, req.quotaBytes);

@@ -166,8 +166,8 @@ export const CACHE_PUT_NEW_CACHED_PLANS_SQL = `
 
 const CALL = `SELECT cache_put_new(${Array.from({ length: 21 }, (_, i) => `$${i + 1}`).join(', ')})`;
 
-/** The parameters of {@link CALL} for a batch into `recipient`. */
-function callValues(recipient: string, reqs: readonly PutRequest[]): unknown[] {
+/** The parameters of {@link CALL} for a batch into `recipient` (also those of the leased call after its holder). */
+export function callValues(recipient: string, reqs: readonly PutRequest[]): unknown[] {
   const e = reqs.map((r) => r.entry);
   const claims = sortedClaims(reqs);
   return [
@@ -207,6 +207,11 @@ export async function putNewInOneTrip(c: pg.ClientBase, recipient: string, reqs:
     if ((error as { code?: unknown }).code === NOT_TAKEN) return null;
     throw error;
   }
+  return storedAll(reqs);
+}
+
+/** Every store of a batch answered as stored new. */
+export function storedAll(reqs: readonly PutRequest[]): Settled<PutResult>[] {
   return reqs.map((r) => {
     const { envelope, ...stored } = r.entry;
     void envelope;

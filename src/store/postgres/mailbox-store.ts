@@ -5,14 +5,16 @@
  * Every write is a READ COMMITTED transaction with `synchronous_commit = on`, so its promise resolves only after
  * the commit is durable. What must not interleave is serialised by row locks, never by aborts:
  * - the stores into one recipient run in batches (group commit per recipient, `keyed-batches.ts`): the stores
- *   that arrive while the recipient's previous batch is in the database run together in one transaction, which
- *   first locks the recipient's row of `cache_recipient_bytes` (creating it if absent). So one recipient's
- *   stores — from this process or another — run one batch after another: the quota is exact (the bytes are read
- *   under the lock, and every other change to them waits for it), dedupe and chunk-set completion see every
- *   earlier store, and `seq` (an identity) grows in commit order within a recipient, so a reader never sees a
- *   later entry of a recipient before an earlier one. A batch of new plain stores (all accepted) is one call of
- *   a stored function, its own transaction, so the lock is never held across a round trip (`mailbox-one-trip.ts`);
- *   any other batch is an explicit transaction. Inside a batch each store is checked and written in turn;
+ *   that arrive while the recipient's previous batch is in the database run together in one transaction. A batch
+ *   of new plain stores (all accepted) spends its process's quota lease for the recipient — one call of a stored
+ *   function, its own transaction, locking only the lease row, so two processes' batches commit side by side
+ *   (`mailbox-leases.ts`: the recipient's `bytes` count every lease's unspent bytes, so the quota stays exact).
+ *   Without a lease that fits, the batch first locks the recipient's row of `cache_recipient_bytes` (creating it
+ *   if absent): one call as well (`mailbox-one-trip.ts`) when all its stores are accepted, else an explicit
+ *   transaction; such batches of one recipient run one after another, the bytes read under the lock (a store
+ *   refused for the quota only after the recipient's leases were folded back), and dedupe and chunk-set
+ *   completion see every earlier store. `seq` (an identity) is drawn at insert: stores that do not overlap in time
+ *   are in `seq` order; every read starts at the recipient's first entry, so one committed late is never skipped. Inside a batch each store is checked and written in turn;
  *   one that breaks a rule is answered with its error (its nonce claim undone) while the others commit. A batch
  *   that fails as a whole (a database error, a failed COMMIT) is run again store by store, so one bad store
  *   fails only itself, and no store is answered before the transaction holding it committed;
@@ -51,6 +53,8 @@ import { KeyedBatches, type Settled } from './keyed-batches.js';
 import { NonceReads } from './nonce-reads.js';
 import { bulkClaimSql, bulkPut, bulkShaped } from './mailbox-bulk-put.js';
 import { CACHE_PUT_NEW_CACHED_PLANS_SQL, CACHE_PUT_NEW_CUSTOM_PLANS_SQL, CACHE_PUT_NEW_SQL, putNewInOneTrip } from './mailbox-one-trip.js';
+import { CACHE_QUOTA_LEASES_SQL, QuotaLeases } from './mailbox-leases.js';
+import { randomUUID } from 'node:crypto';
 import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
 export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
@@ -180,6 +184,8 @@ export const PG_MAILBOX_MIGRATIONS: readonly PgMigration[] = [
   // No statement of it (nor of the removing trigger) reads a table but through a unique index's conflict check,
   // so their plans are cached again.
   { version: 7, sql: CACHE_PUT_NEW_CACHED_PLANS_SQL },
+  // Quota leases: a lane's batches of new plain stores without the recipient's lock (`mailbox-leases.ts`).
+  { version: 8, sql: CACHE_QUOTA_LEASES_SQL },
 ];
 
 /** Rows deleted per sweep transaction, so a large purge never holds locks for long. */
@@ -258,6 +264,8 @@ export interface PgMailboxOptions {
   maxBatchOps?: number;
   /** Envelope bytes committed by one transaction at most; a larger store still runs, alone (default 16 MiB). */
   maxBatchBytes?: number;
+  /** Batches of stores into one recipient this process runs at once, each lane with its quota lease (default 1). */
+  lanes?: number;
 }
 
 /** What a batch knows of its recipient while it holds the recipient's lock. */
@@ -281,6 +289,7 @@ export class PgMailboxStore implements MailboxStore {
   private readonly maxAttempts: number;
   private readonly batches: KeyedBatches<PutRequest, PutResult>;
   private readonly nonceReads: NonceReads;
+  private readonly leases = new QuotaLeases(randomUUID());
 
   /** Migrates the `cache` namespace of `pool`'s schema and returns a store on it. */
   static async open(pool: PgPool, options: PgMailboxOptions = {}, ownsPool = false): Promise<PgMailboxStore> {
@@ -297,9 +306,10 @@ export class PgMailboxStore implements MailboxStore {
     this.maxQueuedBytes = options.maxQueuedBytes ?? 512 * 1024 * 1024;
     this.maxAttempts = options.maxAttempts ?? 12;
     this.nonceReads = new NonceReads(pool, 'cache_nonces');
-    this.batches = new KeyedBatches((recipient, reqs) => this.runBatch(recipient, reqs), {
+    this.batches = new KeyedBatches((recipient, reqs, lane) => this.runBatch(recipient, reqs, lane), {
       maxOps: options.maxBatchOps ?? 256,
       maxBytes: options.maxBatchBytes ?? 16 * 1024 * 1024,
+      lanes: options.lanes ?? 1,
     });
   }
 
@@ -353,8 +363,10 @@ export class PgMailboxStore implements MailboxStore {
 
   async usage(): Promise<MailboxUsage> {
     // one row per recipient (kept by the trigger) and an indexed count of the incomplete sets; never the entries
+    // a recipient's row counts its leases' unspent bytes and not their spent entries (`mailbox-leases.ts`)
     const r = await this.pool.query<{ entries: Num; bytes: Num; incomplete: Num }>(
-      `SELECT COALESCE(SUM(entries), 0) AS entries, COALESCE(SUM(bytes), 0) AS bytes,
+      `SELECT COALESCE(SUM(entries), 0) + (SELECT COALESCE(SUM(spent_entries), 0) FROM cache_quota_leases) AS entries,
+        COALESCE(SUM(bytes), 0) - (SELECT COALESCE(SUM(granted - spent), 0) FROM cache_quota_leases) AS bytes,
         (SELECT COUNT(*) FROM cache_chunk_sets WHERE complete = false) AS incomplete FROM cache_recipient_bytes`,
     );
     const row = r.rows[0];
@@ -497,9 +509,9 @@ export class PgMailboxStore implements MailboxStore {
    * One batch of stores into `recipient`, in one transaction; when that fails as a whole (a database error, a
    * failed COMMIT), each store again in a transaction of its own, so only a store that fails by itself fails.
    */
-  private async runBatch(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[]> {
+  private async runBatch(recipient: string, reqs: readonly PutRequest[], lane: number): Promise<Settled<PutResult>[]> {
     try {
-      const taken = bulkShaped(reqs) ? await this.putNew(recipient, reqs) : null;
+      const taken = bulkShaped(reqs) ? await this.putNew(recipient, reqs, lane) : null;
       return taken ?? (await this.transaction((c, opened) => this.putBatch(c, recipient, reqs, opened), batchOpening(recipient, reqs)));
     } catch (error) {
       if (reqs.length === 1) return [{ ok: false, error }];
@@ -519,7 +531,7 @@ export class PgMailboxStore implements MailboxStore {
    * A batch of plain stores that are all new and within the quota and the budget, in one round trip
    * (`mailbox-one-trip.ts`); null when it is not one (nothing written), for {@link putBatch}.
    */
-  private putNew(recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[] | null> {
+  private putNew(recipient: string, reqs: readonly PutRequest[], lane: number): Promise<Settled<PutResult>[] | null> {
     return this.retried(async () => {
       let c: pg.PoolClient;
       try {
@@ -538,7 +550,8 @@ export class PgMailboxStore implements MailboxStore {
             total += r.entry.sizeBytes;
           }
         }
-        const out = await putNewInOneTrip(c, recipient, reqs);
+        // spent from the lane's lease (no lock of the recipient), else under the recipient's lock
+        const out = (await this.leases.put(c, recipient, lane, reqs)) ?? (await putNewInOneTrip(c, recipient, reqs));
         if (out !== null) this.total.bytes += reqs.reduce((n, r) => n + r.entry.sizeBytes, 0);
         return out;
       } catch (err) {
@@ -619,7 +632,9 @@ export class PgMailboxStore implements MailboxStore {
   private async heldTotal(c: pg.PoolClient): Promise<number> {
     const now = Date.now();
     if (now - this.total.atMs >= TOTAL_REFRESH_MS) {
-      const r = await c.query<{ b: Num }>('SELECT COALESCE(SUM(bytes), 0) AS b FROM cache_recipient_bytes');
+      const r = await c.query<{ b: Num }>(
+        `SELECT COALESCE(SUM(bytes), 0) - (SELECT COALESCE(SUM(granted - spent), 0) FROM cache_quota_leases) AS b FROM cache_recipient_bytes`,
+      );
       this.total = { bytes: Number(r.rows[0]?.b ?? 0), atMs: now };
     }
     return this.total.bytes;
@@ -755,8 +770,10 @@ export class PgMailboxStore implements MailboxStore {
           (await c.query<{ b: Num }>('SELECT bytes AS b FROM cache_recipient_bytes WHERE recipient = $1', [entry.recipientDid])).rows[0]?.b ?? 0,
         ));
       // Expired copies count until removed: only when they would make the difference are they removed here.
+      // So do the quota leases' unspent bytes (`mailbox-leases.ts`): folded back before a store is refused.
       if (!withinQuota(await held(), entry.sizeBytes, req.quotaBytes)) {
         await c.query('DELETE FROM cache_entries WHERE recipient = $1 AND expires_at_ms <= $2', [entry.recipientDid, req.nowMs]);
+        await c.query('SELECT cache_fold_leases($1, NULL)', [entry.recipientDid]);
         hold.bytes = undefined;
       }
       checkQuota(await held(), entry.sizeBytes, req.quotaBytes);
@@ -838,8 +855,32 @@ export class PgMailboxStore implements MailboxStore {
           [nowMs],
         )
       ).rowCount ?? 0;
-    const more = stale.length === SWEEP_CHUNK || emptied.length === SWEEP_CHUNK || expiredEntries === SWEEP_CHUNK || expiredNonces === SWEEP_CHUNK;
+    const expiredLeases = await this.foldExpiredLeases(c, nowMs);
+    const more =
+      stale.length === SWEEP_CHUNK ||
+      emptied.length === SWEEP_CHUNK ||
+      expiredEntries === SWEEP_CHUNK ||
+      expiredNonces === SWEEP_CHUNK ||
+      expiredLeases === SWEEP_CHUNK;
     return { expiredEntries, purgedChunkSets, purgedChunks, expiredNonces, more };
+  }
+
+  /**
+   * Folds the quota leases expired at `nowMs` back into their recipients' rows (a stopped process's, a lane's that
+   * went idle; `mailbox-leases.ts`), the rows locked in recipient order first; answers the recipients folded.
+   */
+  private async foldExpiredLeases(c: pg.PoolClient, nowMs: number): Promise<number> {
+    const recipients = (
+      await c.query<{ recipient: string }>(
+        `SELECT DISTINCT recipient FROM cache_quota_leases WHERE expires_at_ms <= $1 ORDER BY recipient LIMIT ${SWEEP_CHUNK}`,
+        [nowMs],
+      )
+    ).rows.map((r) => r.recipient);
+    if (recipients.length > 0) {
+      await c.query('SELECT 1 FROM cache_recipient_bytes WHERE recipient = ANY($1) ORDER BY recipient FOR UPDATE', [recipients]);
+      await c.query('SELECT cache_fold_leases(r, $2) FROM unnest($1::text[]) AS r ORDER BY r', [recipients, nowMs]);
+    }
+    return recipients.length;
   }
 
   /** The chunk sets `select` names, their recipients locked (in recipient order) before they are returned. */
