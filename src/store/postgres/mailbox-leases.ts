@@ -41,6 +41,9 @@ export const LEASE_WANT_BYTES = 4 * 1024 * 1024;
 /** How long a lease lasts; its lane takes a new one half-way. */
 export const LEASE_MS = 30_000;
 
+/** The bytes every lease holds back unspent (counted in its recipient's `bytes`, held by no entry), as SQL. */
+export const LEASES_UNSPENT_SQL = '(SELECT COALESCE(SUM(granted - spent), 0) FROM cache_quota_leases)';
+
 /** Migration 7's `cache_put_new`, the part of it named by the marks `from` (inclusive) and `to` (exclusive). */
 function cut(from: string, to: string): string {
   const a = CACHE_PUT_NEW_CACHED_PLANS_SQL.indexOf(from);

@@ -53,7 +53,7 @@ import { KeyedBatches, type Settled } from './keyed-batches.js';
 import { NonceReads } from './nonce-reads.js';
 import { bulkClaimSql, bulkPut, bulkShaped } from './mailbox-bulk-put.js';
 import { CACHE_PUT_NEW_CACHED_PLANS_SQL, CACHE_PUT_NEW_CUSTOM_PLANS_SQL, CACHE_PUT_NEW_SQL, putNewInOneTrip } from './mailbox-one-trip.js';
-import { CACHE_QUOTA_LEASES_SQL, QuotaLeases } from './mailbox-leases.js';
+import { CACHE_QUOTA_LEASES_SQL, LEASES_UNSPENT_SQL, QuotaLeases } from './mailbox-leases.js';
 import { randomUUID } from 'node:crypto';
 import { entryValues, INSERT_COLUMNS, META_COLUMNS, placeholders, toMeta, type MetaRow, type Num } from './mailbox-rows.js';
 
@@ -366,7 +366,7 @@ export class PgMailboxStore implements MailboxStore {
     // a recipient's row counts its leases' unspent bytes and not their spent entries (`mailbox-leases.ts`)
     const r = await this.pool.query<{ entries: Num; bytes: Num; incomplete: Num }>(
       `SELECT COALESCE(SUM(entries), 0) + (SELECT COALESCE(SUM(spent_entries), 0) FROM cache_quota_leases) AS entries,
-        COALESCE(SUM(bytes), 0) - (SELECT COALESCE(SUM(granted - spent), 0) FROM cache_quota_leases) AS bytes,
+        COALESCE(SUM(bytes), 0) - ${LEASES_UNSPENT_SQL} AS bytes,
         (SELECT COUNT(*) FROM cache_chunk_sets WHERE complete = false) AS incomplete FROM cache_recipient_bytes`,
     );
     const row = r.rows[0];
@@ -632,9 +632,7 @@ export class PgMailboxStore implements MailboxStore {
   private async heldTotal(c: pg.PoolClient): Promise<number> {
     const now = Date.now();
     if (now - this.total.atMs >= TOTAL_REFRESH_MS) {
-      const r = await c.query<{ b: Num }>(
-        `SELECT COALESCE(SUM(bytes), 0) - (SELECT COALESCE(SUM(granted - spent), 0) FROM cache_quota_leases) AS b FROM cache_recipient_bytes`,
-      );
+      const r = await c.query<{ b: Num }>(`SELECT COALESCE(SUM(bytes), 0) - ${LEASES_UNSPENT_SQL} AS b FROM cache_recipient_bytes`);
       this.total = { bytes: Number(r.rows[0]?.b ?? 0), atMs: now };
     }
     return this.total.bytes;
