@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { DdnError, type ErrorCode } from '../base/errors.js';
 import { BodyError } from './body-reader.js';
 import type { HttpResponse, JsonPayload, RequestLogger } from './context.js';
+import type { LingeringCloses } from './lingering-close.js';
 import { authenticateChallenge, errorBody, retryAfterSeconds, toDdnError } from './error-body.js';
 import { secondsSince } from './request-state.js';
 import type { Route } from './route.js';
@@ -54,6 +55,8 @@ export interface AnswererDeps {
   observer: HttpObserver | undefined;
   tooLargeCode: ErrorCode;
   bodyLimitBytes: number;
+  /** Where a connection answered while its client may still send its body closes in stages. */
+  lingering: LingeringCloses;
 }
 
 export function createAnswerer(d: AnswererDeps): Answerer {
@@ -91,8 +94,10 @@ export function createAnswerer(d: AnswererDeps): Answerer {
     const { e, body, headers } = errorAnswer(err instanceof BodyError ? err.error : err, mounted?.route, d.logOf(request));
     reply.code(e.status).headers(headers).header('x-request-id', request.id).type(CONTENT_TYPE);
     // fastify closes after any body-parser failure; ours say when unread bytes may follow
-    if (close) reply.header('connection', 'close');
-    else reply.removeHeader('connection');
+    if (close) {
+      reply.header('connection', 'close');
+      d.lingering.arm(request.raw.socket);
+    } else reply.removeHeader('connection');
     record(mounted, e.status, e.code, secondsSince(request));
     void reply.send(body);
   }

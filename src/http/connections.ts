@@ -13,6 +13,7 @@
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { DdnError } from '../base/errors.js';
+import { closeInStages } from './lingering-close.js';
 import { addressKey, clientAddress } from './rate-limit.js';
 
 /** Timeouts and caps of a listener; every value in milliseconds or connections. */
@@ -83,16 +84,8 @@ export class ConnectionGate {
       return;
     }
     this.lingering++;
-    const timer = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS);
-    timer.unref();
-    socket.once('close', () => {
-      this.lingering--;
-      clearTimeout(timer);
-    });
     // read and drop the request, so closing never resets the connection under the client's unread answer
-    socket.on('end', () => socket.destroy());
-    socket.resume();
-    socket.end(response);
+    closeInStages(socket, REFUSAL_LINGER_MS, () => this.lingering--, response);
   }
 }
 

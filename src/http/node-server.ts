@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { DdnError } from '../base/errors.js';
 import { BodyError, refusedBeforeBody, type BodyLimits } from './body-reader.js';
 import { connectionRefused, createBoundedServer, type ConnectionGate, type ConnectionSettings } from './connections.js';
+import type { LingeringCloses } from './lingering-close.js';
 import { refuse, setResponse } from './request-state.js';
 
 export interface NodeServerDeps {
@@ -21,12 +22,18 @@ export interface NodeServerDeps {
   /** A whole closing response with the refusal body of `err`, for a raw socket. */
   refusal: (err: DdnError) => string;
   continueRefusal: (req: IncomingMessage) => BodyError | undefined;
+  /** Sockets closing in stages after their answer: a request behind that answer is not served. */
+  lingering: LingeringCloses;
 }
 
 /** fastify's `serverFactory`: the bounded Node server, with the refusals Node would answer without a JSON body. */
 export function nodeServerFactory(d: NodeServerDeps) {
   return (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void): Server => {
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      if (d.lingering.has(req.socket)) {
+        req.socket.destroy();
+        return;
+      }
       if (d.budgeted) setResponse(req, res);
       fastifyHandler(req, res);
     };

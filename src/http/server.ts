@@ -25,6 +25,7 @@ import { DdnError, type ErrorCode } from '../base/errors.js';
 import { createAnswerer, type HttpObserver, type Mounted } from './answers.js';
 import type { BodyBudget } from './body-budget.js';
 import { bodyIntake } from './body-intake.js';
+import { LingeringCloses } from './lingering-close.js';
 import { DEFAULT_CONNECTION_SETTINGS, rawJsonResponse, type ConnectionGate, type ConnectionSettings } from './connections.js';
 import { jsonPayload, type HttpMethod, type PathParams, type RequestContext, type RequestLogger, type RouteHandler } from './context.js';
 import { errorBody, retryAfterSeconds } from './error-body.js';
@@ -299,8 +300,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   /** The request's logger: lines carry its `reqId`; the child logger is made when a line is first written. */
   const logOf = (request: FastifyRequest): RequestLogger =>
     (request.ddnLog ??= logger === undefined ? SILENT : new LazyRequestLogger(logger as FastifyBaseLogger, { reqId: request.id }, {}));
-  const answers = createAnswerer({ logOf, observer, tooLargeCode: opts.tooLargeCode, bodyLimitBytes: opts.bodyLimitBytes });
-  const nodeDeps = { settings, gate: opts.gate, limits, budgeted: opts.bodyBudget !== undefined, refusal, continueRefusal: intake.continueRefusal };
+  const lingering = new LingeringCloses();
+  const answers = createAnswerer({ logOf, observer, tooLargeCode: opts.tooLargeCode, bodyLimitBytes: opts.bodyLimitBytes, lingering });
+  const { gate, bodyBudget } = opts;
+  const nodeDeps = { settings, gate, limits, budgeted: bodyBudget !== undefined, refusal, continueRefusal: intake.continueRefusal, lingering };
 
   const fastify: FastifyInstance = Fastify({
     logger: false,
