@@ -215,14 +215,19 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
 
 /**
  * The request's headers as undici's flat list (name, value, …): `X-Request-Id` from `requestId`, unless the headers
- * carry an `x-request-id` of their own, then the headers in their order. Not an object spread: copying the headers
+ * carry one of their own (in any casing), then the headers in their order. Not an object spread: copying the headers
  * into a new object cost about 1.5 % of a two-hop Relay's event loop (bench/HISTORY.md, session 33).
  */
 function headerList(req: OutboundRequest): string[] {
   const list: string[] = [];
   const { headers } = req;
-  if (req.requestId !== undefined && headers['x-request-id'] === undefined) list.push('x-request-id', req.requestId);
-  for (const name in headers) list.push(name, headers[name]!);
+  let own = false;
+  for (const name in headers) {
+    list.push(name, headers[name]!);
+    // header names are case-insensitive: an `X-Request-Id` of the headers' own is theirs in any casing
+    if (name.length === 12 && name.toLowerCase() === 'x-request-id') own = true;
+  }
+  if (req.requestId !== undefined && !own) list.unshift('x-request-id', req.requestId);
   return list;
 }
 

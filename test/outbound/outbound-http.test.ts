@@ -137,7 +137,7 @@ describe('outbound HTTP address guard', () => {
     out.close();
   });
 
-  it('sends the request id as X-Request-Id before the headers, unless the headers carry an x-request-id of their own', async () => {
+  it('sends the request id as X-Request-Id before the headers, unless the headers carry an X-Request-Id of their own in any casing', async () => {
     const out = new OutboundHttp({ allowPrivate: true });
     const url = `http://127.0.0.1:${port}/headers`;
     const sent = async (headers: Record<string, string>, requestId?: string): Promise<string[]> => {
@@ -163,6 +163,7 @@ describe('outbound HTTP address guard', () => {
       'content-type: application/json',
     ]);
     assert.deepEqual(await sent({ 'x-request-id': 'mine', accept: 'application/json' }, 'req-2'), ['x-request-id: mine', 'accept: application/json']);
+    assert.deepEqual(await sent({ accept: 'application/json', 'X-Request-Id': 'Mine' }, 'req-3'), ['accept: application/json', 'X-Request-Id: Mine']);
     assert.deepEqual(await sent({ accept: 'application/json' }), ['accept: application/json']);
     out.close();
   });
