@@ -90,3 +90,74 @@ test('with two lanes a key runs two batches at once, each told its lane, never m
   assert.deepEqual(await Promise.all([...second, ...third]), [3, 4, 5, 6]);
   assert.equal(most, 2);
 });
+
+/** A runner whose batches end when the test says so, recording each batch's items. */
+function held(): { seen: number[][]; release: (() => void)[]; run: (key: string, items: readonly number[]) => Promise<Settled<number>[]> } {
+  const seen: number[][] = [];
+  const release: (() => void)[] = [];
+  return {
+    seen,
+    release,
+    run: async (_key, items) => {
+      seen.push([...items]);
+      await new Promise<void>((r) => release.push(r));
+      return items.map((n) => ({ ok: true, value: n }));
+    },
+  };
+}
+
+/** Two callers answered by a batch while two others waited: they come back, as a client answered sends its next. */
+async function comeBack(fillMs: number | undefined, returning: number[], fillOps?: number): Promise<number[][]> {
+  const r = held();
+  const b = new KeyedBatches(r.run, {
+    maxOps: 100,
+    maxBytes: 1000,
+    ...(fillMs === undefined ? {} : { fillMs }),
+    ...(fillOps === undefined ? {} : { fillOps }),
+  });
+  const tick = () => new Promise((res) => setImmediate(res));
+  const first = [1, 2].map((n) => b.submit('k', n, 1));
+  await tick();
+  const waited = [3, 4].map((n) => b.submit('k', n, 1));
+  await tick();
+  r.release.shift()!();
+  await Promise.all(first);
+  const back = returning.map((n) => b.submit('k', n, 1));
+  while (r.seen.length < 2) await tick();
+  for (;;) {
+    for (const f of r.release.splice(0)) f();
+    const settled = await Promise.race([Promise.all([...waited, ...back]).then(() => true), tick().then(() => false)]);
+    if (settled) break;
+  }
+  return r.seen;
+}
+
+test('fill: a batch after another waits for the callers that batch answered, so they share one batch', async () => {
+  // without it the callers split into two alternating batches of half the size
+  assert.deepEqual(await comeBack(undefined, [5, 6]), [
+    [1, 2],
+    [3, 4],
+    [5, 6],
+  ]);
+  assert.deepEqual(await comeBack(10_000, [5, 6]), [
+    [1, 2],
+    [3, 4, 5, 6],
+  ]);
+});
+
+test('fill: a caller that does not come back holds the next batch no longer than the fill time', async () => {
+  // one of the two answered callers is gone: the batch starts at the fill time with those there (no timing is asserted)
+  assert.deepEqual(await comeBack(5, [5]), [
+    [1, 2],
+    [3, 4, 5],
+  ]);
+});
+
+test('fill: a batch already as large as fillOps does not wait', async () => {
+  // two waiting reach fillOps: the batch starts without the answered callers, as it would without fill
+  assert.deepEqual(await comeBack(10_000, [5, 6], 2), [
+    [1, 2],
+    [3, 4],
+    [5, 6],
+  ]);
+});

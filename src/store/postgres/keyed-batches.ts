@@ -4,7 +4,10 @@
  * arrives while the key's lanes are all busy joins the next batch; a batch waits for the end of the event-loop turn
  * in which its lane started, so the operations read in that turn start together. A runner is told its lane (0 …
  * lanes − 1; no two batches of a key run in one lane at once). Different keys never wait for each other here. A batch's runner answers each operation on its own (one
- * may fail while the others succeed); a runner that throws fails every operation of its batch.
+ * may fail while the others succeed); a runner that throws fails every operation of its batch. With `fillMs`, a
+ * batch that follows another of its key first waits (that long at most) for the callers the previous one answered
+ * to come back, so that closed-loop callers (a client sends its next operation when its last is answered) share a
+ * batch rather than settle into two alternating half-size ones; `fillOps` limits the wait to small batches.
  */
 
 /** The answer to one operation of a batch. */
@@ -19,6 +22,19 @@ export interface BatchLimits {
   maxBytes: number;
   /** Batches of one key in the database at once (default 1: one after another). */
   lanes?: number;
+  /**
+   * Fill: a batch that follows another of its key waits (up to this many ms) until as many operations wait as the
+   * key had at the previous batch's end (that batch's and those that waited meanwhile: the callers it answers come
+   * back), so callers that come back one round trip later share a batch instead of splitting into two alternating
+   * half-size ones. Off (0) by default; with one lane only.
+   */
+  fillMs?: number;
+  /**
+   * Fill: the most operations a batch waits for (default: no limit), so that only small batches wait — a batch this
+   * large already spreads its fixed cost, and a process that keeps two such batches going (one in the database, the
+   * next one filling while its callers are answered) should not be made to take turns.
+   */
+  fillOps?: number;
 }
 
 /** A key's operations waiting, its batches running, and whether one is about to start (taking what arrives meanwhile). */
@@ -27,6 +43,9 @@ interface KeyQueue<T, R> {
   /** The lanes running a batch (or about to). */
   busy: Set<number>;
   starting: boolean;
+  /** Fill: the operations the key had at its last batch's end, and the wake-up of a batch waiting for them. */
+  expect: number;
+  wake: (() => void) | undefined;
 }
 
 interface Waiting<T, R> {
@@ -51,10 +70,11 @@ export class KeyedBatches<T, R> {
       const waiting = { item, bytes, resolve, reject };
       let queue = this.queues.get(key);
       if (queue === undefined) {
-        queue = { waiting: [], busy: new Set(), starting: false };
+        queue = { waiting: [], busy: new Set(), starting: false, expect: 0, wake: undefined };
         this.queues.set(key, queue);
       }
       queue.waiting.push(waiting);
+      if (queue.wake !== undefined && queue.waiting.length >= this.fillTarget(queue)) queue.wake();
       const lanes = this.limits.lanes ?? 1;
       if (queue.starting || queue.busy.size >= lanes) return;
       let lane = 0;
@@ -71,7 +91,10 @@ export class KeyedBatches<T, R> {
   /** Runs batches of `key` one after another until its queue is empty (one lane of the key). */
   private async drain(key: string, queue: KeyQueue<T, R>, lane: number): Promise<void> {
     queue.starting = false;
+    let first = true;
     while (queue.waiting.length > 0) {
+      if (!first) await this.fill(queue);
+      first = false;
       const batch = this.take(queue.waiting);
       let answers: Settled<R>[];
       try {
@@ -88,9 +111,31 @@ export class KeyedBatches<T, R> {
         if (a.ok) w.resolve(a.value);
         else w.reject(a.error);
       });
+      queue.expect = batch.length + queue.waiting.length;
     }
     queue.busy.delete(lane);
     if (queue.busy.size === 0) this.queues.delete(key);
+  }
+
+  /** The operations a batch that follows another waits for: the key's at its last batch's end, within `fillOps`. */
+  private fillTarget(queue: KeyQueue<T, R>): number {
+    return Math.min(queue.expect, this.limits.fillOps ?? Infinity);
+  }
+
+  /** Waits (at most `fillMs`) until as many operations wait as the key had at its last batch's end. */
+  private fill(queue: KeyQueue<T, R>): Promise<void> {
+    const ms = this.limits.fillMs ?? 0;
+    // one lane only: a key's lanes would share its one wake-up
+    if (ms <= 0 || (this.limits.lanes ?? 1) > 1 || queue.waiting.length >= this.fillTarget(queue)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), ms);
+      const done = () => {
+        clearTimeout(timer);
+        queue.wake = undefined;
+        resolve();
+      };
+      queue.wake = done;
+    });
   }
 
   /** The next batch from the head of `queue`, within the limits (at least one operation). */

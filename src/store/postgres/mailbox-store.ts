@@ -5,9 +5,10 @@
  * Every write is a READ COMMITTED transaction with `synchronous_commit = on`, so its promise resolves only after
  * the commit is durable. What must not interleave is serialised by row locks, never by aborts:
  * - the stores into one recipient run in batches (group commit per recipient, `keyed-batches.ts`): the stores
- *   that arrive while the recipient's previous batch is in the database run together in one transaction. A batch
- *   of new plain stores (all accepted) spends its process's quota lease for the recipient — one call of a stored
- *   function, its own transaction, locking only the lease row, so two processes' batches commit side by side
+ *   that arrive while the recipient's previous batch is in the database run together in one transaction (a small
+ *   batch waits up to 2 ms for the callers the previous one answered, {@link FILL_MS}). A batch of new plain
+ *   stores (all accepted) spends its process's quota lease for the recipient — one call of a stored function,
+ *   its own transaction, locking only the lease row, so two processes' batches commit side by side
  *   (`mailbox-leases.ts`: the recipient's `bytes` count every lease's unspent bytes, so the quota stays exact).
  *   Without a lease that fits, the batch first locks the recipient's row of `cache_recipient_bytes` (creating it
  *   if absent): one call as well (`mailbox-one-trip.ts`) when all its stores are accepted, else an explicit
@@ -211,6 +212,18 @@ const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset
 /** How long the summed envelope bytes of the mailbox are reused for the storage budget. */
 const TOTAL_REFRESH_MS = 1_000;
 
+/**
+ * A recipient's batch of fewer than {@link FILL_OPS} stores that follows another waits up to {@link FILL_MS} for the
+ * callers the previous batch answered (`KeyedBatches`' fill): two Cache processes sharing a hot recipient each
+ * split their half of its senders into two alternating half-size batches (8 stores a call in the bench's two-process
+ * line against one process's 16), each paying a call's and a commit's fixed cost; waiting for the callers to come
+ * back (a round trip) makes the batches larger (11–13) and every store cheaper. A batch of 16 already spreads that
+ * cost, and one process that keeps two such batches going (one in the database while the next fills) is not made to
+ * take turns (its rate fell with an unbounded fill). Measured in bench/HISTORY.md, session 35.
+ */
+const FILL_MS = 2;
+const FILL_OPS = 16;
+
 /** Pauses between the attempts of a transaction that lost a race: random, below 2, 4, 8 … up to 50 ms. */
 const RACE_BACKOFF: Backoff = { firstMs: 2, maxMs: 50, jitter: true };
 
@@ -266,6 +279,10 @@ export interface PgMailboxOptions {
   maxBatchBytes?: number;
   /** Batches of stores into one recipient this process runs at once, each lane with its quota lease (default 1). */
   lanes?: number;
+  /** How long a small batch waits for the callers its recipient's previous batch answered (`KeyedBatches`' fill), ms; 0: never. */
+  fillMs?: number;
+  /** The most stores such a batch waits for (a batch of the recipient this large does not wait). */
+  fillOps?: number;
 }
 
 /** What a batch knows of its recipient while it holds the recipient's lock. */
@@ -310,6 +327,8 @@ export class PgMailboxStore implements MailboxStore {
       maxOps: options.maxBatchOps ?? 256,
       maxBytes: options.maxBatchBytes ?? 16 * 1024 * 1024,
       lanes: options.lanes ?? 1,
+      fillMs: options.fillMs ?? FILL_MS,
+      fillOps: options.fillOps ?? FILL_OPS,
     });
   }
 
