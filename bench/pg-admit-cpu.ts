@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/pg-admit-cpu.ts [--rounds 5] [--writes 2000] [--variants v4,v5]` (needs `DDN_BENCH_PG_URL`): the
+ * `npx tsx bench/pg-admit-cpu.ts [--rounds 5] [--writes 2000] [--variants v4,v5] [--batch 1]` (needs `DDN_BENCH_PG_URL`): the
  * PostgreSQL backend's CPU per admission statement (`ddn_admit_on_view`, one row, autocommit, as a lone Directory
  * process sends it) with the ledger migrations up to version 4 (`v4`, main before session 29) and all of this
  * tree's (`v5`), each on a scratch schema, rounds interleaved and rotated. Every 10 admissions a "block" is
@@ -8,7 +8,8 @@
  * left out: the statement's text and parameters are the same for every variant.
  *
  * Other variants, for measurement only: `noguard` (v5 without its `SET enable_seqscan` clause), `inline` (v5 with
- * the pool size counted by the function instead of the statement trigger on INSERT).
+ * the pool size counted by the function instead of the statement trigger on INSERT). `--batch N`: N admissions per
+ * statement (µs per admission still), what a process's batch of admissions that waited together costs.
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -29,11 +30,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     writes: { type: 'string', default: '2000' },
     variants: { type: 'string', default: 'v4,v5' },
+    batch: { type: 'string', default: '1' },
   },
 });
 const url = process.env.DDN_BENCH_PG_URL;
 if (url === undefined) throw new Error('set DDN_BENCH_PG_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres');
 const PER_BLOCK = 10;
+const BATCH = Number(values.batch);
 
 /** What a variant adds after the migrations up to `upTo`. */
 interface Variant {
@@ -94,19 +97,20 @@ async function open(name: string): Promise<Side> {
   return { name, pool, client, pid, head: 0, afterSeq: 0, pending: [], schema };
 }
 
+/** `--batch` admissions in one statement (a process's batch of the admissions that waited together). */
 async function admitOne(s: Side): Promise<void> {
-  const tx = row();
+  const txs = Array.from({ length: BATCH }, row);
   const r = await admitOnView(s.client, {
     head: s.head,
     afterSeq: s.afterSeq,
-    reads: new Set([`doc:${tx.meta.subject}`, `nonce:${tx.meta.subject}`]),
+    reads: new Set(txs.flatMap((tx) => [`doc:${tx.meta.subject}`, `nonce:${tx.meta.subject}`])),
     maxPool: 10_000,
-    rows: [{ tx, writes: [`doc:${tx.meta.subject}`, `nonce:${tx.meta.subject}`] }],
+    rows: txs.map((tx) => ({ tx, writes: [`doc:${tx.meta.subject}`, `nonce:${tx.meta.subject}`] })),
     notifyChannel: undefined,
   });
   if (r.outcome !== 'stored' || r.lastSeq === undefined || !r.contiguous) throw new Error(`${s.name}: ${r.outcome}`);
   s.afterSeq = r.lastSeq;
-  s.pending.push(tx);
+  s.pending.push(...txs);
 }
 
 /** A block as the producer writes it (its header, then the rows it finished), under the admission lock. */
@@ -130,9 +134,9 @@ async function block(s: Side): Promise<void> {
 
 async function round(s: Side, writes: number): Promise<number> {
   const before = cpuMs(s.pid);
-  for (let i = 0; i < writes; i++) {
+  for (let i = 0; i < writes; i += BATCH) {
     await admitOne(s);
-    if (s.pending.length === PER_BLOCK) await block(s);
+    if (s.pending.length >= PER_BLOCK) await block(s);
   }
   return ((cpuMs(s.pid) - before) * 1000) / writes;
 }

@@ -70,6 +70,11 @@ export interface Config {
   readonly ledger: 'embedded' | 'substrate';
   /** SQLite page cache of the ledger file's connection (`--ledger-cache-bytes`; docs/operations.md, "The ledger file"). */
   readonly ledgerCacheBytes: number;
+  /**
+   * `--ledger-admission-wait-ms`: on a PostgreSQL ledger (`--db`), how long an admission waits for others to share
+   * its statement and commit (0: none, the default). docs/deployment.md, "A write's cost on PostgreSQL".
+   */
+  readonly ledgerAdmissionWaitMs: number;
   readonly chain: {
     /** `--chain-url`: WebSocket endpoints of one chain, tried in turn. */
     readonly urls: readonly string[];
@@ -318,6 +323,13 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'postgres://… database for the ledger, DNS challenges, the Cache mailbox, the Relay staging and live fan-out (several processes of every role share it; a replica of the ledger stays in --data-dir)',
   },
   { name: 'db-schema', kind: 'value', arg: 'NAME', default: 'public', help: "PostgreSQL schema holding ddn's tables" },
+  {
+    name: 'ledger-admission-wait-ms',
+    kind: 'value',
+    arg: 'MS',
+    default: 0,
+    help: 'with --db: how long a signed write waits for others to share its admission statement and commit (0-1000; 0: none)',
+  },
   {
     name: 'dns-server',
     kind: 'list',
@@ -899,6 +911,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     finalityDepth: r.int('finality-depth', 0, 0xffff_ffff),
     ...r.ledger(roles),
     ledgerCacheBytes: r.int('ledger-cache-bytes', MIN_LEDGER_CACHE_BYTES, 2 ** 40),
+    ledgerAdmissionWaitMs: r.int('ledger-admission-wait-ms', 0, 1000),
     logLevel: r.oneOf('log-level', LOG_LEVELS),
     logFormat: r.oneOf('log-format', LOG_FORMATS),
     accessLog: r.bool('access-log'),

@@ -108,6 +108,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       schema: config.db.schema,
       ledger,
       blockIntervalMs: config.blockIntervalMs,
+      admissionWaitMs: config.ledgerAdmissionWaitMs,
       produce: deps.autoProduce,
       logger: deps.logger.child({ component: 'ledger-sync' }),
     }).catch(async (e: unknown) => {

@@ -39,6 +39,8 @@ export async function pgLedgerDeployment(
     maxPendingPerKey?: number;
     maxBatch?: number;
     maxWaiting?: number;
+    /** PgLedgerSyncOptions.admissionWaitMs (default: none). */
+    admissionWaitMs?: number;
     pollMs?: number;
     /** Calls run by these instead of the ledger's own handlers (e.g. one that counts runs, then runs the call). */
     handlers?: ModuleHandlers;
@@ -78,6 +80,7 @@ export async function pgLedgerDeployment(
       produce,
       ...(opts.maxBatch === undefined ? {} : { maxBatch: opts.maxBatch }),
       ...(opts.maxWaiting === undefined ? {} : { maxWaiting: opts.maxWaiting }),
+      ...(opts.admissionWaitMs === undefined ? {} : { admissionWaitMs: opts.admissionWaitMs }),
       logger,
     });
     let closed = false;

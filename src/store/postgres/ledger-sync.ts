@@ -39,6 +39,7 @@ import type { Ledger } from '../../ledger/chain.js';
 import type { BuiltBlock } from '../../ledger/types.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
+import { batchWaitMs } from './admission-wait.js';
 import { admitOnView, conflictKeysLiteral, type ViewAdmission, type ViewBatch } from './ledger-admission.js';
 import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
 import {
@@ -71,6 +72,8 @@ interface WaitingAdmission {
   prepare: (batch: AdmissionBatch) => Admission;
   resolve: (r: { txHash: string; duplicate: boolean }) => void;
   reject: (e: unknown) => void;
+  /** When it arrived (`performance.now()`). */
+  atMs: number;
 }
 
 type Outcome = { ok: { txHash: string; duplicate: boolean } } | { err: unknown };
@@ -106,6 +109,12 @@ export interface PgLedgerSyncOptions {
   maxBatch?: number;
   /** Admissions waiting for a batch at most (default 4096); beyond, 503 `ledger_unavailable`. */
   maxWaiting?: number;
+  /**
+   * How long the first admission of a batch waits for others to join it (default 0: none, the batch leaves when its
+   * turn comes). At a steady low rate each admission is otherwise a statement and a commit of its own; waiting
+   * lets a few share them, for that much more latency. A batch that is full leaves at once.
+   */
+  admissionWaitMs?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
   produce?: boolean;
   logger?: Logger;
@@ -186,6 +195,8 @@ export class PgLedgerSync implements PoolCoordinator {
   private batchQueued = false;
   /** The leader's next block, when one is due. */
   private blockTimer: NodeJS.Timeout | undefined;
+  /** A batch waiting for more admissions ({@link PgLedgerSyncOptions.admissionWaitMs}). */
+  private batchWaitTimer: NodeJS.Timeout | undefined;
   private lastBlockMs = 0;
   /** The highest block number announced (NOTIFY `block:<n>`; this process's own blocks among them). */
   private notifiedHead = -1;
@@ -280,15 +291,35 @@ export class PgLedgerSync implements PoolCoordinator {
       return Promise.reject(new DdnError('ledger_unavailable', 'too many admissions are waiting for the ledger database'));
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ prepare, resolve, reject });
+      this.waiting.push({ prepare, resolve, reject, atMs: performance.now() });
       this.queueBatch();
     });
   }
 
-  /** One batch of whatever admissions are waiting when its turn comes. */
+  /**
+   * One batch of whatever admissions are waiting when its turn comes — after {@link PgLedgerSyncOptions.admissionWaitMs}
+   * when one is set and the batch is not full yet.
+   */
   private queueBatch(): void {
-    if (this.batchQueued) return;
+    const waitMs = batchWaitMs(this.o.admissionWaitMs ?? 0, this.waiting[0]?.atMs, this.waiting.length, this.o.maxBatch ?? MAX_BATCH, performance.now());
+    if (this.batchQueued) {
+      // a waiting batch that filled up leaves now
+      if (this.batchWaitTimer !== undefined && waitMs === 0) this.stopWaiting();
+      return;
+    }
     this.batchQueued = true;
+    if (waitMs > 0 && !this.closed) this.batchWaitTimer = setTimeout(() => this.stopWaiting(), waitMs);
+    else this.runBatch();
+  }
+
+  /** The batch that waits for company leaves. */
+  private stopWaiting(): void {
+    clearTimeout(this.batchWaitTimer);
+    this.batchWaitTimer = undefined;
+    this.runBatch();
+  }
+
+  private runBatch(): void {
     void this.queue.run(async () => {
       this.batchQueued = false;
       const batch = this.waiting.splice(0, this.o.maxBatch ?? MAX_BATCH);
@@ -828,6 +859,8 @@ export class PgLedgerSync implements PoolCoordinator {
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.blockTimer !== undefined) clearTimeout(this.blockTimer);
+    // a batch that waits for company leaves now, ahead of the close
+    if (this.batchWaitTimer !== undefined) this.stopWaiting();
     await this.queue.run(async () => undefined);
     await this.connecting?.catch(() => undefined);
     const session = this.session;
