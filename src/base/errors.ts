@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   expectation_failed: 417,
   payload_too_large: 413,
+  headers_too_large: 431,
   rate_limited: 429,
   unauthorized: 401,
   internal_error: 500,

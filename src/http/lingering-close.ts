@@ -54,6 +54,21 @@ export class LingeringCloses {
       closeInStages(socket, this.lingerMs, () => this.active--);
     };
   }
+
+  /**
+   * Writes `response` (a whole closing answer) on `socket`, which no request owns (a refusal before any route), and
+   * closes in stages; beyond the bound of lingering sockets, it is written and the socket destroyed at once. Either
+   * way {@link has} is true from now on: what the parser still reports about the socket is not answered again.
+   */
+  answerAndClose(socket: Socket, response: string): void {
+    this.armed.add(socket);
+    if (this.active >= this.max) {
+      socket.end(response, () => socket.destroy());
+      return;
+    }
+    this.active++;
+    closeInStages(socket, this.lingerMs, () => this.active--, response);
+  }
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
  * Node's HTTP server under fastify, and the refusals made before any route is known: a refused connection,
- * unparseable HTTP or headers that did not arrive in time, an `Expect` other than 100-continue (417), an
+ * unparseable HTTP, headers too large (431) or that did not arrive in time, an `Expect` other than 100-continue (417), an
  * `Expect: 100-continue` body that is too large or over the body budget, `CONNECT`. Each gets the role's JSON
  * refusal body, never fastify's or Node's own.
  */
 import { memberOf } from '../base/guards.js';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { DdnError } from '../base/errors.js';
 import { BodyError, refusedBeforeBody, type BodyLimits } from './body-reader.js';
@@ -63,23 +63,34 @@ export function nodeServerFactory(d: NodeServerDeps) {
   };
 }
 
-/** fastify's `clientErrorHandler`: unparseable HTTP, or headers that did not arrive in time. */
-export function clientErrorHandler(d: Pick<NodeServerDeps, 'settings' | 'refusal'>) {
+/**
+ * fastify's `clientErrorHandler`: unparseable HTTP, headers beyond Node's size limit (431), or headers that did not
+ * arrive in time. The answer is followed by a close in stages: the client may still be sending what the parser
+ * stopped reading, and a reset could drop the answer before it is read.
+ */
+export function clientErrorHandler(d: Pick<NodeServerDeps, 'settings' | 'refusal' | 'lingering'>) {
   return (err: Error, socket: Socket): void => {
     // Unparseable HTTP or a request whose headers did not arrive in time (before any request exists) still
     // gets a JSON error body, never fastify's own shape; a connection that sent nothing is just closed.
     const code = memberOf(err, 'code');
-    if (code === 'ECONNRESET' || socket.destroyed) return;
-    const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT';
-    if (socket.writable && !(timedOut && socket.bytesRead === 0)) {
-      socket.write(
-        d.refusal(
-          timedOut
-            ? new DdnError('request_timeout', 'request headers did not arrive in time', { timeout_ms: d.settings.headersTimeoutMs })
-            : new DdnError('invalid_request', 'malformed HTTP request'),
-        ),
-      );
+    // the parser may report the rest of an answered request too: it was answered once
+    if (code === 'ECONNRESET' || socket.destroyed || d.lingering.has(socket)) return;
+    if (!socket.writable || (code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) {
+      socket.destroy(err);
+      return;
     }
-    socket.destroy(err);
+    socket.on('error', () => socket.destroy());
+    d.lingering.answerAndClose(socket, d.refusal(clientError(code, d.settings)));
   };
+}
+
+/** The refusal of a request Node's parser gave up on, by the parser's error code. */
+function clientError(code: unknown, settings: ConnectionSettings): DdnError {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new DdnError('request_timeout', 'request headers did not arrive in time', { timeout_ms: settings.headersTimeoutMs });
+  }
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return new DdnError('headers_too_large', `the request line and headers exceed ${maxHeaderSize} bytes`, { limit: maxHeaderSize });
+  }
+  return new DdnError('invalid_request', 'malformed HTTP request');
 }

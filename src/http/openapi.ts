@@ -49,11 +49,19 @@ const BODYLESS = new Set(['GET', 'HEAD']);
 
 /**
  * The codes the HTTP layer (src/http/server.ts and its body reader) can answer on `route`, whatever its handler
- * does: a bad path or query, an empty parameter, an unsupported `Expect`, an internal failure, an overloaded node;
+ * does: a bad path or query, an empty parameter, an unsupported `Expect`, headers over Node's size limit, an internal failure, an overloaded node;
  * with a body the body's own refusals; with a rate class the rate limit.
  */
 export function transportCodes(route: Pick<Route, 'method' | 'rateClass'>, tooLargeCode: ErrorCode): ErrorCode[] {
-  const codes: ErrorCode[] = ['invalid_path', 'invalid_request', 'not_found', 'expectation_failed', 'internal_error', 'service_unavailable'];
+  const codes: ErrorCode[] = [
+    'invalid_path',
+    'invalid_request',
+    'not_found',
+    'expectation_failed',
+    'headers_too_large',
+    'internal_error',
+    'service_unavailable',
+  ];
   if (!BODYLESS.has(route.method)) codes.push('invalid_json', 'request_timeout', tooLargeCode, 'unsupported_media_type', 'rate_limited');
   else if (route.rateClass !== undefined) codes.push('rate_limited');
   return codes;

@@ -112,7 +112,10 @@ const PRELUDES: Readonly<Record<string, { prelude: string; expect?: RegExp }>> =
   'docs/public-node.md § Event rules and amplification #2': { prelude: NODE, expect: /"events":\{"dropped"/ },
   'docs/public-node.md § Deleted DIDs #1': { prelude: NODE, expect: /refused \(exit 1\)/ },
   'docs/public-node.md § Connections and request bodies #1': { prelude: '' },
-  'docs/public-node.md § Connections and request bodies #2': { prelude: NODE, expect: /expectation_failed[\s\S]*too_deep/ },
+  'docs/public-node.md § Connections and request bodies #2': {
+    prelude: NODE,
+    expect: /expectation_failed[\s\S]*too_deep[\s\S]*"code":"headers_too_large"[\s\S]*"limit":16384/,
+  },
   'docs/sending-files.md § Addressing: a DID, an alias, or `…@persona` #1': {
     prelude:
       NODE +

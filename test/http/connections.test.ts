@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { maxHeaderSize } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DdnError } from '../../src/base/errors.js';
@@ -324,6 +325,18 @@ describe('refusals as JSON bodies', () => {
       { ...r.body },
       {
         ...refusalResult(new DdnError('invalid_request', 'malformed HTTP request')),
+      },
+    );
+  });
+
+  it('headers over the limit at the Relay → 431 headers_too_large with the DeliveryResult fields', async () => {
+    const { port } = await start({ relay: true });
+    const r = await answerBeforeClose(port, `POST /relay HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(maxHeaderSize)}\r\n\r\n`);
+    assert.equal(r.status, 431);
+    assert.deepEqual(
+      { ...r.body },
+      {
+        ...refusalResult(new DdnError('headers_too_large', `the request line and headers exceed ${maxHeaderSize} bytes`, { limit: maxHeaderSize })),
       },
     );
   });

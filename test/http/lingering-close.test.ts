@@ -2,10 +2,12 @@
  * Closing in stages (src/http/lingering-close.ts): a connection answered while its client still sends the body (a
  * body refused for the budget, or announced beyond the drain bound) delivers its answer to a client that writes its
  * whole body before it reads — the kernel would otherwise reset the connection and drop the unread answer — and a
- * request sent behind that answer is never served. The linger ends when the client closes, or after its bound.
+ * request sent behind that answer is never served; so does a refusal made before any request (headers over the
+ * limit). The linger ends when the client closes, or after its bound.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { maxHeaderSize } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { BodyBudget } from '../../src/http/body-budget.js';
 import { TOO_LARGE_DRAIN_BYTES } from '../../src/http/body-reader.js';
@@ -107,6 +109,18 @@ describe('a connection answered before its body was read', () => {
     assert.match(out.text, /^HTTP\/1.1 413 /);
     assert.equal(JSON.parse(out.text.slice(out.text.indexOf('\r\n\r\n') + 4)).code, 'envelope_too_large');
     assert.equal(out.reset, false);
+  });
+
+  it('delivers the 431 of headers over the limit to a client that sends several MiB of them before it reads', async () => {
+    const { port, served } = await start();
+    // the parser gives up after 16 KiB of headers; the rest keeps arriving while the answer waits unread
+    const out = await sendAllThenRead(port, 'GET /echo HTTP/1.1\r\nHost: x\r\nX-Padding: ', 8 * MiB);
+    assert.match(out.text, /^HTTP\/1.1 431 /);
+    const body = JSON.parse(out.text.slice(out.text.indexOf('\r\n\r\n') + 4)) as { code: string; details: { limit: number } };
+    assert.equal(body.code, 'headers_too_large');
+    assert.equal(body.details.limit, maxHeaderSize);
+    assert.equal(out.reset, false);
+    assert.equal(served(), 0);
   });
 
   it('never serves a request sent behind the refused body while the connection lingers', async () => {

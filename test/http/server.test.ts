@@ -1,6 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { maxHeaderSize, request } from 'node:http';
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import { DdnError } from '../../src/base/errors.js';
@@ -391,5 +391,29 @@ describe('createHttpServer: over a real socket', () => {
     assert.match(reply, /^HTTP\/1\.1 400 /);
     const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
     assert.deepEqual(body, { code: 'invalid_request', error: 'invalid_request', message: 'malformed HTTP request' });
+  });
+
+  it('answers a request line and headers over the limit with 431 headers_too_large', async () => {
+    const address = server.fastify.server.address();
+    if (address === null || typeof address === 'string') throw new Error('not listening');
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(address.port, '127.0.0.1', () =>
+        socket.write(`GET /items/1 HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(maxHeaderSize)}\r\n\r\n`),
+      );
+      let data = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (data += c));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+    });
+    assert.match(reply, /^HTTP\/1\.1 431 /);
+    assert.match(reply, /\r\nconnection: close\r\n/i);
+    const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+    assert.deepEqual(body, {
+      code: 'headers_too_large',
+      error: 'headers_too_large',
+      message: `the request line and headers exceed ${maxHeaderSize} bytes`,
+      details: { limit: maxHeaderSize },
+    });
   });
 });

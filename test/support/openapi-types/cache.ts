@@ -112,6 +112,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -316,6 +340,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -478,6 +526,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -633,6 +705,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -837,6 +933,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1313,6 +1433,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -1619,6 +1763,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1937,6 +2105,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -2242,6 +2434,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2564,6 +2780,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -2872,6 +3112,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -3256,6 +3520,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -3458,6 +3746,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;

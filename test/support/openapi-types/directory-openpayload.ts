@@ -112,6 +112,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -316,6 +340,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -478,6 +526,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -633,6 +705,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -837,6 +933,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1107,6 +1227,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -1294,6 +1438,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1501,6 +1669,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -1689,6 +1881,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1895,6 +2111,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2111,6 +2351,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -2289,6 +2553,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2515,6 +2803,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2797,6 +3109,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -3058,6 +3394,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -3619,6 +3979,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -4173,6 +4557,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -4435,6 +4843,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -4613,6 +5045,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -5155,6 +5611,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -5484,6 +5964,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -6071,6 +6575,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -6619,6 +7147,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -7178,6 +7730,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -7754,6 +8330,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -8293,6 +8893,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -8861,6 +9485,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -9437,6 +10085,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -9688,6 +10360,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -10260,6 +10956,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -10823,6 +11543,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -11121,6 +11865,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -11696,6 +12464,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -12253,6 +13045,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -12993,6 +13809,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -13550,6 +14390,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -14147,6 +15011,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -14465,6 +15353,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -15038,6 +15950,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -15602,6 +16538,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -15893,6 +16853,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -16512,6 +17496,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -16726,6 +17734,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -16968,6 +18000,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -17498,6 +18554,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -18016,6 +19096,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -18603,6 +19707,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -19216,6 +20344,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -19446,6 +20598,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -19646,6 +20822,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -19854,6 +21054,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -20082,6 +21306,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -20267,6 +21515,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -20462,6 +21734,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -21418,6 +22714,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description INTERNAL_ERROR */
         500: {
           headers: {
@@ -21846,6 +23166,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -22021,6 +23365,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -22211,6 +23579,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -22388,6 +23780,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -22580,6 +23996,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -22756,6 +24196,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -23339,6 +24803,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -23879,6 +25367,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -24560,6 +26072,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -25085,6 +26621,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -25654,6 +27214,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -26201,6 +27785,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -26756,6 +28364,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -27321,6 +28953,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -27859,6 +29515,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -28419,6 +30099,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -28967,6 +30671,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -29530,6 +31258,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -30077,6 +31829,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -30647,6 +32423,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -31209,6 +33009,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -31745,6 +33569,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -32300,6 +34148,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -32865,6 +34737,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -33419,6 +35315,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -33988,6 +35908,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -34524,6 +36468,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -35093,6 +37061,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -35655,6 +37647,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -36207,6 +38223,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36797,6 +38837,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -37005,6 +39069,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -37184,6 +39272,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;

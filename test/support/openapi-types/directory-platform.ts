@@ -112,6 +112,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -316,6 +340,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -478,6 +526,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -633,6 +705,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -837,6 +933,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1107,6 +1227,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -1294,6 +1438,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1501,6 +1669,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -1689,6 +1881,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1895,6 +2111,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2111,6 +2351,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -2289,6 +2553,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2515,6 +2803,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -2797,6 +3109,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -3058,6 +3394,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -3619,6 +3979,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -4173,6 +4557,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -4435,6 +4843,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -4613,6 +5045,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -5155,6 +5611,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -5484,6 +5964,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -6072,6 +6576,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -6620,6 +7148,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -7179,6 +7731,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -7755,6 +8331,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -8294,6 +8894,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -8862,6 +9486,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -9438,6 +10086,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -9689,6 +10361,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -10261,6 +10957,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -10824,6 +11544,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -11122,6 +11866,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -11697,6 +12465,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -12254,6 +13046,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -12994,6 +13810,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -13551,6 +14391,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -14148,6 +15012,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -14466,6 +15354,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -15039,6 +15951,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -15603,6 +16539,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -15894,6 +16854,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -16513,6 +17497,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -16727,6 +17735,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -16969,6 +18001,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -17499,6 +18555,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -18017,6 +19097,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -18604,6 +19708,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -19217,6 +20345,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -19447,6 +20599,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -19647,6 +20823,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -19855,6 +21055,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -20083,6 +21307,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -20268,6 +21516,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -20463,6 +21735,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -21419,6 +22715,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description INTERNAL_ERROR */
         500: {
           headers: {
@@ -21847,6 +23167,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -22022,6 +23366,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -22212,6 +23580,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -22389,6 +23781,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -22581,6 +23997,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -22757,6 +24197,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -23340,6 +24804,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -23880,6 +25368,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -24563,6 +26075,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -25088,6 +26624,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -25657,6 +27217,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -26204,6 +27788,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -26759,6 +28367,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -27324,6 +28956,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -27862,6 +29518,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -28422,6 +30102,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -28970,6 +30674,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -29533,6 +31261,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -30080,6 +31832,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -30650,6 +32426,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -31212,6 +33012,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -31748,6 +33572,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -32303,6 +34151,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -32868,6 +34740,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -33422,6 +35318,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -33991,6 +35911,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -34527,6 +36471,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -35097,6 +37065,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -35660,6 +37652,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -36212,6 +38228,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'too_many_pending' | 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -36802,6 +38842,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -37010,6 +39074,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -37189,6 +39277,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;

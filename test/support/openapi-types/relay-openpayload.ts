@@ -112,6 +112,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -316,6 +340,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -478,6 +526,30 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -633,6 +705,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -837,6 +933,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'expectation_failed';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
@@ -1276,6 +1396,32 @@ export interface paths {
               http_status: number;
               /** @enum {string} */
               code: 'rate_limited' | 'staging_capacity_full';
+              message: string;
+              /** @description Downstream attempts represented, including the first; 0 when none was made */
+              retry_count: number;
+              /** @description An actual Cache store attempt was made */
+              cache_attempted: boolean;
+              /** @description `accepted`, `attempted`, `failed`, `no_cache_endpoints`, a failing Cache's error text, or null */
+              cache_result: string | null;
+              details: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              success: boolean;
+              /** @enum {unknown} */
+              delivery_mode: 'direct' | 'cache_fallback' | 'policy_delivery' | 'policy_handoff' | 'staged' | 'failed';
+              http_status: number;
+              /** @enum {string} */
+              code: 'headers_too_large';
               message: string;
               /** @description Downstream attempts represented, including the first; 0 when none was made */
               retry_count: number;
@@ -1791,6 +1937,32 @@ export interface paths {
             };
           };
         };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              success: boolean;
+              /** @enum {unknown} */
+              delivery_mode: 'direct' | 'cache_fallback' | 'policy_delivery' | 'policy_handoff' | 'staged' | 'failed';
+              http_status: number;
+              /** @enum {string} */
+              code: 'headers_too_large';
+              message: string;
+              /** @description Downstream attempts represented, including the first; 0 when none was made */
+              retry_count: number;
+              /** @description An actual Cache store attempt was made */
+              cache_attempted: boolean;
+              /** @description `accepted`, `attempted`, `failed`, `no_cache_endpoints`, a failing Cache's error text, or null */
+              cache_result: string | null;
+              details: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
         /** @description error: internal_error */
         500: {
           headers: {
@@ -2026,6 +2198,30 @@ export interface paths {
                * @enum {string}
                */
               error: 'rate_limited';
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description error: headers_too_large */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description Stable error code (src/base/errors.ts)
+               * @enum {string}
+               */
+              code: 'headers_too_large';
+              /**
+               * @description Identical to `code`; deployed clients read `error`
+               * @enum {string}
+               */
+              error: 'headers_too_large';
               message: string;
               details?: {
                 [key: string]: unknown;
