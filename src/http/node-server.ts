@@ -1,8 +1,8 @@
 /**
  * Node's HTTP server under fastify, and the refusals made before any route is known: a refused connection,
- * unparseable HTTP, headers too large (431) or that did not arrive in time, an `Expect` other than 100-continue (417), an
- * `Expect: 100-continue` body that is too large or over the body budget, `CONNECT`. Each gets the role's JSON
- * refusal body, never fastify's or Node's own.
+ * unparseable HTTP, headers too large (431) or that did not arrive in time, an `Expect` other than 100-continue
+ * (417), an `Expect: 100-continue` body that is too large or over the body budget, `CONNECT`. Each gets the role's
+ * JSON refusal body, never fastify's or Node's own.
  */
 import { memberOf } from '../base/guards.js';
 import { maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

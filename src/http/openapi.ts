@@ -49,8 +49,8 @@ const BODYLESS = new Set(['GET', 'HEAD']);
 
 /**
  * The codes the HTTP layer (src/http/server.ts and its body reader) can answer on `route`, whatever its handler
- * does: a bad path or query, an empty parameter, an unsupported `Expect`, headers over Node's size limit, an internal failure, an overloaded node;
- * with a body the body's own refusals; with a rate class the rate limit.
+ * does: a bad path or query, an empty parameter, an unsupported `Expect`, headers over Node's size limit, an
+ * internal failure, an overloaded node; with a body the body's own refusals; with a rate class the rate limit.
  */
 export function transportCodes(route: Pick<Route, 'method' | 'rateClass'>, tooLargeCode: ErrorCode): ErrorCode[] {
   const codes: ErrorCode[] = [
