@@ -2,7 +2,7 @@
  * Delivery policies executed between separate nodes over real HTTP (http-api.md §10.3, §10.4.2, §11.1): a Directory,
  * three Caches and two Relays. A persona policy storing into two of three Caches with `required_replicas` 2 (one
  * Cache down still succeeds, two down fails listing `attempted_caches`), a Forward handed off to a second Relay
- * that resumes the plan, `Reject/v1` → 403, constraint overrides bounding size and retention, and Caches refusing
+ * that resumes the plan, `Reject/v1` → 403, an Archive step whose service was removed → 422, constraint overrides bounding size and retention, and Caches refusing
  * forged provenance and plain stores for a recipient whose policy applies.
  */
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +14,7 @@ import { nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson } from '../cache/http-support.js';
 import type { TestNode } from '../support/network.js';
+import { mutate } from '../support/directory-flows.js';
 import { registerServiceDid, rule, storePlan, target, type ServiceDid } from '../support/policy-flows.js';
 import { registerNamedPersona } from '../relay/ledger-setup.js';
 import {
@@ -102,6 +103,32 @@ describe('delivery policies across separate nodes', () => {
     assert.equal(stored.policy_rule_id, 'relay-on');
     for (const [k, v] of Object.entries(env)) assert.deepEqual(stored[k], v, `client field ${k} untouched`);
     assert.equal(await pulledEnvelope(cacheUrls[0]!, r, env.message_id), undefined, 'no other Cache got it');
+  });
+
+  it('an Archive step whose Archive service was removed after the policy answers 422 plan_not_deliverable; nothing is stored', async () => {
+    const r = await recipient(85);
+    const archives = await registerServiceDid(directoryOf(dir), 72, [{ fragment: 'a1', kind: 'Archive', endpoints: [cacheUrls[0]!] }]);
+    const plan = {
+      type: 'DeliveryPlan/v1',
+      entry_step: 'archive',
+      steps: [{ id: 'archive', operation: 'Archive', targets: [target(archives, 'a1')] }],
+      transitions: [],
+    };
+    await setPolicy(dir, r, 'did', r.did, [rule('archive-only', 2, plan)]);
+    // the ledger takes only targets that name an Archive service; the service DID may drop it afterwards
+    await mutate(directoryOf(dir), archives.did, archives.key, 'RemoveService', { id: archives.id('a1') });
+    const env = envelope(r.did);
+    const res = await relayPost(relayA, env);
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'plan_not_deliverable');
+    assert.equal(res.body.success, false);
+    assert.equal(res.body.delivery_mode, 'failed');
+    assert.equal(details(res.body).rule_id, 'archive-only');
+    const failed = details(res.body).failed_steps as Body[];
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]!.step_id, 'archive');
+    assert.match(String(failed[0]!.reason), /service_not_found/);
+    for (const url of cacheUrls) assert.equal(await pulledEnvelope(url, r, env.message_id), undefined);
   });
 
   it('the Cache refuses forged provenance and plain stores when a policy applies', async () => {

@@ -22,9 +22,6 @@ export const UNANSWERABLE: Readonly<Record<string, string>> = {
   policy_links_removed: 'the policy-link actions are refused before the ledger; ledger-error-codes.test.ts "PolicyLinksRemoved → 400 …"',
   legacy_policy_deprecated: 'a name the ledger no longer raises; ledger-error-codes.test.ts "LegacyPolicyDeprecated → 410 …"',
   chain_submission_rejected: 'a ledger name the Directory does not know; ledger-error-codes.test.ts "SomethingTheDirectoryDoesNotKnow → 422 …"',
-  // Not yet answered over HTTP (no suite builds a policy plan whose Archive step has no target that resolves); a
-  // Relay flow could produce it: remove this entry with that test.
-  plan_not_deliverable: 'the plan runner refuses it; test/relay/plan-archive.test.ts "fails 422 plan_not_deliverable when no Archive target resolves"',
 };
 
 /** The codes recorded under `dir` (one file per test process, one code a line). */
