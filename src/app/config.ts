@@ -75,11 +75,6 @@ export interface Config {
    * its statement and commit (0: none, the default). docs/deployment.md, "A write's cost on PostgreSQL".
    */
   readonly ledgerAdmissionWaitMs: number;
-  /**
-   * `--ledger-admission-fill-ms`: on a PostgreSQL ledger (`--db`), how long an admission batch that follows another
-   * waits for the clients the previous one answered (0: none). docs/deployment.md, "A write's cost on PostgreSQL".
-   */
-  readonly ledgerAdmissionFillMs: number;
   readonly chain: {
     /** `--chain-url`: WebSocket endpoints of one chain, tried in turn. */
     readonly urls: readonly string[];
@@ -334,13 +329,6 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'MS',
     default: 0,
     help: 'with --db: how long a signed write waits for others to share its admission statement and commit (0-1000; 0: none)',
-  },
-  {
-    name: 'ledger-admission-fill-ms',
-    kind: 'value',
-    arg: 'MS',
-    default: 0,
-    help: 'with --db: how long an admission batch that follows another waits for the writers the last one answered (0-1000; 0: none)',
   },
   {
     name: 'dns-server',
@@ -924,7 +912,6 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ...r.ledger(roles),
     ledgerCacheBytes: r.int('ledger-cache-bytes', MIN_LEDGER_CACHE_BYTES, 2 ** 40),
     ledgerAdmissionWaitMs: r.int('ledger-admission-wait-ms', 0, 1000),
-    ledgerAdmissionFillMs: r.int('ledger-admission-fill-ms', 0, 1000),
     logLevel: r.oneOf('log-level', LOG_LEVELS),
     logFormat: r.oneOf('log-format', LOG_FORMATS),
     accessLog: r.bool('access-log'),

@@ -109,7 +109,6 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       ledger,
       blockIntervalMs: config.blockIntervalMs,
       admissionWaitMs: config.ledgerAdmissionWaitMs,
-      admissionFillMs: config.ledgerAdmissionFillMs,
       produce: deps.autoProduce,
       logger: deps.logger.child({ component: 'ledger-sync' }),
     }).catch(async (e: unknown) => {

@@ -1,7 +1,7 @@
 /** An admission batch's wait for company on a PostgreSQL ledger (`--ledger-admission-wait-ms`): the rule alone. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchWaitMs, fillTarget } from '../../src/store/postgres/admission-wait.js';
+import { batchWaitMs } from '../../src/store/postgres/admission-wait.js';
 
 describe('batchWaitMs', () => {
   it('waits nothing without a wait set, or with nothing waiting', () => {
@@ -16,20 +16,5 @@ describe('batchWaitMs', () => {
   it('lets a full batch leave at once', () => {
     assert.equal(batchWaitMs(10, 100, 256, 256, 100), 0);
     assert.equal(batchWaitMs(10, 100, 300, 256, 100), 0);
-  });
-});
-
-describe('fillTarget', () => {
-  it("waits for the previous batch's admissions and those that waited meanwhile", () => {
-    assert.equal(fillTarget(8, 8, 16), 16);
-    assert.equal(fillTarget(2, 1, 16), 3);
-    assert.equal(fillTarget(12, 0, 16), 12);
-  });
-  it('waits for no more than the cap', () => {
-    assert.equal(fillTarget(16, 16, 16), 16);
-    assert.equal(fillTarget(200, 56, 16), 16);
-  });
-  it("waits for no one after a lone client's batch: it is back, or the batch has it", () => {
-    assert.equal(fillTarget(1, 0, 16), 1);
   });
 });

@@ -41,8 +41,6 @@ export async function pgLedgerDeployment(
     maxWaiting?: number;
     /** PgLedgerSyncOptions.admissionWaitMs (default: none). */
     admissionWaitMs?: number;
-    /** PgLedgerSyncOptions.admissionFillMs (default: none). */
-    admissionFillMs?: number;
     pollMs?: number;
     /** Calls run by these instead of the ledger's own handlers (e.g. one that counts runs, then runs the call). */
     handlers?: ModuleHandlers;
@@ -83,7 +81,6 @@ export async function pgLedgerDeployment(
       ...(opts.maxBatch === undefined ? {} : { maxBatch: opts.maxBatch }),
       ...(opts.maxWaiting === undefined ? {} : { maxWaiting: opts.maxWaiting }),
       ...(opts.admissionWaitMs === undefined ? {} : { admissionWaitMs: opts.admissionWaitMs }),
-      ...(opts.admissionFillMs === undefined ? {} : { admissionFillMs: opts.admissionFillMs }),
       logger,
     });
     let closed = false;

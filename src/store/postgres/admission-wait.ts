@@ -13,13 +13,3 @@ export function batchWaitMs(waitMs: number, firstAtMs: number | undefined, waiti
   if (waitMs <= 0 || firstAtMs === undefined || waiting >= maxBatch) return 0;
   return Math.max(0, firstAtMs + waitMs - nowMs);
 }
-
-/**
- * The admissions a batch that follows another waits for (`--ledger-admission-fill-ms`, PgLedgerSync): as many as
- * the process had when the previous batch ended — that batch's, which are answered and come back, and those that
- * waited meanwhile — within `fillOps`. Closed-loop clients otherwise settle into alternating part-size batches:
- * after a batch that held them all, the first to come back leaves alone. A lone client's batch (one) never waits.
- */
-export function fillTarget(lastBatch: number, waitingAtEnd: number, fillOps: number): number {
-  return Math.min(lastBatch + waitingAtEnd, fillOps);
-}

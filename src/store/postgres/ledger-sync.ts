@@ -39,7 +39,7 @@ import type { Ledger } from '../../ledger/chain.js';
 import type { BuiltBlock } from '../../ledger/types.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import { batchWaitMs, fillTarget } from './admission-wait.js';
+import { batchWaitMs } from './admission-wait.js';
 import { admitOnView, conflictKeysLiteral, type ViewAdmission, type ViewBatch } from './ledger-admission.js';
 import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
 import {
@@ -67,12 +67,6 @@ const MAX_BATCH = 256;
  * Directory's 503 in http-api.md §1) instead of queued.
  */
 const MAX_WAITING = 4096;
-/**
- * The most admissions a following batch waits for ({@link PgLedgerSyncOptions.admissionFillMs}): a batch this large
- * already spreads its statement and commit, and a process that keeps two such batches going (one in the database,
- * the next one filling while its clients are answered) should not be made to take turns.
- */
-const FILL_OPS = 16;
 
 interface WaitingAdmission {
   prepare: (batch: AdmissionBatch) => Admission;
@@ -121,15 +115,6 @@ export interface PgLedgerSyncOptions {
    * lets a few share them, for that much more latency. A batch that is full leaves at once.
    */
   admissionWaitMs?: number;
-  /**
-   * Fill (default 0: off): a batch waits, this long at most, until as many admissions wait as the process had when
-   * the previous batch was answered (its own and those waiting then; at most {@link admissionFillOps}), so that
-   * clients that send their next write when their last is answered share a batch instead of splitting into
-   * alternating part-size ones. A lone client's batch never waits.
-   */
-  admissionFillMs?: number;
-  /** The most admissions a following batch waits for (default 16). */
-  admissionFillOps?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
   produce?: boolean;
   logger?: Logger;
@@ -212,10 +197,6 @@ export class PgLedgerSync implements PoolCoordinator {
   private blockTimer: NodeJS.Timeout | undefined;
   /** A batch waiting for more admissions ({@link PgLedgerSyncOptions.admissionWaitMs}). */
   private batchWaitTimer: NodeJS.Timeout | undefined;
-  /** Fill: the admissions the next batch waits for (0: none), and the wake-up of a batch waiting for them. */
-  private fillFor = 0;
-  private fillWake: (() => void) | undefined;
-  private fills = 0;
   private lastBlockMs = 0;
   /** The highest block number announced (NOTIFY `block:<n>`; this process's own blocks among them). */
   private notifiedHead = -1;
@@ -288,11 +269,6 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.viewBatches;
   }
 
-  /** Admission batches that waited for their clients to come back so far ({@link PgLedgerSyncOptions.admissionFillMs}). */
-  get admissionFills(): number {
-    return this.fills;
-  }
-
   /** How long this process waited for and held the admission lock so far (metrics). */
   get lockUses(): Readonly<LockUses> {
     return this.locks;
@@ -316,7 +292,6 @@ export class PgLedgerSync implements PoolCoordinator {
     }
     return new Promise((resolve, reject) => {
       this.waiting.push({ prepare, resolve, reject, atMs: performance.now() });
-      if (this.fillWake !== undefined && this.waiting.length >= this.fillFor) this.fillWake();
       this.queueBatch();
     });
   }
@@ -346,35 +321,10 @@ export class PgLedgerSync implements PoolCoordinator {
 
   private runBatch(): void {
     void this.queue.run(async () => {
-      await this.fill();
       this.batchQueued = false;
       const batch = this.waiting.splice(0, this.o.maxBatch ?? MAX_BATCH);
       if (this.waiting.length > 0) this.queueBatch();
       if (batch.length > 0) await this.admitBatch(batch);
-    });
-  }
-
-  /** Fill: what the next batch waits for, counted as `batch` is answered (before its clients can come back). */
-  private answering(batch: readonly WaitingAdmission[]): void {
-    this.fillFor = fillTarget(batch.length, this.waiting.length, Math.min(this.o.admissionFillOps ?? FILL_OPS, this.o.maxBatch ?? MAX_BATCH));
-  }
-
-  /**
-   * Waits ({@link PgLedgerSyncOptions.admissionFillMs} at most) until as many admissions wait as the process had
-   * when its previous batch was answered: the clients that batch answered come back to share this one.
-   */
-  private fill(): Promise<void> {
-    const ms = this.o.admissionFillMs ?? 0;
-    if (ms <= 0 || this.closed || this.waiting.length >= this.fillFor) return Promise.resolve();
-    this.fills++;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => done(), ms);
-      const done = () => {
-        clearTimeout(timer);
-        this.fillWake = undefined;
-        resolve();
-      };
-      this.fillWake = done;
     });
   }
 
@@ -477,7 +427,6 @@ export class PgLedgerSync implements PoolCoordinator {
 
   /** Answers every admission of the batch with its verdict. */
   private answer(batch: readonly WaitingAdmission[], outcomes: readonly Outcome[]): void {
-    this.answering(batch);
     batch.forEach((w, i) => {
       const o = outcomes[i]!;
       if ('ok' in o) w.resolve(o.ok);
@@ -494,7 +443,6 @@ export class PgLedgerSync implements PoolCoordinator {
     // a replica out of storage is logged when that state begins, not at each admission
     if (!this.replica.failed(err, Date.now())) this.o.logger?.error({ err, batch: batch.length }, 'ledger admission failed');
     const unavailable = isStorageFailure(err) ? insufficientStorage() : new DdnError('ledger_unavailable', 'the ledger database is unavailable');
-    this.answering(batch);
     batch.forEach((w, i) => {
       const o = refused[i];
       w.reject(o && 'err' in o ? this.refusal(o.err) : unavailable);
@@ -913,7 +861,6 @@ export class PgLedgerSync implements PoolCoordinator {
     if (this.blockTimer !== undefined) clearTimeout(this.blockTimer);
     // a batch that waits for company leaves now, ahead of the close
     if (this.batchWaitTimer !== undefined) this.stopWaiting();
-    this.fillWake?.();
     await this.queue.run(async () => undefined);
     await this.connecting?.catch(() => undefined);
     const session = this.session;
