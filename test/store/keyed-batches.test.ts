@@ -161,3 +161,63 @@ test('fill: a batch already as large as fillOps does not wait', async () => {
     [5, 6],
   ]);
 });
+
+/** Runs `steps` against a fill of `fillMs` (a runner that waits for release), releasing batches until `done`. */
+async function driven(
+  fillMs: number,
+  steps: (b: KeyedBatches<number, number>, batchesSeen: (n: number) => Promise<void>) => Promise<Promise<number>[]>,
+): Promise<number[][]> {
+  const r = held();
+  const b = new KeyedBatches(r.run, { maxOps: 100, maxBytes: 1000, fillMs });
+  const tick = () => new Promise((res) => setImmediate(res));
+  let done = false;
+  const releasing = (async () => {
+    while (!done) {
+      for (const f of r.release.splice(0)) f();
+      await tick();
+    }
+  })();
+  const seen = async (n: number) => {
+    while (r.seen.length < n) await tick();
+  };
+  await Promise.all(await steps(b, seen));
+  done = true;
+  await releasing;
+  return r.seen;
+}
+
+test('fill: the callers of a batch that left none waiting come back to one batch, one turn apart', async () => {
+  // without it the key's queue ended with the batch: the first caller back started a batch of its own
+  const tick = () => new Promise((res) => setImmediate(res));
+  const seen = await driven(10_000, async (b) => {
+    await Promise.all([1, 2].map((n) => b.submit('k', n, 1)));
+    const three = b.submit('k', 3, 1);
+    await tick();
+    await tick();
+    return [three, b.submit('k', 4, 1)];
+  });
+  assert.deepEqual(seen, [
+    [1, 2],
+    [3, 4],
+  ]);
+});
+
+test('fill: a caller late for one batch is still waited for by the next', async () => {
+  // four callers; the fourth misses the second batch (it starts at the fill time with three) and comes back while
+  // the next three are back: the count the fill waits for stays at four, not the three the second batch had
+  const tick = () => new Promise((res) => setImmediate(res));
+  const seen = await driven(100, async (b, batchesSeen) => {
+    await Promise.all([1, 2, 3, 4].map((n) => b.submit('k', n, 1)));
+    const second = [5, 6, 7].map((n) => b.submit('k', n, 1));
+    await batchesSeen(2);
+    await Promise.all(second);
+    const third = [9, 10, 11].map((n) => b.submit('k', n, 1));
+    await tick();
+    return [...second, ...third, b.submit('k', 12, 1)];
+  });
+  assert.deepEqual(seen, [
+    [1, 2, 3, 4],
+    [5, 6, 7],
+    [9, 10, 11, 12],
+  ]);
+});

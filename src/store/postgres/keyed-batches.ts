@@ -7,7 +7,9 @@
  * may fail while the others succeed); a runner that throws fails every operation of its batch. With `fillMs`, a
  * batch that follows another of its key first waits (that long at most) for the callers the previous one answered
  * to come back, so that closed-loop callers (a client sends its next operation when its last is answered) share a
- * batch rather than settle into two alternating half-size ones; `fillOps` limits the wait to small batches.
+ * batch rather than settle into two alternating half-size ones; `fillOps` limits the wait to small batches. The
+ * wait follows every batch, also one that left none waiting (all its callers were in it), and a key idle after it
+ * ends its drain only then.
  */
 
 /** The answer to one operation of a batch. */
@@ -24,9 +26,10 @@ export interface BatchLimits {
   lanes?: number;
   /**
    * Fill: a batch that follows another of its key waits (up to this many ms) until as many operations wait as the
-   * key had at the previous batch's end (that batch's and those that waited meanwhile: the callers it answers come
-   * back), so callers that come back one round trip later share a batch instead of splitting into two alternating
-   * half-size ones. Off (0) by default; with one lane only.
+   * key had at a batch's end (that batch's and those that waited meanwhile: the callers it answers come back; the
+   * most of its last few batches, so a caller late for one is waited for by the next), so callers that come back
+   * one round trip later share a batch instead of splitting into two alternating half-size ones. Off (0) by
+   * default; with one lane only.
    */
   fillMs?: number;
   /**
@@ -37,6 +40,9 @@ export interface BatchLimits {
   fillOps?: number;
 }
 
+/** Batches of a key after which the fill's count of its callers falls to what the key holds (callers that left). */
+const PEAK_BATCHES = 8;
+
 /** A key's operations waiting, its batches running, and whether one is about to start (taking what arrives meanwhile). */
 interface KeyQueue<T, R> {
   waiting: Waiting<T, R>[];
@@ -45,6 +51,8 @@ interface KeyQueue<T, R> {
   starting: boolean;
   /** Fill: the operations the key had at its last batch's end, and the wake-up of a batch waiting for them. */
   expect: number;
+  /** Batches ended since `expect` was last reached (it falls to what the key holds after {@link PEAK_BATCHES}). */
+  expectAge: number;
   wake: (() => void) | undefined;
 }
 
@@ -70,7 +78,7 @@ export class KeyedBatches<T, R> {
       const waiting = { item, bytes, resolve, reject };
       let queue = this.queues.get(key);
       if (queue === undefined) {
-        queue = { waiting: [], busy: new Set(), starting: false, expect: 0, wake: undefined };
+        queue = { waiting: [], busy: new Set(), starting: false, expect: 0, expectAge: 0, wake: undefined };
         this.queues.set(key, queue);
       }
       queue.waiting.push(waiting);
@@ -92,8 +100,10 @@ export class KeyedBatches<T, R> {
   private async drain(key: string, queue: KeyQueue<T, R>, lane: number): Promise<void> {
     queue.starting = false;
     let first = true;
-    while (queue.waiting.length > 0) {
+    for (;;) {
+      // after a batch, the fill waits for its callers even when none waits yet (all of them were in it)
       if (!first) await this.fill(queue);
+      if (queue.waiting.length === 0) break;
       first = false;
       const batch = this.take(queue.waiting);
       let answers: Settled<R>[];
@@ -111,10 +121,22 @@ export class KeyedBatches<T, R> {
         if (a.ok) w.resolve(a.value);
         else w.reject(a.error);
       });
-      queue.expect = batch.length + queue.waiting.length;
+      this.expectNext(queue, batch.length + queue.waiting.length);
     }
     queue.busy.delete(lane);
     if (queue.busy.size === 0) this.queues.delete(key);
+  }
+
+  /**
+   * The key's callers as the most operations it held at once (a batch's and those waiting at its end) over its last
+   * {@link PEAK_BATCHES} batches: a caller still on its way back when a batch ends (in the HTTP layer, or answered
+   * but not yet sent again) is not among those the key holds then, but it was at an earlier batch's end.
+   */
+  private expectNext(queue: KeyQueue<T, R>, held: number): void {
+    if (held >= queue.expect || ++queue.expectAge >= PEAK_BATCHES) {
+      queue.expect = held;
+      queue.expectAge = 0;
+    }
   }
 
   /** The operations a batch that follows another waits for: the key's at its last batch's end, within `fillOps`. */
@@ -129,6 +151,8 @@ export class KeyedBatches<T, R> {
     if (ms <= 0 || (this.limits.lanes ?? 1) > 1 || queue.waiting.length >= this.fillTarget(queue)) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => done(), ms);
+      // a key that fell idle waits here with nothing queued: that alone keeps no process up
+      timer.unref();
       const done = () => {
         clearTimeout(timer);
         queue.wake = undefined;
