@@ -377,35 +377,29 @@ describe('createHttpServer: over a real socket', () => {
     assert.equal((JSON.parse(big.body) as Record<string, unknown>).code, 'payload_too_large');
   });
 
-  it('answers unparseable HTTP with a JSON error body', async () => {
+  /** Writes `text` on a raw connection and returns all the server sent until it closed. */
+  function rawReply(text: string): Promise<string> {
     const address = server.fastify.server.address();
     if (address === null || typeof address === 'string') throw new Error('not listening');
-    const reply = await new Promise<string>((resolve, reject) => {
-      const socket = connect(address.port, '127.0.0.1', () => socket.write('GARBAGE\r\n\r\n'));
+    return new Promise<string>((resolve, reject) => {
+      const socket = connect(address.port, '127.0.0.1', () => socket.write(text));
       let data = '';
       socket.setEncoding('utf8');
       socket.on('data', (c: string) => (data += c));
       socket.on('close', () => resolve(data));
       socket.on('error', reject);
     });
+  }
+
+  it('answers unparseable HTTP with a JSON error body', async () => {
+    const reply = await rawReply('GARBAGE\r\n\r\n');
     assert.match(reply, /^HTTP\/1\.1 400 /);
     const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
     assert.deepEqual(body, { code: 'invalid_request', error: 'invalid_request', message: 'malformed HTTP request' });
   });
 
   it('answers a request line and headers over the limit with 431 headers_too_large', async () => {
-    const address = server.fastify.server.address();
-    if (address === null || typeof address === 'string') throw new Error('not listening');
-    const reply = await new Promise<string>((resolve, reject) => {
-      const socket = connect(address.port, '127.0.0.1', () =>
-        socket.write(`GET /items/1 HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(maxHeaderSize)}\r\n\r\n`),
-      );
-      let data = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (c: string) => (data += c));
-      socket.on('close', () => resolve(data));
-      socket.on('error', reject);
-    });
+    const reply = await rawReply(`GET /items/1 HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(maxHeaderSize)}\r\n\r\n`);
     assert.match(reply, /^HTTP\/1\.1 431 /);
     assert.match(reply, /\r\nconnection: close\r\n/i);
     const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
