@@ -45,14 +45,7 @@ export class LingeringCloses {
     if (this.armed.has(socket) || socket.destroyed || typeof socket.destroySoon !== 'function') return;
     this.armed.add(socket);
     const destroySoon = socket.destroySoon.bind(socket);
-    socket.destroySoon = () => {
-      if (this.active >= this.max) {
-        destroySoon();
-        return;
-      }
-      this.active++;
-      closeInStages(socket, this.lingerMs, () => this.active--);
-    };
+    socket.destroySoon = () => this.closeWithinBound(socket, undefined, destroySoon);
   }
 
   /**
@@ -62,12 +55,17 @@ export class LingeringCloses {
    */
   answerAndClose(socket: Socket, response: string): void {
     this.armed.add(socket);
+    this.closeWithinBound(socket, response, () => socket.end(response, () => socket.destroy()));
+  }
+
+  /** Closes `socket` in stages (after `last`), or by `atOnce` when {@link max} sockets linger already. */
+  private closeWithinBound(socket: Socket, last: string | undefined, atOnce: () => void): void {
     if (this.active >= this.max) {
-      socket.end(response, () => socket.destroy());
+      atOnce();
       return;
     }
     this.active++;
-    closeInStages(socket, this.lingerMs, () => this.active--, response);
+    closeInStages(socket, this.lingerMs, () => this.active--, last);
   }
 }
 

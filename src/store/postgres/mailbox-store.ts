@@ -217,9 +217,10 @@ const TOTAL_REFRESH_MS = 1_000;
  * callers the previous batch answered (`KeyedBatches`' fill): two Cache processes sharing a hot recipient each
  * split their half of its senders into two alternating half-size batches (8 stores a call in the bench's two-process
  * line against one process's 16), each paying a call's and a commit's fixed cost; waiting for the callers to come
- * back (a round trip) makes the batches larger (11–13) and every store cheaper. A batch of 16 already spreads that
+ * back (a round trip) makes the batches larger (11–13; 14–15 since session 36's fill also follows a batch that left
+ * none waiting) and every store cheaper. A batch of 16 already spreads that
  * cost, and one process that keeps two such batches going (one in the database while the next fills) is not made to
- * take turns (its rate fell with an unbounded fill). Measured in bench/HISTORY.md, session 35.
+ * take turns (its rate fell with an unbounded fill). Measured in bench/HISTORY.md, sessions 35 and 36.
  */
 const FILL_MS = 2;
 const FILL_OPS = 16;
