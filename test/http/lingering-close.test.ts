@@ -196,4 +196,25 @@ describe('LingeringCloses', () => {
     assert.equal(lingering.lingering, 0);
     first.client.destroy();
   });
+
+  it('answers a socket no request owns, counted once, and beyond its cap still writes the answer before closing', async () => {
+    const lingering = new LingeringCloses(60_000, 1);
+    const first = await pair();
+    const second = await pair();
+    const read = (client: Socket) => {
+      let text = '';
+      client.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      return () => text;
+    };
+    const firstText = read(first.client);
+    const secondText = read(second.client);
+    lingering.answerAndClose(first.server, 'first answer');
+    lingering.answerAndClose(second.server, 'second answer');
+    assert.ok(lingering.has(first.server) && lingering.has(second.server), 'neither is answered again');
+    assert.equal(lingering.lingering, 1, 'the second is beyond the cap');
+    await Promise.all([first.serverClosed, second.serverClosed, first.clientClosed, second.clientClosed]);
+    assert.equal(firstText(), 'first answer');
+    assert.equal(secondText(), 'second answer');
+    assert.equal(lingering.lingering, 0);
+  });
 });
