@@ -19,7 +19,8 @@
  * --repeat N  each figure N times (references and floor beside every run); the median run is reported (the
  *             25 MiB RSS figure runs once, on the fresh service)
  * --cpu-prof  V8 CPU profiles of the service processes into bench/results/profiles/
- * A subset or a profiled run writes bench/results/partial.{json,md}, never latest.
+ * A subset or a profiled run writes bench/results/partial.{json,md} and a copy named by the time it was written
+ * (partial-<time>.{json,md}), never latest.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -471,6 +472,11 @@ async function main(): Promise<void> {
     const partial = args.only.size < FIGURES.length - NOT_DEFAULT.length || [...args.only].some((f) => NOT_DEFAULT.includes(f)) || args.cpuProf;
     const files = writeReport(resultsDir, report, partial ? 'partial' : 'latest');
     log(`wrote ${files.json} and ${files.md}`);
+    if (partial) {
+      // each subset run also keeps its own copy, so interleaved runs (A B B A) do not overwrite each other's tables
+      const own = writeReport(resultsDir, report, `partial-${report.generated_at.replace(/[:.]/g, '-')}`);
+      log(`and ${own.md}`);
+    }
     log(
       `met: ${report.summary.met.join(', ') || '—'}; missed: ${report.summary.missed.join(', ') || '—'}; unavailable: ${report.summary.unavailable.join(', ') || '—'}`,
     );
