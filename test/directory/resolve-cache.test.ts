@@ -280,6 +280,17 @@ describe('BlockTouches', () => {
     assert.equal(t.between(2, 5), undefined);
     assert.deepEqual([...t.between(3, 5)!].sort(), ['b', 'c', 'd', 'e', 'f']);
   });
+
+  it('forgets the oldest blocks beyond its block bound, also when they wrote nothing', () => {
+    const t = new BlockTouches(5, 3);
+    for (let n = 1; n <= 4; n++) t.record(n, []);
+    // four empty blocks, three remembered: block 1 is forgotten
+    assert.equal(t.between(0, 4), undefined);
+    assert.deepEqual([...t.between(1, 4)!], []);
+    t.record(5, ['a']);
+    assert.equal(t.between(1, 5), undefined);
+    assert.deepEqual([...t.between(2, 5)!], ['a']);
+  });
 });
 
 describe('ResolveCache over a real ledger', () => {
