@@ -98,7 +98,17 @@ export interface FileReceiverOptions {
   /** Verifies sender signatures; without it, a signed message is refused (the claim cannot be checked). */
   checkSender?: SenderCheck;
   onProgress?(p: ReceiveProgress): void;
+  /** The clock of {@link WRITTEN_KEPT_MS} (default `Date.now`). */
+  nowMs?: () => number;
 }
+
+/**
+ * How long the key of a written message is remembered once no Cache lists it any more (a sweep every Cache
+ * answered): long enough for its live push, if one is still on its way. While a Cache lists it (its
+ * acknowledgement failed) it is remembered, so it is acknowledged again rather than written twice. Before, a
+ * receiver that follows (`ddn receive --follow`) remembered every key it wrote for as long as it ran.
+ */
+export const WRITTEN_KEPT_MS = 10 * 60_000;
 
 /** A written file. */
 export interface ReceivedFile {
@@ -157,8 +167,11 @@ type Copies = Map<number, CacheSummaryItem[]>;
 
 /** Receives files for one recipient from a fixed set of Caches. Calls are serialised. */
 export class FileReceiver {
-  /** Group or message ids already written by this receiver (dedupe across Caches, sweeps and live pushes). */
-  readonly written = new Set<string>();
+  /**
+   * Group or message ids written by this receiver, and when (dedupe across Caches, sweeps and live pushes): while
+   * a Cache lists them, and {@link WRITTEN_KEPT_MS} at least.
+   */
+  private readonly written = new Map<string, number>();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -169,6 +182,15 @@ export class FileReceiver {
     private readonly log: (line: string) => void = () => {},
     private readonly opts: FileReceiverOptions = {},
   ) {}
+
+  /** Keys of written messages remembered now (tests). */
+  get rememberedKeys(): number {
+    return this.written.size;
+  }
+
+  private now(): number {
+    return (this.opts.nowMs ?? Date.now)();
+  }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn, fn);
@@ -216,6 +238,11 @@ export class FileReceiver {
       const ids = [...new Set([...copies.values()].flat().map((m) => m.message_id))].sort();
       const received = await this.download(key, copies, ids, report);
       if (received !== undefined) received.acknowledged = await this.acknowledge(copies, key, report);
+    }
+    // every Cache answered: what none lists any more is forgotten once its live push can no longer be on its way
+    if (report.caches.every((c) => c.pending !== null)) {
+      const before = this.now() - WRITTEN_KEPT_MS;
+      for (const [key, atMs] of this.written) if (atMs <= before && !groups.has(key)) this.written.delete(key);
     }
     return report;
   }
@@ -299,7 +326,7 @@ export class FileReceiver {
       stage = 'sink';
       if (writer === undefined) throw new TransferError('incomplete_chunk_set', 'no records');
       const path = await writer.commit();
-      this.written.add(key);
+      this.written.set(key, this.now());
       this.log(`wrote ${path} (${file.sizeBytes} bytes) ${sender ? `from ${sender.did} (signature verified)` : 'from an anonymous sender'}`);
       const received: ReceivedFile = {
         path,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { parseBase64, toBase64 } from '../../src/base/bytes.js';
 import type { CacheTarget } from '../../src/client/cache-client.js';
-import { FileReceiver, type CacheReader, type FileSink } from '../../src/client/file-receiver.js';
+import { FileReceiver, WRITTEN_KEPT_MS, type CacheReader, type FileSink } from '../../src/client/file-receiver.js';
 import type { CacheSummaryItem } from '../../src/client/transfer-types.js';
 import { sha256 } from '../../src/crypto/hash.js';
 import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
@@ -201,5 +201,35 @@ describe('FileReceiver', () => {
     b.held.set(env!.message_id as string, env!);
     const again = await rx.sweep();
     assert.deepEqual([again.files.length, written.length, b.held.size], [0, 1, 0], 'a copy still held is acknowledged, not written again');
+  });
+
+  it('forgets a written key once no Cache lists it and it is older than WRITTEN_KEPT_MS; a listed one is kept', async () => {
+    let now = 1_000_000;
+    const nowMs = () => now;
+    const [gone, stuck] = [envelopesOf(bytes(100, 5), 'gone.bin')[0]!, envelopesOf(bytes(100, 6), 'stuck.bin')[0]!];
+    const a = new FakeCache('https://a', [gone]);
+    // a Cache whose acknowledgements fail: its copy stays listed
+    const b = new FakeCache('https://b', [stuck]);
+    b.ack = () => Promise.reject(new Error('ack refused'));
+    const written: Written[] = [];
+    const rx = new FileReceiver(PLATFORM, [a, b], recipient.privateKey, sinkInto(written), undefined, { nowMs });
+    await rx.sweep();
+    assert.deepEqual([written.length, rx.rememberedKeys], [2, 2]);
+    now += WRITTEN_KEPT_MS - 1;
+    await rx.sweep();
+    assert.equal(rx.rememberedKeys, 2, 'too recent: a live push may still come');
+    assert.equal((await rx.acceptLive(gone)).files.length, 0, 'its late live push is ignored');
+    now += 2;
+    await rx.sweep();
+    assert.equal(rx.rememberedKeys, 1, 'the key no Cache lists is forgotten, the listed one kept');
+    assert.equal(written.length, 2, 'the listed copy is not written again');
+    for (let i = 0; i < 50; i++) {
+      const env = envelopesOf(bytes(100, 10 + i), `f${i}.bin`)[0]!;
+      a.held.set(env.message_id as string, env);
+      await rx.sweep();
+      now += WRITTEN_KEPT_MS;
+    }
+    await rx.sweep();
+    assert.deepEqual([written.length, rx.rememberedKeys], [52, 1], 'fifty more files written and forgotten');
   });
 });

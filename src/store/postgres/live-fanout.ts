@@ -11,7 +11,8 @@
  * (the Cache copy remains), and nothing here is ever the only copy of an envelope.
  *
  * Announcements are handled one at a time in arrival order, so a process pushes envelopes in the order their
- * NOTIFYs committed, inline or not.
+ * NOTIFYs committed, inline or not. At most {@link MAX_QUEUED_ANNOUNCEMENTS} wait (behind a large body's read, while
+ * the database is slow); later ones are dropped and counted until the queue has room again.
  *
  * A process alone announces nothing: every listening session holds a shared advisory lock of the channel and,
  * once it holds it, says so on the channel (`{"o":…,"d":"","l":1}`, which a process of an older version ignores
@@ -69,6 +70,13 @@ function othersListeningSql(channel: string): string {
       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND ((l.classid::int8 << 32) | l.objid::int8) = ${listenerLock(channel)}) AS others`;
 }
+/**
+ * Announcements of other processes waiting to be handled at most (each holds its payload, up to 8000 bytes). They
+ * wait only behind the read of a large envelope's row; while the database does not answer that read the LISTEN
+ * connection keeps delivering, so without a bound the queue grew for as long as the stall lasted. One beyond it is
+ * dropped: a push is a notification-grade duplicate, the Cache copy remains.
+ */
+export const MAX_QUEUED_ANNOUNCEMENTS = 10_000;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 
@@ -100,6 +108,8 @@ export interface PgLiveFanoutOptions {
   nowMs?: () => number;
   /** The process id announcements carry (default: random per instance). */
   processId?: string;
+  /** Announcements waiting at most (default {@link MAX_QUEUED_ANNOUNCEMENTS}). */
+  maxQueued?: number;
 }
 
 export class PgLiveFanout implements LiveFanout {
@@ -114,6 +124,12 @@ export class PgLiveFanout implements LiveFanout {
   private readonly sweeper: NodeJS.Timeout;
   /** Announcements are handled in arrival order. */
   private inbound: Promise<void> = Promise.resolve();
+  /** Announcements of other processes queued on {@link inbound} and not handled yet. */
+  private queued = 0;
+  /** Announcements dropped because {@link MAX_QUEUED_ANNOUNCEMENTS} waited (logged once each time the queue fills). */
+  droppedAnnouncements = 0;
+  /** {@link droppedAnnouncements} when the queue last emptied: the first drop after it is logged. */
+  private droppedLogged = 0;
   private readonly outbound = new Set<Promise<void>>();
   private readonly nowMs: () => number;
   /**
@@ -235,12 +251,7 @@ export class PgLiveFanout implements LiveFanout {
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => {
       if (msg.channel !== this.channel || msg.payload === undefined) return;
-      const payload = msg.payload;
-      this.inbound = this.inbound
-        .then(() => this.receive(payload))
-        .catch((err: unknown) => {
-          this.o.logger?.warn({ err }, 'live announcement could not be delivered');
-        });
+      this.queue(msg.payload);
     });
     this.client = client;
     try {
@@ -288,8 +299,28 @@ export class PgLiveFanout implements LiveFanout {
     this.reconnectTimer.unref();
   }
 
-  private async receive(payload: string): Promise<void> {
+  /** Queues an announcement behind those received before it, or drops it when {@link MAX_QUEUED_ANNOUNCEMENTS} wait. */
+  private queue(payload: string): void {
     if (payload.startsWith(this.ownPrefix)) return; // the origin already pushed to its own sessions
+    if (this.queued >= (this.o.maxQueued ?? MAX_QUEUED_ANNOUNCEMENTS)) {
+      if (this.droppedAnnouncements++ === this.droppedLogged) {
+        this.o.logger?.warn({ queued: this.queued, dropped: this.droppedAnnouncements }, 'live announcements waiting at their bound: later ones dropped');
+      }
+      return;
+    }
+    this.queued++;
+    this.inbound = this.inbound
+      .then(() => this.receive(payload))
+      .catch((err: unknown) => {
+        this.o.logger?.warn({ err }, 'live announcement could not be delivered');
+      })
+      .finally(() => {
+        // the queue has room again: the next drop is logged
+        if (--this.queued === 0) this.droppedLogged = this.droppedAnnouncements;
+      });
+  }
+
+  private async receive(payload: string): Promise<void> {
     const a = JSON.parse(payload) as Announcement;
     if (a.o === this.processId || typeof a.d !== 'string') return;
     // another process: it listens (a hello), or announces (a process of an older version holds no lock)

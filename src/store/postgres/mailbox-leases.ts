@@ -41,6 +41,14 @@ export const LEASE_WANT_BYTES = 4 * 1024 * 1024;
 /** How long a lease lasts; its lane takes a new one half-way. */
 export const LEASE_MS = 30_000;
 
+/**
+ * Leases a process remembers at most (its lanes' leases of the recipients it stored into lately). A lease is
+ * forgotten once it is due for renewal (half-way to its expiry: its lane would take a new one anyway) or, beyond
+ * this many, oldest first: a lane whose lease was forgotten takes a new one, which folds the old. Without it a
+ * Cache process kept an entry for every recipient it ever stored into, for as long as it ran.
+ */
+export const MAX_HELD_LEASES = 100_000;
+
 /** The bytes every lease holds back unspent (counted in its recipient's `bytes`, held by no entry), as SQL. */
 export const LEASES_UNSPENT_SQL = '(SELECT COALESCE(SUM(granted - spent), 0) FROM cache_quota_leases)';
 
@@ -206,10 +214,19 @@ interface Held {
  * take it (nothing written) and the batch goes the locked way.
  */
 export class QuotaLeases {
+  /** By lane and recipient, in the order they were taken (so the first are the first due for renewal). */
   private readonly held = new Map<string, Held>();
 
   /** `holder`: this process's name in lease rows (unique per store instance), with the lane appended. */
-  constructor(private readonly holder: string) {}
+  constructor(
+    private readonly holder: string,
+    private readonly maxHeld = MAX_HELD_LEASES,
+  ) {}
+
+  /** Leases remembered now (tests). */
+  get size(): number {
+    return this.held.size;
+  }
 
   async put(c: pg.ClientBase, recipient: string, lane: number, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[] | null> {
     const quota = reqs[0]!.quotaBytes;
@@ -233,6 +250,7 @@ export class QuotaLeases {
       if (granted < bytes) return null;
       lease = { remaining: granted, quota, renewAtMs: nowMs + LEASE_MS / 2 };
       this.held.set(key, lease);
+      this.forgetOld(key, nowMs);
     }
     try {
       await c.query(CALL_LEASED, [holder, ...callValues(recipient, reqs)]);
@@ -247,6 +265,18 @@ export class QuotaLeases {
     }
     lease.remaining -= bytes;
     return storedAll(reqs);
+  }
+
+  /**
+   * Forgets the leases due for renewal at `nowMs` and the oldest beyond {@link MAX_HELD_LEASES}, all taken before
+   * `taken` (just taken, last in the map). Only when a lease is taken (a round trip already): the batches that
+   * spend one do no more work than before.
+   */
+  private forgetOld(taken: string, nowMs: number): void {
+    for (const [key, lease] of this.held) {
+      if (key === taken || (lease.renewAtMs > nowMs && this.held.size <= this.maxHeld)) break;
+      this.held.delete(key);
+    }
   }
 }
 
