@@ -443,6 +443,19 @@ export class NodeMetrics {
     );
   }
 
+  /** A PostgreSQL Relay's live announcements from other processes dropped at their queue's bound. */
+  watchLiveFanout(fanout: { readonly droppedAnnouncements: number }): void {
+    new Counter({
+      name: 'ddn_relay_live_announcements_dropped_total',
+      help: "Other Relay processes' live announcements this process dropped because its queue of them was full",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(fanout.droppedAnnouncements);
+      },
+    });
+  }
+
   /** Gauges read at scrape time, one per family: `families` maps each name to its help and its key in `read()`. */
   gauges(families: Readonly<Record<string, { help: string; key: string }>>, read: Totals): void {
     for (const [name, f] of Object.entries(families)) this.gauge(name, f.help, (g) => g.set(read()[f.key] ?? 0));

@@ -306,6 +306,7 @@ export async function openRelayRole(
           await staging.close();
           throw e;
         });
+  if (pgLive !== undefined) ctx.metrics?.watchLiveFanout(pgLive);
   const { cache, events } = deps;
   const role = createRelayRole({
     config,

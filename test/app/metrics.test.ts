@@ -139,6 +139,18 @@ describe('GET /metrics after a scripted workload', () => {
   });
 });
 
+describe('NodeMetrics.watchLiveFanout', () => {
+  it('reports the announcements the fan-out dropped, read at each scrape', async () => {
+    const metrics = new NodeMetrics(buildInfo());
+    const fanout = { droppedAnnouncements: 0 };
+    metrics.watchLiveFanout(fanout);
+    const first = parseExposition(await metrics.text()).filter((x) => x.name === 'ddn_relay_live_announcements_dropped_total');
+    assert.deepEqual(first, [{ name: 'ddn_relay_live_announcements_dropped_total', labels: {}, value: 0 }]);
+    fanout.droppedAnnouncements = 6;
+    assert.equal(total(parseExposition(await metrics.text()), 'ddn_relay_live_announcements_dropped_total'), 6);
+  });
+});
+
 describe('NodeMetrics.countedSweep', () => {
   it('adds what each sweep removed, by kind in snake case', async () => {
     const metrics = new NodeMetrics(buildInfo());

@@ -74,6 +74,11 @@ if (PG_URL) {
       // the node is alone on its schema: its view is never behind, so its batch was stored on it
       assert.ok(delta('ddn_ledger_view_batches_total', { outcome: 'stored' }) >= 1);
       assert.equal(delta('ddn_ledger_view_batches_total', { outcome: 'conflict' }), 0);
+      // the Relay on PostgreSQL reports the live announcements it dropped (none: it is alone)
+      assert.deepEqual(
+        after.filter((x) => x.name === 'ddn_relay_live_announcements_dropped_total').map((x) => x.value),
+        [0],
+      );
       assert.ok(
         total(after, 'ddn_ledger_lock_wait_seconds_total', { work: 'admission' }) <=
           total(after, 'ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }),
