@@ -28,6 +28,10 @@ export class Overlay implements StateReader {
   delete(key: string): void {
     this.writes.set(key, DELETED);
   }
+  /** True when this overlay (not its base) holds a write of `key`, a deletion too. */
+  wrote(key: string): boolean {
+    return this.writes.has(key);
+  }
   child(): Overlay {
     return new Overlay(this);
   }
