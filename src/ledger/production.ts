@@ -185,9 +185,8 @@ export class BlockProduction {
     if (built.block.header.number !== this.head.ref.number + 1) throw new Error('the head moved since the block was built');
     this.head.advance(built.block, built.writes, [...built.records, ...built.dropped]);
     this.lastBlockWallMs = this.clock.nowMs();
-    const state = new Overlay(this.head.state);
-    built.poolWrites.commitInto(state);
-    this.pool.carry(state, built.pool, hashesOf(built.records, built.dropped));
+    // the pool's writes were laid over the block's: now over the head that holds them
+    this.pool.carry(built.poolWrites.over(this.head.state), built.pool, hashesOf(built.records, built.dropped));
     this.schedule();
     const seconds = (performance.now() - this.buildStartedAt) / 1000;
     for (const l of this.producedListeners) l(seconds);
