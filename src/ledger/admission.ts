@@ -12,7 +12,7 @@ import { LedgerFailure } from './errors.js';
 import type { Executor } from './executor.js';
 import { canonicalCall, encodeExtrinsic, txHashOf, type Call } from './extrinsic.js';
 import type { ChainHead } from './head.js';
-import { ReadRecorder } from './pool-effects.js';
+import { ValueRecorder } from './pool-effects.js';
 import type { TxPool } from './pool.js';
 import { VerifiedSignatures } from './runtime/verified-signatures.js';
 import { Overlay } from './state.js';
@@ -217,14 +217,14 @@ export class PoolAdmission {
     const sameKey = (e: PoolEntry) => e.tx.meta.limitKey === meta.limitKey;
     if (this.pool.pendingFor(meta.limitKey) + batched.filter(sameKey).length >= this.maxPerKey) throw new LedgerFailure('PoolFull', 'Ledger');
     const state = batch?.state ?? this.pool.state;
-    const reads = new ReadRecorder(state);
+    const reads = new ValueRecorder(state);
     const probe = new Overlay(reads);
     const failure = this.exec.apply(probe, this.exec.ctx(this.head.poolNowMs(), this.head.ref.number + 1, txHash, false, verified), call);
     if (failure) throw failure;
     const tx: TxRecord = { txHash, extrinsic: call.name, status: 'pending', submittedAtMs: this.clock.nowMs(), meta, bytes };
     // a shared pool's row carries the signatures found valid, so the producer does not verify them again
     const stored: TxRecord = this.coordinator ? { ...tx, signatures: verified.digests() } : tx;
-    const entry: PoolEntry = { tx, call, bytes, verified, effects: { reads: reads.keys, writes: probe.changes() } };
+    const entry: PoolEntry = { tx, call, bytes, verified, effects: { reads: reads.values, writes: probe.changes() } };
     return {
       result: { txHash, duplicate: false },
       tx: stored,

@@ -9,6 +9,7 @@ import type { Executor } from './executor.js';
 import { decodeExtrinsic, txHashOf } from './extrinsic.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 import type { StoredBlock, TxRecord } from './store.js';
+import { Recalled } from './pool-effects.js';
 import { failureToTxError } from './tx-outcome.js';
 import type { BlockRef, ImportedTx, PoolEntry } from './types.js';
 
@@ -20,14 +21,34 @@ export interface ExecutedBlock {
   readonly overlay: Overlay;
 }
 
-/** The block after `parent` holding `entries` in order at `timestampMs`: header, state writes, outcomes. */
+/**
+ * The block after `parent` holding `entries` in order at `timestampMs`: header, state writes, outcomes.
+ *
+ * `entries` are the pool's first (or entries without recorded effects): an entry's effects were recorded on the
+ * pool state over `parentState` after the entries before it, so a key it read then that neither the block so far
+ * nor those entries' pool runs wrote has the same value here — it is read from its effects ({@link Recalled}), not
+ * from the parent state (the store, when the parent's memo no longer holds it). After an entry without effects,
+ * every read goes to the state.
+ */
 export function executeBlock(exec: Executor, parent: BlockRef, parentState: StateReader, entries: readonly PoolEntry[], timestampMs: number): ExecutedBlock {
   const number = parent.number + 1;
   const overlay = new Overlay(parentState);
-  const results = entries.map((e) => ({
-    entry: e,
-    failure: exec.apply(overlay, exec.ctx(timestampMs, number, e.tx.txHash, false, e.verified), e.call),
-  }));
+  /** What the pool runs of the entries so far wrote; null after one without recorded effects. */
+  let poolWrote: Set<string> | null = new Set<string>();
+  const results = entries.map((e) => {
+    const ctx = exec.ctx(timestampMs, number, e.tx.txHash, false, e.verified);
+    const before = e.effects;
+    if (before === undefined || poolWrote === null) {
+      poolWrote = null;
+      return { entry: e, failure: exec.apply(overlay, ctx, e.call) };
+    }
+    const wrote = poolWrote;
+    const scratch = new Overlay(new Recalled(overlay, before.reads, (k) => overlay.wrote(k) || wrote.has(k)));
+    const failure = exec.apply(scratch, ctx, e.call);
+    if (failure === null) scratch.commitInto(overlay);
+    for (const k of before.writes.keys()) wrote.add(k);
+    return { entry: e, failure };
+  });
   const txHashes = entries.map((e) => txHashOf(e.bytes));
   const header: BlockHeader = {
     parentHash: Buffer.from(parent.hash.slice(2), 'hex'),

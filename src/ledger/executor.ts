@@ -11,7 +11,7 @@ import { carryPool, runRecorded } from './pool-effects.js';
 import type { ExecContext } from './runtime/context.js';
 import { applyAtomically, executeCall, type ModuleHandlers } from './runtime/dispatch.js';
 import type { VerifiedSignatures } from './runtime/verified-signatures.js';
-import type { Overlay } from './state.js';
+import type { Overlay, StateReader } from './state.js';
 import type { TxRecord } from './store.js';
 import { droppedRecord } from './tx-outcome.js';
 import type { PoolEntry } from './types.js';
@@ -55,8 +55,8 @@ export class Executor {
    * Runs a pooled entry on `state`: the entry with what it read and wrote (a new object: a block built and not
    * committed leaves the pool's entries as they were), or its failure, changing nothing.
    */
-  runPooled(state: Overlay, e: PoolEntry, ctx: ExecContext): PoolEntry | LedgerFailure {
-    const r = runRecorded(state, (s) => executeCall(s, ctx, e.call, this.handlers));
+  runPooled(state: Overlay, e: PoolEntry, ctx: ExecContext, reads: StateReader = state): PoolEntry | LedgerFailure {
+    const r = runRecorded(state, (s) => executeCall(s, ctx, e.call, this.handlers), reads);
     return r instanceof LedgerFailure ? r : { ...e, effects: r };
   }
 
@@ -69,7 +69,7 @@ export class Executor {
     const dropped: TxRecord[] = [];
     for (const e of entries) {
       const ctx = this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified);
-      const ran = record ? this.runPooled(state, e, ctx) : (this.apply(state, ctx, e.call) ?? e);
+      const ran = record ? this.runPooled(state, e, ctx) : (this.apply(state, ctx, e.call) ?? withoutEffects(e));
       if (ran instanceof LedgerFailure) dropped.push(droppedRecord(e.tx, ran, nowMs));
       else pool.push(ran);
     }
@@ -90,9 +90,16 @@ export class Executor {
     skipSignatures = false,
   ): PoolRun & { readonly rerun: number } {
     if (touched === null) return { ...this.validate(state, entries, nowMs, blockNumber, skipSignatures, true), rerun: entries.length };
-    const next = carryPool(state, entries, touched, this.maxPerBlock, (s, e) =>
-      this.runPooled(s, e, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified)),
+    const next = carryPool(state, entries, touched, this.maxPerBlock, (s, e, reads) =>
+      this.runPooled(s, e, this.ctx(nowMs, blockNumber, e.tx.txHash, skipSignatures, e.verified), reads),
     );
     return { state, pool: next.pool, dropped: next.failed.map((f) => droppedRecord(f.entry.tx, f.failure, nowMs)), rerun: next.rerun };
   }
+}
+
+/** `e` without the effects of an earlier run: they need not be its effects on a state it ran on unrecorded. */
+function withoutEffects(e: PoolEntry): PoolEntry {
+  if (e.effects === undefined) return e;
+  const { tx, call, bytes, verified } = e;
+  return { tx, call, bytes, verified };
 }

@@ -8,9 +8,9 @@
 import { LedgerFailure } from './errors.js';
 import { Overlay, type StateReader, type StateValue } from './state.js';
 
-/** The keys a pooled transaction read from the pool state under it, and its writes over it. */
+/** The keys a pooled transaction read from the pool state under it (each with the value it read), and its writes over it. */
 export interface PoolEffects {
-  readonly reads: ReadonlySet<string>;
+  readonly reads: ReadonlyMap<string, StateValue | undefined>;
   readonly writes: ReadonlyMap<string, StateValue | undefined>;
 }
 
@@ -24,12 +24,40 @@ export class ReadRecorder implements StateReader {
   }
 }
 
+/** Records the keys read through it, each with the value it gave first. */
+export class ValueRecorder implements StateReader {
+  readonly values = new Map<string, StateValue | undefined>();
+  constructor(private readonly base: StateReader) {}
+  get(key: string): StateValue | undefined {
+    const v = this.base.get(key);
+    if (!this.values.has(key)) this.values.set(key, v);
+    return v;
+  }
+}
+
+/**
+ * `state` as a pooled entry run again on it sees it: a key the entry read on the pool state before that `changed`
+ * does not name has the value it read then ({@link carryPool}, {@link executeBlock}), without asking `state` (whose
+ * head may have to read it from the store).
+ */
+export class Recalled implements StateReader {
+  constructor(
+    private readonly state: StateReader,
+    private readonly before: ReadonlyMap<string, StateValue | undefined>,
+    private readonly changed: (key: string) => boolean,
+  ) {}
+  get(key: string): StateValue | undefined {
+    return this.before.has(key) && !this.changed(key) ? this.before.get(key) : this.state.get(key);
+  }
+}
+
 /**
  * Runs `execute` atomically on `state`, recording what it read and wrote: on success its writes are committed
  * into `state` and returned with its reads; a {@link LedgerFailure} is returned, and `state` left unchanged.
+ * `base`, when given, is what `execute` reads instead of `state`: `state` as it is, read another way.
  */
-export function runRecorded(state: Overlay, execute: (s: Overlay) => void): PoolEffects | LedgerFailure {
-  const reads = new ReadRecorder(state);
+export function runRecorded(state: Overlay, execute: (s: Overlay) => void, base: StateReader = state): PoolEffects | LedgerFailure {
+  const reads = new ValueRecorder(base);
   const scratch = new Overlay(reads);
   try {
     execute(scratch);
@@ -38,7 +66,7 @@ export function runRecorded(state: Overlay, execute: (s: Overlay) => void): Pool
     throw e;
   }
   scratch.commitInto(state);
-  return { reads: reads.keys, writes: scratch.changes() };
+  return { reads: reads.values, writes: scratch.changes() };
 }
 
 /** A pooled transaction as {@link carryPool} sees it. */
@@ -60,14 +88,16 @@ export interface CarriedPool<E> {
  * again through `run` (which gives it back with its new effects, or its failure), and what it wrote before and
  * writes now joins `touched`, so that the entries after it that read it run again too. `touched` holds, on entry, every key whose
  * value on the new head may differ from what the entries saw: the block's writes, and the writes of the entries
- * the block finished.
+ * the block finished. So a key an entry read that `touched` does not hold has, where the entry stands, the value
+ * it read before: an entry run again reads those from its effects (`run`'s `reads`), not from `state` — the front's
+ * entries, run again for their time checks, read nothing from the store, however long ago they were admitted.
  */
 export function carryPool<E extends Carried>(
   state: Overlay,
   entries: readonly E[],
   touched: Set<string>,
   rerunFront: number,
-  run: (state: Overlay, entry: E) => E | LedgerFailure,
+  run: (state: Overlay, entry: E, reads: StateReader) => E | LedgerFailure,
 ): CarriedPool<E> {
   const pool: E[] = [];
   const failed: CarriedPool<E>['failed'] = [];
@@ -80,7 +110,7 @@ export function carryPool<E extends Carried>(
       continue;
     }
     rerun++;
-    const ran = run(state, e);
+    const ran = run(state, e, before === undefined ? state : new Recalled(state, before.reads, (k) => touched.has(k)));
     if (before !== undefined) for (const k of before.writes.keys()) touched.add(k);
     if (ran instanceof LedgerFailure) {
       failed.push({ entry: e, failure: ran });
@@ -92,8 +122,8 @@ export function carryPool<E extends Carried>(
   return { pool, failed, rerun };
 }
 
-function readsAny(reads: ReadonlySet<string>, touched: ReadonlySet<string>): boolean {
-  for (const k of reads) if (touched.has(k)) return true;
+function readsAny(reads: ReadonlyMap<string, StateValue | undefined>, touched: ReadonlySet<string>): boolean {
+  for (const k of reads.keys()) if (touched.has(k)) return true;
   return false;
 }
 

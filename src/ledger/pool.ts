@@ -101,10 +101,35 @@ export class TxPool {
     }
   }
 
-  private count(e: PoolEntry): void {
+  /**
+   * Makes `entries` the pool, `state` its state, where `entries` are what remains of the pool once the transactions
+   * `finished` (their hashes: a block's, the drops) left it, in its order — some run again, so new objects. In work
+   * bounded by what left, not by the pool's size (the maps are not built again); {@link set} when `entries` are
+   * not that.
+   */
+  carry(state: Overlay, entries: readonly PoolEntry[], finished: Iterable<string>): void {
+    for (const h of finished) {
+      const e = this.index.get(h);
+      if (e === undefined) continue;
+      this.index.delete(h);
+      this.count(e, -1);
+    }
+    let known = true;
+    for (const e of entries) {
+      const had = this.index.get(e.tx.txHash);
+      if (had === e) continue;
+      if (had === undefined) known = false;
+      else this.index.set(e.tx.txHash, e);
+    }
+    if (!known || this.index.size !== entries.length) return this.set(state, entries);
+    this.current = state;
+    this.list = entries.slice();
+  }
+
+  private count(e: PoolEntry, by = 1): void {
     const { limitKey, subject } = e.tx.meta;
-    this.perLimitKey.set(limitKey, this.pendingFor(limitKey) + 1);
-    this.perSubject.set(subject, this.pendingForSubject(subject) + 1);
+    bump(this.perLimitKey, limitKey, by);
+    bump(this.perSubject, subject, by);
   }
 
   /** Under a chain: `entries` are what waits for the chain's order. */
@@ -113,4 +138,11 @@ export class TxPool {
     this.unorderedIndex.clear();
     for (const e of entries) this.unorderedIndex.set(e.tx.txHash, e);
   }
+}
+
+/** Adds `by` to `key`'s count, which leaves the map at 0. */
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
 }

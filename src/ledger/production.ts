@@ -185,9 +185,8 @@ export class BlockProduction {
     if (built.block.header.number !== this.head.ref.number + 1) throw new Error('the head moved since the block was built');
     this.head.advance(built.block, built.writes, [...built.records, ...built.dropped]);
     this.lastBlockWallMs = this.clock.nowMs();
-    const state = new Overlay(this.head.state);
-    built.poolWrites.commitInto(state);
-    this.pool.set(state, built.pool);
+    // the pool's writes were laid over the block's: now over the head that holds them
+    this.pool.carry(built.poolWrites.over(this.head.state), built.pool, hashesOf(built.records, built.dropped));
     this.schedule();
     const seconds = (performance.now() - this.buildStartedAt) / 1000;
     for (const l of this.producedListeners) l(seconds);
@@ -208,7 +207,7 @@ export class BlockProduction {
     const [done, remaining] = [this.pool.entries.filter((e) => finished.has(e.tx.txHash)), this.pool.entries.filter((e) => !finished.has(e.tx.txHash))];
     // the drops are the producer's to record: this pool only leaves them out
     const next = this.carry(new Overlay(this.head.state), touchedBy(writes.keys(), done), remaining, this.head.poolNowMs(), this.head.ref.number + 1, true);
-    this.pool.set(next.state, next.pool);
+    this.pool.carry(next.state, next.pool, hashesOf(txs, next.dropped));
     return this.announce();
   }
 
@@ -305,4 +304,9 @@ export class BlockProduction {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/** The transaction hashes of `lists`, in order. */
+function* hashesOf(...lists: readonly (readonly TxRecord[])[]): Generator<string> {
+  for (const l of lists) for (const t of l) yield t.txHash;
 }

@@ -14,8 +14,10 @@ export interface StateReader {
 const DELETED = Symbol('deleted');
 
 export class Overlay implements StateReader {
-  private readonly writes = new Map<string, StateValue | typeof DELETED>();
-  constructor(private readonly base: StateReader) {}
+  constructor(
+    private readonly base: StateReader,
+    private readonly writes = new Map<string, StateValue | typeof DELETED>(),
+  ) {}
 
   get(key: string): StateValue | undefined {
     const v = this.writes.get(key);
@@ -28,8 +30,19 @@ export class Overlay implements StateReader {
   delete(key: string): void {
     this.writes.set(key, DELETED);
   }
+  /** True when this overlay (not its base) holds a write of `key`, a deletion too. */
+  wrote(key: string): boolean {
+    return this.writes.has(key);
+  }
   child(): Overlay {
     return new Overlay(this);
+  }
+  /**
+   * An overlay over `base` holding this one's writes — the same writes, not a copy (a pool's writes laid over the
+   * head that took in what they were laid over): this one is not to be used after.
+   */
+  over(base: StateReader): Overlay {
+    return new Overlay(base, this.writes);
   }
   /** Copies this overlay's writes into `target` (used to commit a child into its parent). */
   commitInto(target: Overlay): void {

@@ -5,7 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { TxPool } from '../../src/ledger/pool.js';
 import { getAliasOwner } from '../../src/ledger/records.js';
+import { StateAt } from '../../src/ledger/state-at.js';
 import { aliasCall, controlCall, didOf, Harness, registerCall, rootSigner, seedKey } from './harness.js';
 
 const key7 = seedKey(7);
@@ -127,5 +129,81 @@ test('carry: with a backlog of unrelated registrations a block runs again only t
   assertSameAsRebuilt(h, dids);
   while (h.ledger.poolSize > 0) h.produce();
   assert.equal(h.headNonce('control_nonce', dids[0]!), 1n);
+  for (const d of dids) assert.ok(h.record(d), `${d} registered`);
+});
+
+/** Calls of `proto[name]` while `run` runs. */
+function callsDuring<T extends object>(proto: T, name: keyof T & string, run: () => void): number {
+  const orig = proto[name] as (...a: unknown[]) => unknown;
+  let calls = 0;
+  Object.defineProperty(proto, name, {
+    configurable: true,
+    writable: true,
+    value: function (this: unknown, ...a: unknown[]) {
+      calls++;
+      return orig.apply(this, a);
+    },
+  });
+  try {
+    run();
+  } finally {
+    Object.defineProperty(proto, name, { configurable: true, writable: true, value: orig });
+  }
+  return calls;
+}
+
+test('carry: a block and the front run again read from the head state only what the pool did not read, however deep the pool', (t) => {
+  const h = setup(2);
+  t.after(() => h.close());
+  const dids = Array.from({ length: 12 }, (_, i) => didOf(200 + i));
+  for (const [i, d] of dids.entries()) h.submit(registerCall(d, seedKey(200 + i)));
+  // the block's two entries and the next two (run again for their time checks) read what they read when admitted
+  // from their recorded effects: the head's memo (bounded) or the store is not asked, whatever the pool's size
+  assert.equal(
+    callsDuring(StateAt.prototype, 'get', () => h.produce()),
+    0,
+  );
+  assert.equal(h.ledger.lastPoolRerun, 2);
+  // an update admitted behind the backlog reads the record a block wrote: read from the head, where it is
+  h.submit(controlCall(dids[0]!, { kind: 'AddDevice', deviceId: 'd' }, rootSigner(seedKey(200)), { nonce: 0n }));
+  assert.equal(
+    callsDuring(StateAt.prototype, 'get', () => h.produce()),
+    0,
+  );
+  assertSameAsRebuilt(h, dids);
+  while (h.ledger.poolSize > 0) h.produce();
+  assert.equal(h.headNonce('control_nonce', dids[0]!), 1n);
+  for (const d of dids) assert.ok(h.record(d), `${d} registered`);
+});
+
+test('carry: a block leaves the pool’s index and counts in step without building them again', (t) => {
+  const h = setup(2);
+  t.after(() => h.close());
+  const headTs = h.ledger.headRef().timestampMs;
+  const dids = Array.from({ length: 6 }, (_, i) => didOf(300 + i));
+  const reg = (i: number) => h.submit(registerCall(dids[i]!, seedKey(300 + i)));
+  reg(0);
+  reg(1);
+  // within the next block's worth: run again after the block, and dropped, as the block's own are taken
+  const late = h.submit(aliasCall(A, { kind: 'add', alias: 'late' }, rootSigner(key7), { nonce: 0n, validUntil: BigInt(headTs + 10) }));
+  for (let i = 2; i < dids.length; i++) reg(i);
+  h.clock.set(headTs + 10);
+  assert.equal(
+    callsDuring(TxPool.prototype, 'set', () => h.produce()),
+    0,
+  );
+  assert.equal(h.ledger.txView(late)?.status, 'failed');
+  assert.equal(h.ledger.poolSize, 4);
+  assert.equal(h.ledger.hasPendingFor(A), false, 'the drop left the counts');
+  assert.equal(h.ledger.hasPendingFor(dids[2]!), true);
+  assertSameAsRebuilt(h, [...dids, A]);
+  assert.equal(
+    callsDuring(TxPool.prototype, 'set', () => h.produce()),
+    0,
+  );
+  assert.equal(h.ledger.poolSize, 2);
+  assert.equal(h.ledger.hasPendingFor(dids[2]!), false);
+  assertSameAsRebuilt(h, [...dids, A]);
+  while (h.ledger.poolSize > 0) h.produce();
   for (const d of dids) assert.ok(h.record(d), `${d} registered`);
 });

@@ -6,7 +6,14 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqlite, type SqliteDb } from '../../src/store/sqlite/database.js';
-import { DELETE_PENDING_SQL, FINISHED_TX_SQL, LAST_FAILURE_SQL, LEDGER_MIGRATIONS, SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
+import {
+  DELETE_PENDING_AT_SQL,
+  DELETE_PENDING_SQL,
+  FINISHED_TX_SQL,
+  LAST_FAILURE_SQL,
+  LEDGER_MIGRATIONS,
+  SqliteLedgerStore,
+} from '../../src/store/sqlite/ledger-store.js';
 import { to0x } from '../../src/base/bytes.js';
 import { encodeExtrinsic, txHashOf } from '../../src/ledger/extrinsic.js';
 import { aliasCall, didOf, Harness, metaOf, patchCall, registerCall, rootSigner, seedKey, serviceOf } from '../ledger/harness.js';
@@ -214,6 +221,45 @@ describe('ledger_pending', () => {
       plan.some((d) => /^LIST SUBQUERY/.test(d)),
       `the hashes are a list, not a subquery run per row: ${plan.join(' | ')}`,
     );
+  });
+
+  it("deletes the pending rows of a block's transactions by their seq, not by reading the rows behind them", (t) => {
+    const { p } = opened(t);
+    const plan = (p.db.prepare(`EXPLAIN QUERY PLAN ${DELETE_PENDING_AT_SQL}`).all('[]') as { detail: string }[]).map((r) => r.detail);
+    assert.deepEqual(
+      plan.filter((d) => /ledger_pending/.test(d)),
+      ['SEARCH ledger_pending USING INTEGER PRIMARY KEY (rowid=?)'],
+    );
+  });
+
+  it('finishes the pending rows it wrote by their seq, and a row another connection wrote by its hash', (t) => {
+    const source = new Harness();
+    const replica = new Harness();
+    const p = peek(replica);
+    const other = peek(replica);
+    t.after(() => {
+      other.db.close();
+      p.db.close();
+      replica.close();
+      source.close();
+    });
+    const dids = [A, B, didOf(703), didOf(704), didOf(705)];
+    for (const [i, d] of dids.entries()) source.submit(registerCall(d, seedKey(40 + i)));
+    const pending = source.ledger.pendingEntries().map((e) => ({ ...e.tx, status: 'pending' as const }));
+    p.store.putPendingTxs(pending.slice(0, 2));
+    other.store.putPendingTx(pending[2]!);
+    p.store.putPendingTxs(pending.slice(3));
+    source.produce();
+    const n = source.ledger.headRef().number;
+    const { block, txs } = source.ledger.block(n)!;
+    assert.equal(txs.length, 5);
+    // the block finishes the first three: two rows this store wrote, one the other connection wrote
+    p.store.commitBlock(block, new Map(), txs.slice(0, 3));
+    assert.deepEqual(
+      pendingHashes(p.db),
+      pending.slice(3).map((x) => x.txHash),
+    );
+    for (const tx of txs.slice(0, 3)) assert.deepEqual(txRows(p.db, tx.txHash), [{ status: 'included', block_number: n, has_bytes: 1 }]);
   });
 
   it('looks a transaction up by hash in the finished rows’ index, never by reading the pending rows', (t) => {

@@ -133,6 +133,14 @@ export const READ_REPLACED_SQL = `SELECT value FROM (
 export const DELETE_PENDING_SQL = 'DELETE FROM ledger_pending WHERE tx_hash IN (SELECT value FROM json_each(?))';
 
 /**
+ * Deletes the pending rows of a JSON array of `[seq, tx hash]` pairs (the rows this store wrote or read, a block's
+ * transactions): one search of the rowid per pair, the hash checked on the row, so that a block's work does not
+ * grow with the rows still pending behind it ({@link DELETE_PENDING_SQL} reads every one, and its pages push the
+ * state's out of SQLite's cache).
+ */
+export const DELETE_PENDING_AT_SQL = 'DELETE FROM ledger_pending WHERE (seq, tx_hash) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))';
+
+/**
  * A tx hash's newest finished row (`{ hash }`): one search of ledger_txs's hash index by the hash's key, the whole
  * hash checked on the rows it finds (ledger_pending is not read by hash).
  */
@@ -266,8 +274,8 @@ export class SqliteLedgerStore implements LedgerStore {
   private readonly q;
   private readonly feed: SqliteLedgerFeed;
   /**
-   * The seq of each pending row the last {@link pendingTxs} read (a start): the drops of that start's pool rebuild
-   * find their row in one lookup, not one pass over the pending rows each.
+   * The seq of each pending row this store wrote, or the last {@link pendingTxs} read (a start): a block, or a drop
+   * of a start's pool rebuild, finds its rows in one lookup each, not in a pass over the pending rows.
    */
   private pendingSeq = new Map<string, number>();
 
@@ -306,6 +314,7 @@ export class SqliteLedgerStore implements LedgerStore {
       ),
       deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
       deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
+      deletePendingAtSeqs: db.prepare<[string]>(DELETE_PENDING_AT_SQL),
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
       finishedTx: db.prepare<{ hash: string }, TxRow>(FINISHED_TX_SQL),
       lastFailure: db.prepare<[string, string, number], TxRow>(LAST_FAILURE_SQL),
@@ -388,7 +397,7 @@ export class SqliteLedgerStore implements LedgerStore {
         const n = block.header.number;
         for (const [k, v] of inKeyOrder(writes)) this.writeKey(k, n, v === undefined ? null : serializeStateValue(v));
         // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
-        if (txs.length > 0) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
+        if (txs.length > 0) this.deletePendingOf(txs);
         for (const tx of txs) {
           this.q.insertTx.run(this.insertRow(tx));
           this.pendingSeq.delete(tx.txHash);
@@ -397,6 +406,21 @@ export class SqliteLedgerStore implements LedgerStore {
         for (const [k, v] of meta ?? []) this.q.setMeta.run(k, Buffer.from(v));
       }),
     );
+  }
+
+  /**
+   * Deletes the pending rows of `txs`: those whose seq this store knows by their seq (work bounded by the block);
+   * when a row is not found so (a row an older version wrote beside this one), or a transaction's seq is not known
+   * (a replica's, a chain's transactions: no pending row, as a rule), by a pass over the pending rows.
+   */
+  private deletePendingOf(txs: readonly TxRecord[]): void {
+    const at: [number, string][] = [];
+    for (const tx of txs) {
+      const seq = this.pendingSeq.get(tx.txHash);
+      if (seq !== undefined) at.push([seq, tx.txHash]);
+    }
+    const deleted = at.length > 0 ? this.q.deletePendingAtSeqs.run(JSON.stringify(at)).changes : 0;
+    if (deleted < txs.length) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
   }
 
   /**
@@ -454,17 +478,21 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   putPendingTx(tx: TxRecord): void {
-    this.write(true, () => void this.q.insertPending.run(this.pendingRow(tx)));
+    let seq = 0;
+    this.write(true, () => void (seq = Number(this.q.insertPending.run(this.pendingRow(tx)).lastInsertRowid)));
+    this.pendingSeq.set(tx.txHash, seq);
   }
 
   putPendingTxs(txs: readonly TxRecord[]): void {
     if (txs.length === 1) return this.putPendingTx(txs[0]!);
+    const seqs: number[] = [];
     this.write(
       true,
       this.db.transaction(() => {
-        for (const tx of txs) this.q.insertPending.run(this.pendingRow(tx));
+        for (const tx of txs) seqs.push(Number(this.q.insertPending.run(this.pendingRow(tx)).lastInsertRowid));
       }),
     );
+    txs.forEach((tx, i) => this.pendingSeq.set(tx.txHash, seqs[i]!));
   }
 
   /** The pending row of `tx`, if any, becomes its finished (failed) row. */
