@@ -2,8 +2,8 @@
  * Block time under a backlog (issue 39, item 4): how long the embedded ledger takes to build and commit one block
  * of 1,000 registrations (the default `max_extrinsics_per_block`) when 0, 1,000 or 5,000 more wait behind it in
  * the pool. Measured in this process on a real SQLite ledger file with real Ed25519 signatures: each backlog is a
- * fresh ledger, filled with pre-signed registrations, then `blocks` blocks are produced one after another, the
- * pool topped up to the same backlog before each (the admissions are not timed). The time is the ledger's own
+ * fresh ledger, filled with pre-signed registrations; the three ledgers then produce `blocks` blocks each, taking
+ * turns, each pool topped up to its backlog before each of its blocks (the admissions are not timed). The time is the ledger's own
  * production time (`onProduced`: from the start of the build to its commit, what `ddn_ledger_block_production_seconds`
  * reports), with the process CPU of each block beside it.
  *
@@ -65,56 +65,79 @@ function pct(xs: readonly number[], q: number): number {
   return s.length === 0 ? 0 : round(s[Math.min(s.length - 1, Math.floor(q * s.length))]!, 1);
 }
 
-function runBacklog(work: string, backlog: number, blocks: number): BacklogRun {
-  const dir = join(work, `blocks-${backlog}`);
-  mkdirSync(dir, { recursive: true });
-  const db = openSqlite(join(dir, 'ledger.sqlite'), LEDGER_MIGRATIONS, 'ledger');
-  const ledger = new Ledger(new SqliteLedgerStore(db), {
-    profile: PLATFORM,
-    genesis: { profile: 'platform', chainId: 'bench-blocks', genesisTimeMs: Date.now() - 1000, personaAttestors: [randomBytes(32)] },
-    blockIntervalMs: 1000,
-    finalityDepth: 0,
-    clock: systemClock,
-    autoProduce: false,
-    maxPoolSize: 10_000,
-  });
-  const out: BacklogRun = { backlog, ms: [], cpu_ms: [], rerun: [] };
-  let last = 0;
-  const stop = ledger.onProduced((s) => (last = s * 1000));
-  try {
-    // one block first, not counted: the SQLite file and the JIT warm up
-    for (let i = 0; i <= blocks; i++) {
-      while (ledger.poolSize < BLOCK + backlog) {
-        const r = registration();
-        ledger.submit(r.call, r.meta);
-      }
-      const cpu = process.cpuUsage();
-      ledger.produceBlock();
-      const used = process.cpuUsage(cpu);
-      if (i === 0) continue;
-      out.ms.push(last);
-      out.cpu_ms.push((used.user + used.system) / 1000);
-      out.rerun.push(ledger.lastPoolRerun);
-    }
-  } finally {
-    stop();
-    ledger.stop();
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+/** One ledger file with its backlog, producing blocks one at a time (see {@link runBacklogs}). */
+class BacklogLedger {
+  readonly out: BacklogRun;
+  private readonly dir: string;
+  private readonly db: ReturnType<typeof openSqlite>;
+  private readonly ledger: Ledger;
+  private last = 0;
+  private readonly stop: () => void;
+
+  constructor(work: string, backlog: number) {
+    this.out = { backlog, ms: [], cpu_ms: [], rerun: [] };
+    this.dir = join(work, `blocks-${backlog}`);
+    mkdirSync(this.dir, { recursive: true });
+    this.db = openSqlite(join(this.dir, 'ledger.sqlite'), LEDGER_MIGRATIONS, 'ledger');
+    this.ledger = new Ledger(new SqliteLedgerStore(this.db), {
+      profile: PLATFORM,
+      genesis: { profile: 'platform', chainId: 'bench-blocks', genesisTimeMs: Date.now() - 1000, personaAttestors: [randomBytes(32)] },
+      blockIntervalMs: 1000,
+      finalityDepth: 0,
+      clock: systemClock,
+      autoProduce: false,
+      maxPoolSize: 10_000,
+    });
+    this.stop = this.ledger.onProduced((sec) => (this.last = sec * 1000));
   }
-  return out;
+
+  /** Tops the pool up to a block and the backlog (untimed), then produces one block; `count`: recorded. */
+  block(count: boolean): void {
+    while (this.ledger.poolSize < BLOCK + this.out.backlog) {
+      const r = registration();
+      this.ledger.submit(r.call, r.meta);
+    }
+    const cpu = process.cpuUsage();
+    this.ledger.produceBlock();
+    const used = process.cpuUsage(cpu);
+    if (!count) return;
+    this.out.ms.push(this.last);
+    this.out.cpu_ms.push((used.user + used.system) / 1000);
+    this.out.rerun.push(this.ledger.lastPoolRerun);
+  }
+
+  close(): void {
+    this.stop();
+    this.ledger.stop();
+    this.db.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `blocks` blocks of each backlog, taking turns (the order rotating each round), so that the machine's drift
+ * over the run falls on every backlog alike: measured one backlog after another, ~15 s apart, the same tree's
+ * 5,000 ÷ 1,000 read anywhere from 1.01 to 1.68 (session 37). One block of each first, not counted: the SQLite
+ * files and the JIT warm up.
+ */
+function runBacklogs(work: string, blocks: number): BacklogRun[] {
+  const ledgers = BACKLOGS.map((b) => new BacklogLedger(work, b));
+  try {
+    for (let i = 0; i <= blocks; i++) {
+      for (let j = 0; j < ledgers.length; j++) ledgers[(i + j) % ledgers.length]!.block(i > 0);
+    }
+    return ledgers.map((l) => l.out);
+  } finally {
+    for (const l of ledgers) l.close();
+  }
 }
 
 export async function blockBacklogFigure(ctx: BenchContext, work: string): Promise<Figure> {
   const blocks = ctx.settings.quick ? 4 : 12;
-  const runs: BacklogRun[] = [];
-  for (const backlog of BACKLOGS) {
-    await ctx.settle(`blocks-${backlog}`);
-    ctx.log(`  a block of ${BLOCK} with ${backlog} more waiting: ${blocks} blocks`);
-    const r = runBacklog(work, backlog, blocks);
-    ctx.log(`    p50 ${pct(r.ms, 0.5)} ms, p99 ${pct(r.ms, 0.99)} ms`);
-    runs.push(r);
-  }
+  await ctx.settle('blocks');
+  ctx.log(`  a block of ${BLOCK} with ${BACKLOGS.join(', ')} more waiting, taking turns: ${blocks} blocks each`);
+  const runs = runBacklogs(work, blocks);
+  for (const r of runs) ctx.log(`    ${r.backlog} waiting: p50 ${pct(r.ms, 0.5)} ms (CPU ${pct(r.cpu_ms, 0.5)} ms), p99 ${pct(r.ms, 0.99)} ms`);
   const at = (b: number) => runs.find((r) => r.backlog === b)!;
   const extra: Record<string, number> = {};
   for (const r of runs) {
