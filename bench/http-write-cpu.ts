@@ -1,11 +1,12 @@
 /**
- * `npx tsx bench/http-write-cpu.ts [--other <built tree>] [--rounds 4] [--seconds 10] [--idle S] [--pg] [--dids 200] [--perf <prefix>] [--cpu-prof <dir>]`:
+ * `npx tsx bench/http-write-cpu.ts [--other <built tree>] [--rounds 4] [--seconds 10] [--idle S] [--pg] [--dids 200] [--lone N] [--perf <prefix>] [--cpu-prof <dir>]`:
  * the node's CPU per write over HTTP (issue 39 item 2) — a Directory-only `ddn serve` (this checkout's `dist/`, and
  * with `--other` that tree's beside it) taking 100 signed `UpdateService` writes/s and nothing else, as the
  * writes-alone window of `--only resolve_writes` does, in windows alternating between the two trees (A B B A …).
  * Per window: the process's CPU per accepted write (its idle CPU taken out), its main thread's, and with `--pg`
  * (each side on its own schema of `DDN_BENCH_PG_URL`) the PostgreSQL backends' of that database (both sides
- * share it, so run one side's window at a time: they do).
+ * share it, so run one side's window at a time: they do). `--lone N`: then N lone writes per tree, each after 1.1 s
+ * without writes, alternating between the trees: each one's answer time (ms), the median.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     perf: { type: 'string' },
     idle: { type: 'string', default: '0' },
     dids: { type: 'string', default: '200' },
+    lone: { type: 'string', default: '0' },
   },
 });
 const WRITERS = 200;
@@ -122,6 +124,10 @@ async function window(side: Side): Promise<Window> {
   return out;
 }
 
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 const sides: Side[] = [await start('A-this', undefined)];
 if (values.other !== undefined) sides.push(await start('B-other', values.other));
 const results = new Map<string, Window[]>(sides.map((s) => [s.name, []]));
@@ -136,6 +142,17 @@ try {
       );
     }
   }
+  const lone = new Map<string, number[]>(sides.map((s) => [s.name, []]));
+  for (const s of sides) s.writes.presign(Number(values.lone));
+  for (let k = 0; k < Number(values.lone); k++) {
+    for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
+      await new Promise((r) => setTimeout(r, 1100));
+      lone.get(side.name)!.push(await side.writes.one());
+    }
+  }
+  for (const [name, ms] of lone) {
+    if (ms.length > 0) console.log(`${name} lone writes after 1.1 s idle: median ${round(median(ms), 2)} ms [${ms.map((m) => round(m, 1)).join(', ')}]`);
+  }
 } finally {
   for (const s of sides) {
     s.writes.close();
@@ -149,10 +166,6 @@ try {
   }
   rmSync(work, { recursive: true, force: true });
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 for (const [name, ws] of results) {
   console.log(
     `${name} median: node ${median(ws.map((w) => w.node_us))} µs/write, main ${median(ws.map((w) => w.main_us))}${values.pg ? `, pg ${median(ws.map((w) => w.pg_us ?? 0))}` : ''}`,
