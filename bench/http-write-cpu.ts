@@ -80,8 +80,19 @@ interface Window {
   main_us: number;
   pg_us?: number;
   rate: number;
+  /** With `--pg`: accepted writes per admission statement (`ddn_ledger_view_batches_total`, every outcome). */
+  per_batch?: number;
   /** Per thread name, user/system µs per write (the idle CPU not taken out). */
   threads: string;
+}
+
+/** With `--pg`: the admission batches the node checked so far (`ddn_ledger_view_batches_total`, summed). */
+async function batches(side: Side): Promise<number> {
+  const text = await (await fetch(`${side.service.urls.directory}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('ddn_ledger_view_batches_total{'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 async function window(side: Side): Promise<Window> {
@@ -103,6 +114,7 @@ async function window(side: Side): Promise<Window> {
       : spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(pid), '-o', `${values.perf}-${side.name}-${Date.now()}.data`], {
           stdio: 'ignore',
         });
+  const batches0 = values.pg ? await batches(side) : 0;
   const t0 = performance.now();
   side.writes.start();
   await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -121,6 +133,7 @@ async function window(side: Side): Promise<Window> {
     .join(', ');
   const out: Window = { node_us: round((cpu * 1000) / n), main_us: round((main * 1000) / n), rate: side.writes.rate, threads };
   if (pg0 !== undefined) out.pg_us = round((cpuMsBetween(pg0, cpuMsByName('postgres', pgDb)) * 1000) / n);
+  if (values.pg) out.per_batch = round(n / Math.max(1, (await batches(side)) - batches0), 2);
   return out;
 }
 
@@ -138,7 +151,7 @@ try {
       const w = await window(side);
       results.get(side.name)!.push(w);
       console.log(
-        `round ${r + 1} ${side.name}: node ${w.node_us} µs/write, main ${w.main_us}${w.pg_us === undefined ? '' : `, pg ${w.pg_us}`}; ${w.rate} writes/s [${w.threads}], load ${loadavg()[0].toFixed(1)}`,
+        `round ${r + 1} ${side.name}: node ${w.node_us} µs/write, main ${w.main_us}${w.pg_us === undefined ? '' : `, pg ${w.pg_us}, ${w.per_batch} writes/statement`}; ${w.rate} writes/s [${w.threads}], load ${loadavg()[0].toFixed(1)}`,
       );
     }
   }

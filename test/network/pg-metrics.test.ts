@@ -74,6 +74,9 @@ if (PG_URL) {
       // the node is alone on its schema: its view is never behind, so its batch was stored on it
       assert.ok(delta('ddn_ledger_view_batches_total', { outcome: 'stored' }) >= 1);
       assert.equal(delta('ddn_ledger_view_batches_total', { outcome: 'conflict' }), 0);
+      // the default --ledger-admission-wait-ms: a write alone never waits for company
+      assert.ok(after.some((x) => x.name === 'ddn_ledger_admission_waits_total'));
+      assert.equal(delta('ddn_ledger_admission_waits_total', { found: 'alone' }), 0);
       assert.ok(
         total(after, 'ddn_ledger_lock_wait_seconds_total', { work: 'admission' }) <=
           total(after, 'ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }),
