@@ -1,7 +1,7 @@
 /** An admission batch's wait for company on a PostgreSQL ledger (`--ledger-admission-wait-ms`): the rule alone. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { arrived, type Arrivals, batchLeft, batchWaitMs, MAX_SKIPPED, NO_ARRIVALS } from '../../src/store/postgres/admission-wait.js';
+import { arrived, type Arrivals, batchLeft, batchTook, batchWaitMs, MAX_SKIPPED, NO_ARRIVALS } from '../../src/store/postgres/admission-wait.js';
 
 const CAP = 30;
 /** The arrivals after admissions at each of `times` (ms), starting from `from`. */
@@ -44,6 +44,17 @@ describe('batchWaitMs', () => {
     assert.equal(batchWaitMs(CAP, busy, lone(99.5), 256, 99.5), 1);
     const rare = after(steady(40, 20)); // 25/s: company not due within 30 ms
     assert.equal(batchWaitMs(CAP, rare, lone(760), 256, 760), 0);
+  });
+
+  it('adds no wait when admissions come faster than a batch takes in the database: they fill batches anyway', () => {
+    const a = after(steady(1, 100)); // 1,000/s
+    assert.equal(batchWaitMs(CAP, a, lone(99), 256, 99), 2, 'batches that take no time: a wait of two gaps');
+    assert.equal(batchWaitMs(CAP, batchTook(a, 0.5), lone(99), 256, 99), 2);
+    assert.equal(batchWaitMs(CAP, batchTook(a, 3), lone(99), 256, 99), 0, 'batches of 3 ms');
+    // batches of 3 ms do not stop the wait at 100/s, and their time is a moving average
+    const b = batchTook(after(steady(10, 50)), 3);
+    assert.equal(batchWaitMs(CAP, b, lone(490), 256, 490), 20);
+    assert.equal(batchTook(b, 13).batchMs, 6);
   });
 
   it('comes back to waiting a few steady arrivals after a quiet period', () => {

@@ -1,7 +1,7 @@
 /**
  * A PostgreSQL ledger whose admissions wait for company (`--ledger-admission-wait-ms`, the cap of an adaptive
- * wait): the first admission and one after a quiet period go at once; admissions at a steady pace share statements
- * and leave a few of their gaps after the last, not at the cap; a close sends the waiting batch. Registers only
+ * wait): the first admission and one after a quiet period go at once; admissions at a steady pace (slower than a batch takes
+ * in the database) share statements and leave a few of their gaps after the last, not at the cap; a close sends the waiting batch. Registers only
  * when DDN_TEST_PG_URL is set.
  */
 import { describe, it } from 'node:test';
@@ -34,8 +34,8 @@ if (PG_URL) {
       try {
         await admit(p, 0);
         assert.deepEqual([p.sync.viewAdmissions.stored, p.sync.admissionWaits.batches], [1, 0], 'nothing known of the rate: no wait');
-        await pause(20);
-        await steadily(p, 1, 8, 20);
+        await pause(50);
+        await steadily(p, 1, 8, 50);
         assert.equal(p.ledger.pendingEntries().length, 9);
         const statements = p.sync.viewAdmissions.stored - 1;
         assert.ok(statements < 8, `the 8 shared statements (${statements})`);
@@ -50,7 +50,7 @@ if (PG_URL) {
       const d = await pgLedgerDeployment({ admissionWaitMs: 300 });
       const p = await d.start(0, false);
       try {
-        await steadily(p, 0, 6, 20);
+        await steadily(p, 0, 6, 50);
         const waits = p.sync.admissionWaits.batches;
         assert.ok(waits >= 1, 'the steady ones waited');
         await pause(1_100);
@@ -68,8 +68,8 @@ if (PG_URL) {
       const p = await d.start(0, false);
       try {
         await admit(p, 10);
-        await pause(20);
-        // 20 ms after the last: this one waits (two gaps), and the close sends it
+        await pause(100);
+        // 100 ms after the last (a batch takes less in the database): this one waits, and the close sends it
         const answer = admit(p, 11);
         await p.close();
         const { duplicate } = (await answer) as { duplicate: boolean };

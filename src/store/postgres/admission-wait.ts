@@ -6,8 +6,11 @@
  *
  * The wait adapts to the recent arrivals: a batch waits only while they say company is due — the recent gap between
  * admissions (a moving average) is shorter than the cap — and only until two such gaps have passed since the last
- * admission joined it, never beyond the cap from its first. So a lone write after a quiet period goes at once,
- * under load the wait shrinks to the gap and batches fill, and a full batch leaves at once. Waits that found no
+ * admission joined it, never beyond the cap from its first. So a lone write after a quiet period goes at once, and
+ * a full batch leaves at once. When the gap is shorter than a batch's recent time in the database, company comes
+ * while the previous batch is there and batches fill without a wait: none is added (with many clients that send
+ * their next write when the last is answered, a wait would gather them all into one batch and take the database's
+ * time off the pipeline of two). Waits that found no
  * company (a client that sends its next write only after the last was answered looks like a steady rate) are backed
  * off: after k of them in a row the next 2^k − 1 batches do not wait (at most {@link MAX_SKIPPED}).
  */
@@ -22,6 +25,8 @@ export interface Arrivals {
   lonelyWaits: number;
   /** Batches still to leave without waiting (the back-off of {@link lonelyWaits}). */
   skip: number;
+  /** A batch's recent time from leaving to its answers (ms), a moving average; undefined before the first. */
+  batchMs?: number;
 }
 
 /** Nothing arrived yet. */
@@ -54,6 +59,11 @@ export function batchLeft(a: Arrivals, size: number, waited: boolean): Arrivals 
   return { ...a, lonelyWaits, skip: Math.min(MAX_SKIPPED, 2 ** lonelyWaits - 1) };
 }
 
+/** The arrivals after a batch took `ms` from leaving to its answers. */
+export function batchTook(a: Arrivals, ms: number): Arrivals {
+  return { ...a, batchMs: a.batchMs === undefined ? ms : a.batchMs + GAP_WEIGHT * (ms - a.batchMs) };
+}
+
 /** A batch being formed: its first admission's arrival, its last's, and how many it holds. */
 export interface FormingBatch {
   firstAtMs: number;
@@ -63,13 +73,14 @@ export interface FormingBatch {
 
 /**
  * How long `batch` still waits at `nowMs` before it leaves, with `capMs` the longest wait (0: never wait), given
- * the recent `arrivals`: 0 when no batch is forming, it is full, company is not due within the cap, or the
- * back-off says this batch goes at once.
+ * the recent `arrivals`: 0 when no batch is forming, it is full, company is not due within the cap, it comes
+ * faster than a batch's time in the database (batches fill without a wait), or the back-off says this batch goes
+ * at once.
  */
 export function batchWaitMs(capMs: number, arrivals: Arrivals, batch: FormingBatch | undefined, maxBatch: number, nowMs: number): number {
   if (capMs <= 0 || batch === undefined || batch.size >= maxBatch || arrivals.skip > 0) return 0;
   const gap = arrivals.gapMs;
-  if (gap === undefined || gap >= capMs) return 0;
+  if (gap === undefined || gap >= capMs || gap < (arrivals.batchMs ?? 0)) return 0;
   const until = Math.min(batch.firstAtMs + capMs, batch.lastAtMs + GAPS_AFTER_LAST * gap);
   return Math.max(0, until - nowMs);
 }

@@ -39,7 +39,7 @@ import type { Ledger } from '../../ledger/chain.js';
 import type { BuiltBlock } from '../../ledger/types.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import { arrived, type Arrivals, batchLeft, batchWaitMs, NO_ARRIVALS } from './admission-wait.js';
+import { arrived, type Arrivals, batchLeft, batchTook, batchWaitMs, NO_ARRIVALS } from './admission-wait.js';
 import { admitOnView, conflictKeysLiteral, type ViewAdmission, type ViewBatch } from './ledger-admission.js';
 import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
 import {
@@ -364,7 +364,10 @@ export class PgLedgerSync implements PoolCoordinator {
       }
       this.batchWaited = false;
       if (this.waiting.length > 0) this.queueBatch();
-      if (batch.length > 0) await this.admitBatch(batch);
+      if (batch.length === 0) return;
+      const startedMs = performance.now();
+      await this.admitBatch(batch);
+      if (this.o.admissionWaitMs) this.arrivals = batchTook(this.arrivals, performance.now() - startedMs);
     });
   }
 
