@@ -329,7 +329,7 @@ const OPTIONS: readonly OptionSpec[] = [
     kind: 'value',
     arg: 'MS',
     default: 30,
-    help: 'with --db: the longest a signed write waits for others to share its admission statement and commit (0-1000; 0: never); it waits only while recent writes say another is due, for two of their recent gaps',
+    help: 'with --db: the longest a signed write waits for others to share its admission statement and commit (0-1000; 0: never); it waits only while recent writes say another is due before the cap and no sooner than a batch takes in the database, for two of their recent gaps',
   },
   {
     name: 'dns-server',
