@@ -113,8 +113,9 @@ export interface PgLedgerSyncOptions {
    * The longest a batch waits for others to join it, from its first admission's arrival (default 0: never, the
    * batch leaves when its turn comes). At a steady low rate each admission is otherwise a statement and a commit of
    * its own; waiting lets a few share them. The wait adapts to the recent arrivals (admission-wait.ts): none when
-   * company is not due within this cap (a lone write after a quiet period), two recent gaps after the last
-   * admission joined it otherwise. A batch that is full leaves at once.
+   * company is not due within this cap (a lone write after a quiet period) or comes faster than a batch takes in
+   * the database (batches fill on their own), two recent gaps after the last admission joined it otherwise. A batch
+   * that is full leaves at once.
    */
   admissionWaitMs?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
