@@ -1,11 +1,12 @@
 /**
- * `npx tsx bench/http-write-cpu.ts [--other <built tree>] [--rounds 4] [--seconds 10] [--idle S] [--pg] [--dids 200] [--perf <prefix>] [--cpu-prof <dir>]`:
+ * `npx tsx bench/http-write-cpu.ts [--other <built tree>] [--rounds 4] [--seconds 10] [--idle S] [--pg] [--dids 200] [--lone N] [--perf <prefix>] [--cpu-prof <dir>]`:
  * the node's CPU per write over HTTP (issue 39 item 2) — a Directory-only `ddn serve` (this checkout's `dist/`, and
  * with `--other` that tree's beside it) taking 100 signed `UpdateService` writes/s and nothing else, as the
  * writes-alone window of `--only resolve_writes` does, in windows alternating between the two trees (A B B A …).
  * Per window: the process's CPU per accepted write (its idle CPU taken out), its main thread's, and with `--pg`
  * (each side on its own schema of `DDN_BENCH_PG_URL`) the PostgreSQL backends' of that database (both sides
- * share it, so run one side's window at a time: they do).
+ * share it, so run one side's window at a time: they do). `--lone N`: then N lone writes per tree, each after 1.1 s
+ * without writes, alternating between the trees: each one's answer time (ms), the median.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     perf: { type: 'string' },
     idle: { type: 'string', default: '0' },
     dids: { type: 'string', default: '200' },
+    lone: { type: 'string', default: '0' },
   },
 });
 const WRITERS = 200;
@@ -78,8 +80,19 @@ interface Window {
   main_us: number;
   pg_us?: number;
   rate: number;
+  /** With `--pg`: accepted writes per admission statement (`ddn_ledger_view_batches_total`, every outcome). */
+  per_batch?: number;
   /** Per thread name, user/system µs per write (the idle CPU not taken out). */
   threads: string;
+}
+
+/** With `--pg`: the admission batches the node checked so far (`ddn_ledger_view_batches_total`, summed). */
+async function batches(side: Side): Promise<number> {
+  const text = await (await fetch(`${side.service.urls.directory}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('ddn_ledger_view_batches_total{'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 async function window(side: Side): Promise<Window> {
@@ -101,6 +114,7 @@ async function window(side: Side): Promise<Window> {
       : spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(pid), '-o', `${values.perf}-${side.name}-${Date.now()}.data`], {
           stdio: 'ignore',
         });
+  const batches0 = values.pg ? await batches(side) : 0;
   const t0 = performance.now();
   side.writes.start();
   await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -119,9 +133,14 @@ async function window(side: Side): Promise<Window> {
     .join(', ');
   const out: Window = { node_us: round((cpu * 1000) / n), main_us: round((main * 1000) / n), rate: side.writes.rate, threads };
   if (pg0 !== undefined) out.pg_us = round((cpuMsBetween(pg0, cpuMsByName('postgres', pgDb)) * 1000) / n);
+  if (values.pg) out.per_batch = round(n / Math.max(1, (await batches(side)) - batches0), 2);
   return out;
 }
 
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 const sides: Side[] = [await start('A-this', undefined)];
 if (values.other !== undefined) sides.push(await start('B-other', values.other));
 const results = new Map<string, Window[]>(sides.map((s) => [s.name, []]));
@@ -132,9 +151,20 @@ try {
       const w = await window(side);
       results.get(side.name)!.push(w);
       console.log(
-        `round ${r + 1} ${side.name}: node ${w.node_us} µs/write, main ${w.main_us}${w.pg_us === undefined ? '' : `, pg ${w.pg_us}`}; ${w.rate} writes/s [${w.threads}], load ${loadavg()[0].toFixed(1)}`,
+        `round ${r + 1} ${side.name}: node ${w.node_us} µs/write, main ${w.main_us}${w.pg_us === undefined ? '' : `, pg ${w.pg_us}, ${w.per_batch} writes/statement`}; ${w.rate} writes/s [${w.threads}], load ${loadavg()[0].toFixed(1)}`,
       );
     }
+  }
+  const lone = new Map<string, number[]>(sides.map((s) => [s.name, []]));
+  for (const s of sides) s.writes.presign(Number(values.lone));
+  for (let k = 0; k < Number(values.lone); k++) {
+    for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
+      await new Promise((r) => setTimeout(r, 1100));
+      lone.get(side.name)!.push(await side.writes.one());
+    }
+  }
+  for (const [name, ms] of lone) {
+    if (ms.length > 0) console.log(`${name} lone writes after 1.1 s idle: median ${round(median(ms), 2)} ms [${ms.map((m) => round(m, 1)).join(', ')}]`);
   }
 } finally {
   for (const s of sides) {
@@ -149,10 +179,6 @@ try {
   }
   rmSync(work, { recursive: true, force: true });
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 for (const [name, ws] of results) {
   console.log(
     `${name} median: node ${median(ws.map((w) => w.node_us))} µs/write, main ${median(ws.map((w) => w.main_us))}${values.pg ? `, pg ${median(ws.map((w) => w.pg_us ?? 0))}` : ''}`,

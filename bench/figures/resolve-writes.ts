@@ -175,6 +175,16 @@ export class SteadyWrites {
     this.inFlight.add(p);
   }
 
+  /** Sends one update (pre-signed if {@link presign} made one) and waits for its answer: the ms it took. */
+  async one(): Promise<number> {
+    const i = this.freeWriter();
+    if (i === undefined) throw new Error('every writer is busy');
+    const t0 = performance.now();
+    this.send(i);
+    await Promise.all(this.inFlight);
+    return performance.now() - t0;
+  }
+
   /** Stops sending and waits for the answers of what was sent. */
   async stop(): Promise<void> {
     clearInterval(this.timer);

@@ -71,8 +71,9 @@ export interface Config {
   /** SQLite page cache of the ledger file's connection (`--ledger-cache-bytes`; docs/operations.md, "The ledger file"). */
   readonly ledgerCacheBytes: number;
   /**
-   * `--ledger-admission-wait-ms`: on a PostgreSQL ledger (`--db`), how long an admission waits for others to share
-   * its statement and commit (0: none, the default). docs/deployment.md, "A write's cost on PostgreSQL".
+   * `--ledger-admission-wait-ms`: on a PostgreSQL ledger (`--db`), the longest an admission batch waits for others to
+   * share its statement and commit (default 30; 0: never). The wait adapts to the recent arrivals
+   * (src/store/postgres/admission-wait.ts). docs/deployment.md, "Directory writes on PostgreSQL".
    */
   readonly ledgerAdmissionWaitMs: number;
   readonly chain: {
@@ -327,8 +328,8 @@ const OPTIONS: readonly OptionSpec[] = [
     name: 'ledger-admission-wait-ms',
     kind: 'value',
     arg: 'MS',
-    default: 0,
-    help: 'with --db: how long a signed write waits for others to share its admission statement and commit (0-1000; 0: none)',
+    default: 30,
+    help: 'with --db: the longest a signed write waits for others to share its admission statement and commit (0-1000; 0: never); it waits only while recent writes say another is due before the cap and no sooner than a batch takes in the database, for two of their recent gaps',
   },
   {
     name: 'dns-server',

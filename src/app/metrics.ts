@@ -324,7 +324,14 @@ export class NodeMetrics {
   watchLedgerLock(sync: {
     readonly lockUses: Readonly<Record<string, { transactions: number; waitS: number; totalS: number; heldS: number }>>;
     readonly viewAdmissions: Readonly<Record<string, number>>;
+    readonly admissionWaits: Readonly<{ batches: number; lonely: number }>;
   }): void {
+    this.countedBy(
+      'ddn_ledger_admission_waits_total',
+      'Admission batches that waited for company (--ledger-admission-wait-ms), by whether any came: company, alone',
+      'found',
+      () => ({ company: sync.admissionWaits.batches - sync.admissionWaits.lonely, alone: sync.admissionWaits.lonely }),
+    );
     this.countedBy(
       'ddn_ledger_view_batches_total',
       "Admission batches checked on this process's own view of the shared pool, by outcome: stored, or taken again under the admission lock (stale, conflict, full)",

@@ -79,6 +79,9 @@ if (PG_URL) {
         after.filter((x) => x.name === 'ddn_relay_live_announcements_dropped_total').map((x) => x.value),
         [0],
       );
+      // the default --ledger-admission-wait-ms: a write alone never waits for company
+      assert.ok(after.some((x) => x.name === 'ddn_ledger_admission_waits_total'));
+      assert.equal(delta('ddn_ledger_admission_waits_total', { found: 'alone' }), 0);
       assert.ok(
         total(after, 'ddn_ledger_lock_wait_seconds_total', { work: 'admission' }) <=
           total(after, 'ddn_ledger_lock_transaction_seconds_total', { work: 'admission' }),

@@ -1,7 +1,8 @@
 /**
- * A PostgreSQL ledger whose admissions wait for company (`--ledger-admission-wait-ms`): admissions that arrive
- * within the wait share one statement, a full batch leaves at once, a close sends the waiting batch. Registers
- * only when DDN_TEST_PG_URL is set.
+ * A PostgreSQL ledger whose admissions wait for company (`--ledger-admission-wait-ms`, the cap of an adaptive
+ * wait): the first admission and one after a quiet period go at once; admissions at a steady pace (slower than a batch takes
+ * in the database) share statements and leave a few of their gaps after the last, not at the cap; a close sends the waiting batch. Registers only
+ * when DDN_TEST_PG_URL is set.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,35 +15,51 @@ const admit = (p: PgLedgerProcess, i: number) => {
   return p.ledger.admit(call, metaOf(call));
 };
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Admissions `from`… `from + n - 1`, `gapMs` apart; their answers. */
+const steadily = async (p: PgLedgerProcess, from: number, n: number, gapMs: number) => {
+  const answers: Promise<unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    answers.push(admit(p, from + i));
+    if (i < n - 1) await pause(gapMs);
+  }
+  return Promise.all(answers);
+};
 
 if (PG_URL) {
-  describe('ledger on PostgreSQL: admissions that wait for company', () => {
-    it('stores admissions that arrive within the wait in one statement, and each alone without a wait', async () => {
-      // a wait far longer than the pauses between the admissions: the three arrive within it however slow the machine
-      const d = await pgLedgerDeployment({ admissionWaitMs: 60_000, maxBatch: 3 });
+  // a cap of a minute: a batch that waited out the cap would outlast the test's time
+  describe('ledger on PostgreSQL: admissions that wait for company', { timeout: 30_000 }, () => {
+    it('stores the first admission at once, then a steady stream a few to a statement, well before the cap', async () => {
+      const d = await pgLedgerDeployment({ admissionWaitMs: 60_000 });
       const p = await d.start(0, false);
-      const plain = await pgLedgerDeployment();
-      const q = await plain.start(0, false);
       try {
-        const answers: Promise<unknown>[] = [];
-        for (let i = 0; i < 3; i++) {
-          answers.push(admit(p, i));
-          await pause(20);
-        }
-        // the third filled the batch (maxBatch 3): it left without waiting out the minute
-        await Promise.all(answers);
-        assert.equal(p.sync.viewAdmissions.stored, 1, 'one statement for the three');
-        assert.equal(p.ledger.pendingEntries().length, 3);
-        for (let i = 0; i < 3; i++) {
-          await admit(q, i);
-          await pause(20);
-        }
-        assert.equal(q.sync.viewAdmissions.stored, 3, 'without a wait, one statement each');
+        await admit(p, 0);
+        assert.deepEqual([p.sync.viewAdmissions.stored, p.sync.admissionWaits.batches], [1, 0], 'nothing known of the rate: no wait');
+        await pause(50);
+        await steadily(p, 1, 8, 50);
+        assert.equal(p.ledger.pendingEntries().length, 9);
+        const statements = p.sync.viewAdmissions.stored - 1;
+        assert.ok(statements < 8, `the 8 shared statements (${statements})`);
+        assert.ok(p.sync.admissionWaits.batches >= 1);
       } finally {
         await p.close();
-        await q.close();
         await d.drop();
-        await plain.drop();
+      }
+    });
+
+    it('sends an admission after a quiet period longer than the cap at once', async () => {
+      const d = await pgLedgerDeployment({ admissionWaitMs: 300 });
+      const p = await d.start(0, false);
+      try {
+        await steadily(p, 0, 6, 50);
+        const waits = p.sync.admissionWaits.batches;
+        assert.ok(waits >= 1, 'the steady ones waited');
+        await pause(1_100);
+        await admit(p, 6);
+        assert.equal(p.sync.admissionWaits.batches, waits, 'the lone one did not wait');
+        assert.equal(p.ledger.pendingEntries().length, 7);
+      } finally {
+        await p.close();
+        await d.drop();
       }
     });
 
@@ -50,15 +67,18 @@ if (PG_URL) {
       const d = await pgLedgerDeployment({ admissionWaitMs: 60_000 });
       const p = await d.start(0, false);
       try {
-        const answer = admit(p, 10);
-        await pause(20);
+        await admit(p, 10);
+        await pause(100);
+        // 100 ms after the last (a batch takes less in the database): this one waits, and the close sends it
+        const answer = admit(p, 11);
         await p.close();
         const { duplicate } = (await answer) as { duplicate: boolean };
         assert.equal(duplicate, false);
+        assert.equal(p.sync.admissionWaits.batches, 1);
         const again = await d.start(1, false);
         try {
           await again.sync.refresh();
-          assert.equal(again.ledger.pendingEntries().length, 1, 'the waiting admission was stored');
+          assert.equal(again.ledger.pendingEntries().length, 2, 'the waiting admission was stored');
         } finally {
           await again.close();
         }

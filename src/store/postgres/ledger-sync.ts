@@ -39,7 +39,7 @@ import type { Ledger } from '../../ledger/chain.js';
 import type { BuiltBlock } from '../../ledger/types.js';
 import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
-import { batchWaitMs } from './admission-wait.js';
+import { arrived, type Arrivals, batchLeft, batchTook, batchWaitMs, NO_ARRIVALS } from './admission-wait.js';
 import { admitOnView, conflictKeysLiteral, type ViewAdmission, type ViewBatch } from './ledger-admission.js';
 import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
 import {
@@ -110,9 +110,12 @@ export interface PgLedgerSyncOptions {
   /** Admissions waiting for a batch at most (default 4096); beyond, 503 `ledger_unavailable`. */
   maxWaiting?: number;
   /**
-   * How long the first admission of a batch waits for others to join it (default 0: none, the batch leaves when its
-   * turn comes). At a steady low rate each admission is otherwise a statement and a commit of its own; waiting
-   * lets a few share them, for that much more latency. A batch that is full leaves at once.
+   * The longest a batch waits for others to join it, from its first admission's arrival (default 0: never, the
+   * batch leaves when its turn comes). At a steady low rate each admission is otherwise a statement and a commit of
+   * its own; waiting lets a few share them. The wait adapts to the recent arrivals (admission-wait.ts): none when
+   * company is not due within this cap (a lone write after a quiet period) or comes faster than a batch takes in
+   * the database (batches fill on their own), two recent gaps after the last admission joined it otherwise. A batch
+   * that is full leaves at once.
    */
   admissionWaitMs?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
@@ -197,6 +200,12 @@ export class PgLedgerSync implements PoolCoordinator {
   private blockTimer: NodeJS.Timeout | undefined;
   /** A batch waiting for more admissions ({@link PgLedgerSyncOptions.admissionWaitMs}). */
   private batchWaitTimer: NodeJS.Timeout | undefined;
+  /** Whether the batch being formed waited for company. */
+  private batchWaited = false;
+  /** The recent admissions' arrivals, which decide whether and how long a batch waits. */
+  private arrivals: Arrivals = NO_ARRIVALS;
+  /** Batches that waited for company, and of them those that found none (metrics). */
+  private readonly waits = { batches: 0, lonely: 0 };
   private lastBlockMs = 0;
   /** The highest block number announced (NOTIFY `block:<n>`; this process's own blocks among them). */
   private notifiedHead = -1;
@@ -269,6 +278,11 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.viewBatches;
   }
 
+  /** Admission batches that waited for company so far, and of them those that left alone (metrics). */
+  get admissionWaits(): Readonly<{ batches: number; lonely: number }> {
+    return this.waits;
+  }
+
   /** How long this process waited for and held the admission lock so far (metrics). */
   get lockUses(): Readonly<LockUses> {
     return this.locks;
@@ -291,9 +305,20 @@ export class PgLedgerSync implements PoolCoordinator {
       return Promise.reject(new DdnError('ledger_unavailable', 'too many admissions are waiting for the ledger database'));
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ prepare, resolve, reject, atMs: performance.now() });
+      const atMs = performance.now();
+      if (this.o.admissionWaitMs) this.arrivals = arrived(this.arrivals, this.o.admissionWaitMs, atMs);
+      this.waiting.push({ prepare, resolve, reject, atMs });
       this.queueBatch();
     });
+  }
+
+  /** How long the batch being formed still waits for company ({@link batchWaitMs}). */
+  private batchWaitMs(): number {
+    const capMs = this.o.admissionWaitMs ?? 0;
+    const n = Math.min(this.waiting.length, this.o.maxBatch ?? MAX_BATCH);
+    if (capMs <= 0 || n === 0) return 0;
+    const batch = { firstAtMs: this.waiting[0]!.atMs, lastAtMs: this.waiting[n - 1]!.atMs, size: this.waiting.length };
+    return batchWaitMs(capMs, this.arrivals, batch, this.o.maxBatch ?? MAX_BATCH, performance.now());
   }
 
   /**
@@ -301,15 +326,23 @@ export class PgLedgerSync implements PoolCoordinator {
    * when one is set and the batch is not full yet.
    */
   private queueBatch(): void {
-    const waitMs = batchWaitMs(this.o.admissionWaitMs ?? 0, this.waiting[0]?.atMs, this.waiting.length, this.o.maxBatch ?? MAX_BATCH, performance.now());
+    const waitMs = this.batchWaitMs();
     if (this.batchQueued) {
       // a waiting batch that filled up leaves now
       if (this.batchWaitTimer !== undefined && waitMs === 0) this.stopWaiting();
       return;
     }
     this.batchQueued = true;
-    if (waitMs > 0 && !this.closed) this.batchWaitTimer = setTimeout(() => this.stopWaiting(), waitMs);
+    this.batchWaited = waitMs > 0 && !this.closed;
+    if (this.batchWaited) this.batchWaitTimer = setTimeout(() => this.waitedOut(), waitMs);
     else this.runBatch();
+  }
+
+  /** The wait's timer: the batch leaves, unless admissions that joined it since moved its end later. */
+  private waitedOut(): void {
+    const waitMs = this.closed ? 0 : this.batchWaitMs();
+    if (waitMs > 0) this.batchWaitTimer = setTimeout(() => this.waitedOut(), waitMs);
+    else this.stopWaiting();
   }
 
   /** The batch that waits for company leaves. */
@@ -323,8 +356,19 @@ export class PgLedgerSync implements PoolCoordinator {
     void this.queue.run(async () => {
       this.batchQueued = false;
       const batch = this.waiting.splice(0, this.o.maxBatch ?? MAX_BATCH);
+      if (this.o.admissionWaitMs) {
+        this.arrivals = batchLeft(this.arrivals, batch.length, this.batchWaited);
+        if (this.batchWaited) {
+          this.waits.batches++;
+          if (batch.length === 1) this.waits.lonely++;
+        }
+      }
+      this.batchWaited = false;
       if (this.waiting.length > 0) this.queueBatch();
-      if (batch.length > 0) await this.admitBatch(batch);
+      if (batch.length === 0) return;
+      const startedMs = performance.now();
+      await this.admitBatch(batch);
+      if (this.o.admissionWaitMs) this.arrivals = batchTook(this.arrivals, performance.now() - startedMs);
     });
   }
 
