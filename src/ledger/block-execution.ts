@@ -43,9 +43,7 @@ export function executeBlock(exec: Executor, parent: BlockRef, parentState: Stat
       return { entry: e, failure: exec.apply(overlay, ctx, e.call) };
     }
     const wrote = poolWrote;
-    const scratch = new Overlay(new Recalled(overlay, before.reads, (k) => overlay.wrote(k) || wrote.has(k)));
-    const failure = exec.apply(scratch, ctx, e.call);
-    if (failure === null) scratch.commitInto(overlay);
+    const failure = exec.apply(overlay, ctx, e.call, new Recalled(overlay, before.reads, (k) => overlay.wrote(k) || wrote.has(k)));
     for (const k of before.writes.keys()) wrote.add(k);
     return { entry: e, failure };
   });

@@ -47,8 +47,8 @@ export class Executor {
   }
 
   /** Runs `call` on `state`, keeping its writes only when it succeeds; its failure, else null. */
-  apply(state: Overlay, ctx: ExecContext, call: Call): LedgerFailure | null {
-    return applyAtomically(state, ctx, call, this.handlers);
+  apply(state: Overlay, ctx: ExecContext, call: Call, reads: StateReader = state): LedgerFailure | null {
+    return applyAtomically(state, ctx, call, this.handlers, reads);
   }
 
   /**

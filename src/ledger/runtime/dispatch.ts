@@ -1,7 +1,7 @@
 /** Routes a decoded call to its module (ledger-rules.md §5). Each extrinsic runs atomically in a child overlay. */
 import { LedgerFailure } from '../errors.js';
 import type { Call } from '../extrinsic.js';
-import type { Overlay } from '../state.js';
+import { Overlay, type StateReader } from '../state.js';
 import type { ExecContext } from './context.js';
 import {
   executeAliasCall,
@@ -65,9 +65,12 @@ export function executeCall(s: Overlay, ctx: ExecContext, call: Call, extra: Mod
   throw new LedgerFailure('MalformedExtrinsic', 'Ledger', 'call_not_supported');
 }
 
-/** Runs `call` against `s` atomically: on failure nothing is written and the failure is returned. */
-export function applyAtomically(s: Overlay, ctx: ExecContext, call: Call, extra?: ModuleHandlers): LedgerFailure | null {
-  const child = s.child();
+/**
+ * Runs `call` against `s` atomically: on failure nothing is written and the failure is returned. `reads`, when
+ * given, is what the call reads instead of `s`: `s` as it is, read another way.
+ */
+export function applyAtomically(s: Overlay, ctx: ExecContext, call: Call, extra?: ModuleHandlers, reads: StateReader = s): LedgerFailure | null {
+  const child = new Overlay(reads);
   try {
     executeCall(child, ctx, call, extra);
   } catch (e) {
