@@ -313,7 +313,6 @@ export class SqliteLedgerStore implements LedgerStore {
         'INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       deletePending: db.prepare<[string]>(DELETE_PENDING_SQL),
-      deletePendingAt: db.prepare<[number, string]>('DELETE FROM ledger_pending WHERE seq = ? AND tx_hash = ?'),
       deletePendingAtSeqs: db.prepare<[string]>(DELETE_PENDING_AT_SQL),
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
       finishedTx: db.prepare<{ hash: string }, TxRow>(FINISHED_TX_SQL),
@@ -411,16 +410,17 @@ export class SqliteLedgerStore implements LedgerStore {
   /**
    * Deletes the pending rows of `txs`: those whose seq this store knows by their seq (work bounded by the block);
    * when a row is not found so (a row an older version wrote beside this one), or a transaction's seq is not known
-   * (a replica's, a chain's transactions: no pending row, as a rule), by a pass over the pending rows.
+   * (a replica's, a chain's transactions: no pending row, as a rule), by a pass over the pending rows. Returns how
+   * many rows it deleted.
    */
-  private deletePendingOf(txs: readonly TxRecord[]): void {
+  private deletePendingOf(txs: readonly TxRecord[]): number {
     const at: [number, string][] = [];
     for (const tx of txs) {
       const seq = this.pendingSeq.get(tx.txHash);
       if (seq !== undefined) at.push([seq, tx.txHash]);
     }
     const deleted = at.length > 0 ? this.q.deletePendingAtSeqs.run(JSON.stringify(at)).changes : 0;
-    if (deleted < txs.length) this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash)));
+    return deleted < txs.length ? deleted + this.q.deletePending.run(JSON.stringify(txs.map((t) => t.txHash))).changes : deleted;
   }
 
   /**
@@ -497,13 +497,10 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /** The pending row of `tx`, if any, becomes its finished (failed) row. */
   markDropped(tx: TxRecord): void {
-    const seq = this.pendingSeq.get(tx.txHash);
     this.write(
       false,
       this.db.transaction(() => {
-        const deleted =
-          (seq !== undefined ? this.q.deletePendingAt.run(seq, tx.txHash).changes : 0) || this.q.deletePending.run(JSON.stringify([tx.txHash])).changes;
-        if (deleted > 0) this.q.insertTx.run(this.insertRow(tx));
+        if (this.deletePendingOf([tx]) > 0) this.q.insertTx.run(this.insertRow(tx));
       }),
     );
     this.pendingSeq.delete(tx.txHash);
