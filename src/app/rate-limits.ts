@@ -5,8 +5,8 @@
  * own), so a limit holds across them; `read` stays per process, as a database write per read would cost more than
  * the read. A key that used up its budget is also blocked in this process's memory for the rest of its window
  * (at most `maxKeys` such keys, the least recently asked forgotten first), so a flood costs the database nothing
- * more; and when the database does not answer
- * within a second, the request is counted in memory instead (bounded as on SQLite) rather than refused.
+ * more; and when the database does not answer within a second, the request is counted in memory instead (bounded
+ * as on SQLite) rather than refused.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
