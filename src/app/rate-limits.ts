@@ -3,10 +3,12 @@
  * process) every budget counts in memory. With `--db postgres://…` every budget but `read` counts in one
  * PostgreSQL table shared by all processes (rate-limiter-flexible's RateLimiterPostgres, on a small pool of its
  * own), so a limit holds across them; `read` stays per process, as a database write per read would cost more than
- * the read. A key over its budget is also blocked in this process's memory for the rest of its window
- * (`inMemoryBlockOnConsumed`), so a flood costs the database nothing more; and when the database does not answer
- * within a second, the request is counted in memory instead (bounded as on SQLite) rather than refused.
+ * the read. A key that used up its budget is also blocked in this process's memory for the rest of its window
+ * (at most `maxKeys` such keys, the least recently asked forgotten first), so a flood costs the database nothing
+ * more; and when the database does not answer within a second, the request is counted in memory instead (bounded
+ * as on SQLite) rather than refused.
  */
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { BoundedMemoryLimiter, RateLimits, type Limiter, type RateBudget, type RateBudgetName, type RateLimitSettings } from '../http/rate-limit.js';
@@ -43,24 +45,39 @@ function pgLimiter(pool: PgPool, schema: string, name: RateBudgetName, budget: R
     keyPrefix: name,
     points: budget.points,
     duration: budget.seconds,
-    inMemoryBlockOnConsumed: budget.points,
   });
+  // (not the library's inMemoryBlockOnConsumed: its map is unbounded and scanned whole on every add past 999 keys)
+  const blockedUntil = new LRUCache<string, number>({ max: maxKeys });
+  const block = (key: string, res: RateLimiterRes) => {
+    if (res.consumedPoints >= budget.points && res.msBeforeNext > 0) blockedUntil.set(key, Date.now() + res.msBeforeNext);
+  };
   const fallback = new BoundedMemoryLimiter(budget, maxKeys);
   let failing = false;
   return {
-    consume: (key) =>
-      shared.consume(key).then(
+    consume: (key) => {
+      const until = blockedUntil.get(key);
+      if (until !== undefined) {
+        const ms = until - Date.now();
+        if (ms > 0) return Promise.reject(new RateLimiterRes(0, ms, budget.points + 1, false));
+        blockedUntil.delete(key);
+      }
+      return shared.consume(key).then(
         (res) => {
           failing = false;
+          block(key, res);
           return res;
         },
         (err: unknown) => {
-          if (err instanceof RateLimiterRes) throw err;
+          if (err instanceof RateLimiterRes) {
+            block(key, err);
+            throw err;
+          }
           if (!failing) logger?.warn({ err, budget: name }, 'rate limits: the database failed; counting in memory');
           failing = true;
           return fallback.consume(key);
         },
-      ),
+      );
+    },
     get: (key) =>
       shared.get(key).then(
         (res) => res,

@@ -3,7 +3,7 @@ import { errorCodeOf } from '../base/guards.js';
 import { statSync } from 'node:fs';
 import { CacheClient } from '../client/cache-client.js';
 import { cacheTargetsFor } from '../client/cache-targets.js';
-import { FileReceiver, type ReceiveFailure, type ReceiveReport, type ReceivedFile, type SuspendedFile } from '../client/file-receiver.js';
+import { FileReceiver, type ReceiveFailure, type ReceiveReport } from '../client/file-receiver.js';
 import { readEd25519KeyFile, readX25519KeyFile } from '../client/key-files.js';
 import { LiveReceiver, liveProofServiceFor } from '../client/live-receiver.js';
 import { directorySenderCheck } from '../client/sender-check.js';
@@ -11,33 +11,10 @@ import { leaf, UsageError, type CommandContext, type OptionValues } from './comm
 import { commandFetch, directoryContext, DIRECTORY_OPTIONS, didUrl, positiveInt } from './common.js';
 import { directorySink } from './file-output.js';
 import { lockOutputDir } from './receive-lock.js';
+import { ReceiveTally, type ReceiveResult } from './receive-result.js';
 import { memoryBound } from './memory.js';
 import { progressBar, type Progress } from './progress.js';
 import { recipientRef, resolveRecipient } from './recipient.js';
-
-/** The aggregated result of a run (one sweep, or a whole `--follow` session). */
-interface ReceiveResult {
-  did: string;
-  received: number;
-  files: ReceivedFile[];
-  errors: ReceiveFailure[];
-  caches: ReceiveReport['caches'];
-  /** Files whose download stopped part-way; the next run continues them. */
-  suspended?: SuspendedFile[];
-}
-
-function merge(into: ReceiveResult, r: ReceiveReport): void {
-  into.files.push(...r.files);
-  into.received = into.files.length;
-  const done = new Set(r.files.map((f) => f.message_group_id ?? f.message_ids[0]));
-  const suspended = [...(into.suspended ?? []).filter((f) => !done.has(f.message_key)), ...(r.suspended ?? [])];
-  if (suspended.length > 0) into.suspended = suspended;
-  else delete into.suspended;
-  for (const e of r.errors) {
-    if (!into.errors.some((x) => JSON.stringify(x) === JSON.stringify(e))) into.errors.push(e);
-  }
-  if (r.caches.length > 0) into.caches = r.caches;
-}
 
 function errorOf(e: unknown): ReceiveFailure {
   return { code: errorCodeOf(e) ?? 'receive_failed', message: e instanceof Error ? e.message : String(e) };
@@ -167,11 +144,12 @@ async function receive(ctx: CommandContext, o: OptionValues<typeof RECEIVE_OPTIO
       onProgress: receiveProgress(ctx, bar),
     },
   );
-  const result: ReceiveResult = { did, received: 0, files: [], errors: [], caches: [] };
+  const tally = new ReceiveTally(did);
+  const result = tally.result;
   ctx.info(`checking ${caches.length} Cache endpoint(s) for ${did}`);
   const first = await receiver.sweep();
   report(ctx, first);
-  merge(result, first);
+  tally.add(first);
   ctx.progress({ received: result.received, receiving: undefined, resume: undefined });
   if (!o.follow) return finish(ctx, result, first, sink);
 
@@ -181,7 +159,7 @@ async function receive(ctx: CommandContext, o: OptionValues<typeof RECEIVE_OPTIO
   const stop = ctx.io.shutdownSignal();
   const onReport = (r: ReceiveReport): void => {
     report(ctx, r);
-    merge(result, r);
+    tally.add(r);
   };
   const onFailure = (e: unknown): void => onReport({ files: [], errors: [errorOf(e)], caches: [] });
   const live = new LiveReceiver({

@@ -95,6 +95,34 @@ if (PG_URL) {
       }
     });
 
+    it('answers a key that used up its budget from memory, and keeps at most --rate-limit-max-keys such keys', async () => {
+      const pg = await freshPgSchema();
+      const settings = loadConfig(['--rate-limit-cache-store-target', '2/1h', '--rate-limit-max-keys', '2'], {}).rateLimit!;
+      const a = await openRateLimits(settings, { url: pg.url, schema: pg.schema });
+      try {
+        const count = (target: string) => a!.limits.countTarget({ rateClass: 'cache-store' }, target);
+        const points = async () =>
+          Object.fromEntries(
+            (await pg.pool.query<{ key: string; points: number }>('SELECT key, points FROM rate_limits ORDER BY key')).rows.map((r) => [
+              r.key.slice(-1),
+              r.points,
+            ]),
+          );
+        for (const t of ['did:x:1', 'did:x:2']) for (let i = 0; i < 5; i++) await count(t);
+        // the second count used up each budget: later ones were answered from memory, not counted in the database
+        assert.deepEqual(await points(), { 1: 2, 2: 2 });
+        // a third blocked key pushes the least recently blocked (did:x:1) out of memory: its next count reaches the
+        // database; did:x:3 is still answered from memory
+        for (let i = 0; i < 3; i++) await count('did:x:3');
+        await count('did:x:1');
+        await count('did:x:3');
+        assert.deepEqual(await points(), { 1: 3, 2: 2, 3: 2 });
+      } finally {
+        await a?.close();
+        await pg.drop();
+      }
+    });
+
     it('shares a limit between two nodes on one database', async () => {
       const pg = await freshPgSchema();
       try {

@@ -94,6 +94,20 @@ if (PG_URL) {
       }
     });
 
+    it('works in a schema whose name is as long as PostgreSQL allows (63 characters): the processes hear each other', async () => {
+      const d = await pgLedgerDeployment({ schemaLength: 63 });
+      const procs = [await d.start(0, false), await d.start(1, false)];
+      try {
+        // with another process listening, an admission announces its rows on the schema's channel
+        const call = registerCall(didOf(870), seedKey(73));
+        await procs[0]!.ledger.admit(call, metaOf(call));
+        await eventually(procs, () => procs[1]!.ledger.pendingEntries().length === 1, 'the other process heard of the row');
+      } finally {
+        for (const p of procs) await p.close();
+        await d.drop();
+      }
+    });
+
     it('keeps the pool size limit exact across processes admitting at once', async () => {
       const d = await pgLedgerDeployment({ maxPoolSize: 6 });
       const procs = [await d.start(0, false), await d.start(1, false)];

@@ -44,9 +44,11 @@ export async function pgLedgerDeployment(
     pollMs?: number;
     /** Calls run by these instead of the ledger's own handlers (e.g. one that counts runs, then runs the call). */
     handlers?: ModuleHandlers;
+    /** The schema name's length (default: the shortest). */
+    schemaLength?: number;
   } = {},
 ) {
-  const pg = await freshPgSchema();
+  const pg = await freshPgSchema(opts.schemaLength);
   const dir = mkdtempSync(join(tmpdir(), 'ddn-pg-ledger-'));
   const clock = new ManualClock(T0 + 1_000);
   const profile = opts.profile ?? PLATFORM;

@@ -9,9 +9,10 @@ import { openPgPool, type PgPool } from '../../src/store/postgres/pool.js';
 export const PG_URL = process.env.DDN_TEST_PG_URL;
 
 /** A fresh schema and a pool on it; `drop()` closes the pool and drops the schema. */
-export async function freshPgSchema(): Promise<{ pool: PgPool; schema: string; url: string; drop(): Promise<void> }> {
+export async function freshPgSchema(length = 14): Promise<{ pool: PgPool; schema: string; url: string; drop(): Promise<void> }> {
   if (!PG_URL) throw new Error('DDN_TEST_PG_URL is not set');
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // `length` characters (at least 14): t_, 12 random hex digits, then padding
+  const schema = `t_${randomBytes(6).toString('hex')}`.padEnd(length, '_');
   const pool = await openPgPool({ url: PG_URL, schema });
   return {
     pool,

@@ -56,6 +56,7 @@ import {
   writeBlockRows,
 } from './ledger-tables.js';
 import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from './ledger-feed.js';
+import { schemaChannel } from './notify-channel.js';
 import { migratePg, type PgPool } from './pool.js';
 
 /** Blocks copied per query while catching up. */
@@ -245,7 +246,7 @@ export class PgLedgerSync implements PoolCoordinator {
   };
 
   private constructor(private readonly o: PgLedgerSyncOptions) {
-    this.channel = `ddn_ledger_${o.schema}`;
+    this.channel = schemaChannel('ddn_ledger_', o.schema);
     this.pollMs = o.pollMs ?? 500;
     this.replica = new ReplicaStorage(o.logger);
   }

@@ -25,12 +25,13 @@
  * statement and its transaction, in their order, each with the origin's count `n` (PostgreSQL delivers identical
  * payloads of one transaction once).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
 import { NO_REACH, type LiveReach } from '../../relay/live-sessions.js';
 import { KeyedBatches, settledAll } from './keyed-batches.js';
+import { schemaChannel } from './notify-channel.js';
 import { migratePg, type PgMigration, type PgPool } from './pool.js';
 
 export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
@@ -92,11 +93,6 @@ interface Announcement {
   l?: 1;
 }
 
-/** The NOTIFY channel of a schema (one per schema, at most 63 bytes). */
-export function liveChannel(schema: string): string {
-  const plain = `ddn_live_${schema}`;
-  return plain.length <= 63 ? plain : `ddn_live_${createHash('sha256').update(schema).digest('hex').slice(0, 40)}`;
-}
 
 export interface PgLiveFanoutOptions {
   /** Where the dedicated LISTEN connection goes (the `--db` URL). */
@@ -168,7 +164,7 @@ export class PgLiveFanout implements LiveFanout {
 
   private constructor(private readonly o: PgLiveFanoutOptions) {
     this.processId = o.processId ?? randomUUID();
-    this.channel = liveChannel(o.schema);
+    this.channel = schemaChannel('ddn_live_', o.schema);
     this.nowMs = o.nowMs ?? Date.now;
     this.sweeper = setInterval(() => void this.sweep().catch((err: unknown) => o.logger?.warn({ err }, 'live body sweep failed')), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
