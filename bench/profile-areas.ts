@@ -6,8 +6,9 @@
  *   DDN_BENCH_CPU_PROF_DIR=<dir> npx tsx bench/pg-write-cpu.ts --shapes one,split --windows <w.json>
  *   npx tsx bench/profile-areas.ts <dir> <w.json> [--fns area,area] [--top 15]
  *
- * Each sample is charged to one area: a ledger step when one is on its stack (a block copied from another process,
- * another's rows run again, a block produced, an admission batch checked, a catch-up's rows decoded), else the
+ * Each sample is charged to one area: a ledger step when one is on its stack, the innermost (a block copied from
+ * another process, another's rows run again, a block produced, an admission batch checked, a catch-up's rows
+ * decoded, a notification heard, the poll), else the
  * innermost frame of a package or of ddn's own code (so a socket write is charged to the pg driver or to the HTTP
  * server that asked for it), else the leaf's (timers, GC, V8's `(program)`). V8 samples by wall clock: a thread
  * waiting for a core is charged to what it was doing, so read the shares beside /proc's CPU (`--threads`).
@@ -49,7 +50,7 @@ if (positionals.length !== 2) throw new Error('usage: npx tsx bench/profile-area
 const [dir, windowsFile] = positionals as [string, string];
 const windows = JSON.parse(readFileSync(windowsFile, 'utf8')) as Window[];
 
-/** Ledger steps, by a function on the stack (outermost first wins). */
+/** Ledger steps, by a function on the stack (the innermost of them wins: another's rows adopted while a block is produced are adoption). */
 const STEPS: Record<string, string> = {
   applyReplicatedBlock: 'ledger: block copied (replica)',
   adoptPending: "ledger: other's rows run again",
@@ -58,6 +59,12 @@ const STEPS: Record<string, string> = {
   commitBuilt: 'ledger: block produced',
   checkBatch: 'ledger: admission checks',
   readCatchUp: 'ledger: catch-up rows decoded',
+  admitOnView: 'ledger: admission statement',
+  admitUnderLock: 'ledger: admission statement',
+  _handleNotification: 'ledger: notifications heard',
+  tick: 'ledger: poll',
+  lookForOthers: 'ledger: poll',
+  compete: 'ledger: poll',
 };
 
 /** The area of a frame of a package or of ddn's own code; undefined for node's internals and natives. */
@@ -120,7 +127,7 @@ for (const w of windows) {
       const stack: CallFrame[] = [];
       for (let n: number | undefined = leaf; n !== undefined; n = prof.parent.get(n)) stack.push(prof.byId.get(n)!.callFrame);
       let area: string | undefined;
-      for (let k = stack.length - 1; k >= 0 && area === undefined; k--) area = STEPS[stack[k]!.functionName];
+      for (let k = 0; k < stack.length && area === undefined; k++) area = STEPS[stack[k]!.functionName];
       for (let k = 0; k < stack.length && area === undefined; k++) area = ownedArea(stack[k]!);
       area ??= leafArea(stack[0]!);
       stackArea.set(leaf, area);
