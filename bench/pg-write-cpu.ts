@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps] [--threads]
- * [--windows <file>]` (needs `DDN_BENCH_PG_URL`
+ * [--windows <file>] [--reads]` (needs `DDN_BENCH_PG_URL`
  * and a built dist/): the Directory processes' CPU per accepted write at one fixed rate (issue 39, item 5), so
  * that throughput, which a loaded machine moves, does not move the per-write share of each process's fixed work
  * (blocks, polls, batches). Three shapes, windows interleaved, rotating the order every round:
@@ -20,7 +20,10 @@
  * process's CPU goes. `--threads`: also each process's CPU per thread name (`main` is the event loop; V8's helpers,
  * libuv's pool). `--windows <file>`: the windows as JSON (shape, process ids, start and end on the monotonic clock
  * in µs — a V8 CPU profile's clock — and writes accepted), for `bench/profile-areas.ts` to read the Directory
- * processes' profiles (`DDN_BENCH_CPU_PROF_DIR`) window by window. On a loaded machine the rate asked for may not be reached: read the
+ * processes' profiles (`DDN_BENCH_CPU_PROF_DIR`) window by window. `--reads`: while the writes run, one reader
+ * resolves a writer's DID at the shape's last process every 2 ms, one read at a time — as the write figure's
+ * visibility probe does (with two processes, the one that does not produce: each read copies the other's rows it
+ * heard of first). On a loaded machine the rate asked for may not be reached: read the
  * accepted rates beside the ratios (bench/HISTORY.md, session 20).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     steps: { type: 'boolean', default: false },
     threads: { type: 'boolean', default: false },
     windows: { type: 'string' },
+    reads: { type: 'boolean', default: false },
   },
 });
 const pgUrl = process.env.DDN_BENCH_PG_URL;
@@ -70,6 +74,25 @@ class Writers {
 
   /** Sends `RATE` writes a second for `seconds` s, spread over `urls` in turn; the number accepted. */
   async steady(urls: readonly string[], seconds: number, handTo?: string): Promise<{ accepted: number; refused: number }> {
+    let reading = values.reads;
+    const reader = (async () => {
+      while (reading) {
+        await fetch(`${urls[urls.length - 1]!}/resolve/${enc(this.dids[0]!.did)}`).then(
+          (r) => r.text(),
+          () => '',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    })();
+    try {
+      return await this.writes(urls, seconds, handTo);
+    } finally {
+      reading = false;
+      await reader;
+    }
+  }
+
+  private async writes(urls: readonly string[], seconds: number, handTo?: string): Promise<{ accepted: number; refused: number }> {
     let accepted = 0;
     let refused = 0;
     let sent = 0;
