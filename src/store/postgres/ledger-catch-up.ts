@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { deserializeStateValue } from '../../ledger/state.js';
 import type { TxRecord } from '../../ledger/store.js';
-import { ADMISSION_LOCK, blockFromRow, type BlockRow, type BlockWithEffects, type Queryable, txFromRow, type TxRow } from './ledger-tables.js';
+import { ADMISSION_LOCK, blockFromRow, type BlockRow, type BlockWithEffects, txFromRow, type TxRow } from './ledger-tables.js';
 
 export interface CatchUpRows {
   /** Up to `limit` blocks from `from` on, in order. */
@@ -104,34 +104,6 @@ export function catchUpText(from: number, afterSeq: number, limit: number): stri
 }
 
 type Num = string | number;
-
-/** The pending rows of a read's catch-up, and the seq after which they were read. */
-export interface PendingRows {
-  pending: TxRecord[];
-  /** The highest seq among them, else the `afterSeq` asked with. */
-  lastSeq: number;
-}
-
-/**
- * The pending rows after `afterSeq` as of the database's head block `head`, in one statement (one snapshot) that also
- * reads the head: undefined when a block came after `head` (then only a whole catch-up brings the pool up to date).
- * So every row announced before it began is among them or finished by a block up to `head`. A named statement: a
- * connection parses and plans it once.
- */
-export async function readPendingAt(c: Queryable, head: number, afterSeq: number): Promise<PendingRows | undefined> {
-  const r = await c.query<Omit<TxRow, 'seq'> & { seq: Num | null; head: Num | null }>({
-    name: 'ddn_pending_at',
-    text: `SELECT h.head, p.* FROM (SELECT max(number) AS head FROM ledger_blocks) h
-      LEFT JOIN LATERAL (SELECT ${TX_COLUMNS.join(', ')} FROM ledger_txs WHERE status = 'pending' AND seq > $2) p ON h.head = $1
-      ORDER BY p.seq`,
-    values: [head, afterSeq],
-  });
-  const first = r.rows[0];
-  if (first === undefined || first.head === null || Number(first.head) !== head) return undefined;
-  const rows = r.rows.filter((row): row is TxRow & { head: Num | null } => row.seq !== null);
-  const last = rows[rows.length - 1];
-  return { pending: rows.map(txFromRow), lastSeq: last ? Number(last.seq) : afterSeq };
-}
 
 /**
  * Runs `prefix` (e.g. {@link BEGIN_ADMISSION}) and the catch-up in one round trip. `limit` blocks at most: when

@@ -41,7 +41,7 @@ import { LedgerFailure } from '../../ledger/errors.js';
 import type { LedgerStore, StoredBlock, TxRecord } from '../../ledger/store.js';
 import { arrived, type Arrivals, batchLeft, batchTook, batchWaitMs, NO_ARRIVALS } from './admission-wait.js';
 import { admitOnView, conflictKeysLiteral, type ViewAdmission, type ViewBatch } from './ledger-admission.js';
-import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, readPendingAt, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
+import { BEGIN_ADMISSION, endTransaction, type LockTaken, readCatchUp, TAKE_ADMISSION_LOCK } from './ledger-catch-up.js';
 import {
   blockHashAt,
   finishTxRows,
@@ -428,7 +428,7 @@ export class PgLedgerSync implements PoolCoordinator {
       .run(async () => {
         // reads that arrive from now on wait for a catch-up of their own, if they need one
         this.readsCatchUp = undefined;
-        if (!this.closed && this.poolBehind()) await this.catchUpWithPool(true);
+        if (!this.closed && this.poolBehind()) await this.catchUpWithPool();
       })
       .catch((err: unknown) => this.catchUpFailed(err));
     return this.readsCatchUp;
@@ -589,41 +589,16 @@ export class PgLedgerSync implements PoolCoordinator {
     return this.queue.run(() => this.catchUpWithPool());
   }
 
-  /**
-   * A catch-up on a pooled connection. `forReads`: for the pool's reads ({@link freshPool}) — when no block this
-   * process lacks was announced and it caught up since it listened, the pending rows alone, in one statement that
-   * finds whether a block came after all ({@link readPendingAt}; then a whole catch-up follows): a process read
-   * while another admits copies the other's rows at nearly every read, and the three reads of blocks would find
-   * none.
-   */
-  private async catchUpWithPool(forReads = false): Promise<void> {
+  private async catchUpWithPool(): Promise<void> {
     const c = await this.o.pool.connect();
     try {
-      if (!(forReads && (await this.pendingCatchUp(c)))) await this.catchUp(c);
+      await this.catchUp(c);
       c.release();
     } catch (e) {
       // outside a transaction: a failed read may have broken the connection, which the pool then discards
       c.release(e instanceof Error ? e : true);
       throw e;
     }
-  }
-
-  /**
-   * The pending rows alone, when no block is due ({@link catchUpWithPool}); false when one is, or came (nothing
-   * copied then).
-   */
-  private async pendingCatchUp(c: pg.ClientBase): Promise<boolean> {
-    const head = this.o.ledger.headNumber;
-    if (this.notifiedHead > head || this.caughtUpListening !== this.listening) return false;
-    const announced = this.notifiedPending;
-    const rows = await readPendingAt(c, head, this.lastPendingSeq);
-    if (rows === undefined || this.o.ledger.headNumber !== head) return false;
-    this.adopt(rows.pending);
-    this.lastPendingSeq = rows.lastSeq;
-    // as a whole catch-up's: every row announced before it began was read, or finished by a block this process holds
-    this.heardPending = Math.max(this.heardPending, announced);
-    if (rows.pending.length > 0) this.wantBlock();
-    return true;
   }
 
   /**
