@@ -127,7 +127,8 @@ for (const w of windows) {
       const stack: CallFrame[] = [];
       for (let n: number | undefined = leaf; n !== undefined; n = prof.parent.get(n)) stack.push(prof.byId.get(n)!.callFrame);
       let area: string | undefined;
-      for (let k = 0; k < stack.length && area === undefined; k++) area = STEPS[stack[k]!.functionName];
+      for (let k = 0; k < stack.length && area === undefined; k++)
+        area = Object.hasOwn(STEPS, stack[k]!.functionName) ? STEPS[stack[k]!.functionName] : undefined;
       for (let k = 0; k < stack.length && area === undefined; k++) area = ownedArea(stack[k]!);
       area ??= leafArea(stack[0]!);
       stackArea.set(leaf, area);
