@@ -1,5 +1,6 @@
 /**
- * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps]` (needs `DDN_BENCH_PG_URL`
+ * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps] [--threads]
+ * [--windows <file>] [--reads]` (needs `DDN_BENCH_PG_URL`
  * and a built dist/): the Directory processes' CPU per accepted write at one fixed rate (issue 39, item 5), so
  * that throughput, which a loaded machine moves, does not move the per-write share of each process's fixed work
  * (blocks, polls, batches). Three shapes, windows interleaved, rotating the order every round:
@@ -16,10 +17,16 @@
  * Prints one line per window (writes accepted, CPU ms of each Directory process, CPU ÷ writes accepted in it, load
  * average) and the medians of each shape ÷ `one`. `--steps`: also, per process and window, the shared ledger's
  * steps — how many, and the CPU of the synchronous ones (`bench/ledger-steps-preload.mjs`): where a second
- * process's CPU goes. On a loaded machine the rate asked for may not be reached: read the
+ * process's CPU goes. `--threads`: also each process's CPU per thread name (`main` is the event loop; V8's helpers,
+ * libuv's pool). `--windows <file>`: the windows as JSON (shape, process ids, start and end on the monotonic clock
+ * in µs — a V8 CPU profile's clock — and writes accepted), for `bench/profile-areas.ts` to read the Directory
+ * processes' profiles (`DDN_BENCH_CPU_PROF_DIR`) window by window. `--reads`: while the writes run, one reader
+ * resolves a writer's DID at the shape's last process every 2 ms, one read at a time — as the write figure's
+ * visibility probe does (with two processes, the one that does not produce: each read copies the other's rows it
+ * heard of first). On a loaded machine the rate asked for may not be reached: read the
  * accepted rates beside the ratios (bench/HISTORY.md, session 20).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +37,7 @@ import { buildMutationRequest } from '../src/client/payloads.js';
 import { makeProfile, type Profile } from '../src/protocol/profile.js';
 import { deploy, registerWriters, SERVICE_TYPE, type Deployment, type WriterDid } from './figures/directory-writes.js';
 import { cpuMs } from './proc.js';
+import { readThreadTicks, threadCpu } from './thread-cpu.js';
 import { enc } from './context.js';
 
 const { values } = parseArgs({
@@ -40,6 +48,9 @@ const { values } = parseArgs({
     dids: { type: 'string', default: '200' },
     shapes: { type: 'string', default: 'one,split,to_producer,handed' },
     steps: { type: 'boolean', default: false },
+    threads: { type: 'boolean', default: false },
+    windows: { type: 'string' },
+    reads: { type: 'boolean', default: false },
   },
 });
 const pgUrl = process.env.DDN_BENCH_PG_URL;
@@ -63,6 +74,25 @@ class Writers {
 
   /** Sends `RATE` writes a second for `seconds` s, spread over `urls` in turn; the number accepted. */
   async steady(urls: readonly string[], seconds: number, handTo?: string): Promise<{ accepted: number; refused: number }> {
+    let reading = values.reads;
+    const reader = (async () => {
+      while (reading) {
+        await fetch(`${urls[urls.length - 1]!}/resolve/${enc(this.dids[0]!.did)}`).then(
+          (r) => r.text(),
+          () => '',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    })();
+    try {
+      return await this.writes(urls, seconds, handTo);
+    } finally {
+      reading = false;
+      await reader;
+    }
+  }
+
+  private async writes(urls: readonly string[], seconds: number, handTo?: string): Promise<{ accepted: number; refused: number }> {
     let accepted = 0;
     let refused = 0;
     let sent = 0;
@@ -202,6 +232,8 @@ try {
   };
   const names = values.shapes.split(',').filter((n): n is keyof typeof shapes => n in shapes);
   const perWrite: Record<string, number[]> = { one: [], split: [], to_producer: [], handed: [] };
+  const windows: { shape: string; round: number; pids: number[]; startUs: number; endUs: number; accepted: number }[] = [];
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
   // one window of each, not counted: the processes' first writes (JIT, caches)
   for (const name of names) await shapes[name].w.steady(shapes[name].urls, 2, shapes[name].handTo);
   for (let r = 0; r < Number(values.rounds); r++) {
@@ -211,9 +243,14 @@ try {
       const pids = s.d.processes.map((p) => p.pid);
       await settleSteps();
       const stepsBefore = pids.map(stepsOf);
+      const threadsBefore = pids.map((p) => readThreadTicks(p));
       const before = pids.map((p) => cpuMs(p));
+      const startUs = monotonicUs();
       const got = await s.w.steady(s.urls, SECONDS, s.handTo);
+      const endUs = monotonicUs();
       const cpu = pids.map((p, i) => cpuMs(p) - before[i]!);
+      const threads = pids.map((p, i) => threadCpu(threadsBefore[i]!, readThreadTicks(p)));
+      windows.push({ shape: name, round: r + 1, pids, startUs, endUs, accepted: got.accepted });
       await settleSteps();
       const stepsAfter = pids.map(stepsOf);
       const total = cpu.reduce((a, b) => a + b, 0);
@@ -223,8 +260,19 @@ try {
         `round ${r + 1} ${name.padEnd(11)} ${(got.accepted / SECONDS).toFixed(1)} writes/s accepted (${got.refused} refused), CPU ${cpu.map((c) => c.toFixed(0)).join(' + ')} ms, ${us.toFixed(0)} µs/write, load ${loadavg()[0]!.toFixed(1)}`,
       );
       if (values.steps) pids.forEach((p, i) => console.log(`  process ${i}: ${stepsBetween(stepsBefore[i]!, stepsAfter[i]!)}`));
+      if (values.threads) {
+        threads.forEach((t, i) =>
+          console.log(
+            `  process ${i} threads: ${t
+              .map((x) => `${x.name} ${(x.user_ms + x.system_ms).toFixed(0)}`)
+              .filter((x) => !x.endsWith(' 0'))
+              .join(', ')} ms`,
+          ),
+        );
+      }
     }
   }
+  if (values.windows !== undefined) writeFileSync(values.windows, JSON.stringify(windows, null, 1));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const base = median(perWrite.one!);
   for (const name of names)

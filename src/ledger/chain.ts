@@ -214,8 +214,8 @@ export class Ledger {
   }
 
   /** A block another process produced, stored in this replica ({@link BlockProduction.applyReplicatedBlock}). */
-  applyReplicatedBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): BlockRef {
-    return this.production.applyReplicatedBlock(block, writes, txs);
+  applyReplicatedBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], serialized?: ReadonlyMap<string, string>): BlockRef {
+    return this.production.applyReplicatedBlock(block, writes, txs, serialized);
   }
 
   /** A finalized block of another ledger, verified by executing it ({@link BlockProduction.importBlock}). */

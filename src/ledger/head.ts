@@ -50,9 +50,18 @@ export class ChainHead {
     return Math.max(this.head.timestampMs, this.clock.nowMs());
   }
 
-  /** Stores `block` (extending the head) with what it wrote and finished, records the keys it wrote, makes it the head. */
-  advance(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
-    this.store.commitBlock(block, writes, txs, meta);
+  /**
+   * Stores `block` (extending the head) with what it wrote and finished, records the keys it wrote, makes it the head
+   * (`serialized`: {@link LedgerStore.commitBlock}'s).
+   */
+  advance(
+    block: StoredBlock,
+    writes: Map<string, StateValue | undefined>,
+    txs: TxRecord[],
+    meta?: ReadonlyMap<string, Uint8Array>,
+    serialized?: ReadonlyMap<string, string>,
+  ): void {
+    this.store.commitBlock(block, writes, txs, meta, serialized);
     this.touches.record(block.header.number, writes.keys());
     this.load({ number: block.header.number, writes });
   }

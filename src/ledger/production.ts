@@ -196,13 +196,14 @@ export class BlockProduction {
   /**
    * A block another process produced, with its state writes and the transactions it finished (included, failed
    * or dropped): stored in this process's replica, then the pool is rebuilt on the new head without them.
+   * `serialized`: the writes' values as the database holds them ({@link LedgerStore.commitBlock}), not serialized again.
    */
-  applyReplicatedBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[]): BlockRef {
+  applyReplicatedBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], serialized?: ReadonlyMap<string, string>): BlockRef {
     const head = this.head.ref;
     if (block.header.number !== head.number + 1 || to0x(block.header.parentHash) !== head.hash) {
       throw new Error(`replicated block ${block.header.number} does not extend the local head ${head.number}`);
     }
-    this.head.advance(block, writes, txs);
+    this.head.advance(block, writes, txs, undefined, serialized);
     const finished = new Set(txs.map((t) => t.txHash));
     const [done, remaining] = [this.pool.entries.filter((e) => finished.has(e.tx.txHash)), this.pool.entries.filter((e) => !finished.has(e.tx.txHash))];
     // the drops are the producer's to record: this pool only leaves them out

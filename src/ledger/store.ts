@@ -117,8 +117,19 @@ export interface LedgerStore {
   blockTxs(number: number): TxRecord[];
   /** The value of `key` as of block `atBlock` (latest version at or below it). */
   readState(key: string, atBlock: number): StateValue | undefined;
-  /** Atomically: the block, its state writes, its transactions' outcomes (and `meta` values, when given). */
-  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void;
+  /**
+   * Atomically: the block, its state writes, its transactions' outcomes (and `meta` values, when given). `serialized`:
+   * values of `writes` as `serializeStateValue` writes them, where the caller holds that text already (a
+   * replica copying a block another process produced: the database's text, which it was decoded from), so they are
+   * not serialized again.
+   */
+  commitBlock(
+    block: StoredBlock,
+    writes: Map<string, StateValue | undefined>,
+    txs: TxRecord[],
+    meta?: ReadonlyMap<string, Uint8Array>,
+    serialized?: ReadonlyMap<string, string>,
+  ): void;
   /** A value the ledger keeps beside its blocks (the chain cursor of a ledger ordered by a chain). */
   readMeta(key: string): Uint8Array | undefined;
   writeMeta(key: string, value: Uint8Array): void;

@@ -383,6 +383,38 @@ if (PG_URL) {
       }
     });
 
+    it("stores in a replica the database's text of each value a block wrote, as it is, not decoded and serialized again", async () => {
+      const d = await pgLedgerDeployment();
+      const p = await d.start(0, false);
+      try {
+        const call = registerCall(didOf(709), seedKey(59));
+        await p.ledger.admit(call, metaOf(call));
+        assert.ok(await p.sync.produceOnce());
+        // the same values, spelled otherwise (JSON with indentation): a replica that serialized what it decoded
+        // would store the compact text
+        const rows = await p.pool.query<{ key: string; value: string }>('SELECT key, value FROM ledger_state WHERE block = 1 AND value IS NOT NULL');
+        assert.ok(rows.rows.length > 0);
+        const spelled = new Map(rows.rows.map((r) => [r.key, JSON.stringify(JSON.parse(r.value), null, 1)]));
+        for (const [key, value] of spelled) await p.pool.query('UPDATE ledger_state SET value = $2 WHERE block = 1 AND key = $1', [key, value]);
+        // a process that starts now copies block 1 from the database
+        const follower = await d.start(1, false);
+        try {
+          assert.equal(follower.ledger.headRef().number, 1);
+          for (const [key, value] of spelled) {
+            const local = follower.db.prepare<[string], { value: string }>('SELECT value FROM ledger_current WHERE key = ?').get(key);
+            assert.equal(local?.value, value, key);
+          }
+          // and what it reads back is the block's values
+          for (const key of spelled.keys()) assert.deepEqual(follower.ledger.stateAt(1).get(key), p.ledger.stateAt(1).get(key), key);
+        } finally {
+          await follower.close();
+        }
+      } finally {
+        await p.close();
+        await d.drop();
+      }
+    });
+
     it('hands production over when the leader closes, and never produces on a process that does not compete', async () => {
       const d = await pgLedgerDeployment();
       const reader = await d.start(0, false);

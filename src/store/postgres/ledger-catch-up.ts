@@ -121,9 +121,13 @@ export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: numb
     pg.QueryResult<TxRow>,
   ];
   const byNumber = new Map<number, BlockWithEffects>();
-  for (const r of blockRows.rows) byNumber.set(Number(r.number), { block: blockFromRow(r), writes: new Map(), txs: [] });
+  for (const r of blockRows.rows) byNumber.set(Number(r.number), { block: blockFromRow(r), writes: new Map(), serialized: new Map(), txs: [] });
   for (const w of stateRows.rows) {
-    byNumber.get(Number(w.block))?.writes.set(w.key, w.value === null ? undefined : deserializeStateValue(w.value));
+    const b = byNumber.get(Number(w.block));
+    if (b === undefined) continue;
+    b.writes.set(w.key, w.value === null ? undefined : deserializeStateValue(w.value));
+    // the replica stores the database's text as it is: serializing the decoded value gives it back
+    if (w.value !== null) b.serialized.set(w.key, w.value);
   }
   for (const t of txRows.rows) byNumber.get(Number(t.finished_block))?.txs.push(txFromRow(t));
   const pending = pendingRows.rows.map(txFromRow);

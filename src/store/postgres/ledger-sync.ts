@@ -615,7 +615,7 @@ export class PgLedgerSync implements PoolCoordinator {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
       if (first) lock = rows.lock;
       for (const b of rows.blocks) {
-        this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs);
+        this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs, b.serialized);
         for (const t of b.txs) this.unadoptable.delete(t.txHash);
       }
       // a batch checked on an older head is adopted row by row

@@ -356,6 +356,8 @@ export async function blockHashAt(c: Queryable, number: number): Promise<Uint8Ar
 export interface BlockWithEffects {
   block: StoredBlock;
   writes: Map<string, StateValue | undefined>;
+  /** The values of `writes` as the database holds them (serializeStateValue's text), which they were decoded from. */
+  serialized: Map<string, string>;
   /** The transactions the block finished: its own, then the pool entries it dropped. */
   txs: TxRecord[];
 }

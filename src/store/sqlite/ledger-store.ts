@@ -388,13 +388,19 @@ export class SqliteLedgerStore implements LedgerStore {
     this.afterCommit?.();
   }
 
-  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], meta?: ReadonlyMap<string, Uint8Array>): void {
+  commitBlock(
+    block: StoredBlock,
+    writes: Map<string, StateValue | undefined>,
+    txs: TxRecord[],
+    meta?: ReadonlyMap<string, Uint8Array>,
+    serialized?: ReadonlyMap<string, string>,
+  ): void {
     this.write(
       false,
       this.db.transaction(() => {
         this.insertBlock(block);
         const n = block.header.number;
-        for (const [k, v] of inKeyOrder(writes)) this.writeKey(k, n, v === undefined ? null : serializeStateValue(v));
+        for (const [k, v] of inKeyOrder(writes)) this.writeKey(k, n, v === undefined ? null : (serialized?.get(k) ?? serializeStateValue(v)));
         // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
         if (txs.length > 0) this.deletePendingOf(txs);
         for (const tx of txs) {
