@@ -6,9 +6,9 @@
  *
  * A small value (an envelope of up to {@link SMALL_TEXT_CHARS} characters of strings, most of them) is copied with
  * every object's members in sorted order and written by one `JSON.stringify`, which makes the same text in a
- * third less time than the pieces (1 KiB envelope: 3.8 → 2.5 µs, bench/HISTORY.md session 38); a value whose
+ * sixth less time than the pieces (a 1 KiB envelope: 4.2 → 3.5 µs, bench/HISTORY.md session 38); a value whose
  * copy `JSON.stringify` would not write in that order (an array-index key comes first in any object) or would
- * write otherwise (no plain object, a function) is hashed piece by piece.
+ * write otherwise (a function or symbol member) is hashed piece by piece.
  */
 import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 
@@ -99,7 +99,7 @@ const NO_COPY = Symbol('no copy');
 /**
  * `v` with every object's members inserted in sorted key order (members whose value is undefined left out, as
  * canonical JSON leaves them out), so that `JSON.stringify` of it is `canonicalJson(v)`; {@link NO_COPY} when it
- * would not be — a key listed in {@link UNORDERED_KEY}, an object that is not plain, a function or symbol — or
+ * would not be — a key listed in {@link UNORDERED_KEY}, a function or symbol — or
  * when its strings pass `room.chars` characters.
  */
 function sortedCopy(v: unknown, room: { chars: number }): unknown {
@@ -117,8 +117,7 @@ function sortedCopy(v: unknown, room: { chars: number }): unknown {
     }
     return out;
   }
-  const proto: unknown = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return NO_COPY;
+  // own enumerable members only, as canonical JSON reads any object (a Date or a Map is `{}`): the copy is plain
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(o).sort()) {
