@@ -16,7 +16,18 @@ const PERSONA_STATES: Record<string, PersonaState> = {
   PersonaVerificationExpired: 'persona_verification_expired',
 };
 
+/** Views kept for one finalized block at most (then it starts over). */
+const MAX_KEPT_VIEWS = 4_096;
+
 export class LocalDirectoryPort implements DirectoryPort {
+  /**
+   * The views of recipients addressed without a persona, made from the finalized state `state` (a new state object
+   * per finalized block): such a view depends on that state and (did, tag) alone, not on the time, so every store
+   * to one recipient within a block shares one. A view is never changed by its readers (the Relay's policy cache
+   * shares them too).
+   */
+  private kept: { state: unknown; views: Map<string, DeliveryView | null> } = { state: undefined, views: new Map() };
+
   constructor(
     private readonly ledger: Pick<LedgerReads, 'finalizedView' | 'finalizedRefNow'>,
     private readonly clock: Clock,
@@ -32,6 +43,20 @@ export class LocalDirectoryPort implements DirectoryPort {
   }
 
   async resolveDelivery(did: string, persona: string | null, tag: string | null): Promise<DeliveryView | null> {
+    if (persona !== null) return this.render(did, persona, tag);
+    const state = this.ledger.finalizedView();
+    if (this.kept.state !== state || this.kept.views.size >= MAX_KEPT_VIEWS) this.kept = { state, views: new Map() };
+    const key = tag === null ? `-${did}` : `+${did}\n${tag}`;
+    let view = this.kept.views.get(key);
+    if (view === undefined) {
+      view = this.render(did, null, tag);
+      this.kept.views.set(key, view);
+    }
+    return view;
+  }
+
+  /** The view of (did, persona, tag) from the finalized state now. */
+  private render(did: string, persona: string | null, tag: string | null): DeliveryView | null {
     const view = this.ledger.finalizedView();
     const block = this.ledger.finalizedRefNow();
     const rec = getDidRecord(view, did);

@@ -214,8 +214,14 @@ export function parseEnvelope(body: Record<string, unknown>, opts: EnvelopeOptio
   const unknown = keys.find((k) => !CLIENT_SET.has(k) && !(opts.allowProvenance && PROVENANCE_SET.has(k)));
   if (unknown) throw new DdnError('unknown_field', `unknown field ${unknown}`, { field: unknown });
 
+  // the client fields, and the same without `payload` (the metadata, whose compact JSON is bounded)
   const fields: Record<string, unknown> = {};
-  for (const k of keys) if (CLIENT_SET.has(k)) fields[k] = body[k];
+  const meta: Record<string, unknown> = {};
+  for (const k of keys) {
+    if (!CLIENT_SET.has(k)) continue;
+    fields[k] = body[k];
+    if (k !== 'payload') meta[k] = body[k];
+  }
 
   const messageId = body.message_id;
   if (typeof messageId !== 'string' || !UUID_RE.test(messageId)) bad('invalid_message_id', 'message_id');
@@ -262,8 +268,6 @@ export function parseEnvelope(body: Record<string, unknown>, opts: EnvelopeOptio
   const sender = parseSender(body, opts.malformedSenderSignatureIs403 === true);
   const provenance = opts.allowProvenance ? parseProvenance(body) : null;
 
-  const { payload: _p, ...meta } = fields;
-  void _p;
   const metadataBytes = Buffer.byteLength(JSON.stringify(meta), 'utf8');
 
   return {

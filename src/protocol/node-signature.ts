@@ -23,6 +23,10 @@ export const NODE_HEADERS = Object.freeze({
   signature: 'X-DDN-Node-Signature',
 } as const);
 
+/** The node headers' names, in {@link NODE_HEADERS}' order, and lower-cased (how Node keys request headers). */
+const NODE_HEADER_NAMES: readonly string[] = Object.values(NODE_HEADERS);
+const NODE_HEADER_KEYS: readonly string[] = NODE_HEADER_NAMES.map((n) => n.toLowerCase());
+
 /** The nonce scope node requests are recorded under (one nonce per node DID and key id). */
 export const NODE_NONCE_SCOPE = 'node-request';
 
@@ -156,8 +160,9 @@ export function nodeSignatureError(reason: NodeSignatureFailure, extra: Record<s
  * all → `invalid_node_signature` (`missing_header`).
  */
 export function readNodeHeaders(header: (name: string) => string | undefined): NodeRequestHeaders | null {
-  const names = Object.values(NODE_HEADERS);
-  const values = names.map((n) => header(n));
+  const names = NODE_HEADER_NAMES;
+  // asked by their lower-case names, as Node keeps them (the lookup is case-insensitive)
+  const values = NODE_HEADER_KEYS.map((n) => header(n));
   if (values.every((v) => v === undefined)) return null;
   const missing = names.find((_, i) => values[i] === undefined || values[i] === '');
   if (missing !== undefined) throw nodeSignatureError('missing_header', { header: missing });

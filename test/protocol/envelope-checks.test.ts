@@ -38,6 +38,14 @@ describe('canonicalJsonSha256Hex', () => {
       { big: `${'a'.repeat(20_000)}"${'b'.repeat(20_000)}` },
       { [long.slice(0, 20_000)]: long.slice(0, 17_000) },
       { nested: Array.from({ length: 2_000 }, (_, i) => ({ i, t: `v${i}😀` })) },
+      // small values, as most envelopes: written through one JSON.stringify of a sorted copy where it gives the same text
+      { to: 'did:ddn:x', message_id: 'm', payload: { profile: 'p', ciphertext_b64: 'QUJD' }, ttl: '24h', context: { b: [1, { z: 1, y: 2 }], a: 'x' } },
+      { nested: { '1': 'index key inside', a: 1 }, '9a': 'digit first', a9: 'x' },
+      JSON.parse('{"b":1,"__proto__":{"x":1},"a":2}') as unknown,
+      { d: new Date(0), f: () => 1, s: Symbol('s'), m: new Map([[1, 2]]) },
+      new Date(0),
+      [undefined, { b: undefined, a: null }, 'x'],
+      { almostLong: 'a'.repeat(65_530), k: 'vvvvvvv' },
     ];
     for (const v of values) assert.equal(canonicalJsonSha256Hex(v), reference(v));
   });

@@ -16,6 +16,24 @@ export function replayed(): DdnError {
   return new DdnError('proof_nonce_replayed', 'this nonce was already used');
 }
 
+/** What the owner is answered of a new entry: its metadata, without the envelope it already holds. */
+function entryMeta(e: NewEntry): EntryMeta {
+  return {
+    messageId: e.messageId,
+    recipientDid: e.recipientDid,
+    contentHash: e.contentHash,
+    storedAtMs: e.storedAtMs,
+    expiresAtMs: e.expiresAtMs,
+    maxTtlSeconds: e.maxTtlSeconds,
+    appliedTtlSeconds: e.appliedTtlSeconds,
+    tag: e.tag,
+    applicationId: e.applicationId,
+    chunk: e.chunk,
+    sizeBytes: e.sizeBytes,
+    provenance: e.provenance,
+  };
+}
+
 /** The write statements of one connection. */
 export class MailboxWrites {
   private readonly q;
@@ -125,9 +143,7 @@ export class MailboxWrites {
     this.admitSpace(req);
     const seq = this.insertEntry(key, entry, set?.first_seq ?? null);
     const chunkSet = entry.chunk === null ? null : this.settleChunkSet(req, entry.chunk, set, seq);
-    const { envelope, ...stored } = entry;
-    void envelope;
-    return { deduped: false, entry: stored, chunkSet };
+    return { deduped: false, entry: entryMeta(entry), chunkSet };
   }
 
   /** The live entry stored under `key`, if any: an expired one, or one of an incomplete set past its retry, is deleted. */
@@ -164,9 +180,14 @@ export class MailboxWrites {
     const { entry, nowMs } = req;
     if (req.quotaBytes !== null) {
       const held = () => this.q.heldBytes.get(entry.recipientDid)?.b ?? 0;
-      // Expired copies count until removed: only when they would make the difference are they removed here.
-      if (!withinQuota(held(), entry.sizeBytes, req.quotaBytes)) this.q.deleteExpiredOf.run(entry.recipientDid, nowMs);
-      checkQuota(held(), entry.sizeBytes, req.quotaBytes);
+      let used = held();
+      // Expired copies count until removed: only when they would make the difference are they removed here (and
+      // the bytes read again; otherwise the one read stands).
+      if (!withinQuota(used, entry.sizeBytes, req.quotaBytes)) {
+        this.q.deleteExpiredOf.run(entry.recipientDid, nowMs);
+        used = held();
+      }
+      checkQuota(used, entry.sizeBytes, req.quotaBytes);
     }
     if (req.budgetBytes != null) checkBudget(this.usedBytes(), entry.sizeBytes, req.budgetBytes);
   }
