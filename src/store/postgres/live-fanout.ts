@@ -93,7 +93,6 @@ interface Announcement {
   l?: 1;
 }
 
-
 export interface PgLiveFanoutOptions {
   /** Where the dedicated LISTEN connection goes (the `--db` URL). */
   url: string;
