@@ -8,7 +8,7 @@ import type { Clock } from '../base/clock.js';
 import { BlockTouches } from './block-touches.js';
 import type { StateValue } from './state.js';
 import { StateAt } from './state-at.js';
-import type { LedgerStore, StoredBlock, TxRecord } from './store.js';
+import type { BlockExtras, LedgerStore, StoredBlock, TxRecord } from './store.js';
 import type { BlockRef } from './types.js';
 
 export const refOf = (b: StoredBlock): BlockRef => ({ number: b.header.number, hash: to0x(b.hash), timestampMs: b.header.timestampMs });
@@ -50,18 +50,9 @@ export class ChainHead {
     return Math.max(this.head.timestampMs, this.clock.nowMs());
   }
 
-  /**
-   * Stores `block` (extending the head) with what it wrote and finished, records the keys it wrote, makes it the head
-   * (`serialized`: {@link LedgerStore.commitBlock}'s).
-   */
-  advance(
-    block: StoredBlock,
-    writes: Map<string, StateValue | undefined>,
-    txs: TxRecord[],
-    meta?: ReadonlyMap<string, Uint8Array>,
-    serialized?: ReadonlyMap<string, string>,
-  ): void {
-    this.store.commitBlock(block, writes, txs, meta, serialized);
+  /** Stores `block` (extending the head) with what it wrote and finished, records the keys it wrote, makes it the head. */
+  advance(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], extras?: BlockExtras): void {
+    this.store.commitBlock(block, writes, txs, extras);
     this.touches.record(block.header.number, writes.keys());
     this.load({ number: block.header.number, writes });
   }

@@ -92,7 +92,7 @@ export class BlockProduction {
       const last = start + this.maxPerBlock >= txs.length;
       const timestampMs = Math.max(chainTimestampMs, this.head.ref.timestampMs + 1);
       const built = executeBlock(this.exec, this.head.ref, this.head.state, part, timestampMs);
-      this.head.advance(built.block, built.writes, built.records, last ? new Map([[CHAIN_CURSOR_KEY, cursor]]) : undefined);
+      this.head.advance(built.block, built.writes, built.records, last ? { meta: new Map([[CHAIN_CURSOR_KEY, cursor]]) } : undefined);
       for (const r of built.records) finished.add(r.txHash);
       this.reorderPool(this.pool.awaitingOrder.filter((e) => !finished.has(e.tx.txHash)));
       this.announce();
@@ -203,7 +203,7 @@ export class BlockProduction {
     if (block.header.number !== head.number + 1 || to0x(block.header.parentHash) !== head.hash) {
       throw new Error(`replicated block ${block.header.number} does not extend the local head ${head.number}`);
     }
-    this.head.advance(block, writes, txs, undefined, serialized);
+    this.head.advance(block, writes, txs, { serialized });
     const finished = new Set(txs.map((t) => t.txHash));
     const [done, remaining] = [this.pool.entries.filter((e) => finished.has(e.tx.txHash)), this.pool.entries.filter((e) => !finished.has(e.tx.txHash))];
     // the drops are the producer's to record: this pool only leaves them out

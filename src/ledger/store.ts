@@ -95,6 +95,18 @@ export interface FeedSummaryTx {
   subject: string;
 }
 
+/** What a block's commit may carry besides its writes and outcomes ({@link LedgerStore.commitBlock}). */
+export interface BlockExtras {
+  /** Values the ledger keeps beside its blocks ({@link LedgerStore.readMeta}), written with the block. */
+  meta?: ReadonlyMap<string, Uint8Array>;
+  /**
+   * Values of the writes as `serializeStateValue` writes them, where the caller holds that text already (a replica
+   * copying a block another process produced: the database's text, which it was decoded from), so they are not
+   * serialized again.
+   */
+  serialized?: ReadonlyMap<string, string>;
+}
+
 /**
  * What the feed holds through a block (`GET /overview`'s counts): DIDs registered less those deleted, deletions,
  * personas and applications registered (included transactions; a persona once), and every transaction.
@@ -117,19 +129,8 @@ export interface LedgerStore {
   blockTxs(number: number): TxRecord[];
   /** The value of `key` as of block `atBlock` (latest version at or below it). */
   readState(key: string, atBlock: number): StateValue | undefined;
-  /**
-   * Atomically: the block, its state writes, its transactions' outcomes (and `meta` values, when given). `serialized`:
-   * values of `writes` as `serializeStateValue` writes them, where the caller holds that text already (a
-   * replica copying a block another process produced: the database's text, which it was decoded from), so they are
-   * not serialized again.
-   */
-  commitBlock(
-    block: StoredBlock,
-    writes: Map<string, StateValue | undefined>,
-    txs: TxRecord[],
-    meta?: ReadonlyMap<string, Uint8Array>,
-    serialized?: ReadonlyMap<string, string>,
-  ): void;
+  /** Atomically: the block, its state writes, its transactions' outcomes (and what `extras` carries). */
+  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], extras?: BlockExtras): void;
   /** A value the ledger keeps beside its blocks (the chain cursor of a ledger ordered by a chain). */
   readMeta(key: string): Uint8Array | undefined;
   writeMeta(key: string, value: Uint8Array): void;

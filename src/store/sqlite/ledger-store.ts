@@ -2,7 +2,7 @@
 import { asBuffer } from '../../base/bytes.js';
 import type { BlockHeader } from '../../ledger/block.js';
 import { deserializeStateValue, serializeStateValue, type StateValue } from '../../ledger/state.js';
-import type { FeedEntry, FeedSummary, FeedTally, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
+import type { BlockExtras, FeedEntry, FeedSummary, FeedTally, LedgerStore, StoredBlock, SubjectHistoryQuery, TxRecord } from '../../ledger/store.js';
 import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { SqliteLedgerFeed } from './ledger-feed.js';
@@ -388,13 +388,8 @@ export class SqliteLedgerStore implements LedgerStore {
     this.afterCommit?.();
   }
 
-  commitBlock(
-    block: StoredBlock,
-    writes: Map<string, StateValue | undefined>,
-    txs: TxRecord[],
-    meta?: ReadonlyMap<string, Uint8Array>,
-    serialized?: ReadonlyMap<string, string>,
-  ): void {
+  commitBlock(block: StoredBlock, writes: Map<string, StateValue | undefined>, txs: TxRecord[], extras: BlockExtras = {}): void {
+    const { meta, serialized } = extras;
     this.write(
       false,
       this.db.transaction(() => {

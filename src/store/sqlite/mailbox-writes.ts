@@ -16,24 +16,6 @@ export function replayed(): DdnError {
   return new DdnError('proof_nonce_replayed', 'this nonce was already used');
 }
 
-/** What the owner is answered of a new entry: its metadata, without the envelope it already holds. */
-function entryMeta(e: NewEntry): EntryMeta {
-  return {
-    messageId: e.messageId,
-    recipientDid: e.recipientDid,
-    contentHash: e.contentHash,
-    storedAtMs: e.storedAtMs,
-    expiresAtMs: e.expiresAtMs,
-    maxTtlSeconds: e.maxTtlSeconds,
-    appliedTtlSeconds: e.appliedTtlSeconds,
-    tag: e.tag,
-    applicationId: e.applicationId,
-    chunk: e.chunk,
-    sizeBytes: e.sizeBytes,
-    provenance: e.provenance,
-  };
-}
-
 /** The write statements of one connection. */
 export class MailboxWrites {
   private readonly q;
@@ -143,7 +125,9 @@ export class MailboxWrites {
     this.admitSpace(req);
     const seq = this.insertEntry(key, entry, set?.first_seq ?? null);
     const chunkSet = entry.chunk === null ? null : this.settleChunkSet(req, entry.chunk, set, seq);
-    return { deduped: false, entry: entryMeta(entry), chunkSet };
+    const { envelope, ...stored } = entry;
+    void envelope;
+    return { deduped: false, entry: stored, chunkSet };
   }
 
   /** The live entry stored under `key`, if any: an expired one, or one of an incomplete set past its retry, is deleted. */
