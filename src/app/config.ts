@@ -76,6 +76,12 @@ export interface Config {
    * (src/store/postgres/admission-wait.ts). docs/deployment.md, "Directory writes on PostgreSQL".
    */
   readonly ledgerAdmissionWaitMs: number;
+  /**
+   * On a PostgreSQL ledger: `--ledger-hand-over` (`on`: a process that does not produce the blocks hands its writes
+   * to the one that does) and `--ledger-peer-url` (where the others reach this process when it produces; null: its
+   * Directory's listening URL, unless it listens on every interface). docs/deployment.md, "One writer".
+   */
+  readonly ledgerHandOver: { readonly on: boolean; readonly peerUrl: string | null };
   readonly chain: {
     /** `--chain-url`: WebSocket endpoints of one chain, tried in turn. */
     readonly urls: readonly string[];
@@ -330,6 +336,20 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'MS',
     default: 30,
     help: 'with --db: the longest a signed write waits for others to share its admission statement and commit (0-1000; 0: never); it waits only while recent writes say another is due before the cap and no sooner than a batch takes in the database, for two of their recent gaps',
+  },
+  {
+    name: 'ledger-hand-over',
+    kind: 'value',
+    arg: 'on|off',
+    default: 'on',
+    help: 'with --db: a Directory process that does not produce the blocks hands its signed writes to the one that does (off: it admits them itself)',
+  },
+  {
+    name: 'ledger-peer-url',
+    kind: 'value',
+    arg: 'URL',
+    defaultText: "the Directory's listening URL (none on a wildcard --host)",
+    help: 'with --db: where the other Directory processes reach this one when it produces the blocks (http://host:port)',
   },
   {
     name: 'dns-server',
@@ -800,6 +820,15 @@ class Reader {
     return { ledger: kind, chain: { urls, keyFile: this.string('chain-key', ''), networkFile, networkId } };
   }
 
+  /** One http(s) origin (`http://host:port`, no path), or null when not given. */
+  peerUrl(name: string): string | null {
+    const urls = this.urls(name);
+    if (urls.length === 0) return null;
+    const u = new URL(urls[0]!);
+    if (urls.length > 1 || u.pathname !== '/') this.fail(name, `must be one origin (http://host:port), got '${this.list(name)?.join(',') ?? ''}'`);
+    return u.origin;
+  }
+
   urls(name: string): string[] {
     const out: string[] = [];
     for (const item of this.list(name) ?? []) {
@@ -913,6 +942,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ...r.ledger(roles),
     ledgerCacheBytes: r.int('ledger-cache-bytes', MIN_LEDGER_CACHE_BYTES, 2 ** 40),
     ledgerAdmissionWaitMs: r.int('ledger-admission-wait-ms', 0, 1000),
+    ledgerHandOver: { on: r.oneOf('ledger-hand-over', ['on', 'off']) === 'on', peerUrl: r.peerUrl('ledger-peer-url') },
     logLevel: r.oneOf('log-level', LOG_LEVELS),
     logFormat: r.oneOf('log-format', LOG_FORMATS),
     accessLog: r.bool('access-log'),

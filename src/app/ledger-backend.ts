@@ -109,6 +109,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       ledger,
       blockIntervalMs: config.blockIntervalMs,
       admissionWaitMs: config.ledgerAdmissionWaitMs,
+      handOver: config.ledgerHandOver.on,
       produce: deps.autoProduce,
       logger: deps.logger.child({ component: 'ledger-sync' }),
     }).catch(async (e: unknown) => {

@@ -321,6 +321,16 @@ export class NodeMetrics {
    * seconds they held it. The wait's share of the total is how far the lock holds this process back; the time
    * held, summed over every process and divided by the wall time, is how busy the lock is.
    */
+  /** Writes handed to the producer, admitted here after a failed hand-over, and taken from other processes. */
+  watchHandOver(handOver: { readonly counts: Readonly<{ handed: number; failed: number; taken: number }> }): void {
+    this.countedBy(
+      'ddn_ledger_hand_overs_total',
+      'Signed writes handed over between Directory processes, by outcome: handed (answered by the producer), failed (admitted here after the hop failed), taken (from another process)',
+      'outcome',
+      () => ({ ...handOver.counts }),
+    );
+  }
+
   watchLedgerLock(sync: {
     readonly lockUses: Readonly<Record<string, { transactions: number; waitS: number; totalS: number; heldS: number }>>;
     readonly viewAdmissions: Readonly<Record<string, number>>;

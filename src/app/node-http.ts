@@ -16,6 +16,7 @@ import type { Ledger } from '../ledger/chain.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { ConnectionGate } from '../http/connections.js';
 import type { RateLimits } from '../http/rate-limit.js';
+import type { HandOver } from '../http/hand-over.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../http/server.js';
 import { refusalResult } from '../relay/delivery-result.js';
 import type { StorageGuard } from '../store/storage-guard.js';
@@ -56,7 +57,8 @@ export interface ServersDeps {
   /** Why `/ready/writes` fails now, or null (`writesRefusal` in readiness.ts). */
   writesRefusal: () => string | null;
   ready: ReadyFlag;
-  directory: { service: DirectoryService; ledger: Ledger; genesis: GenesisConfig } | undefined;
+  /** With `handOver`: the writes this process hands to the producer (a ledger on PostgreSQL). */
+  directory: { service: DirectoryService; ledger: Ledger; genesis: GenesisConfig; handOver: HandOver | undefined } | undefined;
   cache: CacheRole | undefined;
   relay: RelayRole | undefined;
 }
@@ -82,6 +84,7 @@ export function openServers(ctx: NodeContext, deps: ServersDeps): NodeServers {
     writesCheck: writesCheck(deps.writesRefusal),
     isReady: deps.ready.isReady,
     metricsAccess,
+    ...(directory?.handOver === undefined ? {} : { handOver: directory.handOver }),
     register: {
       ...(directory === undefined ? {} : { directory: (server) => void feedStreams.push(registerDirectory(ctx, server, directory, rate)) }),
       ...(cache === undefined ? {} : { cache: (server) => cache.register(server) }),
@@ -181,6 +184,8 @@ interface ServerDeps {
   writesCheck: ReadinessCheck;
   isReady: () => boolean;
   metricsAccess: MetricsAccess;
+  /** The Directory's hand-over of writes (src/http/hand-over.ts). */
+  handOver?: HandOver;
   /** Adds each enabled role's own routes. */
   register: Partial<Record<Role, (server: HttpServer) => void>>;
 }
@@ -201,6 +206,7 @@ function buildServers(config: Config, deps: ServerDeps): Map<Role, HttpServer> {
       gate: deps.connectionGate,
       bodyBudget: deps.bodyBudget,
       ...(role === 'relay' ? { refusalBody: refusalResult } : {}),
+      ...(role === 'directory' && deps.handOver !== undefined ? { handOver: deps.handOver } : {}),
     });
     registerHealthRoute(server, deps.health);
     registerReadyRoute(server, deps.readyChecks, deps.isReady, deps.writesCheck);

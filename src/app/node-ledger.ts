@@ -5,6 +5,7 @@
  */
 import type { NetworkDefinition } from '../chain/network-definition.js';
 import { DirectoryService } from '../directory/service.js';
+import { HandOver } from '../http/hand-over.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
 import { nodeIdentityOf } from '../relay/node-identity.js';
 import { PgDnsChallengeStore } from '../store/postgres/dns-challenge-store.js';
@@ -15,6 +16,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { openLedgerBackend, type LedgerBackend } from './ledger-backend.js';
 import { runs, type NodeContext } from './node-context.js';
 import { loadNodeKey, loadNodeKeys, type NodeKeys } from './node-keys.js';
+import type { NodeUrls } from './public-urls.js';
 
 /** The data directory's keys and the node identity. */
 export interface NodeDataDir {
@@ -75,6 +77,40 @@ export async function openLedger(ctx: NodeContext, dataDir: NodeDataDir, storage
   }
   if (backend.chain !== undefined) metrics.watchChain(backend.chain);
   return backend;
+}
+
+/**
+ * With a ledger on PostgreSQL and the Directory role: the hand-over of writes to the process that produces the
+ * blocks (src/http/hand-over.ts). Its address is published once the Directory listens ({@link advertiseProducer}).
+ */
+export function openHandOver(ctx: NodeContext, backend: LedgerBackend): HandOver | undefined {
+  const sync = backend.sync;
+  if (sync === undefined || !runs(ctx, 'directory')) return undefined;
+  const handOver = new HandOver({ source: sync });
+  ctx.metrics.watchHandOver(handOver);
+  ctx.lifecycle.add({ name: 'hand-over', stop: () => handOver.close() });
+  return handOver;
+}
+
+/**
+ * Publishes, for when this process produces the blocks, where other Directory processes reach it: `--ledger-peer-url`,
+ * else the Directory's listening URL unless it listens on every interface (which of its addresses?). Added after the
+ * listeners.
+ */
+export function advertiseProducer(ctx: NodeContext, backend: LedgerBackend, urls: NodeUrls): void {
+  const sync = backend.sync;
+  if (sync === undefined || !runs(ctx, 'directory')) return;
+  ctx.lifecycle.add({
+    name: 'producer address',
+    start: () => {
+      const { host, ledgerHandOver } = ctx.config;
+      const listening = urls.listening.directory;
+      const url = ledgerHandOver.peerUrl ?? (host === '0.0.0.0' || host === '::' ? undefined : listening);
+      if (url !== undefined) sync.advertise(url);
+      else
+        ctx.logger.warn({ host }, 'no --ledger-peer-url: while this process produces the blocks, the other Directory processes admit their writes themselves');
+    },
+  });
 }
 
 /** The Directory service, when the node runs the Directory role. */

@@ -24,7 +24,7 @@ import { nodeContext, type NodeContext, type NodeOverrides } from './node-contex
 import { healthSource, readyChecks, ReadyFlag } from './node-health.js';
 import { writesRefusal } from './readiness.js';
 import { NodeListeners, openNodeRateLimits, openServers } from './node-http.js';
-import { openDataDir, openDirectoryService, openLedger, openStorageGuard, type NodeDataDir } from './node-ledger.js';
+import { advertiseProducer, openDataDir, openDirectoryService, openHandOver, openLedger, openStorageGuard, type NodeDataDir } from './node-ledger.js';
 import { NodeUrls } from './public-urls.js';
 import { openRelayRole, type RelayRole } from './relay-role.js';
 
@@ -120,6 +120,7 @@ async function assemble(ctx: NodeContext): Promise<BuiltNode> {
   const events = openEventProcessing(ctx, { identity: dataDir.identity, access, ledger, cache: cache?.role, urls });
   const relay = await openRelayRole(ctx, { access, storage, urls, identity: dataDir.identity, cache: cache?.role, events });
   const rate = await openNodeRateLimits(ctx);
+  const handOver = openHandOver(ctx, backend);
   const ready = new ReadyFlag();
   const servers = openServers(ctx, {
     rate,
@@ -128,11 +129,12 @@ async function assemble(ctx: NodeContext): Promise<BuiltNode> {
     readyChecks: readyChecks(ctx, { backend, access, pgPools: [backend.pgPool, cache?.pgPool, relay?.pgPool] }),
     writesRefusal: writesRefusal(storage, backend.sync),
     ready,
-    directory: directoryService === undefined ? undefined : { service: directoryService, ledger, genesis: dataDir.keys.genesis },
+    directory: directoryService === undefined ? undefined : { service: directoryService, ledger, genesis: dataDir.keys.genesis, handOver },
     cache: cache?.role,
     relay: relay?.role,
   });
   ctx.lifecycle.add(new NodeListeners(ctx.config, servers, urls));
+  advertiseProducer(ctx, backend, urls);
   ctx.lifecycle.add(ready);
   const registration = identityRegistration(ctx, { dataDir, remote: access.remote, ledger, directoryService, urls });
   const parts: Parts = {

@@ -216,12 +216,20 @@ function onFreshPool(ledger: Pick<DirectoryLedger, 'freshPool'>, entry: RouteEnt
 }
 
 /**
+ * `entry`, marked as a write another Directory process may take: every submission (a `202`) goes to the process
+ * that produces the blocks when the deployment has one (src/http/hand-over.ts, docs/deployment.md).
+ */
+function handedOver(entry: RouteEntry): RouteEntry {
+  return isUpgrade(entry) || !(202 in entry.answers) ? entry : { ...entry, handOver: true };
+}
+
+/**
  * The Directory's routes, in one list; with `exportFeed`, its export feed's too (`GET /export`, `/export/genesis`
  * and the WebSocket `/export/stream`, last: a node serves them, a test harness may not).
  */
 export function directoryRoutes(service: DirectoryService, exportFeed?: ExportFeedParts): RouteEntry[] {
   // the explorer's pages and the export feed (finalized blocks only) read no pending change: they never wait
-  const onPool = (routes: RouteEntry[]): RouteEntry[] => routes.map((r) => onFreshPool(service.deps.ledger, r));
+  const onPool = (routes: RouteEntry[]): RouteEntry[] => routes.map((r) => handedOver(onFreshPool(service.deps.ledger, r)));
   return [
     ...onPool(readRoutes(service)),
     ...onPool(personaRoutes(service)),

@@ -10,6 +10,7 @@ import type { Answerer, Mounted } from './answers.js';
 import { BodyError, isBodyless } from './body-reader.js';
 import { Context, type HttpResponse, type RequestContext, type RequestLogger } from './context.js';
 import { toDdnError } from './error-body.js';
+import { HAND_OVER_HEADER, type HandOver } from './hand-over.js';
 import type { RateLimits } from './rate-limit.js';
 import { queryError, refusalOf } from './request-state.js';
 import { asIs, type Route } from './route.js';
@@ -19,6 +20,10 @@ export interface RunnerDeps {
   rate: RateLimits | undefined;
   logOf: (request: FastifyRequest) => RequestLogger;
   clientKeyOf: (req: IncomingMessage) => string;
+  /** The client address of `req` as the rate limits see it (what a hand-over passes on). */
+  clientAddressOf: (req: IncomingMessage) => string;
+  /** Where the writes of routes marked `handOver` may go instead (src/http/hand-over.ts). */
+  handOver: HandOver | undefined;
 }
 
 type Done = (err?: Error) => void;
@@ -38,6 +43,48 @@ function gateOf(route: Route, rate: RateLimits | undefined, ctx: RequestContext)
 function counted(route: Route, rate: RateLimits | undefined, r: HttpResponse, target: string | undefined, ctx: RequestContext): HttpResponse {
   if (r.status < 300) rate?.countTarget(route, target)?.catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: a write could not be counted'));
   return r;
+}
+
+/** Whether `request` was handed over by another process (it passed its client gate there); its answer is marked so. */
+function taken(handOver: HandOver, request: FastifyRequest, reply: FastifyReply): boolean {
+  if (handOver.handedFor(request.raw) === undefined) return false;
+  reply.raw.setHeader(HAND_OVER_HEADER, 'taken');
+  return true;
+}
+
+/**
+ * The preHandler that hands a write to the process producing the blocks, once its body is read and before anything
+ * parses it: its answer is that process's; when there is none to hand it to, or the hop fails, it goes on here.
+ */
+function handingOn(handOver: HandOver, mounted: Mounted, d: RunnerDeps) {
+  return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
+    handOver.handOn(request.raw, request.ddnRawBody, d.clientAddressOf(request.raw), request.id).then(
+      (r) => (r === undefined ? done() : d.answers.write(request, reply, mounted, r)),
+      () => done(),
+    );
+  };
+}
+
+/**
+ * The client's rate gate: a client over its route's budget is refused before its body is read (and the connection
+ * then closed). A write another process handed over passed its gate there.
+ */
+function clientGate(route: Route, rate: RateLimits | undefined, handOver: HandOver | undefined) {
+  return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
+    if (handOver !== undefined && taken(handOver, request, reply)) {
+      done();
+      return;
+    }
+    const gate = rate?.admitClient(route, request.raw);
+    if (gate === undefined) {
+      done();
+      return;
+    }
+    gate.then(
+      () => done(),
+      (err: unknown) => done(isBodyless(request.method) ? toDdnError(err) : new BodyError(toDdnError(err), true)),
+    );
+  };
 }
 
 /** The fastify hooks and handler of one route. */
@@ -122,22 +169,11 @@ export function routeHooks(mounted: Mounted, d: RunnerDeps) {
     }
   };
 
-  /** A client over its route's budget is refused before its body is read (and the connection then closed). */
-  const onRequest = (request: FastifyRequest, _reply: FastifyReply, done: Done): void => {
-    const gate = rate?.admitClient(route, request.raw);
-    if (gate === undefined) {
-      done();
-      return;
-    }
-    gate.then(
-      () => done(),
-      (err: unknown) => done(isBodyless(request.method) ? toDdnError(err) : new BodyError(toDdnError(err), true)),
-    );
-  };
-
+  const handOver = route.handOver === true ? d.handOver : undefined;
+  const preHandlers = [...(handOver === undefined ? [] : [handingOn(handOver, mounted, d)]), ...(parsed ? [preHandler] : [])];
   return {
     handler,
-    ...(parsed ? { preHandler } : {}),
-    ...(rate !== undefined && route.rateClass !== undefined ? { onRequest } : {}),
+    ...(preHandlers.length > 0 ? { preHandler: preHandlers } : {}),
+    ...((rate !== undefined && route.rateClass !== undefined) || handOver !== undefined ? { onRequest: clientGate(route, rate, handOver) } : {}),
   };
 }

@@ -117,6 +117,11 @@ export interface RouteDef<
   /** A write's target (DID, persona…) for its class's per-target budget; undefined: none. */
   rateTarget?: (ctx: RouteContext<U, B, Q, H>) => string | undefined;
   /**
+   * A write another process of the deployment may take instead (src/http/hand-over.ts): handed to it before the
+   * parser runs, when the server has a hand-over and it names a process.
+   */
+  handOver?: boolean;
+  /**
    * The spec-ordered parser, run before the handler (fastify's preHandler): throws the spec's codes. It reads the
    * request through the route's schemas ({@link RouteContext}).
    */
@@ -141,6 +146,7 @@ export interface Route {
   readonly errorBody?: (err: DdnError) => object;
   readonly rateClass?: RateClass;
   readonly rateTarget?: (ctx: RequestContext) => string | undefined;
+  readonly handOver?: boolean;
   readonly parse: (ctx: RequestContext) => unknown;
   readonly handle: (input: unknown, ctx: RequestContext) => HttpResponse | Promise<HttpResponse>;
 }

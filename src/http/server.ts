@@ -29,6 +29,7 @@ import { LingeringCloses } from './lingering-close.js';
 import { DEFAULT_CONNECTION_SETTINGS, rawJsonResponse, type ConnectionGate, type ConnectionSettings } from './connections.js';
 import { jsonPayload, type HttpMethod, type PathParams, type RequestContext, type RequestLogger, type RouteHandler } from './context.js';
 import { errorBody, retryAfterSeconds } from './error-body.js';
+import type { HandOver } from './hand-over.js';
 import { LazyRequestLogger } from './lazy-request-logger.js';
 import { clientErrorHandler, nodeServerFactory } from './node-server.js';
 import { isRoleDefinition, serverDocument, type DocumentAdjustment, type RoleDefinition } from './openapi.js';
@@ -111,6 +112,8 @@ export interface HttpServerOptions {
   refusalBody?: (err: DdnError) => object;
   /** The version in the OpenAPI document (`info.version`). */
   version?: string;
+  /** Where the writes of routes marked `handOver` may go instead (src/http/hand-over.ts); none: all stay here. */
+  handOver?: HandOver;
 }
 
 /** One role's HTTP server. */
@@ -276,6 +279,16 @@ function openApiRoute(server: HttpServer, opts: HttpServerOptions): Route {
 }
 
 /**
+ * The client address of a request as the rate limits see it, and its key (RequestContext.clientKey): for a write
+ * another process handed over, the key of the address that process saw.
+ */
+function clientAddressing(rate: RateLimits | undefined, handOver: HandOver | undefined) {
+  const clientAddressOf = (req: IncomingMessage): string => rate?.clientOf(req) ?? clientAddress(req.socket.remoteAddress, undefined, undefined);
+  const clientKeyOf = (req: IncomingMessage): string => addressKey(handOver?.handedFor(req) || clientAddressOf(req));
+  return { clientAddressOf, clientKeyOf };
+}
+
+/**
  * Builds the fastify instance of one role. Routes are added with `add()` until it starts; `GET /openapi.json`
  * serves the OpenAPI 3.1 document of every route.
  */
@@ -291,8 +304,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const observer = opts.observer;
   const rate = opts.rateLimits;
 
-  /** The client address key of `req` (see RequestContext.clientKey). */
-  const clientKeyOf = (req: IncomingMessage): string => addressKey(rate?.clientOf(req) ?? clientAddress(req.socket.remoteAddress, undefined, undefined));
+  const { clientAddressOf, clientKeyOf } = clientAddressing(rate, opts.handOver);
   const intake = bodyIntake(limits, opts.bodyBudget, clientKeyOf);
   const mounted: Mounted[] = [];
   let started = false;
@@ -330,7 +342,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   // The routes, added once fastify starts.
   void fastify.register((app, _options, done) => {
     started = true;
-    const deps = { answers, rate, logOf, clientKeyOf };
+    const deps = { answers, rate, logOf, clientKeyOf, clientAddressOf, handOver: opts.handOver };
     for (const m of mounted) {
       app.route({ method: m.route.method, url: joinBase(opts.basePath, m.route.url), config: { ddn: m }, ...routeHooks(m, deps) });
     }

@@ -26,6 +26,7 @@
  *   admission whose view they touched, the next block. So a change is not run again on every process's pool as
  *   it is admitted, and a read through any process still shows every change it has heard of.
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -33,6 +34,7 @@ import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import { insufficientStorage, isStorageFailure } from '../../base/storage-errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
+import type { HandOverPeer, HandOverSource } from '../../http/hand-over.js';
 import { ReplicaStorage } from './replica-storage.js';
 import type { Admission, AdmissionBatch, PoolCoordinator } from '../../ledger/admission-batch.js';
 import type { Ledger } from '../../ledger/chain.js';
@@ -46,18 +48,24 @@ import {
   blockHashAt,
   finishTxRows,
   genesisHashOf,
+  HAND_OVER_TOKEN,
   initGenesis,
   insertPendingRows,
   LEADER_LOCK,
   LEDGER_MIGRATION_NAMESPACE,
   LISTENER_LOCK,
+  LIVE_PRODUCER,
   othersListening,
+  PUBLISH_PRODUCER,
   LEDGER_PG_MIGRATIONS,
   writeBlockRows,
 } from './ledger-tables.js';
 import { LEDGER_FEED_PG_MIGRATIONS, LEDGER_FEED_PG_NAMESPACE } from './ledger-feed.js';
 import { schemaChannel } from './notify-channel.js';
 import { migratePg, type PgPool } from './pool.js';
+
+/** How long a producer whose hand-over failed is not handed writes (they are admitted where they arrive). */
+const HAND_OVER_BACKOFF_MS = 1000;
 
 /** Blocks copied per query while catching up. */
 const CATCH_UP_BATCH = 100;
@@ -121,6 +129,11 @@ export interface PgLedgerSyncOptions {
   admissionWaitMs?: number;
   /** Compete for block production and produce on a timer (default true); false: only {@link PgLedgerSync.produceOnce}. */
   produce?: boolean;
+  /**
+   * Hand this process's writes to the producer, when another process produces and has published its address
+   * ({@link PgLedgerSync.advertise}); default true. False: this process admits every write it receives.
+   */
+  handOver?: boolean;
   logger?: Logger;
 }
 
@@ -147,6 +160,16 @@ export async function replicaMatches(pool: PgPool, replica: LedgerStore): Promis
   const local = replica.getBlock(head);
   const remote = await blockHashAt(pool, head);
   return local !== undefined && remote !== undefined && bytesEqual(local.hash, remote);
+}
+
+/** The deployment's hand-over token: the one stored, or a new one stored now. */
+async function handOverToken(pool: PgPool): Promise<string> {
+  for (;;) {
+    const r = await pool.query<{ token: string }>(HAND_OVER_TOKEN, [randomBytes(24).toString('base64url')]);
+    // a process storing one at the same time: the row is there once its statement ends
+    const token = r.rows[0]?.token;
+    if (token !== undefined) return token;
+  }
 }
 
 /** The backend pid of a connected client's session (node-postgres keeps it; its types do not say so). */
@@ -176,7 +199,7 @@ async function inAdmissionTransaction<T>(pool: PgPool, work: (c: pg.PoolClient) 
   }
 }
 
-export class PgLedgerSync implements PoolCoordinator {
+export class PgLedgerSync implements PoolCoordinator, HandOverSource {
   private readonly queue = new SerialQueue();
   private readonly channel: string;
   private readonly pollMs: number;
@@ -240,6 +263,18 @@ export class PgLedgerSync implements PoolCoordinator {
   private readonly viewBatches: Record<ViewAdmission['outcome'], number> = { stored: 0, stale: 0, conflict: 0, full: 0 };
   /** Whether this process's replica is out of storage, as its catch-ups find it (logged once per state). */
   private readonly replica: ReplicaStorage;
+  /** The deployment's hand-over token (src/http/hand-over.ts). */
+  private handOverToken: string | undefined;
+  /** Where other processes reach this one ({@link advertise}), published while it produces. */
+  private advertised: string | undefined;
+  /** The producer's published address, while another process produces (read every poll, and when it changes). */
+  private producer: HandOverPeer | undefined;
+  /** No write is handed over before this time (`Date.now()`): the last hand-over failed. */
+  private handOverPausedUntil = 0;
+  /** Writes handed to the producer and answered so far: a read after one copies what the producer took. */
+  private handed = 0;
+  /** {@link handed} when the last catch-up began. */
+  private caughtUpHanded = 0;
   private readonly locks: LockUses = {
     admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
     block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
@@ -254,6 +289,7 @@ export class PgLedgerSync implements PoolCoordinator {
   /** Catches the ledger up, hands it its pool admission, and starts following (and competing to lead). */
   static async open(o: PgLedgerSyncOptions): Promise<PgLedgerSync> {
     const sync = new PgLedgerSync(o);
+    sync.handOverToken = await handOverToken(o.pool);
     await sync.queue.run(() => sync.catchUpWithPool());
     o.ledger.coordinateWith(sync);
     await sync.ensureSession().catch((err: unknown) => o.logger?.warn({ err }, 'ledger session connection failed; retrying'));
@@ -269,6 +305,60 @@ export class PgLedgerSync implements PoolCoordinator {
   /** True while this process produces the blocks. */
   get isLeader(): boolean {
     return this.leader;
+  }
+
+  /**
+   * Where other Directory processes reach this one (its origin, `http://host:port`): published while it produces
+   * the blocks, so they hand their writes to it.
+   */
+  advertise(url: string): void {
+    this.advertised = url;
+    this.publishSoon();
+  }
+
+  /** HandOverSource: the producer to hand a write to, unless this process produces, none is known, or it failed lately. */
+  peer(): HandOverPeer | undefined {
+    if (this.leader || (this.o.handOver ?? true) === false || Date.now() < this.handOverPausedUntil) return undefined;
+    return this.producer;
+  }
+
+  /** HandOverSource: the deployment's shared token. */
+  token(): string | undefined {
+    return this.handOverToken;
+  }
+
+  /** HandOverSource: a hand-over failed; the next writes stay here for a while, and the producer is looked up again. */
+  failed(peer: HandOverPeer): void {
+    if (this.producer === peer) this.handOverPausedUntil = Date.now() + HAND_OVER_BACKOFF_MS;
+    void this.readProducer();
+  }
+
+  /** HandOverSource: a hand-over was answered; reads through this process first copy what the producer took. */
+  answered(): void {
+    this.handed++;
+  }
+
+  /** Publishes this process's address as the producer's when it produces, in the queue (between blocks). */
+  private publishSoon(): void {
+    if (!this.leader || this.advertised === undefined) return;
+    this.queue.run(() => this.publishProducer()).catch((err: unknown) => this.o.logger?.warn({ err }, 'the producer address could not be published'));
+  }
+
+  /** Publishes this process's address as the producer's, on its leader session. */
+  private async publishProducer(): Promise<void> {
+    const session = this.session;
+    if (!this.leader || session === undefined || this.advertised === undefined) return;
+    await session.query(PUBLISH_PRODUCER, [this.advertised]);
+    await session.query(`SELECT pg_notify(${pg.escapeLiteral(this.channel)}, 'producer:' || pg_backend_pid())`);
+  }
+
+  /** Reads the producer's published address (none while this process produces, or when its session is gone). */
+  private async readProducer(): Promise<void> {
+    if (this.leader || this.closed) return;
+    const r = await this.o.pool.query<{ url: string }>(LIVE_PRODUCER).catch(() => undefined);
+    if (r === undefined || this.leader) return;
+    const url = r.rows[0]?.url;
+    if (url !== this.producer?.url) this.producer = url === undefined ? undefined : { url };
   }
 
   /**
@@ -407,7 +497,7 @@ export class PgLedgerSync implements PoolCoordinator {
    * comes only from the producer.)
    */
   private unheard(): boolean {
-    return this.caughtUpListening !== this.listening || this.announcedUnseen();
+    return this.caughtUpListening !== this.listening || this.caughtUpHanded !== this.handed || this.announcedUnseen();
   }
 
   /**
@@ -610,6 +700,7 @@ export class PgLedgerSync implements PoolCoordinator {
   private async catchUp(c: pg.ClientBase, prefix = '', blocks = true): Promise<LockTaken | undefined> {
     let lock: LockTaken | undefined;
     const listening = this.listening;
+    const handed = this.handed;
     const announced = this.notifiedPending;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
@@ -627,6 +718,7 @@ export class PgLedgerSync implements PoolCoordinator {
       if (blocks) {
         this.replica.caughtUp(this.lastCatchUpMs);
         this.caughtUpListening = listening;
+        this.caughtUpHanded = handed;
         this.heardPending = Math.max(this.heardPending, announced);
       }
       if (rows.pending.length > 0) this.wantBlock();
@@ -736,6 +828,10 @@ export class PgLedgerSync implements PoolCoordinator {
         }
         return;
       }
+      if (kind === 'producer') {
+        void this.readProducer();
+        return;
+      }
       if (kind === 'pending') {
         this.notifiedPending = Math.max(this.notifiedPending, n);
         // Another process's rows are copied when something here needs them — a read of the pool (freshPool), an
@@ -807,6 +903,7 @@ export class PgLedgerSync implements PoolCoordinator {
     try {
       if (this.session === undefined) await this.ensureSession();
       else void this.lookForOthers();
+      void this.readProducer();
       if (this.o.produce ?? true) await this.compete();
       if (Date.now() - this.lastCatchUpMs >= this.pollMs) this.requestCatchUp(true);
       this.wantBlock();
@@ -827,8 +924,10 @@ export class PgLedgerSync implements PoolCoordinator {
     const r = await session.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${LEADER_LOCK}) AS ok`);
     if (r.rows[0]?.ok === true && this.session === session) {
       this.leader = true;
-      // Operators (and the deployment test) find the producer in pg_stat_activity.
+      this.producer = undefined;
+      // Operators (and the deployment test) find the producer in pg_stat_activity; other processes find its address.
       await session.query(`SET application_name = '${this.applicationName('ddn-ledger-leader')}'`);
+      this.publishSoon();
       this.o.logger?.info({ head: this.o.ledger.headNumber }, 'this process now produces the ledger blocks');
       this.wantBlock();
     }

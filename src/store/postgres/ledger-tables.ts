@@ -33,6 +33,34 @@ export function othersListening(session: number | 'this' = 'this'): string {
       AND ((l.classid::int8 << 32) | l.objid::int8) IN ((${LISTENER_LOCK})::int8, (${LEADER_LOCK})::int8)) AS others`;
 }
 
+/** The schema's advisory lock `key` held by the session of backend `pid` (an SQL condition; `pid` an SQL expression). */
+function holdsLock(pid: string, key: string): string {
+  return `EXISTS (
+    SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.pid = ${pid} AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND ((l.classid::int8 << 32) | l.objid::int8) = (${key})::int8)`;
+}
+
+/**
+ * The deployment's hand-over token (src/http/hand-over.ts), made by the first process that asks ($1: a new random
+ * one, kept only when there is none yet): one row, `token`.
+ */
+export const HAND_OVER_TOKEN = `WITH made AS (
+    INSERT INTO ledger_meta (k, v) VALUES ('hand_over_token', convert_to($1::text, 'UTF8')) ON CONFLICT (k) DO NOTHING RETURNING v)
+  SELECT convert_from(v, 'UTF8') AS token FROM made
+  UNION ALL SELECT convert_from(v, 'UTF8') FROM ledger_meta WHERE k = 'hand_over_token'`;
+
+/** Publishes the address ($1) of the process that produces the blocks, run on its leader session. */
+export const PUBLISH_PRODUCER = `INSERT INTO ledger_meta (k, v)
+  VALUES ('producer', convert_to(json_build_object('url', $1::text, 'pid', pg_backend_pid())::text, 'UTF8'))
+  ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v`;
+
+/** The published address of the producer (`url`), when the session that published it still holds the leader lock. */
+export const LIVE_PRODUCER = `SELECT p.url FROM (
+    SELECT convert_from(v, 'UTF8')::json->>'url' AS url, (convert_from(v, 'UTF8')::json->>'pid')::int AS pid FROM ledger_meta WHERE k = 'producer'
+  ) p WHERE ${holdsLock('p.pid', LEADER_LOCK)}`;
+
 /**
  * The stored function of an admission checked on a process's view (ledger-admission.ts): `create` is `CREATE` or
  * `CREATE OR REPLACE`, `notify` the statement that announces the stored rows.
