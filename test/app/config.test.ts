@@ -210,6 +210,15 @@ describe('loadConfig', () => {
     assert.deepEqual(c.publicUrls.relay, ['http://r1.example:9000', 'http://r2.example']);
   });
 
+  it('hands writes to the producer by default, published at --ledger-peer-url (one origin) when given', () => {
+    assert.deepEqual(loadConfig([], {}).ledgerHandOver, { on: true, peerUrl: null });
+    assert.deepEqual(loadConfig(['--ledger-hand-over', 'off', '--ledger-peer-url', 'http://10.0.0.5:8080/'], {}).ledgerHandOver, {
+      on: false,
+      peerUrl: 'http://10.0.0.5:8080',
+    });
+    assert.equal(loadConfig([], { DDN_LEDGER_PEER_URL: 'https://dir-1.internal' }).ledgerHandOver.peerUrl, 'https://dir-1.internal');
+  });
+
   it('takes several Directory URLs, repeated or comma-separated, in order and deduplicated', () => {
     assert.deepEqual(loadConfig([], {}).directoryUrl, []);
     const c = loadConfig(
@@ -257,6 +266,10 @@ describe('loadConfig', () => {
     ['--public-relay-url', ['--public-relay-url', 'not a url']],
     ['--public-relay-url', ['--public-relay-url', 'ftp://relay.example']],
     ['--public-cache-url', ['--public-cache-url', 'https://cache.example/?q=1']],
+    ['--ledger-hand-over', ['--ledger-hand-over', 'maybe']],
+    ['--ledger-peer-url', ['--ledger-peer-url', 'http://dir.example:8080/base']],
+    ['--ledger-peer-url', ['--ledger-peer-url', 'http://d1.example,http://d2.example']],
+    ['--ledger-peer-url', ['--ledger-peer-url', 'ftp://dir.example']],
     ['--public-cache-url', ['--public-cache-url', 'https://user:pw@cache.example']],
     ['--proof-clock-skew-seconds', ['--proof-clock-skew-seconds', '0']],
     ['--log-level', ['--log-level', 'verbose']],
