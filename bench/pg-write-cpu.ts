@@ -1,18 +1,29 @@
 /**
- * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps] [--threads]
+ * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--warmup 2] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps] [--threads]
  * [--windows <file>] [--reads]` (needs `DDN_BENCH_PG_URL`
  * and a built dist/): the Directory processes' CPU per accepted write at one fixed rate (issue 39, item 5), so
  * that throughput, which a loaded machine moves, does not move the per-write share of each process's fixed work
- * (blocks, polls, batches). Three shapes, windows interleaved, rotating the order every round:
+ * (blocks, polls, batches). The shapes, windows interleaved, rotating the order every round:
  *
  * - `one`: one PostgreSQL Directory process takes every write;
- * - `split`: two processes of one ledger, the writes split between them (every process admits: today's design);
- * - `to_producer`: the same two processes, every write sent to the block producer, the other process only
+ * - `split`: two processes of one ledger started with `--ledger-hand-over off`, the writes split between them
+ *   (every process admits: the design before session 39);
+ * - `built`: two processes of one ledger as `ddn serve` starts them (`--ledger-hand-over on`, the default), the
+ *   writes split between them: the one that does not produce hands its writes to the one that does
+ *   (src/http/hand-over.ts) — the leader shape as built;
+ * - `to_producer`: the `split` processes, every write sent to the block producer, the other process only
  *   copying blocks — what the leader shape (one process admits and produces, the others hand writes to it)
  *   costs at best: its hop from the other process to the producer is not in it;
  * - `handed`: the writes split as in `split`, but those sent to the other process handed on raw to the producer
  *   before any route reads them (`bench/hand-over-preload.mjs`, loaded into the Directory processes): the leader
- *   shape prototyped, hop included.
+ *   shape as prototyped before it was built, hop included.
+ *
+ * Each two-process deployment is started only when one of its shapes is asked for. After each window of a
+ * two-process shape, the hand-overs it made (`ddn_ledger_hand_overs_total` of each process: handed, failed, taken)
+ * are printed, and any answer other than `202` is counted by status.
+ *
+ * `--warmup S`: each shape's first window, not counted, of S seconds (its processes' JIT and caches: at 150 writes/s
+ * the CPU per write still fell by a third over the first four 5-second windows after 2 s, session 39).
  *
  * Prints one line per window (writes accepted, CPU ms of each Directory process, CPU ÷ writes accepted in it, load
  * average) and the medians of each shape ÷ `one`. `--steps`: also, per process and window, the shared ledger's
@@ -44,9 +55,10 @@ const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '80' },
     seconds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '4' },
     dids: { type: 'string', default: '200' },
-    shapes: { type: 'string', default: 'one,split,to_producer,handed' },
+    shapes: { type: 'string', default: 'one,split,built,to_producer,handed' },
     steps: { type: 'boolean', default: false },
     threads: { type: 'boolean', default: false },
     windows: { type: 'string' },
@@ -64,12 +76,21 @@ class Writers {
   private readonly busy: boolean[];
   private readonly validUntil = BigInt(Date.now() + 3_600_000);
   private n = 0;
+  /** Answers other than `202` by status (0: no answer) since the last {@link takeStatuses}. */
+  private statuses = new Map<number, number>();
   constructor(
     private readonly profile: Profile,
     private readonly dids: readonly WriterDid[],
     private readonly nonces: bigint[],
   ) {
     this.busy = dids.map(() => false);
+  }
+
+  /** The answers other than `202` counted since the last call, e.g. `409×3, 503×1`, and starts counting again. */
+  takeStatuses(): string {
+    const out = [...this.statuses].map(([status, n]) => `${status}×${n}`).join(', ');
+    this.statuses = new Map();
+    return out;
   }
 
   /** Sends `RATE` writes a second for `seconds` s, spread over `urls` in turn; the number accepted. */
@@ -156,10 +177,12 @@ class Writers {
         this.nonces[i]!++;
         return true;
       }
+      this.statuses.set(res.status, (this.statuses.get(res.status) ?? 0) + 1);
       const expected = /"expected":"([0-9]+)"/.exec(text)?.[1];
       if (expected !== undefined) this.nonces[i] = BigInt(expected);
       return false;
     } catch {
+      this.statuses.set(0, (this.statuses.get(0) ?? 0) + 1);
       return false;
     } finally {
       this.busy[i] = false;
@@ -180,9 +203,13 @@ async function prepared(d: Deployment): Promise<Writers> {
   const health = (await (await fetch(`${url}/health`)).json()) as { profile: string };
   const profile = makeProfile(health.profile);
   const dids = await registerWriters(url, profile, Number(values.dids));
-  const nonces = await Promise.all(
-    dids.map(async (w) => BigInt(((await (await fetch(`${url}/dids/${enc(w.did)}/nonces`)).json()) as { document_nonce: string }).document_nonce)),
-  );
+  // 20 at a time: every read at once would leave the bench one kept-alive connection per DID to the producer,
+  // which counts them against its cap per address (256) beside the other process's hand-over connections
+  const nonces: bigint[] = [];
+  for (let i = 0; i < dids.length; i += 20) {
+    const some = dids.slice(i, i + 20).map(async (w) => (await (await fetch(`${url}/dids/${enc(w.did)}/nonces`)).json()) as { document_nonce: string });
+    for (const n of await Promise.all(some)) nonces.push(BigInt(n.document_nonce));
+  }
   return new Writers(profile, dids, nonces);
 }
 
@@ -219,29 +246,64 @@ function stepsBetween(before: Steps, after: Steps): string {
     .join(', ');
 }
 const settleSteps = () => new Promise((resolve) => setTimeout(resolve, values.steps ? 150 : 0));
-const one = await deploy('pg1', { work, pgUrl });
-const two = await deploy('pg2', { work, pgUrl });
+/** Hand-overs by outcome of a process so far (`ddn_ledger_hand_overs_total`; empty without the metric). */
+async function handOvers(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^ddn_ledger_hand_overs_total\{outcome="(\w+)"\} ([0-9.e+]+)$/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+/** The hand-overs between two readings, e.g. `handed 380, taken 0`; empty when there were none. */
+function handOversBetween(before: Record<string, number>, after: Record<string, number>): string {
+  return Object.entries(after)
+    .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+}
+
+type ShapeName = 'one' | 'split' | 'built' | 'to_producer' | 'handed';
+const SHAPES: readonly ShapeName[] = ['one', 'split', 'built', 'to_producer', 'handed'];
+const names = values.shapes.split(',').filter((n): n is ShapeName => (SHAPES as readonly string[]).includes(n));
+const deployments: Deployment[] = [];
+/** A deployment and its writers, started now. */
+async function started(id: 'pg1' | 'pg2' | 'pg2_off'): Promise<{ d: Deployment; w: Writers }> {
+  const d = await deploy(id, { work, pgUrl });
+  deployments.push(d);
+  return { d, w: await prepared(d) };
+}
 try {
-  const writers = { one: await prepared(one), two: await prepared(two) };
-  const shapes: Record<'one' | 'split' | 'to_producer' | 'handed', Shape> = {
-    one: { d: one, w: writers.one, urls: [one.processes[0]!.urls.directory] },
-    split: { d: two, w: writers.two, urls: two.processes.map((p) => p.urls.directory) },
-    // process 0 started first and took the producer's lock
-    to_producer: { d: two, w: writers.two, urls: [two.processes[0]!.urls.directory] },
-    handed: { d: two, w: writers.two, urls: two.processes.map((p) => p.urls.directory), handTo: two.processes[0]!.urls.directory },
+  const one = await started('pg1');
+  // `split`, `to_producer` and `handed`: every process admits (the design before the leader shape was built)
+  const off = names.some((n) => n === 'split' || n === 'to_producer' || n === 'handed') ? await started('pg2_off') : undefined;
+  const on = names.includes('built') ? await started('pg2') : undefined;
+  const urlsOf = (d: Deployment) => d.processes.map((p) => p.urls.directory);
+  const shapes: Partial<Record<ShapeName, Shape>> = {
+    one: { ...one, urls: urlsOf(one.d) },
+    ...(off === undefined
+      ? {}
+      : {
+          split: { ...off, urls: urlsOf(off.d) },
+          // process 0 started first and took the producer's lock
+          to_producer: { ...off, urls: [urlsOf(off.d)[0]!] },
+          handed: { ...off, urls: urlsOf(off.d), handTo: urlsOf(off.d)[0]! },
+        }),
+    ...(on === undefined ? {} : { built: { ...on, urls: urlsOf(on.d) } }),
   };
-  const names = values.shapes.split(',').filter((n): n is keyof typeof shapes => n in shapes);
-  const perWrite: Record<string, number[]> = { one: [], split: [], to_producer: [], handed: [] };
+  const shapeOf = (name: ShapeName): Shape => shapes[name]!;
+  const perWrite: Record<string, number[]> = Object.fromEntries(SHAPES.map((n) => [n, []]));
   const windows: { shape: string; round: number; pids: number[]; startUs: number; endUs: number; accepted: number }[] = [];
   const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
   // one window of each, not counted: the processes' first writes (JIT, caches)
-  for (const name of names) await shapes[name].w.steady(shapes[name].urls, 2, shapes[name].handTo);
+  for (const name of names) await shapeOf(name).w.steady(shapeOf(name).urls, Number(values.warmup), shapeOf(name).handTo);
+  for (const name of names) shapeOf(name).w.takeStatuses();
   for (let r = 0; r < Number(values.rounds); r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length]!;
-      const s = shapes[name];
+      const s = shapeOf(name);
       const pids = s.d.processes.map((p) => p.pid);
       await settleSteps();
+      const handBefore = await Promise.all(urlsOf(s.d).map(handOvers));
       const stepsBefore = pids.map(stepsOf);
       const threadsBefore = pids.map((p) => readThreadTicks(p));
       const before = pids.map((p) => cpuMs(p));
@@ -250,15 +312,21 @@ try {
       const endUs = monotonicUs();
       const cpu = pids.map((p, i) => cpuMs(p) - before[i]!);
       const threads = pids.map((p, i) => threadCpu(threadsBefore[i]!, readThreadTicks(p)));
+      const handAfter = await Promise.all(urlsOf(s.d).map(handOvers));
       windows.push({ shape: name, round: r + 1, pids, startUs, endUs, accepted: got.accepted });
       await settleSteps();
       const stepsAfter = pids.map(stepsOf);
       const total = cpu.reduce((a, b) => a + b, 0);
       const us = (total * 1000) / Math.max(1, got.accepted);
       perWrite[name]!.push(us);
+      const statuses = s.w.takeStatuses();
       console.log(
-        `round ${r + 1} ${name.padEnd(11)} ${(got.accepted / SECONDS).toFixed(1)} writes/s accepted (${got.refused} refused), CPU ${cpu.map((c) => c.toFixed(0)).join(' + ')} ms, ${us.toFixed(0)} µs/write, load ${loadavg()[0]!.toFixed(1)}`,
+        `round ${r + 1} ${name.padEnd(11)} ${(got.accepted / SECONDS).toFixed(1)} writes/s accepted (${got.refused} refused${statuses === '' ? '' : `: ${statuses}`}), CPU ${cpu.map((c) => c.toFixed(0)).join(' + ')} ms, ${us.toFixed(0)} µs/write, load ${loadavg()[0]!.toFixed(1)}`,
       );
+      if (pids.length > 1) {
+        const hand = handAfter.map((a, i) => handOversBetween(handBefore[i]!, a));
+        if (hand.some((h) => h !== '')) console.log(`  hand-overs: ${hand.map((h, i) => `process ${i}: ${h === '' ? 'none' : h}`).join('; ')}`);
+      }
       if (values.steps) pids.forEach((p, i) => console.log(`  process ${i}: ${stepsBetween(stepsBefore[i]!, stepsAfter[i]!)}`));
       if (values.threads) {
         threads.forEach((t, i) =>
@@ -278,5 +346,5 @@ try {
   for (const name of names)
     console.log(`${name.padEnd(11)} median ${median(perWrite[name]!).toFixed(0)} µs/write, ÷ one ${(median(perWrite[name]!) / base).toFixed(3)}`);
 } finally {
-  await Promise.allSettled([one.close(), two.close()]);
+  await Promise.allSettled(deployments.map((d) => d.close()));
 }

@@ -355,7 +355,7 @@ async function main(): Promise<void> {
     );
     await step(
       'writes',
-      'Directory writes: SQLite, PostgreSQL with one and with two Directory processes',
+      'Directory writes: SQLite, PostgreSQL with one and with two Directory processes (hand-over on, and off)',
       async () => {
         const writes = await directoryWriteFigures(ctx, {
           work,

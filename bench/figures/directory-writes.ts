@@ -1,7 +1,9 @@
 /**
  * Directory writes (issue 27): signed DID updates accepted per second, and how long a write takes to become
  * visible in resolve, on a Directory-only node with its embedded SQLite ledger, on PostgreSQL with one Directory
- * process, and on PostgreSQL with two Directory processes of one ledger. Each deployment is fresh: it registers
+ * process, and on PostgreSQL with two Directory processes of one ledger — the leader shape, the default since session 39
+ * (the process that does not produce hands its writes to the one that does), and beside it, as information,
+ * `--ledger-hand-over off` (every process admits: the design before). Each deployment is fresh: it registers
  * its DIDs through the SDK, then the load generator sends pre-signed `UpdateService` changes (the next document
  * nonce of each DID, round after round) at 32 connections, split between the processes.
  *
@@ -36,7 +38,8 @@ const BLOCK_TIME_MS = 100;
 export const SERVICE_TYPE = 'BenchService';
 
 export interface Deployment {
-  id: 'sqlite' | 'pg1' | 'pg2';
+  /** `pg2`: two processes of one ledger as `ddn serve` starts them (hand-over on); `pg2_off`: the same with `--ledger-hand-over off`. */
+  id: 'sqlite' | 'pg1' | 'pg2' | 'pg2_off';
   processes: ServiceProcess[];
   close(): Promise<void>;
 }
@@ -138,13 +141,18 @@ export interface WriteFigureOptions {
   pgUrl: string | undefined;
   /** `--cpu-prof`: a V8 CPU profile of each Directory process into `<dir>/writes-<deployment>-<i>`. */
   cpuProfDir?: string;
+  /**
+   * `--ledger-hand-over` of the PostgreSQL processes (issue 39 item 5); unset: `ddn serve`'s default (`on`), except
+   * for `pg2_off`, which is always `off`.
+   */
+  handOver?: 'on' | 'off';
 }
 
 /** The three deployments one after another, each measured and stopped before the next starts. */
 export async function directoryWriteFigures(ctx: BenchContext, o: WriteFigureOptions): Promise<Figure[]> {
   const figures: Figure[] = [];
   const rates = new Map<string, number>();
-  for (const id of ['sqlite', 'pg1', 'pg2'] as const) {
+  for (const id of ['sqlite', 'pg1', 'pg2', 'pg2_off'] as const) {
     if (id !== 'sqlite' && o.pgUrl === undefined) {
       figures.push({ ...figureHead(id), value: null, unit: 'writes/s', unavailable: 'DDN_BENCH_PG_URL is not set' });
       continue;
@@ -163,7 +171,7 @@ export async function directoryWriteFigures(ctx: BenchContext, o: WriteFigureOpt
   for (const f of figures) {
     if (f.value === null || f.extra === undefined) continue;
     if (f.id === 'dir_writes_pg1' && sqlite) f.extra.vs_sqlite = round(f.value / sqlite, 3);
-    if (f.id === 'dir_writes_pg2' && pg1) f.extra.vs_pg1 = round(f.value / pg1, 3);
+    if ((f.id === 'dir_writes_pg2' || f.id === 'dir_writes_pg2_off') && pg1) f.extra.vs_pg1 = round(f.value / pg1, 3);
   }
   return figures;
 }
@@ -172,7 +180,8 @@ function figureHead(id: Deployment['id']): Pick<Figure, 'id' | 'title'> {
   const title = {
     sqlite: 'Directory writes, SQLite (embedded ledger)',
     pg1: 'Directory writes, PostgreSQL, one Directory process',
-    pg2: 'Directory writes, PostgreSQL, two Directory processes',
+    pg2: 'Directory writes, PostgreSQL, two Directory processes (leader shape: writes handed to the producer)',
+    pg2_off: 'Directory writes, PostgreSQL, two Directory processes, --ledger-hand-over off (every process admits)',
   }[id];
   return { id: `dir_writes_${id}`, title };
 }
@@ -180,7 +189,8 @@ function figureHead(id: Deployment['id']): Pick<Figure, 'id' | 'title'> {
 /** A fresh deployment `id` (its own schema on PostgreSQL, dropped by `close`). */
 export async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promise<Deployment> {
   const schema = `bench_w_${randomBytes(5).toString('hex')}`;
-  const db = id === 'sqlite' ? [] : ['--db', o.pgUrl!, '--db-schema', schema];
+  const handOver = id === 'pg2_off' ? 'off' : o.handOver;
+  const db = id === 'sqlite' ? [] : ['--db', o.pgUrl!, '--db-schema', schema, ...(handOver === undefined ? [] : ['--ledger-hand-over', handOver])];
   const start = async (i: number) => {
     const dataDir = join(o.work, `writes-${id}-${i}`);
     mkdirSync(dataDir, { recursive: true });
@@ -195,7 +205,7 @@ export async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promi
     });
   };
   const processes = [await start(0)];
-  if (id === 'pg2') {
+  if (id === 'pg2' || id === 'pg2_off') {
     // the second process of one chain gets the first one's genesis and attestor key, as an operator copies them
     const second = join(o.work, `writes-${id}-1`);
     mkdirSync(second, { recursive: true });

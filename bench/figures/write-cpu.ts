@@ -2,7 +2,10 @@
  * CPU per write with two processes (issue 39, item 5): the server CPU one accepted Directory write cost with two
  * PostgreSQL Directory processes of one ledger, ÷ the same with one, both from the write figures of this run
  * (`dir_writes_pg1`, `dir_writes_pg2`: the Directory processes' CPU over the measured window, read from /proc, ÷
- * their 202s). ≤ 1.2: a second process costs each write little more than one process does.
+ * their 202s). ≤ 1.2: a second process costs each write little more than one process does. The two processes are
+ * the default shape since session 39, the leader shape (the one that does not produce hands its writes to the one
+ * that does); the same ratio with `--ledger-hand-over off` (`dir_writes_pg2_off`: every process admits, the design
+ * before) is given beside it as information (`vs_one_with_hand_over_off`).
  */
 import type { Figure } from '../context.js';
 import { round } from '../proc.js';
@@ -15,9 +18,14 @@ function cpuPerWrite(f: Figure | undefined): number | undefined {
 }
 
 export function cpuPerWriteFigure(writes: readonly Figure[]): Figure {
-  const head = { id: 'dir_writes_cpu_two_vs_one', title: 'CPU per write with two PostgreSQL Directory processes ÷ with one', unit: '×' };
+  const head = {
+    id: 'dir_writes_cpu_two_vs_one',
+    title: 'CPU per write with two PostgreSQL Directory processes (leader shape, hand-over on) ÷ with one',
+    unit: '×',
+  };
   const one = cpuPerWrite(writes.find((f) => f.id === 'dir_writes_pg1'));
   const two = cpuPerWrite(writes.find((f) => f.id === 'dir_writes_pg2'));
+  const off = cpuPerWrite(writes.find((f) => f.id === 'dir_writes_pg2_off'));
   if (one === undefined || two === undefined) return { ...head, value: null, unavailable: 'needs both PostgreSQL write figures (DDN_BENCH_PG_URL)' };
   return {
     ...head,
@@ -25,6 +33,11 @@ export function cpuPerWriteFigure(writes: readonly Figure[]): Figure {
     reference: 'same_run_line',
     referenceValue: 1,
     target: { op: '<=', ratio: 1.2 },
-    extra: { cpu_us_per_write_one: Math.round(one), cpu_us_per_write_two: Math.round(two) },
+    extra: {
+      shape: 'leader (--ledger-hand-over on)',
+      cpu_us_per_write_one: Math.round(one),
+      cpu_us_per_write_two: Math.round(two),
+      ...(off === undefined ? {} : { cpu_us_per_write_two_off: Math.round(off), vs_one_with_hand_over_off: round(off / one, 3) }),
+    },
   };
 }
