@@ -23,6 +23,7 @@ import {
 import { DEFAULT_RESERVE_BYTES } from '../store/storage-guard.js';
 import { DEFAULT_EVENT_BUDGET_PER_OWNER } from '../events/limits.js';
 import { DEFAULT_CONNECTION_SETTINGS as HTTP, type ConnectionSettings } from '../http/connections.js';
+import { DEFAULT_MAX_IN_FLIGHT } from '../http/hand-over.js';
 import { STAGING_DEFAULTS as STAGING } from '../relay/settings.js';
 import { DEFAULT_BODY_BUDGET as BODIES, type BodyBudgetSettings } from '../http/body-budget.js';
 import { DEFAULT_FEED_STREAM_LIMITS as FEED } from '../directory/export-stream.js';
@@ -81,7 +82,7 @@ export interface Config {
    * to the one that does) and `--ledger-peer-url` (where the others reach this process when it produces; null: its
    * Directory's listening URL, unless it listens on every interface). docs/deployment.md, "One writer".
    */
-  readonly ledgerHandOver: { readonly on: boolean; readonly peerUrl: string | null };
+  readonly ledgerHandOver: { readonly on: boolean; readonly peerUrl: string | null; readonly maxInFlight: number };
   readonly chain: {
     /** `--chain-url`: WebSocket endpoints of one chain, tried in turn. */
     readonly urls: readonly string[];
@@ -343,6 +344,13 @@ const OPTIONS: readonly OptionSpec[] = [
     arg: 'on|off',
     default: 'on',
     help: 'with --db: a Directory process that does not produce the blocks hands its signed writes to the one that does (off: it admits them itself)',
+  },
+  {
+    name: 'ledger-hand-over-max',
+    kind: 'value',
+    arg: 'N',
+    default: DEFAULT_MAX_IN_FLIGHT,
+    help: 'with --db: writes handed to the producer at once at most; beyond, this process admits a write itself (a busy producer is not queued behind)',
   },
   {
     name: 'ledger-peer-url',
@@ -820,6 +828,15 @@ class Reader {
     return { ledger: kind, chain: { urls, keyFile: this.string('chain-key', ''), networkFile, networkId } };
   }
 
+  /** `--ledger-hand-over`, `--ledger-peer-url`, `--ledger-hand-over-max`. */
+  handOver(): Config['ledgerHandOver'] {
+    return {
+      on: this.oneOf('ledger-hand-over', ['on', 'off']) === 'on',
+      peerUrl: this.peerUrl('ledger-peer-url'),
+      maxInFlight: this.int('ledger-hand-over-max', 1, 4096),
+    };
+  }
+
   /** One http(s) origin (`http://host:port`, no path), or null when not given. */
   peerUrl(name: string): string | null {
     const urls = this.urls(name);
@@ -942,7 +959,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ...r.ledger(roles),
     ledgerCacheBytes: r.int('ledger-cache-bytes', MIN_LEDGER_CACHE_BYTES, 2 ** 40),
     ledgerAdmissionWaitMs: r.int('ledger-admission-wait-ms', 0, 1000),
-    ledgerHandOver: { on: r.oneOf('ledger-hand-over', ['on', 'off']) === 'on', peerUrl: r.peerUrl('ledger-peer-url') },
+    ledgerHandOver: r.handOver(),
     logLevel: r.oneOf('log-level', LOG_LEVELS),
     logFormat: r.oneOf('log-format', LOG_FORMATS),
     accessLog: r.bool('access-log'),

@@ -322,10 +322,10 @@ export class NodeMetrics {
    * held, summed over every process and divided by the wall time, is how busy the lock is.
    */
   /** Writes handed to the producer, admitted here after a failed hand-over, and taken from other processes. */
-  watchHandOver(handOver: { readonly counts: Readonly<{ handed: number; failed: number; taken: number }> }): void {
+  watchHandOver(handOver: { readonly counts: Readonly<{ handed: number; failed: number; busy: number; taken: number }> }): void {
     this.countedBy(
       'ddn_ledger_hand_overs_total',
-      'Signed writes handed over between Directory processes, by outcome: handed (answered by the producer), failed (admitted here after the hop failed), taken (from another process)',
+      'Signed writes handed over between Directory processes, by outcome: handed (answered by the producer), failed (admitted here after the hop failed), busy (admitted here: --ledger-hand-over-max in flight), taken (from another process)',
       'outcome',
       () => ({ ...handOver.counts }),
     );

@@ -86,7 +86,7 @@ export async function openLedger(ctx: NodeContext, dataDir: NodeDataDir, storage
 export function openHandOver(ctx: NodeContext, backend: LedgerBackend): HandOver | undefined {
   const sync = backend.sync;
   if (sync === undefined || !runs(ctx, 'directory')) return undefined;
-  const handOver = new HandOver({ source: sync });
+  const handOver = new HandOver({ source: sync, maxInFlight: ctx.config.ledgerHandOver.maxInFlight });
   ctx.metrics.watchHandOver(handOver);
   ctx.lifecycle.add({ name: 'hand-over', stop: () => handOver.close() });
   return handOver;

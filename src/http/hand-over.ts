@@ -49,6 +49,8 @@ export interface HandOverCounts {
   handed: number;
   /** Handed, but admitted here: the hop failed. */
   failed: number;
+  /** Admitted here without a hop: as many were in flight to the producer as allowed (it is busy). */
+  busy: number;
   /** Taken from another process. */
   taken: number;
 }
@@ -93,16 +95,28 @@ export interface HandOverOptions {
   timeoutMs?: number;
   /** Connections to the producer at most (default 64). */
   connections?: number;
+  /**
+   * Hand-overs in flight at most (default {@link DEFAULT_MAX_IN_FLIGHT}): beyond, a write is admitted here. A busy
+   * producer answers slower, so more of its hand-overs are in flight at once: the writes it cannot take at its pace
+   * are then admitted where they arrive, and a saturated deployment admits on every process.
+   */
+  maxInFlight?: number;
 }
+
+/** The default of {@link HandOverOptions.maxInFlight}. */
+export const DEFAULT_MAX_IN_FLIGHT = 16;
 
 /** One process's hand-overs: recognising those it takes, and handing its own writes on. */
 export class HandOver {
-  readonly counts: HandOverCounts = { handed: 0, failed: 0, taken: 0 };
+  readonly counts: HandOverCounts = { handed: 0, failed: 0, busy: 0, taken: 0 };
   private readonly agent: Dispatcher;
   private readonly timeoutMs: number;
+  private readonly maxInFlight: number;
+  private inFlight = 0;
 
   constructor(private readonly o: HandOverOptions) {
     this.timeoutMs = o.timeoutMs ?? 10_000;
+    this.maxInFlight = o.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.agent = new Agent({
       connections: o.connections ?? 64,
       connectTimeout: Math.min(this.timeoutMs, 2_000),
@@ -136,13 +150,32 @@ export class HandOver {
   /**
    * The producer's answer to `req` (whose body, read already, is `body`), when it is to be handed on and the
    * producer answers; undefined when this process is to admit it: it produces, none is known, the request was
-   * handed to it, or the hop failed.
+   * handed to it, as many hand-overs as allowed are in flight, or the hop failed.
    */
   async handOn(req: IncomingMessage, body: Buffer | null, clientAddress: string, requestId: string): Promise<HttpResponse | undefined> {
     if (req.headers[HAND_OVER_HEADER] !== undefined) return undefined;
     const peer = this.o.source.peer();
     const token = this.o.source.token();
     if (peer === undefined || token === undefined) return undefined;
+    if (this.inFlight >= this.maxInFlight) {
+      this.counts.busy++;
+      return undefined;
+    }
+    this.inFlight++;
+    try {
+      return await this.hop(req, body, { peer, token, clientAddress, requestId });
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** One hop: the producer's answer, or undefined (counted, and the source told) when it failed. */
+  private async hop(
+    req: IncomingMessage,
+    body: Buffer | null,
+    o: { peer: HandOverPeer; token: string; clientAddress: string; requestId: string },
+  ): Promise<HttpResponse | undefined> {
+    const { peer, token, clientAddress, requestId } = o;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || NOT_PASSED.has(name)) continue;

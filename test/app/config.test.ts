@@ -211,11 +211,11 @@ describe('loadConfig', () => {
   });
 
   it('hands writes to the producer by default, published at --ledger-peer-url (one origin) when given', () => {
-    assert.deepEqual(loadConfig([], {}).ledgerHandOver, { on: true, peerUrl: null });
-    assert.deepEqual(loadConfig(['--ledger-hand-over', 'off', '--ledger-peer-url', 'http://10.0.0.5:8080/'], {}).ledgerHandOver, {
-      on: false,
-      peerUrl: 'http://10.0.0.5:8080',
-    });
+    assert.deepEqual(loadConfig([], {}).ledgerHandOver, { on: true, peerUrl: null, maxInFlight: 16 });
+    assert.deepEqual(
+      loadConfig(['--ledger-hand-over', 'off', '--ledger-peer-url', 'http://10.0.0.5:8080/', '--ledger-hand-over-max', '4'], {}).ledgerHandOver,
+      { on: false, peerUrl: 'http://10.0.0.5:8080', maxInFlight: 4 },
+    );
     assert.equal(loadConfig([], { DDN_LEDGER_PEER_URL: 'https://dir-1.internal' }).ledgerHandOver.peerUrl, 'https://dir-1.internal');
   });
 
@@ -267,6 +267,7 @@ describe('loadConfig', () => {
     ['--public-relay-url', ['--public-relay-url', 'ftp://relay.example']],
     ['--public-cache-url', ['--public-cache-url', 'https://cache.example/?q=1']],
     ['--ledger-hand-over', ['--ledger-hand-over', 'maybe']],
+    ['--ledger-hand-over-max', ['--ledger-hand-over-max', '0']],
     ['--ledger-peer-url', ['--ledger-peer-url', 'http://dir.example:8080/base']],
     ['--ledger-peer-url', ['--ledger-peer-url', 'http://d1.example,http://d2.example']],
     ['--ledger-peer-url', ['--ledger-peer-url', 'ftp://dir.example']],

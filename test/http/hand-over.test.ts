@@ -35,17 +35,18 @@ const originOf = (s: Server): string => `http://127.0.0.1:${(s.address() as Addr
  * A role server with a write route marked for hand-over (answering who took it and the client key it saw, or a
  * refusal for `{"refuse": true}`) and a read route that is not; `handled` counts the write handler's runs.
  */
-async function role(source: Source, name: string, limits = smallRateLimits({ registration: { points: 100, seconds: 60 } })) {
-  const handOver = new HandOver({ source, timeoutMs: 2000 });
+async function role(source: Source, name: string, limits = smallRateLimits({ registration: { points: 100, seconds: 60 } }), maxInFlight?: number) {
+  const handOver = new HandOver({ source, timeoutMs: 2000, ...(maxInFlight === undefined ? {} : { maxInFlight }) });
   const server: HttpServer = createHttpServer({ name, logger: false, bodyLimitBytes: 4096, tooLargeCode: 'payload_too_large', rateLimits: limits, handOver });
-  const handled = { writes: 0 };
+  const handled = { writes: 0, hold: Promise.resolve() };
   server.add([
     {
       ...routeOf(
         'POST',
         '/things/:id',
-        (ctx) => {
+        async (ctx) => {
           handled.writes++;
+          if ((ctx.body as { slow?: boolean } | undefined)?.slow === true) await handled.hold;
           if ((ctx.body as { refuse?: boolean } | undefined)?.refuse === true) throw new DdnError('ledger_unavailable', 'try later');
           return json(202, { by: name, id: ctx.params.id, client: ctx.clientKey }, { 'x-thing': 'made' });
         },
@@ -95,8 +96,8 @@ describe('handing writes to the producer', () => {
 
     // a route not marked for hand-over stays here
     assert.deepEqual(await (await post(`${follower.url}/reads`, '{}')).json(), { by: 'follower' });
-    assert.deepEqual(follower.handOver.counts, { handed: 2, failed: 0, taken: 0 });
-    assert.deepEqual(producer.handOver.counts, { handed: 0, failed: 0, taken: 2 });
+    assert.deepEqual(follower.handOver.counts, { handed: 2, failed: 0, busy: 0, taken: 0 });
+    assert.deepEqual(producer.handOver.counts, { handed: 0, failed: 0, busy: 0, taken: 2 });
     assert.equal(source.answers, 2);
   });
 
@@ -128,9 +129,30 @@ describe('handing writes to the producer', () => {
     res = await post(`${follower.url}/things/3`, '{}');
     assert.equal(((await res.json()) as { by: string }).by, 'follower');
     assert.equal(stranger.handled.writes, 1, 'it ran the write as a client’s');
-    assert.deepEqual(follower.handOver.counts, { handed: 0, failed: 3, taken: 0 });
+    assert.deepEqual(follower.handOver.counts, { handed: 0, failed: 3, busy: 0, taken: 0 });
     assert.equal(source.failures, 3);
     assert.equal(follower.handled.writes, 3);
+  });
+
+  it('admits a write itself while as many hand-overs as allowed wait for the producer', async () => {
+    const producer = await role(new Source(), 'producer');
+    let release = (): void => undefined;
+    producer.handled.hold = new Promise((resolve) => (release = resolve));
+    const source = new Source();
+    source.producer = { url: producer.url };
+    const follower = await role(source, 'follower', undefined, 1);
+    const slow = post(`${follower.url}/things/slow`, '{"slow":true}');
+    await new Promise<void>((resolve) => {
+      const check = () => (producer.handled.writes === 1 ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    const meanwhile = await post(`${follower.url}/things/next`, '{}');
+    assert.equal(((await meanwhile.json()) as { by: string }).by, 'follower', 'the producer is busy: admitted here');
+    release();
+    assert.equal(((await (await slow).json()) as { by: string }).by, 'producer');
+    assert.deepEqual(follower.handOver.counts, { handed: 1, failed: 0, busy: 1, taken: 0 });
+    // with the hop free again, writes go to the producer
+    assert.equal(((await (await post(`${follower.url}/things/after`, '{}')).json()) as { by: string }).by, 'producer');
   });
 
   it('takes a hand-over only with the token: a forged one is a client’s request, counted against the sender', async () => {
