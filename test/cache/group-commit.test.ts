@@ -69,12 +69,17 @@ describe('SqliteMailboxStore write path', () => {
     }
   });
 
-  it("writes on a thread of its own by default, on the caller's thread when asked", async () => {
-    for (const inThreadWriter of [false, true]) {
-      const store = SqliteMailboxStore.open(join(dir, `thread-${inThreadWriter}.sqlite`), { inThreadWriter });
+  it("writes on the event loop's connection by default (the WAL fsynced off it), on a thread of its own or under FULL when asked", async () => {
+    const modes = [
+      [{}, 'MailboxLoopWriter'],
+      [{ writerThread: true }, 'WorkerWriter'],
+      [{ inThreadWriter: true }, 'InThreadOpWriter'],
+    ] as const;
+    for (const [i, [options, kind]] of modes.entries()) {
+      const store = SqliteMailboxStore.open(join(dir, `thread-${i}.sqlite`), options);
       try {
         const writer = (store as unknown as { writer: object }).writer;
-        assert.equal(writer.constructor.name, inThreadWriter ? 'InThreadOpWriter' : 'WorkerWriter');
+        assert.equal(writer.constructor.name, kind);
         assert.equal((await put(store, entry())).deduped, false);
       } finally {
         await store.close();

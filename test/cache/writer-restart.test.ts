@@ -38,7 +38,10 @@ describe('mailbox writer thread restart', () => {
 
   it('replaces an idle thread that died: earlier and later stores are both kept', async () => {
     const exits: boolean[] = [];
-    const store = SqliteMailboxStore.open(join(dir, 'idle.sqlite'), { writer: { onThreadExit: (_err, restarted) => exits.push(restarted) } });
+    const store = SqliteMailboxStore.open(join(dir, 'idle.sqlite'), {
+      writerThread: true,
+      writer: { onThreadExit: (_err, restarted) => exits.push(restarted) },
+    });
     try {
       const first = entry();
       await put(store, first);
@@ -59,7 +62,7 @@ describe('mailbox writer thread restart', () => {
   });
 
   it('closes cleanly between a death and the restart, and starts no thread after closing', async () => {
-    const store = SqliteMailboxStore.open(join(dir, 'close.sqlite'));
+    const store = SqliteMailboxStore.open(join(dir, 'close.sqlite'), { writerThread: true });
     await put(store, entry());
     await killThread(store);
     await store.close();
@@ -69,7 +72,7 @@ describe('mailbox writer thread restart', () => {
   });
 
   it('fails with 507 exactly the writes the dead thread had not answered; every 202 is stored', async () => {
-    const store = SqliteMailboxStore.open(join(dir, 'busy.sqlite'));
+    const store = SqliteMailboxStore.open(join(dir, 'busy.sqlite'), { writerThread: true });
     try {
       const entries = Array.from({ length: 3000 }, () => entry());
       const outcomes = entries.map((e) =>
@@ -98,7 +101,10 @@ describe('mailbox writer thread restart', () => {
 
   it(`stops restarting after ${MAX_RESTARTS} deaths in a row: writes are then refused with 503`, async () => {
     const exits: boolean[] = [];
-    const store = SqliteMailboxStore.open(join(dir, 'loop.sqlite'), { writer: { onThreadExit: (_err, restarted) => exits.push(restarted) } });
+    const store = SqliteMailboxStore.open(join(dir, 'loop.sqlite'), {
+      writerThread: true,
+      writer: { onThreadExit: (_err, restarted) => exits.push(restarted) },
+    });
     try {
       for (let i = 1; i <= MAX_RESTARTS; i++) {
         await killThread(store);

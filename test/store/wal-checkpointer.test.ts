@@ -169,8 +169,8 @@ describe('SqliteMailboxStore with its checkpointer', () => {
         quotaBytes: null,
       });
     const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: { info: { checkpointerThread?: boolean; cacheKib?: number } } }).writer.info;
-    const small = SqliteMailboxStore.open(join(dir, 'small.sqlite'));
-    const big = SqliteMailboxStore.open(join(dir, 'big.sqlite'), { checkpointerFromBytes: 0 });
+    const small = SqliteMailboxStore.open(join(dir, 'small.sqlite'), { writerThread: true });
+    const big = SqliteMailboxStore.open(join(dir, 'big.sqlite'), { writerThread: true, checkpointerFromBytes: 0 });
     try {
       await put(small);
       await put(big);
@@ -183,6 +183,25 @@ describe('SqliteMailboxStore with its checkpointer', () => {
       assert.equal(writerOf(big).cacheKib, 2 * 1024);
       await put(big);
       assert.equal(writerOf(big).cacheKib, 32 * 1024);
+    } finally {
+      await small.close();
+      await big.close();
+    }
+  });
+
+  it("writing on the event loop, checkpoints are the thread's from the start; the cache grows past the size bound", LIMIT, async () => {
+    const put = (s: SqliteMailboxStore) => s.put({ entry: entry(), nowMs: NOW, chunkWindowMs: 3_600_000, claim: null, quotaBytes: null });
+    const writerOf = (s: SqliteMailboxStore) => (s as unknown as { writer: { info: { checkpointerThread?: boolean; cacheKib?: number } } }).writer.info;
+    const small = SqliteMailboxStore.open(join(dir, 'loop-small.sqlite'));
+    const big = SqliteMailboxStore.open(join(dir, 'loop-big.sqlite'), { checkpointerFromBytes: 0 });
+    try {
+      await put(small);
+      await put(big);
+      assert.equal(writerOf(small).checkpointerThread, true);
+      assert.equal(writerOf(small).cacheKib, 8 * 1024);
+      assert.equal(writerOf(big).cacheKib, 32 * 1024);
+      const inner = (small as unknown as { db: { pragma(p: string, o: { simple: true }): unknown } }).db;
+      assert.equal(inner.pragma('wal_autocheckpoint', { simple: true }), 0, "SQLite's own checkpoints are off");
     } finally {
       await small.close();
       await big.close();

@@ -6,6 +6,7 @@
  */
 import { DdnError } from '../../base/errors.js';
 import type { SqliteDb } from './database.js';
+import { WalSync } from './wal-sync.js';
 
 /** `PRAGMA synchronous` as SQLite reports it: 2 is FULL. */
 const FULL = 2;
@@ -27,6 +28,22 @@ export interface GroupCommitOptions {
    * fsync; on a writer thread (`worker-writer.ts`) from the batch's hand-off to the thread to its answers.
    */
   onCommit?: (seconds: number) => void;
+  /**
+   * The connection's WAL file (`<database>-wal`), for a connection opened with `synchronous = FULL`: commits then run
+   * under NORMAL (no fsync inside COMMIT), and a batch with a synced operation is answered only after an fsync of this
+   * file that began after its commit returned ({@link WalSync}, off this thread): the next batch's statements and
+   * commit run while the last ones' fsync is in progress. Durability is FULL's: a checkpoint syncs the WAL before it
+   * copies it (and the database after), so no frame is overwritten before it is on stable storage. After a failed
+   * fsync the batches it covered fail (507) and COMMIT syncs itself again. Unset: COMMIT syncs itself.
+   */
+  walSyncPath?: string;
+  /** Before each batch's transaction begins, with the bytes it carries (e.g. to size the page cache for it). */
+  beforeBatch?: (bytes: number) => void;
+  /**
+   * After each batch's COMMIT returned (or failed), outside any transaction, before its fsync when the WAL is synced
+   * after commits: checkpoint bookkeeping. What it throws goes to {@link onBatchError}.
+   */
+  afterBatch?: (bytes: number) => void;
 }
 
 interface Pending {
@@ -71,6 +88,10 @@ export class GroupCommitWriter {
   private readonly maxBatchBytes: number;
   /** Whether the connection is relaxed to NORMAL now; undefined when it does not run under FULL. */
   private relaxed: boolean | undefined;
+  /** Syncs the WAL after commits ({@link GroupCommitOptions.walSyncPath}); kept after a failure, to wind down. */
+  private readonly walSync: WalSync | undefined;
+  /** Whether commits are synced by {@link walSync} (false again after an fsync failed). */
+  private syncAfterCommit = false;
 
   constructor(
     private readonly db: SqliteDb,
@@ -87,10 +108,19 @@ export class GroupCommitWriter {
     this.maxBatchOps = options.maxBatchOps ?? 2_000;
     this.maxBatchBytes = options.maxBatchBytes ?? 64 * 1024 * 1024;
     this.relaxed = db.pragma('synchronous', { simple: true }) === FULL ? false : undefined;
+    if (options.walSyncPath !== undefined && this.relaxed !== undefined) {
+      this.walSync = new WalSync(options.walSyncPath, () => this.notifyIdle());
+      this.syncAfterCommit = true;
+    }
   }
 
   /** Committed transactions and the operations they carried (observability; tests check batching with it). */
   readonly stats = { commits: 0, operations: 0 };
+
+  /** fsyncs of the WAL made after commits ({@link GroupCommitOptions.walSyncPath}; else 0). */
+  get walSyncs(): number {
+    return this.walSync?.syncs ?? 0;
+  }
 
   /** Operations waiting for their batch. */
   get pending(): number {
@@ -117,16 +147,22 @@ export class GroupCommitWriter {
 
   /** Resolves once everything queued so far is committed (or failed). */
   settle(): Promise<void> {
-    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  /** Commits what is queued now and refuses later submissions. */
+  /** Commits what is queued now and refuses later submissions; resolves once it is answered. */
   async close(): Promise<void> {
     this.closed = true;
     while (this.queue.length > 0) this.flush();
     this.scheduled = false;
     this.notifyIdle();
+    await this.settle();
+    this.walSync?.close();
+  }
+
+  private isIdle(): boolean {
+    return this.queue.length === 0 && !this.scheduled && this.walSync?.busy !== true;
   }
 
   private schedule(): void {
@@ -141,7 +177,7 @@ export class GroupCommitWriter {
   }
 
   private notifyIdle(): void {
-    if (this.queue.length > 0 || this.scheduled) return;
+    if (!this.isIdle()) return;
     for (const f of this.idle.splice(0)) f();
   }
 
@@ -166,14 +202,34 @@ export class GroupCommitWriter {
     this.relaxed = relaxed;
   }
 
-  /** Runs one batch in one transaction. */
+  /** Runs one batch in one transaction, between the owner's hooks. */
   private flush(): void {
     const batch = this.takeBatch();
     if (batch.length === 0) return;
+    const { beforeBatch, afterBatch } = this.options;
+    if (beforeBatch === undefined && afterBatch === undefined) return this.runBatch(batch);
+    let bytes = 0;
+    for (const p of batch) bytes += p.bytes;
+    // a hook's failure (a cache resize, a checkpoint on a full disk) is reported; the batch runs and is answered by its own outcome
+    this.hook(beforeBatch, bytes);
+    this.runBatch(batch);
+    this.hook(afterBatch, bytes);
+  }
+
+  private hook(f: ((bytes: number) => void) | undefined, bytes: number): void {
+    try {
+      f?.(bytes);
+    } catch (err) {
+      this.options.onBatchError?.(err);
+    }
+  }
+
+  /** Runs one batch in one transaction. */
+  private runBatch(batch: Pending[]): void {
     const outcomes: Outcome[] = [];
     const started = this.options.onCommit === undefined ? 0 : performance.now();
     try {
-      this.setMode(batch.every((p) => !p.sync));
+      this.setMode(this.syncAfterCommit || batch.every((p) => !p.sync));
       this.begin.run();
     } catch (err) {
       for (const p of batch) p.reject(toStorageError(err));
@@ -212,11 +268,23 @@ export class GroupCommitWriter {
     }
     this.stats.commits++;
     this.stats.operations += batch.length;
-    this.options.onCommit?.((performance.now() - started) / 1000);
-    batch.forEach((p, i) => {
-      const o = outcomes[i];
-      if (o.ok) p.resolve(o.value);
-      else p.reject(o.error);
-    });
+    const answer = () => {
+      this.options.onCommit?.((performance.now() - started) / 1000);
+      batch.forEach((p, i) => {
+        const o = outcomes[i];
+        if (o.ok) p.resolve(o.value);
+        else p.reject(o.error);
+      });
+    };
+    if (this.syncAfterCommit && batch.some((p) => p.sync)) this.walSync!.afterCommit((err) => (err === undefined ? answer() : this.syncFailed(batch, err)));
+    else answer();
+  }
+
+  /** The WAL's fsync failed: `batch` may not be on stable storage (507, as a failed commit), and COMMIT syncs from now on. */
+  private syncFailed(batch: Pending[], err: unknown): void {
+    if (this.syncAfterCommit) this.options.onBatchError?.(err);
+    this.syncAfterCommit = false;
+    const failed = new DdnError('insufficient_storage', 'the write could not be persisted');
+    for (const p of batch) p.reject(failed);
   }
 }

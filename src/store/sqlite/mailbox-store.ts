@@ -1,9 +1,10 @@
 /**
  * The Cache's mailbox in its own SQLite file (`<data-dir>/cache.sqlite`, WAL, `synchronous = FULL`): envelopes
  * as received (BLOB, last column so metadata reads never touch it; large ones in 1 MiB parts), chunk sets, and
- * proof/node nonces. Reads run on this connection; every write goes through one {@link OpWriter} — a writer
- * thread with its own connection for a mailbox file — so concurrent stores share a transaction and an fsync,
- * and the event loop keeps serving while that fsync is in progress.
+ * proof/node nonces. Reads run on this connection; every write goes through one {@link OpWriter} — for a mailbox
+ * file, on this connection with the WAL's fsync on libuv's pool (`mailbox-loop-writer.ts`), or on a writer thread
+ * with its own connection (`writerThread`) — so concurrent stores share a transaction and an fsync, and the event
+ * loop keeps serving while that fsync is in progress.
  */
 import { sweepInBatches } from '../../base/periodic-sweeper.js';
 import type {
@@ -47,15 +48,28 @@ import { MailboxWrites } from './mailbox-writes.js';
 import type { OpWriter } from './op-writer.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
+import { GuardedOpWriter } from './guarded-writer.js';
+import { MailboxLoopWriter } from './mailbox-loop-writer.js';
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 
 /** Options of {@link SqliteMailboxStore.open}. */
 export interface SqliteMailboxOptions {
   writer?: WorkerWriterOptions;
-  /** Run writes on the calling thread instead of a writer thread (always so for `:memory:`). */
+  /**
+   * Run writes on the calling thread's connection under `synchronous = FULL`, with SQLite's own checkpoints (always so
+   * for `:memory:`; tests that inject storage faults into that connection).
+   */
   inThreadWriter?: boolean;
-  /** Writer thread: database size from which checkpoints run on a thread of their own (tests lower it). */
+  /**
+   * Run writes on a writer thread with its own connection (`ddn-mailbox-w`), the default before session 39; else a
+   * file's writes run on the calling thread's connection, their fsyncs on libuv's pool (`mailbox-loop-writer.ts`).
+   */
+  writerThread?: boolean;
+  /**
+   * Database size from which the mailbox counts as large (tests lower it): its writer keeps the larger page cache,
+   * and a writer thread's checkpoints move to a thread of their own.
+   */
   checkpointerFromBytes?: number;
   /** Bounds of the per-recipient read cache (`maxBytes` 0: none); default {@link DEFAULT_READ_CACHE_LIMITS}. */
   readCache?: ReadCacheLimits;
@@ -76,6 +90,16 @@ export class SqliteMailboxStore implements MailboxStore {
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
     const db = openSqlite(path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
     const { checkpointerFromBytes } = options;
+    if (path !== ':memory:' && options.inThreadWriter !== true && options.writerThread !== true) {
+      const onLoop = new MailboxLoopWriter(db, path, {
+        ...options.writer,
+        ...(checkpointerFromBytes === undefined ? {} : { largeFromBytes: checkpointerFromBytes }),
+      });
+      const guard = options.guard;
+      const writer =
+        guard === undefined ? onLoop : new GuardedOpWriter<MailboxWriteOp, MailboxWriteResults>(onLoop, { guard, addsData: (op) => op.kind === 'put' });
+      return new SqliteMailboxStore(db, writer, options);
+    }
     const writer = storeWriter<MailboxWriteOp, MailboxWriteResults>(db, path, {
       ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
       runner: (d) => mailboxOpRunner(new MailboxWrites(d)),
