@@ -10,7 +10,9 @@
  *   (every process admits: the design before session 39);
  * - `built`: two processes of one ledger as `ddn serve` starts them (`--ledger-hand-over on`, the default), the
  *   writes split between them: the one that does not produce hands its writes to the one that does
- *   (src/http/hand-over.ts) — the leader shape as built;
+ *   (src/http/hand-over.ts) — the leader shape as built, at most `--ledger-hand-over-max` (16) hand-overs in flight;
+ * - `built<N>` (e.g. `built8`, `built4`): the same with `--ledger-hand-over-max N` (a deployment of its own): beyond N
+ *   hand-overs in flight, the process admits the write itself (outcome `busy`);
  * - `to_producer`: the `split` processes, every write sent to the block producer, the other process only
  *   copying blocks — what the leader shape (one process admits and produces, the others hand writes to it)
  *   costs at best: its hop from the other process to the producer is not in it;
@@ -20,7 +22,8 @@
  *
  * Each two-process deployment is started only when one of its shapes is asked for. After each window of a
  * two-process shape, the hand-overs it made (`ddn_ledger_hand_overs_total` of each process: handed, failed, taken)
- * are printed, and any answer other than `202` is counted by status.
+ * are printed, and any answer other than `202` is counted by status; the summary gives each shape's medians of writes
+ * accepted a second and its hand-overs by outcome over the counted windows.
  *
  * `--warmup S`: each shape's first window, not counted, of S seconds (its processes' JIT and caches: at 150 writes/s
  * the CPU per write still fell by a third over the first four 5-second windows after 2 s, session 39).
@@ -262,13 +265,16 @@ function handOversBetween(before: Record<string, number>, after: Record<string, 
     .join(', ');
 }
 
-type ShapeName = 'one' | 'split' | 'built' | 'to_producer' | 'handed';
-const SHAPES: readonly ShapeName[] = ['one', 'split', 'built', 'to_producer', 'handed'];
-const names = values.shapes.split(',').filter((n): n is ShapeName => (SHAPES as readonly string[]).includes(n));
+/** `one`, `split`, `built`, `built<N>` (`--ledger-hand-over-max N`), `to_producer` or `handed`. */
+type ShapeName = string;
+const SHAPE_NAME = /^(one|split|built([1-9][0-9]{0,3})?|to_producer|handed)$/;
+const names: ShapeName[] = values.shapes.split(',').filter((n) => SHAPE_NAME.test(n));
+const unknown = values.shapes.split(',').filter((n) => !SHAPE_NAME.test(n));
+if (unknown.length > 0) throw new Error(`--shapes: unknown ${unknown.join(', ')} (one, split, built, built<N>, to_producer, handed)`);
 const deployments: Deployment[] = [];
 /** A deployment and its writers, started now. */
-async function started(id: 'pg1' | 'pg2' | 'pg2_off'): Promise<{ d: Deployment; w: Writers }> {
-  const d = await deploy(id, { work, pgUrl });
+async function started(id: 'pg1' | 'pg2' | 'pg2_off', handOverMax?: number): Promise<{ d: Deployment; w: Writers }> {
+  const d = await deploy(id, { work, pgUrl, ...(handOverMax === undefined ? {} : { handOverMax }) });
   deployments.push(d);
   return { d, w: await prepared(d) };
 }
@@ -276,9 +282,8 @@ try {
   const one = await started('pg1');
   // `split`, `to_producer` and `handed`: every process admits (the design before the leader shape was built)
   const off = names.some((n) => n === 'split' || n === 'to_producer' || n === 'handed') ? await started('pg2_off') : undefined;
-  const on = names.includes('built') ? await started('pg2') : undefined;
   const urlsOf = (d: Deployment) => d.processes.map((p) => p.urls.directory);
-  const shapes: Partial<Record<ShapeName, Shape>> = {
+  const shapes: Record<ShapeName, Shape> = {
     one: { ...one, urls: urlsOf(one.d) },
     ...(off === undefined
       ? {}
@@ -288,10 +293,17 @@ try {
           to_producer: { ...off, urls: [urlsOf(off.d)[0]!] },
           handed: { ...off, urls: urlsOf(off.d), handTo: urlsOf(off.d)[0]! },
         }),
-    ...(on === undefined ? {} : { built: { ...on, urls: urlsOf(on.d) } }),
   };
+  // `built`: `ddn serve`'s default cap; `built<N>`: `--ledger-hand-over-max N`, a deployment each
+  for (const name of names.filter((n) => n.startsWith('built'))) {
+    const max = name === 'built' ? undefined : Number(name.slice('built'.length));
+    const on = await started('pg2', max);
+    shapes[name] = { ...on, urls: urlsOf(on.d) };
+  }
   const shapeOf = (name: ShapeName): Shape => shapes[name]!;
-  const perWrite: Record<string, number[]> = Object.fromEntries(SHAPES.map((n) => [n, []]));
+  const perWrite: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const perSecond: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const handedBy: Record<string, Record<string, number>> = Object.fromEntries(names.map((n) => [n, {}]));
   const windows: { shape: string; round: number; pids: number[]; startUs: number; endUs: number; accepted: number }[] = [];
   const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
   // one window of each, not counted: the processes' first writes (JIT, caches)
@@ -319,6 +331,9 @@ try {
       const total = cpu.reduce((a, b) => a + b, 0);
       const us = (total * 1000) / Math.max(1, got.accepted);
       perWrite[name]!.push(us);
+      perSecond[name]!.push(got.accepted / SECONDS);
+      for (const [i, a] of handAfter.entries())
+        for (const [k, v] of Object.entries(a)) handedBy[name]![k] = (handedBy[name]![k] ?? 0) + v - (handBefore[i]![k] ?? 0);
       const statuses = s.w.takeStatuses();
       console.log(
         `round ${r + 1} ${name.padEnd(11)} ${(got.accepted / SECONDS).toFixed(1)} writes/s accepted (${got.refused} refused${statuses === '' ? '' : `: ${statuses}`}), CPU ${cpu.map((c) => c.toFixed(0)).join(' + ')} ms, ${us.toFixed(0)} µs/write, load ${loadavg()[0]!.toFixed(1)}`,
@@ -343,8 +358,15 @@ try {
   if (values.windows !== undefined) writeFileSync(values.windows, JSON.stringify(windows, null, 1));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const base = median(perWrite.one!);
-  for (const name of names)
-    console.log(`${name.padEnd(11)} median ${median(perWrite[name]!).toFixed(0)} µs/write, ÷ one ${(median(perWrite[name]!) / base).toFixed(3)}`);
+  for (const name of names) {
+    const hand = Object.entries(handedBy[name]!)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    console.log(
+      `${name.padEnd(11)} median ${median(perWrite[name]!).toFixed(0)} µs/write, ÷ one ${(median(perWrite[name]!) / base).toFixed(3)}, ${median(perSecond[name]!).toFixed(1)} writes/s accepted (median)${hand === '' ? '' : `; hand-overs in all: ${hand}`}`,
+    );
+  }
 } finally {
   await Promise.allSettled(deployments.map((d) => d.close()));
 }

@@ -93,6 +93,8 @@ interface Args {
   bigDataDir: string | undefined;
   /** resolve_scale's big node: a resolve cache of this many bytes (undefined: the default, sized by memory). */
   bigCacheBytes: number | undefined;
+  /** `--hand-over-max N`: `--ledger-hand-over-max` of the `dir_writes_pg2` processes (unset: the default, 16). */
+  handOverMax: number | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -107,6 +109,7 @@ function parseArgs(argv: string[]): Args {
     bigDids: undefined,
     bigDataDir: undefined,
     bigCacheBytes: undefined,
+    handOverMax: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
@@ -130,6 +133,10 @@ function parseArgs(argv: string[]): Args {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 0) throw new Error('--big-cache-bytes: a whole number of bytes');
       a.bigCacheBytes = n;
+    } else if (x === '--hand-over-max') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n < 1 || n > 4096) throw new Error('--hand-over-max: a whole number of hand-overs from 1 to 4096');
+      a.handOverMax = n;
     } else if (x === '--big-data-dir') {
       a.bigDataDir = argv[++i];
       if (a.bigDataDir === undefined) throw new Error('--big-data-dir: a data directory');
@@ -139,7 +146,7 @@ function parseArgs(argv: string[]): Args {
       a.only = new Set(names as FigureName[]);
     } else
       throw new Error(
-        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--big-dids N] [--big-data-dir DIR] [--big-cache-bytes B] [--cpu-prof] [--no-build] [--keep]`,
+        `unknown option ${x}\nusage: npm run bench -- [--quick] [--only ${FIGURES.join(',')}] [--repeat N] [--stream-minutes M] [--big-dids N] [--big-data-dir DIR] [--big-cache-bytes B] [--hand-over-max N] [--cpu-prof] [--no-build] [--keep]`,
       );
   }
   return a;
@@ -361,6 +368,7 @@ async function main(): Promise<void> {
           work,
           pgUrl: process.env.DDN_BENCH_PG_URL,
           ...(args.cpuProf ? { cpuProfDir: profDir } : {}),
+          ...(args.handOverMax === undefined ? {} : { handOverMax: args.handOverMax }),
         });
         return [...writes, cpuPerWriteFigure(writes)];
       },

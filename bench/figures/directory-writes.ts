@@ -146,6 +146,8 @@ export interface WriteFigureOptions {
    * for `pg2_off`, which is always `off`.
    */
   handOver?: 'on' | 'off';
+  /** `--ledger-hand-over-max` of the `pg2` processes (hand-overs in flight at most); unset: `ddn serve`'s default (16). */
+  handOverMax?: number;
 }
 
 /** The three deployments one after another, each measured and stopped before the next starts. */
@@ -190,26 +192,30 @@ function figureHead(id: Deployment['id']): Pick<Figure, 'id' | 'title'> {
 export async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promise<Deployment> {
   const schema = `bench_w_${randomBytes(5).toString('hex')}`;
   const handOver = id === 'pg2_off' ? 'off' : o.handOver;
-  const db = id === 'sqlite' ? [] : ['--db', o.pgUrl!, '--db-schema', schema, ...(handOver === undefined ? [] : ['--ledger-hand-over', handOver])];
+  const max = id === 'pg2' && o.handOverMax !== undefined ? ['--ledger-hand-over-max', String(o.handOverMax)] : [];
+  const db =
+    id === 'sqlite' ? [] : ['--db', o.pgUrl!, '--db-schema', schema, ...(handOver === undefined ? [] : ['--ledger-hand-over', handOver]), ...max];
+  // a deployment with its own --ledger-hand-over-max has its own directories (a bench may start several)
+  const dir = `writes-${id}${max.length > 0 ? `-max${o.handOverMax}` : ''}`;
   const start = async (i: number) => {
-    const dataDir = join(o.work, `writes-${id}-${i}`);
+    const dataDir = join(o.work, `${dir}-${i}`);
     mkdirSync(dataDir, { recursive: true });
     return ServiceProcess.start({
       dataDir,
       roles: ['directory'],
       ports: { directory: await freePort() },
       blockTimeMs: BLOCK_TIME_MS,
-      logFile: join(o.work, `writes-${id}-${i}.log`),
+      logFile: join(o.work, `${dir}-${i}.log`),
       serveArgs: db,
-      ...(o.cpuProfDir === undefined ? {} : { cpuProfDir: join(o.cpuProfDir, `writes-${id}-${i}`) }),
+      ...(o.cpuProfDir === undefined ? {} : { cpuProfDir: join(o.cpuProfDir, `${dir}-${i}`) }),
     });
   };
   const processes = [await start(0)];
   if (id === 'pg2' || id === 'pg2_off') {
     // the second process of one chain gets the first one's genesis and attestor key, as an operator copies them
-    const second = join(o.work, `writes-${id}-1`);
+    const second = join(o.work, `${dir}-1`);
     mkdirSync(second, { recursive: true });
-    for (const f of [GENESIS_FILE, ATTESTOR_KEY_FILE]) copyFileSync(join(o.work, `writes-${id}-0`, f), join(second, f));
+    for (const f of [GENESIS_FILE, ATTESTOR_KEY_FILE]) copyFileSync(join(o.work, `${dir}-0`, f), join(second, f));
     processes.push(await start(1));
   }
   return {
