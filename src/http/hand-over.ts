@@ -16,6 +16,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
+import type { HandOverPeer, HandOverSource } from '../ports/hand-over-source.js';
 import { jsonPayload, type HttpResponse } from './context.js';
 
 /** The request header of a hand-over, and the response header of one taken. */
@@ -25,23 +26,7 @@ export const HANDED_FOR_HEADER = 'x-ddn-handed-for';
 /** The value of {@link HAND_OVER_HEADER} on the answer to a hand-over that was taken. */
 const TAKEN = 'taken';
 
-/** Where this process's writes go now. */
-export interface HandOverPeer {
-  /** The producer's origin (`http://host:port`); the request's path is appended. */
-  readonly url: string;
-}
-
-/** What the HTTP layer asks of the deployment (src/store/postgres/ledger-sync.ts keeps it). */
-export interface HandOverSource {
-  /** The process to hand writes to now; undefined: this process admits them (it produces, or none is known). */
-  peer(): HandOverPeer | undefined;
-  /** The deployment's shared secret; undefined until it is known (then nothing is handed or recognised). */
-  token(): string | undefined;
-  /** A hand-over to `peer` failed: it is not tried again for a while. */
-  failed(peer: HandOverPeer): void;
-  /** A hand-over to `peer` was answered (reads through this process then copy what the producer took). */
-  answered(peer: HandOverPeer): void;
-}
+export type { HandOverPeer, HandOverSource } from '../ports/hand-over-source.js';
 
 /** Hand-overs by outcome since start (metrics `ddn_ledger_hand_overs_total`). */
 export interface HandOverCounts {

@@ -34,7 +34,7 @@ import { bytesEqual } from '../../base/bytes.js';
 import { DdnError } from '../../base/errors.js';
 import { insufficientStorage, isStorageFailure } from '../../base/storage-errors.js';
 import { SerialQueue } from '../../base/serial-queue.js';
-import type { HandOverPeer, HandOverSource } from '../../http/hand-over.js';
+import type { HandOverPeer, HandOverSource } from '../../ports/hand-over-source.js';
 import { ReplicaStorage } from './replica-storage.js';
 import type { Admission, AdmissionBatch, PoolCoordinator } from '../../ledger/admission-batch.js';
 import type { Ledger } from '../../ledger/chain.js';
