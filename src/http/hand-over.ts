@@ -126,12 +126,6 @@ export class HandOver {
     return handed;
   }
 
-  /** Marks the answer to a request taken from another process, so that process relays it. */
-  markTaken(req: IncomingMessage, r: HttpResponse): HttpResponse {
-    if (this.handedFor(req) === undefined) return r;
-    return { ...r, headers: { ...r.headers, [HAND_OVER_HEADER]: TAKEN } };
-  }
-
   /**
    * The producer's answer to `req` (whose body, read already, is `body`), when it is to be handed on and the
    * producer answers; undefined when this process is to admit it: it produces, none is known, the request was
