@@ -132,7 +132,8 @@ export class HandOver {
    * handed to it, as many hand-overs as allowed are in flight, or the hop failed.
    */
   async handOn(req: IncomingMessage, body: Buffer | null, clientAddress: string, requestId: string): Promise<HttpResponse | undefined> {
-    if (req.headers[HAND_OVER_HEADER] !== undefined) return undefined;
+    // handed here with the token: never handed on again; a forged header is a client's, replaced on the hop
+    if (this.handedFor(req) !== undefined) return undefined;
     const peer = this.o.source.peer();
     const token = this.o.source.token();
     if (peer === undefined || token === undefined) return undefined;

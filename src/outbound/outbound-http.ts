@@ -5,11 +5,12 @@
  * are refused (before connecting, after DNS resolution) unless the node runs with `--allow-private-endpoints`.
  * The Relay, event processing (Send, Call) and the remote Directory lookups (keepalive-json.ts) all go through it.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import tls from 'node:tls';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { isSpecialAddress } from '../protocol/public-endpoint.js';
+import { LookupGate } from './lookup-gate.js';
 
 export type OutboundFailure = 'blocked_address' | 'timeout' | 'network' | 'invalid_url';
 
@@ -52,6 +53,8 @@ export interface OutboundHttpOptions {
   extraCa?: readonly string[];
   /** Fixed host → address answers before DNS (tests only); the address guard still applies. */
   hosts?: Readonly<Record<string, string>>;
+  /** Where names are looked up: the process's {@link systemLookups} unless given (tests give a gate of their own). */
+  lookups?: LookupGate;
   /** Told of every request's result (`2xx`…`5xx`, or the failure code) and duration in seconds (metrics). */
   observe?: (result: string, seconds: number) => void;
 }
@@ -74,10 +77,10 @@ export class OutboundHttp {
     const hosts = this.opts.hosts ?? {};
     return (hostname, options, callback) => {
       const fixed = hosts[hostname.toLowerCase()];
+      const lookups = this.opts.lookups ?? systemLookups();
       const resolve =
         fixed === undefined
-          ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
-              dnsLookup(hostname, { ...options, all: true }, (e, a) => cb(e, a as unknown as LookupAddress[]))
+          ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => lookups.lookup(hostname, familyOf(options), cb)
           : (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
       resolve((err, addresses) => {
         if (err) return callback(err, '', 4);
@@ -147,6 +150,30 @@ export class OutboundHttp {
   close(): void {
     void this.agent.destroy().catch(() => undefined);
   }
+}
+
+/** The address family a connect's lookup options ask for (0: any). */
+function familyOf(options: LookupOneOptions | LookupAllOptions | LookupOptions): number {
+  const f = options.family;
+  return f === 4 || f === 'IPv4' ? 4 : f === 6 || f === 'IPv6' ? 6 : 0;
+}
+
+let system: LookupGate | undefined;
+
+/**
+ * The process's turns at the system resolver (`dns.lookup`, on libuv's pool), shared by every {@link OutboundHttp}:
+ * at most one lookup fewer than the pool has threads (`UV_THREADPOOL_SIZE`, 4 by default) at once, at most 1,000
+ * waiting, each waiting at most 5 s (the connect timeout) — see `lookup-gate.ts`.
+ */
+export function systemLookups(): LookupGate {
+  if (system !== undefined) return system;
+  const poolThreads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  system = new LookupGate((hostname, family, cb) => dnsLookup(hostname, { family, all: true }, cb), {
+    maxInFlight: Math.max(1, poolThreads - 1),
+    maxWaiting: 1_000,
+    waitMs: 5_000,
+  });
+  return system;
 }
 
 /**

@@ -5,14 +5,35 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, open as openAsync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DdnError } from '../../src/base/errors.js';
 import { GroupCommitWriter } from '../../src/store/sqlite/group-commit.js';
 
 const isCode = (code: string) => (e: unknown) => e instanceof DdnError && e.code === code;
+
+/**
+ * Holds every thread of libuv's pool, as DNS lookups that a slow server answers late do: each thread opens a FIFO for
+ * reading, which blocks until a writer opens it. `release()` opens them for writing and waits for the threads.
+ */
+function holdLibuvPool(dir: string): { release(): Promise<void> } {
+  const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+  const fifos = Array.from({ length: threads }, (_, i) => join(dir, `hold-${i}`));
+  for (const f of fifos) execFileSync('mkfifo', [f]);
+  const opened = fifos.map((f) => new Promise<number>((resolve, reject) => openAsync(f, 'r', (err, fd) => (err ? reject(err) : resolve(fd)))));
+  return {
+    async release() {
+      // a reader waits in each open(): opening for writing without blocking succeeds and lets it go
+      const writers = fifos.map((f) => openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+      for (const fd of await Promise.all(opened)) closeSync(fd);
+      for (const fd of writers) closeSync(fd);
+    },
+  };
+}
 
 /** A WAL database under FULL with one table, and a writer syncing `walPath` (its own WAL unless told). */
 function open(path: string, walPath = `${path}-wal`): { db: Database.Database; writer: GroupCommitWriter; errors: unknown[] } {
@@ -119,6 +140,26 @@ describe('group commit, the WAL synced off the thread', () => {
       assert.equal(writer.walSyncs, 0);
       await writer.close();
     } finally {
+      db.close();
+    }
+  });
+
+  it("answers synced writes while every thread of libuv's pool is held (the fsyncs have a thread of their own)", async () => {
+    const { db, writer } = open(join(dir, 'pool-held.sqlite'));
+    const ins = db.prepare('INSERT INTO t (v) VALUES (1)');
+    // the thread is started (its module loaded, which reads files on the pool) and the WAL open, as in a serving node
+    await writer.submit(() => ins.run());
+    const pool = holdLibuvPool(dir);
+    try {
+      // before the pool is let go: a sync on libuv's pool would wait here until the pool is released
+      const writes = Promise.all(Array.from({ length: 5 }, () => writer.submit(() => ins.run())));
+      const stuck = delay(20_000, 'stuck', { ref: false });
+      assert.notEqual(await Promise.race([writes, stuck]), 'stuck', 'the writes waited for the pool');
+      assert.ok(writer.walSyncs >= 2);
+      assert.equal(db.prepare('SELECT COUNT(*) FROM t').pluck().get(), 6);
+    } finally {
+      await pool.release();
+      await writer.close();
       db.close();
     }
   });

@@ -155,7 +155,7 @@ describe('handing writes to the producer', () => {
     assert.equal(((await (await post(`${follower.url}/things/after`, '{}')).json()) as { by: string }).by, 'producer');
   });
 
-  it('takes a hand-over only with the token: a forged one is a client’s request, counted against the sender', async () => {
+  it('takes a hand-over only with the token: a forged one is a client’s request, counted against the sender and handed on as one', async () => {
     const limits = smallRateLimits({ registration: { points: 2, seconds: 60 } });
     const producer = await role(new Source(), 'producer', limits);
     const handed = { 'x-ddn-hand-over': TOKEN, 'x-ddn-handed-for': '198.51.100.7' };
@@ -177,12 +177,19 @@ describe('handing writes to the producer', () => {
     assert.equal(((await answers[0]!.json()) as { client: string }).client, '127.0.0.1');
     assert.equal(producer.handOver.counts.taken, 4);
 
-    // a request that carries the header, token or not, is never handed on again
+    // a request handed with the token is never handed on again; one with a forged header is a client's: handed on,
+    // its header replaced by the token and its address by the one it came from
     const source = new Source();
-    source.producer = { url: producer.url };
+    const open = await role(source, 'open-producer');
+    source.producer = { url: open.url };
     const follower = await role(source, 'follower');
     const res = await post(`${follower.url}/things/loop`, '{}', handed);
     assert.equal(((await res.json()) as { by: string }).by, 'follower');
     assert.equal(follower.handOver.counts.handed, 0);
+    const viaForged = await post(`${follower.url}/things/forged`, '{}', forged);
+    assert.equal(viaForged.status, 202);
+    assert.deepEqual(await viaForged.json(), { by: 'open-producer', id: 'forged', client: '127.0.0.1' });
+    assert.equal(follower.handOver.counts.handed, 1);
+    assert.equal(open.handOver.counts.taken, 1);
   });
 });

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertAccepted, kaOf, keyOf, prepareRegistration, prepareSigned, registrationSubmitBody, type Prepared } from '../support/directory-flows.js';
 import { overHttp, resolves, twoDirectories } from '../support/directory-over-http.js';
-import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { freshPgSchema, ledgerLeaderPid, PG_URL } from '../support/pg.js';
 import { serveScratch, type ServeProcess } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
@@ -34,12 +34,7 @@ if (PG_URL) {
       try {
         const db = ['--db', pg.url, '--db-schema', pg.schema, '--log-level', 'silent', '--block-time-ms', '20'];
         const [d1, d2] = await twoDirectories(tempDir, children, db);
-        const leaderPid = async (): Promise<number | undefined> => {
-          const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
-            `ddn-ledger-leader ${pg.schema} %`,
-          ]);
-          return r.rows.length === 1 ? Number(r.rows[0]!.application_name.split(' ')[2]!.split('@')[0]) : undefined;
-        };
+        const leaderPid = () => ledgerLeaderPid(pg);
         const producerPid = await waitFor('a ledger producer', leaderPid);
         const producer = producerPid === d1.pid ? d1 : d2;
         const other = producer === d1 ? d2 : d1;

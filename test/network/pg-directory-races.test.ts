@@ -20,7 +20,7 @@ import {
   type Reply,
 } from '../support/directory-flows.js';
 import { overHttp, resolves, twoDirectories } from '../support/directory-over-http.js';
-import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { freshPgSchema, ledgerLeaderPid, PG_URL } from '../support/pg.js';
 import { serveScratch } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
@@ -80,12 +80,7 @@ if (PG_URL) {
 
         // The producer killed with SIGKILL while registrations stream through both processes and blocks are made
         // back to back: every registration that got a 202 becomes final through the survivor.
-        const leaderPid = async (): Promise<number | undefined> => {
-          const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
-            `ddn-ledger-leader ${pg.schema} %`,
-          ]);
-          return r.rows.length === 1 ? Number(r.rows[0]!.application_name.split(' ')[2]!.split('@')[0]) : undefined;
-        };
+        const leaderPid = () => ledgerLeaderPid(pg);
         const firstLeader = await waitFor('a ledger leader', leaderPid);
         const victim = firstLeader === d1.pid ? d1 : d2;
         const survivor = victim === d1 ? h2 : h1;

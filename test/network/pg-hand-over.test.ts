@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import type { DirectoryHarness } from '../support/directory-harness.js';
 import { assertAccepted, assertError, prepareRegistration, registrationSubmitBody, type Reply } from '../support/directory-flows.js';
 import { overHttp, resolves, twoDirectories } from '../support/directory-over-http.js';
-import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { freshPgSchema, ledgerLeaderPid, PG_URL } from '../support/pg.js';
 import { serveScratch, type ServeProcess } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
@@ -20,14 +20,6 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => poll(w
 const { tempDir, children } = serveScratch('ddn-pg-hand-over-');
 
 type FreshPgSchema = Awaited<ReturnType<typeof freshPgSchema>>;
-
-/** The pid of the process producing the blocks (its leader session's application name). */
-async function leaderPid(pg: FreshPgSchema): Promise<number | undefined> {
-  const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
-    `ddn-ledger-leader ${pg.schema} %`,
-  ]);
-  return r.rows.length === 1 ? Number(r.rows[0]!.application_name.split(' ')[2]!.split('@')[0]) : undefined;
-}
 
 /** `ddn_ledger_hand_overs_total` of process `p`, by outcome. */
 async function handOvers(p: ServeProcess): Promise<Record<string, number>> {
@@ -40,7 +32,7 @@ async function handOvers(p: ServeProcess): Promise<Record<string, number>> {
 /** The two processes once one produces and the other knows where to hand its writes: [producer, follower]. */
 async function producerAndFollower(pg: FreshPgSchema, db: readonly string[]): Promise<[ServeProcess, ServeProcess]> {
   const [d1, d2] = await twoDirectories(tempDir, children, db);
-  const leader = await waitFor('a ledger leader', () => leaderPid(pg));
+  const leader = await waitFor('a ledger leader', () => ledgerLeaderPid(pg));
   const producer = leader === d1.pid ? d1 : d2;
   const follower = producer === d1 ? d2 : d1;
   await waitFor('the producer published', async () => {
@@ -118,7 +110,7 @@ if (PG_URL) {
         await stream;
         assert.deepEqual(refused, [], 'no write through the follower was refused');
         assert.equal(admitted.length, 60);
-        await waitFor('the follower produces', async () => ((await leaderPid(pg)) === follower.pid ? true : undefined));
+        await waitFor('the follower produces', async () => ((await ledgerLeaderPid(pg)) === follower.pid ? true : undefined));
         for (const d of admitted) await waitFor(`${d} is final`, async () => ((await resolves(hf, d)) ? true : undefined));
         const pending = await pg.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_txs WHERE status = 'pending'");
         assert.equal(pending.rows[0]!.n, 0, 'nothing is left in the shared pool');

@@ -15,7 +15,7 @@ import { makeProfile } from '../../src/protocol/profile.js';
 import { ackSubject } from '../../src/protocol/retrieval-proof.js';
 import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson } from '../cache/http-support.js';
-import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { freshPgSchema, ledgerLeaderPid, PG_URL } from '../support/pg.js';
 import { serveProcess, serveScratch, type ServeProcess } from '../support/serve-process.js';
 import { waitFor as poll } from '../support/wait.js';
 
@@ -40,14 +40,7 @@ if (PG_URL) {
           children.push(p);
           return p;
         };
-        /** The pid of the process whose session holds the leader lock of this schema. */
-        const leaderPid = async (): Promise<number | undefined> => {
-          const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
-            `ddn-ledger-leader ${pg.schema} %`,
-          ]);
-          const names = r.rows.map((x) => x.application_name);
-          return names.length === 1 ? Number(names[0]!.split(' ')[2]!.split('@')[0]) : undefined;
-        };
+        const leaderPid = () => ledgerLeaderPid(pg);
 
         // Two Directories of one chain: the second gets the first's genesis and attestor key, as an operator copies them.
         const d1Dir = tempDir();

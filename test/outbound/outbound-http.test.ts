@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { LookupGate } from '../../src/outbound/lookup-gate.js';
 import { OutboundError, OutboundHttp } from '../../src/outbound/outbound-http.js';
 
 describe('outbound HTTP address guard', () => {
@@ -165,6 +166,38 @@ describe('outbound HTTP address guard', () => {
     assert.deepEqual(await sent({ 'x-request-id': 'mine', accept: 'application/json' }, 'req-2'), ['x-request-id: mine', 'accept: application/json']);
     assert.deepEqual(await sent({ accept: 'application/json', 'X-Request-Id': 'Mine' }, 'req-3'), ['accept: application/json', 'X-Request-Id: Mine']);
     assert.deepEqual(await sent({ accept: 'application/json' }), ['accept: application/json']);
+    out.close();
+  });
+
+  it('connects to other destinations while names of a domain whose DNS does not answer wait for their one turn', async () => {
+    // the outside world's resolver, behind dns.lookup's shape: names under slow.test are never answered
+    const asked: string[] = [];
+    const lookups = new LookupGate(
+      (hostname, _family, cb) => {
+        asked.push(hostname);
+        if (!hostname.endsWith('.slow.test')) setImmediate(() => cb(null, [{ address: '127.0.0.1', family: 4 }]));
+      },
+      { maxInFlight: 2, maxWaiting: 2, waitMs: 300 },
+    );
+    const out = new OutboundHttp({ allowPrivate: true, connectTimeoutMs: 1_000, lookups });
+    const send = (host: string) => out.request({ method: 'POST', url: `http://${host}:${port}/x`, headers: {}, body: Buffer.from('{}'), timeoutMs: 2_000 });
+    const slow = ['a.slow.test', 'b.slow.test', 'c.slow.test'].map((h) =>
+      send(h).then(
+        () => 'answered',
+        (e: unknown) => e,
+      ),
+    );
+    const fast = await send('fast.test');
+    assert.equal(fast.status, 202);
+    const [first, second, third] = await Promise.all(slow);
+    // the name at the resolver: undici's connect timeout; the two waiting for slow.test's turn: not looked up at all
+    assert.ok(first instanceof OutboundError && first.kind === 'timeout', String(first));
+    for (const e of [second, third]) {
+      assert.ok(e instanceof OutboundError && e.kind === 'network' && !e.maybeDelivered, String(e));
+      assert.match(e.message, /not made: no turn within 300 ms/);
+    }
+    assert.deepEqual(asked, ['a.slow.test', 'fast.test']);
+    assert.deepEqual(lookups.refused, { full: 0, waited: 2 });
     out.close();
   });
 

@@ -27,3 +27,14 @@ export async function freshPgSchema(length = 14): Promise<{ pool: PgPool; schema
     },
   };
 }
+
+/**
+ * The pid of the process producing the blocks of `pg`'s schema, read off its leader session's application name
+ * (`ddn-ledger-leader <schema> <pid>@<host>`); undefined while no single process leads.
+ */
+export async function ledgerLeaderPid(pg: { pool: PgPool; schema: string }): Promise<number | undefined> {
+  const r = await pg.pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE application_name LIKE $1', [
+    `ddn-ledger-leader ${pg.schema} %`,
+  ]);
+  return r.rows.length === 1 ? Number(r.rows[0]!.application_name.split(' ')[2]!.split('@')[0]) : undefined;
+}

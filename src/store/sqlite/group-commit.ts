@@ -158,7 +158,7 @@ export class GroupCommitWriter {
     this.scheduled = false;
     this.notifyIdle();
     await this.settle();
-    this.walSync?.close();
+    await this.walSync?.close();
   }
 
   private isIdle(): boolean {

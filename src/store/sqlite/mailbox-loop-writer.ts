@@ -5,7 +5,7 @@
  * turns waited around them were most of a 1 KiB store's latency: bench/HISTORY.md, sessions 32 and 39).
  *
  * Nothing waits for the disk on the loop: COMMIT runs under `synchronous = NORMAL` (it writes the WAL, no fsync) and
- * the WAL is fsynced on libuv's pool (`wal-sync.ts`), one fsync covering every commit made before it began, while
+ * the WAL is fsynced on a thread of its own (`wal-sync.ts`), one fsync covering every commit made before it began, while
  * the loop goes on. A write is answered only after such an fsync — the same durability as `synchronous = FULL` (a
  * checkpoint syncs the WAL before it copies it); a failed fsync fails what it covered with 507 and puts COMMIT back
  * under FULL. Checkpoints run on a thread of their own from the start (`wal-checkpointer.ts`): SQLite's automatic
