@@ -14,6 +14,7 @@ import type { HttpObserver, HttpServer, RequestRecorder } from '../http/server.j
 import { asIs, defineRoute } from '../http/route.js';
 import type { ChainOrderingStatus } from '../chain/substrate-ordering.js';
 import type { Ledger } from '../ledger/chain.js';
+import type { LookupGate } from '../outbound/lookup-gate.js';
 import type { Role } from './config.js';
 import type { BuildInfo } from './version.js';
 
@@ -469,6 +470,33 @@ export class NodeMetrics {
       collect() {
         this.reset();
         this.inc(fanout.droppedAnnouncements);
+      },
+    });
+  }
+
+  /**
+   * The process's outbound DNS lookups (`src/outbound/lookup-gate.ts`), read at each scrape: at the resolver and
+   * waiting for their turn, and those refused one (`full`: 1,000 waited already; `waited`: no turn within 5 s).
+   */
+  watchOutboundLookups(gate: Pick<LookupGate, 'load' | 'refused'>): void {
+    this.gauge(
+      'ddn_outbound_dns_lookups',
+      'Outbound DNS lookups at the system resolver (running) and waiting for their turn (waiting)',
+      (g) => {
+        const { running, waiting } = gate.load;
+        g.set({ state: 'running' }, running);
+        g.set({ state: 'waiting' }, waiting);
+      },
+      ['state'],
+    );
+    new Counter({
+      name: 'ddn_outbound_dns_lookups_refused_total',
+      help: 'Outbound DNS lookups refused a turn at the system resolver: too many waiting (full) or none in time (waited)',
+      labelNames: ['reason'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [reason, n] of Object.entries(gate.refused)) this.inc({ reason }, n);
       },
     });
   }

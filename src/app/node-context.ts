@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../base/clock.js';
 import type { ChainClient } from '../chain/chain-port.js';
+import { systemLookups } from '../outbound/outbound-http.js';
 import { makeProfile, type Profile } from '../protocol/profile.js';
 import type { StoreRetryPolicy } from '../relay/cache-store-client.js';
 import type { FreeSpace } from '../store/storage-guard.js';
@@ -47,6 +48,13 @@ export interface NodeContext {
   readonly lifecycle: Lifecycle;
 }
 
+/** A node's metrics, with the process's outbound DNS lookups (every role may connect out: Relay, event rules). */
+function nodeMetrics(build: BuildInfo): NodeMetrics {
+  const metrics = new NodeMetrics(build);
+  metrics.watchOutboundLookups(systemLookups());
+  return metrics;
+}
+
 /** The context of a node about to be built (logs that it starts). */
 export function nodeContext(config: Config, overrides: NodeOverrides): NodeContext {
   const logger = overrides.logger ?? createLogger(config.logLevel, { format: config.logFormat });
@@ -58,7 +66,7 @@ export function nodeContext(config: Config, overrides: NodeOverrides): NodeConte
     clock: overrides.clock ?? systemClock,
     logger,
     build,
-    metrics: new NodeMetrics(build),
+    metrics: nodeMetrics(build),
     profile: makeProfile(config.profile),
     lifecycle: new Lifecycle((err: unknown) => logger.error({ err }, 'cleanup after failed start')),
   };

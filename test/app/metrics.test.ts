@@ -16,6 +16,7 @@ import { NodeMetrics, registerMetricsRoute } from '../../src/app/metrics.js';
 import { startNode, type RunningNode } from '../../src/app/node.js';
 import { buildInfo } from '../../src/app/version.js';
 import { createHttpServer } from '../../src/http/server.js';
+import { LookupGate } from '../../src/outbound/lookup-gate.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { ackBody, isoSeconds, proofHeaders, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
@@ -117,6 +118,11 @@ describe('GET /metrics after a scripted workload', () => {
     assert.equal(delta(before.relay, after.relay, 'ddn_relay_outbound_duration_seconds_count', { result: '2xx' }), 1, 'one store at the Cache');
     assert.ok(delta(before.relay, after.relay, 'ddn_directory_view_lookups_total', { result: 'miss' }) >= 1);
     assert.equal(total(after.relay, 'ddn_relay_live_sessions'), 0);
+    assert.deepEqual(
+      after.relay.filter((x) => x.name === 'ddn_outbound_dns_lookups').map((x) => x.labels.state),
+      ['running', 'waiting'],
+      "the process's outbound DNS lookups (the Cache is reached by its address: none made)",
+    );
 
     // Cache
     assert.equal(delta(before.cache, after.cache, 'ddn_cache_operations_total', { operation: 'store', outcome: 'ok' }), 1);
@@ -148,6 +154,34 @@ describe('NodeMetrics.watchLiveFanout', () => {
     assert.deepEqual(first, [{ name: 'ddn_relay_live_announcements_dropped_total', labels: {}, value: 0 }]);
     fanout.droppedAnnouncements = 6;
     assert.equal(total(parseExposition(await metrics.text()), 'ddn_relay_live_announcements_dropped_total'), 6);
+  });
+});
+
+describe('NodeMetrics.watchOutboundLookups', () => {
+  it('reports the lookups at the resolver, those waiting for a turn and those refused one, read at each scrape', async () => {
+    const metrics = new NodeMetrics(buildInfo());
+    // a resolver that answers when the test says: the first name holds the one turn, the next waits, the third finds no room
+    const held: ((err: null, addresses: never[]) => void)[] = [];
+    const gate = new LookupGate((_name, _family, cb) => held.push(cb), { maxInFlight: 1, maxWaiting: 1, waitMs: 60_000 });
+    metrics.watchOutboundLookups(gate);
+    const read = async () => parseExposition(await metrics.text()).filter((x) => x.name.startsWith('ddn_outbound_dns_lookups'));
+    assert.deepEqual(await read(), [
+      { name: 'ddn_outbound_dns_lookups', labels: { state: 'running' }, value: 0 },
+      { name: 'ddn_outbound_dns_lookups', labels: { state: 'waiting' }, value: 0 },
+      { name: 'ddn_outbound_dns_lookups_refused_total', labels: { reason: 'full' }, value: 0 },
+      { name: 'ddn_outbound_dns_lookups_refused_total', labels: { reason: 'waited' }, value: 0 },
+    ]);
+    const refused: (string | undefined)[] = [];
+    for (const name of ['a.example', 'b.example', 'c.example']) gate.lookup(name, 0, (err) => refused.push(err?.code));
+    assert.deepEqual(refused, ['EAI_AGAIN']);
+    const samples = await read();
+    assert.equal(total(samples, 'ddn_outbound_dns_lookups', { state: 'running' }), 1);
+    assert.equal(total(samples, 'ddn_outbound_dns_lookups', { state: 'waiting' }), 1);
+    assert.equal(total(samples, 'ddn_outbound_dns_lookups_refused_total', { reason: 'full' }), 1);
+    assert.equal(total(samples, 'ddn_outbound_dns_lookups_refused_total', { reason: 'waited' }), 0);
+    // answered: the waiting name has its turn, then nothing is left
+    while (held.length > 0) held.shift()!(null, []);
+    assert.equal(total(await read(), 'ddn_outbound_dns_lookups', {}), 0);
   });
 });
 
