@@ -59,6 +59,9 @@ export interface OutboundHttpOptions {
   observe?: (result: string, seconds: number) => void;
 }
 
+/** How long establishing a connection may take by default (`connectTimeoutMs`), and a lookup may wait for its turn. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export class OutboundHttp {
   private readonly agent: Agent;
   private readonly maxResponseBytes: number;
@@ -67,7 +70,7 @@ export class OutboundHttp {
     const ca = opts.extraCa !== undefined && opts.extraCa.length > 0 ? [...tls.rootCertificates, ...opts.extraCa] : undefined;
     this.agent = new Agent({
       connections: 64,
-      connect: { lookup: this.guardedLookup(), timeout: opts.connectTimeoutMs ?? 5_000, ...(ca === undefined ? {} : { ca }) },
+      connect: { lookup: this.guardedLookup(), timeout: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, ...(ca === undefined ? {} : { ca }) },
     });
     this.maxResponseBytes = opts.maxResponseBytes ?? 1024 * 1024;
   }
@@ -75,13 +78,11 @@ export class OutboundHttp {
   private guardedLookup(): LookupFunction {
     const allowPrivate = this.opts.allowPrivate;
     const hosts = this.opts.hosts ?? {};
+    const lookups = this.opts.lookups ?? systemLookups();
     return (hostname, options, callback) => {
       const fixed = hosts[hostname.toLowerCase()];
-      const lookups = this.opts.lookups ?? systemLookups();
-      const resolve =
-        fixed === undefined
-          ? (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => lookups.lookup(hostname, familyOf(options), cb)
-          : (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
+      const resolve = (cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void): void =>
+        fixed === undefined ? lookups.lookup(hostname, familyOf(options), cb) : cb(null, [{ address: fixed, family: isIP(fixed) === 6 ? 6 : 4 }]);
       resolve((err, addresses) => {
         if (err) return callback(err, '', 4);
         const list = addresses as unknown as LookupAddress[];
@@ -171,7 +172,7 @@ export function systemLookups(): LookupGate {
   system = new LookupGate((hostname, family, cb) => dnsLookup(hostname, { family, all: true }, cb), {
     maxInFlight: Math.max(1, poolThreads - 1),
     maxWaiting: 1_000,
-    waitMs: 5_000,
+    waitMs: CONNECT_TIMEOUT_MS,
   });
   return system;
 }
