@@ -56,10 +56,15 @@ if (PG_URL) {
         const did = registered[0]!.did;
         const key = keyOf(seeds[0]!);
         for (let round = 0; round < 4; round++) {
-          const [a, b] = await Promise.all([
-            prepareSigned(h1, did, key, 'AddKeyAgreement', { key_agreement: kaOf(did, `ka-${round}-a`, 1) }),
-            prepareSigned(h2, did, key, 'AddKeyAgreement', { key_agreement: kaOf(did, `ka-${round}-b`, 2) }),
-          ]);
+          // Each process prepares from its own replica; the previous round's winner may be final at one and not
+          // yet at the other, so prepare again until both offer the same nonce.
+          const [a, b] = await waitFor(`both processes prepare round ${round} with one nonce`, async () => {
+            const pair = await Promise.all([
+              prepareSigned(h1, did, key, 'AddKeyAgreement', { key_agreement: kaOf(did, `ka-${round}-a`, 1) }),
+              prepareSigned(h2, did, key, 'AddKeyAgreement', { key_agreement: kaOf(did, `ka-${round}-b`, 2) }),
+            ]);
+            return pair[0].request.nonce === pair[1].request.nonce ? pair : undefined;
+          });
           assert.equal(a.request.nonce, b.request.nonce, 'both changes carry the same nonce');
           const [ra, rb] = await Promise.all([submit(h1, a), submit(h2, b)]);
           const winners = [ra, rb].filter((r) => r.status === 202);
