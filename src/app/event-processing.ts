@@ -87,7 +87,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
       await dispatcher.idle();
       outbound.close();
       remotePolicies?.close();
-      runs.close();
+      await runs.close();
     },
   };
 }

@@ -7,7 +7,8 @@
  * (tag and recipient as in resolution); the highest priority wins (first on ties), and its plan's Send and Call
  * steps run with the transition rules of §10.4.2 (any other step counts as a Failure). At most once per (event,
  * message_id, policy_id, rule_id), durably; skipped for `<p>:control` envelopes (loop guard); asynchronous
- * (events are queued and processed one at a time), best-effort, never changing a Cache response.
+ * (events are queued; up to {@link MAX_ACTIVE_EVENTS} are processed at once, each owner's rules one run at a time:
+ * turns.ts), best-effort, never changing a Cache response.
  *
  * Bounded (limits.ts): at most {@link MAX_STEP_RUNS_PER_EVENT} Send/Call runs per event, a per-owner budget of
  * events per minute, and in profile `platform` a Did/Persona rule's Send reaches only its owner; what is dropped
@@ -28,6 +29,7 @@ import { DEFAULT_EVENT_BUDGET_PER_OWNER, DropCounters, MAX_STEP_RUNS_PER_EVENT, 
 import type { EventPolicySource, EventScope } from './policy-source.js';
 import type { EventRunStore } from '../ports/event-run-store.js';
 import { runSend } from './send.js';
+import { OwnerLanes, Slots } from './turns.js';
 import { renderTemplate, type TemplateContext } from './templates.js';
 
 /** What the dispatcher is built from. */
@@ -85,21 +87,47 @@ interface PlanRun {
 /** An event of this node's Cache or Relay. */
 export type { NodeEvent };
 
-/** Events waiting at most (each holds its envelope); later ones are dropped while the queue is full. */
+/** Events waiting or in progress at most (each holds its envelope); later ones are dropped while that many are. */
 export const MAX_QUEUED_EVENTS = 10_000;
+
+/**
+ * Events in progress at once — looking up their policies, or running a rule — each holding at most one outbound
+ * request; the others wait in arrival order. An event waiting for its owner's turn ({@link MAX_WAITING_RUNS_PER_OWNER})
+ * holds none.
+ */
+export const MAX_ACTIVE_EVENTS = 32;
+
+/**
+ * Rule runs of one policy owner waiting behind its run in progress (an owner's rules run one at a time, in event
+ * order); a run beyond them is dropped and counted as `owner_queue_full`.
+ */
+export const MAX_WAITING_RUNS_PER_OWNER = 64;
+
+/** The dispatcher's bounds (tests set smaller ones). */
+export interface DispatcherLimits {
+  maxQueued: number;
+  maxActive: number;
+  maxWaitingPerOwner: number;
+}
 
 /** Runs event-bound rules for the events of this node's roles. */
 export class EventDispatcher {
-  private queue: Promise<void> = Promise.resolve();
   private queued = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly maxQueued: number;
+  private readonly slots: Slots;
+  private readonly lanes: OwnerLanes;
   private readonly counters: DropCounters;
   private readonly budget: OwnerBudget;
   private readonly ruleRuns = { ok: 0, failed: 0 };
 
   constructor(
     private readonly deps: EventDispatcherDeps,
-    private readonly maxQueued = MAX_QUEUED_EVENTS,
+    limits: Partial<DispatcherLimits> = {},
   ) {
+    this.maxQueued = limits.maxQueued ?? MAX_QUEUED_EVENTS;
+    this.slots = new Slots(limits.maxActive ?? MAX_ACTIVE_EVENTS);
+    this.lanes = new OwnerLanes(limits.maxWaitingPerOwner ?? MAX_WAITING_RUNS_PER_OWNER);
     this.counters = new DropCounters(deps.clock, deps.logger);
     this.budget = new OwnerBudget(deps.clock, deps.budgetPerOwnerPerMinute ?? DEFAULT_EVENT_BUDGET_PER_OWNER);
   }
@@ -121,8 +149,8 @@ export class EventDispatcher {
 
   /**
    * Queues the event; returns at once (the Cache or Relay response is never delayed or changed). Processing is
-   * best-effort: while {@link MAX_QUEUED_EVENTS} wait (a Directory that answers slowly or not at all), further
-   * events are dropped and counted rather than held in memory without bound.
+   * best-effort: while {@link MAX_QUEUED_EVENTS} wait or are in progress (a Directory that answers slowly or not at
+   * all), further events are dropped and counted rather than held in memory without bound.
    */
   onEvent(e: NodeEvent): void {
     if (e.tag === this.deps.profile.controlTag) return;
@@ -131,17 +159,46 @@ export class EventDispatcher {
       return;
     }
     this.queued++;
-    this.queue = this.queue
-      .then(() => this.process(e))
-      .catch((err: unknown) => this.deps.logger?.warn({ err, message_id: e.message_id }, 'event processing failed'))
-      .finally(() => {
-        this.queued--;
-      });
+    void this.handle(e);
   }
 
   /** Resolves once every queued event was processed (tests and shutdown). */
   idle(): Promise<void> {
-    return this.queue;
+    if (this.queued === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async handle(e: NodeEvent): Promise<void> {
+    try {
+      await this.slots.take();
+      try {
+        await this.process(e);
+      } finally {
+        this.slots.release();
+      }
+    } catch (err) {
+      this.deps.logger?.warn({ err, message_id: e.message_id }, 'event processing failed');
+    } finally {
+      if (--this.queued === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /**
+   * Waits for `owner`'s turn, stepping aside from the event's slot meanwhile; false (counted) when too many of the
+   * owner's runs already wait. A true answer is followed by {@link OwnerLanes.leave} once the run ended.
+   */
+  private async ownerTurn(owner: string, where: Record<string, unknown>): Promise<boolean> {
+    const turn = this.lanes.enter(owner);
+    if (turn === null) {
+      this.counters.count('owner_queue_full', { owner, ...where });
+      return false;
+    }
+    if (turn !== undefined) {
+      this.slots.release();
+      await turn;
+      await this.slots.take(true);
+    }
+    return true;
   }
 
   private async scopes(e: NodeEvent): Promise<EventScope[]> {
@@ -174,22 +231,27 @@ export class EventDispatcher {
       const policyId = String(policy.policy_id);
       const ruleId = String(rule.id);
       const owner = String(policy.operator_did);
-      if (!this.budget.take(owner)) {
-        this.counters.count('owner_budget', { owner, policy_id: policyId, message_id: e.message_id });
-        continue;
+      if (!(await this.ownerTurn(owner, { policy_id: policyId, message_id: e.message_id }))) continue;
+      try {
+        if (!this.budget.take(owner)) {
+          this.counters.count('owner_budget', { owner, policy_id: policyId, message_id: e.message_id });
+          continue;
+        }
+        if (!(await deps.runs.claim(e.type, e.message_id, policyId, ruleId, deps.clock.nowMs()))) continue;
+        const { envelope, ...event } = e;
+        const context: TemplateContext = {
+          event: { ...event },
+          envelope: { ...envelope },
+          policy: { policy_id: policyId, policy_revision: policy.revision, rule_id: ruleId, scope: policy.scope, operator_did: policy.operator_did },
+          node: this.nodeContext(e),
+        };
+        const run: PlanRun = { scope, operatorDid: policy.operator_did, policyId, ruleId, steps };
+        const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id, run);
+        this.ruleRuns[ok ? 'ok' : 'failed']++;
+        deps.logger?.info({ message_id: e.message_id, policy_id: policyId, rule_id: ruleId, ok }, 'event rule ran');
+      } finally {
+        this.lanes.leave(owner);
       }
-      if (!deps.runs.claim(e.type, e.message_id, policyId, ruleId, deps.clock.nowMs())) continue;
-      const { envelope, ...event } = e;
-      const context: TemplateContext = {
-        event: { ...event },
-        envelope: { ...envelope },
-        policy: { policy_id: policyId, policy_revision: policy.revision, rule_id: ruleId, scope: policy.scope, operator_did: policy.operator_did },
-        node: this.nodeContext(e),
-      };
-      const run: PlanRun = { scope, operatorDid: policy.operator_did, policyId, ruleId, steps };
-      const ok = await this.runPlan(isRecord(rule.action) ? rule.action : {}, context, e.application_id, run);
-      this.ruleRuns[ok ? 'ok' : 'failed']++;
-      deps.logger?.info({ message_id: e.message_id, policy_id: policyId, rule_id: ruleId, ok }, 'event rule ran');
     }
   }
 

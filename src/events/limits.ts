@@ -71,6 +71,8 @@ export interface EventDropCounters {
   queue_full: number;
   /** Rule runs dropped because the policy's owner had used its budget for the minute. */
   owner_budget: number;
+  /** Rule runs dropped because the most of the owner's runs already waited behind its run in progress. */
+  owner_queue_full: number;
   /** Send/Call steps not run because the event had run {@link MAX_STEP_RUNS_PER_EVENT}. */
   step_cap: number;
   /** Send steps not run because the target is not the rule's owner (profile `platform`). */
@@ -82,13 +84,14 @@ export type DropKind = keyof EventDropCounters;
 const MESSAGES: Record<DropKind, string> = {
   queue_full: 'event queue full: events dropped',
   owner_budget: 'event budget of a policy owner used up: events dropped',
+  owner_queue_full: 'event rule runs of a policy owner waiting at most: runs dropped',
   step_cap: 'event ran its most Send/Call steps: further steps not run',
   send_not_consented: 'event rule Send to a DID other than its owner: not run',
 };
 
 /** The counters, with a warn log per kind at most once a minute (carrying the total and the latest context). */
 export class DropCounters {
-  readonly counts: EventDropCounters = { queue_full: 0, owner_budget: 0, step_cap: 0, send_not_consented: 0 };
+  readonly counts: EventDropCounters = { queue_full: 0, owner_budget: 0, owner_queue_full: 0, step_cap: 0, send_not_consented: 0 };
   private readonly lastLog = new Map<DropKind, number>();
 
   constructor(

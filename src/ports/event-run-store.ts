@@ -6,7 +6,10 @@
 
 /** Claims event runs. */
 export interface EventRunStore {
-  /** True the first time (event, message id, policy id, rule id) is claimed, false ever after. */
-  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number): boolean;
-  close(): void;
+  /**
+   * True the first time (event, message id, policy id, rule id) is claimed, false ever after; settles once the
+   * claim is on stable storage (rejects when it could not be stored).
+   */
+  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number): Promise<boolean>;
+  close(): Promise<void>;
 }

@@ -51,7 +51,15 @@ export const HealthSchema = Type.Object(
     ),
     events: Type.Optional(
       Type.Object(
-        { dropped: Type.Object({ queue_full: Type.Integer(), owner_budget: Type.Integer(), step_cap: Type.Integer(), send_not_consented: Type.Integer() }) },
+        {
+          dropped: Type.Object({
+            queue_full: Type.Integer(),
+            owner_budget: Type.Integer(),
+            owner_queue_full: Type.Integer(),
+            step_cap: Type.Integer(),
+            send_not_consented: Type.Integer(),
+          }),
+        },
         { description: 'a node running the Relay or the Cache: events and steps dropped since start, by kind' },
       ),
     ),

@@ -37,7 +37,7 @@ describe('EventDispatcher queue bound', () => {
         },
       },
     } as unknown as EventDispatcherDeps;
-    const d = new EventDispatcher(deps, 2);
+    const d = new EventDispatcher(deps, { maxQueued: 2 });
     for (let i = 0; i < 5; i++) d.onEvent(event(i));
     d.onEvent(event(9, PLATFORM.controlTag));
     assert.equal(d.droppedEvents, 3, 'two held, three dropped; a control envelope is skipped, not counted');

@@ -10,68 +10,20 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ManualClock } from '../../src/base/clock.js';
 import { utf8 } from '../../src/base/bytes.js';
 import { healthBody } from '../../src/app/health.js';
-import { generateX25519KeyPair } from '../../src/crypto/x25519.js';
-import { EventDispatcher } from '../../src/events/dispatcher.js';
 import { MAX_STEP_RUNS_PER_EVENT } from '../../src/events/limits.js';
-import { LedgerPolicySource } from '../../src/events/policy-source.js';
-import type { EventRunStore } from '../../src/ports/event-run-store.js';
-import type { CallHandler } from '../../src/ledger/runtime/dispatch.js';
-import { putPolicyV3 } from '../../src/ledger/runtime/policy-state.js';
-import type { DidView, DirectoryPort } from '../../src/ports/directory-port.js';
-import type { DidDocument } from '../../src/protocol/document.js';
-import type { EventEnvelopeContext } from '../../src/protocol/event-envelope.js';
-import { multibaseX25519 } from '../../src/protocol/keys.js';
 import { policyIdV3 } from '../../src/protocol/policy/policy-id.js';
 import type { DeliveryStep, DeliveryTransition, PolicyRule } from '../../src/protocol/policy/types.js';
 import { makeProfile, PLATFORM, type Profile } from '../../src/protocol/profile.js';
-import { OutboundHttp } from '../../src/outbound/outbound-http.js';
 import type { RelayEvent } from '../../src/relay/service.js';
-import { genesisConfig, Harness } from '../ledger/harness.js';
+import { ledgerDispatcher, relayAccepted } from './event-support.js';
 import { actor, didScope, planAction, policyV3, rule, send } from '../ledger/policy-harness.js';
 
 const OWNER = actor(7);
 const STRANGER = actor(11);
+const event = (n: number): RelayEvent => relayAccepted(OWNER.did, n);
 const OPENPAYLOAD = makeProfile('openpayload');
-
-const event = (n: number): RelayEvent => ({
-  type: 'RelayAccepted',
-  message_id: `m-${n}`,
-  recipient_did: OWNER.did,
-  persona: null,
-  tag: null,
-  application_id: null,
-  chunked: false,
-  message_group_id: null,
-  occurred_at: '2026-11-24T10:00:00Z',
-  envelope: {} as EventEnvelopeContext,
-});
-
-/** Every DID has an X25519 key agreement, so a Send builds its control envelope. */
-function directoryWithKeys(): DirectoryPort {
-  const ka = generateX25519KeyPair();
-  const getDid = async (did: string): Promise<DidView> => {
-    const document: DidDocument = {
-      id: did,
-      verificationMethod: [],
-      authentication: [],
-      keyAgreement: [{ id: `${did}#ka`, type: 'X25519KeyAgreementKey2020', controller: did, publicKeyMultibase: multibaseX25519(ka.publicKey) }],
-      service: [],
-    };
-    return { did, deactivated: false, document, rootPubkey: new Uint8Array(32) };
-  };
-  return { getDid, lookupAlias: async () => null, resolveDelivery: async () => null };
-}
-
-function memoryRuns(): EventRunStore {
-  const seen = new Set<string>();
-  return {
-    claim: (ev, m, p, r) => !seen.has(`${ev}|${m}|${p}|${r}`) && !!seen.add(`${ev}|${m}|${p}|${r}`),
-    close: () => undefined,
-  };
-}
 
 /** A rule bound to RelayAccepted whose Send steps all run (Fork edges from the first). */
 function sendsRule(targets: string[]): PolicyRule {
@@ -105,33 +57,8 @@ describe('event rule limits', () => {
   function setup(profile: Profile, ruleset: PolicyRule[], budget?: number) {
     const scope = didScope(OWNER.did);
     const policy = policyV3(scope, OWNER.did, ruleset, { policyId: policyIdV3(profile, scope) });
-    const seed: CallHandler = (s) => putPolicyV3(s, policy);
-    const h = new Harness({ profile, genesis: genesisConfig({ profile: profile.p }), handlers: { register_application: seed } });
-    for (const a of [OWNER, STRANGER]) h.register(a.did, a.key, { profile });
-    h.apply({ name: 'register_application', args: { applicationId: 'seed', controlDid: OWNER.did, signerKeyId: 'root', signature: new Uint8Array(64) } });
-    const clock = new ManualClock(0);
-    const outbound = new OutboundHttp({ allowPrivate: true });
-    const d = new EventDispatcher({
-      profile,
-      clock,
-      identity: { did: OWNER.did, serviceId: `${OWNER.did}#relay`, sign: () => new Uint8Array(64) } as never,
-      directory: directoryWithKeys(),
-      policies: new LedgerPolicySource(h.ledger),
-      runs: memoryRuns(),
-      outbound,
-      relayUrls: () => [relayUrl],
-      relayEndpoint: () => null,
-      ...(budget === undefined ? {} : { budgetPerOwnerPerMinute: budget }),
-    });
     posted.length = 0;
-    return {
-      d,
-      clock,
-      close: () => {
-        outbound.close();
-        h.close();
-      },
-    };
+    return ledgerDispatcher({ profile, actors: [OWNER, STRANGER], policies: [policy], relayUrl, ...(budget === undefined ? {} : { budget }) });
   }
 
   it('platform: a policy already on the ledger that Sends to a stranger sends nothing to it; its Send to the owner runs', async () => {
@@ -140,9 +67,9 @@ describe('event rule limits', () => {
       s.d.onEvent(event(1));
       await s.d.idle();
       assert.deepEqual(posted, [OWNER.did]);
-      assert.deepEqual(s.d.drops(), { queue_full: 0, owner_budget: 0, step_cap: 0, send_not_consented: 1 });
+      assert.deepEqual(s.d.drops(), { queue_full: 0, owner_budget: 0, step_cap: 0, send_not_consented: 1, owner_queue_full: 0 });
     } finally {
-      s.close();
+      await s.close();
     }
   });
 
@@ -157,7 +84,7 @@ describe('event rule limits', () => {
         await s.d.idle();
         assert.deepEqual(s.d.runs(), runs, target);
       } finally {
-        s.close();
+        await s.close();
       }
     }
   });
@@ -170,7 +97,7 @@ describe('event rule limits', () => {
       assert.deepEqual([...posted].sort(), [OWNER.did, STRANGER.did].sort());
       assert.equal(s.d.drops().send_not_consented, 0);
     } finally {
-      s.close();
+      await s.close();
     }
   });
 
@@ -185,7 +112,7 @@ describe('event rule limits', () => {
       await s.d.idle();
       assert.equal(posted.length, 2 * MAX_STEP_RUNS_PER_EVENT, 'the cap is per event');
     } finally {
-      s.close();
+      await s.close();
     }
   });
 
@@ -213,9 +140,9 @@ describe('event rule limits', () => {
         isReady: () => true,
         eventDrops: () => s.d.drops(),
       });
-      assert.deepEqual(body.events, { dropped: { queue_full: 0, owner_budget: 3, step_cap: 0, send_not_consented: 0 } });
+      assert.deepEqual(body.events, { dropped: { queue_full: 0, owner_budget: 3, owner_queue_full: 0, step_cap: 0, send_not_consented: 0 } });
     } finally {
-      s.close();
+      await s.close();
     }
   });
 });

@@ -261,6 +261,7 @@ export interface paths {
                 dropped: {
                   queue_full: number;
                   owner_budget: number;
+                  owner_queue_full: number;
                   step_cap: number;
                   send_not_consented: number;
                 };
