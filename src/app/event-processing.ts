@@ -46,7 +46,7 @@ export interface EventProcessing {
   readonly dispatcher: EventDispatcher;
   /** Hands over a Relay event (ignored once closing). */
   relayEvent(e: RelayEvent): void;
-  /** Unsubscribes, lets queued events finish, closes the run store and outbound connections. */
+  /** Unsubscribes, lets the rule runs in progress finish (drops the rest), closes the run store and outbound connections. */
   close(): Promise<void>;
 }
 
@@ -84,7 +84,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     async close() {
       closing = true;
       off?.();
-      await dispatcher.idle();
+      await dispatcher.stop();
       outbound.close();
       remotePolicies?.close();
       await runs.close();

@@ -98,8 +98,8 @@ export const MAX_QUEUED_EVENTS = 10_000;
 export const MAX_ACTIVE_EVENTS = 32;
 
 /**
- * Rule runs of one policy owner waiting behind its run in progress (an owner's rules run one at a time, in event
- * order); a run beyond them is dropped and counted as `owner_queue_full`.
+ * Rule runs of one policy owner waiting behind its run in progress (an owner's rules run one at a time, in the order
+ * they ask for their turn); a run beyond them is dropped and counted as `owner_queue_full`.
  */
 export const MAX_WAITING_RUNS_PER_OWNER = 64;
 
@@ -113,6 +113,7 @@ export interface DispatcherLimits {
 /** Runs event-bound rules for the events of this node's roles. */
 export class EventDispatcher {
   private queued = 0;
+  private stopping = false;
   private idleWaiters: (() => void)[] = [];
   private readonly maxQueued: number;
   private readonly slots: Slots;
@@ -153,13 +154,23 @@ export class EventDispatcher {
    * all), further events are dropped and counted rather than held in memory without bound.
    */
   onEvent(e: NodeEvent): void {
-    if (e.tag === this.deps.profile.controlTag) return;
+    if (this.stopping || e.tag === this.deps.profile.controlTag) return;
     if (this.queued >= this.maxQueued) {
       this.counters.count('queue_full', { queued: this.queued });
       return;
     }
     this.queued++;
     void this.handle(e);
+  }
+
+  /**
+   * Stops taking events and starting runs: the events not started yet and the runs waiting for their owner's turn
+   * are dropped (unclaimed); resolves once the runs in progress ended. Shutdown.
+   */
+  stop(): Promise<void> {
+    this.stopping = true;
+    this.slots.open();
+    return this.idle();
   }
 
   /** Resolves once every queued event was processed (tests and shutdown). */
@@ -172,7 +183,7 @@ export class EventDispatcher {
     try {
       await this.slots.take();
       try {
-        await this.process(e);
+        if (!this.stopping) await this.process(e);
       } finally {
         this.slots.release();
       }
@@ -197,6 +208,10 @@ export class EventDispatcher {
       this.slots.release();
       await turn;
       await this.slots.take(true);
+      if (this.stopping) {
+        this.lanes.leave(owner);
+        return false;
+      }
     }
     return true;
   }
@@ -225,6 +240,7 @@ export class EventDispatcher {
     const steps = { left: MAX_STEP_RUNS_PER_EVENT };
     for (const scope of await this.scopes(e)) {
       const policy = await deps.policies.policy(scope);
+      if (this.stopping) return;
       if (policy === null) continue;
       const rule = eventWinner(policy, e.type, e.recipient_did, e.tag);
       if (rule === null) continue;

@@ -14,7 +14,7 @@ export class Slots {
   private readonly resuming: (() => void)[] = [];
   private readonly starting: (() => void)[] = [];
 
-  constructor(private readonly max: number) {}
+  constructor(private max: number) {}
 
   /** Takes a slot: at once when one is free, else once one is handed on. */
   take(first = false): Promise<void> {
@@ -30,6 +30,15 @@ export class Slots {
     const next = this.resuming.shift() ?? this.starting.shift();
     if (next === undefined) this.held--;
     else next();
+  }
+
+  /** Lifts the bound (the owner is stopping): every waiter gets a slot now, and so does every later {@link take}. */
+  open(): void {
+    this.max = Number.POSITIVE_INFINITY;
+    for (const next of [...this.resuming.splice(0), ...this.starting.splice(0)]) {
+      this.held++;
+      next();
+    }
   }
 }
 

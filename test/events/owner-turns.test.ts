@@ -33,15 +33,17 @@ describe('event rules run in turns', () => {
   let relayUrl: string;
   /** Control envelopes answered, by recipient, in arrival order. */
   const answered: string[] = [];
-  /** Control envelopes to SLOW, not answered until the test says so. */
-  const held: ServerResponse[] = [];
+  /** Recipients whose control envelopes the Relay holds, unanswered until the test says so (SLOW unless a test adds one). */
+  const holdFor = new Set<string>();
+  /** The control envelopes held, with their recipients. */
+  const held: { to: string; res: ServerResponse }[] = [];
   before(async () => {
     relay = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const to = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { to: string }).to);
-        if (to === SLOW.did) held.push(res);
+        if (holdFor.has(to)) held.push({ to, res });
         else {
           answered.push(to);
           res.writeHead(202, { 'content-type': 'application/json' }).end('{"success":true}');
@@ -53,16 +55,18 @@ describe('event rules run in turns', () => {
   });
   after(() => new Promise<void>((r) => relay.close(() => r())));
 
-  /** Answers the held control envelopes to SLOW (each counted as answered). */
+  /** Answers the held control envelopes (each counted as answered). */
   const releaseSlow = (): void => {
-    for (const res of held.splice(0)) {
-      answered.push(SLOW.did);
+    for (const { to, res } of held.splice(0)) {
+      answered.push(to);
       res.writeHead(202, { 'content-type': 'application/json' }).end('{"success":true}');
     }
   };
 
   function setup(limits: Partial<DispatcherLimits> = {}) {
     answered.length = 0;
+    holdFor.clear();
+    holdFor.add(SLOW.did);
     const s = ledgerDispatcher({ profile: PLATFORM, actors: [SLOW, FAST, OTHER], policies: [SLOW, FAST, OTHER].map(policyOf), relayUrl, limits });
     return {
       d: s.d,
@@ -133,6 +137,29 @@ describe('event rules run in turns', () => {
       releaseSlow();
       await s.d.idle();
       assert.deepEqual(answered, [SLOW.did, FAST.did]);
+    } finally {
+      await s.close();
+    }
+  });
+  it('stops: the runs in progress end, the events not started and the runs waiting for a turn are dropped unclaimed', async () => {
+    const s = setup({ maxActive: 2 });
+    holdFor.add(FAST.did);
+    try {
+      s.d.onEvent(relayAccepted(SLOW.did, 1));
+      await waitFor('the Send to SLOW reaches the Relay', async () => (held.length === 1 ? true : undefined));
+      s.d.onEvent(relayAccepted(SLOW.did, 2)); // waits for SLOW's turn, holding no slot
+      s.d.onEvent(relayAccepted(FAST.did, 3)); // takes the second slot
+      await waitFor('the Send to FAST reaches the Relay', async () => (held.length === 2 ? true : undefined));
+      s.d.onEvent(relayAccepted(OTHER.did, 4)); // waits for a slot
+      let stopped = false;
+      const stopping = s.d.stop().then(() => (stopped = true));
+      s.d.onEvent(relayAccepted(OTHER.did, 5)); // after stop: ignored
+      for (let k = 0; k < 20; k++) await new Promise((r) => setImmediate(r));
+      assert.equal(stopped, false, 'the runs in progress are waited for');
+      releaseSlow();
+      await stopping;
+      assert.deepEqual([...answered].sort(), [FAST.did, SLOW.did].sort(), 'neither the waiting run nor the events not started ran');
+      assert.equal(held.length, 0);
     } finally {
       await s.close();
     }
