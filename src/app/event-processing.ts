@@ -1,7 +1,8 @@
 /**
  * Wires event processing (http-api.md §10.9) into a node running the Cache or the Relay role: the dispatcher
  * takes the Cache's `CacheStored` events and the Relay's `RelayAccepted` / `RelayDelivered` events, reads policies from this node's ledger or the remote Directory, records its
- * runs in `<data-dir>/events.sqlite`, and sends through its own outbound HTTP (address guard as configured).
+ * runs in `<data-dir>/events.sqlite` (forgetting those of expired envelopes: events/claim-sweep.ts), and sends
+ * through its own outbound HTTP (address guard as configured).
  * Part of the composition root.
  */
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { EventDispatcher } from '../events/dispatcher.js';
 import { HttpPolicySource } from '../adapters/http-policy-source.js';
 import { CachedPolicySource, LedgerPolicySource } from '../events/policy-source.js';
 import { SqliteEventRunStore } from '../store/sqlite/event-run-store.js';
+import { sweepClaims } from '../events/claim-sweep.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { DirectoryPort } from '../ports/directory-port.js';
 import type { NodeIdentity } from '../protocol/node-signature.js';
@@ -74,6 +76,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     budgetPerOwnerPerMinute: o.config.events.budgetPerOwnerPerMinute,
     ...(logger === undefined ? {} : { logger }),
   });
+  const claims = sweepClaims(runs, o.clock, logger === undefined ? {} : { logger });
   const off = o.cache?.events.on('CacheStored', (e) => dispatcher.onEvent(e));
   let closing = false;
   return {
@@ -85,6 +88,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
       closing = true;
       off?.();
       await dispatcher.stop();
+      await claims.stop();
       outbound.close();
       remotePolicies?.close();
       await runs.close();

@@ -73,5 +73,6 @@ export function cacheStoredEvent(env: Envelope, persona: string | null, destinat
     service_id: destination.serviceId,
     endpoint: destination.endpoint,
     envelope: eventEnvelopeContext(env, e.recipientDid),
+    requested_expiry_ms: env.requestedExpiryMs,
   };
 }

@@ -110,6 +110,18 @@ export interface DispatcherLimits {
   maxWaitingPerOwner: number;
 }
 
+/**
+ * How long a run's claim is kept after its envelope's requested expiry, from which every Relay and Cache refuses
+ * the envelope: the margin covers this node's clock being set back.
+ */
+export const CLAIM_KEPT_AFTER_EXPIRY_MS = 3_600_000;
+
+/** The `/event/…` and `/envelope/…` template contexts of `e` (§10.9): its fields, without what only the node reads. */
+export function eventTemplateContext(e: NodeEvent): Pick<TemplateContext, 'event' | 'envelope'> {
+  const { envelope, requested_expiry_ms: _expiry, ...event } = e;
+  return { event: { ...event }, envelope: { ...envelope } };
+}
+
 /** Runs event-bound rules for the events of this node's roles. */
 export class EventDispatcher {
   private queued = 0;
@@ -253,11 +265,10 @@ export class EventDispatcher {
           this.counters.count('owner_budget', { owner, policy_id: policyId, message_id: e.message_id });
           continue;
         }
-        if (!(await deps.runs.claim(e.type, e.message_id, policyId, ruleId, deps.clock.nowMs()))) continue;
-        const { envelope, ...event } = e;
+        const forgetAfterMs = e.requested_expiry_ms + CLAIM_KEPT_AFTER_EXPIRY_MS;
+        if (!(await deps.runs.claim(e.type, e.message_id, policyId, ruleId, deps.clock.nowMs(), forgetAfterMs))) continue;
         const context: TemplateContext = {
-          event: { ...event },
-          envelope: { ...envelope },
+          ...eventTemplateContext(e),
           policy: { policy_id: policyId, policy_revision: policy.revision, rule_id: ruleId, scope: policy.scope, operator_did: policy.operator_did },
           node: this.nodeContext(e),
         };

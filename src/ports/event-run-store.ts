@@ -7,9 +7,15 @@
 /** Claims event runs. */
 export interface EventRunStore {
   /**
-   * True the first time (event, message id, policy id, rule id) is claimed, false ever after; settles once the
-   * claim is on stable storage (rejects when it could not be stored).
+   * True the first time (event, message id, policy id, rule id) is claimed, false ever after (until it is
+   * forgotten, once `forgetAfterMs` passed); settles once the claim is on stable storage (rejects when it could not
+   * be stored).
    */
-  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number): Promise<boolean>;
+  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number, forgetAfterMs: number): Promise<boolean>;
+  /**
+   * Forgets at most `limit` claims whose `forgetAfterMs` is not after `nowMs` (their events cannot happen again);
+   * resolves with how many.
+   */
+  forgetExpired(nowMs: number, limit: number): Promise<number>;
   close(): Promise<void>;
 }

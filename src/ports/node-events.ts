@@ -17,6 +17,8 @@ export interface RelayEvent {
   occurred_at: string;
   /** The envelope's public fields for `/envelope/…` template pointers. */
   envelope: EventEnvelopeContext;
+  /** {@link EventClaimExpiry.requested_expiry_ms}. */
+  requested_expiry_ms: number;
 }
 
 /** A Cache stored a new, non-deduplicated entry. */
@@ -40,6 +42,17 @@ export interface CacheStoredEvent {
   endpoint: string;
   /** The envelope's public fields for `/envelope/…` template pointers. */
   envelope: EventEnvelopeContext;
+  /** {@link EventClaimExpiry.requested_expiry_ms}. */
+  requested_expiry_ms: number;
+}
+
+/** What an event carries besides its §10.9 fields: not part of the `/event/…` template context. */
+export interface EventClaimExpiry {
+  /**
+   * The envelope's requested expiry (`timestamp` + `ttl`, 24 h when absent), ms: from then on every Relay and Cache
+   * refuses it (`envelope_expired`), so the same event cannot happen again and its run's claim may be forgotten.
+   */
+  requested_expiry_ms: number;
 }
 
 /** Every event a node's roles emit. */

@@ -243,6 +243,7 @@ export class RelayService {
         message_group_id: env.chunk?.groupId ?? null,
         occurred_at: isoMs(this.deps.clock.nowMs()),
         envelope: eventEnvelopeContext(env, view.recipient.did),
+        requested_expiry_ms: env.requestedExpiryMs,
       });
     } catch (err) {
       this.logOf(r)?.warn({ err }, 'relay event handler failed');

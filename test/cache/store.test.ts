@@ -325,6 +325,8 @@ describe('POST /cache/store', () => {
         total_chunks: null,
         sender: null,
       },
+      // timestamp + the 24 h ttl: when the envelope can no longer be stored again
+      requested_expiry_ms: Date.parse(env.timestamp as string) + 86_400_000,
     });
     // it is visible to a reader as soon as the event fires (emitted after commit)
     const got = await h.store.getMessage(r.did, env.message_id as string, h.clock.nowMs());

@@ -19,6 +19,7 @@ const event = (n: number, tag: string | null = null): RelayEvent => ({
   message_group_id: null,
   occurred_at: '2026-11-24T10:00:00Z',
   envelope: {} as EventEnvelopeContext,
+  requested_expiry_ms: Date.parse('2026-11-25T10:00:00Z'),
 });
 
 describe('EventDispatcher queue bound', () => {

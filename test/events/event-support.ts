@@ -35,6 +35,7 @@ export const relayAccepted = (recipient: string, n: number): RelayEvent => ({
   message_group_id: null,
   occurred_at: '2026-11-24T10:00:00Z',
   envelope: {} as EventEnvelopeContext,
+  requested_expiry_ms: Date.parse('2026-11-25T10:00:00Z'),
 });
 
 /** Every DID has an X25519 key agreement, so a Send builds its control envelope. */
@@ -54,11 +55,13 @@ export function directoryWithKeys(): DirectoryPort {
 }
 
 /** A run store in a file of its own (`events.sqlite` in a temporary directory), removed by `close`. */
-export function tempRuns(): { runs: SqliteEventRunStore; close: () => Promise<void> } {
+export function tempRuns(): { runs: SqliteEventRunStore; path: string; close: () => Promise<void> } {
   const dir = mkdtempSync(join(tmpdir(), 'ddn-event-runs-'));
-  const runs = SqliteEventRunStore.open(join(dir, 'events.sqlite'));
+  const path = join(dir, 'events.sqlite');
+  const runs = SqliteEventRunStore.open(path);
   return {
     runs,
+    path,
     close: async () => {
       await runs.close();
       rmSync(dir, { recursive: true, force: true });
@@ -80,7 +83,7 @@ export interface LedgerDispatcherOptions {
 }
 
 /** A ledger holding `policies` and a dispatcher reading it, with a real run store; `close` waits for it first. */
-export function ledgerDispatcher(o: LedgerDispatcherOptions): { d: EventDispatcher; clock: ManualClock; close: () => Promise<void> } {
+export function ledgerDispatcher(o: LedgerDispatcherOptions): { d: EventDispatcher; clock: ManualClock; runsPath: string; close: () => Promise<void> } {
   const { profile } = o;
   const first = o.actors[0]!;
   const seed: CallHandler = (s) => {
@@ -108,6 +111,7 @@ export function ledgerDispatcher(o: LedgerDispatcherOptions): { d: EventDispatch
   return {
     d,
     clock,
+    runsPath: runs.path,
     close: async () => {
       await d.idle();
       outbound.close();

@@ -23,18 +23,28 @@ export const EVENT_MIGRATIONS: readonly Migration[] = [
       PRIMARY KEY (event, message_id, policy_id, rule_id)
     )`,
   },
+  {
+    // when a claim may be forgotten (its envelope expired everywhere); NULL, as for the claims made before: kept
+    version: 2,
+    sql: `ALTER TABLE event_runs ADD COLUMN forget_after_ms INTEGER;
+      CREATE INDEX event_runs_forget ON event_runs (forget_after_ms)`,
+  },
 ];
 
 /** {@link EventRunStore} over SQLite: a claim is answered once it is on stable storage. */
 export class SqliteEventRunStore implements EventRunStore {
   private readonly writer: GroupCommitWriter;
   private readonly insert;
+  private readonly forget;
 
   private constructor(
     private readonly db: SqliteDb,
     path: string,
   ) {
-    this.insert = db.prepare('INSERT OR IGNORE INTO event_runs (event, message_id, policy_id, rule_id, claimed_at_ms) VALUES (?, ?, ?, ?, ?)');
+    this.insert = db.prepare(
+      'INSERT OR IGNORE INTO event_runs (event, message_id, policy_id, rule_id, claimed_at_ms, forget_after_ms) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    this.forget = db.prepare('DELETE FROM event_runs WHERE rowid IN (SELECT rowid FROM event_runs WHERE forget_after_ms <= ? LIMIT ?)');
     this.writer = new GroupCommitWriter(db, { walSyncPath: `${path}-wal` });
   }
 
@@ -47,8 +57,13 @@ export class SqliteEventRunStore implements EventRunStore {
     return this.writer.walSyncs;
   }
 
-  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number): Promise<boolean> {
-    return this.writer.submit(() => this.insert.run(event, messageId.toLowerCase(), policyId, ruleId, nowMs).changes === 1);
+  claim(event: string, messageId: string, policyId: string, ruleId: string, nowMs: number, forgetAfterMs: number): Promise<boolean> {
+    return this.writer.submit(() => this.insert.run(event, messageId.toLowerCase(), policyId, ruleId, nowMs, forgetAfterMs).changes === 1);
+  }
+
+  forgetExpired(nowMs: number, limit: number): Promise<number> {
+    // no fsync of its own: a forgotten claim that comes back after a crash is only forgotten again
+    return this.writer.submit(() => this.forget.run(nowMs, limit).changes, 0, false);
   }
 
   async close(): Promise<void> {
