@@ -10,6 +10,7 @@ import { closeSync, constants, mkdtempSync, open as openAsync, openSync, rmSync 
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { DdnError } from '../../src/base/errors.js';
 import { GroupCommitWriter } from '../../src/store/sqlite/group-commit.js';
@@ -160,6 +161,29 @@ describe('group commit, the WAL synced off the thread', () => {
     } finally {
       await pool.release();
       await writer.close();
+      db.close();
+    }
+  });
+  it('a fsync thread that ends fails what waited for it (507) and every later write commits with FULL', async () => {
+    const { db, writer, errors } = open(join(dir, 'thread-ends.sqlite'));
+    try {
+      const ins = db.prepare('INSERT INTO t (v) VALUES (1)');
+      const mode = () => db.pragma('synchronous', { simple: true });
+      assert.equal(await writer.submit(() => (ins.run(), mode())), 1, 'NORMAL while the thread runs');
+      // the thread dies as a crashed one would: ended from outside (the writer keeps it to itself)
+      const thread = (writer as unknown as { walSync: { worker: Worker } }).walSync.worker;
+      await thread.terminate();
+      const after = await Promise.allSettled([writer.submit(() => (ins.run(), mode())), writer.submit(() => (ins.run(), mode()))]);
+      for (const s of after) {
+        assert.equal(s.status, 'rejected', 'committed under NORMAL with no thread left to sync it');
+        assert.ok(isCode('insufficient_storage')(s.reason));
+      }
+      assert.equal(errors.length, 1, 'the loss reported once');
+      assert.equal(await writer.submit(() => (ins.run(), mode())), 2, 'FULL: COMMIT syncs itself');
+      assert.equal(await writer.submit(() => (ins.run(), mode())), 2);
+      await writer.close();
+      assert.equal(db.prepare('SELECT COUNT(*) FROM t').pluck().get(), 5, 'the failed writes were committed, only not answered');
+    } finally {
       db.close();
     }
   });
