@@ -123,6 +123,16 @@ export function openEventProcessing(
   ctx.lifecycle.add({ name: 'events', stop: () => events.close() });
   const { dispatcher } = events;
   metrics.countedBy('ddn_event_drops_total', 'Events and event steps dropped, by reason', 'reason', () => ({ ...dispatcher.drops() }));
+  metrics.gauge(
+    'ddn_events',
+    'Events in progress (active) and waiting for a turn (waiting); past 10,000 in all, new events are dropped',
+    (g) => {
+      const { active, waiting } = dispatcher.load();
+      g.set({ state: 'active' }, active);
+      g.set({ state: 'waiting' }, waiting);
+    },
+    ['state'],
+  );
   metrics.countedBy('ddn_event_rule_runs_total', 'Event rules run, by outcome: ok (the plan succeeded) or failed', 'outcome', () => dispatcher.runs());
   return events;
 }

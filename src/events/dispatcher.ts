@@ -155,6 +155,15 @@ export class EventDispatcher {
     return { ...this.counters.counts };
   }
 
+  /**
+   * Events in progress (looking up policies or running a rule) and waiting (for a slot, or for their owner's turn):
+   * metrics. Together they count against {@link MAX_QUEUED_EVENTS}.
+   */
+  load(): { readonly active: number; readonly waiting: number } {
+    const active = Math.min(this.slots.taken, this.queued);
+    return { active, waiting: this.queued - active };
+  }
+
   /** Event rules run so far, by outcome: `ok` (the plan ended in success) or `failed` (metrics). */
   runs(): { readonly ok: number; readonly failed: number } {
     return { ...this.ruleRuns };

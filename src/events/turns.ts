@@ -32,6 +32,11 @@ export class Slots {
     else next();
   }
 
+  /** Slots held now. */
+  get taken(): number {
+    return this.held;
+  }
+
   /** Lifts the bound (the owner is stopping): every waiter gets a slot now, and so does every later {@link take}. */
   open(): void {
     this.max = Number.POSITIVE_INFINITY;

@@ -88,6 +88,7 @@ describe('event rules run in turns', () => {
       await waitFor("the other owners' Sends are answered", async () => (answered.length === 2 ? true : undefined));
       assert.deepEqual([...answered].sort(), [FAST.did, OTHER.did].sort());
       assert.equal(held.length, 1, "SLOW's second run waits for its first");
+      assert.deepEqual(s.d.load(), { active: 1, waiting: 1 }, "SLOW's run in progress, its second waiting for its turn");
       releaseSlow();
       await waitFor("SLOW's second Send, once its first was answered", async () => (held.length === 1 ? true : undefined));
       releaseSlow();
@@ -134,9 +135,11 @@ describe('event rules run in turns', () => {
       for (let k = 0; k < 20; k++) await new Promise((r) => setImmediate(r));
       await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(answered, []);
+      assert.deepEqual(s.d.load(), { active: 1, waiting: 1 }, "FAST's event waits for the slot");
       releaseSlow();
       await s.d.idle();
       assert.deepEqual(answered, [SLOW.did, FAST.did]);
+      assert.deepEqual(s.d.load(), { active: 0, waiting: 0 });
     } finally {
       await s.close();
     }

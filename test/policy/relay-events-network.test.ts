@@ -107,5 +107,10 @@ describe('Relay events: RelayAccepted and RelayDelivered rules run on the Relay'
     const runs = (outcome: string) => total(metrics, 'ddn_event_rule_runs_total', { outcome }) - total(before, 'ddn_event_rule_runs_total', { outcome });
     assert.equal(runs('ok'), 2, 'two rules ran, each plan succeeded');
     assert.equal(runs('failed'), 0);
+    // nothing left in progress or waiting, and the gauge says so
+    for (const state of ['active', 'waiting']) {
+      const sample = metrics.find((m) => m.name === 'ddn_events' && m.labels.state === state);
+      assert.equal(sample?.value, 0, `ddn_events{state="${state}"}`);
+    }
   });
 });
