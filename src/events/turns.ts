@@ -76,9 +76,4 @@ export class OwnerLanes {
     if (next === undefined) this.lanes.delete(owner);
     else next();
   }
-
-  /** Owners with a run going (observability, tests). */
-  get busy(): number {
-    return this.lanes.size;
-  }
 }
