@@ -5,7 +5,8 @@
  * fsync is not made on the event loop: claims made in one turn commit together under `synchronous = NORMAL`, and
  * each is answered after an fsync of the WAL on the `ddn-wal-sync` thread (`wal-sync.ts`) — the durability of
  * `synchronous = FULL`. Before, every claim synced inside its COMMIT on the loop, and every request of the node
- * waited for the disk once per rule run.
+ * waited for the disk once per rule run. The file keeps SQLite's own checkpoints (every 1,000 WAL pages, inside a
+ * commit): it is small, and a thread for them (`wal-checkpointer.ts`) pays only past a few hundred MiB.
  */
 import type { EventRunStore } from '../../ports/event-run-store.js';
 import { openSqlite, type Migration, type SqliteDb } from './database.js';
