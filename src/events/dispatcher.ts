@@ -126,7 +126,7 @@ export function eventTemplateContext(e: NodeEvent): Pick<TemplateContext, 'event
 export class EventDispatcher {
   private queued = 0;
   private stopping = false;
-  private idleWaiters: (() => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
   private readonly maxQueued: number;
   private readonly slots: Slots;
   private readonly lanes: OwnerLanes;
