@@ -12,18 +12,8 @@ import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
 import { insertPending } from '../../src/store/postgres/ledger-tables.js';
 import { aliasCall, didOf, metaOf, registerCall, rootSigner, seedKey, T0 } from '../ledger/harness.js';
-import { AdmissionLockHolder, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { AdmissionLockHolder, loseSession, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
-
-/** Ends `p`'s notification session from the server side, as a dropped connection would, and waits until it knows. */
-async function deafen(p: PgLedgerProcess): Promise<void> {
-  const sync = p.sync as unknown as { session?: { processID: number } };
-  const pid = sync.session?.processID;
-  assert.ok(pid !== undefined, 'the process listens');
-  await p.pool.query('SELECT pg_terminate_backend($1)', [pid]);
-  for (let i = 0; i < 200 && sync.session !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
-  assert.equal(sync.session, undefined, 'the process lost its session');
-}
 
 const admit = (p: PgLedgerProcess, call: Call) => p.ledger.admit(call, metaOf(call));
 
@@ -54,8 +44,8 @@ if (PG_URL) {
       const d = await pgLedgerDeployment({ pollMs: 60_000 });
       const a = await d.start(0, false);
       const b = await d.start(1, false);
-      await deafen(a);
-      await deafen(b);
+      await loseSession(a);
+      await loseSession(b);
       return {
         a,
         b,

@@ -13,7 +13,7 @@ import { executeCall } from '../../src/ledger/runtime/dispatch.js';
 import { finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
 import { endTransaction } from '../../src/store/postgres/ledger-catch-up.js';
 import { metaOf, patchCall, registerCall, rootSigner, didOf, seedKey, serviceOf, T0 } from '../ledger/harness.js';
-import { AdmissionLockHolder, eventually, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
+import { AdmissionLockHolder, eventually, loseSession, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
 import { ledgerContract, type ContractCluster } from './ledger-contract.js';
 
@@ -653,13 +653,6 @@ if (PG_URL) {
           [`% ${schema} %`],
         )
       ).rows[0]!.n;
-    /** Ends `p`'s session from outside and waits until `p` has seen it go. */
-    async function loseSession(p: PgLedgerProcess): Promise<void> {
-      const sync = p.sync as unknown as { session?: { processID: number } };
-      await p.pool.query('SELECT pg_terminate_backend($1)', [sync.session!.processID]);
-      for (let i = 0; i < 200 && sync.session !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(sync.session, undefined, 'the process lost its session');
-    }
 
     it('connects one session at a time, and leaves none open once closed, also when closed while connecting', async () => {
       // the poll never falls due here: only produceOnce connects

@@ -117,6 +117,19 @@ export async function pgLedgerDeployment(
 }
 
 /** Polls `done` (refreshing every process's view first) until it holds; fails after `maxTries`. */
+/**
+ * Ends `p`'s notification session from the server side, as a dropped connection would, and waits until `p` has seen
+ * it go (the client hears of it when its socket ends: on a loaded machine that can take seconds).
+ */
+export async function loseSession(p: PgLedgerProcess): Promise<void> {
+  const sync = p.sync as unknown as { session?: { processID: number } };
+  const pid = sync.session?.processID;
+  assert.ok(pid !== undefined, 'the process listens');
+  await p.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+  for (let i = 0; i < 3000 && sync.session !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(sync.session, undefined, 'the process lost its session');
+}
+
 export async function eventually(procs: readonly PgLedgerProcess[], done: () => boolean, what: string, maxTries = 400): Promise<void> {
   for (let i = 0; i < maxTries; i++) {
     for (const p of procs) await p.sync.refresh();
