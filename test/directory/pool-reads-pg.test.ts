@@ -27,7 +27,7 @@ function pendingHeardBy(p: PgLedgerProcess): string[] {
 
 /** Waits until `done` holds, without reading any process's pool (a read would copy what it waits for). */
 async function until(done: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 3000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(done(), `never happened: ${what}`);
 }
 
