@@ -182,6 +182,42 @@ if (PG_URL) {
       }
     });
 
+    it('a read right after a 202 whose rows could not join the pool copies them first', async () => {
+      const { b, url, schema, done } = await deaf();
+      const holder = await AdmissionLockHolder.open(url, schema);
+      // the pool changes between the turn under the lock and the join (a block of this process, say): the join fails once
+      const join = b.ledger.joinBatch.bind(b.ledger);
+      let refuse = true;
+      b.ledger.joinBatch = (batch) => {
+        if (!refuse) return join(batch);
+        refuse = false;
+        return false;
+      };
+      try {
+        // as above: both views behind, so the admission takes the turn under the lock
+        await holder.take();
+        await insertPending(holder.client, rowOf(registerCall(didOf(1021), seedKey(61))));
+        const call = registerCall(didOf(1022), seedKey(62));
+        const admitted = admit(b, call);
+        await holder.waiter();
+        await holder.commitAndTake();
+        await insertPending(holder.client, rowOf(registerCall(didOf(1023), seedKey(63))));
+        await holder.waiter();
+        await holder.release();
+        const { txHash } = await admitted;
+        assert.equal(refuse, false, 'the join was refused');
+        assert.equal(b.ledger.txView(txHash), undefined, 'answered before its row joined the pool');
+        // what every Directory read route does first (routes.ts onFreshPool)
+        const fresh = b.ledger.freshPool();
+        assert.notEqual(fresh, undefined, 'a read waits for a catch-up');
+        await fresh;
+        assert.equal(b.ledger.txView(txHash)?.status, 'pending', 'the read shows the change its 202 was for');
+      } finally {
+        await holder.close();
+        await done();
+      }
+    });
+
     it('answers a duplicate seen on the view only once the view is confirmed', async () => {
       const { a, b, done } = await deaf();
       try {

@@ -271,10 +271,13 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
   private producer: HandOverPeer | undefined;
   /** No write is handed over before this time (`Date.now()`): the last hand-over failed. */
   private handOverPausedUntil = 0;
-  /** Writes handed to the producer and answered so far: a read after one copies what the producer took. */
-  private handed = 0;
-  /** {@link handed} when the last catch-up began. */
-  private caughtUpHanded = 0;
+  /**
+   * Writes answered whose rows this pool may lack — handed to the producer and answered, or stored here by a batch
+   * that could not join the pool — so far: a read after one copies them first.
+   */
+  private owed = 0;
+  /** {@link owed} when the last catch-up began. */
+  private caughtUpOwed = 0;
   private readonly locks: LockUses = {
     admission: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
     block: { transactions: 0, waitS: 0, totalS: 0, heldS: 0 },
@@ -335,7 +338,7 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
 
   /** HandOverSource: a hand-over was answered; reads through this process first copy what the producer took. */
   answered(): void {
-    this.handed++;
+    this.owed++;
   }
 
   /** Publishes this process's address as the producer's when it produces, in the queue (between blocks). */
@@ -497,7 +500,7 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
    * comes only from the producer.)
    */
   private unheard(): boolean {
-    return this.caughtUpListening !== this.listening || this.caughtUpHanded !== this.handed || this.announcedUnseen();
+    return this.caughtUpListening !== this.listening || this.caughtUpOwed !== this.owed || this.announcedUnseen();
   }
 
   /**
@@ -661,9 +664,13 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
       return;
     }
     if (startedMs !== undefined) this.lockUsed(this.locks.admission, startedMs, lock, endedAtS);
-    // (a pool that changed meanwhile takes the rows with its next catch-up, asked for here)
+    // (a pool that changed meanwhile takes the rows with its next catch-up, asked for here; a read answered before
+    // it waits for a catch-up of its own, so that a 202 is followed by reads that show its change)
     if (lastSeq > 0 && view !== undefined && this.o.ledger.joinBatch(view)) this.lastPendingSeq = lastSeq;
-    else if (lastSeq > 0) this.requestCatchUp(true);
+    else if (lastSeq > 0) {
+      this.owed++;
+      this.requestCatchUp(true);
+    }
     this.answer(batch, checked!.outcomes);
     if (lastSeq > 0) this.wantBlock();
   }
@@ -700,7 +707,7 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
   private async catchUp(c: pg.ClientBase, prefix = '', blocks = true): Promise<LockTaken | undefined> {
     let lock: LockTaken | undefined;
     const listening = this.listening;
-    const handed = this.handed;
+    const owed = this.owed;
     const announced = this.notifiedPending;
     for (let first = true; ; first = false) {
       const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
@@ -718,7 +725,7 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
       if (blocks) {
         this.replica.caughtUp(this.lastCatchUpMs);
         this.caughtUpListening = listening;
-        this.caughtUpHanded = handed;
+        this.caughtUpOwed = owed;
         this.heardPending = Math.max(this.heardPending, announced);
       }
       if (rows.pending.length > 0) this.wantBlock();
