@@ -160,8 +160,8 @@ export class EventDispatcher {
    * metrics. Together they count against {@link MAX_QUEUED_EVENTS}.
    */
   load(): { readonly active: number; readonly waiting: number } {
-    const active = Math.min(this.slots.taken, this.queued);
-    return { active, waiting: this.queued - active };
+    // every slot held is an event's in progress
+    return { active: this.slots.taken, waiting: this.queued - this.slots.taken };
   }
 
   /** Event rules run so far, by outcome: `ok` (the plan ended in success) or `failed` (metrics). */

@@ -5,7 +5,7 @@
 import type { EventEnvelopeContext } from '../protocol/event-envelope.js';
 
 /** §10.9 events the Relay emits (delivery is never changed by them). */
-export interface RelayEvent {
+export interface RelayEvent extends EventClaimExpiry {
   type: 'RelayAccepted' | 'RelayDelivered';
   message_id: string;
   recipient_did: string;
@@ -17,12 +17,10 @@ export interface RelayEvent {
   occurred_at: string;
   /** The envelope's public fields for `/envelope/…` template pointers. */
   envelope: EventEnvelopeContext;
-  /** {@link EventClaimExpiry.requested_expiry_ms}. */
-  requested_expiry_ms: number;
 }
 
 /** A Cache stored a new, non-deduplicated entry. */
-export interface CacheStoredEvent {
+export interface CacheStoredEvent extends EventClaimExpiry {
   type: 'CacheStored';
   message_id: string;
   recipient_did: string;
@@ -42,8 +40,6 @@ export interface CacheStoredEvent {
   endpoint: string;
   /** The envelope's public fields for `/envelope/…` template pointers. */
   envelope: EventEnvelopeContext;
-  /** {@link EventClaimExpiry.requested_expiry_ms}. */
-  requested_expiry_ms: number;
 }
 
 /** What an event carries besides its §10.9 fields: not part of the `/event/…` template context. */

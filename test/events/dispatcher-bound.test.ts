@@ -4,23 +4,11 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/base/clock.js';
 import { EventDispatcher, type EventDispatcherDeps } from '../../src/events/dispatcher.js';
 import type { EventScope } from '../../src/events/policy-source.js';
-import type { EventEnvelopeContext } from '../../src/protocol/event-envelope.js';
 import { PLATFORM } from '../../src/protocol/profile.js';
 import type { RelayEvent } from '../../src/relay/service.js';
+import { relayAccepted } from './event-support.js';
 
-const event = (n: number, tag: string | null = null): RelayEvent => ({
-  type: 'RelayAccepted',
-  message_id: `m-${n}`,
-  recipient_did: 'did:platform:bob',
-  persona: null,
-  tag,
-  application_id: null,
-  chunked: false,
-  message_group_id: null,
-  occurred_at: '2026-11-24T10:00:00Z',
-  envelope: {} as EventEnvelopeContext,
-  requested_expiry_ms: Date.parse('2026-11-25T10:00:00Z'),
-});
+const event = (n: number, tag: string | null = null): RelayEvent => ({ ...relayAccepted('did:platform:bob', n), tag });
 
 describe('EventDispatcher queue bound', () => {
   it('drops events while its queue is full, and takes them again once it drains', async () => {
