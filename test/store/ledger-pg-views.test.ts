@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { to0x } from '../../src/base/bytes.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
 import { encodeExtrinsic, txHashOf, type Call } from '../../src/ledger/extrinsic.js';
-import { insertPending } from '../../src/store/postgres/ledger-tables.js';
+import { finishTxRows, insertPending, writeBlockRows } from '../../src/store/postgres/ledger-tables.js';
 import { aliasCall, didOf, metaOf, registerCall, rootSigner, seedKey, T0 } from '../ledger/harness.js';
 import { AdmissionLockHolder, loseSession, pgLedgerDeployment, type PgLedgerProcess } from '../support/pg-ledger.js';
 import { PG_URL } from '../support/pg.js';
@@ -246,6 +246,31 @@ if (PG_URL) {
         assert.equal(b.ledger.txView(rx.txHash)?.status, 'finalized', 'the block came with the catch-up, the row never pending at b');
         assert.equal(heard.announcedUnseen(), false, 'nothing announced is left unseen: the next block of b would not catch up first');
       } finally {
+        await done();
+      }
+    });
+
+    it('finds a transaction whose block commits between the reads of a catch-up: pending, or in the block', async () => {
+      const { a, b, url, schema, done } = await deaf();
+      const holder = await AdmissionLockHolder.open(url, schema);
+      try {
+        const rx = await admit(a, registerCall(didOf(1311), seedKey(72)));
+        const built = a.ledger.buildBlock();
+        assert.ok(built);
+        // a block finishing the row, held back from committing while b's catch-up has read the blocks and waits
+        // to read the state writes
+        await holder.client.query('BEGIN; LOCK TABLE ledger_state IN ACCESS EXCLUSIVE MODE');
+        await writeBlockRows(holder.client, built.block, built.writes, built.records, undefined);
+        await finishTxRows(holder.client, built.block.header.number, built.records);
+        const catchUp = b.sync.refresh();
+        await holder.waiter();
+        await holder.release();
+        await catchUp;
+        assert.equal(b.ledger.txView(rx.txHash)?.status, 'pending', 'the catch-up read one snapshot: the row still pending');
+        await b.sync.refresh();
+        assert.equal(b.ledger.txView(rx.txHash)?.status, 'finalized', 'the next catch-up reads the block');
+      } finally {
+        await holder.close();
         await done();
       }
     });

@@ -5,8 +5,10 @@
  * the admission lock in front, so taking the lock and catching up under it costs one round trip, and when nothing
  * changed every statement is an index probe that finds no row.
  *
- * Outside the admission lock the statements see successive snapshots; a block committed between them is skipped
- * (its rows are ignored) and read by the next catch-up, and pending rows are read last, so none is missed.
+ * The reads see one snapshot: outside a transaction they run in a read-only REPEATABLE READ transaction of their
+ * own, since under READ COMMITTED each statement sees its own, and a block committed between the read of the blocks
+ * and that of the pending rows would hide its transactions from both (neither in a block read nor pending). Under
+ * the admission lock no block can commit meanwhile (a block's commit takes the lock).
  */
 import type pg from 'pg';
 import { deserializeStateValue } from '../../ledger/state.js';
@@ -87,32 +89,55 @@ function pendingText(afterSeq: number): string {
     SELECT ${TX_COLUMNS.join(', ')} FROM ledger_txs WHERE status = 'pending' AND seq > ${int(afterSeq)} ORDER BY seq;`;
 }
 
+/** What begins a catch-up's own transaction: its reads see one snapshot. */
+const SNAPSHOT_BEGIN = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY;';
+
 /**
  * The four reads of a catch-up, as one text (integers only); with `limit` 0 only the last, the pending rows' (no
- * block to read: three statements fewer to parse, plan and run).
+ * block to read: three statements fewer to parse, plan and run). `ownSnapshot`: the four in a transaction of their
+ * own, which sees one snapshot (for a catch-up outside any transaction).
  */
-export function catchUpText(from: number, afterSeq: number, limit: number): string {
+export function catchUpText(from: number, afterSeq: number, limit: number, ownSnapshot = false): string {
   if (limit <= 0) return pendingText(afterSeq);
   const lo = int(from);
   const hi = int(from + limit);
-  return `
+  const [begin, end] = ownSnapshot ? [SNAPSHOT_BEGIN, ' COMMIT;'] : ['', ''];
+  return `${begin}
     SELECT * FROM ledger_blocks WHERE number >= ${lo} AND number < ${hi} ORDER BY number;
     SELECT key, block, value FROM ledger_state WHERE block >= ${lo} AND block < ${hi};
     SELECT ${FINISHED_TX_COLUMNS} FROM ledger_txs t
       LEFT JOIN ledger_block_extrinsics e ON e.block_number = t.block_number AND e.block_index = t.block_index
-      WHERE t.finished_block >= ${lo} AND t.finished_block < ${hi} ORDER BY t.finished_block, t.block_index NULLS LAST, t.seq;${pendingText(afterSeq)}`;
+      WHERE t.finished_block >= ${lo} AND t.finished_block < ${hi} ORDER BY t.finished_block, t.block_index NULLS LAST, t.seq;${pendingText(afterSeq)}${end}`;
 }
 
 type Num = string | number;
 
 /**
  * Runs `prefix` (e.g. {@link BEGIN_ADMISSION}) and the catch-up in one round trip. `limit` blocks at most: when
- * as many come back, more may follow.
+ * as many come back, more may follow. `inTransaction`: `c` is in a transaction (or `prefix` begins one), whose
+ * snapshots the reads take; else they run in one of their own.
  */
-export async function readCatchUp(c: pg.ClientBase, from: number, afterSeq: number, limit: number, prefix = ''): Promise<CatchUpRows> {
-  // a multi-statement query answers one result per statement (one statement alone: its result)
-  const answer = (await c.query(prefix + catchUpText(from, afterSeq, limit))) as unknown as pg.QueryResult | pg.QueryResult[];
-  const results = Array.isArray(answer) ? answer : [answer];
+export async function readCatchUp(
+  c: pg.ClientBase,
+  from: number,
+  afterSeq: number,
+  limit: number,
+  prefix = '',
+  inTransaction = prefix !== '',
+): Promise<CatchUpRows> {
+  const ownSnapshot = !inTransaction && limit > 0;
+  let answer: pg.QueryResult | pg.QueryResult[];
+  try {
+    // a multi-statement query answers one result per statement (one statement alone: its result)
+    answer = (await c.query(prefix + catchUpText(from, afterSeq, limit, ownSnapshot))) as unknown as pg.QueryResult | pg.QueryResult[];
+  } catch (e) {
+    // the transaction begun here is left aborted: ended, unless the connection broke (its owner discards it)
+    if (ownSnapshot) await c.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+  const all = Array.isArray(answer) ? answer : [answer];
+  // without the COMMIT's result
+  const results = ownSnapshot ? all.slice(0, -1) : all;
   const reads = limit > 0 ? 4 : 1;
   const pendingRows = results[results.length - 1] as pg.QueryResult<TxRow>;
   const [blockRows, stateRows, txRows] = (limit > 0 ? results.slice(-4, -1) : [{ rows: [] }, { rows: [] }, { rows: [] }]) as [

@@ -709,8 +709,10 @@ export class PgLedgerSync implements PoolCoordinator, HandOverSource {
     const listening = this.listening;
     const owed = this.owed;
     const announced = this.notifiedPending;
+    // a prefix begins a transaction (or takes a lock in one): the reads after its first take its snapshots
+    const inTransaction = prefix !== '';
     for (let first = true; ; first = false) {
-      const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '');
+      const rows = await readCatchUp(c, this.o.ledger.headNumber + 1, this.lastPendingSeq, blocks ? CATCH_UP_BATCH : 0, first ? prefix : '', inTransaction);
       if (first) lock = rows.lock;
       for (const b of rows.blocks) {
         this.o.ledger.applyReplicatedBlock(b.block, b.writes, b.txs, b.serialized);
