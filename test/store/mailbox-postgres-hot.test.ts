@@ -31,9 +31,9 @@ function recordQueries(pool: pg.Pool): string[] {
     const c = await connect();
     if (!wrapped.has(c)) {
       wrapped.add(c);
-      const query = c.query.bind(c) as (text: string, ...rest: unknown[]) => Promise<pg.QueryResult>;
+      const query = c.query.bind(c) as (text: string | { text: string }, ...rest: unknown[]) => Promise<pg.QueryResult>;
       (c as { query: typeof query }).query = (text, ...rest) => {
-        texts.push(text);
+        texts.push(typeof text === 'string' ? text : text.text);
         return query(text, ...rest);
       };
     }

@@ -253,7 +253,7 @@ export class QuotaLeases {
       this.forgetOld(key, nowMs);
     }
     try {
-      await c.query(CALL_LEASED, [holder, ...callValues(recipient, reqs)]);
+      await c.query({ name: 'ddn_cache_put_leased', text: CALL_LEASED, values: [holder, ...callValues(recipient, reqs)] });
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       // not this batch's shape (a nonce taken, an id held): nothing was spent, the lease stays
@@ -280,4 +280,5 @@ export class QuotaLeases {
   }
 }
 
+/** A named statement: each connection parses it once, not at every batch (a call: its plan is the same for any batch). */
 const CALL_LEASED = `SELECT cache_put_leased(${Array.from({ length: 22 }, (_, i) => `$${i + 1}`).join(', ')})`;

@@ -164,6 +164,7 @@ export const CACHE_PUT_NEW_CACHED_PLANS_SQL = `
   END $fn$;
 `;
 
+/** A named statement, as mailbox-leases.ts's `CALL_LEASED`: parsed once per connection, not at every batch. */
 const CALL = `SELECT cache_put_new(${Array.from({ length: 21 }, (_, i) => `$${i + 1}`).join(', ')})`;
 
 /** The parameters of {@link CALL} for a batch into `recipient` (also those of the leased call after its holder). */
@@ -202,7 +203,7 @@ export function callValues(recipient: string, reqs: readonly PutRequest[]): unkn
  */
 export async function putNewInOneTrip(c: pg.ClientBase, recipient: string, reqs: readonly PutRequest[]): Promise<Settled<PutResult>[] | null> {
   try {
-    await c.query(CALL, callValues(recipient, reqs));
+    await c.query({ name: 'ddn_cache_put_new', text: CALL, values: callValues(recipient, reqs) });
   } catch (error) {
     if ((error as { code?: unknown }).code === NOT_TAKEN) return null;
     throw error;
