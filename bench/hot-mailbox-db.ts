@@ -7,7 +7,7 @@
  * `--seconds`, on a fresh schema dropped afterwards.
  *
  * Prints one JSON line: stores/s, PostgreSQL CPU per store (the backends of the database, /proc), the store
- * processes' CPU per store, stores per `cache_put_new` call (`pg_stat_user_functions`), and PostgreSQL's wait
+ * processes' CPU per store, stores per `cache_put_new` or `cache_put_leased` call (`pg_stat_user_functions`), and PostgreSQL's wait
  * events sampled every 20 ms (mean backends in each; `CPU` is active without a wait). Compare trees by running it
  * from each worktree in turn (A B B A): the CPU per store survives a loaded machine better than the rate.
  */
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   const calls = async () => {
     await admin.query('SELECT pg_stat_clear_snapshot()');
     const r = await admin.query<{ c: string }>(
-      `SELECT coalesce(sum(calls), 0) AS c FROM pg_stat_user_functions WHERE funcname = 'cache_put_new' AND schemaname = $1`,
+      `SELECT coalesce(sum(calls), 0) AS c FROM pg_stat_user_functions WHERE funcname IN ('cache_put_new', 'cache_put_leased') AND schemaname = $1`,
       [schema],
     );
     return Number(r.rows[0]!.c);
