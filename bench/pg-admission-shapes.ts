@@ -52,7 +52,7 @@ const before: Statements = async (c, lockKey, rows) => {
 
 /** The Directory's now: lock and catch-up in one round trip, the insert with its NOTIFY and the COMMIT in another. */
 const now: Statements = async (c, lockKey, rows) => {
-  await readCatchUp(c, 1, Number.MAX_SAFE_INTEGER - 1, 100, `BEGIN; SELECT pg_advisory_xact_lock(${lockKey});`);
+  await readCatchUp(c, 1, Number.MAX_SAFE_INTEGER - 1, 100, `BEGIN; SELECT pg_advisory_xact_lock(${lockKey});`, true);
   await Promise.all([insertPendingRows(c, rows, 'bench_shapes'), c.query('COMMIT')]);
 };
 

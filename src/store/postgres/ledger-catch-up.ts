@@ -114,16 +114,16 @@ type Num = string | number;
 
 /**
  * Runs `prefix` (e.g. {@link BEGIN_ADMISSION}) and the catch-up in one round trip. `limit` blocks at most: when
- * as many come back, more may follow. `inTransaction`: `c` is in a transaction (or `prefix` begins one), whose
- * snapshots the reads take; else they run in one of their own.
+ * as many come back, more may follow (`prefix` is then empty for the next reads). `inTransaction`: `c` is in a
+ * transaction (or `prefix` begins one), whose snapshots the reads take; else they run in one of their own.
  */
 export async function readCatchUp(
   c: pg.ClientBase,
   from: number,
   afterSeq: number,
   limit: number,
-  prefix = '',
-  inTransaction = prefix !== '',
+  prefix: string,
+  inTransaction: boolean,
 ): Promise<CatchUpRows> {
   const ownSnapshot = !inTransaction && limit > 0;
   let answer: pg.QueryResult | pg.QueryResult[];
