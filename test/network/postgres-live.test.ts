@@ -18,6 +18,7 @@ import type { DirectoryHarness } from '../support/directory-harness.js';
 import { connectLive, liveHeaders, liveRefusal } from '../support/live.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
+import { waitFor } from '../support/wait.js';
 
 type Body = Record<string, unknown>;
 
@@ -271,6 +272,12 @@ if (PG_URL) {
         await f1.push(did, '{"two":1}');
         await s2.received(1);
         assert.equal(s2.pushed[0]!.text, '{"two":1}');
+        // the bare listener hears the other process's hello and this announcement too, each when its backend gets a
+        // turn (on a loaded machine, later than the other process): both heard before its list is cleared below
+        await waitFor('the bare listener heard the hello and the announcement', async () => {
+          const got = heard.map((h) => JSON.parse(h) as { l?: number; e?: string });
+          return got.some((a) => a.l === 1) && got.some((a) => a.e === '{"two":1}') ? true : undefined;
+        });
         await f2.close();
         await f1.look();
         assert.equal(f1.announcing, false, 'the other process left: a look finds no listener');
