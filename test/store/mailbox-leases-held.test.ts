@@ -13,8 +13,8 @@ import { entry, NOW, WINDOW } from './mailbox-fixtures.js';
 /** A client that grants every lease in full and takes every leased batch; counts the leases it granted. */
 function fakeClient(): { client: pg.ClientBase; taken: () => number } {
   let taken = 0;
-  const query = (text: string) => {
-    if (text.includes('cache_take_lease')) {
+  const query = (q: string | { text: string }) => {
+    if ((typeof q === 'string' ? q : q.text).includes('cache_take_lease')) {
       taken++;
       return Promise.resolve({ rows: [{ g: String(LEASE_WANT_BYTES) }] });
     }
