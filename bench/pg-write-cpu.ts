@@ -357,14 +357,15 @@ try {
   }
   if (values.windows !== undefined) writeFileSync(values.windows, JSON.stringify(windows, null, 1));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const base = median(perWrite.one!);
+  // without `one` among the shapes there is nothing to divide by: the medians alone
+  const base = perWrite.one === undefined ? undefined : median(perWrite.one);
   for (const name of names) {
     const hand = Object.entries(handedBy[name]!)
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     console.log(
-      `${name.padEnd(11)} median ${median(perWrite[name]!).toFixed(0)} µs/write, ÷ one ${(median(perWrite[name]!) / base).toFixed(3)}, ${median(perSecond[name]!).toFixed(1)} writes/s accepted (median)${hand === '' ? '' : `; hand-overs in all: ${hand}`}`,
+      `${name.padEnd(11)} median ${median(perWrite[name]!).toFixed(0)} µs/write${base === undefined ? '' : `, ÷ one ${(median(perWrite[name]!) / base).toFixed(3)}`}, ${median(perSecond[name]!).toFixed(1)} writes/s accepted (median)${hand === '' ? '' : `; hand-overs in all: ${hand}`}`,
     );
   }
 } finally {

@@ -12,6 +12,7 @@
  * innermost frame of a package or of ddn's own code (so a socket write is charged to the pg driver or to the HTTP
  * server that asked for it), else the leaf's (timers, GC, V8's `(program)`). V8 samples by wall clock: a thread
  * waiting for a core is charged to what it was doing, so read the shares beside /proc's CPU (`--threads`).
+ * A shape of several processes also gets each process's largest areas (`--top` of them), per write of the shape.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -171,6 +172,13 @@ for (const shape of shapes) {
   console.log(
     `\n${shape}, per process (µs per write of the shape): ${s.procs.map((m, i) => `${i}: ${([...m.values()].reduce((a, b) => a + b, 0) / Math.max(1, s.accepted)).toFixed(0)}`).join(', ')}`,
   );
+  // with several processes, each one's largest areas (the one that produces is not always the first)
+  if (s.procs.length > 1) {
+    s.procs.forEach((m, i) => {
+      const top = [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
+      console.log(`  process ${i}: ${top.map(([a, us]) => `${a} ${(us / Math.max(1, s.accepted)).toFixed(0)}`).join(', ')}`);
+    });
+  }
 }
 for (const area of values.fns?.split(',') ?? []) {
   for (const shape of shapes) {
