@@ -21,7 +21,10 @@ export interface BodyIntake {
    * reserved for the body reader (which then reserves them no second time).
    */
   continueRefusal(req: IncomingMessage): BodyError | undefined;
-  /** fastify's content-type parser: reads and parses the body, keeping its bytes as `request.ddnRawBody`. */
+  /**
+   * fastify's content-type parser: reads and parses the body, keeping its bytes as `request.ddnRawBody` (only reads
+   * it when the request is marked `ddnParseLater`: {@link parseBodyNow} parses it then).
+   */
   readBody(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void;
 }
 
@@ -65,6 +68,11 @@ export function bodyIntake(limits: BodyLimits, budget: BodyBudget | undefined, c
     readRequestBody(request.raw, limits, holdOf(request.raw)).then(
       (raw) => {
         const rawBody = raw !== undefined && raw.length > 0 ? raw : undefined;
+        if (request.ddnParseLater) {
+          request.ddnRawBody = rawBody ?? null;
+          done(null, undefined);
+          return;
+        }
         let parsed: JsonObject | undefined;
         try {
           parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, request.headers['content-type']);
@@ -80,4 +88,10 @@ export function bodyIntake(limits: BodyLimits, budget: BodyBudget | undefined, c
   }
 
   return { holdOf, continueRefusal, readBody };
+}
+
+/** Parses the body of a request whose parse was left for later (`ddnParseLater`) into `request.body`; throws its refusal. */
+export function parseBodyNow(request: FastifyRequest): void {
+  request.ddnParseLater = false;
+  request.body = request.ddnRawBody === null ? undefined : parseJsonBody(request.ddnRawBody, request.headers['content-type']);
 }

@@ -19,6 +19,11 @@ declare module 'fastify' {
     ddnCtx: RequestContext | null;
     /** The route parser's result. */
     ddnInput: unknown;
+    /**
+     * The body is read but not parsed by the content-type parser: a write that may be handed to another process
+     * (src/http/route-runner.ts) is parsed only where it is admitted.
+     */
+    ddnParseLater: boolean;
   }
   interface FastifyContextConfig {
     /** The route object (src/http/route.ts). */

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { DdnError } from '../base/errors.js';
 import type { Answerer, Mounted } from './answers.js';
 import { BodyError, isBodyless } from './body-reader.js';
+import { parseBodyNow } from './body-intake.js';
 import { Context, type HttpResponse, type RequestContext, type RequestLogger } from './context.js';
 import { toDdnError } from './error-body.js';
 import { HAND_OVER_HEADER, type HandOver } from './hand-over.js';
@@ -54,14 +55,23 @@ function taken(handOver: HandOver, request: FastifyRequest, reply: FastifyReply)
 
 /**
  * The preHandler that hands a write to the process producing the blocks, once its body is read and before anything
- * parses it: its answer is that process's; when there is none to hand it to, or the hop fails, it goes on here.
+ * parses it (its client gate left the parse for later): its answer is that process's; when there is none to hand
+ * it to, or the hop fails, the body is parsed and the write goes on here.
  */
 function handingOn(handOver: HandOver, mounted: Mounted, d: RunnerDeps) {
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
-    handOver.handOn(request.raw, request.ddnRawBody, d.clientAddressOf(request.raw), request.id).then(
-      (r) => (r === undefined ? done() : d.answers.write(request, reply, mounted, r)),
-      () => done(),
-    );
+    const here = (): void => {
+      try {
+        parseBodyNow(request);
+      } catch (err) {
+        done(errorOf(err));
+        return;
+      }
+      done();
+    };
+    handOver
+      .handOn(request.raw, request.ddnRawBody, d.clientAddressOf(request.raw), request.id)
+      .then((r) => (r === undefined ? here() : d.answers.write(request, reply, mounted, r)), here);
   };
 }
 
@@ -71,6 +81,8 @@ function handingOn(handOver: HandOver, mounted: Mounted, d: RunnerDeps) {
  */
 function clientGate(route: Route, rate: RateLimits | undefined, handOver: HandOver | undefined) {
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
+    // a write that may be handed on is parsed only where it is admitted (handingOn)
+    if (handOver !== undefined) request.ddnParseLater = true;
     if (handOver !== undefined && taken(handOver, request, reply)) {
       done();
       return;

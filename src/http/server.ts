@@ -219,6 +219,7 @@ function installHandlers(
   fastify.decorateRequest('ddnLog', null);
   fastify.decorateRequest('ddnCtx', null);
   fastify.decorateRequest('ddnInput', null);
+  fastify.decorateRequest('ddnParseLater', false);
   fastify.removeAllContentTypeParsers();
   // Every body, whatever its media type, is read by our reader and parsed by ours (415 for a non-JSON one).
   fastify.addContentTypeParser('*', o.intake.readBody);

@@ -101,6 +101,40 @@ describe('handing writes to the producer', () => {
     assert.equal(source.answers, 2);
   });
 
+  it('hands a write on before parsing its body: a body refused where it is admitted, with that answer', async () => {
+    const producer = await role(new Source(), 'producer');
+    const source = new Source();
+    source.producer = { url: producer.url };
+    const follower = await role(source, 'follower');
+
+    // not JSON, not a JSON object, the wrong media type: the producer's refusals, relayed byte for byte
+    for (const [body, headers, status] of [
+      ['{"n":', {}, 400],
+      ['[1]', {}, 400],
+      ['{"n":1}', { 'content-type': 'text/plain' }, 415],
+    ] as const) {
+      const direct = await post(`${producer.url}/things/x`, body, headers);
+      const relayed = await post(`${follower.url}/things/x`, body, headers);
+      assert.equal(relayed.status, status);
+      assert.equal(direct.status, status);
+      assert.deepEqual(Buffer.from(await relayed.arrayBuffer()), Buffer.from(await direct.arrayBuffer()));
+    }
+    assert.deepEqual(follower.handOver.counts, { handed: 3, failed: 0, busy: 0, taken: 0 }, 'handed on, not refused by the follower');
+    assert.deepEqual(producer.handOver.counts, { handed: 0, failed: 0, busy: 0, taken: 3 });
+
+    // with no producer to hand it to, the follower parses the body itself: the same refusals, and a good body admitted
+    source.producer = undefined;
+    const res = await post(`${follower.url}/things/y`, '{"n":');
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { code: string }).code, 'invalid_json');
+    assert.equal((await post(`${follower.url}/things/y`, '{"n":1}', { 'content-type': 'text/plain' })).status, 415);
+    const ok = await post(`${follower.url}/things/y`, '{"n":1}');
+    assert.equal(ok.status, 202);
+    assert.equal(((await ok.json()) as { by: string }).by, 'follower');
+    assert.equal(follower.handled.writes, 1);
+    assert.equal(producer.handled.writes, 0, 'no refused body reached a handler');
+  });
+
   it('admits a write itself when no producer answers, or what answers is not a producer taking it', async () => {
     const source = new Source();
     const follower = await role(source, 'follower');
