@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/pg-write-cpu.ts [--rate 80] [--seconds 5] [--warmup 2] [--rounds 4] [--dids 200] [--shapes one,split,…] [--steps] [--threads]
- * [--windows <file>] [--reads]` (needs `DDN_BENCH_PG_URL`
+ * [--windows <file>] [--reads] [--other <built tree>]` (needs `DDN_BENCH_PG_URL`
  * and a built dist/): the Directory processes' CPU per accepted write at one fixed rate (issue 39, item 5), so
  * that throughput, which a loaded machine moves, does not move the per-write share of each process's fixed work
  * (blocks, polls, batches). The shapes, windows interleaved, rotating the order every round:
@@ -16,6 +16,8 @@
  * - `to_producer`: the `split` processes, every write sent to the block producer, the other process only
  *   copying blocks — what the leader shape (one process admits and produces, the others hand writes to it)
  *   costs at best: its hop from the other process to the producer is not in it;
+ * - `built@other`, `built<N>@other`: the same, run by the built tree `--other <dir>` names (its `bin/`, `dist/` and
+ *   `node_modules/`): a two-process change measured against a base, windows interleaved as every shape's;
  * - `handed`: the writes split as in `split`, but those sent to the other process handed on raw to the producer
  *   before any route reads them (`bench/hand-over-preload.mjs`, loaded into the Directory processes): the leader
  *   shape as prototyped before it was built, hop included.
@@ -42,7 +44,7 @@
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { to0x } from '../src/base/bytes.js';
@@ -66,6 +68,7 @@ const { values } = parseArgs({
     threads: { type: 'boolean', default: false },
     windows: { type: 'string' },
     reads: { type: 'boolean', default: false },
+    other: { type: 'string' },
   },
 });
 const pgUrl = process.env.DDN_BENCH_PG_URL;
@@ -265,16 +268,18 @@ function handOversBetween(before: Record<string, number>, after: Record<string, 
     .join(', ');
 }
 
-/** `one`, `split`, `built`, `built<N>` (`--ledger-hand-over-max N`), `to_producer` or `handed`. */
+/** `one`, `split`, `built`, `built<N>` (`--ledger-hand-over-max N`), `to_producer` or `handed`; `built…@other`: `--other`'s. */
 type ShapeName = string;
-const SHAPE_NAME = /^(one|split|built([1-9][0-9]{0,3})?|to_producer|handed)$/;
+const SHAPE_NAME = /^(one|split|built([1-9][0-9]{0,3})?(@other)?|to_producer|handed)$/;
 const names: ShapeName[] = values.shapes.split(',').filter((n) => SHAPE_NAME.test(n));
 const unknown = values.shapes.split(',').filter((n) => !SHAPE_NAME.test(n));
-if (unknown.length > 0) throw new Error(`--shapes: unknown ${unknown.join(', ')} (one, split, built, built<N>, to_producer, handed)`);
+if (unknown.length > 0) throw new Error(`--shapes: unknown ${unknown.join(', ')} (one, split, built, built<N>, built…@other, to_producer, handed)`);
+const otherTree = values.other === undefined ? undefined : resolve(values.other);
+if (names.some((n) => n.endsWith('@other')) !== (otherTree !== undefined)) throw new Error('a shape `…@other` and --other <built tree> go together');
 const deployments: Deployment[] = [];
 /** A deployment and its writers, started now. */
-async function started(id: 'pg1' | 'pg2' | 'pg2_off', handOverMax?: number): Promise<{ d: Deployment; w: Writers }> {
-  const d = await deploy(id, { work, pgUrl, ...(handOverMax === undefined ? {} : { handOverMax }) });
+async function started(id: 'pg1' | 'pg2' | 'pg2_off', handOverMax?: number, root?: string): Promise<{ d: Deployment; w: Writers }> {
+  const d = await deploy(id, { work, pgUrl, ...(handOverMax === undefined ? {} : { handOverMax }), ...(root === undefined ? {} : { root }) });
   deployments.push(d);
   return { d, w: await prepared(d) };
 }
@@ -294,10 +299,11 @@ try {
           handed: { ...off, urls: urlsOf(off.d), handTo: urlsOf(off.d)[0]! },
         }),
   };
-  // `built`: `ddn serve`'s default cap; `built<N>`: `--ledger-hand-over-max N`, a deployment each
+  // `built`: `ddn serve`'s default cap; `built<N>`: `--ledger-hand-over-max N`, a deployment each; `@other`: that tree's
   for (const name of names.filter((n) => n.startsWith('built'))) {
-    const max = name === 'built' ? undefined : Number(name.slice('built'.length));
-    const on = await started('pg2', max);
+    const [base, tree] = name.split('@') as [string, string | undefined];
+    const max = base === 'built' ? undefined : Number(base.slice('built'.length));
+    const on = await started('pg2', max, tree === undefined ? undefined : otherTree);
     shapes[name] = { ...on, urls: urlsOf(on.d) };
   }
   const shapeOf = (name: ShapeName): Shape => shapes[name]!;

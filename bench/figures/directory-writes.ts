@@ -148,6 +148,8 @@ export interface WriteFigureOptions {
   handOver?: 'on' | 'off';
   /** `--ledger-hand-over-max` of the `pg2` processes (hand-overs in flight at most); unset: `ddn serve`'s default (16). */
   handOverMax?: number;
+  /** The built tree the processes run (default: this checkout; `bench/pg-write-cpu.ts --other`). */
+  root?: string;
 }
 
 /** The three deployments one after another, each measured and stopped before the next starts. */
@@ -196,7 +198,7 @@ export async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promi
   const db =
     id === 'sqlite' ? [] : ['--db', o.pgUrl!, '--db-schema', schema, ...(handOver === undefined ? [] : ['--ledger-hand-over', handOver]), ...max];
   // a deployment with its own --ledger-hand-over-max has its own directories (a bench may start several)
-  const dir = `writes-${id}${max.length > 0 ? `-max${o.handOverMax}` : ''}`;
+  const dir = `writes-${id}${max.length > 0 ? `-max${o.handOverMax}` : ''}${o.root === undefined ? '' : '-other'}`;
   const start = async (i: number) => {
     const dataDir = join(o.work, `${dir}-${i}`);
     mkdirSync(dataDir, { recursive: true });
@@ -207,6 +209,7 @@ export async function deploy(id: Deployment['id'], o: WriteFigureOptions): Promi
       blockTimeMs: BLOCK_TIME_MS,
       logFile: join(o.work, `${dir}-${i}.log`),
       serveArgs: db,
+      ...(o.root === undefined ? {} : { root: o.root }),
       ...(o.cpuProfDir === undefined ? {} : { cpuProfDir: join(o.cpuProfDir, `${dir}-${i}`) }),
     });
   };
