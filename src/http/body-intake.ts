@@ -90,8 +90,12 @@ export function bodyIntake(limits: BodyLimits, budget: BodyBudget | undefined, c
   return { holdOf, continueRefusal, readBody };
 }
 
-/** Parses the body of a request whose parse was left for later (`ddnParseLater`) into `request.body`; throws its refusal. */
+/**
+ * Parses the body of a request whose parse was left for later (`ddnParseLater`) into `request.body`; throws its
+ * refusal. A request whose body was parsed already is left as it is.
+ */
 export function parseBodyNow(request: FastifyRequest): void {
+  if (!request.ddnParseLater) return;
   request.ddnParseLater = false;
   request.body = request.ddnRawBody === null ? undefined : parseJsonBody(request.ddnRawBody, request.headers['content-type']);
 }
