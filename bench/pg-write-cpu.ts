@@ -51,7 +51,7 @@ import { to0x } from '../src/base/bytes.js';
 import { submitRoute } from '../src/client/actions.js';
 import { buildMutationRequest } from '../src/client/payloads.js';
 import { makeProfile, type Profile } from '../src/protocol/profile.js';
-import { deploy, registerWriters, SERVICE_TYPE, type Deployment, type WriterDid } from './figures/directory-writes.js';
+import { deploy, registerWriters, SERVICE_TYPE, type Deployment, type WriterDid, type WriteFigureOptions } from './figures/directory-writes.js';
 import { cpuMs } from './proc.js';
 import { readThreadTicks, threadCpu } from './thread-cpu.js';
 import { enc } from './context.js';
@@ -278,8 +278,8 @@ const otherTree = values.other === undefined ? undefined : resolve(values.other)
 if (names.some((n) => n.endsWith('@other')) !== (otherTree !== undefined)) throw new Error('a shape `…@other` and --other <built tree> go together');
 const deployments: Deployment[] = [];
 /** A deployment and its writers, started now. */
-async function started(id: 'pg1' | 'pg2' | 'pg2_off', handOverMax?: number, root?: string): Promise<{ d: Deployment; w: Writers }> {
-  const d = await deploy(id, { work, pgUrl, ...(handOverMax === undefined ? {} : { handOverMax }), ...(root === undefined ? {} : { root }) });
+async function started(id: 'pg1' | 'pg2' | 'pg2_off', extra: Pick<WriteFigureOptions, 'handOverMax' | 'root'> = {}): Promise<{ d: Deployment; w: Writers }> {
+  const d = await deploy(id, { work, pgUrl, ...extra });
   deployments.push(d);
   return { d, w: await prepared(d) };
 }
@@ -303,7 +303,7 @@ try {
   for (const name of names.filter((n) => n.startsWith('built'))) {
     const [base, tree] = name.split('@') as [string, string | undefined];
     const max = base === 'built' ? undefined : Number(base.slice('built'.length));
-    const on = await started('pg2', max, tree === undefined ? undefined : otherTree);
+    const on = await started('pg2', { handOverMax: max, root: tree === undefined ? undefined : otherTree });
     shapes[name] = { ...on, urls: urlsOf(on.d) };
   }
   const shapeOf = (name: ShapeName): Shape => shapes[name]!;

@@ -67,20 +67,18 @@ export function bodyIntake(limits: BodyLimits, budget: BodyBudget | undefined, c
     }
     readRequestBody(request.raw, limits, holdOf(request.raw)).then(
       (raw) => {
-        const rawBody = raw !== undefined && raw.length > 0 ? raw : undefined;
+        request.ddnRawBody = raw !== undefined && raw.length > 0 ? raw : null;
         if (request.ddnParseLater) {
-          request.ddnRawBody = rawBody ?? null;
           done(null, undefined);
           return;
         }
         let parsed: JsonObject | undefined;
         try {
-          parsed = rawBody === undefined ? undefined : parseJsonBody(rawBody, request.headers['content-type']);
+          parsed = bodyOf(request);
         } catch (err) {
           done(err as Error, undefined);
           return;
         }
-        request.ddnRawBody = rawBody ?? null;
         done(null, parsed);
       },
       (err: Error) => done(err, undefined),
@@ -97,5 +95,10 @@ export function bodyIntake(limits: BodyLimits, budget: BodyBudget | undefined, c
 export function parseBodyNow(request: FastifyRequest): void {
   if (!request.ddnParseLater) return;
   request.ddnParseLater = false;
-  request.body = request.ddnRawBody === null ? undefined : parseJsonBody(request.ddnRawBody, request.headers['content-type']);
+  request.body = bodyOf(request);
+}
+
+/** The parse of the body bytes read (`request.ddnRawBody`); throws its refusal. */
+function bodyOf(request: FastifyRequest): JsonObject | undefined {
+  return request.ddnRawBody === null ? undefined : parseJsonBody(request.ddnRawBody, request.headers['content-type']);
 }

@@ -81,11 +81,13 @@ function handingOn(handOver: HandOver, mounted: Mounted, d: RunnerDeps) {
  */
 function clientGate(route: Route, rate: RateLimits | undefined, handOver: HandOver | undefined) {
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
-    // a write that may be handed on is parsed only where it is admitted (handingOn)
-    if (handOver !== undefined) request.ddnParseLater = true;
-    if (handOver !== undefined && taken(handOver, request, reply)) {
-      done();
-      return;
+    if (handOver !== undefined) {
+      // a write that may be handed on is parsed only where it is admitted (handingOn)
+      request.ddnParseLater = true;
+      if (taken(handOver, request, reply)) {
+        done();
+        return;
+      }
     }
     const gate = rate?.admitClient(route, request.raw);
     if (gate === undefined) {
