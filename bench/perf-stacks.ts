@@ -28,7 +28,10 @@ export interface Sample {
   frames: string[];
 }
 
-/** Parses `perf script -F tid,ip,sym,dso`: a line with the thread id, then one indented line per frame. */
+/**
+ * Parses `perf script -F tid,ip,sym,dso`: a line with the thread id (right-aligned: a short id has spaces before
+ * it), then one tab-indented line per frame.
+ */
 export function parsePerfScript(text: string): Sample[] {
   const samples: Sample[] = [];
   let current: Sample | undefined;
@@ -37,7 +40,7 @@ export function parsePerfScript(text: string): Sample[] {
       current = undefined;
       continue;
     }
-    if (!/^\s/.test(line)) {
+    if (!line.startsWith('\t')) {
       current = { tid: line.trim().split(/\s+/)[0]!, frames: [] };
       samples.push(current);
       continue;
@@ -107,7 +110,10 @@ export function areaShares(samples: readonly Sample[], areas: readonly [string, 
 
 const symbolOf = (frame: string): string => frame.replace(/\s*\([^()]*\)$/, '');
 
-/** Who calls `pattern`: the JavaScript frames above its outermost frame (up to `depth`), by share of all samples. */
+/**
+ * Who calls `pattern`: the JavaScript frames from the outermost frame that contains it outwards (up to `depth`; that
+ * frame itself when it is JavaScript), by share of all samples.
+ */
 export function callersOf(samples: readonly Sample[], pattern: string, depth = 3): [string, number][] {
   const counts = new Map<string, number>();
   for (const s of samples) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { areaShares, callersOf, leavesUnder, objectOf, parseAreas, parsePerfScript } from '../../bench/perf-stacks.js';
 
-// three samples of thread 10, one of thread 11, as `perf script -F tid,ip,sym,dso` prints them
+// three samples of thread 10, one of thread 811 (its id right-aligned), as `perf script -F tid,ip,sym,dso` prints them
 const SCRIPT = `10 
 \t         150cb91 pwrite64 ([kernel.kallsyms])
 \t    7fd0ae960799 sqlite3WalFrames (/x/better_sqlite3.node)
@@ -18,7 +18,7 @@ const SCRIPT = `10
 \t         14ce0dc Builtins_LoadIC (/usr/bin/node)
 \t    7fd0ae98f8d7 JS:*onHttpSocketReadable /n/undici/lib/dispatcher/client-h1.js:950:31 (/tmp/perf-10.map)
 
-11 
+  811 
 \t         14ce0dc epoll_pwait (/usr/lib/libc.so.6)
 `;
 
@@ -31,7 +31,7 @@ describe('perf stacks', () => {
         ['10', 5],
         ['10', 2],
         ['10', 2],
-        ['11', 1],
+        ['811', 1],
       ],
     );
     assert.equal(samples[0]!.frames[0], 'pwrite64 ([kernel.kallsyms])');
