@@ -79,7 +79,8 @@ export interface AreaShare {
   objects: [string, number][];
 }
 
-const byCount = <K>(m: Map<K, number>): [K, number][] => [...m].sort((a, b) => b[1] - a[1]);
+/** Counts as shares of `total` samples, largest first. */
+const sharesOf = <K>(m: Map<K, number>, total: number): [K, number][] => [...m].sort((a, b) => b[1] - a[1]).map(([k, c]) => [k, c / Math.max(1, total)]);
 
 /** The samples charged to each area (shares of all `samples`), largest first. */
 export function areaShares(samples: readonly Sample[], areas: readonly [string, string][]): AreaShare[] {
@@ -98,12 +99,11 @@ export function areaShares(samples: readonly Sample[], areas: readonly [string, 
     objects.set(leaf, (objects.get(leaf) ?? 0) + 1);
     counts.set(area, objects);
   }
-  const n = Math.max(1, samples.length);
   return [...counts]
     .map(([area, objects]) => ({
       area,
-      share: [...objects.values()].reduce((a, b) => a + b, 0) / n,
-      objects: byCount(objects).map(([o, c]) => [o, c / n] as [string, number]),
+      share: [...objects.values()].reduce((a, b) => a + b, 0) / Math.max(1, samples.length),
+      objects: sharesOf(objects, samples.length),
     }))
     .sort((a, b) => b.share - a.share);
 }
@@ -127,8 +127,7 @@ export function callersOf(samples: readonly Sample[], pattern: string, depth = 3
     const key = above.length > 0 ? above.join(' < ') : '(no JavaScript frame)';
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  const n = Math.max(1, samples.length);
-  return byCount(counts).map(([k, c]) => [k, c / n]);
+  return sharesOf(counts, samples.length);
 }
 
 /** What the samples with `pattern` on their stack cost in: their leaf functions, by share of all samples. */
@@ -139,8 +138,7 @@ export function leavesUnder(samples: readonly Sample[], pattern: string): [strin
     const leaf = symbolOf(s.frames[0]);
     counts.set(leaf, (counts.get(leaf) ?? 0) + 1);
   }
-  const n = Math.max(1, samples.length);
-  return byCount(counts).map(([k, c]) => [k, c / n]);
+  return sharesOf(counts, samples.length);
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
