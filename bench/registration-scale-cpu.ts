@@ -12,7 +12,8 @@
  *
  * Each measurement is a child process on one ledger with one setting of the ledger connection: `default` (what
  * the tree opens the ledger with: its `LedgerFile` when it has one), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
- * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `thread` (the checkpoints on their own thread
+ * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `ckpt-ms=MS` and `rewind=FRAMES` (the checkpointer
+ * thread's pass interval and WAL bound, `LedgerFile`'s `checkpoints`), `thread` (the checkpoints on their own thread
  * whatever the file's size, as `LedgerFile` runs them from 256 MiB), `warm` (the three indexes a registration inserts
  * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
  * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child, unless
@@ -79,6 +80,11 @@ interface Result {
   /** The event loop's thread alone (what bounds a node's rate); cpu_us is every thread's. */
   main_us: number;
   cpu_us: number;
+  /**
+   * Copying into the file, after the window, what the window committed and the checkpointer had not copied yet
+   * (a passive checkpoint; 0 without the thread): its share of the window's checkpoints, left for later.
+   */
+  tail_us: number;
   admit_us: number;
   block_us: number;
   /** The event loop's thread alone in each part (schedstat), and the pages it read through the OS in each (`pread`). */
@@ -118,7 +124,7 @@ function procIo(): { syscr: number; rchar: number; syscw: number; wchar: number 
 /** Applies one `--settings` item to an open ledger database. */
 function applySetting(db: { pragma(s: string): unknown }, setting: string): void {
   for (const part of setting.split('+')) {
-    if (part === 'default' || part === 'thread') continue;
+    if (part === 'default' || part === 'thread' || /^(ckpt-ms|rewind)=\d+$/.test(part)) continue;
     if (part === 'warm') {
       // what a node that has run a while holds in its cache: the indexes a registration inserts into at random
       const q = (sql: string) => (db as unknown as { prepare(s: string): { get(): unknown } }).prepare(sql).get();
@@ -172,10 +178,22 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   // the tree's own opening of the node's ledger when it has one (its page cache, its checkpoints), else openSqlite's
   const file = existsSync(resolve(root, 'src/store/sqlite/ledger-file.ts'))
     ? await (async () => {
-        const { LedgerFile } = await imp<typeof M_ledger_file>('src/store/sqlite/ledger-file.ts');
+        const M = await imp<typeof M_ledger_file>('src/store/sqlite/ledger-file.ts');
+        const { LedgerFile } = M;
         const { defaultLedgerCacheBytes } = await imp<typeof M_ledger_cache_size>('src/store/ledger-cache-size.ts');
-        const thread = setting.split('+').includes('thread');
-        return thread ? LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()), 0) : LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()));
+        const parts = setting.split('+');
+        const opt = (name: string) => {
+          const v = parts.find((p) => p.startsWith(`${name}=`));
+          return v === undefined ? undefined : Number(v.slice(name.length + 1));
+        };
+        const [intervalMs, rewindFrames] = [opt('ckpt-ms'), opt('rewind')];
+        // the tree's own checkpoint tuning, but for what a setting names
+        const own = (M as { LEDGER_CHECKPOINTS?: object }).LEDGER_CHECKPOINTS ?? {};
+        const checkpoints =
+          intervalMs === undefined && rewindFrames === undefined
+            ? undefined
+            : { ...own, ...(intervalMs === undefined ? {} : { intervalMs }), ...(rewindFrames === undefined ? {} : { rewindFrames }) };
+        return LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()), parts.includes('thread') ? 0 : undefined, checkpoints);
       })()
     : undefined;
   const db = file?.db ?? openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
@@ -239,12 +257,21 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
   const wallNs = Number(process.hrtime.bigint() - w0);
   const r1 = process.resourceUsage();
   const io1 = procIo();
+  // what the window committed and the checkpointer has not copied yet, copied now: a longer pass interval leaves
+  // more of the window's copies for after it
+  const tail0 = process.cpuUsage();
+  // (the thread's pass in progress makes it busy: that pass is part of the tail too)
+  while (file?.checkpointerThread === true && (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[])[0]?.busy === 1) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const tailUs = cpu(process.cpuUsage(tail0));
   const r: Result = {
     checkpointer_thread: file?.checkpointerThread ?? false,
     wall_us: Math.round(wallNs / 1000 / count),
     blocked_us: Math.round((wallNs - (s1.run - s0.run) - (s1.wait - s0.wait)) / 1000 / count),
     main_us: Math.round((mainMs * 1000) / count),
     cpu_us: Math.round(total / count),
+    tail_us: Math.round(tailUs / count),
     admit_us: Math.round(admit / count),
     block_us: Math.round(block / count),
     admit_main_us: Math.round(main.admit / 1000 / count),

@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../../src/store/ledger-cache-size.js';
-import { LEDGER_WAL_AUTOCHECKPOINT, LedgerFile } from '../../src/store/sqlite/ledger-file.js';
+import { LEDGER_CHECKPOINTS, LEDGER_WAL_AUTOCHECKPOINT, LedgerFile } from '../../src/store/sqlite/ledger-file.js';
 import { SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
-import { CHECKPOINTER_FROM_BYTES } from '../../src/store/sqlite/wal-checkpointer.js';
+import { CHECKPOINTER_FROM_BYTES, WAL_WRITER_LIMIT_BYTES } from '../../src/store/sqlite/wal-checkpointer.js';
 
 const MIB = 1024 * 1024;
 
@@ -43,6 +43,27 @@ describe('LedgerFile', () => {
       await small.close();
       await large.close();
     }
+  });
+
+  it('runs the thread with the checkpoints it is given: its passes rewind the WAL past their bound', async () => {
+    const file = LedgerFile.open(path(), 8 * MIB, 1, { intervalMs: 5, rewindFrames: 32 });
+    try {
+      const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
+      // commits of 4 KiB until a pass found more than 32 frames and the writer rewound the WAL after it
+      for (let i = 0; i < 5_000 && file.checkpointerStats?.rewinds === 0; i++) {
+        store.writeMeta(`k${i % 64}`, new Uint8Array(4096).fill(i % 256));
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      assert.ok((file.checkpointerStats?.rewinds ?? 0) > 0, 'the WAL was rewound');
+      assert.equal(file.checkpointerStats?.failures, 0);
+    } finally {
+      await file.close();
+    }
+  });
+
+  it("rewinds a large ledger's WAL below the writer's own limit", () => {
+    // the writer's own bound (a passive checkpoint on the event loop) is only for a thread that fell behind
+    assert.ok(LEDGER_CHECKPOINTS.rewindFrames * 4096 < WAL_WRITER_LIMIT_BYTES);
   });
 
   it("starts the thread once the store's commits grow the file past the size", async () => {

@@ -11,7 +11,7 @@
  */
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
-import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { boundWal, CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 
 /**
  * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
@@ -23,6 +23,18 @@ import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer }
  */
 export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
 
+/**
+ * The checkpointer thread's passes over a large ledger (from {@link CHECKPOINTER_FROM_BYTES}): one a second, and
+ * the WAL rewound past 49,152 frames (192 MiB; below the writer's own bound of 256 MiB). A pass copies each page the
+ * WAL holds once, however many commits wrote it since the last pass; at a million DIDs a registration writes leaves
+ * of three indexes at random, so the copies, their reads of the WAL and the file's fsync are most of what a
+ * registration costs beside the event loop. Against the generic 100 ms and 16,384 frames, the CPU off the event loop
+ * per registration at a million DIDs fell from 94 to 67 µs and the event loop's stayed at 277–279 µs (medians of 5
+ * rounds, `bench/registration-scale-cpu.ts`; 71 µs with a 1-s pass and 16,384 frames), and what the last pass left
+ * to copy stayed under 6 µs a registration (bench/HISTORY.md, session 47).
+ */
+export const LEDGER_CHECKPOINTS: Required<CheckpointerOptions> = { intervalMs: 1000, rewindFrames: 49_152 };
+
 /** A ledger file's connection and its checkpoints. */
 export class LedgerFile {
   private checkpointer: WalCheckpointer | null = null;
@@ -32,17 +44,23 @@ export class LedgerFile {
    * Opens `path` (migrations applied) with a page cache of `cacheBytes`; checkpoints move to a thread once the file
    * reaches `checkpointerFromBytes`.
    */
-  static open(path: string, cacheBytes: number, checkpointerFromBytes = CHECKPOINTER_FROM_BYTES): LedgerFile {
+  static open(
+    path: string,
+    cacheBytes: number,
+    checkpointerFromBytes = CHECKPOINTER_FROM_BYTES,
+    checkpoints: CheckpointerOptions = LEDGER_CHECKPOINTS,
+  ): LedgerFile {
     const db = openSqlite(path, LEDGER_MIGRATIONS, 'ledger');
     db.pragma(`cache_size = -${Math.max(1, Math.floor(cacheBytes / 1024))}`);
     db.pragma(`wal_autocheckpoint = ${LEDGER_WAL_AUTOCHECKPOINT}`);
-    return new LedgerFile(db, path, checkpointerFromBytes);
+    return new LedgerFile(db, path, checkpointerFromBytes, checkpoints);
   }
 
   private constructor(
     readonly db: SqliteDb,
     private readonly path: string,
     private readonly checkpointerFromBytes: number,
+    private readonly checkpoints: CheckpointerOptions,
   ) {
     this.checkpointsForSize();
   }
@@ -50,6 +68,11 @@ export class LedgerFile {
   /** True once checkpoints run on their own thread (tests, metrics). */
   get checkpointerThread(): boolean {
     return this.checkpointer !== null;
+  }
+
+  /** The checkpointer thread's passes, rewinds and failures; null before it starts. */
+  get checkpointerStats(): Readonly<WalCheckpointer['stats']> | null {
+    return this.checkpointer?.stats ?? null;
   }
 
   /**
@@ -72,7 +95,7 @@ export class LedgerFile {
     const bytes = Number(this.db.pragma('page_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
     if (bytes < this.checkpointerFromBytes) return;
     detachCheckpoints(this.db);
-    this.checkpointer = new WalCheckpointer(this.path);
+    this.checkpointer = new WalCheckpointer(this.path, this.checkpoints);
   }
 
   /** Stops the checkpointer thread (after its pass in progress) and closes the connection. */
