@@ -11,7 +11,7 @@
  */
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
-import { boundWal, CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { boundWal, CHECKPOINT_INTERVAL_MS, CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 
 /**
  * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
@@ -24,16 +24,16 @@ import { boundWal, CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, detachChec
 export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
 
 /**
- * The checkpointer thread's passes over a large ledger (from {@link CHECKPOINTER_FROM_BYTES}): one a second, and
- * the WAL rewound past 49,152 frames (192 MiB; below the writer's own bound of 256 MiB). A pass copies each page the
- * WAL holds once, however many commits wrote it since the last pass; at a million DIDs a registration writes leaves
- * of three indexes at random, so the copies, their reads of the WAL and the file's fsync are most of what a
- * registration costs beside the event loop. Against the generic 100 ms and 16,384 frames, the CPU off the event loop
- * per registration at a million DIDs fell from 94 to 67 µs and the event loop's stayed at 277–279 µs (medians of 5
- * rounds, `bench/registration-scale-cpu.ts`; 71 µs with a 1-s pass and 16,384 frames), and what the last pass left
- * to copy stayed under 6 µs a registration (bench/HISTORY.md, session 47).
+ * The checkpointer thread's passes over a large ledger (from {@link CHECKPOINTER_FROM_BYTES}): one a second, as
+ * every checkpointer's, and the WAL rewound past 49,152 frames (192 MiB; below the writer's own bound of 256 MiB).
+ * A pass copies each page the WAL holds once, however many commits wrote it since the last pass; at a million DIDs a
+ * registration writes leaves of three indexes at random, so the copies, their reads of the WAL and the file's fsync
+ * are most of what a registration costs beside the event loop. Against passes every 100 ms and 16,384 frames, the
+ * CPU off the event loop per registration at a million DIDs fell from 94 to 67 µs and the event loop's stayed at
+ * 277–279 µs (medians of 5 rounds, `bench/registration-scale-cpu.ts`; 71 µs with 16,384 frames), and what the last
+ * pass left to copy stayed under 6 µs a registration (bench/HISTORY.md, session 47).
  */
-export const LEDGER_CHECKPOINTS: Required<CheckpointerOptions> = { intervalMs: 1000, rewindFrames: 49_152 };
+export const LEDGER_CHECKPOINTS: Required<CheckpointerOptions> = { intervalMs: CHECKPOINT_INTERVAL_MS, rewindFrames: 49_152 };
 
 /** A ledger file's connection and its checkpoints. */
 export class LedgerFile {
