@@ -82,7 +82,10 @@ function watchCache(m: NodeMetrics, store: MailboxStore, budgetBytes: number | n
     },
   });
   m.gauge('ddn_cache_storage_budget_bytes', 'The storage budget (--cache-storage-budget-bytes); 0: none', (g) => g.set(budgetBytes ?? 0));
-  if (store instanceof SqliteMailboxStore) m.writerQueue('mailbox', () => store.writeQueue);
+  if (store instanceof SqliteMailboxStore) {
+    m.writerQueue('mailbox', () => store.writeQueue);
+    m.sqliteCheckpoints('mailbox', () => store.checkpoints);
+  }
   watchVerifier(m);
 }
 

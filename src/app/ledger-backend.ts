@@ -15,6 +15,7 @@ import { PgLedgerSync, preparePgLedger, replicaMatches } from '../store/postgres
 import { openPgPool, type PgPool } from '../store/postgres/pool.js';
 import type { SqliteDb } from '../store/sqlite/database.js';
 import { LedgerFile } from '../store/sqlite/ledger-file.js';
+import type { CheckpointerStats } from '../store/sqlite/wal-checkpointer.js';
 import { SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { ChainClient } from '../chain/chain-port.js';
@@ -32,6 +33,8 @@ export interface LedgerBackend {
   readonly chain?: ChainOrdering;
   /** The ledger's SQLite database (embedded: the ledger itself; shared: the replica). */
   readonly db: SqliteDb;
+  /** What that database's checkpointer thread did; null until the file is large enough to have one. */
+  checkpoints(): Readonly<CheckpointerStats> | null;
   /** The shared ledger's follower/leader, when on PostgreSQL. */
   readonly sync?: PgLedgerSync;
   /** The Directory's connection pool, when on PostgreSQL. */
@@ -77,7 +80,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
         `${path} holds a chain whose genesis differs from ${join(config.dataDir, GENESIS_FILE)}; restore the original genesis.json or use another --data-dir`,
       );
       const ledger = new Ledger(store, { ...options, autoProduce: deps.autoProduce });
-      return { ledger, db: file.db, close: async () => (ledger.stop(), await file.close()) };
+      return { ledger, db: file.db, checkpoints: () => file.checkpointerStats, close: async () => (ledger.stop(), await file.close()) };
     } catch (e) {
       await file.close();
       throw e;
@@ -119,6 +122,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
     return {
       ledger,
       db,
+      checkpoints: () => file.checkpointerStats,
       sync,
       pgPool: pool,
       close: async () => {
@@ -169,6 +173,7 @@ async function openChainLedger(
     return {
       ledger,
       db,
+      checkpoints: () => file.checkpointerStats,
       chain: ordering,
       close: async () => {
         await ordering.close();

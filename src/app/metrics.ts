@@ -15,6 +15,7 @@ import { asIs, defineRoute } from '../http/route.js';
 import type { ChainOrderingStatus } from '../chain/substrate-ordering.js';
 import type { Ledger } from '../ledger/chain.js';
 import type { LookupGate } from '../outbound/lookup-gate.js';
+import type { CheckpointerStats } from '../store/sqlite/wal-checkpointer.js';
 import type { Role } from './config.js';
 import type { BuildInfo } from './version.js';
 
@@ -242,6 +243,37 @@ export class NodeMetrics {
   }
 
   private writers: { commits: (store: string) => HistogramCell; queues: Map<string, () => number> } | undefined;
+
+  private checkpointReaders: Map<string, () => Readonly<CheckpointerStats> | null> | undefined;
+
+  /**
+   * The WAL checkpoints of one SQLite store (`store`: `mailbox`, `ledger`), read at scrape time: the checkpointer
+   * thread's passes and failed passes, the WAL's rewinds, and the writer's own checkpoints when the thread fell
+   * behind. `read` answers null while the store has no checkpointer thread (a small ledger: SQLite's own checkpoints).
+   */
+  sqliteCheckpoints(store: string, read: () => Readonly<CheckpointerStats> | null): void {
+    if (this.checkpointReaders === undefined) {
+      const readers = (this.checkpointReaders = new Map<string, () => Readonly<CheckpointerStats> | null>());
+      new Counter({
+        name: 'ddn_sqlite_checkpoints_total',
+        help: "WAL checkpoints of a SQLite store since start, by store and kind: the checkpointer thread's passes that copied frames (pass) or failed (failed), the WAL rewound past its bound (rewind), the writer's own past 256 MiB of WAL (writer: the thread fell behind)",
+        labelNames: ['store', 'kind'],
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const [name, f] of readers) {
+            const t = f();
+            if (t === null) continue;
+            this.inc({ store: name, kind: 'pass' }, t.passes);
+            this.inc({ store: name, kind: 'failed' }, t.failures);
+            this.inc({ store: name, kind: 'rewind' }, t.rewinds);
+            this.inc({ store: name, kind: 'writer' }, t.writerCheckpoints);
+          }
+        },
+      });
+    }
+    this.checkpointReaders.set(store, read);
+  }
 
   private writerFamilies(): NonNullable<NodeMetrics['writers']> {
     if (this.writers !== undefined) return this.writers;

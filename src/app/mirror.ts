@@ -180,6 +180,7 @@ async function buildMirror(o: MirrorOptions, lifecycle: Lifecycle): Promise<Runn
     ...(o.followerLimits === undefined ? {} : { limits: o.followerLimits }),
   });
   const metrics = new NodeMetrics(buildInfo());
+  metrics.sqliteCheckpoints('ledger', () => ledgerFile.checkpointerStats);
   lifecycle.add({ name: 'mirror-metrics', stop: watchMirror(metrics, ledger, follower, clock) });
   const { server, stream } = mirrorServer(o, { genesis, ledger, follower, metrics, clock });
   let url = '';

@@ -67,6 +67,7 @@ export async function openLedger(ctx: NodeContext, dataDir: NodeDataDir, storage
       : { chain: { network, client: (overrides.chainClient ?? createChainClient)(config.chain, logger.child({ component: 'chain-client' })) } }),
   });
   ctx.lifecycle.add({ name: 'ledger', stop: () => backend.close() });
+  metrics.sqliteCheckpoints('ledger', () => backend.checkpoints());
   if (runs(ctx, 'directory')) {
     const unwatch = metrics.watchLedger(backend.ledger);
     ctx.lifecycle.add({ name: 'ledger metrics', stop: unwatch });

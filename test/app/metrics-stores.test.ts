@@ -140,8 +140,17 @@ for (const backend of backends) {
           assert.ok(delta(end, 'ddn_sqlite_writer_commit_seconds_count', { store }) >= 1, store);
           assert.equal(total(end, 'ddn_sqlite_writer_queued_operations', { store }), 0, store);
         }
+        // the mailbox's checkpointer thread copies the stores into the file (a pass a second); the writer never had
+        // to, and the small ledger keeps SQLite's own checkpoints (no series)
+        const checkpoints = (kind: string, from: readonly Sample[]) => total(from, 'ddn_sqlite_checkpoints_total', { store: 'mailbox', kind });
+        const copied = await waitFor('a checkpointer pass', async () => {
+          const samples = await scrape(node.urls.cache!);
+          return checkpoints('pass', samples) >= 1 ? samples : undefined;
+        });
+        for (const kind of ['failed', 'rewind', 'writer']) assert.equal(checkpoints(kind, copied), 0, kind);
+        assert.ok(!copied.some((s) => s.name === 'ddn_sqlite_checkpoints_total' && s.labels.store === 'ledger'), 'no ledger series');
       } else {
-        assert.equal(end.filter((s) => s.name.startsWith('ddn_sqlite_writer_')).length, 0, 'no SQLite writer on PostgreSQL');
+        assert.equal(end.filter((s) => s.name.startsWith('ddn_sqlite_')).length, 0, 'no SQLite writer or checkpoints on PostgreSQL');
       }
     });
 

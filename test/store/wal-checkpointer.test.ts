@@ -150,6 +150,25 @@ describe('WalCheckpointer', () => {
       w.db.close();
     }
   });
+
+  it("counts the writer's own checkpoints when the thread has not copied the WAL past the writer's limit", LIMIT, async () => {
+    const path = join(dir, 'behind.sqlite');
+    const w = openWriter(path);
+    // a thread whose first pass is an hour away: the writer's bound is all there is
+    const c = new WalCheckpointer(path, { intervalMs: 3_600_000, writerLimitBytes: 256 * 1024 });
+    try {
+      for (let i = 0; i < 4; i++) w.write();
+      c.afterCommit(w.db);
+      assert.equal(c.stats.writerCheckpoints, 0, 'under the limit');
+      for (let i = 0; i < 64; i++) w.write();
+      c.afterCommit(w.db);
+      assert.deepEqual(c.stats, { passes: 0, rewinds: 0, failures: 0, writerCheckpoints: 1 });
+      assert.equal(framesInWal(w.db), (w.db.pragma('wal_checkpoint(PASSIVE)') as { checkpointed: number }[])[0].checkpointed, 'every frame was copied');
+    } finally {
+      await c.stop();
+      w.db.close();
+    }
+  });
 });
 
 describe('SqliteMailboxStore with its checkpointer', () => {

@@ -11,7 +11,14 @@
  */
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
-import { boundWal, CHECKPOINT_INTERVAL_MS, CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import {
+  CHECKPOINT_INTERVAL_MS,
+  CHECKPOINTER_FROM_BYTES,
+  type CheckpointerOptions,
+  type CheckpointerStats,
+  detachCheckpoints,
+  WalCheckpointer,
+} from './wal-checkpointer.js';
 
 /**
  * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
@@ -33,7 +40,7 @@ export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
  * 277–279 µs (medians of 5 rounds, `bench/registration-scale-cpu.ts`; 71 µs with 16,384 frames), and what the last
  * pass left to copy stayed under 6 µs a registration (bench/HISTORY.md, session 47).
  */
-export const LEDGER_CHECKPOINTS: Required<CheckpointerOptions> = { intervalMs: CHECKPOINT_INTERVAL_MS, rewindFrames: 49_152 };
+export const LEDGER_CHECKPOINTS = { intervalMs: CHECKPOINT_INTERVAL_MS, rewindFrames: 49_152 } satisfies CheckpointerOptions;
 
 /** A ledger file's connection and its checkpoints. */
 export class LedgerFile {
@@ -71,7 +78,7 @@ export class LedgerFile {
   }
 
   /** The checkpointer thread's passes, rewinds and failures; null before it starts. */
-  get checkpointerStats(): Readonly<WalCheckpointer['stats']> | null {
+  get checkpointerStats(): Readonly<CheckpointerStats> | null {
     return this.checkpointer?.stats ?? null;
   }
 
@@ -86,7 +93,6 @@ export class LedgerFile {
       return;
     }
     this.checkpointer.afterCommit(this.db);
-    boundWal(this.db, this.path);
   }
 
   private checkpointsForSize(): void {

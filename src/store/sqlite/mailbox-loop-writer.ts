@@ -19,7 +19,7 @@ import { MailboxPageCache } from './mailbox-page-cache.js';
 import { mailboxOpRunner, type MailboxWriteOp, type MailboxWriteResults } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import { InThreadOpWriter, type OpWriter } from './op-writer.js';
-import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { type CheckpointerStats, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 
 /** Options of a {@link MailboxLoopWriter}: the group commit's, and from which size the mailbox counts as large. */
 export interface MailboxLoopWriterOptions extends GroupCommitOptions {
@@ -46,7 +46,6 @@ export class MailboxLoopWriter implements OpWriter<MailboxWriteOp, MailboxWriteR
         this.cache.markLarge();
       }
       this.checkpointer.afterCommit(db);
-      boundWal(db, path);
     };
     this.inner = new InThreadOpWriter(db, mailboxOpRunner(new MailboxWrites(db)), {
       ...groupCommit,
@@ -59,6 +58,11 @@ export class MailboxLoopWriter implements OpWriter<MailboxWriteOp, MailboxWriteR
 
   get stats(): { readonly commits: number; readonly operations: number } {
     return this.inner.stats;
+  }
+
+  /** What its checkpointer thread and its own bound on the WAL did. */
+  get checkpointerStats(): Readonly<CheckpointerStats> {
+    return this.checkpointer.stats;
   }
 
   get queued(): number {

@@ -49,6 +49,7 @@ import type { OpWriter } from './op-writer.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 import { GuardedOpWriter } from './guarded-writer.js';
+import type { CheckpointerStats } from './wal-checkpointer.js';
 import { MailboxLoopWriter } from './mailbox-loop-writer.js';
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
@@ -98,7 +99,7 @@ export class SqliteMailboxStore implements MailboxStore {
       const guard = options.guard;
       const writer =
         guard === undefined ? onLoop : new GuardedOpWriter<MailboxWriteOp, MailboxWriteResults>(onLoop, { guard, addsData: (op) => op.kind === 'put' });
-      return new SqliteMailboxStore(db, writer, options);
+      return new SqliteMailboxStore(db, writer, options, onLoop.checkpointerStats);
     }
     const writer = storeWriter<MailboxWriteOp, MailboxWriteResults>(db, path, {
       ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
@@ -108,13 +109,15 @@ export class SqliteMailboxStore implements MailboxStore {
       ...(options.writer === undefined ? {} : { options: options.writer }),
       ...(options.guard === undefined ? {} : { guard: { guard: options.guard, addsData: (op) => op.kind === 'put' } }),
     });
-    return new SqliteMailboxStore(db, writer, options);
+    return new SqliteMailboxStore(db, writer, options, null);
   }
 
   private constructor(
     private readonly db: SqliteDb,
     private readonly writer: OpWriter<MailboxWriteOp, MailboxWriteResults>,
     options: SqliteMailboxOptions,
+    /** What the checkpointer of the writer on the event loop did; null with a writer thread (its own) or in memory. */
+    readonly checkpoints: Readonly<CheckpointerStats> | null,
   ) {
     const limits = options.readCache ?? DEFAULT_READ_CACHE_LIMITS;
     this.reads = limits.maxBytes > 0 ? new RecipientReadCache(limits) : null;

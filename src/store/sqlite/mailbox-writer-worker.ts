@@ -9,7 +9,7 @@ import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 import { mailboxOpBytes, mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxPageCache } from './mailbox-page-cache.js';
 import { MailboxWrites } from './mailbox-writes.js';
-import { boundWal, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 import { serveWriterThread, type WriterThreadData } from './writer-thread.js';
 
 /** What the main thread passes at start. */
@@ -50,7 +50,6 @@ serveWriterThread<MailboxWriteOp>({
     checkpointsForSize();
     if (checkpointer !== null) {
       checkpointer.afterCommit(db);
-      boundWal(db, data.path);
     }
   },
   info: () => ({ checkpointerThread: checkpointer !== null, cacheKib: cache.sizeKib }),

@@ -21,6 +21,20 @@ export interface CheckpointerOptions {
   intervalMs?: number;
   /** WAL frames past which the WAL is rewound (default 16 384, 64 MiB of 4 KiB pages). */
   rewindFrames?: number;
+  /** WAL bytes past which the writer checkpoints itself (default {@link WAL_WRITER_LIMIT_BYTES}). */
+  writerLimitBytes?: number;
+}
+
+/** What a {@link WalCheckpointer} did since it started (metrics: `ddn_sqlite_checkpoints_total`). */
+export interface CheckpointerStats {
+  /** The thread's passes that copied frames. */
+  passes: number;
+  /** The WAL rewound by the writer after a pass found it past its bound. */
+  rewinds: number;
+  /** The thread's passes that failed (disk full, I/O error): retried at the next. */
+  failures: number;
+  /** The writer's own checkpoints past {@link CheckpointerOptions.writerLimitBytes}: the thread fell behind or failed. */
+  writerCheckpoints: number;
 }
 
 /** What the checkpointer thread is started with. */
@@ -75,10 +89,14 @@ export class WalCheckpointer {
   private readonly exited: Promise<void>;
   private readonly listeners: ((r: CheckpointerReport) => void)[] = [];
   private rewindDue = false;
-  /** Passes that copied frames, rewinds of the WAL, failed passes (observability; tests wait on them). */
-  readonly stats = { passes: 0, rewinds: 0, failures: 0 };
+  readonly stats: CheckpointerStats = { passes: 0, rewinds: 0, failures: 0, writerCheckpoints: 0 };
+  private readonly writerLimitBytes: number;
 
-  constructor(path: string, options: CheckpointerOptions = {}) {
+  constructor(
+    private readonly path: string,
+    options: CheckpointerOptions = {},
+  ) {
+    this.writerLimitBytes = options.writerLimitBytes ?? WAL_WRITER_LIMIT_BYTES;
     const data: CheckpointerData = { path, intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS, rewindFrames: options.rewindFrames ?? 16_384 };
     this.worker = startModuleWorker(import.meta.url, 'wal-checkpointer-worker', data);
     // a checkpointer never keeps its process alive
@@ -106,14 +124,18 @@ export class WalCheckpointer {
    * committing (the writer rewinds it only when every frame was copied as its transaction starts), so once the WAL
    * is large the writer copies the few frames committed since the thread's last pass itself: unlike a RESTART
    * checkpoint from the thread, this neither holds the writer's lock nor leaves it sleeping in its busy handler.
+   * Should the thread fall behind or fail, the writer then bounds the WAL itself ({@link boundWal}).
    */
   afterCommit(db: SqliteDb): void {
-    if (!this.rewindDue) return;
-    const row = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[])[0];
-    // busy: the thread's pass is in progress; the next batch tries again
-    if (row.busy !== 0) return;
-    this.rewindDue = false;
-    this.stats.rewinds++;
+    if (this.rewindDue) {
+      const row = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[])[0];
+      // busy: the thread's pass is in progress; the next batch tries again
+      if (row.busy === 0) {
+        this.rewindDue = false;
+        this.stats.rewinds++;
+      }
+    }
+    if (boundWal(db, this.path, this.writerLimitBytes)) this.stats.writerCheckpoints++;
   }
 
   /** Stops the thread after its pass in progress and closes its connection. */
