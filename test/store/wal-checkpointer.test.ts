@@ -1,7 +1,7 @@
 /** The mailbox's WAL checkpointer thread: checkpoints while writes go on, bounds the WAL, stops cleanly. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -163,7 +163,8 @@ describe('WalCheckpointer', () => {
       for (let i = 0; i < 64; i++) w.write();
       c.afterCommit(w.db);
       assert.deepEqual(c.stats, { passes: 0, rewinds: 0, failures: 0, writerCheckpoints: 1 });
-      assert.equal(framesInWal(w.db), (w.db.pragma('wal_checkpoint(PASSIVE)') as { checkpointed: number }[])[0].checkpointed, 'every frame was copied');
+      // nothing else ever copied the WAL (no pass, no automatic checkpoint): the rows in the file are the writer's copy
+      assert.ok(statSync(path).size >= 68 * 4096, 'the committed rows were copied into the database file');
     } finally {
       await c.stop();
       w.db.close();

@@ -11,14 +11,7 @@
  */
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
-import {
-  CHECKPOINT_INTERVAL_MS,
-  CHECKPOINTER_FROM_BYTES,
-  type CheckpointerOptions,
-  type CheckpointerStats,
-  detachCheckpoints,
-  WalCheckpointer,
-} from './wal-checkpointer.js';
+import { CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, type CheckpointerStats, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 
 /**
  * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
@@ -31,8 +24,8 @@ import {
 export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
 
 /**
- * The checkpointer thread's passes over a large ledger (from {@link CHECKPOINTER_FROM_BYTES}): one a second, as
- * every checkpointer's, and the WAL rewound past 49,152 frames (192 MiB; below the writer's own bound of 256 MiB).
+ * The checkpointer thread's passes over a large ledger (from {@link CHECKPOINTER_FROM_BYTES}): one a second, every
+ * checkpointer's default (`CHECKPOINT_INTERVAL_MS`), and the WAL rewound past 49,152 frames (192 MiB; below the writer's own bound of 256 MiB).
  * A pass copies each page the WAL holds once, however many commits wrote it since the last pass; at a million DIDs a
  * registration writes leaves of three indexes at random, so the copies, their reads of the WAL and the file's fsync
  * are most of what a registration costs beside the event loop. Against passes every 100 ms and 16,384 frames, the
@@ -40,7 +33,7 @@ export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
  * 277–279 µs (medians of 5 rounds, `bench/registration-scale-cpu.ts`; 71 µs with 16,384 frames), and what the last
  * pass left to copy stayed under 6 µs a registration (bench/HISTORY.md, session 47).
  */
-export const LEDGER_CHECKPOINTS = { intervalMs: CHECKPOINT_INTERVAL_MS, rewindFrames: 49_152 } satisfies CheckpointerOptions;
+export const LEDGER_CHECKPOINTS = { rewindFrames: 49_152 } satisfies CheckpointerOptions;
 
 /** A ledger file's connection and its checkpoints. */
 export class LedgerFile {

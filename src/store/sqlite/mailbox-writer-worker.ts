@@ -48,9 +48,7 @@ serveWriterThread<MailboxWriteOp>({
   afterBatch: (bytes) => {
     cache.afterBatch(bytes);
     checkpointsForSize();
-    if (checkpointer !== null) {
-      checkpointer.afterCommit(db);
-    }
+    checkpointer?.afterCommit(db);
   },
   info: () => ({ checkpointerThread: checkpointer !== null, cacheKib: cache.sizeKib }),
   beforeClose: async () => {
