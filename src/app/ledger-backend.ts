@@ -52,6 +52,8 @@ export interface LedgerBackendDeps {
   guard?: StorageGuard;
   /** `--ledger substrate`: the network definition (its genesis is `genesis`) and the chain client. */
   chain?: { network: NetworkDefinition; client: ChainClient };
+  /** Ledger file size from which its checkpoints run on a thread of their own (default `CHECKPOINTER_FROM_BYTES`; a test seam). */
+  checkpointerFromBytes?: number;
 }
 
 /** Opens the ledger `config` asks for. */
@@ -71,7 +73,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
 
   if (config.db === null || !config.roles.includes('directory')) {
     const path = join(config.dataDir, LEDGER_FILE);
-    const file = LedgerFile.open(path, config.ledgerCacheBytes);
+    const file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
     try {
       const store = ledgerStore(file, deps.guard);
       assertGenesis(
@@ -96,12 +98,12 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       );
     }
     const path = join(config.dataDir, REPLICA_FILE);
-    let file = LedgerFile.open(path, config.ledgerCacheBytes);
+    let file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
     if (!(await replicaMatches(pool, new SqliteLedgerStore(file.db)))) {
       deps.logger.info({ path }, 'the ledger replica does not match the database; rebuilding it');
       await file.close();
       for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
-      file = LedgerFile.open(path, config.ledgerCacheBytes);
+      file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
     }
     const db = file.db;
     const ledger = new Ledger(ledgerStore(file), { ...options, autoProduce: false });
@@ -150,7 +152,7 @@ async function openChainLedger(
   options: { profile: Profile; genesis: GenesisConfig; clock: Clock; onError: (err: unknown) => void },
 ): Promise<LedgerBackend> {
   const path = join(config.dataDir, LEDGER_FILE);
-  const file = LedgerFile.open(path, config.ledgerCacheBytes);
+  const file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
   const db = file.db;
   try {
     const store = ledgerStore(file, deps.guard);

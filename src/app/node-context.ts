@@ -33,6 +33,11 @@ export interface NodeOverrides {
   freeSpace?: FreeSpace;
   /** `--ledger substrate`: the chain client (default: @polkadot/api on `--chain-url` with `--chain-key`). */
   chainClient?: (chain: NonNullable<Config['chain']>, logger: Logger) => ChainClient;
+  /**
+   * Ledger file size from which its checkpoints run on a thread of their own (default `CHECKPOINTER_FROM_BYTES`,
+   * 256 MiB): tests of a large ledger's checkpointer without writing one.
+   */
+  ledgerCheckpointerFromBytes?: number;
 }
 
 /** What every part of a node is built with. */

@@ -62,6 +62,7 @@ export async function openLedger(ctx: NodeContext, dataDir: NodeDataDir, storage
     autoProduce: overrides.autoProduce ?? true,
     logger,
     guard: storage,
+    ...(overrides.ledgerCheckpointerFromBytes === undefined ? {} : { checkpointerFromBytes: overrides.ledgerCheckpointerFromBytes }),
     ...(network === undefined || config.chain === null
       ? {}
       : { chain: { network, client: (overrides.chainClient ?? createChainClient)(config.chain, logger.child({ component: 'chain-client' })) } }),

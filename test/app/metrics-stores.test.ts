@@ -8,9 +8,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { NodeMetrics } from '../../src/app/metrics.js';
+import { buildInfo } from '../../src/app/version.js';
 import { verifyOnThread } from '../../src/crypto/verify-thread.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
+import { detachCheckpoints, WalCheckpointer, type CheckpointerReport } from '../../src/store/sqlite/wal-checkpointer.js';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { parseExposition, scrape, total, type Sample } from '../support/metrics.js';
@@ -177,6 +184,85 @@ for (const backend of backends) {
     }
   });
 }
+
+describe('ddn_sqlite_checkpoints_total', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ddn-ckpt-metrics-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("counts the checkpointer thread's failed passes as kind=failed", async () => {
+    // a writer's committed frames, named by the WAL index, then lost from the WAL file (a damaged disk): every pass
+    // of the thread reads them, and SQLite fails it with an I/O error
+    const path = join(dir, 'lost-frames.sqlite');
+    const writer = new Database(path);
+    writer.pragma('journal_mode = WAL');
+    detachCheckpoints(writer);
+    writer.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
+    const insert = writer.prepare('INSERT INTO t (body) VALUES (?)');
+    for (let i = 0; i < 64; i++) insert.run(Buffer.alloc(100, i));
+    // the schema in the database file, and a commit that leaves its page alone (rows of the same size) in the WAL: the
+    // thread's connection opens and reads the schema (a failure there would end the thread, not fail a pass)
+    writer.pragma('wal_checkpoint(TRUNCATE)');
+    writer.exec('UPDATE t SET body = zeroblob(100)');
+    // the WAL's header is all that is left of it
+    truncateSync(`${path}-wal`, 32);
+    const c = new WalCheckpointer(path, { intervalMs: 5 });
+    const reports: CheckpointerReport[] = [];
+    c.onReport((r) => reports.push(r));
+    const metrics = new NodeMetrics(buildInfo());
+    metrics.sqliteCheckpoints('mailbox', () => c.stats);
+    try {
+      // each pass fails and the next one tries again
+      await waitFor('two failed passes', async () => (reports.filter((r) => r.type === 'failed').length >= 2 ? true : undefined), { tries: 2400 });
+    } finally {
+      await c.stop();
+      writer.close();
+    }
+    // stopped: nothing moves the counts any more
+    const failed = reports.filter((r) => r.type === 'failed');
+    assert.equal(failed.length, reports.length, 'no pass succeeded');
+    for (const r of failed) assert.match(r.message, /disk I\/O error/);
+    assert.equal(c.stats.failures, failed.length);
+    assert.equal(c.stats.passes, 0);
+    const samples = parseExposition(await metrics.text());
+    const checkpoints = (kind: string) => total(samples, 'ddn_sqlite_checkpoints_total', { store: 'mailbox', kind });
+    assert.equal(checkpoints('failed'), failed.length);
+    for (const kind of ['pass', 'rewind', 'writer']) assert.equal(checkpoints(kind), 0, kind);
+  });
+
+  describe('of a ledger past the size from which its checkpoints run on a thread', () => {
+    let node: TestNode;
+    before(async () => {
+      // any ledger file is past one byte: the node opens it with its checkpointer thread, as it would a 256 MiB one
+      node = await startTestNode(['--roles', 'directory', '--allow-private-endpoints'], undefined, { ledgerCheckpointerFromBytes: 1 });
+    });
+    after(async () => {
+      await node?.stop();
+    });
+
+    it('exports the store="ledger" series of the node, its passes counting up as the ledger is written', async () => {
+      const ledger = (samples: readonly Sample[], kind: string) => total(samples, 'ddn_sqlite_checkpoints_total', { store: 'ledger', kind });
+      const passesFrom = (least: number) =>
+        waitFor(
+          `more than ${least} ledger checkpointer passes`,
+          async () => {
+            const samples = await scrape(node.urls.directory!);
+            return ledger(samples, 'pass') > least ? samples : undefined;
+          },
+          { tries: 2400 },
+        );
+      const first = await passesFrom(0);
+      const kinds = first.filter((s) => s.name === 'ddn_sqlite_checkpoints_total' && s.labels.store === 'ledger').map((s) => s.labels.kind);
+      assert.deepEqual(kinds.sort(), ['failed', 'pass', 'rewind', 'writer']);
+      for (const kind of ['failed', 'rewind', 'writer']) assert.equal(ledger(first, kind), 0, kind);
+      // a registration's blocks are new WAL frames: a later pass copies them
+      await registerRecipientAt(httpDirectory(node), 62);
+      await passesFrom(ledger(first, 'pass'));
+    });
+  });
+});
 
 describe('ddn_rate_limit_refusals_total', () => {
   let node: TestNode;
