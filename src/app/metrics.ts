@@ -256,7 +256,7 @@ export class NodeMetrics {
       const readers = (this.checkpointReaders = new Map<string, () => Readonly<CheckpointerStats> | null>());
       new Counter({
         name: 'ddn_sqlite_checkpoints_total',
-        help: "WAL checkpoints of a SQLite store since start, by store and kind: the checkpointer thread's passes that copied frames (pass) or failed (failed), the WAL rewound past its bound (rewind), the writer's own past 256 MiB of WAL (writer: the thread fell behind)",
+        help: "WAL checkpoints of a SQLite store since start, by store and kind: the checkpointer thread's passes that copied frames (pass) or failed, its end on an error included (failed), the WAL rewound past its bound (rewind), the writer's own past 256 MiB of WAL (writer: the thread fell behind)",
         labelNames: ['store', 'kind'],
         registers: [this.registry],
         collect() {

@@ -151,6 +151,39 @@ describe('WalCheckpointer', () => {
     }
   });
 
+  it('counts a thread that ended on an error as a failure, and tells it', LIMIT, async () => {
+    // a file the thread cannot open: its directory does not exist
+    const c = new WalCheckpointer(join(dir, 'no-such-dir', 'x.sqlite'), { intervalMs: 5 });
+    const reports: CheckpointerReport[] = [];
+    c.onReport((r) => reports.push(r));
+    await c.stop();
+    assert.deepEqual(c.stats, { passes: 0, rewinds: 0, failures: 1, writerCheckpoints: 0 });
+    assert.equal(reports.length, 1);
+    assert.equal(reports[0]!.type, 'failed');
+  });
+
+  it('reports no pass while the WAL holds nothing to copy', LIMIT, async () => {
+    const path = join(dir, 'idle.sqlite');
+    const w = openWriter(path);
+    // the table's frames copied and the WAL emptied before the thread starts
+    w.db.pragma('wal_checkpoint(TRUNCATE)');
+    const c = new WalCheckpointer(path, { intervalMs: 5 });
+    const reports: CheckpointerReport[] = [];
+    c.onReport((r) => reports.push(r));
+    const sleep = () => new Promise((resolve) => setTimeout(resolve, 5));
+    try {
+      // passes run meanwhile (every 5 ms); none copies a frame
+      for (let i = 0; i < 40; i++) await sleep();
+      assert.equal(reports.length, 0, JSON.stringify(reports));
+      w.write();
+      while (reports.length === 0) await sleep();
+      assert.equal(reports[0]!.type, 'pass');
+    } finally {
+      await c.stop();
+      w.db.close();
+    }
+  });
+
   it("counts the writer's own checkpoints when the thread has not copied the WAL past the writer's limit", LIMIT, async () => {
     const path = join(dir, 'behind.sqlite');
     const w = openWriter(path);

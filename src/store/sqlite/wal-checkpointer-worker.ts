@@ -23,7 +23,8 @@ db.pragma('synchronous = FULL');
 
 const checkpoint = () => (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[])[0];
 
-let lastCheckpointed = -1;
+/** Frames the last reported pass had copied: a pass that copied none is not a pass that copied frames (metrics). */
+let lastCheckpointed = 0;
 
 const pass = (): void => {
   let row = checkpoint();

@@ -31,7 +31,7 @@ export interface CheckpointerStats {
   passes: number;
   /** The WAL rewound by the writer after a pass found it past its bound. */
   rewinds: number;
-  /** The thread's passes that failed (disk full, I/O error): retried at the next. */
+  /** The thread's passes that failed (disk full, I/O error): retried at the next; and the thread's end on an error. */
   failures: number;
   /** The writer's own checkpoints past {@link CheckpointerOptions.writerLimitBytes}: the thread fell behind or failed. */
   writerCheckpoints: number;
@@ -110,8 +110,13 @@ export class WalCheckpointer {
       for (const f of this.listeners) f(r);
     });
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    // a thread that failed to start leaves the writer's bound in charge; its exit settles stop()
-    this.worker.on('error', () => undefined);
+    // a thread that ended on an error (failed to open the file, say) leaves the writer's bound in charge: counted and
+    // told as a failed pass, so that it shows in the metrics; its exit settles stop()
+    this.worker.on('error', (err) => {
+      this.stats.failures++;
+      const report: CheckpointerReport = { type: 'failed', message: err.message };
+      for (const f of this.listeners) f(report);
+    });
   }
 
   /** Calls `f` with every report of the thread. */
