@@ -14,8 +14,9 @@
  * the tree opens the ledger with: its `LedgerFile` when it has one), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
  * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `ckpt-ms=MS` and `rewind=FRAMES` (the checkpointer
  * thread's pass interval and WAL bound, `LedgerFile`'s `checkpoints`), `thread` (the checkpoints on their own thread
- * whatever the file's size, as `LedgerFile` runs them from 256 MiB), `warm` (the three indexes a registration inserts
- * into read whole first: a node that has run a while), joined with `+`. The registrations ADD to the ledgers (use
+ * whatever the file's size, as `LedgerFile` runs them from 256 MiB), `warm` (the three indexes a registration inserted
+ * into before session 49 read whole first: a node that has run a while; a registration no longer enters the history
+ * index, src/store/sqlite/ledger-history.ts), joined with `+`. The registrations ADD to the ledgers (use
  * copies; the small one is copied afresh for each child, the big one grows by `warmup + count` a child, unless
  * `--fresh-big` copies it afresh too: for a ledger that must stay on its side of a size). Beside the CPU the child reports what it read and wrote through the OS per registration
  * (`/proc/self/io`: SQLite reads a page not in its cache with one `pread`), the page faults and its RSS.
@@ -121,6 +122,12 @@ function procIo(): { syscr: number; rchar: number; syscw: number; wchar: number 
   return { syscr: f('syscr'), rchar: f('rchar'), syscw: f('syscw'), wchar: f('wchar') };
 }
 
+/** A partial index's condition as its schema states it (a query through the index must imply it). */
+function partialCondition(q: (sql: string) => unknown, index: string): string {
+  const sql = (q(`SELECT sql FROM sqlite_master WHERE name = '${index}'`) as { sql: string }).sql;
+  return /\bWHERE\s+([\s\S]*?);?\s*$/i.exec(sql)![1]!;
+}
+
 /** Applies one `--settings` item to an open ledger database. */
 function applySetting(db: { pragma(s: string): unknown }, setting: string): void {
   for (const part of setting.split('+')) {
@@ -138,7 +145,7 @@ function applySetting(db: { pragma(s: string): unknown }, setting: string): void
         if (index === 'ledger_txs_hash_key') q(`SELECT count(*) FROM ${table} INDEXED BY ${index}`);
         else
           q(
-            `SELECT count(${column}) FROM ${table} INDEXED BY ${index} WHERE ${column} > ''${index === 'ledger_txs_history' ? ` AND status = 'included'` : ''}`,
+            `SELECT count(${column}) FROM ${table} INDEXED BY ${index} WHERE ${column} > ''${index === 'ledger_txs_history' ? ` AND ${partialCondition(q, index)}` : ''}`,
           );
       }
       continue;

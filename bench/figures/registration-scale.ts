@@ -23,11 +23,12 @@ export function registrationsToSign(warmupS: number, durationS: number): number 
 }
 
 /**
- * DIDs per leaf of the largest index a registration inserts into at random (`ledger_txs_history`, keyed by the
- * DID: 13,376 leaves of 4 KiB at 1,000,000 DIDs, a ledger built by bench/bigledger.ts — `dbstat`; `ledger_current`'s
- * key index 12,920, `ledger_txs_hash_key` 4,541). Measured in session 31 (bench/HISTORY.md).
+ * DIDs per leaf of the largest index a registration inserts into at random (`ledger_current`'s key index: 12,920
+ * leaves of 4 KiB at 1,000,000 DIDs, a ledger built by bench/bigledger.ts — `dbstat`; `ledger_txs_hash_key` 4,541).
+ * Measured in session 31 (bench/HISTORY.md); since session 49 a registration no longer enters `ledger_txs_history`
+ * (13,376 leaves then), which its DID's record finds (src/store/sqlite/ledger-history.ts).
  */
-export const DIDS_PER_INDEX_LEAF = 74;
+export const DIDS_PER_INDEX_LEAF = 77;
 
 /**
  * Registrations the big node accepts before its measured window: `n` random inserts into an index of `L` leaves

@@ -15,7 +15,8 @@ import { migratePg, openPgPool, type PgMigration } from '../store/postgres/pool.
 import { PG_RELAY_MIGRATIONS, PG_RELAY_NAMESPACE } from '../store/postgres/relay-staging-store.js';
 import { openSqlite, type Migration } from '../store/sqlite/database.js';
 import { DNS_CHALLENGE_MIGRATIONS } from '../store/sqlite/dns-challenge-store.js';
-import { LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE, LEDGER_MIGRATIONS } from '../store/sqlite/ledger-store.js';
+import { LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE } from '../store/sqlite/ledger-history.js';
+import { LEDGER_MIGRATIONS } from '../store/sqlite/ledger-store.js';
 import { LEDGER_FEED_MIGRATIONS, LEDGER_FEED_NAMESPACE } from '../store/sqlite/ledger-feed.js';
 import { MAILBOX_MIGRATIONS } from '../store/sqlite/mailbox-store.js';
 import { RELAY_MIGRATIONS } from '../store/sqlite/relay-staging-store.js';

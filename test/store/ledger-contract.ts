@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Ledger } from '../../src/ledger/chain.js';
 import { LedgerFailure } from '../../src/ledger/errors.js';
-import { getDidRecord } from '../../src/ledger/records.js';
+import { getDidRecord, getNonce } from '../../src/ledger/records.js';
 import { makeProfile, type Profile } from '../../src/protocol/profile.js';
 import { aliasCall, controlCall, didOf, metaOf, registerCall, rootSigner, seedKey } from '../ledger/harness.js';
 
@@ -142,6 +142,73 @@ export function ledgerContract(name: string, open: OpenCluster): void {
         for (const n of c.nodes) {
           await assert.rejects(n.ledger.admit(again, metaOf(again)), (e: unknown) => e instanceof LedgerFailure && e.errorName === 'DidDeleted');
         }
+      } finally {
+        await c.close();
+      }
+    });
+
+    it("reads a DID's history with every registration in place: before and after a deletion, a page at a time (profile openpayload)", async () => {
+      const profile = makeProfile('openpayload');
+      const c = await open({ profile });
+      try {
+        const did = didOf(641);
+        const k = seedKey(45);
+        const hashes: string[] = [];
+        const admit = async (call: Parameters<Ledger['admit']>[0]) => {
+          hashes.push((await c.nodes[0]!.ledger.admit(call, metaOf(call))).txHash);
+          await c.settle();
+        };
+        const history = (o: { limit?: number; before?: { blockNumber: number; blockIndex: number }; extrinsics?: string[]; maxBlock?: number } = {}) => {
+          const last = c.nodes[c.nodes.length - 1]!.ledger;
+          return last.subjectHistory({ subject: did, maxBlock: o.maxBlock ?? last.finalizedRefNow().number, limit: o.limit ?? 10, ...o });
+        };
+        await admit(registerCall(did, k, { profile }));
+        assert.deepEqual(
+          history().map((t) => t.txHash),
+          [hashes[0]],
+          'a registration its record names is in the history',
+        );
+        await admit(aliasCall(did, { kind: 'add', alias: 'first-life' }, rootSigner(k), { nonce: 0n }));
+        await admit(controlCall(did, { kind: 'DeleteDid' }, rootSigner(k), { nonce: 0n }));
+        assert.deepEqual(
+          history().map((t) => t.txHash),
+          [...hashes].reverse(),
+          'still there once the record is deleted',
+        );
+        const beforeAgain = c.nodes[0]!.ledger.finalizedRefNow().number;
+        await c.restart();
+        await admit(registerCall(did, k, { profile }));
+        const nonce = getNonce(c.nodes[0]!.ledger.finalizedView(), 'alias_nonce', did);
+        await admit(aliasCall(did, { kind: 'add', alias: 'second-life' }, rootSigner(k), { nonce }));
+        const newestFirst = [...hashes].reverse();
+        assert.deepEqual(
+          history().map((t) => t.txHash),
+          newestFirst,
+        );
+        // a page at a time, through each registration
+        const paged: string[] = [];
+        let before: { blockNumber: number; blockIndex: number } | undefined;
+        for (;;) {
+          const [row] = history({ limit: 1, ...(before === undefined ? {} : { before }) });
+          if (row === undefined) break;
+          paged.push(row.txHash);
+          before = { blockNumber: row.blockNumber!, blockIndex: row.blockIndex! };
+        }
+        assert.deepEqual(paged, newestFirst);
+        assert.deepEqual(
+          history({ extrinsics: ['register_with_proof_v2'] }).map((t) => t.txHash),
+          [hashes[3], hashes[0]],
+          'only the registrations',
+        );
+        assert.deepEqual(
+          history({ maxBlock: beforeAgain }).map((t) => t.txHash),
+          newestFirst.slice(2),
+          'as of a block before the registration again',
+        );
+        assert.deepEqual(
+          history({ extrinsics: ['add_alias'], limit: 1 }).map((t) => t.txHash),
+          [hashes[4]],
+        );
       } finally {
         await c.close();
       }

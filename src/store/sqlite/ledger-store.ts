@@ -6,6 +6,7 @@ import type { BlockExtras, FeedEntry, FeedSummary, FeedTally, LedgerStore, Store
 import { migrate, type Migration, type SqliteDb } from './database.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { SqliteLedgerFeed } from './ledger-feed.js';
+import { didOfKey, historySql, LEDGER_HISTORY_MIGRATIONS, LEDGER_HISTORY_NAMESPACE, registrationsOfWrite } from './ledger-history.js';
 
 /** Moves pending rows still in ledger_txs (written before migration 3, or by an older version beside it) into ledger_pending, in their order. */
 const MOVE_PENDING_SQL = `
@@ -146,6 +147,9 @@ export const DELETE_PENDING_AT_SQL = 'DELETE FROM ledger_pending WHERE (seq, tx_
  */
 export const FINISHED_TX_SQL = `SELECT * FROM ledger_txs WHERE ${txHashKey('tx_hash')} = ${txHashKey('@hash')} AND tx_hash = @hash ORDER BY seq DESC LIMIT 1`;
 
+/** One page of a subject's history (ledger-history.ts): the history index's rows and the registration its record names. */
+export const HISTORY_SQL = historySql(txHashKey);
+
 /** A subject's last failure of one call since a time: through the index of failed rows (migration 4). */
 export const LAST_FAILURE_SQL = `SELECT * FROM ledger_txs WHERE subject = ? AND extrinsic = ? AND status = 'failed' AND finished_at_ms >= ?
   ORDER BY seq DESC LIMIT 1`;
@@ -154,18 +158,8 @@ export const LAST_FAILURE_SQL = `SELECT * FROM ledger_txs WHERE subject = ? AND 
 const PENDING_ROW = `seq, tx_hash, extrinsic, 'pending' AS status, subject, submitted_at_ms, meta, bytes, NULL AS block_number,
   NULL AS block_index, NULL AS error_name, NULL AS error_module, NULL AS error_reason, NULL AS finished_at_ms`;
 
-/**
- * The history index (`GET /dids/{did}/history` and friends), in its own namespace so it composes with the ledger's
- * numbered migrations: the store applies it when it opens a database.
- */
-export const LEDGER_HISTORY_MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    sql: `CREATE INDEX IF NOT EXISTS ledger_txs_history ON ledger_txs (subject, block_number DESC, block_index DESC)
-            WHERE status = 'included';`,
-  },
-];
-export const LEDGER_HISTORY_NAMESPACE = 'ledger_history';
+/** {@link SqliteLedgerStore.writeKey}'s answer for a write older than the key's newest value (which it left as it was). */
+const OLDER = Symbol('older');
 
 /** Past any block index (u32 block numbers, indexes bounded by the block size). */
 const AFTER_ANY_INDEX = 2 ** 31;
@@ -216,6 +210,7 @@ type FinishedRow = [
   error_module: string | null,
   error_reason: string | null,
   finished_at_ms: number | null,
+  history_via_record: 1 | null,
 ];
 
 /**
@@ -307,7 +302,7 @@ export class SqliteLedgerStore implements LedgerStore {
       // positional parameters: a named one costs better-sqlite3 a property lookup on the row object each
       insertTx: db.prepare<[FinishedRow]>(
         `INSERT INTO ledger_txs (tx_hash, extrinsic, status, subject, submitted_at_ms, meta, bytes, block_number,
-           block_index, error_name, error_module, error_reason, finished_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           block_index, error_name, error_module, error_reason, finished_at_ms, history_via_record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertPending: db.prepare<[PendingRow]>(
         'INSERT INTO ledger_pending (tx_hash, extrinsic, subject, submitted_at_ms, meta, bytes) VALUES (?, ?, ?, ?, ?, ?)',
@@ -317,11 +312,9 @@ export class SqliteLedgerStore implements LedgerStore {
       pending: db.prepare<[], TxRow>(`SELECT ${PENDING_ROW} FROM ledger_pending ORDER BY seq`),
       finishedTx: db.prepare<{ hash: string }, TxRow>(FINISHED_TX_SQL),
       lastFailure: db.prepare<[string, string, number], TxRow>(LAST_FAILURE_SQL),
-      history: db.prepare<HistoryParams, TxRow>(
-        `SELECT * FROM ledger_txs WHERE subject = @subject AND status = 'included'
-           AND (block_number, block_index) < (@block, @index)
-           AND (@all = 1 OR extrinsic IN (SELECT value FROM json_each(@extrinsics)))
-         ORDER BY block_number DESC, block_index DESC LIMIT @limit`,
+      history: db.prepare<HistoryParams, TxRow>(HISTORY_SQL),
+      indexHistory: db.prepare<{ hash: string }>(
+        `UPDATE ledger_txs SET history_via_record = NULL WHERE ${txHashKey('tx_hash')} = ${txHashKey('@hash')} AND tx_hash = @hash AND history_via_record = 1`,
       ),
       txAt: db.prepare<[number, number], TxRow>('SELECT * FROM ledger_txs WHERE block_number = ? AND block_index = ? ORDER BY seq DESC LIMIT 1'),
     };
@@ -395,11 +388,19 @@ export class SqliteLedgerStore implements LedgerStore {
       this.db.transaction(() => {
         this.insertBlock(block);
         const n = block.header.number;
-        for (const [k, v] of inKeyOrder(writes)) this.writeKey(k, n, v === undefined ? null : (serialized?.get(k) ?? serializeStateValue(v)));
+        /** Registration tx → its DID, for the DID records this block leaves naming it (ledger-history.ts). */
+        const named = new Map<string, string>();
+        for (const [k, v] of inKeyOrder(writes)) {
+          const replaced = this.writeKey(k, n, v === undefined ? null : (serialized?.get(k) ?? serializeStateValue(v)));
+          if (replaced === OLDER) continue;
+          const r = registrationsOfWrite(k, v, replaced);
+          if (r.named !== undefined) named.set(r.named, didOfKey(k));
+          if (r.left !== undefined) this.q.indexHistory.run({ hash: r.left });
+        }
         // the finished rows replace the pending ones (a replica's block finds none: it has no pending rows)
         if (txs.length > 0) this.deletePendingOf(txs);
         for (const tx of txs) {
-          this.q.insertTx.run(this.insertRow(tx));
+          this.q.insertTx.run(this.insertRow(tx, tx.status === 'included' && named.get(tx.txHash) === tx.meta.subject));
           this.pendingSeq.delete(tx.txHash);
         }
         this.feed.recordBlock(n, txs);
@@ -430,16 +431,20 @@ export class SqliteLedgerStore implements LedgerStore {
    * every value but each key's newest (a ledger written by older versions also holds the newest ones in
    * ledger_state: harmless, a read at an older block asks for `block <= n`). Nothing is written to
    * ledger_state any more: migration 2's trigger, kept for older versions writing it alone, does not run. A block
-   * older than the key's newest (never made in order, but kept right) goes to ledger_replaced only.
+   * older than the key's newest (never made in order, but kept right) goes to ledger_replaced only. Returns the
+   * value the write replaced as the key's newest (undefined: none), or {@link OLDER}.
    */
-  private writeKey(key: string, n: number, value: string | null): void {
+  private writeKey(key: string, n: number, value: string | null): string | null | undefined | typeof OLDER {
     const c = this.q.readCurrent.get(key);
     if (c === undefined) this.q.insertCurrent.run(key, n, value);
-    else if (c.block > n) this.q.writeOlder.run(key, n, value);
-    else {
+    else if (c.block > n) {
+      this.q.writeOlder.run(key, n, value);
+      return OLDER;
+    } else {
       this.q.updateCurrent.run(n, value, key);
       if (c.block < n) this.q.keepReplaced.run(key, c.block, c.value);
     }
+    return c?.value;
   }
 
   readMeta(key: string): Uint8Array | undefined {
@@ -458,9 +463,10 @@ export class SqliteLedgerStore implements LedgerStore {
 
   /**
    * A finished row (ledger_txs's columns, in order). An included transaction keeps its bytes: history and followers
-   * decode (and verify) what it did.
+   * decode (and verify) what it did. `viaRecord`: a registration its DID's record names, left out of the history
+   * index (ledger-history.ts).
    */
-  private insertRow(tx: TxRecord): FinishedRow {
+  private insertRow(tx: TxRecord, viaRecord: boolean): FinishedRow {
     return [
       tx.txHash,
       tx.extrinsic,
@@ -475,6 +481,7 @@ export class SqliteLedgerStore implements LedgerStore {
       tx.error?.module ?? null,
       tx.error?.reason ?? null,
       tx.finishedAtMs ?? null,
+      viaRecord ? 1 : null,
     ];
   }
 
@@ -501,7 +508,7 @@ export class SqliteLedgerStore implements LedgerStore {
     this.write(
       false,
       this.db.transaction(() => {
-        if (this.deletePendingOf([tx]) > 0) this.q.insertTx.run(this.insertRow(tx));
+        if (this.deletePendingOf([tx]) > 0) this.q.insertTx.run(this.insertRow(tx, false));
       }),
     );
     this.pendingSeq.delete(tx.txHash);
