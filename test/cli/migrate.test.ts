@@ -30,7 +30,7 @@ describe('ddn migrate', () => {
       event: 'migrated',
       database: 'sqlite',
       location: dir,
-      applied: ['ledger@6', 'ledger_history@1', 'ledger-feed@2', 'directory@1', 'cache@6', 'events@2'],
+      applied: ['ledger@6', 'ledger_history@2', 'ledger-feed@2', 'directory@1', 'cache@6', 'events@2'],
     });
     assert.ok(existsSync(join(dir, 'ledger.sqlite')) && existsSync(join(dir, 'cache.sqlite')));
     assert.equal(existsSync(join(dir, 'relay.sqlite')), false, 'no store of a role not asked for');
@@ -48,6 +48,7 @@ describe('ddn migrate', () => {
       { namespace: 'ledger-feed', version: 1 },
       { namespace: 'ledger-feed', version: 2 },
       { namespace: 'ledger_history', version: 1 },
+      { namespace: 'ledger_history', version: 2 },
     ]);
     const again = await ddn(['migrate', '--data-dir', dir, '--roles', 'directory,cache']);
     assert.equal(again.code, 0, again.stderr);
