@@ -19,7 +19,7 @@ import { MailboxPageCache } from './mailbox-page-cache.js';
 import { mailboxOpRunner, type MailboxWriteOp, type MailboxWriteResults } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import { InThreadOpWriter, type OpWriter } from './op-writer.js';
-import { type CheckpointerStats, CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { type CheckpointerStats, CHECKPOINTER_FROM_BYTES, detachCheckpoints, MAILBOX_CHECKPOINTS, WalCheckpointer } from './wal-checkpointer.js';
 
 /** Options of a {@link MailboxLoopWriter}: the group commit's, and from which size the mailbox counts as large. */
 export interface MailboxLoopWriterOptions extends GroupCommitOptions {
@@ -38,7 +38,7 @@ export class MailboxLoopWriter implements OpWriter<MailboxWriteOp, MailboxWriteR
     const { largeFromBytes = CHECKPOINTER_FROM_BYTES, ...groupCommit } = options;
     detachCheckpoints(db);
     this.cache = new MailboxPageCache(db);
-    this.checkpointer = new WalCheckpointer(path);
+    this.checkpointer = new WalCheckpointer(path, MAILBOX_CHECKPOINTS);
     const afterBatch = (bytes: number): void => {
       this.cache.afterBatch(bytes);
       if (!this.large && this.cache.databaseBytes() >= largeFromBytes) {

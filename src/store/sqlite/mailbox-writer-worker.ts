@@ -9,7 +9,7 @@ import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 import { mailboxOpBytes, mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxPageCache } from './mailbox-page-cache.js';
 import { MailboxWrites } from './mailbox-writes.js';
-import { CHECKPOINTER_FROM_BYTES, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import { CHECKPOINTER_FROM_BYTES, detachCheckpoints, MAILBOX_CHECKPOINTS, WalCheckpointer } from './wal-checkpointer.js';
 import { serveWriterThread, type WriterThreadData } from './writer-thread.js';
 
 /** What the main thread passes at start. */
@@ -31,7 +31,7 @@ function checkpointsForSize(): void {
   if (checkpointer !== null) return;
   if (cache.databaseBytes() < (data.checkpointerFromBytes ?? CHECKPOINTER_FROM_BYTES)) return;
   detachCheckpoints(db);
-  checkpointer = new WalCheckpointer(data.path);
+  checkpointer = new WalCheckpointer(data.path, MAILBOX_CHECKPOINTS);
   cache.markLarge();
 }
 checkpointsForSize();

@@ -60,9 +60,21 @@ export const CHECKPOINTER_FROM_BYTES = 256 * 1024 * 1024;
  * sync less for the same writes. Against 100 ms, the thread's CPU per 1 KiB store fell from 8.3 to 3.3–4.0 µs
  * (`bench:ab --job store1k`, both orders, the rates within the VM's noise), and at a million DIDs a registration's
  * from 94 to 67 µs (bench/HISTORY.md, session 47). The WAL stays bounded by frames, not time
- * ({@link CheckpointerOptions.rewindFrames}).
+ * ({@link CheckpointerOptions.rewindFrames}). The ledger's; a mailbox's passes are {@link MAILBOX_CHECKPOINTS}'.
  */
 export const CHECKPOINT_INTERVAL_MS = 1000;
+
+/**
+ * A mailbox's checkpointer: a pass every 100 ms. Copying the WAL into the file grows the file by the stores the WAL
+ * holds (new rows, not rewritten pages), so what a pass has not yet copied must stay well below the part of the
+ * storage reserve a full disk gives back (6 of the default 8 MiB, src/store/storage-guard.ts): otherwise the pass
+ * after the disk fills takes that space and the acknowledgements and nonces a degraded node still takes fail with
+ * 507. At one pass a second a busy mailbox holds up to a second of stores (17 MiB at 17,000 1 KiB stores a second),
+ * and test/app/storage-full.test.ts failed so twice in CI (sessions 47 and 49); at 100 ms, a tenth of that. The
+ * price is the thread's CPU: 8.3 against 3.3–4.0 µs a 1 KiB store (bench/HISTORY.md, session 47). A ledger keeps
+ * {@link CHECKPOINT_INTERVAL_MS}: its blocks mostly rewrite pages the file has.
+ */
+export const MAILBOX_CHECKPOINTS = { intervalMs: 100 } satisfies CheckpointerOptions;
 
 /** The WAL is truncated back to this size when it rewinds, so one burst does not keep a large file. */
 const WAL_KEEP_BYTES = 64 * 1024 * 1024;
