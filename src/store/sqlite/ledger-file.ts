@@ -3,9 +3,9 @@
  * a page cache sized for a large ledger, SQLite's own checkpoints every LEDGER_WAL_AUTOCHECKPOINT frames, and
  * checkpoints on a thread of their own once the file is large.
  *
- * A registration inserts at random places of two indexes (a state key's, a transaction hash's; before session 49 a
- * subject's history's too, src/store/sqlite/ledger-history.ts): at a million DIDs each is tens of MiB, so with a small cache every insert first reads its leaf through
- * the OS, and every commit that crosses SQLite's 1,000-page automatic checkpoint copies the scattered pages it wrote
+ * A registration inserts at random places of two indexes (a state key's, a transaction hash's; not the history
+ * index, src/store/sqlite/ledger-history.ts): at a million DIDs each is tens of MiB, so with a small cache every
+ * insert first reads its leaf through the OS, and every commit that crosses SQLite's 1,000-page automatic checkpoint copies the scattered pages it wrote
  * into the file and syncs it, on the event loop (bench/HISTORY.md, session 25). The cache is SQLite's own and grows
  * only with the pages read: a small ledger never fills it.
  */
@@ -27,8 +27,8 @@ export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
  * The checkpointer thread's passes over a large ledger (from {@link CHECKPOINTER_FROM_BYTES}): one a second, every
  * checkpointer's default (`CHECKPOINT_INTERVAL_MS`), and the WAL rewound past 49,152 frames (192 MiB; below the writer's own bound of 256 MiB).
  * A pass copies each page the WAL holds once, however many commits wrote it since the last pass; at a million DIDs a
- * registration writes leaves of two indexes at random (three before session 49), so the copies, their reads of the WAL and the file's fsync
- * are most of what a registration costs beside the event loop. Against passes every 100 ms and 16,384 frames, the
+ * registration writes leaves of two indexes at random (three before session 49), so the copies, their reads of the
+ * WAL and the file's fsync are most of what a registration costs beside the event loop. Against passes every 100 ms and 16,384 frames, the
  * CPU off the event loop per registration at a million DIDs fell from 94 to 67 µs and the event loop's stayed at
  * 277–279 µs (medians of 5 rounds, `bench/registration-scale-cpu.ts`; 71 µs with 16,384 frames), and what the last
  * pass left to copy stayed under 6 µs a registration (bench/HISTORY.md, session 47).

@@ -60,7 +60,7 @@ export const CHECKPOINTER_FROM_BYTES = 256 * 1024 * 1024;
  * sync less for the same writes. Against 100 ms, the thread's CPU per 1 KiB store fell from 8.3 to 3.3–4.0 µs
  * (`bench:ab --job store1k`, both orders, the rates within the VM's noise), and at a million DIDs a registration's
  * from 94 to 67 µs (bench/HISTORY.md, session 47). The WAL stays bounded by frames, not time
- * ({@link CheckpointerOptions.rewindFrames}). The ledger's; a mailbox's passes are {@link MAILBOX_CHECKPOINTS}'.
+ * ({@link CheckpointerOptions.rewindFrames}). A mailbox's checkpointer passes at {@link MAILBOX_CHECKPOINTS} instead.
  */
 export const CHECKPOINT_INTERVAL_MS = 1000;
 
