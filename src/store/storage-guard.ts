@@ -92,6 +92,11 @@ export class StorageGuard {
     return guard;
   }
 
+  /** What the reserve gives back to the file system when the disk fills (0 without a reserve). */
+  get givenBackBytes(): number {
+    return this.reserveBytes - Math.floor(this.reserveBytes / 4);
+  }
+
   /** True while writes that add data are refused. */
   get isDegraded(): boolean {
     return this.degraded;
@@ -218,7 +223,7 @@ export class StorageGuard {
 
   private enter(why: string): void {
     this.degraded = true;
-    if (existsSync(this.path)) truncateSync(this.path, Math.min(this.reserveHeld(), Math.floor(this.reserveBytes / 4)));
+    if (existsSync(this.path)) truncateSync(this.path, Math.min(this.reserveHeld(), this.reserveBytes - this.givenBackBytes));
     this.logger?.warn({ reason: why, data_dir: this.dir }, 'storage is full: new data is refused (507) until space returns');
   }
 

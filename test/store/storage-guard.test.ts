@@ -37,9 +37,11 @@ describe('StorageGuard', () => {
     try {
       assert.equal(g.held(), 4 * MiB);
       assert.equal(g.guard.isDegraded, false);
+      assert.equal(g.guard.givenBackBytes, 3 * MiB);
       g.disk.free = 6 * MiB; // 2 MiB free besides the reserve
       assert.equal(g.guard.check(), true);
       assert.equal(g.held(), MiB);
+      assert.equal(4 * MiB - g.held(), g.guard.givenBackBytes, 'what it gave back is what it says it gives back');
       // room for the missing 3 MiB of the reserve but not for a whole reserve besides: still degraded
       g.disk.free = 7.5 * MiB;
       assert.equal(g.guard.check(), true);

@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { boundWal, detachCheckpoints, WalCheckpointer, type CheckpointerReport } from '../../src/store/sqlite/wal-checkpointer.js';
+import {
+  boundWal,
+  detachCheckpoints,
+  MAILBOX_INTERVAL_MS,
+  MAILBOX_PASS_AFTER_BYTES,
+  mailboxCheckpoints,
+  WalCheckpointer,
+  type CheckpointerReport,
+} from '../../src/store/sqlite/wal-checkpointer.js';
 import { SqliteMailboxStore } from '../../src/store/sqlite/mailbox-store.js';
 import { DID, entry, NOW } from './mailbox-fixtures.js';
 
@@ -182,6 +190,54 @@ describe('WalCheckpointer', () => {
       await c.stop();
       w.db.close();
     }
+  });
+
+  it('passes at once when the bytes the writer committed since it last asked reach passAfterBytes', LIMIT, async () => {
+    const path = join(dir, 'bytes.sqlite');
+    const w = openWriter(path);
+    // the thread's own first pass is an hour away: a pass now is one the writer asked for
+    const c = new WalCheckpointer(path, { intervalMs: 3_600_000, passAfterBytes: 16 * 4096 });
+    const reports: CheckpointerReport[] = [];
+    c.onReport((r) => reports.push(r));
+    const commit = (rows: number) => {
+      for (let i = 0; i < rows; i++) w.write();
+      c.afterCommit(w.db, rows * 4096);
+    };
+    try {
+      commit(15);
+      // had the thread been asked, its report would come within these turns (the pass takes a millisecond or so)
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal(reports.length, 0, 'below the bound the thread waits for its interval');
+      commit(1);
+      while (reports.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal(reports[0]!.type, 'pass');
+      assert.equal(c.stats.passes, 1);
+      assert.equal(c.stats.writerCheckpoints, 0);
+      assert.ok(statSync(path).size >= 16 * 4096, 'the thread copied the 16 rows into the database file');
+      // the count starts again after asking: 15 rows more ask for nothing, the 16th does
+      commit(15);
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal(reports.length, 1);
+      commit(1);
+      while (reports.length === 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal(c.stats.passes, 2);
+    } finally {
+      await c.stop();
+      w.db.close();
+    }
+  });
+
+  it("a mailbox's passes: every 100 ms, and after half of what the storage reserve gives back", () => {
+    const KiB = 1024;
+    assert.deepEqual(mailboxCheckpoints(), { intervalMs: MAILBOX_INTERVAL_MS, passAfterBytes: MAILBOX_PASS_AFTER_BYTES });
+    assert.equal(MAILBOX_INTERVAL_MS, 100);
+    // the default reserve (8 MiB) gives back 6 MiB: 3 MiB, the default
+    assert.equal(mailboxCheckpoints(6 * 1024 * KiB).passAfterBytes, 3 * 1024 * KiB);
+    assert.equal(MAILBOX_PASS_AFTER_BYTES, 3 * 1024 * KiB);
+    assert.equal(mailboxCheckpoints(1536 * KiB).passAfterBytes, 768 * KiB);
+    // no reserve: the default; a tiny one: not a pass every few stores
+    assert.equal(mailboxCheckpoints(0).passAfterBytes, MAILBOX_PASS_AFTER_BYTES);
+    assert.equal(mailboxCheckpoints(3 * KiB).passAfterBytes, 64 * KiB);
   });
 
   it("counts the writer's own checkpoints when the thread has not copied the WAL past the writer's limit", LIMIT, async () => {

@@ -19,12 +19,21 @@ import { MailboxPageCache } from './mailbox-page-cache.js';
 import { mailboxOpRunner, type MailboxWriteOp, type MailboxWriteResults } from './mailbox-write-ops.js';
 import { MailboxWrites } from './mailbox-writes.js';
 import { InThreadOpWriter, type OpWriter } from './op-writer.js';
-import { type CheckpointerStats, CHECKPOINTER_FROM_BYTES, detachCheckpoints, MAILBOX_CHECKPOINTS, WalCheckpointer } from './wal-checkpointer.js';
+import {
+  type CheckpointerOptions,
+  type CheckpointerStats,
+  CHECKPOINTER_FROM_BYTES,
+  detachCheckpoints,
+  mailboxCheckpoints,
+  WalCheckpointer,
+} from './wal-checkpointer.js';
 
 /** Options of a {@link MailboxLoopWriter}: the group commit's, and from which size the mailbox counts as large. */
 export interface MailboxLoopWriterOptions extends GroupCommitOptions {
   /** Database size from which the connection keeps the large mailbox's page cache (default {@link CHECKPOINTER_FROM_BYTES}). */
   largeFromBytes?: number;
+  /** Its checkpointer's tuning (default {@link mailboxCheckpoints}: no storage reserve). */
+  checkpoints?: CheckpointerOptions;
 }
 
 /** The mailbox's writes on the connection `db` of the file `path`, on the calling thread. */
@@ -35,17 +44,17 @@ export class MailboxLoopWriter implements OpWriter<MailboxWriteOp, MailboxWriteR
   private large = false;
 
   constructor(db: SqliteDb, path: string, options: MailboxLoopWriterOptions = {}) {
-    const { largeFromBytes = CHECKPOINTER_FROM_BYTES, ...groupCommit } = options;
+    const { largeFromBytes = CHECKPOINTER_FROM_BYTES, checkpoints = mailboxCheckpoints(), ...groupCommit } = options;
     detachCheckpoints(db);
     this.cache = new MailboxPageCache(db);
-    this.checkpointer = new WalCheckpointer(path, MAILBOX_CHECKPOINTS);
+    this.checkpointer = new WalCheckpointer(path, checkpoints);
     const afterBatch = (bytes: number): void => {
       this.cache.afterBatch(bytes);
       if (!this.large && this.cache.databaseBytes() >= largeFromBytes) {
         this.large = true;
         this.cache.markLarge();
       }
-      this.checkpointer.afterCommit(db);
+      this.checkpointer.afterCommit(db, bytes);
     };
     this.inner = new InThreadOpWriter(db, mailboxOpRunner(new MailboxWrites(db)), {
       ...groupCommit,

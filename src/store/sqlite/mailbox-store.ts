@@ -49,7 +49,7 @@ import type { OpWriter } from './op-writer.js';
 import type { StorageGuard } from '../storage-guard.js';
 import { storeWriter, type WorkerWriterOptions } from './worker-writer.js';
 import { GuardedOpWriter } from './guarded-writer.js';
-import type { CheckpointerStats } from './wal-checkpointer.js';
+import { type CheckpointerStats, mailboxCheckpoints } from './wal-checkpointer.js';
 import { MailboxLoopWriter } from './mailbox-loop-writer.js';
 
 export { ENVELOPE_PART_BYTES, MAILBOX_MIGRATIONS } from './mailbox-schema.js';
@@ -91,9 +91,12 @@ export class SqliteMailboxStore implements MailboxStore {
   static open(path: string, options: SqliteMailboxOptions = {}): SqliteMailboxStore {
     const db = openSqlite(path, MAILBOX_MIGRATIONS, 'cache', { synchronous: 'FULL' });
     const { checkpointerFromBytes } = options;
+    // what the mailbox's WAL holds that the file has not taken in stays below what a full disk's reserve gives back
+    const checkpoints = mailboxCheckpoints(options.guard?.givenBackBytes);
     if (path !== ':memory:' && options.inThreadWriter !== true && options.writerThread !== true) {
       const onLoop = new MailboxLoopWriter(db, path, {
         ...options.writer,
+        checkpoints,
         ...(checkpointerFromBytes === undefined ? {} : { largeFromBytes: checkpointerFromBytes }),
       });
       const guard = options.guard;
@@ -105,7 +108,7 @@ export class SqliteMailboxStore implements MailboxStore {
       ...(options.inThreadWriter === undefined ? {} : { inThread: options.inThreadWriter }),
       runner: (d) => mailboxOpRunner(new MailboxWrites(d)),
       module: { name: 'mailbox-writer-worker', label: 'mailbox' },
-      ...(checkpointerFromBytes === undefined ? {} : { data: { checkpointerFromBytes } }),
+      data: { checkpoints, ...(checkpointerFromBytes === undefined ? {} : { checkpointerFromBytes }) },
       ...(options.writer === undefined ? {} : { options: options.writer }),
       ...(options.guard === undefined ? {} : { guard: { guard: options.guard, addsData: (op) => op.kind === 'put' } }),
     });

@@ -9,13 +9,15 @@ import { MAILBOX_MIGRATIONS } from './mailbox-schema.js';
 import { mailboxOpBytes, mailboxOpRunner, type MailboxWriteOp } from './mailbox-write-ops.js';
 import { MailboxPageCache } from './mailbox-page-cache.js';
 import { MailboxWrites } from './mailbox-writes.js';
-import { CHECKPOINTER_FROM_BYTES, detachCheckpoints, MAILBOX_CHECKPOINTS, WalCheckpointer } from './wal-checkpointer.js';
+import { type CheckpointerOptions, CHECKPOINTER_FROM_BYTES, detachCheckpoints, mailboxCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
 import { serveWriterThread, type WriterThreadData } from './writer-thread.js';
 
 /** What the main thread passes at start. */
 export interface MailboxWriterData extends WriterThreadData {
   /** Database size from which checkpoints move to their own thread (default {@link CHECKPOINTER_FROM_BYTES}). */
   checkpointerFromBytes?: number;
+  /** Its checkpointer's tuning (default {@link mailboxCheckpoints}: no storage reserve). */
+  checkpoints?: CheckpointerOptions;
 }
 
 nameThisThread('ddn-mailbox-w');
@@ -31,7 +33,7 @@ function checkpointsForSize(): void {
   if (checkpointer !== null) return;
   if (cache.databaseBytes() < (data.checkpointerFromBytes ?? CHECKPOINTER_FROM_BYTES)) return;
   detachCheckpoints(db);
-  checkpointer = new WalCheckpointer(data.path, MAILBOX_CHECKPOINTS);
+  checkpointer = new WalCheckpointer(data.path, data.checkpoints ?? mailboxCheckpoints());
   cache.markLarge();
 }
 checkpointsForSize();
@@ -48,7 +50,7 @@ serveWriterThread<MailboxWriteOp>({
   afterBatch: (bytes) => {
     cache.afterBatch(bytes);
     checkpointsForSize();
-    checkpointer?.afterCommit(db);
+    checkpointer?.afterCommit(db, bytes);
   },
   info: () => ({ checkpointerThread: checkpointer !== null, cacheKib: cache.sizeKib }),
   beforeClose: async () => {

@@ -1,12 +1,12 @@
 /**
  * The WAL checkpointer's thread (see `wal-checkpointer.ts`): its own connection copies committed WAL frames into
- * the database file every `intervalMs`, concurrently with the writer. Past `rewindFrames` it runs a second pass
+ * the database file every `intervalMs`, and at once when the writer asks (`'pass'`), concurrently with the writer. Past `rewindFrames` it runs a second pass
  * at once and tells its parent, the writer, that the WAL is due to rewind (see `WalCheckpointer.afterCommit`).
  */
 import { nameThisThread } from '../../base/module-worker.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { CheckpointerData, CheckpointerReport } from './wal-checkpointer.js';
+import type { CheckpointerCommand, CheckpointerData, CheckpointerReport } from './wal-checkpointer.js';
 
 interface CheckpointRow {
   busy: number;
@@ -38,7 +38,7 @@ const pass = (): void => {
   port.postMessage(report);
 };
 
-const timer = setInterval(() => {
+const tryPass = (): void => {
   try {
     pass();
   } catch (err) {
@@ -46,10 +46,15 @@ const timer = setInterval(() => {
     const report: CheckpointerReport = { type: 'failed', message: err instanceof Error ? err.message : String(err) };
     port.postMessage(report);
   }
-}, data.intervalMs);
+};
 
-port.on('message', (m: 'stop') => {
-  if (m !== 'stop') return;
+const timer = setInterval(tryPass, data.intervalMs);
+
+port.on('message', (m: CheckpointerCommand) => {
+  if (m === 'pass') {
+    tryPass();
+    return;
+  }
   clearInterval(timer);
   db.close();
   port.close();

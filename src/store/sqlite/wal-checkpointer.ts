@@ -23,6 +23,11 @@ export interface CheckpointerOptions {
   rewindFrames?: number;
   /** WAL bytes past which the writer checkpoints itself (default {@link WAL_WRITER_LIMIT_BYTES}). */
   writerLimitBytes?: number;
+  /**
+   * New data (the bytes of the writes committed, as the writer counts them) after which the writer asks the thread
+   * for a pass at once instead of at its next interval; default none. Bounds what the file has yet to take in.
+   */
+  passAfterBytes?: number;
 }
 
 /** What a {@link WalCheckpointer} did since it started (metrics: `ddn_sqlite_checkpoints_total`). */
@@ -44,6 +49,9 @@ export interface CheckpointerData {
   rewindFrames: number;
 }
 
+/** Parent → its checkpointer thread: a pass now (the writer's bytes, {@link CheckpointerOptions.passAfterBytes}), or stop. */
+export type CheckpointerCommand = 'pass' | 'stop';
+
 /** Checkpointer thread → its parent. */
 export type CheckpointerReport = { type: 'pass'; log: number; checkpointed: number; rewindDue: boolean } | { type: 'failed'; message: string };
 
@@ -60,21 +68,40 @@ export const CHECKPOINTER_FROM_BYTES = 256 * 1024 * 1024;
  * sync less for the same writes. Against 100 ms, the thread's CPU per 1 KiB store fell from 8.3 to 3.3–4.0 µs
  * (`bench:ab --job store1k`, both orders, the rates within the VM's noise), and at a million DIDs a registration's
  * from 94 to 67 µs (bench/HISTORY.md, session 47). The WAL stays bounded by frames, not time
- * ({@link CheckpointerOptions.rewindFrames}). A mailbox's checkpointer passes at {@link MAILBOX_CHECKPOINTS} instead.
+ * ({@link CheckpointerOptions.rewindFrames}). A mailbox's checkpointer passes more often ({@link mailboxCheckpoints}).
  */
 export const CHECKPOINT_INTERVAL_MS = 1000;
 
+/** Time between a mailbox checkpointer's passes ({@link mailboxCheckpoints}). */
+export const MAILBOX_INTERVAL_MS = 100;
+
+/** A mailbox's pass-after bytes when no storage reserve sets them (half of what the default reserve gives back). */
+export const MAILBOX_PASS_AFTER_BYTES = 3 * 1024 * 1024;
+/** Nor fewer than this: a pass per few stores would cost more than it bounds. */
+const MIN_PASS_AFTER_BYTES = 64 * 1024;
+
 /**
- * A mailbox's checkpointer: a pass every 100 ms. Copying the WAL into the file grows the file by the stores the WAL
- * holds (new rows, not rewritten pages), so what a pass has not yet copied must stay well below the part of the
- * storage reserve a full disk gives back (6 of the default 8 MiB, src/store/storage-guard.ts): otherwise the pass
- * after the disk fills takes that space and the acknowledgements and nonces a degraded node still takes fail with
- * 507. At one pass a second a busy mailbox holds up to a second of stores (17 MiB at 17,000 1 KiB stores a second),
- * and test/app/storage-full.test.ts failed so twice in CI (sessions 47 and 49); at 100 ms, a tenth of that. The
- * price is the thread's CPU: 8.3 against 3.3–4.0 µs a 1 KiB store (bench/HISTORY.md, session 47). A ledger keeps
- * {@link CHECKPOINT_INTERVAL_MS}: its blocks mostly rewrite pages the file has.
+ * A mailbox's checkpointer: a pass every 100 ms, and one as soon as the stores committed since the writer last asked
+ * reach half of what a full disk's storage reserve gives back (`givenBackBytes`, src/store/storage-guard.ts; 6 of
+ * the default 8 MiB).
+ *
+ * The bytes: copying the WAL into the file grows the file by the stores the WAL holds (new rows, not rewritten
+ * pages); were that more than the reserve gives back, the pass after the disk fills would take the space, and the
+ * acknowledgements and nonces a degraded node still takes would fail with 507 (test/app/storage-full.test.ts did so
+ * in CI at one pass a second, sessions 47 and 49). A pass every 100 ms alone held that only below 60 MiB of stores a
+ * second; bounded by bytes it holds at any rate and envelope size, and 1 MiB stores ran faster (bench/HISTORY.md,
+ * session 50).
+ *
+ * The time: with the byte bound, a pass once a second saved the thread about 2 µs a 1 KiB store, and in two of four
+ * A/B runs the event loop spent 15–16 µs more a store (session 50; session 47 had read only the thread's CPU): a
+ * read looks each page up among the WAL's frames beyond the last pass, so fewer passes can make every read dearer.
+ * A ledger passes once a second ({@link CHECKPOINT_INTERVAL_MS}), without a byte bound: its blocks mostly rewrite
+ * pages the file has.
  */
-export const MAILBOX_CHECKPOINTS = { intervalMs: 100 } satisfies CheckpointerOptions;
+export function mailboxCheckpoints(givenBackBytes?: number): CheckpointerOptions {
+  const passAfterBytes = givenBackBytes === undefined || givenBackBytes <= 0 ? MAILBOX_PASS_AFTER_BYTES : Math.floor(givenBackBytes / 2);
+  return { intervalMs: MAILBOX_INTERVAL_MS, passAfterBytes: Math.max(MIN_PASS_AFTER_BYTES, passAfterBytes) };
+}
 
 /** The WAL is truncated back to this size when it rewinds, so one burst does not keep a large file. */
 const WAL_KEEP_BYTES = 64 * 1024 * 1024;
@@ -101,14 +128,18 @@ export class WalCheckpointer {
   private readonly exited: Promise<void>;
   private readonly listeners: ((r: CheckpointerReport) => void)[] = [];
   private rewindDue = false;
+  /** Bytes committed since the writer last asked for a pass ({@link CheckpointerOptions.passAfterBytes}). */
+  private unasked = 0;
   readonly stats: CheckpointerStats = { passes: 0, rewinds: 0, failures: 0, writerCheckpoints: 0 };
   private readonly writerLimitBytes: number;
+  private readonly passAfterBytes: number;
 
   constructor(
     private readonly path: string,
     options: CheckpointerOptions = {},
   ) {
     this.writerLimitBytes = options.writerLimitBytes ?? WAL_WRITER_LIMIT_BYTES;
+    this.passAfterBytes = options.passAfterBytes ?? Infinity;
     const data: CheckpointerData = { path, intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS, rewindFrames: options.rewindFrames ?? 16_384 };
     this.worker = startModuleWorker(import.meta.url, 'wal-checkpointer-worker', data);
     // a checkpointer never keeps its process alive
@@ -141,9 +172,15 @@ export class WalCheckpointer {
    * committing (the writer rewinds it only when every frame was copied as its transaction starts), so once the WAL
    * is large the writer copies the few frames committed since the thread's last pass itself: unlike a RESTART
    * checkpoint from the thread, this neither holds the writer's lock nor leaves it sleeping in its busy handler.
-   * Should the thread fall behind or fail, the writer then bounds the WAL itself ({@link boundWal}).
+   * Should the thread fall behind or fail, the writer then bounds the WAL itself ({@link boundWal}). `bytes`, the
+   * batch's, count towards {@link CheckpointerOptions.passAfterBytes}.
    */
-  afterCommit(db: SqliteDb): void {
+  afterCommit(db: SqliteDb, bytes = 0): void {
+    this.unasked += bytes;
+    if (this.unasked >= this.passAfterBytes) {
+      this.unasked = 0;
+      this.worker.postMessage('pass' satisfies CheckpointerCommand);
+    }
     if (this.rewindDue) {
       const row = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[])[0];
       // busy: the thread's pass is in progress; the next batch tries again
@@ -159,7 +196,7 @@ export class WalCheckpointer {
   stop(): Promise<void> {
     // the caller waits for the thread: it must keep the process alive until then
     this.worker.ref();
-    this.worker.postMessage('stop');
+    this.worker.postMessage('stop' satisfies CheckpointerCommand);
     return this.exited;
   }
 }
