@@ -14,7 +14,7 @@ import type { Profile } from '../protocol/profile.js';
 import { PgLedgerSync, preparePgLedger, replicaMatches } from '../store/postgres/ledger-sync.js';
 import { openPgPool, type PgPool } from '../store/postgres/pool.js';
 import type { SqliteDb } from '../store/sqlite/database.js';
-import { LedgerFile } from '../store/sqlite/ledger-file.js';
+import { LedgerFile, ledgerCheckpoints } from '../store/sqlite/ledger-file.js';
 import type { CheckpointerStats } from '../store/sqlite/wal-checkpointer.js';
 import { SqliteLedgerStore } from '../store/sqlite/ledger-store.js';
 import type { StorageGuard } from '../store/storage-guard.js';
@@ -73,7 +73,7 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
 
   if (config.db === null || !config.roles.includes('directory')) {
     const path = join(config.dataDir, LEDGER_FILE);
-    const file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
+    const file = openLedgerFile(path, config, deps);
     try {
       const store = ledgerStore(file, deps.guard);
       assertGenesis(
@@ -98,12 +98,12 @@ export async function openLedgerBackend(config: Config, deps: LedgerBackendDeps)
       );
     }
     const path = join(config.dataDir, REPLICA_FILE);
-    let file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
+    let file = openLedgerFile(path, config, deps);
     if (!(await replicaMatches(pool, new SqliteLedgerStore(file.db)))) {
       deps.logger.info({ path }, 'the ledger replica does not match the database; rebuilding it');
       await file.close();
       for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
-      file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
+      file = openLedgerFile(path, config, deps);
     }
     const db = file.db;
     const ledger = new Ledger(ledgerStore(file), { ...options, autoProduce: false });
@@ -152,7 +152,7 @@ async function openChainLedger(
   options: { profile: Profile; genesis: GenesisConfig; clock: Clock; onError: (err: unknown) => void },
 ): Promise<LedgerBackend> {
   const path = join(config.dataDir, LEDGER_FILE);
-  const file = LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes);
+  const file = openLedgerFile(path, config, deps);
   const db = file.db;
   try {
     const store = ledgerStore(file, deps.guard);
@@ -186,6 +186,11 @@ async function openChainLedger(
     await file.close();
     throw e;
   }
+}
+
+/** The node's ledger file: its checkpoints bounded by what the storage reserve gives back (`ledgerCheckpoints`). */
+function openLedgerFile(path: string, config: Config, deps: LedgerBackendDeps): LedgerFile {
+  return LedgerFile.open(path, config.ledgerCacheBytes, deps.checkpointerFromBytes, ledgerCheckpoints(deps.guard?.givenBackBytes));
 }
 
 /** The ledger store over the node's ledger file, its checkpoints told of every commit. */

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../../src/store/ledger-cache-size.js';
-import { LEDGER_CHECKPOINTS, LEDGER_WAL_AUTOCHECKPOINT, LedgerFile } from '../../src/store/sqlite/ledger-file.js';
+import { LEDGER_CHECKPOINTS, LEDGER_WAL_AUTOCHECKPOINT, LedgerFile, ledgerCheckpoints } from '../../src/store/sqlite/ledger-file.js';
 import { SqliteLedgerStore } from '../../src/store/sqlite/ledger-store.js';
 import { CHECKPOINTER_FROM_BYTES, WAL_WRITER_LIMIT_BYTES } from '../../src/store/sqlite/wal-checkpointer.js';
 
@@ -59,6 +59,40 @@ describe('LedgerFile', () => {
     } finally {
       await file.close();
     }
+  });
+
+  it('asks the thread for a pass once the file has grown by passAfterBytes, counting the pages the commits added', { timeout: 60_000 }, async () => {
+    // the thread's own first pass is an hour away: a pass now is one the file asked for
+    const file = LedgerFile.open(path(), 8 * MIB, 1, { intervalMs: 3_600_000, passAfterBytes: 64 * 1024 });
+    const passes = () => file.checkpointerStats?.passes ?? 0;
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
+      // the same key rewritten: pages in the WAL again and again, none added to the file
+      for (let i = 0; i < 64; i++) store.writeMeta('same', new Uint8Array(4096).fill(i));
+      const grownByRewrites = Number(file.db.pragma('page_count', { simple: true }));
+      await turns(20);
+      assert.equal(passes(), 0, `rewritten pages ask for no pass (${grownByRewrites} pages)`);
+      // new keys of 4 KiB: each adds a page or two, so 64 KiB is reached within 16 of them
+      for (let i = 0; i < 16 && passes() === 0; i++) {
+        store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
+        await turns(2);
+      }
+      while (passes() === 0) await turns(1);
+      assert.equal(file.checkpointerStats?.failures, 0);
+    } finally {
+      await file.close();
+    }
+  });
+
+  it("bounds a large ledger's passes by what the storage reserve gives back", () => {
+    assert.deepEqual(ledgerCheckpoints(6 * MIB), { ...LEDGER_CHECKPOINTS, passAfterBytes: 3 * MIB });
+    assert.equal(ledgerCheckpoints(1.5 * MIB).passAfterBytes, 0.75 * MIB);
+    assert.equal(ledgerCheckpoints().passAfterBytes, 3 * MIB);
+    // the ledger keeps its own interval (the checkpointers' default, once a second)
+    assert.equal(ledgerCheckpoints().intervalMs, undefined);
   });
 
   it("rewinds a large ledger's WAL below the writer's own limit", () => {

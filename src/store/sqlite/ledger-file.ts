@@ -11,7 +11,14 @@
  */
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
-import { CHECKPOINTER_FROM_BYTES, type CheckpointerOptions, type CheckpointerStats, detachCheckpoints, WalCheckpointer } from './wal-checkpointer.js';
+import {
+  CHECKPOINTER_FROM_BYTES,
+  type CheckpointerOptions,
+  type CheckpointerStats,
+  detachCheckpoints,
+  passAfterBytesOf,
+  WalCheckpointer,
+} from './wal-checkpointer.js';
 
 /**
  * WAL frames after which a commit copies the WAL into the database file (SQLite's default: 1,000). The copy runs
@@ -35,10 +42,23 @@ export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
  */
 export const LEDGER_CHECKPOINTS = { rewindFrames: 49_152 } satisfies CheckpointerOptions;
 
+/**
+ * A large ledger's checkpoints under a storage reserve that gives back `givenBackBytes` when the disk fills: a pass
+ * also as soon as the file has grown by half of that since the last one asked for ({@link LedgerFile.afterCommit}),
+ * so that the blocks a degraded node still writes find the space (as the mailbox's, `mailboxCheckpoints`).
+ */
+export function ledgerCheckpoints(givenBackBytes?: number): CheckpointerOptions {
+  return { ...LEDGER_CHECKPOINTS, passAfterBytes: passAfterBytesOf(givenBackBytes) };
+}
+
 /** A ledger file's connection and its checkpoints. */
 export class LedgerFile {
   private checkpointer: WalCheckpointer | null = null;
   private commits = 0;
+  /** The database's pages (those in the WAL too) after the last commit the checkpointer was told of. */
+  private pages = 0;
+  private readonly pageBytes: number;
+  private readonly pageCountQuery: { get(): unknown };
 
   /**
    * Opens `path` (migrations applied) with a page cache of `cacheBytes`; checkpoints move to a thread once the file
@@ -62,6 +82,8 @@ export class LedgerFile {
     private readonly checkpointerFromBytes: number,
     private readonly checkpoints: CheckpointerOptions,
   ) {
+    this.pageBytes = Number(db.pragma('page_size', { simple: true }));
+    this.pageCountQuery = db.prepare('PRAGMA page_count').pluck();
     this.checkpointsForSize();
   }
 
@@ -78,6 +100,8 @@ export class LedgerFile {
   /**
    * Called after each of the ledger's commits (outside a transaction): starts the checkpointer once the file is
    * large (looked at every 64 commits), lets it rewind the WAL, and bounds the WAL should the thread fall behind.
+   * The pages the commit added are its bytes for {@link CheckpointerOptions.passAfterBytes}: what a pass will grow
+   * the file by.
    */
   afterCommit(): void {
     if (this.db.inTransaction) return;
@@ -85,15 +109,23 @@ export class LedgerFile {
       if (++this.commits % 64 === 0) this.checkpointsForSize();
       return;
     }
-    this.checkpointer.afterCommit(this.db);
+    const pages = this.pageCount();
+    const added = Math.max(0, pages - this.pages);
+    this.pages = pages;
+    this.checkpointer.afterCommit(this.db, added * this.pageBytes);
+  }
+
+  /** The database's pages, those still in the WAL too. */
+  private pageCount(): number {
+    return Number(this.pageCountQuery.get());
   }
 
   private checkpointsForSize(): void {
     if (this.checkpointer !== null || this.path === ':memory:') return;
-    // the database's pages, those still in the WAL too
-    const bytes = Number(this.db.pragma('page_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
-    if (bytes < this.checkpointerFromBytes) return;
+    const pages = this.pageCount();
+    if (pages * this.pageBytes < this.checkpointerFromBytes) return;
     detachCheckpoints(this.db);
+    this.pages = pages;
     this.checkpointer = new WalCheckpointer(this.path, this.checkpoints);
   }
 

@@ -75,7 +75,7 @@ export const CHECKPOINT_INTERVAL_MS = 1000;
 /** Time between a mailbox checkpointer's passes ({@link mailboxCheckpoints}). */
 export const MAILBOX_INTERVAL_MS = 100;
 
-/** A mailbox's pass-after bytes when no storage reserve sets them (half of what the default reserve gives back). */
+/** Pass-after bytes when no storage reserve sets them (half of what the default reserve gives back). */
 export const MAILBOX_PASS_AFTER_BYTES = 3 * 1024 * 1024;
 /** Nor fewer than this: a pass per few stores would cost more than it bounds. */
 const MIN_PASS_AFTER_BYTES = 64 * 1024;
@@ -95,12 +95,20 @@ const MIN_PASS_AFTER_BYTES = 64 * 1024;
  * The time: with the byte bound, a pass once a second saved the thread about 2 µs a 1 KiB store, and in two of four
  * A/B runs the event loop spent 15–16 µs more a store (session 50; session 47 had read only the thread's CPU): a
  * read looks each page up among the WAL's frames beyond the last pass, so fewer passes can make every read dearer.
- * A ledger passes once a second ({@link CHECKPOINT_INTERVAL_MS}), without a byte bound: its blocks mostly rewrite
- * pages the file has.
+ * A large ledger's checkpointer passes once a second ({@link CHECKPOINT_INTERVAL_MS}) with the same byte bound, its
+ * bytes the pages the file grows by (src/store/sqlite/ledger-file.ts).
  */
 export function mailboxCheckpoints(givenBackBytes?: number): CheckpointerOptions {
-  const passAfterBytes = givenBackBytes === undefined || givenBackBytes <= 0 ? MAILBOX_PASS_AFTER_BYTES : Math.floor(givenBackBytes / 2);
-  return { intervalMs: MAILBOX_INTERVAL_MS, passAfterBytes: Math.max(MIN_PASS_AFTER_BYTES, passAfterBytes) };
+  return { intervalMs: MAILBOX_INTERVAL_MS, passAfterBytes: passAfterBytesOf(givenBackBytes) };
+}
+
+/**
+ * The new data after which a checkpointer passes at once ({@link CheckpointerOptions.passAfterBytes}): half of what a
+ * full disk's storage reserve gives back, or {@link MAILBOX_PASS_AFTER_BYTES} without a reserve.
+ */
+export function passAfterBytesOf(givenBackBytes?: number): number {
+  const bytes = givenBackBytes === undefined || givenBackBytes <= 0 ? MAILBOX_PASS_AFTER_BYTES : Math.floor(givenBackBytes / 2);
+  return Math.max(MIN_PASS_AFTER_BYTES, bytes);
 }
 
 /** The WAL is truncated back to this size when it rewinds, so one burst does not keep a large file. */
