@@ -11,7 +11,7 @@
  * inflate as it does the wall time.
  *
  * Each measurement is a child process on one ledger with one setting of the ledger connection: `default` (what
- * the tree opens the ledger with: its `LedgerFile` when it has one), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
+ * the tree opens the ledger with: its `LedgerFile` when it has one, with the default storage reserve's `ledgerCheckpoints()` when it has them), `cache=MIB` (`PRAGMA cache_size`), `mmap=MIB`
  * (`PRAGMA mmap_size`), `ckpt=PAGES` (`PRAGMA wal_autocheckpoint`), `ckpt-ms=MS` and `rewind=FRAMES` (the checkpointer
  * thread's pass interval and WAL bound, `LedgerFile`'s `checkpoints`), `thread` (the checkpoints on their own thread
  * whatever the file's size, as `LedgerFile` runs them from 256 MiB), `warm` (the three indexes a registration inserted
@@ -194,12 +194,11 @@ async function child(root: string, dataDir: string, setting: string): Promise<vo
           return v === undefined ? undefined : Number(v.slice(name.length + 1));
         };
         const [intervalMs, rewindFrames] = [opt('ckpt-ms'), opt('rewind')];
-        // the tree's own checkpoint tuning, but for what a setting names
-        const own = (M as { LEDGER_CHECKPOINTS?: object }).LEDGER_CHECKPOINTS ?? {};
-        const checkpoints =
-          intervalMs === undefined && rewindFrames === undefined
-            ? undefined
-            : { ...own, ...(intervalMs === undefined ? {} : { intervalMs }), ...(rewindFrames === undefined ? {} : { rewindFrames }) };
+        // the tree's own checkpoint tuning as a node opens it (from session 50 with the default storage reserve's
+        // byte bound), but for what a setting names
+        const tuning = M as { LEDGER_CHECKPOINTS?: object; ledgerCheckpoints?: () => object };
+        const own = tuning.ledgerCheckpoints?.() ?? tuning.LEDGER_CHECKPOINTS ?? {};
+        const checkpoints = { ...own, ...(intervalMs === undefined ? {} : { intervalMs }), ...(rewindFrames === undefined ? {} : { rewindFrames }) };
         return LedgerFile.open(path, defaultLedgerCacheBytes(totalmem()), parts.includes('thread') ? 0 : undefined, checkpoints);
       })()
     : undefined;
