@@ -10,7 +10,7 @@ import {
   boundWal,
   detachCheckpoints,
   MAILBOX_INTERVAL_MS,
-  MAILBOX_PASS_AFTER_BYTES,
+  DEFAULT_PASS_AFTER_BYTES,
   mailboxCheckpoints,
   WalCheckpointer,
   type CheckpointerReport,
@@ -229,14 +229,14 @@ describe('WalCheckpointer', () => {
 
   it("a mailbox's passes: every 100 ms, and after half of what the storage reserve gives back", () => {
     const KiB = 1024;
-    assert.deepEqual(mailboxCheckpoints(), { intervalMs: MAILBOX_INTERVAL_MS, passAfterBytes: MAILBOX_PASS_AFTER_BYTES });
+    assert.deepEqual(mailboxCheckpoints(), { intervalMs: MAILBOX_INTERVAL_MS, passAfterBytes: DEFAULT_PASS_AFTER_BYTES });
     assert.equal(MAILBOX_INTERVAL_MS, 100);
     // the default reserve (8 MiB) gives back 6 MiB: 3 MiB, the default
     assert.equal(mailboxCheckpoints(6 * 1024 * KiB).passAfterBytes, 3 * 1024 * KiB);
-    assert.equal(MAILBOX_PASS_AFTER_BYTES, 3 * 1024 * KiB);
+    assert.equal(DEFAULT_PASS_AFTER_BYTES, 3 * 1024 * KiB);
     assert.equal(mailboxCheckpoints(1536 * KiB).passAfterBytes, 768 * KiB);
     // no reserve: the default; a tiny one: not a pass every few stores
-    assert.equal(mailboxCheckpoints(0).passAfterBytes, MAILBOX_PASS_AFTER_BYTES);
+    assert.equal(mailboxCheckpoints(0).passAfterBytes, DEFAULT_PASS_AFTER_BYTES);
     assert.equal(mailboxCheckpoints(3 * KiB).passAfterBytes, 64 * KiB);
   });
 

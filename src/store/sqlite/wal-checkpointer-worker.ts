@@ -1,7 +1,8 @@
 /**
  * The WAL checkpointer's thread (see `wal-checkpointer.ts`): its own connection copies committed WAL frames into
- * the database file every `intervalMs`, and at once when the writer asks (`'pass'`), concurrently with the writer. Past `rewindFrames` it runs a second pass
- * at once and tells its parent, the writer, that the WAL is due to rewind (see `WalCheckpointer.afterCommit`).
+ * the database file every `intervalMs`, and at once when the writer asks (`'pass'`), concurrently with the writer.
+ * Past `rewindFrames` it runs a second pass at once and tells its parent, the writer, that the WAL is due to rewind
+ * (see `WalCheckpointer.afterCommit`).
  */
 import { nameThisThread } from '../../base/module-worker.js';
 import { parentPort, workerData } from 'node:worker_threads';

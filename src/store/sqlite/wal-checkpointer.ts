@@ -76,7 +76,7 @@ export const CHECKPOINT_INTERVAL_MS = 1000;
 export const MAILBOX_INTERVAL_MS = 100;
 
 /** Pass-after bytes when no storage reserve sets them (half of what the default reserve gives back). */
-export const MAILBOX_PASS_AFTER_BYTES = 3 * 1024 * 1024;
+export const DEFAULT_PASS_AFTER_BYTES = 3 * 1024 * 1024;
 /** Nor fewer than this: a pass per few stores would cost more than it bounds. */
 const MIN_PASS_AFTER_BYTES = 64 * 1024;
 
@@ -89,8 +89,8 @@ const MIN_PASS_AFTER_BYTES = 64 * 1024;
  * pages); were that more than the reserve gives back, the pass after the disk fills would take the space, and the
  * acknowledgements and nonces a degraded node still takes would fail with 507 (test/app/storage-full.test.ts did so
  * in CI at one pass a second, sessions 47 and 49). A pass every 100 ms alone held that only below 60 MiB of stores a
- * second; bounded by bytes it holds at any rate and envelope size, and 1 MiB stores ran faster (bench/HISTORY.md,
- * session 50).
+ * second; bounded by bytes it holds at any rate and envelope size (1 MiB stores: the same rate, a lower p99;
+ * bench/HISTORY.md, session 50).
  *
  * The time: with the byte bound, a pass once a second saved the thread about 2 µs a 1 KiB store, and in two of four
  * A/B runs the event loop spent 15–16 µs more a store (session 50; session 47 had read only the thread's CPU): a
@@ -104,10 +104,10 @@ export function mailboxCheckpoints(givenBackBytes?: number): CheckpointerOptions
 
 /**
  * The new data after which a checkpointer passes at once ({@link CheckpointerOptions.passAfterBytes}): half of what a
- * full disk's storage reserve gives back, or {@link MAILBOX_PASS_AFTER_BYTES} without a reserve.
+ * full disk's storage reserve gives back, or {@link DEFAULT_PASS_AFTER_BYTES} without a reserve.
  */
 export function passAfterBytesOf(givenBackBytes?: number): number {
-  const bytes = givenBackBytes === undefined || givenBackBytes <= 0 ? MAILBOX_PASS_AFTER_BYTES : Math.floor(givenBackBytes / 2);
+  const bytes = givenBackBytes === undefined || givenBackBytes <= 0 ? DEFAULT_PASS_AFTER_BYTES : Math.floor(givenBackBytes / 2);
   return Math.max(MIN_PASS_AFTER_BYTES, bytes);
 }
 
