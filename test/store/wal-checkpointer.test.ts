@@ -1,7 +1,7 @@
 /** The mailbox's WAL checkpointer thread: checkpoints while writes go on, bounds the WAL, stops cleanly. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -168,6 +168,38 @@ describe('WalCheckpointer', () => {
     assert.deepEqual(c.stats, { passes: 0, rewinds: 0, failures: 1, writerCheckpoints: 0 });
     assert.equal(reports.length, 1);
     assert.equal(reports[0]!.type, 'failed');
+  });
+
+  it('starts a thread that ended on an error again until one can open the file', LIMIT, async () => {
+    const sub = join(dir, 'later');
+    const path = join(sub, 'x.sqlite');
+    // the thread cannot open the file (its directory does not exist yet); 10 ms, then 20, 40…
+    const c = new WalCheckpointer(path, { intervalMs: 5, restartFirstMs: 10 });
+    const reports: CheckpointerReport[] = [];
+    c.onReport((r) => reports.push(r));
+    let w: Writer | undefined;
+    try {
+      while (c.stats.failures < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.ok(reports.every((r) => r.type === 'failed'));
+      // the file appears: the next thread started opens it and copies what the writer commits
+      mkdirSync(sub);
+      w = openWriter(path);
+      const writer = w;
+      const pass = await writeUntil(writer, c, (r) => r.type === 'pass');
+      assert.equal(pass.type, 'pass');
+      assert.ok(c.stats.passes >= 1);
+    } finally {
+      await c.stop();
+      w?.db.close();
+    }
+  });
+
+  it('stopped while waiting to start a thread again, starts none', LIMIT, async () => {
+    const c = new WalCheckpointer(join(dir, 'never', 'x.sqlite'), { intervalMs: 5, restartFirstMs: 50 });
+    while (c.stats.failures < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await c.stop();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(c.stats.failures, 1, 'no thread was started after stop()');
   });
 
   it('reports no pass while the WAL holds nothing to copy', LIMIT, async () => {

@@ -28,6 +28,8 @@ export interface CheckpointerOptions {
    * for a pass at once instead of at its next interval; default none. Bounds what the file has yet to take in.
    */
   passAfterBytes?: number;
+  /** Time before a thread that ended on an error starts again, doubling each time (default 1 s; tests lower it). */
+  restartFirstMs?: number;
 }
 
 /** What a {@link WalCheckpointer} did since it started (metrics: `ddn_sqlite_checkpoints_total`). */
@@ -130,10 +132,24 @@ export function boundWal(db: SqliteDb, path: string, limitBytes = WAL_WRITER_LIM
   return true;
 }
 
-/** Runs passive checkpoints of the WAL of `path` on a thread of its own. */
+/** Time before a thread that ended on an error is started again; it doubles up to {@link RESTART_MAX_MS}. */
+const RESTART_FIRST_MS = 1000;
+const RESTART_MAX_MS = 60_000;
+
+/**
+ * Runs passive checkpoints of the WAL of `path` on a thread of its own. A thread that ended on an error (it could not
+ * open the file: too many open files, say) is counted as a failure and started again after a second, then after
+ * twice as long each time it fails again, up to a minute, and a second again once a pass succeeds; meanwhile the
+ * writer's own bound keeps the WAL in check ({@link boundWal}).
+ */
 export class WalCheckpointer {
-  private readonly worker: Worker;
-  private readonly exited: Promise<void>;
+  private worker: Worker;
+  /** Settles when the current thread has exited. */
+  private exited: Promise<void>;
+  private running = true;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private restartDelayMs: number;
   private readonly listeners: ((r: CheckpointerReport) => void)[] = [];
   private rewindDue = false;
   /** Bytes committed since the writer last asked for a pass ({@link CheckpointerOptions.passAfterBytes}). */
@@ -141,6 +157,8 @@ export class WalCheckpointer {
   readonly stats: CheckpointerStats = { passes: 0, rewinds: 0, failures: 0, writerCheckpoints: 0 };
   private readonly writerLimitBytes: number;
   private readonly passAfterBytes: number;
+  private readonly data: CheckpointerData;
+  private readonly restartFirstMs: number;
 
   constructor(
     private readonly path: string,
@@ -148,26 +166,54 @@ export class WalCheckpointer {
   ) {
     this.writerLimitBytes = options.writerLimitBytes ?? WAL_WRITER_LIMIT_BYTES;
     this.passAfterBytes = options.passAfterBytes ?? Infinity;
-    const data: CheckpointerData = { path, intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS, rewindFrames: options.rewindFrames ?? 16_384 };
-    this.worker = startModuleWorker(import.meta.url, 'wal-checkpointer-worker', data);
+    this.restartFirstMs = options.restartFirstMs ?? RESTART_FIRST_MS;
+    this.restartDelayMs = this.restartFirstMs;
+    this.data = { path, intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS, rewindFrames: options.rewindFrames ?? 16_384 };
+    [this.worker, this.exited] = this.start();
+  }
+
+  private start(): [Worker, Promise<void>] {
+    const worker = startModuleWorker(import.meta.url, 'wal-checkpointer-worker', this.data);
     // a checkpointer never keeps its process alive
-    this.worker.unref();
-    this.worker.on('message', (r: CheckpointerReport) => {
+    worker.unref();
+    worker.on('message', (r: CheckpointerReport) => {
       if (r.type === 'failed') this.stats.failures++;
       else {
         this.stats.passes++;
+        this.restartDelayMs = this.restartFirstMs;
         if (r.rewindDue) this.rewindDue = true;
       }
-      for (const f of this.listeners) f(r);
+      this.tell(r);
     });
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     // a thread that ended on an error (failed to open the file, say) leaves the writer's bound in charge: counted and
-    // told as a failed pass, so that it shows in the metrics; its exit settles stop()
-    this.worker.on('error', (err) => {
+    // told as a failed pass, so that it shows in the metrics, and started again after its delay
+    worker.on('error', (err) => {
       this.stats.failures++;
-      const report: CheckpointerReport = { type: 'failed', message: err.message };
-      for (const f of this.listeners) f(report);
+      this.tell({ type: 'failed', message: err.message });
     });
+    const exited = new Promise<void>((resolve) =>
+      worker.once('exit', () => {
+        this.running = false;
+        resolve();
+        if (!this.stopping) this.restartLater();
+      }),
+    );
+    this.running = true;
+    return [worker, exited];
+  }
+
+  private restartLater(): void {
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopping) return;
+      [this.worker, this.exited] = this.start();
+    }, this.restartDelayMs);
+    this.restartTimer.unref();
+    this.restartDelayMs = Math.min(RESTART_MAX_MS, this.restartDelayMs * 2);
+  }
+
+  private tell(r: CheckpointerReport): void {
+    for (const f of this.listeners) f(r);
   }
 
   /** Calls `f` with every report of the thread. */
@@ -187,7 +233,7 @@ export class WalCheckpointer {
     this.unasked += bytes;
     if (this.unasked >= this.passAfterBytes) {
       this.unasked = 0;
-      this.worker.postMessage('pass' satisfies CheckpointerCommand);
+      if (this.running) this.worker.postMessage('pass' satisfies CheckpointerCommand);
     }
     if (this.rewindDue) {
       const row = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number }[])[0];
@@ -200,11 +246,16 @@ export class WalCheckpointer {
     if (boundWal(db, this.path, this.writerLimitBytes)) this.stats.writerCheckpoints++;
   }
 
-  /** Stops the thread after its pass in progress and closes its connection. */
+  /** Stops the thread after its pass in progress and closes its connection (or the restart it was waiting for). */
   stop(): Promise<void> {
-    // the caller waits for the thread: it must keep the process alive until then
-    this.worker.ref();
-    this.worker.postMessage('stop' satisfies CheckpointerCommand);
+    this.stopping = true;
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    if (this.running) {
+      // the caller waits for the thread: it must keep the process alive until then
+      this.worker.ref();
+      this.worker.postMessage('stop' satisfies CheckpointerCommand);
+    }
     return this.exited;
   }
 }
