@@ -94,7 +94,12 @@ export class StorageGuard {
 
   /** What the reserve gives back to the file system when the disk fills (0 without a reserve). */
   get givenBackBytes(): number {
-    return this.reserveBytes - Math.floor(this.reserveBytes / 4);
+    return this.reserveBytes - this.keptBytes();
+  }
+
+  /** What is left of the reserve while the node is degraded: a quarter. */
+  private keptBytes(): number {
+    return Math.floor(this.reserveBytes / 4);
   }
 
   /** True while writes that add data are refused. */
@@ -223,7 +228,7 @@ export class StorageGuard {
 
   private enter(why: string): void {
     this.degraded = true;
-    if (existsSync(this.path)) truncateSync(this.path, Math.min(this.reserveHeld(), this.reserveBytes - this.givenBackBytes));
+    if (existsSync(this.path)) truncateSync(this.path, Math.min(this.reserveHeld(), this.keptBytes()));
     this.logger?.warn({ reason: why, data_dir: this.dir }, 'storage is full: new data is refused (507) until space returns');
   }
 

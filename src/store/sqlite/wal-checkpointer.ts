@@ -146,7 +146,8 @@ export class WalCheckpointer {
   private worker: Worker;
   /** Settles when the current thread has exited. */
   private exited: Promise<void>;
-  private running = true;
+  /** Whether the current thread has not exited yet. */
+  private running = false;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | null = null;
   private restartDelayMs: number;
