@@ -1,7 +1,7 @@
 /** The node's ledger connection: its page cache, and checkpoints on a thread of their own once the file is large. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLedgerCacheBytes, MIN_LEDGER_CACHE_BYTES } from '../../src/store/ledger-cache-size.js';
@@ -82,6 +82,55 @@ describe('LedgerFile', () => {
       }
       while (passes() === 0) await turns(1);
       assert.equal(file.checkpointerStats?.failures, 0);
+    } finally {
+      await file.close();
+    }
+  });
+
+  it('checkpoints a small ledger on its connection once the file has passAfterBytes to take in', async () => {
+    const p = path();
+    const file = LedgerFile.open(p, 8 * MIB, CHECKPOINTER_FROM_BYTES, { passAfterBytes: 64 * 1024 });
+    const pages = () => Number(file.db.pragma('page_count', { simple: true }));
+    try {
+      const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
+      // the same key rewritten: its pages are in the WAL again and again, the file has nothing to take in
+      for (let i = 0; i < 64; i++) store.writeMeta('same', new Uint8Array(4096).fill(i));
+      assert.equal(file.growthCheckpoints, 0, 'rewritten pages ask for no checkpoint');
+      // new keys of 4 KiB: each adds a page or two, so 64 KiB is reached within 16 of them
+      for (let i = 0; i < 16 && file.growthCheckpoints === 0; i++) store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
+      assert.equal(file.growthCheckpoints, 1);
+      assert.equal(file.checkpointerThread, false, 'no thread for a small ledger');
+      // the file holds every page now: the checkpoint copied the WAL into it
+      assert.equal(statSync(p).size, pages() * 4096);
+      assert.equal(store.readMeta('same')?.[0], 63);
+    } finally {
+      await file.close();
+    }
+  });
+
+  it("counts what SQLite's own checkpoints copied: a small ledger checkpoints only for what is left", async () => {
+    const file = LedgerFile.open(path(), 8 * MIB, CHECKPOINTER_FROM_BYTES, { passAfterBytes: 64 * 1024 });
+    try {
+      const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
+      // 64 KiB of new pages, each copied at once (as SQLite's own checkpoint would have)
+      for (let i = 0; i < 24; i++) {
+        store.writeMeta(`copied${i}`, new Uint8Array(4096).fill(i));
+        file.db.pragma('wal_checkpoint(PASSIVE)');
+      }
+      assert.equal(file.growthCheckpoints, 0, 'the file had already taken the pages in');
+      for (let i = 0; i < 24 && file.growthCheckpoints === 0; i++) store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
+      assert.equal(file.growthCheckpoints, 1, 'new pages not copied yet count');
+    } finally {
+      await file.close();
+    }
+  });
+
+  it('leaves a small ledger without passAfterBytes to SQLite alone', async () => {
+    const file = LedgerFile.open(path(), 8 * MIB, CHECKPOINTER_FROM_BYTES);
+    try {
+      const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
+      for (let i = 0; i < 64; i++) store.writeMeta(`k${i}`, new Uint8Array(4096).fill(i));
+      assert.equal(file.growthCheckpoints, 0);
     } finally {
       await file.close();
     }

@@ -9,6 +9,7 @@
  * into the file and syncs it, on the event loop (bench/HISTORY.md, session 25). The cache is SQLite's own and grows
  * only with the pages read: a small ledger never fills it.
  */
+import { statSync } from 'node:fs';
 import { openSqlite, type SqliteDb } from './database.js';
 import { LEDGER_MIGRATIONS } from './ledger-store.js';
 import {
@@ -43,9 +44,10 @@ export const LEDGER_WAL_AUTOCHECKPOINT = 10_000;
 export const LEDGER_CHECKPOINTS = { rewindFrames: 49_152 } satisfies CheckpointerOptions;
 
 /**
- * A large ledger's checkpoints under a storage reserve that gives back `givenBackBytes` when the disk fills: a pass
- * also as soon as the file has grown by half of that since the last one asked for ({@link LedgerFile.afterCommit}),
- * so that the blocks a degraded node still writes find the space (as the mailbox's, `mailboxCheckpoints`).
+ * A ledger's checkpoints under a storage reserve that gives back `givenBackBytes` when the disk fills: one as soon as
+ * the file has half of that to take in from the WAL ({@link LedgerFile.afterCommit}), so that the blocks a degraded
+ * node still writes find the space (as the mailbox's, `mailboxCheckpoints`). A large ledger asks its thread for a
+ * pass; a small one checkpoints on its own connection.
  */
 export function ledgerCheckpoints(givenBackBytes?: number): CheckpointerOptions {
   return { ...LEDGER_CHECKPOINTS, passAfterBytes: passAfterBytesOf(givenBackBytes) };
@@ -59,6 +61,9 @@ export class LedgerFile {
   private pages = 0;
   private readonly pageBytes: number;
   private readonly pageCountQuery: { get(): unknown };
+  /** A small ledger's growth since it last looked at what the file holds (bytes; {@link boundGrowth}). */
+  private grown = 0;
+  private grownCheckpoints = 0;
 
   /**
    * Opens `path` (migrations applied) with a page cache of `cacheBytes`; checkpoints move to a thread once the file
@@ -84,6 +89,7 @@ export class LedgerFile {
   ) {
     this.pageBytes = Number(db.pragma('page_size', { simple: true }));
     this.pageCountQuery = db.prepare('PRAGMA page_count').pluck();
+    this.pages = this.pageCount();
     this.checkpointsForSize();
   }
 
@@ -97,22 +103,55 @@ export class LedgerFile {
     return this.checkpointer?.stats ?? null;
   }
 
+  /** A small ledger's checkpoints made on its connection because the file had {@link CheckpointerOptions.passAfterBytes} to take in. */
+  get growthCheckpoints(): number {
+    return this.grownCheckpoints;
+  }
+
   /**
    * Called after each of the ledger's commits (outside a transaction): starts the checkpointer once the file is
    * large (looked at every 64 commits), lets it rewind the WAL, and bounds the WAL should the thread fall behind.
    * The pages the commit added are its bytes for {@link CheckpointerOptions.passAfterBytes}: what a pass will grow
-   * the file by.
+   * the file by. A small ledger counts them too ({@link boundGrowth}).
    */
   afterCommit(): void {
     if (this.db.inTransaction) return;
-    if (this.checkpointer === null) {
-      if (++this.commits % 64 === 0) this.checkpointsForSize();
-      return;
+    if (this.checkpointer !== null) return this.checkpointer.afterCommit(this.db, this.pagesAdded() * this.pageBytes);
+    const bound = this.checkpoints.passAfterBytes;
+    if (bound !== undefined) this.boundGrowth(this.pagesAdded() * this.pageBytes, bound);
+    if (++this.commits % 64 === 0) {
+      if (bound === undefined) this.pagesAdded();
+      this.checkpointsForSize();
     }
+  }
+
+  /** The pages the database gained (those in the WAL too) since the last call. */
+  private pagesAdded(): number {
     const pages = this.pageCount();
     const added = Math.max(0, pages - this.pages);
     this.pages = pages;
-    this.checkpointer.afterCommit(this.db, added * this.pageBytes);
+    return added;
+  }
+
+  /**
+   * A small ledger's bound on what a checkpoint will grow the file by. SQLite's own checkpoints come every
+   * {@link LEDGER_WAL_AUTOCHECKPOINT} frames, and at full registration speed a small ledger grows by more between
+   * two of them than a storage reserve gives back. Once the commits since the last look have added
+   * `passAfterBytes`, the file's size says what is left to copy (SQLite's own checkpoints may have copied some); at
+   * `passAfterBytes` or more, a passive checkpoint copies it now, on this connection, as SQLite's own would.
+   */
+  private boundGrowth(added: number, bound: number): void {
+    if (this.path === ':memory:') return;
+    this.grown += added;
+    if (this.grown < bound) return;
+    const uncopied = this.pages * this.pageBytes - (statSync(this.path, { throwIfNoEntry: false })?.size ?? 0);
+    if (uncopied < bound) {
+      this.grown = Math.max(0, uncopied);
+      return;
+    }
+    this.db.pragma('wal_checkpoint(PASSIVE)');
+    this.grownCheckpoints++;
+    this.grown = 0;
   }
 
   /** The database's pages, those still in the WAL too. */
@@ -120,12 +159,11 @@ export class LedgerFile {
     return Number(this.pageCountQuery.get());
   }
 
+  /** Starts the checkpointer thread once the file (its pages as of the last commit) is large. */
   private checkpointsForSize(): void {
     if (this.checkpointer !== null || this.path === ':memory:') return;
-    const pages = this.pageCount();
-    if (pages * this.pageBytes < this.checkpointerFromBytes) return;
+    if (this.pages * this.pageBytes < this.checkpointerFromBytes) return;
     detachCheckpoints(this.db);
-    this.pages = pages;
     this.checkpointer = new WalCheckpointer(this.path, this.checkpoints);
   }
 
