@@ -87,39 +87,41 @@ describe('LedgerFile', () => {
     }
   });
 
-  it('checkpoints a small ledger on its connection once the file has passAfterBytes to take in', async () => {
+  it("moves a small ledger's checkpoints to the thread once the file has passAfterBytes to take in", { timeout: 60_000 }, async () => {
     const p = path();
-    const file = LedgerFile.open(p, 8 * MIB, CHECKPOINTER_FROM_BYTES, { passAfterBytes: 64 * 1024 });
+    // the thread's own first pass is an hour away: a pass now is one the file asked for
+    const file = LedgerFile.open(p, 8 * MIB, CHECKPOINTER_FROM_BYTES, { intervalMs: 3_600_000, passAfterBytes: 64 * 1024 });
     const pages = () => Number(file.db.pragma('page_count', { simple: true }));
     try {
       const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
       // the same key rewritten: its pages are in the WAL again and again, the file has nothing to take in
       for (let i = 0; i < 64; i++) store.writeMeta('same', new Uint8Array(4096).fill(i));
-      assert.equal(file.growthCheckpoints, 0, 'rewritten pages ask for no checkpoint');
+      assert.equal(file.checkpointerThread, false, 'rewritten pages start no thread');
       // new keys of 4 KiB: each adds a page or two, so 64 KiB is reached within 16 of them
-      for (let i = 0; i < 16 && file.growthCheckpoints === 0; i++) store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
-      assert.equal(file.growthCheckpoints, 1);
-      assert.equal(file.checkpointerThread, false, 'no thread for a small ledger');
-      // the file holds every page now: the checkpoint copied the WAL into it
-      assert.equal(statSync(p).size, pages() * 4096);
+      for (let i = 0; i < 16 && !file.checkpointerThread; i++) store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
+      assert.equal(file.checkpointerThread, true);
+      assert.equal(file.db.pragma('wal_autocheckpoint', { simple: true }), 0, "SQLite's own checkpoints are off");
+      // the thread copies the WAL into the file at once: the file holds every page
+      while (statSync(p).size < pages() * 4096) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(file.checkpointerStats?.failures, 0);
       assert.equal(store.readMeta('same')?.[0], 63);
     } finally {
       await file.close();
     }
   });
 
-  it("counts what SQLite's own checkpoints copied: a small ledger checkpoints only for what is left", async () => {
+  it("counts what SQLite's own checkpoints copied: only pages the file has yet to take in start the thread", async () => {
     const file = LedgerFile.open(path(), 8 * MIB, CHECKPOINTER_FROM_BYTES, { passAfterBytes: 64 * 1024 });
     try {
       const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
-      // 64 KiB of new pages, each copied at once (as SQLite's own checkpoint would have)
+      // 96 KiB of new pages, each copied at once (as SQLite's own checkpoint would have)
       for (let i = 0; i < 24; i++) {
         store.writeMeta(`copied${i}`, new Uint8Array(4096).fill(i));
         file.db.pragma('wal_checkpoint(PASSIVE)');
       }
-      assert.equal(file.growthCheckpoints, 0, 'the file had already taken the pages in');
-      for (let i = 0; i < 24 && file.growthCheckpoints === 0; i++) store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
-      assert.equal(file.growthCheckpoints, 1, 'new pages not copied yet count');
+      assert.equal(file.checkpointerThread, false, 'the file had already taken the pages in');
+      for (let i = 0; i < 24 && !file.checkpointerThread; i++) store.writeMeta(`new${i}`, new Uint8Array(4096).fill(i));
+      assert.equal(file.checkpointerThread, true, 'new pages not copied yet count');
     } finally {
       await file.close();
     }
@@ -130,7 +132,8 @@ describe('LedgerFile', () => {
     try {
       const store = new SqliteLedgerStore(file.db, undefined, () => file.afterCommit());
       for (let i = 0; i < 64; i++) store.writeMeta(`k${i}`, new Uint8Array(4096).fill(i));
-      assert.equal(file.growthCheckpoints, 0);
+      assert.equal(file.checkpointerThread, false);
+      assert.equal(file.db.pragma('wal_autocheckpoint', { simple: true }), LEDGER_WAL_AUTOCHECKPOINT);
     } finally {
       await file.close();
     }
