@@ -493,8 +493,8 @@ export class NodeMetrics {
     );
   }
 
-  /** A PostgreSQL Relay's live announcements from other processes dropped at their queue's bound. */
-  watchLiveFanout(fanout: { readonly droppedAnnouncements: number }): void {
+  /** A PostgreSQL Relay's live fan-out: announcements from other processes dropped at their queue's bound, and its asks of them. */
+  watchLiveFanout(fanout: { readonly droppedAnnouncements: number; readonly askCounts: Readonly<Record<string, number>> }): void {
     new Counter({
       name: 'ddn_relay_live_announcements_dropped_total',
       help: "Other Relay processes' live announcements this process dropped because its queue of them was full",
@@ -502,6 +502,16 @@ export class NodeMetrics {
       collect() {
         this.reset();
         this.inc(fanout.droppedAnnouncements);
+      },
+    });
+    new Counter({
+      name: 'ddn_relay_live_asks_total',
+      help: 'Envelopes for a recipient with no Cache service and no session here, by what asking the other Relay processes found',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [outcome, n] of Object.entries(fanout.askCounts)) this.inc({ outcome }, n);
       },
     });
   }

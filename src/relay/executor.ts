@@ -40,6 +40,8 @@ export interface LivePush {
   push(did: string, envelopeJson: string): LiveReach | Promise<LiveReach>;
   /** Open sessions of `did` on this process. */
   count(did: string): number;
+  /** Pushes to the sessions of `did` held by other Relay processes, and what they say they reached (none without such processes). */
+  pushElsewhere(did: string, envelopeJson: string): Promise<LiveReach>;
 }
 
 /** The provenance details of a winning rule (§10.5 `details`). */
@@ -111,12 +113,16 @@ export class BaseDidDeliveryExecutor implements DeliveryExecutor {
     const live = this.deps.live;
     const eligible = !job.chunked && first !== undefined && live !== undefined && isLivePushEligible(job.env.fields, view.recipient.did);
     if (services.length === 0) {
-      // A Relay-only recipient: an open session on this process is the delivery. Without one nothing is pushed
-      // anywhere: a session of another Relay process would never be known to have received it.
-      if (eligible && live.count(view.recipient.did) > 0) {
-        const reach = await live.push(view.recipient.did, first.toString('utf8'));
-        if (reach.sessions > 0)
-          return this.result(job, NO_CACHE, { live_sessions: reach.sessions }, true, 'pushed to a live session; the recipient publishes no Cache service');
+      // A Relay-only recipient: an open session is the delivery — on this process, or else on another Relay process
+      // sharing the database that says it pushed it (PostgreSQL). Without one nothing is pushed anywhere.
+      if (eligible) {
+        const did = view.recipient.did;
+        const here = live.count(did) > 0;
+        const reach = here ? await live.push(did, first.toString('utf8')) : await live.pushElsewhere(did, first.toString('utf8'));
+        if (reach.sessions > 0) {
+          const where = here ? 'a live session' : 'a live session of another Relay process';
+          return this.result(job, NO_CACHE, { live_sessions: reach.sessions }, true, `pushed to ${where}; the recipient publishes no Cache service`);
+        }
       }
       throw new DeliveryFailure('no_delivery_service', 'the recipient publishes no Cache service', { recipient: view.recipient.did }, NO_CACHE);
     }

@@ -12,10 +12,14 @@
  * - `push` resolves with what it reached on THIS process — sessions, and of those the authenticated ones (what the
  *   DeliveryResult reports as `details.live_sessions` and decides `delivered` by; sessions on other processes are
  *   not counted: their receipt is never known here), and never rejects: a failed announcement is logged and costs
- *   only the remote notification.
+ *   only the remote notification;
+ * - `pushElsewhere` is for a recipient with no Cache service and no session here (executor.ts): the envelope is
+ *   pushed only to the processes known to hold a session of the DID, each of which answers with what it reached,
+ *   and it resolves with their sum — no reach when none holds one, none answered in time, or there are no other
+ *   processes. It never rejects either.
  */
 import type { LivePush } from './executor.js';
-import type { LiveReach } from './live-sessions.js';
+import { NO_REACH, type LiveReach } from './live-sessions.js';
 
 /** The sessions of this process a fan-out delivers to (implemented by {@link LiveSessions}). */
 export interface LocalLiveSessions {
@@ -23,6 +27,10 @@ export interface LocalLiveSessions {
   push(did: string, envelopeJson: string): LiveReach;
   /** How many sessions of `did` are open here. */
   count(did: string): number;
+  /** The DIDs with an open session here. */
+  dids(): Iterable<string>;
+  /** Calls `changed(did)` from now on when `did`'s first session opens here and when its last one goes. */
+  watch(changed: (did: string) => void): void;
 }
 
 /** Sends an eligible, durably stored envelope to every live session of its recipient that the fan-out reaches. */
@@ -46,6 +54,10 @@ export class InProcessLiveFanout implements LiveFanout {
 
   count(did: string): number {
     return this.sessions.count(did);
+  }
+
+  pushElsewhere(): Promise<LiveReach> {
+    return Promise.resolve(NO_REACH);
   }
 
   async close(): Promise<void> {}

@@ -73,6 +73,8 @@ export class LiveSessions {
   private readonly pinger: NodeJS.Timeout;
   private sessionCount = 0;
   private closing = false;
+  /** Told when a DID's first session opens here and when its last one goes. */
+  private presence: ((did: string) => void) | undefined;
 
   constructor(readonly limits: LiveSessionLimits = DEFAULT_LIVE_LIMITS) {
     this.pinger = setInterval(() => this.pingAll(), limits.pingIntervalMs);
@@ -95,6 +97,16 @@ export class LiveSessions {
   /** Open sessions of `did` here (pending ones excluded). */
   count(did: string): number {
     return this.byDid.get(did)?.size ?? 0;
+  }
+
+  /** The DIDs with an open session here. */
+  dids(): IterableIterator<string> {
+    return this.byDid.keys();
+  }
+
+  /** Calls `changed(did)` from now on when `did`'s first session opens here and when its last one goes. */
+  watch(changed: (did: string) => void): void {
+    this.presence = changed;
   }
 
   /** Every session here, pending ones included. */
@@ -146,8 +158,10 @@ export class LiveSessions {
 
   private open(session: Session): void {
     let set = this.byDid.get(session.did);
+    const first = set === undefined;
     if (!set) this.byDid.set(session.did, (set = new Set()));
     set.add(session);
+    if (first) this.presence?.(session.did);
     session.state = 'open';
     session.socket.send(JSON.stringify({ type: 'welcome', status: 'ok', connectionKey: `${session.did}::${session.device}` }));
   }
@@ -161,7 +175,9 @@ export class LiveSessions {
     const set = this.byDid.get(session.did);
     if (set === undefined) return;
     set.delete(session);
-    if (set.size === 0) this.byDid.delete(session.did);
+    if (set.size > 0) return;
+    this.byDid.delete(session.did);
+    this.presence?.(session.did);
   }
 
   /** Terminates a session that does not read: its buffered bytes are freed with its socket. */
@@ -242,7 +258,9 @@ export class LiveSessions {
     this.closing = true;
     clearInterval(this.pinger);
     const sockets = [...this.pending, ...[...this.byDid.values()].flatMap((set) => [...set])].map((s) => s.socket);
+    const dids = [...this.byDid.keys()];
     this.byDid.clear();
+    for (const did of dids) this.presence?.(did);
     this.pending.clear();
     this.backlogged.clear();
     await Promise.all(

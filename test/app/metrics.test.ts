@@ -146,14 +146,27 @@ describe('GET /metrics after a scripted workload', () => {
 });
 
 describe('NodeMetrics.watchLiveFanout', () => {
-  it('reports the announcements the fan-out dropped, read at each scrape', async () => {
+  it('reports the announcements the fan-out dropped and its asks of other processes by outcome, read at each scrape', async () => {
     const metrics = new NodeMetrics(buildInfo());
-    const fanout = { droppedAnnouncements: 0 };
+    const fanout = { droppedAnnouncements: 0, askCounts: { none: 0, reached: 0, unreached: 0, late: 0, failed: 0 } };
     metrics.watchLiveFanout(fanout);
     const first = parseExposition(await metrics.text()).filter((x) => x.name === 'ddn_relay_live_announcements_dropped_total');
     assert.deepEqual(first, [{ name: 'ddn_relay_live_announcements_dropped_total', labels: {}, value: 0 }]);
     fanout.droppedAnnouncements = 6;
-    assert.equal(total(parseExposition(await metrics.text()), 'ddn_relay_live_announcements_dropped_total'), 6);
+    fanout.askCounts.reached = 3;
+    fanout.askCounts.late = 1;
+    const second = parseExposition(await metrics.text());
+    assert.equal(total(second, 'ddn_relay_live_announcements_dropped_total'), 6);
+    assert.deepEqual(
+      second.filter((x) => x.name === 'ddn_relay_live_asks_total').map((x) => [x.labels.outcome, x.value]),
+      [
+        ['none', 0],
+        ['reached', 3],
+        ['unreached', 0],
+        ['late', 1],
+        ['failed', 0],
+      ],
+    );
   });
 });
 

@@ -79,6 +79,11 @@ if (PG_URL) {
         after.filter((x) => x.name === 'ddn_relay_live_announcements_dropped_total').map((x) => x.value),
         [0],
       );
+      // and its asks of other processes for a recipient with no Cache service (none: it sent to a Cache)
+      assert.deepEqual(
+        after.filter((x) => x.name === 'ddn_relay_live_asks_total').map((x) => x.labels.outcome),
+        ['none', 'reached', 'unreached', 'late', 'failed'],
+      );
       // the default --ledger-admission-wait-ms: a write alone never waits for company
       assert.ok(after.some((x) => x.name === 'ddn_ledger_admission_waits_total'));
       assert.equal(delta('ddn_ledger_admission_waits_total', { found: 'alone' }), 0);

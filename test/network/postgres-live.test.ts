@@ -8,14 +8,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { LocalLiveSessions } from '../../src/relay/live-fanout.js';
 import type { LiveReach } from '../../src/relay/live-sessions.js';
 import { LIVE_BODY_RETENTION_MS, PgLiveFanout } from '../../src/store/postgres/live-fanout.js';
 import { isoSeconds, registerRecipientAt, type Recipient } from '../cache/harness.js';
 import { fetchJson, httpDirectory } from '../cache/http-support.js';
 import { didOf, keyOf, kid, registerDid, vmOf } from '../support/directory-flows.js';
 import type { DirectoryHarness } from '../support/directory-harness.js';
-import { connectLive, liveHeaders, liveRefusal } from '../support/live.js';
+import { connectLive, liveHeaders, liveRefusal, RecordingSessions } from '../support/live.js';
 import { startTestNode, type TestNode } from '../support/network.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
 import { waitFor } from '../support/wait.js';
@@ -25,24 +24,11 @@ type Body = Record<string, unknown>;
 /** A session with its proof in the upgrade headers. */
 const connect = (url: string, headers: Record<string, string>) => connectLive(url, headers);
 
-/** Fake local sessions of one DID: records pushes. */
-class Recorder implements LocalLiveSessions {
-  readonly pushed: { did: string; text: string }[] = [];
-  private waiters: (() => void)[] = [];
-  constructor(private readonly did: string) {}
-  count(did: string): number {
-    return did === this.did ? 1 : 0;
-  }
-  push(did: string, text: string): LiveReach {
-    if (did !== this.did) return { sessions: 0, authenticated: 0 };
-    this.pushed.push({ did, text });
-    for (const w of this.waiters.splice(0)) w();
-    return { sessions: 1, authenticated: 1 };
-  }
-  async received(n: number): Promise<void> {
-    while (this.pushed.length < n) await new Promise<void>((r) => this.waiters.push(r));
-  }
-}
+/** A Relay-only recipient with no session anywhere: 404 no_delivery_service. */
+const expectNoDelivery = (res: { status: number; body: Body }) => {
+  assert.equal(res.status, 404, JSON.stringify(res.body));
+  assert.equal(res.body.code, 'no_delivery_service');
+};
 
 const ONE: LiveReach = { sessions: 1, authenticated: 1 };
 
@@ -122,7 +108,7 @@ if (PG_URL) {
       assert.equal(res.body.code, 'proof_nonce_replayed');
     });
 
-    it('a Relay-only recipient with a session on another Relay process: 404 no_delivery_service, nothing pushed', async () => {
+    it('a Relay-only recipient with a session on another Relay process: 202 delivered there, once; 404 once it closed', { timeout: 60_000 }, async () => {
       const dir2 = httpDirectory(dir) as DirectoryHarness;
       const did = didOf(84, dir2.profile.p);
       const key = keyOf(84);
@@ -135,16 +121,32 @@ if (PG_URL) {
       await registerDid(dir2, 84, { did, key, document });
       const who = { did, key, keyId: kid(did, 'key-1'), serviceId: kid(did, 'relay') };
       const url = `${relayA.urls.relay!.replace('http://', 'ws://')}/ws/${encodeURIComponent(did)}/app`;
+      const envelopeTo = () => ({ message_id: randomUUID(), to: did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: 'AAAA' } });
+      const before = envelopeTo();
+      expectNoDelivery(await fetchJson(`${relayB.urls.relay}/relay`, { body: before }));
       const s = await connect(url, liveHeaders(who, 'app', relayA.urls.relay!));
-      const env = { message_id: randomUUID(), to: did, timestamp: isoSeconds(Date.now()), payload: { ciphertext_b64: 'AAAA' } };
-      const atB = await fetchJson(`${relayB.urls.relay}/relay`, { body: env });
-      assert.equal(atB.status, 404);
-      assert.equal(atB.body.code, 'no_delivery_service');
-      const envA = { ...env, message_id: randomUUID() };
+      // A writes that it holds a session of the DID in the turn after it opened: B asks A once it reads that
+      const atB = await waitFor('B delivers through A', async () => {
+        const env = envelopeTo();
+        const res = await fetchJson(`${relayB.urls.relay}/relay`, { body: env });
+        if (res.status === 404) return undefined;
+        return { env, res };
+      });
+      assert.equal(atB.res.status, 202, JSON.stringify(atB.res.body));
+      assert.equal(atB.res.body.code, 'delivered');
+      assert.equal(atB.res.body.cache_result, 'no_cache_endpoints');
+      assert.equal((atB.res.body.details as Body).live_sessions, 1, 'the session A reached');
+      assert.equal(await s.frame(1), JSON.stringify(atB.env), 'the first frame after the welcome: nothing refused before was pushed');
+      const envA = envelopeTo();
       const atA = await fetchJson(`${relayA.urls.relay}/relay`, { body: envA });
       assert.equal(atA.body.code, 'delivered');
-      assert.equal(await s.frame(1), JSON.stringify(envA), "the envelope refused at B was pushed nowhere: A's is the first");
+      assert.equal(await s.frame(2), JSON.stringify(envA));
       s.ws.close();
+      await waitFor('B no longer finds a session', async () => {
+        const res = await fetchJson(`${relayB.urls.relay}/relay`, { body: envelopeTo() });
+        return res.status === 404 ? res : undefined;
+      }).then(expectNoDelivery);
+      assert.equal(s.frames.length, 3, 'the welcome and the two envelopes');
     });
 
     it('PgLiveFanout: skips its own announcements, carries large bodies by reference, sweeps them, reconnects', { timeout: 60_000 }, async () => {
@@ -155,8 +157,8 @@ if (PG_URL) {
       const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool, nowMs });
       const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool, nowMs });
       try {
-        const s1 = new Recorder(did);
-        const s2 = new Recorder(did);
+        const s1 = new RecordingSessions(did);
+        const s2 = new RecordingSessions(did);
         f1.attach(s1);
         f2.attach(s2);
         // f1 looked before f2 listened: it announces once it has heard f2's hello
@@ -227,7 +229,7 @@ if (PG_URL) {
       const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
       const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
       try {
-        const s2 = new Recorder(did);
+        const s2 = new RecordingSessions(did);
         f2.attach(s2);
         while (!f1.announcing) await new Promise((res) => setTimeout(res, 10));
         const texts = [...Array.from({ length: 9 }, (_, i) => JSON.stringify({ to: did, i })), JSON.stringify({ to: did, i: 8 })];
@@ -258,7 +260,7 @@ if (PG_URL) {
       await raw.query(`LISTEN "${f1.channel}"`);
       const settle = () => raw.query('SELECT 1').then(() => new Promise((res) => setTimeout(res, 100)));
       try {
-        const s1 = new Recorder(did);
+        const s1 = new RecordingSessions(did);
         f1.attach(s1);
         assert.equal(f1.announcing, false, 'no other listener when it connected');
         assert.deepEqual(await f1.push(did, '{"alone":1}'), ONE, 'its own sessions still get the push');
@@ -266,7 +268,7 @@ if (PG_URL) {
         assert.deepEqual(heard, [], 'nothing announced');
 
         const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
-        const s2 = new Recorder(did);
+        const s2 = new RecordingSessions(did);
         f2.attach(s2);
         while (!f1.announcing) await new Promise((res) => setTimeout(res, 10));
         await f1.push(did, '{"two":1}');

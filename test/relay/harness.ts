@@ -20,7 +20,7 @@ import type { Profile } from '../../src/protocol/profile.js';
 import { HttpCacheStorer, type StoreRetryPolicy } from '../../src/relay/cache-store-client.js';
 import type { DeliveryResult } from '../../src/relay/delivery-result.js';
 import { BaseDidDeliveryExecutor, type DeliveryExecutor, type LivePush } from '../../src/relay/executor.js';
-import type { LiveReach } from '../../src/relay/live-sessions.js';
+import { NO_REACH, type LiveReach } from '../../src/relay/live-sessions.js';
 import { HttpRelayForwarder } from '../../src/relay/plan/forward.js';
 import { PlanExecutor } from '../../src/relay/plan/executor.js';
 import { nodeDocument, nodeIdentityOf } from '../../src/relay/node-identity.js';
@@ -65,6 +65,13 @@ export class RecordingLive implements LivePush {
   }
   count(): number {
     return this.sessions + this.unauthenticated;
+  }
+  /** What other processes reached (none unless a test says so), and the pushes asked of them. */
+  elsewhere: LiveReach = NO_REACH;
+  readonly pushedElsewhere: { did: string; text: string }[] = [];
+  pushElsewhere(did: string, envelopeJson: string): Promise<LiveReach> {
+    this.pushedElsewhere.push({ did, text: envelopeJson });
+    return Promise.resolve(this.elsewhere);
   }
 }
 

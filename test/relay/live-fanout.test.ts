@@ -57,6 +57,28 @@ describe('InProcessLiveFanout', () => {
     await sessions.closeAll(0);
   });
 
+  it("tells its watcher when a DID's first session opens and its last one goes; a process alone reaches nobody elsewhere", async () => {
+    const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, pingIntervalMs: 3_600_000 });
+    const told: string[] = [];
+    sessions.watch((did) => told.push(`${did}:${sessions.count(did)}`));
+    const a = new FakeSocket();
+    const b = new FakeSocket();
+    const pending = new FakeSocket();
+    sessions.add('did:platform:aaa', 'laptop', a as unknown as WebSocket, true);
+    sessions.add('did:platform:aaa', 'phone', b as unknown as WebSocket, true);
+    const proof = sessions.addPending('did:platform:ccc', 'tablet', pending as unknown as WebSocket);
+    assert.deepEqual(told, ['did:platform:aaa:1'], 'the second session of a DID, and a pending one, change nothing');
+    proof?.open();
+    assert.deepEqual([...sessions.dids()], ['did:platform:aaa', 'did:platform:ccc']);
+    a.close();
+    b.close();
+    assert.deepEqual(told, ['did:platform:aaa:1', 'did:platform:ccc:1', 'did:platform:aaa:0']);
+    assert.deepEqual(await new InProcessLiveFanout(sessions).pushElsewhere(), { sessions: 0, authenticated: 0 });
+    await sessions.closeAll(0);
+    assert.deepEqual(told.at(-1), 'did:platform:ccc:0', 'closing all: every DID went');
+    assert.deepEqual([...sessions.dids()], []);
+  });
+
   it('counts proof-less sessions apart; a pending session receives nothing; over the total buffer cap the furthest behind go', async () => {
     const sessions = new LiveSessions({ ...DEFAULT_LIVE_LIMITS, maxBufferedBytes: 1000, maxTotalBufferedBytes: 1500, pingIntervalMs: 3_600_000 });
     const did = 'did:platform:aaa';

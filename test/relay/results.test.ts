@@ -11,6 +11,7 @@ import { nodeIdentityOf } from '../../src/relay/node-identity.js';
 import { envelopeBuffer } from '../../src/cache/envelope-text.js';
 import { formatIsoDuration } from '../../src/codec/duration.js';
 import type { Recipient } from '../cache/harness.js';
+import { NO_REACH } from '../../src/relay/live-sessions.js';
 import { keyOf, mutate } from '../support/directory-flows.js';
 import { BASE_ACTION, registerNamedPersona, rejectAction, releasePlan, ruleOf, setDidPolicy, setScopePolicy, storePlan } from './ledger-setup.js';
 import { CACHE_URL, expectFailure, expectSuccess, startRelay, type RelayHarness, type Reply } from './harness.js';
@@ -135,8 +136,36 @@ describe('POST /relay: DeliveryResult for every status', () => {
       h.live.sessions = 0;
     }
     const pushed = h.live.pushed.length;
-    expectFailure(await h.post(h.envelope(noCache.did)), 404, 'no_delivery_service');
-    assert.equal(h.live.pushed.length, pushed, 'nothing is pushed without a session');
+    const asked = h.live.pushedElsewhere.length;
+    const unreached = h.envelope(noCache.did);
+    expectFailure(await h.post(unreached), 404, 'no_delivery_service');
+    assert.equal(h.live.pushed.length, pushed, 'nothing is pushed here without a session');
+    assert.deepEqual(h.live.pushedElsewhere.slice(asked), [{ did: noCache.did, text: JSON.stringify(unreached) }], 'the other processes were asked');
+  });
+
+  it('a Relay-only recipient with a session on another Relay process: 202 delivered when that process reached it', async () => {
+    h.live.elsewhere = { sessions: 2, authenticated: 0 };
+    try {
+      const env = h.envelope(noCache.did);
+      const res = await h.post(env);
+      expectSuccess(res, 'delivered', 'direct');
+      assert.equal(details(res).live_sessions, 2, 'the sessions the other process reached');
+      assert.equal(res.body.cache_result, 'no_cache_endpoints');
+      assert.match(String(res.body.message), /another Relay process/);
+      assert.deepEqual(h.live.pushedElsewhere.at(-1), { did: noCache.did, text: JSON.stringify(env) });
+      // a session here is the delivery: the others are not asked
+      h.live.sessions = 1;
+      const asked = h.live.pushedElsewhere.length;
+      expectSuccess(await h.post(h.envelope(noCache.did)), 'delivered', 'direct');
+      assert.equal(h.live.pushedElsewhere.length, asked);
+      // a recipient with a Cache service is stored, never asked of other processes
+      h.live.sessions = 0;
+      expectSuccess(await h.post(h.envelope(r.did)), 'cached', 'cache_fallback');
+      assert.equal(h.live.pushedElsewhere.length, asked);
+    } finally {
+      h.live.elsewhere = NO_REACH;
+      h.live.sessions = 0;
+    }
   });
 
   it('202 policy_applied / policy_delivery: a BaseDidDelivery/v1 winner, with provenance', async () => {

@@ -6,24 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LocalLiveSessions } from '../../src/relay/live-fanout.js';
-import type { LiveReach } from '../../src/relay/live-sessions.js';
 import { PgLiveFanout } from '../../src/store/postgres/live-fanout.js';
+import { RecordingSessions } from '../support/live.js';
 import { freshPgSchema, PG_URL } from '../support/pg.js';
-
-/** Local sessions of one DID that record what is pushed to them. */
-class Recorder implements LocalLiveSessions {
-  readonly pushed: string[] = [];
-  constructor(private readonly did: string) {}
-  count(did: string): number {
-    return did === this.did ? 1 : 0;
-  }
-  push(did: string, text: string): LiveReach {
-    if (did !== this.did) return { sessions: 0, authenticated: 0 };
-    this.pushed.push(text);
-    return { sessions: 1, authenticated: 1 };
-  }
-}
 
 const until = async (done: () => boolean): Promise<void> => {
   while (!done()) await new Promise((res) => setTimeout(res, 10));
@@ -37,7 +22,7 @@ if (PG_URL) {
       const f1 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool });
       const f2 = await PgLiveFanout.open({ url: pg.url, schema: pg.schema, pool: pg.pool, maxQueued: 3 });
       try {
-        const s2 = new Recorder(did);
+        const s2 = new RecordingSessions(did);
         f2.attach(s2);
         await until(() => f1.announcing);
         // f2's read of a large body waits until released (a database that does not answer it)
@@ -54,15 +39,15 @@ if (PG_URL) {
         for (const text of small) await f1.push(did, text);
         // the large one waits for its read, two more wait behind it, the other six are dropped
         await until(() => f2.droppedAnnouncements === 6);
-        assert.deepEqual(s2.pushed, []);
+        assert.deepEqual(s2.texts, []);
         release();
         await until(() => s2.pushed.length === 3);
-        assert.deepEqual(s2.pushed, [large, small[0], small[1]]);
+        assert.deepEqual(s2.texts, [large, small[0], small[1]]);
         // room again: the next announcement is pushed
         const later = JSON.stringify({ to: did, later: true });
         await f1.push(did, later);
         await until(() => s2.pushed.length === 4);
-        assert.equal(s2.pushed[3], later);
+        assert.equal(s2.texts[3], later);
         assert.equal(f2.droppedAnnouncements, 6);
       } finally {
         await f1.close();

@@ -1,12 +1,14 @@
 /**
  * Live sessions in tests: signed live-session proofs (src/protocol/live-proof.ts) for a registered recipient, a
- * WebSocket client that records its frames, and the HTTP refusal of an upgrade.
+ * WebSocket client that records its frames, the HTTP refusal of an upgrade, and recorded sessions for a fan-out.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Ed25519KeyPair } from '../../src/crypto/ed25519.js';
 import { liveProofHeaders, signLiveProof, type LiveProof } from '../../src/protocol/live-proof.js';
+import type { LocalLiveSessions } from '../../src/relay/live-fanout.js';
+import { NO_REACH, type LiveReach } from '../../src/relay/live-sessions.js';
 import { makeProfile } from '../../src/protocol/profile.js';
 import { checkAnswer } from './contract-check.js';
 
@@ -116,4 +118,56 @@ export function liveRefusal(url: string, headers: Record<string, string> = {}): 
       });
     });
   });
+}
+
+/**
+ * A process's local sessions for a fan-out (src/relay/live-fanout.ts `LocalLiveSessions`): one session of each DID
+ * it was opened for, recording what is pushed to them; opening and closing tell the watcher, as LiveSessions does.
+ */
+export class RecordingSessions implements LocalLiveSessions {
+  readonly pushed: { did: string; text: string }[] = [];
+  private readonly open = new Set<string>();
+  private watcher: ((did: string) => void) | undefined;
+  private waiters: (() => void)[] = [];
+
+  constructor(...dids: string[]) {
+    for (const did of dids) this.open.add(did);
+  }
+
+  /** Opens (or closes) the session of `did`. */
+  set(did: string, open: boolean): void {
+    if (this.open.has(did) === open) return;
+    if (open) this.open.add(did);
+    else this.open.delete(did);
+    this.watcher?.(did);
+  }
+
+  count(did: string): number {
+    return this.open.has(did) ? 1 : 0;
+  }
+
+  dids(): Iterable<string> {
+    return this.open;
+  }
+
+  watch(changed: (did: string) => void): void {
+    this.watcher = changed;
+  }
+
+  push(did: string, text: string): LiveReach {
+    if (!this.open.has(did)) return NO_REACH;
+    this.pushed.push({ did, text });
+    for (const w of this.waiters.splice(0)) w();
+    return { sessions: 1, authenticated: 1 };
+  }
+
+  /** The texts pushed so far. */
+  get texts(): string[] {
+    return this.pushed.map((p) => p.text);
+  }
+
+  /** Resolves once `n` pushes were recorded. */
+  async received(n: number): Promise<void> {
+    while (this.pushed.length < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
 }

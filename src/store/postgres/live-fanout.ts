@@ -24,6 +24,14 @@
  * now the inline announcements of one event-loop turn (and those made while the previous statement runs) share one
  * statement and its transaction, in their order, each with the origin's count `n` (PostgreSQL delivers identical
  * payloads of one transaction once).
+ *
+ * A recipient with no Cache service is delivered only live (executor.ts): when the process that takes its envelope
+ * holds no session of it, it asks the processes that do (live-presence.ts says which, and whether they are alive):
+ * the announcement carries an ask id (`q`) and those processes (`t`), each of which pushes to its sessions and
+ * answers on the channel with what it reached (`{"k":…,"o":…,"s":…,"a":…}`, handled as it arrives, not queued).
+ * The asking process waits for every answer, {@link ASK_WAIT_MS} at most, and sums them; at most
+ * {@link MAX_OPEN_ASKS} asks wait at once (beyond, it asks nobody: no reach). A process that answers late has
+ * pushed an envelope its sender was told was not delivered: the sender's retry is then a duplicate it receives.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -32,6 +40,7 @@ import type { LiveFanout, LocalLiveSessions } from '../../relay/live-fanout.js';
 import { NO_REACH, type LiveReach } from '../../relay/live-sessions.js';
 import { KeyedBatches, settledAll } from './keyed-batches.js';
 import { schemaChannel } from './notify-channel.js';
+import { BEAT_MS, LIVE_PRESENCE_SQL, PgLivePresence } from './live-presence.js';
 import { migratePg, type PgMigration, type PgPool } from './pool.js';
 
 export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
@@ -46,6 +55,7 @@ export const PG_LIVE_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX relay_live_bodies_created ON relay_live_bodies (created_at_ms);
     `,
   },
+  { version: 2, sql: LIVE_PRESENCE_SQL },
 ];
 
 /** The migration namespace in `schema_migrations`. */
@@ -78,6 +88,10 @@ function othersListeningSql(channel: string): string {
  * dropped: a push is a notification-grade duplicate, the Cache copy remains.
  */
 export const MAX_QUEUED_ANNOUNCEMENTS = 10_000;
+/** The longest an asking process waits for the answers of the processes it asked. */
+export const ASK_WAIT_MS = 2_000;
+/** Asks waiting for their answers at most. */
+export const MAX_OPEN_ASKS = 1_024;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 
@@ -91,6 +105,41 @@ interface Announcement {
   id?: string;
   /** A hello: the origin listens from now on (its `d` is empty). */
   l?: 1;
+  /** An ask: the processes in `t` answer it with what they reached. */
+  q?: string;
+  t?: string[];
+}
+
+/** The answer to an ask: what process `o` reached of ask `k`. */
+interface Answer {
+  k: string;
+  o: string;
+  s: number;
+  a: number;
+}
+
+/** Answers start with this (an announcement starts with its origin). */
+const ANSWER_PREFIX = '{"k":';
+
+/** How asking other processes ended (metrics `ddn_relay_live_asks_total`). */
+export type AskCounts = {
+  /** Nobody to ask: no other live process holds a session of the DID. */
+  none: number;
+  /** Asked, and some session was reached. */
+  reached: number;
+  /** Asked, every process answered, no session reached. */
+  unreached: number;
+  /** Asked, and a process did not answer within {@link ASK_WAIT_MS} (what the others reached counts). */
+  late: number;
+  /** Not asked: {@link MAX_OPEN_ASKS} asks waited, or the presence could not be read or the ask not sent. */
+  failed: number;
+};
+
+/** An ask waiting for its answers. */
+interface OpenAsk {
+  waiting: Set<string>;
+  reach: { sessions: number; authenticated: number };
+  done: () => void;
 }
 
 export interface PgLiveFanoutOptions {
@@ -105,6 +154,10 @@ export interface PgLiveFanoutOptions {
   processId?: string;
   /** Announcements waiting at most (default {@link MAX_QUEUED_ANNOUNCEMENTS}). */
   maxQueued?: number;
+  /** The longest wait for the answers to an ask (default {@link ASK_WAIT_MS}). */
+  askWaitMs?: number;
+  /** Asks waiting at most (default {@link MAX_OPEN_ASKS}). */
+  maxOpenAsks?: number;
 }
 
 export class PgLiveFanout implements LiveFanout {
@@ -135,6 +188,13 @@ export class PgLiveFanout implements LiveFanout {
   /** Other processes heard so far: one heard during a look outdates the look's answer. */
   private othersHeard = 0;
   private readonly looker: NodeJS.Timeout;
+  private readonly beater: NodeJS.Timeout;
+  /** Which processes hold sessions of which DID. */
+  readonly presence: PgLivePresence;
+  /** Asks waiting for their answers, by id. */
+  private readonly asks = new Map<string, OpenAsk>();
+  private openAsks = 0;
+  readonly askCounts: AskCounts = { none: 0, reached: 0, unreached: 0, late: 0, failed: 0 };
   /** This process's own announcements start with this (skipped without parsing them). */
   private readonly ownPrefix: string;
   /** Announcements so far (each payload's `n`). */
@@ -165,10 +225,16 @@ export class PgLiveFanout implements LiveFanout {
     this.processId = o.processId ?? randomUUID();
     this.channel = schemaChannel('ddn_live_', o.schema);
     this.nowMs = o.nowMs ?? Date.now;
-    this.sweeper = setInterval(() => void this.sweep().catch((err: unknown) => o.logger?.warn({ err }, 'live body sweep failed')), SWEEP_INTERVAL_MS);
+    this.sweeper = setInterval(
+      () => void Promise.all([this.sweep(), this.presence.sweep()]).catch((err: unknown) => o.logger?.warn({ err }, 'live sweep failed')),
+      SWEEP_INTERVAL_MS,
+    );
     this.sweeper.unref();
     this.looker = setInterval(() => void this.look().catch((err: unknown) => o.logger?.warn({ err }, 'live listener look failed')), LOOK_INTERVAL_MS);
     this.looker.unref();
+    this.presence = new PgLivePresence(o.pool, this.processId, o.logger === undefined ? {} : { logger: o.logger });
+    this.beater = setInterval(() => void this.beat(), BEAT_MS);
+    this.beater.unref();
     this.ownPrefix = `{"o":${JSON.stringify(this.processId)},`;
   }
 
@@ -193,7 +259,16 @@ export class PgLiveFanout implements LiveFanout {
   /** Delivers announcements to these sessions from now on (before: they are dropped — no sessions exist yet). */
   attach(sessions: LocalLiveSessions): this {
     this.sessions = sessions;
+    this.presence.attach(sessions);
+    sessions.watch((did) => this.presence.change(did));
     return this;
+  }
+
+  /** Says this process is alive, over the listening connection (none while it reconnects: it is not asked then). */
+  private async beat(): Promise<void> {
+    const client = this.client;
+    if (client === undefined || this.closed) return;
+    await this.presence.beat(client).catch((err: unknown) => this.o.logger?.warn({ err }, 'live presence beat failed'));
   }
 
   /** Open sessions of `did` on this process (sessions of other processes are not known here). */
@@ -204,20 +279,79 @@ export class PgLiveFanout implements LiveFanout {
   async push(did: string, envelopeJson: string): Promise<LiveReach> {
     const local = this.sessions?.push(did, envelopeJson) ?? NO_REACH;
     if (this.closed || !this.othersListening) return local;
-    const sent = this.announce(did, envelopeJson).catch((err: unknown) => {
-      this.o.logger?.warn({ err, did }, 'live announcement failed (the Cache copy remains)');
-    });
-    this.outbound.add(sent);
-    try {
-      await sent;
-    } finally {
-      this.outbound.delete(sent);
-    }
+    await this.track(this.announce(did, envelopeJson), 'live announcement failed (the Cache copy remains)', did);
     return local;
   }
 
-  private async announce(did: string, envelopeJson: string): Promise<void> {
-    const inline = JSON.stringify({ o: this.processId, n: ++this.announced, d: did, e: envelopeJson } satisfies Announcement);
+  /** `sent`, logged when it fails and waited for by {@link close}; never rejects. */
+  private async track(sent: Promise<void>, failure: string, did?: string): Promise<void> {
+    const settled = sent.catch((err: unknown) => this.o.logger?.warn({ err, did }, failure));
+    this.outbound.add(settled);
+    try {
+      await settled;
+    } finally {
+      this.outbound.delete(settled);
+    }
+  }
+
+  async pushElsewhere(did: string, envelopeJson: string): Promise<LiveReach> {
+    if (this.closed || !this.othersListening) return NO_REACH;
+    if (this.openAsks >= (this.o.maxOpenAsks ?? MAX_OPEN_ASKS)) {
+      this.askCounts.failed++;
+      return NO_REACH;
+    }
+    this.openAsks++;
+    try {
+      return await this.ask(did, envelopeJson);
+    } catch (err) {
+      this.askCounts.failed++;
+      this.o.logger?.warn({ err, did }, 'other Relay processes could not be asked to push live');
+      return NO_REACH;
+    } finally {
+      this.openAsks--;
+    }
+  }
+
+  private async ask(did: string, envelopeJson: string): Promise<LiveReach> {
+    const holders = await this.presence.holders(did);
+    if (holders.length === 0) {
+      this.askCounts.none++;
+      return NO_REACH;
+    }
+    const q = randomUUID();
+    const open: OpenAsk = { waiting: new Set(holders), reach: { sessions: 0, authenticated: 0 }, done: () => undefined };
+    const answered = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), this.o.askWaitMs ?? ASK_WAIT_MS);
+      open.done = () => {
+        clearTimeout(timer);
+        resolve(open.waiting.size === 0);
+      };
+    });
+    this.asks.set(q, open);
+    try {
+      await this.announce(did, envelopeJson, { q, t: holders });
+      const all = await answered;
+      const reach = { ...open.reach };
+      this.askCounts[!all ? 'late' : reach.sessions > 0 ? 'reached' : 'unreached']++;
+      return reach;
+    } finally {
+      this.asks.delete(q);
+      open.done();
+    }
+  }
+
+  /** An answer to one of this process's asks (others' are ignored). */
+  private answer(payload: string): void {
+    const a = JSON.parse(payload) as Answer;
+    const open = this.asks.get(a.k);
+    if (open === undefined || !open.waiting.delete(a.o)) return;
+    open.reach.sessions += a.s;
+    open.reach.authenticated += a.a;
+    if (open.waiting.size === 0) open.done();
+  }
+
+  private async announce(did: string, envelopeJson: string, ask?: { q: string; t: string[] }): Promise<void> {
+    const inline = JSON.stringify({ o: this.processId, n: ++this.announced, d: did, e: envelopeJson, ...ask } satisfies Announcement);
     const bytes = Buffer.byteLength(inline, 'utf8');
     if (bytes <= MAX_NOTIFY_PAYLOAD_BYTES) {
       // one transaction for the announcements of one turn, queued in their order
@@ -225,7 +359,7 @@ export class PgLiveFanout implements LiveFanout {
       return;
     }
     const id = randomUUID();
-    const byRef = JSON.stringify({ o: this.processId, d: did, id } satisfies Announcement);
+    const byRef = JSON.stringify({ o: this.processId, d: did, id, ...ask } satisfies Announcement);
     // One statement, one transaction: the row is committed when the notification is delivered.
     await this.o.pool.query(
       `WITH ins AS (INSERT INTO relay_live_bodies (id, did, body, created_at_ms) VALUES ($1, $2, $3, $4) RETURNING id)
@@ -241,7 +375,8 @@ export class PgLiveFanout implements LiveFanout {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.o.url });
+    // scoped to the schema as the pool is (its beat writes relay_live_processes)
+    const client = new pg.Client({ connectionString: this.o.url, options: `-c search_path="${this.o.schema}"` });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => {
@@ -260,6 +395,7 @@ export class PgLiveFanout implements LiveFanout {
           `SELECT pg_notify(${pg.escapeLiteral(this.channel)}, ${pg.escapeLiteral(hello)}); ${othersListeningSql(this.channel)}`,
       )) as unknown as pg.QueryResult<{ others: boolean }>[];
       this.settleLook(results.at(-1)?.rows[0]?.others === true, heard);
+      await this.presence.beat(client);
       if (this.client === client) this.listens++;
     } catch (e) {
       this.client = undefined;
@@ -297,6 +433,7 @@ export class PgLiveFanout implements LiveFanout {
   /** Queues an announcement behind those received before it, or drops it when {@link MAX_QUEUED_ANNOUNCEMENTS} wait. */
   private queue(payload: string): void {
     if (payload.startsWith(this.ownPrefix)) return; // the origin already pushed to its own sessions
+    if (payload.startsWith(ANSWER_PREFIX)) return this.answer(payload);
     if (this.queued >= (this.o.maxQueued ?? MAX_QUEUED_ANNOUNCEMENTS)) {
       if (this.droppedAnnouncements++ === this.droppedLogged) {
         this.o.logger?.warn({ queued: this.queued, dropped: this.droppedAnnouncements }, 'live announcements waiting at their bound: later ones dropped');
@@ -322,16 +459,23 @@ export class PgLiveFanout implements LiveFanout {
     this.othersHeard++;
     this.othersListening = true;
     if (a.l === 1) return;
-    const sessions = this.sessions;
-    if (sessions === undefined || sessions.count(a.d) === 0) return;
-    if (typeof a.e === 'string') {
-      sessions.push(a.d, a.e);
-      return;
+    const reach = await this.pushHere(a);
+    if (typeof a.q === 'string' && Array.isArray(a.t) && a.t.includes(this.processId)) {
+      // not waited for: the next announcement need not wait for this answer's round trip
+      const answer = JSON.stringify({ k: a.q, o: this.processId, s: reach.sessions, a: reach.authenticated } satisfies Answer);
+      void this.track(this.inline.submit('', answer, Buffer.byteLength(answer)), 'live answer failed (the asking process counts no reach)');
     }
-    if (typeof a.id !== 'string') return;
+  }
+
+  /** Pushes another process's announcement to this process's sessions of its DID. */
+  private async pushHere(a: Announcement): Promise<LiveReach> {
+    const sessions = this.sessions;
+    if (sessions === undefined || sessions.count(a.d) === 0) return NO_REACH;
+    if (typeof a.e === 'string') return sessions.push(a.d, a.e);
+    if (typeof a.id !== 'string') return NO_REACH;
     const r = await this.o.pool.query<{ body: Buffer }>('SELECT body FROM relay_live_bodies WHERE id = $1 AND did = $2', [a.id, a.d]);
     const row = r.rows[0];
-    if (row !== undefined) sessions.push(a.d, row.body.toString('utf8'));
+    return row === undefined ? NO_REACH : sessions.push(a.d, row.body.toString('utf8'));
   }
 
   /** How many times a listening connection was established (1 after open; more after reconnects). */
@@ -349,8 +493,11 @@ export class PgLiveFanout implements LiveFanout {
     this.closed = true;
     clearInterval(this.sweeper);
     clearInterval(this.looker);
+    clearInterval(this.beater);
+    for (const open of this.asks.values()) open.done();
     if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
     await Promise.all([...this.outbound]);
+    await this.presence.close().catch((err: unknown) => this.o.logger?.warn({ err }, 'live presence could not be removed'));
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
