@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../base/clock.js';
 import { EventDispatcher } from '../events/dispatcher.js';
+import type { OwnerBudget } from '../events/limits.js';
 import { HttpPolicySource } from '../adapters/http-policy-source.js';
 import { CachedPolicySource, LedgerPolicySource } from '../events/policy-source.js';
 import { SqliteEventRunStore } from '../store/sqlite/event-run-store.js';
@@ -22,6 +23,7 @@ import type { RelayEvent } from '../relay/service.js';
 import type { CacheRole } from './cache-role.js';
 import type { Config } from './config.js';
 import type { DirectoryAccess } from './directory-access.js';
+import { openOwnerBudget } from './event-budget.js';
 import { runs, type NodeContext } from './node-context.js';
 import type { NodeUrls } from './public-urls.js';
 
@@ -42,6 +44,8 @@ export interface EventProcessingOptions {
   ownRelayUrls(): readonly string[];
   logger?: Logger;
   outbound?: { extraCa?: string[]; hosts?: Record<string, string> };
+  /** The per-owner budget when it is counted elsewhere (shared on PostgreSQL); default: in memory, as configured. */
+  budget?: OwnerBudget;
 }
 
 export interface EventProcessing {
@@ -74,6 +78,7 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
     relayUrls: () => (o.config.events.relayUrls.length > 0 ? o.config.events.relayUrls : o.ownRelayUrls()),
     relayEndpoint: () => o.ownRelayUrls()[0] ?? null,
     budgetPerOwnerPerMinute: o.config.events.budgetPerOwnerPerMinute,
+    ...(o.budget === undefined ? {} : { budget: o.budget }),
     ...(logger === undefined ? {} : { logger }),
   });
   const claims = sweepClaims(runs, o.clock, logger === undefined ? {} : { logger });
@@ -98,16 +103,20 @@ export function startEventProcessing(o: EventProcessingOptions): EventProcessing
 
 /**
  * Event processing of a node running the Cache or the Relay role, as a component (stopped after the Relay, whose
- * events it takes, and before the Cache, whose events it subscribes to), its counters in the node's metrics.
+ * events it takes, and before the Cache, whose events it subscribes to), its counters in the node's metrics; its
+ * per-owner budget shared by the processes of a PostgreSQL deployment (event-budget.ts).
  */
-export function openEventProcessing(
+export async function openEventProcessing(
   ctx: NodeContext,
   deps: { identity: NodeIdentity; access: DirectoryAccess; ledger: Ledger; cache: CacheRole | undefined; urls: NodeUrls },
-): EventProcessing | undefined {
+): Promise<EventProcessing | undefined> {
   const relay = runs(ctx, 'relay');
   if (deps.cache === undefined && !relay) return undefined;
   const { overrides, metrics } = ctx;
+  const owners = await openOwnerBudget(ctx.config.events.budgetPerOwnerPerMinute, ctx.config.db, ctx.clock, ctx.logger);
+  ctx.lifecycle.add({ name: 'event budget', stop: () => owners.close() });
   const events = startEventProcessing({
+    budget: owners.budget,
     config: ctx.config,
     profile: ctx.profile,
     clock: ctx.clock,

@@ -117,7 +117,7 @@ async function assemble(ctx: NodeContext): Promise<BuiltNode> {
   const access = directoryAccess(ctx, ledger);
   const urls = new NodeUrls(ctx.config);
   const cache = await openCacheRole(ctx, { access, storage, urls });
-  const events = openEventProcessing(ctx, { identity: dataDir.identity, access, ledger, cache: cache?.role, urls });
+  const events = await openEventProcessing(ctx, { identity: dataDir.identity, access, ledger, cache: cache?.role, urls });
   const relay = await openRelayRole(ctx, { access, storage, urls, identity: dataDir.identity, cache: cache?.role, events });
   const rate = await openNodeRateLimits(ctx);
   const handOver = openHandOver(ctx, backend);

@@ -11,7 +11,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import { BoundedMemoryLimiter, RateLimits, type Limiter, type RateBudget, type RateBudgetName, type RateLimitSettings } from '../http/rate-limit.js';
+import { BoundedMemoryLimiter, RateLimits, type Limiter, type RateBudget, type RateLimitSettings } from '../http/rate-limit.js';
 import { migratePg, openPgPool, type PgMigration, type PgPool } from '../store/postgres/pool.js';
 
 /** The table RateLimiterPostgres expects (its own layout), created by our migrations instead of by it. */
@@ -32,8 +32,11 @@ export interface NodeRateLimits {
   close(): Promise<void>;
 }
 
-/** A budget counted in PostgreSQL, in this process's memory when the database fails. */
-function pgLimiter(pool: PgPool, schema: string, name: RateBudgetName, budget: RateBudget, maxKeys: number, first: boolean, logger?: Logger): Limiter {
+/**
+ * A budget counted in PostgreSQL under `name` (the rows' key prefix), in this process's memory when the database
+ * fails; `first` deletes the expired rows of every budget.
+ */
+export function pgLimiter(pool: PgPool, schema: string, name: string, budget: RateBudget, maxKeys: number, first: boolean, logger?: Logger): Limiter {
   const shared = new RateLimiterPostgres({
     storeClient: pool,
     storeType: 'pool',
@@ -86,6 +89,27 @@ function pgLimiter(pool: PgPool, schema: string, name: RateBudgetName, budget: R
   };
 }
 
+/**
+ * A pool of `max` connections for budgets counted in `rate_limits` (migrated), which waits a second at most for the
+ * database; `what` names it in its log lines.
+ */
+export async function openRateLimitPool(db: { url: string; schema: string }, max: number, what: string, logger?: Logger): Promise<PgPool> {
+  const pool = await openPgPool({
+    url: db.url,
+    schema: db.schema,
+    max,
+    timeoutMs: PG_TIMEOUT_MS,
+    onError: (err) => logger?.warn({ err }, `${what}: idle database connection failed`),
+  });
+  try {
+    await migratePg(pool, RATE_LIMIT_PG_MIGRATIONS, RATE_LIMIT_PG_NAMESPACE);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return pool;
+}
+
 /** The node's limits per its configuration; undefined when they are off. */
 export async function openRateLimits(
   settings: RateLimitSettings | null,
@@ -94,19 +118,7 @@ export async function openRateLimits(
 ): Promise<NodeRateLimits | undefined> {
   if (settings === null) return undefined;
   if (db === null) return { limits: new RateLimits(settings), close: async () => {} };
-  const pool = await openPgPool({
-    url: db.url,
-    schema: db.schema,
-    max: 4,
-    timeoutMs: PG_TIMEOUT_MS,
-    onError: (err) => logger?.warn({ err }, 'rate limits: idle database connection failed'),
-  });
-  try {
-    await migratePg(pool, RATE_LIMIT_PG_MIGRATIONS, RATE_LIMIT_PG_NAMESPACE);
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
+  const pool = await openRateLimitPool(db, 4, 'rate limits', logger);
   let first = true;
   const limits = new RateLimits(settings, (name, budget) => {
     if (name === 'read') return undefined;

@@ -25,7 +25,15 @@ import type { Profile } from '../protocol/profile.js';
 import type { OutboundHttp } from '../outbound/outbound-http.js';
 import { walkPlan, type PlanEdge } from '../protocol/plan-graph.js';
 import { runCall } from './call.js';
-import { DEFAULT_EVENT_BUDGET_PER_OWNER, DropCounters, MAX_STEP_RUNS_PER_EVENT, OwnerBudget, sendTargetConsented, type EventDropCounters } from './limits.js';
+import {
+  DEFAULT_EVENT_BUDGET_PER_OWNER,
+  DropCounters,
+  MAX_STEP_RUNS_PER_EVENT,
+  MemoryOwnerBudget,
+  sendTargetConsented,
+  type EventDropCounters,
+  type OwnerBudget,
+} from './limits.js';
 import type { EventPolicySource, EventScope } from './policy-source.js';
 import type { EventRunStore } from '../ports/event-run-store.js';
 import { runSend } from './send.js';
@@ -45,8 +53,10 @@ export interface EventDispatcherDeps {
   relayUrls(): readonly string[];
   /** This node's public Relay URL (`/node/endpoint` of Relay events), when it runs the Relay. */
   relayEndpoint(): string | null;
-  /** Events one policy owner's rules may run per minute (default {@link DEFAULT_EVENT_BUDGET_PER_OWNER}). */
+  /** Events one policy owner's rules may run per minute (default {@link DEFAULT_EVENT_BUDGET_PER_OWNER}), counted here. */
   budgetPerOwnerPerMinute?: number;
+  /** The per-owner budget counted elsewhere (shared by processes on PostgreSQL); replaces the one above. */
+  budget?: OwnerBudget;
   logger?: Logger;
 }
 
@@ -142,7 +152,7 @@ export class EventDispatcher {
     this.slots = new Slots(limits.maxActive ?? MAX_ACTIVE_EVENTS);
     this.lanes = new OwnerLanes(limits.maxWaitingPerOwner ?? MAX_WAITING_RUNS_PER_OWNER);
     this.counters = new DropCounters(deps.clock, deps.logger);
-    this.budget = new OwnerBudget(deps.clock, deps.budgetPerOwnerPerMinute ?? DEFAULT_EVENT_BUDGET_PER_OWNER);
+    this.budget = deps.budget ?? new MemoryOwnerBudget(deps.clock, deps.budgetPerOwnerPerMinute ?? DEFAULT_EVENT_BUDGET_PER_OWNER);
   }
 
   /** Events dropped so far because the queue was full (observability, tests). */
@@ -270,7 +280,7 @@ export class EventDispatcher {
       const owner = String(policy.operator_did);
       if (!(await this.ownerTurn(owner, { policy_id: policyId, message_id: e.message_id }))) continue;
       try {
-        if (!this.budget.take(owner)) {
+        if (!(await this.budget.take(owner))) {
           this.counters.count('owner_budget', { owner, policy_id: policyId, message_id: e.message_id });
           continue;
         }

@@ -19,11 +19,20 @@ export const DEFAULT_EVENT_BUDGET_PER_OWNER = 600;
 const MINUTE_MS = 60_000;
 
 /**
- * The per-owner budget: each event a rule of `owner` (the policy's `operator_did`) runs for takes one; in a
- * minute (fixed windows on this node's clock) an owner gets `perMinute`. Holds one counter per owner seen in the
- * current minute.
+ * The per-owner budget: each event a rule of `owner` (the policy's `operator_did`) runs for takes one; in a minute
+ * an owner gets what `--event-budget-per-owner` says. One process counts it in memory ({@link MemoryOwnerBudget});
+ * processes sharing a PostgreSQL database count it together (src/app/event-budget.ts).
  */
-export class OwnerBudget {
+export interface OwnerBudget {
+  /** Takes one event for `owner`; false (nothing taken) once it used its budget this minute. */
+  take(owner: string): boolean | Promise<boolean>;
+}
+
+/**
+ * The per-owner budget of one process: in a minute (fixed windows on this node's clock) an owner gets
+ * `perMinute`. Holds one counter per owner seen in the current minute.
+ */
+export class MemoryOwnerBudget implements OwnerBudget {
   private windowStart = Number.NEGATIVE_INFINITY;
   private readonly used = new Map<string, number>();
 

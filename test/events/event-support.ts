@@ -14,6 +14,7 @@ import type { RelayEvent } from '../../src/relay/service.js';
 import { SqliteEventRunStore } from '../../src/store/sqlite/event-run-store.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { EventDispatcher, type DispatcherLimits, type EventDispatcherDeps } from '../../src/events/dispatcher.js';
+import type { OwnerBudget } from '../../src/events/limits.js';
 import { LedgerPolicySource } from '../../src/events/policy-source.js';
 import type { CallHandler } from '../../src/ledger/runtime/dispatch.js';
 import { putPolicyV3 } from '../../src/ledger/runtime/policy-state.js';
@@ -79,6 +80,8 @@ export interface LedgerDispatcherOptions {
   /** Where Send steps post their control envelopes. */
   relayUrl: string;
   budget?: number;
+  /** The per-owner budget counted elsewhere (shared through PostgreSQL); replaces `budget`. */
+  ownerBudget?: OwnerBudget;
   limits?: Partial<DispatcherLimits>;
 }
 
@@ -106,6 +109,7 @@ export function ledgerDispatcher(o: LedgerDispatcherOptions): { d: EventDispatch
     relayUrls: () => [o.relayUrl],
     relayEndpoint: () => null,
     ...(o.budget === undefined ? {} : { budgetPerOwnerPerMinute: o.budget }),
+    ...(o.ownerBudget === undefined ? {} : { budget: o.ownerBudget }),
   };
   const d = new EventDispatcher(deps, o.limits);
   return {

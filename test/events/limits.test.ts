@@ -12,13 +12,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { utf8 } from '../../src/base/bytes.js';
 import { healthBody } from '../../src/app/health.js';
-import { MAX_STEP_RUNS_PER_EVENT } from '../../src/events/limits.js';
+import { openOwnerBudget } from '../../src/app/event-budget.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { MAX_STEP_RUNS_PER_EVENT, MemoryOwnerBudget, type OwnerBudget } from '../../src/events/limits.js';
 import { policyIdV3 } from '../../src/protocol/policy/policy-id.js';
 import type { DeliveryStep, DeliveryTransition, PolicyRule } from '../../src/protocol/policy/types.js';
 import { makeProfile, PLATFORM, type Profile } from '../../src/protocol/profile.js';
 import type { RelayEvent } from '../../src/relay/service.js';
 import { ledgerDispatcher, relayAccepted } from './event-support.js';
 import { actor, didScope, planAction, policyV3, rule, send } from '../ledger/policy-harness.js';
+import { freshPgSchema, PG_URL } from '../support/pg.js';
 
 const OWNER = actor(7);
 const STRANGER = actor(11);
@@ -54,11 +57,12 @@ describe('event rule limits', () => {
    * A ledger of `profile` holding OWNER's DID-scope policy with `ruleset`, put straight into state (no write
    * check), and a dispatcher reading it.
    */
-  function setup(profile: Profile, ruleset: PolicyRule[], budget?: number) {
+  function setup(profile: Profile, ruleset: PolicyRule[], budget?: number | OwnerBudget) {
     const scope = didScope(OWNER.did);
     const policy = policyV3(scope, OWNER.did, ruleset, { policyId: policyIdV3(profile, scope) });
     posted.length = 0;
-    return ledgerDispatcher({ profile, actors: [OWNER, STRANGER], policies: [policy], relayUrl, ...(budget === undefined ? {} : { budget }) });
+    const budgets = budget === undefined ? {} : typeof budget === 'number' ? { budget } : { ownerBudget: budget };
+    return ledgerDispatcher({ profile, actors: [OWNER, STRANGER], policies: [policy], relayUrl, ...budgets });
   }
 
   it('platform: a policy already on the ledger that Sends to a stranger sends nothing to it; its Send to the owner runs', async () => {
@@ -145,4 +149,52 @@ describe('event rule limits', () => {
       await s.close();
     }
   });
+  it("without a database the budget is counted in memory, on the node's clock", async () => {
+    const clock = new ManualClock(0);
+    const owners = await openOwnerBudget(1, null, clock);
+    assert.ok(owners.budget instanceof MemoryOwnerBudget);
+    assert.equal(await owners.budget.take(OWNER.did), true);
+    assert.equal(await owners.budget.take(OWNER.did), false);
+    clock.advance(60_000);
+    assert.equal(await owners.budget.take(OWNER.did), true);
+    await owners.close();
+  });
+
+  if (PG_URL) {
+    it("processes sharing a PostgreSQL database share an owner's budget: it is spent once in all, another owner has its own", async () => {
+      const pg = await freshPgSchema();
+      const db = { url: pg.url, schema: pg.schema };
+      const one = await openOwnerBudget(3, db, new ManualClock(0));
+      const two = await openOwnerBudget(3, db, new ManualClock(0));
+      const a = setup(PLATFORM, [sendsRule([OWNER.did])], one.budget);
+      const b = ledgerDispatcher({
+        profile: PLATFORM,
+        actors: [OWNER, STRANGER],
+        policies: [policyV3(didScope(OWNER.did), OWNER.did, [sendsRule([OWNER.did])], { policyId: policyIdV3(PLATFORM, didScope(OWNER.did)) })],
+        relayUrl,
+        ownerBudget: two.budget,
+      });
+      try {
+        for (let i = 0; i < 3; i++) {
+          a.d.onEvent(event(2 * i));
+          b.d.onEvent(event(2 * i + 1));
+        }
+        await Promise.all([a.d.idle(), b.d.idle()]);
+        assert.equal(posted.length, 3, 'three runs in all, not three per process');
+        assert.equal(a.d.drops().owner_budget + b.d.drops().owner_budget, 3);
+        assert.equal(await one.budget.take(STRANGER.did), true, "another owner's budget is its own");
+        const rows = await pg.pool.query<{ key: string; points: number }>('SELECT key, points FROM rate_limits ORDER BY key');
+        assert.deepEqual(
+          rows.rows.map((r) => r.key),
+          [`event-owner:${OWNER.did}`, `event-owner:${STRANGER.did}`].sort(),
+        );
+      } finally {
+        await a.close();
+        await b.close();
+        await one.close();
+        await two.close();
+        await pg.drop();
+      }
+    });
+  }
 });
