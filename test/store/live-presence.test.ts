@@ -136,7 +136,7 @@ if (PG_URL) {
 
   describe('PgLiveFanout.pushElsewhere: asking the processes that hold a session', () => {
     it("pushes to the holder's sessions, small and large, and resolves with what it reached", async () => {
-      const { f1, s1, s2, close } = await twoProcesses();
+      const { pg, f1, s1, s2, close } = await twoProcesses();
       try {
         s2.set(A, true);
         await waitFor('f2 listed as a holder', async () => ((await f1.presence.holders(A)).length === 1 ? true : undefined));
@@ -147,6 +147,11 @@ if (PG_URL) {
         assert.deepEqual(s2.texts, [small, large]);
         assert.deepEqual(s1.texts, []);
         assert.equal(f1.askCounts.reached, 2);
+        // an answer that is not JSON (another program on the channel) is ignored; the next ask is answered
+        await pg.pool.query('SELECT pg_notify($1, $2)', [f1.channel, '{"k":not json']);
+        assert.deepEqual(await f1.pushElsewhere(A, small), { sessions: 1, authenticated: 1 });
+        assert.equal(f1.askCounts.reached, 3);
+        s2.pushed.splice(2);
         // a DID nobody holds: nobody is asked
         assert.deepEqual(await f1.pushElsewhere(B, JSON.stringify({ to: B })), NO_REACH);
         assert.equal(f1.askCounts.none, 1);

@@ -342,7 +342,13 @@ export class PgLiveFanout implements LiveFanout {
 
   /** An answer to one of this process's asks (others' are ignored). */
   private answer(payload: string): void {
-    const a = JSON.parse(payload) as Answer;
+    let a: Answer;
+    try {
+      a = JSON.parse(payload) as Answer;
+    } catch (err) {
+      this.o.logger?.warn({ err }, 'a live answer that is not JSON: ignored');
+      return;
+    }
     const open = this.asks.get(a.k);
     if (open === undefined || !open.waiting.delete(a.o)) return;
     open.reach.sessions += a.s;
